@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "linkout",
+    products: [
+        .executable(name: "linkout", targets: ["linkout"])
+    ],
+    targets: [
+        // Linux system calls the Glibc module hides (accept4, epoll, eventfd need _GNU_SOURCE or packed structs).
+        .target(name: "CSystem", cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "Logging", swiftSettings: swiftSettings),
+        .target(name: "HTTPServer", dependencies: ["CSystem", "Logging"], swiftSettings: swiftSettings),
+        .target(name: "LinkOut", dependencies: ["HTTPServer", "Logging"], swiftSettings: swiftSettings),
+        .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Logging"], swiftSettings: swiftSettings),
+        .testTarget(name: "LinkOutTests", dependencies: ["LinkOut", "HTTPServer", "Logging"], swiftSettings: swiftSettings),
+    ]
+)

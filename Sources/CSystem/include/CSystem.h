@@ -1,0 +1,31 @@
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+
+#include <stdint.h>
+
+/// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC: one call instead of accept + two fcntl.
+/// Returns the new descriptor or -1 with errno set.
+int csystem_accept_nonblocking(int fd);
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int csystem_epoll_create(void);
+
+/// Registers, changes or removes `fd` with the given event mask (EPOLLIN etc.); the event's data is the fd.
+/// `operation` is 1 add, 2 delete, 3 modify (EPOLL_CTL_*).
+int csystem_epoll_control(int epoll, int operation, int fd, uint32_t events);
+
+/// epoll_wait(2) unpacked into two parallel arrays, because struct epoll_event is packed on x86_64.
+int csystem_epoll_wait(int epoll, int *_Nonnull fds, uint32_t *_Nonnull events, int capacity, int timeout_ms);
+
+/// The epoll event bits, as plain constants for Swift.
+extern const uint32_t csystem_epollin;
+extern const uint32_t csystem_epollout;
+extern const uint32_t csystem_epollerr;
+extern const uint32_t csystem_epollhup;
+extern const uint32_t csystem_epollrdhup;
+extern const uint32_t csystem_epollexclusive;
+
+/// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), used to wake an event loop from another thread.
+int csystem_eventfd(void);
+
+#endif

@@ -1,0 +1,72 @@
+/// One parsed request, handed to a route's handler.
+public struct HTTPRequest: Sendable {
+    /// The HTTP version of the request line.
+    public enum Version: Sendable, Equatable {
+        case http1_0, http1_1
+    }
+
+    public var method: String
+    /// The request target exactly as sent (origin-form: path and optional query).
+    public var target: String
+    public var version: Version
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// Values captured by `{name}` segments of the matched route, percent-decoded.
+    public var pathParameters: [String: String] = [:]
+    /// The peer's address as the socket reports it (no proxy headers applied).
+    public var remoteAddress: String = ""
+
+    public init(
+        method: String,
+        target: String,
+        version: Version = .http1_1,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The path part of the target, still percent-encoded.
+    public var path: Substring {
+        guard let question = target.firstIndex(of: "?") else { return target[...] }
+        return target[..<question]
+    }
+
+    /// The query part of the target without the `?`, still encoded; empty when there is none.
+    public var rawQuery: Substring {
+        guard let question = target.firstIndex(of: "?") else { return "" }
+        return target[target.index(after: question)...]
+    }
+
+    /// Query items in order, form-decoded (`+` is a space, `%XX` a byte). Malformed escapes are kept literally.
+    public var queryItems: [(name: String, value: String)] {
+        FormDecoding.items(rawQuery)
+    }
+
+    /// The first query value named `name`, decoded.
+    public func queryValue(_ name: String) -> String? {
+        queryItems.first { $0.name == name }?.value
+    }
+
+    /// Whether the connection stays open after this request (RFC 9112 §9.3).
+    public var keepAlive: Bool {
+        let tokens = headers.values(for: "connection").flatMap { $0.split(separator: ",") }.map {
+            $0.trimmingASCIIWhitespace().lowercased()
+        }
+        if tokens.contains("close") { return false }
+        return version == .http1_1 || tokens.contains("keep-alive")
+    }
+}
+
+extension Substring {
+    func trimmingASCIIWhitespace() -> Substring {
+        var result = self
+        while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
+        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
+        return result
+    }
+}

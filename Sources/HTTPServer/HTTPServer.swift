@@ -1,0 +1,89 @@
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 server on epoll event loops with a worker pool for blocking handlers.
+///
+/// ```swift
+/// var router = Router()
+/// router.get("/healthz", execution: .eventLoop) { _ in .text("ok\n") }
+/// let server = HTTPServer(configuration: .init(), router: router, logger: logger)
+/// let port = try server.start()
+/// ...
+/// server.shutdown(gracePeriod: .seconds(10))
+/// ```
+public final class HTTPServer: Sendable {
+    /// Called on the event loop after each response is queued: the request, its status and the time taken in
+    /// nanoseconds. Must not block. Parser rejections are reported with method and target `-`.
+    public typealias Observer = @Sendable (_ request: HTTPRequest, _ status: HTTPStatus, _ nanoseconds: UInt64) -> Void
+
+    private struct State {
+        var listener: Int32 = -1
+        var port = 0
+        var loops: [EventLoop] = []
+        var stopped = false
+    }
+
+    private let context: ServerContext
+    private let state = Mutex(State())
+
+    public init(configuration: Configuration, router: Router, logger: Logger, observer: Observer? = nil) {
+        context = ServerContext(configuration: configuration, router: router, logger: logger, observer: observer)
+    }
+
+    /// Binds and starts serving; returns the bound port (useful with port 0).
+    @discardableResult
+    public func start() throws(SocketError) -> Int {
+        // A peer that vanishes mid-write must cost an EPIPE, never the process (no SO_NOSIGPIPE on Linux).
+        signal(SIGPIPE, SIG_IGN)
+        let configuration = context.configuration
+        let (listener, port) = try Socket.listen(
+            host: configuration.host,
+            port: configuration.port,
+            backlog: configuration.backlog
+        )
+        var loops: [EventLoop] = []
+        for index in 0..<max(1, configuration.eventLoopCount) {
+            do {
+                loops.append(try EventLoop(index: index))
+            } catch {
+                Socket.close(listener)
+                throw error
+            }
+        }
+        for loop in loops { loop.start(listener: listener, context: context) }
+        state.withLock {
+            $0.listener = listener
+            $0.port = port
+            $0.loops = loops
+        }
+        return port
+    }
+
+    /// The bound port, once started.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// Connections open right now.
+    public var openConnections: Int { context.openConnections.load(ordering: .relaxed) }
+
+    /// Connections refused with 503 because the cap was reached, since start.
+    public var shedConnections: Int { context.shedConnections.load(ordering: .relaxed) }
+
+    /// Stops accepting, lets in-flight requests finish for up to `gracePeriod`, closes idle connections, and
+    /// returns when every loop and worker has stopped. Safe to call more than once.
+    public func shutdown(gracePeriod: Duration = .seconds(10)) {
+        let (loops, listener, alreadyStopped) = state.withLock { state in
+            defer { state.stopped = true }
+            return (state.loops, state.listener, state.stopped)
+        }
+        guard !alreadyStopped else { return }
+        let deadline = monotonicNanoseconds() + gracePeriod.nanoseconds
+        for loop in loops { loop.post(.drain(deadline: deadline)) }
+        for loop in loops { loop.waitUntilStopped() }
+        if listener >= 0 { Socket.close(listener) }
+        context.workers.stop()
+    }
+}

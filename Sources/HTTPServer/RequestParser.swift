@@ -1,0 +1,259 @@
+/// Parses an HTTP/1.x request head from buffered bytes: a pure function of its input, so every rejection is
+/// unit-testable. Framing rules follow RFC 9112; anything ambiguous that could smuggle a second request past a
+/// proxy (Content-Length with Transfer-Encoding, differing Content-Lengths, obs-fold, bad field names) is refused.
+public struct RequestParser: Sendable {
+    /// Size limits; each breach has its own status.
+    public struct Limits: Sendable, Equatable {
+        /// Longest request line (method, target, version); beyond it 414.
+        public var maxRequestLineBytes = 8 * 1024
+        /// Largest header block after the request line; beyond it 431.
+        public var maxHeaderBytes = 16 * 1024
+        /// Most header fields; beyond it 431.
+        public var maxHeaderCount = 100
+        /// Largest body, Content-Length or chunked; beyond it 413.
+        public var maxBodyBytes = 1024 * 1024
+
+        public init() {}
+    }
+
+    /// How the body that follows the head is delimited.
+    public enum BodyFraming: Sendable, Equatable {
+        case none
+        case length(Int)
+        case chunked
+    }
+
+    /// The parsed head of a request.
+    public struct Head: Sendable, Equatable {
+        public var method: String
+        public var target: String
+        public var version: HTTPRequest.Version
+        public var headers: HTTPHeaders
+        public var framing: BodyFraming
+        /// The client sent `Expect: 100-continue` and waits for an interim response before the body.
+        public var expectsContinue: Bool
+    }
+
+    public enum HeadResult: Sendable, Equatable {
+        case incomplete
+        case invalid(HTTPStatus)
+        /// A head and the number of bytes it used (including any empty lines before it).
+        case head(Head, consumed: Int)
+    }
+
+    /// The outcome of parsing a whole request (head and body).
+    public enum RequestResult: Sendable {
+        case incomplete
+        case invalid(HTTPStatus)
+        case request(HTTPRequest, consumed: Int)
+    }
+
+    public var limits: Limits
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Parses a head and, when complete, its body. Convenience for tests and simple callers.
+    public func parseRequest(_ bytes: ArraySlice<UInt8>) -> RequestResult {
+        switch parseHead(bytes) {
+        case .incomplete: return .incomplete
+        case .invalid(let status): return .invalid(status)
+        case .head(let head, let headLength):
+            let rest = bytes.dropFirst(headLength)
+            switch BodyDecoder.decode(rest, framing: head.framing, maxBodyBytes: limits.maxBodyBytes) {
+            case .incomplete: return .incomplete
+            case .invalid(let status): return .invalid(status)
+            case .body(let body, let bodyLength):
+                var request = HTTPRequest(method: head.method, target: head.target, version: head.version)
+                request.headers = head.headers
+                request.body = body
+                return .request(request, consumed: headLength + bodyLength)
+            }
+        }
+    }
+
+    /// Parses the request line and header fields.
+    public func parseHead(_ bytes: ArraySlice<UInt8>) -> HeadResult {
+        var start = bytes.startIndex
+        // RFC 9112 §2.2: ignore empty lines before the request line (some clients add CRLF after a body).
+        while bytes.endIndex - start >= 2, bytes[start] == cr, bytes[start + 1] == lf, start - bytes.startIndex < 8 {
+            start += 2
+        }
+        guard let lineEnd = Self.findCRLF(bytes, from: start) else {
+            if bytes.endIndex - start > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
+            return .incomplete
+        }
+        if lineEnd - start > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
+        guard let headEnd = Self.findHeadEnd(bytes, from: lineEnd) else {
+            if bytes.endIndex - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }
+            return .incomplete
+        }
+        if headEnd - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }
+
+        let requestLine: (method: String, target: String, version: HTTPRequest.Version)
+        switch Self.parseRequestLine(bytes[start..<lineEnd]) {
+        case .failure(let error): return .invalid(error.status)
+        case .success(let line): requestLine = line
+        }
+
+        var headers = HTTPHeaders()
+        var lineStart = lineEnd + 2
+        while lineStart < headEnd {
+            guard let end = Self.findCRLF(bytes, from: lineStart), end <= headEnd else { return .invalid(.badRequest) }
+            if headers.count == limits.maxHeaderCount { return .invalid(.headerFieldsTooLarge) }
+            guard let field = Self.parseField(bytes[lineStart..<end]) else { return .invalid(.badRequest) }
+            headers.add(name: field.name, value: field.value)
+            lineStart = end + 2
+        }
+
+        switch Self.framing(headers: headers, version: requestLine.version, maxBodyBytes: limits.maxBodyBytes) {
+        case .failure(let error): return .invalid(error.status)
+        case .success(let framing):
+            var expectsContinue = false
+            if let expect = headers["expect"] {
+                guard expect.lowercased() == "100-continue" else { return .invalid(.expectationFailed) }
+                expectsContinue = requestLine.version == .http1_1
+            }
+            if requestLine.version == .http1_1 {
+                // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
+                guard headers.values(for: "host").count == 1 else { return .invalid(.badRequest) }
+            }
+            let head = Head(
+                method: requestLine.method,
+                target: requestLine.target,
+                version: requestLine.version,
+                headers: headers,
+                framing: framing,
+                expectsContinue: expectsContinue
+            )
+            return .head(head, consumed: headEnd + 4 - bytes.startIndex)
+        }
+    }
+
+    struct Rejection: Error {
+        var status: HTTPStatus
+    }
+
+    private static func parseRequestLine(
+        _ line: ArraySlice<UInt8>
+    ) -> Result<(method: String, target: String, version: HTTPRequest.Version), Rejection> {
+        let parts = line.split(separator: space, maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return .failure(Rejection(status: .badRequest)) }
+        let method = parts[0]
+        let target = parts[1]
+        let version = parts[2]
+        guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .failure(Rejection(status: .badRequest)) }
+        // Origin-form only (RFC 9112 §3.2.1); `*` for OPTIONS is not served.
+        guard target.first == slash, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return .failure(Rejection(status: .badRequest))
+        }
+        guard version.count == 8, version.starts(with: httpSlash), isDigit(version[version.startIndex + 5]),
+            version[version.startIndex + 6] == dot, isDigit(version[version.startIndex + 7])
+        else { return .failure(Rejection(status: .badRequest)) }
+        let major = version[version.startIndex + 5]
+        let minor = version[version.startIndex + 7]
+        let parsedVersion: HTTPRequest.Version
+        switch (major, minor) {
+        case (UInt8(ascii: "1"), UInt8(ascii: "1")): parsedVersion = .http1_1
+        case (UInt8(ascii: "1"), UInt8(ascii: "0")): parsedVersion = .http1_0
+        default: return .failure(Rejection(status: .httpVersionNotSupported))
+        }
+        return .success(
+            (String(decoding: method, as: UTF8.self), String(decoding: target, as: UTF8.self), parsedVersion)
+        )
+    }
+
+    /// `name ":" OWS value OWS`; nil for obs-fold, whitespace before the colon, or bytes not allowed.
+    private static func parseField(_ line: ArraySlice<UInt8>) -> (name: String, value: String)? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return nil }
+        let name = line[line.startIndex..<colon]
+        // A leading space or tab is obs-fold; a space before the colon is forbidden (RFC 9112 §5.1, §5.2).
+        guard name.allSatisfy(isTokenByte) else { return nil }
+        var valueStart = colon + 1
+        var valueEnd = line.endIndex
+        while valueStart < valueEnd, line[valueStart] == space || line[valueStart] == tab { valueStart += 1 }
+        while valueEnd > valueStart, line[valueEnd - 1] == space || line[valueEnd - 1] == tab { valueEnd -= 1 }
+        let value = line[valueStart..<valueEnd]
+        guard value.allSatisfy({ $0 == tab || $0 >= 0x20 && $0 != 0x7F }) else { return nil }
+        return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+    }
+
+    private static func framing(
+        headers: HTTPHeaders,
+        version: HTTPRequest.Version,
+        maxBodyBytes: Int
+    ) -> Result<BodyFraming, Rejection> {
+        let transferEncodings = headers.values(for: "transfer-encoding")
+        let contentLengths = headers.values(for: "content-length")
+        if !transferEncodings.isEmpty {
+            // RFC 9112 §6.1: both headers together is how requests get smuggled; refuse and close.
+            guard contentLengths.isEmpty, version == .http1_1 else { return .failure(Rejection(status: .badRequest)) }
+            let codings = transferEncodings.flatMap { $0.split(separator: ",") }.map {
+                $0.trimmingASCIIWhitespace().lowercased()
+            }
+            guard codings.last == "chunked", codings.filter({ $0 == "chunked" }).count == 1 else {
+                return .failure(Rejection(status: .badRequest))
+            }
+            guard codings.count == 1 else { return .failure(Rejection(status: .notImplemented)) }
+            return .success(.chunked)
+        }
+        guard !contentLengths.isEmpty else { return .success(.none) }
+        var length: Int?
+        for item in contentLengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            let digits = item.trimmingASCIIWhitespace()
+            guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy(isDigit), let value = Int(digits)
+            else { return .failure(Rejection(status: .badRequest)) }
+            if let length, length != value { return .failure(Rejection(status: .badRequest)) }
+            length = value
+        }
+        guard let length else { return .failure(Rejection(status: .badRequest)) }
+        if length > maxBodyBytes { return .failure(Rejection(status: .contentTooLarge)) }
+        return .success(length == 0 ? .none : .length(length))
+    }
+
+    static func findCRLF(_ bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
+        var index = start
+        let last = bytes.endIndex - 1
+        while index < last {
+            if bytes[index] == cr && bytes[index + 1] == lf { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The index of the CRLF CRLF that ends the head, searching from the CRLF that ends the request line.
+    private static func findHeadEnd(_ bytes: ArraySlice<UInt8>, from lineEnd: Int) -> Int? {
+        var index = lineEnd
+        let last = bytes.endIndex - 3
+        while index < last {
+            if bytes[index] == cr && bytes[index + 1] == lf && bytes[index + 2] == cr && bytes[index + 3] == lf {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+}
+
+private let cr = UInt8(ascii: "\r")
+private let lf = UInt8(ascii: "\n")
+private let space = UInt8(ascii: " ")
+private let tab = UInt8(ascii: "\t")
+private let slash = UInt8(ascii: "/")
+private let dot = UInt8(ascii: ".")
+private let httpSlash = Array("HTTP/".utf8)
+
+private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+/// tchar from RFC 9110 §5.6.2.
+func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), 0x30...0x39: true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+        UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+        UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        true
+    default: false
+    }
+}

@@ -1,0 +1,54 @@
+/// Writes a response's bytes: status line, `Date`, `Content-Length`, `Connection`, the handler's fields, body.
+enum ResponseSerializer {
+    static func append(
+        _ response: HTTPResponse,
+        to output: inout [UInt8],
+        date: [UInt8],
+        keepAlive: Bool,
+        omitBody: Bool
+    ) {
+        let status = response.status
+        output.append(contentsOf: statusLinePrefix)
+        output.append(contentsOf: String(status.code).utf8)
+        output.append(space)
+        output.append(contentsOf: status.reasonPhrase.utf8)
+        output.append(contentsOf: crlf)
+        output.append(contentsOf: dateName)
+        output.append(contentsOf: date)
+        output.append(contentsOf: crlf)
+        if !status.forbidsBody {
+            output.append(contentsOf: contentLengthName)
+            output.append(contentsOf: String(response.body.count).utf8)
+            output.append(contentsOf: crlf)
+        }
+        output.append(contentsOf: keepAlive ? connectionKeepAlive : connectionClose)
+        for field in response.headers {
+            output.append(contentsOf: field.name.utf8)
+            output.append(contentsOf: colonSpace)
+            output.append(contentsOf: field.value.utf8)
+            output.append(contentsOf: crlf)
+        }
+        output.append(contentsOf: crlf)
+        if !omitBody && !status.forbidsBody {
+            output.append(contentsOf: response.body)
+        }
+    }
+
+    /// The interim response a client waits for after `Expect: 100-continue`.
+    static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// Sent to a connection accepted above the connection cap, before closing it.
+    static let overloadResponse = Array(
+        ("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 20\r\nConnection: close\r\nRetry-After: 1\r\n"
+            + "Content-Type: text/plain; charset=utf-8\r\n\r\nServer at capacity.\n").utf8
+    )
+
+    private static let statusLinePrefix = Array("HTTP/1.1 ".utf8)
+    private static let space = UInt8(ascii: " ")
+    private static let crlf = Array("\r\n".utf8)
+    private static let colonSpace = Array(": ".utf8)
+    private static let dateName = Array("Date: ".utf8)
+    private static let contentLengthName = Array("Content-Length: ".utf8)
+    private static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
+    private static let connectionClose = Array("Connection: close\r\n".utf8)
+}

@@ -1,0 +1,102 @@
+/// Maps a method and a path to a handler. Patterns are literal segments, `{name}` segments (one segment,
+/// percent-decoded into `pathParameters`) and a final `{name...}` that captures the rest of the path undecoded.
+public struct Router: Sendable {
+    /// Where a handler runs. Handlers that never block (in-memory work) run on the event loop; anything that may
+    /// block (disk writes, SQLite, libcurl) runs on the bounded worker pool so idle sockets never wait on it.
+    public enum Execution: Sendable {
+        case eventLoop
+        case workerPool
+    }
+
+    public typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+        case remainder(String)
+    }
+
+    struct Route: Sendable {
+        var method: String
+        var segments: [Segment]
+        var execution: Execution
+        var handler: Handler
+    }
+
+    enum Match {
+        case route(Route, parameters: [String: String])
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    /// Adds a route. `HEAD` is answered by the `GET` route of the same path unless one is added for it.
+    public mutating func add(
+        _ method: String,
+        _ pattern: String,
+        execution: Execution = .workerPool,
+        handler: @escaping Handler
+    ) {
+        let segments: [Segment] = Self.split(Substring(pattern)).map { part in
+            if part.hasPrefix("{") && part.hasSuffix("...}") {
+                return .remainder(String(part.dropFirst().dropLast(4)))
+            }
+            if part.hasPrefix("{") && part.hasSuffix("}") {
+                return .parameter(String(part.dropFirst().dropLast()))
+            }
+            return .literal(String(part))
+        }
+        routes.append(Route(method: method, segments: segments, execution: execution, handler: handler))
+    }
+
+    public mutating func get(_ pattern: String, execution: Execution = .workerPool, handler: @escaping Handler) {
+        add("GET", pattern, execution: execution, handler: handler)
+    }
+
+    public mutating func post(_ pattern: String, execution: Execution = .workerPool, handler: @escaping Handler) {
+        add("POST", pattern, execution: execution, handler: handler)
+    }
+
+    func match(method: String, path: Substring) -> Match {
+        let parts = Self.split(path)
+        var allowed: [String] = []
+        var headFallback: (Route, [String: String])?
+        for route in routes {
+            guard let parameters = Self.match(route.segments, parts) else { continue }
+            if route.method == method { return .route(route, parameters: parameters) }
+            if method == "HEAD" && route.method == "GET" && headFallback == nil { headFallback = (route, parameters) }
+            allowed.append(route.method)
+        }
+        if let (route, parameters) = headFallback { return .route(route, parameters: parameters) }
+        if allowed.isEmpty { return .notFound }
+        if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
+        return .methodNotAllowed(allowed: allowed)
+    }
+
+    private static func split(_ path: Substring) -> [Substring] {
+        path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+    }
+
+    private static func match(_ segments: [Segment], _ parts: [Substring]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for (index, segment) in segments.enumerated() {
+            switch segment {
+            case .remainder(let name):
+                guard index < parts.count else { return nil }
+                parameters[name] = parts[index...].joined(separator: "/")
+                return parameters
+            case .literal(let literal):
+                guard index < parts.count, parts[index] == literal else { return nil }
+            case .parameter(let name):
+                guard index < parts.count, !parts[index].isEmpty,
+                    let value = FormDecoding.decodePathSegment(parts[index])
+                else { return nil }
+                parameters[name] = value
+            }
+        }
+        return parts.count == segments.count ? parameters : nil
+    }
+}

@@ -1,0 +1,40 @@
+import Logging
+import Synchronization
+
+/// What every event loop of one server shares. Immutable apart from the atomic counters.
+final class ServerContext: Sendable {
+    let configuration: HTTPServer.Configuration
+    let router: Router
+    let workers: WorkerPool
+    let logger: Logger
+    let parser: RequestParser
+    let observer: HTTPServer.Observer?
+    let openConnections = Atomic<Int>(0)
+    let shedConnections = Atomic<Int>(0)
+
+    init(
+        configuration: HTTPServer.Configuration,
+        router: Router,
+        logger: Logger,
+        observer: HTTPServer.Observer?
+    ) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.observer = observer
+        self.parser = RequestParser(limits: configuration.limits)
+        self.workers = WorkerPool(threads: configuration.workerThreads)
+    }
+
+    /// Runs a handler; an `HTTPError` becomes its own response, anything else a generic 500 (details logged only).
+    func respond(_ handler: Router.Handler, to request: HTTPRequest) -> HTTPResponse {
+        do {
+            return try handler(request)
+        } catch let error as HTTPError {
+            return error.response
+        } catch {
+            logger.error("handler failed", ["error": "\(error)", "route.path": String(request.path)])
+            return HTTPError(.internalServerError, "Something went wrong on our side. Please try again.").response
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import CSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed socket call, with the call's name and errno.
+public struct SocketError: Error, Sendable, CustomStringConvertible {
+    public var operation: String
+    public var errno: Int32
+
+    public var description: String {
+        let message = strerror(errno).map { String(cString: $0) } ?? "unknown"
+        return "\(operation) failed: \(message) (errno \(errno))"
+    }
+}
+
+/// The only place that makes socket system calls. Descriptors are plain `Int32`s owned by the caller.
+enum Socket {
+    /// Binds a non-blocking listening socket to `host:port`; returns it and the port actually bound (port 0 asks
+    /// the kernel for a free one). `host` may be an IPv4 or IPv6 literal or a name.
+    static func listen(host: String, port: Int, backlog: Int32) throws(SocketError) -> (fd: Int32, port: Int) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &list)
+        guard rc == 0, let first = list else { throw SocketError(operation: "getaddrinfo(\(host))", errno: EINVAL) }
+        defer { freeaddrinfo(list) }
+        let info = first.pointee
+        let fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, info.ai_addr, info.ai_addrlen) == 0 else {
+            let error = SocketError(operation: "bind(\(host):\(port))", errno: errno)
+            Glibc.close(fd)
+            throw error
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let error = SocketError(operation: "listen", errno: errno)
+            Glibc.close(fd)
+            throw error
+        }
+        return (fd, localPort(fd))
+    }
+
+    static func localPort(_ fd: Int32) -> Int {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0 else { return 0 }
+        let family = storage.ss_family
+        return withUnsafePointer(to: &storage) { pointer in
+            if family == sa_family_t(AF_INET6) {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    Int(UInt16(bigEndian: $0.pointee.sin6_port))
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                Int(UInt16(bigEndian: $0.pointee.sin_port))
+            }
+        }
+    }
+
+    /// The peer's numeric address ("127.0.0.1", "::1"), or "" when unknown.
+    static func peerAddress(_ fd: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard rc == 0 else { return "" }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let family = Int32(storage.ss_family)
+        let converted: Bool = withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var raw = address.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                var raw = address.pointee.sin_addr
+                return inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil
+            }
+        }
+        guard converted else { return "" }
+        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return text.hasPrefix("::ffff:") ? String(text.dropFirst(7)) : text
+    }
+
+    /// A new non-blocking connection, or nil when none is waiting (or the accept failed transiently).
+    static func accept(_ listener: Int32) -> Int32? {
+        let fd = csystem_accept_nonblocking(listener)
+        guard fd >= 0 else { return nil }
+        var one: Int32 = 1
+        // Responses are written whole; Nagle would only delay the last segment.
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return fd
+    }
+
+    enum ReadResult {
+        case bytes(Int)
+        case wouldBlock
+        case closed
+    }
+
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        while true {
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if count > 0 { return .bytes(count) }
+            if count == 0 { return .closed }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .closed
+        }
+    }
+
+    /// Writes what the kernel takes now: the count, 0 when it would block, nil when the peer is gone.
+    /// MSG_NOSIGNAL turns a vanished peer into EPIPE instead of a process-killing SIGPIPE.
+    static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int? {
+        while true {
+            let count = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : nil
+        }
+    }
+
+    static func shutdownWrite(_ fd: Int32) {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
+    static func close(_ fd: Int32) {
+        Glibc.close(fd)
+    }
+}

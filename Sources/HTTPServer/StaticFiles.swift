@@ -1,0 +1,138 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Serves the files under one folder, never anything outside it: `..`, `%2e%2e`, encoded slashes, hidden files,
+/// and symbolic links that resolve outside the folder all answer 404. Files are kept in memory and re-checked
+/// against the disk at most once a second, so the hot path makes no system call.
+public final class StaticFiles: Sendable {
+    private struct CachedFile {
+        var body: [UInt8]
+        var contentType: String
+        var etag: String
+        var lastModified: String
+        var modifiedSeconds: Int
+        var identity: [Int]
+        var checkedAt: UInt64
+    }
+
+    /// Files larger than this are not served (Public/ holds pages, styles and images).
+    public static let maxFileBytes = 8 * 1024 * 1024
+
+    private let root: String
+    private let cache = Mutex<[String: CachedFile]>([:])
+    private let revalidateAfter: UInt64 = 1_000_000_000
+
+    /// `root` must exist; it is resolved once (symbolic links included) so containment checks compare real paths.
+    public init(root: String) {
+        self.root = Self.realPath(root) ?? root
+    }
+
+    /// Answers a GET or HEAD for `relativePath` (the raw, still percent-encoded rest of the URL path).
+    public func response(for relativePath: String, request: HTTPRequest) -> HTTPResponse {
+        let now = monotonicNanoseconds()
+        let cached = cache.withLock { $0[relativePath] }
+        let file: CachedFile
+        if let cached, now &- cached.checkedAt < revalidateAfter {
+            file = cached
+        } else if let loaded = load(relativePath, previous: cached, now: now) {
+            file = loaded
+            cache.withLock { $0[relativePath] = loaded }
+        } else {
+            cache.withLock { _ = $0.removeValue(forKey: relativePath) }
+            return HTTPError(.notFound, "Not found.").response
+        }
+        var headers: HTTPHeaders = [
+            "ETag": file.etag,
+            "Last-Modified": file.lastModified,
+            "Cache-Control": "public, max-age=300",
+        ]
+        if isNotModified(request, file) {
+            return HTTPResponse(status: .notModified, headers: headers)
+        }
+        headers.add(name: "Content-Type", value: file.contentType)
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        return HTTPResponse(status: .ok, headers: headers, body: file.body)
+    }
+
+    /// RFC 9110 §13.1.2: If-None-Match wins over If-Modified-Since when both are present.
+    private func isNotModified(_ request: HTTPRequest, _ file: CachedFile) -> Bool {
+        if let match = request.headers["if-none-match"] {
+            let tags = match.split(separator: ",").map { $0.trimmingASCIIWhitespace() }
+            return tags.contains { $0 == "*" || $0 == file.etag || $0 == "W/" + file.etag }
+        }
+        if let since = request.headers["if-modified-since"], let seconds = HTTPDate.parse(since) {
+            return file.modifiedSeconds <= seconds
+        }
+        return false
+    }
+
+    private func load(_ relativePath: String, previous: CachedFile?, now: UInt64) -> CachedFile? {
+        guard let segments = Self.safeSegments(relativePath) else { return nil }
+        let candidate = root + "/" + segments.joined(separator: "/")
+        // The real path must still lie inside the root: this is what stops symbolic links pointing outside.
+        guard let real = Self.realPath(candidate), real.hasPrefix(root + "/") else { return nil }
+        var info = stat()
+        guard stat(real, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= Self.maxFileBytes
+        else { return nil }
+        let identity = [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+        if var previous, previous.identity == identity {
+            previous.checkedAt = now
+            return previous
+        }
+        guard let data = FileManager.default.contents(atPath: real) else { return nil }
+        let etag = "\"" + identity.map { String($0, radix: 16) }.joined(separator: "-") + "\""
+        return CachedFile(
+            body: Array(data),
+            contentType: Self.contentType(for: real),
+            etag: etag,
+            lastModified: HTTPDate.format(info.st_mtim.tv_sec),
+            modifiedSeconds: info.st_mtim.tv_sec,
+            identity: identity,
+            checkedAt: now
+        )
+    }
+
+    /// Decoded path segments, or nil when any is empty, `.`/`..`, hidden, or carries an encoded separator.
+    static func safeSegments(_ relativePath: String) -> [String]? {
+        let raw = relativePath.split(separator: "/", omittingEmptySubsequences: false)
+        guard !raw.isEmpty else { return nil }
+        var segments: [String] = []
+        for part in raw {
+            guard let segment = FormDecoding.decodePathSegment(part), !segment.isEmpty, !segment.hasPrefix(".")
+            else { return nil }
+            segments.append(segment)
+        }
+        return segments
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    static func contentType(for path: String) -> String {
+        let fileExtension = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        switch fileExtension {
+        case "html", "htm": return "text/html; charset=utf-8"
+        case "css": return "text/css; charset=utf-8"
+        case "js", "mjs": return "text/javascript; charset=utf-8"
+        case "json": return "application/json"
+        case "txt": return "text/plain; charset=utf-8"
+        case "svg": return "image/svg+xml"
+        case "png": return "image/png"
+        case "jpg", "jpeg": return "image/jpeg"
+        case "gif": return "image/gif"
+        case "webp": return "image/webp"
+        case "ico": return "image/x-icon"
+        case "woff2": return "font/woff2"
+        case "woff": return "font/woff"
+        case "webmanifest": return "application/manifest+json"
+        default: return "application/octet-stream"
+        }
+    }
+}

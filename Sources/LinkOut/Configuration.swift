@@ -1,0 +1,172 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// linkout's whole configuration, built in one place from `config.json`, then `LINKOUT_*` environment variables,
+/// then command-line flags (each beats the one before). Every field has a working default.
+public struct Configuration: Sendable {
+    /// `server` section.
+    public struct Server: Sendable {
+        /// Bind address. Default `0.0.0.0`.
+        public var host = "0.0.0.0"
+        /// Bind port; 0 picks a free one. Default 8080.
+        public var port = 8080
+        /// The public base URL people reach the server at (used for absolute links and the Secure cookie flag).
+        public var publicURL = "http://localhost:8080"
+        /// Addresses of reverse proxies whose `X-Forwarded-For` is believed.
+        public var trustedProxies: [String] = []
+        /// Folder of templates, styles and images served under `/static/`. Default `Public`.
+        public var publicDir = "Public"
+        /// Most connections served at once (503 above). Default 10,000.
+        public var maxConnections = 10_000
+        /// Threads for blocking handlers. Default 16.
+        public var workerThreads = 16
+        /// Largest request body accepted (413 above). Default 1 MiB.
+        public var maxBodyBytes = 1024 * 1024
+        /// Keep-alive idle timeout in seconds. Default 60.
+        public var idleTimeoutSeconds = 60
+        /// Seconds a client may take to send its request headers (408 after). Default 10.
+        public var requestHeadTimeoutSeconds = 10
+        /// Seconds in-flight requests get to finish after SIGTERM. Default 10.
+        public var shutdownGraceSeconds = 10
+    }
+
+    public var server = Server()
+    /// `storage.dataDir`: where the SQLite ledger lives. Default `data`.
+    public var dataDir = "data"
+    /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
+    public var logLevel = Logger.Level.info
+    /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
+    public var adminToken: String?
+
+    public init() {}
+
+    /// The settings of the HTTP core derived from this configuration.
+    public var httpServer: HTTPServer.Configuration {
+        var configuration = HTTPServer.Configuration()
+        configuration.host = server.host
+        configuration.port = server.port
+        configuration.maxConnections = server.maxConnections
+        configuration.workerThreads = server.workerThreads
+        configuration.limits.maxBodyBytes = server.maxBodyBytes
+        configuration.idleTimeout = .seconds(server.idleTimeoutSeconds)
+        configuration.requestHeadTimeout = .seconds(server.requestHeadTimeoutSeconds)
+        return configuration
+    }
+}
+
+extension Configuration {
+    /// Command-line flags that override the file and the environment.
+    public struct Overrides: Sendable {
+        public var configPath: String?
+        public var host: String?
+        public var port: String?
+        public var dataDir: String?
+
+        public init(configPath: String? = nil, host: String? = nil, port: String? = nil, dataDir: String? = nil) {
+            self.configPath = configPath
+            self.host = host
+            self.port = port
+            self.dataDir = dataDir
+        }
+    }
+
+    /// Loads `config.json` (or `--config`/`LINKOUT_CONFIG`), applies the environment, then the flags.
+    /// A missing default `config.json` means built-in defaults; a missing file that was asked for is an error.
+    public static func load(
+        overrides: Overrides = Overrides(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> Configuration {
+        let explicitPath = overrides.configPath ?? environment["LINKOUT_CONFIG"]
+        let path = explicitPath ?? "config.json"
+        var configuration: Configuration
+        if let data = FileManager.default.contents(atPath: path) {
+            configuration = try parse(data, source: path)
+        } else if explicitPath != nil {
+            throw ConfigurationError(field: path, problem: "configuration file not found or not readable")
+        } else {
+            configuration = Configuration()
+        }
+        try configuration.apply(environment: environment)
+        try configuration.apply(overrides: overrides)
+        return configuration
+    }
+
+    /// Parses the JSON text of a configuration file.
+    public static func parse(_ data: Data, source: String = "config.json") throws(ConfigurationError) -> Configuration {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw ConfigurationError(field: source, problem: "not valid JSON")
+        }
+        guard case .object(let object) = root else {
+            throw ConfigurationError(field: source, problem: "must hold a JSON object")
+        }
+        let fields = JSONFields(object, path: "")
+        try fields.rejectUnknownKeys(knownSections)
+        var configuration = Configuration()
+        try configuration.readServer(try fields.section("server"))
+        let storage = try fields.section("storage")
+        try storage.rejectUnknownKeys(["dataDir"])
+        configuration.dataDir = try storage.string("dataDir", default: configuration.dataDir)
+        let logging = try fields.section("logging")
+        try logging.rejectUnknownKeys(["level"])
+        configuration.logLevel = try parseLevel(try logging.string("level", default: "info"), field: "logging.level")
+        return configuration
+    }
+
+    static let knownSections: Set<String> = [
+        "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments",
+    ]
+
+    private mutating func readServer(_ section: JSONFields) throws(ConfigurationError) {
+        try section.rejectUnknownKeys([
+            "host", "port", "publicURL", "trustedProxies", "publicDir", "maxConnections", "workerThreads",
+            "maxBodyBytes", "idleTimeoutSeconds", "requestHeadTimeoutSeconds", "shutdownGraceSeconds",
+        ])
+        server.host = try section.string("host", default: server.host)
+        server.port = Int(try section.integer("port", default: Int64(server.port), range: 0...65535))
+        server.publicURL = try section.string("publicURL", default: server.publicURL)
+        guard let url = URL(string: server.publicURL), url.scheme == "http" || url.scheme == "https", url.host != nil
+        else { throw ConfigurationError(field: "server.publicURL", problem: "must be an absolute http or https URL") }
+        server.trustedProxies = try section.strings("trustedProxies")
+        server.publicDir = try section.string("publicDir", default: server.publicDir)
+        server.maxConnections = Int(try section.integer("maxConnections", default: 10_000, range: 1...1_000_000))
+        server.workerThreads = Int(try section.integer("workerThreads", default: 16, range: 1...1024))
+        server.maxBodyBytes = Int(try section.integer("maxBodyBytes", default: 1 << 20, range: 1024...(64 << 20)))
+        server.idleTimeoutSeconds = Int(try section.integer("idleTimeoutSeconds", default: 60, range: 1...3600))
+        server.requestHeadTimeoutSeconds = Int(
+            try section.integer("requestHeadTimeoutSeconds", default: 10, range: 1...600)
+        )
+        server.shutdownGraceSeconds = Int(try section.integer("shutdownGraceSeconds", default: 10, range: 0...600))
+    }
+
+    mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+        if let host = environment["LINKOUT_HOST"] { server.host = host }
+        if let port = environment["LINKOUT_PORT"] { server.port = try Self.parsePort(port, field: "LINKOUT_PORT") }
+        if let directory = environment["LINKOUT_DATA_DIR"] { dataDir = directory }
+        if let level = environment["LINKOUT_LOG_LEVEL"] { logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL") }
+        if let token = environment["LINKOUT_ADMIN_TOKEN"], !token.isEmpty { adminToken = token }
+    }
+
+    mutating func apply(overrides: Overrides) throws(ConfigurationError) {
+        if let host = overrides.host { server.host = host }
+        if let port = overrides.port { server.port = try Self.parsePort(port, field: "--port") }
+        if let dataDir = overrides.dataDir { self.dataDir = dataDir }
+    }
+
+    static func parsePort(_ text: String, field: String) throws(ConfigurationError) -> Int {
+        guard let port = Int(text), (0...65535).contains(port) else {
+            throw ConfigurationError(field: field, problem: "must be a port number from 0 to 65535")
+        }
+        return port
+    }
+
+    static func parseLevel(_ text: String, field: String) throws(ConfigurationError) -> Logger.Level {
+        guard let level = Logger.Level(name: text) else {
+            throw ConfigurationError(field: field, problem: "must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        return level
+    }
+}
