@@ -18,7 +18,17 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CSystem", "Logging"], swiftSettings: swiftSettings),
         .target(name: "LinkOut", dependencies: ["HTTPServer", "Logging"], swiftSettings: swiftSettings),
         .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Logging"], swiftSettings: swiftSettings),
-        .testTarget(name: "LinkOutTests", dependencies: ["LinkOut", "HTTPServer", "Logging"], swiftSettings: swiftSettings),
+        // Test helpers shared by the live tiers (a raw socket client).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "Logging", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LinkOutTests",
+            dependencies: ["LinkOut", "HTTPServer", "Logging", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -1,0 +1,234 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The server on a real socket: every behaviour here goes through accept, epoll, the parser and send(2).
+@Suite("HTTPServer live")
+struct HTTPServerLiveTests {
+    @Test func keepAliveServesSeveralRequestsThenHonoursClose() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        for _ in 0..<3 {
+            let response = try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(response.status == 200)
+            #expect(response.text == "hello")
+            #expect(response.header("Connection") == "keep-alive")
+            #expect(response.header("Content-Length") == "5")
+            #expect(response.header("Date")?.hasSuffix(" GMT") == true)
+        }
+        let last = try client.roundTrip("GET /worker HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        #expect(last.header("Connection") == "close")
+        #expect(try client.readToEnd() == "")
+    }
+
+    @Test func http10ClosesUnlessAskedToKeepAlive() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        let response = try client.roundTrip("GET /hello HTTP/1.0\r\n\r\n")
+        #expect(response.status == 200)
+        #expect(response.header("Connection") == "close")
+        #expect(try client.readToEnd() == "")
+        let kept = try live.client()
+        let first = try kept.roundTrip("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(first.header("Connection") == "keep-alive")
+        #expect(try kept.roundTrip("GET /hello HTTP/1.0\r\n\r\n").status == 200)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        client.send(
+            "GET /worker?n=1 HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\n\r\n"
+                + "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"
+                + "GET /worker?n=4 HTTP/1.1\r\nHost: t\r\n\r\n"
+        )
+        #expect(try client.readResponse().text == "worker 1")
+        #expect(try client.readResponse().text == "hello")
+        #expect(try client.readResponse().text == "abc")
+        #expect(try client.readResponse().text == "worker 4")
+    }
+
+    @Test func headSendsTheHeadersAGetWouldWithoutTheBody() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        let head = try client.roundTrip("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == "5")
+        #expect(head.body.isEmpty)
+        // Had a body been sent, it would now be read as the start of the next response.
+        let next = try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(next.status == 200)
+        #expect(next.text == "hello")
+    }
+
+    @Test func expectContinueGetsAnInterimResponseBeforeTheBody() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        let body = String(repeating: "x", count: 2000)
+        client.send("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 2000\r\n\r\n")
+        let interim = try client.readResponse()
+        #expect(interim.status == 100)
+        client.send(body)
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("X-Body-Length") == "2000")
+    }
+
+    @Test func chunkedBodiesArriveInPieces() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        client.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n")
+        client.send("5;ext=1\r\npedia\r\n")
+        client.send("0\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "Wikipedia")
+    }
+
+    @Test func unknownPathsAndMethods() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        #expect(try client.roundTrip("GET /nothing HTTP/1.1\r\nHost: t\r\n\r\n").status == 404)
+        let notAllowed = try client.roundTrip("DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(notAllowed.status == 405)
+        #expect(notAllowed.header("Allow") == "GET, HEAD")
+        let failed = try client.roundTrip("GET /fail HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(failed.status == 422)
+        #expect(failed.text == "nope\n")
+    }
+
+    @Test(
+        "bad requests get their status and the connection is closed",
+        arguments: [
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc", 400),
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400),
+            ("GET /hello HTTP/1.1\r\nHost: t\r\nX: a\r\n b\r\n\r\n", 400),
+            ("GET /hello HTTP/2.0\r\nHost: t\r\n\r\n", 505),
+            ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: t\r\n\r\n", 414),
+            ("GET /hello HTTP/1.1\r\nHost: t\r\nX: " + String(repeating: "a", count: 17000) + "\r\n\r\n", 431),
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n", 413),
+        ]
+    )
+    func rejectsAndCloses(request: String, status: Int) throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        let response = try client.roundTrip(request)
+        #expect(response.status == status)
+        #expect(response.header("Connection") == "close")
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func tooManyHeadersIs431() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        let fields = (0..<120).map { "X-\($0): v\r\n" }.joined()
+        #expect(try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\(fields)\r\n").status == 431)
+    }
+
+    @Test func slowHeadersGet408AndAreClosed() throws {
+        let live = try LiveServer { $0.requestHeadTimeout = .milliseconds(500) }
+        let client = try live.client()
+        client.send("GET /hello HTTP/1.1\r\nHost: t\r\n")  // never finishes the head
+        let response = try client.readResponse()
+        #expect(response.status == 408)
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func slowBodiesGet408() throws {
+        let live = try LiveServer { $0.requestBodyTimeout = .milliseconds(500) }
+        let client = try live.client()
+        client.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
+        #expect(try client.readResponse().status == 408)
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func idleKeepAliveConnectionsAreClosedSilently() throws {
+        let live = try LiveServer { $0.idleTimeout = .milliseconds(500) }
+        let client = try live.client()
+        #expect(try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        #expect(try client.readToEnd() == "")
+    }
+
+    @Test func connectionsAboveTheCapAreShedWithout503ingTheOthers() throws {
+        let live = try LiveServer { $0.maxConnections = 2 }
+        let first = try live.client()
+        let second = try live.client()
+        #expect(try first.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        #expect(try second.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        let third = try live.client()
+        let shed = try third.readResponse()
+        #expect(shed.status == 503)
+        #expect(shed.header("Retry-After") == "1")
+        #expect(live.server.shedConnections == 1)
+        #expect(try first.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        #expect(try second.roundTrip("GET /worker HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+    }
+
+    @Test func aClientVanishingMidResponseDoesNotHurtTheServer() throws {
+        let live = try LiveServer()
+        for _ in 0..<5 {
+            let client = try live.client()
+            client.send("GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+            client.reset()
+        }
+        let client = try live.client()
+        #expect(try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").text == "hello")
+        let big = try client.roundTrip("GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(big.body.count == 4 << 20)
+    }
+
+    @Test func aThousandIdleConnectionsDoNotDelayANewClient() throws {
+        let live = try LiveServer()
+        var idle: [RawClient] = []
+        for _ in 0..<1000 {
+            let client = try live.client()
+            client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            idle.append(client)
+        }
+        for client in idle { #expect(try client.readResponse().status == 200) }
+        #expect(live.server.openConnections == 1000)
+        let started = Date()
+        let fresh = try live.client()
+        let response = try fresh.roundTrip("GET /worker HTTP/1.1\r\nHost: t\r\n\r\n")
+        let milliseconds = Date().timeIntervalSince(started) * 1000
+        #expect(response.status == 200)
+        print("new client beside 1000 idle keep-alive connections answered in \(milliseconds) ms")
+    }
+
+    @Test func listensOnIPv6() throws {
+        let live = try LiveServer(host: "::1")
+        let client = try live.client()
+        #expect(try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").text == "hello")
+    }
+
+    @Test func gracefulShutdownFinishesInFlightRequestsAndClosesIdleOnes() throws {
+        let live = try LiveServer()
+        let idle = try live.client()
+        #expect(try idle.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        let busy = try (0..<4).map { _ in try live.client() }
+        for client in busy { client.send("GET /slow?ms=400 HTTP/1.1\r\nHost: t\r\n\r\n") }
+        for _ in busy { live.slowEntered.wait() }
+        let stopped = DispatchSemaphore(value: 0)
+        let server = live.server
+        Thread.detachNewThread {
+            server.shutdown(gracePeriod: .seconds(5))
+            stopped.signal()
+        }
+        for client in busy {
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "slow done")
+            #expect(response.header("Connection") == "close")
+            #expect(client.isClosedByServer())
+        }
+        #expect(idle.isClosedByServer())
+        stopped.wait()
+        #expect(throws: RawClient.Failure.self) { try live.client() }
+    }
+}

@@ -1,0 +1,164 @@
+import Testing
+
+@testable import HTTPServer
+
+@Suite("RequestParser")
+struct RequestParserTests {
+    var limits: RequestParser.Limits {
+        var limits = RequestParser.Limits()
+        limits.maxRequestLineBytes = 64
+        limits.maxHeaderBytes = 256
+        limits.maxHeaderCount = 5
+        limits.maxBodyBytes = 32
+        return limits
+    }
+
+    func parse(_ text: String) -> RequestParser.RequestResult {
+        RequestParser(limits: limits).parseRequest(Array(text.utf8)[...])
+    }
+
+    func status(_ text: String) -> Int? {
+        if case .invalid(let status) = parse(text) { return status.code }
+        return nil
+    }
+
+    func request(_ text: String) throws -> (HTTPRequest, Int) {
+        guard case .request(let request, let consumed) = parse(text) else {
+            throw ParseFailure(description: "no request from \(text.debugDescription)")
+        }
+        return (request, consumed)
+    }
+
+    struct ParseFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    @Test func parsesRequestLineHeadersAndQuery() throws {
+        let text = "GET /a/b?x=1&y=%41+b HTTP/1.1\r\nHost: h\r\nX-Thing:  v  \r\n\r\n"
+        let (request, consumed) = try request(text)
+        #expect(consumed == text.utf8.count)
+        #expect(request.method == "GET")
+        #expect(request.path == "/a/b")
+        #expect(request.queryValue("y") == "A b")
+        #expect(request.headers["host"] == "h")
+        #expect(request.headers["X-THING"] == "v")
+        #expect(request.version == .http1_1)
+        #expect(request.keepAlive)
+    }
+
+    @Test func keepAliveFollowsVersionAndConnectionHeader() throws {
+        #expect(try !request("GET / HTTP/1.0\r\n\r\n").0.keepAlive)
+        #expect(try request("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").0.keepAlive)
+        #expect(try !request("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n").0.keepAlive)
+    }
+
+    @Test func waitsForTheWholeHeadAndBody() {
+        #expect(status("GET / HTTP/1.1\r\nHost: h\r\n") == nil)
+        if case .incomplete = parse("GET / HTTP/1.1\r\nHost: h\r\n") {} else { Issue.record("head should be incomplete") }
+        if case .incomplete = parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nabc") {} else {
+            Issue.record("body should be incomplete")
+        }
+    }
+
+    @Test func readsContentLengthBodyAndLeavesPipelinedBytes() throws {
+        let text = "POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nabcdeGET"
+        let (request, consumed) = try request(text)
+        #expect(request.body == Array("abcde".utf8))
+        #expect(consumed == text.utf8.count - 3)
+    }
+
+    @Test func acceptsIdenticalDuplicateContentLengths() throws {
+        let (request, _) = try request("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\nContent-Length: 3\r\n\r\nabc")
+        #expect(request.body == Array("abc".utf8))
+    }
+
+    @Test func decodesChunkedBodiesWithExtensionsAndTrailers() throws {
+        let text = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "5;name=value\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\nNEXT"
+        let (request, consumed) = try request(text)
+        #expect(request.body == Array("hello 0123456789".utf8))
+        #expect(consumed == text.utf8.count - 4)
+    }
+
+    @Test func skipsEmptyLinesBeforeTheRequestLine() throws {
+        let text = "\r\n\r\nGET /x HTTP/1.1\r\nHost: h\r\n\r\n"
+        let (request, consumed) = try request(text)
+        #expect(request.path == "/x")
+        #expect(consumed == text.utf8.count)
+    }
+
+    @Test func expectContinueIsRecognised() {
+        let head = RequestParser(limits: limits).parseHead(
+            Array("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n".utf8)[...]
+        )
+        guard case .head(let parsed, _) = head else {
+            Issue.record("expected a head")
+            return
+        }
+        #expect(parsed.expectsContinue)
+        #expect(parsed.framing == .length(4))
+    }
+
+    @Test(
+        "rejects malformed, oversized and smuggling-shaped requests",
+        arguments: [
+            // malformed
+            ("GARBAGE\r\n\r\n", 400),
+            ("GET /\r\nHost: h\r\n\r\n", 400),
+            ("GET  / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET http://x/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("G@T / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\n\r\n", 400),  // HTTP/1.1 without Host
+            ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+            ("GET / HTTP/1.x\r\nHost: h\r\n\r\n", 400),
+            ("GET / HTTP/1.1\nHost: h\n\n\r\n\r\n", 400),  // bare LF line ends
+            // unsupported version
+            ("GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505),
+            ("GET / HTTP/0.9\r\nHost: h\r\n\r\n", 505),
+            // smuggling shapes
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1, 2\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x10\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n folded\r\n\r\n", 400),  // obs-fold
+            ("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n\tfolded\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost : h\r\n\r\n", 400),  // space before colon
+            ("GET / HTTP/1.1\r\nHost: h\r\nBad Name: v\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: h\r\nB(d: v\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: h\r\n: v\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: h\r\nX: a\u{0}b\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: h\r\nX: a\rb\r\n\r\n", 400),
+            ("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
+            ("GET / HTTP/1.1\r\nHost: h\r\nExpect: something-else\r\n\r\n", 417),
+            // chunked framing errors
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nZ\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFF\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad trailer\r\n\r\n", 400),
+            // limits
+            ("GET /" + String(repeating: "a", count: 100) + " HTTP/1.1\r\nHost: h\r\n\r\n", 414),
+            ("GET / HTTP/1.1\r\nHost: h\r\nX: " + String(repeating: "a", count: 300) + "\r\n\r\n", 431),
+            ("GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\n\r\n", 431),
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 33\r\n\r\n", 413),
+            ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n21\r\n", 413),
+            (
+                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n"
+                    + "11\r\n", 413
+            ),
+        ]
+    )
+    func rejects(request: String, status expected: Int) {
+        #expect(status(request) == expected, "\(request.debugDescription)")
+    }
+
+    @Test func refusesOverlongLinesBeforeTheyEnd() {
+        #expect(status("GET /" + String(repeating: "a", count: 100)) == 414)
+        #expect(status("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 400)) == 431)
+    }
+}
