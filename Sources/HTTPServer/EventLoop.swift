@@ -98,10 +98,11 @@ private final class LoopState {
         self.configuration = context.configuration
         let limits = configuration.limits
         maxBufferedInput = limits.maxRequestLineBytes + limits.maxHeaderBytes + limits.maxBodyBytes + 64 * 1024
-        let shortest = [
-            configuration.idleTimeout, configuration.requestHeadTimeout, configuration.requestBodyTimeout,
-            configuration.writeTimeout,
-        ].map(\.nanoseconds).min() ?? 1_000_000_000
+        let shortest =
+            [
+                configuration.idleTimeout, configuration.requestHeadTimeout, configuration.requestBodyTimeout,
+                configuration.writeTimeout,
+            ].map(\.nanoseconds).min() ?? 1_000_000_000
         sweepInterval = max(10_000_000, min(250_000_000, shortest / 4))
     }
 
@@ -232,7 +233,8 @@ private final class LoopState {
                 }
             case .readingBody(let head, let headLength, let since, let continueSent):
                 let body = pending.dropFirst(headLength)
-                switch BodyDecoder.decode(body, framing: head.framing, maxBodyBytes: configuration.limits.maxBodyBytes) {
+                switch BodyDecoder.decode(body, framing: head.framing, maxBodyBytes: configuration.limits.maxBodyBytes)
+                {
                 case .incomplete:
                     if head.expectsContinue && !continueSent {
                         connection.output.append(contentsOf: ResponseSerializer.continueResponse)
@@ -267,19 +269,41 @@ private final class LoopState {
         let omitBody = head.method == "HEAD"
         switch context.router.match(method: head.method, path: request.path) {
         case .notFound:
-            write(HTTPError(.notFound, "Not found.").response, to: connection, request: request, startedAt: startedAt,
-                keepAlive: keepAlive, omitBody: omitBody)
+            write(
+                HTTPError(.notFound, "Not found.").response,
+                to: connection,
+                request: request,
+                startedAt: startedAt,
+                keepAlive: keepAlive,
+                omitBody: omitBody
+            )
         case .methodNotAllowed(let allowed):
-            let error = HTTPError(.methodNotAllowed, "Method not allowed.", headers: ["Allow": allowed.joined(separator: ", ")])
-            write(error.response, to: connection, request: request, startedAt: startedAt, keepAlive: keepAlive,
-                omitBody: omitBody)
+            let error = HTTPError(
+                .methodNotAllowed,
+                "Method not allowed.",
+                headers: ["Allow": allowed.joined(separator: ", ")]
+            )
+            write(
+                error.response,
+                to: connection,
+                request: request,
+                startedAt: startedAt,
+                keepAlive: keepAlive,
+                omitBody: omitBody
+            )
         case .route(let route, let parameters):
             request.pathParameters = parameters
             switch route.execution {
             case .eventLoop:
                 let response = context.respond(route.handler, to: request)
-                write(response, to: connection, request: request, startedAt: startedAt, keepAlive: keepAlive,
-                    omitBody: omitBody)
+                write(
+                    response,
+                    to: connection,
+                    request: request,
+                    startedAt: startedAt,
+                    keepAlive: keepAlive,
+                    omitBody: omitBody
+                )
             case .workerPool:
                 connection.phase = .waitingForHandler(keepAlive: keepAlive, omitBody: omitBody)
                 let fd = connection.fd
@@ -412,8 +436,14 @@ private final class LoopState {
                 guard Int(fd) < connections.count, let connection = connections[Int(fd)], connection.id == id,
                     case .waitingForHandler(let keepAlive, let omitBody) = connection.phase
                 else { continue }
-                write(response, to: connection, request: request, startedAt: startedAt,
-                    keepAlive: keepAlive && !draining, omitBody: omitBody)
+                write(
+                    response,
+                    to: connection,
+                    request: request,
+                    startedAt: startedAt,
+                    keepAlive: keepAlive && !draining,
+                    omitBody: omitBody
+                )
                 process(connection)
             case .drain(let deadline):
                 draining = true

@@ -54,7 +54,8 @@ public enum FormDecoding {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]),
+                    let low = hexValue(bytes[index + 2])
                 else { return nil }
                 let decoded = high << 4 | low
                 guard decoded != UInt8(ascii: "/"), decoded != 0, decoded != UInt8(ascii: "\\") else { return nil }

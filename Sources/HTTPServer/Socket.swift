@@ -29,7 +29,11 @@ enum Socket {
         guard rc == 0, let first = list else { throw SocketError(operation: "getaddrinfo(\(host))", errno: EINVAL) }
         defer { freeaddrinfo(list) }
         let info = first.pointee
-        let fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            info.ai_family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue),
+            0
+        )
         guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -94,7 +94,9 @@ public enum CommandLineInterface {
             }
             guard allowed.contains(name) else { throw UsageError(description: "unknown option '\(name)'") }
             if value == nil {
-                guard index + 1 < arguments.count else { throw UsageError(description: "option '\(name)' needs a value") }
+                guard index + 1 < arguments.count else {
+                    throw UsageError(description: "option '\(name)' needs a value")
+                }
                 index += 1
                 value = arguments[index]
             }

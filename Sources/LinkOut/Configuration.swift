@@ -146,7 +146,9 @@ extension Configuration {
         if let host = environment["LINKOUT_HOST"] { server.host = host }
         if let port = environment["LINKOUT_PORT"] { server.port = try Self.parsePort(port, field: "LINKOUT_PORT") }
         if let directory = environment["LINKOUT_DATA_DIR"] { dataDir = directory }
-        if let level = environment["LINKOUT_LOG_LEVEL"] { logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL") }
+        if let level = environment["LINKOUT_LOG_LEVEL"] {
+            logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL")
+        }
         if let token = environment["LINKOUT_ADMIN_TOKEN"], !token.isEmpty { adminToken = token }
     }
 
@@ -165,7 +167,10 @@ extension Configuration {
 
     static func parseLevel(_ text: String, field: String) throws(ConfigurationError) -> Logger.Level {
         guard let level = Logger.Level(name: text) else {
-            throw ConfigurationError(field: field, problem: "must be one of trace, debug, info, notice, warning, error, critical")
+            throw ConfigurationError(
+                field: field,
+                problem: "must be one of trace, debug, info, notice, warning, error, critical"
+            )
         }
         return level
     }

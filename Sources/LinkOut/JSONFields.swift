@@ -11,7 +11,10 @@ struct JSONFields {
     func name(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
     private func mismatch(_ key: String, _ expected: String) -> ConfigurationError {
-        ConfigurationError(field: name(key), problem: "must be \(expected), found \(object[key]?.typeName ?? "nothing")")
+        ConfigurationError(
+            field: name(key),
+            problem: "must be \(expected), found \(object[key]?.typeName ?? "nothing")"
+        )
     }
 
     /// Refuses keys the schema does not know, so a typo cannot silently fall back to a default.
@@ -34,7 +37,8 @@ struct JSONFields {
         return text
     }
 
-    func integer(_ key: String, default fallback: Int64, range: ClosedRange<Int64>) throws(ConfigurationError) -> Int64 {
+    func integer(_ key: String, default fallback: Int64, range: ClosedRange<Int64>) throws(ConfigurationError) -> Int64
+    {
         let number: Int64
         switch object[key] {
         case nil, .null: return fallback

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -28,8 +29,6 @@ public enum SignalWaiter {
         return received.get()
     }
 }
-
-import Synchronization
 
 private final class SignalBox: Sendable {
     private let name = Mutex("")

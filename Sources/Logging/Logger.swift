@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A small structured logger in the shape of swift-log: a label, seven levels and metadata.
 ///

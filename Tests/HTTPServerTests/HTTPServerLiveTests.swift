@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import HTTPServer
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc

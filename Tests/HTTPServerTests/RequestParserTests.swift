@@ -54,8 +54,12 @@ struct RequestParserTests {
 
     @Test func waitsForTheWholeHeadAndBody() {
         #expect(status("GET / HTTP/1.1\r\nHost: h\r\n") == nil)
-        if case .incomplete = parse("GET / HTTP/1.1\r\nHost: h\r\n") {} else { Issue.record("head should be incomplete") }
-        if case .incomplete = parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nabc") {} else {
+        if case .incomplete = parse("GET / HTTP/1.1\r\nHost: h\r\n") {
+        } else {
+            Issue.record("head should be incomplete")
+        }
+        if case .incomplete = parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nabc") {
+        } else {
             Issue.record("body should be incomplete")
         }
     }
@@ -68,12 +72,15 @@ struct RequestParserTests {
     }
 
     @Test func acceptsIdenticalDuplicateContentLengths() throws {
-        let (request, _) = try request("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\nContent-Length: 3\r\n\r\nabc")
+        let (request, _) = try request(
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\nContent-Length: 3\r\n\r\nabc"
+        )
         #expect(request.body == Array("abc".utf8))
     }
 
     @Test func decodesChunkedBodiesWithExtensionsAndTrailers() throws {
-        let text = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let text =
+            "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "5;name=value\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\nNEXT"
         let (request, consumed) = try request(text)
         #expect(request.body == Array("hello 0123456789".utf8))

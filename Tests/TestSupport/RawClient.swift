@@ -8,6 +8,8 @@ import Glibc
 public final class RawClient {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        /// Part of a response had arrived when the connection ended: a response cut in half.
+        public var partial = false
     }
 
     /// One response as read off the wire.
@@ -84,7 +86,7 @@ public final class RawClient {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if count == 0 { return false }
-        guard count > 0 else { throw Failure(description: "recv: errno \(errno)") }
+        guard count > 0 else { throw Failure(description: "recv: errno \(errno)", partial: !buffer.isEmpty) }
         buffer.append(contentsOf: chunk[0..<count])
         return true
     }
@@ -102,7 +104,9 @@ public final class RawClient {
                 }
                 let headers: [(name: String, value: String)] = lines.compactMap { line in
                     guard let colon = line.firstIndex(of: ":") else { return nil }
-                    return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    return (
+                        String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    )
                 }
                 let length =
                     headRequest || status < 200 || status == 204 || status == 304
@@ -110,7 +114,9 @@ public final class RawClient {
                     : Int(headers.first { $0.name.lowercased() == "content-length" }?.value ?? "0") ?? 0
                 while buffer.count < end + 4 + length {
                     guard try fill() else {
-                        throw Failure(description: "connection closed mid-body (\(buffer.count - end - 4) of \(length))")
+                        throw Failure(
+                            description: "connection closed mid-body (\(buffer.count - end - 4) of \(length))"
+                        )
                     }
                 }
                 let body = Array(buffer[(end + 4)..<(end + 4 + length)])
@@ -119,7 +125,10 @@ public final class RawClient {
                 return Response(status: status, headers: headers, body: body, raw: raw)
             }
             guard try fill() else {
-                throw Failure(description: buffer.isEmpty ? "connection closed" : "connection closed mid-head")
+                throw Failure(
+                    description: buffer.isEmpty ? "connection closed" : "connection closed mid-head",
+                    partial: !buffer.isEmpty
+                )
             }
         }
     }

@@ -1,0 +1,31 @@
+# The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
+SWIFT_FLAGS := -Xswiftc -warnings-as-errors
+
+.PHONY: run test setup build lint unit smoke bench format
+
+run: setup
+	swift build -c release
+	.build/release/linkout serve
+
+test: setup lint unit smoke
+
+setup:
+	scripts/setup.sh
+
+lint:
+	swift format lint --strict --recursive Package.swift Sources Tests
+
+unit:
+	swift build --build-tests $(SWIFT_FLAGS)
+	swift test $(SWIFT_FLAGS)
+
+# Starts a fresh release build on a free port and checks it with curl only.
+smoke:
+	swift build -c release $(SWIFT_FLAGS)
+	scripts/smoke-release.sh .build/release/linkout
+
+bench: setup
+	bench/run.sh
+
+format:
+	swift format format --in-place --recursive Package.swift Sources Tests

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@testable import HTTPServer
+
+@Suite("StaticFiles")
+struct StaticFilesTests {
+    /// A temporary tree: root/public/{site.css, sub/page.html, .hidden, escape -> ../secret.txt}, root/secret.txt.
+    final class Tree {
+        let root: URL
+        let files: StaticFiles
+
+        init() throws {
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-static-\(UUID().uuidString)")
+            let publicDir = root.appendingPathComponent("public")
+            try FileManager.default.createDirectory(
+                at: publicDir.appendingPathComponent("sub"),
+                withIntermediateDirectories: true
+            )
+            try Data("body{}".utf8).write(to: publicDir.appendingPathComponent("site.css"))
+            try Data("<p>hi</p>".utf8).write(to: publicDir.appendingPathComponent("sub/page.html"))
+            try Data("hidden".utf8).write(to: publicDir.appendingPathComponent(".hidden"))
+            try Data("secret".utf8).write(to: root.appendingPathComponent("secret.txt"))
+            try FileManager.default.createSymbolicLink(
+                atPath: publicDir.appendingPathComponent("escape").path,
+                withDestinationPath: "../secret.txt"
+            )
+            try FileManager.default.createSymbolicLink(
+                atPath: publicDir.appendingPathComponent("inside.css").path,
+                withDestinationPath: "site.css"
+            )
+            files = StaticFiles(root: publicDir.path)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: root) }
+
+        func get(_ path: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+            var request = HTTPRequest(method: "GET", target: "/static/" + path)
+            request.headers = headers
+            return files.response(for: path, request: request)
+        }
+    }
+
+    @Test func servesFilesWithTypeAndValidators() throws {
+        let tree = try Tree()
+        let css = tree.get("site.css")
+        #expect(css.status == .ok)
+        #expect(css.body == Array("body{}".utf8))
+        #expect(css.headers["Content-Type"] == "text/css; charset=utf-8")
+        #expect(css.headers["ETag"] != nil)
+        #expect(css.headers["Last-Modified"] != nil)
+        #expect(tree.get("sub/page.html").headers["Content-Type"] == "text/html; charset=utf-8")
+        #expect(tree.get("inside.css").status == .ok)
+    }
+
+    @Test func revalidationAnswers304() throws {
+        let tree = try Tree()
+        let first = tree.get("site.css")
+        let etag = try #require(first.headers["ETag"])
+        let lastModified = try #require(first.headers["Last-Modified"])
+        #expect(tree.get("site.css", headers: ["If-None-Match": etag]).status == .notModified)
+        #expect(tree.get("site.css", headers: ["If-None-Match": "\"other\", " + etag]).status == .notModified)
+        #expect(tree.get("site.css", headers: ["If-None-Match": "\"other\""]).status == .ok)
+        #expect(tree.get("site.css", headers: ["If-Modified-Since": lastModified]).status == .notModified)
+        #expect(
+            tree.get("site.css", headers: ["If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"]).status == .ok
+        )
+    }
+
+    @Test(
+        "never serves anything outside the folder",
+        arguments: [
+            "../secret.txt", "%2e%2e/secret.txt", "%2E%2E/secret.txt", "sub/../../secret.txt",
+            "sub%2f..%2f..%2fsecret.txt",
+            "..%5csecret.txt", "escape", ".hidden", "sub", "", "sub//page.html", "/etc/passwd", "%2fetc%2fpasswd",
+            "site.css%00.html", "missing.css",
+        ]
+    )
+    func refuses(path: String) throws {
+        let tree = try Tree()
+        #expect(tree.get(path).status == .notFound)
+    }
+}
