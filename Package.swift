@@ -16,13 +16,24 @@ let package = Package(
         .target(name: "CSystem", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "Logging", swiftSettings: swiftSettings),
         .target(name: "HTTPServer", dependencies: ["CSystem", "Logging"], swiftSettings: swiftSettings),
-        .target(name: "LinkOut", dependencies: ["HTTPServer", "Logging"], swiftSettings: swiftSettings),
+        .target(name: "ExternalPurchase", swiftSettings: swiftSettings),
+        .target(
+            name: "LinkOut",
+            dependencies: ["HTTPServer", "Logging", "ExternalPurchase"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),
         // Test helpers shared by the live tiers (a raw socket client).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "Logging", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ExternalPurchaseTests",
+            dependencies: ["ExternalPurchase"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,81 @@
+/// The decoded JSON of an external purchase token (Apple: "Receiving and decoding external purchase tokens").
+///
+/// The token is not signed, so nothing here proves it came from Apple; `TokenValidator` checks it for shape and
+/// consistency, and Apple's report API and notifications are the only authority.
+public struct ExternalPurchaseToken: Sendable, Equatable, Codable {
+    /// "Uniquely identifies the app to which the token applies."
+    public var appAppleId: Int64
+    /// "The bundle ID of the app."
+    public var bundleId: String
+    /// "UNIX time, in milliseconds, when the system created the token."
+    public var tokenCreationDate: Int64
+    /// "A unique value the system creates to identify the token." Everything is keyed on it.
+    public var externalPurchaseId: String
+    /// Custom-link tokens only: `ACQUISITION`, `SERVICES`, or values Apple adds later (kept as sent).
+    public var tokenType: String?
+    /// Custom-link tokens only: UNIX ms after which the token takes no new transactions.
+    public var tokenExpirationDate: Int64?
+
+    public init(
+        appAppleId: Int64,
+        bundleId: String,
+        tokenCreationDate: Int64,
+        externalPurchaseId: String,
+        tokenType: String? = nil,
+        tokenExpirationDate: Int64? = nil
+    ) {
+        self.appAppleId = appAppleId
+        self.bundleId = bundleId
+        self.tokenCreationDate = tokenCreationDate
+        self.externalPurchaseId = externalPurchaseId
+        self.tokenType = tokenType
+        self.tokenExpirationDate = tokenExpirationDate
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case appAppleId, bundleId, tokenCreationDate, externalPurchaseId, tokenType, tokenExpirationDate
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        appAppleId = try Self.integer(container, .appAppleId)
+        bundleId = try container.decode(String.self, forKey: .bundleId)
+        tokenCreationDate = try Self.integer(container, .tokenCreationDate)
+        externalPurchaseId = try container.decode(String.self, forKey: .externalPurchaseId)
+        tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
+        tokenExpirationDate =
+            container.contains(.tokenExpirationDate) ? try Self.integer(container, .tokenExpirationDate) : nil
+    }
+
+    /// Foundation reports a fraction or an out-of-range number for an Int64 as corrupt data without saying where;
+    /// this names the field.
+    private static func integer(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Int64 {
+        guard container.contains(key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "missing"))
+        }
+        do {
+            return try container.decode(Int64.self, forKey: key)
+        } catch {
+            throw DecodingError.typeMismatch(Int64.self, .init(codingPath: [key], debugDescription: "not an integer"))
+        }
+    }
+
+    /// Where reports for this token go. Apple: sandbox ids begin with `SANDBOX`, and sandbox tokens are reported
+    /// only to the sandbox host.
+    public var environment: Environment {
+        externalPurchaseId.hasPrefix("SANDBOX") ? .sandbox : .production
+    }
+
+    /// Whether the token may still take new purchases at `milliseconds` (custom-link tokens expire; link-out
+    /// tokens from `ExternalPurchaseLink.open` carry no expiry).
+    public func acceptsPurchases(atMilliseconds milliseconds: Int64) -> Bool {
+        guard let expiry = tokenExpirationDate else { return true }
+        return milliseconds <= expiry
+    }
+}
+
+/// Apple's two environments for tokens and reports.
+public enum Environment: String, Sendable, Codable, CaseIterable {
+    case production
+    case sandbox
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+
+@testable import ExternalPurchase
+
+@Suite("TokenDecoder")
+struct TokenDecoderTests {
+    struct Vector: Decodable {
+        var name: String
+        var token: String
+        var decoded: ExternalPurchaseToken
+        var environment: String
+    }
+
+    struct VectorFile: Decodable {
+        var vectors: [Vector]
+    }
+
+    static let vectors: [Vector] = {
+        guard let url = Bundle.module.url(forResource: "apple-tokens", withExtension: "json", subdirectory: "Fixtures"),
+            let data = try? Data(contentsOf: url),
+            let file = try? JSONDecoder().decode(VectorFile.self, from: data)
+        else { return [] }
+        return file.vectors
+    }()
+
+    static func encode(_ json: String) -> String { Base64URL.encode(Array(json.utf8)) }
+
+    @Test func allFourAppleVectorsAreLoaded() {
+        #expect(Self.vectors.map(\.name) == ["V1", "V2", "V3", "V4"])
+    }
+
+    @Test(arguments: vectors.map(\.name))
+    func appleVectorDecodesToItsJSON(name: String) throws {
+        let vector = try #require(Self.vectors.first { $0.name == name })
+        let token = try TokenDecoder.decode(vector.token).get()
+        #expect(token == vector.decoded)
+        #expect(token.environment.rawValue == vector.environment)
+    }
+
+    @Test(arguments: vectors.map(\.name))
+    func appleVectorSurvivesTransportMangling(name: String) throws {
+        let vector = try #require(Self.vectors.first { $0.name == name })
+        let variants = [
+            vector.token.replacingOccurrences(of: "=", with: "%3D"),
+            vector.token.replacingOccurrences(of: "=", with: ""),
+            "  " + vector.token + "\n",
+            vector.token.replacingOccurrences(of: "+", with: " "),
+        ]
+        for variant in variants {
+            #expect(try TokenDecoder.decode(variant).get() == vector.decoded)
+        }
+    }
+
+    @Test func bothBase64AlphabetsAreAccepted() throws {
+        // Bytes chosen so the encoding contains 62 and 63 ('-'/'+' and '_'/'/').
+        let json = #"{"appAppleId":1,"bundleId":"a.b","tokenCreationDate":1,"externalPurchaseId":"x??>>","k":"ÿ~"}"#
+        let urlSafe = Self.encode(json)
+        #expect(urlSafe.contains("-") || urlSafe.contains("_"))
+        let standard = urlSafe.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        #expect(try TokenDecoder.decode(urlSafe).get().externalPurchaseId == "x??>>")
+        #expect(try TokenDecoder.decode(standard).get().externalPurchaseId == "x??>>")
+        #expect(try TokenDecoder.decode(standard.replacingOccurrences(of: "+", with: " ")).get().bundleId == "a.b")
+    }
+
+    @Test func unknownKeysAreIgnoredAndTokenTypeIsKeptAsSent() throws {
+        let json =
+            #"{"appAppleId":5,"bundleId":"a","tokenCreationDate":2,"externalPurchaseId":"e","#
+            + #""tokenType":"LINK_OUT","future":{"x":[1,2]}}"#
+        let token = try TokenDecoder.decode(Self.encode(json)).get()
+        #expect(token.tokenType == "LINK_OUT")
+        #expect(token.tokenExpirationDate == nil)
+    }
+
+    @Test(
+        "malformed tokens are refused with a named reason",
+        arguments: [
+            ("", "empty"),
+            ("   ", "empty"),
+            (String(repeating: "a", count: 5000), "too_long"),
+            ("not base64!", "not_base64"),
+            ("abcde", "not_base64"),
+            ("ab=c", "not_base64"),
+            ("YWJj===", "not_base64"),
+            (encode("not json"), "not_json"),
+            (encode("[1,2]"), "not_json"),
+            (encode(#"{"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"e"}"#), "missing_field"),
+            (encode(#"{"appAppleId":1,"tokenCreationDate":1,"externalPurchaseId":"e"}"#), "missing_field"),
+            (encode(#"{"appAppleId":1,"bundleId":"a","externalPurchaseId":"e"}"#), "missing_field"),
+            (encode(#"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1}"#), "missing_field"),
+            (
+                encode(#"{"appAppleId":"1","bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"e"}"#),
+                "invalid_field"
+            ),
+            (
+                encode(#"{"appAppleId":1.5,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"e"}"#),
+                "invalid_field"
+            ),
+            (
+                encode(#"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":""}"#),
+                "invalid_field"
+            ),
+            (
+                encode(#"{"appAppleId":1,"bundleId":"a b","tokenCreationDate":1,"externalPurchaseId":"e"}"#),
+                "invalid_field"
+            ),
+            (
+                encode(#"{"appAppleId":-1,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"e"}"#),
+                "invalid_field"
+            ),
+            (
+                encode(
+                    #"{"appAppleId":1,"bundleId":"a","tokenCreationDate":9,"externalPurchaseId":"e","tokenExpirationDate":5}"#
+                ),
+                "invalid_field"
+            ),
+            (
+                encode(
+                    #"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"e","tokenType":7}"#
+                ),
+                "invalid_field"
+            ),
+        ]
+    )
+    func rejects(token: String, code: String) {
+        guard case .failure(let rejection) = TokenDecoder.decode(token) else {
+            Issue.record("accepted \(token.prefix(40))")
+            return
+        }
+        #expect(rejection.code == code)
+        #expect(!rejection.message.contains(token) || token.trimmingCharacters(in: .whitespaces).isEmpty)
+    }
+
+    @Test func missingFieldNamesTheField() {
+        let result = TokenDecoder.decode(Self.encode(#"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1}"#))
+        #expect(result == .failure(TokenRejection(.missingField("externalPurchaseId"))))
+    }
+}
+
+@Suite("TokenValidator")
+struct TokenValidatorTests {
+    let validator = TokenValidator(apps: ["com.example": 1_234_567_890])
+    let now: Int64 = 1_764_500_000_000
+
+    func token(bundle: String = "com.example", app: Int64 = 1_234_567_890, created: Int64 = 1_706_169_600_000)
+        -> ExternalPurchaseToken
+    {
+        ExternalPurchaseToken(appAppleId: app, bundleId: bundle, tokenCreationDate: created, externalPurchaseId: "e")
+    }
+
+    @Test func acceptsAConsistentTokenHoweverOld() {
+        #expect(validator.validate(token(), queryBundleId: "com.example", nowMilliseconds: now) == nil)
+        #expect(validator.validate(token(created: 1), queryBundleId: nil, nowMilliseconds: now) == nil)
+    }
+
+    @Test func namesEachInconsistency() {
+        #expect(
+            validator.validate(token(), queryBundleId: "com.other", nowMilliseconds: now)?.code == "bundle_id_mismatch"
+        )
+        #expect(
+            validator.validate(token(bundle: "com.other"), queryBundleId: nil, nowMilliseconds: now)?.code
+                == "bundle_id_not_configured"
+        )
+        #expect(
+            validator.validate(token(app: 9), queryBundleId: nil, nowMilliseconds: now)?.code == "app_apple_id_mismatch"
+        )
+        #expect(
+            validator.validate(token(created: now + 2 * 86_400_000), queryBundleId: nil, nowMilliseconds: now)?.code
+                == "creation_date_in_future"
+        )
+    }
+
+    @Test func expiryOnlyStopsNewPurchases() {
+        var custom = token()
+        custom.tokenExpirationDate = now - 1
+        #expect(validator.validate(custom, queryBundleId: nil, nowMilliseconds: now) == nil)
+        #expect(!custom.acceptsPurchases(atMilliseconds: now))
+        #expect(custom.acceptsPurchases(atMilliseconds: now - 1))
+        #expect(token().acceptsPurchases(atMilliseconds: now))
+    }
+
+    @Test func mintedTokensRoundTrip() throws {
+        let minted = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: "SERVICES",
+            nowMilliseconds: now
+        )
+        let decoded = try TokenDecoder.decode(TokenMinter.encode(minted)).get()
+        #expect(decoded == minted)
+        #expect(decoded.environment == .sandbox)
+        #expect(decoded.tokenExpirationDate == now + 3_600_000)
+        let url = TokenMinter.redirectURL(base: "http://127.0.0.1:8080", token: minted)
+        #expect(url.hasPrefix("http://127.0.0.1:8080?externalPurchaseToken="))
+        #expect(url.hasSuffix("&bundleId=com.example"))
+    }
+}
