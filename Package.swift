@@ -16,10 +16,12 @@ let package = Package(
         .target(name: "CSystem", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "Logging", swiftSettings: swiftSettings),
         .target(name: "HTTPServer", dependencies: ["CSystem", "Logging"], swiftSettings: swiftSettings),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "ExternalPurchase", swiftSettings: swiftSettings),
+        .target(name: "Storage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(
             name: "LinkOut",
-            dependencies: ["HTTPServer", "Logging", "ExternalPurchase"],
+            dependencies: ["HTTPServer", "Logging", "ExternalPurchase", "Storage"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),
@@ -36,6 +38,7 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkOutTests",
             dependencies: ["LinkOut", "HTTPServer", "Logging", "TestSupport"],

@@ -1,0 +1,303 @@
+import Foundation
+import Synchronization
+
+/// The durable record of every token, visit and checkout: SQLite in WAL mode under the data folder.
+///
+/// Writes go through one group-commit writer; a write's completion runs after the transaction carrying it is
+/// committed (with `Durability.full`, after the WAL is fsynced), so a caller that answers only then never
+/// acknowledges anything that a crash could lose. Reads use their own connections and never wait for writes.
+public final class Ledger: Sendable {
+    /// How hard a commit presses the data to disk.
+    public enum Durability: String, Sendable {
+        /// fsync the WAL at every commit: survives power loss. The default.
+        case full
+        /// fsync at checkpoints only: survives a killed process, may lose the last commits on power loss.
+        case normal
+    }
+
+    public let path: String
+    private let writer: GroupCommitWriter
+    private let readers = Mutex<[Reader]>([])
+
+    /// Opens (creating if needed) `directory/linkout.sqlite` and applies pending migrations.
+    public init(directory: String, durability: Durability = .full) throws(StorageError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StorageError(
+                code: -1,
+                message: "cannot create data folder \(directory): \(error.localizedDescription)"
+            )
+        }
+        path = (directory as NSString).appendingPathComponent("linkout.sqlite")
+        let connection = try SQLiteConnection(path: path)
+        let mode = try connection.query("PRAGMA journal_mode = WAL")
+        guard mode.first?.first?.text == "wal" else {
+            throw StorageError(code: -1, message: "journal_mode is \(mode), expected wal")
+        }
+        try connection.execute(
+            "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys = ON"
+        )
+        try Migrations.apply(to: connection, now: Self.nowMilliseconds())
+        writer = GroupCommitWriter(connection: connection)
+    }
+
+    /// Commits what is queued and stops the writer. Later writes fail.
+    public func close() {
+        writer.stop()
+    }
+
+    /// Transactions committed since opening (each may carry many writes).
+    public var commitCount: Int { writer.commitCount }
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+
+    // MARK: writes
+
+    /// Records a visit (and upserts its token); `completion` runs once it is committed.
+    public func recordVisit(
+        _ visit: Visit,
+        completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void
+    ) {
+        writer.submit(
+            { connection throws(StorageError) in try Self.insert(visit, into: connection) },
+            completion: completion
+        )
+    }
+
+    /// Records a visit and returns once it is committed.
+    public func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
+        try writer.write { connection throws(StorageError) in try Self.insert(visit, into: connection) }
+    }
+
+    /// Records a token the app forwarded (no visit), with its checkout; returns once committed.
+    public func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
+        -> RecordOutcome
+    {
+        try writer.write { connection throws(StorageError) in
+            let isNew = try Self.upsert(token, countVisit: false, at: at, into: connection).isNew
+            let checkout = try Self.ensureCheckout(
+                id: checkoutId,
+                token: token.externalPurchaseId,
+                bundleId: token.bundleId,
+                at: at,
+                into: connection
+            )
+            return RecordOutcome(checkoutId: checkout, visitCount: 0, isNewToken: isNew)
+        }
+    }
+
+    /// Records the product a person chose on a checkout page; returns the intent's id once committed.
+    public func recordCheckoutIntent(
+        checkoutId: String,
+        productId: String,
+        currency: String,
+        amount: String,
+        at: Int64
+    ) throws(StorageError) -> Int64 {
+        try writer.write { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                INSERT INTO checkout_intents (checkout_id, product_id, currency, amount, created_at)
+                VALUES (?, ?, ?, ?, ?) RETURNING id
+                """,
+                [.text(checkoutId), .text(productId), .text(currency), .text(amount), .integer(at)]
+            )
+            return rows.first?.first?.integer ?? 0
+        }
+    }
+
+    /// A named secret kept in the ledger (created at random on first use), e.g. the key for checkout ids.
+    public func secret(named name: String) throws(StorageError) -> String {
+        try writer.write { connection throws(StorageError) in
+            var bytes = [UInt8](repeating: 0, count: 32)
+            var generator = SystemRandomNumberGenerator()
+            for index in bytes.indices { bytes[index] = generator.next() }
+            let fresh = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                [.text(name), .text(fresh)]
+            )
+            let rows = try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
+            guard let value = rows.first?.first?.text else {
+                throw StorageError(code: -1, message: "secret \(name) missing after insert")
+            }
+            return value
+        }
+    }
+
+    private static func insert(_ visit: Visit, into connection: SQLiteConnection) throws(StorageError) -> RecordOutcome
+    {
+        var visitCount: Int64 = 0
+        var isNew = false
+        if let token = visit.token {
+            (isNew, visitCount) = try upsert(token, countVisit: true, at: visit.at, into: connection)
+        }
+        let checkoutId = try ensureCheckout(
+            id: visit.checkoutId,
+            token: visit.token?.externalPurchaseId,
+            bundleId: visit.bundleId,
+            at: visit.at,
+            into: connection
+        )
+        try connection.query(
+            """
+            INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token,
+                utm_source, utm_medium, utm_campaign, utm_term, utm_content)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(checkoutId), .optional(visit.token?.externalPurchaseId), .integer(visit.at),
+                .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1), .optional(visit.utm["utm_source"]),
+                .optional(visit.utm["utm_medium"]), .optional(visit.utm["utm_campaign"]),
+                .optional(visit.utm["utm_term"]), .optional(visit.utm["utm_content"]),
+            ]
+        )
+        return RecordOutcome(checkoutId: checkoutId, visitCount: visitCount, isNewToken: isNew)
+    }
+
+    /// One row per externalPurchaseId: the first sighting inserts, later ones bump `last_seen_at` and the count.
+    private static func upsert(
+        _ token: TokenFields,
+        countVisit: Bool,
+        at: Int64,
+        into connection: SQLiteConnection
+    ) throws(StorageError) -> (isNew: Bool, visitCount: Int64) {
+        let increment: Int64 = countVisit ? 1 : 0
+        let inserted = try connection.query(
+            """
+            INSERT INTO tokens (external_purchase_id, raw_token, app_apple_id, bundle_id, token_type, token_created_at,
+                token_expires_at, environment, source, app_account_token, first_seen_at, last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(external_purchase_id) DO NOTHING
+            RETURNING visit_count
+            """,
+            [
+                .text(token.externalPurchaseId), .text(token.rawToken), .integer(token.appAppleId),
+                .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
+                .optional(token.expiresAt), .text(token.environment), .text(token.source),
+                .optional(token.appAccountToken), .integer(at), .integer(at), .integer(increment),
+            ]
+        )
+        if let count = inserted.first?.first?.integer { return (true, count) }
+        let updated = try connection.query(
+            """
+            UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?,
+                app_account_token = COALESCE(app_account_token, ?)
+            WHERE external_purchase_id = ? RETURNING visit_count
+            """,
+            [.integer(at), .integer(increment), .optional(token.appAccountToken), .text(token.externalPurchaseId)]
+        )
+        guard let count = updated.first?.first?.integer else {
+            throw StorageError(code: -1, message: "token upsert found no row")
+        }
+        return (false, count)
+    }
+
+    /// Inserts the checkout unless it exists and returns its id.
+    private static func ensureCheckout(
+        id: String,
+        token: String?,
+        bundleId: String,
+        at: Int64,
+        into connection: SQLiteConnection
+    ) throws(StorageError) -> String {
+        try connection.query(
+            "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            [.text(id), .optional(token), .text(bundleId), .integer(at)]
+        )
+        return id
+    }
+
+    // MARK: reads
+
+    /// Runs `body` on a reader connection borrowed from the pool (opened on demand).
+    private func read<T: Sendable>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        let reader: Reader
+        if let borrowed = readers.withLock({ $0.popLast() }) {
+            reader = borrowed
+        } else {
+            reader = Reader(connection: try SQLiteConnection(path: path, readOnly: true))
+        }
+        defer { readers.withLock { $0.append(reader) } }
+        return try reader.connection.withLock { connection throws(StorageError) in try body(connection) }
+    }
+
+    /// A reader connection; the pool hands each to one caller at a time, the Mutex makes that provable.
+    private final class Reader: Sendable {
+        let connection: Mutex<SQLiteConnection>
+        init(connection: sending SQLiteConnection) { self.connection = Mutex(connection) }
+    }
+
+    public func checkout(id: String) throws(StorageError) -> CheckoutRecord? {
+        try read { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                SELECT c.id, c.bundle_id, c.external_purchase_id, t.environment, t.token_expires_at
+                FROM checkouts c LEFT JOIN tokens t ON t.external_purchase_id = c.external_purchase_id
+                WHERE c.id = ?
+                """,
+                [.text(id)]
+            )
+            guard let row = rows.first, let id = row[0].text, let bundleId = row[1].text else { return nil }
+            return CheckoutRecord(
+                id: id,
+                bundleId: bundleId,
+                externalPurchaseId: row[2].text,
+                environment: row[3].text,
+                tokenExpiresAt: row[4].integer
+            )
+        }
+    }
+
+    /// Tokens in first-seen order.
+    public func tokens(limit: Int = Int.max, offset: Int = 0) throws(StorageError) -> [TokenRow] {
+        try read { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                SELECT t.external_purchase_id, t.environment, t.source, t.bundle_id, t.app_apple_id, t.token_type,
+                    t.token_created_at, t.token_expires_at, t.first_seen_at, t.last_seen_at, t.visit_count,
+                    (SELECT c.id FROM checkouts c WHERE c.external_purchase_id = t.external_purchase_id LIMIT 1)
+                FROM tokens t ORDER BY t.first_seen_at, t.external_purchase_id LIMIT ? OFFSET ?
+                """,
+                [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
+            )
+            return rows.map { row in
+                TokenRow(
+                    externalPurchaseId: row[0].text ?? "",
+                    environment: row[1].text ?? "",
+                    source: row[2].text ?? "",
+                    bundleId: row[3].text ?? "",
+                    appAppleId: row[4].integer ?? 0,
+                    tokenType: row[5].text,
+                    tokenCreationDate: row[6].integer ?? 0,
+                    tokenExpirationDate: row[7].integer,
+                    firstSeenAt: row[8].integer ?? 0,
+                    lastSeenAt: row[9].integer ?? 0,
+                    visitCount: row[10].integer ?? 0,
+                    checkoutId: row[11].text
+                )
+            }
+        }
+    }
+
+    /// Counts rows of a table (tests and status output).
+    public func count(_ table: CountableTable) throws(StorageError) -> Int64 {
+        try read { connection throws(StorageError) in
+            try connection.query("SELECT count(*) FROM \(table.rawValue)").first?.first?.integer ?? 0
+        }
+    }
+
+    public enum CountableTable: String, Sendable {
+        case tokens, visits, checkouts
+        case checkoutIntents = "checkout_intents"
+    }
+}
+
+extension String {
+    func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}

@@ -1,0 +1,81 @@
+/// The schema, as numbered migrations applied in order at start-up. Never edit a released migration; add one.
+enum Migrations {
+    static let all: [(version: Int64, sql: String)] = [
+        (
+            1,
+            """
+            CREATE TABLE tokens (
+                external_purchase_id TEXT PRIMARY KEY,
+                raw_token TEXT NOT NULL,
+                app_apple_id INTEGER NOT NULL,
+                bundle_id TEXT NOT NULL,
+                token_type TEXT,
+                token_created_at INTEGER NOT NULL,
+                token_expires_at INTEGER,
+                environment TEXT NOT NULL,
+                source TEXT NOT NULL,
+                app_account_token TEXT,
+                first_seen_at INTEGER NOT NULL,
+                last_seen_at INTEGER NOT NULL,
+                visit_count INTEGER NOT NULL
+            );
+            CREATE TABLE checkouts (
+                id TEXT PRIMARY KEY,
+                external_purchase_id TEXT REFERENCES tokens(external_purchase_id),
+                bundle_id TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+            CREATE INDEX checkouts_token ON checkouts(external_purchase_id);
+            CREATE TABLE visits (
+                id INTEGER PRIMARY KEY,
+                checkout_id TEXT NOT NULL REFERENCES checkouts(id),
+                external_purchase_id TEXT,
+                visited_at INTEGER NOT NULL,
+                landing_path TEXT NOT NULL,
+                had_token INTEGER NOT NULL,
+                utm_source TEXT,
+                utm_medium TEXT,
+                utm_campaign TEXT,
+                utm_term TEXT,
+                utm_content TEXT
+            );
+            CREATE INDEX visits_token ON visits(external_purchase_id);
+            CREATE TABLE checkout_intents (
+                id INTEGER PRIMARY KEY,
+                checkout_id TEXT NOT NULL REFERENCES checkouts(id),
+                product_id TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                amount TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+            CREATE TABLE settings (
+                name TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            );
+            """
+        )
+    ]
+
+    static func apply(to connection: SQLiteConnection, now: Int64) throws(StorageError) {
+        try connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"
+        )
+        let applied = Set(
+            try connection.query("SELECT version FROM schema_migrations").compactMap { $0.first?.integer }
+        )
+        for migration in all where !applied.contains(migration.version) {
+            try connection.execute("BEGIN IMMEDIATE")
+            do throws(StorageError) {
+                try connection.execute(migration.sql)
+                try connection.query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    [.integer(migration.version), .integer(now)]
+                )
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+}

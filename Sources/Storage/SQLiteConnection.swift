@@ -1,0 +1,95 @@
+import CSQLite
+
+/// One SQLite connection with a cache of prepared statements. Not thread-safe: each connection is owned by one
+/// thread at a time (the writer thread, or a reader borrowed from the pool).
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    init(path: String, readOnly: Bool = false) throws(StorageError) {
+        var handle: OpaquePointer?
+        // NOMUTEX: each connection is used by one thread at a time, so SQLite's own mutex is redundant.
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw StorageError(code: rc, message: "open \(path): \(message)")
+        }
+        self.handle = handle
+        // Wait for another process's lock (e.g. `linkout export` while serving) instead of failing at once.
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    private func error(_ rc: Int32) -> StorageError {
+        StorageError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+    }
+
+    /// Runs SQL without parameters (schema, pragmas, BEGIN/COMMIT); may hold several statements.
+    func execute(_ sql: String) throws(StorageError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        guard rc == SQLITE_OK else {
+            let message = errorMessage.map { String(cString: $0) } ?? ""
+            sqlite3_free(errorMessage)
+            throw StorageError(code: rc, message: message)
+        }
+    }
+
+    /// Prepares (once, then cached), binds, steps to the end and returns every row.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(StorageError) -> [[SQLiteValue]] {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (offset, value) in parameters.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .integer(let integer): rc = sqlite3_bind_int64(statement, index, integer)
+            case .text(let text): rc = sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+            case .null: rc = sqlite3_bind_null(statement, index)
+            }
+            guard rc == SQLITE_OK else { throw error(rc) }
+        }
+        var rows: [[SQLiteValue]] = []
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw error(rc) }
+            var row: [SQLiteValue] = []
+            let columns = sqlite3_column_count(statement)
+            row.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
+                case SQLITE_NULL: row.append(.null)
+                default:
+                    if let text = sqlite3_column_text(statement, column) {
+                        row.append(.text(String(cString: text)))
+                    } else {
+                        row.append(.null)
+                    }
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    private func prepared(_ sql: String) throws(StorageError) -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc) }
+        statements[sql] = statement
+        return statement
+    }
+}

@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import Storage
+import Synchronization
+import Testing
+
+@Suite("Ledger")
+struct LedgerTests {
+    final class TemporaryFolder {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-ledger-\(UUID())").path
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    static func token(_ id: String, source: String = "url") -> TokenFields {
+        TokenFields(
+            externalPurchaseId: id,
+            rawToken: "raw-\(id)",
+            appAppleId: 1_234_567_890,
+            bundleId: "com.example",
+            tokenType: nil,
+            createdAt: 1_706_169_600_000,
+            expiresAt: nil,
+            environment: id.hasPrefix("SANDBOX") ? "sandbox" : "production",
+            source: source
+        )
+    }
+
+    static func visit(_ id: String?, checkout: String, at: Int64 = 1_000) -> Visit {
+        Visit(
+            token: id.map { token($0) },
+            checkoutId: checkout,
+            bundleId: "com.example",
+            landingPath: "/",
+            utm: ["utm_source": "newsletter"],
+            at: at
+        )
+    }
+
+    @Test func repeatVisitsUpdateOneRow() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        let first = try ledger.recordVisit(Self.visit("a", checkout: "c-a", at: 1_000))
+        let second = try ledger.recordVisit(Self.visit("a", checkout: "c-a", at: 2_000))
+        #expect(first == RecordOutcome(checkoutId: "c-a", visitCount: 1, isNewToken: true))
+        #expect(second == RecordOutcome(checkoutId: "c-a", visitCount: 2, isNewToken: false))
+        let rows = try ledger.tokens()
+        #expect(rows.count == 1)
+        #expect(rows[0].visitCount == 2)
+        #expect(rows[0].firstSeenAt == 1_000)
+        #expect(rows[0].lastSeenAt == 2_000)
+        #expect(rows[0].checkoutId == "c-a")
+        #expect(try ledger.count(.visits) == 2)
+        #expect(try ledger.count(.checkouts) == 1)
+    }
+
+    @Test func forwardedTokensAreRecordedWithoutAVisit() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        let first = try ledger.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 5)
+        let again = try ledger.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 6)
+        #expect(first.isNewToken)
+        #expect(!again.isNewToken)
+        let row = try #require(try ledger.tokens().first)
+        #expect(row.source == "app")
+        #expect(row.visitCount == 0)
+        #expect(try ledger.checkout(id: "c-f")?.externalPurchaseId == "f")
+    }
+
+    @Test func tokenlessVisitsGetTheirOwnCheckout() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        _ = try ledger.recordVisit(Self.visit(nil, checkout: "anon"))
+        let checkout = try #require(try ledger.checkout(id: "anon"))
+        #expect(checkout.externalPurchaseId == nil)
+        #expect(try ledger.count(.tokens) == 0)
+        #expect(try ledger.checkout(id: "missing") == nil)
+    }
+
+    @Test func concurrentWritersShareCommitsAndLoseNothing() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        let failures = Mutex<[String]>([])
+        // Real threads: concurrentPerform would run only one per core.
+        let group = DispatchGroup()
+        for worker in 0..<16 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for index in 0..<50 {
+                    // Every worker records the shared token and one of its own, all at once.
+                    for id in ["shared", "w\(worker)-\(index)"] {
+                        do {
+                            _ = try ledger.recordVisit(Self.visit(id, checkout: "c-\(id)"))
+                        } catch {
+                            failures.withLock { $0.append("\(error)") }
+                        }
+                    }
+                }
+            }
+        }
+        group.wait()
+        let failed = failures.withLock { $0 }
+        #expect(failed.isEmpty, "\(failed.count) writes failed, first: \(failed.first ?? "")")
+        #expect(try ledger.count(.tokens) == 16 * 50 + 1)
+        #expect(try ledger.count(.visits) == 16 * 50 * 2)
+        let shared = try #require(try ledger.tokens().first { $0.externalPurchaseId == "shared" })
+        #expect(shared.visitCount == 16 * 50)
+        // 1,600 writes from 16 threads: group commit must have put several in each transaction.
+        #expect(ledger.commitCount < 1_600)
+        print("1600 concurrent writes took \(ledger.commitCount) commits")
+    }
+
+    @Test func everythingSurvivesReopening() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        _ = try ledger.recordVisit(Self.visit("keep", checkout: "c-keep"))
+        let secret = try ledger.secret(named: "checkout-key")
+        ledger.close()
+        let reopened = try Ledger(directory: folder.path)
+        defer { reopened.close() }
+        #expect(try reopened.tokens().map(\.externalPurchaseId) == ["keep"])
+        #expect(try reopened.secret(named: "checkout-key") == secret)
+        #expect(secret.count == 64)
+        #expect(try reopened.recordVisit(Self.visit("keep", checkout: "c-keep")).visitCount == 2)
+    }
+
+    @Test func writesAfterCloseFailCleanly() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        ledger.close()
+        #expect(throws: StorageError.self) { try ledger.recordVisit(Self.visit("late", checkout: "c")) }
+    }
+}
