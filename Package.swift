@@ -17,11 +17,12 @@ let package = Package(
         .target(name: "Logging", swiftSettings: swiftSettings),
         .target(name: "HTTPServer", dependencies: ["CSystem", "Logging"], swiftSettings: swiftSettings),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "ExternalPurchase", swiftSettings: swiftSettings),
         .target(name: "Storage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(
             name: "LinkOut",
-            dependencies: ["HTTPServer", "Logging", "ExternalPurchase", "Storage"],
+            dependencies: ["HTTPServer", "Logging", "ExternalPurchase", "Storage", "CCrypto"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),

@@ -293,9 +293,9 @@ private final class LoopState {
             )
         case .route(let route, let parameters):
             request.pathParameters = parameters
-            switch route.execution {
-            case .eventLoop:
-                let response = context.respond(route.handler, to: request)
+            switch route.body {
+            case .immediate(.eventLoop, let handler):
+                let response = context.respond(handler, to: request)
                 write(
                     response,
                     to: connection,
@@ -304,18 +304,26 @@ private final class LoopState {
                     keepAlive: keepAlive,
                     omitBody: omitBody
                 )
-            case .workerPool:
+            case .immediate(.workerPool, let handler):
                 connection.phase = .waitingForHandler(keepAlive: keepAlive, omitBody: omitBody)
-                let fd = connection.fd
-                let id = connection.id
-                let loop = self.loop
+                let responder = Responder(
+                    loop: loop,
+                    fd: connection.fd,
+                    id: connection.id,
+                    startedAt: startedAt,
+                    request: request
+                )
                 let context = self.context
-                let handler = route.handler
                 let request = request
                 context.workers.submit {
-                    let response = context.respond(handler, to: request)
-                    loop.post(.completed(fd: fd, id: id, response: response, startedAt: startedAt, request: request))
+                    responder.respond(context.respond(handler, to: request))
                 }
+            case .deferred(let handler):
+                connection.phase = .waitingForHandler(keepAlive: keepAlive, omitBody: omitBody)
+                handler(
+                    request,
+                    Responder(loop: loop, fd: connection.fd, id: connection.id, startedAt: startedAt, request: request)
+                )
             }
         }
     }

@@ -10,6 +10,15 @@ public struct Router: Sendable {
 
     public typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
+    /// A handler that answers later: it runs on the event loop, must not block, and hands its work to another
+    /// thread (for example the ledger's group-commit writer), which calls the `Responder` exactly once.
+    public typealias DeferredHandler = @Sendable (HTTPRequest, Responder) -> Void
+
+    enum Body: Sendable {
+        case immediate(Execution, Handler)
+        case deferred(DeferredHandler)
+    }
+
     enum Segment: Sendable, Equatable {
         case literal(String)
         case parameter(String)
@@ -19,8 +28,7 @@ public struct Router: Sendable {
     struct Route: Sendable {
         var method: String
         var segments: [Segment]
-        var execution: Execution
-        var handler: Handler
+        var body: Body
     }
 
     enum Match {
@@ -40,6 +48,15 @@ public struct Router: Sendable {
         execution: Execution = .workerPool,
         handler: @escaping Handler
     ) {
+        append(method, pattern, .immediate(execution, handler))
+    }
+
+    /// Adds a route whose handler answers through a `Responder` (see `DeferredHandler`).
+    public mutating func addDeferred(_ method: String, _ pattern: String, handler: @escaping DeferredHandler) {
+        append(method, pattern, .deferred(handler))
+    }
+
+    private mutating func append(_ method: String, _ pattern: String, _ body: Body) {
         let segments: [Segment] = Self.split(Substring(pattern)).map { part in
             if part.hasPrefix("{") && part.hasSuffix("...}") {
                 return .remainder(String(part.dropFirst().dropLast(4)))
@@ -49,7 +66,7 @@ public struct Router: Sendable {
             }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, segments: segments, execution: execution, handler: handler))
+        routes.append(Route(method: method, segments: segments, body: body))
     }
 
     public mutating func get(_ pattern: String, execution: Execution = .workerPool, handler: @escaping Handler) {

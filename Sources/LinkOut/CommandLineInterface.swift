@@ -1,18 +1,22 @@
 import Foundation
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `linkout <subcommand> [flags]`: argument parsing only; the work happens in the library.
 public enum CommandLineInterface {
     static let usage = """
         usage: linkout <command> [options]
 
         commands:
-          serve [--config PATH] [--host H] [--port N] [--data-dir DIR]   run the server
-          help                                                           show this text
+          serve [--config PATH] [--host H] [--port N] [--data-dir DIR]
+              run the server (flags beat LINKOUT_* environment variables, which beat config.json)
+          decode TOKEN [--config PATH]
+              print the token's JSON and whether this configuration accepts it (exit 1 if not)
+          simulate [--url BASE] [--bundle-id ID] [--app-apple-id N] [--sandbox] [--type ACQUISITION|SERVICES]
+              print a StoreKit-shaped redirect URL with a freshly minted token
+          export [--format csv|json] [--data-dir DIR] [--config PATH]
+              write the token ledger to standard output
+          help
+              show this text
 
         """
 
@@ -23,90 +27,78 @@ public enum CommandLineInterface {
             return 2
         }
         let rest = Array(arguments.dropFirst())
-        switch command {
-        case "serve": return serve(rest)
-        case "help", "--help", "-h":
-            print(usage, terminator: "")
-            return 0
-        default:
-            printError("linkout: unknown command '\(command)'\n\n" + usage)
-            return 2
-        }
-    }
-
-    static func serve(_ arguments: [String]) -> Int32 {
-        let flags: [String: String]
         do {
-            flags = try parseFlags(arguments, allowed: ["--config", "--host", "--port", "--data-dir"])
-        } catch {
-            printError("linkout serve: \(error)\n")
+            switch command {
+            case "serve": return try ServeCommand.run(rest)
+            case "decode": return try DecodeCommand.run(rest)
+            case "simulate": return try SimulateCommand.run(rest)
+            case "export": return try ExportCommand.run(rest)
+            case "help", "--help", "-h":
+                printOutput(usage)
+                return 0
+            default:
+                printError("linkout: unknown command '\(command)'\n\n" + usage)
+                return 2
+            }
+        } catch let error as UsageError {
+            printError("linkout \(command): \(error)\n")
             return 2
-        }
-        let configuration: Configuration
-        do {
-            configuration = try Configuration.load(
-                overrides: Configuration.Overrides(
-                    configPath: flags["--config"],
-                    host: flags["--host"],
-                    port: flags["--port"],
-                    dataDir: flags["--data-dir"]
-                )
-            )
-        } catch {
+        } catch let error as ConfigurationError {
             printError("linkout: \(error)\n")
             return 2
-        }
-        let application = Application(configuration: configuration)
-        let port: Int
-        do {
-            port = try application.start()
         } catch {
-            printError("linkout: cannot start: \(error)\n")
+            printError("linkout \(command): \(error)\n")
             return 1
         }
-        // Scripts and tests read the bound port from this line (with --port 0 it is the only way to learn it).
-        printOutput("linkout listening on http://\(displayHost(configuration.server.host)):\(port)\n")
-        let signalName = SignalWaiter.waitForTermination()
-        application.logger.info("signal received", ["signal": signalName])
-        application.shutdown()
-        return 0
-    }
-
-    static func displayHost(_ host: String) -> String {
-        host.contains(":") ? "[\(host)]" : host
     }
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// `--name value` and `--name=value` pairs; anything else is a usage error.
-    static func parseFlags(_ arguments: [String], allowed: Set<String>) throws -> [String: String] {
+    /// `--name value` and `--name=value` pairs; names in `switches` take no value. Anything else is a usage error.
+    static func parseFlags(
+        _ arguments: [String],
+        allowed: Set<String>,
+        switches: Set<String> = [],
+        positional: Int = 0
+    ) throws(UsageError) -> (flags: [String: String], positional: [String]) {
         var flags: [String: String] = [:]
+        var rest: [String] = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--") else {
+                guard rest.count < positional else {
+                    throw UsageError(description: "unexpected argument '\(argument)'")
+                }
+                rest.append(argument)
+                continue
+            }
             var name = argument
             var value: String?
             if let equals = argument.firstIndex(of: "=") {
                 name = String(argument[..<equals])
                 value = String(argument[argument.index(after: equals)...])
             }
+            if switches.contains(name) {
+                flags[name] = value ?? "true"
+                continue
+            }
             guard allowed.contains(name) else { throw UsageError(description: "unknown option '\(name)'") }
             if value == nil {
-                guard index + 1 < arguments.count else {
-                    throw UsageError(description: "option '\(name)' needs a value")
-                }
-                index += 1
+                guard index < arguments.count else { throw UsageError(description: "option '\(name)' needs a value") }
                 value = arguments[index]
+                index += 1
             }
             flags[name] = value
-            index += 1
         }
-        return flags
+        guard rest.count == positional else { throw UsageError(description: "missing argument") }
+        return (flags, rest)
     }
 
-    /// Unbuffered, so a script reading a pipe sees the line at once.
+    /// Unbuffered, so a script reading a pipe sees the text at once.
     static func printOutput(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
     }

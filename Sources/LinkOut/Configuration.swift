@@ -31,9 +31,50 @@ public struct Configuration: Sendable {
         public var shutdownGraceSeconds = 10
     }
 
+    /// `apple` section: App Store Connect key and API hosts (used by reporting).
+    public struct Apple: Sendable {
+        public var issuerId = ""
+        public var keyId = ""
+        public var privateKeyFile = ""
+        public var productionURL = "https://api.storekit.apple.com"
+        public var sandboxURL = "https://api.storekit-sandbox.apple.com"
+    }
+
+    /// `reporting` section.
+    public struct Reporting: Sendable {
+        /// A token without line items is reported `NO_LINE_ITEM` after this many seconds. Default 48 hours.
+        public var noLineItemAfterSeconds: Int64 = 172_800
+        public var pollIntervalSeconds: Int64 = 30
+    }
+
     public var server = Server()
     /// `storage.dataDir`: where the SQLite ledger lives. Default `data`.
     public var dataDir = "data"
+    /// `storage.durability`: `full` (fsync every commit; survives power loss) or `normal`. Default full.
+    public var durability = "full"
+    public var landing = LandingConfiguration()
+    public var apps = [
+        AppConfiguration(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            name: "Example",
+            returnURL: "https://example.com/open",
+            urlScheme: "example"
+        )
+    ]
+    public var catalog: [Product] = [
+        Product(
+            id: "pro.lifetime",
+            kind: .oneTime,
+            names: ["en": "Pro forever", "de": "Pro für immer"],
+            prices: ["EUR": Money(currency: "EUR", decimal: "29.99"), "USD": Money(currency: "USD", decimal: "29.99")]
+                .compactMapValues { $0 }
+        )
+    ]
+    public var apple = Apple()
+    public var reporting = Reporting()
+    /// `payments.provider`. Default `demo`.
+    public var paymentProvider = "demo"
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
     public var logLevel = Logger.Level.info
     /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
@@ -108,12 +149,50 @@ extension Configuration {
         var configuration = Configuration()
         try configuration.readServer(try fields.section("server"))
         let storage = try fields.section("storage")
-        try storage.rejectUnknownKeys(["dataDir"])
+        try storage.rejectUnknownKeys(["dataDir", "durability"])
         configuration.dataDir = try storage.string("dataDir", default: configuration.dataDir)
+        configuration.durability = try storage.string("durability", default: "full")
+        guard ["full", "normal"].contains(configuration.durability) else {
+            throw ConfigurationError(field: "storage.durability", problem: "must be full or normal")
+        }
+        try configuration.readLanding(try fields.section("landing"))
+        if fields.object["apps"] != nil { try configuration.readApps(try fields.list("apps")) }
+        if fields.object["catalog"] != nil { try configuration.readCatalog(try fields.list("catalog")) }
+        try configuration.readApple(try fields.section("apple"))
+        let reporting = try fields.section("reporting")
+        try reporting.rejectUnknownKeys(["noLineItemAfterSeconds", "pollIntervalSeconds"])
+        configuration.reporting.noLineItemAfterSeconds = try reporting.integer(
+            "noLineItemAfterSeconds",
+            default: 172_800,
+            range: 0...864_000
+        )
+        configuration.reporting.pollIntervalSeconds = try reporting.integer(
+            "pollIntervalSeconds",
+            default: 30,
+            range: 1...3600
+        )
+        let payments = try fields.section("payments")
+        try payments.rejectUnknownKeys(["provider"])
+        configuration.paymentProvider = try payments.string("provider", default: "demo")
         let logging = try fields.section("logging")
         try logging.rejectUnknownKeys(["level"])
         configuration.logLevel = try parseLevel(try logging.string("level", default: "info"), field: "logging.level")
+        try configuration.validateReferences()
         return configuration
+    }
+
+    private mutating func readApple(_ section: JSONFields) throws(ConfigurationError) {
+        try section.rejectUnknownKeys(["issuerId", "keyId", "privateKeyFile", "productionURL", "sandboxURL"])
+        apple.issuerId = try section.string("issuerId", default: "")
+        apple.keyId = try section.string("keyId", default: "")
+        apple.privateKeyFile = try section.string("privateKeyFile", default: "")
+        apple.productionURL = try section.string("productionURL", default: apple.productionURL)
+        apple.sandboxURL = try section.string("sandboxURL", default: apple.sandboxURL)
+        for (key, value) in [("productionURL", apple.productionURL), ("sandboxURL", apple.sandboxURL)] {
+            guard let url = URL(string: value), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                throw ConfigurationError(field: "apple." + key, problem: "must be an absolute http or https URL")
+            }
+        }
     }
 
     static let knownSections: Set<String> = [

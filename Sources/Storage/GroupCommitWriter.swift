@@ -55,8 +55,8 @@ final class GroupCommitWriter: Sendable {
                 try connection.query("RELEASE job")
                 result = .success(value)
             } catch {
-                try? connection.query("ROLLBACK TO job")
-                try? connection.query("RELEASE job")
+                _ = try? connection.query("ROLLBACK TO job")
+                _ = try? connection.query("RELEASE job")
                 result = .failure(error)
             }
             return { commitError in completion(commitError.map { .failure($0) } ?? result) }
@@ -130,7 +130,7 @@ final class GroupCommitWriter: Sendable {
                 commits.add(1, ordering: .relaxed)
             } catch {
                 commitError = error
-                try? connection.query("ROLLBACK")
+                _ = try? connection.query("ROLLBACK")
             }
             for finish in finishers { finish(commitError) }
         }

@@ -1,0 +1,7 @@
+#ifndef CCRYPTO_SHIM_H
+#define CCRYPTO_SHIM_H
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#endif

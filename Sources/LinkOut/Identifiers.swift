@@ -1,0 +1,58 @@
+/// The ids linkout hands out: checkout ids (stable per token, unguessable), session ids and CSRF tokens.
+struct Identifiers: Sendable {
+    private let mac: HMACSHA256
+
+    /// `secret` is 64 hex characters kept in the ledger, so ids stay the same across restarts.
+    init(secret: String) {
+        mac = HMACSHA256(key: Array(secret.utf8))
+    }
+
+    /// The checkout for a token: the same externalPurchaseId always maps to the same id, and nobody without the
+    /// secret can compute it (130 bits of an HMAC).
+    func checkoutId(externalPurchaseId: String) -> String {
+        Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId).prefix(17))).prefix(26).description
+    }
+
+    /// A fresh random id (checkouts without a token, sessions): 130 random bits.
+    static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<17).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return base32(bytes).prefix(26).description
+    }
+
+    /// The CSRF token for a form on `checkoutId` shown to `session`.
+    func csrfToken(session: String, checkoutId: String) -> String {
+        Self.base32(Array(mac.authenticate("csrf\u{0}" + session + "\u{0}" + checkoutId).prefix(20)))
+    }
+
+    func isValidCSRF(_ candidate: String, session: String, checkoutId: String) -> Bool {
+        HMACSHA256.constantTimeEqual(
+            Array(candidate.utf8),
+            Array(csrfToken(session: session, checkoutId: checkoutId).utf8)
+        )
+    }
+
+    /// Whether `text` has the shape of an id this type produced (26 base32 characters).
+    static func isWellFormed(_ text: String) -> Bool {
+        text.utf8.count == 26 && text.utf8.allSatisfy { alphabet.contains($0) }
+    }
+
+    private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
+
+    /// RFC 4648 base32, lowercase, unpadded: URL-safe and unambiguous to read aloud.
+    static func base32(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = buffer << 8 | UInt32(byte)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                output.append(alphabet[Int(buffer >> UInt32(bits) & 31)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int(buffer << UInt32(5 - bits) & 31)]) }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

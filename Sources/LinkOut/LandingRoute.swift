@@ -1,0 +1,162 @@
+import ExternalPurchase
+import Foundation
+import HTTPServer
+import Logging
+import Storage
+
+/// The StoreKit redirect target: `GET /?externalPurchaseToken=<token>&bundleId=<id>`.
+///
+/// Decode and validate on the event loop (microseconds), hand the visit to the ledger's group-commit writer,
+/// and answer only once it is committed: a 303 to the checkout's clean URL, so the token leaves the address bar
+/// and never reaches a Referer header.
+struct LandingRoute: Sendable {
+    let configuration: Configuration
+    let validator: TokenValidator
+    let identifiers: Identifiers
+    let ledger: Ledger
+    let pages: Pages
+    let metrics: Metrics
+    let logger: Logger
+
+    static let utmParameters: Set<String> = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"]
+
+    func handle(_ request: HTTPRequest, _ responder: Responder) {
+        let isHead = request.method == "HEAD"
+        let language = pages.language(for: request)
+        var tokenText: String?
+        var queryBundleId: String?
+        var utm: [String: String] = [:]
+        for item in request.queryItems {
+            switch item.name {
+            case "externalPurchaseToken": tokenText = tokenText ?? item.value
+            case "bundleId": queryBundleId = queryBundleId ?? item.value
+            case let name where Self.utmParameters.contains(name): utm[name] = String(item.value.prefix(200))
+            default: break
+            }
+        }
+        let now = Clock.nowMilliseconds()
+        var visit: Visit
+        if let tokenText {
+            let token: ExternalPurchaseToken
+            switch TokenDecoder.decode(tokenText) {
+            case .success(let decoded): token = decoded
+            case .failure(let rejection):
+                responder.respond(reject(rejection, isHead: isHead, language: language))
+                return
+            }
+            if let rejection = validator.validate(token, queryBundleId: queryBundleId, nowMilliseconds: now) {
+                responder.respond(reject(rejection, isHead: isHead, language: language))
+                return
+            }
+            visit = Visit(
+                token: TokenFields(token, raw: tokenText, source: "url"),
+                checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
+                bundleId: token.bundleId,
+                landingPath: String(request.path),
+                utm: utm,
+                at: now
+            )
+        } else {
+            guard configuration.landing.allowWithoutToken else {
+                responder.respond(
+                    pages.message(
+                        status: .ok,
+                        title: "open_from_app_title",
+                        message: "open_from_app_message",
+                        language: language
+                    )
+                )
+                return
+            }
+            let bundleId = queryBundleId ?? configuration.landing.defaultBundleId
+            guard configuration.apps.contains(where: { $0.bundleId == bundleId }) else {
+                responder.respond(reject(TokenRejection(.bundleIdNotConfigured), isHead: isHead, language: language))
+                return
+            }
+            visit = Visit(
+                token: nil,
+                checkoutId: Identifiers.random(),
+                bundleId: bundleId,
+                landingPath: String(request.path),
+                utm: utm,
+                at: now
+            )
+        }
+        // Link previews probe with HEAD: same answer, nothing recorded.
+        if isHead {
+            responder.respond(redirect(to: visit.checkoutId, request: request))
+            return
+        }
+        let environment = visit.token?.environment
+        ledger.recordVisit(visit) { result in
+            switch result {
+            case .success(let outcome):
+                metrics.increment("linkout_visits_recorded_total")
+                if outcome.isNewToken, let environment {
+                    metrics.increment(
+                        "linkout_tokens_recorded_total",
+                        [("environment", environment), ("source", "url")]
+                    )
+                }
+                responder.respond(redirect(to: outcome.checkoutId, request: request))
+            case .failure(let error):
+                logger.error("visit not recorded", ["error": "\(error)"])
+                var response = pages.message(
+                    status: .serviceUnavailable,
+                    title: "unavailable_title",
+                    message: "unavailable_message",
+                    language: language
+                )
+                response.headers.add(name: "Retry-After", value: "1")
+                responder.respond(response)
+            }
+        }
+    }
+
+    /// 303 to the checkout's clean URL, with a session cookie if the browser has none.
+    private func redirect(to checkoutId: String, request: HTTPRequest) -> HTTPResponse {
+        var headers = pages.securityHeaders()
+        headers.add(name: "Location", value: "/checkout/" + checkoutId)
+        if request.method != "HEAD" && Session.id(in: request) == nil {
+            headers.add(name: "Set-Cookie", value: Session.cookie(Identifiers.random(), secure: pages.isSecure))
+        }
+        return HTTPResponse(status: .seeOther, headers: headers)
+    }
+
+    private func reject(_ rejection: TokenRejection, isHead: Bool, language: String) -> HTTPResponse {
+        if !isHead { metrics.increment("linkout_tokens_rejected_total", [("reason", rejection.code)]) }
+        let detail = pages.localization.text("reason_" + rejection.code, language: language)
+        return pages.message(
+            status: .badRequest,
+            title: "invalid_link_title",
+            message: "invalid_link_message",
+            detail: detail,
+            language: language
+        )
+    }
+}
+
+extension TokenFields {
+    /// The ledger's fields for a decoded token; `raw` is the token text as received.
+    init(_ token: ExternalPurchaseToken, raw: String, source: String, appAccountToken: String? = nil) {
+        self.init(
+            externalPurchaseId: token.externalPurchaseId,
+            rawToken: raw,
+            appAppleId: token.appAppleId,
+            bundleId: token.bundleId,
+            tokenType: token.tokenType,
+            createdAt: token.tokenCreationDate,
+            expiresAt: token.tokenExpirationDate,
+            environment: token.environment.rawValue,
+            source: source,
+            appAccountToken: appAccountToken
+        )
+    }
+}
+
+/// Wall-clock time as Apple's tokens count it.
+enum Clock {
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+}

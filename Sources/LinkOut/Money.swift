@@ -1,0 +1,56 @@
+import Foundation
+
+/// An amount of money in minor units (cents) of a currency. Never a floating-point number: prices come from
+/// config as decimal text ("29.99") and stay integers from then on.
+public struct Money: Sendable, Equatable {
+    /// ISO 4217 code, e.g. `EUR`.
+    public var currency: String
+    /// Amount in the currency's minor unit (cents for EUR and USD, yen for JPY).
+    public var minorUnits: Int64
+
+    /// Currencies without a minor unit in everyday prices.
+    static let zeroDecimalCurrencies: Set<String> = ["JPY", "KRW", "ISK", "CLP", "VND", "HUF", "TWD", "UGX"]
+
+    public var fractionDigits: Int { Self.zeroDecimalCurrencies.contains(currency) ? 0 : 2 }
+
+    /// Parses `"29.99"`, `"30"` or `"30.5"`; nil for signs, exponents, too many decimals or absurd sizes.
+    public init?(currency: String, decimal text: String) {
+        guard currency.utf8.count == 3, currency.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else { return nil }
+        self.currency = currency
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 12,
+            whole.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        else { return nil }
+        let digits = Self.zeroDecimalCurrencies.contains(currency) ? 0 : 2
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard parts.count == 1 || !fraction.isEmpty, fraction.count <= digits,
+            fraction.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        else { return nil }
+        fraction += String(repeating: "0", count: digits - fraction.count)
+        guard let units = Int64(whole + fraction) else { return nil }
+        minorUnits = units
+    }
+
+    /// The amount as plain decimal text, e.g. `29.99` (for records and APIs).
+    public var decimalText: String {
+        let digits = fractionDigits
+        guard digits > 0 else { return String(minorUnits) }
+        var divisor: Int64 = 1
+        for _ in 0..<digits { divisor *= 10 }
+        let fraction = String(minorUnits % divisor)
+        return "\(minorUnits / divisor).\(String(repeating: "0", count: digits - fraction.count))\(fraction)"
+    }
+
+    /// The amount as a person reads it in `language`: `€29.99` in English, `29,99 €` in German.
+    public func formatted(language: String) -> String {
+        let symbol = Self.symbols[currency] ?? currency
+        if language == "de" {
+            return decimalText.replacingOccurrences(of: ".", with: ",") + "\u{00A0}" + symbol
+        }
+        return symbol.count == 1 ? symbol + decimalText : symbol + "\u{00A0}" + decimalText
+    }
+
+    static let symbols = [
+        "EUR": "€", "USD": "$", "GBP": "£", "JPY": "¥", "CHF": "CHF", "SEK": "kr", "NOK": "kr", "DKK": "kr",
+    ]
+}

@@ -1,0 +1,76 @@
+import Foundation
+import HTTPServer
+
+/// Renders the HTML pages from `Public/templates/` with the texts of the visitor's language, and gives every
+/// page the same security headers.
+struct Pages: Sendable {
+    let checkout: Template
+    let confirmation: Template
+    let message: Template
+    let localization: Localization
+    /// `publicURL` is https: cookies get `Secure` and pages get HSTS.
+    let isSecure: Bool
+
+    static func load(publicDir: String, isSecure: Bool) throws(ConfigurationError) -> Pages {
+        let templates = (publicDir as NSString).appendingPathComponent("templates")
+        do {
+            return Pages(
+                checkout: try Template.load("checkout.html", from: templates),
+                confirmation: try Template.load("confirmation.html", from: templates),
+                message: try Template.load("message.html", from: templates),
+                localization: try Localization.load(from: (publicDir as NSString).appendingPathComponent("locales")),
+                isSecure: isSecure
+            )
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(field: "server.publicDir", problem: "\(error)")
+        }
+    }
+
+    /// No third-party sources and no inline script at all; forms post only back to us; never framed.
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; "
+        + "frame-ancestors 'none'"
+
+    /// The headers every page carries.
+    func securityHeaders() -> HTTPHeaders {
+        var headers: HTTPHeaders = [
+            "Content-Security-Policy": Self.contentSecurityPolicy,
+            "X-Content-Type-Options": "nosniff",
+            "X-Frame-Options": "DENY",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+        ]
+        if isSecure { headers.add(name: "Strict-Transport-Security", value: "max-age=31536000") }
+        return headers
+    }
+
+    func html(_ body: [UInt8], status: HTTPStatus = .ok, extraHeaders: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        var headers = securityHeaders()
+        headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
+        for field in extraHeaders { headers.add(name: field.name, value: field.value) }
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// A page with a title and a message, both from the locale files; `detail` is shown below in plain text.
+    func message(
+        status: HTTPStatus,
+        title: String,
+        message: String,
+        detail: String? = nil,
+        language: String
+    ) -> HTTPResponse {
+        var context = localization.texts(language)
+        context["lang"] = .text(language)
+        context["title"] = .text(localization.text(title, language: language))
+        context["message"] = .text(localization.text(message, language: language))
+        context["detail"] = .text(detail ?? "")
+        context["is_error"] = .flag(status.code >= 400)
+        return html(self.message.render(context), status: status)
+    }
+
+    func language(for request: HTTPRequest) -> String {
+        localization.language(acceptLanguage: request.headers["accept-language"])
+    }
+}
