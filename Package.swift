@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LinkOutTests",
-            dependencies: ["LinkOut", "HTTPServer", "Logging", "TestSupport"],
+            dependencies: ["LinkOut", "HTTPServer", "Logging", "TestSupport", "Storage", "ExternalPurchase"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,5 +1,7 @@
 import Dispatch
+import ExternalPurchase
 import Foundation
+import Storage
 import Synchronization
 import TestSupport
 import Testing
@@ -39,7 +41,10 @@ struct ServeProcessTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let publicDir = directory.appendingPathComponent("public")
-        try FileManager.default.createDirectory(at: publicDir, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: LiveApplication.repositoryRoot.appendingPathComponent("Public"),
+            to: publicDir
+        )
         try Data(repeating: 0x61, count: 256 * 1024).write(to: publicDir.appendingPathComponent("big.txt"))
         let config = directory.appendingPathComponent("config.json")
         try Data(#"{"server": {"host": "127.0.0.1", "publicDir": "\#(publicDir.path)"}}"#.utf8).write(to: config)
@@ -78,5 +83,52 @@ struct ServeProcessTests {
         #expect(server.waitForExit() == 0)
         #expect(cut.withLock { $0 } == [])
         #expect(completed.load(ordering: .relaxed) >= 200)
+    }
+
+    /// Visits acknowledged with a 303 are committed: SIGKILL the server while four clients are landing fresh
+    /// tokens, reopen the ledger, and find every acknowledged token in it.
+    @Test func sigkillRightAfterAcknowledgementsLosesNoVisit() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data")
+        let server = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir.path],
+            directory: LiveApplication.repositoryRoot
+        )
+        let port = try server.waitForPort()
+        let acknowledged = Mutex<[String]>([])
+        let finished = DispatchGroup()
+        for _ in 0..<4 {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                guard let client = try? RawClient(port: port) else { return }
+                for _ in 0..<500 {
+                    let token = TokenMinter.mint(
+                        bundleId: "com.example",
+                        appAppleId: 1_234_567_890,
+                        sandbox: false,
+                        tokenType: nil,
+                        nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)
+                    )
+                    let target = "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
+                    guard let response = try? client.roundTrip("GET \(target) HTTP/1.1\r\nHost: t\r\n\r\n"),
+                        response.status == 303
+                    else { return }
+                    acknowledged.withLock { $0.append(token.externalPurchaseId) }
+                }
+            }
+        }
+        while acknowledged.withLock({ $0.count }) < 200 { usleep(1000) }  // polls progress; not a race guard
+        server.signal(SIGKILL)
+        finished.wait()
+        #expect(server.waitForExit() != 0)
+        let promised = Set(acknowledged.withLock { $0 })
+        let ledger = try Ledger(directory: dataDir.path)
+        defer { ledger.close() }
+        let stored = Set(try ledger.tokens().map(\.externalPurchaseId))
+        #expect(promised.count >= 200)
+        #expect(promised.subtracting(stored).isEmpty, "\(promised.subtracting(stored).count) acknowledged visits lost")
+        print("SIGKILL after \(promised.count) acknowledged visits: \(stored.count) tokens on disk, none lost")
     }
 }

@@ -1,0 +1,244 @@
+import ExternalPurchase
+import Foundation
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The landing flow end to end over real sockets: StoreKit's redirect, the checkout page, the app's API.
+@Suite("Landing flow")
+struct LandingFlowTests {
+    func cookie(_ response: RawClient.Response) -> String? {
+        response.header("Set-Cookie")?.split(separator: ";").first.map(String.init)
+    }
+
+    @Test func applesDocumentedURLLeadsToTheCheckoutAndRepeatsLandOnIt() throws {
+        let live = try LiveApplication()
+        let first = try live.get(AppleVectors.documentedTarget)
+        #expect(first.status == 303)
+        #expect(first.header("Referrer-Policy") == "no-referrer")
+        let location = try #require(first.header("Location"))
+        #expect(location.hasPrefix("/checkout/"))
+        #expect(!location.contains(AppleVectors.v1))
+        let session = try #require(cookie(first))
+        #expect(first.header("Set-Cookie")?.contains("HttpOnly") == true)
+        #expect(first.header("Set-Cookie")?.contains("SameSite=Lax") == true)
+        #expect(first.header("Set-Cookie")?.contains("Secure") == false)
+
+        let page = try live.get(location, headers: ["Cookie": session])
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.text.contains("Pro forever"))
+        #expect(page.text.contains("€29.99"))
+        #expect(page.text.contains("name=\"csrf\""))
+        #expect(!page.text.contains(AppleVectors.v1))
+        #expect(page.header("Content-Security-Policy")?.contains("default-src 'none'") == true)
+
+        var rows = try live.application.ledger.tokens()
+        #expect(rows.map(\.externalPurchaseId) == ["00000000-0000-0000-0000-000000000000"])
+        #expect(rows.first?.visitCount == 1)
+        #expect(rows.first?.environment == "production")
+
+        let second = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": session])
+        #expect(second.header("Location") == location)
+        #expect(second.header("Set-Cookie") == nil)
+        rows = try live.application.ledger.tokens()
+        #expect(rows.first?.visitCount == 2)
+    }
+
+    @Test func everyAppleVectorIsRecordedWithItsEnvironment() throws {
+        let live = try LiveApplication()
+        for token in [AppleVectors.v2, AppleVectors.v3, AppleVectors.v4] {
+            let encoded = token.replacingOccurrences(of: "=", with: "%3D")
+            #expect(try live.get("/?externalPurchaseToken=\(encoded)&bundleId=com.example").status == 303)
+        }
+        let rows = try live.application.ledger.tokens()
+        let sandbox = try #require(rows.first { $0.externalPurchaseId.hasPrefix("SANDBOX") })
+        #expect(sandbox.environment == "sandbox")
+        #expect(sandbox.visitCount == 2)  // V3 and V4 carry the same externalPurchaseId
+        #expect(sandbox.tokenType == "SERVICES")
+        let production = try #require(rows.first { $0.externalPurchaseId == "00000000-0000-0000-0000-000000000000" })
+        #expect(production.environment == "production")
+    }
+
+    @Test(
+        "invalid links get a 400 page naming the problem and record nothing",
+        arguments: [
+            ("/?externalPurchaseToken=%%%&bundleId=com.example", "not valid Base64URL"),
+            ("/?externalPurchaseToken=bm90IGpzb24&bundleId=com.example", "does not contain valid data"),
+            ("/?externalPurchaseToken=\(AppleVectors.v1)&bundleId=com.other", "different app than its purchase token"),
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1}"#.utf8)
+                    ), "incomplete"
+            ),
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":1234567890,"bundleId":"com.other","tokenCreationDate":1,"externalPurchaseId":"x"}"#
+                                .utf8
+                        )
+                    ), "does not sell for"
+            ),
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":99,"bundleId":"com.example","tokenCreationDate":1,"externalPurchaseId":"x"}"#
+                                .utf8
+                        )
+                    ), "belongs to a different app"
+            ),
+            ("/?externalPurchaseToken=" + String(repeating: "A", count: 5000), "too long"),
+            ("/?bundleId=com.unknown", "does not sell for"),
+        ]
+    )
+    func rejects(target: String, words: String) throws {
+        let live = try LiveApplication()
+        let response = try live.get(target)
+        #expect(response.status == 400)
+        #expect(response.text.contains(words))
+        #expect(response.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(try live.application.ledger.count(.visits) == 0)
+        #expect(try live.application.ledger.count(.tokens) == 0)
+        let metrics = try live.get("/metrics").text
+        #expect(metrics.contains("linkout_tokens_rejected_total{reason="))
+    }
+
+    @Test func headAnswersLikeGetButRecordsNothing() throws {
+        let live = try LiveApplication()
+        let head = try live.client().roundTrip(
+            "HEAD \(AppleVectors.documentedTarget) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+        )
+        #expect(head.status == 303)
+        #expect(head.header("Location")?.hasPrefix("/checkout/") == true)
+        #expect(try live.application.ledger.count(.tokens) == 0)
+        let get = try live.get(AppleVectors.documentedTarget)
+        #expect(get.header("Location") == head.header("Location"))
+    }
+
+    @Test func tokenlessVisitsFollowTheConfiguration() throws {
+        let open = try LiveApplication()
+        let visit = try open.get("/?utm_source=newsletter")
+        #expect(visit.status == 303)
+        #expect(try open.application.ledger.count(.visits) == 1)
+        #expect(try open.get(try #require(visit.header("Location"))).text.contains("Pro forever"))
+
+        let closed = try LiveApplication { $0.landing.allowWithoutToken = false }
+        let page = try closed.get("/", headers: ["Accept-Language": "de"])
+        #expect(page.status == 200)
+        #expect(page.text.contains("Bitte öffne diese Seite aus der App"))
+        #expect(try closed.application.ledger.count(.visits) == 0)
+    }
+
+    @Test func checkoutFormNeedsTheSessionsCSRFTokenAndRecordsTheIntent() throws {
+        let live = try LiveApplication()
+        let landing = try live.get(AppleVectors.documentedTarget)
+        let location = try #require(landing.header("Location"))
+        let session = try #require(cookie(landing))
+        let page = try live.get(location, headers: ["Cookie": session, "Accept-Language": "de-DE"])
+        #expect(page.text.contains("29,99"))
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let form = "csrf=\(csrf)&currency=EUR&product=pro.lifetime"
+        let form415 = try live.post(location, contentType: "text/plain", body: form, headers: ["Cookie": session])
+        #expect(form415.status == 415)
+        let noCookie = try live.post(location, contentType: "application/x-www-form-urlencoded", body: form)
+        #expect(noCookie.status == 403)
+        let otherSession = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: form,
+            headers: ["Cookie": "linkout_session=aaaaaaaaaaaaaaaaaaaaaaaaaa"]
+        )
+        #expect(otherSession.status == 403)
+        let badProduct = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(csrf)&currency=EUR&product=nope",
+            headers: ["Cookie": session]
+        )
+        #expect(badProduct.status == 400)
+        #expect(try live.application.ledger.count(.checkoutIntents) == 0)
+        let done = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: form,
+            headers: ["Cookie": session]
+        )
+        #expect(done.status == 200)
+        #expect(done.text.contains("Pro forever"))
+        #expect(done.text.contains("https://example.com/open"))
+        #expect(try live.application.ledger.count(.checkoutIntents) == 1)
+        #expect(try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa").status == 404)
+        #expect(try live.get("/checkout/not-an-id").status == 404)
+    }
+
+    @Test func currencyFollowsTheOverrideThenTheRegion() throws {
+        let live = try LiveApplication()
+        let location = try #require(try live.get(AppleVectors.documentedTarget).header("Location"))
+        #expect(try live.get(location + "?currency=USD").text.contains("$29.99"))
+        #expect(try live.get(location, headers: ["Accept-Language": "en-US"]).text.contains("$29.99"))
+        #expect(try live.get(location, headers: ["Accept-Language": "en-GB"]).text.contains("€29.99"))
+        #expect(try live.get(location + "?currency=XYZ").text.contains("€29.99"))
+    }
+
+    @Test func anExpiredCustomLinkTokenIsRecordedButTakesNoNewPurchase() throws {
+        let live = try LiveApplication()
+        let landing = try live.get("/?externalPurchaseToken=\(AppleVectors.v2)&bundleId=com.example")
+        #expect(landing.status == 303)
+        let page = try live.get(try #require(landing.header("Location")))
+        #expect(page.text.contains("This purchase link has expired"))
+        #expect(!page.text.contains("<form"))
+        #expect(try live.application.ledger.count(.tokens) == 1)
+    }
+
+    @Test func appForwardedTokens() throws {
+        let live = try LiveApplication()
+        let body = #"{"token": "\#(AppleVectors.v3)", "appAccountToken": "7E3FB20B-4CDB-47CC-936D-99D65F608138"}"#
+        let created = try live.post("/v1/tokens", contentType: "application/json", body: body)
+        #expect(created.status == 201)
+        let reply = try JSONDecoder().decode([String: String].self, from: Data(created.body))
+        #expect(reply["externalPurchaseId"] == "SANDBOX_00000000-0000-0000-0000-000000000000")
+        #expect(reply["environment"] == "sandbox")
+        #expect(reply["checkoutURL"]?.hasPrefix("http://localhost:8080/checkout/") == true)
+        let again = try live.post("/v1/tokens", contentType: "application/json", body: body)
+        #expect(again.status == 200)
+        let row = try #require(try live.application.ledger.tokens().first)
+        #expect(row.source == "app")
+
+        let wrongType = try live.post("/v1/tokens", contentType: "text/plain", body: body)
+        #expect(wrongType.status == 415)
+        let huge = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": ""# + String(repeating: "a", count: 20_000) + #""}"#
+        )
+        #expect(huge.status == 413)
+        let invalid = try live.post("/v1/tokens", contentType: "application/json", body: #"{"token": "!!"}"#)
+        #expect(invalid.status == 400)
+        let error = try JSONDecoder().decode([String: [String: String]].self, from: Data(invalid.body))
+        #expect(error["error"]?["code"] == "not_base64")
+        #expect(try live.post("/v1/tokens", contentType: "application/json", body: "[]").status == 400)
+        let badAccount = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "nope"}"#
+        )
+        #expect(badAccount.status == 400)
+    }
+
+    @Test func noRawTokenEverReachesTheLog() throws {
+        let live = try LiveApplication()
+        _ = try live.get(AppleVectors.documentedTarget)
+        _ = try live.get("/?externalPurchaseToken=\(AppleVectors.v1)&bundleId=com.other")
+        _ = try live.post("/v1/tokens", contentType: "application/json", body: #"{"token": "\#(AppleVectors.v3)"}"#)
+        let log = live.logLines.all.joined(separator: "\n")
+        #expect(!log.isEmpty)
+        for token in [AppleVectors.v1, AppleVectors.v3, String(AppleVectors.v1.prefix(40))] {
+            #expect(!log.contains(token))
+        }
+    }
+}

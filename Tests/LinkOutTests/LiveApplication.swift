@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import Synchronization
+import TestSupport
+
+@testable import LinkOut
+
+/// The whole application in-process on 127.0.0.1, port 0, with a throwaway data folder and a log that tests
+/// can search.
+final class LiveApplication {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    let application: Application
+    let port: Int
+    let dataDir: URL
+    let logLines = LogLines()
+
+    final class LogLines: Sendable {
+        private let lines = Mutex<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    init(configure: (inout Configuration) -> Void = { _ in }) throws {
+        dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-live-\(UUID())")
+        var configuration = try Configuration.parse(
+            Data(contentsOf: Self.repositoryRoot.appendingPathComponent("config.json"))
+        )
+        configuration.server.host = "127.0.0.1"
+        configuration.server.port = 0
+        configuration.server.publicDir = Self.repositoryRoot.appendingPathComponent("Public").path
+        configuration.server.shutdownGraceSeconds = 2
+        configuration.dataDir = dataDir.path
+        configure(&configuration)
+        let lines = logLines
+        let logger = Logger(label: "linkout", level: .trace, sink: .init { lines.append($0) })
+        application = try Application(configuration: configuration, logger: logger)
+        port = try application.start()
+    }
+
+    func client() throws -> RawClient {
+        try RawClient(port: port)
+    }
+
+    /// One request on a fresh connection.
+    func get(_ target: String, headers: [String: String] = [:], method: String = "GET") throws -> RawClient.Response {
+        let extra = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
+        return try client().roundTrip("\(method) \(target) HTTP/1.1\r\nHost: t\r\n\(extra)Connection: close\r\n\r\n")
+    }
+
+    func post(_ target: String, contentType: String, body: String, headers: [String: String] = [:]) throws
+        -> RawClient.Response
+    {
+        let extra = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
+        return try client().roundTrip(
+            "POST \(target) HTTP/1.1\r\nHost: t\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "\(extra)Connection: close\r\n\r\n\(body)"
+        )
+    }
+
+    deinit {
+        application.shutdown()
+        try? FileManager.default.removeItem(at: dataDir)
+    }
+}
+
+/// Apple's example tokens (shared/vectors, copied into the ExternalPurchase fixtures).
+enum AppleVectors {
+    static let v1 =
+        "ewoJImFwcEFwcGxlSWQiOjEyMzQ1Njc4OTAsCgkiYnVuZGxlSWQiOiJjb20uZXhhbXBsZSIsCgkidG9rZW5DcmVhdGlvbkRhdGUiOjE3MDYxNjk2MDAwMDAsCgkiZXh0ZXJuYWxQdXJjaGFzZUlkIjoiMDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwIgp9"
+    static let v2 =
+        "eyJhcHBBcHBsZUlkIjoxMjM0NTY3ODkwLCJidW5kbGVJZCI6ImNvbS5leGFtcGxlIiwidG9rZW5DcmVhdGlvbkRhdGUiOjE3NTA4OTYwMDAwMDAsImV4dGVybmFsUHVyY2hhc2VJZCI6IjAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMCIsInRva2VuVHlwZSI6IlNFUlZJQ0VTIiwidG9rZW5FeHBpcmF0aW9uRGF0ZSI6MTc4MjQzMjAwMDAwMH0K"
+    static let v3 =
+        "eyJhcHBBcHBsZUlkIjoxMjM0NTY3ODkwLCJidW5kbGVJZCI6ImNvbS5leGFtcGxlIiwidG9rZW5DcmVhdGlvbkRhdGUiOjE3MDYxNjk2MDAwMDAsImV4dGVybmFsUHVyY2hhc2VJZCI6IlNBTkRCT1hfMDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwIiwidG9rZW5UeXBlIjoiU0VSVklDRVMiLCJ0b2tlbkV4cGlyYXRpb25EYXRlIjoxNzA2MTczMjAwMDAwfQo="
+    static let v4 =
+        "eyJhcHBBcHBsZUlkIjoxMjM0NTY3ODkwLCJidW5kbGVJZCI6ImNvbS5leGFtcGxlIiwidG9rZW5DcmVhdGlvbkRhdGUiOjE3MzA0NDg3MjAwMDAsImV4dGVybmFsUHVyY2hhc2VJZCI6IlNBTkRCT1hfMDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwIiwidG9rZW5UeXBlIjoiU0VSVklDRVMiLCJ0b2tlbkV4cGlyYXRpb25EYXRlIjoxNzMwNDUyMzIwMDAwfQ=="
+
+    /// Apple's documented redirect URL, as the browser requests it.
+    static let documentedTarget = "/?externalPurchaseToken=\(v1)&bundleId=com.example"
+}
