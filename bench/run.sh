@@ -56,6 +56,8 @@ http {
 }
 NGINX
 
+# linkout gets the repository's templates and locales beside the benchmark page.
+cp -r "$here/Public/." "$work/public/"
 cat >"$work/config.json" <<JSON
 {
   "server": { "host": "127.0.0.1", "port": $linkout_port, "publicDir": "$work/public" },
@@ -75,9 +77,11 @@ done
 cmp <(curl -s "http://127.0.0.1:$linkout_port/static/page.html") <(curl -s "http://127.0.0.1:$nginx_port/static/page.html")
 
 # run_wrk URL THREADS CONNECTIONS MODE -> "requests_per_second p50_ms p99_ms"
+# MODE: keep-alive, close, or landing (keep-alive, each request a fresh token through bench/landing.lua)
 run_wrk() {
   local url=$1 threads=$2 connections=$3 mode=$4 extra=()
   [[ $mode == close ]] && extra=(-H "Connection: close")
+  [[ $mode == landing ]] && extra=(-s "$here/bench/landing.lua")
   wrk -t"$threads" -c"$connections" -d1s "${extra[@]}" "$url" >/dev/null 2>&1 || true  # warm-up
   wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "${extra[@]}" "$url" 2>&1 | awk '
     function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
@@ -96,3 +100,10 @@ for cell in "1 4 keep-alive" "2 64 keep-alive" "1 4 close" "2 64 close"; do
   ratio=$(awk -v a="$l_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
   echo "| static 8 KB, ${threads}t/${connections}c $mode | $n_rps | $l_rps | ${ratio}x | $n_p50 / $n_p99 | $l_p50 / $l_p99 |"
 done
+read -r n_rps _ _ <<<"$(run_wrk "http://127.0.0.1:$nginx_port/static/page.html" 2 64 keep-alive)"
+read -r l_rps l_p50 l_p99 <<<"$(run_wrk "http://127.0.0.1:$linkout_port/" 2 64 landing)"
+ratio=$(awk -v a="$l_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "| landing (fresh token, decode + durable record + 303), 2t/64c keep-alive | $n_rps (static) | $l_rps | ${ratio}x | | $l_p50 / $l_p99 |"
+recorded=$(.build/release/linkout export --data-dir "$work/data" --config "$work/config.json" | tail -n +2 | wc -l)
+echo
+echo "tokens recorded during the landing run: $recorded"

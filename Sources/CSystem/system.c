@@ -1,5 +1,6 @@
 #include "CSystem.h"
 
+#include <malloc.h>
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -10,7 +11,6 @@ const uint32_t csystem_epollout = EPOLLOUT;
 const uint32_t csystem_epollerr = EPOLLERR;
 const uint32_t csystem_epollhup = EPOLLHUP;
 const uint32_t csystem_epollrdhup = EPOLLRDHUP;
-const uint32_t csystem_epollexclusive = EPOLLEXCLUSIVE;
 
 int csystem_accept_nonblocking(int fd) {
     return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -40,4 +40,9 @@ int csystem_epoll_wait(int epoll, int *fds, uint32_t *events, int capacity, int 
 
 int csystem_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+void csystem_keep_freed_heap(void) {
+    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+    mallopt(M_MMAP_THRESHOLD, 16 * 1024 * 1024);
 }

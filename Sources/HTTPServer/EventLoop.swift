@@ -49,7 +49,12 @@ final class EventLoop: Sendable {
 
     /// Queues a message and wakes the loop. Safe from any thread.
     func post(_ message: Message) {
-        mailbox.withLock { $0.append(message) }
+        // Only the first message of a batch needs to wake the loop: it drains the whole mailbox once awake.
+        let wasEmpty = mailbox.withLock { messages in
+            defer { messages.append(message) }
+            return messages.isEmpty
+        }
+        guard wasEmpty else { return }
         var one: UInt64 = 1
         _ = Glibc.write(wakeFD, &one, 8)
     }
@@ -111,7 +116,7 @@ private final class LoopState {
     }
 
     func run() {
-        _ = csystem_epoll_control(epoll, 1, listener, csystem_epollin | csystem_epollexclusive)
+        _ = csystem_epoll_control(epoll, 1, listener, csystem_epollin)
         var fds = [Int32](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         while true {

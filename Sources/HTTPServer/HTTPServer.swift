@@ -1,3 +1,4 @@
+import CSystem
 import Logging
 import Synchronization
 
@@ -21,7 +22,7 @@ public final class HTTPServer: Sendable {
     public typealias Observer = @Sendable (_ request: HTTPRequest, _ status: HTTPStatus, _ nanoseconds: UInt64) -> Void
 
     private struct State {
-        var listener: Int32 = -1
+        var listeners: [Int32] = []
         var port = 0
         var loops: [EventLoop] = []
         var stopped = false
@@ -39,24 +40,32 @@ public final class HTTPServer: Sendable {
     public func start() throws(SocketError) -> Int {
         // A peer that vanishes mid-write must cost an EPIPE, never the process (no SO_NOSIGPIPE on Linux).
         signal(SIGPIPE, SIG_IGN)
+        csystem_keep_freed_heap()
         let configuration = context.configuration
-        let (listener, port) = try Socket.listen(
-            host: configuration.host,
-            port: configuration.port,
-            backlog: configuration.backlog
-        )
+        let count = max(1, configuration.eventLoopCount)
+        // One listening socket per loop on the same port (the first picks it when the port is 0).
+        var listeners: [Int32] = []
         var loops: [EventLoop] = []
-        for index in 0..<max(1, configuration.eventLoopCount) {
-            do {
+        var port = configuration.port
+        do throws(SocketError) {
+            for index in 0..<count {
+                let bound = try Socket.listen(
+                    host: configuration.host,
+                    port: port,
+                    backlog: configuration.backlog,
+                    reusePort: count > 1
+                )
+                listeners.append(bound.fd)
+                port = bound.port
                 loops.append(try EventLoop(index: index))
-            } catch {
-                Socket.close(listener)
-                throw error
             }
+        } catch {
+            for listener in listeners { Socket.close(listener) }
+            throw error
         }
-        for loop in loops { loop.start(listener: listener, context: context) }
+        for (loop, listener) in zip(loops, listeners) { loop.start(listener: listener, context: context) }
         state.withLock {
-            $0.listener = listener
+            $0.listeners = listeners
             $0.port = port
             $0.loops = loops
         }
@@ -75,15 +84,15 @@ public final class HTTPServer: Sendable {
     /// Stops accepting, lets in-flight requests finish for up to `gracePeriod`, closes idle connections, and
     /// returns when every loop and worker has stopped. Safe to call more than once.
     public func shutdown(gracePeriod: Duration = .seconds(10)) {
-        let (loops, listener, alreadyStopped) = state.withLock { state in
+        let (loops, listeners, alreadyStopped) = state.withLock { state in
             defer { state.stopped = true }
-            return (state.loops, state.listener, state.stopped)
+            return (state.loops, state.listeners, state.stopped)
         }
         guard !alreadyStopped else { return }
         let deadline = monotonicNanoseconds() + gracePeriod.nanoseconds
         for loop in loops { loop.post(.drain(deadline: deadline)) }
         for loop in loops { loop.waitUntilStopped() }
-        if listener >= 0 { Socket.close(listener) }
+        for listener in listeners { Socket.close(listener) }
         context.workers.stop()
     }
 }

@@ -19,7 +19,11 @@ public struct SocketError: Error, Sendable, CustomStringConvertible {
 enum Socket {
     /// Binds a non-blocking listening socket to `host:port`; returns it and the port actually bound (port 0 asks
     /// the kernel for a free one). `host` may be an IPv4 or IPv6 literal or a name.
-    static func listen(host: String, port: Int, backlog: Int32) throws(SocketError) -> (fd: Int32, port: Int) {
+    /// With `reusePort`, several sockets may bind the same address and the kernel spreads new connections over
+    /// them evenly (SO_REUSEPORT), which is how each event loop gets its own share.
+    static func listen(host: String, port: Int, backlog: Int32, reusePort: Bool = false) throws(SocketError) -> (
+        fd: Int32, port: Int
+    ) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -37,6 +41,7 @@ enum Socket {
         guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         guard bind(fd, info.ai_addr, info.ai_addrlen) == 0 else {
             let error = SocketError(operation: "bind(\(host):\(port))", errno: errno)
             Glibc.close(fd)

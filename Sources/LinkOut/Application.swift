@@ -83,6 +83,10 @@ public final class Application: Sendable {
                     "linkout_connections_shed_total", "Connections refused at the connection cap.",
                     serverBox.server?.shedConnections ?? 0
                 ),
+                (
+                    "linkout_ledger_transactions_total", "Ledger transactions (each carries a batch of writes).",
+                    ledger.commitCount
+                ),
             ])
             return HTTPResponse(
                 status: .ok,

@@ -36,7 +36,7 @@ public final class Ledger: Sendable {
             throw StorageError(code: -1, message: "journal_mode is \(mode), expected wal")
         }
         try connection.execute(
-            "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys = ON"
+            "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768"
         )
         try Migrations.apply(to: connection, now: Self.nowMilliseconds())
         writer = GroupCommitWriter(connection: connection)
@@ -77,15 +77,18 @@ public final class Ledger: Sendable {
         -> RecordOutcome
     {
         try writer.write { connection throws(StorageError) in
-            let isNew = try Self.upsert(token, countVisit: false, at: at, into: connection).isNew
-            let checkout = try Self.ensureCheckout(
-                id: checkoutId,
-                token: token.externalPurchaseId,
-                bundleId: token.bundleId,
-                at: at,
-                into: connection
-            )
-            return RecordOutcome(checkoutId: checkout, visitCount: 0, isNewToken: isNew)
+            let isNew = try Self.upsert(token, checkoutId: checkoutId, countVisit: false, at: at, into: connection)
+                .isNew
+            if isNew {
+                try Self.insertCheckout(
+                    id: checkoutId,
+                    token: token.externalPurchaseId,
+                    bundleId: token.bundleId,
+                    at: at,
+                    into: connection
+                )
+            }
+            return RecordOutcome(checkoutId: checkoutId, visitCount: 0, isNewToken: isNew)
         }
     }
 
@@ -131,17 +134,27 @@ public final class Ledger: Sendable {
     private static func insert(_ visit: Visit, into connection: SQLiteConnection) throws(StorageError) -> RecordOutcome
     {
         var visitCount: Int64 = 0
-        var isNew = false
+        // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
+        var isNew = visit.token == nil
         if let token = visit.token {
-            (isNew, visitCount) = try upsert(token, countVisit: true, at: visit.at, into: connection)
+            (isNew, visitCount) = try upsert(
+                token,
+                checkoutId: visit.checkoutId,
+                countVisit: true,
+                at: visit.at,
+                into: connection
+            )
         }
-        let checkoutId = try ensureCheckout(
-            id: visit.checkoutId,
-            token: visit.token?.externalPurchaseId,
-            bundleId: visit.bundleId,
-            at: visit.at,
-            into: connection
-        )
+        let checkoutId = visit.checkoutId
+        if isNew {
+            try insertCheckout(
+                id: checkoutId,
+                token: visit.token?.externalPurchaseId,
+                bundleId: visit.bundleId,
+                at: visit.at,
+                into: connection
+            )
+        }
         try connection.query(
             """
             INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token,
@@ -155,12 +168,13 @@ public final class Ledger: Sendable {
                 .optional(visit.utm["utm_term"]), .optional(visit.utm["utm_content"]),
             ]
         )
-        return RecordOutcome(checkoutId: checkoutId, visitCount: visitCount, isNewToken: isNew)
+        return RecordOutcome(checkoutId: checkoutId, visitCount: visitCount, isNewToken: isNew && visit.token != nil)
     }
 
     /// One row per externalPurchaseId: the first sighting inserts, later ones bump `last_seen_at` and the count.
     private static func upsert(
         _ token: TokenFields,
+        checkoutId: String,
         countVisit: Bool,
         at: Int64,
         into connection: SQLiteConnection
@@ -168,14 +182,15 @@ public final class Ledger: Sendable {
         let increment: Int64 = countVisit ? 1 : 0
         let inserted = try connection.query(
             """
-            INSERT INTO tokens (external_purchase_id, raw_token, app_apple_id, bundle_id, token_type, token_created_at,
-                token_expires_at, environment, source, app_account_token, first_seen_at, last_seen_at, visit_count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
+                last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(external_purchase_id) DO NOTHING
             RETURNING visit_count
             """,
             [
-                .text(token.externalPurchaseId), .text(token.rawToken), .integer(token.appAppleId),
+                .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
                 .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
                 .optional(token.expiresAt), .text(token.environment), .text(token.source),
                 .optional(token.appAccountToken), .integer(at), .integer(at), .integer(increment),
@@ -196,19 +211,17 @@ public final class Ledger: Sendable {
         return (false, count)
     }
 
-    /// Inserts the checkout unless it exists and returns its id.
-    private static func ensureCheckout(
+    private static func insertCheckout(
         id: String,
         token: String?,
         bundleId: String,
         at: Int64,
         into connection: SQLiteConnection
-    ) throws(StorageError) -> String {
+    ) throws(StorageError) {
         try connection.query(
             "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
             [.text(id), .optional(token), .text(bundleId), .integer(at)]
         )
-        return id
     }
 
     // MARK: reads
@@ -259,7 +272,7 @@ public final class Ledger: Sendable {
                 """
                 SELECT t.external_purchase_id, t.environment, t.source, t.bundle_id, t.app_apple_id, t.token_type,
                     t.token_created_at, t.token_expires_at, t.first_seen_at, t.last_seen_at, t.visit_count,
-                    (SELECT c.id FROM checkouts c WHERE c.external_purchase_id = t.external_purchase_id LIMIT 1)
+                    t.checkout_id
                 FROM tokens t ORDER BY t.first_seen_at, t.external_purchase_id LIMIT ? OFFSET ?
                 """,
                 [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
