@@ -21,7 +21,7 @@ struct CheckoutRoute: Sendable {
         var session = Session.id(in: request)
         var extraHeaders = HTTPHeaders()
         if session == nil {
-            let fresh = Identifiers.random()
+            let fresh = identifiers.fresh()
             session = fresh
             extraHeaders.add(name: "Set-Cookie", value: Session.cookie(fresh, secure: pages.isSecure))
         }

@@ -1,10 +1,24 @@
+import Synchronization
+
 /// The ids linkout hands out: checkout ids (stable per token, unguessable), session ids and CSRF tokens.
-struct Identifiers: Sendable {
+final class Identifiers: Sendable {
     private let mac: HMACSHA256
+    /// Fresh ids are HMACs of a random per-process nonce and a counter: as unpredictable as random bytes to
+    /// anyone without the secret, without a getrandom(2) call per landing visit.
+    private let nonce: String
+    private let counter = Atomic<UInt64>(0)
 
     /// `secret` is 64 hex characters kept in the ledger, so ids stay the same across restarts.
     init(secret: String) {
         mac = HMACSHA256(key: Array(secret.utf8))
+        nonce = Self.random()
+    }
+
+    /// A fresh, unguessable id (sessions, checkouts without a token): 130 bits.
+    func fresh() -> String {
+        let count = counter.add(1, ordering: .relaxed).newValue
+        return Self.base32(Array(mac.authenticate("fresh\u{0}" + nonce + "\u{0}" + String(count)).prefix(17)))
+            .prefix(26).description
     }
 
     /// The checkout for a token: the same externalPurchaseId always maps to the same id, and nobody without the
@@ -13,7 +27,7 @@ struct Identifiers: Sendable {
         Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId).prefix(17))).prefix(26).description
     }
 
-    /// A fresh random id (checkouts without a token, sessions): 130 random bits.
+    /// A random id straight from the system generator: 130 random bits.
     static func random() -> String {
         // Three 64-bit draws (one getrandom(2) each) rather than a call per byte.
         var generator = SystemRandomNumberGenerator()

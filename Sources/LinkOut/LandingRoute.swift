@@ -75,7 +75,7 @@ struct LandingRoute: Sendable {
             }
             visit = Visit(
                 token: nil,
-                checkoutId: Identifiers.random(),
+                checkoutId: identifiers.fresh(),
                 bundleId: bundleId,
                 landingPath: String(request.path),
                 utm: utm,
@@ -118,7 +118,7 @@ struct LandingRoute: Sendable {
         var headers = pages.securityHeaders()
         headers.add(name: "Location", value: "/checkout/" + checkoutId)
         if request.method != "HEAD" && Session.id(in: request) == nil {
-            headers.add(name: "Set-Cookie", value: Session.cookie(Identifiers.random(), secure: pages.isSecure))
+            headers.add(name: "Set-Cookie", value: Session.cookie(identifiers.fresh(), secure: pages.isSecure))
         }
         return HTTPResponse(status: .seeOther, headers: headers)
     }
