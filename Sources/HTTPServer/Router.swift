@@ -94,7 +94,9 @@ public struct Router: Sendable {
     }
 
     private static func split(_ path: Substring) -> [Substring] {
-        path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map {
+            Substring($0)
+        }
     }
 
     private static func match(_ segments: [Segment], _ parts: [Substring]) -> [String: String]? {

@@ -4,8 +4,15 @@ import Synchronization
 /// Counters and a latency histogram in Prometheus text format. Label values come from bounded sets (route
 /// names, status codes, rejection codes, environments), never from request data, and never hold a token.
 final class Metrics: Sendable {
+    private struct RouteStatus: Hashable {
+        var route: String
+        var status: Int
+    }
+
     private struct State {
         var counters: [String: Int] = [:]
+        /// Request counts, kept apart from `counters` so the per-request path builds no strings.
+        var requests: [RouteStatus: Int] = [:]
         var latencyBuckets = [Int](repeating: 0, count: Metrics.bucketBounds.count)
         var latencyCount = 0
         var latencySumNanoseconds: UInt64 = 0
@@ -21,10 +28,10 @@ final class Metrics: Sendable {
     }
 
     func observeRequest(route: String, status: Int, nanoseconds: UInt64) {
-        let key = Self.series("linkout_http_requests_total", [("route", route), ("status", String(status))])
+        let key = RouteStatus(route: route, status: status)
         let seconds = Double(nanoseconds) / 1e9
         state.withLock { state in
-            state.counters[key, default: 0] += 1
+            state.requests[key, default: 0] += 1
             state.latencyCount += 1
             state.latencySumNanoseconds += nanoseconds
             for (index, bound) in Self.bucketBounds.enumerated() where seconds <= bound {
@@ -36,9 +43,16 @@ final class Metrics: Sendable {
     /// The exposition text; `gauges` are sampled by the caller at scrape time.
     func render(gauges: [(name: String, help: String, value: Int)]) -> String {
         let snapshot = state.withLock { $0 }
+        var counters = snapshot.counters
+        for (key, value) in snapshot.requests {
+            counters[
+                Self.series("linkout_http_requests_total", [("route", key.route), ("status", String(key.status))])
+            ] =
+                value
+        }
         var lines: [String] = []
         var lastName = ""
-        for (series, value) in snapshot.counters.sorted(by: { $0.key < $1.key }) {
+        for (series, value) in counters.sorted(by: { $0.key < $1.key }) {
             let name = String(series.prefix { $0 != "{" })
             if name != lastName {
                 lines.append("# TYPE \(name) counter")
