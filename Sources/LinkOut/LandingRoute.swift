@@ -82,9 +82,11 @@ struct LandingRoute: Sendable {
                 at: now
             )
         }
+        // Built here, so the ledger's writer thread only hands it over once the visit is committed.
+        let acknowledgement = redirect(to: visit.checkoutId, request: request)
         // Link previews probe with HEAD: same answer, nothing recorded.
         if isHead {
-            responder.respond(redirect(to: visit.checkoutId, request: request))
+            responder.respond(acknowledgement)
             return
         }
         let environment = visit.token?.environment
@@ -98,7 +100,7 @@ struct LandingRoute: Sendable {
                         [("environment", environment), ("source", "url")]
                     )
                 }
-                responder.respond(redirect(to: outcome.checkoutId, request: request))
+                responder.respond(acknowledgement)
             case .failure(let error):
                 logger.error("visit not recorded", ["error": "\(error)"])
                 var response = pages.message(
