@@ -18,11 +18,13 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CSystem", "Logging"], swiftSettings: swiftSettings),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .target(name: "ExternalPurchase", swiftSettings: swiftSettings),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: swiftSettings),
+        .target(name: "ExternalPurchase", dependencies: ["Outbound", "CCrypto"], swiftSettings: swiftSettings),
         .target(name: "Storage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(
             name: "LinkOut",
-            dependencies: ["HTTPServer", "Logging", "ExternalPurchase", "Storage", "CCrypto"],
+            dependencies: ["HTTPServer", "Logging", "ExternalPurchase", "Storage", "CCrypto", "Outbound"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),

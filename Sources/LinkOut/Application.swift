@@ -10,6 +10,7 @@ public final class Application: Sendable {
     public let configuration: Configuration
     public let logger: Logger
     public let ledger: Ledger
+    public let reporting: ReportingService
     private let server: HTTPServer
     private let metrics: Metrics
 
@@ -56,6 +57,10 @@ public final class Application: Sendable {
             ledger: ledger,
             metrics: metrics
         )
+        let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger)
+        self.reporting = reporting
+        let lineItems = LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting)
+        let admin = AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting)
         let staticFiles = StaticFiles(root: configuration.server.publicDir)
         var router = Router()
         for path in configuration.landing.paths {
@@ -64,6 +69,10 @@ public final class Application: Sendable {
         router.get("/checkout/{id}", handler: checkout.show)
         router.post("/checkout/{id}", handler: checkout.submit)
         router.post("/v1/tokens", handler: tokens.forward)
+        router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: lineItems.post)
+        router.get("/admin/reports", handler: admin.reports)
+        router.get("/admin/tokens/{externalPurchaseId}", handler: admin.token)
+        router.get("/readyz") { _ in Self.readiness(ledger: ledger, reporting: reporting) }
         router.get("/healthz", execution: .eventLoop) { _ in
             HTTPResponse(
                 status: .ok,
@@ -77,17 +86,22 @@ public final class Application: Sendable {
         let landingPaths = Set(configuration.landing.paths)
         let serverBox = ServerBox()
         router.get("/metrics", execution: .eventLoop) { _ in
-            let body = metrics.render(gauges: [
-                ("linkout_connections_open", "Client connections open now.", serverBox.server?.openConnections ?? 0),
-                (
-                    "linkout_connections_shed_total", "Connections refused at the connection cap.",
-                    serverBox.server?.shedConnections ?? 0
-                ),
-                (
-                    "linkout_ledger_transactions_total", "Ledger transactions (each carries a batch of writes).",
-                    ledger.commitCount
-                ),
-            ])
+            let body = metrics.render(
+                gauges: [
+                    (
+                        "linkout_connections_open", "Client connections open now.",
+                        serverBox.server?.openConnections ?? 0
+                    ),
+                    (
+                        "linkout_connections_shed_total", "Connections refused at the connection cap.",
+                        serverBox.server?.shedConnections ?? 0
+                    ),
+                    (
+                        "linkout_ledger_transactions_total", "Ledger transactions (each carries a batch of writes).",
+                        ledger.commitCount
+                    ),
+                ] + Self.reportGauges(ledger: ledger, reporting: reporting)
+            )
             return HTTPResponse(
                 status: .ok,
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
@@ -110,6 +124,52 @@ public final class Application: Sendable {
         }
     }
 
+    /// `/readyz`: 200 when the ledger takes writes; 503 with the reason when it does not. Reporting's state is
+    /// shown but does not take the server out of rotation: visits must still be recorded while reports wait.
+    static func readiness(ledger: Ledger, reporting: ReportingService) -> HTTPResponse {
+        var lines: [String] = []
+        var ready = true
+        do {
+            try ledger.checkWritable(at: WallClock.nowMilliseconds())
+            lines.append("database: writable")
+        } catch {
+            ready = false
+            lines.append("database: not writable: \(error)")
+        }
+        lines.append("reporting: \(reporting.status.description)")
+        return HTTPResponse(
+            status: ready ? .ok : .serviceUnavailable,
+            headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],
+            body: Array(((ready ? "ready\n" : "not ready\n") + lines.joined(separator: "\n") + "\n").utf8)
+        )
+    }
+
+    /// Reports by state and the age of the oldest token Apple has not accepted a report for.
+    static func reportGauges(ledger: Ledger, reporting: ReportingService) -> [(name: String, help: String, value: Int)]
+    {
+        guard let summary = try? ledger.reportSummary() else { return [] }
+        var gauges: [(name: String, help: String, value: Int)] = StoredReport.State.allCases.map { state in
+            (
+                "linkout_reports_\(state.rawValue)", "Reports in the outbox in state \(state.rawValue).",
+                Int(summary.counts[state] ?? 0)
+            )
+        }
+        let age = summary.oldestUnreported.map { max(0, (WallClock.nowMilliseconds() - $0) / 1000) } ?? 0
+        gauges.append(
+            (
+                "linkout_oldest_unreported_token_age_seconds", "Age of the oldest token without an accepted report.",
+                Int(age)
+            )
+        )
+        gauges.append(
+            (
+                "linkout_reporting_running", "1 while reports are being sent to Apple.",
+                reporting.status == .running ? 1 : 0
+            )
+        )
+        return gauges
+    }
+
     /// A bounded label for metrics: the route, never the raw path.
     static func routeName(_ request: HTTPRequest, landingPaths: Set<String>) -> String {
         let path = request.path
@@ -117,8 +177,11 @@ public final class Application: Sendable {
         if landingPaths.contains(String(path)) { return "landing" }
         if path.hasPrefix("/checkout/") { return "checkout" }
         if path.hasPrefix("/static/") { return "static" }
+        if path.hasPrefix("/v1/tokens/") { return "line_items_api" }
+        if path.hasPrefix("/admin/") { return "admin" }
         switch path {
         case "/v1/tokens": return "tokens_api"
+        case "/readyz": return "readyz"
         case "/healthz": return "healthz"
         case "/metrics": return "metrics"
         default: return "other"
@@ -130,6 +193,10 @@ public final class Application: Sendable {
     public func start() throws -> Int {
         let port = try server.start()
         logger.info("server started", ["server.host": configuration.server.host, "server.port": "\(port)"])
+        if reporting.status != .running {
+            logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])
+        }
+        reporting.start()
         return port
     }
 
@@ -138,6 +205,7 @@ public final class Application: Sendable {
     public func shutdown() {
         logger.info("server stopping", ["grace_seconds": "\(configuration.server.shutdownGraceSeconds)"])
         server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
+        reporting.stop()
         ledger.close()
         logger.info("server stopped")
     }

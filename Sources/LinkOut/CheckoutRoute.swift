@@ -113,7 +113,7 @@ struct CheckoutRoute: Sendable {
             productId: product.id,
             currency: currency,
             amount: price.decimalText,
-            at: Clock.nowMilliseconds()
+            at: WallClock.nowMilliseconds()
         )
         var context = pages.localization.texts(language)
         context["lang"] = .text(language)
@@ -136,7 +136,7 @@ struct CheckoutRoute: Sendable {
     /// Apple: after `tokenExpirationDate`, "you no longer associate the token with new transactions".
     private func isExpired(_ checkout: CheckoutRecord) -> Bool {
         guard let expiry = checkout.tokenExpiresAt else { return false }
-        return Clock.nowMilliseconds() > expiry
+        return WallClock.nowMilliseconds() > expiry
     }
 
     /// `?currency=` if offered, else the region of `Accept-Language`, else EUR, else the first offered.

@@ -15,6 +15,10 @@ public enum CommandLineInterface {
               print a StoreKit-shaped redirect URL with a freshly minted token
           export [--format csv|json] [--data-dir DIR] [--config PATH]
               write the token ledger to standard output
+          report --dry-run [--data-dir DIR] [--config PATH]
+              print the reports to Apple that are due, without sending them
+          report status [--data-dir DIR] [--config PATH]
+              print reports by state, the oldest unreported token, and why reports wait
           help
               show this text
 
@@ -33,6 +37,7 @@ public enum CommandLineInterface {
             case "decode": return try DecodeCommand.run(rest)
             case "simulate": return try SimulateCommand.run(rest)
             case "export": return try ExportCommand.run(rest)
+            case "report": return try ReportCommand.run(rest)
             case "help", "--help", "-h":
                 printOutput(usage)
                 return 0

@@ -33,18 +33,28 @@ public struct Configuration: Sendable {
 
     /// `apple` section: App Store Connect key and API hosts (used by reporting).
     public struct Apple: Sendable {
+        /// Issuer ID from App Store Connect's Keys page (`LINKOUT_APPLE_ISSUER_ID`).
         public var issuerId = ""
+        /// Key ID of the In-App Purchase key (`LINKOUT_APPLE_KEY_ID`).
         public var keyId = ""
+        /// Path of the `.p8` file (`LINKOUT_APPLE_PRIVATE_KEY_FILE`). Never baked into an image.
         public var privateKeyFile = ""
         public var productionURL = "https://api.storekit.apple.com"
         public var sandboxURL = "https://api.storekit-sandbox.apple.com"
+        /// CA certificates to trust instead of the system store (a test CA). TLS verification stays on.
+        public var caFile: String?
+        /// Outbound proxy for calls to Apple, e.g. `http://proxy:3128`.
+        public var proxy: String?
     }
 
     /// `reporting` section.
     public struct Reporting: Sendable {
         /// A token without line items is reported `NO_LINE_ITEM` after this many seconds. Default 48 hours.
         public var noLineItemAfterSeconds: Int64 = 172_800
+        /// How often the reporting service looks for due reports (it is also woken by new line items).
         public var pollIntervalSeconds: Int64 = 30
+        /// Total time allowed for one call to Apple. Default 15.
+        public var requestTimeoutSeconds: Int64 = 15
     }
 
     public var server = Server()
@@ -79,6 +89,8 @@ public struct Configuration: Sendable {
     public var logLevel = Logger.Level.info
     /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
     public var adminToken: String?
+    /// `LINKOUT_API_TOKEN`: bearer token for the developer's backend (`POST /v1/tokens/{id}/line-items`).
+    public var apiToken: String?
 
     public init() {}
 
@@ -160,7 +172,12 @@ extension Configuration {
         if fields.object["catalog"] != nil { try configuration.readCatalog(try fields.list("catalog")) }
         try configuration.readApple(try fields.section("apple"))
         let reporting = try fields.section("reporting")
-        try reporting.rejectUnknownKeys(["noLineItemAfterSeconds", "pollIntervalSeconds"])
+        try reporting.rejectUnknownKeys(["noLineItemAfterSeconds", "pollIntervalSeconds", "requestTimeoutSeconds"])
+        configuration.reporting.requestTimeoutSeconds = try reporting.integer(
+            "requestTimeoutSeconds",
+            default: 15,
+            range: 1...300
+        )
         configuration.reporting.noLineItemAfterSeconds = try reporting.integer(
             "noLineItemAfterSeconds",
             default: 172_800,
@@ -182,7 +199,11 @@ extension Configuration {
     }
 
     private mutating func readApple(_ section: JSONFields) throws(ConfigurationError) {
-        try section.rejectUnknownKeys(["issuerId", "keyId", "privateKeyFile", "productionURL", "sandboxURL"])
+        try section.rejectUnknownKeys([
+            "issuerId", "keyId", "privateKeyFile", "productionURL", "sandboxURL", "caFile", "proxy",
+        ])
+        if case .string(let caFile) = section.object["caFile"], !caFile.isEmpty { apple.caFile = caFile }
+        if case .string(let proxy) = section.object["proxy"], !proxy.isEmpty { apple.proxy = proxy }
         apple.issuerId = try section.string("issuerId", default: "")
         apple.keyId = try section.string("keyId", default: "")
         apple.privateKeyFile = try section.string("privateKeyFile", default: "")
@@ -229,6 +250,10 @@ extension Configuration {
             logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL")
         }
         if let token = environment["LINKOUT_ADMIN_TOKEN"], !token.isEmpty { adminToken = token }
+        if let token = environment["LINKOUT_API_TOKEN"], !token.isEmpty { apiToken = token }
+        if let issuer = environment["LINKOUT_APPLE_ISSUER_ID"], !issuer.isEmpty { apple.issuerId = issuer }
+        if let keyId = environment["LINKOUT_APPLE_KEY_ID"], !keyId.isEmpty { apple.keyId = keyId }
+        if let file = environment["LINKOUT_APPLE_PRIVATE_KEY_FILE"], !file.isEmpty { apple.privateKeyFile = file }
     }
 
     mutating func apply(overrides: Overrides) throws(ConfigurationError) {

@@ -19,7 +19,7 @@ enum DecodeCommand {
             let validator = TokenValidator(
                 apps: Dictionary(configuration.apps.map { ($0.bundleId, $0.appAppleId) }) { first, _ in first }
             )
-            let now = Clock.nowMilliseconds()
+            let now = WallClock.nowMilliseconds()
             if let rejection = validator.validate(token, queryBundleId: nil, nowMilliseconds: now) {
                 CommandLineInterface.printOutput("verdict: invalid (\(rejection.code)): \(rejection.message)\n")
                 return 1

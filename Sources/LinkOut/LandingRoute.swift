@@ -34,7 +34,7 @@ struct LandingRoute: Sendable {
             default: break
             }
         }
-        let now = Clock.nowMilliseconds()
+        let now = WallClock.nowMilliseconds()
         var visit: Visit
         if let tokenText {
             let token: ExternalPurchaseToken
@@ -153,12 +153,5 @@ extension TokenFields {
             source: source,
             appAccountToken: appAccountToken
         )
-    }
-}
-
-/// Wall-clock time as Apple's tokens count it.
-enum Clock {
-    static func nowMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }

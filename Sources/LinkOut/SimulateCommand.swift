@@ -22,7 +22,7 @@ enum SimulateCommand {
             appAppleId: appAppleId,
             sandbox: flags["--sandbox"] != nil,
             tokenType: flags["--type"],
-            nowMilliseconds: Clock.nowMilliseconds()
+            nowMilliseconds: WallClock.nowMilliseconds()
         )
         let base = flags["--url"] ?? configuration.server.publicURL
         CommandLineInterface.printOutput(TokenMinter.redirectURL(base: base, token: token) + "\n")

@@ -48,7 +48,7 @@ struct TokenAPI: Sendable {
         case .success(let decoded): token = decoded
         case .failure(let rejection): return reject(rejection)
         }
-        if let rejection = validator.validate(token, queryBundleId: nil, nowMilliseconds: Clock.nowMilliseconds()) {
+        if let rejection = validator.validate(token, queryBundleId: nil, nowMilliseconds: WallClock.nowMilliseconds()) {
             return reject(rejection)
         }
         let fields = TokenFields(
@@ -60,7 +60,7 @@ struct TokenAPI: Sendable {
         let outcome = try ledger.recordForwardedToken(
             fields,
             checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
-            at: Clock.nowMilliseconds()
+            at: WallClock.nowMilliseconds()
         )
         if outcome.isNewToken {
             metrics.increment(

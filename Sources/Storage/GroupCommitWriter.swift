@@ -71,6 +71,7 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Runs `body` in the next batch and blocks until it is committed.
+    @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(StorageError) -> T)
         throws(StorageError)
         -> T

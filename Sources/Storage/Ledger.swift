@@ -16,7 +16,7 @@ public final class Ledger: Sendable {
     }
 
     public let path: String
-    private let writer: GroupCommitWriter
+    let writer: GroupCommitWriter
     private let readers = Mutex<[Reader]>([])
 
     /// Opens (creating if needed) `directory/linkout.sqlite` and applies pending migrations.
@@ -109,6 +109,16 @@ public final class Ledger: Sendable {
                 [.text(checkoutId), .text(productId), .text(currency), .text(amount), .integer(at)]
             )
             return rows.first?.first?.integer ?? 0
+        }
+    }
+
+    /// Proves the ledger takes writes right now (readiness): a one-row write through the same writer as visits.
+    public func checkWritable(at: Int64) throws(StorageError) {
+        try writer.write { connection throws(StorageError) in
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES ('ready_check', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.text(String(at))]
+            )
         }
     }
 
@@ -227,7 +237,7 @@ public final class Ledger: Sendable {
     // MARK: reads
 
     /// Runs `body` on a reader connection borrowed from the pool (opened on demand).
-    private func read<T: Sendable>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+    func read<T: Sendable>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
         let reader: Reader
         if let borrowed = readers.withLock({ $0.popLast() }) {
             reader = borrowed

@@ -55,7 +55,40 @@ enum Migrations {
                 value TEXT NOT NULL
             ) WITHOUT ROWID;
             """
-        )
+        ),
+        (
+            2,
+            """
+            CREATE TABLE line_items (
+                id INTEGER PRIMARY KEY,
+                external_purchase_id TEXT NOT NULL,
+                line_item_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                received_at INTEGER NOT NULL,
+                report_request_identifier TEXT
+            );
+            CREATE INDEX line_items_token ON line_items(external_purchase_id);
+            CREATE TABLE reports (
+                request_identifier TEXT PRIMARY KEY,
+                external_purchase_id TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                bundle_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                body TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                last_attempt_at INTEGER,
+                last_http_status INTEGER,
+                last_response TEXT,
+                accepted_at INTEGER
+            ) WITHOUT ROWID;
+            CREATE INDEX reports_token ON reports(external_purchase_id);
+            CREATE INDEX reports_due ON reports(state, next_attempt_at);
+            CREATE INDEX tokens_account ON tokens(app_account_token) WHERE app_account_token IS NOT NULL;
+            """
+        ),
     ]
 
     static func apply(to connection: SQLiteConnection, now: Int64) throws(StorageError) {

@@ -1,0 +1,96 @@
+import Foundation
+import Outbound
+
+/// Apple's External Purchase Server API over libcurl: `PUT /externalPurchase/v1/reports` and
+/// `GET /externalPurchase/v1/reports/{requestIdentifier}`, on the production or sandbox host by the token's
+/// environment, with a fresh ES256 JWT per request (Apple: "Generate a new signed JWT for each new request").
+public struct ExternalPurchaseAPIClient: Sendable {
+    /// What a send came to, as the reporting service needs to decide what to do next.
+    public enum Outcome: Sendable, Equatable {
+        /// 200: "The report was received and passed validation checks successfully."
+        case accepted
+        /// 400: the whole report was refused; Apple's `errors` (or the raw body) kept for the operator.
+        case rejected(body: String)
+        /// 401: the JWT (so the key or its IDs) is wrong; retrying cannot help.
+        case unauthorized
+        /// 429, with the moment Apple allows the next try when it said (UNIX ms).
+        case rateLimited(retryAt: Int64?)
+        /// 5xx or another status: try again later.
+        case serverError(status: Int, body: String)
+        /// No HTTP answer (refused, TLS, timeout).
+        case networkError(String)
+    }
+
+    public var credentials: AppStoreJWT.Credentials
+    public var productionURL: String
+    public var sandboxURL: String
+    public var httpClient: HTTPClient
+
+    public init(credentials: AppStoreJWT.Credentials, productionURL: String, sandboxURL: String, httpClient: HTTPClient)
+    {
+        self.credentials = credentials
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+        self.httpClient = httpClient
+    }
+
+    /// The host for an environment; sandbox tokens are reported only to the sandbox host.
+    public func baseURL(_ environment: Environment) -> String {
+        let base = environment == .sandbox ? sandboxURL : productionURL
+        return base.hasSuffix("/") ? String(base.dropLast()) : base
+    }
+
+    /// Sends a report (already validated). `body` is the exact JSON to send, so a retry sends the same bytes.
+    public func send(body: [UInt8], environment: Environment, bundleId: String, now: Date = Date()) -> Outcome {
+        let jwt: String
+        do {
+            jwt = try AppStoreJWT.make(
+                credentials: credentials,
+                bundleId: bundleId,
+                now: Int64(now.timeIntervalSince1970)
+            )
+        } catch {
+            return .networkError("cannot sign the request: \(error)")
+        }
+        let request = HTTPClientRequest(
+            method: "PUT",
+            url: baseURL(environment) + "/externalPurchase/v1/reports",
+            headers: [
+                ("Authorization", "Bearer " + jwt), ("Content-Type", "application/json"),
+                ("Accept", "application/json"),
+            ],
+            body: body
+        )
+        let response: HTTPClientResponse
+        do {
+            response = try httpClient.perform(request)
+        } catch {
+            return .networkError(error.description)
+        }
+        let text = String(decoding: response.body.prefix(64 * 1024), as: UTF8.self)
+        switch response.status {
+        case 200: return .accepted
+        case 400: return .rejected(body: text)
+        case 401: return .unauthorized
+        case 429:
+            return .rateLimited(
+                retryAt: Self.retryAt(response.header("retry-after"), now: Int64(now.timeIntervalSince1970 * 1000))
+            )
+        default: return .serverError(status: response.status, body: text)
+        }
+    }
+
+    /// `Retry-After` as UNIX ms. Apple's App Store Server API sends a UNIX time in milliseconds; RFC 9110 allows
+    /// delay-seconds or an HTTP date. All three are understood.
+    static func retryAt(_ header: String?, now: Int64) -> Int64? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        if let number = Int64(header) {
+            return number > 100_000_000_000 ? number : now + number * 1000
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: header).map { Int64($0.timeIntervalSince1970 * 1000) }
+    }
+}

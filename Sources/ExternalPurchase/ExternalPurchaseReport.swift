@@ -1,0 +1,227 @@
+/// The body of Apple's Send External Purchase Report call (`ExternalPurchaseReport`), with Apple's JSON names.
+public struct ExternalPurchaseReport: Sendable, Equatable, Codable {
+    /// Apple's report statuses.
+    public enum Status: String, Sendable, Codable, CaseIterable {
+        /// The token has transactions (or corrections to them).
+        case lineItem = "LINE_ITEM"
+        /// The token "didn't result in any successful transactions".
+        case noLineItem = "NO_LINE_ITEM"
+        /// A token from a notification that this server has no record of.
+        case unrecognizedToken = "UNRECOGNIZED_TOKEN"
+        /// A custom-link token of a customer who has another active token of the same type.
+        case duplicateToken = "DUPLICATE_TOKEN"
+    }
+
+    /// A UUID; new for each new report, the same for each retry of one report.
+    public var requestIdentifier: String
+    public var externalPurchaseId: String
+    public var status: Status
+    /// Only with `LINE_ITEM`.
+    public var lineItems: [LineItem]?
+
+    public init(requestIdentifier: String, externalPurchaseId: String, status: Status, lineItems: [LineItem]? = nil) {
+        self.requestIdentifier = requestIdentifier
+        self.externalPurchaseId = externalPurchaseId
+        self.status = status
+        self.lineItems = lineItems
+    }
+}
+
+/// One line item: a one-time buy, a subscription buy (start, renewal, change, payment) or a refund. Encoded as
+/// Apple's flat objects, told apart by `eventType` and `productType`.
+public enum LineItem: Sendable, Equatable, Codable {
+    case oneTimeBuy(OneTimeBuyLineItem)
+    case subscriptionBuy(SubscriptionBuyLineItem)
+    case refund(RefundLineItem)
+
+    private enum Keys: String, CodingKey {
+        case eventType, productType
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let eventType = try container.decode(String.self, forKey: .eventType)
+        switch eventType {
+        case "REFUND":
+            self = .refund(try RefundLineItem(from: decoder))
+        case "BUY":
+            let productType = try container.decode(String.self, forKey: .productType)
+            switch productType {
+            case "ONE_TIME_BUY": self = .oneTimeBuy(try OneTimeBuyLineItem(from: decoder))
+            case "SUBSCRIPTION": self = .subscriptionBuy(try SubscriptionBuyLineItem(from: decoder))
+            default:
+                throw DecodingError.dataCorruptedError(
+                    forKey: .productType,
+                    in: container,
+                    debugDescription: "productType must be ONE_TIME_BUY or SUBSCRIPTION"
+                )
+            }
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .eventType,
+                in: container,
+                debugDescription: "eventType must be BUY or REFUND"
+            )
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .oneTimeBuy(let item): try item.encode(to: encoder)
+        case .subscriptionBuy(let item): try item.encode(to: encoder)
+        case .refund(let item): try item.encode(to: encoder)
+        }
+    }
+
+    /// The fields every kind shares.
+    public var common: LineItemAmounts {
+        switch self {
+        case .oneTimeBuy(let item): item.amounts
+        case .subscriptionBuy(let item): item.amounts
+        case .refund(let item): item.amounts
+        }
+    }
+
+    public var isBuy: Bool {
+        if case .refund = self { return false }
+        return true
+    }
+}
+
+/// The fields all line items carry. Amounts are in milli-units of `reportingCurrency` (€2.99 is 2990).
+public struct LineItemAmounts: Sendable, Equatable {
+    public var lineItemId: String
+    /// UNIX ms the customer authorized the purchase (for refunds: the date of the refund).
+    public var creationDate: Int64
+    public var amountTaxInclusive: Int64
+    public var amountTaxExclusive: Int64
+    public var taxAmount: Int64
+    public var netAmountTaxExclusive: Int64
+    public var reportingCurrency: String
+    public var pricingCurrency: String
+    /// ISO 3166-1 alpha-3.
+    public var taxCountry: String
+    public var exchangeRate: Double?
+    public var restatement: Bool?
+    public var erroneouslySubmitted: Bool?
+}
+
+/// `OneTimeBuyLineItem`.
+public struct OneTimeBuyLineItem: Sendable, Equatable, Codable {
+    public var lineItemId: String
+    public var creationDate: Int64
+    public var eventType = "BUY"
+    public var productType = "ONE_TIME_BUY"
+    public var productIdentifier: String
+    public var amountTaxInclusive: Int64
+    public var amountTaxExclusive: Int64
+    public var taxAmount: Int64
+    public var netAmountTaxExclusive: Int64
+    public var reportingCurrency: String
+    public var pricingCurrency: String
+    public var taxCountry: String
+    public var quantity: Int64
+    public var exchangeRate: Double?
+    public var restatement: Bool?
+    public var erroneouslySubmitted: Bool?
+
+    var amounts: LineItemAmounts {
+        LineItemAmounts(
+            lineItemId: lineItemId,
+            creationDate: creationDate,
+            amountTaxInclusive: amountTaxInclusive,
+            amountTaxExclusive: amountTaxExclusive,
+            taxAmount: taxAmount,
+            netAmountTaxExclusive: netAmountTaxExclusive,
+            reportingCurrency: reportingCurrency,
+            pricingCurrency: pricingCurrency,
+            taxCountry: taxCountry,
+            exchangeRate: exchangeRate,
+            restatement: restatement,
+            erroneouslySubmitted: erroneouslySubmitted
+        )
+    }
+}
+
+/// `SubscriptionBuyLineItem`.
+public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable {
+    public var lineItemId: String
+    public var creationDate: Int64
+    public var eventType = "BUY"
+    public var productType = "SUBSCRIPTION"
+    public var productIdentifier: String
+    public var amountTaxInclusive: Int64
+    public var amountTaxExclusive: Int64
+    public var taxAmount: Int64
+    public var netAmountTaxExclusive: Int64
+    public var reportingCurrency: String
+    public var pricingCurrency: String
+    public var taxCountry: String
+    public var quantity: Int64
+    /// `SUBSCRIPTION_START`, `RENEWAL`, `SUBSCRIPTION_CHANGE` or `SUBSCRIPTION_PAYMENT`.
+    public var subscriptionEvent: String
+    public var subscriptionStartDate: Int64
+    public var subscriptionEndDate: Int64
+    /// Paid days so far: 0 at the start, accumulating over renewals.
+    public var subscriptionDaysOfPaidService: Int32
+    /// For renewals: the `lineItemId` of the subscription start.
+    public var referenceLineItemId: String?
+    public var exchangeRate: Double?
+    public var restatement: Bool?
+    public var erroneouslySubmitted: Bool?
+
+    var amounts: LineItemAmounts {
+        LineItemAmounts(
+            lineItemId: lineItemId,
+            creationDate: creationDate,
+            amountTaxInclusive: amountTaxInclusive,
+            amountTaxExclusive: amountTaxExclusive,
+            taxAmount: taxAmount,
+            netAmountTaxExclusive: netAmountTaxExclusive,
+            reportingCurrency: reportingCurrency,
+            pricingCurrency: pricingCurrency,
+            taxCountry: taxCountry,
+            exchangeRate: exchangeRate,
+            restatement: restatement,
+            erroneouslySubmitted: erroneouslySubmitted
+        )
+    }
+}
+
+/// `RefundLineItem`: a refund or chargeback of a buy, up to its full amount.
+public struct RefundLineItem: Sendable, Equatable, Codable {
+    public var lineItemId: String
+    public var creationDate: Int64
+    public var eventType = "REFUND"
+    public var amountTaxInclusive: Int64
+    public var amountTaxExclusive: Int64
+    public var taxAmount: Int64
+    public var netAmountTaxExclusive: Int64
+    public var reportingCurrency: String
+    public var pricingCurrency: String
+    public var taxCountry: String
+    /// The `lineItemId` of the refunded buy.
+    public var referenceLineItemId: String
+    /// Not allowed on refunds (Apple: "Don't include a quantity for refunds"); kept only to reject it.
+    public var quantity: Int64?
+    public var exchangeRate: Double?
+    public var restatement: Bool?
+    public var erroneouslySubmitted: Bool?
+
+    var amounts: LineItemAmounts {
+        LineItemAmounts(
+            lineItemId: lineItemId,
+            creationDate: creationDate,
+            amountTaxInclusive: amountTaxInclusive,
+            amountTaxExclusive: amountTaxExclusive,
+            taxAmount: taxAmount,
+            netAmountTaxExclusive: netAmountTaxExclusive,
+            reportingCurrency: reportingCurrency,
+            pricingCurrency: pricingCurrency,
+            taxCountry: taxCountry,
+            exchangeRate: exchangeRate,
+            restatement: restatement,
+            erroneouslySubmitted: erroneouslySubmitted
+        )
+    }
+}

@@ -1,0 +1,407 @@
+import Foundation
+
+/// Apple's documented rules for reports and line items, checked locally so a bad report is caught where it is
+/// made, not days later in an Apple error. Each problem is named after the error Apple would return.
+public struct ReportValidator: Sendable {
+    /// Apple's allowed `reportingCurrency` values. A pricing currency in this list must also be the reporting
+    /// currency (no exchange rate); any other pricing currency reports in EUR or USD with an exchange rate.
+    public static let reportingCurrencies: Set<String> = [
+        "CLP", "EUR", "QAR", "COP", "VND", "EGP", "THB", "HKD", "NOK", "BRL", "GBP", "AUD", "SEK", "INR", "BGN", "ZAR",
+        "KZT", "NGN", "TWD", "MXN", "CHF", "PEN", "DKK", "AED", "ILS", "KRW", "PHP", "TZS", "PKR", "HUF", "IDR", "CNY",
+        "MYR", "RUB", "RON", "SGD", "TRY", "CZK", "SAR", "USD", "NZD", "PLN", "JPY", "CAD",
+    ]
+
+    static let subscriptionEvents: Set<String> = [
+        "SUBSCRIPTION_START", "RENEWAL", "SUBSCRIPTION_CHANGE", "SUBSCRIPTION_PAYMENT",
+    ]
+
+    /// The token the report is for.
+    public var token: ExternalPurchaseToken?
+    /// Line items already accepted or queued for this token (for refunds and their net amounts).
+    public var earlierLineItems: [LineItem]
+    /// Milliseconds since 1970.
+    public var now: Int64
+
+    public init(token: ExternalPurchaseToken?, earlierLineItems: [LineItem] = [], now: Int64) {
+        self.token = token
+        self.earlierLineItems = earlierLineItems
+        self.now = now
+    }
+
+    public func problems(in report: ExternalPurchaseReport) -> [ReportProblem] {
+        var problems: [ReportProblem] = []
+        if UUID(uuidString: report.requestIdentifier) == nil {
+            problems.append(.init("UnknownEnumError", field: "requestIdentifier", "requestIdentifier must be a UUID"))
+        }
+        let items = report.lineItems ?? []
+        switch report.status {
+        case .lineItem:
+            if items.isEmpty {
+                problems.append(
+                    .init("MissingLineItemsForStatusError", field: "lineItems", "LINE_ITEM needs line items")
+                )
+            }
+        case .noLineItem, .unrecognizedToken, .duplicateToken:
+            if report.lineItems != nil {
+                problems.append(
+                    .init(
+                        "LineItemsNotAllowedForStatusError",
+                        field: "lineItems",
+                        "only LINE_ITEM reports carry line items"
+                    )
+                )
+            }
+        }
+        if report.status == .duplicateToken, token?.tokenType != "ACQUISITION", token?.tokenType != "SERVICES" {
+            problems.append(
+                .init(
+                    "DuplicateTokenStatusNotAllowedError",
+                    field: "status",
+                    "DUPLICATE_TOKEN is only for ACQUISITION and SERVICES custom-link tokens"
+                )
+            )
+        }
+        return problems + self.problems(in: items)
+    }
+
+    /// The problems of a set of new line items for the token (also used when the developer posts them).
+    public func problems(in items: [LineItem]) -> [ReportProblem] {
+        var problems: [ReportProblem] = []
+        var seen: Set<String> = []
+        for item in items {
+            let id = item.common.lineItemId
+            if !seen.insert(id).inserted {
+                problems.append(
+                    .init("DuplicateValueError", field: "lineItemId", lineItem: id, "a line item appears twice")
+                )
+            }
+            problems += commonProblems(item.common)
+            switch item {
+            case .oneTimeBuy(let buy):
+                problems += buyProblems(
+                    id: id,
+                    productIdentifier: buy.productIdentifier,
+                    quantity: buy.quantity,
+                    item.common
+                )
+            case .subscriptionBuy(let buy):
+                problems += buyProblems(
+                    id: id,
+                    productIdentifier: buy.productIdentifier,
+                    quantity: buy.quantity,
+                    item.common
+                )
+                problems += subscriptionProblems(buy)
+            case .refund(let refund):
+                problems += refundProblems(refund, batch: items)
+            }
+        }
+        return problems
+    }
+
+    private func commonProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if id.isEmpty { problems.append(.init("OmittedFieldError", field: "lineItemId", "lineItemId is empty")) }
+        if id.utf8.count > 128 {
+            problems.append(
+                .init("MaximumLengthExceededError", field: "lineItemId", lineItem: id, "at most 128 characters")
+            )
+        }
+        for (field, value) in [
+            ("amountTaxInclusive", item.amountTaxInclusive), ("amountTaxExclusive", item.amountTaxExclusive),
+            ("taxAmount", item.taxAmount), ("netAmountTaxExclusive", item.netAmountTaxExclusive),
+        ] where value < 0 {
+            problems.append(
+                .init("NegativeValueNotAllowedError", field: field, lineItem: id, "amounts are never negative")
+            )
+        }
+        if item.amountTaxInclusive != item.amountTaxExclusive + item.taxAmount {
+            problems.append(
+                .init(
+                    "IncorrectAmountTaxInclusiveError",
+                    field: "amountTaxInclusive",
+                    lineItem: id,
+                    "amountTaxInclusive must equal amountTaxExclusive + taxAmount (milli-units)"
+                )
+            )
+        }
+        if !Self.isUppercaseCode(item.taxCountry) {
+            problems.append(
+                .init(
+                    "UnknownEnumError",
+                    field: "taxCountry",
+                    lineItem: id,
+                    "taxCountry is an ISO 3166-1 alpha-3 code like ESP"
+                )
+            )
+        }
+        if !Self.isUppercaseCode(item.pricingCurrency) {
+            problems.append(
+                .init("UnknownEnumError", field: "pricingCurrency", lineItem: id, "an ISO 4217 code like EUR")
+            )
+        }
+        if !Self.reportingCurrencies.contains(item.reportingCurrency) {
+            problems.append(
+                .init(
+                    "UnknownEnumError",
+                    field: "reportingCurrency",
+                    lineItem: id,
+                    "not one of Apple's reporting currencies"
+                )
+            )
+        } else if Self.reportingCurrencies.contains(item.pricingCurrency) {
+            if item.reportingCurrency != item.pricingCurrency {
+                problems.append(
+                    .init(
+                        "ReportingCurrencyExchangeNotAllowedError",
+                        field: "reportingCurrency",
+                        lineItem: id,
+                        "a pricing currency Apple accepts must also be the reporting currency"
+                    )
+                )
+            }
+            if item.exchangeRate != nil {
+                problems.append(
+                    .init(
+                        "FieldNotAllowedError",
+                        field: "exchangeRate",
+                        lineItem: id,
+                        "no exchangeRate when the currencies are equal"
+                    )
+                )
+            }
+        } else {
+            if item.reportingCurrency != "EUR" && item.reportingCurrency != "USD" {
+                problems.append(
+                    .init(
+                        "ReportingCurrencyExchangeNotAllowedError",
+                        field: "reportingCurrency",
+                        lineItem: id,
+                        "prices in \(item.pricingCurrency) are reported in EUR or USD"
+                    )
+                )
+            }
+            if (item.exchangeRate ?? 0) <= 0 {
+                problems.append(
+                    .init(
+                        "OmittedFieldError",
+                        field: "exchangeRate",
+                        lineItem: id,
+                        "an exchangeRate above 0 is required"
+                    )
+                )
+            }
+        }
+        if item.erroneouslySubmitted == true && item.restatement != true {
+            problems.append(
+                .init(
+                    "ErroneouslySubmittedNotRestatementError",
+                    field: "erroneouslySubmitted",
+                    lineItem: id,
+                    "erroneouslySubmitted requires restatement"
+                )
+            )
+        }
+        if item.creationDate > now + 5 * 60_000 {
+            problems.append(
+                .init("FutureDateError", field: "creationDate", lineItem: id, "creationDate is in the future")
+            )
+        } else if item.creationDate < now - 3 * 365 * 86_400_000 {
+            problems.append(
+                .init(
+                    "DateTooFarInPastError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "line items are reported within three years"
+                )
+            )
+        }
+        if let token, let expiry = token.tokenExpirationDate,
+            item.creationDate < token.tokenCreationDate || item.creationDate > expiry
+        {
+            problems.append(
+                .init(
+                    "LineItemCreationDateOutOfRangeError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "creationDate must lie within the token's active period"
+                )
+            )
+        }
+        return problems
+    }
+
+    private func buyProblems(id: String, productIdentifier: String, quantity: Int64, _ item: LineItemAmounts)
+        -> [ReportProblem]
+    {
+        var problems: [ReportProblem] = []
+        if productIdentifier.isEmpty {
+            problems.append(
+                .init("OmittedFieldError", field: "productIdentifier", lineItem: id, "productIdentifier is empty")
+            )
+        } else if productIdentifier.utf8.count > 256 {
+            problems.append(
+                .init("MaximumLengthExceededError", field: "productIdentifier", lineItem: id, "at most 256 characters")
+            )
+        }
+        if quantity < 1 {
+            problems.append(
+                .init("PositiveValueRequiredError", field: "quantity", lineItem: id, "quantity must be at least 1")
+            )
+        }
+        // A first report of a buy has nothing refunded yet: its net equals its tax-exclusive amount.
+        if item.restatement != true && item.netAmountTaxExclusive != item.amountTaxExclusive {
+            problems.append(
+                .init(
+                    "IncorrectNetAmountError",
+                    field: "netAmountTaxExclusive",
+                    lineItem: id,
+                    "a new buy's netAmountTaxExclusive equals its amountTaxExclusive"
+                )
+            )
+        }
+        return problems
+    }
+
+    private func subscriptionProblems(_ item: SubscriptionBuyLineItem) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if !Self.subscriptionEvents.contains(item.subscriptionEvent) {
+            problems.append(
+                .init("UnknownEnumError", field: "subscriptionEvent", lineItem: id, "not a subscription event")
+            )
+        }
+        if item.subscriptionStartDate >= item.subscriptionEndDate {
+            problems.append(
+                .init(
+                    "StartDateAfterEndDateError",
+                    field: "subscriptionStartDate",
+                    lineItem: id,
+                    "the period must start before it ends"
+                )
+            )
+        }
+        if item.subscriptionDaysOfPaidService < 0 {
+            problems.append(
+                .init(
+                    "NegativeValueNotAllowedError",
+                    field: "subscriptionDaysOfPaidService",
+                    lineItem: id,
+                    "never negative"
+                )
+            )
+        }
+        if item.subscriptionEvent == "SUBSCRIPTION_START" && item.subscriptionDaysOfPaidService != 0 {
+            problems.append(
+                .init(
+                    "SubscriptionStartNonZeroDaysPaidServiceError",
+                    field: "subscriptionDaysOfPaidService",
+                    lineItem: id,
+                    "a subscription starts with 0 days of paid service"
+                )
+            )
+        }
+        if item.referenceLineItemId == id {
+            problems.append(
+                .init("SelfReferenceError", field: "referenceLineItemId", lineItem: id, "references itself")
+            )
+        }
+        return problems
+    }
+
+    private func refundProblems(_ refund: RefundLineItem, batch: [LineItem]) -> [ReportProblem] {
+        let id = refund.lineItemId
+        var problems: [ReportProblem] = []
+        if refund.quantity != nil {
+            problems.append(.init("FieldNotAllowedError", field: "quantity", lineItem: id, "refunds carry no quantity"))
+        }
+        if refund.referenceLineItemId == id {
+            return problems + [
+                .init("SelfReferenceError", field: "referenceLineItemId", lineItem: id, "references itself")
+            ]
+        }
+        let candidates = earlierLineItems + batch
+        guard let referenced = candidates.last(where: { $0.common.lineItemId == refund.referenceLineItemId }) else {
+            return problems + [
+                .init(
+                    "NotFoundError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "the refunded line item is not known for this token"
+                )
+            ]
+        }
+        guard referenced.isBuy else {
+            return problems + [
+                .init(
+                    "RefundReferencedByRefundError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "a refund references a buy"
+                )
+            ]
+        }
+        let buy = referenced.common
+        if buy.pricingCurrency != refund.pricingCurrency {
+            problems.append(
+                .init("PricingCurrencyMismatchError", field: "pricingCurrency", lineItem: id, "must match the buy")
+            )
+        }
+        if buy.reportingCurrency != refund.reportingCurrency {
+            problems.append(
+                .init("ReportingCurrencyMismatchError", field: "reportingCurrency", lineItem: id, "must match the buy")
+            )
+        }
+        if buy.taxCountry != refund.taxCountry {
+            problems.append(.init("TaxCountryMismatchError", field: "taxCountry", lineItem: id, "must match the buy"))
+        }
+        if buy.exchangeRate != refund.exchangeRate {
+            problems.append(
+                .init("ExchangeRateMismatchError", field: "exchangeRate", lineItem: id, "must match the buy")
+            )
+        }
+        if refund.creationDate > buy.creationDate + 365 * 86_400_000 {
+            problems.append(
+                .init(
+                    "RefundNotAllowedCreationDateError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "a buy can be refunded for one year"
+                )
+            )
+        }
+        // Net after all refunds of that buy so far, this one included (Apple's example: 8000 − 2000 = 6000).
+        let refunded = candidates.compactMap { item -> Int64? in
+            guard case .refund(let other) = item, other.referenceLineItemId == refund.referenceLineItemId else {
+                return nil
+            }
+            return other.lineItemId == id ? nil : other.amountTaxExclusive
+        }.reduce(0, +)
+        let expectedNet = buy.amountTaxExclusive - refunded - refund.amountTaxExclusive
+        if expectedNet < 0 {
+            problems.append(
+                .init(
+                    "IncorrectAmountTaxInclusiveError",
+                    field: "amountTaxExclusive",
+                    lineItem: id,
+                    "refunds exceed the amount of the buy"
+                )
+            )
+        } else if refund.restatement != true && refund.netAmountTaxExclusive != expectedNet {
+            problems.append(
+                .init(
+                    "IncorrectNetAmountError",
+                    field: "netAmountTaxExclusive",
+                    lineItem: id,
+                    "netAmountTaxExclusive must be \(expectedNet): the buy's amount less all its refunds"
+                )
+            )
+        }
+        return problems
+    }
+
+    static func isUppercaseCode(_ text: String) -> Bool {
+        text.utf8.count == 3 && text.utf8.allSatisfy { $0 >= 0x41 && $0 <= 0x5A }
+    }
+}

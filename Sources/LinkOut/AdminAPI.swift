@@ -1,0 +1,59 @@
+import Foundation
+import HTTPServer
+import Storage
+
+/// `/admin/...`: a bearer-token JSON API for operators. Off (404) unless `LINKOUT_ADMIN_TOKEN` is set.
+struct AdminAPI: Sendable {
+    let configuration: Configuration
+    let ledger: Ledger
+    let reporting: ReportingService
+
+    struct ReportList: Encodable {
+        var reporting: String
+        var reports: [StoredReport]
+    }
+
+    struct TokenDetail: Encodable {
+        var token: StoredToken
+        var lineItems: [StoredLineItem]
+        var reports: [StoredReport]
+    }
+
+    private func authorize(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let token = configuration.adminToken else { return HTTPError(.notFound, "Not found.").response }
+        return BearerAuth.isAuthorized(request, token: token) ? nil : BearerAuth.unauthorized()
+    }
+
+    /// `GET /admin/reports?state=pending|accepted|rejected&limit=&offset=`: newest first, with what Apple said.
+    func reports(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        var state: StoredReport.State?
+        if let text = request.queryValue("state") {
+            guard let parsed = StoredReport.State(rawValue: text) else {
+                return TokenAPI.error(.badRequest, "invalid_state", "state is pending, accepted or rejected.")
+            }
+            state = parsed
+        }
+        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
+        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        let reports = try ledger.reports(limit: limit, offset: offset, state: state)
+        return TokenAPI.json(.ok, ReportList(reporting: reporting.status.description, reports: reports))
+    }
+
+    /// `GET /admin/tokens/{externalPurchaseId}`: the token, its line items and its report history.
+    func token(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        let id = request.pathParameters["externalPurchaseId"] ?? ""
+        guard let token = try ledger.token(id) else {
+            return TokenAPI.error(
+                .notFound,
+                "unknown_token",
+                "No token with this externalPurchaseId has been recorded."
+            )
+        }
+        return TokenAPI.json(
+            .ok,
+            TokenDetail(token: token, lineItems: try ledger.lineItems(for: id), reports: try ledger.reports(for: id))
+        )
+    }
+}
