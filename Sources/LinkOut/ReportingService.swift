@@ -41,6 +41,8 @@ public final class ReportingService: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
+    /// Ticks never overlap (the background thread, a wake-up and a test or CLI call may race for one).
+    private let tickLock = Mutex(())
 
     /// Most reports planned or sent per tick; the rest wait for the next tick.
     static let batchLimit = 200
@@ -125,11 +127,22 @@ public final class ReportingService: Sendable {
 
     /// One planning and sending pass; public so tests and the CLI can drive it.
     public func tick(now: Int64 = WallClock.nowMilliseconds()) {
-        do {
-            for planned in try plan(now: now) { try enqueue(planned, now: now) }
-            try sendDue(now: now)
-        } catch {
-            logger.error("reporting pass failed", ["error": "\(error)"])
+        tickLock.withLock { _ in
+            do {
+                for planned in try plan(now: now) {
+                    do {
+                        try enqueue(planned, now: now)
+                    } catch {
+                        logger.error(
+                            "report not queued",
+                            ["external_purchase_id": planned.report.externalPurchaseId, "error": "\(error)"]
+                        )
+                    }
+                }
+                try sendDue(now: now)
+            } catch {
+                logger.error("reporting pass failed", ["error": "\(error)"])
+            }
         }
     }
 

@@ -91,7 +91,11 @@ final class GroupCommitWriter: Sendable {
 
     /// Commits what is queued, then stops the thread.
     func stop() {
-        queue.withLock { $0.stopping = true }
+        let first = queue.withLock { queue in
+            defer { queue.stopping = true }
+            return !queue.stopping
+        }
+        guard first else { return }  // closing twice is harmless
         available.signal()
         stopped.wait()
     }

@@ -198,6 +198,14 @@ extension Ledger {
     /// changes nothing) if the token has an open report already: at most one report in flight per token.
     public func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError) {
         try writer.write { connection throws(StorageError) in
+            if lineItemRows.isEmpty {
+                // NO_LINE_ITEM and DUPLICATE_TOKEN are decided once: a token with any report gets no second one.
+                let any = try connection.query(
+                    "SELECT 1 FROM reports WHERE external_purchase_id = ?",
+                    [.text(report.externalPurchaseId)]
+                )
+                guard any.isEmpty else { throw StorageError(code: -1, message: "token already reported") }
+            }
             let open = try connection.query(
                 "SELECT 1 FROM reports WHERE external_purchase_id = ? AND state IN ('pending', 'rejected')",
                 [.text(report.externalPurchaseId)]
@@ -207,10 +215,12 @@ extension Ledger {
             }
             try Self.insert(report, into: connection)
             for row in lineItemRows {
-                try connection.query(
-                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ?",
+                // A line item goes into one report only: planning from a stale read must not claim it twice.
+                let claimed = try connection.query(
+                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ? AND report_request_identifier IS NULL RETURNING 1",
                     [.text(report.requestIdentifier), .integer(row)]
                 )
+                guard !claimed.isEmpty else { throw StorageError(code: -1, message: "line item already reported") }
             }
         }
     }

@@ -132,6 +132,7 @@ struct LedgerTests {
         let folder = TemporaryFolder()
         let ledger = try Ledger(directory: folder.path)
         ledger.close()
+        ledger.close()  // a second close returns at once
         #expect(throws: StorageError.self) { try ledger.recordVisit(Self.visit("late", checkout: "c")) }
     }
 }

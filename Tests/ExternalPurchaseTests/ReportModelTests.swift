@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+
+@testable import ExternalPurchase
+
+@Suite("Report models and Apple's rules")
+struct ReportModelTests {
+    /// Apple's example report bodies (spec §8), verbatim; the refund example gets the comma Apple's page lacks.
+    static let oneTimeBuy =
+        #"{"requestIdentifier":"1cdc286e-7389-417c-b58f-7a7d196e5bbe","externalPurchaseId":"2924c319-5205-4188-831a-1ca2c00326b4","status":"LINE_ITEM","lineItems":[{"lineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","creationDate":1706047472367,"eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"example.one-time-buy.product","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","quantity":6}]}"#
+    static let subscriptionStart =
+        #"{"requestIdentifier":"c4dcf1a5-afac-4e2c-83d7-280f9f2cb832","externalPurchaseId":"59908800-c9d3-40c3-b638-8a9c5a535654","status":"LINE_ITEM","lineItems":[{"lineItemId":"cccccccc-cccc-cccc-cccc-cccccccccccc","creationDate":1706047488039,"eventType":"BUY","productType":"SUBSCRIPTION","productIdentifier":"example.subscription.monthly","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","subscriptionEvent":"SUBSCRIPTION_START","subscriptionStartDate":1706047488039,"subscriptionEndDate":1708639488039,"subscriptionDaysOfPaidService":0,"quantity":1}]}"#
+    static let renewal =
+        #"{"requestIdentifier":"446fdfd8-2c06-4956-873c-8c449a9d61f5","externalPurchaseId":"59908800-c9d3-40c3-b638-8a9c5a535654","status":"LINE_ITEM","lineItems":[{"lineItemId":"dddddddd-dddd-dddd-dddd-dddddddddddd","creationDate":1708639488039,"eventType":"BUY","productType":"SUBSCRIPTION","productIdentifier":"example.subscription.monthly","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","subscriptionEvent":"RENEWAL","subscriptionStartDate":1708639488039,"subscriptionEndDate":1711231488039,"subscriptionDaysOfPaidService":30,"referenceLineItemId":"cccccccc-cccc-cccc-cccc-cccccccccccc","quantity":1}]}"#
+    static let refund =
+        #"{"requestIdentifier":"b598cbea-c0a8-44cb-bb0e-abb12ed59cb9","externalPurchaseId":"2924c319-5205-4188-831a-1ca2c00326b4","status":"LINE_ITEM","lineItems":[{"lineItemId":"bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb","creationDate":1706047491127,"eventType":"REFUND","amountTaxInclusive":2500,"amountTaxExclusive":2000,"taxAmount":500,"netAmountTaxExclusive":6000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","referenceLineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"}]}"#
+    static let noLineItem =
+        #"{"requestIdentifier":"87e7d6d1-b98d-4a8f-b6a4-41ba992a6cad","externalPurchaseId":"e","status":"NO_LINE_ITEM"}"#
+    static let unrecognized =
+        #"{"requestIdentifier":"94d0d7fb-c393-4813-92eb-9614e7540f6d","externalPurchaseId":"e","status":"UNRECOGNIZED_TOKEN"}"#
+    static let duplicate =
+        #"{"requestIdentifier":"e1db8b5e-cbd2-4fe6-ae2b-d92ba5b12c41","externalPurchaseId":"e","status":"DUPLICATE_TOKEN"}"#
+
+    /// 2026-01-01: Apple's examples (January 2024) are then within the three years Apple accepts.
+    static let now: Int64 = 1_767_225_600_000
+
+    func object(_ json: some DataProtocol) throws -> NSDictionary {
+        try #require(try JSONSerialization.jsonObject(with: Data(json)) as? NSDictionary)
+    }
+
+    @Test(arguments: [oneTimeBuy, subscriptionStart, renewal, refund, noLineItem, unrecognized, duplicate])
+    func applesExampleBodiesRoundTrip(json: String) throws {
+        let report = try JSONDecoder().decode(ExternalPurchaseReport.self, from: Data(json.utf8))
+        let encoded = try JSONEncoder().encode(report)
+        #expect(try object(encoded) == object(Data(json.utf8)))
+    }
+
+    func report(_ json: String) throws -> ExternalPurchaseReport {
+        try JSONDecoder().decode(ExternalPurchaseReport.self, from: Data(json.utf8))
+    }
+
+    @Test func applesExamplesFollowApplesRules() throws {
+        let validator = ReportValidator(token: nil, now: Self.now)
+        #expect(validator.problems(in: try report(Self.oneTimeBuy)) == [])
+        #expect(validator.problems(in: try report(Self.subscriptionStart)) == [])
+        #expect(validator.problems(in: try report(Self.renewal)) == [])
+        let buy = try #require(try report(Self.oneTimeBuy).lineItems)
+        let afterBuy = ReportValidator(token: nil, earlierLineItems: buy, now: Self.now)
+        #expect(afterBuy.problems(in: try report(Self.refund)) == [])
+        #expect(validator.problems(in: try report(Self.refund)).map(\.name) == ["NotFoundError"])
+    }
+
+    func problems(_ change: (inout OneTimeBuyLineItem) -> Void, status: ExternalPurchaseReport.Status = .lineItem)
+        throws -> [String]
+    {
+        guard case .oneTimeBuy(var item) = try #require(try report(Self.oneTimeBuy).lineItems?.first) else {
+            return ["not a one-time buy"]
+        }
+        change(&item)
+        let changed = ExternalPurchaseReport(
+            requestIdentifier: "1cdc286e-7389-417c-b58f-7a7d196e5bbe",
+            externalPurchaseId: "e",
+            status: status,
+            lineItems: [.oneTimeBuy(item)]
+        )
+        return ReportValidator(token: nil, now: Self.now).problems(in: changed).map(\.name)
+    }
+
+    @Test func eachBrokenRuleIsNamedLikeApplesError() throws {
+        #expect(try problems { $0.amountTaxInclusive = 9999 } == ["IncorrectAmountTaxInclusiveError"])
+        #expect(
+            try problems {
+                $0.taxAmount = -1; $0.amountTaxInclusive = 7999
+            } == ["NegativeValueNotAllowedError"]
+        )
+        #expect(try problems { $0.taxCountry = "ES" } == ["UnknownEnumError"])
+        #expect(try problems { $0.reportingCurrency = "XXX" } == ["UnknownEnumError"])
+        #expect(try problems { $0.reportingCurrency = "USD" } == ["ReportingCurrencyExchangeNotAllowedError"])
+        #expect(try problems { $0.exchangeRate = 1.1 } == ["FieldNotAllowedError"])
+        #expect(
+            try problems {
+                $0.pricingCurrency = "ISK"; $0.exchangeRate = nil
+            }.contains("OmittedFieldError")
+        )
+        #expect(
+            try problems {
+                $0.pricingCurrency = "ISK"; $0.exchangeRate = 0.0067
+            } == []
+        )
+        #expect(try problems { $0.quantity = 0 } == ["PositiveValueRequiredError"])
+        #expect(try problems { $0.netAmountTaxExclusive = 7000 } == ["IncorrectNetAmountError"])
+        #expect(try problems { $0.erroneouslySubmitted = true } == ["ErroneouslySubmittedNotRestatementError"])
+        #expect(try problems { $0.creationDate = Self.now + 3_600_000 } == ["FutureDateError"])
+        #expect(try problems { $0.creationDate = Self.now - 4 * 365 * 86_400_000 } == ["DateTooFarInPastError"])
+        #expect(try problems { $0.lineItemId = String(repeating: "x", count: 129) } == ["MaximumLengthExceededError"])
+        #expect(try problems({ _ in }, status: .noLineItem) == ["LineItemsNotAllowedForStatusError"])
+        let empty = ExternalPurchaseReport(
+            requestIdentifier: UUID().uuidString,
+            externalPurchaseId: "e",
+            status: .lineItem
+        )
+        #expect(
+            ReportValidator(token: nil, now: Self.now).problems(in: empty).map(\.name) == [
+                "MissingLineItemsForStatusError"
+            ]
+        )
+    }
+
+    @Test func refundsMustMatchTheirBuy() throws {
+        let buy = try #require(try report(Self.oneTimeBuy).lineItems)
+        guard case .refund(var refund) = try #require(try report(Self.refund).lineItems?.first) else { return }
+        let validator = ReportValidator(token: nil, earlierLineItems: buy, now: Self.now)
+        var wrong = refund
+        wrong.taxCountry = "FRA"
+        #expect(validator.problems(in: [.refund(wrong)]).map(\.name) == ["TaxCountryMismatchError"])
+        wrong = refund
+        wrong.netAmountTaxExclusive = 8000
+        #expect(validator.problems(in: [.refund(wrong)]).map(\.name) == ["IncorrectNetAmountError"])
+        wrong = refund
+        wrong.quantity = 1
+        #expect(validator.problems(in: [.refund(wrong)]).map(\.name) == ["FieldNotAllowedError"])
+        refund.referenceLineItemId = refund.lineItemId
+        #expect(validator.problems(in: [.refund(refund)]).map(\.name) == ["SelfReferenceError"])
+    }
+
+    @Test func duplicateTokenStatusIsOnlyForCustomLinkTokens() throws {
+        let linkOut = ExternalPurchaseToken(appAppleId: 1, bundleId: "a", tokenCreationDate: 1, externalPurchaseId: "e")
+        var services = linkOut
+        services.tokenType = "SERVICES"
+        let duplicate = try report(Self.duplicate)
+        #expect(
+            ReportValidator(token: linkOut, now: Self.now).problems(in: duplicate).map(\.name) == [
+                "DuplicateTokenStatusNotAllowedError"
+            ]
+        )
+        #expect(ReportValidator(token: services, now: Self.now).problems(in: duplicate) == [])
+    }
+
+    @Test func lineItemsOutsideACustomLinkTokensActivePeriodAreRefused() throws {
+        let token = ExternalPurchaseToken(
+            appAppleId: 1,
+            bundleId: "a",
+            tokenCreationDate: 1_706_047_000_000,
+            externalPurchaseId: "e",
+            tokenType: "SERVICES",
+            tokenExpirationDate: 1_706_047_400_000
+        )
+        let items = try #require(try report(Self.oneTimeBuy).lineItems)
+        #expect(
+            ReportValidator(token: token, now: Self.now).problems(in: items).map(\.name) == [
+                "LineItemCreationDateOutOfRangeError"
+            ]
+        )
+    }
+}
+
+@Suite("App Store JWT")
+struct AppStoreJWTTests {
+    @Test func signsES256TokensThatOpenSSLVerifies() throws {
+        let key = try ES256Key.generate()
+        let credentials = AppStoreJWT.Credentials(
+            issuerId: "57246542-96fe-1a63e053-0824d011072a",
+            keyId: "2X9R4HXF34",
+            key: key
+        )
+        let jwt = try AppStoreJWT.make(credentials: credentials, bundleId: "com.example", now: 1_623_085_200)
+        let parts = jwt.split(separator: ".")
+        #expect(parts.count == 3)
+        let headerBytes = try #require(Base64URL.decode(parts[0].utf8))
+        let header = try JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: String]
+        #expect(header == ["alg": "ES256", "kid": "2X9R4HXF34", "typ": "JWT"])
+        let claimBytes = try #require(Base64URL.decode(parts[1].utf8))
+        let claims = try #require(try JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any])
+        #expect(claims["iss"] as? String == "57246542-96fe-1a63e053-0824d011072a")
+        #expect(claims["aud"] as? String == "appstoreconnect-v1")
+        #expect(claims["bid"] as? String == "com.example")
+        let iat = try #require(claims["iat"] as? Int)
+        let exp = try #require(claims["exp"] as? Int)
+        #expect(iat == 1_623_085_200)
+        #expect(exp > iat && exp - iat <= 3600)
+        let signature = try #require(Base64URL.decode(parts[2].utf8))
+        #expect(signature.count == 64)
+        // Verified with only the public half, as Apple would.
+        let verifier = try ES256Key(pem: try key.publicKeyPEM())
+        #expect(verifier.verify(signature, message: Array((parts[0] + "." + parts[1]).utf8)))
+        #expect(!verifier.verify(signature, message: Array((parts[0] + "." + parts[1] + "x").utf8)))
+        let otherKey = try ES256Key(pem: try ES256Key.generate().publicKeyPEM())
+        #expect(!otherKey.verify(signature, message: Array((parts[0] + "." + parts[1]).utf8)))
+    }
+
+    @Test func refusesKeysThatAreNotP256() {
+        #expect(throws: CryptoError.self) {
+            try ES256Key(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Dispatch
+import ExternalPurchase
+import Foundation
+import HTTPServer
+import Logging
+import Synchronization
+
+/// A stand-in for Apple's External Purchase Server API on 127.0.0.1, reached through the real libcurl client.
+/// It verifies each request's ES256 JWT against the public half of the test's key, checks the body against
+/// Apple's rules, and answers as scripted: 200, 400 with errors, 401, 429 with or without Retry-After, 500, or
+/// a hang.
+final class FakeAppleServer: Sendable {
+    enum Behavior: Sendable {
+        case respond(status: Int, headers: [String: String] = [:], body: String = "")
+        /// Sleeps this long before answering 200, so the client's timeout fires first.
+        case hang(milliseconds: UInt32)
+
+        static let ok = Behavior.respond(status: 200)
+    }
+
+    struct Received: Sendable {
+        var path: String
+        var jwtHeader: [String: String]
+        var claims: [String: JSONValueLike]
+        var signatureValid: Bool
+        var body: [UInt8]
+        var report: ExternalPurchaseReport?
+        var problems: [ReportProblem]
+
+        var bodyObject: [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        }
+    }
+
+    /// Claims as strings or integers.
+    enum JSONValueLike: Sendable, Equatable {
+        case string(String)
+        case integer(Int64)
+    }
+
+    /// What the route handler shares with the test.
+    private final class Shared: Sendable {
+        let script = Mutex<[Behavior]>([])
+        let log = Mutex<[Received]>([])
+        let arrivals = DispatchSemaphore(value: 0)
+    }
+
+    let port: Int
+    let publicKey: ES256Key
+    private let server: HTTPServer
+    private let shared = Shared()
+
+    init(publicKey: ES256Key) throws {
+        self.publicKey = publicKey
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.eventLoopCount = 1
+        configuration.workerThreads = 4
+        let shared = self.shared
+        var router = Router()
+        router.add("PUT", "/externalPurchase/v1/reports") { request in
+            shared.log.withLock { $0.append(Self.inspect(request, publicKey: publicKey)) }
+            let behavior = shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
+            defer { shared.arrivals.signal() }
+            switch behavior {
+            case .respond(let status, let headers, let body):
+                var fields = HTTPHeaders()
+                for (name, value) in headers { fields.add(name: name, value: value) }
+                fields.add(name: "Content-Type", value: "application/json")
+                let answer = status == 200 && body.isEmpty ? "{}" : body
+                return HTTPResponse(
+                    status: HTTPStatus(code: status, reasonPhrase: "Scripted"),
+                    headers: fields,
+                    body: Array(answer.utf8)
+                )
+            case .hang(let milliseconds):
+                usleep(milliseconds * 1000)
+                return HTTPResponse(status: .ok, body: Array("{}".utf8))
+            }
+        }
+        server = HTTPServer(
+            configuration: configuration,
+            router: router,
+            logger: Logger(label: "fake-apple", level: .critical)
+        )
+        port = try server.start()
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func enqueue(_ behaviors: Behavior...) {
+        shared.script.withLock { $0.append(contentsOf: behaviors) }
+    }
+
+    var received: [Received] { shared.log.withLock { $0 } }
+
+    /// Waits for the next request to be answered (bounded, so a broken client fails the test instead of hanging).
+    func waitForRequest(seconds: Int = 10) -> Bool {
+        shared.arrivals.wait(timeout: .now() + .seconds(seconds)) == .success
+    }
+
+    func stop() {
+        server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    private static func inspect(_ request: HTTPRequest, publicKey: ES256Key) -> Received {
+        var header: [String: String] = [:]
+        var claims: [String: JSONValueLike] = [:]
+        var valid = false
+        if let authorization = request.headers["authorization"], authorization.hasPrefix("Bearer ") {
+            let parts = authorization.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 3, let headerBytes = Base64URL.decode(parts[0].utf8),
+                let claimBytes = Base64URL.decode(parts[1].utf8), let signature = Base64URL.decode(parts[2].utf8)
+            {
+                let headerObject = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any] ?? [:]
+                for (key, value) in headerObject { header[key] = "\(value)" }
+                let claimObject = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any] ?? [:]
+                for (key, value) in claimObject {
+                    if let text = value as? String {
+                        claims[key] = .string(text)
+                    } else if let number = value as? Int64 {
+                        claims[key] = .integer(number)
+                    } else if let number = value as? Int {
+                        claims[key] = .integer(Int64(number))
+                    }
+                }
+                valid = publicKey.verify(signature, message: Array((parts[0] + "." + parts[1]).utf8))
+            }
+        }
+        let report = try? JSONDecoder().decode(ExternalPurchaseReport.self, from: Data(request.body))
+        let problems =
+            report.map {
+                ReportValidator(token: nil, now: Int64(Date().timeIntervalSince1970 * 1000)).problems(in: $0)
+            } ?? [ReportProblem("InvalidBodyError", "not an ExternalPurchaseReport")]
+        return Received(
+            path: String(request.path),
+            jwtHeader: header,
+            claims: claims,
+            signatureValid: valid,
+            body: request.body,
+            report: report,
+            problems: problems
+        )
+    }
+}

@@ -1,0 +1,148 @@
+import ExternalPurchase
+import Foundation
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The whole server with reporting on: a StoreKit visit or posted line items end in reports at a fake Apple.
+@Suite("Live reporting")
+struct LiveReportingTests {
+    final class Setup {
+        let key: ES256Key
+        let apple: FakeAppleServer
+        let keyFile: URL
+
+        init() throws {
+            key = try ES256Key.generate()
+            apple = try FakeAppleServer(publicKey: try ES256Key(pem: try key.publicKeyPEM()))
+            keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-key-\(UUID()).p8")
+            try Data(try key.privateKeyPEM().utf8).write(to: keyFile)
+        }
+
+        func configure(_ configuration: inout Configuration, grace: Int64) {
+            configuration.apple.issuerId = "57246542-96fe-1a63e053-0824d011072a"
+            configuration.apple.keyId = "2X9R4HXF34"
+            configuration.apple.privateKeyFile = keyFile.path
+            configuration.apple.productionURL = apple.baseURL
+            configuration.apple.sandboxURL = apple.baseURL
+            configuration.reporting.noLineItemAfterSeconds = grace
+            configuration.reporting.pollIntervalSeconds = 1
+            configuration.apiToken = "backend-secret"
+            configuration.adminToken = "admin-secret"
+        }
+
+        deinit {
+            apple.stop()
+            try? FileManager.default.removeItem(at: keyFile)
+        }
+    }
+
+    @Test func applesExampleVisitIsFollowedByExactlyOneNoLineItemReport() throws {
+        let setup = try Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 0) }
+        #expect(try live.get(AppleVectors.documentedTarget).status == 303)
+        #expect(setup.apple.waitForRequest())
+        live.application.reporting.tick()
+        live.application.reporting.tick()
+        let received = setup.apple.received
+        #expect(received.count == 1)
+        let request = try #require(received.first)
+        #expect(request.signatureValid)
+        #expect(request.problems == [])
+        let body = try #require(request.bodyObject)
+        #expect(Set(body.keys) == ["requestIdentifier", "externalPurchaseId", "status"])
+        #expect(body["externalPurchaseId"] as? String == "00000000-0000-0000-0000-000000000000")
+        #expect(body["status"] as? String == "NO_LINE_ITEM")
+        #expect(UUID(uuidString: body["requestIdentifier"] as? String ?? "") != nil)
+        let admin = try live.get(
+            "/admin/tokens/00000000-0000-0000-0000-000000000000",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(admin.status == 200)
+        #expect(admin.text.contains("\"state\":\"accepted\""))
+    }
+
+    @Test func postedLineItemsProduceOneLineItemReport() throws {
+        let setup = try Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
+        #expect(try live.get(AppleVectors.documentedTarget).status == 303)
+        let path = "/v1/tokens/00000000-0000-0000-0000-000000000000/line-items"
+        // Apple's one-time-buy example item, as Apple prints it.
+        let item =
+            #"{"lineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","creationDate":1706047472367,"eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"example.one-time-buy.product","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","quantity":6}"#
+        let body = #"{"lineItems": [\#(item)]}"#
+        #expect(try live.post(path, contentType: "application/json", body: body).status == 401)
+        let wrong = try live.post(
+            path,
+            contentType: "application/json",
+            body: body,
+            headers: ["Authorization": "Bearer nope"]
+        )
+        #expect(wrong.status == 401)
+        let broken = try live.post(
+            path,
+            contentType: "application/json",
+            body: body.replacingOccurrences(of: #""amountTaxInclusive":10000"#, with: #""amountTaxInclusive":10001"#),
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(broken.status == 400)
+        #expect(broken.text.contains("IncorrectAmountTaxInclusiveError"))
+        let missing = try live.post(
+            path,
+            contentType: "application/json",
+            body: body.replacingOccurrences(of: #""quantity":6"#, with: #""unused":6"#),
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(missing.status == 400)
+        #expect(missing.text.contains("OmittedFieldError"))
+        let accepted = try live.post(
+            path,
+            contentType: "application/json",
+            body: body,
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(accepted.status == 202)
+        let again = try live.post(
+            path,
+            contentType: "application/json",
+            body: body,
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(again.status == 200)  // the same item twice is a no-op
+        #expect(setup.apple.waitForRequest())
+        live.application.reporting.tick()
+        let received = setup.apple.received
+        #expect(received.count == 1)
+        let request = try #require(received.first)
+        #expect(request.signatureValid)
+        #expect(request.report?.status == .lineItem)
+        let sentItem = try #require((request.bodyObject?["lineItems"] as? [Any])?.first as? NSDictionary)
+        let appleItem = try #require(try JSONSerialization.jsonObject(with: Data(item.utf8)) as? NSDictionary)
+        #expect(sentItem == appleItem)
+        let reports = try live.get("/admin/reports", headers: ["Authorization": "Bearer admin-secret"])
+        #expect(reports.status == 200)
+        #expect(reports.text.contains("LINE_ITEM"))
+        #expect(try live.get("/admin/reports").status == 401)
+        #expect(
+            try live.post(
+                "/v1/tokens/unknown/line-items",
+                contentType: "application/json",
+                body: body,
+                headers: ["Authorization": "Bearer backend-secret"]
+            ).status == 404
+        )
+    }
+
+    @Test func readinessSaysWhyReportsWait() throws {
+        let live = try LiveApplication()
+        let ready = try live.get("/readyz")
+        #expect(ready.status == 200)
+        #expect(ready.text.contains("database: writable"))
+        #expect(ready.text.contains("waiting for Apple credentials: apple.issuerId is empty"))
+        #expect(try live.get("/admin/reports", headers: ["Authorization": "Bearer x"]).status == 404)
+        #expect(
+            try live.post("/v1/tokens/x/line-items", contentType: "application/json", body: "{}").status == 404
+        )
+    }
+}

@@ -1,0 +1,121 @@
+import ExternalPurchase
+import Foundation
+import Logging
+import Storage
+
+@testable import LinkOut
+
+/// A ledger in a temporary folder, a fresh App Store Connect key, fake production and sandbox Apple hosts,
+/// and a reporting service wired to them (not started: tests drive it with `tick`).
+final class ReportingHarness {
+    let directory: URL
+    let key: ES256Key
+    let production: FakeAppleServer
+    let sandbox: FakeAppleServer
+    var configuration: Configuration
+    let ledger: Ledger
+    let service: ReportingService
+
+    init(graceSeconds: Int64 = 0, timeoutSeconds: Int64 = 2, configure: (inout Configuration) -> Void = { _ in }) throws
+    {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-reporting-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        key = try ES256Key.generate()
+        let keyFile = directory.appendingPathComponent("AuthKey_TEST.p8")
+        try Data(try key.privateKeyPEM().utf8).write(to: keyFile)
+        let publicKey = try ES256Key(pem: try key.publicKeyPEM())
+        production = try FakeAppleServer(publicKey: publicKey)
+        sandbox = try FakeAppleServer(publicKey: publicKey)
+        configuration = Configuration()
+        configuration.dataDir = directory.appendingPathComponent("data").path
+        configuration.apple.issuerId = "57246542-96fe-1a63e053-0824d011072a"
+        configuration.apple.keyId = "2X9R4HXF34"
+        configuration.apple.privateKeyFile = keyFile.path
+        configuration.apple.productionURL = production.baseURL
+        configuration.apple.sandboxURL = sandbox.baseURL
+        configuration.reporting.noLineItemAfterSeconds = graceSeconds
+        configuration.reporting.requestTimeoutSeconds = timeoutSeconds
+        configure(&configuration)
+        ledger = try Ledger(directory: configuration.dataDir, durability: .normal)
+        service = ReportingService(
+            configuration: configuration,
+            ledger: ledger,
+            logger: Logger(label: "test", level: .critical)
+        )
+    }
+
+    deinit {
+        ledger.close()
+        production.stop()
+        sandbox.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Records a landing visit for a token.
+    @discardableResult
+    func record(
+        _ id: String,
+        type: String? = nil,
+        account: String? = nil,
+        created: Int64 = WallClock.nowMilliseconds() - 60_000,
+        expires: Int64? = nil
+    ) throws -> String {
+        let fields = TokenFields(
+            externalPurchaseId: id,
+            rawToken: "raw",
+            appAppleId: 1_234_567_890,
+            bundleId: "com.example",
+            tokenType: type,
+            createdAt: created,
+            expiresAt: expires,
+            environment: id.hasPrefix("SANDBOX") ? "sandbox" : "production",
+            source: account == nil ? "url" : "app",
+            appAccountToken: account
+        )
+        if account != nil {
+            _ = try ledger.recordForwardedToken(fields, checkoutId: "c-\(id)", at: WallClock.nowMilliseconds())
+        } else {
+            _ = try ledger.recordVisit(
+                Visit(
+                    token: fields,
+                    checkoutId: "c-\(id)",
+                    bundleId: "com.example",
+                    landingPath: "/",
+                    utm: [:],
+                    at: WallClock.nowMilliseconds()
+                )
+            )
+        }
+        return id
+    }
+
+    /// Stores a one-time buy of `amount` cents (EUR, tax included at 20%) for the token.
+    func addBuy(_ id: String, lineItemId: String = UUID().uuidString.lowercased(), euros: Int64 = 10) throws {
+        let body = Self.buyJSON(lineItemId: lineItemId, euros: euros)
+        try ledger.storeLineItems([(lineItemId, body)], for: id, at: WallClock.nowMilliseconds())
+    }
+
+    /// Apple's shape of a one-time buy of `euros` (EUR, 20% tax), created a second ago.
+    static func buyJSON(lineItemId: String, euros: Int64 = 10) -> String {
+        """
+        {"lineItemId":"\(lineItemId)","creationDate":\(WallClock.nowMilliseconds() - 1_000),"eventType":"BUY",\
+        "productType":"ONE_TIME_BUY","productIdentifier":"pro.lifetime","amountTaxInclusive":\(euros * 1200),\
+        "amountTaxExclusive":\(euros * 1000),"taxAmount":\(euros * 200),"netAmountTaxExclusive":\(euros * 1000),\
+        "reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"DEU","quantity":1}
+        """
+    }
+
+    func reports(_ id: String) throws -> [StoredReport] {
+        try ledger.reports(for: id)
+    }
+
+    /// Runs ticks at the moments the outbox asks for, until nothing is due or `limit` passes.
+    func tickUntilSettled(limit: Int = 10) throws {
+        for _ in 0..<limit {
+            service.tick()
+            let pending = try ledger.reports(limit: 100, state: .pending)
+            guard let next = pending.map(\.nextAttemptAt).min() else { return }
+            service.tick(now: next)
+        }
+    }
+}

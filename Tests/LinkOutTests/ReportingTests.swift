@@ -1,0 +1,247 @@
+import ExternalPurchase
+import Foundation
+import HTTPServer
+import Logging
+import Storage
+import Testing
+
+@testable import LinkOut
+
+/// The reporting service against fake Apple hosts, through the real libcurl client.
+@Suite("Reporting to Apple")
+struct ReportingTests {
+    @Test func everyQuietTokenGetsExactlyOneNoLineItemReport() throws {
+        let harness = try ReportingHarness()
+        for index in 0..<5 { try harness.record("token-\(index)") }
+        try harness.tickUntilSettled()
+        harness.service.tick()
+        let received = harness.production.received
+        #expect(received.count == 5)
+        #expect(Set(received.compactMap { $0.report?.externalPurchaseId }) == Set((0..<5).map { "token-\($0)" }))
+        for request in received {
+            #expect(request.signatureValid)
+            #expect(request.report?.status == .noLineItem)
+            #expect(request.bodyObject?["lineItems"] == nil)
+            #expect(request.problems == [])
+        }
+        let summary = try harness.ledger.reportSummary()
+        #expect(summary.counts[.accepted] == 5)
+        #expect(summary.oldestUnreported == nil)
+    }
+
+    @Test func tokensWithinTheGracePeriodWait() throws {
+        let harness = try ReportingHarness(graceSeconds: 3600)
+        try harness.record("recent")
+        harness.service.tick()
+        #expect(harness.production.received.isEmpty)
+        #expect(try harness.reports("recent").isEmpty)
+    }
+
+    @Test func aRetryReusesTheRequestIdentifierAndTheBytes() throws {
+        let harness = try ReportingHarness()
+        try harness.record("retry")
+        harness.production.enqueue(.respond(status: 500), .respond(status: 503))
+        try harness.tickUntilSettled()
+        let received = harness.production.received
+        #expect(received.count == 3)
+        #expect(Set(received.compactMap { $0.report?.requestIdentifier }).count == 1)
+        #expect(Set(received.map(\.body)).count == 1)
+        let report = try #require(try harness.reports("retry").first)
+        #expect(report.state == .accepted)
+        #expect(report.attempts == 3)
+        #expect(try harness.reports("retry").count == 1)
+    }
+
+    @Test func a400IsNotResentUnchangedButIsResentWhenTheDataChanges() throws {
+        let harness = try ReportingHarness()
+        try harness.record("refused")
+        let errors = #"{"errors":[{"errorCode":4000023,"errorMessage":"bad","fieldName":"status"}]}"#
+        harness.production.enqueue(.respond(status: 400, body: errors))
+        harness.service.tick()
+        harness.service.tick(now: WallClock.nowMilliseconds() + 86_400_000)
+        #expect(harness.production.received.count == 1)
+        let rejected = try #require(try harness.reports("refused").first)
+        #expect(rejected.state == .rejected)
+        #expect(rejected.lastHTTPStatus == 400)
+        #expect(rejected.lastResponse == errors)
+
+        try harness.addBuy("refused")
+        try harness.tickUntilSettled()
+        let received = harness.production.received
+        #expect(received.count == 2)
+        #expect(received[1].report?.requestIdentifier == rejected.requestIdentifier)
+        #expect(received[1].report?.status == .lineItem)
+        #expect(received[1].report?.lineItems?.count == 1)
+        #expect(try harness.reports("refused").map(\.state) == [.accepted])
+    }
+
+    @Test func newLineItemsAfterAnAcceptedReportMakeANewReport() throws {
+        let harness = try ReportingHarness(graceSeconds: 3600)
+        try harness.record("buyer")
+        try harness.addBuy("buyer")
+        try harness.tickUntilSettled()
+        try harness.addBuy("buyer", euros: 20)
+        try harness.tickUntilSettled()
+        let received = harness.production.received
+        #expect(received.count == 2)
+        #expect(received.allSatisfy { $0.report?.status == .lineItem && $0.report?.lineItems?.count == 1 })
+        #expect(Set(received.compactMap { $0.report?.requestIdentifier }).count == 2)
+        #expect(received.allSatisfy { $0.problems.isEmpty && $0.signatureValid })
+    }
+
+    @Test func aRestartWithAReportInFlightNeitherLosesNorDoublesIt() throws {
+        let harness = try ReportingHarness(timeoutSeconds: 1)
+        try harness.record("in-flight")
+        // The first send hangs past the client's timeout: the report stays in the outbox, as after a crash.
+        harness.production.enqueue(.hang(milliseconds: 2_500))
+        harness.service.tick()
+        let first = try #require(try harness.reports("in-flight").first)
+        #expect(first.state == .pending)
+        // A new service on a reopened ledger (the restarted process) picks the same report up.
+        harness.ledger.close()
+        let reopened = try Ledger(directory: harness.configuration.dataDir)
+        defer { reopened.close() }
+        let restarted = ReportingService(
+            configuration: harness.configuration,
+            ledger: reopened,
+            logger: .init(label: "t", level: .critical)
+        )
+        restarted.tick(now: first.nextAttemptAt)
+        #expect(harness.production.waitForRequest())
+        #expect(harness.production.waitForRequest())
+        let reports = try reopened.reports(for: "in-flight")
+        #expect(reports.count == 1)
+        #expect(reports.first?.state == .accepted)
+        #expect(reports.first?.requestIdentifier == first.requestIdentifier)
+        let identifiers = harness.production.received.compactMap { $0.report?.requestIdentifier }
+        #expect(identifiers == [first.requestIdentifier, first.requestIdentifier])
+    }
+
+    @Test func sandboxAndProductionGoToTheirOwnHosts() throws {
+        let harness = try ReportingHarness()
+        try harness.record("00000000-0000-0000-0000-000000000000")
+        try harness.record("SANDBOX_00000000-0000-0000-0000-000000000000")
+        try harness.tickUntilSettled()
+        #expect(
+            harness.production.received.compactMap { $0.report?.externalPurchaseId } == [
+                "00000000-0000-0000-0000-000000000000"
+            ]
+        )
+        #expect(
+            harness.sandbox.received.compactMap { $0.report?.externalPurchaseId } == [
+                "SANDBOX_00000000-0000-0000-0000-000000000000"
+            ]
+        )
+    }
+
+    @Test func aHangingServerTimesOutAndIsRetried() throws {
+        let harness = try ReportingHarness(timeoutSeconds: 1)
+        try harness.record("slow")
+        harness.production.enqueue(.hang(milliseconds: 2_500))
+        let started = Date()
+        harness.service.tick()
+        #expect(Date().timeIntervalSince(started) < 2.4)  // gave up at the 1 s timeout, not after the hang
+        let waiting = try #require(try harness.reports("slow").first)
+        #expect(waiting.state == .pending)
+        #expect(waiting.lastHTTPStatus == nil)
+        #expect(
+            waiting.lastResponse?.contains("timed out") == true || waiting.lastResponse?.contains("Timeout") == true
+        )
+        #expect(waiting.nextAttemptAt > WallClock.nowMilliseconds())
+        #expect(harness.production.waitForRequest())  // the hung call finishes on the fake's side
+        harness.service.tick(now: waiting.nextAttemptAt)
+        let settled = try #require(try harness.reports("slow").first)
+        #expect(settled.state == .accepted)
+        #expect(settled.requestIdentifier == waiting.requestIdentifier)
+    }
+
+    @Test func a401StopsSendingAndSaysSo() throws {
+        let harness = try ReportingHarness()
+        try harness.record("a")
+        try harness.record("b")
+        harness.production.enqueue(.respond(status: 401), .respond(status: 401))
+        harness.service.tick()
+        #expect(harness.production.received.count == 1)
+        guard case .stoppedUnauthorized = harness.service.status else {
+            Issue.record("expected the service to stop, got \(harness.service.status)")
+            return
+        }
+        harness.service.tick(now: WallClock.nowMilliseconds() + 86_400_000)
+        #expect(harness.production.received.count == 1)
+        #expect(try harness.ledger.reports(limit: 10, state: .pending).count == 2)
+        let readiness = String(
+            decoding: Application.readiness(ledger: harness.ledger, reporting: harness.service).body,
+            as: UTF8.self
+        )
+        #expect(readiness.contains("stopped: Apple answered 401"))
+    }
+
+    @Test func a429HonoursRetryAfterAndOtherwiseBacksOff() throws {
+        let harness = try ReportingHarness()
+        try harness.record("limited")
+        let retryAt = WallClock.nowMilliseconds() + 120_000
+        harness.production.enqueue(.respond(status: 429, headers: ["Retry-After": String(retryAt)]))
+        harness.service.tick()
+        #expect(try harness.reports("limited").first?.nextAttemptAt == retryAt)
+        harness.service.tick(now: retryAt - 1)
+        #expect(harness.production.received.count == 1)
+
+        harness.production.enqueue(.respond(status: 429))
+        let before = WallClock.nowMilliseconds()
+        harness.service.tick(now: retryAt)
+        let backedOff = try #require(try harness.reports("limited").first)
+        #expect(backedOff.state == .pending)
+        #expect(backedOff.nextAttemptAt >= before + 1_000)
+        harness.service.tick(now: backedOff.nextAttemptAt)
+        #expect(try harness.reports("limited").first?.state == .accepted)
+        #expect(harness.production.received.count == 3)
+    }
+
+    @Test func extraCustomLinkTokensOfOneCustomerAreReportedAsDuplicates() throws {
+        let harness = try ReportingHarness()
+        let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let now = WallClock.nowMilliseconds()
+        try harness.record("first", type: "SERVICES", account: account, created: now - 10_000, expires: now + 3_600_000)
+        try harness.record("second", type: "SERVICES", account: account, created: now - 5_000, expires: now + 3_600_000)
+        try harness.record(
+            "other-type",
+            type: "ACQUISITION",
+            account: account,
+            created: now - 5_000,
+            expires: now + 3_600_000
+        )
+        try harness.tickUntilSettled()
+        var statuses: [String: ExternalPurchaseReport.Status] = [:]
+        for request in harness.production.received {
+            if let report = request.report { statuses[report.externalPurchaseId] = report.status }
+        }
+        #expect(statuses == ["first": .noLineItem, "second": .duplicateToken, "other-type": .noLineItem])
+    }
+
+    @Test func withoutCredentialsReportsWaitAndTheReasonIsGiven() throws {
+        let harness = try ReportingHarness { $0.apple.keyId = "" }
+        try harness.record("waiting")
+        harness.service.tick()
+        #expect(harness.production.received.isEmpty)
+        #expect(try harness.reports("waiting").first?.state == .pending)
+        #expect(harness.service.status == .waitingForCredentials("apple.keyId is empty"))
+    }
+
+    @Test func theJWTCarriesApplesClaims() throws {
+        let harness = try ReportingHarness()
+        try harness.record("claims")
+        harness.service.tick()
+        let request = try #require(harness.production.received.first)
+        #expect(request.path == "/externalPurchase/v1/reports")
+        #expect(request.signatureValid)
+        #expect(request.jwtHeader == ["alg": "ES256", "kid": "2X9R4HXF34", "typ": "JWT"])
+        #expect(request.claims["aud"] == .string("appstoreconnect-v1"))
+        #expect(request.claims["bid"] == .string("com.example"))
+        #expect(request.claims["iss"] == .string("57246542-96fe-1a63e053-0824d011072a"))
+        guard case .integer(let iat) = request.claims["iat"], case .integer(let exp) = request.claims["exp"] else {
+            Issue.record("iat and exp must be integers")
+            return
+        }
+        #expect(exp > iat && exp - iat <= 3600)
+    }
+}
