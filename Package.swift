@@ -43,6 +43,11 @@ let package = Package(
         ),
         .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "OutboundTests",
+            dependencies: ["Outbound", "HTTPServer", "Logging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LinkOutTests",
             dependencies: ["LinkOut", "HTTPServer", "Logging", "TestSupport", "Storage", "ExternalPurchase"],
             swiftSettings: swiftSettings

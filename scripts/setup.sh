@@ -2,7 +2,7 @@
 # Installs the Debian packages linkout builds against, if any is missing. Safe to run again.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev pkg-config curl)
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev pkg-config curl openssl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -80,6 +80,39 @@ public struct ExternalPurchaseAPIClient: Sendable {
         }
     }
 
+    /// Apple's copy of a report (Retrieve External Purchase Report): the HTTP status and body, or the error.
+    public func retrieve(
+        requestIdentifier: String,
+        environment: Environment,
+        bundleId: String,
+        now: Date = Date()
+    ) -> Result<(status: Int, body: String), HTTPClientError> {
+        guard UUID(uuidString: requestIdentifier) != nil else {
+            return .failure(HTTPClientError(kind: .other, code: -1, message: "requestIdentifier is not a UUID"))
+        }
+        let jwt: String
+        do {
+            jwt = try AppStoreJWT.make(
+                credentials: credentials,
+                bundleId: bundleId,
+                now: Int64(now.timeIntervalSince1970)
+            )
+        } catch {
+            return .failure(HTTPClientError(kind: .other, code: -1, message: "cannot sign the request: \(error)"))
+        }
+        let request = HTTPClientRequest(
+            method: "GET",
+            url: baseURL(environment) + "/externalPurchase/v1/reports/" + requestIdentifier,
+            headers: [("Authorization", "Bearer " + jwt), ("Accept", "application/json")]
+        )
+        do {
+            let response = try httpClient.perform(request)
+            return .success((response.status, String(decoding: response.body.prefix(256 * 1024), as: UTF8.self)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// `Retry-After` as UNIX ms. Apple's App Store Server API sends a UNIX time in milliseconds; RFC 9110 allows
     /// delay-seconds or an HTTP date. All three are understood.
     static func retryAt(_ header: String?, now: Int64) -> Int64? {

@@ -1,5 +1,7 @@
+import ExternalPurchase
 import Foundation
 import HTTPServer
+import Outbound
 import Storage
 
 /// `/admin/...`: a bearer-token JSON API for operators. Off (404) unless `LINKOUT_ADMIN_TOKEN` is set.
@@ -38,6 +40,35 @@ struct AdminAPI: Sendable {
         let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
         let reports = try ledger.reports(limit: limit, offset: offset, state: state)
         return TokenAPI.json(.ok, ReportList(reporting: reporting.status.description, reports: reports))
+    }
+
+    struct AppleCopy: Encodable {
+        var requestIdentifier: String
+        var appleStatus: Int
+        var appleBody: String
+    }
+
+    /// `GET /admin/reports/{requestIdentifier}/apple`: what Apple holds for a report (Retrieve External Purchase
+    /// Report), to compare with what the outbox says was accepted.
+    func appleCopy(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        let id = request.pathParameters["requestIdentifier"] ?? ""
+        guard let report = try ledger.report(id) else {
+            return TokenAPI.error(.notFound, "unknown_report", "No report with this requestIdentifier.")
+        }
+        guard let client = reporting.client else {
+            return TokenAPI.error(.serviceUnavailable, "no_credentials", reporting.status.description)
+        }
+        let environment = Environment(rawValue: report.environment) ?? .production
+        switch client.retrieve(requestIdentifier: id, environment: environment, bundleId: report.bundleId) {
+        case .success(let answer):
+            return TokenAPI.json(
+                .ok,
+                AppleCopy(requestIdentifier: id, appleStatus: answer.status, appleBody: answer.body)
+            )
+        case .failure(let error):
+            return TokenAPI.error(.serviceUnavailable, "apple_unreachable", error.description)
+        }
     }
 
     /// `GET /admin/tokens/{externalPurchaseId}`: the token, its line items and its report history.

@@ -72,6 +72,7 @@ public final class Application: Sendable {
         router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: lineItems.post)
         router.get("/admin/reports", handler: admin.reports)
         router.get("/admin/tokens/{externalPurchaseId}", handler: admin.token)
+        router.get("/admin/reports/{requestIdentifier}/apple", handler: admin.appleCopy)
         router.get("/readyz") { _ in Self.readiness(ledger: ledger, reporting: reporting) }
         router.get("/healthz", execution: .eventLoop) { _ in
             HTTPResponse(

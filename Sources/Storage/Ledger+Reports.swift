@@ -93,6 +93,15 @@ extension Ledger {
         }
     }
 
+    public func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.reportColumns) FROM reports WHERE request_identifier = ?",
+                [.text(requestIdentifier)]
+            ).first.map(Self.storedReport)
+        }
+    }
+
     /// Newest first.
     public func reports(limit: Int, offset: Int = 0, state: StoredReport.State? = nil) throws(StorageError)
         -> [StoredReport]

@@ -79,6 +79,16 @@ final class FakeAppleServer: Sendable {
                 return HTTPResponse(status: .ok, body: Array("{}".utf8))
             }
         }
+        router.get("/externalPurchase/v1/reports/{id}") { request in
+            let id = request.pathParameters["id"] ?? ""
+            let known = shared.log.withLock { log in log.first { $0.report?.requestIdentifier == id } }
+            guard let known else {
+                let notFound =
+                    #"{"errors":[{"errorCode":4040001,"errorMessage":"NotFoundError","fieldName":"requestIdentifier"}]}"#
+                return HTTPResponse(status: .badRequest, body: Array(notFound.utf8))
+            }
+            return HTTPResponse(status: .ok, body: Array(#"{"report":"#.utf8) + known.body + Array("}".utf8))
+        }
         server = HTTPServer(
             configuration: configuration,
             router: router,

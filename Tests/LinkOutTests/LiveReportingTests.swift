@@ -61,6 +61,14 @@ struct LiveReportingTests {
         )
         #expect(admin.status == 200)
         #expect(admin.text.contains("\"state\":\"accepted\""))
+        let requestIdentifier = try #require(body["requestIdentifier"] as? String)
+        let copy = try live.get(
+            "/admin/reports/\(requestIdentifier)/apple",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(copy.status == 200)
+        #expect(copy.text.contains("\"appleStatus\":200"))
+        #expect(copy.text.contains("NO_LINE_ITEM"))
     }
 
     @Test func postedLineItemsProduceOneLineItemReport() throws {

@@ -1,0 +1,164 @@
+import Foundation
+import HTTPServer
+import Logging
+import Outbound
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The libcurl client against real local servers.
+@Suite("HTTPClient")
+struct HTTPClientTests {
+    /// A local HTTP server (our own core) that echoes what it received.
+    final class EchoServer {
+        let server: HTTPServer
+        let port: Int
+
+        init() throws {
+            var configuration = HTTPServer.Configuration()
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            configuration.eventLoopCount = 1
+            var router = Router()
+            router.add("PUT", "/echo") { request in
+                HTTPResponse(
+                    status: HTTPStatus(code: 201, reasonPhrase: "Created"),
+                    headers: ["X-Seen-Auth": request.headers["authorization"] ?? "", "X-Method": request.method],
+                    body: request.body
+                )
+            }
+            router.get("/slow") { _ in
+                usleep(1_500_000)  // simulated slow upstream, longer than the client's timeout
+                return .text("late")
+            }
+            server = HTTPServer(
+                configuration: configuration,
+                router: router,
+                logger: Logger(label: "t", level: .critical)
+            )
+            port = try server.start()
+        }
+
+        deinit { server.shutdown(gracePeriod: .seconds(1)) }
+    }
+
+    @Test func sendsMethodHeadersAndBodyAndReadsTheAnswer() throws {
+        let echo = try EchoServer()
+        let client = HTTPClient()
+        let body = Array(String(repeating: "report ", count: 400).utf8)  // over 1 KiB: no 100-continue stall
+        let response = try client.perform(
+            HTTPClientRequest(
+                method: "PUT",
+                url: "http://127.0.0.1:\(echo.port)/echo",
+                headers: [("Authorization", "Bearer abc"), ("Content-Type", "application/json")],
+                body: body
+            )
+        )
+        #expect(response.status == 201)
+        #expect(response.body == body)
+        #expect(response.header("x-seen-auth") == "Bearer abc")
+        #expect(response.header("X-Method") == "PUT")
+    }
+
+    @Test func pooledHandlesReuseTheirConnection() throws {
+        let echo = try EchoServer()
+        let client = HTTPClient()
+        for _ in 0..<5 {
+            let response = try client.perform(
+                HTTPClientRequest(method: "PUT", url: "http://127.0.0.1:\(echo.port)/echo", body: Array("x".utf8))
+            )
+            #expect(response.status == 201)
+        }
+        #expect(echo.server.openConnections == 1)
+    }
+
+    @Test func timeoutsAndRefusedConnectionsAreErrorsNotHangs() throws {
+        let echo = try EchoServer()
+        var configuration = HTTPClient.Configuration()
+        configuration.totalTimeout = .milliseconds(500)
+        let client = HTTPClient(configuration: configuration)
+        let started = Date()
+        #expect {
+            try client.perform(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:\(echo.port)/slow"))
+        } throws: { error in
+            (error as? HTTPClientError)?.kind == .timedOut
+        }
+        #expect(Date().timeIntervalSince(started) < 1.4)
+        #expect {
+            try client.perform(HTTPClientRequest(method: "GET", url: "http://127.0.0.1:1/"))
+        } throws: { error in
+            (error as? HTTPClientError)?.kind == .connectionFailed
+        }
+    }
+
+    /// TLS verification is always on: a server with a self-signed certificate is refused unless its CA is the
+    /// configured `caFile`.
+    @Test func tlsIsVerifiedAgainstTheConfiguredCA() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-tls-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cert = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        try run(
+            "/usr/bin/env",
+            [
+                "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ]
+        )
+        let stub = Process()
+        stub.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        stub.arguments = ["python3", "-c", Self.tlsStub, cert, key]
+        let output = Pipe()
+        stub.standardOutput = output
+        stub.standardError = FileHandle.nullDevice
+        try stub.run()
+        defer { stub.terminate() }
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let url = "https://127.0.0.1:\(port)/"
+
+        #expect {
+            try HTTPClient().perform(HTTPClientRequest(method: "GET", url: url))
+        } throws: { error in
+            (error as? HTTPClientError)?.kind == .tls
+        }
+        var trusting = HTTPClient.Configuration()
+        trusting.caFile = cert
+        let response = try HTTPClient(configuration: trusting).perform(HTTPClientRequest(method: "GET", url: url))
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "secure")
+    }
+
+    static let tlsStub = """
+        import http.server, ssl, sys
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"secure"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *args):
+                pass
+        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[1], sys.argv[2])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """
+
+    private func run(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+}
