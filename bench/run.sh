@@ -60,7 +60,7 @@ NGINX
 cp -r "$here/Public/." "$work/public/"
 cat >"$work/config.json" <<JSON
 {
-  "server": { "host": "127.0.0.1", "port": $linkout_port, "publicDir": "$work/public" },
+  "server": { "host": "127.0.0.1", "port": $linkout_port, "publicDir": "$work/public", "rateLimitPerSecond": 0 },
   "logging": { "level": "warning" }
 }
 JSON

@@ -85,6 +85,8 @@ private final class LoopState {
     var connections: [Connection?] = []
     var connectionCount = 0
     var nextID: UInt64 = 1
+    var nextRequest: UInt64 = 0
+    let requestIDPrefix: String
     var date = HTTPDate()
     var draining = false
     var drainDeadline: UInt64 = 0
@@ -101,6 +103,7 @@ private final class LoopState {
         self.listener = listener
         self.context = context
         self.configuration = context.configuration
+        requestIDPrefix = context.requestIDPrefix + String(loop.index) + "-"
         let limits = configuration.limits
         maxBufferedInput = limits.maxRequestLineBytes + limits.maxHeaderBytes + limits.maxBodyBytes + 64 * 1024
         let shortest =
@@ -270,6 +273,7 @@ private final class LoopState {
         request.headers = head.headers
         request.body = body
         request.remoteAddress = connection.remoteAddress
+        request.id = requestID(offered: request.headers["x-request-id"])
         let keepAlive = request.keepAlive && !draining
         let omitBody = head.method == "HEAD"
         switch context.router.match(method: head.method, path: request.path) {
@@ -346,11 +350,24 @@ private final class LoopState {
             to: &connection.output,
             date: date.bytes(),
             keepAlive: keepAlive,
-            omitBody: omitBody
+            omitBody: omitBody,
+            requestID: request.id
         )
         connection.phase = .idle
         if !keepAlive { connection.closeAfterWrite = true }
         context.observer?(request, response.status, monotonicNanoseconds() &- startedAt)
+    }
+
+    /// The caller's `X-Request-Id` when it is a short, plain token (a proxy's id keeps logs joinable), else ours:
+    /// a per-process random prefix, the loop and a counter.
+    func requestID(offered: String?) -> String {
+        if let offered, !offered.isEmpty, offered.utf8.count <= 64,
+            offered.utf8.allSatisfy({ isTokenByte($0) })
+        {
+            return offered
+        }
+        nextRequest += 1
+        return requestIDPrefix + String(nextRequest, radix: 36)
     }
 
     /// Answers a request the parser refused, then closes: after a framing error the byte stream cannot be trusted.

@@ -15,6 +15,8 @@ public struct HTTPRequest: Sendable {
     public var pathParameters: [String: String] = [:]
     /// The peer's address as the socket reports it (no proxy headers applied).
     public var remoteAddress: String = ""
+    /// This request's id, also sent back as `X-Request-Id` (the caller's own, when it sent a plain one).
+    public var id: String = ""
 
     public init(
         method: String,

@@ -5,7 +5,8 @@ enum ResponseSerializer {
         to output: inout [UInt8],
         date: [UInt8],
         keepAlive: Bool,
-        omitBody: Bool
+        omitBody: Bool,
+        requestID: String = ""
     ) {
         let status = response.status
         output.append(contentsOf: statusLinePrefix)
@@ -22,6 +23,11 @@ enum ResponseSerializer {
             output.append(contentsOf: crlf)
         }
         output.append(contentsOf: keepAlive ? connectionKeepAlive : connectionClose)
+        if !requestID.isEmpty {
+            output.append(contentsOf: requestIDName)
+            output.append(contentsOf: requestID.utf8)
+            output.append(contentsOf: crlf)
+        }
         for field in response.headers {
             output.append(contentsOf: field.name.utf8)
             output.append(contentsOf: colonSpace)
@@ -51,4 +57,5 @@ enum ResponseSerializer {
     private static let contentLengthName = Array("Content-Length: ".utf8)
     private static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
     private static let connectionClose = Array("Connection: close\r\n".utf8)
+    private static let requestIDName = Array("X-Request-Id: ".utf8)
 }

@@ -11,6 +11,8 @@ final class ServerContext: Sendable {
     let observer: HTTPServer.Observer?
     let openConnections = Atomic<Int>(0)
     let shedConnections = Atomic<Int>(0)
+    /// Random per process, so request ids from two runs never collide in a log store.
+    let requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 36) + "-"
 
     init(
         configuration: HTTPServer.Configuration,

@@ -17,8 +17,58 @@ struct AdminAPI: Sendable {
 
     struct TokenDetail: Encodable {
         var token: StoredToken
+        var visits: [Ledger.VisitRow]
+        var checkoutIntents: [Ledger.CheckoutIntentRow]
         var lineItems: [StoredLineItem]
         var reports: [StoredReport]
+    }
+
+    struct TokenPage: Encodable {
+        var tokens: [TokenRow]
+        var limit: Int
+        var offset: Int
+        /// The offset of the next page, when there may be one.
+        var nextOffset: Int?
+    }
+
+    /// `GET /admin/tokens?q=<externalPurchaseId prefix>&environment=&limit=&offset=`: tokens, oldest first.
+    func tokens(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
+        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        let environment = request.queryValue("environment")
+        if let environment, environment != "production" && environment != "sandbox" {
+            return TokenAPI.error(.badRequest, "invalid_environment", "environment is production or sandbox.")
+        }
+        let rows = try ledger.tokens(
+            limit: limit,
+            offset: offset,
+            search: request.queryValue("q"),
+            environment: environment
+        )
+        return TokenAPI.json(
+            .ok,
+            TokenPage(
+                tokens: rows,
+                limit: limit,
+                offset: offset,
+                nextOffset: rows.count == limit ? offset + limit : nil
+            )
+        )
+    }
+
+    /// `GET /admin/tokens.csv`: the whole ledger as CSV (the same columns as `linkout export`).
+    func exportCSV(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        return HTTPResponse(
+            status: .ok,
+            headers: [
+                "Content-Type": "text/csv; charset=utf-8",
+                "Content-Disposition": "attachment; filename=\"linkout-tokens.csv\"",
+                "Cache-Control": "no-store",
+            ],
+            body: Array(LedgerCSV.render(try ledger.tokens()).utf8)
+        )
     }
 
     private func authorize(_ request: HTTPRequest) -> HTTPResponse? {
@@ -84,7 +134,13 @@ struct AdminAPI: Sendable {
         }
         return TokenAPI.json(
             .ok,
-            TokenDetail(token: token, lineItems: try ledger.lineItems(for: id), reports: try ledger.reports(for: id))
+            TokenDetail(
+                token: token,
+                visits: try ledger.visits(for: id),
+                checkoutIntents: try ledger.checkoutIntents(checkoutId: token.checkoutId),
+                lineItems: try ledger.lineItems(for: id),
+                reports: try ledger.reports(for: id)
+            )
         )
     }
 }

@@ -62,15 +62,32 @@ public final class Application: Sendable {
         let lineItems = LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting)
         let admin = AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting)
         let staticFiles = StaticFiles(root: configuration.server.publicDir)
+        let guardRate = RateGuard(
+            limiter: RateLimiter(
+                perSecond: Double(configuration.server.rateLimitPerSecond),
+                burst: Double(configuration.server.rateLimitBurst)
+            ),
+            trustedProxies: Set(configuration.server.trustedProxies),
+            pages: pages,
+            metrics: metrics
+        )
         var router = Router()
         for path in configuration.landing.paths {
-            router.addDeferred("GET", path, handler: landing.handle)
+            router.addDeferred("GET", path) { request, responder in
+                if let refusal = guardRate.refusal(request, html: true, language: pages.language(for: request)) {
+                    responder.respond(refusal)
+                    return
+                }
+                landing.handle(request, responder)
+            }
         }
         router.get("/checkout/{id}", handler: checkout.show)
         router.post("/checkout/{id}", handler: checkout.submit)
-        router.post("/v1/tokens", handler: tokens.forward)
-        router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: lineItems.post)
+        router.post("/v1/tokens", handler: guardRate.limit(tokens.forward))
+        router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: guardRate.limit(lineItems.post))
         router.get("/admin/reports", handler: admin.reports)
+        router.get("/admin/tokens", handler: admin.tokens)
+        router.get("/admin/tokens.csv", handler: admin.exportCSV)
         router.get("/admin/tokens/{externalPurchaseId}", handler: admin.token)
         router.get("/admin/reports/{requestIdentifier}/apple", handler: admin.appleCopy)
         router.get("/readyz") { _ in Self.readiness(ledger: ledger, reporting: reporting) }
@@ -113,11 +130,18 @@ public final class Application: Sendable {
             request,
             status,
             nanoseconds in
-            metrics.observeRequest(
-                route: Self.routeName(request, landingPaths: landingPaths),
-                status: status.code,
-                nanoseconds: nanoseconds
-            )
+            let route = Self.routeName(request, landingPaths: landingPaths)
+            metrics.observeRequest(route: route, status: status.code, nanoseconds: nanoseconds)
+            // The access line: the route, never the path or query (they can hold a token or a checkout id).
+            if logger.level <= .info {
+                logger.info(
+                    "request",
+                    [
+                        "request.id": request.id, "http.method": request.method, "route": route,
+                        "status": String(status.code), "duration_ms": String(format: "%.3f", Double(nanoseconds) / 1e6),
+                    ]
+                )
+            }
         }
         serverBox.server = server
         for code in TokenRejection.allCodes {
@@ -137,7 +161,13 @@ public final class Application: Sendable {
             ready = false
             lines.append("database: not writable: \(error)")
         }
-        lines.append("reporting: \(reporting.status.description)")
+        lines.append("configuration: valid")
+        if reporting.isAlive() {
+            lines.append("reporting: \(reporting.status.description)")
+        } else {
+            ready = false
+            lines.append("reporting: the background service stopped answering")
+        }
         return HTTPResponse(
             status: ready ? .ok : .serviceUnavailable,
             headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],

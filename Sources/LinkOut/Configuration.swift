@@ -29,6 +29,11 @@ public struct Configuration: Sendable {
         public var requestHeadTimeoutSeconds = 10
         /// Seconds in-flight requests get to finish after SIGTERM. Default 10.
         public var shutdownGraceSeconds = 10
+        /// Landing and API requests per second per client, sustained (`LINKOUT_RATE_LIMIT_PER_SECOND`); 0 turns
+        /// the limit off. Default 10.
+        public var rateLimitPerSecond = 10
+        /// Requests a client may make at once before the sustained rate applies. Default 40.
+        public var rateLimitBurst = 40
     }
 
     /// `apple` section: App Store Connect key and API hosts (used by reporting).
@@ -224,7 +229,10 @@ extension Configuration {
         try section.rejectUnknownKeys([
             "host", "port", "publicURL", "trustedProxies", "publicDir", "maxConnections", "workerThreads",
             "maxBodyBytes", "idleTimeoutSeconds", "requestHeadTimeoutSeconds", "shutdownGraceSeconds",
+            "rateLimitPerSecond", "rateLimitBurst",
         ])
+        server.rateLimitPerSecond = Int(try section.integer("rateLimitPerSecond", default: 10, range: 0...1_000_000))
+        server.rateLimitBurst = Int(try section.integer("rateLimitBurst", default: 40, range: 1...1_000_000))
         server.host = try section.string("host", default: server.host)
         server.port = Int(try section.integer("port", default: Int64(server.port), range: 0...65535))
         server.publicURL = try section.string("publicURL", default: server.publicURL)
@@ -251,6 +259,22 @@ extension Configuration {
         }
         if let token = environment["LINKOUT_ADMIN_TOKEN"], !token.isEmpty { adminToken = token }
         if let token = environment["LINKOUT_API_TOKEN"], !token.isEmpty { apiToken = token }
+        // Secrets may come from files (Docker and Kubernetes secrets) instead of the environment itself.
+        if let path = environment["LINKOUT_ADMIN_TOKEN_FILE"] {
+            adminToken = try Self.secret(fromFile: path, field: "LINKOUT_ADMIN_TOKEN_FILE")
+        }
+        if let path = environment["LINKOUT_API_TOKEN_FILE"] {
+            apiToken = try Self.secret(fromFile: path, field: "LINKOUT_API_TOKEN_FILE")
+        }
+        if let rate = environment["LINKOUT_RATE_LIMIT_PER_SECOND"] {
+            guard let value = Int(rate), value >= 0 else {
+                throw ConfigurationError(
+                    field: "LINKOUT_RATE_LIMIT_PER_SECOND",
+                    problem: "must be a whole number, 0 or more"
+                )
+            }
+            server.rateLimitPerSecond = value
+        }
         if let issuer = environment["LINKOUT_APPLE_ISSUER_ID"], !issuer.isEmpty { apple.issuerId = issuer }
         if let keyId = environment["LINKOUT_APPLE_KEY_ID"], !keyId.isEmpty { apple.keyId = keyId }
         if let file = environment["LINKOUT_APPLE_PRIVATE_KEY_FILE"], !file.isEmpty { apple.privateKeyFile = file }
@@ -260,6 +284,16 @@ extension Configuration {
         if let host = overrides.host { server.host = host }
         if let port = overrides.port { server.port = try Self.parsePort(port, field: "--port") }
         if let dataDir = overrides.dataDir { self.dataDir = dataDir }
+    }
+
+    /// A secret from a file, without the trailing newline editors add; an empty or unreadable file is an error.
+    static func secret(fromFile path: String, field: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(field: field, problem: "cannot read \(path)")
+        }
+        let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !secret.isEmpty else { throw ConfigurationError(field: field, problem: "\(path) is empty") }
+        return secret
     }
 
     static func parsePort(_ text: String, field: String) throws(ConfigurationError) -> Int {

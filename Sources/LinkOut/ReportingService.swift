@@ -41,6 +41,8 @@ public final class ReportingService: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
+    /// When the background thread last showed life (a tick began, or a report was sent), UNIX ms.
+    private let heartbeat = Atomic<Int64>(0)
     /// Ticks never overlap (the background thread, a wake-up and a test or CLI call may race for one).
     private let tickLock = Mutex(())
 
@@ -102,8 +104,10 @@ public final class ReportingService: Sendable {
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         let interval = DispatchTimeInterval.seconds(Int(configuration.reporting.pollIntervalSeconds))
+        heartbeat.store(WallClock.nowMilliseconds(), ordering: .relaxed)
         let thread = Thread { [self] in
             while !stopping.load(ordering: .relaxed) {
+                heartbeat.store(WallClock.nowMilliseconds(), ordering: .relaxed)
                 tick()
                 _ = wakeUp.wait(timeout: .now() + interval)
             }
@@ -111,6 +115,16 @@ public final class ReportingService: Sendable {
         }
         thread.name = "linkout-reporting"
         thread.start()
+    }
+
+    /// Whether the background thread is alive: not started (CLI), or seen within a few poll intervals and
+    /// request timeouts. A stuck thread takes the instance out of readiness.
+    public func isAlive(now: Int64 = WallClock.nowMilliseconds()) -> Bool {
+        guard started.load(ordering: .relaxed), !stopping.load(ordering: .relaxed) else { return true }
+        let allowance =
+            (3 * configuration.reporting.pollIntervalSeconds + 2 * configuration.reporting.requestTimeoutSeconds + 60)
+            * 1000
+        return now - heartbeat.load(ordering: .relaxed) <= allowance
     }
 
     /// Asks for a tick now (new line items arrived).

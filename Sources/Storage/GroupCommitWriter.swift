@@ -89,6 +89,12 @@ final class GroupCommitWriter: Sendable {
         return try result.get()
     }
 
+    /// Runs `body` on the writer's connection outside any transaction, between batches (connection settings such
+    /// as `query_only`, which cannot be changed inside a transaction's commit).
+    func withConnection(_ body: (SQLiteConnection) throws(StorageError) -> Void) throws(StorageError) {
+        try connection.withLock { connection throws(StorageError) in try body(connection) }
+    }
+
     /// Commits what is queued, then stops the thread.
     func stop() {
         let first = queue.withLock { queue in

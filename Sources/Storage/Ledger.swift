@@ -275,17 +275,34 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// Tokens in first-seen order.
-    public func tokens(limit: Int = Int.max, offset: Int = 0) throws(StorageError) -> [TokenRow] {
+    /// Tokens in first-seen order; `search` matches the start of an externalPurchaseId, `environment` filters.
+    public func tokens(
+        limit: Int = Int.max,
+        offset: Int = 0,
+        search: String? = nil,
+        environment: String? = nil
+    ) throws(StorageError) -> [TokenRow] {
         try read { connection throws(StorageError) in
+            var conditions: [String] = []
+            var parameters: [SQLiteValue] = []
+            if let search, !search.isEmpty {
+                conditions.append("t.external_purchase_id >= ? AND t.external_purchase_id < ?")
+                parameters += [.text(search), .text(search + "\u{10FFFF}")]
+            }
+            if let environment {
+                conditions.append("t.environment = ?")
+                parameters.append(.text(environment))
+            }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            parameters += [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
             let rows = try connection.query(
                 """
                 SELECT t.external_purchase_id, t.environment, t.source, t.bundle_id, t.app_apple_id, t.token_type,
                     t.token_created_at, t.token_expires_at, t.first_seen_at, t.last_seen_at, t.visit_count,
                     t.checkout_id
-                FROM tokens t ORDER BY t.first_seen_at, t.external_purchase_id LIMIT ? OFFSET ?
+                FROM tokens t \(filter) ORDER BY t.first_seen_at, t.external_purchase_id LIMIT ? OFFSET ?
                 """,
-                [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
+                parameters
             )
             return rows.map { row in
                 TokenRow(
@@ -303,6 +320,76 @@ public final class Ledger: Sendable {
                     checkoutId: row[11].text
                 )
             }
+        }
+    }
+
+    /// One recorded landing visit (no IP address is ever stored).
+    public struct VisitRow: Sendable, Equatable, Codable {
+        public var visitedAt: Int64
+        public var landingPath: String
+        public var checkoutId: String
+        public var utm: [String: String]
+    }
+
+    /// A product chosen on a checkout page.
+    public struct CheckoutIntentRow: Sendable, Equatable, Codable {
+        public var checkoutId: String
+        public var productId: String
+        public var currency: String
+        public var amount: String
+        public var createdAt: Int64
+    }
+
+    public func visits(for externalPurchaseId: String, limit: Int = 1000) throws(StorageError) -> [VisitRow] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT visited_at, landing_path, checkout_id, utm_source, utm_medium, utm_campaign, utm_term, utm_content
+                FROM visits WHERE external_purchase_id = ? ORDER BY id LIMIT ?
+                """,
+                [.text(externalPurchaseId), .integer(Int64(limit))]
+            ).map { row in
+                var utm: [String: String] = [:]
+                for (index, name) in ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"]
+                    .enumerated()
+                {
+                    if let value = row[3 + index].text { utm[name] = value }
+                }
+                return VisitRow(
+                    visitedAt: row[0].integer ?? 0,
+                    landingPath: row[1].text ?? "",
+                    checkoutId: row[2].text ?? "",
+                    utm: utm
+                )
+            }
+        }
+    }
+
+    public func checkoutIntents(checkoutId: String) throws(StorageError) -> [CheckoutIntentRow] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT checkout_id, product_id, currency, amount, created_at FROM checkout_intents
+                WHERE checkout_id = ? ORDER BY id
+                """,
+                [.text(checkoutId)]
+            ).map { row in
+                CheckoutIntentRow(
+                    checkoutId: row[0].text ?? "",
+                    productId: row[1].text ?? "",
+                    currency: row[2].text ?? "",
+                    amount: row[3].text ?? "",
+                    createdAt: row[4].integer ?? 0
+                )
+            }
+        }
+    }
+
+    /// Refuses (true) or allows (false) writes, as a read-only disk would: SQLite's `query_only` on the writer.
+    /// For maintenance windows and for testing that readiness notices.
+    public func suspendWrites(_ suspended: Bool) throws(StorageError) {
+        try writer.withConnection { connection throws(StorageError) in
+            try connection.execute("PRAGMA query_only = \(suspended ? "ON" : "OFF")")
         }
     }
 

@@ -38,6 +38,25 @@ struct ConfigurationTests {
         #expect(failure(#"{"storage": []}"#)?.field == "storage")
         #expect(failure(#"{"logging": {"level": "loud"}}"#)?.field == "logging.level")
         #expect(failure(#"{"surprise": 1}"#)?.field == "surprise")
+        #expect(
+            failure(#"{"apps": [{"bundleId": "a", "appAppleId": 1, "name": "A", "colour": "red"}]}"#)?.field
+                == "apps[0].colour"
+        )
+        #expect(
+            failure(#"{"apps": [{"bundleId": "a", "appAppleId": "1", "name": "A"}]}"#)?.field == "apps[0].appAppleId"
+        )
+        #expect(
+            failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"EUR": "9.999"}}]}"#)?.field
+                == "catalog[0].price.EUR"
+        )
+        #expect(
+            failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"EUR": 9.99}}]}"#)?.field
+                == "catalog[0].price.EUR"
+        )
+        #expect(failure(#"{"landing": {"paths": ["/checkout"]}}"#)?.field == "landing.paths[0]")
+        #expect(failure(#"{"landing": {"defaultBundleId": "com.unknown"}}"#)?.field == "landing.defaultBundleId")
+        #expect(failure(#"{"reporting": {"noLineItemAfterSeconds": -1}}"#)?.field == "reporting.noLineItemAfterSeconds")
+        #expect(failure(#"{"apple": {"productionURL": "ftp://x"}}"#)?.field == "apple.productionURL")
         #expect(failure("{not json")?.field == "config.json")
         #expect(failure("[]")?.field == "config.json")
     }
@@ -61,6 +80,21 @@ struct ConfigurationTests {
         )
         #expect(fromFlags.server.port == 0)
         #expect(fromFlags.dataDir == "flag")
+    }
+
+    @Test func secretsComeFromTheEnvironmentOrFiles() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-secret-\(UUID())")
+        try Data("from-a-file\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let configuration = try Configuration.load(
+            environment: ["LINKOUT_ADMIN_TOKEN_FILE": file.path, "LINKOUT_API_TOKEN": "from-env"]
+        )
+        #expect(configuration.adminToken == "from-a-file")
+        #expect(configuration.apiToken == "from-env")
+        #expect(throws: ConfigurationError(field: "LINKOUT_API_TOKEN_FILE", problem: "cannot read /nonexistent/secret"))
+        {
+            try Configuration.load(environment: ["LINKOUT_API_TOKEN_FILE": "/nonexistent/secret"])
+        }
     }
 
     @Test func aMissingFileThatWasAskedForIsAnError() {

@@ -20,6 +20,8 @@ final class FakeAppleServer: Sendable {
 
     struct Received: Sendable {
         var path: String
+        /// The raw `Authorization` value (tests search logs for it).
+        var authorization: String
         var jwtHeader: [String: String]
         var claims: [String: JSONValueLike]
         var signatureValid: Bool
@@ -145,6 +147,7 @@ final class FakeAppleServer: Sendable {
             } ?? [ReportProblem("InvalidBodyError", "not an ExternalPurchaseReport")]
         return Received(
             path: String(request.path),
+            authorization: request.headers["authorization"] ?? "",
             jwtHeader: header,
             claims: claims,
             signatureValid: valid,

@@ -93,7 +93,8 @@ struct ServeProcessTests {
         let dataDir = directory.appendingPathComponent("data")
         let server = try LinkOutProcess(
             ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir.path],
-            directory: LiveApplication.repositoryRoot
+            directory: LiveApplication.repositoryRoot,
+            environment: ["LINKOUT_RATE_LIMIT_PER_SECOND": "0"]  // four clients on one address, on purpose
         )
         let port = try server.waitForPort()
         let acknowledged = Mutex<[String]>([])
@@ -130,5 +131,27 @@ struct ServeProcessTests {
         #expect(promised.count >= 200)
         #expect(promised.subtracting(stored).isEmpty, "\(promised.subtracting(stored).count) acknowledged visits lost")
         print("SIGKILL after \(promised.count) acknowledged visits: \(stored.count) tokens on disk, none lost")
+    }
+
+    @Test func healthcheckExits0OnlyWhenTheServerAnswers() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
+            directory: LiveApplication.repositoryRoot
+        )
+        let port = try server.waitForPort()
+        let healthy = try LinkOutProcess(
+            ["healthcheck", "--port", String(port)],
+            directory: LiveApplication.repositoryRoot
+        )
+        #expect(healthy.waitForExit() == 0)
+        server.signal(SIGTERM)
+        #expect(server.waitForExit() == 0)
+        let unhealthy = try LinkOutProcess(
+            ["healthcheck", "--port", String(port)],
+            directory: LiveApplication.repositoryRoot
+        )
+        #expect(unhealthy.waitForExit() == 1)
     }
 }
