@@ -1,7 +1,7 @@
 # The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test setup build lint unit smoke bench format
+.PHONY: run test setup build lint unit smoke bench format container
 
 run: setup
 	swift build -c release
@@ -23,6 +23,10 @@ unit:
 smoke:
 	swift build -c release $(SWIFT_FLAGS)
 	scripts/smoke-release.sh .build/release/linkout
+
+# Builds the image and checks it like a deployment would (podman or docker; see README "Deploy").
+container:
+	scripts/container-smoke.sh
 
 bench: setup
 	bench/run.sh
