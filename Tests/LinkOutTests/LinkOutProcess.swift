@@ -64,6 +64,10 @@ final class LinkOutProcess {
         return process.terminationStatus
     }
 
+    func stdoutText() -> String {
+        String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
     func stderrText() -> String {
         String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }

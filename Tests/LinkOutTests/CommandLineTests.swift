@@ -1,0 +1,80 @@
+import Foundation
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The `linkout` subcommands as a user runs them.
+@Suite("Command line")
+struct CommandLineTests {
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+        code: Int32, out: String, err: String
+    ) {
+        let process = try LinkOutProcess(arguments, directory: LiveApplication.repositoryRoot, environment: environment)
+        let code = process.waitForExit()
+        return (code, process.stdoutText(), process.stderrText())
+    }
+
+    @Test func decodePrintsTheJSONAndTheVerdict() throws {
+        let valid = try run(["decode", AppleVectors.v1])
+        #expect(valid.code == 0)
+        #expect(valid.out.contains("\"externalPurchaseId\" : \"00000000-0000-0000-0000-000000000000\""))
+        #expect(valid.out.contains("environment: production"))
+        #expect(valid.out.contains("verdict: valid"))
+        let sandbox = try run(["decode", AppleVectors.v4])
+        #expect(sandbox.out.contains("environment: sandbox"))
+        #expect(sandbox.out.contains("expired for new purchases"))
+        let broken = try run(["decode", "not-a-token!"])
+        #expect(broken.code == 1)
+        #expect(broken.err.contains("not_base64"))
+        let usage = try run(["decode"])
+        #expect(usage.code == 2)
+    }
+
+    @Test func simulateMintsAURLTheServerAcceptsAndExportListsIt() throws {
+        let minted = try run(["simulate", "--url", "http://127.0.0.1:1", "--sandbox", "--type", "SERVICES"])
+        #expect(minted.code == 0)
+        let url = minted.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(url.hasPrefix("http://127.0.0.1:1?externalPurchaseToken="))
+        #expect(url.hasSuffix("&bundleId=com.example"))
+        let live = try LiveApplication()
+        let target = "/" + url.dropFirst("http://127.0.0.1:1".count)
+        #expect(try live.get(target).status == 303)
+        let id = try #require(try live.application.ledger.tokens().first?.externalPurchaseId)
+        #expect(id.hasPrefix("SANDBOX_"))
+        let csv = try run(["export", "--format", "csv", "--data-dir", live.dataDir.path])
+        #expect(csv.code == 0)
+        #expect(csv.out.contains(id + ",sandbox,url,com.example,1234567890,SERVICES"))
+        let json = try run(["export", "--format", "json", "--data-dir", live.dataDir.path])
+        #expect(json.out.contains("\"externalPurchaseId\" : \"\(id)\""))
+        #expect(try run(["export", "--format", "xml"]).code == 2)
+        #expect(try run(["simulate", "--type", "OTHER"]).code == 2)
+    }
+
+    @Test func reportDryRunAndStatusShowTheOutboxWithoutSending() throws {
+        let live = try LiveApplication { $0.reporting.noLineItemAfterSeconds = 0 }
+        #expect(try live.get(AppleVectors.documentedTarget).status == 303)
+        let config = live.dataDir.appendingPathComponent("report-config.json")
+        try Data(#"{"reporting": {"noLineItemAfterSeconds": 0}}"#.utf8).write(to: config)
+        let dryRun = try run(["report", "--dry-run", "--config", config.path, "--data-dir", live.dataDir.path])
+        #expect(dryRun.code == 0)
+        #expect(dryRun.out.contains("\"status\":\"NO_LINE_ITEM\""))
+        #expect(dryRun.out.contains("1 report(s) would be queued"))
+        #expect(dryRun.out.contains("waiting for Apple credentials: apple.issuerId is empty"))
+        #expect(try live.application.ledger.reports(for: "00000000-0000-0000-0000-000000000000").isEmpty)
+        let status = try run(["report", "status", "--data-dir", live.dataDir.path])
+        #expect(status.code == 0)
+        #expect(status.out.contains("pending: 0"))
+        #expect(status.out.contains("oldest unreported token: first seen"))
+        #expect(try run(["report"]).code == 2)
+    }
+
+    @Test func unknownCommandsAndOptionsAreUsageErrors() throws {
+        #expect(try run(["frobnicate"]).code == 2)
+        #expect(try run(["serve", "--colour", "red"]).code == 2)
+        let help = try run(["help"])
+        #expect(help.code == 0)
+        #expect(help.out.contains("linkout <command>"))
+    }
+}
