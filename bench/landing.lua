@@ -18,10 +18,12 @@ local function base64url(data)
   return table.concat(out)
 end
 
+-- Seeded from the clock so the warm-up run and the measured run mint different ids.
+math.randomseed(os.time())
 local threads = 0
 function setup(thread)
   threads = threads + 1
-  thread:set("id", string.format("%d%09d", threads, math.random(1, 999999999)))
+  thread:set("id", string.format("%d%d%09d", os.time(), threads, math.random(1, 999999999)))
 end
 
 local encodedPrefix

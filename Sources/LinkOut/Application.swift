@@ -26,6 +26,17 @@ public final class Application: Sendable {
         self.ledger = ledger
         let metrics = Metrics()
         self.metrics = metrics
+        ledger.observeIngestion { visits, outcomes in
+            metrics.increment("linkout_visits_recorded_total", by: visits.count)
+            for (visit, outcome) in zip(visits, outcomes) where outcome.isNewToken {
+                if let token = visit.token {
+                    metrics.increment(
+                        "linkout_tokens_recorded_total",
+                        [("environment", token.environment), ("source", token.source)]
+                    )
+                }
+            }
+        }
         let pages = try Pages.load(
             publicDir: configuration.server.publicDir,
             isSecure: configuration.server.publicURL.hasPrefix("https:")

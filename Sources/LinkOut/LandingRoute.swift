@@ -6,9 +6,9 @@ import Storage
 
 /// The StoreKit redirect target: `GET /?externalPurchaseToken=<token>&bundleId=<id>`.
 ///
-/// Decode and validate on the event loop (microseconds), hand the visit to the ledger's group-commit writer,
-/// and answer only once it is committed: a 303 to the checkout's clean URL, so the token leaves the address bar
-/// and never reaches a Referer header.
+/// Decode and validate on the event loop (microseconds), hand the visit to the ledger's journal, and answer only
+/// once it is on disk: a 303 to the checkout's clean URL, so the token leaves the address bar and never reaches
+/// a Referer header.
 struct LandingRoute: Sendable {
     let configuration: Configuration
     let validator: TokenValidator
@@ -89,29 +89,21 @@ struct LandingRoute: Sendable {
             responder.respond(acknowledgement)
             return
         }
-        let environment = visit.token?.environment
-        ledger.recordVisit(visit) { result in
-            switch result {
-            case .success(let outcome):
-                metrics.increment("linkout_visits_recorded_total")
-                if outcome.isNewToken, let environment {
-                    metrics.increment(
-                        "linkout_tokens_recorded_total",
-                        [("environment", environment), ("source", "url")]
-                    )
-                }
+        // Acknowledged once the visit is on disk in the ledger's journal (group-committed with its neighbours).
+        ledger.journalVisit(visit) { error in
+            guard let error else {
                 responder.respond(acknowledgement)
-            case .failure(let error):
-                logger.error("visit not recorded", ["error": "\(error)"])
-                var response = pages.message(
-                    status: .serviceUnavailable,
-                    title: "unavailable_title",
-                    message: "unavailable_message",
-                    language: language
-                )
-                response.headers.add(name: "Retry-After", value: "1")
-                responder.respond(response)
+                return
             }
+            logger.error("visit not recorded", ["error": "\(error)"])
+            var response = pages.message(
+                status: .serviceUnavailable,
+                title: "unavailable_title",
+                message: "unavailable_message",
+                language: language
+            )
+            response.headers.add(name: "Retry-After", value: "1")
+            responder.respond(response)
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -17,6 +18,9 @@ public final class Ledger: Sendable {
 
     public let path: String
     let writer: GroupCommitWriter
+    private let journal: VisitJournal
+    private let ingester: JournalIngester
+    private let shared = JournalShared()
     private let readers = Mutex<[Reader]>([])
 
     /// Opens (creating if needed) `directory/linkout.sqlite` and applies pending migrations.
@@ -39,11 +43,92 @@ public final class Ledger: Sendable {
             "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768"
         )
         try Migrations.apply(to: connection, now: Self.nowMilliseconds())
-        writer = GroupCommitWriter(connection: connection)
+        let journalFile = try JournalFile(path: (directory as NSString).appendingPathComponent("visits.journal"))
+        let nextSequence = try Self.replay(journalFile, into: connection)
+        let writer = GroupCommitWriter(connection: connection)
+        self.writer = writer
+        let shared = self.shared
+        let ingester = JournalIngester(writer: writer) { batch, outcomes in
+            shared.pendingCheckouts.withLock { checkouts in
+                for record in batch { checkouts.removeValue(forKey: record.visit.checkoutId) }
+            }
+            if let last = batch.last?.sequence {
+                shared.journal.withLock { $0 }?.markApplied(last)
+                shared.applied.store(last, ordering: .relaxed)
+            }
+            shared.observer.withLock { $0 }?(batch.map(\.visit), outcomes)
+            shared.progress.signal()
+        }
+        self.ingester = ingester
+        journal = VisitJournal(file: journalFile, nextSequence: nextSequence, durable: durability == .full) { batch in
+            ingester.enqueue(batch)
+        }
+        shared.journal.withLock { $0 = journal }
+        shared.applied.store(nextSequence - 1, ordering: .relaxed)
+    }
+
+    /// Applies journaled visits SQLite has not seen (a crash between acknowledging and ingesting them), then
+    /// empties the journal. Returns the next sequence number.
+    private static func replay(_ file: JournalFile, into connection: SQLiteConnection) throws(StorageError) -> Int64 {
+        let applied =
+            Int64(
+                try connection.query("SELECT value FROM settings WHERE name = 'journal_applied'").first?.first?.text
+                    ?? "0"
+            )
+            ?? 0
+        let records = JournalCoding.decodeAll(try file.readAll())
+        let missing = records.filter { $0.sequence > applied }
+        if !missing.isEmpty {
+            try connection.execute("BEGIN IMMEDIATE")
+            do throws(StorageError) {
+                _ = try JournalIngester.apply(missing, to: connection)
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+        try file.truncate()
+        return max(applied, records.map(\.sequence).max() ?? 0) + 1
+    }
+
+    /// Records a landing visit durably in the journal; `completion` runs once it is on disk. The visit reaches
+    /// the SQLite tables moments later (the checkout is findable at once).
+    public func journalVisit(_ visit: Visit, completion: @escaping @Sendable (StorageError?) -> Void) {
+        shared.pendingCheckouts.withLock { checkouts in
+            checkouts[visit.checkoutId] = CheckoutRecord(
+                id: visit.checkoutId,
+                bundleId: visit.bundleId,
+                externalPurchaseId: visit.token?.externalPurchaseId,
+                environment: visit.token?.environment,
+                tokenExpiresAt: visit.token?.expiresAt
+            )
+        }
+        journal.append(visit, completion: completion)
+    }
+
+    /// Waits (up to `timeout`) until every visit journaled so far is in the SQLite tables; true when it is.
+    /// Reads that must see the latest visits (tests, an export right after traffic) call it first.
+    @discardableResult
+    public func flush(timeout: Duration = .seconds(5)) -> Bool {
+        let target = journal.lastAssigned
+        let deadline = ContinuousClock.now + timeout
+        while shared.applied.load(ordering: .relaxed) < target {
+            guard ContinuousClock.now < deadline else { return false }
+            _ = shared.progress.wait(timeout: .now() + .milliseconds(50))
+        }
+        return true
+    }
+
+    /// Called with each batch of journaled visits once it is in SQLite.
+    public func observeIngestion(_ observer: @escaping @Sendable ([Visit], [RecordOutcome]) -> Void) {
+        shared.observer.withLock { $0 = observer }
     }
 
     /// Commits what is queued and stops the writer. Later writes fail.
     public func close() {
+        journal.stop()
+        ingester.stop()
         writer.stop()
     }
 
@@ -141,8 +226,7 @@ public final class Ledger: Sendable {
         }
     }
 
-    private static func insert(_ visit: Visit, into connection: SQLiteConnection) throws(StorageError) -> RecordOutcome
-    {
+    static func insert(_ visit: Visit, into connection: SQLiteConnection) throws(StorageError) -> RecordOutcome {
         var visitCount: Int64 = 0
         // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
         var isNew = visit.token == nil
@@ -255,7 +339,8 @@ public final class Ledger: Sendable {
     }
 
     public func checkout(id: String) throws(StorageError) -> CheckoutRecord? {
-        try read { connection throws(StorageError) in
+        if let pending = shared.pendingCheckouts.withLock({ $0[id] }) { return pending }
+        return try read { connection throws(StorageError) in
             let rows = try connection.query(
                 """
                 SELECT c.id, c.bundle_id, c.external_purchase_id, t.environment, t.token_expires_at
@@ -410,4 +495,17 @@ extension String {
     func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
     }
+}
+
+/// What the journal, the ingester and readers share.
+private final class JournalShared: Sendable {
+    /// Checkouts of visits that are journaled but not yet in SQLite, so the page behind a fresh 303 is found.
+    let pendingCheckouts = Mutex<[String: CheckoutRecord]>([:])
+    /// Told about each ingested batch (metrics of new tokens).
+    let observer = Mutex<(@Sendable ([Visit], [RecordOutcome]) -> Void)?>(nil)
+    /// The journal, created after the ingester whose callback needs it.
+    let journal = Mutex<VisitJournal?>(nil)
+    /// The highest journal sequence in SQLite, and a signal after each ingested batch (for `flush`).
+    let applied = Atomic<Int64>(0)
+    let progress = DispatchSemaphore(value: 0)
 }

@@ -35,7 +35,7 @@ struct LandingFlowTests {
         #expect(!page.text.contains(AppleVectors.v1))
         #expect(page.header("Content-Security-Policy")?.contains("default-src 'none'") == true)
 
-        var rows = try live.application.ledger.tokens()
+        var rows = try live.ledger().tokens()
         #expect(rows.map(\.externalPurchaseId) == ["00000000-0000-0000-0000-000000000000"])
         #expect(rows.first?.visitCount == 1)
         #expect(rows.first?.environment == "production")
@@ -43,7 +43,7 @@ struct LandingFlowTests {
         let second = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": session])
         #expect(second.header("Location") == location)
         #expect(second.header("Set-Cookie") == nil)
-        rows = try live.application.ledger.tokens()
+        rows = try live.ledger().tokens()
         #expect(rows.first?.visitCount == 2)
     }
 
@@ -53,7 +53,7 @@ struct LandingFlowTests {
             let encoded = token.replacingOccurrences(of: "=", with: "%3D")
             #expect(try live.get("/?externalPurchaseToken=\(encoded)&bundleId=com.example").status == 303)
         }
-        let rows = try live.application.ledger.tokens()
+        let rows = try live.ledger().tokens()
         let sandbox = try #require(rows.first { $0.externalPurchaseId.hasPrefix("SANDBOX") })
         #expect(sandbox.environment == "sandbox")
         #expect(sandbox.visitCount == 2)  // V3 and V4 carry the same externalPurchaseId
@@ -102,8 +102,8 @@ struct LandingFlowTests {
         #expect(response.status == 400)
         #expect(response.text.contains(words))
         #expect(response.header("Content-Type") == "text/html; charset=utf-8")
-        #expect(try live.application.ledger.count(.visits) == 0)
-        #expect(try live.application.ledger.count(.tokens) == 0)
+        #expect(try live.ledger().count(.visits) == 0)
+        #expect(try live.ledger().count(.tokens) == 0)
         let metrics = try live.get("/metrics").text
         #expect(metrics.contains("linkout_tokens_rejected_total{reason="))
     }
@@ -115,7 +115,7 @@ struct LandingFlowTests {
         )
         #expect(head.status == 303)
         #expect(head.header("Location")?.hasPrefix("/checkout/") == true)
-        #expect(try live.application.ledger.count(.tokens) == 0)
+        #expect(try live.ledger().count(.tokens) == 0)
         let get = try live.get(AppleVectors.documentedTarget)
         #expect(get.header("Location") == head.header("Location"))
     }
@@ -124,14 +124,14 @@ struct LandingFlowTests {
         let open = try LiveApplication()
         let visit = try open.get("/?utm_source=newsletter")
         #expect(visit.status == 303)
-        #expect(try open.application.ledger.count(.visits) == 1)
+        #expect(try open.ledger().count(.visits) == 1)
         #expect(try open.get(try #require(visit.header("Location"))).text.contains("Pro forever"))
 
         let closed = try LiveApplication { $0.landing.allowWithoutToken = false }
         let page = try closed.get("/", headers: ["Accept-Language": "de"])
         #expect(page.status == 200)
         #expect(page.text.contains("Bitte öffne diese Seite aus der App"))
-        #expect(try closed.application.ledger.count(.visits) == 0)
+        #expect(try closed.ledger().count(.visits) == 0)
     }
 
     @Test func checkoutFormNeedsTheSessionsCSRFTokenAndRecordsTheIntent() throws {
@@ -161,7 +161,7 @@ struct LandingFlowTests {
             headers: ["Cookie": session]
         )
         #expect(badProduct.status == 400)
-        #expect(try live.application.ledger.count(.checkoutIntents) == 0)
+        #expect(try live.ledger().count(.checkoutIntents) == 0)
         let done = try live.post(
             location,
             contentType: "application/x-www-form-urlencoded",
@@ -171,7 +171,7 @@ struct LandingFlowTests {
         #expect(done.status == 200)
         #expect(done.text.contains("Pro forever"))
         #expect(done.text.contains("https://example.com/open"))
-        #expect(try live.application.ledger.count(.checkoutIntents) == 1)
+        #expect(try live.ledger().count(.checkoutIntents) == 1)
         #expect(try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa").status == 404)
         #expect(try live.get("/checkout/not-an-id").status == 404)
     }
@@ -192,7 +192,7 @@ struct LandingFlowTests {
         let page = try live.get(try #require(landing.header("Location")))
         #expect(page.text.contains("This purchase link has expired"))
         #expect(!page.text.contains("<form"))
-        #expect(try live.application.ledger.count(.tokens) == 1)
+        #expect(try live.ledger().count(.tokens) == 1)
     }
 
     @Test func appForwardedTokens() throws {
@@ -206,7 +206,7 @@ struct LandingFlowTests {
         #expect(reply["checkoutURL"]?.hasPrefix("http://localhost:8080/checkout/") == true)
         let again = try live.post("/v1/tokens", contentType: "application/json", body: body)
         #expect(again.status == 200)
-        let row = try #require(try live.application.ledger.tokens().first)
+        let row = try #require(try live.ledger().tokens().first)
         #expect(row.source == "app")
 
         let wrongType = try live.post("/v1/tokens", contentType: "text/plain", body: body)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Storage
 import Synchronization
 import TestSupport
 
@@ -37,6 +38,13 @@ final class LiveApplication {
         let logger = Logger(label: "linkout", level: .trace, sink: .init { lines.append($0) })
         application = try Application(configuration: configuration, logger: logger)
         port = try application.start()
+    }
+
+    /// The ledger once every visit journaled so far has reached its tables (visits are acknowledged when they
+    /// are on disk in the journal and ingested moments later).
+    func ledger() -> Ledger {
+        application.ledger.flush()
+        return application.ledger
     }
 
     func client() throws -> RawClient {

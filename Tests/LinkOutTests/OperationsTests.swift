@@ -34,11 +34,11 @@ struct OperationsTests {
     @Test func readinessFailsWhileTheLedgerRefusesWritesAndRecovers() throws {
         let live = try LiveApplication()
         #expect(try live.get("/readyz").status == 200)
-        try live.application.ledger.suspendWrites(true)
+        try live.ledger().suspendWrites(true)
         let down = try live.get("/readyz")
         #expect(down.status == 503)
         #expect(down.text.contains("database: not writable"))
-        try live.application.ledger.suspendWrites(false)
+        try live.ledger().suspendWrites(false)
         let up = try live.get("/readyz")
         #expect(up.status == 200)
         #expect(up.text.contains("database: writable"))
@@ -112,6 +112,7 @@ struct OperationsTests {
         let live = try LiveApplication()
         _ = try live.get(AppleVectors.documentedTarget)
         _ = try live.get("/?externalPurchaseToken=!!&bundleId=com.example")
+        _ = live.ledger()  // tokens are counted as they reach the ledger's tables
         let text = try live.get("/metrics").text
         for series in [
             "linkout_http_requests_total{route=\"landing\",status=\"303\"} 1",

@@ -1,0 +1,165 @@
+/// The compact binary form of a visit in the journal: length-prefixed fields, fixed-width integers.
+/// A record is `[UInt32 length][UInt64 checksum][payload]`; a torn or damaged tail fails its checksum and
+/// ends the replay there (it was never acknowledged).
+enum JournalCoding {
+    static func encode(_ visit: Visit, sequence: Int64) -> [UInt8] {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(512)
+        put(sequence, &payload)
+        put(visit.checkoutId, &payload)
+        put(visit.bundleId, &payload)
+        put(visit.landingPath, &payload)
+        put(visit.at, &payload)
+        for name in utmNames { put(visit.utm[name], &payload) }
+        if let token = visit.token {
+            payload.append(1)
+            put(token.externalPurchaseId, &payload)
+            put(token.rawToken, &payload)
+            put(token.appAppleId, &payload)
+            put(token.bundleId, &payload)
+            put(token.tokenType, &payload)
+            put(token.createdAt, &payload)
+            payload.append(token.expiresAt == nil ? 0 : 1)
+            put(token.expiresAt ?? 0, &payload)
+            put(token.environment, &payload)
+            put(token.source, &payload)
+            put(token.appAccountToken, &payload)
+        } else {
+            payload.append(0)
+        }
+        var record: [UInt8] = []
+        record.reserveCapacity(payload.count + 12)
+        put(UInt32(payload.count), &record)
+        put(checksum(payload), &record)
+        record.append(contentsOf: payload)
+        return record
+    }
+
+    /// Every intact record from the start of `bytes`, in order; stops at the first torn or damaged one.
+    static func decodeAll(_ bytes: [UInt8]) -> [(sequence: Int64, visit: Visit)] {
+        var records: [(Int64, Visit)] = []
+        var offset = 0
+        while bytes.count - offset >= 12 {
+            var reader = Reader(bytes: bytes, offset: offset)
+            guard let length = reader.uint32(), let sum = reader.uint64() else { break }
+            let start = reader.offset
+            guard length <= 1 << 20, bytes.count - start >= Int(length) else { break }
+            let payload = Array(bytes[start..<start + Int(length)])
+            guard checksum(payload) == sum, let record = decode(payload) else { break }
+            records.append(record)
+            offset = start + Int(length)
+        }
+        return records
+    }
+
+    private static func decode(_ payload: [UInt8]) -> (Int64, Visit)? {
+        var reader = Reader(bytes: payload, offset: 0)
+        guard let sequence = reader.int64(), let checkoutId = reader.string(), let bundleId = reader.string(),
+            let landingPath = reader.string(), let at = reader.int64()
+        else { return nil }
+        var utm: [String: String] = [:]
+        for name in utmNames {
+            guard let value = reader.optionalString() else { return nil }
+            if let value { utm[name] = value }
+        }
+        guard let hasToken = reader.byte() else { return nil }
+        var token: TokenFields?
+        if hasToken == 1 {
+            guard let id = reader.string(), let raw = reader.string(), let appAppleId = reader.int64(),
+                let tokenBundle = reader.string(), let type = reader.optionalString(), let created = reader.int64(),
+                let hasExpiry = reader.byte(), let expiry = reader.int64(), let environment = reader.string(),
+                let source = reader.string(), let account = reader.optionalString()
+            else { return nil }
+            token = TokenFields(
+                externalPurchaseId: id,
+                rawToken: raw,
+                appAppleId: appAppleId,
+                bundleId: tokenBundle,
+                tokenType: type,
+                createdAt: created,
+                expiresAt: hasExpiry == 1 ? expiry : nil,
+                environment: environment,
+                source: source,
+                appAccountToken: account
+            )
+        }
+        let visit = Visit(
+            token: token,
+            checkoutId: checkoutId,
+            bundleId: bundleId,
+            landingPath: landingPath,
+            utm: utm,
+            at: at
+        )
+        return (sequence, visit)
+    }
+
+    static let utmNames = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"]
+
+    /// FNV-1a, 64 bits: enough to tell a torn or zeroed tail from a record, not meant against tampering.
+    static func checksum(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    private static func put<T: FixedWidthInteger>(_ value: T, _ out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    private static func put(_ text: String, _ out: inout [UInt8]) {
+        let bytes = Array(text.utf8)
+        put(UInt32(bytes.count), &out)
+        out.append(contentsOf: bytes)
+    }
+
+    private static func put(_ text: String?, _ out: inout [UInt8]) {
+        guard let text else {
+            out.append(0)
+            return
+        }
+        out.append(1)
+        put(text, &out)
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset: Int
+
+        mutating func byte() -> UInt8? {
+            guard offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
+            let size = MemoryLayout<T>.size
+            guard bytes.count - offset >= size else { return nil }
+            var value: T = 0
+            for index in 0..<size { value |= T(bytes[offset + index]) << (8 * index) }
+            offset += size
+            return value
+        }
+
+        mutating func uint32() -> UInt32? { integer(UInt32.self) }
+        mutating func uint64() -> UInt64? { integer(UInt64.self) }
+        mutating func int64() -> Int64? { integer(UInt64.self).map { Int64(bitPattern: $0) } }
+
+        mutating func string() -> String? {
+            guard let length = uint32(), bytes.count - offset >= Int(length) else { return nil }
+            defer { offset += Int(length) }
+            return String(decoding: bytes[offset..<offset + Int(length)], as: UTF8.self)
+        }
+
+        /// `.some(nil)` for an absent value, `nil` when the bytes run out.
+        mutating func optionalString() -> String?? {
+            guard let flag = byte() else { return nil }
+            if flag == 0 { return .some(nil) }
+            guard let text = string() else { return nil }
+            return .some(text)
+        }
+    }
+}
