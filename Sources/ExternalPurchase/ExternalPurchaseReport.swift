@@ -106,25 +106,23 @@ public struct LineItemAmounts: Sendable, Equatable {
     public var erroneouslySubmitted: Bool?
 }
 
-/// `OneTimeBuyLineItem`.
-public struct OneTimeBuyLineItem: Sendable, Equatable, Codable {
-    public var lineItemId: String
-    public var creationDate: Int64
-    public var eventType = "BUY"
-    public var productType = "ONE_TIME_BUY"
-    public var productIdentifier: String
-    public var amountTaxInclusive: Int64
-    public var amountTaxExclusive: Int64
-    public var taxAmount: Int64
-    public var netAmountTaxExclusive: Int64
-    public var reportingCurrency: String
-    public var pricingCurrency: String
-    public var taxCountry: String
-    public var quantity: Int64
-    public var exchangeRate: Double?
-    public var restatement: Bool?
-    public var erroneouslySubmitted: Bool?
+/// What every line item kind has, so the shared fields are read one way.
+protocol LineItemFields {
+    var lineItemId: String { get }
+    var creationDate: Int64 { get }
+    var amountTaxInclusive: Int64 { get }
+    var amountTaxExclusive: Int64 { get }
+    var taxAmount: Int64 { get }
+    var netAmountTaxExclusive: Int64 { get }
+    var reportingCurrency: String { get }
+    var pricingCurrency: String { get }
+    var taxCountry: String { get }
+    var exchangeRate: Double? { get }
+    var restatement: Bool? { get }
+    var erroneouslySubmitted: Bool? { get }
+}
 
+extension LineItemFields {
     var amounts: LineItemAmounts {
         LineItemAmounts(
             lineItemId: lineItemId,
@@ -143,8 +141,29 @@ public struct OneTimeBuyLineItem: Sendable, Equatable, Codable {
     }
 }
 
+/// `OneTimeBuyLineItem`.
+public struct OneTimeBuyLineItem: Sendable, Equatable, Codable, LineItemFields {
+    public var lineItemId: String
+    public var creationDate: Int64
+    public var eventType = "BUY"
+    public var productType = "ONE_TIME_BUY"
+    public var productIdentifier: String
+    public var amountTaxInclusive: Int64
+    public var amountTaxExclusive: Int64
+    public var taxAmount: Int64
+    public var netAmountTaxExclusive: Int64
+    public var reportingCurrency: String
+    public var pricingCurrency: String
+    public var taxCountry: String
+    public var quantity: Int64
+    public var exchangeRate: Double?
+    public var restatement: Bool?
+    public var erroneouslySubmitted: Bool?
+
+}
+
 /// `SubscriptionBuyLineItem`.
-public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable {
+public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable, LineItemFields {
     public var lineItemId: String
     public var creationDate: Int64
     public var eventType = "BUY"
@@ -170,26 +189,10 @@ public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable {
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
 
-    var amounts: LineItemAmounts {
-        LineItemAmounts(
-            lineItemId: lineItemId,
-            creationDate: creationDate,
-            amountTaxInclusive: amountTaxInclusive,
-            amountTaxExclusive: amountTaxExclusive,
-            taxAmount: taxAmount,
-            netAmountTaxExclusive: netAmountTaxExclusive,
-            reportingCurrency: reportingCurrency,
-            pricingCurrency: pricingCurrency,
-            taxCountry: taxCountry,
-            exchangeRate: exchangeRate,
-            restatement: restatement,
-            erroneouslySubmitted: erroneouslySubmitted
-        )
-    }
 }
 
 /// `RefundLineItem`: a refund or chargeback of a buy, up to its full amount.
-public struct RefundLineItem: Sendable, Equatable, Codable {
+public struct RefundLineItem: Sendable, Equatable, Codable, LineItemFields {
     public var lineItemId: String
     public var creationDate: Int64
     public var eventType = "REFUND"
@@ -208,20 +211,4 @@ public struct RefundLineItem: Sendable, Equatable, Codable {
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
 
-    var amounts: LineItemAmounts {
-        LineItemAmounts(
-            lineItemId: lineItemId,
-            creationDate: creationDate,
-            amountTaxInclusive: amountTaxInclusive,
-            amountTaxExclusive: amountTaxExclusive,
-            taxAmount: taxAmount,
-            netAmountTaxExclusive: netAmountTaxExclusive,
-            reportingCurrency: reportingCurrency,
-            pricingCurrency: pricingCurrency,
-            taxCountry: taxCountry,
-            exchangeRate: exchangeRate,
-            restatement: restatement,
-            erroneouslySubmitted: erroneouslySubmitted
-        )
-    }
 }
