@@ -17,6 +17,14 @@ public final class StaticFiles: Sendable {
         var modifiedSeconds: Int
         var identity: [Int]
         var checkedAt: UInt64
+
+        /// Validators and caching policy (what a 304 carries).
+        var validatorHeaders: HTTPHeaders {
+            ["ETag": etag, "Last-Modified": lastModified, "Cache-Control": "public, max-age=300"]
+        }
+
+        /// Built once per file version, so a hit allocates no header strings.
+        var okHeaders: HTTPHeaders = HTTPHeaders()
     }
 
     /// Files larger than this are not served (Public/ holds pages, styles and images).
@@ -45,17 +53,10 @@ public final class StaticFiles: Sendable {
             cache.withLock { _ = $0.removeValue(forKey: relativePath) }
             return HTTPError(.notFound, "Not found.").response
         }
-        var headers: HTTPHeaders = [
-            "ETag": file.etag,
-            "Last-Modified": file.lastModified,
-            "Cache-Control": "public, max-age=300",
-        ]
         if isNotModified(request, file) {
-            return HTTPResponse(status: .notModified, headers: headers)
+            return HTTPResponse(status: .notModified, headers: file.validatorHeaders)
         }
-        headers.add(name: "Content-Type", value: file.contentType)
-        headers.add(name: "X-Content-Type-Options", value: "nosniff")
-        return HTTPResponse(status: .ok, headers: headers, body: file.body)
+        return HTTPResponse(status: .ok, headers: file.okHeaders, body: file.body)
     }
 
     /// RFC 9110 §13.1.2: If-None-Match wins over If-Modified-Since when both are present.
@@ -85,7 +86,7 @@ public final class StaticFiles: Sendable {
         }
         guard let data = FileManager.default.contents(atPath: real) else { return nil }
         let etag = "\"" + identity.map { String($0, radix: 16) }.joined(separator: "-") + "\""
-        return CachedFile(
+        var file = CachedFile(
             body: Array(data),
             contentType: Self.contentType(for: real),
             etag: etag,
@@ -94,6 +95,10 @@ public final class StaticFiles: Sendable {
             identity: identity,
             checkedAt: now
         )
+        file.okHeaders = file.validatorHeaders
+        file.okHeaders.add(name: "Content-Type", value: file.contentType)
+        file.okHeaders.add(name: "X-Content-Type-Options", value: "nosniff")
+        return file
     }
 
     /// Decoded path segments, or nil when any is empty, `.`/`..`, hidden, or carries an encoded separator.
