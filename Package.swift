@@ -28,6 +28,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),
+        // libFuzzer target (scripts/fuzz.sh); a plain build makes a no-op executable.
+        .executableTarget(
+            name: "LinkOutFuzz",
+            dependencies: ["HTTPServer", "ExternalPurchase"],
+            swiftSettings: swiftSettings
+        ),
         // Test helpers shared by the live tiers (a raw socket client).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
