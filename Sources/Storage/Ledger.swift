@@ -104,7 +104,12 @@ public final class Ledger: Sendable {
                 tokenExpiresAt: visit.token?.expiresAt
             )
         }
-        journal.append(visit, completion: completion)
+        let shared = self.shared
+        journal.append(visit) { error in
+            // A visit that never reached the disk was not acknowledged; its checkout must not linger.
+            if error != nil { shared.pendingCheckouts.withLock { _ = $0.removeValue(forKey: visit.checkoutId) } }
+            completion(error)
+        }
     }
 
     /// Waits (up to `timeout`) until every visit journaled so far is in the SQLite tables; true when it is.
