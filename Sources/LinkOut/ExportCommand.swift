@@ -15,7 +15,7 @@ enum ExportCommand {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
-        let ledger = try Ledger(directory: configuration.dataDir)
+        let ledger = try Ledger(directory: configuration.dataDir, role: .reader)
         defer { ledger.close() }
         let rows = try ledger.tokens()
         if format == "json" {

@@ -22,7 +22,7 @@ enum ReportCommand {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
-        let ledger = try Ledger(directory: configuration.dataDir)
+        let ledger = try Ledger(directory: configuration.dataDir, role: .reader)
         defer { ledger.close() }
         let reporting = ReportingService(
             configuration: configuration,

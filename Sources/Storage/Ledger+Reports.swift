@@ -63,7 +63,15 @@ extension Ledger {
 
     // MARK: reads
 
+    /// The token; one the journal holds but the tables do not yet is waited for (briefly), so a token seen a
+    /// moment ago is never reported unknown.
     public func token(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
+        if let token = try storedToken(externalPurchaseId) { return token }
+        guard flush(timeout: .seconds(2)) else { return nil }
+        return try storedToken(externalPurchaseId)
+    }
+
+    private func storedToken(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
         try read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.tokenColumns) FROM tokens WHERE external_purchase_id = ?",

@@ -16,15 +16,25 @@ public final class Ledger: Sendable {
         case normal
     }
 
+    /// Who opens the ledger.
+    public enum Role: Sendable {
+        /// The server (or a test standing in for it): owns the visit journal, replays it at open, ingests it.
+        /// Only one process may hold a data folder in this role.
+        case owner
+        /// A command-line tool next to a running server (`export`, `report status`): reads the tables and never
+        /// touches the journal, which belongs to the server.
+        case reader
+    }
+
     public let path: String
     let writer: GroupCommitWriter
-    private let journal: VisitJournal
-    private let ingester: JournalIngester
+    private let journal: VisitJournal?
+    private let ingester: JournalIngester?
     private let shared = JournalShared()
     private let readers = Mutex<[Reader]>([])
 
     /// Opens (creating if needed) `directory/linkout.sqlite` and applies pending migrations.
-    public init(directory: String, durability: Durability = .full) throws(StorageError) {
+    public init(directory: String, durability: Durability = .full, role: Role = .owner) throws(StorageError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -43,7 +53,15 @@ public final class Ledger: Sendable {
             "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768"
         )
         try Migrations.apply(to: connection, now: Self.nowMilliseconds())
+        guard role == .owner else {
+            writer = GroupCommitWriter(connection: connection)
+            journal = nil
+            ingester = nil
+            return
+        }
         let journalFile = try JournalFile(path: (directory as NSString).appendingPathComponent("visits.journal"))
+        // A second server on the same folder would replay and truncate a journal the first one is writing.
+        try journalFile.lockExclusively()
         let nextSequence = try Self.replay(journalFile, into: connection)
         let writer = GroupCommitWriter(connection: connection)
         self.writer = writer
@@ -60,9 +78,11 @@ public final class Ledger: Sendable {
             shared.progress.signal()
         }
         self.ingester = ingester
-        journal = VisitJournal(file: journalFile, nextSequence: nextSequence, durable: durability == .full) { batch in
+        let journal = VisitJournal(file: journalFile, nextSequence: nextSequence, durable: durability == .full) {
+            batch in
             ingester.enqueue(batch)
         }
+        self.journal = journal
         shared.journal.withLock { $0 = journal }
         shared.applied.store(nextSequence - 1, ordering: .relaxed)
     }
@@ -104,6 +124,12 @@ public final class Ledger: Sendable {
                 tokenExpiresAt: visit.token?.expiresAt
             )
         }
+        guard let journal else {
+            completion(
+                StorageError(code: -1, message: "this ledger was opened read-only; only the server records visits")
+            )
+            return
+        }
         let shared = self.shared
         journal.append(visit) { error in
             // A visit that never reached the disk was not acknowledged; its checkout must not linger.
@@ -116,6 +142,7 @@ public final class Ledger: Sendable {
     /// Reads that must see the latest visits (tests, an export right after traffic) call it first.
     @discardableResult
     public func flush(timeout: Duration = .seconds(5)) -> Bool {
+        guard let journal else { return true }
         let target = journal.lastAssigned
         let deadline = ContinuousClock.now + timeout
         while shared.applied.load(ordering: .relaxed) < target {
@@ -132,8 +159,8 @@ public final class Ledger: Sendable {
 
     /// Commits what is queued and stops the writer. Later writes fail.
     public func close() {
-        journal.stop()
-        ingester.stop()
+        journal?.stop()
+        ingester?.stop()
         writer.stop()
     }
 

@@ -100,6 +100,7 @@ final class VisitJournal: Sendable {
         guard first else { return }
         available.signal()
         stopped.wait()
+        file.unlock()
     }
 
     private func run() {
@@ -160,6 +161,18 @@ final class JournalFile: Sendable {
     deinit { close(fd) }
 
     var size: Int { bytesWritten.load(ordering: .relaxed) }
+
+    /// Takes the file's exclusive advisory lock for this process's lifetime, or fails if another holds it.
+    func lockExclusively() throws(StorageError) {
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            throw StorageError(code: errno, message: "another linkout process is using \(path)")
+        }
+    }
+
+    /// Gives the lock back (the ledger closed; another opener may take over).
+    func unlock() {
+        flock(fd, LOCK_UN)
+    }
 
     /// The whole file (at open, for replay).
     func readAll() throws(StorageError) -> [UInt8] {

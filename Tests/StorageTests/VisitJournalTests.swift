@@ -87,3 +87,27 @@ struct VisitJournalTests {
         #expect(try again.count(.visits) == 5)
     }
 }
+
+@Suite("Ledger roles")
+struct LedgerRoleTests {
+    @Test func oneOwnerAtATimeAndReadersLeaveTheJournalAlone() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let owner = try Ledger(directory: folder.path)
+        #expect(throws: StorageError.self) { try Ledger(directory: folder.path) }
+        let reader = try Ledger(directory: folder.path, role: .reader)
+        let stored = Mutex<StorageError?>(nil)
+        let group = DispatchGroup()
+        group.enter()
+        reader.journalVisit(VisitJournalTests.visit("r", checkout: "c-r")) { error in
+            stored.withLock { $0 = error }
+            group.leave()
+        }
+        group.wait()
+        #expect(stored.withLock { $0 } != nil)
+        #expect(try reader.count(.tokens) == 0)
+        reader.close()
+        owner.close()
+        let next = try Ledger(directory: folder.path)  // the lock went with the first owner's close
+        next.close()
+    }
+}
