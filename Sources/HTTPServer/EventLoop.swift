@@ -23,6 +23,8 @@ final class EventLoop: Sendable {
     private let wakeFD: Int32
     private let mailbox = Mutex<[Message]>([])
     private let stopped = DispatchSemaphore(value: 0)
+    /// Set when the loop's thread has returned; late messages (a handler finishing after a forced stop) are dropped.
+    private let finished = Atomic<Bool>(false)
 
     init(index: Int) throws(SocketError) {
         self.index = index
@@ -38,8 +40,7 @@ final class EventLoop: Sendable {
         let thread = Thread { [self] in
             let state = LoopState(loop: self, epoll: epoll, listener: listener, context: context)
             state.run()
-            Glibc.close(epoll)
-            Glibc.close(wakeFD)
+            finished.store(true, ordering: .sequentiallyConsistent)
             stopped.signal()
         }
         thread.name = "linkout-loop-\(index)"
@@ -47,8 +48,16 @@ final class EventLoop: Sendable {
         thread.start()
     }
 
+    // The descriptors are closed only here, when no Responder can reach this loop any more: closing them when the
+    // thread ends would let a late `post` write into whatever file reused the number.
+    deinit {
+        Glibc.close(epoll)
+        Glibc.close(wakeFD)
+    }
+
     /// Queues a message and wakes the loop. Safe from any thread.
     func post(_ message: Message) {
+        guard !finished.load(ordering: .sequentiallyConsistent) else { return }
         // Only the first message of a batch needs to wake the loop: it drains the whole mailbox once awake.
         let wasEmpty = mailbox.withLock { messages in
             defer { messages.append(message) }
