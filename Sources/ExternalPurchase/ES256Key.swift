@@ -14,7 +14,9 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible {
         while case let code = ERR_get_error(), code != 0 {
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            messages.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+            messages.append(
+                buffer.withUnsafeBufferPointer { pointer in pointer.baseAddress.map { String(cString: $0) } ?? "" }
+            )
         }
         return CryptoError(
             operation: operation,

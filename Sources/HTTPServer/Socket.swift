@@ -98,7 +98,7 @@ enum Socket {
             }
         }
         guard converted else { return "" }
-        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let text = buffer.withUnsafeBufferPointer { pointer in pointer.baseAddress.map { String(cString: $0) } ?? "" }
         return text.hasPrefix("::ffff:") ? String(text.dropFirst(7)) : text
     }
 

@@ -66,7 +66,9 @@ struct Localization: Sendable {
     static func currency(acceptLanguage: String?) -> String? {
         for (tag, _) in preferences(acceptLanguage) {
             let parts = tag.split(separator: "-")
-            if parts.count >= 2, let currency = regionCurrencies[parts.last!.uppercased()] { return currency }
+            if parts.count >= 2, let region = parts.last, let currency = regionCurrencies[region.uppercased()] {
+                return currency
+            }
             if parts.count == 1, let currency = languageCurrencies[String(parts[0])] { return currency }
         }
         return nil

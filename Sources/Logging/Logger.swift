@@ -33,9 +33,10 @@ public struct Logger: Sendable {
             var bytes = Array(line.utf8)
             bytes.append(0x0A)
             bytes.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress else { return }
                 var offset = 0
                 while offset < raw.count {
-                    let written = Glibc.write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                    let written = Glibc.write(STDERR_FILENO, base + offset, raw.count - offset)
                     if written <= 0 { return }
                     offset += written
                 }

@@ -185,8 +185,9 @@ final class JournalFile: Sendable {
     func append(_ bytes: [UInt8]) throws(StorageError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            let written = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return Glibc.write(fd, base + offset, raw.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
