@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// Writes go through one group-commit writer; a write's completion runs after the transaction carrying it is
 /// committed (with `Durability.full`, after the WAL is fsynced), so a caller that answers only then never
-/// acknowledges anything that a crash could lose. Reads use their own connections and never wait for writes.
+/// acknowledges anything that a crash could lose. Landing visits take a faster durable path: the visit journal
+/// (see `VisitJournal`), folded into the tables moments later and replayed at open. Reads use their own
+/// connections and never wait for writes.
 public final class Ledger: Sendable {
     /// How hard a commit presses the data to disk.
     public enum Durability: String, Sendable {
