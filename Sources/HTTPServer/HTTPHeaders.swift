@@ -31,16 +31,6 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.append(Field(name: name, value: value))
     }
 
-    /// Replaces every value for `name` with one value.
-    public mutating func set(name: String, value: String) {
-        remove(name: name)
-        add(name: name, value: value)
-    }
-
-    public mutating func remove(name: String) {
-        fields.removeAll { Self.equalIgnoringCase($0.name, name) }
-    }
-
     static func equalIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.utf8
         let right = rhs.utf8

@@ -85,7 +85,7 @@ public final class Application: Sendable {
         var router = Router()
         for path in configuration.landing.paths {
             router.addDeferred("GET", path) { request, responder in
-                if let refusal = guardRate.refusal(request, html: true, language: pages.language(for: request)) {
+                if let refusal = guardRate.refusal(request, html: true) {
                     responder.respond(refusal)
                     return
                 }

@@ -22,7 +22,6 @@ struct LandingRoute: Sendable {
 
     func handle(_ request: HTTPRequest, _ responder: Responder) {
         let isHead = request.method == "HEAD"
-        let language = pages.language(for: request)
         var tokenText: String?
         var queryBundleId: String?
         var utm: [String: String] = [:]
@@ -41,11 +40,11 @@ struct LandingRoute: Sendable {
             switch TokenDecoder.decode(tokenText) {
             case .success(let decoded): token = decoded
             case .failure(let rejection):
-                responder.respond(reject(rejection, isHead: isHead, language: language))
+                responder.respond(reject(rejection, isHead: isHead, request: request))
                 return
             }
             if let rejection = validator.validate(token, queryBundleId: queryBundleId, nowMilliseconds: now) {
-                responder.respond(reject(rejection, isHead: isHead, language: language))
+                responder.respond(reject(rejection, isHead: isHead, request: request))
                 return
             }
             visit = Visit(
@@ -63,14 +62,14 @@ struct LandingRoute: Sendable {
                         status: .ok,
                         title: "open_from_app_title",
                         message: "open_from_app_message",
-                        language: language
+                        language: pages.language(for: request)
                     )
                 )
                 return
             }
             let bundleId = queryBundleId ?? configuration.landing.defaultBundleId
             guard configuration.apps.contains(where: { $0.bundleId == bundleId }) else {
-                responder.respond(reject(TokenRejection(.bundleIdNotConfigured), isHead: isHead, language: language))
+                responder.respond(reject(TokenRejection(.bundleIdNotConfigured), isHead: isHead, request: request))
                 return
             }
             visit = Visit(
@@ -100,7 +99,7 @@ struct LandingRoute: Sendable {
                 status: .serviceUnavailable,
                 title: "unavailable_title",
                 message: "unavailable_message",
-                language: language
+                language: pages.language(for: request)
             )
             response.headers.add(name: "Retry-After", value: "1")
             responder.respond(response)
@@ -117,7 +116,9 @@ struct LandingRoute: Sendable {
         return HTTPResponse(status: .seeOther, headers: headers)
     }
 
-    private func reject(_ rejection: TokenRejection, isHead: Bool, language: String) -> HTTPResponse {
+    /// The 400 page in the visitor's language (worked out only here: a valid visit never needs it).
+    private func reject(_ rejection: TokenRejection, isHead: Bool, request: HTTPRequest) -> HTTPResponse {
+        let language = pages.language(for: request)
         if !isHead { metrics.increment("linkout_tokens_rejected_total", [("reason", rejection.code)]) }
         let detail = pages.localization.text("reason_" + rejection.code, language: language)
         return pages.message(

@@ -9,7 +9,7 @@ struct RateGuard: Sendable {
     let metrics: Metrics
 
     /// The 429 to answer with, or nil when the client is within its budget.
-    func refusal(_ request: HTTPRequest, html: Bool, language: String = "en") -> HTTPResponse? {
+    func refusal(_ request: HTTPRequest, html: Bool) -> HTTPResponse? {
         guard let seconds = limiter.delay(for: ClientAddress.resolve(request, trustedProxies: trustedProxies)) else {
             return nil
         }
@@ -20,7 +20,7 @@ struct RateGuard: Sendable {
                 status: .tooManyRequests,
                 title: "rate_limited_title",
                 message: "rate_limited_message",
-                language: language
+                language: pages.language(for: request)
             )
             : TokenAPI.error(.tooManyRequests, "rate_limited", "Too many requests; retry after \(seconds) s.")
         response.headers.add(name: "Retry-After", value: String(seconds))

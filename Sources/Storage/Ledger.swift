@@ -175,17 +175,6 @@ public final class Ledger: Sendable {
 
     // MARK: writes
 
-    /// Records a visit (and upserts its token); `completion` runs once it is committed.
-    public func recordVisit(
-        _ visit: Visit,
-        completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void
-    ) {
-        writer.submit(
-            { connection throws(StorageError) in try Self.insert(visit, into: connection) },
-            completion: completion
-        )
-    }
-
     /// Records a visit and returns once it is committed.
     public func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
         try writer.write { connection throws(StorageError) in try Self.insert(visit, into: connection) }
