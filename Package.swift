@@ -15,16 +15,20 @@ let package = Package(
         // Linux system calls the Glibc module hides (accept4, epoll, eventfd need _GNU_SOURCE or packed structs).
         .target(name: "CSystem", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "Logging", swiftSettings: swiftSettings),
-        .target(name: "HTTPServer", dependencies: ["CSystem", "Logging"], swiftSettings: swiftSettings),
+        // Threads of our own and an injectable clock, shared by every layer that runs in the background.
+        .target(name: "Lifecycle", swiftSettings: swiftSettings),
+        .target(name: "HTTPServer", dependencies: ["CSystem", "Logging", "Lifecycle"], swiftSettings: swiftSettings),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // HMAC-SHA256 and ES256 over OpenSSL: the only user of CCrypto.
+        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
         .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: swiftSettings),
-        .target(name: "ExternalPurchase", dependencies: ["Outbound", "CCrypto"], swiftSettings: swiftSettings),
-        .target(name: "Storage", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "ExternalPurchase", dependencies: ["Outbound", "Crypto"], swiftSettings: swiftSettings),
+        .target(name: "Storage", dependencies: ["CSQLite", "Lifecycle"], swiftSettings: swiftSettings),
         .target(
             name: "LinkOut",
-            dependencies: ["HTTPServer", "Logging", "ExternalPurchase", "Storage", "CCrypto", "Outbound"],
+            dependencies: ["HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),
@@ -43,7 +47,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ExternalPurchaseTests",
-            dependencies: ["ExternalPurchase"],
+            dependencies: ["ExternalPurchase", "Crypto"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
@@ -55,7 +59,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LinkOutTests",
-            dependencies: ["LinkOut", "HTTPServer", "Logging", "TestSupport", "Storage", "ExternalPurchase"],
+            dependencies: [
+                "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "ExternalPurchase", "Crypto",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

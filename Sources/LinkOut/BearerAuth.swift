@@ -1,3 +1,4 @@
+import Crypto
 import HTTPServer
 
 /// `Authorization: Bearer <token>` checked in constant time against a configured secret.

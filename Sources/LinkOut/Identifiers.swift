@@ -1,3 +1,4 @@
+import Crypto
 import Synchronization
 
 /// The ids linkout hands out: checkout ids (stable per token, unguessable), session ids and CSRF tokens.

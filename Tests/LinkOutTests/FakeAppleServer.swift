@@ -1,3 +1,4 @@
+import Crypto
 import Dispatch
 import ExternalPurchase
 import Foundation

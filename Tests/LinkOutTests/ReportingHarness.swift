@@ -1,3 +1,4 @@
+import Crypto
 import ExternalPurchase
 import Foundation
 import Logging

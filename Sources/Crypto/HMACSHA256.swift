@@ -1,18 +1,22 @@
 import CCrypto
 
-/// HMAC-SHA256 through OpenSSL libcrypto. Used to derive unguessable, stable ids (a checkout per token) and
-/// CSRF tokens from a secret kept in the ledger.
-struct HMACSHA256: Sendable {
+/// HMAC-SHA256 through OpenSSL libcrypto: unguessable, stable ids (a checkout per token), CSRF tokens, and the
+/// signatures of webhooks (Stripe's, and the ones linkout sends).
+public struct HMACSHA256: Sendable {
     private let key: [UInt8]
 
-    init(key: [UInt8]) {
+    public init(key: [UInt8]) {
         self.key = key
     }
 
-    func authenticate(_ message: String) -> [UInt8] {
+    public func authenticate(_ message: String) -> [UInt8] {
+        authenticate(bytes: Array(message.utf8))
+    }
+
+    /// The MAC of raw bytes: webhook bodies are signed exactly as they arrived, never re-serialized.
+    public func authenticate(bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        let bytes = Array(message.utf8)
         _ = key.withUnsafeBytes { keyBuffer in
             bytes.withUnsafeBufferPointer { messageBuffer in
                 CCrypto.HMAC(
@@ -30,7 +34,7 @@ struct HMACSHA256: Sendable {
     }
 
     /// Compares in time independent of where the inputs differ, so a guess leaks nothing through timing.
-    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    public static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         guard lhs.count == rhs.count else { return false }
         var difference: UInt8 = 0
         for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }

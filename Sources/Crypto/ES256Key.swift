@@ -1,30 +1,6 @@
 import CCrypto
 import Synchronization
 
-/// A failure inside OpenSSL, with its error queue as text. Never contains key material.
-public struct CryptoError: Error, Sendable, CustomStringConvertible {
-    public var operation: String
-    public var detail: String
-
-    public var description: String { "CryptoError(\(operation)): \(detail)" }
-
-    /// Captures (and clears) OpenSSL's thread-local error queue.
-    static func openSSL(_ operation: String) -> CryptoError {
-        var messages: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            messages.append(
-                buffer.withUnsafeBufferPointer { pointer in pointer.baseAddress.map { String(cString: $0) } ?? "" }
-            )
-        }
-        return CryptoError(
-            operation: operation,
-            detail: messages.isEmpty ? "unknown" : messages.joined(separator: "; ")
-        )
-    }
-}
-
 /// An ECDSA P-256 key from a PKCS#8 PEM: the App Store Connect In-App Purchase key (`.p8`). Signs ES256 JWTs.
 /// Holding only a public key (tests verifying JWTs) works too: `sign` then fails.
 public final class ES256Key: Sendable {
