@@ -31,7 +31,12 @@ let package = Package(
             dependencies: ["HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound"],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "linkout", dependencies: ["LinkOut"], swiftSettings: swiftSettings),
+        // The command line: argument parsing and printing; the work happens in LinkOut.
+        .executableTarget(
+            name: "linkout",
+            dependencies: ["LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
+            swiftSettings: swiftSettings
+        ),
         // libFuzzer target (scripts/fuzz.sh); a plain build makes a no-op executable.
         .executableTarget(
             name: "LinkOutFuzz",

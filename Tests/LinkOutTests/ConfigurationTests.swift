@@ -25,7 +25,7 @@ struct ConfigurationTests {
         let data = try Data(contentsOf: Self.repositoryRoot.appendingPathComponent("config.json"))
         let configuration = try Configuration.parse(data)
         #expect(configuration.server.port == 8080)
-        #expect(configuration.dataDir == "data")
+        #expect(configuration.storage.dataDir == "data")
     }
 
     @Test func badFieldsAreNamed() {
@@ -73,13 +73,13 @@ struct ConfigurationTests {
         let fromEnvironment = try Configuration.load(environment: environment)
         #expect(fromEnvironment.server.host == "10.0.0.1")
         #expect(fromEnvironment.server.port == 2000)
-        #expect(fromEnvironment.dataDir == "env")
+        #expect(fromEnvironment.storage.dataDir == "env")
         let fromFlags = try Configuration.load(
             overrides: .init(port: "0", dataDir: "flag"),
             environment: environment
         )
         #expect(fromFlags.server.port == 0)
-        #expect(fromFlags.dataDir == "flag")
+        #expect(fromFlags.storage.dataDir == "flag")
     }
 
     @Test func secretsComeFromTheEnvironmentOrFiles() throws {

@@ -32,7 +32,7 @@ final class LiveApplication {
         configuration.server.port = 0
         configuration.server.publicDir = Self.repositoryRoot.appendingPathComponent("Public").path
         configuration.server.shutdownGraceSeconds = 2
-        configuration.dataDir = dataDir.path
+        configuration.storage.dataDir = dataDir.path
         configure(&configuration)
         let lines = logLines
         let logger = Logger(label: "linkout", level: .trace, sink: .init { lines.append($0) })

@@ -1,6 +1,7 @@
 import Crypto
 import ExternalPurchase
 import Foundation
+import Lifecycle
 import TestSupport
 import Testing
 
@@ -77,9 +78,11 @@ struct LiveReportingTests {
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
         #expect(try live.get(AppleVectors.documentedTarget).status == 303)
         let path = "/v1/tokens/00000000-0000-0000-0000-000000000000/line-items"
-        // Apple's one-time-buy example item, as Apple prints it.
+        // Apple's one-time-buy example item, dated an hour ago: Apple takes line items up to three years old, so a
+        // fixed date would make this test fail once it ages out.
+        let created = Clock.system.nowMilliseconds() - 3_600_000
         let item =
-            #"{"lineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","creationDate":1706047472367,"eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"example.one-time-buy.product","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","quantity":6}"#
+            #"{"lineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","creationDate":\#(created),"eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"example.one-time-buy.product","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","quantity":6}"#
         let body = #"{"lineItems": [\#(item)]}"#
         #expect(try live.post(path, contentType: "application/json", body: body).status == 401)
         let wrong = try live.post(

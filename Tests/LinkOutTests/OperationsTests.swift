@@ -1,6 +1,7 @@
 import Crypto
 import ExternalPurchase
 import Foundation
+import Lifecycle
 import Storage
 import TestSupport
 import Testing
@@ -154,7 +155,7 @@ struct OperationsTests {
         _ = try live.get("/admin/tokens", headers: ["Authorization": "Bearer a-wrong-guess"])
         apple.enqueue(.respond(status: 500))
         live.application.reporting.tick()
-        live.application.reporting.tick(now: WallClock.nowMilliseconds() + 3_600_000)
+        live.application.reporting.tick(now: Clock.system.nowMilliseconds() + 3_600_000)
         #expect(apple.received.count >= 1)  // at least one signed call to Apple happened during the flow
         let log = live.logLines.all.joined(separator: "\n")
         #expect(log.contains("report"))

@@ -1,6 +1,7 @@
 import Crypto
 import ExternalPurchase
 import Foundation
+import Lifecycle
 import Logging
 import Storage
 
@@ -28,7 +29,7 @@ final class ReportingHarness {
         production = try FakeAppleServer(publicKey: publicKey)
         sandbox = try FakeAppleServer(publicKey: publicKey)
         configuration = Configuration()
-        configuration.dataDir = directory.appendingPathComponent("data").path
+        configuration.storage.dataDir = directory.appendingPathComponent("data").path
         configuration.apple.issuerId = "57246542-96fe-1a63e053-0824d011072a"
         configuration.apple.keyId = "2X9R4HXF34"
         configuration.apple.privateKeyFile = keyFile.path
@@ -37,7 +38,7 @@ final class ReportingHarness {
         configuration.reporting.noLineItemAfterSeconds = graceSeconds
         configuration.reporting.requestTimeoutSeconds = timeoutSeconds
         configure(&configuration)
-        ledger = try Ledger(directory: configuration.dataDir, durability: .normal)
+        ledger = try Ledger(directory: configuration.storage.dataDir, durability: .normal)
         service = ReportingService(
             configuration: configuration,
             ledger: ledger,
@@ -58,7 +59,7 @@ final class ReportingHarness {
         _ id: String,
         type: String? = nil,
         account: String? = nil,
-        created: Int64 = WallClock.nowMilliseconds() - 60_000,
+        created: Int64 = Clock.system.nowMilliseconds() - 60_000,
         expires: Int64? = nil
     ) throws -> String {
         let fields = TokenFields(
@@ -74,7 +75,7 @@ final class ReportingHarness {
             appAccountToken: account
         )
         if account != nil {
-            _ = try ledger.recordForwardedToken(fields, checkoutId: "c-\(id)", at: WallClock.nowMilliseconds())
+            _ = try ledger.recordForwardedToken(fields, checkoutId: "c-\(id)", at: Clock.system.nowMilliseconds())
         } else {
             _ = try ledger.recordVisit(
                 Visit(
@@ -83,7 +84,7 @@ final class ReportingHarness {
                     bundleId: "com.example",
                     landingPath: "/",
                     utm: [:],
-                    at: WallClock.nowMilliseconds()
+                    at: Clock.system.nowMilliseconds()
                 )
             )
         }
@@ -93,13 +94,13 @@ final class ReportingHarness {
     /// Stores a one-time buy of `amount` cents (EUR, tax included at 20%) for the token.
     func addBuy(_ id: String, lineItemId: String = UUID().uuidString.lowercased(), euros: Int64 = 10) throws {
         let body = Self.buyJSON(lineItemId: lineItemId, euros: euros)
-        try ledger.storeLineItems([(lineItemId, body)], for: id, at: WallClock.nowMilliseconds())
+        try ledger.storeLineItems([(lineItemId, body)], for: id, at: Clock.system.nowMilliseconds())
     }
 
     /// Apple's shape of a one-time buy of `euros` (EUR, 20% tax), created a second ago.
     static func buyJSON(lineItemId: String, euros: Int64 = 10) -> String {
         """
-        {"lineItemId":"\(lineItemId)","creationDate":\(WallClock.nowMilliseconds() - 1_000),"eventType":"BUY",\
+        {"lineItemId":"\(lineItemId)","creationDate":\(Clock.system.nowMilliseconds() - 1_000),"eventType":"BUY",\
         "productType":"ONE_TIME_BUY","productIdentifier":"pro.lifetime","amountTaxInclusive":\(euros * 1200),\
         "amountTaxExclusive":\(euros * 1000),"taxAmount":\(euros * 200),"netAmountTaxExclusive":\(euros * 1000),\
         "reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"DEU","quantity":1}

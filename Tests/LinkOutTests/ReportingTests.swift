@@ -1,6 +1,7 @@
 import ExternalPurchase
 import Foundation
 import HTTPServer
+import Lifecycle
 import Logging
 import Storage
 import Testing
@@ -58,7 +59,7 @@ struct ReportingTests {
         let errors = #"{"errors":[{"errorCode":4000023,"errorMessage":"bad","fieldName":"status"}]}"#
         harness.production.enqueue(.respond(status: 400, body: errors))
         harness.service.tick()
-        harness.service.tick(now: WallClock.nowMilliseconds() + 86_400_000)
+        harness.service.tick(now: Clock.system.nowMilliseconds() + 86_400_000)
         #expect(harness.production.received.count == 1)
         let rejected = try #require(try harness.reports("refused").first)
         #expect(rejected.state == .rejected)
@@ -99,7 +100,7 @@ struct ReportingTests {
         #expect(first.state == .pending)
         // A new service on a reopened ledger (the restarted process) picks the same report up.
         harness.ledger.close()
-        let reopened = try Ledger(directory: harness.configuration.dataDir)
+        let reopened = try Ledger(directory: harness.configuration.storage.dataDir)
         defer { reopened.close() }
         let restarted = ReportingService(
             configuration: harness.configuration,
@@ -147,7 +148,7 @@ struct ReportingTests {
         #expect(
             waiting.lastResponse?.contains("timed out") == true || waiting.lastResponse?.contains("Timeout") == true
         )
-        #expect(waiting.nextAttemptAt > WallClock.nowMilliseconds())
+        #expect(waiting.nextAttemptAt > Clock.system.nowMilliseconds())
         #expect(harness.production.waitForRequest())  // the hung call finishes on the fake's side
         harness.service.tick(now: waiting.nextAttemptAt)
         let settled = try #require(try harness.reports("slow").first)
@@ -166,11 +167,11 @@ struct ReportingTests {
             Issue.record("expected the service to stop, got \(harness.service.status)")
             return
         }
-        harness.service.tick(now: WallClock.nowMilliseconds() + 86_400_000)
+        harness.service.tick(now: Clock.system.nowMilliseconds() + 86_400_000)
         #expect(harness.production.received.count == 1)
         #expect(try harness.ledger.reports(limit: 10, state: .pending).count == 2)
         let readiness = String(
-            decoding: Application.readiness(ledger: harness.ledger, reporting: harness.service).body,
+            decoding: Readiness(ledger: harness.ledger, reporting: harness.service, clock: .system).response().body,
             as: UTF8.self
         )
         #expect(readiness.contains("stopped: Apple answered 401"))
@@ -179,7 +180,7 @@ struct ReportingTests {
     @Test func a429HonoursRetryAfterAndOtherwiseBacksOff() throws {
         let harness = try ReportingHarness()
         try harness.record("limited")
-        let retryAt = WallClock.nowMilliseconds() + 120_000
+        let retryAt = Clock.system.nowMilliseconds() + 120_000
         harness.production.enqueue(.respond(status: 429, headers: ["Retry-After": String(retryAt)]))
         harness.service.tick()
         #expect(try harness.reports("limited").first?.nextAttemptAt == retryAt)
@@ -187,7 +188,7 @@ struct ReportingTests {
         #expect(harness.production.received.count == 1)
 
         harness.production.enqueue(.respond(status: 429))
-        let before = WallClock.nowMilliseconds()
+        let before = Clock.system.nowMilliseconds()
         harness.service.tick(now: retryAt)
         let backedOff = try #require(try harness.reports("limited").first)
         #expect(backedOff.state == .pending)
@@ -200,7 +201,7 @@ struct ReportingTests {
     @Test func extraCustomLinkTokensOfOneCustomerAreReportedAsDuplicates() throws {
         let harness = try ReportingHarness()
         let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-        let now = WallClock.nowMilliseconds()
+        let now = Clock.system.nowMilliseconds()
         try harness.record("first", type: "SERVICES", account: account, created: now - 10_000, expires: now + 3_600_000)
         try harness.record("second", type: "SERVICES", account: account, created: now - 5_000, expires: now + 3_600_000)
         try harness.record(

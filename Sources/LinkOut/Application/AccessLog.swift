@@ -1,0 +1,42 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// One line and one metric sample per answered request, labelled by route: never the path or query, which can
+/// hold a token or a checkout id.
+struct AccessLog: Sendable {
+    let logger: Logger
+    let metrics: Metrics
+    let landingPaths: Set<String>
+
+    func record(_ request: HTTPRequest, _ status: HTTPStatus, _ nanoseconds: UInt64) {
+        let route = routeName(request)
+        metrics.observeRequest(route: route, status: status.code, nanoseconds: nanoseconds)
+        guard logger.level <= .info else { return }
+        logger.info(
+            "request",
+            [
+                "request.id": request.id, "http.method": request.method, "route": route,
+                "status": String(status.code), "duration_ms": String(format: "%.3f", Double(nanoseconds) / 1e6),
+            ]
+        )
+    }
+
+    /// A bounded label for metrics and logs: the route, never the raw path.
+    func routeName(_ request: HTTPRequest) -> String {
+        let path = request.path
+        if request.method == "-" { return "invalid" }
+        if landingPaths.contains(String(path)) { return "landing" }
+        if path.hasPrefix("/checkout/") { return "checkout" }
+        if path.hasPrefix("/static/") { return "static" }
+        if path.hasPrefix("/v1/tokens/") { return "line_items_api" }
+        if path.hasPrefix("/admin/") { return "admin" }
+        switch path {
+        case "/v1/tokens": return "tokens_api"
+        case "/readyz": return "readyz"
+        case "/healthz": return "healthz"
+        case "/metrics": return "metrics"
+        default: return "other"
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import ExternalPurchase
+import Foundation
+import HTTPServer
+import Lifecycle
+import Logging
+import Storage
+
+/// The linkout server: configuration in, ledger opened, routes wired, HTTP core started.
+public final class Application: Sendable {
+    public let configuration: Configuration
+    public let logger: Logger
+    public let ledger: Ledger
+    public let reporting: ReportingService
+    private let server: HTTPServer
+
+    /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
+    public init(configuration: Configuration, logger: Logger? = nil, clock: Clock = .system) throws {
+        self.configuration = configuration
+        let logger = logger ?? Logger(label: "linkout", level: configuration.logLevel)
+        self.logger = logger
+        let ledger = try Ledger(
+            directory: configuration.storage.dataDir,
+            durability: configuration.storage.durability == "normal" ? .normal : .full
+        )
+        self.ledger = ledger
+        let metrics = Metrics()
+        Self.countIngestion(of: ledger, into: metrics)
+        let pages = try Pages.load(publicDir: configuration.server.publicDir, isSecure: configuration.server.isSecure)
+        let identifiers = Identifiers(secret: try ledger.secret(named: "identifiers"))
+        let validator = TokenValidator(
+            apps: Dictionary(configuration.apps.map { ($0.bundleId, $0.appAppleId) }) { first, _ in first }
+        )
+        let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
+        self.reporting = reporting
+        let routes = RouteTable(
+            landingPaths: configuration.landing.paths,
+            landing: LandingRoute(
+                configuration: configuration,
+                validator: validator,
+                identifiers: identifiers,
+                ledger: ledger,
+                pages: pages,
+                metrics: metrics,
+                logger: logger,
+                clock: clock
+            ),
+            checkout: CheckoutRoute(
+                configuration: configuration,
+                identifiers: identifiers,
+                ledger: ledger,
+                pages: pages,
+                logger: logger,
+                clock: clock
+            ),
+            tokens: TokenAPI(
+                configuration: configuration,
+                validator: validator,
+                identifiers: identifiers,
+                ledger: ledger,
+                metrics: metrics,
+                clock: clock
+            ),
+            lineItems: LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting, clock: clock),
+            admin: AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting),
+            staticFiles: StaticFiles(root: configuration.server.publicDir),
+            rateGuard: RateGuard(
+                limiter: RateLimiter(
+                    perSecond: Double(configuration.server.rateLimitPerSecond),
+                    burst: Double(configuration.server.rateLimitBurst)
+                ),
+                trustedProxies: Set(configuration.server.trustedProxies),
+                pages: pages,
+                metrics: metrics
+            ),
+            readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
+            metrics: metrics
+        )
+        let accessLog = AccessLog(logger: logger, metrics: metrics, landingPaths: Set(configuration.landing.paths))
+        let server = HTTPServer(configuration: configuration.httpServer, router: routes.router(), logger: logger) {
+            request,
+            status,
+            nanoseconds in
+            accessLog.record(request, status, nanoseconds)
+        }
+        self.server = server
+        metrics.addGauges {
+            [
+                .init(
+                    name: "linkout_connections_open",
+                    help: "Client connections open now.",
+                    value: server.openConnections
+                ),
+                .init(
+                    name: "linkout_connections_shed_total",
+                    help: "Connections refused at the connection cap.",
+                    value: server.shedConnections
+                ),
+                .init(
+                    name: "linkout_ledger_transactions_total",
+                    help: "Ledger transactions (each carries a batch of writes).",
+                    value: ledger.commitCount
+                ),
+            ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock)
+        }
+        // Every reason shows from the first scrape, so a dashboard's rate() has a series to start from.
+        for code in TokenRejection.allCodes {
+            metrics.increment("linkout_tokens_rejected_total", [("reason", code)], by: 0)
+        }
+    }
+
+    /// Visits and new tokens are counted when they reach the tables, not when journaled.
+    private static func countIngestion(of ledger: Ledger, into metrics: Metrics) {
+        ledger.observeIngestion { visits, outcomes in
+            metrics.increment("linkout_visits_recorded_total", by: visits.count)
+            for (visit, outcome) in zip(visits, outcomes) where outcome.isNewToken {
+                if let token = visit.token {
+                    metrics.increment(
+                        "linkout_tokens_recorded_total",
+                        [("environment", token.environment), ("source", token.source)]
+                    )
+                }
+            }
+        }
+    }
+
+    /// Binds and starts serving; returns the bound port.
+    @discardableResult
+    public func start() throws -> Int {
+        let port = try server.start()
+        logger.info("server started", ["server.host": configuration.server.host, "server.port": "\(port)"])
+        if reporting.status != .running {
+            logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])
+        }
+        reporting.start()
+        return port
+    }
+
+    /// Graceful stop: no new connections, in-flight requests finish within the grace period, then the ledger
+    /// commits what is queued and closes.
+    public func shutdown() {
+        logger.info("server stopping", ["grace_seconds": "\(configuration.server.shutdownGraceSeconds)"])
+        server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
+        reporting.stop()
+        ledger.close()
+        logger.info("server stopped")
+    }
+}

@@ -1,0 +1,57 @@
+import HTTPServer
+
+/// Every route the server answers, in one table: which handler, on which thread (event loop for cheap
+/// in-memory answers, worker pool for anything that touches the ledger), behind which guard.
+struct RouteTable: Sendable {
+    let landingPaths: [String]
+    let landing: LandingRoute
+    let checkout: CheckoutRoute
+    let tokens: TokenAPI
+    let lineItems: LineItemsAPI
+    let admin: AdminAPI
+    let staticFiles: StaticFiles
+    let rateGuard: RateGuard
+    let readiness: Readiness
+    let metrics: Metrics
+
+    func router() -> Router {
+        var router = Router()
+        for path in landingPaths {
+            router.addDeferred("GET", path) { [rateGuard, landing] request, responder in
+                if let refusal = rateGuard.refusal(request, html: true) {
+                    responder.respond(refusal)
+                    return
+                }
+                landing.handle(request, responder)
+            }
+        }
+        router.get("/checkout/{id}", handler: checkout.show)
+        router.post("/checkout/{id}", handler: checkout.submit)
+        router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
+        router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: rateGuard.limit(lineItems.post))
+        router.get("/admin/reports", handler: admin.reports)
+        router.get("/admin/tokens", handler: admin.tokens)
+        router.get("/admin/tokens.csv", handler: admin.exportCSV)
+        router.get("/admin/tokens/{externalPurchaseId}", handler: admin.token)
+        router.get("/admin/reports/{requestIdentifier}/apple", handler: admin.appleCopy)
+        router.get("/readyz") { [readiness] _ in readiness.response() }
+        router.get("/healthz", execution: .eventLoop) { _ in
+            HTTPResponse(
+                status: .ok,
+                headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],
+                body: Array("ok\n".utf8)
+            )
+        }
+        router.get("/static/{path...}", execution: .eventLoop) { [staticFiles] request in
+            staticFiles.response(for: request.pathParameters["path"] ?? "", request: request)
+        }
+        router.get("/metrics", execution: .eventLoop) { [metrics] _ in
+            HTTPResponse(
+                status: .ok,
+                headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
+                body: Array(metrics.render().utf8)
+            )
+        }
+        return router
+    }
+}

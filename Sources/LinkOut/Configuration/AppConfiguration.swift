@@ -1,0 +1,54 @@
+/// An app this server takes tokens for (`apps` in config.json).
+public struct AppConfiguration: Sendable, Equatable {
+    public var bundleId: String
+    /// Must equal the token's `appAppleId`.
+    public var appAppleId: Int64
+    /// Shown on the checkout page.
+    public var name: String
+    /// Universal link that opens the app after payment.
+    public var returnURL: String?
+    /// Custom URL scheme, the fallback way back into the app.
+    public var urlScheme: String?
+
+    public init(bundleId: String, appAppleId: Int64, name: String, returnURL: String?, urlScheme: String?) {
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.name = name
+        self.returnURL = returnURL
+        self.urlScheme = urlScheme
+    }
+
+    /// The app a fresh configuration knows: the one Apple's example tokens are for.
+    static let example = AppConfiguration(
+        bundleId: "com.example",
+        appAppleId: 1_234_567_890,
+        name: "Example",
+        returnURL: "https://example.com/open",
+        urlScheme: "example"
+    )
+
+    static func readList(_ list: [JSONFields]) throws(ConfigurationError) -> [AppConfiguration] {
+        var apps: [AppConfiguration] = []
+        for item in list {
+            try item.rejectUnknownKeys(["bundleId", "appAppleId", "name", "returnURL", "urlScheme"])
+            let app = AppConfiguration(
+                bundleId: try item.requiredString("bundleId"),
+                appAppleId: try item.requiredInteger("appAppleId"),
+                name: try item.requiredString("name"),
+                returnURL: try item.object["returnURL"] == nil ? nil : item.requiredString("returnURL"),
+                urlScheme: try item.object["urlScheme"] == nil ? nil : item.requiredString("urlScheme")
+            )
+            guard !app.bundleId.isEmpty else {
+                throw ConfigurationError(field: item.name("bundleId"), problem: "is empty")
+            }
+            guard app.appAppleId > 0 else {
+                throw ConfigurationError(field: item.name("appAppleId"), problem: "must be a positive integer")
+            }
+            if apps.contains(where: { $0.bundleId == app.bundleId }) {
+                throw ConfigurationError(field: item.name("bundleId"), problem: "is listed twice")
+            }
+            apps.append(app)
+        }
+        return apps
+    }
+}

@@ -1,0 +1,36 @@
+extension Configuration {
+    /// `apple` section: App Store Connect key and API hosts (used by reporting).
+    public struct Apple: Sendable {
+        /// Issuer ID from App Store Connect's Keys page (`LINKOUT_APPLE_ISSUER_ID`).
+        public var issuerId = ""
+        /// Key ID of the In-App Purchase key (`LINKOUT_APPLE_KEY_ID`).
+        public var keyId = ""
+        /// Path of the `.p8` file (`LINKOUT_APPLE_PRIVATE_KEY_FILE`). Never baked into an image.
+        public var privateKeyFile = ""
+        public var productionURL = "https://api.storekit.apple.com"
+        public var sandboxURL = "https://api.storekit-sandbox.apple.com"
+        /// CA certificates to trust instead of the system store (a test CA). TLS verification stays on.
+        public var caFile: String?
+        /// Outbound proxy for calls to Apple, e.g. `http://proxy:3128`.
+        public var proxy: String?
+
+        public init() {}
+
+        static func read(_ section: JSONFields) throws(ConfigurationError) -> Apple {
+            try section.rejectUnknownKeys([
+                "issuerId", "keyId", "privateKeyFile", "productionURL", "sandboxURL", "caFile", "proxy",
+            ])
+            var apple = Apple()
+            if case .string(let caFile) = section.object["caFile"], !caFile.isEmpty { apple.caFile = caFile }
+            if case .string(let proxy) = section.object["proxy"], !proxy.isEmpty { apple.proxy = proxy }
+            apple.issuerId = try section.string("issuerId", default: apple.issuerId)
+            apple.keyId = try section.string("keyId", default: apple.keyId)
+            apple.privateKeyFile = try section.string("privateKeyFile", default: apple.privateKeyFile)
+            apple.productionURL = try section.string("productionURL", default: apple.productionURL)
+            apple.sandboxURL = try section.string("sandboxURL", default: apple.sandboxURL)
+            try Configuration.requireHTTPURL(apple.productionURL, field: "apple.productionURL")
+            try Configuration.requireHTTPURL(apple.sandboxURL, field: "apple.sandboxURL")
+            return apple
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+extension Configuration {
+    /// `LINKOUT_*` variables: they beat config.json. Secrets come only from here (or files named here), never
+    /// from config.json.
+    mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+        if let host = environment["LINKOUT_HOST"] { server.host = host }
+        if let port = environment["LINKOUT_PORT"] { server.port = try Self.parsePort(port, field: "LINKOUT_PORT") }
+        if let directory = environment["LINKOUT_DATA_DIR"] { storage.dataDir = directory }
+        if let level = environment["LINKOUT_LOG_LEVEL"] {
+            logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL")
+        }
+        if let token = environment["LINKOUT_ADMIN_TOKEN"], !token.isEmpty { adminToken = token }
+        if let token = environment["LINKOUT_API_TOKEN"], !token.isEmpty { apiToken = token }
+        // Secrets may come from files (Docker and Kubernetes secrets) instead of the environment itself.
+        if let path = environment["LINKOUT_ADMIN_TOKEN_FILE"] {
+            adminToken = try Self.secret(fromFile: path, field: "LINKOUT_ADMIN_TOKEN_FILE")
+        }
+        if let path = environment["LINKOUT_API_TOKEN_FILE"] {
+            apiToken = try Self.secret(fromFile: path, field: "LINKOUT_API_TOKEN_FILE")
+        }
+        if let rate = environment["LINKOUT_RATE_LIMIT_PER_SECOND"] {
+            guard let value = Int(rate), value >= 0 else {
+                throw ConfigurationError(
+                    field: "LINKOUT_RATE_LIMIT_PER_SECOND",
+                    problem: "must be a whole number, 0 or more"
+                )
+            }
+            server.rateLimitPerSecond = value
+        }
+        if let issuer = environment["LINKOUT_APPLE_ISSUER_ID"], !issuer.isEmpty { apple.issuerId = issuer }
+        if let keyId = environment["LINKOUT_APPLE_KEY_ID"], !keyId.isEmpty { apple.keyId = keyId }
+        if let file = environment["LINKOUT_APPLE_PRIVATE_KEY_FILE"], !file.isEmpty { apple.privateKeyFile = file }
+    }
+
+    /// A secret from a file, without the trailing newline editors add; an empty or unreadable file is an error.
+    static func secret(fromFile path: String, field: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(field: field, problem: "cannot read \(path)")
+        }
+        let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !secret.isEmpty else { throw ConfigurationError(field: field, problem: "\(path) is empty") }
+        return secret
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+
+extension Configuration {
+    /// Command-line flags that override the file and the environment.
+    public struct Overrides: Sendable {
+        public var configPath: String?
+        public var host: String?
+        public var port: String?
+        public var dataDir: String?
+
+        public init(configPath: String? = nil, host: String? = nil, port: String? = nil, dataDir: String? = nil) {
+            self.configPath = configPath
+            self.host = host
+            self.port = port
+            self.dataDir = dataDir
+        }
+    }
+
+    /// Loads `config.json` (or `--config`/`LINKOUT_CONFIG`), applies the environment, then the flags.
+    /// A missing default `config.json` means built-in defaults; a missing file that was asked for is an error.
+    public static func load(
+        overrides: Overrides = Overrides(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> Configuration {
+        let explicitPath = overrides.configPath ?? environment["LINKOUT_CONFIG"]
+        let path = explicitPath ?? "config.json"
+        var configuration: Configuration
+        if let data = FileManager.default.contents(atPath: path) {
+            configuration = try parse(data, source: path)
+        } else if explicitPath != nil {
+            throw ConfigurationError(field: path, problem: "configuration file not found or not readable")
+        } else {
+            configuration = Configuration()
+        }
+        try configuration.apply(environment: environment)
+        try configuration.apply(overrides: overrides)
+        return configuration
+    }
+
+    mutating func apply(overrides: Overrides) throws(ConfigurationError) {
+        if let host = overrides.host { server.host = host }
+        if let port = overrides.port { server.port = try Self.parsePort(port, field: "--port") }
+        if let dataDir = overrides.dataDir { storage.dataDir = dataDir }
+    }
+
+    static func parsePort(_ text: String, field: String) throws(ConfigurationError) -> Int {
+        guard let port = Int(text), (0...65535).contains(port) else {
+            throw ConfigurationError(field: field, problem: "must be a port number from 0 to 65535")
+        }
+        return port
+    }
+
+    static func parseLevel(_ text: String, field: String) throws(ConfigurationError) -> Logger.Level {
+        guard let level = Logger.Level(name: text) else {
+            throw ConfigurationError(
+                field: field,
+                problem: "must be one of trace, debug, info, notice, warning, error, critical"
+            )
+        }
+        return level
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// linkout's whole configuration, built in one place from `config.json`, then `LINKOUT_*` environment variables,
+/// then command-line flags (each beats the one before). Every field has a working default, written once: on the
+/// section's type, which the parser starts from.
+public struct Configuration: Sendable {
+    public var server = Server()
+    public var storage = Storage()
+    public var landing = LandingConfiguration()
+    public var apps = [AppConfiguration.example]
+    public var catalog = Product.defaultCatalog
+    public var apple = Apple()
+    public var reporting = Reporting()
+    /// `payments.provider`. Default `demo`.
+    public var paymentProvider = "demo"
+    /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
+    public var logLevel = Logger.Level.info
+    /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
+    public var adminToken: String?
+    /// `LINKOUT_API_TOKEN`: bearer token for the developer's backend (`POST /v1/tokens/{id}/line-items`).
+    public var apiToken: String?
+
+    public init() {}
+
+    /// The settings of the HTTP core derived from this configuration.
+    public var httpServer: HTTPServer.Configuration {
+        var configuration = HTTPServer.Configuration()
+        configuration.host = server.host
+        configuration.port = server.port
+        configuration.maxConnections = server.maxConnections
+        configuration.workerThreads = server.workerThreads
+        configuration.limits.maxBodyBytes = server.maxBodyBytes
+        configuration.idleTimeout = .seconds(server.idleTimeoutSeconds)
+        configuration.requestHeadTimeout = .seconds(server.requestHeadTimeoutSeconds)
+        return configuration
+    }
+
+    static let knownSections: Set<String> = [
+        "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments",
+    ]
+
+    /// Parses the JSON text of a configuration file.
+    public static func parse(_ data: Data, source: String = "config.json") throws(ConfigurationError) -> Configuration {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw ConfigurationError(field: source, problem: "not valid JSON")
+        }
+        guard case .object(let object) = root else {
+            throw ConfigurationError(field: source, problem: "must hold a JSON object")
+        }
+        let fields = JSONFields(object, path: "")
+        try fields.rejectUnknownKeys(knownSections)
+        var configuration = Configuration()
+        configuration.server = try Server.read(try fields.section("server"))
+        configuration.storage = try Storage.read(try fields.section("storage"))
+        configuration.landing = try LandingConfiguration.read(try fields.section("landing"))
+        if fields.object["apps"] != nil { configuration.apps = try AppConfiguration.readList(try fields.list("apps")) }
+        if fields.object["catalog"] != nil { configuration.catalog = try Product.readList(try fields.list("catalog")) }
+        configuration.apple = try Apple.read(try fields.section("apple"))
+        configuration.reporting = try Reporting.read(try fields.section("reporting"))
+        let payments = try fields.section("payments")
+        try payments.rejectUnknownKeys(["provider"])
+        configuration.paymentProvider = try payments.string("provider", default: configuration.paymentProvider)
+        let logging = try fields.section("logging")
+        try logging.rejectUnknownKeys(["level"])
+        if let level = try logging.optionalString("level") {
+            configuration.logLevel = try parseLevel(level, field: "logging.level")
+        }
+        try configuration.validateReferences()
+        return configuration
+    }
+
+    /// Cross-field checks once every section is read.
+    func validateReferences() throws(ConfigurationError) {
+        if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId == landing.defaultBundleId }) {
+            throw ConfigurationError(field: "landing.defaultBundleId", problem: "is not one of the configured apps")
+        }
+    }
+
+    static func requireHTTPURL(_ text: String, field: String) throws(ConfigurationError) {
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ConfigurationError(field: field, problem: "must be an absolute http or https URL")
+        }
+    }
+}

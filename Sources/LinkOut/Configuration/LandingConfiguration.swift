@@ -1,0 +1,35 @@
+/// The StoreKit redirect target (`landing` in config.json).
+public struct LandingConfiguration: Sendable, Equatable {
+    /// Paths that accept `?externalPurchaseToken=`. Default `["/"]`.
+    public var paths = ["/"]
+    /// Whether a visit without a token gets a checkout (US link-outs carry none). Default true.
+    public var allowWithoutToken = true
+    /// The app a tokenless visit is for. Default `com.example`.
+    public var defaultBundleId = "com.example"
+
+    public init() {}
+
+    /// Paths the server itself uses; a landing path may not shadow them.
+    static let reservedPrefixes = ["/checkout", "/static", "/v1", "/healthz", "/readyz", "/metrics", "/admin"]
+
+    static func read(_ section: JSONFields) throws(ConfigurationError) -> LandingConfiguration {
+        try section.rejectUnknownKeys(["paths", "allowWithoutToken", "defaultBundleId"])
+        var landing = LandingConfiguration()
+        landing.paths = try section.strings("paths", default: landing.paths)
+        guard !landing.paths.isEmpty else {
+            throw ConfigurationError(field: "landing.paths", problem: "must list at least one path")
+        }
+        for (index, path) in landing.paths.enumerated() {
+            let field = "landing.paths[\(index)]"
+            guard path.hasPrefix("/"), !path.contains("?"), !path.contains("{"), !path.contains("#") else {
+                throw ConfigurationError(field: field, problem: "must be a plain path starting with /")
+            }
+            if reservedPrefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) {
+                throw ConfigurationError(field: field, problem: "is used by linkout itself")
+            }
+        }
+        landing.allowWithoutToken = try section.bool("allowWithoutToken", default: landing.allowWithoutToken)
+        landing.defaultBundleId = try section.string("defaultBundleId", default: landing.defaultBundleId)
+        return landing
+    }
+}

@@ -1,0 +1,70 @@
+/// A product offered on the checkout page (`catalog` in config.json).
+public struct Product: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case oneTime
+        case subscription
+    }
+
+    public var id: String
+    public var kind: Kind
+    /// Name by language code (`en`, `de`, ...).
+    public var names: [String: String]
+    /// Price by currency code.
+    public var prices: [String: Money]
+
+    public init(id: String, kind: Kind, names: [String: String], prices: [String: Money]) {
+        self.id = id
+        self.kind = kind
+        self.names = names
+        self.prices = prices
+    }
+
+    /// The name in `language`, else English, else any.
+    public func name(language: String) -> String {
+        names[language] ?? names["en"] ?? names.values.sorted().first ?? id
+    }
+
+    /// The catalog a fresh configuration offers.
+    static let defaultCatalog = [
+        Product(
+            id: "pro.lifetime",
+            kind: .oneTime,
+            names: ["en": "Pro forever", "de": "Pro für immer"],
+            prices: ["EUR": Money(currency: "EUR", decimal: "29.99"), "USD": Money(currency: "USD", decimal: "29.99")]
+                .compactMapValues { $0 }
+        )
+    ]
+
+    static func readList(_ list: [JSONFields]) throws(ConfigurationError) -> [Product] {
+        var catalog: [Product] = []
+        for item in list {
+            try item.rejectUnknownKeys(["id", "type", "name", "price"])
+            let id = try item.requiredString("id")
+            guard !id.isEmpty, !catalog.contains(where: { $0.id == id }) else {
+                throw ConfigurationError(field: item.name("id"), problem: "must be present and unique")
+            }
+            guard let kind = Kind(rawValue: try item.string("type", default: Kind.oneTime.rawValue)) else {
+                throw ConfigurationError(field: item.name("type"), problem: "must be oneTime or subscription")
+            }
+            let names = try item.stringMap("name")
+            guard !names.isEmpty else {
+                throw ConfigurationError(field: item.name("name"), problem: "needs at least one language")
+            }
+            var prices: [String: Money] = [:]
+            for (currency, text) in try item.stringMap("price") {
+                guard let money = Money(currency: currency, decimal: text) else {
+                    throw ConfigurationError(
+                        field: item.name("price") + "." + currency,
+                        problem: "must be a decimal amount like \"29.99\" in a three-letter currency"
+                    )
+                }
+                prices[currency] = money
+            }
+            guard !prices.isEmpty else {
+                throw ConfigurationError(field: item.name("price"), problem: "needs at least one currency")
+            }
+            catalog.append(Product(id: id, kind: kind, names: names, prices: prices))
+        }
+        return catalog
+    }
+}

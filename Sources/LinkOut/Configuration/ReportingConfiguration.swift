@@ -1,0 +1,35 @@
+extension Configuration {
+    /// `reporting` section.
+    public struct Reporting: Sendable {
+        /// A token without line items is reported `NO_LINE_ITEM` after this many seconds. Default 48 hours, well
+        /// before Apple's 10-day `UNREPORTED` notice.
+        public var noLineItemAfterSeconds: Int64 = 172_800
+        /// How often the reporting service looks for due reports (it is also woken by new line items).
+        public var pollIntervalSeconds: Int64 = 30
+        /// Total time allowed for one call to Apple. Default 15.
+        public var requestTimeoutSeconds: Int64 = 15
+
+        public init() {}
+
+        static func read(_ section: JSONFields) throws(ConfigurationError) -> Reporting {
+            try section.rejectUnknownKeys(["noLineItemAfterSeconds", "pollIntervalSeconds", "requestTimeoutSeconds"])
+            var reporting = Reporting()
+            reporting.requestTimeoutSeconds = try section.integer(
+                "requestTimeoutSeconds",
+                default: reporting.requestTimeoutSeconds,
+                range: 1...300
+            )
+            reporting.noLineItemAfterSeconds = try section.integer(
+                "noLineItemAfterSeconds",
+                default: reporting.noLineItemAfterSeconds,
+                range: 0...864_000
+            )
+            reporting.pollIntervalSeconds = try section.integer(
+                "pollIntervalSeconds",
+                default: reporting.pollIntervalSeconds,
+                range: 1...3600
+            )
+            return reporting
+        }
+    }
+}

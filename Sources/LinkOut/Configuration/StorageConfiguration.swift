@@ -1,0 +1,22 @@
+extension Configuration {
+    /// `storage` section.
+    public struct Storage: Sendable {
+        /// Where the SQLite ledger lives (`LINKOUT_DATA_DIR`, `--data-dir`). Default `data`.
+        public var dataDir = "data"
+        /// `full` (fsync every commit; survives power loss) or `normal` (survives a killed process). Default full.
+        public var durability = "full"
+
+        public init() {}
+
+        static func read(_ section: JSONFields) throws(ConfigurationError) -> Storage {
+            try section.rejectUnknownKeys(["dataDir", "durability"])
+            var storage = Storage()
+            storage.dataDir = try section.string("dataDir", default: storage.dataDir)
+            storage.durability = try section.string("durability", default: storage.durability)
+            guard ["full", "normal"].contains(storage.durability) else {
+                throw ConfigurationError(field: "storage.durability", problem: "must be full or normal")
+            }
+            return storage
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import Lifecycle
+import Storage
+
+/// The outbox as gauges: reports by state, the age of the oldest token Apple has not accepted a report for, and
+/// whether reports are being sent.
+enum ReportGauges {
+    static func sample(ledger: Ledger, reporting: ReportingService, clock: Clock) -> [Metrics.Gauge] {
+        guard let summary = try? ledger.reportSummary() else { return [] }
+        var gauges = StoredReport.State.allCases.map { state in
+            Metrics.Gauge(
+                name: "linkout_reports_\(state.rawValue)",
+                help: "Reports in the outbox in state \(state.rawValue).",
+                value: Int(summary.counts[state] ?? 0)
+            )
+        }
+        let age = summary.oldestUnreported.map { max(0, (clock.nowMilliseconds() - $0) / 1000) } ?? 0
+        gauges.append(
+            Metrics.Gauge(
+                name: "linkout_oldest_unreported_token_age_seconds",
+                help: "Age of the oldest token without an accepted report.",
+                value: Int(age)
+            )
+        )
+        gauges.append(
+            Metrics.Gauge(
+                name: "linkout_reporting_running",
+                help: "1 while reports are being sent to Apple.",
+                value: reporting.status == .running ? 1 : 0
+            )
+        )
+        return gauges
+    }
+}

@@ -1,0 +1,111 @@
+import ExternalPurchase
+import Foundation
+import Storage
+
+/// Decides what is due: tokens quiet for `noLineItemAfterSeconds` → `NO_LINE_ITEM` or `DUPLICATE_TOKEN`; new
+/// line items → `LINE_ITEM`; a rejected report whose token got new line items → the full report again under the
+/// same `requestIdentifier` (Apple: resend corrected data under the original identifier). It reads the ledger
+/// and writes nothing, so `linkout report --dry-run` can print exactly what a pass would queue.
+struct ReportPlanner: Sendable {
+    let ledger: Ledger
+    let noLineItemAfterSeconds: Int64
+    /// Most reports planned per pass; the rest wait for the next one.
+    let batchLimit: Int
+
+    /// What is due now, without writing anything (`linkout report --dry-run` prints this).
+    func plan(now: Int64) throws -> [PlannedReport] {
+        var planned: [PlannedReport] = []
+        let quietSince = now - noLineItemAfterSeconds * 1000
+        for token in try ledger.tokensNeedingReports(quietSince: quietSince, limit: batchLimit) {
+            let items = try ledger.lineItems(for: token.externalPurchaseId)
+            let fresh = items.filter { $0.reportRequestIdentifier == nil }
+            let status: ExternalPurchaseReport.Status
+            if !fresh.isEmpty {
+                status = .lineItem
+            } else if try isDuplicate(token) {
+                status = .duplicateToken
+            } else {
+                status = .noLineItem
+            }
+            planned.append(
+                try build(
+                    token,
+                    status: status,
+                    items: items,
+                    carrying: fresh,
+                    requestIdentifier: Self.newIdentifier(),
+                    now: now
+                )
+            )
+        }
+        for rejected in try ledger.reports(limit: batchLimit, state: .rejected) {
+            guard let token = try ledger.token(rejected.externalPurchaseId) else { continue }
+            let items = try ledger.lineItems(for: token.externalPurchaseId)
+            let fresh = items.filter { $0.reportRequestIdentifier == nil }
+            guard !fresh.isEmpty else { continue }  // nothing changed: a 400 is not resent unchanged
+            let carried = items.filter { $0.reportRequestIdentifier == rejected.requestIdentifier } + fresh
+            var revision = try build(
+                token,
+                status: .lineItem,
+                items: items,
+                carrying: carried,
+                requestIdentifier: rejected.requestIdentifier,
+                now: now
+            )
+            revision.revises = rejected.requestIdentifier
+            planned.append(revision)
+        }
+        return planned
+    }
+
+    private func build(
+        _ token: StoredToken,
+        status: ExternalPurchaseReport.Status,
+        items: [StoredLineItem],
+        carrying: [StoredLineItem],
+        requestIdentifier: String,
+        now: Int64
+    ) throws -> PlannedReport {
+        let decoder = JSONDecoder()
+        let lineItems = try carrying.map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
+        let carriedRows = Set(carrying.map(\.rowId))
+        let earlier = try items.filter { !carriedRows.contains($0.rowId) }.map {
+            try decoder.decode(LineItem.self, from: Data($0.body.utf8))
+        }
+        let report = ExternalPurchaseReport(
+            requestIdentifier: requestIdentifier,
+            externalPurchaseId: token.externalPurchaseId,
+            status: status,
+            lineItems: status == .lineItem ? lineItems : nil
+        )
+        let validator = ReportValidator(token: token.externalPurchaseToken, earlierLineItems: earlier, now: now)
+        return PlannedReport(
+            report: report,
+            environment: token.environment,
+            bundleId: token.bundleId,
+            lineItemRows: carrying.map(\.rowId),
+            revises: nil,
+            problems: validator.problems(in: report)
+        )
+    }
+
+    /// Apple: report every extra custom-link token of one customer and type, active at the same time, as
+    /// `DUPLICATE_TOKEN`. The customer is known by the `appAccountToken` the app sent; the first token seen stays
+    /// the one transactions are reported on.
+    func isDuplicate(_ token: StoredToken) throws -> Bool {
+        guard token.tokenType == "ACQUISITION" || token.tokenType == "SERVICES", token.appAccountToken != nil else {
+            return false
+        }
+        let siblings = try ledger.tokensSharingCustomer(token)
+        guard let primary = siblings.first(where: { Self.overlaps($0, token) }) else { return false }
+        return primary.externalPurchaseId != token.externalPurchaseId
+    }
+
+    static func overlaps(_ a: StoredToken, _ b: StoredToken) -> Bool {
+        a.createdAt <= (b.expiresAt ?? .max) && b.createdAt <= (a.expiresAt ?? .max)
+    }
+
+    static func newIdentifier() -> String {
+        UUID().uuidString.lowercased()
+    }
+}

@@ -1,0 +1,149 @@
+import ExternalPurchase
+import Foundation
+import HTTPServer
+import Outbound
+import Storage
+
+/// `/admin/...`: a bearer-token JSON API for operators. Off (404) unless `LINKOUT_ADMIN_TOKEN` is set.
+struct AdminAPI: Sendable {
+    let configuration: Configuration
+    let ledger: Ledger
+    let reporting: ReportingService
+
+    struct ReportList: Encodable {
+        var reporting: String
+        var reports: [StoredReport]
+    }
+
+    struct TokenDetail: Encodable {
+        var token: StoredToken
+        var visits: [Ledger.VisitRow]
+        var checkoutIntents: [Ledger.CheckoutIntentRow]
+        var lineItems: [StoredLineItem]
+        var reports: [StoredReport]
+    }
+
+    struct TokenPage: Encodable {
+        var tokens: [TokenRow]
+        var limit: Int
+        var offset: Int
+        /// The offset of the next page, when there may be one.
+        var nextOffset: Int?
+    }
+
+    /// `GET /admin/tokens?q=<externalPurchaseId prefix>&environment=&limit=&offset=`: tokens, oldest first.
+    func tokens(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
+        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        let environment = request.queryValue("environment")
+        if let environment, environment != "production" && environment != "sandbox" {
+            return JSONResponse.error(.badRequest, "invalid_environment", "environment is production or sandbox.")
+        }
+        // Visits acknowledged a moment ago may still sit in the journal: an operator sees them at once.
+        _ = ledger.flush(timeout: .seconds(2))
+        let rows = try ledger.tokens(
+            limit: limit,
+            offset: offset,
+            search: request.queryValue("q"),
+            environment: environment
+        )
+        return JSONResponse.json(
+            .ok,
+            TokenPage(
+                tokens: rows,
+                limit: limit,
+                offset: offset,
+                nextOffset: rows.count == limit ? offset + limit : nil
+            )
+        )
+    }
+
+    /// `GET /admin/tokens.csv`: the whole ledger as CSV (the same columns as `linkout export`).
+    func exportCSV(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        _ = ledger.flush(timeout: .seconds(2))
+        return HTTPResponse(
+            status: .ok,
+            headers: [
+                "Content-Type": "text/csv; charset=utf-8",
+                "Content-Disposition": "attachment; filename=\"linkout-tokens.csv\"",
+                "Cache-Control": "no-store",
+            ],
+            body: Array(LedgerCSV.render(try ledger.tokens()).utf8)
+        )
+    }
+
+    private func authorize(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let token = configuration.adminToken else { return HTTPError(.notFound, "Not found.").response }
+        return BearerAuth.isAuthorized(request, token: token) ? nil : BearerAuth.unauthorized()
+    }
+
+    /// `GET /admin/reports?state=pending|accepted|rejected&limit=&offset=`: newest first, with what Apple said.
+    func reports(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        var state: StoredReport.State?
+        if let text = request.queryValue("state") {
+            guard let parsed = StoredReport.State(rawValue: text) else {
+                return JSONResponse.error(.badRequest, "invalid_state", "state is pending, accepted or rejected.")
+            }
+            state = parsed
+        }
+        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
+        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        let reports = try ledger.reports(limit: limit, offset: offset, state: state)
+        return JSONResponse.json(.ok, ReportList(reporting: reporting.status.description, reports: reports))
+    }
+
+    struct AppleCopy: Encodable {
+        var requestIdentifier: String
+        var appleStatus: Int
+        var appleBody: String
+    }
+
+    /// `GET /admin/reports/{requestIdentifier}/apple`: what Apple holds for a report (Retrieve External Purchase
+    /// Report), to compare with what the outbox says was accepted.
+    func appleCopy(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        let id = request.pathParameters["requestIdentifier"] ?? ""
+        guard let report = try ledger.report(id) else {
+            return JSONResponse.error(.notFound, "unknown_report", "No report with this requestIdentifier.")
+        }
+        guard let client = reporting.client else {
+            return JSONResponse.error(.serviceUnavailable, "no_credentials", reporting.status.description)
+        }
+        let environment = Environment(rawValue: report.environment) ?? .production
+        switch client.retrieve(requestIdentifier: id, environment: environment, bundleId: report.bundleId) {
+        case .success(let answer):
+            return JSONResponse.json(
+                .ok,
+                AppleCopy(requestIdentifier: id, appleStatus: answer.status, appleBody: answer.body)
+            )
+        case .failure(let error):
+            return JSONResponse.error(.serviceUnavailable, "apple_unreachable", error.description)
+        }
+    }
+
+    /// `GET /admin/tokens/{externalPurchaseId}`: the token, its line items and its report history.
+    func token(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        let id = request.pathParameters["externalPurchaseId"] ?? ""
+        guard let token = try ledger.token(id) else {
+            return JSONResponse.error(
+                .notFound,
+                "unknown_token",
+                "No token with this externalPurchaseId has been recorded."
+            )
+        }
+        return JSONResponse.json(
+            .ok,
+            TokenDetail(
+                token: token,
+                visits: try ledger.visits(for: id),
+                checkoutIntents: try ledger.checkoutIntents(checkoutId: token.checkoutId),
+                lineItems: try ledger.lineItems(for: id),
+                reports: try ledger.reports(for: id)
+            )
+        )
+    }
+}

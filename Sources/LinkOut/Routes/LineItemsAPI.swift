@@ -1,0 +1,147 @@
+import ExternalPurchase
+import Foundation
+import HTTPServer
+import Lifecycle
+import Storage
+
+/// `POST /v1/tokens/{externalPurchaseId}/line-items`: the developer's payment backend reports transactions for
+/// a token in Apple's line-item shape. They are checked against Apple's rules, stored, and reported.
+struct LineItemsAPI: Sendable {
+    let configuration: Configuration
+    let ledger: Ledger
+    let reporting: ReportingService
+    let clock: Clock
+
+    static let maxBodyBytes = 256 * 1024
+
+    struct Body: Decodable {
+        var lineItems: [LineItem]
+    }
+
+    struct Accepted: Encodable {
+        var externalPurchaseId: String
+        var accepted: Int
+        var unchanged: Int
+    }
+
+    struct Problems: Encodable {
+        var errors: [ReportProblem]
+    }
+
+    func post(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let apiToken = configuration.apiToken else {
+            return JSONResponse.error(
+                .notFound,
+                "disabled",
+                "The line-item API is off: set LINKOUT_API_TOKEN to enable it."
+            )
+        }
+        guard BearerAuth.isAuthorized(request, token: apiToken) else { return BearerAuth.unauthorized() }
+        guard request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
+            return JSONResponse.error(
+                .unsupportedMediaType,
+                "unsupported_media_type",
+                "Send the body as application/json."
+            )
+        }
+        guard request.body.count <= Self.maxBodyBytes else {
+            return JSONResponse.error(
+                .contentTooLarge,
+                "body_too_large",
+                "The body is larger than \(Self.maxBodyBytes) bytes."
+            )
+        }
+        let id = request.pathParameters["externalPurchaseId"] ?? ""
+        guard let token = try ledger.token(id) else {
+            return JSONResponse.error(
+                .notFound,
+                "unknown_token",
+                "No token with this externalPurchaseId has been recorded."
+            )
+        }
+        let items: [LineItem]
+        do {
+            items = try JSONDecoder().decode(Body.self, from: Data(request.body)).lineItems
+        } catch let error as DecodingError {
+            return JSONResponse.json(.badRequest, Problems(errors: [Self.problem(error)]))
+        }
+        guard !items.isEmpty else {
+            return JSONResponse.error(.badRequest, "MissingLineItemsForStatusError", "lineItems is empty.")
+        }
+        let decoder = JSONDecoder()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let stored = try ledger.lineItems(for: id)
+        let earlier = try stored.map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
+        var fresh: [(lineItemId: String, body: String)] = []
+        var freshItems: [LineItem] = []
+        var unchanged = 0
+        var problems: [ReportProblem] = []
+        for item in items {
+            let body = String(decoding: try encoder.encode(item), as: UTF8.self)
+            let itemId = item.common.lineItemId
+            if let existing = stored.last(where: { $0.lineItemId == itemId }) {
+                // The same item sent again is a no-op (retries are safe); a change needs restatement (Apple's rule).
+                if existing.body == body {
+                    unchanged += 1
+                    continue
+                }
+                if item.common.restatement != true {
+                    problems.append(
+                        ReportProblem(
+                            "DuplicateValueError",
+                            field: "lineItemId",
+                            lineItem: itemId,
+                            "this lineItemId was reported before; send it with restatement true to change it"
+                        )
+                    )
+                    continue
+                }
+            }
+            fresh.append((itemId, body))
+            freshItems.append(item)
+        }
+        let validator = ReportValidator(
+            token: token.externalPurchaseToken,
+            earlierLineItems: earlier,
+            now: clock.nowMilliseconds()
+        )
+        problems += validator.problems(in: freshItems)
+        guard problems.isEmpty else { return JSONResponse.json(.badRequest, Problems(errors: problems)) }
+        if !fresh.isEmpty {
+            try ledger.storeLineItems(fresh, for: id, at: clock.nowMilliseconds())
+            reporting.wake()
+        }
+        return JSONResponse.json(
+            fresh.isEmpty ? .ok : .accepted,
+            Accepted(externalPurchaseId: id, accepted: fresh.count, unchanged: unchanged)
+        )
+    }
+
+    /// A decoding failure named like Apple's errors, with the field it concerns.
+    static func problem(_ error: DecodingError) -> ReportProblem {
+        switch error {
+        case .keyNotFound(let key, _):
+            return ReportProblem(
+                "OmittedFieldError",
+                field: key.stringValue,
+                "the field \(key.stringValue) is required"
+            )
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let field = context.codingPath.last?.stringValue
+            return ReportProblem("InvalidFieldError", field: field, "the field \(field ?? "body") has the wrong type")
+        case .dataCorrupted(let context):
+            let field = context.codingPath.last?.stringValue
+            if field == "eventType" || field == "productType" {
+                return ReportProblem("UnknownEnumError", field: field, context.debugDescription)
+            }
+            return ReportProblem("InvalidBodyError", field: field, "the body must be JSON: {\"lineItems\": [...]}")
+        @unknown default:
+            return ReportProblem("InvalidBodyError", "the body must be JSON: {\"lineItems\": [...]}")
+        }
+    }
+}
+
+extension HTTPStatus {
+    static let accepted = HTTPStatus(code: 202, reasonPhrase: "Accepted")
+}

@@ -1,0 +1,118 @@
+import Foundation
+import LinkOut
+import Logging
+
+/// `linkout <subcommand> [flags]`: argument parsing only; the work happens in the library.
+public enum CommandLineInterface {
+    static let usage = """
+        usage: linkout <command> [options]
+
+        commands:
+          serve [--config PATH] [--host H] [--port N] [--data-dir DIR]
+              run the server (flags beat LINKOUT_* environment variables, which beat config.json)
+          decode TOKEN [--config PATH]
+              print the token's JSON and whether this configuration accepts it (exit 1 if not)
+          simulate [--url BASE] [--bundle-id ID] [--app-apple-id N] [--sandbox] [--type ACQUISITION|SERVICES]
+              print a StoreKit-shaped redirect URL with a freshly minted token
+          export [--format csv|json] [--data-dir DIR] [--config PATH]
+              write the token ledger to standard output
+          report --dry-run [--data-dir DIR] [--config PATH]
+              print the reports to Apple that are due, without sending them
+          report status [--data-dir DIR] [--config PATH]
+              print reports by state, the oldest unreported token, and why reports wait
+          healthcheck [--port N] [--url URL]
+              exit 0 when the local server answers /healthz (for container health checks)
+          help
+              show this text
+
+        """
+
+    /// Runs a subcommand and returns the process exit code (0 ok, 1 failure, 2 bad usage or configuration).
+    public static func run(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            printError(usage)
+            return 2
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "serve": return try ServeCommand.run(rest)
+            case "decode": return try DecodeCommand.run(rest)
+            case "simulate": return try SimulateCommand.run(rest)
+            case "export": return try ExportCommand.run(rest)
+            case "report": return try ReportCommand.run(rest)
+            case "healthcheck": return try HealthcheckCommand.run(rest)
+            case "help", "--help", "-h":
+                printOutput(usage)
+                return 0
+            default:
+                printError("linkout: unknown command '\(command)'\n\n" + usage)
+                return 2
+            }
+        } catch let error as UsageError {
+            printError("linkout \(command): \(error)\n")
+            return 2
+        } catch let error as ConfigurationError {
+            printError("linkout: \(error)\n")
+            return 2
+        } catch {
+            printError("linkout \(command): \(error)\n")
+            return 1
+        }
+    }
+
+    struct UsageError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// `--name value` and `--name=value` pairs; names in `switches` take no value. Anything else is a usage error.
+    static func parseFlags(
+        _ arguments: [String],
+        allowed: Set<String>,
+        switches: Set<String> = [],
+        positional: Int = 0
+    ) throws(UsageError) -> (flags: [String: String], positional: [String]) {
+        var flags: [String: String] = [:]
+        var rest: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--") else {
+                guard rest.count < positional else {
+                    throw UsageError(description: "unexpected argument '\(argument)'")
+                }
+                rest.append(argument)
+                continue
+            }
+            var name = argument
+            var value: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                value = String(argument[argument.index(after: equals)...])
+            }
+            if switches.contains(name) {
+                flags[name] = value ?? "true"
+                continue
+            }
+            guard allowed.contains(name) else { throw UsageError(description: "unknown option '\(name)'") }
+            if value == nil {
+                guard index < arguments.count else { throw UsageError(description: "option '\(name)' needs a value") }
+                value = arguments[index]
+                index += 1
+            }
+            flags[name] = value
+        }
+        guard rest.count == positional else { throw UsageError(description: "missing argument") }
+        return (flags, rest)
+    }
+
+    /// Unbuffered, so a script reading a pipe sees the text at once.
+    static func printOutput(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

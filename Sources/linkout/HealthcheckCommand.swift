@@ -1,0 +1,28 @@
+import LinkOut
+import Outbound
+
+/// `linkout healthcheck`: exit 0 when the local server answers `/healthz` with 200. The container's
+/// HEALTHCHECK runs it, so the image needs no curl.
+enum HealthcheckCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let (flags, _) = try CommandLineInterface.parseFlags(arguments, allowed: ["--config", "--port", "--url"])
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"], port: flags["--port"])
+        )
+        let url = flags["--url"] ?? "http://127.0.0.1:\(configuration.server.port)/healthz"
+        var settings = HTTPClient.Configuration()
+        settings.connectTimeout = .seconds(2)
+        settings.totalTimeout = .seconds(3)
+        do {
+            let response = try HTTPClient(configuration: settings).perform(HTTPClientRequest(method: "GET", url: url))
+            guard response.status == 200 else {
+                CommandLineInterface.printError("unhealthy: \(url) answered \(response.status)\n")
+                return 1
+            }
+            return 0
+        } catch {
+            CommandLineInterface.printError("unhealthy: \(error)\n")
+            return 1
+        }
+    }
+}

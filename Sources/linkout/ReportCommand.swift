@@ -1,0 +1,67 @@
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import LinkOut
+import Logging
+import Storage
+
+/// `linkout report --dry-run` prints the reports that are due, without sending or recording anything;
+/// `linkout report status` prints the outbox by state, the oldest unreported token, and why reports wait.
+enum ReportCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let subcommand = arguments.first == "status" ? "status" : "dry-run"
+        let rest = arguments.first == "status" ? Array(arguments.dropFirst()) : arguments
+        let (flags, _) = try CommandLineInterface.parseFlags(
+            rest,
+            allowed: ["--config", "--data-dir"],
+            switches: ["--dry-run"]
+        )
+        if subcommand == "dry-run" && flags["--dry-run"] == nil {
+            throw CommandLineInterface.UsageError(
+                description: "use 'linkout report --dry-run' or 'linkout report status'"
+            )
+        }
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+        )
+        let ledger = try Ledger(directory: configuration.storage.dataDir, role: .reader)
+        defer { ledger.close() }
+        let reporting = ReportingService(
+            configuration: configuration,
+            ledger: ledger,
+            logger: Logger(label: "linkout", level: .error)
+        )
+        let now = Clock.system.nowMilliseconds()
+        if subcommand == "status" {
+            let summary = try ledger.reportSummary()
+            var lines = ["reporting: \(reporting.status.description)"]
+            for state in StoredReport.State.allCases {
+                lines.append("\(state.rawValue): \(summary.counts[state] ?? 0)")
+            }
+            if let oldest = summary.oldestUnreported {
+                lines.append("oldest unreported token: first seen \((now - oldest) / 1000) s ago")
+            } else {
+                lines.append("oldest unreported token: none")
+            }
+            CommandLineInterface.printOutput(lines.joined(separator: "\n") + "\n")
+            return 0
+        }
+        let planned = try reporting.plan(now: now)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for report in planned {
+            var line = String(decoding: try encoder.encode(report.report), as: UTF8.self)
+            line += "  # \(report.environment)" + (report.revises != nil ? ", revision of a rejected report" : "")
+            if !report.problems.isEmpty {
+                line += ", NOT SENDABLE: " + report.problems.map(\.description).joined(separator: "; ")
+            }
+            CommandLineInterface.printOutput(line + "\n")
+        }
+        let due = try ledger.dueReports(now: now, limit: 1000)
+        CommandLineInterface.printOutput(
+            "\(planned.count) report(s) would be queued; \(due.count) already queued and due; reporting: "
+                + reporting.status.description + "\n"
+        )
+        return 0
+    }
+}

@@ -1,0 +1,30 @@
+import LinkOut
+import Logging
+
+/// `linkout serve`: build the configuration, start, wait for SIGTERM/SIGINT, drain, exit 0.
+enum ServeCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let (flags, _) = try CommandLineInterface.parseFlags(
+            arguments,
+            allowed: ["--config", "--host", "--port", "--data-dir"]
+        )
+        let configuration = try Configuration.load(
+            overrides: Configuration.Overrides(
+                configPath: flags["--config"],
+                host: flags["--host"],
+                port: flags["--port"],
+                dataDir: flags["--data-dir"]
+            )
+        )
+        let application = try Application(configuration: configuration)
+        let port = try application.start()
+        // Scripts and tests read the bound port from this line (with --port 0 it is the only way to learn it).
+        let host =
+            configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+        CommandLineInterface.printOutput("linkout listening on http://\(host):\(port)\n")
+        let signalName = SignalWaiter.waitForTermination()
+        application.logger.info("signal received", ["signal": signalName])
+        application.shutdown()
+        return 0
+    }
+}

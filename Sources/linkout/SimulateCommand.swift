@@ -1,0 +1,33 @@
+import ExternalPurchase
+import Lifecycle
+import LinkOut
+
+/// `linkout simulate`: a StoreKit-shaped redirect URL with a fresh token, for testing without a device.
+enum SimulateCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let (flags, _) = try CommandLineInterface.parseFlags(
+            arguments,
+            allowed: ["--url", "--bundle-id", "--app-apple-id", "--type", "--config"],
+            switches: ["--sandbox"]
+        )
+        let configuration = try Configuration.load(overrides: .init(configPath: flags["--config"]))
+        let bundleId = flags["--bundle-id"] ?? configuration.landing.defaultBundleId
+        let configuredApp = configuration.apps.first { $0.bundleId == bundleId }
+        guard let appAppleId = flags["--app-apple-id"].flatMap({ Int64($0) }) ?? configuredApp?.appAppleId else {
+            throw CommandLineInterface.UsageError(description: "no app configured for \(bundleId); pass --app-apple-id")
+        }
+        if let type = flags["--type"], !["ACQUISITION", "SERVICES"].contains(type) {
+            throw CommandLineInterface.UsageError(description: "--type must be ACQUISITION or SERVICES")
+        }
+        let token = TokenMinter.mint(
+            bundleId: bundleId,
+            appAppleId: appAppleId,
+            sandbox: flags["--sandbox"] != nil,
+            tokenType: flags["--type"],
+            nowMilliseconds: Clock.system.nowMilliseconds()
+        )
+        let base = flags["--url"] ?? configuration.server.publicURL
+        CommandLineInterface.printOutput(TokenMinter.redirectURL(base: base, token: token) + "\n")
+        return 0
+    }
+}

@@ -1,0 +1,88 @@
+import ExternalPurchase
+import Storage
+import Testing
+
+@testable import LinkOut
+
+/// Apple's answers mapped to the outbox's next step, without a network.
+@Suite struct AppleAnswerTests {
+    let sentAt: Int64 = 1_800_000_000_000
+    let fixedBackoff: (Int64) -> Int64 = { attempts in 1_000 * (attempts + 1) }
+
+    @Test func acceptedIsFinalAndSendingGoesOn() {
+        let answer = AppleAnswer.interpret(.accepted, attempts: 0, sentAt: sentAt, backoff: fixedBackoff)
+        #expect(answer.attempt.state == .accepted)
+        #expect(answer.attempt.httpStatus == 200)
+        #expect(answer.next == .continueSending)
+    }
+
+    @Test func rejectedKeepsApplesErrorsAndWaitsForNewData() {
+        let body = #"{"errors":[{"name":"IncorrectNetAmountError"}]}"#
+        let answer = AppleAnswer.interpret(.rejected(body: body), attempts: 2, sentAt: sentAt, backoff: fixedBackoff)
+        #expect(answer.attempt.state == .rejected)
+        #expect(answer.attempt.response == body)
+        #expect(answer.next == .continueSending)
+    }
+
+    @Test func unauthorizedStopsSendingAndKeepsTheReportPending() {
+        let answer = AppleAnswer.interpret(.unauthorized, attempts: 0, sentAt: sentAt, backoff: fixedBackoff)
+        #expect(answer.attempt.state == .pending)
+        #expect(answer.attempt.httpStatus == 401)
+        guard case .stopUnauthorized(let reason) = answer.next else {
+            Issue.record("expected a stop, got \(answer.next)")
+            return
+        }
+        #expect(reason.contains("apple.keyId"))
+        #expect(answer.logLevel == .critical)
+    }
+
+    @Test func rateLimitedHonoursRetryAfterElseBacksOffAndEndsThePass() {
+        let told = AppleAnswer.interpret(
+            .rateLimited(retryAt: sentAt + 42_000),
+            attempts: 3,
+            sentAt: sentAt,
+            backoff: fixedBackoff
+        )
+        #expect(told.attempt.nextAttemptAt == sentAt + 42_000)
+        #expect(told.next == .endPass)
+        let untold = AppleAnswer.interpret(
+            .rateLimited(retryAt: nil),
+            attempts: 3,
+            sentAt: sentAt,
+            backoff: fixedBackoff
+        )
+        #expect(untold.attempt.nextAttemptAt == sentAt + 4_000)
+    }
+
+    @Test func serverAndNetworkErrorsRetryAfterBackoff() {
+        let server = AppleAnswer.interpret(
+            .serverError(status: 503, body: String(repeating: "x", count: 5000)),
+            attempts: 1,
+            sentAt: sentAt,
+            backoff: fixedBackoff
+        )
+        #expect(server.attempt.state == .pending)
+        #expect(server.attempt.httpStatus == 503)
+        #expect(server.attempt.response?.count == 2000)
+        #expect(server.attempt.nextAttemptAt == sentAt + 2_000)
+        #expect(server.next == .continueSending)
+        let network = AppleAnswer.interpret(
+            .networkError("timed out"),
+            attempts: 0,
+            sentAt: sentAt,
+            backoff: fixedBackoff
+        )
+        #expect(network.attempt.httpStatus == nil)
+        #expect(network.attempt.nextAttemptAt == sentAt + 1_000)
+    }
+
+    @Test func backoffGrowsWithEqualJitterAndIsCapped() {
+        for attempts: Int64 in [0, 1, 5, 30] {
+            let ceiling = min(3_600_000, 5_000 * (Int64(1) << min(attempts, 20)))
+            for _ in 0..<50 {
+                let delay = AppleAnswer.backoffMilliseconds(attempts: attempts)
+                #expect(delay >= max(1_000, ceiling / 2) && delay <= ceiling)
+            }
+        }
+    }
+}
