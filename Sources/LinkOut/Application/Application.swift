@@ -6,15 +6,15 @@ import Logging
 import Storage
 
 /// The linkout server: configuration in, ledger opened, routes wired, HTTP core started.
-public final class Application: Sendable {
-    public let configuration: Configuration
-    public let logger: Logger
-    public let ledger: Ledger
-    public let reporting: ReportingService
+package final class Application: Sendable {
+    package let configuration: Configuration
+    package let logger: Logger
+    package let ledger: Ledger
+    package let reporting: ReportingService
     private let server: HTTPServer
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
-    public init(configuration: Configuration, logger: Logger? = nil, clock: Clock = .system) throws {
+    package init(configuration: Configuration, logger: Logger? = nil, clock: Clock = .system) throws {
         self.configuration = configuration
         let logger = logger ?? Logger(label: "linkout", level: configuration.logLevel)
         self.logger = logger
@@ -125,7 +125,7 @@ public final class Application: Sendable {
 
     /// Binds and starts serving; returns the bound port.
     @discardableResult
-    public func start() throws -> Int {
+    package func start() throws -> Int {
         let port = try server.start()
         logger.info("server started", ["server.host": configuration.server.host, "server.port": "\(port)"])
         if reporting.status != .running {
@@ -137,7 +137,7 @@ public final class Application: Sendable {
 
     /// Graceful stop: no new connections, in-flight requests finish within the grace period, then the ledger
     /// commits what is queued and closes.
-    public func shutdown() {
+    package func shutdown() {
         logger.info("server stopping", ["grace_seconds": "\(configuration.server.shutdownGraceSeconds)"])
         server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
         reporting.stop()

@@ -1,16 +1,16 @@
 /// An app this server takes tokens for (`apps` in config.json).
-public struct AppConfiguration: Sendable, Equatable {
-    public var bundleId: String
+package struct AppConfiguration: Sendable, Equatable {
+    package var bundleId: String
     /// Must equal the token's `appAppleId`.
-    public var appAppleId: Int64
+    package var appAppleId: Int64
     /// Shown on the checkout page.
-    public var name: String
+    package var name: String
     /// Universal link that opens the app after payment.
-    public var returnURL: String?
+    package var returnURL: String?
     /// Custom URL scheme, the fallback way back into the app.
-    public var urlScheme: String?
+    package var urlScheme: String?
 
-    public init(bundleId: String, appAppleId: Int64, name: String, returnURL: String?, urlScheme: String?) {
+    package init(bundleId: String, appAppleId: Int64, name: String, returnURL: String?, urlScheme: String?) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         self.name = name

@@ -1,20 +1,20 @@
 extension Configuration {
     /// `apple` section: App Store Connect key and API hosts (used by reporting).
-    public struct Apple: Sendable {
+    package struct Apple: Sendable {
         /// Issuer ID from App Store Connect's Keys page (`LINKOUT_APPLE_ISSUER_ID`).
-        public var issuerId = ""
+        package var issuerId = ""
         /// Key ID of the In-App Purchase key (`LINKOUT_APPLE_KEY_ID`).
-        public var keyId = ""
+        package var keyId = ""
         /// Path of the `.p8` file (`LINKOUT_APPLE_PRIVATE_KEY_FILE`). Never baked into an image.
-        public var privateKeyFile = ""
-        public var productionURL = "https://api.storekit.apple.com"
-        public var sandboxURL = "https://api.storekit-sandbox.apple.com"
+        package var privateKeyFile = ""
+        package var productionURL = "https://api.storekit.apple.com"
+        package var sandboxURL = "https://api.storekit-sandbox.apple.com"
         /// CA certificates to trust instead of the system store (a test CA). TLS verification stays on.
-        public var caFile: String?
+        package var caFile: String?
         /// Outbound proxy for calls to Apple, e.g. `http://proxy:3128`.
-        public var proxy: String?
+        package var proxy: String?
 
-        public init() {}
+        package init() {}
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Apple {
             try section.rejectUnknownKeys([

@@ -3,13 +3,13 @@ import Logging
 
 extension Configuration {
     /// Command-line flags that override the file and the environment.
-    public struct Overrides: Sendable {
-        public var configPath: String?
-        public var host: String?
-        public var port: String?
-        public var dataDir: String?
+    package struct Overrides: Sendable {
+        package var configPath: String?
+        package var host: String?
+        package var port: String?
+        package var dataDir: String?
 
-        public init(configPath: String? = nil, host: String? = nil, port: String? = nil, dataDir: String? = nil) {
+        package init(configPath: String? = nil, host: String? = nil, port: String? = nil, dataDir: String? = nil) {
             self.configPath = configPath
             self.host = host
             self.port = port
@@ -19,7 +19,7 @@ extension Configuration {
 
     /// Loads `config.json` (or `--config`/`LINKOUT_CONFIG`), applies the environment, then the flags.
     /// A missing default `config.json` means built-in defaults; a missing file that was asked for is an error.
-    public static func load(
+    package static func load(
         overrides: Overrides = Overrides(),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) -> Configuration {

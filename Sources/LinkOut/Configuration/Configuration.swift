@@ -5,27 +5,27 @@ import Logging
 /// linkout's whole configuration, built in one place from `config.json`, then `LINKOUT_*` environment variables,
 /// then command-line flags (each beats the one before). Every field has a working default, written once: on the
 /// section's type, which the parser starts from.
-public struct Configuration: Sendable {
-    public var server = Server()
-    public var storage = Storage()
-    public var landing = LandingConfiguration()
-    public var apps = [AppConfiguration.example]
-    public var catalog = Product.defaultCatalog
-    public var apple = Apple()
-    public var reporting = Reporting()
+package struct Configuration: Sendable {
+    package var server = Server()
+    package var storage = Storage()
+    package var landing = LandingConfiguration()
+    package var apps = [AppConfiguration.example]
+    package var catalog = Product.defaultCatalog
+    package var apple = Apple()
+    package var reporting = Reporting()
     /// `payments.provider`. Default `demo`.
-    public var paymentProvider = "demo"
+    package var paymentProvider = "demo"
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
-    public var logLevel = Logger.Level.info
+    package var logLevel = Logger.Level.info
     /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
-    public var adminToken: String?
+    package var adminToken: String?
     /// `LINKOUT_API_TOKEN`: bearer token for the developer's backend (`POST /v1/tokens/{id}/line-items`).
-    public var apiToken: String?
+    package var apiToken: String?
 
-    public init() {}
+    package init() {}
 
     /// The settings of the HTTP core derived from this configuration.
-    public var httpServer: HTTPServer.Configuration {
+    package var httpServer: HTTPServer.Configuration {
         var configuration = HTTPServer.Configuration()
         configuration.host = server.host
         configuration.port = server.port
@@ -42,7 +42,7 @@ public struct Configuration: Sendable {
     ]
 
     /// Parses the JSON text of a configuration file.
-    public static func parse(_ data: Data, source: String = "config.json") throws(ConfigurationError) -> Configuration {
+    package static func parse(_ data: Data, source: String = "config.json") throws(ConfigurationError) -> Configuration {
         let root: JSONValue
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)

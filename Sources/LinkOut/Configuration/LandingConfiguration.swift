@@ -1,13 +1,13 @@
 /// The StoreKit redirect target (`landing` in config.json).
-public struct LandingConfiguration: Sendable, Equatable {
+package struct LandingConfiguration: Sendable, Equatable {
     /// Paths that accept `?externalPurchaseToken=`. Default `["/"]`.
-    public var paths = ["/"]
+    package var paths = ["/"]
     /// Whether a visit without a token gets a checkout (US link-outs carry none). Default true.
-    public var allowWithoutToken = true
+    package var allowWithoutToken = true
     /// The app a tokenless visit is for. Default `com.example`.
-    public var defaultBundleId = "com.example"
+    package var defaultBundleId = "com.example"
 
-    public init() {}
+    package init() {}
 
     /// Paths the server itself uses; a landing path may not shadow them.
     static let reservedPrefixes = ["/checkout", "/static", "/v1", "/healthz", "/readyz", "/metrics", "/admin"]

@@ -1,18 +1,18 @@
 /// A product offered on the checkout page (`catalog` in config.json).
-public struct Product: Sendable, Equatable {
-    public enum Kind: String, Sendable {
+package struct Product: Sendable, Equatable {
+    package enum Kind: String, Sendable {
         case oneTime
         case subscription
     }
 
-    public var id: String
-    public var kind: Kind
+    package var id: String
+    package var kind: Kind
     /// Name by language code (`en`, `de`, ...).
-    public var names: [String: String]
+    package var names: [String: String]
     /// Price by currency code.
-    public var prices: [String: Money]
+    package var prices: [String: Money]
 
-    public init(id: String, kind: Kind, names: [String: String], prices: [String: Money]) {
+    package init(id: String, kind: Kind, names: [String: String], prices: [String: Money]) {
         self.id = id
         self.kind = kind
         self.names = names
@@ -20,7 +20,7 @@ public struct Product: Sendable, Equatable {
     }
 
     /// The name in `language`, else English, else any.
-    public func name(language: String) -> String {
+    package func name(language: String) -> String {
         names[language] ?? names["en"] ?? names.values.sorted().first ?? id
     }
 

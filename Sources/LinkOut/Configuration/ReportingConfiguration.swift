@@ -1,15 +1,15 @@
 extension Configuration {
     /// `reporting` section.
-    public struct Reporting: Sendable {
+    package struct Reporting: Sendable {
         /// A token without line items is reported `NO_LINE_ITEM` after this many seconds. Default 48 hours, well
         /// before Apple's 10-day `UNREPORTED` notice.
-        public var noLineItemAfterSeconds: Int64 = 172_800
+        package var noLineItemAfterSeconds: Int64 = 172_800
         /// How often the reporting service looks for due reports (it is also woken by new line items).
-        public var pollIntervalSeconds: Int64 = 30
+        package var pollIntervalSeconds: Int64 = 30
         /// Total time allowed for one call to Apple. Default 15.
-        public var requestTimeoutSeconds: Int64 = 15
+        package var requestTimeoutSeconds: Int64 = 15
 
-        public init() {}
+        package init() {}
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Reporting {
             try section.rejectUnknownKeys(["noLineItemAfterSeconds", "pollIntervalSeconds", "requestTimeoutSeconds"])

@@ -1,41 +1,41 @@
 extension Configuration {
     /// `server` section.
-    public struct Server: Sendable {
+    package struct Server: Sendable {
         /// Bind address. Default `0.0.0.0`.
-        public var host = "0.0.0.0"
+        package var host = "0.0.0.0"
         /// Bind port; 0 picks a free one. Default 8080.
-        public var port = 8080
+        package var port = 8080
         /// The public base URL people reach the server at (used for absolute links and the Secure cookie flag).
-        public var publicURL = "http://localhost:8080"
+        package var publicURL = "http://localhost:8080"
         /// Addresses of reverse proxies whose `X-Forwarded-For` is believed.
-        public var trustedProxies: [String] = []
+        package var trustedProxies: [String] = []
         /// Folder of templates, styles and images served under `/static/`. Default `Public`.
-        public var publicDir = "Public"
+        package var publicDir = "Public"
         /// Most connections served at once (503 above). Default 10,000.
-        public var maxConnections = 10_000
+        package var maxConnections = 10_000
         /// Threads for blocking handlers. Default 16.
-        public var workerThreads = 16
+        package var workerThreads = 16
         /// Largest request body accepted (413 above). Default 1 MiB.
-        public var maxBodyBytes = 1024 * 1024
+        package var maxBodyBytes = 1024 * 1024
         /// Keep-alive idle timeout in seconds. Default 60.
-        public var idleTimeoutSeconds = 60
+        package var idleTimeoutSeconds = 60
         /// Seconds a client may take to send its request headers (408 after). Default 10.
-        public var requestHeadTimeoutSeconds = 10
+        package var requestHeadTimeoutSeconds = 10
         /// Seconds in-flight requests get to finish after SIGTERM. Default 10.
-        public var shutdownGraceSeconds = 10
+        package var shutdownGraceSeconds = 10
         /// Landing and API requests per second per client, sustained (`LINKOUT_RATE_LIMIT_PER_SECOND`); 0 turns
         /// the limit off. Default 10.
-        public var rateLimitPerSecond = 10
+        package var rateLimitPerSecond = 10
         /// Requests a client may make at once before the sustained rate applies. Default 40.
-        public var rateLimitBurst = 40
+        package var rateLimitBurst = 40
 
-        public init() {}
+        package init() {}
 
         /// Whether people reach the server over https (Secure cookies, HSTS).
-        public var isSecure: Bool { publicURL.hasPrefix("https:") }
+        package var isSecure: Bool { publicURL.hasPrefix("https:") }
 
         /// `publicURL` without a trailing slash, for building absolute links.
-        public var baseURL: String { publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
+        package var baseURL: String { publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Server {
             try section.rejectUnknownKeys([

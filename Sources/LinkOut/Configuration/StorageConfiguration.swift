@@ -1,12 +1,12 @@
 extension Configuration {
     /// `storage` section.
-    public struct Storage: Sendable {
+    package struct Storage: Sendable {
         /// Where the SQLite ledger lives (`LINKOUT_DATA_DIR`, `--data-dir`). Default `data`.
-        public var dataDir = "data"
+        package var dataDir = "data"
         /// `full` (fsync every commit; survives power loss) or `normal` (survives a killed process). Default full.
-        public var durability = "full"
+        package var durability = "full"
 
-        public init() {}
+        package init() {}
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Storage {
             try section.rejectUnknownKeys(["dataDir", "durability"])

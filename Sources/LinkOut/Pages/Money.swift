@@ -2,19 +2,19 @@ import Foundation
 
 /// An amount of money in minor units (cents) of a currency. Never a floating-point number: prices come from
 /// config as decimal text ("29.99") and stay integers from then on.
-public struct Money: Sendable, Equatable {
+package struct Money: Sendable, Equatable {
     /// ISO 4217 code, e.g. `EUR`.
-    public var currency: String
+    package var currency: String
     /// Amount in the currency's minor unit (cents for EUR and USD, yen for JPY).
-    public var minorUnits: Int64
+    package var minorUnits: Int64
 
     /// Currencies without a minor unit in everyday prices.
     static let zeroDecimalCurrencies: Set<String> = ["JPY", "KRW", "ISK", "CLP", "VND", "HUF", "TWD", "UGX"]
 
-    public var fractionDigits: Int { Self.zeroDecimalCurrencies.contains(currency) ? 0 : 2 }
+    package var fractionDigits: Int { Self.zeroDecimalCurrencies.contains(currency) ? 0 : 2 }
 
     /// Parses `"29.99"`, `"30"` or `"30.5"`; nil for signs, exponents, too many decimals or absurd sizes.
-    public init?(currency: String, decimal text: String) {
+    package init?(currency: String, decimal text: String) {
         guard currency.utf8.count == 3, currency.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else { return nil }
         self.currency = currency
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
@@ -32,7 +32,7 @@ public struct Money: Sendable, Equatable {
     }
 
     /// The amount as plain decimal text, e.g. `29.99` (for records and APIs).
-    public var decimalText: String {
+    package var decimalText: String {
         let digits = fractionDigits
         guard digits > 0 else { return String(minorUnits) }
         var divisor: Int64 = 1
@@ -42,7 +42,7 @@ public struct Money: Sendable, Equatable {
     }
 
     /// The amount as a person reads it in `language`: `€29.99` in English, `29,99 €` in German.
-    public func formatted(language: String) -> String {
+    package func formatted(language: String) -> String {
         let symbol = Self.symbols[currency] ?? currency
         if language == "de" {
             return decimalText.replacingOccurrences(of: ".", with: ",") + "\u{00A0}" + symbol

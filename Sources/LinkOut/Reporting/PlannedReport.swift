@@ -1,13 +1,13 @@
 import ExternalPurchase
 
 /// A report to put in the outbox, or a rejected one to revise.
-public struct PlannedReport: Sendable {
-    public var report: ExternalPurchaseReport
-    public var environment: String
-    public var bundleId: String
+package struct PlannedReport: Sendable {
+    package var report: ExternalPurchaseReport
+    package var environment: String
+    package var bundleId: String
     /// Line items (ledger rows) the report carries.
-    public var lineItemRows: [Int64]
+    package var lineItemRows: [Int64]
     /// The rejected report this revises, keeping its `requestIdentifier`.
-    public var revises: String?
-    public var problems: [ReportProblem]
+    package var revises: String?
+    package var problems: [ReportProblem]
 }

@@ -15,9 +15,9 @@ import Synchronization
 /// `requestIdentifier`) and then sends what is due. A report is written to the outbox before it is sent, with its
 /// exact body, so a crash or restart retries the same bytes under the same `requestIdentifier` and never mints a
 /// second one for the same content. One report per token is open at a time (Apple: `SimultaneousSubmissionError`).
-public final class ReportingService: Sendable {
+package final class ReportingService: Sendable {
     /// What reporting is doing, for `/readyz`, the admin API and `linkout report status`.
-    public enum Status: Sendable, Equatable {
+    package enum Status: Sendable, Equatable {
         case running
         /// No usable Apple credentials: reports are planned and wait in the outbox.
         case waitingForCredentials(String)
@@ -25,7 +25,7 @@ public final class ReportingService: Sendable {
         /// the server restarted; reports wait in the outbox.
         case stoppedUnauthorized(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .running: "running"
             case .waitingForCredentials(let reason): "waiting for Apple credentials: \(reason)"
@@ -41,7 +41,7 @@ public final class ReportingService: Sendable {
     let clock: Clock
     private let state: Mutex<Status>
     private let wakeUp = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
+    private let thread = Mutex<BackgroundThread?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
     /// When the background thread last showed life (a tick began, or a report was sent), UNIX ms.
@@ -52,7 +52,7 @@ public final class ReportingService: Sendable {
     /// Most reports planned or sent per tick; the rest wait for the next tick.
     static let batchLimit = 200
 
-    public init(configuration: Configuration, ledger: Ledger, logger: Logger, clock: Clock = .system) {
+    package init(configuration: Configuration, ledger: Ledger, logger: Logger, clock: Clock = .system) {
         self.configuration = configuration
         self.ledger = ledger
         self.logger = logger
@@ -76,30 +76,28 @@ public final class ReportingService: Sendable {
         }
     }
 
-    public var status: Status { state.withLock { $0 } }
+    package var status: Status { state.withLock { $0 } }
 
     // MARK: running
 
     /// Starts the background thread: a tick every `pollIntervalSeconds`, or at once when woken.
-    public func start() {
+    package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         let interval = DispatchTimeInterval.seconds(Int(configuration.reporting.pollIntervalSeconds))
         heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
-        let thread = Thread { [self] in
+        let loop = BackgroundThread(name: "linkout-reporting") { [self] in
             while !stopping.load(ordering: .relaxed) {
                 heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
                 tick()
                 _ = wakeUp.wait(timeout: .now() + interval)
             }
-            stopped.signal()
         }
-        thread.name = "linkout-reporting"
-        thread.start()
+        thread.withLock { $0 = loop }
     }
 
     /// Whether the background thread is alive: not started (CLI), or seen within a few poll intervals and
     /// request timeouts. A stuck thread takes the instance out of readiness.
-    public func isAlive(now: Int64? = nil) -> Bool {
+    package func isAlive(now: Int64? = nil) -> Bool {
         let now = now ?? clock.nowMilliseconds()
         guard started.load(ordering: .relaxed), !stopping.load(ordering: .relaxed) else { return true }
         let allowance =
@@ -109,19 +107,19 @@ public final class ReportingService: Sendable {
     }
 
     /// Asks for a tick now (new line items arrived).
-    public func wake() {
+    package func wake() {
         wakeUp.signal()
     }
 
     /// Stops after the current tick (a call in flight finishes or times out).
-    public func stop() {
+    package func stop() {
         guard started.load(ordering: .relaxed), !stopping.exchange(true, ordering: .relaxed) else { return }
         wakeUp.signal()
-        stopped.wait()
+        thread.withLock { $0 }?.join()
     }
 
-    /// One planning and sending pass; public so tests and the CLI can drive it.
-    public func tick(now: Int64? = nil) {
+    /// One planning and sending pass; reachable so tests and the CLI can drive it.
+    package func tick(now: Int64? = nil) {
         let now = now ?? clock.nowMilliseconds()
         tickLock.withLock { _ in
             do {
@@ -143,7 +141,7 @@ public final class ReportingService: Sendable {
     }
 
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
-    public func plan(now: Int64) throws -> [PlannedReport] {
+    package func plan(now: Int64) throws -> [PlannedReport] {
         try ReportPlanner(
             ledger: ledger,
             noLineItemAfterSeconds: configuration.reporting.noLineItemAfterSeconds,
