@@ -35,6 +35,7 @@ extension Configuration {
         }
         try configuration.apply(environment: environment)
         try configuration.apply(overrides: overrides)
+        try configuration.payments.validate()
         return configuration
     }
 

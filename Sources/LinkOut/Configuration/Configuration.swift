@@ -13,8 +13,7 @@ package struct Configuration: Sendable {
     package var catalog = Product.defaultCatalog
     package var apple = Apple()
     package var reporting = Reporting()
-    /// `payments.provider`. Default `demo`.
-    package var paymentProvider = "demo"
+    package var payments = Payments()
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
     package var logLevel = Logger.Level.info
     /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
@@ -63,9 +62,7 @@ package struct Configuration: Sendable {
         if fields.object["catalog"] != nil { configuration.catalog = try Product.readList(try fields.list("catalog")) }
         configuration.apple = try Apple.read(try fields.section("apple"))
         configuration.reporting = try Reporting.read(try fields.section("reporting"))
-        let payments = try fields.section("payments")
-        try payments.rejectUnknownKeys(["provider"])
-        configuration.paymentProvider = try payments.string("provider", default: configuration.paymentProvider)
+        configuration.payments = try Payments.read(try fields.section("payments"))
         let logging = try fields.section("logging")
         try logging.rejectUnknownKeys(["level"])
         if let level = try logging.optionalString("level") {
