@@ -18,7 +18,7 @@ struct LandingRoute: Sendable {
     let metrics: Metrics
     let logger: Logger
 
-    static let utmParameters: Set<String> = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"]
+    static let utmParameters = Set(Visit.utmParameterNames)
 
     func handle(_ request: HTTPRequest, _ responder: Responder) {
         let isHead = request.method == "HEAD"
