@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Lifecycle
 import Synchronization
 
 /// The ledger's single writer: a thread that takes every write queued since its last commit and runs them in one
@@ -27,17 +27,14 @@ final class GroupCommitWriter: Sendable {
     private let connection: Mutex<SQLiteConnection>
     private let queue = Mutex(Queue())
     private let available = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
     private let commits = Atomic<Int>(0)
+    /// Set once in `init`, after every other property (the thread's body needs `self`).
+    private let thread = Mutex<BackgroundThread?>(nil)
 
     init(connection: sending SQLiteConnection) {
         self.connection = Mutex(connection)
-        let thread = Thread { [self] in
-            self.run()
-            self.stopped.signal()
-        }
-        thread.name = "linkout-ledger-writer"
-        thread.start()
+        let thread = BackgroundThread(name: "linkout-ledger-writer") { [self] in run() }
+        self.thread.withLock { $0 = thread }
     }
 
     /// Transactions committed so far (a batch counts once).
@@ -64,7 +61,7 @@ final class GroupCommitWriter: Sendable {
             return true
         }
         guard accepted else {
-            completion(.failure(StorageError(code: -1, message: "the ledger is closed")))
+            completion(.failure(StorageError(.closed, "the ledger is closed")))
             return
         }
         available.signal()
@@ -84,7 +81,7 @@ final class GroupCommitWriter: Sendable {
         }
         done.wait()
         guard let result = outcome.withLock({ $0 }) else {
-            throw StorageError(code: -1, message: "write finished without a result")
+            throw StorageError(.closed, "write finished without a result")
         }
         return try result.get()
     }
@@ -103,7 +100,7 @@ final class GroupCommitWriter: Sendable {
         }
         guard first else { return }  // closing twice is harmless
         available.signal()
-        stopped.wait()
+        thread.withLock { $0 }?.join()
     }
 
     private func run() {

@@ -10,7 +10,7 @@ enum JournalCoding {
         put(visit.bundleId, &payload)
         put(visit.landingPath, &payload)
         put(visit.at, &payload)
-        for name in utmNames { put(visit.utm[name], &payload) }
+        for name in Visit.utmParameterNames { put(visit.utm[name], &payload) }
         if let token = visit.token {
             payload.append(1)
             put(token.externalPurchaseId, &payload)
@@ -36,8 +36,8 @@ enum JournalCoding {
     }
 
     /// Every intact record from the start of `bytes`, in order; stops at the first torn or damaged one.
-    static func decodeAll(_ bytes: [UInt8]) -> [(sequence: Int64, visit: Visit)] {
-        var records: [(Int64, Visit)] = []
+    static func decodeAll(_ bytes: [UInt8]) -> [JournalRecord] {
+        var records: [JournalRecord] = []
         var offset = 0
         while bytes.count - offset >= 12 {
             var reader = Reader(bytes: bytes, offset: offset)
@@ -52,13 +52,13 @@ enum JournalCoding {
         return records
     }
 
-    private static func decode(_ payload: [UInt8]) -> (Int64, Visit)? {
+    private static func decode(_ payload: [UInt8]) -> JournalRecord? {
         var reader = Reader(bytes: payload, offset: 0)
         guard let sequence = reader.int64(), let checkoutId = reader.string(), let bundleId = reader.string(),
             let landingPath = reader.string(), let at = reader.int64()
         else { return nil }
         var utm: [String: String] = [:]
-        for name in utmNames {
+        for name in Visit.utmParameterNames {
             guard let value = reader.optionalString() else { return nil }
             if let value { utm[name] = value }
         }
@@ -93,8 +93,6 @@ enum JournalCoding {
         )
         return (sequence, visit)
     }
-
-    static let utmNames = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"]
 
     /// FNV-1a, 64 bits: enough to tell a torn or zeroed tail from a record, not meant against tampering.
     static func checksum(_ bytes: [UInt8]) -> UInt64 {

@@ -1,11 +1,11 @@
 import Dispatch
-import Foundation
+import Lifecycle
 import Synchronization
 
-/// Folds journaled visits into SQLite in large transactions through the ledger's single writer, and records in
-/// the same transaction how far it got (`settings.journal_applied`), so a replay never applies a visit twice.
+/// Folds journaled visits into the tables in large transactions; the engine records in the same transaction how
+/// far it got, so a replay never applies a visit twice.
 final class JournalIngester: Sendable {
-    typealias Batch = [(sequence: Int64, visit: Visit)]
+    typealias Batch = [JournalRecord]
 
     private struct State {
         var queue: Batch = []
@@ -15,21 +15,23 @@ final class JournalIngester: Sendable {
     /// Most visits per transaction.
     static let maxBatch = 4096
 
-    private let writer: GroupCommitWriter
+    private let apply: @Sendable (Batch) throws(StorageError) -> [RecordOutcome]
     private let state = Mutex(State())
     private let available = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
     private let onIngested: @Sendable (Batch, [RecordOutcome]) -> Void
+    /// Set once in `init`, after every other property (the thread's body needs `self`).
+    private let thread = Mutex<BackgroundThread?>(nil)
 
-    init(writer: GroupCommitWriter, onIngested: @escaping @Sendable (Batch, [RecordOutcome]) -> Void) {
-        self.writer = writer
+    /// `apply` commits a batch (and how far the journal is applied) in one transaction; `onIngested` hears of
+    /// each committed batch.
+    init(
+        apply: @escaping @Sendable (Batch) throws(StorageError) -> [RecordOutcome],
+        onIngested: @escaping @Sendable (Batch, [RecordOutcome]) -> Void
+    ) {
+        self.apply = apply
         self.onIngested = onIngested
-        let thread = Thread { [self] in
-            run()
-            stopped.signal()
-        }
-        thread.name = "linkout-ingester"
-        thread.start()
+        let thread = BackgroundThread(name: "linkout-ingester") { [self] in run() }
+        self.thread.withLock { $0 = thread }
     }
 
     func enqueue(_ batch: Batch) {
@@ -45,7 +47,7 @@ final class JournalIngester: Sendable {
         }
         guard first else { return }
         available.signal()
-        stopped.wait()
+        thread.withLock { $0 }?.join()
     }
 
     private func run() {
@@ -65,36 +67,20 @@ final class JournalIngester: Sendable {
     }
 
     private func ingest(_ batch: Batch) {
-        // A failed transaction is retried: these visits were acknowledged and must reach the ledger.
-        var delay: UInt32 = 10_000
+        // A failed transaction (disk full, busy) is retried: these visits were acknowledged and must reach the
+        // tables. Backing off on the semaphore lets `stop` end the wait at once.
+        var delayMilliseconds = 10
         while true {
-            do {
-                let outcomes = try writer.write { connection throws(StorageError) in
-                    try Self.apply(batch, to: connection)
-                }
+            do throws(StorageError) {
+                let outcomes = try apply(batch)
                 onIngested(batch, outcomes)
                 return
             } catch {
-                usleep(delay)  // back off before retrying a failed write (disk full, busy), up to a second
-                delay = min(delay * 2, 1_000_000)
+                // Stopping with the tables unwritable: the visits stay in the journal and the next open replays them.
+                if state.withLock({ $0.stopping }) { return }
+                _ = available.wait(timeout: .now() + .milliseconds(delayMilliseconds))
+                delayMilliseconds = min(delayMilliseconds * 2, 500)
             }
         }
-    }
-
-    /// Applies visits and advances `journal_applied`, inside the caller's transaction.
-    static func apply(_ batch: Batch, to connection: SQLiteConnection) throws(StorageError) -> [RecordOutcome] {
-        var outcomes: [RecordOutcome] = []
-        outcomes.reserveCapacity(batch.count)
-        for record in batch { outcomes.append(try Ledger.insert(record.visit, into: connection)) }
-        if let last = batch.last?.sequence {
-            try connection.query(
-                """
-                INSERT INTO settings (name, value) VALUES ('journal_applied', ?)
-                ON CONFLICT(name) DO UPDATE SET value = excluded.value
-                """,
-                [.text(String(last))]
-            )
-        }
-        return outcomes
     }
 }

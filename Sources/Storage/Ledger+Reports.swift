@@ -2,198 +2,49 @@
 /// Every change that sends or settles a report happens in one transaction with what it depends on, so a crash
 /// at any point leaves either the old state or the new one.
 extension Ledger {
-    static let tokenColumns = """
-        external_purchase_id, app_apple_id, bundle_id, token_type, token_created_at, token_expires_at, environment,
-        source, app_account_token, first_seen_at, last_seen_at, visit_count, checkout_id
-        """
-
-    static func storedToken(_ row: [SQLiteValue]) -> StoredToken {
-        StoredToken(
-            externalPurchaseId: row[0].text ?? "",
-            appAppleId: row[1].integer ?? 0,
-            bundleId: row[2].text ?? "",
-            tokenType: row[3].text,
-            createdAt: row[4].integer ?? 0,
-            expiresAt: row[5].integer,
-            environment: row[6].text ?? "production",
-            source: row[7].text ?? "",
-            appAccountToken: row[8].text,
-            firstSeenAt: row[9].integer ?? 0,
-            lastSeenAt: row[10].integer ?? 0,
-            visitCount: row[11].integer ?? 0,
-            checkoutId: row[12].text ?? ""
-        )
-    }
-
-    static let reportColumns = """
-        request_identifier, external_purchase_id, environment, bundle_id, status, body, state, attempts,
-        next_attempt_at, created_at, last_attempt_at, last_http_status, last_response, accepted_at
-        """
-
-    static func storedReport(_ row: [SQLiteValue]) -> StoredReport {
-        var report = StoredReport(
-            requestIdentifier: row[0].text ?? "",
-            externalPurchaseId: row[1].text ?? "",
-            environment: row[2].text ?? "",
-            bundleId: row[3].text ?? "",
-            status: row[4].text ?? "",
-            body: row[5].text ?? "",
-            state: StoredReport.State(rawValue: row[6].text ?? "") ?? .pending,
-            attempts: row[7].integer ?? 0,
-            nextAttemptAt: row[8].integer ?? 0,
-            createdAt: row[9].integer ?? 0
-        )
-        report.lastAttemptAt = row[10].integer
-        report.lastHTTPStatus = row[11].integer
-        report.lastResponse = row[12].text
-        report.acceptedAt = row[13].integer
-        return report
-    }
-
-    static func storedLineItem(_ row: [SQLiteValue]) -> StoredLineItem {
-        StoredLineItem(
-            rowId: row[0].integer ?? 0,
-            externalPurchaseId: row[1].text ?? "",
-            lineItemId: row[2].text ?? "",
-            body: row[3].text ?? "",
-            receivedAt: row[4].integer ?? 0,
-            reportRequestIdentifier: row[5].text
-        )
-    }
-
-    // MARK: reads
-
-    /// The token; one the journal holds but the tables do not yet is waited for (briefly), so a token seen a
-    /// moment ago is never reported unknown.
-    public func token(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
-        if let token = try storedToken(externalPurchaseId) { return token }
-        guard flush(timeout: .seconds(2)) else { return nil }
-        return try storedToken(externalPurchaseId)
-    }
-
-    private func storedToken(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
-        try read { connection throws(StorageError) in
-            try connection.query(
-                "SELECT \(Self.tokenColumns) FROM tokens WHERE external_purchase_id = ?",
-                [.text(externalPurchaseId)]
-            ).first.map(Self.storedToken)
-        }
-    }
-
+    /// A token's posted line items, in the order they arrived.
     public func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem] {
-        try read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT id, external_purchase_id, line_item_id, body, received_at, report_request_identifier
-                FROM line_items WHERE external_purchase_id = ? ORDER BY id
-                """,
-                [.text(externalPurchaseId)]
-            ).map(Self.storedLineItem)
-        }
+        try engine.lineItems(for: externalPurchaseId)
     }
 
+    /// A token's reports, oldest first.
     public func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport] {
-        try read { connection throws(StorageError) in
-            try connection.query(
-                "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? ORDER BY created_at",
-                [.text(externalPurchaseId)]
-            ).map(Self.storedReport)
-        }
+        try engine.reports(for: externalPurchaseId)
     }
 
     public func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport? {
-        try read { connection throws(StorageError) in
-            try connection.query(
-                "SELECT \(Self.reportColumns) FROM reports WHERE request_identifier = ?",
-                [.text(requestIdentifier)]
-            ).first.map(Self.storedReport)
-        }
+        try engine.report(requestIdentifier)
     }
 
     /// Newest first.
     public func reports(limit: Int, offset: Int = 0, state: StoredReport.State? = nil) throws(StorageError)
         -> [StoredReport]
     {
-        try read { connection throws(StorageError) in
-            let filter = state.map { _ in "WHERE state = ?" } ?? ""
-            var parameters: [SQLiteValue] = state.map { [.text($0.rawValue)] } ?? []
-            parameters += [.integer(Int64(limit)), .integer(Int64(offset))]
-            return try connection.query(
-                "SELECT \(Self.reportColumns) FROM reports \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
-                parameters
-            ).map(Self.storedReport)
-        }
+        try engine.reports(limit: limit, offset: offset, state: state)
     }
 
     /// Pending reports whose time has come, oldest first.
     public func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport] {
-        try read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT \(Self.reportColumns) FROM reports WHERE state = 'pending' AND next_attempt_at <= ?
-                ORDER BY next_attempt_at LIMIT ?
-                """,
-                [.integer(now), .integer(Int64(limit))]
-            ).map(Self.storedReport)
-        }
+        try engine.dueReports(now: now, limit: limit)
     }
 
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
     /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
     /// are left out: one report at a time per token.
     public func tokensNeedingReports(quietSince: Int64, limit: Int) throws(StorageError) -> [StoredToken] {
-        try read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT \(Self.tokenColumns) FROM tokens t
-                WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
-                        AND r.state IN ('pending', 'rejected'))
-                  AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.report_request_identifier IS NULL)
-                    OR (t.first_seen_at <= ?
-                        AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
-                        AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)))
-                ORDER BY t.first_seen_at LIMIT ?
-                """,
-                [.integer(quietSince), .integer(Int64(limit))]
-            ).map(Self.storedToken)
-        }
+        try engine.tokensNeedingReports(quietSince: quietSince, limit: limit)
     }
 
     /// Custom-link tokens of the same customer (same `appAccountToken`), app and type, first seen first.
     public func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken] {
-        guard let account = token.appAccountToken, let type = token.tokenType else { return [] }
-        return try read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT \(Self.tokenColumns) FROM tokens
-                WHERE app_account_token = ? AND bundle_id = ? AND token_type = ?
-                ORDER BY first_seen_at, external_purchase_id
-                """,
-                [.text(account), .text(token.bundleId), .text(type)]
-            ).map(Self.storedToken)
-        }
+        try engine.tokensSharingCustomer(token)
     }
 
     /// Reports by state, and the first-seen time of the oldest token without an accepted report.
     public func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?)
     {
-        try read { connection throws(StorageError) in
-            var counts: [StoredReport.State: Int64] = [:]
-            for row in try connection.query("SELECT state, count(*) FROM reports GROUP BY state") {
-                if let state = StoredReport.State(rawValue: row[0].text ?? "") { counts[state] = row[1].integer ?? 0 }
-            }
-            let oldest = try connection.query(
-                """
-                SELECT min(first_seen_at) FROM tokens t WHERE NOT EXISTS (SELECT 1 FROM reports r
-                    WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
-                """
-            ).first?.first?.integer
-            return (counts, oldest)
-        }
+        try engine.reportSummary()
     }
-
-    // MARK: writes
 
     /// Stores posted line items for a token; they wait for the next report.
     public func storeLineItems(
@@ -201,45 +52,14 @@ extension Ledger {
         for externalPurchaseId: String,
         at: Int64
     ) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            for item in items {
-                try connection.query(
-                    "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
-                    [.text(externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(at)]
-                )
-            }
-        }
+        try engine.storeLineItems(items, for: externalPurchaseId, at: at)
     }
 
-    /// Puts a new report in the outbox and marks the line items it carries, in one transaction. Fails (and
-    /// changes nothing) if the token has an open report already: at most one report in flight per token.
+    /// Puts a new report in the outbox and marks the line items it carries, in one transaction. Fails with
+    /// `.conflict` (and changes nothing) if the token has an open report already: at most one report in flight
+    /// per token.
     public func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            if lineItemRows.isEmpty {
-                // NO_LINE_ITEM and DUPLICATE_TOKEN are decided once: a token with any report gets no second one.
-                let any = try connection.query(
-                    "SELECT 1 FROM reports WHERE external_purchase_id = ?",
-                    [.text(report.externalPurchaseId)]
-                )
-                guard any.isEmpty else { throw StorageError(code: -1, message: "token already reported") }
-            }
-            let open = try connection.query(
-                "SELECT 1 FROM reports WHERE external_purchase_id = ? AND state IN ('pending', 'rejected')",
-                [.text(report.externalPurchaseId)]
-            )
-            guard open.isEmpty else {
-                throw StorageError(code: -1, message: "token already has an open report")
-            }
-            try Self.insert(report, into: connection)
-            for row in lineItemRows {
-                // A line item goes into one report only: planning from a stale read must not claim it twice.
-                let claimed = try connection.query(
-                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ? AND report_request_identifier IS NULL RETURNING 1",
-                    [.text(report.requestIdentifier), .integer(row)]
-                )
-                guard !claimed.isEmpty else { throw StorageError(code: -1, message: "line item already reported") }
-            }
-        }
+        try engine.enqueueReport(report, lineItemRows: lineItemRows)
     }
 
     /// A rejected report whose token's data changed: the new full body under the same requestIdentifier (Apple:
@@ -250,55 +70,11 @@ extension Ledger {
         lineItemRows: [Int64],
         now: Int64
     ) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            let rows = try connection.query(
-                """
-                UPDATE reports SET body = ?, state = 'pending', next_attempt_at = ?
-                WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
-                """,
-                [.text(body), .integer(now), .text(requestIdentifier)]
-            )
-            guard !rows.isEmpty else { throw StorageError(code: -1, message: "report is not rejected") }
-            for row in lineItemRows {
-                try connection.query(
-                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ?",
-                    [.text(requestIdentifier), .integer(row)]
-                )
-            }
-        }
+        try engine.reviseRejectedReport(requestIdentifier, body: body, lineItemRows: lineItemRows, now: now)
     }
 
     /// Records the outcome of one send attempt.
     public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            try connection.query(
-                """
-                UPDATE reports SET state = ?, attempts = attempts + 1, last_attempt_at = ?, last_http_status = ?,
-                    last_response = ?, next_attempt_at = ?,
-                    accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
-                WHERE request_identifier = ?
-                """,
-                [
-                    .text(attempt.state.rawValue), .integer(attempt.at), .optional(attempt.httpStatus),
-                    .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
-                    .integer(attempt.at), .text(requestIdentifier),
-                ]
-            )
-        }
-    }
-
-    static func insert(_ report: StoredReport, into connection: SQLiteConnection) throws(StorageError) {
-        try connection.query(
-            """
-            INSERT INTO reports (request_identifier, external_purchase_id, environment, bundle_id, status, body, state,
-                attempts, next_attempt_at, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                .text(report.requestIdentifier), .text(report.externalPurchaseId), .text(report.environment),
-                .text(report.bundleId), .text(report.status), .text(report.body), .text(report.state.rawValue),
-                .integer(report.attempts), .integer(report.nextAttemptAt), .integer(report.createdAt),
-            ]
-        )
+        try engine.recordAttempt(requestIdentifier, attempt)
     }
 }

@@ -14,7 +14,7 @@ final class SQLiteConnection {
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(handle)
-            throw StorageError(code: rc, message: "open \(path): \(message)")
+            throw StorageError.sqlite(rc, "open \(path): \(message)")
         }
         self.handle = handle
         // Wait for another process's lock (e.g. `linkout export` while serving) instead of failing at once.
@@ -26,8 +26,10 @@ final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
+    /// The failure `rc` as an error, with the extended code when the handle holds the one for `rc`.
     private func error(_ rc: Int32) -> StorageError {
-        StorageError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+        let extended = sqlite3_extended_errcode(handle)
+        return StorageError.sqlite((extended & 0xff) == rc ? extended : rc, String(cString: sqlite3_errmsg(handle)))
     }
 
     /// Runs SQL without parameters (schema, pragmas, BEGIN/COMMIT); may hold several statements.
@@ -37,7 +39,7 @@ final class SQLiteConnection {
         guard rc == SQLITE_OK else {
             let message = errorMessage.map { String(cString: $0) } ?? ""
             sqlite3_free(errorMessage)
-            throw StorageError(code: rc, message: message)
+            throw StorageError.sqlite(rc, message)
         }
     }
 

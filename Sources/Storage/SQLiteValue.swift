@@ -1,15 +1,15 @@
 /// A value bound to a `?` parameter or read from a column.
-public enum SQLiteValue: Sendable, Equatable {
+enum SQLiteValue: Sendable, Equatable {
     case integer(Int64)
     case text(String)
     case null
 
-    public var integer: Int64? {
+    var integer: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
-    public var text: String? {
+    var text: String? {
         if case .text(let value) = self { return value }
         return nil
     }

@@ -1,12 +1,72 @@
-/// A storage failure: SQLite's code and message, or a problem with the data folder.
-public struct StorageError: Error, Sendable, CustomStringConvertible {
-    public var code: Int32
-    public var message: String
+import CSQLite
 
-    public init(code: Int32, message: String) {
-        self.code = code
-        self.message = message
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A storage failure: what kind it is (`code`), a message for logs, and the engine's or the system's own number
+/// where there is one.
+public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, coarse enough for callers to act on (`diskFull` → 503 and `/readyz`).
+    public enum Code: Sendable, Equatable {
+        /// The data folder cannot be created or read.
+        case dataFolder
+        /// Another process holds the data folder (one server per folder).
+        case inUse
+        /// The disk (or a size limit) is full: the journal got `ENOSPC`/`EDQUOT`, or SQLite `SQLITE_FULL`.
+        case diskFull
+        /// Writes are refused: the ledger was opened as a reader, writes are suspended, or SQLite is read-only.
+        case readOnly
+        /// The ledger is closed.
+        case closed
+        /// A system call on the visit journal failed (the number is in `systemError`).
+        case journal
+        /// A row the operation depends on is missing.
+        case notFound
+        /// A uniqueness or integrity rule refused the write.
+        case constraint
+        /// The outbox refused the change: the token has an open report, or it is already reported.
+        case conflict
+        /// Any other SQLite failure; the primary result code.
+        case sqlite(Int32)
     }
 
-    public var description: String { "StorageError(\(code)): \(message)" }
+    public let code: Code
+    public let message: String
+    /// SQLite's (extended) result code, when SQLite reported the failure.
+    public let sqliteCode: Int32?
+    /// `errno`, when a system call failed.
+    public let systemError: Int32?
+
+    init(_ code: Code, _ message: String, sqliteCode: Int32? = nil, systemError: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.sqliteCode = sqliteCode
+        self.systemError = systemError
+    }
+
+    public var description: String {
+        var text = "StorageError(\(code)"
+        if let sqliteCode { text += ", sqlite \(sqliteCode)" }
+        if let systemError { text += ", errno \(systemError)" }
+        return text + "): " + message
+    }
+
+    /// A SQLite result code as an error; the extended code is kept, the primary one picks the kind.
+    static func sqlite(_ rc: Int32, _ message: String) -> StorageError {
+        let code: Code =
+            switch rc & 0xff {
+            case SQLITE_FULL: .diskFull
+            case SQLITE_READONLY: .readOnly
+            case SQLITE_CONSTRAINT: .constraint
+            default: .sqlite(rc & 0xff)
+            }
+        return StorageError(code, message, sqliteCode: rc)
+    }
+
+    /// A failed system call on the journal; `ENOSPC`/`EDQUOT` become `diskFull`.
+    static func system(_ number: Int32, _ what: String) -> StorageError {
+        let code: Code = number == ENOSPC || number == EDQUOT ? .diskFull : .journal
+        return StorageError(code, "\(what): \(String(cString: strerror(number)))", systemError: number)
+    }
 }

@@ -1,10 +1,6 @@
 import Dispatch
-import Foundation
+import Lifecycle
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The landing path's durable write: an append-only file where each batch of visits is one `write(2)` and one
 /// `fdatasync(2)`. A visit is acknowledged once its batch is on disk; the ledger's ingester then folds it into
@@ -38,26 +34,23 @@ final class VisitJournal: Sendable {
     private let durable: Bool
     private let state: Mutex<State>
     private let available = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
-    private let onDurable: @Sendable ([(sequence: Int64, visit: Visit)]) -> Void
+    private let onDurable: @Sendable ([JournalRecord]) -> Void
+    /// Set once in `init`, after every other property (the thread's body needs `self`).
+    private let thread = Mutex<BackgroundThread?>(nil)
 
     /// `onDurable` receives each batch once it is on disk (the ingester's queue).
     init(
         file: JournalFile,
         nextSequence: Int64,
         durable: Bool,
-        onDurable: @escaping @Sendable ([(sequence: Int64, visit: Visit)]) -> Void
+        onDurable: @escaping @Sendable ([JournalRecord]) -> Void
     ) {
         self.file = file
         self.durable = durable
         self.onDurable = onDurable
         state = Mutex(State(nextSequence: nextSequence, written: nextSequence - 1, applied: nextSequence - 1))
-        let thread = Thread { [self] in
-            run()
-            stopped.signal()
-        }
-        thread.name = "linkout-journal"
-        thread.start()
+        let thread = BackgroundThread(name: "linkout-journal") { [self] in run() }
+        self.thread.withLock { $0 = thread }
     }
 
     /// Queues a visit; `completion` runs once it is on disk (or with the error that kept it off).
@@ -77,7 +70,7 @@ final class VisitJournal: Sendable {
             return true
         }
         guard accepted else {
-            completion(StorageError(code: -1, message: "the ledger is closed"))
+            completion(StorageError(.closed, "the ledger is closed"))
             return
         }
         available.signal()
@@ -99,7 +92,7 @@ final class VisitJournal: Sendable {
         }
         guard first else { return }
         available.signal()
-        stopped.wait()
+        thread.withLock { $0 }?.join()
         file.unlock()
     }
 
@@ -138,77 +131,5 @@ final class VisitJournal: Sendable {
         let caughtUp = state.withLock { $0.applied >= $0.written }
         guard caughtUp, file.size > Self.truncateAbove else { return }
         try? file.truncate()
-    }
-}
-
-/// The journal file: the only place that calls open/write/fdatasync/ftruncate for it. Appends only.
-final class JournalFile: Sendable {
-    private let fd: Int32
-    private let bytesWritten: Atomic<Int>
-    let path: String
-
-    init(path: String) throws(StorageError) {
-        self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw StorageError(code: errno, message: "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        fstat(fd, &info)
-        bytesWritten = Atomic(Int(info.st_size))
-    }
-
-    deinit { close(fd) }
-
-    var size: Int { bytesWritten.load(ordering: .relaxed) }
-
-    /// Takes the file's exclusive advisory lock for this process's lifetime, or fails if another holds it.
-    func lockExclusively() throws(StorageError) {
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            throw StorageError(code: errno, message: "another linkout process is using \(path)")
-        }
-    }
-
-    /// Gives the lock back (the ledger closed; another opener may take over).
-    func unlock() {
-        flock(fd, LOCK_UN)
-    }
-
-    /// The whole file (at open, for replay).
-    func readAll() throws(StorageError) -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw StorageError(code: -1, message: "cannot read \(path)")
-        }
-        return Array(data)
-    }
-
-    func append(_ bytes: [UInt8]) throws(StorageError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return Glibc.write(fd, base + offset, raw.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw StorageError(code: errno, message: "journal write failed: \(String(cString: strerror(errno)))")
-            }
-            offset += written
-        }
-        bytesWritten.add(bytes.count, ordering: .relaxed)
-    }
-
-    func sync() throws(StorageError) {
-        guard fdatasync(fd) == 0 else {
-            throw StorageError(code: errno, message: "journal fdatasync failed: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    func truncate() throws(StorageError) {
-        guard ftruncate(fd, 0) == 0 else {
-            throw StorageError(code: errno, message: "journal truncate failed: \(String(cString: strerror(errno)))")
-        }
-        bytesWritten.store(0, ordering: .relaxed)
-        try sync()
     }
 }

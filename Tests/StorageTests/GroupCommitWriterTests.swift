@@ -20,7 +20,7 @@ struct GroupCommitWriterTests {
             done.enter()
             writer.submit({ connection throws(StorageError) in
                 try connection.query("INSERT INTO t (n) VALUES (?)", [.integer(Int64(n))])
-                if n % 7 == 0 { throw StorageError(code: -1, message: "job \(n) fails after writing") }
+                if n % 7 == 0 { throw StorageError(.constraint, "job \(n) fails after writing") }
                 return n
             }) { result in
                 results.withLock { $0[n] = (try? result.get()) != nil }

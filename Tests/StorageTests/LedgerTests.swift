@@ -134,5 +134,79 @@ struct LedgerTests {
         ledger.close()
         ledger.close()  // a second close returns at once
         #expect(throws: StorageError.self) { try ledger.recordVisit(Self.visit("late", checkout: "c")) }
+        do {
+            _ = try ledger.recordVisit(Self.visit("late", checkout: "c"))
+        } catch {
+            #expect(error.code == .closed)
+        }
+    }
+
+    /// Failures say what kind they are, so callers can tell a full disk from a refused report.
+    @Test func errorsCarryTheirKind() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        do {
+            _ = try Ledger(directory: folder.path)
+            Issue.record("a second owner opened the folder")
+        } catch {
+            #expect(error.code == .inUse)
+        }
+        _ = try ledger.recordForwardedToken(Self.token("r"), checkoutId: "c-r", at: 1)
+        let report = StoredReport(
+            requestIdentifier: "req-1",
+            externalPurchaseId: "r",
+            environment: "production",
+            bundleId: "com.example",
+            status: "NO_LINE_ITEM",
+            body: "{}",
+            nextAttemptAt: 0,
+            createdAt: 1
+        )
+        try ledger.enqueueReport(report, lineItemRows: [])
+        do {
+            var again = report
+            again.requestIdentifier = "req-2"
+            try ledger.enqueueReport(again, lineItemRows: [])
+            Issue.record("a second report was queued")
+        } catch {
+            #expect(error.code == .conflict)
+        }
+        do {
+            try ledger.enqueueReport(report, lineItemRows: [1])
+            Issue.record("a duplicate requestIdentifier was queued")
+        } catch {
+            #expect(error.code == .conflict || error.code == .constraint)
+        }
+        try ledger.suspendWrites(true)
+        do {
+            try ledger.checkWritable(at: 2)
+            Issue.record("a suspended ledger took a write")
+        } catch {
+            #expect(error.code == .readOnly)
+            #expect(error.sqliteCode.map { $0 & 0xff } == 8)  // SQLITE_READONLY
+        }
+        try ledger.suspendWrites(false)
+        try ledger.checkWritable(at: 3)
+    }
+
+    /// `linkout export --format json` prints tokens in this shape; its keys are an interface.
+    @Test func tokensEncodeWithTheExportKeys() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        var fields = Self.token("k", source: "app")
+        fields.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        fields.tokenType = "SERVICES"
+        _ = try ledger.recordForwardedToken(fields, checkoutId: "c-k", at: 9)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = String(decoding: try encoder.encode(try ledger.tokens()), as: UTF8.self)
+        #expect(
+            json
+                == #"[{"appAppleId":1234567890,"bundleId":"com.example","checkoutId":"c-k","environment":"production","#
+                + #""externalPurchaseId":"k","firstSeenAt":9,"lastSeenAt":9,"source":"app","tokenCreationDate":1706169600000,"#
+                + #""tokenType":"SERVICES","visitCount":0}]"#
+        )
     }
 }

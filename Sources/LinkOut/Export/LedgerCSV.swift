@@ -8,12 +8,12 @@ package enum LedgerCSV {
         "tokenExpirationDate", "firstSeenAt", "lastSeenAt", "visitCount",
     ]
 
-    package static func render(_ rows: [TokenRow]) -> String {
+    package static func render(_ rows: [StoredToken]) -> String {
         var lines = [header.joined(separator: ",")]
         for row in rows {
             let fields: [String] = [
                 row.externalPurchaseId, row.environment, row.source, row.bundleId, String(row.appAppleId),
-                row.tokenType ?? "", String(row.tokenCreationDate), row.tokenExpirationDate.map(String.init) ?? "",
+                row.tokenType ?? "", String(row.createdAt), row.expiresAt.map(String.init) ?? "",
                 String(row.firstSeenAt), String(row.lastSeenAt), String(row.visitCount),
             ]
             lines.append(fields.map(quote).joined(separator: ","))

@@ -24,7 +24,7 @@ struct AdminAPI: Sendable {
     }
 
     struct TokenPage: Encodable {
-        var tokens: [TokenRow]
+        var tokens: [StoredToken]
         var limit: Int
         var offset: Int
         /// The offset of the next page, when there may be one.

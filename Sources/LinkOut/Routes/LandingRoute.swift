@@ -20,7 +20,7 @@ struct LandingRoute: Sendable {
     let logger: Logger
     let clock: Clock
 
-    static let utmParameters: Set<String> = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"]
+    static let utmParameters = Set(Visit.utmParameterNames)
 
     func handle(_ request: HTTPRequest, _ responder: Responder) {
         let isHead = request.method == "HEAD"

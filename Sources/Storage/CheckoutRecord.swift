@@ -1,0 +1,8 @@
+/// A checkout as the checkout page needs it.
+public struct CheckoutRecord: Sendable, Equatable {
+    public var id: String
+    public var bundleId: String
+    public var externalPurchaseId: String?
+    public var environment: String?
+    public var tokenExpiresAt: Int64?
+}

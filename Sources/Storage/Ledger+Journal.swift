@@ -1,0 +1,91 @@
+import Dispatch
+import Synchronization
+
+/// The landing path's durable record: the visit journal, its replay at open and its ingestion into the tables.
+extension Ledger {
+    /// Applies journaled visits the tables have not seen (a crash between acknowledging and ingesting them),
+    /// then empties the journal. Returns the next sequence number.
+    static func replay(_ file: JournalFile, into engine: any LedgerEngine) throws(StorageError) -> Int64 {
+        let applied = try engine.journalApplied()
+        let records = JournalCoding.decodeAll(try file.readAll())
+        let missing = records.filter { $0.sequence > applied }
+        if !missing.isEmpty { _ = try engine.applyJournaled(missing) }
+        try file.truncate()
+        return max(applied, records.map(\.sequence).max() ?? 0) + 1
+    }
+
+    /// Records a landing visit durably in the journal; `completion` runs once it is on disk. The visit reaches
+    /// the tables moments later (the checkout is findable at once).
+    public func journalVisit(_ visit: Visit, completion: @escaping @Sendable (StorageError?) -> Void) {
+        guard let journal else {
+            completion(StorageError(.readOnly, "this ledger was opened read-only; only the server records visits"))
+            return
+        }
+        shared.pendingCheckouts.withLock { checkouts in
+            checkouts[visit.checkoutId] = CheckoutRecord(
+                id: visit.checkoutId,
+                bundleId: visit.bundleId,
+                externalPurchaseId: visit.token?.externalPurchaseId,
+                environment: visit.token?.environment,
+                tokenExpiresAt: visit.token?.expiresAt
+            )
+        }
+        let shared = self.shared
+        journal.append(visit) { error in
+            // A visit that never reached the disk was not acknowledged; its checkout must not linger.
+            if error != nil { shared.pendingCheckouts.withLock { _ = $0.removeValue(forKey: visit.checkoutId) } }
+            completion(error)
+        }
+    }
+
+    /// Waits (up to `timeout`) until every visit journaled so far is in the tables; true when it is.
+    /// Reads that must see the latest visits (tests, an export right after traffic) call it first.
+    @discardableResult
+    package func flush(timeout: Duration = .seconds(5)) -> Bool {
+        guard let journal else { return true }
+        let target = journal.lastAssigned
+        let deadline = ContinuousClock.now + timeout
+        while shared.applied.load(ordering: .relaxed) < target {
+            guard ContinuousClock.now < deadline else { return false }
+            _ = shared.progress.wait(timeout: .now() + .milliseconds(50))
+        }
+        return true
+    }
+
+    /// Called with each batch of journaled visits once it is in the tables.
+    public func observeIngestion(_ observer: @escaping @Sendable ([Visit], [RecordOutcome]) -> Void) {
+        shared.observer.withLock { $0 = observer }
+    }
+
+    /// What the journal, the ingester and readers share.
+    final class JournalState: Sendable {
+        /// Checkouts of visits that are journaled but not yet in the tables, so the page behind a fresh 303 is
+        /// found.
+        let pendingCheckouts = Mutex<[String: CheckoutRecord]>([:])
+        /// Told about each ingested batch (metrics of new tokens).
+        let observer = Mutex<(@Sendable ([Visit], [RecordOutcome]) -> Void)?>(nil)
+        /// The journal, created after the ingester whose callback needs it.
+        private let journal = Mutex<VisitJournal?>(nil)
+        /// The highest journal sequence in the tables, and a signal after each ingested batch (for `flush`).
+        let applied = Atomic<Int64>(0)
+        let progress = DispatchSemaphore(value: 0)
+
+        func start(journal: VisitJournal, applied: Int64) {
+            self.journal.withLock { $0 = journal }
+            self.applied.store(applied, ordering: .relaxed)
+        }
+
+        /// A batch reached the tables: its checkouts are found there now, and the journal may drop it.
+        func ingested(_ batch: [JournalRecord], _ outcomes: [RecordOutcome]) {
+            pendingCheckouts.withLock { checkouts in
+                for record in batch { checkouts.removeValue(forKey: record.visit.checkoutId) }
+            }
+            if let last = batch.last?.sequence {
+                journal.withLock { $0 }?.markApplied(last)
+                applied.store(last, ordering: .relaxed)
+            }
+            observer.withLock { $0 }?(batch.map(\.visit), outcomes)
+            progress.signal()
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// What a database engine does for the `Ledger`: every table read and write, in the ledger's own types. The
+/// ledger in front of it owns what does not depend on the engine (the visit journal and its ingestion, checkouts
+/// not yet ingested, readiness), so a second engine implements this protocol and no caller changes.
+///
+/// Every write returns once it is committed (durably, as the engine was opened to commit). Implementations are
+/// safe to call from any thread.
+protocol LedgerEngine: Sendable {
+    /// Transactions committed since opening (each may carry many writes).
+    var commitCount: Int { get }
+    /// Commits what is queued and stops; later writes fail with `.closed`.
+    func close()
+
+    // MARK: the visit journal
+
+    /// The highest journal sequence whose visit is in the tables (0 when none).
+    func journalApplied() throws(StorageError) -> Int64
+    /// Applies journaled visits and advances `journalApplied` to the last one, in one transaction.
+    func applyJournaled(_ batch: [JournalRecord]) throws(StorageError) -> [RecordOutcome]
+
+    // MARK: writes
+
+    func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome
+    func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
+        -> RecordOutcome
+    func recordCheckoutIntent(checkoutId: String, productId: String, currency: String, amount: String, at: Int64)
+        throws(StorageError) -> Int64
+    func checkWritable(at: Int64) throws(StorageError)
+    func secret(named name: String) throws(StorageError) -> String
+    func suspendWrites(_ suspended: Bool) throws(StorageError)
+
+    // MARK: queries
+
+    func checkout(id: String) throws(StorageError) -> CheckoutRecord?
+    func tokens(limit: Int, offset: Int, search: String?, environment: String?) throws(StorageError) -> [StoredToken]
+    func token(_ externalPurchaseId: String) throws(StorageError) -> StoredToken?
+    func visits(for externalPurchaseId: String, limit: Int) throws(StorageError) -> [Ledger.VisitRow]
+    func checkoutIntents(checkoutId: String) throws(StorageError) -> [Ledger.CheckoutIntentRow]
+    func count(_ table: Ledger.CountableTable) throws(StorageError) -> Int64
+
+    // MARK: the report outbox
+
+    func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem]
+    func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport]
+    func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport?
+    func reports(limit: Int, offset: Int, state: StoredReport.State?) throws(StorageError) -> [StoredReport]
+    func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport]
+    func tokensNeedingReports(quietSince: Int64, limit: Int) throws(StorageError) -> [StoredToken]
+    func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken]
+    func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?)
+    func storeLineItems(_ items: [(lineItemId: String, body: String)], for externalPurchaseId: String, at: Int64)
+        throws(StorageError)
+    func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError)
+    func reviseRejectedReport(_ requestIdentifier: String, body: String, lineItemRows: [Int64], now: Int64)
+        throws(StorageError)
+    func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError)
+}
+
+/// One visit from the journal with its sequence number.
+typealias JournalRecord = (sequence: Int64, visit: Visit)

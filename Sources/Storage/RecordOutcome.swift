@@ -1,0 +1,14 @@
+/// What recording a token or visit found.
+public struct RecordOutcome: Sendable, Equatable {
+    public var checkoutId: String
+    /// The token's visit count after this visit (0 for tokenless visits and app-forwarded tokens).
+    public var visitCount: Int64
+    /// Whether this was the first time the token was seen.
+    public var isNewToken: Bool
+
+    package init(checkoutId: String, visitCount: Int64, isNewToken: Bool) {
+        self.checkoutId = checkoutId
+        self.visitCount = visitCount
+        self.isNewToken = isNewToken
+    }
+}

@@ -1,0 +1,131 @@
+/// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
+extension SQLiteEngine {
+    func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
+        try writer.write { connection throws(StorageError) in try Self.insert(visit, into: connection) }
+    }
+
+    func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
+        -> RecordOutcome
+    {
+        try writer.write { connection throws(StorageError) in
+            let isNew = try Self.upsert(token, checkoutId: checkoutId, countVisit: false, at: at, into: connection)
+                .isNew
+            if isNew {
+                try Self.insertCheckout(
+                    id: checkoutId,
+                    token: token.externalPurchaseId,
+                    bundleId: token.bundleId,
+                    at: at,
+                    into: connection
+                )
+            }
+            return RecordOutcome(checkoutId: checkoutId, visitCount: 0, isNewToken: isNew)
+        }
+    }
+
+    func recordCheckoutIntent(checkoutId: String, productId: String, currency: String, amount: String, at: Int64)
+        throws(StorageError) -> Int64
+    {
+        try writer.write { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                INSERT INTO checkout_intents (checkout_id, product_id, currency, amount, created_at)
+                VALUES (?, ?, ?, ?, ?) RETURNING id
+                """,
+                [.text(checkoutId), .text(productId), .text(currency), .text(amount), .integer(at)]
+            )
+            return rows.first?.first?.integer ?? 0
+        }
+    }
+
+    /// The `visits` insert; its `utm_*` columns are named like `Visit.utmParameterNames`.
+    private static let insertVisitSQL = """
+        INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
+        \(Visit.utmParameterNames.joined(separator: ", ")))
+        VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
+        """
+
+    static func insert(_ visit: Visit, into connection: SQLiteConnection) throws(StorageError) -> RecordOutcome {
+        var visitCount: Int64 = 0
+        // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
+        var isNew = visit.token == nil
+        if let token = visit.token {
+            (isNew, visitCount) = try upsert(
+                token,
+                checkoutId: visit.checkoutId,
+                countVisit: true,
+                at: visit.at,
+                into: connection
+            )
+        }
+        let checkoutId = visit.checkoutId
+        if isNew {
+            try insertCheckout(
+                id: checkoutId,
+                token: visit.token?.externalPurchaseId,
+                bundleId: visit.bundleId,
+                at: visit.at,
+                into: connection
+            )
+        }
+        let parameters: [SQLiteValue] = [
+            .text(checkoutId), .optional(visit.token?.externalPurchaseId), .integer(visit.at),
+            .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
+        ]
+        try connection.query(insertVisitSQL, parameters + Visit.utmParameterNames.map { .optional(visit.utm[$0]) })
+        return RecordOutcome(checkoutId: checkoutId, visitCount: visitCount, isNewToken: isNew && visit.token != nil)
+    }
+
+    /// One row per externalPurchaseId: the first sighting inserts, later ones bump `last_seen_at` and the count.
+    private static func upsert(
+        _ token: TokenFields,
+        checkoutId: String,
+        countVisit: Bool,
+        at: Int64,
+        into connection: SQLiteConnection
+    ) throws(StorageError) -> (isNew: Bool, visitCount: Int64) {
+        let increment: Int64 = countVisit ? 1 : 0
+        let inserted = try connection.query(
+            """
+            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
+                last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(external_purchase_id) DO NOTHING
+            RETURNING visit_count
+            """,
+            [
+                .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
+                .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
+                .optional(token.expiresAt), .text(token.environment), .text(token.source),
+                .optional(token.appAccountToken), .integer(at), .integer(at), .integer(increment),
+            ]
+        )
+        if let count = inserted.first?.first?.integer { return (true, count) }
+        let updated = try connection.query(
+            """
+            UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?,
+                app_account_token = COALESCE(app_account_token, ?)
+            WHERE external_purchase_id = ? RETURNING visit_count
+            """,
+            [.integer(at), .integer(increment), .optional(token.appAccountToken), .text(token.externalPurchaseId)]
+        )
+        guard let count = updated.first?.first?.integer else {
+            throw StorageError(.notFound, "token upsert found no row")
+        }
+        return (false, count)
+    }
+
+    private static func insertCheckout(
+        id: String,
+        token: String?,
+        bundleId: String,
+        at: Int64,
+        into connection: SQLiteConnection
+    ) throws(StorageError) {
+        try connection.query(
+            "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            [.text(id), .optional(token), .text(bundleId), .integer(at)]
+        )
+    }
+}
