@@ -89,6 +89,72 @@ enum Migrations {
             CREATE INDEX tokens_account ON tokens(app_account_token) WHERE app_account_token IS NOT NULL;
             """
         ),
+        (
+            3,
+            """
+            CREATE TABLE payment_sessions (
+                session_id TEXT PRIMARY KEY,
+                provider TEXT NOT NULL,
+                intent_id TEXT NOT NULL UNIQUE,
+                checkout_id TEXT NOT NULL,
+                external_purchase_id TEXT,
+                product_id TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                amount TEXT NOT NULL,
+                language TEXT NOT NULL,
+                url TEXT NOT NULL,
+                state TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX payment_sessions_checkout ON payment_sessions(checkout_id);
+            CREATE INDEX payment_sessions_token ON payment_sessions(external_purchase_id)
+                WHERE external_purchase_id IS NOT NULL;
+            CREATE TABLE payment_events (
+                provider TEXT NOT NULL,
+                event_id TEXT NOT NULL,
+                type TEXT NOT NULL,
+                body TEXT NOT NULL,
+                received_at INTEGER NOT NULL,
+                processed_at INTEGER,
+                outcome TEXT,
+                PRIMARY KEY (provider, event_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX payment_events_unprocessed ON payment_events(received_at) WHERE processed_at IS NULL;
+            CREATE TABLE purchases (
+                purchase_id TEXT PRIMARY KEY,
+                provider TEXT NOT NULL,
+                checkout_id TEXT,
+                external_purchase_id TEXT,
+                bundle_id TEXT,
+                product_id TEXT,
+                kind TEXT NOT NULL,
+                status TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                amount_total INTEGER NOT NULL,
+                amount_tax INTEGER NOT NULL,
+                tax_country TEXT NOT NULL,
+                subscription_id TEXT,
+                buy_line_item_id TEXT,
+                period_end INTEGER,
+                paid_days INTEGER NOT NULL DEFAULT 0,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX purchases_token ON purchases(external_purchase_id);
+            CREATE INDEX purchases_subscription ON purchases(subscription_id) WHERE subscription_id IS NOT NULL;
+            CREATE TABLE purchase_charges (
+                charge_key TEXT PRIMARY KEY,
+                purchase_id TEXT NOT NULL,
+                line_item_id TEXT NOT NULL,
+                amount_total INTEGER NOT NULL,
+                amount_tax INTEGER NOT NULL,
+                amount_refunded INTEGER NOT NULL DEFAULT 0,
+                created_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX purchase_charges_purchase ON purchase_charges(purchase_id);
+            """
+        ),
     ]
 
     static func apply(to connection: SQLiteConnection, now: Int64) throws(StorageError) {

@@ -1,0 +1,35 @@
+/// Everything one payment event changes, written in one transaction together with marking the event done: a
+/// crash leaves either all of it or none, and the event is then acted on again from storage.
+public struct PaymentChange: Sendable {
+    /// The event this change acts on (marked processed with `outcome`); nil for changes without an event.
+    public var event: (provider: String, eventId: String)?
+    public var outcome: String
+    public var purchase: PurchaseRecord?
+    public var charge: PurchaseCharge?
+    /// A charge's new cumulative refunded amount.
+    public var refund: (chargeKey: String, amountRefunded: Int64)?
+    public var sessionState: (sessionId: String, state: PaymentSessionRecord.State)?
+    /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
+    public var lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)]
+    public var at: Int64
+
+    public init(
+        event: (provider: String, eventId: String)?,
+        outcome: String,
+        purchase: PurchaseRecord? = nil,
+        charge: PurchaseCharge? = nil,
+        refund: (chargeKey: String, amountRefunded: Int64)? = nil,
+        sessionState: (sessionId: String, state: PaymentSessionRecord.State)? = nil,
+        lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = [],
+        at: Int64
+    ) {
+        self.event = event
+        self.outcome = outcome
+        self.purchase = purchase
+        self.charge = charge
+        self.refund = refund
+        self.sessionState = sessionState
+        self.lineItems = lineItems
+        self.at = at
+    }
+}

@@ -1,0 +1,64 @@
+/// A payment started for a checkout: the provider's session, which our intent created it (the idempotency
+/// key), and where it stands. An open session holds back the token's `NO_LINE_ITEM` report while the payment
+/// may still complete.
+public struct PaymentSessionRecord: Sendable, Equatable, Codable {
+    public enum State: String, Sendable, Codable, CaseIterable {
+        /// Created; the person is paying (or left without finishing).
+        case open
+        /// Completed with a delayed payment method that has not paid yet.
+        case pending
+        /// Paid.
+        case complete
+        /// Expired unpaid, or cancelled: the person may start again.
+        case expired
+        /// A delayed payment failed.
+        case failed
+    }
+
+    public var sessionId: String
+    /// `demo` or `stripe`.
+    public var provider: String
+    public var intentId: String
+    public var checkoutId: String
+    public var externalPurchaseId: String?
+    public var productId: String
+    public var currency: String
+    /// Decimal text, as in the catalog (`"29.99"`).
+    public var amount: String
+    public var language: String
+    /// Where the person pays (the provider's page).
+    public var url: String
+    public var state: State
+    public var createdAt: Int64
+    public var updatedAt: Int64
+
+    public init(
+        sessionId: String,
+        provider: String,
+        intentId: String,
+        checkoutId: String,
+        externalPurchaseId: String?,
+        productId: String,
+        currency: String,
+        amount: String,
+        language: String,
+        url: String,
+        state: State,
+        createdAt: Int64,
+        updatedAt: Int64
+    ) {
+        self.sessionId = sessionId
+        self.provider = provider
+        self.intentId = intentId
+        self.checkoutId = checkoutId
+        self.externalPurchaseId = externalPurchaseId
+        self.productId = productId
+        self.currency = currency
+        self.amount = amount
+        self.language = language
+        self.url = url
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}

@@ -1,0 +1,31 @@
+/// One paid charge of a purchase (the buy, or a renewal) with the Apple line item that reported it, so a refund
+/// of that charge can reference it and report only what is newly refunded.
+public struct PurchaseCharge: Sendable, Equatable, Codable {
+    /// The provider's payment reference (Stripe: the PaymentIntent id).
+    public var chargeKey: String
+    public var purchaseId: String
+    public var lineItemId: String
+    public var amountTotal: Int64
+    public var amountTax: Int64
+    /// Refunded so far (the provider reports a cumulative figure).
+    public var amountRefunded: Int64
+    public var createdAt: Int64
+
+    public init(
+        chargeKey: String,
+        purchaseId: String,
+        lineItemId: String,
+        amountTotal: Int64,
+        amountTax: Int64,
+        amountRefunded: Int64,
+        createdAt: Int64
+    ) {
+        self.chargeKey = chargeKey
+        self.purchaseId = purchaseId
+        self.lineItemId = lineItemId
+        self.amountTotal = amountTotal
+        self.amountTax = amountTax
+        self.amountRefunded = amountRefunded
+        self.createdAt = createdAt
+    }
+}

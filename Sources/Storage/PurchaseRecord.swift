@@ -1,0 +1,75 @@
+/// A paid purchase (one-time, or a subscription from its start), keyed by the provider's session id. Amounts
+/// are in the provider's minor units of `currency`; never floating point.
+public struct PurchaseRecord: Sendable, Equatable, Codable {
+    public enum Status: String, Sendable, Codable {
+        case paid
+        case partiallyRefunded = "partially_refunded"
+        case refunded
+        /// A subscription that will not renew.
+        case ended
+    }
+
+    public var purchaseId: String
+    public var provider: String
+    public var checkoutId: String?
+    public var externalPurchaseId: String?
+    public var bundleId: String?
+    public var productId: String?
+    /// `oneTime` or `subscription`.
+    public var kind: String
+    public var status: Status
+    public var currency: String
+    public var amountTotal: Int64
+    public var amountTax: Int64
+    /// Apple's `taxCountry` (alpha-3).
+    public var taxCountry: String
+    public var subscriptionId: String?
+    /// The Apple line item of the buy (a subscription's start): renewals and refunds reference it.
+    public var buyLineItemId: String?
+    /// End of the paid period (subscriptions), UNIX ms.
+    public var periodEnd: Int64?
+    /// Days of paid service reported so far (Apple's `subscriptionDaysOfPaidService`).
+    public var paidDays: Int64
+    public var createdAt: Int64
+    public var updatedAt: Int64
+
+    public init(
+        purchaseId: String,
+        provider: String,
+        checkoutId: String?,
+        externalPurchaseId: String?,
+        bundleId: String?,
+        productId: String?,
+        kind: String,
+        status: Status,
+        currency: String,
+        amountTotal: Int64,
+        amountTax: Int64,
+        taxCountry: String,
+        subscriptionId: String?,
+        buyLineItemId: String?,
+        periodEnd: Int64?,
+        paidDays: Int64,
+        createdAt: Int64,
+        updatedAt: Int64
+    ) {
+        self.purchaseId = purchaseId
+        self.provider = provider
+        self.checkoutId = checkoutId
+        self.externalPurchaseId = externalPurchaseId
+        self.bundleId = bundleId
+        self.productId = productId
+        self.kind = kind
+        self.status = status
+        self.currency = currency
+        self.amountTotal = amountTotal
+        self.amountTax = amountTax
+        self.taxCountry = taxCountry
+        self.subscriptionId = subscriptionId
+        self.buyLineItemId = buyLineItemId
+        self.periodEnd = periodEnd
+        self.paidDays = paidDays
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}

@@ -1,0 +1,31 @@
+/// A provider's webhook event as received: stored (deduplicated by provider and event id) before it is
+/// acknowledged, then acted on from here, so a crash between the two loses nothing.
+public struct StoredPaymentEvent: Sendable, Equatable, Codable {
+    public var provider: String
+    public var eventId: String
+    public var type: String
+    /// The raw body, exactly as signed.
+    public var body: String
+    public var receivedAt: Int64
+    public var processedAt: Int64?
+    /// What acting on it came to (`purchase recorded`, `ignored`, ...), for the admin view.
+    public var outcome: String?
+
+    public init(
+        provider: String,
+        eventId: String,
+        type: String,
+        body: String,
+        receivedAt: Int64,
+        processedAt: Int64? = nil,
+        outcome: String? = nil
+    ) {
+        self.provider = provider
+        self.eventId = eventId
+        self.type = type
+        self.body = body
+        self.receivedAt = receivedAt
+        self.processedAt = processedAt
+        self.outcome = outcome
+    }
+}
