@@ -164,3 +164,25 @@ struct StripeEventTests {
         }
     }
 }
+
+/// A delivery from the fake server, end to end: signature checked over the raw bytes, then decoded.
+@Suite("Signed webhook delivery")
+struct SignedWebhookDeliveryTests {
+    @Test func aSignedDeliveryVerifiesAndDecodes() throws {
+        let secret = "whsec_fake_endpoint_secret"
+        let delivery = FakeStripeServer.signedDelivery(
+            event: StripeEventFixtures.chargeRefunded(amountRefunded: 2999, refunded: true),
+            secret: secret,
+            timestamp: 1_765_000_000
+        )
+        let verifier = StripeWebhookSignature(secret: secret)
+        try verifier.verify(header: delivery.header, body: delivery.body, nowSeconds: 1_765_000_030)
+        let event = try StripeEvent.decode(delivery.body)
+        guard case .refunded(let refund) = event.payload else {
+            Issue.record("expected a refund")
+            return
+        }
+        #expect(refund.fullyRefunded)
+        #expect(!delivery.header.contains(secret))
+    }
+}
