@@ -231,11 +231,9 @@ struct StripePaymentProviderTests {
         }
         #expect(!"\(configuration)".contains(wrongKey))
 
-        // Nothing listens on the port of a stopped server: a network error, still without the key.
-        let closed = try FakeStripeServer()
-        closed.stop()
+        // Nothing listens on port 1 of the loopback: a refused connection, still without the key.
         var unreachable = StripePaymentProvider.Configuration(secretKey: wrongKey)
-        unreachable.apiBase = closed.apiBase
+        unreachable.apiBase = "http://127.0.0.1:1"
         let offline = StripePaymentProvider(configuration: unreachable) { _ in }
         if let error = Self.failure({ () throws(PaymentError) in try offline.startCheckout(Self.request()) }) {
             #expect(error.kind == .unavailable)
