@@ -39,7 +39,8 @@ public struct StripePaymentProvider: PaymentProvider {
     private let client: HTTPClient
     private let pause: @Sendable (Duration) -> Void
 
-    /// `client` defaults to one made from `configuration`'s timeouts; pass one to share its connection pool.
+    /// `client` defaults to one made from `configuration`'s timeouts; pass one to share its connection pool (its
+    /// own `totalTimeout` then bounds each attempt, so keep it near `attemptTimeout`).
     /// `pause` is how the provider waits between retries (tests pass a recorder).
     public init(
         configuration: Configuration,
