@@ -26,6 +26,12 @@ let package = Package(
         .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .target(name: "ExternalPurchase", dependencies: ["Outbound", "Crypto"], swiftSettings: swiftSettings),
         .target(name: "Storage", dependencies: ["CSQLite", "Lifecycle"], swiftSettings: swiftSettings),
+        // Payment providers (demo, Stripe over Outbound), Stripe webhooks, and purchases as Apple line items.
+        .target(
+            name: "Payments",
+            dependencies: ["Outbound", "Crypto", "ExternalPurchase", "Lifecycle"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LinkOut",
             dependencies: ["HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound"],
@@ -60,6 +66,11 @@ let package = Package(
         .testTarget(
             name: "OutboundTests",
             dependencies: ["Outbound", "HTTPServer", "Logging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PaymentsTests",
+            dependencies: ["Payments", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle", "HTTPServer", "Logging"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,252 @@
+import ExternalPurchase
+import Foundation
+
+/// Payment facts → Apple's line items (apple-external-purchase.md §5.5), as a pure mapping: no I/O, no clock,
+/// the same input always gives the same item. The caller stores what it reported and passes back what a
+/// later item depends on (the subscription's previous item, the refunded buy, what was refunded before).
+///
+/// Amounts: Stripe's totals in minor units become milli-units (`StripeAmount.milliUnits`):
+/// `amountTaxInclusive` = the total paid, `taxAmount` = the tax in it, `amountTaxExclusive` = their
+/// difference, so inclusive = exclusive + tax holds by construction (`IncorrectAmountTaxInclusiveError`). A new
+/// buy's `netAmountTaxExclusive` is its `amountTaxExclusive` (nothing refunded yet; Apple's example "buy 1000,
+/// refund 300 → 700"); a refund's is the buy's exclusive amount less every refund so far, this one included.
+///
+/// Currencies: `pricingCurrency` is the charged currency. When Apple accepts it as a reporting currency, it is
+/// also the `reportingCurrency` and no `exchangeRate` is sent, as §5.5 demands. Otherwise §5.5 requires EUR or
+/// USD with the Bloomberg rate of the transaction's 48 hours; linkout cannot know that rate, so the caller
+/// passes an `ExchangeRate`, and without one the mapping throws `exchangeRateRequired` rather than report a
+/// made-up figure (the item can wait in the caller's queue for an operator-supplied rate).
+///
+/// Line item ids are the Stripe object that caused the item, so a webhook delivered three times makes one
+/// line item (Apple: unique per app, reuse only to restate): a buy is its Checkout Session id (`cs_…`), a
+/// renewal its invoice id (`in_…`), a refund `<charge id>:refund:<cumulative amount_refunded>`, which differs
+/// for each partial refund and repeats for a redelivery of the same one.
+public struct AppleLineItems: Sendable {
+    /// Apple's `taxCountry` when the payment has no billing country (alpha-3, e.g. `DEU`).
+    public var fallbackTaxCountry: String
+
+    public init(fallbackTaxCountry: String) {
+        self.fallbackTaxCountry = fallbackTaxCountry.uppercased()
+    }
+
+    /// A one-time purchase: `ONE_TIME_BUY`, quantity 1 (the amounts are the line's total).
+    public func oneTimeBuy(_ purchase: PurchaseCompletion, exchangeRate: ExchangeRate? = nil)
+        throws(AppleLineItemError) -> OneTimeBuyLineItem
+    {
+        guard let product = purchase.productId, !product.isEmpty else { throw .missingProduct }
+        var fields = try buyFields(
+            id: purchase.sessionId,
+            at: purchase.completedAt,
+            currency: purchase.currency,
+            total: purchase.amountTotal,
+            tax: purchase.amountTax,
+            country: purchase.customerCountry,
+            exchangeRate: exchangeRate
+        )
+        fields["productType"] = "ONE_TIME_BUY"
+        fields["productIdentifier"] = product
+        return try Self.build(fields)
+    }
+
+    /// The start of a subscription (`SUBSCRIPTION_START`): 0 days of paid service so far, and the first
+    /// period (`period`, else the purchase's own).
+    public func subscriptionStart(
+        _ purchase: PurchaseCompletion,
+        period: SubscriptionPeriod? = nil,
+        exchangeRate: ExchangeRate? = nil
+    ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
+        guard let product = purchase.productId, !product.isEmpty else { throw .missingProduct }
+        guard let period = period ?? purchase.period else { throw .missingPeriod }
+        var fields = try buyFields(
+            id: purchase.sessionId,
+            at: purchase.completedAt,
+            currency: purchase.currency,
+            total: purchase.amountTotal,
+            tax: purchase.amountTax,
+            country: purchase.customerCountry,
+            exchangeRate: exchangeRate
+        )
+        fields["productType"] = "SUBSCRIPTION"
+        fields["productIdentifier"] = product
+        fields["subscriptionEvent"] = "SUBSCRIPTION_START"
+        fields["subscriptionStartDate"] = period.start
+        fields["subscriptionEndDate"] = period.end
+        fields["subscriptionDaysOfPaidService"] = 0
+        return try Self.build(fields)
+    }
+
+    /// A renewal (`RENEWAL`) referencing the start. `previous` is the subscription's latest reported item (the
+    /// start or the last renewal): its paid period is added to the days of paid service, which count paid
+    /// days only, so a free first period (amount 0) adds nothing (§5.5).
+    public func renewal(
+        _ invoice: InvoicePayment,
+        previous: SubscriptionBuyLineItem,
+        exchangeRate: ExchangeRate? = nil
+    ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
+        let product = invoice.productId ?? previous.productIdentifier
+        guard !product.isEmpty else { throw .missingProduct }
+        let previousPeriod = SubscriptionPeriod(
+            start: previous.subscriptionStartDate,
+            end: previous.subscriptionEndDate
+        )
+        let paidDays =
+            previous.subscriptionDaysOfPaidService + (previous.amountTaxInclusive > 0 ? previousPeriod.days : 0)
+        let start =
+            previous.subscriptionEvent == "SUBSCRIPTION_START"
+            ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
+        var fields = try buyFields(
+            id: invoice.invoiceId,
+            at: invoice.paidAt,
+            currency: invoice.currency,
+            total: invoice.total,
+            tax: invoice.tax,
+            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry),
+            exchangeRate: exchangeRate
+        )
+        fields["productType"] = "SUBSCRIPTION"
+        fields["productIdentifier"] = product
+        fields["subscriptionEvent"] = "RENEWAL"
+        fields["subscriptionStartDate"] = invoice.period.start
+        fields["subscriptionEndDate"] = invoice.period.end
+        fields["subscriptionDaysOfPaidService"] = paidDays
+        fields["referenceLineItemId"] = start
+        return try Self.build(fields)
+    }
+
+    /// The refund of what is new in `refund`: `amount_refunded` is cumulative, `alreadyRefunded` is the part of
+    /// it reported before (Stripe minor units). Nil when nothing is new (a redelivered or out-of-order event).
+    /// Currencies, exchange rate and tax country are the buy's, as Apple requires them to match (§5.5). The tax
+    /// is split in proportion to the buy's, rounded on the cumulative amounts so that the refunds of a buy
+    /// always add up to exactly its amounts, and inclusive = exclusive + tax on each.
+    public func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
+        throws(AppleLineItemError) -> RefundLineItem?
+    {
+        guard buy.isBuy else { throw .notABuy(buy.common.lineItemId) }
+        let original = buy.common
+        guard refund.currency == original.pricingCurrency else {
+            throw .currencyMismatch(buy: original.pricingCurrency, refund: refund.currency)
+        }
+        guard refund.amountRefunded >= 0, alreadyRefunded >= 0 else {
+            throw .inconsistentAmounts("negative refund amounts")
+        }
+        guard refund.amountRefunded > alreadyRefunded else { return nil }
+        // The buy's own conversion, so a full refund converts to exactly the buy's amount.
+        let conversion: (numerator: Int64, denominator: Int64)
+        if let rate = original.exchangeRate {
+            // Apple's field is a double; its shortest decimal text is the rate the caller gave as text.
+            guard let fraction = ExchangeRate(reportingCurrency: original.reportingCurrency, rate: "\(rate)").fraction
+            else { throw .invalidExchangeRate("\(rate)") }
+            conversion = fraction
+        } else {
+            conversion = (1, 1)
+        }
+        func reported(_ minor: Int64) -> Int64 {
+            let milli = StripeAmount.milliUnits(minor, currency: refund.currency)
+            return min(
+                Self.mulDivRounded(milli, conversion.numerator, conversion.denominator),
+                original.amountTaxInclusive
+            )
+        }
+        func taxShare(_ inclusive: Int64) -> Int64 {
+            guard original.amountTaxInclusive > 0 else { return 0 }
+            return Self.mulDivRounded(inclusive, original.taxAmount, original.amountTaxInclusive)
+        }
+        let before = reported(alreadyRefunded)
+        let after = reported(refund.amountRefunded)
+        guard after > before else { return nil }
+        let inclusive = after - before
+        let tax = taxShare(after) - taxShare(before)
+        let exclusiveRefundedSoFar = after - taxShare(after)
+        var fields: [String: Any] = [
+            "lineItemId": "\(refund.chargeId):refund:\(refund.amountRefunded)",
+            "creationDate": refund.refundedAt,
+            "eventType": "REFUND",
+            "amountTaxInclusive": inclusive,
+            "amountTaxExclusive": inclusive - tax,
+            "taxAmount": tax,
+            "netAmountTaxExclusive": original.amountTaxExclusive - exclusiveRefundedSoFar,
+            "reportingCurrency": original.reportingCurrency,
+            "pricingCurrency": original.pricingCurrency,
+            "taxCountry": original.taxCountry,
+            "referenceLineItemId": original.lineItemId,
+        ]
+        if let rate = original.exchangeRate { fields["exchangeRate"] = rate }
+        return try Self.build(fields)
+    }
+
+    /// The fields every buy shares: id, date, currencies, amounts and tax country.
+    private func buyFields(
+        id: String,
+        at creationDate: Int64,
+        currency: String,
+        total: Int64,
+        tax: Int64,
+        country: String?,
+        exchangeRate: ExchangeRate?
+    ) throws(AppleLineItemError) -> [String: Any] {
+        guard total >= 0, tax >= 0, tax <= total else {
+            throw .inconsistentAmounts("total \(total), tax \(tax)")
+        }
+        let pricing = currency.uppercased()
+        var inclusive = StripeAmount.milliUnits(total, currency: pricing)
+        var taxAmount = StripeAmount.milliUnits(tax, currency: pricing)
+        var fields: [String: Any] = [
+            "lineItemId": id,
+            "creationDate": creationDate,
+            "eventType": "BUY",
+            "quantity": 1,
+            "pricingCurrency": pricing,
+            "taxCountry": try taxCountry(country),
+        ]
+        if ReportValidator.reportingCurrencies.contains(pricing) {
+            fields["reportingCurrency"] = pricing
+        } else {
+            guard let exchangeRate else { throw .exchangeRateRequired(currency: pricing) }
+            guard exchangeRate.reportingCurrency == "EUR" || exchangeRate.reportingCurrency == "USD",
+                let fraction = exchangeRate.fraction, let double = Double(exchangeRate.rate)
+            else { throw .invalidExchangeRate(exchangeRate.rate) }
+            inclusive = Self.mulDivRounded(inclusive, fraction.numerator, fraction.denominator)
+            taxAmount = Self.mulDivRounded(taxAmount, fraction.numerator, fraction.denominator)
+            fields["reportingCurrency"] = exchangeRate.reportingCurrency
+            fields["exchangeRate"] = double
+        }
+        fields["amountTaxInclusive"] = inclusive
+        fields["taxAmount"] = taxAmount
+        fields["amountTaxExclusive"] = inclusive - taxAmount
+        fields["netAmountTaxExclusive"] = inclusive - taxAmount
+        return fields
+    }
+
+    /// Apple's alpha-3 `taxCountry` for a Stripe billing country (alpha-2), else the fallback.
+    private func taxCountry(_ alpha2: String?) throws(AppleLineItemError) -> String {
+        if let alpha2, let alpha3 = CountryCodes.alpha3(forAlpha2: alpha2) { return alpha3 }
+        guard CountryCodes.isAlpha3(fallbackTaxCountry) else { throw .unknownTaxCountry(fallbackTaxCountry) }
+        return fallbackTaxCountry
+    }
+
+    /// round(value × numerator / denominator), halves up, for non-negative values, in 128-bit intermediate
+    /// arithmetic (milli-units times a tax amount or a rate's numerator overflow 64 bits).
+    static func mulDivRounded(_ value: Int64, _ numerator: Int64, _ denominator: Int64) -> Int64 {
+        precondition(value >= 0 && numerator >= 0 && denominator > 0, "non-negative amounts only")
+        let product = UInt64(value).multipliedFullWidth(by: UInt64(numerator))
+        let half = UInt64(denominator) / 2
+        let (low, carry) = product.low.addingReportingOverflow(half)
+        let high = product.high + (carry ? 1 : 0)
+        let divisor = UInt64(denominator)
+        // The quotient fits: callers divide by at least the numerator's scale.
+        guard high < divisor else { return Int64.max }
+        let (quotient, _) = divisor.dividingFullWidth((high: high, low: low))
+        return Int64(clamping: quotient)
+    }
+
+    /// Apple's line item types are `Codable` with Apple's field names; building them from those names keeps
+    /// this mapping next to Apple's documentation and independent of the types' initialisers.
+    private static func build<Item: Decodable>(_ fields: [String: Any]) throws(AppleLineItemError) -> Item {
+        do {
+            let data = try JSONSerialization.data(withJSONObject: fields)
+            return try JSONDecoder().decode(Item.self, from: data)
+        } catch {
+            throw .unrepresentable(String(describing: Item.self))
+        }
+    }
+}

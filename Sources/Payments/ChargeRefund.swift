@@ -1,0 +1,44 @@
+/// A charge refunded in full or in part (`charge.refunded`, stripe.md §5). `amountRefunded` is cumulative over
+/// all refunds of the charge, so the caller, who knows what it already reported, works out what is new.
+/// Amounts in Stripe minor units.
+public struct ChargeRefund: Sendable, Equatable {
+    /// `ch_…` (or `py_…`).
+    public var chargeId: String
+    /// `payment_intent`: finds the purchase (one-time) or the invoice (renewal) that was refunded.
+    public var paymentIntentId: String?
+    /// `amount`: what was charged.
+    public var amount: Int64
+    /// `amount_refunded`: refunded so far, this refund included.
+    public var amountRefunded: Int64
+    /// ISO 4217, upper case.
+    public var currency: String
+    /// `refunded`: true only once the whole amount is refunded.
+    public var fullyRefunded: Bool
+    /// The charge's metadata, which the checkout put on its PaymentIntent (one-time purchases).
+    public var externalPurchaseId: String?
+    public var productId: String?
+    /// When it was refunded, UNIX ms (the event's `created`).
+    public var refundedAt: Int64
+
+    public init(
+        chargeId: String,
+        paymentIntentId: String?,
+        amount: Int64,
+        amountRefunded: Int64,
+        currency: String,
+        fullyRefunded: Bool,
+        externalPurchaseId: String? = nil,
+        productId: String? = nil,
+        refundedAt: Int64
+    ) {
+        self.chargeId = chargeId
+        self.paymentIntentId = paymentIntentId
+        self.amount = amount
+        self.amountRefunded = amountRefunded
+        self.currency = currency.uppercased()
+        self.fullyRefunded = fullyRefunded
+        self.externalPurchaseId = externalPurchaseId
+        self.productId = productId
+        self.refundedAt = refundedAt
+    }
+}

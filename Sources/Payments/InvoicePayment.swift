@@ -1,0 +1,68 @@
+/// A paid subscription invoice (`invoice.paid`, stripe.md §5): a renewal (`billing_reason`
+/// `subscription_cycle`), or the first invoice of a subscription (`subscription_create`), whose purchase the
+/// session completion already reported and which only lends its period. Amounts in Stripe minor units.
+public struct InvoicePayment: Sendable, Equatable {
+    /// `in_…`: a renewal's line item is keyed on it.
+    public var invoiceId: String
+    /// `parent.subscription_details.subscription` (basil and later) or top-level `subscription` (before).
+    public var subscriptionId: String?
+    /// `billing_reason`.
+    public var billingReason: String
+    /// The subscription's metadata (`parent.subscription_details.metadata`), which the checkout put there.
+    public var externalPurchaseId: String?
+    public var bundleId: String?
+    public var productId: String?
+    /// ISO 4217, upper case.
+    public var currency: String
+    /// `total_excluding_tax`.
+    public var totalExcludingTax: Int64
+    /// Σ `total_taxes[].amount` (basil and later), or `tax` (before).
+    public var tax: Int64
+    /// `total`: after discounts, tax included.
+    public var total: Int64
+    /// `amount_paid`.
+    public var amountPaid: Int64
+    /// `lines.data[0].period`.
+    public var period: SubscriptionPeriod
+    /// `customer_address.country` (alpha-2), when the invoice has it.
+    public var customerCountry: String?
+    /// The PaymentIntent that paid it (`payments.data[].payment.payment_intent`, or `payment_intent` before
+    /// basil), so a refund of its charge finds this renewal.
+    public var paymentIntentId: String?
+    /// When it was paid, UNIX ms (the event's `created`).
+    public var paidAt: Int64
+
+    public init(
+        invoiceId: String,
+        subscriptionId: String?,
+        billingReason: String,
+        externalPurchaseId: String?,
+        bundleId: String?,
+        productId: String?,
+        currency: String,
+        totalExcludingTax: Int64,
+        tax: Int64,
+        total: Int64,
+        amountPaid: Int64,
+        period: SubscriptionPeriod,
+        customerCountry: String?,
+        paymentIntentId: String?,
+        paidAt: Int64
+    ) {
+        self.invoiceId = invoiceId
+        self.subscriptionId = subscriptionId
+        self.billingReason = billingReason
+        self.externalPurchaseId = externalPurchaseId
+        self.bundleId = bundleId
+        self.productId = productId
+        self.currency = currency.uppercased()
+        self.totalExcludingTax = totalExcludingTax
+        self.tax = tax
+        self.total = total
+        self.amountPaid = amountPaid
+        self.period = period
+        self.customerCountry = customerCountry
+        self.paymentIntentId = paymentIntentId
+        self.paidAt = paidAt
+    }
+}

@@ -1,0 +1,192 @@
+/// A Stripe webhook event (stripe.md §4–5), decoded from the raw body after `StripeWebhookSignature` accepted
+/// it: the envelope (`id` to deduplicate on, `type`, `created`) and what it means for linkout (`payload`).
+/// Shapes of API version basil (2025-03-31) and later are read, with the older invoice fields as fallbacks.
+public struct StripeEvent: Sendable, Equatable {
+    /// `evt_…`. Stripe delivers duplicates and in any order: store events by this id before acting.
+    public var id: String
+    public var type: String
+    /// UNIX seconds.
+    public var created: Int64
+    public var livemode: Bool
+    /// The version `data.object` is rendered in (the endpoint's).
+    public var apiVersion: String?
+    public var payload: PaymentEvent
+
+    public init(id: String, type: String, created: Int64, livemode: Bool, apiVersion: String?, payload: PaymentEvent) {
+        self.id = id
+        self.type = type
+        self.created = created
+        self.livemode = livemode
+        self.apiVersion = apiVersion
+        self.payload = payload
+    }
+
+    /// Decodes an event body. Unknown types decode to `.ignored(type:)`; a known type with missing or mistyped
+    /// fields throws, naming the field.
+    public static func decode(_ body: [UInt8]) throws(StripeEventError) -> StripeEvent {
+        let event = try StripeJSON.parse(body)
+        let id = try event.string("id")
+        let type = try event.string("type")
+        let created = try event.integer("created")
+        let at = created * 1000
+        let object = { () throws(StripeEventError) -> StripeJSON in try event.child("data").child("object") }
+        let payload: PaymentEvent
+        switch type {
+        case "checkout.session.completed", "checkout.session.async_payment_succeeded":
+            let session = try object()
+            // Fulfil only when paid or nothing was due; `unpaid` waits for the async events (stripe.md §5).
+            switch try session.string("payment_status") {
+            case "paid", "no_payment_required": payload = .purchaseCompleted(try completion(session, at: at))
+            default: payload = .purchasePending(try reference(session))
+            }
+        case "checkout.session.async_payment_failed":
+            payload = .purchaseFailed(try reference(try object()))
+        case "checkout.session.expired":
+            payload = .sessionExpired(try reference(try object()))
+        case "invoice.paid":
+            let invoice = try object()
+            switch try invoice.string("billing_reason") {
+            case "subscription_cycle": payload = .renewalPaid(try invoicePayment(invoice, at: at))
+            case "subscription_create": payload = .firstInvoicePaid(try invoicePayment(invoice, at: at))
+            default: payload = .ignored(type: type)
+            }
+        case "charge.refunded":
+            payload = .refunded(try refund(try object(), at: at))
+        case "customer.subscription.deleted":
+            let subscription = try object()
+            payload = .subscriptionEnded(
+                PaymentEvent.SubscriptionEnd(
+                    subscriptionId: try subscription.string("id"),
+                    endedAt: try subscription.optionalInteger("ended_at").map { $0 * 1000 },
+                    externalPurchaseId: try subscription.optionalChild("metadata")?.optionalString(
+                        "external_purchase_id"
+                    )
+                )
+            )
+        default:
+            payload = .ignored(type: type)
+        }
+        return StripeEvent(
+            id: id,
+            type: type,
+            created: created,
+            livemode: try event.optionalBool("livemode") ?? false,
+            apiVersion: try event.optionalString("api_version"),
+            payload: payload
+        )
+    }
+
+    private static func reference(_ session: StripeJSON) throws(StripeEventError) -> PaymentEvent.SessionReference {
+        PaymentEvent.SessionReference(
+            sessionId: try session.string("id"),
+            checkoutId: try session.optionalString("client_reference_id")
+        )
+    }
+
+    private static func completion(_ session: StripeJSON, at: Int64) throws(StripeEventError) -> PurchaseCompletion {
+        let metadata = try session.optionalChild("metadata")
+        let modeText = try session.string("mode")
+        guard let mode = PurchaseCompletion.Mode(rawValue: modeText) else {
+            throw .unsupported("checkout session mode \(modeText)")
+        }
+        let address = try session.optionalChild("customer_details")?.optionalChild("address")
+        return PurchaseCompletion(
+            sessionId: try session.string("id"),
+            checkoutId: try session.optionalString("client_reference_id"),
+            externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
+            bundleId: try metadata?.optionalString("bundle_id"),
+            productId: try metadata?.optionalString("product_id"),
+            mode: mode,
+            currency: try session.string("currency"),
+            amountSubtotal: try session.integer("amount_subtotal"),
+            amountTax: try session.optionalChild("total_details")?.optionalInteger("amount_tax") ?? 0,
+            amountTotal: try session.integer("amount_total"),
+            customerCountry: try address?.optionalString("country"),
+            paymentIntentId: try session.optionalID("payment_intent"),
+            subscriptionId: try session.optionalID("subscription"),
+            invoiceId: try session.optionalID("invoice"),
+            completedAt: at
+        )
+    }
+
+    private static func invoicePayment(_ invoice: StripeJSON, at: Int64) throws(StripeEventError) -> InvoicePayment {
+        // Since basil the subscription and its metadata sit under `parent.subscription_details`; before, the
+        // subscription id was top level (stripe.md §5).
+        let details = try invoice.optionalChild("parent")?.optionalChild("subscription_details")
+        var metadata = try details?.optionalChild("metadata")
+        if metadata == nil { metadata = try invoice.optionalChild("subscription_details")?.optionalChild("metadata") }
+        var subscription = try details?.optionalID("subscription")
+        if subscription == nil { subscription = try invoice.optionalID("subscription") }
+        // Tax: Σ total_taxes[].amount since basil, else the old `tax` field.
+        let taxes = try invoice.children("total_taxes")
+        var tax: Int64 = 0
+        if taxes.isEmpty {
+            tax = try invoice.optionalInteger("tax") ?? 0
+        } else {
+            for entry in taxes { tax += try entry.integer("amount") }
+        }
+        guard let line = try invoice.optionalChild("lines")?.children("data").first else {
+            throw .missingField("data.object.lines.data[0]")
+        }
+        let period = try line.child("period")
+        var paymentIntent = try invoice.optionalID("payment_intent")
+        if paymentIntent == nil, let payments = try invoice.optionalChild("payments") {
+            for payment in try payments.children("data") where paymentIntent == nil {
+                paymentIntent = try payment.optionalChild("payment")?.optionalID("payment_intent")
+            }
+        }
+        let total = try invoice.integer("total")
+        return InvoicePayment(
+            invoiceId: try invoice.string("id"),
+            subscriptionId: subscription,
+            billingReason: try invoice.string("billing_reason"),
+            externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
+            bundleId: try metadata?.optionalString("bundle_id"),
+            productId: try metadata?.optionalString("product_id"),
+            currency: try invoice.string("currency"),
+            totalExcludingTax: try invoice.optionalInteger("total_excluding_tax") ?? total - tax,
+            tax: tax,
+            total: total,
+            amountPaid: try invoice.integer("amount_paid"),
+            period: SubscriptionPeriod(
+                start: try period.integer("start") * 1000,
+                end: try period.integer("end") * 1000
+            ),
+            customerCountry: try invoice.optionalChild("customer_address")?.optionalString("country"),
+            paymentIntentId: paymentIntent,
+            paidAt: at
+        )
+    }
+
+    private static func refund(_ charge: StripeJSON, at: Int64) throws(StripeEventError) -> ChargeRefund {
+        let metadata = try charge.optionalChild("metadata")
+        return ChargeRefund(
+            chargeId: try charge.string("id"),
+            paymentIntentId: try charge.optionalID("payment_intent"),
+            amount: try charge.integer("amount"),
+            amountRefunded: try charge.integer("amount_refunded"),
+            currency: try charge.string("currency"),
+            fullyRefunded: try charge.optionalBool("refunded") ?? false,
+            externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
+            productId: try metadata?.optionalString("product_id"),
+            refundedAt: at
+        )
+    }
+}
+
+/// Why an event body could not be decoded. Names a field, never a value.
+public enum StripeEventError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notJSON
+    case missingField(String)
+    case wrongType(String)
+    case unsupported(String)
+
+    public var description: String {
+        switch self {
+        case .notJSON: "the event is not a JSON object"
+        case .missingField(let path): "the event has no \(path)"
+        case .wrongType(let path): "the event's \(path) has the wrong type"
+        case .unsupported(let what): "unsupported: \(what)"
+        }
+    }
+}

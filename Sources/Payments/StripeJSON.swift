@@ -1,0 +1,90 @@
+import Foundation
+
+/// Typed reads from one JSON object of a Stripe payload, each failure naming the dotted path of the field
+/// (`data.object.amount_total`), so a malformed event says what is wrong without echoing the payload.
+struct StripeJSON {
+    let object: [String: Any]
+    let path: String
+
+    init(_ object: [String: Any], path: String) {
+        self.object = object
+        self.path = path
+    }
+
+    /// The top-level object of a JSON document.
+    static func parse(_ bytes: [UInt8]) throws(StripeEventError) -> StripeJSON {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(bytes)), let object = value as? [String: Any]
+        else { throw .notJSON }
+        return StripeJSON(object, path: "")
+    }
+
+    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    private func present(_ key: String) -> Any? {
+        guard let value = object[key], !(value is NSNull) else { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws(StripeEventError) -> String {
+        guard let value = try optionalString(key) else { throw .missingField(name(key)) }
+        return value
+    }
+
+    func optionalString(_ key: String) throws(StripeEventError) -> String? {
+        guard let value = present(key) else { return nil }
+        guard let text = value as? String else { throw .wrongType(name(key)) }
+        return text
+    }
+
+    func integer(_ key: String) throws(StripeEventError) -> Int64 {
+        guard let value = try optionalInteger(key) else { throw .missingField(name(key)) }
+        return value
+    }
+
+    /// Stripe's amounts and timestamps are JSON integers; a fraction is a malformed payload, never rounded.
+    /// Read through the number's decimal text, so no amount passes through floating point.
+    func optionalInteger(_ key: String) throws(StripeEventError) -> Int64? {
+        guard let value = present(key) else { return nil }
+        guard let number = value as? NSNumber, let integer = Int64(number.stringValue) else {
+            throw .wrongType(name(key))
+        }
+        return integer
+    }
+
+    func optionalBool(_ key: String) throws(StripeEventError) -> Bool? {
+        guard let value = present(key) else { return nil }
+        guard let flag = value as? Bool else { throw .wrongType(name(key)) }
+        return flag
+    }
+
+    func child(_ key: String) throws(StripeEventError) -> StripeJSON {
+        guard let value = try optionalChild(key) else { throw .missingField(name(key)) }
+        return value
+    }
+
+    func optionalChild(_ key: String) throws(StripeEventError) -> StripeJSON? {
+        guard let value = present(key) else { return nil }
+        guard let object = value as? [String: Any] else { throw .wrongType(name(key)) }
+        return StripeJSON(object, path: name(key))
+    }
+
+    /// The objects of an array field (`total_taxes`, `lines.data`); absent is empty.
+    func children(_ key: String) throws(StripeEventError) -> [StripeJSON] {
+        guard let value = present(key) else { return [] }
+        guard let array = value as? [Any] else { throw .wrongType(name(key)) }
+        var result: [StripeJSON] = []
+        for (index, element) in array.enumerated() {
+            guard let object = element as? [String: Any] else { throw .wrongType("\(name(key))[\(index)]") }
+            result.append(StripeJSON(object, path: "\(name(key))[\(index)]"))
+        }
+        return result
+    }
+
+    /// An id field that Stripe sends as a string, or as the object itself when expanded.
+    func optionalID(_ key: String) throws(StripeEventError) -> String? {
+        guard let value = present(key) else { return nil }
+        if let text = value as? String { return text }
+        if let object = value as? [String: Any], let id = object["id"] as? String { return id }
+        throw .wrongType(name(key))
+    }
+}

@@ -1,0 +1,24 @@
+/// One billing period of a subscription, in UNIX milliseconds as Apple wants `subscriptionStartDate` and
+/// `subscriptionEndDate` (apple-external-purchase.md §5.5). Stripe gives invoice line periods in seconds
+/// (`lines.data[].period.start/end`, stripe.md §5).
+public struct SubscriptionPeriod: Sendable, Equatable {
+    public var start: Int64
+    public var end: Int64
+
+    public init(start: Int64, end: Int64) {
+        self.start = start
+        self.end = end
+    }
+
+    /// The period `interval` long that starts at `start` (ms).
+    public init(start: Int64, interval: BillingInterval) {
+        self.init(start: start, end: interval.periodEnd(after: start))
+    }
+
+    /// Whole days of service the period gives, rounded to the nearest day (a month is 28 to 31 days; a period
+    /// across a daylight-saving change is still whole days in UTC).
+    public var days: Int32 {
+        let milliseconds = max(end - start, 0)
+        return Int32(clamping: (milliseconds + 43_200_000) / 86_400_000)
+    }
+}

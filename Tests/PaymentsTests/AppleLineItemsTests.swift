@@ -1,0 +1,323 @@
+import ExternalPurchase
+import Foundation
+import Testing
+
+@testable import Payments
+
+/// Payment facts → Apple line items, checked with Apple's rules (`ReportValidator`) and worked numbers.
+@Suite("AppleLineItems")
+struct AppleLineItemsTests {
+    let mapper = AppleLineItems(fallbackTaxCountry: "DEU")
+    /// 2025-11-30T10:53:20Z.
+    static let paidAt: Int64 = 1_764_500_000_000
+
+    static func purchase(
+        mode: PurchaseCompletion.Mode = .payment,
+        currency: String = "EUR",
+        total: Int64 = 2999,
+        tax: Int64 = 479,
+        country: String? = "DE"
+    ) -> PurchaseCompletion {
+        PurchaseCompletion(
+            sessionId: "cs_test_a1",
+            checkoutId: "chk_abc",
+            externalPurchaseId: "0000-epid",
+            bundleId: "com.example",
+            productId: "pro.lifetime",
+            mode: mode,
+            currency: currency,
+            amountSubtotal: total,
+            amountTax: tax,
+            amountTotal: total,
+            customerCountry: country,
+            paymentIntentId: "pi_123",
+            completedAt: paidAt
+        )
+    }
+
+    /// Apple's local checks for `items` sent after `earlier`; no problems expected.
+    func expectValid(_ items: [LineItem], after earlier: [LineItem] = [], now: Int64 = paidAt + 90 * 86_400_000) {
+        let report = ExternalPurchaseReport(
+            requestIdentifier: UUID().uuidString,
+            externalPurchaseId: "0000-epid",
+            status: .lineItem,
+            lineItems: items
+        )
+        let problems = ReportValidator(token: nil, earlierLineItems: earlier, now: now).problems(in: report)
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test func aOneTimePurchaseInEuro() throws {
+        let item = try mapper.oneTimeBuy(Self.purchase())
+        #expect(item.lineItemId == "cs_test_a1")
+        #expect(item.creationDate == Self.paidAt)
+        #expect(item.eventType == "BUY")
+        #expect(item.productType == "ONE_TIME_BUY")
+        #expect(item.productIdentifier == "pro.lifetime")
+        #expect(item.quantity == 1)
+        #expect(item.amountTaxInclusive == 29990)
+        #expect(item.taxAmount == 4790)
+        #expect(item.amountTaxExclusive == 25200)
+        #expect(item.netAmountTaxExclusive == 25200)
+        #expect(item.pricingCurrency == "EUR")
+        #expect(item.reportingCurrency == "EUR")
+        #expect(item.exchangeRate == nil)
+        #expect(item.taxCountry == "DEU")
+        expectValid([.oneTimeBuy(item)])
+    }
+
+    @Test func yenWithoutTaxAndTheFallbackCountry() throws {
+        let item = try mapper.oneTimeBuy(Self.purchase(currency: "jpy", total: 500, tax: 0, country: nil))
+        #expect(item.amountTaxInclusive == 500_000)
+        #expect(item.amountTaxExclusive == 500_000)
+        #expect(item.pricingCurrency == "JPY")
+        #expect(item.reportingCurrency == "JPY")
+        #expect(item.taxCountry == "DEU")
+        expectValid([.oneTimeBuy(item)])
+        let unknown = try mapper.oneTimeBuy(Self.purchase(country: "XK"))
+        #expect(unknown.taxCountry == "DEU")
+        #expect(throws: AppleLineItemError.unknownTaxCountry("EU")) {
+            try AppleLineItems(fallbackTaxCountry: "EU").oneTimeBuy(Self.purchase(country: nil))
+        }
+    }
+
+    @Test func aCurrencyAppleDoesNotReportInNeedsARate() throws {
+        let dinar = Self.purchase(currency: "kwd", total: 5120, tax: 0, country: "KW")
+        #expect(throws: AppleLineItemError.exchangeRateRequired(currency: "KWD")) { try mapper.oneTimeBuy(dinar) }
+        let item = try mapper.oneTimeBuy(dinar, exchangeRate: ExchangeRate(reportingCurrency: "USD", rate: "3.25"))
+        #expect(item.pricingCurrency == "KWD")
+        #expect(item.reportingCurrency == "USD")
+        #expect(item.exchangeRate == 3.25)
+        #expect(item.amountTaxInclusive == 16640)  // 5.120 KWD × 3.25 = 16.64 USD
+        #expect(item.taxCountry == "KWT")
+        expectValid([.oneTimeBuy(item)])
+        #expect(throws: AppleLineItemError.invalidExchangeRate("3.25")) {
+            try mapper.oneTimeBuy(dinar, exchangeRate: ExchangeRate(reportingCurrency: "GBP", rate: "3.25"))
+        }
+        #expect(throws: AppleLineItemError.invalidExchangeRate("-1")) {
+            try mapper.oneTimeBuy(dinar, exchangeRate: ExchangeRate(reportingCurrency: "USD", rate: "-1"))
+        }
+        // ISK: Stripe's two decimals, a rate to EUR; 500 minor = 5 kr.
+        let krona = try mapper.oneTimeBuy(
+            Self.purchase(currency: "ISK", total: 50_000, tax: 9_677, country: "IS"),
+            exchangeRate: ExchangeRate(reportingCurrency: "EUR", rate: "0.0071")
+        )
+        #expect(krona.amountTaxInclusive == 3550)  // 500 kr × 0.0071 = 3.55 EUR
+        #expect(krona.taxAmount == 687)  // 96.77 kr × 0.0071 = 0.687067 EUR
+        #expect(krona.amountTaxExclusive == 2863)
+        expectValid([.oneTimeBuy(krona)])
+    }
+
+    @Test func aSubscriptionStartsRenewsAndAccumulatesPaidDays() throws {
+        let january31 = Int64(1_769_817_600_000)  // 2026-01-31T00:00:00Z
+        var purchase = Self.purchase(mode: .subscription, total: 999, tax: 160)
+        purchase.completedAt = january31
+        purchase.productId = "pro.monthly"
+        #expect(throws: AppleLineItemError.missingPeriod) { try mapper.subscriptionStart(purchase) }
+        let start = try mapper.subscriptionStart(
+            purchase,
+            period: SubscriptionPeriod(start: january31, interval: BillingInterval(.month))
+        )
+        #expect(start.subscriptionEvent == "SUBSCRIPTION_START")
+        #expect(start.subscriptionDaysOfPaidService == 0)
+        #expect(start.subscriptionStartDate == january31)
+        #expect(start.subscriptionEndDate == 1_772_236_800_000)  // 2026-02-28: a month from 31 January
+        #expect(start.referenceLineItemId == nil)
+        #expect(start.amountTaxInclusive == 9990)
+
+        let february = InvoicePayment(
+            invoiceId: "in_feb",
+            subscriptionId: "sub_123",
+            billingReason: "subscription_cycle",
+            externalPurchaseId: "0000-epid",
+            bundleId: "com.example",
+            productId: "pro.monthly",
+            currency: "EUR",
+            totalExcludingTax: 839,
+            tax: 160,
+            total: 999,
+            amountPaid: 999,
+            period: SubscriptionPeriod(start: 1_772_236_800_000, end: 1_774_656_000_000),
+            customerCountry: nil,
+            paymentIntentId: "pi_feb",
+            paidAt: 1_772_236_800_000
+        )
+        let first = try mapper.renewal(february, previous: start)
+        #expect(first.lineItemId == "in_feb")
+        #expect(first.subscriptionEvent == "RENEWAL")
+        #expect(first.referenceLineItemId == start.lineItemId)
+        #expect(first.subscriptionDaysOfPaidService == 28)
+        #expect(first.taxCountry == "DEU")
+        #expect(first.amountTaxExclusive == 8390)
+
+        var march = february
+        march.invoiceId = "in_mar"
+        march.period = SubscriptionPeriod(start: 1_774_656_000_000, end: 1_777_334_400_000)
+        march.paidAt = march.period.start
+        let second = try mapper.renewal(march, previous: first)
+        #expect(second.referenceLineItemId == start.lineItemId)
+        #expect(second.subscriptionDaysOfPaidService == 28 + 28)
+        expectValid(
+            [.subscriptionBuy(start), .subscriptionBuy(first), .subscriptionBuy(second)],
+            now: march.paidAt + 1000
+        )
+    }
+
+    @Test func aFreeFirstPeriodAddsNoPaidDays() throws {
+        var trial = Self.purchase(mode: .subscription, total: 0, tax: 0)
+        trial.period = SubscriptionPeriod(start: Self.paidAt, end: Self.paidAt + 14 * 86_400_000)
+        let start = try mapper.subscriptionStart(trial)
+        #expect(start.amountTaxInclusive == 0)
+        let invoice = InvoicePayment(
+            invoiceId: "in_after_trial",
+            subscriptionId: "sub_1",
+            billingReason: "subscription_cycle",
+            externalPurchaseId: nil,
+            bundleId: nil,
+            productId: nil,
+            currency: "EUR",
+            totalExcludingTax: 839,
+            tax: 160,
+            total: 999,
+            amountPaid: 999,
+            period: SubscriptionPeriod(start: trial.period?.end ?? 0, end: (trial.period?.end ?? 0) + 30 * 86_400_000),
+            customerCountry: "FR",
+            paymentIntentId: nil,
+            paidAt: trial.period?.end ?? 0
+        )
+        let renewal = try mapper.renewal(invoice, previous: start)
+        #expect(renewal.subscriptionDaysOfPaidService == 0)
+        #expect(renewal.productIdentifier == "pro.lifetime")
+        #expect(renewal.taxCountry == "FRA")
+        expectValid([.subscriptionBuy(start), .subscriptionBuy(renewal)], now: invoice.paidAt + 1000)
+    }
+
+    @Test func partialThenFullRefundsAddUpToTheBuy() throws {
+        let buy = LineItem.oneTimeBuy(try mapper.oneTimeBuy(Self.purchase()))
+        func refund(_ cumulative: Int64) -> ChargeRefund {
+            ChargeRefund(
+                chargeId: "ch_1",
+                paymentIntentId: "pi_123",
+                amount: 2999,
+                amountRefunded: cumulative,
+                currency: "eur",
+                fullyRefunded: cumulative == 2999,
+                refundedAt: Self.paidAt + 86_400_000
+            )
+        }
+        let partial = try #require(try mapper.refund(refund(1000), of: buy, alreadyRefunded: 0))
+        #expect(partial.lineItemId == "ch_1:refund:1000")
+        #expect(partial.eventType == "REFUND")
+        #expect(partial.referenceLineItemId == "cs_test_a1")
+        #expect(partial.amountTaxInclusive == 10000)
+        #expect(partial.taxAmount == 1597)  // 10000 × 4790 / 29990 = 1597.2
+        #expect(partial.amountTaxExclusive == 8403)
+        #expect(partial.netAmountTaxExclusive == 16797)
+        #expect(partial.quantity == nil)
+        #expect(partial.taxCountry == "DEU")
+        expectValid([.refund(partial)], after: [buy])
+
+        // A redelivery of the same event has nothing new, and the same event maps to the same id.
+        #expect(try mapper.refund(refund(1000), of: buy, alreadyRefunded: 1000) == nil)
+        #expect(try mapper.refund(refund(1000), of: buy, alreadyRefunded: 0)?.lineItemId == partial.lineItemId)
+
+        let rest = try #require(try mapper.refund(refund(2999), of: buy, alreadyRefunded: 1000))
+        #expect(rest.lineItemId == "ch_1:refund:2999")
+        #expect(rest.amountTaxInclusive == 19990)
+        #expect(rest.taxAmount == 3193)
+        #expect(rest.amountTaxExclusive == 16797)
+        #expect(rest.netAmountTaxExclusive == 0)
+        #expect(partial.taxAmount + rest.taxAmount == buy.common.taxAmount)
+        expectValid([.refund(rest)], after: [buy, .refund(partial)])
+    }
+
+    @Test func refundsFollowTheBuysCurrencyAndRate() throws {
+        let dinar = Self.purchase(currency: "KWD", total: 5120, tax: 0, country: "KW")
+        let buy = LineItem.oneTimeBuy(
+            try mapper.oneTimeBuy(dinar, exchangeRate: ExchangeRate(reportingCurrency: "USD", rate: "3.25"))
+        )
+        let full = ChargeRefund(
+            chargeId: "ch_k",
+            paymentIntentId: "pi_123",
+            amount: 5120,
+            amountRefunded: 5120,
+            currency: "kwd",
+            fullyRefunded: true,
+            refundedAt: Self.paidAt + 1000
+        )
+        let refund = try #require(try mapper.refund(full, of: buy, alreadyRefunded: 0))
+        #expect(refund.amountTaxInclusive == buy.common.amountTaxInclusive)
+        #expect(refund.exchangeRate == 3.25)
+        #expect(refund.reportingCurrency == "USD")
+        #expect(refund.netAmountTaxExclusive == 0)
+        expectValid([.refund(refund)], after: [buy])
+
+        var euro = full
+        euro.currency = "EUR"
+        #expect(throws: AppleLineItemError.currencyMismatch(buy: "KWD", refund: "EUR")) {
+            try mapper.refund(euro, of: buy, alreadyRefunded: 0)
+        }
+        #expect(throws: AppleLineItemError.notABuy("ch_k:refund:5120")) {
+            try mapper.refund(full, of: .refund(refund), alreadyRefunded: 0)
+        }
+    }
+
+    @Test func aPurchaseWithoutProductCannotBeReported() {
+        var purchase = Self.purchase()
+        purchase.productId = nil
+        #expect(throws: AppleLineItemError.missingProduct) { try mapper.oneTimeBuy(purchase) }
+    }
+
+    @Test func wideIntermediateArithmetic() {
+        #expect(AppleLineItems.mulDivRounded(99_999_999_000, 99_999_999_000, 99_999_999_000) == 99_999_999_000)
+        #expect(AppleLineItems.mulDivRounded(5, 1, 2) == 3)
+        #expect(AppleLineItems.mulDivRounded(4, 1, 3) == 1)
+        #expect(AppleLineItems.mulDivRounded(0, 7, 3) == 0)
+    }
+}
+
+/// The demo provider: no keys, linkout's own page, and completions shaped like Stripe's.
+@Suite("DemoPaymentProvider")
+struct DemoPaymentProviderTests {
+    let demo = DemoPaymentProvider(publicURL: "http://localhost:8080/", taxCountry: "AUT")
+
+    @Test func redirectsToTheDemoPage() throws {
+        let redirect = try demo.startCheckout(StripePaymentProviderTests.request(intent: "int_42"))
+        #expect(redirect.url == "http://localhost:8080/pay/demo/int_42")
+        #expect(redirect.sessionId == "demo_int_42")
+        #expect(demo.name == "demo")
+        #expect(throws: PaymentError.self) {
+            try demo.startCheckout(StripePaymentProviderTests.request(intent: "../x"))
+        }
+    }
+
+    @Test func aDemoCompletionBecomesAValidLineItem() throws {
+        let request = StripePaymentProviderTests.request(intent: "int_42")
+        let completion = try demo.completion(of: request, at: AppleLineItemsTests.paidAt)
+        #expect(completion.sessionId == "demo_int_42")
+        #expect(completion.mode == .payment)
+        #expect(completion.amountTotal == 2999)
+        #expect(completion.amountTax == 0)
+        #expect(completion.customerCountry == "AT")
+        #expect(completion.externalPurchaseId == "0000-epid")
+        let item = try AppleLineItems(fallbackTaxCountry: "DEU").oneTimeBuy(completion)
+        #expect(item.taxCountry == "AUT")
+        #expect(item.amountTaxInclusive == 29990)
+        #expect(item.taxAmount == 0)
+
+        let taxed = try demo.completion(of: request, at: AppleLineItemsTests.paidAt, tax: "5.00")
+        #expect(taxed.amountTax == 500)
+        #expect(throws: PaymentError.self) { try demo.completion(of: request, at: 0, tax: "30.00") }
+    }
+
+    @Test func aDemoSubscriptionHasItsFirstPeriod() throws {
+        let request = StripePaymentProviderTests.request(intent: "int_sub", kind: .subscription(BillingInterval(.year)))
+        let completion = try demo.completion(of: request, at: AppleLineItemsTests.paidAt)
+        #expect(completion.mode == .subscription)
+        #expect(completion.subscriptionId == "demo_sub_int_sub")
+        #expect(completion.period?.days == 365)
+        let start = try AppleLineItems(fallbackTaxCountry: "DEU").subscriptionStart(completion)
+        #expect(start.subscriptionEvent == "SUBSCRIPTION_START")
+        #expect(start.subscriptionDaysOfPaidService == 0)
+    }
+}

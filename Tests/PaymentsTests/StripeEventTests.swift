@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+
+@testable import Payments
+
+/// Stripe events → `PaymentEvent` (stripe.md §4–5).
+@Suite("StripeEvent")
+struct StripeEventTests {
+    func decode(_ text: String) throws -> StripeEvent {
+        try StripeEvent.decode(Array(text.utf8))
+    }
+
+    @Test func aPaidSessionIsACompletedPurchase() throws {
+        let event = try decode(StripeEventFixtures.sessionCompleted())
+        #expect(event.id == "evt_session_1")
+        #expect(event.type == "checkout.session.completed")
+        #expect(event.created == 1_764_500_000)
+        #expect(event.apiVersion == "2026-09-30.endive")
+        #expect(!event.livemode)
+        let expected = PurchaseCompletion(
+            sessionId: "cs_test_a1",
+            checkoutId: "chk_abc",
+            externalPurchaseId: "0000-epid",
+            bundleId: "com.example",
+            productId: "pro.lifetime",
+            mode: .payment,
+            currency: "EUR",
+            amountSubtotal: 2999,
+            amountTax: 479,
+            amountTotal: 2999,
+            customerCountry: "DE",
+            paymentIntentId: "pi_123",
+            completedAt: 1_764_500_000_000
+        )
+        #expect(event.payload == .purchaseCompleted(expected))
+    }
+
+    @Test func asyncSuccessAndSubscriptionsToo() throws {
+        let event = try decode(
+            StripeEventFixtures.sessionCompleted(type: "checkout.session.async_payment_succeeded", mode: "subscription")
+        )
+        guard case .purchaseCompleted(let completion) = event.payload else {
+            Issue.record("expected a completion")
+            return
+        }
+        #expect(completion.mode == .subscription)
+        #expect(completion.subscriptionId == "sub_123")
+        #expect(completion.invoiceId == "in_first")
+        #expect(completion.paymentIntentId == nil)
+        let free = try decode(StripeEventFixtures.sessionCompleted(paymentStatus: "no_payment_required", total: 0))
+        guard case .purchaseCompleted = free.payload else {
+            Issue.record("no_payment_required completes")
+            return
+        }
+    }
+
+    @Test func anUnpaidSessionIsPendingAndFailuresAndExpiriesReportNothing() throws {
+        let reference = PaymentEvent.SessionReference(sessionId: "cs_test_a1", checkoutId: "chk_abc")
+        #expect(
+            try decode(StripeEventFixtures.sessionCompleted(paymentStatus: "unpaid")).payload
+                == .purchasePending(reference)
+        )
+        #expect(
+            try decode(StripeEventFixtures.sessionCompleted(type: "checkout.session.async_payment_failed")).payload
+                == .purchaseFailed(reference)
+        )
+        #expect(try decode(StripeEventFixtures.sessionExpired).payload == .sessionExpired(reference))
+    }
+
+    @Test func aRenewalInvoice() throws {
+        let event = try decode(StripeEventFixtures.invoicePaid())
+        let expected = InvoicePayment(
+            invoiceId: "in_renew1",
+            subscriptionId: "sub_123",
+            billingReason: "subscription_cycle",
+            externalPurchaseId: "0000-epid",
+            bundleId: "com.example",
+            productId: "pro.monthly",
+            currency: "EUR",
+            totalExcludingTax: 839,
+            tax: 160,
+            total: 999,
+            amountPaid: 999,
+            period: SubscriptionPeriod(start: 1_767_178_400_000, end: 1_769_856_800_000),
+            customerCountry: "AT",
+            paymentIntentId: "pi_renew1",
+            paidAt: 1_767_178_400_000
+        )
+        #expect(event.payload == .renewalPaid(expected))
+    }
+
+    @Test func theFirstInvoiceOnlyLendsItsPeriod() throws {
+        let event = try decode(StripeEventFixtures.invoicePaid(billingReason: "subscription_create"))
+        guard case .firstInvoicePaid(let invoice) = event.payload else {
+            Issue.record("expected the first invoice")
+            return
+        }
+        #expect(invoice.period.days == 31)
+        #expect(
+            try decode(StripeEventFixtures.invoicePaid(billingReason: "manual")).payload
+                == .ignored(type: "invoice.paid")
+        )
+    }
+
+    @Test func invoicesBeforeBasil() throws {
+        guard case .renewalPaid(let invoice) = try decode(StripeEventFixtures.invoicePaidBeforeBasil).payload else {
+            Issue.record("expected a renewal")
+            return
+        }
+        #expect(invoice.subscriptionId == "sub_old")
+        #expect(invoice.tax == 100)
+        #expect(invoice.totalExcludingTax == 999)
+        #expect(invoice.paymentIntentId == "pi_old")
+        #expect(invoice.productId == "pro.monthly")
+        #expect(invoice.currency == "USD")
+    }
+
+    @Test func aRefundCarriesTheCumulativeAmount() throws {
+        let event = try decode(StripeEventFixtures.chargeRefunded(amountRefunded: 1000, refunded: false))
+        let expected = ChargeRefund(
+            chargeId: "ch_1",
+            paymentIntentId: "pi_123",
+            amount: 2999,
+            amountRefunded: 1000,
+            currency: "EUR",
+            fullyRefunded: false,
+            externalPurchaseId: "0000-epid",
+            productId: "pro.lifetime",
+            refundedAt: 1_765_000_000_000
+        )
+        #expect(event.payload == .refunded(expected))
+    }
+
+    @Test func subscriptionEndsAndOtherTypesAreIgnored() throws {
+        #expect(
+            try decode(StripeEventFixtures.subscriptionDeleted).payload
+                == .subscriptionEnded(
+                    .init(subscriptionId: "sub_123", endedAt: 1_770_000_000_000, externalPurchaseId: "0000-epid")
+                )
+        )
+        let other = #"{"id":"evt_x","created":1,"type":"customer.created","data":{"object":{"id":"cus_1"}}}"#
+        #expect(try decode(other).payload == .ignored(type: "customer.created"))
+    }
+
+    @Test func malformedEventsNameTheField() {
+        #expect(throws: StripeEventError.notJSON) { try decode("not json") }
+        #expect(throws: StripeEventError.notJSON) { try decode("[1,2]") }
+        #expect(throws: StripeEventError.missingField("id")) { try decode(#"{"type":"x","created":1}"#) }
+        #expect(throws: StripeEventError.missingField("data")) {
+            try decode(#"{"id":"e","type":"charge.refunded","created":1}"#)
+        }
+        #expect(throws: StripeEventError.wrongType("data.object.amount_total")) {
+            try decode(
+                StripeEventFixtures.sessionCompleted().replacingOccurrences(
+                    of: #""amount_total":2999"#,
+                    with: #""amount_total":29.99"#
+                )
+            )
+        }
+        #expect(throws: StripeEventError.missingField("data.object.amount_refunded")) {
+            try decode(
+                #"{"id":"e","type":"charge.refunded","created":1,"data":{"object":{"id":"ch","amount":1,"currency":"eur"}}}"#
+            )
+        }
+    }
+}
+
+/// A delivery from the fake server, end to end: signature checked over the raw bytes, then decoded.
+@Suite("Signed webhook delivery")
+struct SignedWebhookDeliveryTests {
+    @Test func aSignedDeliveryVerifiesAndDecodes() throws {
+        let secret = "whsec_fake_endpoint_secret"
+        let delivery = FakeStripeServer.signedDelivery(
+            event: StripeEventFixtures.chargeRefunded(amountRefunded: 2999, refunded: true),
+            secret: secret,
+            timestamp: 1_765_000_000
+        )
+        let verifier = StripeWebhookSignature(secret: secret)
+        try verifier.verify(header: delivery.header, body: delivery.body, nowSeconds: 1_765_000_030)
+        let event = try StripeEvent.decode(delivery.body)
+        guard case .refunded(let refund) = event.payload else {
+            Issue.record("expected a refund")
+            return
+        }
+        #expect(refund.fullyRefunded)
+        #expect(!delivery.header.contains(secret))
+    }
+}
