@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The journal file: the only place that calls open/write/fdatasync/ftruncate for it. Appends only.
+/// One journal file: the only place that calls open/write/fdatasync/ftruncate/unlink for it. Appends only.
 final class JournalFile: Sendable {
     private let fd: Int32
     private let bytesWritten: Atomic<Int>
@@ -46,6 +46,8 @@ final class JournalFile: Sendable {
         return Array(data)
     }
 
+    /// Appends `bytes`; throws `.diskFull` on `ENOSPC`. A failure may leave part of them behind (see
+    /// `truncate(to:)`).
     func append(_ bytes: [UInt8]) throws(StorageError) {
         var offset = 0
         while offset < bytes.count {
@@ -68,11 +70,24 @@ final class JournalFile: Sendable {
         }
     }
 
-    func truncate() throws(StorageError) {
-        guard ftruncate(fd, 0) == 0 else {
+    /// Cuts the file to `length` bytes (0 empties it).
+    func truncate(to length: Int = 0) throws(StorageError) {
+        guard ftruncate(fd, off_t(length)) == 0 else {
             throw StorageError.system(errno, "journal truncate failed")
         }
-        bytesWritten.store(0, ordering: .relaxed)
-        try sync()
+        bytesWritten.store(length, ordering: .relaxed)
+    }
+
+    /// Deletes the file (its records are all applied); the descriptor closes with this object.
+    func remove() {
+        unlink(path)
+    }
+
+    /// Makes the directory entries in `directory` durable (a new segment must not vanish in a power loss).
+    static func syncDirectory(_ directory: String) throws(StorageError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError.system(errno, "cannot open \(directory)") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw StorageError.system(errno, "fsync of \(directory) failed") }
     }
 }

@@ -18,18 +18,23 @@ final class JournalIngester: Sendable {
     private let apply: @Sendable (Batch) throws(StorageError) -> [RecordOutcome]
     private let state = Mutex(State())
     private let available = DispatchSemaphore(value: 0)
+    /// Ends a retry's back-off early; only `stop` signals it, so new batches never cut a back-off short.
+    private let stopSignal = DispatchSemaphore(value: 0)
     private let onIngested: @Sendable (Batch, [RecordOutcome]) -> Void
+    private let onFailure: @Sendable (StorageError) -> Void
     /// Set once in `init`, after every other property (the thread's body needs `self`).
     private let thread = Mutex<BackgroundThread?>(nil)
 
     /// `apply` commits a batch (and how far the journal is applied) in one transaction; `onIngested` hears of
-    /// each committed batch.
+    /// each committed batch, `onFailure` of each failed attempt (the batch is retried).
     init(
         apply: @escaping @Sendable (Batch) throws(StorageError) -> [RecordOutcome],
-        onIngested: @escaping @Sendable (Batch, [RecordOutcome]) -> Void
+        onIngested: @escaping @Sendable (Batch, [RecordOutcome]) -> Void,
+        onFailure: @escaping @Sendable (StorageError) -> Void
     ) {
         self.apply = apply
         self.onIngested = onIngested
+        self.onFailure = onFailure
         let thread = BackgroundThread(name: "linkout-ingester") { [self] in run() }
         self.thread.withLock { $0 = thread }
     }
@@ -47,6 +52,7 @@ final class JournalIngester: Sendable {
         }
         guard first else { return }
         available.signal()
+        stopSignal.signal()
         thread.withLock { $0 }?.join()
     }
 
@@ -68,7 +74,7 @@ final class JournalIngester: Sendable {
 
     private func ingest(_ batch: Batch) {
         // A failed transaction (disk full, busy) is retried: these visits were acknowledged and must reach the
-        // tables. Backing off on the semaphore lets `stop` end the wait at once.
+        // tables. Backing off on a semaphore lets `stop` end the wait at once.
         var delayMilliseconds = 10
         while true {
             do throws(StorageError) {
@@ -76,9 +82,10 @@ final class JournalIngester: Sendable {
                 onIngested(batch, outcomes)
                 return
             } catch {
+                onFailure(error)
                 // Stopping with the tables unwritable: the visits stay in the journal and the next open replays them.
                 if state.withLock({ $0.stopping }) { return }
-                _ = available.wait(timeout: .now() + .milliseconds(delayMilliseconds))
+                _ = stopSignal.wait(timeout: .now() + .milliseconds(delayMilliseconds))
                 delayMilliseconds = min(delayMilliseconds * 2, 500)
             }
         }

@@ -1,16 +1,36 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// The landing path's durable record: the visit journal, its replay at open and its ingestion into the tables.
 extension Ledger {
+    /// Most visits applied in one transaction at replay (a long flood can leave many).
+    static let replayBatch = 4096
+
     /// Applies journaled visits the tables have not seen (a crash between acknowledging and ingesting them),
-    /// then empties the journal. Returns the next sequence number.
-    static func replay(_ file: JournalFile, into engine: any LedgerEngine) throws(StorageError) -> Int64 {
+    /// from the lock file (older versions journaled there) and every segment, in sequence order; then deletes
+    /// the segments and empties the lock file. Returns the next sequence number. A crash in between repeats
+    /// nothing: the tables record the last applied sequence with the visits.
+    static func replay(directory: String, lockFile: JournalFile, into engine: any LedgerEngine) throws(StorageError)
+        -> Int64
+    {
         let applied = try engine.journalApplied()
-        let records = JournalCoding.decodeAll(try file.readAll())
-        let missing = records.filter { $0.sequence > applied }
-        if !missing.isEmpty { _ = try engine.applyJournaled(missing) }
-        try file.truncate()
+        let segments = VisitJournal.segmentPaths(in: directory)
+        var records = JournalCoding.decodeAll(try lockFile.readAll())
+        for segment in segments {
+            // Each file is decoded on its own: a torn tail (a crash mid-write) ends only that file's records.
+            let file = try JournalFile(path: segment.path)
+            records += JournalCoding.decodeAll(try file.readAll())
+        }
+        let missing = records.filter { $0.sequence > applied }.sorted { $0.sequence < $1.sequence }
+        var start = 0
+        while start < missing.count {
+            let end = min(start + replayBatch, missing.count)
+            _ = try engine.applyJournaled(Array(missing[start..<end]))
+            start = end
+        }
+        for segment in segments { unlink(segment.path) }
+        try lockFile.truncate()
         return max(applied, records.map(\.sequence).max() ?? 0) + 1
     }
 
@@ -34,6 +54,7 @@ extension Ledger {
         journal.append(visit) { error in
             // A visit that never reached the disk was not acknowledged; its checkout must not linger.
             if error != nil { shared.pendingCheckouts.withLock { _ = $0.removeValue(forKey: visit.checkoutId) } }
+            if error?.code != .closed { shared.health.withLock { $0.journal = error } }
             completion(error)
         }
     }
@@ -45,11 +66,14 @@ extension Ledger {
         guard let journal else { return true }
         let target = journal.lastAssigned
         let deadline = ContinuousClock.now + timeout
-        while shared.applied.load(ordering: .relaxed) < target {
+        while true {
+            // Visits whose append failed were never acknowledged and never reach the tables: not waited for.
+            if let written = journal.written(through: target), shared.applied.load(ordering: .relaxed) >= written {
+                return true
+            }
             guard ContinuousClock.now < deadline else { return false }
-            _ = shared.progress.wait(timeout: .now() + .milliseconds(50))
+            _ = shared.progress.wait(timeout: .now() + .milliseconds(20))
         }
-        return true
     }
 
     /// Called with each batch of journaled visits once it is in the tables.
@@ -69,6 +93,13 @@ extension Ledger {
         /// The highest journal sequence in the tables, and a signal after each ingested batch (for `flush`).
         let applied = Atomic<Int64>(0)
         let progress = DispatchSemaphore(value: 0)
+        /// The last failure of each write path, cleared by its next success (`writeFailure`).
+        let health = Mutex(Health())
+
+        struct Health {
+            var journal: StorageError?
+            var ingest: StorageError?
+        }
 
         func start(journal: VisitJournal, applied: Int64) {
             self.journal.withLock { $0 = journal }
@@ -80,6 +111,7 @@ extension Ledger {
             pendingCheckouts.withLock { checkouts in
                 for record in batch { checkouts.removeValue(forKey: record.visit.checkoutId) }
             }
+            health.withLock { $0.ingest = nil }
             if let last = batch.last?.sequence {
                 journal.withLock { $0 }?.markApplied(last)
                 applied.store(last, ordering: .relaxed)

@@ -1,5 +1,6 @@
 import Foundation
 import Lifecycle
+import Synchronization
 
 /// The durable record of every token, visit, checkout and report, under one data folder.
 ///
@@ -35,11 +36,28 @@ public final class Ledger: Sendable {
 
     /// Opens (creating if needed) `directory/linkout.sqlite`, applies pending migrations and, as the owner,
     /// replays the visit journal.
-    public init(
+    public convenience init(
         directory: String,
         durability: Durability = .full,
         role: Role = .owner,
         clock: Lifecycle.Clock = .system
+    ) throws(StorageError) {
+        try self.init(
+            directory: directory,
+            durability: durability,
+            role: role,
+            clock: clock,
+            journalSegmentBytes: VisitJournal.defaultSegmentBytes
+        )
+    }
+
+    /// As the public initializer, with the journal's segment size chosen (tests use small ones).
+    package init(
+        directory: String,
+        durability: Durability = .full,
+        role: Role = .owner,
+        clock: Lifecycle.Clock = .system,
+        journalSegmentBytes: Int
     ) throws(StorageError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -53,32 +71,54 @@ public final class Ledger: Sendable {
             ingester = nil
             return
         }
-        let journalFile = try JournalFile(path: (directory as NSString).appendingPathComponent("visits.journal"))
-        // A second server on the same folder would replay and truncate a journal the first one is writing.
-        try journalFile.lockExclusively()
-        let engine = try SQLiteEngine(path: path, durability: durability, clock: clock)
-        self.engine = engine
+        let lockFile = try JournalFile(
+            path: (directory as NSString).appendingPathComponent(VisitJournal.lockFileName)
+        )
+        // A second server on the same folder would replay and delete a journal the first one is writing.
+        try lockFile.lockExclusively()
+        let engine: SQLiteEngine
         let nextSequence: Int64
         do throws(StorageError) {
-            nextSequence = try Self.replay(journalFile, into: engine)
+            engine = try SQLiteEngine(path: path, durability: durability, clock: clock)
+            do throws(StorageError) {
+                nextSequence = try Self.replay(directory: directory, lockFile: lockFile, into: engine)
+            } catch {
+                engine.close()
+                throw error
+            }
         } catch {
-            engine.close()
-            journalFile.unlock()
+            lockFile.unlock()
             throw error
         }
+        self.engine = engine
         let shared = self.shared
         let ingester = JournalIngester { batch throws(StorageError) in
             try engine.applyJournaled(batch)
         } onIngested: { batch, outcomes in
             shared.ingested(batch, outcomes)
+        } onFailure: { error in
+            shared.health.withLock { $0.ingest = error }
         }
         self.ingester = ingester
-        let journal = VisitJournal(file: journalFile, nextSequence: nextSequence, durable: durability == .full) {
-            batch in
+        let journal = VisitJournal(
+            directory: directory,
+            lockFile: lockFile,
+            nextSequence: nextSequence,
+            durable: durability == .full,
+            segmentBytes: journalSegmentBytes
+        ) { batch in
             ingester.enqueue(batch)
         }
         self.journal = journal
         shared.start(journal: journal, applied: nextSequence - 1)
+    }
+
+    /// Why the ledger cannot record right now, or nil when its last writes went through: the journal's last
+    /// append failed (a landing gets this error at once), or the tables refuse journaled visits (they wait in
+    /// the journal and are retried). `code == .diskFull` when space ran out. Clears by itself once a write
+    /// succeeds again; readiness checks (`/readyz`) report it.
+    public var writeFailure: StorageError? {
+        shared.health.withLock { $0.journal ?? $0.ingest }
     }
 
     /// Commits what is queued and stops the journal, the ingester and the engine. Later writes fail.

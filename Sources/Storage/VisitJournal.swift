@@ -1,13 +1,19 @@
 import Dispatch
+import Foundation
 import Lifecycle
 import Synchronization
 
-/// The landing path's durable write: an append-only file where each batch of visits is one `write(2)` and one
-/// `fdatasync(2)`. A visit is acknowledged once its batch is on disk; the ledger's ingester then folds it into
-/// SQLite in large transactions, and replays whatever it had not folded in when the process died.
+/// The landing path's durable write: append-only segment files where each batch of visits is one `write(2)` and
+/// one `fdatasync(2)`. A visit is acknowledged once its batch is on disk; the ledger's ingester then folds it
+/// into the tables in large transactions, and replays whatever it had not folded in when the process died.
 ///
 /// Why: a SQLite commit rewrites every b-tree page a batch touches (random keys touch many), so small frequent
 /// commits cost far more than one sequential append of the same visits.
+///
+/// The journal is a run of segments, `visits.journal.<first sequence>`. The active one takes appends until it
+/// reaches `segmentBytes`, then a new one starts; a segment is deleted once the ingester has applied every
+/// record in it. So the journal holds what is not yet in the tables plus at most one segment, even during a
+/// flood. `visits.journal` itself holds the folder's lock (and, from older versions, records to replay).
 final class VisitJournal: Sendable {
     typealias Completion = @Sendable (StorageError?) -> Void
 
@@ -22,35 +28,85 @@ final class VisitJournal: Sendable {
         var pending: [Pending] = []
         var nextSequence: Int64
         var stopping = false
-        /// Highest sequence written, and highest the ingester has committed to SQLite.
-        var written: Int64
+        /// Highest sequence the ingester has committed to the tables.
         var applied: Int64
+        /// Highest sequence on disk, and highest whose batch is done with (written or failed).
+        var written: Int64
+        var processed: Int64
     }
 
-    /// When every record is in SQLite and the file is bigger than this, it is truncated to zero.
-    static let truncateAbove = 16 << 20
+    /// A segment file and the sequences written to it (`last < first` while it holds none).
+    private struct Segment {
+        let first: Int64
+        var last: Int64
+        let file: JournalFile
+    }
 
-    private let file: JournalFile
+    /// Where the journal thread writes; only that thread touches it (the Mutex makes the class Sendable).
+    private struct Files {
+        var segments: [Segment] = []
+        /// Whether the last segment takes appends (false after a failure that could not be cut back).
+        var activeIsOpen = false
+    }
+
+    static let defaultSegmentBytes = 8 << 20
+    static let lockFileName = "visits.journal"
+    private static let segmentPrefix = "visits.journal."
+
+    private let directory: String
+    private let lockFile: JournalFile
     private let durable: Bool
+    private let segmentBytes: Int
     private let state: Mutex<State>
+    private let files = Mutex(Files())
     private let available = DispatchSemaphore(value: 0)
     private let onDurable: @Sendable ([JournalRecord]) -> Void
     /// Set once in `init`, after every other property (the thread's body needs `self`).
     private let thread = Mutex<BackgroundThread?>(nil)
 
+    /// Starts after a replay: no segment files exist and `nextSequence` follows every sequence ever used.
     /// `onDurable` receives each batch once it is on disk (the ingester's queue).
     init(
-        file: JournalFile,
+        directory: String,
+        lockFile: JournalFile,
         nextSequence: Int64,
         durable: Bool,
+        segmentBytes: Int,
         onDurable: @escaping @Sendable ([JournalRecord]) -> Void
     ) {
-        self.file = file
+        self.directory = directory
+        self.lockFile = lockFile
         self.durable = durable
+        self.segmentBytes = segmentBytes
         self.onDurable = onDurable
-        state = Mutex(State(nextSequence: nextSequence, written: nextSequence - 1, applied: nextSequence - 1))
+        state = Mutex(
+            State(
+                nextSequence: nextSequence,
+                applied: nextSequence - 1,
+                written: nextSequence - 1,
+                processed: nextSequence - 1
+            )
+        )
         let thread = BackgroundThread(name: "linkout-journal") { [self] in run() }
         self.thread.withLock { $0 = thread }
+    }
+
+    /// The segment files in `directory`, oldest first.
+    static func segmentPaths(in directory: String) -> [(first: Int64, path: String)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.compactMap { name -> (Int64, String)? in
+            guard name.hasPrefix(segmentPrefix), let first = Int64(name.dropFirst(segmentPrefix.count)) else {
+                return nil
+            }
+            return (first, (directory as NSString).appendingPathComponent(name))
+        }.sorted { $0.0 < $1.0 }
+    }
+
+    /// The path of the segment whose first record is `first` (zero-padded, so names sort like numbers).
+    static func segmentPath(in directory: String, first: Int64) -> String {
+        let digits = String(first)
+        let name = segmentPrefix + String(repeating: "0", count: max(0, 19 - digits.count)) + digits
+        return (directory as NSString).appendingPathComponent(name)
     }
 
     /// Queues a visit; `completion` runs once it is on disk (or with the error that kept it off).
@@ -79,12 +135,22 @@ final class VisitJournal: Sendable {
     /// The sequence of the last visit appended (written or about to be).
     var lastAssigned: Int64 { state.withLock { $0.nextSequence - 1 } }
 
-    /// The ingester committed everything up to `sequence` to SQLite.
-    func markApplied(_ sequence: Int64) {
-        state.withLock { $0.applied = max($0.applied, sequence) }
+    /// Once every visit up to `sequence` is written or failed: the highest one on disk (what the ingester must
+    /// reach). Nil while some are still queued.
+    func written(through sequence: Int64) -> Int64? {
+        state.withLock { $0.processed >= sequence ? $0.written : nil }
     }
 
-    /// Writes what is queued, then stops.
+    /// The ingester committed everything up to `sequence` to the tables; segments it completes can go.
+    func markApplied(_ sequence: Int64) {
+        state.withLock { $0.applied = max($0.applied, sequence) }
+        available.signal()
+    }
+
+    /// Bytes in segment files now (tests and status).
+    var segmentBytesOnDisk: Int { files.withLock { $0.segments.reduce(0) { $0 + $1.file.size } } }
+
+    /// Writes what is queued, then stops. Segments not yet applied stay for the next open to replay.
     func stop() {
         let first = state.withLock { state in
             defer { state.stopping = true }
@@ -93,7 +159,7 @@ final class VisitJournal: Sendable {
         guard first else { return }
         available.signal()
         thread.withLock { $0 }?.join()
-        file.unlock()
+        lockFile.unlock()
     }
 
     private func run() {
@@ -104,7 +170,7 @@ final class VisitJournal: Sendable {
                 return (state.pending, state.stopping)
             }
             if !batch.isEmpty { write(batch) }
-            truncateIfAllApplied()
+            dropApplied()
             if stopping && state.withLock({ $0.pending.isEmpty }) { return }
         }
     }
@@ -113,23 +179,73 @@ final class VisitJournal: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(batch.reduce(0) { $0 + $1.record.count })
         for pending in batch { bytes.append(contentsOf: pending.record) }
-        var failure: StorageError?
-        do throws(StorageError) {
-            try file.append(bytes)
-            if durable { try file.sync() }
-        } catch {
-            failure = error
+        let first = batch.first?.sequence ?? 0
+        let last = batch.last?.sequence ?? 0
+        let failure = files.withLock { files -> StorageError? in
+            let file: JournalFile
+            do throws(StorageError) {
+                file = try activeSegment(&files, startingAt: first)
+            } catch {
+                return error
+            }
+            let start = file.size
+            do throws(StorageError) {
+                try file.append(bytes)
+                if durable { try file.sync() }
+            } catch {
+                // Not acknowledged, so not kept: cut the batch back off, or later records would sit behind a torn
+                // one, which ends a replay. If even that fails, the segment takes no more appends.
+                do throws(StorageError) { try file.truncate(to: start) } catch { files.activeIsOpen = false }
+                return error
+            }
+            files.segments[files.segments.count - 1].last = last
+            return nil
         }
-        if failure == nil {
-            state.withLock { $0.written = batch.last?.sequence ?? $0.written }
-            onDurable(batch.map { ($0.sequence, $0.visit) })
+        state.withLock { state in
+            if failure == nil { state.written = last }
+            state.processed = last
         }
+        if failure == nil { onDurable(batch.map { ($0.sequence, $0.visit) }) }
         for pending in batch { pending.completion(failure) }
     }
 
-    private func truncateIfAllApplied() {
-        let caughtUp = state.withLock { $0.applied >= $0.written }
-        guard caughtUp, file.size > Self.truncateAbove else { return }
-        try? file.truncate()
+    /// The segment to append to: the open one while it is under `segmentBytes`, else a new one named for `first`.
+    /// When a new one cannot be created, a full segment takes the batch anyway (bounded journal size matters
+    /// less than recording the visit).
+    private func activeSegment(_ files: inout Files, startingAt first: Int64) throws(StorageError) -> JournalFile {
+        if files.activeIsOpen, let active = files.segments.last, active.file.size < segmentBytes {
+            return active.file
+        }
+        do throws(StorageError) {
+            let file = try JournalFile(path: Self.segmentPath(in: directory, first: first))
+            if durable { try JournalFile.syncDirectory(directory) }
+            files.segments.append(Segment(first: first, last: first - 1, file: file))
+            files.activeIsOpen = true
+            return file
+        } catch {
+            guard files.activeIsOpen, let active = files.segments.last else { throw error }
+            return active.file
+        }
+    }
+
+    /// Deletes segments whose records are all in the tables. The open segment goes too once it is full, so an
+    /// idle journal keeps less than one segment.
+    private func dropApplied() {
+        let applied = state.withLock { $0.applied }
+        files.withLock { files in
+            let lastIndex = files.segments.count - 1
+            var kept: [Segment] = []
+            for (index, segment) in files.segments.enumerated() {
+                let isOpen = index == lastIndex && files.activeIsOpen
+                let done = segment.last <= applied && (!isOpen || segment.file.size >= segmentBytes)
+                if done {
+                    segment.file.remove()
+                    if isOpen { files.activeIsOpen = false }
+                } else {
+                    kept.append(segment)
+                }
+            }
+            files.segments = kept
+        }
     }
 }

@@ -1,0 +1,104 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Storage
+
+@Suite("Journal segments")
+struct JournalSegmentTests {
+    /// Journals a visit and waits for its completion (bounded: a hang is a failure, not a stuck test run).
+    static func journal(_ ledger: Ledger, _ visit: Visit) -> StorageError? {
+        let outcome = Mutex<StorageError??>(nil)
+        let done = DispatchSemaphore(value: 0)
+        ledger.journalVisit(visit) { error in
+            outcome.withLock { $0 = .some(error) }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .seconds(5)) == .success, let result = outcome.withLock({ $0 }) else {
+            return StorageError(.journal, "the journal did not answer within 5 s")
+        }
+        return result
+    }
+
+    static func segmentFiles(_ folder: String) -> [String] {
+        VisitJournal.segmentPaths(in: folder).map(\.path)
+    }
+
+    /// While the tables refuse writes the journal keeps every visit, in many segments; once they take writes
+    /// again each segment is deleted as soon as all its visits are applied.
+    @Test func segmentsRotateAndAreDroppedOnceApplied() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Ledger(
+            directory: folder.path,
+            durability: .normal,
+            journalSegmentBytes: 4096
+        )
+        defer { ledger.close() }
+        let engine = try #require(ledger.engine as? SQLiteEngine)
+        try engine.limitPages(1)  // the database may not grow: ingesting fails with SQLITE_FULL
+        for index in 0..<600 {
+            let error = Self.journal(ledger, VisitJournalTests.visit("s-\(index)", checkout: "c-\(index)"))
+            #expect(error == nil)
+        }
+        #expect(!ledger.flush(timeout: .milliseconds(200)))
+        let failure = try #require(ledger.writeFailure)
+        #expect(failure.code == .diskFull)
+        #expect(failure.sqliteCode == 13)  // SQLITE_FULL
+        let rotated = Self.segmentFiles(folder.path)
+        #expect(rotated.count > 10, "600 visits in 4 KB segments: \(rotated.count) segments")
+
+        try engine.limitPages(nil)
+        #expect(ledger.flush())
+        #expect(try ledger.count(.visits) == 600)
+        #expect(ledger.writeFailure == nil)
+        // The journal thread deletes applied segments after the ingester reports them; give it a deadline.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while Self.segmentFiles(folder.path).count > 1 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let left = Self.segmentFiles(folder.path)
+        #expect(left.count <= 1, "segments left: \(left)")
+        #expect((ledger.journal?.segmentBytesOnDisk ?? .max) <= 4096 + 1024)
+    }
+
+    /// A crash leaves several segments, some of them already applied and the last one torn: reopening applies
+    /// each missing visit once, in order, and deletes the segments.
+    @Test func replayReadsEverySegmentExactlyOnce() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let first = try Ledger(directory: folder.path)
+        for index in 1...2 {
+            #expect(Self.journal(first, VisitJournalTests.visit("v-\(index)", checkout: "c-\(index)")) == nil)
+        }
+        #expect(first.flush())
+        first.close()
+        for path in Self.segmentFiles(folder.path) { try FileManager.default.removeItem(atPath: path) }
+        // Sequences 1 and 2 are applied already; 3, 4 and 5 are not; 6 was torn by the crash.
+        func record(_ sequence: Int64) -> [UInt8] {
+            JournalCoding.encode(
+                VisitJournalTests.visit("v-\(sequence)", checkout: "c-\(sequence)"),
+                sequence: sequence
+            )
+        }
+        try Data(record(1) + record(2) + record(3))
+            .write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: folder.path, first: 1)))
+        try Data(record(4) + record(5) + Array(record(6).prefix(25)))
+            .write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: folder.path, first: 4)))
+
+        let reopened = try Ledger(directory: folder.path)
+        #expect(try reopened.count(.visits) == 5)
+        #expect(try reopened.tokens().map(\.externalPurchaseId) == (1...5).map { "v-\($0)" })
+        #expect(Self.segmentFiles(folder.path).isEmpty)
+        reopened.close()
+
+        let again = try Ledger(directory: folder.path)
+        defer { again.close() }
+        #expect(try again.count(.visits) == 5)
+        // New visits take sequence numbers after every one seen, the torn one included or not.
+        #expect(Self.journal(again, VisitJournalTests.visit("v-new", checkout: "c-new")) == nil)
+        #expect(again.flush())
+        #expect(try again.count(.visits) == 6)
+        let segments = VisitJournal.segmentPaths(in: folder.path)
+        #expect(segments.map(\.first) == [6])
+    }
+}
