@@ -44,7 +44,8 @@ protocol LedgerEngine: Sendable {
     func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport?
     func reports(limit: Int, offset: Int, state: StoredReport.State?) throws(StorageError) -> [StoredReport]
     func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport]
-    func tokensNeedingReports(quietSince: Int64, limit: Int) throws(StorageError) -> [StoredToken]
+    func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, limit: Int) throws(StorageError)
+        -> [StoredToken]
     func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken]
     func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?)
     func storeLineItems(_ items: [(lineItemId: String, body: String)], for externalPurchaseId: String, at: Int64)
@@ -53,6 +54,20 @@ protocol LedgerEngine: Sendable {
     func reviseRejectedReport(_ requestIdentifier: String, body: String, lineItemRows: [Int64], now: Int64)
         throws(StorageError)
     func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError)
+
+    // MARK: payments
+
+    func recordPaymentSession(_ session: PaymentSessionRecord) throws(StorageError) -> PaymentSessionRecord
+    func paymentSession(id: String) throws(StorageError) -> PaymentSessionRecord?
+    func paymentSession(intentId: String) throws(StorageError) -> PaymentSessionRecord?
+    func paymentSessions(checkoutId: String) throws(StorageError) -> [PaymentSessionRecord]
+    func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool
+    func paymentEvents(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredPaymentEvent]
+    func purchase(id: String) throws(StorageError) -> PurchaseRecord?
+    func purchase(subscriptionId: String) throws(StorageError) -> PurchaseRecord?
+    func purchases(externalPurchaseId: String?, limit: Int, offset: Int) throws(StorageError) -> [PurchaseRecord]
+    func charge(key: String) throws(StorageError) -> PurchaseCharge?
+    func apply(_ change: PaymentChange) throws(StorageError)
 }
 
 /// One visit from the journal with its sequence number.

@@ -101,7 +101,11 @@ extension SQLiteEngine {
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
     /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
     /// are left out: one report at a time per token.
-    func tokensNeedingReports(quietSince: Int64, limit: Int) throws(StorageError) -> [StoredToken] {
+    /// A token with a payment started after `paymentsOpenSince` that may still complete (open, or paid by a
+    /// delayed method) is not reported `NO_LINE_ITEM` yet: the purchase would follow as a line item.
+    func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, limit: Int) throws(StorageError)
+        -> [StoredToken]
+    {
         try read { connection throws(StorageError) in
             try connection.query(
                 """
@@ -112,10 +116,13 @@ extension SQLiteEngine {
                         AND l.report_request_identifier IS NULL)
                     OR (t.first_seen_at <= ?
                         AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
-                        AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)))
+                        AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
+                        AND NOT EXISTS (SELECT 1 FROM payment_sessions s
+                            WHERE s.external_purchase_id = t.external_purchase_id AND s.state IN ('open', 'pending')
+                            AND s.created_at > ?)))
                 ORDER BY t.first_seen_at LIMIT ?
                 """,
-                [.integer(quietSince), .integer(Int64(limit))]
+                [.integer(quietSince), .integer(paymentsOpenSince), .integer(Int64(limit))]
             ).map(Self.storedToken)
         }
     }

@@ -12,11 +12,22 @@ struct ReportPlanner: Sendable {
     /// Most reports planned per pass; the rest wait for the next one.
     let batchLimit: Int
 
+    /// How long an open payment holds back a `NO_LINE_ITEM` report: a Checkout Session's longest life.
+    static let paymentHoldMilliseconds: Int64 = 24 * 3_600_000
+
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
     func plan(now: Int64) throws -> [PlannedReport] {
         var planned: [PlannedReport] = []
         let quietSince = now - noLineItemAfterSeconds * 1000
-        for token in try ledger.tokensNeedingReports(quietSince: quietSince, limit: batchLimit) {
+        // Stripe keeps a Checkout Session open for at most 24 hours; a payment started within that time may still
+        // complete, and its purchase would be the report. The hold ends with the session's lifetime, far inside
+        // Apple's 10-day deadline.
+        let paymentsOpenSince = now - Self.paymentHoldMilliseconds
+        for token in try ledger.tokensNeedingReports(
+            quietSince: quietSince,
+            paymentsOpenSince: paymentsOpenSince,
+            limit: batchLimit
+        ) {
             let items = try ledger.lineItems(for: token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
             let status: ExternalPurchaseReport.Status

@@ -1,0 +1,78 @@
+/// One payment event's writes, in the transaction the caller opened.
+extension SQLiteEngine {
+    static func apply(_ change: PaymentChange, to connection: SQLiteConnection) throws(StorageError) {
+        if let event = change.event {
+            let open = try connection.query(
+                "SELECT 1 FROM payment_events WHERE provider = ? AND event_id = ? AND processed_at IS NULL",
+                [.text(event.provider), .text(event.eventId)]
+            )
+            // Acted on already (a redelivery raced the first one): nothing may happen twice.
+            guard !open.isEmpty else { return }
+            try connection.query(
+                "UPDATE payment_events SET processed_at = ?, outcome = ? WHERE provider = ? AND event_id = ?",
+                [.integer(change.at), .text(change.outcome), .text(event.provider), .text(event.eventId)]
+            )
+        }
+        if let purchase = change.purchase { try upsert(purchase, into: connection) }
+        if let charge = change.charge {
+            try connection.query(
+                """
+                INSERT INTO purchase_charges (charge_key, purchase_id, line_item_id, amount_total, amount_tax,
+                    amount_refunded, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(charge_key) DO NOTHING
+                """,
+                [
+                    .text(charge.chargeKey), .text(charge.purchaseId), .text(charge.lineItemId),
+                    .integer(charge.amountTotal), .integer(charge.amountTax), .integer(charge.amountRefunded),
+                    .integer(charge.createdAt),
+                ]
+            )
+        }
+        if let refund = change.refund {
+            // Cumulative figures only grow: a late, older delivery never lowers what was refunded.
+            try connection.query(
+                "UPDATE purchase_charges SET amount_refunded = MAX(amount_refunded, ?) WHERE charge_key = ?",
+                [.integer(refund.amountRefunded), .text(refund.chargeKey)]
+            )
+        }
+        if let session = change.sessionState {
+            // A paid session stays paid whatever arrives after it.
+            try connection.query(
+                "UPDATE payment_sessions SET state = ?, updated_at = ? WHERE session_id = ? AND state != 'complete'",
+                [.text(session.state.rawValue), .integer(change.at), .text(session.sessionId)]
+            )
+        }
+        for item in change.lineItems {
+            let known = try connection.query(
+                "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ?",
+                [.text(item.externalPurchaseId), .text(item.lineItemId)]
+            )
+            guard known.isEmpty else { continue }
+            try connection.query(
+                "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
+                [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at)]
+            )
+        }
+    }
+
+    private static func upsert(_ purchase: PurchaseRecord, into connection: SQLiteConnection) throws(StorageError) {
+        try connection.query(
+            """
+            INSERT INTO purchases (\(purchaseColumns))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(purchase_id) DO UPDATE SET status = excluded.status,
+                buy_line_item_id = COALESCE(excluded.buy_line_item_id, buy_line_item_id),
+                period_end = COALESCE(excluded.period_end, period_end),
+                paid_days = MAX(paid_days, excluded.paid_days), updated_at = excluded.updated_at
+            """,
+            [
+                .text(purchase.purchaseId), .text(purchase.provider), .optional(purchase.checkoutId),
+                .optional(purchase.externalPurchaseId), .optional(purchase.bundleId), .optional(purchase.productId),
+                .text(purchase.kind), .text(purchase.status.rawValue), .text(purchase.currency),
+                .integer(purchase.amountTotal), .integer(purchase.amountTax), .text(purchase.taxCountry),
+                .optional(purchase.subscriptionId), .optional(purchase.buyLineItemId), .optional(purchase.periodEnd),
+                .integer(purchase.paidDays), .integer(purchase.createdAt), .integer(purchase.updatedAt),
+            ]
+        )
+    }
+}

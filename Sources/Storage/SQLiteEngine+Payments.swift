@@ -1,0 +1,201 @@
+/// Payment sessions, provider events, purchases and their charges.
+extension SQLiteEngine {
+    static let sessionColumns = """
+        session_id, provider, intent_id, checkout_id, external_purchase_id, product_id, currency, amount, language, \
+        url, state, created_at, updated_at
+        """
+
+    static func paymentSession(_ row: [SQLiteValue]) -> PaymentSessionRecord {
+        PaymentSessionRecord(
+            sessionId: row[0].text ?? "",
+            provider: row[1].text ?? "",
+            intentId: row[2].text ?? "",
+            checkoutId: row[3].text ?? "",
+            externalPurchaseId: row[4].text,
+            productId: row[5].text ?? "",
+            currency: row[6].text ?? "",
+            amount: row[7].text ?? "",
+            language: row[8].text ?? "",
+            url: row[9].text ?? "",
+            state: PaymentSessionRecord.State(rawValue: row[10].text ?? "") ?? .open,
+            createdAt: row[11].integer ?? 0,
+            updatedAt: row[12].integer ?? 0
+        )
+    }
+
+    static let purchaseColumns = """
+        purchase_id, provider, checkout_id, external_purchase_id, bundle_id, product_id, kind, status, currency, \
+        amount_total, amount_tax, tax_country, subscription_id, buy_line_item_id, period_end, paid_days, created_at, \
+        updated_at
+        """
+
+    static func purchase(_ row: [SQLiteValue]) -> PurchaseRecord {
+        PurchaseRecord(
+            purchaseId: row[0].text ?? "",
+            provider: row[1].text ?? "",
+            checkoutId: row[2].text,
+            externalPurchaseId: row[3].text,
+            bundleId: row[4].text,
+            productId: row[5].text,
+            kind: row[6].text ?? "",
+            status: PurchaseRecord.Status(rawValue: row[7].text ?? "") ?? .paid,
+            currency: row[8].text ?? "",
+            amountTotal: row[9].integer ?? 0,
+            amountTax: row[10].integer ?? 0,
+            taxCountry: row[11].text ?? "",
+            subscriptionId: row[12].text,
+            buyLineItemId: row[13].text,
+            periodEnd: row[14].integer,
+            paidDays: row[15].integer ?? 0,
+            createdAt: row[16].integer ?? 0,
+            updatedAt: row[17].integer ?? 0
+        )
+    }
+
+    /// Records a session the first time; the same intent again keeps the session it already has.
+    func recordPaymentSession(_ session: PaymentSessionRecord) throws(StorageError) -> PaymentSessionRecord {
+        try writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                INSERT INTO payment_sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(intent_id) DO NOTHING
+                """,
+                [
+                    .text(session.sessionId), .text(session.provider), .text(session.intentId),
+                    .text(session.checkoutId), .optional(session.externalPurchaseId), .text(session.productId),
+                    .text(session.currency), .text(session.amount), .text(session.language), .text(session.url),
+                    .text(session.state.rawValue), .integer(session.createdAt), .integer(session.updatedAt),
+                ]
+            )
+            let rows = try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE intent_id = ?",
+                [.text(session.intentId)]
+            )
+            guard let row = rows.first else { throw StorageError(.notFound, "payment session vanished") }
+            return Self.paymentSession(row)
+        }
+    }
+
+    func paymentSession(id: String) throws(StorageError) -> PaymentSessionRecord? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE session_id = ?",
+                [.text(id)]
+            ).first.map(Self.paymentSession)
+        }
+    }
+
+    func paymentSession(intentId: String) throws(StorageError) -> PaymentSessionRecord? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE intent_id = ?",
+                [.text(intentId)]
+            ).first.map(Self.paymentSession)
+        }
+    }
+
+    func paymentSessions(checkoutId: String) throws(StorageError) -> [PaymentSessionRecord] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE checkout_id = ? ORDER BY created_at",
+                [.text(checkoutId)]
+            ).map(Self.paymentSession)
+        }
+    }
+
+    /// Stores an event once; false when the provider sent this event id before.
+    func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool {
+        try writer.write { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                INSERT INTO payment_events (provider, event_id, type, body, received_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(provider, event_id) DO NOTHING RETURNING 1
+                """,
+                [
+                    .text(event.provider), .text(event.eventId), .text(event.type), .text(event.body),
+                    .integer(event.receivedAt),
+                ]
+            )
+            return !rows.isEmpty
+        }
+    }
+
+    func paymentEvents(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredPaymentEvent] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT provider, event_id, type, body, received_at, processed_at, outcome FROM payment_events
+                \(unprocessedOnly ? "WHERE processed_at IS NULL" : "") ORDER BY received_at LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            ).map { row in
+                StoredPaymentEvent(
+                    provider: row[0].text ?? "",
+                    eventId: row[1].text ?? "",
+                    type: row[2].text ?? "",
+                    body: row[3].text ?? "",
+                    receivedAt: row[4].integer ?? 0,
+                    processedAt: row[5].integer,
+                    outcome: row[6].text
+                )
+            }
+        }
+    }
+
+    func purchase(id: String) throws(StorageError) -> PurchaseRecord? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.purchaseColumns) FROM purchases WHERE purchase_id = ?",
+                [.text(id)]
+            ).first.map(Self.purchase)
+        }
+    }
+
+    func purchase(subscriptionId: String) throws(StorageError) -> PurchaseRecord? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.purchaseColumns) FROM purchases WHERE subscription_id = ? ORDER BY created_at LIMIT 1",
+                [.text(subscriptionId)]
+            ).first.map(Self.purchase)
+        }
+    }
+
+    func purchases(externalPurchaseId: String?, limit: Int, offset: Int) throws(StorageError) -> [PurchaseRecord] {
+        try read { connection throws(StorageError) in
+            let filter = externalPurchaseId == nil ? "" : "WHERE external_purchase_id = ?"
+            let parameters: [SQLiteValue] =
+                (externalPurchaseId.map { [SQLiteValue.text($0)] } ?? [])
+                + [.integer(Int64(limit)), .integer(Int64(offset))]
+            return try connection.query(
+                "SELECT \(Self.purchaseColumns) FROM purchases \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                parameters
+            ).map(Self.purchase)
+        }
+    }
+
+    func charge(key: String) throws(StorageError) -> PurchaseCharge? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT charge_key, purchase_id, line_item_id, amount_total, amount_tax, amount_refunded, created_at
+                FROM purchase_charges WHERE charge_key = ?
+                """,
+                [.text(key)]
+            ).first.map { row in
+                PurchaseCharge(
+                    chargeKey: row[0].text ?? "",
+                    purchaseId: row[1].text ?? "",
+                    lineItemId: row[2].text ?? "",
+                    amountTotal: row[3].integer ?? 0,
+                    amountTax: row[4].integer ?? 0,
+                    amountRefunded: row[5].integer ?? 0,
+                    createdAt: row[6].integer ?? 0
+                )
+            }
+        }
+    }
+
+    func apply(_ change: PaymentChange) throws(StorageError) {
+        try writer.write { connection throws(StorageError) in try Self.apply(change, to: connection) }
+    }
+}
