@@ -34,7 +34,9 @@ let package = Package(
         ),
         .target(
             name: "LinkOut",
-            dependencies: ["HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound"],
+            dependencies: [
+                "HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound", "Payments",
+            ],
             swiftSettings: swiftSettings
         ),
         // The command line: argument parsing and printing; the work happens in LinkOut.
@@ -50,7 +52,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the live tiers (a raw socket client).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "TestSupport",
+            dependencies: ["HTTPServer", "Logging", "Payments"],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "Logging", "TestSupport"],
@@ -70,13 +77,17 @@ let package = Package(
         ),
         .testTarget(
             name: "PaymentsTests",
-            dependencies: ["Payments", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle", "HTTPServer", "Logging"],
+            dependencies: [
+                "Payments", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle", "HTTPServer", "Logging",
+                "TestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LinkOutTests",
             dependencies: [
                 "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "ExternalPurchase", "Crypto",
+                "Payments",
             ],
             swiftSettings: swiftSettings
         ),

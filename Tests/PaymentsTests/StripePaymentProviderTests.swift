@@ -1,5 +1,6 @@
 import Outbound
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Payments

@@ -28,6 +28,14 @@ final class Identifiers: Sendable {
         Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId).prefix(17))).prefix(26).description
     }
 
+    /// The payment intent for one product in one currency on one checkout, in its `attempt`th try (a new try
+    /// after a session expired or was cancelled). The same form posted twice is the same intent, so a retried
+    /// POST reuses the provider's session (its `Idempotency-Key`) instead of creating a second one.
+    func intentId(checkoutId: String, productId: String, currency: String, attempt: Int) -> String {
+        let message = ["intent", checkoutId, productId, currency, String(attempt)].joined(separator: "\u{0}")
+        return Self.base32(Array(mac.authenticate(message).prefix(17))).prefix(26).description
+    }
+
     /// A random id straight from the system generator: 130 random bits.
     static func random() -> String {
         // Three 64-bit draws (one getrandom(2) each) rather than a call per byte.

@@ -1,3 +1,5 @@
+import Payments
+
 /// A product offered on the checkout page (`catalog` in config.json).
 package struct Product: Sendable, Equatable {
     package enum Kind: String, Sendable {
@@ -11,12 +13,22 @@ package struct Product: Sendable, Equatable {
     package var names: [String: String]
     /// Price by currency code.
     package var prices: [String: Money]
+    /// How often a subscription renews (`interval`: day, week, month or year; `intervalCount`, default 1).
+    /// Subscriptions without one renew monthly.
+    package var interval: BillingInterval?
 
-    package init(id: String, kind: Kind, names: [String: String], prices: [String: Money]) {
+    package init(
+        id: String,
+        kind: Kind,
+        names: [String: String],
+        prices: [String: Money],
+        interval: BillingInterval? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.names = names
         self.prices = prices
+        self.interval = kind == .subscription ? interval ?? BillingInterval(.month) : nil
     }
 
     /// The name in `language`, else English, else any.
@@ -38,7 +50,7 @@ package struct Product: Sendable, Equatable {
     static func readList(_ list: [JSONFields]) throws(ConfigurationError) -> [Product] {
         var catalog: [Product] = []
         for item in list {
-            try item.rejectUnknownKeys(["id", "type", "name", "price"])
+            try item.rejectUnknownKeys(["id", "type", "name", "price", "interval", "intervalCount"])
             let id = try item.requiredString("id")
             guard !id.isEmpty, !catalog.contains(where: { $0.id == id }) else {
                 throw ConfigurationError(field: item.name("id"), problem: "must be present and unique")
@@ -63,7 +75,20 @@ package struct Product: Sendable, Equatable {
             guard !prices.isEmpty else {
                 throw ConfigurationError(field: item.name("price"), problem: "needs at least one currency")
             }
-            catalog.append(Product(id: id, kind: kind, names: names, prices: prices))
+            var interval: BillingInterval?
+            if let unit = try item.optionalString("interval") {
+                guard kind == .subscription, let known = BillingInterval.Unit(rawValue: unit) else {
+                    throw ConfigurationError(
+                        field: item.name("interval"),
+                        problem: "must be day, week, month or year, on subscriptions only"
+                    )
+                }
+                interval = BillingInterval(known, count: try item.int("intervalCount", default: 1, range: 1...365))
+                guard interval?.isValidForStripe == true else {
+                    throw ConfigurationError(field: item.name("intervalCount"), problem: "must be at most three years")
+                }
+            }
+            catalog.append(Product(id: id, kind: kind, names: names, prices: prices, interval: interval))
         }
         return catalog
     }

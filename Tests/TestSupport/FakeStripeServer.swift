@@ -10,21 +10,21 @@ import Synchronization
 /// lowercase currency, integer `unit_amount`, mode-specific parameters), creates session objects, replays the
 /// stored answer for a repeated `Idempotency-Key` (stripe.md §1), and can be scripted to answer 500, 429, or
 /// anything else first. It also signs webhook deliveries for tests of the receiving side.
-final class FakeStripeServer: Sendable {
-    enum Behavior: Sendable {
+package final class FakeStripeServer: Sendable {
+    package enum Behavior: Sendable {
         /// Answer like Stripe (validate, create or replay).
         case normal
         /// Answer this instead, before the endpoint "executes", so nothing is stored under the key.
         case respond(status: Int, headers: [String: String] = [:], body: String = "")
     }
 
-    struct Received: Sendable {
-        var authorization: String
-        var idempotencyKey: String?
-        var stripeVersion: String?
-        var contentType: String?
-        var fields: [String: String]
-        var status: Int
+    package struct Received: Sendable {
+        package var authorization: String
+        package var idempotencyKey: String?
+        package var stripeVersion: String?
+        package var contentType: String?
+        package var fields: [String: String]
+        package var status: Int
     }
 
     /// What the handler shares with the test.
@@ -36,12 +36,12 @@ final class FakeStripeServer: Sendable {
         let created = Mutex<Int>(0)
     }
 
-    let secretKey: String
-    let port: Int
+    package let secretKey: String
+    package let port: Int
     private let server: HTTPServer
     private let shared = Shared()
 
-    init(secretKey: String = "sk_test_fake_0123456789abcdef") throws {
+    package init(secretKey: String = "sk_test_fake_0123456789abcdef") throws {
         self.secretKey = secretKey
         var configuration = HTTPServer.Configuration()
         configuration.host = "127.0.0.1"
@@ -69,21 +69,23 @@ final class FakeStripeServer: Sendable {
         port = try server.start()
     }
 
-    var apiBase: String { "http://127.0.0.1:\(port)" }
+    package var apiBase: String { "http://127.0.0.1:\(port)" }
 
-    func enqueue(_ behaviors: Behavior...) {
+    package func enqueue(_ behaviors: Behavior...) {
         shared.script.withLock { $0.append(contentsOf: behaviors) }
     }
 
-    var received: [Received] { shared.log.withLock { $0 } }
-    var sessionsCreated: Int { shared.created.withLock { $0 } }
+    package var received: [Received] { shared.log.withLock { $0 } }
+    package var sessionsCreated: Int { shared.created.withLock { $0 } }
 
-    func stop() {
+    package func stop() {
         server.shutdown(gracePeriod: .seconds(1))
     }
 
     /// A webhook delivery as Stripe sends it: the `Stripe-Signature` header and the raw body.
-    static func signedDelivery(event: String, secret: String, timestamp: Int64) -> (header: String, body: [UInt8]) {
+    package static func signedDelivery(event: String, secret: String, timestamp: Int64) -> (
+        header: String, body: [UInt8]
+    ) {
         let body = Array(event.utf8)
         return (StripeWebhookSignature.sign(body: body, secret: secret, timestamp: timestamp), body)
     }

@@ -1,0 +1,80 @@
+import ExternalPurchase
+import Foundation
+import Payments
+import Storage
+
+/// Renewals and refunds: facts that refer to a purchase recorded before.
+extension PaymentChangeMapper {
+    func renewal(_ invoice: InvoicePayment, event: (provider: String, eventId: String), at now: Int64) throws
+        -> Decision
+    {
+        guard let subscription = invoice.subscriptionId,
+            var purchase = try ledger.purchase(subscriptionId: subscription)
+        else { return .wait("the renewal's subscription has no purchase yet") }
+        var change = PaymentChange(event: event, outcome: "renewal recorded", at: now)
+        guard let token = purchase.externalPurchaseId, let buy = purchase.buyLineItemId else {
+            change.outcome = "renewal recorded; nothing to report to Apple"
+            return .apply(change)
+        }
+        let items = try ledger.lineItems(for: token).compactMap { stored -> SubscriptionBuyLineItem? in
+            guard case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
+            else { return nil }
+            return item.lineItemId == buy || item.referenceLineItemId == buy ? item : nil
+        }
+        guard let previous = items.max(by: { $0.subscriptionStartDate < $1.subscriptionStartDate }) else {
+            return .wait("the subscription's start is not recorded yet")
+        }
+        do {
+            let item = try lineItems.renewal(invoice, previous: previous)
+            change.lineItems = [(token, item.lineItemId, try Self.encode(.subscriptionBuy(item)))]
+            change.charge = PurchaseCharge(
+                chargeKey: invoice.paymentIntentId ?? invoice.invoiceId,
+                purchaseId: purchase.purchaseId,
+                lineItemId: item.lineItemId,
+                amountTotal: invoice.total,
+                amountTax: invoice.tax,
+                amountRefunded: 0,
+                createdAt: invoice.paidAt
+            )
+            purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
+            purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
+            purchase.updatedAt = now
+            change.purchase = purchase
+            change.outcome = "renewal recorded; line item \(item.lineItemId) queued for Apple"
+        } catch let error as AppleLineItemError {
+            change.outcome = "renewal recorded; not reportable: \(error)"
+        }
+        return .apply(change)
+    }
+
+    func refund(_ refund: ChargeRefund, event: (provider: String, eventId: String), at now: Int64) throws -> Decision {
+        let key = refund.paymentIntentId ?? refund.chargeId
+        guard let charge = try ledger.charge(key: key), var purchase = try ledger.purchase(id: charge.purchaseId)
+        else { return .wait("the refunded payment has no purchase yet") }
+        var change = PaymentChange(
+            event: event,
+            outcome: "refund recorded",
+            refund: (charge.chargeKey, refund.amountRefunded),
+            at: now
+        )
+        purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
+        purchase.updatedAt = now
+        change.purchase = purchase
+        guard let token = purchase.externalPurchaseId else { return .apply(change) }
+        guard
+            let stored = try ledger.lineItems(for: token).first(where: { $0.lineItemId == charge.lineItemId }),
+            let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
+        else { return .wait("the refunded buy's line item is not recorded yet") }
+        do {
+            if let item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {
+                change.lineItems = [(token, item.lineItemId, try Self.encode(.refund(item)))]
+                change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
+            } else {
+                change.outcome = "refund already reported"
+            }
+        } catch let error as AppleLineItemError {
+            change.outcome = "refund recorded; not reportable: \(error)"
+        }
+        return .apply(change)
+    }
+}

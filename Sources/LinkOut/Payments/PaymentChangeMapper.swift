@@ -1,0 +1,164 @@
+import ExternalPurchase
+import Foundation
+import Payments
+import Storage
+
+/// What one payment fact changes: the purchase and charge to record, the session's new state, and the Apple
+/// line items (through `AppleLineItems`, a pure mapping). It reads what earlier events recorded (the buy a
+/// renewal or refund refers to) and writes nothing itself.
+struct PaymentChangeMapper: Sendable {
+    enum Decision: Sendable {
+        case apply(PaymentChange)
+        /// Not yet: something it depends on has not arrived (the reason says what).
+        case wait(String)
+    }
+
+    let ledger: Ledger
+    let catalog: [Product]
+    let lineItems: AppleLineItems
+
+    /// The change for a stored provider event.
+    func change(for event: StoredPaymentEvent, at now: Int64) throws -> Decision {
+        let key = (provider: event.provider, eventId: event.eventId)
+        let payload: PaymentEvent
+        do {
+            payload = try StripeEvent.decode(Array(event.body.utf8)).payload
+        } catch {
+            return .apply(PaymentChange(event: key, outcome: "unreadable: \(error)", at: now))
+        }
+        switch payload {
+        case .purchaseCompleted(let completion):
+            return .apply(try purchase(completion, provider: event.provider, event: key, at: now))
+        case .purchasePending(let reference):
+            return .apply(session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
+        case .purchaseFailed(let reference):
+            return .apply(session(reference.sessionId, .failed, event: key, outcome: "payment failed", at: now))
+        case .sessionExpired(let reference):
+            return .apply(session(reference.sessionId, .expired, event: key, outcome: "session expired", at: now))
+        case .firstInvoicePaid(let invoice):
+            return try firstInvoice(invoice, event: key, at: now)
+        case .renewalPaid(let invoice):
+            return try renewal(invoice, event: key, at: now)
+        case .refunded(let refund):
+            return try self.refund(refund, event: key, at: now)
+        case .subscriptionEnded(let end):
+            guard var purchase = try ledger.purchase(subscriptionId: end.subscriptionId) else {
+                return .wait("subscription \(end.subscriptionId) has no purchase yet")
+            }
+            purchase.status = .ended
+            purchase.updatedAt = now
+            return .apply(PaymentChange(event: key, outcome: "subscription ended", purchase: purchase, at: now))
+        case .ignored(let type):
+            return .apply(PaymentChange(event: key, outcome: "ignored (\(type))", at: now))
+        }
+    }
+
+    /// A paid checkout: the purchase, its first charge, the session complete, and the buy as an Apple line item
+    /// when the visit carried a token (a tokenless visit has nothing to report to Apple).
+    func purchase(
+        _ completion: PurchaseCompletion,
+        provider: String,
+        event: (provider: String, eventId: String)?,
+        at now: Int64
+    ) throws -> PaymentChange {
+        let product = catalog.first { $0.id == completion.productId }
+        var record = PurchaseRecord(
+            purchaseId: completion.sessionId,
+            provider: provider,
+            checkoutId: completion.checkoutId,
+            externalPurchaseId: completion.externalPurchaseId,
+            bundleId: completion.bundleId,
+            productId: completion.productId,
+            kind: completion.mode == .subscription ? Product.Kind.subscription.rawValue : Product.Kind.oneTime.rawValue,
+            status: .paid,
+            currency: completion.currency.uppercased(),
+            amountTotal: completion.amountTotal,
+            amountTax: completion.amountTax,
+            taxCountry: completion.customerCountry.flatMap(CountryCodes.alpha3(forAlpha2:))
+                ?? lineItems.fallbackTaxCountry,
+            subscriptionId: completion.subscriptionId,
+            buyLineItemId: nil,
+            periodEnd: nil,
+            paidDays: 0,
+            createdAt: completion.completedAt,
+            updatedAt: now
+        )
+        var change = PaymentChange(
+            event: event,
+            outcome: "purchase recorded",
+            sessionState: (completion.sessionId, .complete),
+            at: now
+        )
+        do {
+            let item: LineItem
+            if completion.mode == .subscription {
+                // Stripe's session names no period; the catalog's interval from the moment of payment does.
+                let interval = product?.interval ?? BillingInterval(.month)
+                let period = completion.period ?? SubscriptionPeriod(start: completion.completedAt, interval: interval)
+                item = .subscriptionBuy(try lineItems.subscriptionStart(completion, period: period))
+                record.periodEnd = period.end
+            } else {
+                item = .oneTimeBuy(try lineItems.oneTimeBuy(completion))
+            }
+            record.buyLineItemId = item.common.lineItemId
+            change.charge = PurchaseCharge(
+                chargeKey: completion.paymentIntentId ?? completion.sessionId,
+                purchaseId: record.purchaseId,
+                lineItemId: item.common.lineItemId,
+                amountTotal: completion.amountTotal,
+                amountTax: completion.amountTax,
+                amountRefunded: 0,
+                createdAt: completion.completedAt
+            )
+            if let token = completion.externalPurchaseId {
+                change.lineItems = [(token, item.common.lineItemId, try Self.encode(item))]
+                change.outcome = "purchase recorded; line item \(item.common.lineItemId) queued for Apple"
+            } else {
+                change.outcome = "purchase recorded; no token, nothing to report to Apple"
+            }
+        } catch let error as AppleLineItemError {
+            change.outcome = "purchase recorded; not reportable: \(error)"
+        }
+        change.purchase = record
+        return change
+    }
+
+    private func session(
+        _ sessionId: String,
+        _ state: PaymentSessionRecord.State,
+        event: (provider: String, eventId: String),
+        outcome: String,
+        at now: Int64
+    ) -> PaymentChange {
+        PaymentChange(event: event, outcome: outcome, sessionState: (sessionId, state), at: now)
+    }
+
+    /// Not reported (the session's completion was the start), but its payment can be refunded later: the
+    /// charge is linked to the start's line item.
+    private func firstInvoice(_ invoice: InvoicePayment, event: (provider: String, eventId: String), at now: Int64)
+        throws -> Decision
+    {
+        guard let subscription = invoice.subscriptionId,
+            let purchase = try ledger.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
+        else { return .wait("the first invoice's subscription has no purchase yet") }
+        var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
+        if let paymentIntent = invoice.paymentIntentId {
+            change.charge = PurchaseCharge(
+                chargeKey: paymentIntent,
+                purchaseId: purchase.purchaseId,
+                lineItemId: buy,
+                amountTotal: invoice.total,
+                amountTax: invoice.tax,
+                amountRefunded: 0,
+                createdAt: invoice.paidAt
+            )
+        }
+        return .apply(change)
+    }
+
+    static func encode(_ item: LineItem) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(item), as: UTF8.self)
+    }
+}

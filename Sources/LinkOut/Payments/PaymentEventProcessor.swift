@@ -1,0 +1,106 @@
+import Foundation
+import Lifecycle
+import Logging
+import Payments
+import Storage
+import Synchronization
+
+/// Acts on stored payment events: each becomes one `PaymentChange` (purchase, charge, session state, Apple line
+/// items) written in one transaction that also marks the event processed, so a redelivery, a crash or a second
+/// pass never makes anything twice. Events are acted on from storage, never from the request: the webhook
+/// stores first and answers, then asks for a pass. An event that arrives before what it depends on (Stripe does
+/// not promise order: a refund before its purchase) stays unprocessed and is tried again on the next pass.
+final class PaymentEventProcessor: Sendable {
+    let ledger: Ledger
+    let mapper: PaymentChangeMapper
+    let reporting: ReportingService
+    let logger: Logger
+    let clock: Clock
+    private let passLock = Mutex(())
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let thread = Mutex<BackgroundThread?>(nil)
+
+    /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
+    /// stops redelivering after three days too.
+    static let giveUpAfterMilliseconds: Int64 = 3 * 86_400_000
+
+    init(ledger: Ledger, mapper: PaymentChangeMapper, reporting: ReportingService, logger: Logger, clock: Clock) {
+        self.ledger = ledger
+        self.mapper = mapper
+        self.reporting = reporting
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Acts on every stored event not yet processed, oldest first. Returns how many were processed.
+    @discardableResult
+    func processPending() -> Int {
+        passLock.withLock { _ in
+            var processed = 0
+            do {
+                for event in try ledger.paymentEvents(unprocessedOnly: true, limit: 500) where process(event) {
+                    processed += 1
+                }
+            } catch {
+                logger.error("payment events could not be read", ["error": "\(error)"])
+            }
+            if processed > 0 { reporting.wake() }
+            return processed
+        }
+    }
+
+    /// Applies a change that no stored event carries (a demo payment), under the same lock as event passes.
+    func apply(_ change: PaymentChange) throws(StorageError) {
+        try passLock.withLock { _ throws(StorageError) in try ledger.apply(change) }
+        if !change.lineItems.isEmpty { reporting.wake() }
+    }
+
+    private func process(_ event: StoredPaymentEvent) -> Bool {
+        let metadata = ["payment.provider": event.provider, "payment.event_id": event.eventId, "payment.type": event.type]
+        do {
+            switch try mapper.change(for: event, at: clock.nowMilliseconds()) {
+            case .apply(let change):
+                try ledger.apply(change)
+                logger.info("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                return true
+            case .wait(let reason):
+                if clock.nowMilliseconds() - event.receivedAt > Self.giveUpAfterMilliseconds {
+                    try ledger.apply(
+                        PaymentChange(
+                            event: (event.provider, event.eventId),
+                            outcome: "gave up: \(reason)",
+                            at: clock.nowMilliseconds()
+                        )
+                    )
+                    logger.error("payment event given up", metadata.merging(["reason": reason]) { a, _ in a })
+                    return true
+                }
+                logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })
+                return false
+            }
+        } catch {
+            logger.error("payment event failed", metadata.merging(["error": "\(error)"]) { a, _ in a })
+            return false
+        }
+    }
+
+    /// Passes every `interval`, or at once when woken (a webhook was stored).
+    func start(interval: Int64) {
+        let loop = BackgroundThread(name: "linkout-payments") { [self] in
+            while !stopping.load(ordering: .relaxed) {
+                processPending()
+                _ = wakeUp.wait(timeout: .now() + .seconds(Int(interval)))
+            }
+        }
+        thread.withLock { $0 = loop }
+    }
+
+    func wake() { wakeUp.signal() }
+
+    func stop() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        wakeUp.signal()
+        thread.withLock { $0 }?.join()
+    }
+}
