@@ -17,24 +17,24 @@ public struct RequestParser: Sendable {
     }
 
     /// How the body that follows the head is delimited.
-    public enum BodyFraming: Sendable, Equatable {
+    package enum BodyFraming: Sendable, Equatable {
         case none
         case length(Int)
         case chunked
     }
 
     /// The parsed head of a request.
-    public struct Head: Sendable, Equatable {
-        public var method: String
-        public var target: String
-        public var version: HTTPRequest.Version
-        public var headers: HTTPHeaders
-        public var framing: BodyFraming
+    package struct Head: Sendable, Equatable {
+        package var method: String
+        package var target: String
+        package var version: HTTPRequest.Version
+        package var headers: HTTPHeaders
+        package var framing: BodyFraming
         /// The client sent `Expect: 100-continue` and waits for an interim response before the body.
-        public var expectsContinue: Bool
+        package var expectsContinue: Bool
     }
 
-    public enum HeadResult: Sendable, Equatable {
+    package enum HeadResult: Sendable, Equatable {
         case incomplete
         case invalid(HTTPStatus)
         /// A head and the number of bytes it used (including any empty lines before it).
@@ -42,20 +42,20 @@ public struct RequestParser: Sendable {
     }
 
     /// The outcome of parsing a whole request (head and body).
-    public enum RequestResult: Sendable {
+    package enum RequestResult: Sendable {
         case incomplete
         case invalid(HTTPStatus)
         case request(HTTPRequest, consumed: Int)
     }
 
-    public var limits: Limits
+    package var limits: Limits
 
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
     /// Parses a head and, when complete, its body. Convenience for tests and simple callers.
-    public func parseRequest(_ bytes: ArraySlice<UInt8>) -> RequestResult {
+    package func parseRequest(_ bytes: ArraySlice<UInt8>) -> RequestResult {
         switch parseHead(bytes) {
         case .incomplete: return .incomplete
         case .invalid(let status): return .invalid(status)
@@ -74,7 +74,7 @@ public struct RequestParser: Sendable {
     }
 
     /// Parses the request line and header fields.
-    public func parseHead(_ bytes: ArraySlice<UInt8>) -> HeadResult {
+    package func parseHead(_ bytes: ArraySlice<UInt8>) -> HeadResult {
         var start = bytes.startIndex
         // RFC 9112 §2.2: ignore empty lines before the request line (some clients add CRLF after a body).
         while bytes.endIndex - start >= 2, bytes[start] == cr, bytes[start + 1] == lf, start - bytes.startIndex < 8 {
