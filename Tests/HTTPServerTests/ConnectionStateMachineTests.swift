@@ -19,14 +19,19 @@ struct ConnectionStateMachineTests {
         var answerAtOnce = true
         var log: [String] = []
 
-        init(configure: (inout HTTPServer.Configuration) -> Void = { _ in }) {
+        init(
+            configure: (inout HTTPServer.Configuration) -> Void = { _ in },
+            adjust: (inout ConnectionStateMachine.Settings) -> Void = { _ in }
+        ) {
             var configuration = HTTPServer.Configuration()
             configuration.idleTimeout = .seconds(60)
             configuration.requestHeadTimeout = .seconds(10)
             configuration.requestBodyTimeout = .seconds(30)
             configuration.writeTimeout = .seconds(30)
             configure(&configuration)
-            machine = ConnectionStateMachine(settings: .init(configuration: configuration), now: now)
+            var settings = ConnectionStateMachine.Settings(configuration: configuration)
+            adjust(&settings)
+            machine = ConnectionStateMachine(settings: settings, now: now)
         }
 
         var sentText: String { String(decoding: sent, as: UTF8.self) }
@@ -221,5 +226,28 @@ struct ConnectionStateMachineTests {
         busy.respond(with: "late")
         #expect(busy.run() == ["write", "closeUnlessUnread"])
         #expect(busy.sentText.contains("Connection: close\r\n"))
+    }
+
+    /// Buffered pipelined requests stop at the output high-water mark and must continue as soon as the socket
+    /// drains, even though no new byte will ever arrive to prompt it.
+    @Test func bufferedRequestsContinueWhenTheSocketDrains() {
+        let harness = Harness(adjust: { $0.outputHighWater = 300 })
+        harness.room = 0
+        harness.receive(String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 20))
+        let first = harness.run()
+        #expect(first.filter { $0.hasPrefix("dispatch") }.count < 20)
+        #expect(harness.machine.wantsWrite)
+        var dispatched = first.filter { $0.hasPrefix("dispatch") }.count
+        for _ in 0..<100 where dispatched < 20 {
+            harness.room = 200
+            harness.machine.becameWritable()
+            dispatched += harness.run().filter { $0.hasPrefix("dispatch") }.count
+        }
+        #expect(dispatched == 20)
+        harness.room = nil
+        harness.machine.becameWritable()
+        harness.run()
+        #expect(harness.sentText.components(separatedBy: "HTTP/1.1 200 OK").count == 21)
+        #expect(harness.machine.isQuiescent)
     }
 }
