@@ -17,8 +17,10 @@ struct ConnectionStateMachine {
         var maxBufferedInput: Int
         /// Above this much unwritten output no further pipelined request is parsed until the socket drains.
         var outputHighWater = 1 << 20
-        /// Requests dispatched per turn (see `beginTurn`) before the machine yields to other connections.
-        var requestsPerTurn = Int.max
+        /// Requests dispatched per turn (see `beginTurn`) before the machine yields to other connections, so one
+        /// client's deep pipeline cannot keep a loop from everyone else: small enough that a loop with many
+        /// flooding connections still comes back to new ones quickly, large enough to batch a pipeline's writes.
+        var requestsPerTurn = 32
 
         init(configuration: HTTPServer.Configuration) {
             let limits = configuration.limits

@@ -22,6 +22,8 @@ final class EventLoop {
     private var drainDeadline: UInt64 = 0
     private var nextSweep: UInt64 = 0
     private let sweepInterval: UInt64
+    /// Connections that spent their turn's budget with requests still buffered, served again after the others.
+    private var resumable: [Connection] = []
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     init(index: Int, epoll: Epoll, mailbox: LoopMailbox, listener: Int32, context: ServerContext) {
@@ -50,7 +52,8 @@ final class EventLoop {
         epoll.add(mailbox.wake.descriptor, watching: .readable)
         var ready = Epoll.ReadyList()
         while true {
-            let timeout = Int32(max(1, sweepInterval / 1_000_000))
+            // With connections waiting for another turn, only look for new events; do not sleep.
+            let timeout = resumable.isEmpty ? Int32(max(1, sweepInterval / 1_000_000)) : 0
             guard epoll.wait(into: &ready, timeoutMilliseconds: timeout) else { break }
             for index in 0..<ready.count {
                 let (fd, events) = ready[index]
@@ -62,6 +65,7 @@ final class EventLoop {
                     handle(events, on: connection)
                 }
             }
+            resumeYielded()
             let now = monotonicNanoseconds()
             if now >= nextSweep {
                 sweep(now: now)
@@ -156,10 +160,32 @@ final class EventLoop {
             case .close:
                 close(connection)
                 return
-            case .yield, .wait:
+            case .yield:
+                if !connection.isResumable {
+                    connection.isResumable = true
+                    resumable.append(connection)
+                }
+                updateInterest(connection)
+                return
+            case .wait:
                 updateInterest(connection)
                 return
             }
+        }
+    }
+
+    /// Gives each connection that yielded last turn another turn, in the order they yielded.
+    private func resumeYielded() {
+        guard !resumable.isEmpty else { return }
+        let turn = resumable
+        resumable.removeAll(keepingCapacity: true)
+        for connection in turn {
+            connection.isResumable = false
+            guard Int(connection.fd) < connections.count, connections[Int(connection.fd)] === connection else {
+                continue
+            }
+            connection.machine.beginTurn()
+            drive(connection)
         }
     }
 

@@ -250,4 +250,15 @@ struct ConnectionStateMachineTests {
         #expect(harness.sentText.components(separatedBy: "HTTP/1.1 200 OK").count == 21)
         #expect(harness.machine.isQuiescent)
     }
+
+    @Test func aDeepPipelineYieldsAfterItsTurnsBudgetAndContinuesNextTurn() {
+        let harness = Harness(adjust: { $0.requestsPerTurn = 2 })
+        harness.receive(String(repeating: "GET /p HTTP/1.1\r\nHost: t\r\n\r\n", count: 5))
+        #expect(harness.run() == ["dispatch GET /p", "dispatch GET /p", "write", "yield"])
+        harness.machine.beginTurn()
+        #expect(harness.run() == ["dispatch GET /p", "dispatch GET /p", "write", "yield"])
+        harness.machine.beginTurn()
+        #expect(harness.run() == ["dispatch GET /p", "write"])
+        #expect(harness.machine.isQuiescent)
+    }
 }

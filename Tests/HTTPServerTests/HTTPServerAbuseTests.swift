@@ -31,4 +31,36 @@ struct HTTPServerAbuseTests {
         #expect(answered == 1000)
         #expect(try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").text == "hello")
     }
+
+    /// One loop, held by `/gate` while 50 clients each queue 500 pipelined requests and a newcomer queues one. When
+    /// the loop resumes, every socket is ready at once; the newcomer must not wait for all 25,000 to be served.
+    @Test func aNewcomerIsServedBeforeAPipelinedFloodIsFinished() throws {
+        let live = try LiveServer {
+            $0.eventLoopCount = 1
+        }
+        defer { live.openGate() }
+        let holder = try live.client()
+        holder.send("GET /gate HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(live.gateEntered.wait(timeout: .now() + 10) == .success)
+
+        let connections = 50
+        let pipelined = 500
+        let flood = try (0..<connections).map { _ in try live.client(timeout: 20) }
+        let pipeline = String(repeating: "GET /count HTTP/1.1\r\nHost: t\r\n\r\n", count: pipelined)
+        for client in flood { client.send(pipeline) }
+        let newcomer = try live.client(timeout: 20)
+        newcomer.send("GET /probe HTTP/1.1\r\nHost: t\r\n\r\n")
+        live.openGate()
+
+        let probe = try newcomer.readResponse()
+        #expect(probe.status == 200)
+        let servedBeforeNewcomer = Int(probe.text) ?? -1
+        #expect(servedBeforeNewcomer >= 0)
+        #expect(servedBeforeNewcomer < connections * pipelined)
+        #expect(try holder.readResponse().text == "gate open")
+        for client in flood {
+            for _ in 0..<pipelined { #expect(try client.readResponse().status == 200) }
+        }
+        #expect(live.counted.count == connections * pipelined)
+    }
 }
