@@ -63,4 +63,54 @@ struct HTTPServerAbuseTests {
         }
         #expect(live.counted.count == connections * pipelined)
     }
+
+    @Test func laterHTTP1MinorVersionsAreServedAsHTTP11() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        let response = try client.roundTrip("GET /hello HTTP/1.2\r\nHost: t\r\n\r\n")
+        #expect(response.status == 200)
+        #expect(response.raw.hasPrefix("HTTP/1.1 200"))
+        #expect(response.header("Connection") == "keep-alive")
+        #expect(try client.roundTrip("GET /hello HTTP/1.9\r\nHost: t\r\n\r\n").text == "hello")
+        let other = try live.client()
+        #expect(try other.roundTrip("GET /hello HTTP/2.0\r\nHost: t\r\n\r\n").status == 505)
+    }
+
+    @Test func absoluteFormTargetsAreRoutedByTheirPath() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        let hello = try client.roundTrip("GET http://example.com/hello HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        #expect(hello.status == 200)
+        #expect(hello.text == "hello")
+        let worker = try client.roundTrip("GET HTTPS://example.com:443/worker?n=7 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(worker.text == "worker 7")
+        #expect(try client.roundTrip("GET http://example.com HTTP/1.1\r\nHost: t\r\n\r\n").status == 404)
+    }
+
+    @Test func everyResponseTheCoreWritesForbidsSniffing() throws {
+        let live = try LiveServer { $0.maxConnections = 1 }
+        let client = try live.client()
+        let requests = [
+            "GET /json HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n",
+            "HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET /page HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET /nothing HTTP/1.1\r\nHost: t\r\n\r\n",
+            "DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET /fail HTTP/1.1\r\nHost: t\r\n\r\n",
+        ]
+        for request in requests {
+            let response = try client.roundTrip(request)
+            let values = response.headers.filter { $0.name.lowercased() == "x-content-type-options" }.map(\.value)
+            #expect(values == ["nosniff"], "\(request.prefix(20)) → \(response.status)")
+        }
+        // Above the connection cap: the canned 503.
+        let shed = try live.client().readResponse()
+        #expect(shed.status == 503)
+        #expect(shed.header("X-Content-Type-Options") == "nosniff")
+        // A parser rejection.
+        let rejected = try client.roundTrip("GET /hello HTTP/1.1\r\n\r\n")
+        #expect(rejected.status == 400)
+        #expect(rejected.header("X-Content-Type-Options") == "nosniff")
+    }
 }
