@@ -8,6 +8,8 @@ struct ConnectionStateMachine {
     struct Settings {
         var parser: RequestParser
         var idleTimeout: UInt64
+        /// How long a new connection may stay silent; then it is closed without an answer.
+        var firstByteTimeout: UInt64
         var requestHeadTimeout: UInt64
         var requestBodyTimeout: UInt64
         var writeTimeout: UInt64
@@ -26,6 +28,7 @@ struct ConnectionStateMachine {
             let limits = configuration.limits
             parser = RequestParser(limits: limits)
             idleTimeout = configuration.idleTimeout.nanoseconds
+            firstByteTimeout = configuration.firstByteTimeout.nanoseconds
             requestHeadTimeout = configuration.requestHeadTimeout.nanoseconds
             requestBodyTimeout = configuration.requestBodyTimeout.nanoseconds
             writeTimeout = configuration.writeTimeout.nanoseconds
@@ -81,6 +84,8 @@ struct ConnectionStateMachine {
     private var outputStart = 0
     /// Close once `output` is written (Connection: close, an error, or a graceful stop).
     private var closeAfterWrite = false
+    /// Whether the client has sent anything yet.
+    private var hasReceivedBytes = false
     /// The client sent EOF: nothing more will arrive.
     private(set) var peerClosed = false
     /// False after the socket took less than offered, until it reports writable again.
@@ -129,6 +134,7 @@ struct ConnectionStateMachine {
     /// Bytes arrived from the client.
     mutating func received(_ bytes: UnsafeRawBufferPointer, now: UInt64) {
         lastActivity = now
+        hasReceivedBytes = true
         if case .lingering = phase { return }
         input.append(contentsOf: bytes)
     }
@@ -200,6 +206,9 @@ struct ConnectionStateMachine {
                 expired = true
             } else if hasPendingOutput {
                 expired = now &- lastActivity > settings.writeTimeout
+            } else if !hasReceivedBytes {
+                // A connection opened only to hold a slot is given back sooner than an idle keep-alive one.
+                expired = now &- lastActivity > min(settings.firstByteTimeout, settings.idleTimeout)
             } else {
                 expired = now &- lastActivity > settings.idleTimeout
             }

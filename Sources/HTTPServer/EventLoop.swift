@@ -36,8 +36,8 @@ final class EventLoop {
         requestIDPrefix = context.requestIDPrefix + String(index) + "-"
         let shortest =
             [
-                configuration.idleTimeout, configuration.requestHeadTimeout, configuration.requestBodyTimeout,
-                configuration.writeTimeout,
+                configuration.idleTimeout, configuration.firstByteTimeout, configuration.requestHeadTimeout,
+                configuration.requestBodyTimeout, configuration.writeTimeout,
             ].map(\.nanoseconds).min() ?? 1_000_000_000
         sweepInterval = max(10_000_000, min(250_000_000, shortest / 4))
     }
@@ -83,8 +83,10 @@ final class EventLoop {
         for _ in 0..<128 {
             guard let fd = Socket.accept(listener) else { return }
             let open = context.openConnections.add(1, ordering: .relaxed).newValue
-            if open > context.configuration.maxConnections {
-                // Shed the excess without touching the connections already served.
+            let remoteAddress = Socket.peerAddress(fd)
+            // Shed the excess (over the global cap, or over this address's share) without touching the
+            // connections already served.
+            guard open <= context.configuration.maxConnections, context.admitClient(remoteAddress) else {
                 context.openConnections.subtract(1, ordering: .relaxed)
                 context.shedConnections.add(1, ordering: .relaxed)
                 ResponseSerializer.overloadResponse.withUnsafeBytes { _ = Socket.write(fd, $0) }
@@ -94,7 +96,7 @@ final class EventLoop {
             let connection = Connection(
                 fd: fd,
                 id: nextID,
-                remoteAddress: Socket.peerAddress(fd),
+                remoteAddress: remoteAddress,
                 machine: ConnectionStateMachine(settings: settings, now: monotonicNanoseconds())
             )
             nextID += 1
@@ -233,6 +235,7 @@ final class EventLoop {
         connections[Int(connection.fd)] = nil
         connectionCount -= 1
         context.openConnections.subtract(1, ordering: .relaxed)
+        context.releaseClient(connection.remoteAddress)
         // Closing the descriptor also removes it from the epoll set.
         Socket.close(connection.fd)
     }

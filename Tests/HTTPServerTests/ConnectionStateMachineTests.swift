@@ -261,4 +261,20 @@ struct ConnectionStateMachineTests {
         #expect(harness.run() == ["dispatch GET /p", "write"])
         #expect(harness.machine.isQuiescent)
     }
+
+    @Test func aConnectionThatNeverSpeaksClosesAfterTheFirstByteTimeout() {
+        let silent = Harness(configure: { $0.firstByteTimeout = .seconds(10) })
+        silent.now += 9_000_000_000
+        #expect(!silent.fireTimers())
+        silent.now += 2_000_000_000
+        #expect(silent.fireTimers())
+        #expect(silent.run() == ["close"])
+        #expect(silent.sent.isEmpty)
+
+        let spoken = Harness(configure: { $0.firstByteTimeout = .seconds(10) })
+        spoken.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+        spoken.run()
+        spoken.now += 11_000_000_000
+        #expect(!spoken.fireTimers())
+    }
 }

@@ -113,4 +113,38 @@ struct HTTPServerAbuseTests {
         #expect(rejected.status == 400)
         #expect(rejected.header("X-Content-Type-Options") == "nosniff")
     }
+
+    @Test func connectionsAboveThePerClientCapGet503AndTheRestAreServed() throws {
+        let live = try LiveServer { $0.maxConnectionsPerClient = 3 }
+        var clients = try (0..<3).map { _ in try live.client() }
+        for client in clients { #expect(try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200) }
+        let excess = try live.client()
+        let shed = try excess.readResponse()
+        #expect(shed.status == 503)
+        #expect(shed.header("Connection") == "close")
+        #expect(excess.isClosedByServer())
+        for client in clients { #expect(try client.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200) }
+        // A slot freed by a closing client is available again.
+        clients.removeLast()
+        let deadline = Date() + 10
+        while live.server.openConnections > 2, Date() < deadline { usleep(1000) }
+        #expect(live.server.openConnections == 2)
+        let again = try live.client()
+        #expect(try again.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+    }
+
+    @Test func aConnectionThatNeverSpeaksIsClosedSilentlyAfterTheFirstByteTimeout() throws {
+        let live = try LiveServer {
+            $0.firstByteTimeout = .milliseconds(300)
+            $0.idleTimeout = .seconds(60)
+        }
+        let speaker = try live.client()
+        #expect(try speaker.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        let silent = try live.client(timeout: 10)
+        let started = Date()
+        #expect(try silent.readToEnd() == "")
+        #expect(Date().timeIntervalSince(started) < 5)
+        // A connection that has spoken is held to the idle timeout, not the first-byte one.
+        #expect(try speaker.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+    }
 }

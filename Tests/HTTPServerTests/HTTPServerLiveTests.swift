@@ -184,7 +184,7 @@ struct HTTPServerLiveTests {
     }
 
     @Test func aThousandIdleConnectionsDoNotDelayANewClient() throws {
-        let live = try LiveServer()
+        let live = try LiveServer { $0.maxConnectionsPerClient = 2000 }
         var idle: [RawClient] = []
         for _ in 0..<1000 {
             let client = try live.client()
