@@ -1,6 +1,6 @@
 /// Reads a request body framed by Content-Length or by chunked transfer coding (RFC 9112 §7.1).
-public enum BodyDecoder {
-    public enum Result: Sendable, Equatable {
+package enum BodyDecoder {
+    package enum Result: Sendable, Equatable {
         case incomplete
         case invalid(HTTPStatus)
         /// The body and the number of bytes its framing used.
@@ -11,7 +11,7 @@ public enum BodyDecoder {
     static let maxChunkLineBytes = 1024
     static let maxTrailerBytes = 8 * 1024
 
-    public static func decode(
+    package static func decode(
         _ bytes: ArraySlice<UInt8>,
         framing: RequestParser.BodyFraming,
         maxBodyBytes: Int

@@ -1,124 +1,43 @@
-import CSystem
-import Dispatch
-import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
+/// One epoll set served by one thread: accepts from its listening socket, moves bytes between sockets and each
+/// connection's `ConnectionStateMachine`, and carries out what the machines ask for. Handlers run inline or on the
+/// worker pool (see `ServerContext.dispatch`). Idle connections cost a few hundred bytes and no thread.
+///
+/// Created and used only on its own thread; other threads reach it through its `LoopMailbox`.
+final class EventLoop {
+    private let epoll: Epoll
+    private let mailbox: LoopMailbox
+    private let listener: Int32
+    private let context: ServerContext
+    private let settings: ConnectionStateMachine.Settings
+    /// Indexed by descriptor number.
+    private var connections: [Connection?] = []
+    private var connectionCount = 0
+    private var nextID: UInt64 = 1
+    private var nextRequest: UInt64 = 0
+    private let requestIDPrefix: String
+    private var date = HTTPDate()
+    private var draining = false
+    private var drainDeadline: UInt64 = 0
+    private var nextSweep: UInt64 = 0
+    private let sweepInterval: UInt64
+    /// Connections that spent their turn's budget with requests still buffered, served again after the others.
+    private var resumable: [Connection] = []
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-/// One epoll set served by one thread. It accepts from the shared listening socket, reads, parses, runs
-/// non-blocking handlers inline, hands blocking ones to the worker pool and writes responses. Idle connections
-/// cost a few hundred bytes and no thread.
-final class EventLoop: Sendable {
-    enum Message: Sendable {
-        /// A worker finished a handler for connection `id` on descriptor `fd`.
-        case completed(fd: Int32, id: UInt64, response: HTTPResponse, startedAt: UInt64, request: HTTPRequest)
-        /// Stop accepting, finish in-flight requests, close the rest at `deadline` (monotonic ns).
-        case drain(deadline: UInt64)
-    }
-
-    let index: Int
-    private let epoll: Int32
-    private let wakeFD: Int32
-    private let mailbox = Mutex<[Message]>([])
-    private let stopped = DispatchSemaphore(value: 0)
-    /// Set when the loop's thread has returned; late messages (a handler finishing after a forced stop) are dropped.
-    private let finished = Atomic<Bool>(false)
-
-    init(index: Int) throws(SocketError) {
-        self.index = index
-        epoll = csystem_epoll_create()
-        guard epoll >= 0 else { throw SocketError(operation: "epoll_create1", errno: errno) }
-        wakeFD = csystem_eventfd()
-        guard wakeFD >= 0 else { throw SocketError(operation: "eventfd", errno: errno) }
-        _ = csystem_epoll_control(epoll, 1, wakeFD, csystem_epollin)
-    }
-
-    /// Starts the loop's thread; it registers `listener` and serves until drained.
-    func start(listener: Int32, context: ServerContext) {
-        let thread = Thread { [self] in
-            let state = LoopState(loop: self, epoll: epoll, listener: listener, context: context)
-            state.run()
-            finished.store(true, ordering: .sequentiallyConsistent)
-            stopped.signal()
-        }
-        thread.name = "linkout-loop-\(index)"
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-
-    // The descriptors are closed only here, when no Responder can reach this loop any more: closing them when the
-    // thread ends would let a late `post` write into whatever file reused the number.
-    deinit {
-        Glibc.close(epoll)
-        Glibc.close(wakeFD)
-    }
-
-    /// Queues a message and wakes the loop. Safe from any thread.
-    func post(_ message: Message) {
-        guard !finished.load(ordering: .sequentiallyConsistent) else { return }
-        // Only the first message of a batch needs to wake the loop: it drains the whole mailbox once awake.
-        let wasEmpty = mailbox.withLock { messages in
-            defer { messages.append(message) }
-            return messages.isEmpty
-        }
-        guard wasEmpty else { return }
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
-    }
-
-    func waitUntilStopped() {
-        stopped.wait()
-    }
-
-    fileprivate func takeMessages() -> [Message] {
-        var counter: UInt64 = 0
-        _ = Glibc.read(wakeFD, &counter, 8)
-        return mailbox.withLock { messages in
-            defer { messages.removeAll(keepingCapacity: true) }
-            return messages
-        }
-    }
-
-    fileprivate var wakeDescriptor: Int32 { wakeFD }
-}
-
-/// The loop thread's own state; never leaves that thread.
-private final class LoopState {
-    let loop: EventLoop
-    let epoll: Int32
-    let listener: Int32
-    let context: ServerContext
-    let configuration: HTTPServer.Configuration
-    var connections: [Connection?] = []
-    var connectionCount = 0
-    var nextID: UInt64 = 1
-    var nextRequest: UInt64 = 0
-    let requestIDPrefix: String
-    var date = HTTPDate()
-    var draining = false
-    var drainDeadline: UInt64 = 0
-    var nextSweep: UInt64 = 0
-    let sweepInterval: UInt64
-    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    let maxBufferedInput: Int
-    /// Above this much unwritten output, a connection parses no further pipelined requests until it drains.
-    let outputHighWater = 1 << 20
-
-    init(loop: EventLoop, epoll: Int32, listener: Int32, context: ServerContext) {
-        self.loop = loop
+    init(index: Int, epoll: Epoll, mailbox: LoopMailbox, listener: Int32, context: ServerContext) {
         self.epoll = epoll
+        self.mailbox = mailbox
         self.listener = listener
         self.context = context
-        self.configuration = context.configuration
-        requestIDPrefix = context.requestIDPrefix + String(loop.index) + "-"
-        let limits = configuration.limits
-        maxBufferedInput = limits.maxRequestLineBytes + limits.maxHeaderBytes + limits.maxBodyBytes + 64 * 1024
+        let configuration = context.configuration
+        settings = ConnectionStateMachine.Settings(configuration: configuration)
+        requestIDPrefix = context.requestIDPrefix + String(index) + "-"
         let shortest =
             [
-                configuration.idleTimeout, configuration.requestHeadTimeout, configuration.requestBodyTimeout,
-                configuration.writeTimeout,
+                configuration.idleTimeout, configuration.firstByteTimeout, configuration.requestHeadTimeout,
+                configuration.requestBodyTimeout, configuration.writeTimeout,
             ].map(\.nanoseconds).min() ?? 1_000_000_000
         sweepInterval = max(10_000_000, min(250_000_000, shortest / 4))
     }
@@ -127,24 +46,26 @@ private final class LoopState {
         readBuffer.deallocate()
     }
 
+    /// Serves until drained, then closes every connection it still holds.
     func run() {
-        _ = csystem_epoll_control(epoll, 1, listener, csystem_epollin)
-        var fds = [Int32](repeating: 0, count: 256)
-        var events = [UInt32](repeating: 0, count: 256)
+        epoll.add(listener, watching: .readable)
+        epoll.add(mailbox.wake.descriptor, watching: .readable)
+        var ready = Epoll.ReadyList()
         while true {
-            let timeout = Int32(max(1, sweepInterval / 1_000_000))
-            let count = csystem_epoll_wait(epoll, &fds, &events, 256, timeout)
-            if count < 0 && errno != EINTR { break }
-            for index in 0..<max(0, Int(count)) {
-                let fd = fds[index]
+            // With connections waiting for another turn, only look for new events; do not sleep.
+            let timeout = resumable.isEmpty ? Int32(max(1, sweepInterval / 1_000_000)) : 0
+            guard epoll.wait(into: &ready, timeoutMilliseconds: timeout) else { break }
+            for index in 0..<ready.count {
+                let (fd, events) = ready[index]
                 if fd == listener {
                     acceptConnections()
-                } else if fd == loop.wakeDescriptor {
+                } else if fd == mailbox.wake.descriptor {
                     handleMessages()
-                } else {
-                    handleEvents(fd: fd, events: events[index])
+                } else if Int(fd) < connections.count, let connection = connections[Int(fd)] {
+                    handle(events, on: connection)
                 }
             }
+            resumeYielded()
             let now = monotonicNanoseconds()
             if now >= nextSweep {
                 sweep(now: now)
@@ -157,13 +78,15 @@ private final class LoopState {
 
     // MARK: accepting
 
-    func acceptConnections() {
+    private func acceptConnections() {
         guard !draining else { return }
         for _ in 0..<128 {
             guard let fd = Socket.accept(listener) else { return }
             let open = context.openConnections.add(1, ordering: .relaxed).newValue
-            if open > configuration.maxConnections {
-                // Shed the excess without touching the connections already served.
+            let remoteAddress = Socket.peerAddress(fd)
+            // Shed the excess (over the global cap, or over this address's share) without touching the
+            // connections already served.
+            guard open <= context.configuration.maxConnections, context.admitClient(remoteAddress) else {
                 context.openConnections.subtract(1, ordering: .relaxed)
                 context.shedConnections.add(1, ordering: .relaxed)
                 ResponseSerializer.overloadResponse.withUnsafeBytes { _ = Socket.write(fd, $0) }
@@ -173,8 +96,8 @@ private final class LoopState {
             let connection = Connection(
                 fd: fd,
                 id: nextID,
-                remoteAddress: Socket.peerAddress(fd),
-                now: monotonicNanoseconds()
+                remoteAddress: remoteAddress,
+                machine: ConnectionStateMachine(settings: settings, now: monotonicNanoseconds())
             )
             nextID += 1
             if Int(fd) >= connections.count {
@@ -186,342 +109,165 @@ private final class LoopState {
         }
     }
 
-    // MARK: events
+    // MARK: driving connections
 
-    func handleEvents(fd: Int32, events: UInt32) {
-        guard Int(fd) < connections.count, let connection = connections[Int(fd)] else { return }
-        // ERR or HUP: the peer can no longer receive anything (reset, or both directions shut down).
-        if events & (csystem_epollerr | csystem_epollhup) != 0 {
+    private func handle(_ events: Epoll.Events, on connection: Connection) {
+        if !events.isDisjoint(with: [.error, .hangUp]) {
+            // The peer can no longer receive anything (reset, or both directions shut down).
             close(connection)
             return
         }
-        if events & (csystem_epollin | csystem_epollrdhup) != 0 {
-            readAvailable(connection)
-            guard connections[Int(fd)] === connection else { return }
+        connection.machine.beginTurn()
+        if events.contains(.writable) { connection.machine.becameWritable() }
+        if !events.isDisjoint(with: [.readable, .peerShutdown]) {
+            switch Socket.read(connection.fd, into: readBuffer) {
+            case .bytes(let count):
+                connection.machine.received(
+                    UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]),
+                    now: monotonicNanoseconds()
+                )
+            case .wouldBlock:
+                break
+            case .closed:
+                connection.machine.receivedEndOfStream()
+            }
         }
-        if events & csystem_epollout != 0 {
-            flush(connection)
-            guard connections[Int(fd)] === connection else { return }
-            process(connection)
-        }
+        drive(connection)
     }
 
-    func readAvailable(_ connection: Connection) {
-        switch Socket.read(connection.fd, into: readBuffer) {
-        case .bytes(let count):
-            connection.lastActivity = monotonicNanoseconds()
-            if connection.isLingering { return }
-            connection.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
-        case .wouldBlock:
-            return
-        case .closed:
-            connection.peerClosed = true
-            if connection.isLingering {
+    /// Carries out the machine's actions until it waits, yields or is closed.
+    private func drive(_ connection: Connection) {
+        while true {
+            let now = monotonicNanoseconds()
+            switch connection.machine.nextAction(now: now, date: date.bytes()) {
+            case .dispatch(let request):
+                dispatch(request, on: connection, startedAt: now)
+            case .rejected(let status):
+                context.observer?(HTTPRequest(method: "-", target: "-"), status, 0)
+            case .write:
+                let written = connection.machine.withPendingOutput { Socket.write(connection.fd, $0) }
+                guard let written else {
+                    close(connection)
+                    return
+                }
+                connection.machine.wrote(written, now: now)
+            case .shutdownWrite:
+                Socket.shutdownWrite(connection.fd)
+            case .closeUnlessUnread:
+                guard Socket.hasUnreadBytes(connection.fd) else {
+                    close(connection)
+                    return
+                }
+                connection.machine.linger(now: now)
+            case .close:
                 close(connection)
+                return
+            case .yield:
+                if !connection.isResumable {
+                    connection.isResumable = true
+                    resumable.append(connection)
+                }
+                updateInterest(connection)
+                return
+            case .wait:
+                updateInterest(connection)
                 return
             }
         }
-        process(connection)
     }
 
-    /// Parses and answers as many buffered requests as order and back-pressure allow, then writes.
-    func process(_ connection: Connection) {
-        parsing: while !connection.closeAfterWrite && !connection.isWaitingForHandler
-            && connection.pendingOutputCount < outputHighWater
-        {
-            let pending = connection.pendingInput
-            switch connection.phase {
-            case .idle:
-                guard !pending.isEmpty else { break parsing }
-                connection.phase = .readingHead(since: monotonicNanoseconds())
-            case .readingHead:
-                switch context.parser.parseHead(pending) {
-                case .incomplete:
-                    break parsing
-                case .invalid(let status):
-                    reject(connection, status: status)
-                case .head(let head, let headLength):
-                    connection.phase = .readingBody(
-                        head,
-                        headLength: headLength,
-                        since: monotonicNanoseconds(),
-                        continueSent: false
-                    )
-                }
-            case .readingBody(let head, let headLength, let since, let continueSent):
-                let body = pending.dropFirst(headLength)
-                switch BodyDecoder.decode(body, framing: head.framing, maxBodyBytes: configuration.limits.maxBodyBytes)
-                {
-                case .incomplete:
-                    if head.expectsContinue && !continueSent {
-                        connection.output.append(contentsOf: ResponseSerializer.continueResponse)
-                        connection.phase = .readingBody(head, headLength: headLength, since: since, continueSent: true)
-                    }
-                    break parsing
-                case .invalid(let status):
-                    reject(connection, status: status)
-                case .body(let bytes, let bodyLength):
-                    connection.consumeInput(headLength + bodyLength)
-                    dispatch(connection, head: head, body: bytes)
-                }
-            case .waitingForHandler, .lingering:
-                break parsing
+    /// Gives each connection that yielded last turn another turn, in the order they yielded.
+    private func resumeYielded() {
+        guard !resumable.isEmpty else { return }
+        let turn = resumable
+        resumable.removeAll(keepingCapacity: true)
+        for connection in turn {
+            connection.isResumable = false
+            guard Int(connection.fd) < connections.count, connections[Int(connection.fd)] === connection else {
+                continue
             }
+            connection.machine.beginTurn()
+            drive(connection)
         }
-        if connection.peerClosed && !connection.isWaitingForHandler && !connection.hasPendingOutput {
-            // The client sent EOF and everything it asked for is answered.
-            close(connection)
-            return
-        }
-        flush(connection)
     }
 
-    func dispatch(_ connection: Connection, head: RequestParser.Head, body: [UInt8]) {
-        let startedAt = monotonicNanoseconds()
-        var request = HTTPRequest(method: head.method, target: head.target, version: head.version)
-        request.headers = head.headers
-        request.body = body
+    private func dispatch(_ request: HTTPRequest, on connection: Connection, startedAt: UInt64) {
+        var request = request
         request.remoteAddress = connection.remoteAddress
         request.id = requestID(offered: request.headers["x-request-id"])
-        let keepAlive = request.keepAlive && !draining
-        let omitBody = head.method == "HEAD"
-        switch context.router.match(method: head.method, path: request.path) {
-        case .notFound:
-            write(
-                HTTPError(.notFound, "Not found.").response,
-                to: connection,
-                request: request,
-                startedAt: startedAt,
-                keepAlive: keepAlive,
-                omitBody: omitBody
-            )
-        case .methodNotAllowed(let allowed):
-            let error = HTTPError(
-                .methodNotAllowed,
-                "Method not allowed.",
-                headers: ["Allow": allowed.joined(separator: ", ")]
-            )
-            write(
-                error.response,
-                to: connection,
-                request: request,
-                startedAt: startedAt,
-                keepAlive: keepAlive,
-                omitBody: omitBody
-            )
-        case .route(let route, let parameters):
-            request.pathParameters = parameters
-            switch route.body {
-            case .immediate(.eventLoop, let handler):
-                let response = context.respond(handler, to: request)
-                write(
-                    response,
-                    to: connection,
-                    request: request,
-                    startedAt: startedAt,
-                    keepAlive: keepAlive,
-                    omitBody: omitBody
-                )
-            case .immediate(.workerPool, let handler):
-                connection.phase = .waitingForHandler(keepAlive: keepAlive, omitBody: omitBody)
-                let responder = Responder(
-                    loop: loop,
-                    fd: connection.fd,
-                    id: connection.id,
-                    startedAt: startedAt,
-                    request: request
-                )
-                let context = self.context
-                let request = request
-                context.workers.submit {
-                    responder.respond(context.respond(handler, to: request))
-                }
-            case .deferred(let handler):
-                connection.phase = .waitingForHandler(keepAlive: keepAlive, omitBody: omitBody)
-                handler(
-                    request,
-                    Responder(loop: loop, fd: connection.fd, id: connection.id, startedAt: startedAt, request: request)
-                )
-            }
+        let response = context.dispatch(&request) { request in
+            Responder(mailbox: mailbox, fd: connection.fd, id: connection.id, startedAt: startedAt, request: request)
         }
+        if let response { respond(response, on: connection, request: request, startedAt: startedAt) }
     }
 
-    func write(
-        _ response: HTTPResponse,
-        to connection: Connection,
-        request: HTTPRequest,
-        startedAt: UInt64,
-        keepAlive: Bool,
-        omitBody: Bool
-    ) {
-        ResponseSerializer.append(
-            response,
-            to: &connection.output,
-            date: date.bytes(),
-            keepAlive: keepAlive,
-            omitBody: omitBody,
-            requestID: request.id
-        )
-        connection.phase = .idle
-        if !keepAlive { connection.closeAfterWrite = true }
+    private func respond(_ response: HTTPResponse, on connection: Connection, request: HTTPRequest, startedAt: UInt64) {
+        guard connection.machine.respond(response, requestID: request.id, date: date.bytes()) else { return }
         context.observer?(request, response.status, monotonicNanoseconds() &- startedAt)
     }
 
     /// The caller's `X-Request-Id` when it is a short, plain token (a proxy's id keeps logs joinable), else ours:
     /// a per-process random prefix, the loop and a counter.
-    func requestID(offered: String?) -> String {
-        if let offered, !offered.isEmpty, offered.utf8.count <= 64,
-            offered.utf8.allSatisfy({ isTokenByte($0) })
-        {
+    private func requestID(offered: String?) -> String {
+        if let offered, !offered.isEmpty, offered.utf8.count <= 64, offered.utf8.allSatisfy({ isTokenByte($0) }) {
             return offered
         }
         nextRequest += 1
         return requestIDPrefix + String(nextRequest, radix: 36)
     }
 
-    /// Answers a request the parser refused, then closes: after a framing error the byte stream cannot be trusted.
-    func reject(_ connection: Connection, status: HTTPStatus) {
-        let message: String
-        switch status.code {
-        case 408: message = "The request took too long to arrive."
-        case 413: message = "The request body is too large."
-        case 414: message = "The request line is too long."
-        case 431: message = "The request headers are too large."
-        case 505: message = "Only HTTP/1.0 and HTTP/1.1 are supported."
-        default: message = "The request is malformed."
-        }
-        ResponseSerializer.append(
-            HTTPError(status, message).response,
-            to: &connection.output,
-            date: date.bytes(),
-            keepAlive: false,
-            omitBody: false
-        )
-        connection.phase = .idle
-        connection.closeAfterWrite = true
-        let request = HTTPRequest(method: "-", target: "-")
-        context.observer?(request, status, 0)
-    }
-
-    // MARK: writing
-
-    func flush(_ connection: Connection) {
-        while connection.hasPendingOutput {
-            let written = connection.output.withUnsafeBytes { raw in
-                Socket.write(connection.fd, UnsafeRawBufferPointer(rebasing: raw[connection.outputStart...]))
-            }
-            guard let written else {
-                close(connection)
-                return
-            }
-            if written == 0 { break }
-            connection.consumeOutput(written)
-            connection.lastActivity = monotonicNanoseconds()
-        }
-        if !connection.hasPendingOutput && connection.closeAfterWrite && !connection.isLingering {
-            finishClosing(connection)
+    private func updateInterest(_ connection: Connection) {
+        var wanted: Epoll.Events = []
+        if connection.machine.wantsRead { wanted.formUnion([.readable, .peerShutdown]) }
+        if connection.machine.wantsWrite { wanted.insert(.writable) }
+        guard let registered = connection.registered else {
+            epoll.add(connection.fd, watching: wanted)
+            connection.registered = wanted
             return
         }
-        updateInterest(connection)
+        guard registered != wanted else { return }
+        epoll.modify(connection.fd, watching: wanted)
+        connection.registered = wanted
     }
 
-    /// After the last response: close at once when the client sent nothing more, else shut our side and drain.
-    func finishClosing(_ connection: Connection) {
-        if connection.peerClosed || connection.inputStart == connection.input.count && isReadDrained(connection) {
-            close(connection)
-            return
-        }
-        Socket.shutdownWrite(connection.fd)
-        connection.input.removeAll()
-        connection.inputStart = 0
-        connection.phase = .lingering(until: monotonicNanoseconds() + 2_000_000_000)
-        updateInterest(connection)
-    }
-
-    /// Whether the socket has nothing unread right now (so closing it will not send a reset).
-    func isReadDrained(_ connection: Connection) -> Bool {
-        var pollDescriptor = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
-        return poll(&pollDescriptor, 1, 0) == 0
-    }
-
-    func updateInterest(_ connection: Connection) {
-        var wanted: UInt32 = 0
-        let wantsRead =
-            !connection.peerClosed
-            && (connection.isLingering || connection.input.count - connection.inputStart < maxBufferedInput)
-        if wantsRead { wanted |= csystem_epollin | csystem_epollrdhup }
-        if connection.hasPendingOutput { wanted |= csystem_epollout }
-        if connection.isRegistered && wanted == connection.registeredEvents { return }
-        _ = csystem_epoll_control(epoll, connection.isRegistered ? 3 : 1, connection.fd, wanted)
-        connection.registeredEvents = wanted
-        connection.isRegistered = true
-    }
-
-    func close(_ connection: Connection) {
+    private func close(_ connection: Connection) {
         guard Int(connection.fd) < connections.count, connections[Int(connection.fd)] === connection else { return }
         connections[Int(connection.fd)] = nil
         connectionCount -= 1
         context.openConnections.subtract(1, ordering: .relaxed)
+        context.releaseClient(connection.remoteAddress)
         // Closing the descriptor also removes it from the epoll set.
         Socket.close(connection.fd)
     }
 
     // MARK: messages and timers
 
-    func handleMessages() {
-        for message in loop.takeMessages() {
+    private func handleMessages() {
+        for message in mailbox.take() {
             switch message {
             case .completed(let fd, let id, let response, let startedAt, let request):
-                guard Int(fd) < connections.count, let connection = connections[Int(fd)], connection.id == id,
-                    case .waitingForHandler(let keepAlive, let omitBody) = connection.phase
-                else { continue }
-                write(
-                    response,
-                    to: connection,
-                    request: request,
-                    startedAt: startedAt,
-                    keepAlive: keepAlive && !draining,
-                    omitBody: omitBody
-                )
-                process(connection)
+                guard Int(fd) < connections.count, let connection = connections[Int(fd)], connection.id == id else {
+                    continue
+                }
+                connection.machine.beginTurn()
+                respond(response, on: connection, request: request, startedAt: startedAt)
+                drive(connection)
             case .drain(let deadline):
                 draining = true
                 drainDeadline = deadline
-                _ = csystem_epoll_control(epoll, 2, listener, 0)
-                for case let connection? in connections where connection.isQuiescent {
-                    close(connection)
+                epoll.remove(listener)
+                for case let connection? in connections {
+                    connection.machine.drain()
+                    drive(connection)
                 }
             }
         }
     }
 
-    func sweep(now: UInt64) {
-        for case let connection? in connections {
-            switch connection.phase {
-            case .idle:
-                if draining && connection.isQuiescent {
-                    close(connection)
-                } else if connection.hasPendingOutput {
-                    if now &- connection.lastActivity > configuration.writeTimeout.nanoseconds { close(connection) }
-                } else if now &- connection.lastActivity > configuration.idleTimeout.nanoseconds {
-                    close(connection)
-                }
-            case .readingHead(let since):
-                if now &- since > configuration.requestHeadTimeout.nanoseconds { timeOut(connection) }
-            case .readingBody(_, _, let since, _):
-                if now &- since > configuration.requestBodyTimeout.nanoseconds { timeOut(connection) }
-            case .waitingForHandler:
-                break
-            case .lingering(let until):
-                if now >= until { close(connection) }
-            }
+    private func sweep(now: UInt64) {
+        let date = date.bytes()
+        for case let connection? in connections where connection.machine.timerFired(now: now, date: date) {
+            drive(connection)
         }
-    }
-
-    func timeOut(_ connection: Connection) {
-        connection.input.removeAll()
-        connection.inputStart = 0
-        reject(connection, status: .requestTimeout)
-        flush(connection)
     }
 }

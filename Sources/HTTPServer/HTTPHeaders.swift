@@ -31,6 +31,17 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.append(Field(name: name, value: value))
     }
 
+    /// Removes every field named `name`, then adds one with `value`.
+    mutating func replace(name: String, value: String) {
+        fields.removeAll { Self.equalIgnoringCase($0.name, name) }
+        add(name: name, value: value)
+    }
+
+    /// Whether any field is named `name`.
+    func contains(name: String) -> Bool {
+        fields.contains { Self.equalIgnoringCase($0.name, name) }
+    }
+
     static func equalIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.utf8
         let right = rhs.utf8

@@ -18,10 +18,17 @@ extension HTTPServer {
         /// Connections served at once; above it a new connection gets 503 and is closed, the open ones are not
         /// touched. Default 10,000.
         public var maxConnections = 10_000
+        /// Connections one peer address may hold at once; above it a new connection from that address gets 503 and
+        /// is closed. High enough for many phones behind one carrier NAT, low enough that one host cannot take
+        /// every slot of `maxConnections`. Default 256.
+        public var maxConnectionsPerClient = 256
         /// Size limits of the request parser (414, 431, 413).
         public var limits = RequestParser.Limits()
         /// How long a keep-alive connection may sit idle between requests. Default 60 s.
         public var idleTimeout: Duration = .seconds(60)
+        /// How long a new connection may stay silent before its first byte; then it is closed without an answer.
+        /// Shorter than `idleTimeout`, so connections opened only to hold a slot are soon given back. Default 10 s.
+        public var firstByteTimeout: Duration = .seconds(10)
         /// How long a client may take from a request's first byte to the end of its headers; then 408. Default 10 s.
         public var requestHeadTimeout: Duration = .seconds(10)
         /// How long a client may take to send a request's body after its headers; then 408. Default 30 s.

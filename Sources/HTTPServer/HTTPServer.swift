@@ -1,4 +1,5 @@
 import CSystem
+import Lifecycle
 import Logging
 import Synchronization
 
@@ -24,7 +25,8 @@ public final class HTTPServer: Sendable {
     private struct State {
         var listeners: [Int32] = []
         var port = 0
-        var loops: [EventLoop] = []
+        var mailboxes: [LoopMailbox] = []
+        var threads: [BackgroundThread] = []
         var stopped = false
     }
 
@@ -45,10 +47,10 @@ public final class HTTPServer: Sendable {
         let count = max(1, configuration.eventLoopCount)
         // One listening socket per loop on the same port (the first picks it when the port is 0).
         var listeners: [Int32] = []
-        var loops: [EventLoop] = []
+        var loops: [(epoll: Epoll, mailbox: LoopMailbox)] = []
         var port = configuration.port
         do throws(SocketError) {
-            for index in 0..<count {
+            for _ in 0..<count {
                 let bound = try Socket.listen(
                     host: configuration.host,
                     port: port,
@@ -57,17 +59,34 @@ public final class HTTPServer: Sendable {
                 )
                 listeners.append(bound.fd)
                 port = bound.port
-                loops.append(try EventLoop(index: index))
+                loops.append((try Epoll(), try LoopMailbox()))
             }
         } catch {
             for listener in listeners { Socket.close(listener) }
             throw error
         }
-        for (loop, listener) in zip(loops, listeners) { loop.start(listener: listener, context: context) }
+        let context = context
+        var threads: [BackgroundThread] = []
+        for (index, (loop, listener)) in zip(loops, listeners).enumerated() {
+            threads.append(
+                BackgroundThread(name: "linkout-loop-\(index)") {
+                    EventLoop(
+                        index: index,
+                        epoll: loop.epoll,
+                        mailbox: loop.mailbox,
+                        listener: listener,
+                        context: context
+                    )
+                    .run()
+                    loop.mailbox.close()
+                }
+            )
+        }
         state.withLock {
             $0.listeners = listeners
             $0.port = port
-            $0.loops = loops
+            $0.mailboxes = loops.map(\.mailbox)
+            $0.threads = threads
         }
         return port
     }
@@ -84,14 +103,14 @@ public final class HTTPServer: Sendable {
     /// Stops accepting, lets in-flight requests finish for up to `gracePeriod`, closes idle connections, and
     /// returns when every loop and worker has stopped. Safe to call more than once.
     public func shutdown(gracePeriod: Duration = .seconds(10)) {
-        let (loops, listeners, alreadyStopped) = state.withLock { state in
+        let (mailboxes, threads, listeners, alreadyStopped) = state.withLock { state in
             defer { state.stopped = true }
-            return (state.loops, state.listeners, state.stopped)
+            return (state.mailboxes, state.threads, state.listeners, state.stopped)
         }
         guard !alreadyStopped else { return }
         let deadline = monotonicNanoseconds() + gracePeriod.nanoseconds
-        for loop in loops { loop.post(.drain(deadline: deadline)) }
-        for loop in loops { loop.waitUntilStopped() }
+        for mailbox in mailboxes { mailbox.post(.drain(deadline: deadline)) }
+        for thread in threads { thread.join() }
         for listener in listeners { Socket.close(listener) }
         context.workers.stop()
     }

@@ -17,24 +17,24 @@ public struct RequestParser: Sendable {
     }
 
     /// How the body that follows the head is delimited.
-    public enum BodyFraming: Sendable, Equatable {
+    package enum BodyFraming: Sendable, Equatable {
         case none
         case length(Int)
         case chunked
     }
 
     /// The parsed head of a request.
-    public struct Head: Sendable, Equatable {
-        public var method: String
-        public var target: String
-        public var version: HTTPRequest.Version
-        public var headers: HTTPHeaders
-        public var framing: BodyFraming
+    package struct Head: Sendable, Equatable {
+        package var method: String
+        package var target: String
+        package var version: HTTPRequest.Version
+        package var headers: HTTPHeaders
+        package var framing: BodyFraming
         /// The client sent `Expect: 100-continue` and waits for an interim response before the body.
-        public var expectsContinue: Bool
+        package var expectsContinue: Bool
     }
 
-    public enum HeadResult: Sendable, Equatable {
+    package enum HeadResult: Sendable, Equatable {
         case incomplete
         case invalid(HTTPStatus)
         /// A head and the number of bytes it used (including any empty lines before it).
@@ -42,20 +42,20 @@ public struct RequestParser: Sendable {
     }
 
     /// The outcome of parsing a whole request (head and body).
-    public enum RequestResult: Sendable {
+    package enum RequestResult: Sendable {
         case incomplete
         case invalid(HTTPStatus)
         case request(HTTPRequest, consumed: Int)
     }
 
-    public var limits: Limits
+    package var limits: Limits
 
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
     /// Parses a head and, when complete, its body. Convenience for tests and simple callers.
-    public func parseRequest(_ bytes: ArraySlice<UInt8>) -> RequestResult {
+    package func parseRequest(_ bytes: ArraySlice<UInt8>) -> RequestResult {
         switch parseHead(bytes) {
         case .incomplete: return .incomplete
         case .invalid(let status): return .invalid(status)
@@ -74,7 +74,7 @@ public struct RequestParser: Sendable {
     }
 
     /// Parses the request line and header fields.
-    public func parseHead(_ bytes: ArraySlice<UInt8>) -> HeadResult {
+    package func parseHead(_ bytes: ArraySlice<UInt8>) -> HeadResult {
         var start = bytes.startIndex
         // RFC 9112 §2.2: ignore empty lines before the request line (some clients add CRLF after a body).
         while bytes.endIndex - start >= 2, bytes[start] == cr, bytes[start + 1] == lf, start - bytes.startIndex < 8 {
@@ -91,7 +91,7 @@ public struct RequestParser: Sendable {
         }
         if headEnd - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }
 
-        let requestLine: (method: String, target: String, version: HTTPRequest.Version)
+        let requestLine: (method: String, target: String, authority: String?, version: HTTPRequest.Version)
         switch Self.parseRequestLine(bytes[start..<lineEnd]) {
         case .failure(let error): return .invalid(error.status)
         case .success(let line): requestLine = line
@@ -119,6 +119,10 @@ public struct RequestParser: Sendable {
                 // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
                 guard headers.values(for: "host").count == 1 else { return .invalid(.badRequest) }
             }
+            if let authority = requestLine.authority {
+                // RFC 9112 §3.2.2: the target's authority replaces whatever Host says.
+                headers.replace(name: "Host", value: authority)
+            }
             let head = Head(
                 method: requestLine.method,
                 target: requestLine.target,
@@ -137,15 +141,24 @@ public struct RequestParser: Sendable {
 
     private static func parseRequestLine(
         _ line: ArraySlice<UInt8>
-    ) -> Result<(method: String, target: String, version: HTTPRequest.Version), Rejection> {
+    ) -> Result<(method: String, target: String, authority: String?, version: HTTPRequest.Version), Rejection> {
         let parts = line.split(separator: space, maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return .failure(Rejection(status: .badRequest)) }
         let method = parts[0]
         let target = parts[1]
         let version = parts[2]
         guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .failure(Rejection(status: .badRequest)) }
-        // Origin-form only (RFC 9112 §3.2.1); `*` for OPTIONS is not served.
-        guard target.first == slash, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .failure(Rejection(status: .badRequest)) }
+        // Origin-form (RFC 9112 §3.2.1), or absolute-form (§3.2.2), which is routed by its path; `*` for OPTIONS
+        // is not served.
+        let originForm: ArraySlice<UInt8>
+        var authority: String?
+        if target.first == slash {
+            originForm = target
+        } else if let absolute = splitAbsoluteForm(target) {
+            originForm = absolute.originForm
+            authority = String(decoding: absolute.authority, as: UTF8.self)
+        } else {
             return .failure(Rejection(status: .badRequest))
         }
         guard version.count == 8, version.starts(with: httpSlash), isDigit(version[version.startIndex + 5]),
@@ -153,15 +166,33 @@ public struct RequestParser: Sendable {
         else { return .failure(Rejection(status: .badRequest)) }
         let major = version[version.startIndex + 5]
         let minor = version[version.startIndex + 7]
-        let parsedVersion: HTTPRequest.Version
-        switch (major, minor) {
-        case (UInt8(ascii: "1"), UInt8(ascii: "1")): parsedVersion = .http1_1
-        case (UInt8(ascii: "1"), UInt8(ascii: "0")): parsedVersion = .http1_0
-        default: return .failure(Rejection(status: .httpVersionNotSupported))
-        }
-        return .success(
-            (String(decoding: method, as: UTF8.self), String(decoding: target, as: UTF8.self), parsedVersion)
-        )
+        // RFC 9112 §2.3: a later HTTP/1.x is answered as the highest 1.x we speak, 1.1.
+        guard major == UInt8(ascii: "1") else { return .failure(Rejection(status: .httpVersionNotSupported)) }
+        let parsedVersion: HTTPRequest.Version = minor == UInt8(ascii: "0") ? .http1_0 : .http1_1
+        let originTarget =
+            originForm.isEmpty || originForm.first == UInt8(ascii: "?")
+            ? "/" + String(decoding: originForm, as: UTF8.self) : String(decoding: originForm, as: UTF8.self)
+        return .success((String(decoding: method, as: UTF8.self), originTarget, authority, parsedVersion))
+    }
+
+    /// `http://authority/path?query` (scheme case-insensitive, http or https) → the authority and the rest (which
+    /// may be empty or start with `?`); nil when the target is not that shape or carries userinfo.
+    private static func splitAbsoluteForm(
+        _ target: ArraySlice<UInt8>
+    ) -> (authority: ArraySlice<UInt8>, originForm: ArraySlice<UInt8>)? {
+        guard let colon = target.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let scheme = target[target.startIndex..<colon].map { $0 | 0x20 }
+        guard scheme.elementsEqual("http".utf8) || scheme.elementsEqual("https".utf8) else { return nil }
+        let rest = target[(colon + 1)...]
+        guard rest.starts(with: [slash, slash]) else { return nil }
+        let authorityStart = rest.startIndex + 2
+        let authorityEnd =
+            target[authorityStart...].firstIndex { $0 == slash || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? target.endIndex
+        let authority = target[authorityStart..<authorityEnd]
+        // RFC 9110 §4.2.4: userinfo in an http(s) URI is an error.
+        guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return nil }
+        return (authority, target[authorityEnd...])
     }
 
     /// `name ":" OWS value OWS`; nil for obs-fold, whitespace before the colon, or bytes not allowed.

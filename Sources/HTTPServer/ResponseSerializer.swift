@@ -1,4 +1,5 @@
-/// Writes a response's bytes: status line, `Date`, `Content-Length`, `Connection`, the handler's fields, body.
+/// Writes a response's bytes: status line, `Date`, `Content-Length`, `Connection`, the handler's fields,
+/// `X-Content-Type-Options: nosniff` unless the handler set that field itself, then the body.
 enum ResponseSerializer {
     static func append(
         _ response: HTTPResponse,
@@ -34,6 +35,8 @@ enum ResponseSerializer {
             output.append(contentsOf: field.value.utf8)
             output.append(contentsOf: crlf)
         }
+        // Every response: a browser must never guess a type for JSON, CSV or an error text (it could guess HTML).
+        if !response.headers.contains(name: "X-Content-Type-Options") { output.append(contentsOf: noSniff) }
         output.append(contentsOf: crlf)
         if !omitBody && !status.forbidsBody {
             output.append(contentsOf: response.body)
@@ -46,7 +49,8 @@ enum ResponseSerializer {
     /// Sent to a connection accepted above the connection cap, before closing it.
     static let overloadResponse = Array(
         ("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 20\r\nConnection: close\r\nRetry-After: 1\r\n"
-            + "Content-Type: text/plain; charset=utf-8\r\n\r\nServer at capacity.\n").utf8
+            + "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n\r\n"
+            + "Server at capacity.\n").utf8
     )
 
     private static let statusLinePrefix = Array("HTTP/1.1 ".utf8)
@@ -57,5 +61,6 @@ enum ResponseSerializer {
     private static let contentLengthName = Array("Content-Length: ".utf8)
     private static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
     private static let connectionClose = Array("Connection: close\r\n".utf8)
+    private static let noSniff = Array("X-Content-Type-Options: nosniff\r\n".utf8)
     private static let requestIDName = Array("X-Request-Id: ".utf8)
 }

@@ -11,6 +11,9 @@ final class ServerContext: Sendable {
     let observer: HTTPServer.Observer?
     let openConnections = Atomic<Int>(0)
     let shedConnections = Atomic<Int>(0)
+    /// Open connections by peer address, for `maxConnectionsPerClient`. Shared by the loops, because the kernel
+    /// spreads one client's connections over all of them.
+    private let connectionsByClient = Mutex<[String: Int]>([:])
     /// Random per process, so request ids from two runs never collide in a log store.
     let requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 36) + "-"
 
@@ -26,6 +29,26 @@ final class ServerContext: Sendable {
         self.observer = observer
         self.parser = RequestParser(limits: configuration.limits)
         self.workers = WorkerPool(threads: configuration.workerThreads)
+    }
+
+    /// Counts a new connection from `address`; false (and nothing counted) when that address is at its cap.
+    func admitClient(_ address: String) -> Bool {
+        let cap = configuration.maxConnectionsPerClient
+        return connectionsByClient.withLock { counts in
+            let open = counts[address, default: 0]
+            guard open < cap else { return false }
+            counts[address] = open + 1
+            return true
+        }
+    }
+
+    /// A connection admitted by `admitClient` has closed.
+    func releaseClient(_ address: String) {
+        connectionsByClient.withLock { counts in
+            guard let open = counts[address] else { return }
+            // Forget addresses with nothing open, so the table holds only current clients.
+            counts[address] = open > 1 ? open - 1 : nil
+        }
     }
 
     /// Runs a handler; an `HTTPError` becomes its own response, anything else a generic 500 (details logged only).

@@ -4,17 +4,6 @@ import CSystem
 import Glibc
 #endif
 
-/// A failed socket call, with the call's name and errno.
-public struct SocketError: Error, Sendable, CustomStringConvertible {
-    public var operation: String
-    public var errno: Int32
-
-    public var description: String {
-        let message = strerror(errno).map { String(cString: $0) } ?? "unknown"
-        return "\(operation) failed: \(message) (errno \(errno))"
-    }
-}
-
 /// The only place that makes socket system calls. Descriptors are plain `Int32`s owned by the caller.
 enum Socket {
     /// Binds a non-blocking listening socket to `host:port`; returns it and the port actually bound (port 0 asks
@@ -137,6 +126,12 @@ enum Socket {
             if errno == EINTR { continue }
             return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : nil
         }
+    }
+
+    /// Whether the kernel holds bytes for `fd` not read yet (closing then would send a reset, not a FIN).
+    static func hasUnreadBytes(_ fd: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) != 0
     }
 
     static func shutdownWrite(_ fd: Int32) {

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Lifecycle
 import Synchronization
 
 /// A fixed set of threads that run blocking work (SQLite, libcurl, disk) off the event loops.
@@ -9,60 +9,66 @@ import Synchronization
 final class WorkerPool: Sendable {
     typealias Job = @Sendable () -> Void
 
-    private struct State {
-        var jobs: [Job] = []
-        var head = 0
-        var stopping = false
-    }
+    private let queue = Queue()
+    private let threads: [BackgroundThread]
 
-    private let state = Mutex(State())
-    private let available = DispatchSemaphore(value: 0)
-    private let finished = DispatchGroup()
-    private let threadCount: Int
-
-    init(threads: Int, stackSize: Int = 512 * 1024) {
-        threadCount = max(1, threads)
-        for index in 0..<threadCount {
-            finished.enter()
-            let thread = Thread { [self] in
-                self.run()
-                self.finished.leave()
-            }
-            thread.name = "linkout-worker-\(index)"
-            thread.stackSize = stackSize
-            thread.start()
+    init(threads count: Int) {
+        let queue = queue
+        threads = (0..<max(1, count)).map { index in
+            BackgroundThread(name: "linkout-worker-\(index)") { queue.runJobs() }
         }
     }
 
     func submit(_ job: @escaping Job) {
-        state.withLock { $0.jobs.append(job) }
-        available.signal()
+        queue.push(job)
     }
 
     /// Lets queued jobs finish, then ends every thread and waits for them.
     func stop() {
-        state.withLock { $0.stopping = true }
-        for _ in 0..<threadCount { available.signal() }
-        finished.wait()
+        queue.stop(threads: threads.count)
+        for thread in threads { thread.join() }
     }
 
-    private func run() {
-        while true {
-            available.wait()
-            let job: Job? = state.withLock { state in
-                guard state.head < state.jobs.count else { return nil }
-                let job = state.jobs[state.head]
-                state.head += 1
-                if state.head > 1024 && state.head * 2 > state.jobs.count {
-                    state.jobs.removeFirst(state.head)
-                    state.head = 0
+    /// The jobs waiting for a thread, shared by the threads and the submitters.
+    private final class Queue: Sendable {
+        private struct State {
+            var jobs: [Job] = []
+            var head = 0
+            var stopping = false
+        }
+
+        private let state = Mutex(State())
+        private let available = DispatchSemaphore(value: 0)
+
+        func push(_ job: @escaping Job) {
+            state.withLock { $0.jobs.append(job) }
+            available.signal()
+        }
+
+        func stop(threads: Int) {
+            state.withLock { $0.stopping = true }
+            for _ in 0..<threads { available.signal() }
+        }
+
+        /// Runs jobs until stopped and the queue is empty.
+        func runJobs() {
+            while true {
+                available.wait()
+                let job: Job? = state.withLock { state in
+                    guard state.head < state.jobs.count else { return nil }
+                    let job = state.jobs[state.head]
+                    state.head += 1
+                    if state.head > 1024 && state.head * 2 > state.jobs.count {
+                        state.jobs.removeFirst(state.head)
+                        state.head = 0
+                    }
+                    return job
                 }
-                return job
-            }
-            if let job {
-                job()
-            } else if state.withLock({ $0.stopping }) {
-                return
+                if let job {
+                    job()
+                } else if state.withLock({ $0.stopping }) {
+                    return
+                }
             }
         }
     }

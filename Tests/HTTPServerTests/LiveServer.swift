@@ -12,6 +12,19 @@ final class LiveServer: Sendable {
     let host: String
     /// Signalled each time `/slow` starts running, so tests know a request is in flight without guessing.
     let slowEntered = DispatchSemaphore(value: 0)
+    /// `/gate` holds its event loop (a handler that blocks where it must not) until `openGate()`, so a test can
+    /// queue work on sockets the loop has not looked at yet. Signalled when the loop is held.
+    let gateEntered = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
+    /// Requests `/count` has answered; `/probe` reports it.
+    let counted = Counter()
+
+    /// A shareable atomic count (an `Atomic` itself cannot be captured by the route closures).
+    final class Counter: Sendable {
+        private let value = Atomic<Int>(0)
+        func increment() { value.add(1, ordering: .relaxed) }
+        var count: Int { value.load(ordering: .relaxed) }
+    }
 
     init(host: String = "127.0.0.1", configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws {
         self.host = host
@@ -22,6 +35,9 @@ final class LiveServer: Sendable {
         configuration.workerThreads = 8
         configure(&configuration)
         let entered = slowEntered
+        let gateEntered = gateEntered
+        let gate = gate
+        let counted = counted
         var router = Router()
         router.get("/hello", execution: .eventLoop) { _ in .text("hello") }
         router.get("/worker") { request in .text("worker " + (request.queryValue("n") ?? "")) }
@@ -37,6 +53,25 @@ final class LiveServer: Sendable {
         router.get("/big", execution: .eventLoop) { _ in
             HTTPResponse(status: .ok, body: [UInt8](repeating: 65, count: 4 << 20))
         }
+        router.get("/page", execution: .eventLoop) { _ in
+            HTTPResponse(status: .ok, headers: ["Content-Type": "text/html"], body: [UInt8](repeating: 66, count: 8192))
+        }
+        router.get("/json", execution: .eventLoop) { _ in
+            HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+        }
+        router.get("/count", execution: .eventLoop) { _ in
+            counted.increment()
+            return .text("ok")
+        }
+        router.get("/probe", execution: .eventLoop) { _ in
+            .text(String(counted.count))
+        }
+        router.get("/gate", execution: .eventLoop) { _ in
+            gateEntered.signal()
+            // Bounded, so a failing test can never hold the loop forever.
+            _ = gate.wait(timeout: .now() + 20)
+            return .text("gate open")
+        }
         router.get("/fail") { _ in throw HTTPError(.unprocessableContent, "nope") }
         server = HTTPServer(
             configuration: configuration,
@@ -44,6 +79,11 @@ final class LiveServer: Sendable {
             logger: Logger(label: "test", level: .critical)
         )
         port = try server.start()
+    }
+
+    /// Lets a held `/gate` request finish. Safe to call when nothing is held.
+    func openGate() {
+        gate.signal()
     }
 
     func client(timeout: Int = 5) throws -> RawClient {

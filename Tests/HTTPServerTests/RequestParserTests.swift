@@ -113,7 +113,11 @@ struct RequestParserTests {
             ("GARBAGE\r\n\r\n", 400),
             ("GET /\r\nHost: h\r\n\r\n", 400),
             ("GET  / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
-            ("GET http://x/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET x/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET http:///a HTTP/1.1\r\nHost: h\r\n\r\n", 400),  // absolute-form without a host
+            ("GET http://user@x/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),  // userinfo
+            ("GET ftp://x/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET http:/x HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             ("G@T / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\n\r\n", 400),  // HTTP/1.1 without Host
             ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
@@ -122,6 +126,7 @@ struct RequestParserTests {
             // unsupported version
             ("GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505),
             ("GET / HTTP/0.9\r\nHost: h\r\n\r\n", 505),
+            ("GET / HTTP/3.1\r\nHost: h\r\n\r\n", 505),
             // smuggling shapes
             ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
             ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400),
@@ -167,5 +172,24 @@ struct RequestParserTests {
     @Test func refusesOverlongLinesBeforeTheyEnd() {
         #expect(status("GET /" + String(repeating: "a", count: 100)) == 414)
         #expect(status("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 400)) == 431)
+    }
+
+    @Test func laterHTTP1MinorVersionsAreReadAsHTTP11() throws {
+        #expect(try request("GET / HTTP/1.2\r\nHost: h\r\n\r\n").0.version == .http1_1)
+        #expect(try request("GET / HTTP/1.9\r\nHost: h\r\n\r\n").0.version == .http1_1)
+        #expect(try request("GET / HTTP/1.0\r\n\r\n").0.version == .http1_0)
+        // Read as 1.1, so Host is required as in 1.1.
+        #expect(status("GET / HTTP/1.2\r\n\r\n") == 400)
+    }
+
+    @Test func absoluteFormTargetsBecomeOriginFormAndTheirAuthorityTheHost() throws {
+        let (plain, _) = try request("GET http://example.com/a/b?x=1 HTTP/1.1\r\nHost: other\r\n\r\n")
+        #expect(plain.target == "/a/b?x=1")
+        #expect(plain.path == "/a/b")
+        #expect(plain.headers.values(for: "host") == ["example.com"])
+        let (secure, _) = try request("GET HTTPS://example.com:8443 HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(secure.target == "/")
+        #expect(secure.headers["host"] == "example.com:8443")
+        #expect(try request("GET http://h?q=1 HTTP/1.1\r\nHost: h\r\n\r\n").0.target == "/?q=1")
     }
 }

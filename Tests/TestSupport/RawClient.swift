@@ -51,9 +51,22 @@ public final class RawClient {
 
     deinit { Glibc.close(fd) }
 
+    /// How long one read or write may block; `readToEnd` and `isClosedByServer` also give up after ten of these.
     public func setTimeout(seconds: Int) {
+        timeout = seconds
         var value = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    private var timeout = 5
+
+    /// Reads until the server closes, or throws once `deadline` passes (a server that never stops talking).
+    private func fillUntilClosed() throws {
+        let deadline = Date() + Double(timeout * 10)
+        while try fill() {
+            guard Date() < deadline else { throw Failure(description: "the server never closed the connection") }
+        }
     }
 
     public func send(_ text: String) {
@@ -140,7 +153,7 @@ public final class RawClient {
 
     /// Everything until the server closes; the bytes already buffered come first.
     public func readToEnd() throws -> String {
-        while try fill() {}
+        try fillUntilClosed()
         defer { buffer.removeAll() }
         return String(decoding: buffer, as: UTF8.self)
     }
@@ -148,7 +161,7 @@ public final class RawClient {
     /// True when the server has closed the connection (EOF or reset) within the read timeout.
     public func isClosedByServer() -> Bool {
         do {
-            while try fill() {}
+            try fillUntilClosed()
             return true
         } catch {
             return errno == ECONNRESET

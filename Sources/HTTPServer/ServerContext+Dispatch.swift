@@ -1,0 +1,33 @@
+extension ServerContext {
+    /// Routes `request` and runs its handler where the route says. Returns the response when it is ready now
+    /// (an event-loop handler, 404, 405), or nil when the handler answers later through the `Responder` made by
+    /// `makeResponder`. The route's path parameters are added to `request`.
+    func dispatch(_ request: inout HTTPRequest, makeResponder: (HTTPRequest) -> Responder) -> HTTPResponse? {
+        switch router.match(method: request.method, path: request.path) {
+        case .notFound:
+            return HTTPError(.notFound, "Not found.").response
+        case .methodNotAllowed(let allowed):
+            return HTTPError(
+                .methodNotAllowed,
+                "Method not allowed.",
+                headers: ["Allow": allowed.joined(separator: ", ")]
+            ).response
+        case .route(let route, let parameters):
+            request.pathParameters = parameters
+            switch route.body {
+            case .immediate(.eventLoop, let handler):
+                return respond(handler, to: request)
+            case .immediate(.workerPool, let handler):
+                let request = request
+                let responder = makeResponder(request)
+                workers.submit { [self] in
+                    responder.respond(respond(handler, to: request))
+                }
+                return nil
+            case .deferred(let handler):
+                handler(request, makeResponder(request))
+                return nil
+            }
+        }
+    }
+}

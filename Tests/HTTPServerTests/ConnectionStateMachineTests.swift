@@ -1,0 +1,280 @@
+import Foundation
+import Testing
+
+@testable import HTTPServer
+
+/// The connection's protocol logic without a socket: bytes and events in, actions out.
+@Suite("ConnectionStateMachine")
+struct ConnectionStateMachineTests {
+    /// Plays the event loop: performs the machine's actions against a pretend socket and records them.
+    final class Harness {
+        var machine: ConnectionStateMachine
+        var now: UInt64 = 1_000_000_000
+        let date = Array("Mon, 01 Jan 2024 00:00:00 GMT".utf8)
+        /// Everything the socket took.
+        var sent: [UInt8] = []
+        /// How many more bytes the socket takes before it is full; nil for no limit.
+        var room: Int?
+        /// Answer dispatched requests at once (as an event-loop handler would), with the target as the body.
+        var answerAtOnce = true
+        var log: [String] = []
+
+        init(
+            configure: (inout HTTPServer.Configuration) -> Void = { _ in },
+            adjust: (inout ConnectionStateMachine.Settings) -> Void = { _ in }
+        ) {
+            var configuration = HTTPServer.Configuration()
+            configuration.idleTimeout = .seconds(60)
+            configuration.requestHeadTimeout = .seconds(10)
+            configuration.requestBodyTimeout = .seconds(30)
+            configuration.writeTimeout = .seconds(30)
+            configure(&configuration)
+            var settings = ConnectionStateMachine.Settings(configuration: configuration)
+            adjust(&settings)
+            machine = ConnectionStateMachine(settings: settings, now: now)
+        }
+
+        var sentText: String { String(decoding: sent, as: UTF8.self) }
+
+        func receive(_ text: String) {
+            Array(text.utf8).withUnsafeBytes { machine.received($0, now: now) }
+        }
+
+        /// Performs actions until the machine waits, yields or closes; returns what it did this time.
+        @discardableResult
+        func run() -> [String] {
+            var actions: [String] = []
+            for _ in 0..<10_000 {
+                switch machine.nextAction(now: now, date: date) {
+                case .dispatch(let request):
+                    actions.append("dispatch \(request.method) \(request.target)")
+                    if answerAtOnce { respond(with: request.target) }
+                case .rejected(let status):
+                    actions.append("rejected \(status.code)")
+                case .write:
+                    let count = machine.withPendingOutput { bytes in
+                        let count = min(bytes.count, room ?? bytes.count)
+                        sent.append(contentsOf: bytes.prefix(count))
+                        return count
+                    }
+                    room = room.map { $0 - count }
+                    machine.wrote(count, now: now)
+                    if actions.last != "write" { actions.append("write") }
+                case .shutdownWrite:
+                    actions.append("shutdownWrite")
+                case .closeUnlessUnread:
+                    actions.append("closeUnlessUnread")
+                    log += actions
+                    return actions
+                case .close:
+                    actions.append("close")
+                    log += actions
+                    return actions
+                case .yield:
+                    actions.append("yield")
+                    log += actions
+                    return actions
+                case .wait:
+                    log += actions
+                    return actions
+                }
+            }
+            Issue.record("the machine never settled")
+            return actions
+        }
+
+        func fireTimers() -> Bool {
+            machine.timerFired(now: now, date: date)
+        }
+
+        func respond(with text: String) {
+            machine.respond(.text(text), requestID: "", date: date)
+        }
+    }
+
+    @Test func aRequestInPiecesIsDispatchedOnceCompleteAndAnswered() {
+        let harness = Harness()
+        harness.receive("GET /a HTTP/1.1\r\nHo")
+        #expect(harness.run() == [])
+        #expect(harness.machine.wantsRead)
+        harness.receive("st: t\r\n\r\n")
+        #expect(harness.run() == ["dispatch GET /a", "write"])
+        #expect(harness.sentText.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(harness.sentText.contains("Connection: keep-alive\r\n"))
+        #expect(harness.sentText.hasSuffix("\r\n\r\n/a"))
+        #expect(harness.machine.isQuiescent)
+    }
+
+    @Test func pipelinedRequestsWaitForTheResponseBeforeThem() {
+        let harness = Harness()
+        harness.answerAtOnce = false
+        harness.receive("GET /1 HTTP/1.1\r\nHost: t\r\n\r\nGET /2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(harness.run() == ["dispatch GET /1"])
+        #expect(harness.run() == [])
+        harness.respond(with: "one")
+        #expect(harness.run() == ["dispatch GET /2", "write"])
+        harness.respond(with: "two")
+        #expect(harness.run() == ["write"])
+        let text = harness.sentText
+        let one = text.range(of: "one")
+        let two = text.range(of: "two")
+        #expect(one != nil && two != nil && one!.lowerBound < two!.lowerBound)
+    }
+
+    @Test func aMalformedRequestIsRefusedAndTheConnectionClosedAfterTheAnswer() {
+        let harness = Harness()
+        harness.receive("GET /a HTTP/1.1\r\nHost : t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(harness.run() == ["rejected 400", "write", "shutdownWrite"])
+        #expect(harness.sentText.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(harness.sentText.contains("Connection: close\r\n"))
+        #expect(!harness.sentText.contains("/b"))
+        // Lingering: input is discarded until the peer closes.
+        harness.receive("more")
+        #expect(harness.run() == [])
+        harness.machine.receivedEndOfStream()
+        #expect(harness.run() == ["close"])
+    }
+
+    @Test func connectionCloseEndsTheConnectionOnceTheResponseIsWritten() {
+        let harness = Harness()
+        harness.receive("GET /a HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        #expect(harness.run() == ["dispatch GET /a", "write", "closeUnlessUnread"])
+        #expect(harness.sentText.contains("Connection: close\r\n"))
+    }
+
+    @Test func unreadBytesAtCloseMakeTheConnectionLingerThenClose() {
+        let harness = Harness()
+        harness.receive("GET /a HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        harness.run()
+        harness.machine.linger(now: harness.now)
+        #expect(harness.run() == ["shutdownWrite"])
+        harness.now += 3_000_000_000
+        #expect(harness.fireTimers())
+        #expect(harness.run() == ["close"])
+    }
+
+    @Test func aSlowHeadGets408() {
+        let harness = Harness()
+        harness.receive("GET /a HTTP/1.1\r\n")
+        harness.run()
+        harness.now += 5_000_000_000
+        #expect(!harness.fireTimers())
+        harness.now += 6_000_000_000
+        #expect(harness.fireTimers())
+        #expect(harness.run() == ["rejected 408", "write", "closeUnlessUnread"])
+        #expect(harness.sentText.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+    }
+
+    @Test func anIdleConnectionClosesSilentlyAfterTheIdleTimeout() {
+        let harness = Harness()
+        harness.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+        harness.run()
+        let answered = harness.sent.count
+        harness.now += 59_000_000_000
+        #expect(!harness.fireTimers())
+        harness.now += 2_000_000_000
+        #expect(harness.fireTimers())
+        #expect(harness.run() == ["close"])
+        #expect(harness.sent.count == answered)
+    }
+
+    @Test func endOfStreamAfterTheAnswersCloses() {
+        let harness = Harness()
+        harness.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+        harness.machine.receivedEndOfStream()
+        #expect(harness.run() == ["dispatch GET /a", "write", "close"])
+        #expect(!harness.machine.wantsRead)
+    }
+
+    @Test func aFullSocketPausesWritingUntilItIsWritableAgain() {
+        let harness = Harness()
+        harness.room = 10
+        harness.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(harness.run() == ["dispatch GET /a", "write"])
+        #expect(harness.sent.count == 10)
+        #expect(harness.machine.wantsWrite)
+        #expect(harness.run() == [])
+        harness.room = nil
+        harness.machine.becameWritable()
+        #expect(harness.run() == ["write"])
+        #expect(!harness.machine.wantsWrite)
+        #expect(harness.sentText.hasSuffix("/a"))
+    }
+
+    @Test func expectContinueGetsAnInterimResponse() {
+        let harness = Harness()
+        harness.receive("POST /e HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+        #expect(harness.run() == ["write"])
+        #expect(harness.sentText == "HTTP/1.1 100 Continue\r\n\r\n")
+        harness.receive("abc")
+        #expect(harness.run() == ["dispatch POST /e", "write"])
+    }
+
+    @Test func drainingClosesIdleConnectionsAndAnswersInFlightOnesWithClose() {
+        let idle = Harness()
+        idle.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+        idle.run()
+        idle.machine.drain()
+        #expect(idle.run() == ["close"])
+
+        let busy = Harness()
+        busy.answerAtOnce = false
+        busy.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+        busy.run()
+        busy.machine.drain()
+        #expect(busy.run() == [])
+        busy.respond(with: "late")
+        #expect(busy.run() == ["write", "closeUnlessUnread"])
+        #expect(busy.sentText.contains("Connection: close\r\n"))
+    }
+
+    /// Buffered pipelined requests stop at the output high-water mark and must continue as soon as the socket
+    /// drains, even though no new byte will ever arrive to prompt it.
+    @Test func bufferedRequestsContinueWhenTheSocketDrains() {
+        let harness = Harness(adjust: { $0.outputHighWater = 300 })
+        harness.room = 0
+        harness.receive(String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 20))
+        let first = harness.run()
+        #expect(first.filter { $0.hasPrefix("dispatch") }.count < 20)
+        #expect(harness.machine.wantsWrite)
+        var dispatched = first.filter { $0.hasPrefix("dispatch") }.count
+        for _ in 0..<100 where dispatched < 20 {
+            harness.room = 200
+            harness.machine.becameWritable()
+            dispatched += harness.run().filter { $0.hasPrefix("dispatch") }.count
+        }
+        #expect(dispatched == 20)
+        harness.room = nil
+        harness.machine.becameWritable()
+        harness.run()
+        #expect(harness.sentText.components(separatedBy: "HTTP/1.1 200 OK").count == 21)
+        #expect(harness.machine.isQuiescent)
+    }
+
+    @Test func aDeepPipelineYieldsAfterItsTurnsBudgetAndContinuesNextTurn() {
+        let harness = Harness(adjust: { $0.requestsPerTurn = 2 })
+        harness.receive(String(repeating: "GET /p HTTP/1.1\r\nHost: t\r\n\r\n", count: 5))
+        #expect(harness.run() == ["dispatch GET /p", "dispatch GET /p", "write", "yield"])
+        harness.machine.beginTurn()
+        #expect(harness.run() == ["dispatch GET /p", "dispatch GET /p", "write", "yield"])
+        harness.machine.beginTurn()
+        #expect(harness.run() == ["dispatch GET /p", "write"])
+        #expect(harness.machine.isQuiescent)
+    }
+
+    @Test func aConnectionThatNeverSpeaksClosesAfterTheFirstByteTimeout() {
+        let silent = Harness(configure: { $0.firstByteTimeout = .seconds(10) })
+        silent.now += 9_000_000_000
+        #expect(!silent.fireTimers())
+        silent.now += 2_000_000_000
+        #expect(silent.fireTimers())
+        #expect(silent.run() == ["close"])
+        #expect(silent.sent.isEmpty)
+
+        let spoken = Harness(configure: { $0.firstByteTimeout = .seconds(10) })
+        spoken.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
+        spoken.run()
+        spoken.now += 11_000_000_000
+        #expect(!spoken.fireTimers())
+    }
+}
