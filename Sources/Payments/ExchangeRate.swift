@@ -14,6 +14,9 @@ public struct ExchangeRate: Sendable, Equatable {
         self.rate = rate
     }
 
+    /// Whether the rate is positive decimal text this type can convert with.
+    public var isValid: Bool { fraction != nil && (reportingCurrency == "EUR" || reportingCurrency == "USD") }
+
     /// The rate as numerator / 10^scale, or nil when it is not positive decimal text of at most 18 digits.
     var fraction: (numerator: Int64, denominator: Int64)? {
         let parts = rate.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)

@@ -57,7 +57,13 @@ enum ReportCommand {
             }
             CommandLineInterface.printOutput(line + "\n")
         }
+        // Reports already in the outbox are due as they are: their exact bytes are what the next send carries.
         let due = try ledger.dueReports(now: now, limit: 1000)
+        for report in due {
+            CommandLineInterface.printOutput(
+                report.body + "  # \(report.environment), queued, attempts \(report.attempts)\n"
+            )
+        }
         CommandLineInterface.printOutput(
             "\(planned.count) report(s) would be queued; \(due.count) already queued and due; reporting: "
                 + reporting.status.description + "\n"

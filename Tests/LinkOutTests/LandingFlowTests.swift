@@ -168,9 +168,17 @@ struct LandingFlowTests {
             body: form,
             headers: ["Cookie": session]
         )
-        #expect(done.status == 200)
-        #expect(done.text.contains("Pro forever"))
-        #expect(done.text.contains("https://example.com/open"))
+        #expect(done.status == 303)
+        let payment = try #require(done.header("Location"))
+        #expect(payment.hasPrefix("/pay/demo/"))
+        // The same form again (a double tap) goes to the same payment: one intent, one session.
+        let again = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: form,
+            headers: ["Cookie": session]
+        )
+        #expect(again.header("Location") == payment)
         #expect(try live.ledger().count(.checkoutIntents) == 1)
         #expect(try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa").status == 404)
         #expect(try live.get("/checkout/not-an-id").status == 404)

@@ -27,12 +27,14 @@ struct AccessLog: Sendable {
         let path = request.path
         if request.method == "-" { return "invalid" }
         if landingPaths.contains(String(path)) { return "landing" }
-        if path.hasPrefix("/checkout/") { return "checkout" }
+        if path.hasPrefix("/checkout/") { return path.hasSuffix("/done") ? "payment_result" : "checkout" }
+        if path.hasPrefix("/pay/demo/") { return "demo_payment" }
         if path.hasPrefix("/static/") { return "static" }
         if path.hasPrefix("/v1/tokens/") { return "line_items_api" }
         if path.hasPrefix("/admin/") { return "admin" }
         switch path {
         case "/v1/tokens": return "tokens_api"
+        case "/webhooks/stripe": return "stripe_webhook"
         case "/readyz": return "readyz"
         case "/healthz": return "healthz"
         case "/metrics": return "metrics"

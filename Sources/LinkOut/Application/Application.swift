@@ -11,6 +11,7 @@ package final class Application: Sendable {
     package let logger: Logger
     package let ledger: Ledger
     package let reporting: ReportingService
+    private let payments: PaymentServices
     private let server: HTTPServer
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
@@ -32,6 +33,15 @@ package final class Application: Sendable {
         )
         let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
         self.reporting = reporting
+        let payments = PaymentServices(
+            configuration: configuration,
+            ledger: ledger,
+            identifiers: identifiers,
+            reporting: reporting,
+            logger: logger,
+            clock: clock
+        )
+        self.payments = payments
         let routes = RouteTable(
             landingPaths: configuration.landing.paths,
             landing: LandingRoute(
@@ -49,9 +59,33 @@ package final class Application: Sendable {
                 identifiers: identifiers,
                 ledger: ledger,
                 pages: pages,
+                payments: payments.starter,
                 logger: logger,
                 clock: clock
             ),
+            paymentResult: PaymentResultRoute(configuration: configuration, ledger: ledger, pages: pages),
+            demoPayment: payments.demo.map { demo in
+                DemoPaymentRoute(
+                    configuration: configuration,
+                    ledger: ledger,
+                    identifiers: identifiers,
+                    pages: pages,
+                    provider: demo,
+                    mapper: payments.mapper,
+                    processor: payments.processor,
+                    clock: clock
+                )
+            },
+            stripeWebhook: payments.webhookSignature.map { signature in
+                StripeWebhookRoute(
+                    signature: signature,
+                    ledger: ledger,
+                    processor: payments.processor,
+                    metrics: metrics,
+                    logger: logger,
+                    clock: clock
+                )
+            },
             tokens: TokenAPI(
                 configuration: configuration,
                 validator: validator,
@@ -132,6 +166,8 @@ package final class Application: Sendable {
             logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])
         }
         reporting.start()
+        // Events stored before a crash or restart are acted on now, then on every wake-up or poll.
+        payments.processor.start(interval: configuration.reporting.pollIntervalSeconds)
         return port
     }
 
@@ -140,6 +176,7 @@ package final class Application: Sendable {
     package func shutdown() {
         logger.info("server stopping", ["grace_seconds": "\(configuration.server.shutdownGraceSeconds)"])
         server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
+        payments.processor.stop()
         reporting.stop()
         ledger.close()
         logger.info("server stopped")

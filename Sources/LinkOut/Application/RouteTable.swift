@@ -6,6 +6,9 @@ struct RouteTable: Sendable {
     let landingPaths: [String]
     let landing: LandingRoute
     let checkout: CheckoutRoute
+    let paymentResult: PaymentResultRoute
+    let demoPayment: DemoPaymentRoute?
+    let stripeWebhook: StripeWebhookRoute?
     let tokens: TokenAPI
     let lineItems: LineItemsAPI
     let admin: AdminAPI
@@ -27,6 +30,12 @@ struct RouteTable: Sendable {
         }
         router.get("/checkout/{id}", handler: checkout.show)
         router.post("/checkout/{id}", handler: checkout.submit)
+        router.get("/checkout/{id}/done", handler: paymentResult.show)
+        if let demoPayment {
+            router.get("/pay/demo/{intentId}", handler: demoPayment.show)
+            router.post("/pay/demo/{intentId}", handler: demoPayment.submit)
+        }
+        if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
         router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: rateGuard.limit(lineItems.post))
         router.get("/admin/reports", handler: admin.reports)

@@ -10,7 +10,9 @@ package struct LandingConfiguration: Sendable, Equatable {
     package init() {}
 
     /// Paths the server itself uses; a landing path may not shadow them.
-    static let reservedPrefixes = ["/checkout", "/static", "/v1", "/healthz", "/readyz", "/metrics", "/admin"]
+    static let reservedPrefixes = [
+        "/checkout", "/static", "/v1", "/healthz", "/readyz", "/metrics", "/admin", "/pay", "/webhooks",
+    ]
 
     static func read(_ section: JSONFields) throws(ConfigurationError) -> LandingConfiguration {
         try section.rejectUnknownKeys(["paths", "allowWithoutToken", "defaultBundleId"])

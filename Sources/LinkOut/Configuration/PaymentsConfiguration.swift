@@ -1,3 +1,5 @@
+import Payments
+
 extension Configuration {
     /// `payments` section: who takes the money.
     package struct Payments: Sendable {
@@ -14,6 +16,11 @@ extension Configuration {
         /// (the demo provider, or a Stripe session without an address). Default `DEU`.
         package var defaultTaxCountry = "DEU"
         package var stripe = Stripe()
+        /// Rates for pricing currencies Apple does not take as reporting currencies (e.g. KWD): Apple wants
+        /// such sales in EUR or USD at "the Bloomberg exchange rate from within 48 hours of the transaction
+        /// date". The operator keeps these current; a sale in such a currency without a rate is recorded but
+        /// cannot be reported, and says so in the log and the admin API.
+        package var exchangeRates: [String: ExchangeRate] = [:]
 
         package init() {}
 
@@ -36,7 +43,7 @@ extension Configuration {
         }
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Payments {
-            try section.rejectUnknownKeys(["provider", "defaultTaxCountry", "stripe"])
+            try section.rejectUnknownKeys(["provider", "defaultTaxCountry", "stripe", "exchangeRates"])
             var payments = Payments()
             let provider = try section.string("provider", default: payments.provider.rawValue)
             guard let known = Provider(rawValue: provider) else {
@@ -44,6 +51,28 @@ extension Configuration {
             }
             payments.provider = known
             payments.defaultTaxCountry = try section.string("defaultTaxCountry", default: payments.defaultTaxCountry)
+            guard CountryCodes.isAlpha3(payments.defaultTaxCountry) else {
+                throw ConfigurationError(
+                    field: "payments.defaultTaxCountry",
+                    problem: "must be an ISO 3166-1 alpha-3 code such as DEU (Apple's taxCountry)"
+                )
+            }
+            let rates = try section.section("exchangeRates")
+            for currency in rates.object.keys.sorted() {
+                let entry = try rates.section(currency)
+                try entry.rejectUnknownKeys(["reportingCurrency", "rate"])
+                let rate = ExchangeRate(
+                    reportingCurrency: try entry.requiredString("reportingCurrency"),
+                    rate: try entry.requiredString("rate")
+                )
+                guard rate.isValid else {
+                    throw ConfigurationError(
+                        field: entry.path,
+                        problem: "needs reportingCurrency EUR or USD and a positive decimal rate as text, e.g. \"2.95\""
+                    )
+                }
+                payments.exchangeRates[currency.uppercased()] = rate
+            }
             let stripe = try section.section("stripe")
             try stripe.rejectUnknownKeys([
                 "secretKey", "secretKeyFile", "webhookSecret", "webhookSecretFile", "apiBase", "automaticTax",

@@ -5,8 +5,10 @@ import HTTPServer
 /// page the same security headers.
 struct Pages: Sendable {
     let checkout: Template
-    let confirmation: Template
     let message: Template
+    let paymentDemo: Template
+    let paymentResult: Template
+    let paymentRetry: Template
     let localization: Localization
     /// `publicURL` is https: cookies get `Secure` and pages get HSTS.
     let isSecure: Bool
@@ -16,8 +18,10 @@ struct Pages: Sendable {
         do {
             return Pages(
                 checkout: try Template.load("checkout.html", from: templates),
-                confirmation: try Template.load("confirmation.html", from: templates),
                 message: try Template.load("message.html", from: templates),
+                paymentDemo: try Template.load("payment-demo.html", from: templates),
+                paymentResult: try Template.load("payment-result.html", from: templates),
+                paymentRetry: try Template.load("payment-retry.html", from: templates),
                 localization: try Localization.load(from: (publicDir as NSString).appendingPathComponent("locales")),
                 isSecure: isSecure
             )
@@ -68,6 +72,14 @@ struct Pages: Sendable {
         context["detail"] = .text(detail ?? "")
         context["is_error"] = .flag(status.code >= 400)
         return html(self.message.render(context), status: status)
+    }
+
+    /// The texts of `language` with the page's language and the app's name set, as every page starts.
+    func context(language: String, appName: String) -> Template.Context {
+        var context = localization.texts(language)
+        context["lang"] = .text(language)
+        context["app_name"] = .text(appName)
+        return context
     }
 
     func language(for request: HTTPRequest) -> String {

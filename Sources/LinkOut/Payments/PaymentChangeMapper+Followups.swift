@@ -17,7 +17,8 @@ extension PaymentChangeMapper {
             return .apply(change)
         }
         let items = try ledger.lineItems(for: token).compactMap { stored -> SubscriptionBuyLineItem? in
-            guard case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
+            guard
+                case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
             else { return nil }
             return item.lineItemId == buy || item.referenceLineItemId == buy ? item : nil
         }
@@ -25,7 +26,7 @@ extension PaymentChangeMapper {
             return .wait("the subscription's start is not recorded yet")
         }
         do {
-            let item = try lineItems.renewal(invoice, previous: previous)
+            let item = try lineItems.renewal(invoice, previous: previous, exchangeRate: rate(invoice.currency))
             change.lineItems = [(token, item.lineItemId, try Self.encode(.subscriptionBuy(item)))]
             change.charge = PurchaseCharge(
                 chargeKey: invoice.paymentIntentId ?? invoice.invoiceId,

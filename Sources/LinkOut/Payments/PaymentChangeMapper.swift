@@ -16,6 +16,10 @@ struct PaymentChangeMapper: Sendable {
     let ledger: Ledger
     let catalog: [Product]
     let lineItems: AppleLineItems
+    /// Rates for pricing currencies Apple does not report in (`payments.exchangeRates`).
+    let exchangeRates: [String: ExchangeRate]
+
+    func rate(_ currency: String) -> ExchangeRate? { exchangeRates[currency.uppercased()] }
 
     /// The change for a stored provider event.
     func change(for event: StoredPaymentEvent, at now: Int64) throws -> Decision {
@@ -95,10 +99,12 @@ struct PaymentChangeMapper: Sendable {
                 // Stripe's session names no period; the catalog's interval from the moment of payment does.
                 let interval = product?.interval ?? BillingInterval(.month)
                 let period = completion.period ?? SubscriptionPeriod(start: completion.completedAt, interval: interval)
-                item = .subscriptionBuy(try lineItems.subscriptionStart(completion, period: period))
+                item = .subscriptionBuy(
+                    try lineItems.subscriptionStart(completion, period: period, exchangeRate: rate(completion.currency))
+                )
                 record.periodEnd = period.end
             } else {
-                item = .oneTimeBuy(try lineItems.oneTimeBuy(completion))
+                item = .oneTimeBuy(try lineItems.oneTimeBuy(completion, exchangeRate: rate(completion.currency)))
             }
             record.buyLineItemId = item.common.lineItemId
             change.charge = PurchaseCharge(

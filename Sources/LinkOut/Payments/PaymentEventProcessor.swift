@@ -57,7 +57,9 @@ final class PaymentEventProcessor: Sendable {
     }
 
     private func process(_ event: StoredPaymentEvent) -> Bool {
-        let metadata = ["payment.provider": event.provider, "payment.event_id": event.eventId, "payment.type": event.type]
+        let metadata = [
+            "payment.provider": event.provider, "payment.event_id": event.eventId, "payment.type": event.type,
+        ]
         do {
             switch try mapper.change(for: event, at: clock.nowMilliseconds()) {
             case .apply(let change):

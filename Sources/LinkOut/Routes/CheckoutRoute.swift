@@ -4,13 +4,14 @@ import Lifecycle
 import Logging
 import Storage
 
-/// `GET /checkout/{id}` shows the catalog for one recorded visit; `POST /checkout/{id}` records the chosen
-/// product (a checkout intent, until a payment provider is connected) and confirms it.
+/// `GET /checkout/{id}` shows the catalog for one recorded visit; `POST /checkout/{id}` starts the payment for
+/// the chosen product and sends the person to the provider's page.
 struct CheckoutRoute: Sendable {
     let configuration: Configuration
     let identifiers: Identifiers
     let ledger: Ledger
     let pages: Pages
+    let payments: PaymentStarter
     let logger: Logger
     let clock: Clock
 
@@ -110,21 +111,19 @@ struct CheckoutRoute: Sendable {
                 language: language
             )
         }
-        _ = try ledger.recordCheckoutIntent(
-            checkoutId: checkout.id,
-            productId: product.id,
-            currency: currency,
-            amount: price.decimalText,
-            at: clock.nowMilliseconds()
-        )
-        var context = pages.localization.texts(language)
-        context["lang"] = .text(language)
-        context["app_name"] = .text(app.name)
-        context["product_name"] = .text(product.name(language: language))
-        context["price"] = .text(price.formatted(language: language))
-        context["return_url"] = .text(app.returnURL ?? "")
-        context["scheme_url"] = .text(app.urlScheme.map { $0 + "://" } ?? "")
-        return pages.html(pages.confirmation.render(context))
+        switch try payments.start(checkout: checkout, product: product, price: price, language: language) {
+        case .redirect(let url):
+            var headers = pages.securityHeaders()
+            headers.add(name: "Location", value: url)
+            return HTTPResponse(status: .seeOther, headers: headers)
+        case .unavailable:
+            var context = pages.context(language: language, appName: app.name)
+            context["action"] = .text("/checkout/" + checkout.id)
+            context["csrf"] = .text(csrf)
+            context["currency"] = .text(currency)
+            context["product"] = .text(product.id)
+            return pages.html(pages.paymentRetry.render(context))
+        }
     }
 
     private func find(_ request: HTTPRequest) throws -> (CheckoutRecord, AppConfiguration)? {
