@@ -11,7 +11,15 @@ package struct Money: Sendable, Equatable {
     /// Currencies without a minor unit in everyday prices.
     static let zeroDecimalCurrencies: Set<String> = ["JPY", "KRW", "ISK", "CLP", "VND", "HUF", "TWD", "UGX"]
 
-    package var fractionDigits: Int { Self.zeroDecimalCurrencies.contains(currency) ? 0 : 2 }
+    /// Currencies whose minor unit is a thousandth (ISO 4217 exponent 3).
+    static let threeDecimalCurrencies: Set<String> = ["BHD", "JOD", "KWD", "OMR", "TND"]
+
+    package var fractionDigits: Int { Self.fractionDigits(currency) }
+
+    static func fractionDigits(_ currency: String) -> Int {
+        if zeroDecimalCurrencies.contains(currency) { return 0 }
+        return threeDecimalCurrencies.contains(currency) ? 3 : 2
+    }
 
     /// Parses `"29.99"`, `"30"` or `"30.5"`; nil for signs, exponents, too many decimals or absurd sizes.
     package init?(currency: String, decimal text: String) {
@@ -21,7 +29,7 @@ package struct Money: Sendable, Equatable {
         guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 12,
             whole.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
         else { return nil }
-        let digits = Self.zeroDecimalCurrencies.contains(currency) ? 0 : 2
+        let digits = Self.fractionDigits(currency)
         var fraction = parts.count == 2 ? String(parts[1]) : ""
         guard parts.count == 1 || !fraction.isEmpty, fraction.count <= digits,
             fraction.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })

@@ -1,0 +1,174 @@
+import Crypto
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The whole server with a payment provider and reporting on: a fake Stripe (sessions through the real libcurl
+/// client) and a fake Apple (reports), both on 127.0.0.1, stopped with the harness.
+final class PaymentHarness {
+    static let webhookSecret = "whsec_test_linkout_0123456789"
+    let apple: LiveReportingTests.Setup
+    let stripe: FakeStripeServer
+    let live: LiveApplication
+
+    init(provider: Configuration.Payments.Provider, configure: (inout Configuration) -> Void = { _ in }) throws {
+        let apple = try LiveReportingTests.Setup()
+        let stripe = try FakeStripeServer()
+        self.apple = apple
+        self.stripe = stripe
+        live = try LiveApplication { configuration in
+            // Reports only when the tests tick: no NO_LINE_ITEM races with the purchases under test.
+            apple.configure(&configuration, grace: 86_400)
+            configuration.reporting.pollIntervalSeconds = 3600
+            configuration.payments.provider = provider
+            configuration.payments.stripe.secretKey = stripe.secretKey
+            configuration.payments.stripe.webhookSecret = Self.webhookSecret
+            configuration.payments.stripe.apiBase = stripe.apiBase
+            configure(&configuration)
+        }
+    }
+
+    deinit {
+        stripe.stop()
+    }
+
+    /// A StoreKit landing with a fresh token, then the checkout page: its path, session cookie and CSRF token.
+    func openCheckout(externalPurchaseId: String = UUID().uuidString.lowercased()) throws -> Checkout {
+        let token = TokenMinter.mint(
+            appAppleId: 1_234_567_890,
+            bundleId: "com.example",
+            externalPurchaseId: externalPurchaseId,
+            now: Clock.system.nowMilliseconds()
+        )
+        let landing = try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
+        let location = try #require(landing.header("Location"))
+        let cookie = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let page = try live.get(location, headers: ["Cookie": cookie])
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        return Checkout(
+            path: location,
+            id: String(location.dropFirst("/checkout/".count)),
+            cookie: cookie,
+            csrf: String(csrf),
+            externalPurchaseId: externalPurchaseId
+        )
+    }
+
+    struct Checkout {
+        var path: String
+        var id: String
+        var cookie: String
+        var csrf: String
+        var externalPurchaseId: String
+    }
+
+    func choose(_ checkout: Checkout, product: String, currency: String) throws -> RawClient.Response {
+        try live.post(
+            checkout.path,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(checkout.csrf)&currency=\(currency)&product=\(product)",
+            headers: ["Cookie": checkout.cookie]
+        )
+    }
+
+    /// Posts a signed Stripe event, as Stripe delivers it.
+    func deliver(_ event: String, secret: String = webhookSecret, timestamp: Int64? = nil) throws -> RawClient.Response
+    {
+        let delivery = FakeStripeServer.signedDelivery(
+            event: event,
+            secret: secret,
+            timestamp: timestamp ?? Clock.system.nowSeconds()
+        )
+        return try live.post(
+            "/webhooks/stripe",
+            contentType: "application/json",
+            body: String(decoding: delivery.body, as: UTF8.self),
+            headers: ["Stripe-Signature": delivery.header]
+        )
+    }
+
+    /// Waits (bounded) until every stored payment event has been acted on.
+    func waitForEvents(seconds: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while try !live.application.ledger.paymentEvents(unprocessedOnly: true, limit: 1).isEmpty {
+            guard Date() < deadline else {
+                Issue.record("payment events still unprocessed after \(seconds) s")
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// Runs reporting passes until nothing is due, then returns every line item Apple received, in order.
+    func reportedLineItems() -> [[String: Any]] {
+        for _ in 0..<6 { live.application.reporting.tick() }
+        return apple.apple.received.flatMap { request -> [[String: Any]] in
+            (request.bodyObject?["lineItems"] as? [[String: Any]]) ?? []
+        }
+    }
+
+    /// A line item as sorted JSON text with `creationDate` set to 0, for exact comparison.
+    static func canonical(_ item: [String: Any]) throws -> String {
+        var item = item
+        item["creationDate"] = 0
+        let data = try JSONSerialization.data(withJSONObject: item, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Stripe event bodies as Stripe sends them (API version basil and later), for the events linkout acts on.
+enum StripeEvents {
+    static func sessionCompleted(
+        id: String,
+        session: String,
+        checkout: PaymentHarness.Checkout,
+        product: String,
+        mode: String = "payment",
+        currency: String = "eur",
+        total: Int64,
+        tax: Int64,
+        country: String,
+        paymentIntent: String? = nil,
+        subscription: String? = nil
+    ) -> String {
+        """
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        "livemode":false,"type":"checkout.session.completed","data":{"object":{"id":"\(session)",\
+        "object":"checkout.session","client_reference_id":"\(checkout.id)","mode":"\(mode)",\
+        "payment_status":"paid","status":"complete","currency":"\(currency)","amount_subtotal":\(total),\
+        "amount_total":\(total),"total_details":{"amount_discount":0,"amount_shipping":0,"amount_tax":\(tax)},\
+        "customer_details":{"address":{"country":"\(country)"}},"metadata":{"external_purchase_id":\
+        "\(checkout.externalPurchaseId)","bundle_id":"com.example","product_id":"\(product)"},\
+        "payment_intent":\(paymentIntent.map { "\"\($0)\"" } ?? "null"),\
+        "subscription":\(subscription.map { "\"\($0)\"" } ?? "null"),"invoice":null}}}
+        """
+    }
+
+    static func renewal(id: String, invoice: String, subscription: String, total: Int64, start: Int64, end: Int64)
+        -> String
+    {
+        """
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        "livemode":false,"type":"invoice.paid","data":{"object":{"id":"\(invoice)","object":"invoice",\
+        "billing_reason":"subscription_cycle","currency":"eur","amount_paid":\(total),"total":\(total),\
+        "total_excluding_tax":\(total),"total_taxes":[],"customer_address":{"country":"DE"},\
+        "parent":{"type":"subscription_details","subscription_details":{"subscription":"\(subscription)",\
+        "metadata":{}}},"lines":{"data":[{"id":"il_1","period":{"start":\(start),"end":\(end)}}]}}}}
+        """
+    }
+
+    static func refunded(id: String, charge: String, paymentIntent: String, amount: Int64, refunded: Int64) -> String {
+        """
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        "livemode":false,"type":"charge.refunded","data":{"object":{"id":"\(charge)","object":"charge",\
+        "payment_intent":"\(paymentIntent)","amount":\(amount),"amount_refunded":\(refunded),"currency":"eur",\
+        "refunded":\(refunded == amount),"metadata":{}}}}
+        """
+    }
+}
