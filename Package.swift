@@ -63,9 +63,10 @@ let package = Package(
             dependencies: ["HTTPServer", "Logging", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ExternalPurchaseTests",
-            dependencies: ["ExternalPurchase", "Crypto"],
+            dependencies: ["ExternalPurchase", "Crypto", "Outbound", "HTTPServer", "Logging"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),

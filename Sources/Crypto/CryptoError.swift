@@ -5,6 +5,11 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible {
     public var operation: String
     public var detail: String
 
+    public init(operation: String, detail: String) {
+        self.operation = operation
+        self.detail = detail
+    }
+
     public var description: String { "CryptoError(\(operation)): \(detail)" }
 
     /// Captures (and clears) OpenSSL's thread-local error queue.

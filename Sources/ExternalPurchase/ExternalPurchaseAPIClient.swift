@@ -40,12 +40,6 @@ public struct ExternalPurchaseAPIClient: Sendable {
         return base.hasSuffix("/") ? String(base.dropLast()) : base
     }
 
-    /// `Bearer <fresh JWT>` for a request about `bundleId`.
-    private func bearer(bundleId: String, now: Date) throws -> String {
-        "Bearer "
-            + (try AppStoreJWT.make(credentials: credentials, bundleId: bundleId, now: Int64(now.timeIntervalSince1970)))
-    }
-
     /// Sends a report (already validated). `body` is the exact JSON to send, so a retry sends the same bytes.
     public func send(body: [UInt8], environment: Environment, bundleId: String, now: Date = Date()) -> Outcome {
         let jwt: String

@@ -1,0 +1,158 @@
+import Foundation
+import Outbound
+
+/// Apple's App Store Server API over libcurl, as far as notifications need it: Get Notification History
+/// (`POST /inApps/v1/notifications/history`, S44). Same authentication as the External Purchase Server API: a
+/// fresh ES256 JWT from the In-App Purchase key per request (S40, S41).
+public struct AppStoreServerAPIClient: Sendable {
+    /// Why a call produced no page.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// 400/404: Apple refused the query (dates beyond 180 days, type and transactionId together, …).
+        case rejected(status: Int, body: String)
+        /// 401: the JWT (so the key or its IDs) is wrong; retrying cannot help.
+        case unauthorized
+        /// 429, with the moment Apple allows the next try when it said (UNIX ms, as this API sends it, S42).
+        case rateLimited(retryAt: Int64?)
+        /// 5xx or another status: try again later.
+        case serverError(status: Int, body: String)
+        /// No HTTP answer (refused, TLS, timeout), or the request could not be signed.
+        case networkError(String)
+        /// 200 with a body that is not a notification history page.
+        case malformedResponse(String)
+
+        public var description: String {
+            switch self {
+            case .rejected(let status, let body): "rejected (\(status)): \(body)"
+            case .unauthorized: "unauthorized (401): the key or its IDs are wrong"
+            case .rateLimited(let retryAt): "rate limited" + (retryAt.map { " until \($0)" } ?? "")
+            case .serverError(let status, let body): "server error (\(status)): \(body)"
+            case .networkError(let message): "network error: \(message)"
+            case .malformedResponse(let message): "malformed response: \(message)"
+            }
+        }
+    }
+
+    public static let defaultProductionURL = "https://api.storekit.apple.com"
+    public static let defaultSandboxURL = "https://api.storekit-sandbox.apple.com"
+
+    public var credentials: AppStoreJWT.Credentials
+    public var productionURL: String
+    public var sandboxURL: String
+    public var httpClient: HTTPClient
+
+    public init(
+        credentials: AppStoreJWT.Credentials,
+        productionURL: String = AppStoreServerAPIClient.defaultProductionURL,
+        sandboxURL: String = AppStoreServerAPIClient.defaultSandboxURL,
+        httpClient: HTTPClient
+    ) {
+        self.credentials = credentials
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+        self.httpClient = httpClient
+    }
+
+    public func baseURL(_ environment: Environment) -> String {
+        let base = environment == .sandbox ? sandboxURL : productionURL
+        return base.hasSuffix("/") ? String(base.dropLast()) : base
+    }
+
+    /// One page of notification history for `bundleId`. Pass the previous page's `paginationToken` to get the
+    /// next; Apple keeps the query in the body the same across pages.
+    public func notificationHistory(
+        _ query: NotificationHistoryRequest,
+        paginationToken: String? = nil,
+        environment: Environment,
+        bundleId: String,
+        now: Date = Date()
+    ) -> Result<NotificationHistoryResponse, Failure> {
+        let body: [UInt8]
+        let jwt: String
+        do {
+            body = Array(try JSONEncoder().encode(query))
+            jwt = try AppStoreJWT.make(
+                credentials: credentials,
+                bundleId: bundleId,
+                now: Int64(now.timeIntervalSince1970)
+            )
+        } catch {
+            return .failure(.networkError("cannot sign the request: \(error)"))
+        }
+        var url = baseURL(environment) + "/inApps/v1/notifications/history"
+        if let paginationToken {
+            url += "?paginationToken=" + Self.percentEncoded(paginationToken)
+        }
+        let request = HTTPClientRequest(
+            method: "POST",
+            url: url,
+            headers: [
+                ("Authorization", "Bearer " + jwt), ("Content-Type", "application/json"),
+                ("Accept", "application/json"),
+            ],
+            body: body
+        )
+        let response: HTTPClientResponse
+        do {
+            response = try httpClient.perform(request)
+        } catch {
+            return .failure(.networkError(error.description))
+        }
+        let text = String(decoding: response.body.prefix(64 * 1024), as: UTF8.self)
+        switch response.status {
+        case 200:
+            do {
+                return .success(try JSONDecoder().decode(NotificationHistoryResponse.self, from: Data(response.body)))
+            } catch {
+                return .failure(.malformedResponse("not a NotificationHistoryResponse"))
+            }
+        case 400, 404: return .failure(.rejected(status: response.status, body: text))
+        case 401: return .failure(.unauthorized)
+        case 429:
+            return .failure(
+                .rateLimited(
+                    retryAt: ExternalPurchaseAPIClient.retryAt(
+                        response.header("retry-after"),
+                        now: Int64(now.timeIntervalSince1970 * 1000)
+                    )
+                )
+            )
+        default: return .failure(.serverError(status: response.status, body: text))
+        }
+    }
+
+    /// Every page of a query, following `paginationToken` while `hasMore`, as one list of signed payloads.
+    /// `maximumPages` bounds a server that never stops saying `hasMore`.
+    public func allNotificationHistory(
+        _ query: NotificationHistoryRequest,
+        environment: Environment,
+        bundleId: String,
+        maximumPages: Int = 1000,
+        now: @Sendable () -> Date = { Date() }
+    ) -> Result<[String], Failure> {
+        var payloads: [String] = []
+        var token: String?
+        for _ in 0..<maximumPages {
+            switch notificationHistory(
+                query,
+                paginationToken: token,
+                environment: environment,
+                bundleId: bundleId,
+                now: now()
+            ) {
+            case .failure(let failure):
+                return .failure(failure)
+            case .success(let page):
+                payloads += page.signedPayloads
+                guard page.hasMore, let next = page.paginationToken, !next.isEmpty else { return .success(payloads) }
+                token = next
+            }
+        }
+        return .failure(.malformedResponse("more than \(maximumPages) pages"))
+    }
+
+    /// Query-component encoding: the token is opaque and may hold `+`, `/` or `=`.
+    private static func percentEncoded(_ value: String) -> String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}

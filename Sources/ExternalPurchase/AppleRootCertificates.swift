@@ -1,0 +1,33 @@
+/// The Apple roots a notification chain may end in, shipped with the code rather than read from the system store:
+/// Apple's guidance (spec §6.4) is to validate against a root downloaded from Apple PKI and never the one inside
+/// `x5c`.
+public enum AppleRootCertificates {
+    /// Apple Root CA - G3 (https://www.apple.com/certificateauthority/AppleRootCA-G3.cer): the root of the chain
+    /// that signs App Store Server Notifications V2, checked against a real Apple-signed notification (spec §6.5).
+    /// P-384, valid 2014-04-30 to 2039-04-30, SHA-256 fingerprint
+    /// `63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79`.
+    public static let appleRootCAG3PEM = """
+        -----BEGIN CERTIFICATE-----
+        MIICQzCCAcmgAwIBAgIILcX8iNLFS5UwCgYIKoZIzj0EAwMwZzEbMBkGA1UEAwwS
+        QXBwbGUgUm9vdCBDQSAtIEczMSYwJAYDVQQLDB1BcHBsZSBDZXJ0aWZpY2F0aW9u
+        IEF1dGhvcml0eTETMBEGA1UECgwKQXBwbGUgSW5jLjELMAkGA1UEBhMCVVMwHhcN
+        MTQwNDMwMTgxOTA2WhcNMzkwNDMwMTgxOTA2WjBnMRswGQYDVQQDDBJBcHBsZSBS
+        b290IENBIC0gRzMxJjAkBgNVBAsMHUFwcGxlIENlcnRpZmljYXRpb24gQXV0aG9y
+        aXR5MRMwEQYDVQQKDApBcHBsZSBJbmMuMQswCQYDVQQGEwJVUzB2MBAGByqGSM49
+        AgEGBSuBBAAiA2IABJjpLz1AcqTtkyJygRMc3RCV8cWjTnHcFBbZDuWmBSp3ZHtf
+        TjjTuxxEtX/1H7YyYl3J6YRbTzBPEVoA/VhYDKX1DyxNB0cTddqXl5dvMVztK517
+        IDvYuVTZXpmkOlEKMaNCMEAwHQYDVR0OBBYEFLuw3qFYM4iapIqZ3r6966/ayySr
+        MA8GA1UdEwEB/wQFMAMBAf8wDgYDVR0PAQH/BAQDAgEGMAoGCCqGSM49BAMDA2gA
+        MGUCMQCD6cHEFl4aXTQY2e3v9GwOAEZLuN+yRhHFD/3meoyhpmvOwgPUnPWTxnS4
+        at+qIxUCMG1mihDK1A3UT82NQz60imOlM27jbdoXt2QfyFMm+YhidDkLF1vLUagM
+        6BgD56KyKA==
+        -----END CERTIFICATE-----
+        """
+
+    /// The fingerprint the shipped root must have; a test holds the PEM above to it.
+    public static let appleRootCAG3SHA256 =
+        "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79"
+
+    /// The default trust set for notifications: Apple Root CA - G3 only.
+    public static let defaultPEMs = [appleRootCAG3PEM]
+}

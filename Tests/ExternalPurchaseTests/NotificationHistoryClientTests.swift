@@ -1,0 +1,205 @@
+import Crypto
+import ExternalPurchase
+import Foundation
+import HTTPServer
+import Logging
+import Outbound
+import Synchronization
+import Testing
+
+/// A stand-in for the App Store Server API's Get Notification History on 127.0.0.1, reached through the real
+/// libcurl client. It serves scripted pages in order and records what each request carried.
+final class FakeHistoryServer: Sendable {
+    struct Received: Sendable {
+        var path: String
+        var paginationToken: String?
+        var authorization: String
+        var body: [UInt8]
+    }
+
+    /// What the route handler shares with the test.
+    private final class State: Sendable {
+        let pages: Mutex<[HTTPResponse]>
+        let log = Mutex<[Received]>([])
+        init(_ pages: [HTTPResponse]) { self.pages = Mutex(pages) }
+    }
+
+    private let state: State
+    private let server: HTTPServer
+    let port: Int
+
+    init(responses: [HTTPResponse]) throws {
+        let state = State(responses)
+        self.state = state
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.eventLoopCount = 1
+        configuration.workerThreads = 2
+        var router = Router()
+        router.add("POST", "/inApps/v1/notifications/history") { request in
+            state.log.withLock {
+                $0.append(
+                    Received(
+                        path: String(request.path),
+                        paginationToken: request.queryValue("paginationToken"),
+                        authorization: request.headers["authorization"] ?? "",
+                        body: request.body
+                    )
+                )
+            }
+            return state.pages.withLock { $0.isEmpty ? HTTPResponse(status: .badRequest) : $0.removeFirst() }
+        }
+        server = HTTPServer(
+            configuration: configuration,
+            router: router,
+            logger: Logger(label: "fake-history", level: .critical)
+        )
+        port = try server.start()
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var received: [Received] { state.log.withLock { $0 } }
+
+    func stop() { server.shutdown(gracePeriod: .seconds(1)) }
+
+    static func page(_ signedPayloads: [String], hasMore: Bool, paginationToken: String) throws -> HTTPResponse {
+        let page = NotificationHistoryResponse(
+            notificationHistory: signedPayloads.map {
+                NotificationHistoryItem(
+                    signedPayload: $0,
+                    sendAttempts: [.init(attemptDate: 1_735_689_600_000, sendAttemptResult: "SUCCESS")]
+                )
+            },
+            hasMore: hasMore,
+            paginationToken: paginationToken
+        )
+        return HTTPResponse(status: .ok, body: Array(try JSONEncoder().encode(page)))
+    }
+}
+
+@Suite("Get Notification History client")
+struct NotificationHistoryClientTests {
+    func client(_ server: FakeHistoryServer, key: ES256Key) -> AppStoreServerAPIClient {
+        AppStoreServerAPIClient(
+            credentials: AppStoreJWT.Credentials(issuerId: "issuer-1", keyId: "KEY123", key: key),
+            productionURL: server.baseURL,
+            sandboxURL: server.baseURL + "/",
+            httpClient: HTTPClient()
+        )
+    }
+
+    @Test func twoPagesOfExternalPurchaseTokenNotifications() throws {
+        let pki = try TestPKI()
+        let signedDates: [Int64] = [1, 2, 3].map { TestPKI.middle * 1000 + $0 }
+        let payloads = try signedDates.map { try pki.sign(payload: TestPKI.unreportedPayload(signedDate: $0)) }
+        // A token holding the characters a query string must escape.
+        let token = "page+2/of=2"
+        let server = try FakeHistoryServer(responses: [
+            try FakeHistoryServer.page(Array(payloads.prefix(2)), hasMore: true, paginationToken: token),
+            try FakeHistoryServer.page([payloads[2]], hasMore: false, paginationToken: "end"),
+        ])
+        defer { server.stop() }
+        let key = try ES256Key.generate()
+        let query = NotificationHistoryRequest.externalPurchaseTokens(from: 1_730_000_000_000, to: 1_735_000_000_000)
+
+        let result = client(server, key: key).allNotificationHistory(
+            query,
+            environment: .sandbox,
+            bundleId: "com.example"
+        )
+        let received = try result.get()
+        #expect(received == payloads)
+        let verifier = try pki.verifier()
+        #expect(try received.map { try verifier.verify($0).signedDate } == signedDates)
+
+        let requests = server.received
+        try #require(requests.count == 2)
+        #expect(requests.map(\.path) == ["/inApps/v1/notifications/history", "/inApps/v1/notifications/history"])
+        #expect(requests.map(\.paginationToken) == [nil, token])
+        for request in requests {
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? NSDictionary)
+            #expect(
+                body
+                    == [
+                        "startDate": 1_730_000_000_000, "endDate": 1_735_000_000_000,
+                        "notificationType": "EXTERNAL_PURCHASE_TOKEN",
+                    ] as NSDictionary
+            )
+            // A fresh ES256 JWT signed with the In-App Purchase key, for this bundle.
+            #expect(request.authorization.hasPrefix("Bearer "))
+            let parts = request.authorization.dropFirst(7).split(separator: ".").map(String.init)
+            try #require(parts.count == 3)
+            let signature = try #require(Base64URL.decode(parts[2].utf8))
+            #expect(key.verify(signature, message: Array((parts[0] + "." + parts[1]).utf8)))
+            let claimBytes = try #require(Base64URL.decode(parts[1].utf8))
+            let claims = try #require(try JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any])
+            #expect(claims["aud"] as? String == "appstoreconnect-v1")
+            #expect(claims["bid"] as? String == "com.example")
+            #expect(claims["iss"] as? String == "issuer-1")
+        }
+    }
+
+    @Test func onePageAtATime() throws {
+        let server = try FakeHistoryServer(responses: [
+            try FakeHistoryServer.page(["a.b.c"], hasMore: true, paginationToken: "next")
+        ])
+        defer { server.stop() }
+        let page = try client(server, key: try ES256Key.generate()).notificationHistory(
+            .externalPurchaseTokens(from: 1, to: 2),
+            environment: .production,
+            bundleId: "com.example"
+        ).get()
+        #expect(page.signedPayloads == ["a.b.c"])
+        #expect(page.hasMore)
+        #expect(page.paginationToken == "next")
+        #expect(page.notificationHistory.first?.sendAttempts?.first?.sendAttemptResult == "SUCCESS")
+    }
+
+    @Test func applesRefusalsAreNamed() throws {
+        var limited = HTTPHeaders()
+        limited.add(name: "Retry-After", value: "1735689600000")
+        let server = try FakeHistoryServer(responses: [
+            HTTPResponse(status: HTTPStatus(code: 401, reasonPhrase: "Unauthorized")),
+            HTTPResponse(status: HTTPStatus(code: 429, reasonPhrase: "Too Many"), headers: limited),
+            HTTPResponse(status: .badRequest, body: Array(#"{"errorCode":4000030}"#.utf8)),
+            HTTPResponse(status: HTTPStatus(code: 503, reasonPhrase: "Unavailable")),
+            HTTPResponse(status: .ok, body: Array("[]".utf8)),
+        ])
+        defer { server.stop() }
+        let client = client(server, key: try ES256Key.generate())
+        func call() -> AppStoreServerAPIClient.Failure? {
+            switch client.notificationHistory(
+                .externalPurchaseTokens(from: 1, to: 2),
+                environment: .production,
+                bundleId: "com.example"
+            ) {
+            case .success: nil
+            case .failure(let failure): failure
+            }
+        }
+        #expect(call() == .unauthorized)
+        #expect(call() == .rateLimited(retryAt: 1_735_689_600_000))
+        #expect(call() == .rejected(status: 400, body: #"{"errorCode":4000030}"#))
+        #expect(call() == .serverError(status: 503, body: ""))
+        #expect(call() == .malformedResponse("not a NotificationHistoryResponse"))
+    }
+
+    @Test func noServerIsANetworkError() throws {
+        // Port 1 on loopback refuses at once.
+        let client = AppStoreServerAPIClient(
+            credentials: AppStoreJWT.Credentials(issuerId: "i", keyId: "k", key: try ES256Key.generate()),
+            productionURL: "http://127.0.0.1:1",
+            httpClient: HTTPClient()
+        )
+        let result = client.notificationHistory(
+            .externalPurchaseTokens(from: 1, to: 2),
+            environment: .production,
+            bundleId: "com.example"
+        )
+        guard case .failure(.networkError) = result else {
+            Issue.record("expected a network error, got \(result)")
+            return
+        }
+    }
+}
