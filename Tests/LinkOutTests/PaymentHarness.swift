@@ -39,12 +39,13 @@ final class PaymentHarness {
     }
 
     /// A StoreKit landing with a fresh token, then the checkout page: its path, session cookie and CSRF token.
-    func openCheckout(externalPurchaseId: String = UUID().uuidString.lowercased()) throws -> Checkout {
+    func openCheckout() throws -> Checkout {
         let token = TokenMinter.mint(
-            appAppleId: 1_234_567_890,
             bundleId: "com.example",
-            externalPurchaseId: externalPurchaseId,
-            now: Clock.system.nowMilliseconds()
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: Clock.system.nowMilliseconds()
         )
         let landing = try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
         let location = try #require(landing.header("Location"))
@@ -56,7 +57,7 @@ final class PaymentHarness {
             id: String(location.dropFirst("/checkout/".count)),
             cookie: cookie,
             csrf: String(csrf),
-            externalPurchaseId: externalPurchaseId
+            externalPurchaseId: token.externalPurchaseId
         )
     }
 
