@@ -63,7 +63,9 @@ final class FakeAppleServer: Sendable {
         let shared = self.shared
         var router = Router()
         router.add("PUT", "/externalPurchase/v1/reports") { request in
-            shared.log.withLock { $0.append(Self.inspect(request, publicKey: publicKey)) }
+            // Apple checks a report against what it holds for the token already (a refund may reference a buy
+            // reported earlier), so the fake does too.
+            shared.log.withLock { log in log.append(Self.inspect(request, publicKey: publicKey, history: log)) }
             let behavior = shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
             defer { shared.arrivals.signal() }
             switch behavior {
@@ -117,7 +119,7 @@ final class FakeAppleServer: Sendable {
         server.shutdown(gracePeriod: .seconds(1))
     }
 
-    private static func inspect(_ request: HTTPRequest, publicKey: ES256Key) -> Received {
+    private static func inspect(_ request: HTTPRequest, publicKey: ES256Key, history: [Received]) -> Received {
         var header: [String: String] = [:]
         var claims: [String: JSONValueLike] = [:]
         var valid = false
@@ -142,9 +144,12 @@ final class FakeAppleServer: Sendable {
             }
         }
         let report = try? JSONDecoder().decode(ExternalPurchaseReport.self, from: Data(request.body))
+        let earlier = history.compactMap(\.report).filter { $0.externalPurchaseId == report?.externalPurchaseId }
+            .flatMap { $0.lineItems ?? [] }
         let problems =
             report.map {
-                ReportValidator(token: nil, now: Int64(Date().timeIntervalSince1970 * 1000)).problems(in: $0)
+                ReportValidator(token: nil, earlierLineItems: earlier, now: Int64(Date().timeIntervalSince1970 * 1000))
+                    .problems(in: $0)
             } ?? [ReportProblem("InvalidBodyError", "not an ExternalPurchaseReport")]
         return Received(
             path: String(request.path),

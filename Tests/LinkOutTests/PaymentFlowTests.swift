@@ -1,0 +1,277 @@
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The money loop end to end: checkout → provider → purchase → Apple line item → the exact report body a fake
+/// Apple receives.
+@Suite("Payments")
+struct PaymentFlowTests {
+    @Test func aDemoPaymentEndsInOneLineItemReport() throws {
+        let harness = try PaymentHarness(provider: .demo)
+        let checkout = try harness.openCheckout()
+        let chosen = try harness.choose(checkout, product: "pro.lifetime", currency: "EUR")
+        #expect(chosen.status == 303)
+        let payment = try #require(chosen.header("Location"))
+        #expect(payment.hasPrefix("/pay/demo/"))
+        let page = try harness.live.get(payment, headers: ["Cookie": checkout.cookie])
+        #expect(page.status == 200)
+        #expect(page.text.contains("nothing is charged"))
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let complete = try harness.live.post(
+            payment,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(csrf)&action=complete",
+            headers: ["Cookie": checkout.cookie]
+        )
+        #expect(complete.status == 303)
+        let result = try harness.live.get(
+            try #require(complete.header("Location")),
+            headers: ["Cookie": checkout.cookie]
+        )
+        #expect(result.text.contains("Payment received"))
+        #expect(result.text.contains("nothing was charged"))
+        #expect(result.text.contains("https://example.com/open"))
+        // A second click on the completed payment records nothing more.
+        let twice = try harness.live.post(
+            payment,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(csrf)&action=complete",
+            headers: ["Cookie": checkout.cookie]
+        )
+        #expect(twice.status == 303)
+        let intent = String(payment.dropFirst("/pay/demo/".count))
+        let items = harness.reportedLineItems()
+        #expect(items.count == 1)
+        let expected =
+            #"{"amountTaxExclusive":29990,"amountTaxInclusive":29990,"creationDate":0,"eventType":"BUY","lineItemId":"demo_\#(intent)","netAmountTaxExclusive":29990,"pricingCurrency":"EUR","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":0,"taxCountry":"DEU"}"#
+        #expect(try items.map(PaymentHarness.canonical) == [expected])
+        let report = try #require(harness.apple.apple.received.first?.bodyObject)
+        #expect(report["status"] as? String == "LINE_ITEM")
+        #expect(report["externalPurchaseId"] as? String == checkout.externalPurchaseId)
+        #expect(
+            try harness.live.application.ledger.purchases(externalPurchaseId: checkout.externalPurchaseId).count == 1
+        )
+    }
+
+    @Test func aStripePurchaseDeliveredThreeTimesIsReportedOnceThenRefundedTwice() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        let chosen = try harness.choose(checkout, product: "pro.lifetime", currency: "EUR")
+        #expect(chosen.status == 303)
+        #expect(chosen.header("Location") == "https://checkout.stripe.com/c/pay/cs_test_fake1")
+        let sent = try #require(harness.stripe.received.first)
+        #expect(sent.fields["client_reference_id"] == checkout.id)
+        #expect(sent.fields["metadata[external_purchase_id]"] == checkout.externalPurchaseId)
+        #expect(sent.fields["mode"] == "payment")
+        #expect(sent.fields["line_items[0][price_data][currency]"] == "eur")
+        #expect(sent.fields["line_items[0][price_data][unit_amount]"] == "2999")
+        #expect(sent.idempotencyKey?.isEmpty == false)
+        // Back from Stripe before the webhook: the page says the payment is being confirmed, not that it is paid.
+        let early = try harness.live.get("/checkout/\(checkout.id)/done?session_id=cs_test_fake1")
+        #expect(early.text.contains("Confirming your payment"))
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_completed",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 479,
+            country: "ES",
+            paymentIntent: "pi_1"
+        )
+        for _ in 0..<3 { #expect(try harness.deliver(completed).status == 200) }
+        try harness.waitForEvents()
+        let paid = try harness.live.get("/checkout/\(checkout.id)/done?session_id=cs_test_fake1")
+        #expect(paid.text.contains("Payment received"))
+        #expect(
+            try harness.deliver(
+                StripeEvents.refunded(id: "evt_r1", charge: "ch_1", paymentIntent: "pi_1", amount: 2999, refunded: 1000)
+            ).status == 200
+        )
+        #expect(
+            try harness.deliver(
+                StripeEvents.refunded(id: "evt_r2", charge: "ch_1", paymentIntent: "pi_1", amount: 2999, refunded: 2999)
+            ).status == 200
+        )
+        try harness.waitForEvents()
+        let items = try harness.reportedLineItems().map(PaymentHarness.canonical)
+        #expect(
+            items == [
+                #"{"amountTaxExclusive":25200,"amountTaxInclusive":29990,"creationDate":0,"eventType":"BUY","lineItemId":"cs_test_fake1","netAmountTaxExclusive":25200,"pricingCurrency":"EUR","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":4790,"taxCountry":"ESP"}"#,
+                #"{"amountTaxExclusive":8403,"amountTaxInclusive":10000,"creationDate":0,"eventType":"REFUND","lineItemId":"ch_1:refund:1000","netAmountTaxExclusive":16797,"pricingCurrency":"EUR","referenceLineItemId":"cs_test_fake1","reportingCurrency":"EUR","taxAmount":1597,"taxCountry":"ESP"}"#,
+                #"{"amountTaxExclusive":16797,"amountTaxInclusive":19990,"creationDate":0,"eventType":"REFUND","lineItemId":"ch_1:refund:2999","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"cs_test_fake1","reportingCurrency":"EUR","taxAmount":3193,"taxCountry":"ESP"}"#,
+            ]
+        )
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+        let purchase = try #require(try harness.live.application.ledger.purchase(id: "cs_test_fake1"))
+        #expect(purchase.status == .refunded)
+    }
+
+    @Test func aSubscriptionStartsAndRenews() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let sent = try #require(harness.stripe.received.first)
+        #expect(sent.fields["mode"] == "subscription")
+        #expect(sent.fields["line_items[0][price_data][recurring][interval]"] == "month")
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            subscription: "sub_1"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        let start = try #require(try harness.live.application.ledger.purchase(id: "cs_test_fake1"))
+        let periodEnd = try #require(start.periodEnd)
+        let renewal = StripeEvents.renewal(
+            id: "evt_renewal",
+            invoice: "in_2",
+            subscription: "sub_1",
+            total: 399,
+            start: periodEnd / 1000,
+            end: periodEnd / 1000 + 30 * 86_400
+        )
+        #expect(try harness.deliver(renewal).status == 200)
+        try harness.waitForEvents()
+        let items = harness.reportedLineItems()
+        #expect(items.count == 2)
+        #expect(items.first?["subscriptionEvent"] as? String == "SUBSCRIPTION_START")
+        #expect(items.first?["subscriptionDaysOfPaidService"] as? Int == 0)
+        #expect(items.first?["amountTaxInclusive"] as? Int == 3990)
+        #expect(items.first?["subscriptionEndDate"] as? Int64 == periodEnd)
+        let second = try #require(items.last)
+        #expect(second["subscriptionEvent"] as? String == "RENEWAL")
+        #expect(second["lineItemId"] as? String == "in_2")
+        #expect(second["referenceLineItemId"] as? String == "cs_test_fake1")
+        #expect((second["subscriptionDaysOfPaidService"] as? Int ?? 0) >= 28)
+        #expect(second["subscriptionStartDate"] as? Int64 == periodEnd)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    @Test func badOrOldSignaturesAreRefusedAndNothingIsStored() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let event =
+            #"{"id":"evt_x","object":"event","type":"checkout.session.expired","created":1,"livemode":false,"data":{"object":{"id":"cs_x","object":"checkout.session"}}}"#
+        #expect(try harness.deliver(event, secret: "whsec_wrong").status == 400)
+        #expect(try harness.deliver(event, timestamp: Clock.system.nowSeconds() - 301).status == 400)
+        let unsigned = try harness.live.post("/webhooks/stripe", contentType: "application/json", body: event)
+        #expect(unsigned.status == 400)
+        #expect(try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10).isEmpty)
+        #expect(try harness.deliver(event).status == 200)
+        #expect(try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10).count == 1)
+        // No key or secret reaches the log.
+        let log = harness.live.logLines.all.joined(separator: "\n")
+        #expect(!log.contains(harness.stripe.secretKey))
+        #expect(!log.contains(PaymentHarness.webhookSecret))
+    }
+
+    @Test func stripeErrorsGiveARetryPageAndNeverTwoSessions() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        harness.stripe.enqueue(.respond(status: 500))
+        let retried = try harness.choose(checkout, product: "pro.lifetime", currency: "EUR")
+        #expect(retried.status == 303)
+        #expect(harness.stripe.sessionsCreated == 1)
+        let keys = harness.stripe.received.map(\.idempotencyKey)
+        #expect(keys.count == 2 && keys[0] == keys[1])
+        harness.stripe.enqueue(.respond(status: 429))
+        let limited = try harness.choose(checkout, product: "pro.lifetime", currency: "USD")
+        #expect(limited.status == 200)
+        #expect(limited.text.contains("Payment is not available right now"))
+        #expect(limited.text.contains(#"name="product" value="pro.lifetime""#))
+        #expect(harness.stripe.sessionsCreated == 1)
+        // The retry button posts the same form: now Stripe answers, and the first session is still the only EUR one.
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "USD").status == 303)
+        #expect(
+            try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").header("Location")
+                == "https://checkout.stripe.com/c/pay/cs_test_fake1"
+        )
+        #expect(harness.stripe.sessionsCreated == 2)
+    }
+
+    @Test func yenAndDinarUseTheirOwnMinorUnits() throws {
+        let harness = try PaymentHarness(provider: .stripe) { configuration in
+            configuration.catalog = [
+                Product(
+                    id: "pro.lifetime",
+                    kind: .oneTime,
+                    names: ["en": "Pro forever"],
+                    prices: [
+                        "JPY": Money(currency: "JPY", decimal: "500"), "KWD": Money(currency: "KWD", decimal: "5.120"),
+                    ]
+                    .compactMapValues { $0 }
+                )
+            ]
+            configuration.payments.exchangeRates["KWD"] = .init(reportingCurrency: "EUR", rate: "2.95")
+        }
+        let yen = try harness.openCheckout()
+        #expect(try harness.choose(yen, product: "pro.lifetime", currency: "JPY").status == 303)
+        let dinar = try harness.openCheckout()
+        #expect(try harness.choose(dinar, product: "pro.lifetime", currency: "KWD").status == 303)
+        let amounts = harness.stripe.received.map { $0.fields["line_items[0][price_data][unit_amount]"] }
+        #expect(amounts == ["500", "5120"])
+        #expect(
+            try harness.deliver(
+                StripeEvents.sessionCompleted(
+                    id: "evt_jpy",
+                    session: "cs_test_fake1",
+                    checkout: yen,
+                    product: "pro.lifetime",
+                    currency: "jpy",
+                    total: 500,
+                    tax: 0,
+                    country: "JP",
+                    paymentIntent: "pi_jpy"
+                )
+            ).status == 200
+        )
+        #expect(
+            try harness.deliver(
+                StripeEvents.sessionCompleted(
+                    id: "evt_kwd",
+                    session: "cs_test_fake2",
+                    checkout: dinar,
+                    product: "pro.lifetime",
+                    currency: "kwd",
+                    total: 5120,
+                    tax: 0,
+                    country: "KW",
+                    paymentIntent: "pi_kwd"
+                )
+            ).status == 200
+        )
+        try harness.waitForEvents()
+        let items = try harness.reportedLineItems().map(PaymentHarness.canonical).sorted()
+        #expect(
+            items == [
+                #"{"amountTaxExclusive":15104,"amountTaxInclusive":15104,"creationDate":0,"eventType":"BUY","exchangeRate":2.95,"lineItemId":"cs_test_fake2","netAmountTaxExclusive":15104,"pricingCurrency":"KWD","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":0,"taxCountry":"KWT"}"#,
+                #"{"amountTaxExclusive":500000,"amountTaxInclusive":500000,"creationDate":0,"eventType":"BUY","lineItemId":"cs_test_fake1","netAmountTaxExclusive":500000,"pricingCurrency":"JPY","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"JPY","taxAmount":0,"taxCountry":"JPN"}"#,
+            ]
+        )
+    }
+
+    @Test func anOpenPaymentHoldsBackNoLineItemUntilItCompletesOrExpires() throws {
+        let harness = try PaymentHarness(provider: .stripe) { $0.reporting.noLineItemAfterSeconds = 0 }
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        #expect(harness.reportedLineItems().isEmpty)
+        #expect(harness.apple.apple.received.isEmpty)
+        let expired =
+            #"{"id":"evt_exp","object":"event","type":"checkout.session.expired","created":1,"livemode":false,"data":{"object":{"id":"cs_test_fake1","object":"checkout.session","client_reference_id":"\#(checkout.id)"}}}"#
+        #expect(try harness.deliver(expired).status == 200)
+        try harness.waitForEvents()
+        _ = harness.reportedLineItems()
+        #expect(harness.apple.apple.received.first?.bodyObject?["status"] as? String == "NO_LINE_ITEM")
+    }
+}
