@@ -46,6 +46,11 @@ extension Ledger {
         try engine.charge(key: key)
     }
 
+    /// The charges of a purchase (its buy and renewals), oldest first.
+    public func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge] {
+        try engine.charges(purchaseId: purchaseId)
+    }
+
     /// Writes everything one event changes in one transaction, marking the event processed.
     public func apply(_ change: PaymentChange) throws(StorageError) {
         try engine.apply(change)

@@ -67,6 +67,7 @@ protocol LedgerEngine: Sendable {
     func purchase(subscriptionId: String) throws(StorageError) -> PurchaseRecord?
     func purchases(externalPurchaseId: String?, limit: Int, offset: Int) throws(StorageError) -> [PurchaseRecord]
     func charge(key: String) throws(StorageError) -> PurchaseCharge?
+    func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge]
     func apply(_ change: PaymentChange) throws(StorageError)
 }
 

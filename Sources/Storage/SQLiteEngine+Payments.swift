@@ -173,25 +173,36 @@ extension SQLiteEngine {
         }
     }
 
+    static let chargeColumns =
+        "charge_key, purchase_id, line_item_id, amount_total, amount_tax, amount_refunded, created_at"
+
+    static func charge(_ row: [SQLiteValue]) -> PurchaseCharge {
+        PurchaseCharge(
+            chargeKey: row[0].text ?? "",
+            purchaseId: row[1].text ?? "",
+            lineItemId: row[2].text ?? "",
+            amountTotal: row[3].integer ?? 0,
+            amountTax: row[4].integer ?? 0,
+            amountRefunded: row[5].integer ?? 0,
+            createdAt: row[6].integer ?? 0
+        )
+    }
+
     func charge(key: String) throws(StorageError) -> PurchaseCharge? {
         try read { connection throws(StorageError) in
             try connection.query(
-                """
-                SELECT charge_key, purchase_id, line_item_id, amount_total, amount_tax, amount_refunded, created_at
-                FROM purchase_charges WHERE charge_key = ?
-                """,
+                "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE charge_key = ?",
                 [.text(key)]
-            ).first.map { row in
-                PurchaseCharge(
-                    chargeKey: row[0].text ?? "",
-                    purchaseId: row[1].text ?? "",
-                    lineItemId: row[2].text ?? "",
-                    amountTotal: row[3].integer ?? 0,
-                    amountTax: row[4].integer ?? 0,
-                    amountRefunded: row[5].integer ?? 0,
-                    createdAt: row[6].integer ?? 0
-                )
-            }
+            ).first.map(Self.charge)
+        }
+    }
+
+    func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE purchase_id = ? ORDER BY created_at",
+                [.text(purchaseId)]
+            ).map(Self.charge)
         }
     }
 

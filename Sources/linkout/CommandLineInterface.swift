@@ -14,8 +14,8 @@ public enum CommandLineInterface {
               print the token's JSON and whether this configuration accepts it (exit 1 if not)
           simulate [--url BASE] [--bundle-id ID] [--app-apple-id N] [--sandbox] [--type ACQUISITION|SERVICES]
               print a StoreKit-shaped redirect URL with a freshly minted token
-          export [--format csv|json] [--data-dir DIR] [--config PATH]
-              write the token ledger to standard output
+          export [--format csv|json] [--table tokens|purchases] [--data-dir DIR] [--config PATH]
+              write the token ledger (or the purchases) to standard output
           report --dry-run [--data-dir DIR] [--config PATH]
               print the reports to Apple that are due, without sending them
           report status [--data-dir DIR] [--config PATH]

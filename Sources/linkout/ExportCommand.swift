@@ -2,29 +2,40 @@ import Foundation
 import LinkOut
 import Storage
 
-/// `linkout export`: the token ledger as CSV or JSON on standard output (no raw tokens).
+/// `linkout export`: the token ledger (or, with `--table purchases`, the purchases) as CSV or JSON on standard
+/// output (no raw tokens).
 enum ExportCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(
             arguments,
-            allowed: ["--format", "--data-dir", "--config"]
+            allowed: ["--format", "--data-dir", "--config", "--table"]
         )
         let format = flags["--format"] ?? "csv"
         guard format == "csv" || format == "json" else {
             throw CommandLineInterface.UsageError(description: "--format must be csv or json")
+        }
+        let table = flags["--table"] ?? "tokens"
+        guard table == "tokens" || table == "purchases" else {
+            throw CommandLineInterface.UsageError(description: "--table must be tokens or purchases")
         }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
         let ledger = try Ledger(directory: configuration.storage.dataDir, role: .reader)
         defer { ledger.close() }
-        let rows = try ledger.tokens()
-        if format == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        switch (table, format) {
+        case ("purchases", "json"):
+            let rows = try ledger.purchases(limit: Int.max)
             CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
-        } else {
-            CommandLineInterface.printOutput(LedgerCSV.render(rows))
+        case ("purchases", _):
+            CommandLineInterface.printOutput(PurchasesCSV.render(try ledger.purchases(limit: Int.max)))
+        case (_, "json"):
+            let rows = try ledger.tokens()
+            CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
+        default:
+            CommandLineInterface.printOutput(LedgerCSV.render(try ledger.tokens()))
         }
         return 0
     }

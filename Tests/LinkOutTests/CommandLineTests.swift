@@ -49,6 +49,10 @@ struct CommandLineTests {
         let json = try run(["export", "--format", "json", "--data-dir", live.dataDir.path])
         #expect(json.out.contains("\"externalPurchaseId\" : \"\(id)\""))
         #expect(try run(["export", "--format", "xml"]).code == 2)
+        #expect(try run(["export", "--table", "visits"]).code == 2)
+        let purchases = try run(["export", "--table", "purchases", "--data-dir", live.dataDir.path])
+        #expect(purchases.code == 0)
+        #expect(purchases.out.hasPrefix("purchaseId,provider,externalPurchaseId"))
         #expect(try run(["simulate", "--type", "OTHER"]).code == 2)
     }
 

@@ -137,7 +137,14 @@ struct OperationsTests {
         let pem = try key.privateKeyPEM()
         try Data(pem.utf8).write(to: keyFile)
         defer { try? FileManager.default.removeItem(at: keyFile) }
+        let stripe = try FakeStripeServer()
+        defer { stripe.stop() }
+        let webhookSecret = "whsec_leak_test_secret_value"
         let live = try LiveApplication {
+            $0.payments.provider = .stripe
+            $0.payments.stripe.secretKey = stripe.secretKey
+            $0.payments.stripe.webhookSecret = webhookSecret
+            $0.payments.stripe.apiBase = stripe.apiBase
             $0.adminToken = "admin-secret-value"
             $0.apiToken = "api-secret-value"
             $0.apple.issuerId = "issuer-id"
@@ -148,7 +155,41 @@ struct OperationsTests {
             $0.reporting.noLineItemAfterSeconds = 0
         }
         let landing = try live.get(AppleVectors.documentedTarget)
-        _ = try live.get(landing.header("Location") ?? "/")
+        let cookie = landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init) ?? ""
+        let page = try live.get(landing.header("Location") ?? "/", headers: ["Cookie": cookie])
+        let csrf = page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1 ?? ""
+        // Stripe refuses once, echoing the key in its error text (as it does for a wrong key), then creates a session.
+        stripe.enqueue(
+            .respond(
+                status: 401,
+                body:
+                    #"{"error":{"type":"invalid_request_error","message":"Invalid API Key provided: \#(stripe.secretKey)"}}"#
+            )
+        )
+        for _ in 0..<2 {
+            _ = try live.post(
+                landing.header("Location") ?? "/",
+                contentType: "application/x-www-form-urlencoded",
+                body: "csrf=\(csrf)&currency=EUR&product=pro.lifetime",
+                headers: ["Cookie": cookie]
+            )
+        }
+        #expect(stripe.sessionsCreated == 1)
+        let event =
+            #"{"id":"evt_leak","object":"event","type":"checkout.session.expired","created":1,"livemode":false,"data":{"object":{"id":"cs_test_fake1","object":"checkout.session"}}}"#
+        for secret in [webhookSecret, "whsec_wrong"] {
+            let delivery = FakeStripeServer.signedDelivery(
+                event: event,
+                secret: secret,
+                timestamp: Clock.system.nowSeconds()
+            )
+            _ = try live.post(
+                "/webhooks/stripe",
+                contentType: "application/json",
+                body: event,
+                headers: ["Stripe-Signature": delivery.header]
+            )
+        }
         _ = try live.get("/?externalPurchaseToken=\(AppleVectors.v1)&bundleId=com.other")
         _ = try live.post("/v1/tokens", contentType: "application/json", body: #"{"token": "\#(AppleVectors.v3)"}"#)
         _ = try live.get("/admin/tokens", headers: ["Authorization": "Bearer admin-secret-value"])
@@ -162,6 +203,7 @@ struct OperationsTests {
         let pemBody = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }
         var secrets = [
             AppleVectors.v1, AppleVectors.v3, "admin-secret-value", "api-secret-value", "a-wrong-guess",
+            stripe.secretKey, webhookSecret,
             String(landing.header("Location")?.dropFirst(10) ?? "checkout-id"),
         ]
         secrets += pemBody.map(String.init)

@@ -43,6 +43,8 @@ struct RouteTable: Sendable {
         router.get("/admin/tokens.csv", handler: admin.exportCSV)
         router.get("/admin/tokens/{externalPurchaseId}", handler: admin.token)
         router.get("/admin/reports/{requestIdentifier}/apple", handler: admin.appleCopy)
+        router.get("/admin/purchases", handler: admin.purchases)
+        router.get("/admin/purchases.csv", handler: admin.purchasesCSV)
         router.get("/readyz") { [readiness] _ in readiness.response() }
         router.get("/healthz", execution: .eventLoop) { _ in
             HTTPResponse(

@@ -21,6 +21,8 @@ struct AdminAPI: Sendable {
         var checkoutIntents: [Ledger.CheckoutIntentRow]
         var lineItems: [StoredLineItem]
         var reports: [StoredReport]
+        var paymentSessions: [PaymentSessionRecord]
+        var purchases: [PurchaseRecord]
     }
 
     struct TokenPage: Encodable {
@@ -74,7 +76,7 @@ struct AdminAPI: Sendable {
         )
     }
 
-    private func authorize(_ request: HTTPRequest) -> HTTPResponse? {
+    func authorize(_ request: HTTPRequest) -> HTTPResponse? {
         guard let token = configuration.adminToken else { return HTTPError(.notFound, "Not found.").response }
         return BearerAuth.isAuthorized(request, token: token) ? nil : BearerAuth.unauthorized()
     }
@@ -142,7 +144,9 @@ struct AdminAPI: Sendable {
                 visits: try ledger.visits(for: id),
                 checkoutIntents: try ledger.checkoutIntents(checkoutId: token.checkoutId),
                 lineItems: try ledger.lineItems(for: id),
-                reports: try ledger.reports(for: id)
+                reports: try ledger.reports(for: id),
+                paymentSessions: try ledger.paymentSessions(checkoutId: token.checkoutId),
+                purchases: try ledger.purchases(externalPurchaseId: id)
             )
         )
     }

@@ -1,0 +1,80 @@
+import HTTPServer
+import Storage
+
+/// `/admin/purchases`: what people paid, with the provider's ids and where each Apple line item stands.
+extension AdminAPI {
+    /// A purchase with the Apple line items made from it and the state of the reports carrying them.
+    struct PurchaseView: Encodable {
+        var purchase: PurchaseRecord
+        var appleLineItems: [AppleLineItemState]
+    }
+
+    struct AppleLineItemState: Encodable {
+        var lineItemId: String
+        /// The report carrying it, once planned.
+        var requestIdentifier: String?
+        /// `unreported`, or the report's state: `pending`, `accepted`, `rejected`.
+        var state: String
+    }
+
+    struct PurchasePage: Encodable {
+        var purchases: [PurchaseView]
+        var limit: Int
+        var offset: Int
+        var nextOffset: Int?
+    }
+
+    /// `GET /admin/purchases?limit=&offset=`: newest first.
+    func purchases(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
+        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        let rows = try ledger.purchases(limit: limit, offset: offset)
+        return JSONResponse.json(
+            .ok,
+            PurchasePage(
+                purchases: try rows.map(view),
+                limit: limit,
+                offset: offset,
+                nextOffset: rows.count == limit ? offset + limit : nil
+            )
+        )
+    }
+
+    /// `GET /admin/purchases.csv`: every purchase (the same columns as `linkout export --table purchases`).
+    func purchasesCSV(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        return HTTPResponse(
+            status: .ok,
+            headers: [
+                "Content-Type": "text/csv; charset=utf-8",
+                "Content-Disposition": "attachment; filename=\"linkout-purchases.csv\"",
+                "Cache-Control": "no-store",
+            ],
+            body: Array(PurchasesCSV.render(try ledger.purchases(limit: Int.max)).utf8)
+        )
+    }
+
+    private func view(_ purchase: PurchaseRecord) throws -> PurchaseView {
+        guard let token = purchase.externalPurchaseId else {
+            return PurchaseView(purchase: purchase, appleLineItems: [])
+        }
+        let reports = Dictionary(try ledger.reports(for: token).map { ($0.requestIdentifier, $0) }) { first, _ in first
+        }
+        let charges = Set(try ledger.charges(purchaseId: purchase.purchaseId).map(\.lineItemId))
+        let items = try ledger.lineItems(for: token).filter { item in
+            charges.contains(item.lineItemId)
+                || item.body.contains("\"referenceLineItemId\":\"\(purchase.buyLineItemId ?? "-")\"")
+        }
+        return PurchaseView(
+            purchase: purchase,
+            appleLineItems: items.map { item in
+                AppleLineItemState(
+                    lineItemId: item.lineItemId,
+                    requestIdentifier: item.reportRequestIdentifier,
+                    state: item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
+                )
+            }
+        )
+    }
+}
