@@ -18,6 +18,11 @@ done
 url=$(sed -nE 's/^linkout listening on (http:[^ ]+)$/\1/p' "$work/stdout" | sed 's/0\.0\.0\.0/127.0.0.1/')
 [[ -n $url ]] || { echo "smoke: server did not report its address" >&2; exit 1; }
 scripts/smoke.sh "$url"
+LINKOUT_BIN="$binary" scripts/demo-purchase.sh "$url"
+# The purchase is a LINE_ITEM report waiting in the outbox (no Apple credentials here): dry-run prints its body.
+"$binary" report --dry-run --data-dir "$work/data" | grep -q '"status":"LINE_ITEM"' \
+  || { echo "smoke: the demo purchase is not a LINE_ITEM report" >&2; exit 1; }
+echo "smoke: the demo purchase is queued as a LINE_ITEM report"
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
