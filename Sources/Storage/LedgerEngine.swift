@@ -69,6 +69,15 @@ protocol LedgerEngine: Sendable {
     func charge(key: String) throws(StorageError) -> PurchaseCharge?
     func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge]
     func apply(_ change: PaymentChange) throws(StorageError)
+
+    // MARK: entitlements
+
+    func redeem(codeHash: String, at now: Int64) throws(StorageError) -> RedemptionOutcome
+    func purchases(appAccountToken: String) throws(StorageError) -> [PurchaseRecord]
+    func dueWebhooks(now: Int64, limit: Int) throws(StorageError) -> [WebhookDelivery]
+    func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery]
+    func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError)
+    func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64]
 }
 
 /// One visit from the journal with its sequence number.

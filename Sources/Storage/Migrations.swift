@@ -155,6 +155,35 @@ enum Migrations {
             CREATE INDEX purchase_charges_purchase ON purchase_charges(purchase_id);
             """
         ),
+        (
+            5,
+            """
+            CREATE TABLE redemptions (
+                code_hash TEXT PRIMARY KEY,
+                purchase_id TEXT NOT NULL UNIQUE,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                redeemed_at INTEGER
+            ) WITHOUT ROWID;
+            CREATE TABLE webhook_deliveries (
+                event_id TEXT PRIMARY KEY,
+                purchase_id TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                type TEXT NOT NULL,
+                body TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                last_attempt_at INTEGER,
+                last_status INTEGER,
+                last_error TEXT,
+                delivered_at INTEGER
+            ) WITHOUT ROWID;
+            CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at);
+            CREATE INDEX webhook_deliveries_purchase ON webhook_deliveries(purchase_id, sequence);
+            """
+        ),
     ]
 
     static func apply(to connection: SQLiteConnection, now: Int64) throws(StorageError) {

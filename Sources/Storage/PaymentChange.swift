@@ -11,6 +11,10 @@ public struct PaymentChange: Sendable {
     public var sessionState: (sessionId: String, state: PaymentSessionRecord.State)?
     /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
     public var lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)]
+    /// The purchase's redemption code (its hash), made with the purchase.
+    public var redemption: RedemptionRecord?
+    /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.
+    public var webhooks: [WebhookDelivery]
     public var at: Int64
 
     public init(
@@ -21,6 +25,8 @@ public struct PaymentChange: Sendable {
         refund: (chargeKey: String, amountRefunded: Int64)? = nil,
         sessionState: (sessionId: String, state: PaymentSessionRecord.State)? = nil,
         lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = [],
+        redemption: RedemptionRecord? = nil,
+        webhooks: [WebhookDelivery] = [],
         at: Int64
     ) {
         self.event = event
@@ -30,6 +36,8 @@ public struct PaymentChange: Sendable {
         self.refund = refund
         self.sessionState = sessionState
         self.lineItems = lineItems
+        self.redemption = redemption
+        self.webhooks = webhooks
         self.at = at
     }
 }

@@ -42,6 +42,34 @@ extension SQLiteEngine {
                 [.text(session.state.rawValue), .integer(change.at), .text(session.sessionId)]
             )
         }
+        if let redemption = change.redemption {
+            try connection.query(
+                """
+                INSERT INTO redemptions (code_hash, purchase_id, created_at, expires_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT DO NOTHING
+                """,
+                [
+                    .text(redemption.codeHash), .text(redemption.purchaseId), .integer(redemption.createdAt),
+                    .integer(redemption.expiresAt),
+                ]
+            )
+        }
+        for webhook in change.webhooks {
+            // The next position among the purchase's events keeps them in order for the receiver.
+            try connection.query(
+                """
+                INSERT INTO webhook_deliveries (event_id, purchase_id, sequence, type, body, state, attempts,
+                    next_attempt_at, created_at)
+                SELECT ?, ?, COALESCE(MAX(sequence), 0) + 1, ?, ?, 'pending', 0, ?, ?
+                FROM webhook_deliveries WHERE purchase_id = ?
+                ON CONFLICT(event_id) DO NOTHING
+                """,
+                [
+                    .text(webhook.eventId), .text(webhook.purchaseId), .text(webhook.type), .text(webhook.body),
+                    .integer(webhook.nextAttemptAt), .integer(webhook.createdAt), .text(webhook.purchaseId),
+                ]
+            )
+        }
         for item in change.lineItems {
             let known = try connection.query(
                 "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ?",

@@ -36,6 +36,35 @@ final class Identifiers: Sendable {
         return Self.base32(Array(mac.authenticate(message).prefix(17))).prefix(26).description
     }
 
+    /// The redemption code of a purchase: 160 bits of an HMAC under the installation secret, so the result
+    /// page can show it again on every visit while the ledger keeps only `redemptionCodeHash` of it.
+    func redemptionCode(purchaseId: String) -> String {
+        Self.base32(Array(mac.authenticate("redemption\u{0}" + purchaseId).prefix(20)))
+    }
+
+    /// What the ledger stores of a code (hex of a keyed hash): enough to find it, not enough to redeem it.
+    func redemptionCodeHash(_ code: String) -> String {
+        hex(mac.authenticate("redemption-hash\u{0}" + code))
+    }
+
+    /// The id of an entitlement event: the same cause always gives the same id (so redelivery makes no second
+    /// event), and nobody can predict it.
+    func eventId(_ parts: [String]) -> String {
+        "evt_" + hex(Array(mac.authenticate((["event"] + parts).joined(separator: "\u{0}")).prefix(16)))
+    }
+
+    private func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in
+            let digits = String(byte, radix: 16)
+            return byte < 16 ? "0" + digits : digits
+        }.joined()
+    }
+
+    /// Whether `text` has the shape of a redemption code (32 base32 characters).
+    static func isRedemptionCode(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { alphabet.contains($0) }
+    }
+
     /// A random id straight from the system generator: 130 random bits.
     static func random() -> String {
         // Three 64-bit draws (one getrandom(2) each) rather than a call per byte.

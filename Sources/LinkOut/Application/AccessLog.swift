@@ -35,6 +35,9 @@ struct AccessLog: Sendable {
         switch path {
         case "/v1/tokens": return "tokens_api"
         case "/webhooks/stripe": return "stripe_webhook"
+        case "/v1/redemptions": return "redemptions_api"
+        case "/v1/purchases": return "purchases_api"
+        case "/.well-known/apple-app-site-association": return "app_site_association"
         case "/readyz": return "readyz"
         case "/healthz": return "healthz"
         case "/metrics": return "metrics"

@@ -38,6 +38,7 @@ package final class Application: Sendable {
             ledger: ledger,
             identifiers: identifiers,
             reporting: reporting,
+            metrics: metrics,
             logger: logger,
             clock: clock
         )
@@ -63,7 +64,12 @@ package final class Application: Sendable {
                 logger: logger,
                 clock: clock
             ),
-            paymentResult: PaymentResultRoute(configuration: configuration, ledger: ledger, pages: pages),
+            paymentResult: PaymentResultRoute(
+                configuration: configuration,
+                ledger: ledger,
+                identifiers: identifiers,
+                pages: pages
+            ),
             demoPayment: payments.demo.map { demo in
                 DemoPaymentRoute(
                     configuration: configuration,
@@ -86,6 +92,13 @@ package final class Application: Sendable {
                     clock: clock
                 )
             },
+            redemptions: RedemptionAPI(
+                configuration: configuration,
+                ledger: ledger,
+                identifiers: identifiers,
+                clock: clock
+            ),
+            appSiteAssociation: AppSiteAssociationRoute(apps: configuration.apps),
             tokens: TokenAPI(
                 configuration: configuration,
                 validator: validator,
@@ -168,6 +181,8 @@ package final class Application: Sendable {
         reporting.start()
         // Events stored before a crash or restart are acted on now, then on every wake-up or poll.
         payments.processor.start(interval: configuration.reporting.pollIntervalSeconds)
+        // Due retries are looked for every second: a cheap indexed query, and a receiver back up is served soon.
+        payments.webhooks?.start(interval: 1)
         return port
     }
 
@@ -177,6 +192,7 @@ package final class Application: Sendable {
         logger.info("server stopping", ["grace_seconds": "\(configuration.server.shutdownGraceSeconds)"])
         server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
         payments.processor.stop()
+        payments.webhooks?.stop()
         reporting.stop()
         ledger.close()
         logger.info("server stopped")

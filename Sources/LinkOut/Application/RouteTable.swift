@@ -9,6 +9,8 @@ struct RouteTable: Sendable {
     let paymentResult: PaymentResultRoute
     let demoPayment: DemoPaymentRoute?
     let stripeWebhook: StripeWebhookRoute?
+    let redemptions: RedemptionAPI
+    let appSiteAssociation: AppSiteAssociationRoute
     let tokens: TokenAPI
     let lineItems: LineItemsAPI
     let admin: AdminAPI
@@ -37,6 +39,11 @@ struct RouteTable: Sendable {
         }
         if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
+        router.post("/v1/redemptions", handler: rateGuard.limit(redemptions.redeem))
+        router.get("/v1/purchases", handler: rateGuard.limit(redemptions.purchases))
+        router.get("/.well-known/apple-app-site-association", execution: .eventLoop) { [appSiteAssociation] request in
+            appSiteAssociation.show(request)
+        }
         router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: rateGuard.limit(lineItems.post))
         router.get("/admin/reports", handler: admin.reports)
         router.get("/admin/tokens", handler: admin.tokens)
@@ -45,6 +52,7 @@ struct RouteTable: Sendable {
         router.get("/admin/reports/{requestIdentifier}/apple", handler: admin.appleCopy)
         router.get("/admin/purchases", handler: admin.purchases)
         router.get("/admin/purchases.csv", handler: admin.purchasesCSV)
+        router.get("/admin/webhooks", handler: admin.webhooks)
         router.get("/readyz") { [readiness] _ in readiness.response() }
         router.get("/healthz", execution: .eventLoop) { _ in
             HTTPResponse(

@@ -9,6 +9,11 @@ package struct AppConfiguration: Sendable, Equatable {
     package var returnURL: String?
     /// Custom URL scheme, the fallback way back into the app.
     package var urlScheme: String?
+    /// The Apple Developer Team ID; with it, `/.well-known/apple-app-site-association` names this app.
+    package var teamId: String?
+    /// Paths on linkout's domain that open the app (`/.well-known/apple-app-site-association` components),
+    /// e.g. `["/open/*"]`, for links people tap outside linkout's pages (a receipt e-mail).
+    package var universalLinkPaths: [String] = []
 
     package init(bundleId: String, appAppleId: Int64, name: String, returnURL: String?, urlScheme: String?) {
         self.bundleId = bundleId
@@ -30,14 +35,27 @@ package struct AppConfiguration: Sendable, Equatable {
     static func readList(_ list: [JSONFields]) throws(ConfigurationError) -> [AppConfiguration] {
         var apps: [AppConfiguration] = []
         for item in list {
-            try item.rejectUnknownKeys(["bundleId", "appAppleId", "name", "returnURL", "urlScheme"])
-            let app = AppConfiguration(
+            try item.rejectUnknownKeys([
+                "bundleId", "appAppleId", "name", "returnURL", "urlScheme", "teamId", "universalLinkPaths",
+            ])
+            var app = AppConfiguration(
                 bundleId: try item.requiredString("bundleId"),
                 appAppleId: try item.requiredInteger("appAppleId"),
                 name: try item.requiredString("name"),
                 returnURL: try item.object["returnURL"] == nil ? nil : item.requiredString("returnURL"),
                 urlScheme: try item.object["urlScheme"] == nil ? nil : item.requiredString("urlScheme")
             )
+            app.teamId = try item.optionalString("teamId")
+            if let team = app.teamId,
+                team.utf8.count != 10
+                    || !team.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) })
+            {
+                throw ConfigurationError(field: item.name("teamId"), problem: "must be the 10-character Team ID")
+            }
+            app.universalLinkPaths = try item.strings("universalLinkPaths")
+            if let path = app.universalLinkPaths.first(where: { !$0.hasPrefix("/") }) {
+                throw ConfigurationError(field: item.name("universalLinkPaths"), problem: "\(path) must start with /")
+            }
             guard !app.bundleId.isEmpty else {
                 throw ConfigurationError(field: item.name("bundleId"), problem: "is empty")
             }

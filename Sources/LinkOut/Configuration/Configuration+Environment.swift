@@ -44,6 +44,10 @@ extension Configuration {
                 field: "LINKOUT_STRIPE_WEBHOOK_SECRET_FILE"
             )
         }
+        if let secret = environment["LINKOUT_WEBHOOK_SECRET"], !secret.isEmpty { webhooks.secret = secret }
+        if let path = environment["LINKOUT_WEBHOOK_SECRET_FILE"] {
+            webhooks.secret = try Self.secret(fromFile: path, field: "LINKOUT_WEBHOOK_SECRET_FILE")
+        }
         if let provider = environment["LINKOUT_PAYMENTS_PROVIDER"] {
             guard let known = Payments.Provider(rawValue: provider) else {
                 throw ConfigurationError(field: "LINKOUT_PAYMENTS_PROVIDER", problem: "must be demo or stripe")

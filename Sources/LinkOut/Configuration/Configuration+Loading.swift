@@ -36,6 +36,7 @@ extension Configuration {
         try configuration.apply(environment: environment)
         try configuration.apply(overrides: overrides)
         try configuration.payments.validate()
+        try configuration.webhooks.validate()
         return configuration
     }
 

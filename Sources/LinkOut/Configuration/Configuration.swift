@@ -14,6 +14,8 @@ package struct Configuration: Sendable {
     package var apple = Apple()
     package var reporting = Reporting()
     package var payments = Payments()
+    package var webhooks = Webhooks()
+    package var redemption = Redemption()
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
     package var logLevel = Logger.Level.info
     /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
@@ -37,7 +39,8 @@ package struct Configuration: Sendable {
     }
 
     static let knownSections: Set<String> = [
-        "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments",
+        "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments", "webhooks",
+        "redemption",
     ]
 
     /// Parses the JSON text of a configuration file.
@@ -63,6 +66,8 @@ package struct Configuration: Sendable {
         configuration.apple = try Apple.read(try fields.section("apple"))
         configuration.reporting = try Reporting.read(try fields.section("reporting"))
         configuration.payments = try Payments.read(try fields.section("payments"))
+        configuration.webhooks = try Webhooks.read(try fields.section("webhooks"))
+        configuration.redemption = try Redemption.read(try fields.section("redemption"))
         let logging = try fields.section("logging")
         try logging.rejectUnknownKeys(["level"])
         if let level = try logging.optionalString("level") {
@@ -74,6 +79,22 @@ package struct Configuration: Sendable {
 
     /// Cross-field checks once every section is read.
     func validateReferences() throws(ConfigurationError) {
+        // iOS opens a universal link in the app only when the tap leads to another domain than the page's own;
+        // a return link on linkout's own host would stay in Safari.
+        let ownHost = URL(string: server.publicURL)?.host?.lowercased()
+        for (index, app) in apps.enumerated() {
+            guard let returnURL = app.returnURL else { continue }
+            guard let url = URL(string: returnURL), url.scheme == "https", let host = url.host?.lowercased() else {
+                throw ConfigurationError(field: "apps[\(index)].returnURL", problem: "must be an https universal link")
+            }
+            if host == ownHost {
+                throw ConfigurationError(
+                    field: "apps[\(index)].returnURL",
+                    problem: "is on the host of server.publicURL (\(host)); iOS opens a universal link in the app only "
+                        + "when it leads to another domain, so put the app's link on a domain of its own"
+                )
+            }
+        }
         if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId == landing.defaultBundleId }) {
             throw ConfigurationError(field: "landing.defaultBundleId", problem: "is not one of the configured apps")
         }

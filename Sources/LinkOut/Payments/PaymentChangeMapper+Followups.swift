@@ -12,6 +12,15 @@ extension PaymentChangeMapper {
             var purchase = try ledger.purchase(subscriptionId: subscription)
         else { return .wait("the renewal's subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "renewal recorded", at: now)
+        purchase.periodEnd = max(purchase.periodEnd ?? 0, invoice.period.end)
+        purchase.updatedAt = now
+        change.purchase = purchase
+        change.webhooks = try entitlements.event(
+            .subscriptionRenewed,
+            purchase: purchase,
+            cause: invoice.invoiceId,
+            at: now
+        )
         guard let token = purchase.externalPurchaseId, let buy = purchase.buyLineItemId else {
             change.outcome = "renewal recorded; nothing to report to Apple"
             return .apply(change)
@@ -61,6 +70,12 @@ extension PaymentChangeMapper {
         purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
         purchase.updatedAt = now
         change.purchase = purchase
+        change.webhooks = try entitlements.event(
+            .purchaseRefunded,
+            purchase: purchase,
+            cause: "\(charge.chargeKey):\(refund.amountRefunded)",
+            at: now
+        )
         guard let token = purchase.externalPurchaseId else { return .apply(change) }
         guard
             let stored = try ledger.lineItems(for: token).first(where: { $0.lineItemId == charge.lineItemId }),

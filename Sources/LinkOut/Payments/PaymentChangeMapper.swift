@@ -18,6 +18,8 @@ struct PaymentChangeMapper: Sendable {
     let lineItems: AppleLineItems
     /// Rates for pricing currencies Apple does not report in (`payments.exchangeRates`).
     let exchangeRates: [String: ExchangeRate]
+    /// Redemption codes and events for the developer's backend.
+    let entitlements: EntitlementEvents
 
     func rate(_ currency: String) -> ExchangeRate? { exchangeRates[currency.uppercased()] }
 
@@ -51,7 +53,20 @@ struct PaymentChangeMapper: Sendable {
             }
             purchase.status = .ended
             purchase.updatedAt = now
-            return .apply(PaymentChange(event: key, outcome: "subscription ended", purchase: purchase, at: now))
+            return .apply(
+                PaymentChange(
+                    event: key,
+                    outcome: "subscription ended",
+                    purchase: purchase,
+                    webhooks: try entitlements.event(
+                        .subscriptionEnded,
+                        purchase: purchase,
+                        cause: end.subscriptionId,
+                        at: now
+                    ),
+                    at: now
+                )
+            )
         case .ignored(let type):
             return .apply(PaymentChange(event: key, outcome: "ignored (\(type))", at: now))
         }
@@ -126,6 +141,13 @@ struct PaymentChangeMapper: Sendable {
             change.outcome = "purchase recorded; not reportable: \(error)"
         }
         change.purchase = record
+        change.redemption = entitlements.redemption(for: record, at: now)
+        change.webhooks = try entitlements.event(
+            .purchaseCompleted,
+            purchase: record,
+            cause: record.purchaseId,
+            at: now
+        )
         return change
     }
 

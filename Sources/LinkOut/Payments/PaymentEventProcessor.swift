@@ -13,7 +13,6 @@ import Synchronization
 final class PaymentEventProcessor: Sendable {
     let ledger: Ledger
     let mapper: PaymentChangeMapper
-    let reporting: ReportingService
     let logger: Logger
     let clock: Clock
     private let passLock = Mutex(())
@@ -25,12 +24,21 @@ final class PaymentEventProcessor: Sendable {
     /// stops redelivering after three days too.
     static let giveUpAfterMilliseconds: Int64 = 3 * 86_400_000
 
-    init(ledger: Ledger, mapper: PaymentChangeMapper, reporting: ReportingService, logger: Logger, clock: Clock) {
+    /// Runs after changes were written (wakes reporting and the webhook sender).
+    let onChange: @Sendable () -> Void
+
+    init(
+        ledger: Ledger,
+        mapper: PaymentChangeMapper,
+        logger: Logger,
+        clock: Clock,
+        onChange: @escaping @Sendable () -> Void
+    ) {
         self.ledger = ledger
         self.mapper = mapper
-        self.reporting = reporting
         self.logger = logger
         self.clock = clock
+        self.onChange = onChange
     }
 
     /// Acts on every stored event not yet processed, oldest first. Returns how many were processed.
@@ -45,7 +53,7 @@ final class PaymentEventProcessor: Sendable {
             } catch {
                 logger.error("payment events could not be read", ["error": "\(error)"])
             }
-            if processed > 0 { reporting.wake() }
+            if processed > 0 { onChange() }
             return processed
         }
     }
@@ -53,7 +61,7 @@ final class PaymentEventProcessor: Sendable {
     /// Applies a change that no stored event carries (a demo payment), under the same lock as event passes.
     func apply(_ change: PaymentChange) throws(StorageError) {
         try passLock.withLock { _ throws(StorageError) in try ledger.apply(change) }
-        if !change.lineItems.isEmpty { reporting.wake() }
+        onChange()
     }
 
     private func process(_ event: StoredPaymentEvent) -> Bool {

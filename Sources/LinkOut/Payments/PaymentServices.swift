@@ -14,12 +14,15 @@ struct PaymentServices: Sendable {
     let mapper: PaymentChangeMapper
     let processor: PaymentEventProcessor
     let starter: PaymentStarter
+    /// Entitlement events to the developer's backend; nil without `webhooks.url`.
+    let webhooks: WebhookSender?
 
     init(
         configuration: Configuration,
         ledger: Ledger,
         identifiers: Identifiers,
         reporting: ReportingService,
+        metrics: Metrics,
         logger: Logger,
         clock: Clock
     ) {
@@ -46,15 +49,35 @@ struct PaymentServices: Sendable {
             ledger: ledger,
             catalog: configuration.catalog,
             lineItems: AppleLineItems(fallbackTaxCountry: payments.defaultTaxCountry),
-            exchangeRates: payments.exchangeRates
+            exchangeRates: payments.exchangeRates,
+            entitlements: EntitlementEvents(
+                identifiers: identifiers,
+                ledger: ledger,
+                webhooksEnabled: configuration.webhooks.isEnabled,
+                codeLifetimeMilliseconds: configuration.redemption.codeLifetimeSeconds * 1000
+            )
         )
+        let webhooks =
+            configuration.webhooks.isEnabled
+            ? WebhookSender(
+                configuration: configuration.webhooks,
+                ledger: ledger,
+                metrics: metrics,
+                logger: logger,
+                clock: clock
+            )
+            : nil
+        self.webhooks = webhooks
         processor = PaymentEventProcessor(
             ledger: ledger,
             mapper: mapper,
-            reporting: reporting,
             logger: logger,
             clock: clock
-        )
+        ) {
+            // New line items are reported, new entitlement events delivered, without waiting for a poll.
+            reporting.wake()
+            webhooks?.wake()
+        }
         starter = PaymentStarter(
             provider: provider,
             ledger: ledger,

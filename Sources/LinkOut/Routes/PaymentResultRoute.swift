@@ -7,6 +7,7 @@ import Storage
 struct PaymentResultRoute: Sendable {
     let configuration: Configuration
     let ledger: Ledger
+    let identifiers: Identifiers
     let pages: Pages
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -36,8 +37,14 @@ struct PaymentResultRoute: Sendable {
             texts = ("result_paid_title", session.provider == "demo" ? "result_demo_message" : "result_paid_message")
             context["paid"] = .flag(true)
             context["reference"] = .text(session.sessionId)
-            context["return_url"] = .text(app.returnURL ?? "")
-            context["scheme_url"] = .text(app.urlScheme.map { $0 + "://" } ?? "")
+            // The code rides on the way back into the app; the app's backend redeems it (once) for the purchase.
+            // Showing this page never uses it up, so a link preview or a reload costs nothing.
+            let code = identifiers.redemptionCode(purchaseId: session.sessionId)
+            let link = app.returnURL.map { Self.appending(code: code, to: $0) }
+            context["return_url"] = .text(link ?? "")
+            context["scheme_url"] = .text(app.urlScheme.map { "\($0)://purchase?code=\(code)" } ?? "")
+            context["code"] = .text(code)
+            context["desktop"] = .flag(!Self.isPhone(request.headers["user-agent"]))
         case .open:
             // Back from the provider before its webhook arrived: look again in a moment.
             texts = ("result_waiting_title", "result_waiting_message")
@@ -53,5 +60,16 @@ struct PaymentResultRoute: Sendable {
         context["title"] = .text(pages.localization.text(texts.title, language: language))
         context["message"] = .text(pages.localization.text(texts.message, language: language))
         return pages.html(pages.paymentResult.render(context))
+    }
+
+    /// `returnURL` with `code=` added to its query.
+    static func appending(code: String, to url: String) -> String {
+        url + (url.contains("?") ? "&" : "?") + "code=" + code
+    }
+
+    /// A phone or tablet opens the app from the button; anything else gets the code to scan or type.
+    static func isPhone(_ userAgent: String?) -> Bool {
+        guard let agent = userAgent else { return false }
+        return ["iPhone", "iPad", "iPod", "Android", "Mobile"].contains { agent.contains($0) }
     }
 }

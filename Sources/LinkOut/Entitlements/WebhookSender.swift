@@ -1,0 +1,145 @@
+import Dispatch
+import Lifecycle
+import Logging
+import Outbound
+import Storage
+import Synchronization
+
+/// Delivers entitlement events from the durable outbox to `webhooks.url` over libcurl: the same event id and
+/// bytes on every try, a purchase's events in order, retried with backoff (5 s doubling to an hour) until the
+/// retry window (three days) closes, then marked failed and shown at `/admin/webhooks`.
+final class WebhookSender: Sendable {
+    let url: String
+    let signature: WebhookSignature
+    let retryForMilliseconds: Int64
+    let ledger: Ledger
+    let client: HTTPClient
+    let metrics: Metrics
+    let logger: Logger
+    let clock: Clock
+    private let passLock = Mutex(())
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let thread = Mutex<BackgroundThread?>(nil)
+
+    init(configuration: Configuration.Webhooks, ledger: Ledger, metrics: Metrics, logger: Logger, clock: Clock) {
+        url = configuration.url
+        signature = WebhookSignature(secret: configuration.secret)
+        retryForMilliseconds = configuration.retryForSeconds * 1000
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(configuration.timeoutSeconds)
+        client = HTTPClient(configuration: http)
+        self.ledger = ledger
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// One pass: every due delivery once. Returns how many were delivered.
+    @discardableResult
+    func deliverDue() -> Int {
+        passLock.withLock { _ in
+            var delivered = 0
+            do {
+                for delivery in try ledger.dueWebhooks(now: clock.nowMilliseconds(), limit: 100) {
+                    if stopping.load(ordering: .relaxed) { break }
+                    if try send(delivery) { delivered += 1 }
+                }
+            } catch {
+                logger.error("webhook outbox could not be read", ["error": "\(error)"])
+            }
+            return delivered
+        }
+    }
+
+    private func send(_ delivery: WebhookDelivery) throws -> Bool {
+        let body = Array(delivery.body.utf8)
+        let now = clock.nowMilliseconds()
+        let request = HTTPClientRequest(
+            method: "POST",
+            url: url,
+            headers: [
+                ("Content-Type", "application/json"),
+                ("Linkout-Event-Id", delivery.eventId),
+                ("Linkout-Event-Type", delivery.type),
+                ("Linkout-Signature", signature.header(body: body, timestamp: now / 1000)),
+            ],
+            body: body
+        )
+        var status: Int64?
+        var problem: String?
+        do {
+            let response = try client.perform(request)
+            status = Int64(response.status)
+            if !(200..<300).contains(response.status) { problem = "the receiver answered \(response.status)" }
+        } catch {
+            problem = error.description
+        }
+        let at = clock.nowMilliseconds()
+        let metadata = ["webhook.event_id": delivery.eventId, "webhook.type": delivery.type]
+        if problem == nil {
+            try ledger.recordWebhookAttempt(
+                WebhookAttempt(
+                    eventId: delivery.eventId,
+                    state: .delivered,
+                    httpStatus: status,
+                    error: nil,
+                    nextAttemptAt: at,
+                    at: at
+                )
+            )
+            metrics.increment("linkout_webhooks_total", [("outcome", "delivered")])
+            logger.info("webhook delivered", metadata)
+            return true
+        }
+        let givingUp = at - delivery.createdAt >= retryForMilliseconds
+        try ledger.recordWebhookAttempt(
+            WebhookAttempt(
+                eventId: delivery.eventId,
+                state: givingUp ? .failed : .pending,
+                httpStatus: status,
+                error: problem,
+                nextAttemptAt: at + Self.backoffMilliseconds(attempts: delivery.attempts),
+                at: at
+            )
+        )
+        metrics.increment("linkout_webhooks_total", [("outcome", givingUp ? "failed" : "retry")])
+        if givingUp {
+            logger.error(
+                "webhook given up after the retry window",
+                metadata.merging(["error": problem ?? ""]) { a, _ in a }
+            )
+        } else {
+            logger.warning(
+                "webhook not delivered; will retry",
+                metadata.merging(["error": problem ?? ""]) { a, _ in a }
+            )
+        }
+        return false
+    }
+
+    /// 5 s doubling to an hour: a receiver down for a deploy is retried within seconds, one down for a day is
+    /// not hammered.
+    static func backoffMilliseconds(attempts: Int64) -> Int64 {
+        min(3_600_000, 5_000 * (Int64(1) << min(attempts, 20)))
+    }
+
+    /// Passes every `interval` seconds, or at once when woken (a purchase made an event).
+    func start(interval: Int64) {
+        let loop = BackgroundThread(name: "linkout-webhooks") { [self] in
+            while !stopping.load(ordering: .relaxed) {
+                deliverDue()
+                _ = wakeUp.wait(timeout: .now() + .seconds(Int(interval)))
+            }
+        }
+        thread.withLock { $0 = loop }
+    }
+
+    func wake() { wakeUp.signal() }
+
+    func stop() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        wakeUp.signal()
+        thread.withLock { $0 }?.join()
+    }
+}

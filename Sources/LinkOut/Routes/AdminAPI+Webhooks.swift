@@ -1,0 +1,32 @@
+import HTTPServer
+import Storage
+
+/// `/admin/webhooks`: entitlement events for the developer's backend, delivered or not, with the last answer.
+extension AdminAPI {
+    struct WebhookList: Encodable {
+        var counts: [String: Int64]
+        var webhooks: [WebhookDelivery]
+    }
+
+    /// `GET /admin/webhooks?state=pending|delivered|failed&limit=&offset=`: newest first.
+    func webhooks(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = authorize(request) { return refusal }
+        var state: WebhookDelivery.State?
+        if let text = request.queryValue("state") {
+            guard let parsed = WebhookDelivery.State(rawValue: text) else {
+                return JSONResponse.error(.badRequest, "invalid_state", "state is pending, delivered or failed.")
+            }
+            state = parsed
+        }
+        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
+        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        let counts = try ledger.webhookCounts()
+        return JSONResponse.json(
+            .ok,
+            WebhookList(
+                counts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
+                webhooks: try ledger.webhooks(state: state, limit: limit, offset: offset)
+            )
+        )
+    }
+}
