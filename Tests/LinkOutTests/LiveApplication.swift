@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 import Logging
 import Storage
 import Synchronization
@@ -23,8 +24,15 @@ final class LiveApplication {
         var all: [String] { lines.withLock { $0 } }
     }
 
-    init(configure: (inout Configuration) -> Void = { _ in }) throws {
-        dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-live-\(UUID())")
+    /// Whether this instance made its data folder (and so removes it when it stops).
+    private let ownsDataDir: Bool
+
+    /// `dataDir`: an existing folder to run on (a restart); it is left in place. `clock`: the time the
+    /// application sees (tests move it instead of sleeping).
+    init(dataDir: URL? = nil, clock: Clock = .system, configure: (inout Configuration) -> Void = { _ in }) throws {
+        ownsDataDir = dataDir == nil
+        self.dataDir =
+            dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("linkout-live-\(UUID())")
         var configuration = try Configuration.parse(
             Data(contentsOf: Self.repositoryRoot.appendingPathComponent("config.json"))
         )
@@ -32,11 +40,11 @@ final class LiveApplication {
         configuration.server.port = 0
         configuration.server.publicDir = Self.repositoryRoot.appendingPathComponent("Public").path
         configuration.server.shutdownGraceSeconds = 2
-        configuration.storage.dataDir = dataDir.path
+        configuration.storage.dataDir = self.dataDir.path
         configure(&configuration)
         let lines = logLines
         let logger = Logger(label: "linkout", level: .trace, sink: .init { lines.append($0) })
-        application = try Application(configuration: configuration, logger: logger)
+        application = try Application(configuration: configuration, logger: logger, clock: clock)
         port = try application.start()
     }
 
@@ -69,7 +77,7 @@ final class LiveApplication {
 
     deinit {
         application.shutdown()
-        try? FileManager.default.removeItem(at: dataDir)
+        if ownsDataDir { try? FileManager.default.removeItem(at: dataDir) }
     }
 }
 

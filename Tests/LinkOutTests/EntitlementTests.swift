@@ -1,0 +1,192 @@
+import Foundation
+import Lifecycle
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The way back into the app: the result page's link carries a single-use code, the developer's backend
+/// redeems it once, and hears of the purchase from a signed webhook that survives failures and restarts.
+@Suite("Back in the app")
+struct EntitlementTests {
+    static let secret = "hook-secret-for-tests"
+
+    /// A demo purchase through the pages; returns the result page and the cookie.
+    static func demoPurchase(_ live: LiveApplication) throws -> (result: RawClient.Response, resultPath: String) {
+        let landing = try live.get(AppleVectors.documentedTarget)
+        let checkout = try #require(landing.header("Location"))
+        let cookie = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let page = try live.get(checkout, headers: ["Cookie": cookie])
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let form = "application/x-www-form-urlencoded"
+        let payment = try #require(
+            try live.post(
+                checkout,
+                contentType: form,
+                body: "csrf=\(csrf)&currency=EUR&product=pro.lifetime",
+                headers: ["Cookie": cookie]
+            )
+            .header("Location")
+        )
+        let demo = try live.get(payment, headers: ["Cookie": cookie])
+        let demoCSRF = try #require(demo.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let done = try #require(
+            try live.post(
+                payment,
+                contentType: form,
+                body: "csrf=\(demoCSRF)&action=complete",
+                headers: ["Cookie": cookie]
+            )
+            .header("Location")
+        )
+        return (
+            try live.get(done, headers: ["User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X)"]), done
+        )
+    }
+
+    static func redeem(_ live: LiveApplication, _ code: String) throws -> RawClient.Response {
+        try live.post(
+            "/v1/redemptions",
+            contentType: "application/json",
+            body: #"{"code": "\#(code)"}"#,
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+    }
+
+    @Test func theCodeInTheAppLinkIsRedeemedOnceAndExpires() throws {
+        let time = TestClock()
+        let live = try LiveApplication(clock: time.clock) { $0.apiToken = "backend-secret" }
+        let (result, resultPath) = try Self.demoPurchase(live)
+        #expect(result.text.contains("Open Example"))
+        let code = String(
+            try #require(result.text.firstMatch(of: /href="https:\/\/example\.com\/open\?code=([a-z2-7]{32})"/)?.1)
+        )
+        #expect(result.text.contains("example://purchase?code=\(code)"))
+        // A phone gets the button; a desktop browser also gets the code to scan or type.
+        #expect(!result.text.contains("<code>"))
+        let desktop = try live.get(resultPath, headers: ["User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"])
+        #expect(desktop.text.contains("<code>\(code)</code>"))
+        // Link previews and HEAD requests look at the page; they never use the code up.
+        #expect(try live.get(resultPath, method: "HEAD").status == 200)
+        _ = try live.get(
+            resultPath,
+            headers: ["User-Agent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"]
+        )
+        #expect(try live.get(resultPath).text.contains(code))
+        let first = try Self.redeem(live, code)
+        #expect(first.status == 200)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(first.body)) as? [String: Any])
+        let purchase = try #require(body["purchase"] as? [String: Any])
+        #expect(purchase["productId"] as? String == "pro.lifetime")
+        #expect(purchase["externalPurchaseId"] as? String == "00000000-0000-0000-0000-000000000000")
+        #expect(purchase["status"] as? String == "paid")
+        let second = try Self.redeem(live, code)
+        #expect(second.status == 409)
+        #expect(second.text.contains("already_redeemed"))
+        #expect(try Self.redeem(live, code.uppercased()).status == 409)
+        #expect(try Self.redeem(live, String(repeating: "a", count: 32)).status == 404)
+        #expect(try Self.redeem(live, "short").status == 400)
+        #expect(
+            try live.post("/v1/redemptions", contentType: "application/json", body: #"{"code": "\#(code)"}"#).status
+                == 401
+        )
+        let purchases = try live.get(
+            "/v1/purchases?externalPurchaseId=00000000-0000-0000-0000-000000000000",
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(purchases.text.contains(#""productId":"pro.lifetime""#))
+        time.advance(seconds: 86_400 + 60)
+        let stale = try live.get(resultPath)
+        let staleCode = String(try #require(stale.text.firstMatch(of: /code=([a-z2-7]{32})/)?.1))
+        #expect(staleCode == code)
+    }
+
+    @Test func anExpiredCodeIsGone() throws {
+        let time = TestClock()
+        let live = try LiveApplication(clock: time.clock) { $0.apiToken = "backend-secret" }
+        let (result, _) = try Self.demoPurchase(live)
+        let code = String(try #require(result.text.firstMatch(of: /code=([a-z2-7]{32})/)?.1))
+        time.advance(seconds: 86_400 + 1)
+        let late = try Self.redeem(live, code)
+        #expect(late.status == 410)
+        #expect(late.text.contains("expired"))
+    }
+
+    @Test func theBackendHearsOfThePurchaseOnceAcrossFailuresAndARestart() throws {
+        let receiver = try WebhookReceiver(secret: Self.secret, failFirst: 2)
+        defer { receiver.stop() }
+        let time = TestClock()
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-hooks-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        let configure: (inout Configuration) -> Void = {
+            $0.webhooks.url = receiver.url
+            $0.webhooks.secret = Self.secret
+            $0.adminToken = "admin-secret"
+        }
+        do {
+            // The first run: the purchase, and two failed tries. Leaving this scope stops linkout with the event
+            // still undelivered.
+            let first = try LiveApplication(dataDir: dataDir, clock: time.clock, configure: configure)
+            _ = try Self.demoPurchase(first)
+            // The first try fails at once; the retry is due after the backoff: move the clock instead of waiting.
+            try waitUntil { receiver.deliveries.count >= 1 }
+            time.advance(seconds: 3600)
+            try waitUntil { receiver.deliveries.count >= 2 }
+            let failing = try first.get(
+                "/admin/webhooks?state=pending",
+                headers: ["Authorization": "Bearer admin-secret"]
+            )
+            #expect(failing.text.contains(#""lastStatus":500"#))
+        }
+        time.advance(seconds: 3600)
+        let second = try LiveApplication(dataDir: dataDir, clock: time.clock, configure: configure)
+        #expect(receiver.waitForAccepted(1))
+        let deliveries = receiver.deliveries
+        #expect(deliveries.count == 3)
+        #expect(Set(deliveries.map(\.eventId)).count == 1)
+        #expect(Set(deliveries.map(\.body)).count == 1)
+        #expect(deliveries.allSatisfy { $0.signatureValid })
+        #expect(deliveries.map(\.answered) == [500, 500, 200])
+        let last = try #require(deliveries.last)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(last.body)) as? [String: Any])
+        #expect(event["type"] as? String == "purchase.completed")
+        #expect(event["id"] as? String == deliveries.last?.eventId)
+        #expect((event["purchase"] as? [String: Any])?["productId"] as? String == "pro.lifetime")
+        // Delivered: nothing more goes out however long linkout runs.
+        time.advance(seconds: 86_400)
+        let delivered = try second.get(
+            "/admin/webhooks?state=delivered",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(delivered.text.contains(deliveries[0].eventId))
+        #expect(receiver.deliveries.count == 3)
+    }
+
+    @Test func appSiteAssociationComesFromConfiguration() throws {
+        let plain = try LiveApplication()
+        #expect(try plain.get("/.well-known/apple-app-site-association").status == 404)
+        let live = try LiveApplication {
+            $0.apps[0].teamId = "ABCDE12345"
+            $0.apps[0].universalLinkPaths = ["/open/*"]
+        }
+        let file = try live.get("/.well-known/apple-app-site-association")
+        #expect(file.status == 200)
+        #expect(file.header("Content-Type") == "application/json")
+        #expect(
+            file.text
+                == #"{"applinks":{"details":[{"appIDs":["ABCDE12345.com.example"],"components":[{"/":"/open/*"}]}]}}"#
+        )
+    }
+
+    private func waitUntil(seconds: Double = 10, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else {
+                Issue.record("condition not met within \(seconds) s")
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+}

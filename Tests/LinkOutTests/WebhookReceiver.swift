@@ -1,0 +1,102 @@
+import Crypto
+import Dispatch
+import Foundation
+import HTTPServer
+import Logging
+import Synchronization
+
+/// The developer's backend as a test sees it: an HTTP server on 127.0.0.1 that checks each entitlement event's
+/// signature the way the README tells receivers to, records what it got, and can be told to fail first.
+final class WebhookReceiver: Sendable {
+    struct Delivery: Sendable {
+        var eventId: String
+        var type: String
+        var body: [UInt8]
+        var signatureValid: Bool
+        var answered: Int
+    }
+
+    private final class Shared: Sendable {
+        let failuresLeft = Mutex(0)
+        let log = Mutex<[Delivery]>([])
+    }
+
+    let secret: String
+    let port: Int
+    private let server: HTTPServer
+    private let shared = Shared()
+
+    init(secret: String, failFirst: Int = 0) throws {
+        self.secret = secret
+        shared.failuresLeft.withLock { $0 = failFirst }
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.eventLoopCount = 1
+        configuration.workerThreads = 2
+        let shared = self.shared
+        var router = Router()
+        router.post("/hooks") { request in
+            let valid = Self.verify(request.headers["linkout-signature"], body: request.body, secret: secret)
+            let fail = shared.failuresLeft.withLock { left in
+                defer { left = max(0, left - 1) }
+                return left > 0
+            }
+            let status = fail ? 500 : (valid ? 200 : 400)
+            shared.log.withLock {
+                $0.append(
+                    Delivery(
+                        eventId: request.headers["linkout-event-id"] ?? "",
+                        type: request.headers["linkout-event-type"] ?? "",
+                        body: request.body,
+                        signatureValid: valid,
+                        answered: status
+                    )
+                )
+            }
+            return HTTPResponse(status: HTTPStatus(code: status, reasonPhrase: "Test"), body: [])
+        }
+        server = HTTPServer(
+            configuration: configuration,
+            router: router,
+            logger: Logger(label: "receiver", level: .critical)
+        )
+        port = try server.start()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)/hooks" }
+    var deliveries: [Delivery] { shared.log.withLock { $0 } }
+
+    /// Waits (bounded) until `count` deliveries were answered 2xx.
+    func waitForAccepted(_ count: Int, seconds: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while deliveries.filter({ $0.answered == 200 }).count < count {
+            guard Date() < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return true
+    }
+
+    /// `t=<seconds>,v1=<hex>`: HMAC-SHA256 of "t.body" with the shared secret. A real receiver refuses
+    /// timestamps more than five minutes off; the tests move the application's clock hours ahead, so this one
+    /// allows a day.
+    static func verify(_ header: String?, body: [UInt8], secret: String) -> Bool {
+        guard let header else { return false }
+        var timestamp: Int64?
+        var signatures: [String] = []
+        for part in header.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2 else { continue }
+            if pair[0] == "t" { timestamp = Int64(pair[1]) }
+            if pair[0] == "v1" { signatures.append(pair[1]) }
+        }
+        guard let timestamp, abs(Int64(Date().timeIntervalSince1970) - timestamp) < 86_400 else { return false }
+        let mac = HMACSHA256(key: Array(secret.utf8)).authenticate(bytes: Array("\(timestamp).".utf8) + body)
+        let expected = mac.map { String(format: "%02x", $0) }.joined()
+        return signatures.contains { HMACSHA256.constantTimeEqual(Array($0.utf8), Array(expected.utf8)) }
+    }
+
+    func stop() {
+        server.shutdown(gracePeriod: .seconds(1))
+    }
+}
