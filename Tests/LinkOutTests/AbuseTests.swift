@@ -1,4 +1,6 @@
 import Foundation
+import Lifecycle
+import Synchronization
 import TestSupport
 import Testing
 
@@ -17,6 +19,74 @@ struct AbuseTests {
         #expect(try excess.readResponse().status == 503)
         for client in held {
             #expect(try client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        }
+    }
+
+    /// Ten refused bearer tokens from one client, then 429 for that client on the admin and line-item APIs,
+    /// even with the right token; another client is not affected.
+    @Test func failedBearerTokensAreThrottledPerClient() throws {
+        let live = try LiveApplication {
+            $0.adminToken = "admin-secret"
+            $0.apiToken = "backend-secret"
+            // Lets each test client name its own address.
+            $0.server.trustedProxies = ["127.0.0.1"]
+        }
+        func admin(_ token: String, from client: String) throws -> RawClient.Response {
+            try live.get("/admin/tokens", headers: ["Authorization": "Bearer \(token)", "X-Forwarded-For": client])
+        }
+        let guesser = "203.0.113.7"
+        for attempt in 0..<10 {
+            #expect(try admin("guess-\(attempt)", from: guesser).status == 401)
+        }
+        let blocked = try admin("guess-10", from: guesser)
+        #expect(blocked.status == 429)
+        let retryAfter = try #require(Int(blocked.header("Retry-After") ?? ""))
+        #expect((1...60).contains(retryAfter))
+        #expect(try admin("admin-secret", from: guesser).status == 429)
+        let lineItems = try live.post(
+            "/v1/tokens/e/line-items",
+            contentType: "application/json",
+            body: "{}",
+            headers: ["Authorization": "Bearer backend-secret", "X-Forwarded-For": guesser]
+        )
+        #expect(lineItems.status == 429)
+        #expect(try admin("admin-secret", from: "203.0.113.8").status == 200)
+
+        // The line-item API counts its own refusals the same way.
+        let other = "203.0.113.9"
+        func post(_ token: String) throws -> RawClient.Response {
+            try live.post(
+                "/v1/tokens/e/line-items",
+                contentType: "application/json",
+                body: "{}",
+                headers: ["Authorization": "Bearer \(token)", "X-Forwarded-For": other]
+            )
+        }
+        for attempt in 0..<10 { #expect(try post("guess-\(attempt)").status == 401) }
+        #expect(try post("guess-10").status == 429)
+    }
+
+    @Test func theFailedAuthWindowEndsAndASpreadOfFailuresIsNotBlocked() {
+        let now = Mutex<Int64>(1_000_000)
+        let throttle = FailedAuthThrottle(
+            maxFailures: 3,
+            window: .seconds(60),
+            trustedProxies: [],
+            clock: Clock { now.withLock { $0 } }
+        )
+        for _ in 0..<3 { throttle.recordFailure(for: "a") }
+        #expect(throttle.retryAfter(for: "a") == 60)
+        #expect(throttle.retryAfter(for: "b") == nil)
+        now.withLock { $0 += 59_500 }
+        #expect(throttle.retryAfter(for: "a") == 1)
+        now.withLock { $0 += 500 }
+        #expect(throttle.retryAfter(for: "a") == nil)
+        // Two failures a window: never blocked.
+        for _ in 0..<5 {
+            throttle.recordFailure(for: "c")
+            throttle.recordFailure(for: "c")
+            #expect(throttle.retryAfter(for: "c") == nil)
+            now.withLock { $0 += 60_000 }
         }
     }
 }

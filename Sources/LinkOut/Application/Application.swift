@@ -72,6 +72,7 @@ package final class Application: Sendable {
                 pages: pages,
                 metrics: metrics
             ),
+            failedAuth: FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
             readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
             metrics: metrics
         )

@@ -11,6 +11,7 @@ struct RouteTable: Sendable {
     let admin: AdminAPI
     let staticFiles: StaticFiles
     let rateGuard: RateGuard
+    let failedAuth: FailedAuthThrottle
     let readiness: Readiness
     let metrics: Metrics
 
@@ -28,12 +29,15 @@ struct RouteTable: Sendable {
         router.get("/checkout/{id}", handler: checkout.show)
         router.post("/checkout/{id}", handler: checkout.submit)
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
-        router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: rateGuard.limit(lineItems.post))
-        router.get("/admin/reports", handler: admin.reports)
-        router.get("/admin/tokens", handler: admin.tokens)
-        router.get("/admin/tokens.csv", handler: admin.exportCSV)
-        router.get("/admin/tokens/{externalPurchaseId}", handler: admin.token)
-        router.get("/admin/reports/{requestIdentifier}/apple", handler: admin.appleCopy)
+        router.post(
+            "/v1/tokens/{externalPurchaseId}/line-items",
+            handler: rateGuard.limit(failedAuth.guarding(lineItems.post))
+        )
+        router.get("/admin/reports", handler: failedAuth.guarding(admin.reports))
+        router.get("/admin/tokens", handler: failedAuth.guarding(admin.tokens))
+        router.get("/admin/tokens.csv", handler: failedAuth.guarding(admin.exportCSV))
+        router.get("/admin/tokens/{externalPurchaseId}", handler: failedAuth.guarding(admin.token))
+        router.get("/admin/reports/{requestIdentifier}/apple", handler: failedAuth.guarding(admin.appleCopy))
         router.get("/readyz") { [readiness] _ in readiness.response() }
         router.get("/healthz", execution: .eventLoop) { _ in
             HTTPResponse(
