@@ -1,5 +1,6 @@
 import Foundation
 import Lifecycle
+import Storage
 import Synchronization
 import TestSupport
 import Testing
@@ -88,5 +89,59 @@ struct AbuseTests {
             #expect(throttle.retryAfter(for: "c") == nil)
             now.withLock { $0 += 60_000 }
         }
+    }
+
+    /// A session id the server never minted is replaced, not adopted: the page's CSRF token is bound to the new
+    /// session, so a form posted under the made-up id is refused.
+    @Test func sessionIdsTheServerNeverIssuedAreReplaced() throws {
+        let live = try LiveApplication()
+        let landing = try live.get(AppleVectors.documentedTarget)
+        let location = try #require(landing.header("Location"))
+        let minted = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        #expect(try live.get(location, headers: ["Cookie": minted]).header("Set-Cookie") == nil)
+
+        let madeUp = [String(repeating: "a", count: 26), String(repeating: "b", count: 52)]
+        for id in madeUp {
+            let cookie = "linkout_session=\(id)"
+            let page = try live.get(location, headers: ["Cookie": cookie])
+            let replacement = try #require(page.header("Set-Cookie"))
+            #expect(replacement.hasPrefix("linkout_session="))
+            #expect(!replacement.contains(id))
+            let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+            let posted = try live.post(
+                location,
+                contentType: "application/x-www-form-urlencoded",
+                body: "csrf=\(csrf)&currency=EUR&product=pro.lifetime",
+                headers: ["Cookie": cookie]
+            )
+            #expect(posted.status == 403)
+        }
+        #expect(try live.ledger().count(.checkoutIntents) == 0)
+    }
+
+    @Test func httpsSessionsUseTheHostPrefix() throws {
+        let live = try LiveApplication { $0.server.publicURL = "https://shop.example" }
+        let landing = try live.get(AppleVectors.documentedTarget)
+        let location = try #require(landing.header("Location"))
+        let setCookie = try #require(landing.header("Set-Cookie"))
+        #expect(setCookie.hasPrefix("__Host-linkout_session="))
+        let attributes = setCookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(attributes.contains("Secure"))
+        #expect(attributes.contains("Path=/"))
+        #expect(!attributes.contains { $0.lowercased().hasPrefix("domain") })
+        let cookie = try #require(attributes.first)
+        let page = try live.get(location, headers: ["Cookie": cookie])
+        #expect(page.header("Set-Cookie") == nil)
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let posted = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(csrf)&currency=EUR&product=pro.lifetime",
+            headers: ["Cookie": cookie]
+        )
+        #expect(posted.status == 200)
+        // The same id without the prefix could have been planted by a subdomain: not accepted under https.
+        let unprefixed = "linkout_session=" + cookie.dropFirst("__Host-linkout_session=".count)
+        #expect(try live.get(location, headers: ["Cookie": unprefixed]).header("Set-Cookie") != nil)
     }
 }

@@ -112,8 +112,10 @@ struct LandingRoute: Sendable {
     private func redirect(to checkoutId: String, request: HTTPRequest) -> HTTPResponse {
         var headers = pages.securityHeaders()
         headers.add(name: "Location", value: "/checkout/" + checkoutId)
-        if request.method != "HEAD" && Session.id(in: request) == nil {
-            headers.add(name: "Set-Cookie", value: Session.cookie(identifiers.fresh(), secure: pages.isSecure))
+        if request.method != "HEAD"
+            && Session.id(in: request, identifiers: identifiers, secure: pages.isSecure) == nil
+        {
+            headers.add(name: "Set-Cookie", value: Session.cookie(identifiers.session(), secure: pages.isSecure))
         }
         return HTTPResponse(status: .seeOther, headers: headers)
     }
