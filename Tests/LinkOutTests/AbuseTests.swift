@@ -144,4 +144,30 @@ struct AbuseTests {
         let unprefixed = "linkout_session=" + cookie.dropFirst("__Host-linkout_session=".count)
         #expect(try live.get(location, headers: ["Cookie": unprefixed]).header("Set-Cookie") != nil)
     }
+
+    /// `/metrics` reads the outbox summary from SQLite, so it must not run on an event loop: while a scrape is
+    /// held inside its gauges, every new connection is still served. (Were the scrape on a loop, the kernel would
+    /// put some of these connections on that loop, and they would wait.)
+    @Test func aSlowMetricsScrapeHoldsNoEventLoop() throws {
+        let live = try LiveApplication()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        live.application.metrics.addGauges {
+            entered.signal()
+            // Bounded, so a failing test never holds a thread for good.
+            _ = release.wait(timeout: .now() + 10)
+            return []
+        }
+        let scrape = try live.client()
+        scrape.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        var served = 0
+        for _ in 0..<32 {
+            let client = try RawClient(port: live.port, timeout: 2)
+            if (try? client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status) == 200 { served += 1 }
+        }
+        release.signal()
+        #expect(served == 32)
+        #expect(try scrape.readResponse().status == 200)
+    }
 }

@@ -11,6 +11,7 @@ package final class Application: Sendable {
     package let logger: Logger
     package let ledger: Ledger
     package let reporting: ReportingService
+    let metrics: Metrics
     private let server: HTTPServer
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
@@ -24,6 +25,7 @@ package final class Application: Sendable {
         )
         self.ledger = ledger
         let metrics = Metrics()
+        self.metrics = metrics
         Self.countIngestion(of: ledger, into: metrics)
         let pages = try Pages.load(publicDir: configuration.server.publicDir, isSecure: configuration.server.isSecure)
         let identifiers = Identifiers(secret: try ledger.secret(named: "identifiers"))

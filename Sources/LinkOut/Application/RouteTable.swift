@@ -49,7 +49,8 @@ struct RouteTable: Sendable {
         router.get("/static/{path...}", execution: .eventLoop) { [staticFiles] request in
             staticFiles.response(for: request.pathParameters["path"] ?? "", request: request)
         }
-        router.get("/metrics", execution: .eventLoop) { [metrics] _ in
+        // On the worker pool: the report gauges scan the outbox in SQLite, which must not hold an event loop.
+        router.get("/metrics") { [metrics] _ in
             HTTPResponse(
                 status: .ok,
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
