@@ -96,14 +96,17 @@ struct LandingRoute: Sendable {
                 responder.respond(acknowledgement)
                 return
             }
-            logger.error("visit not recorded", ["error": "\(error)"])
+            // A full disk refuses the append at once (no wait for a sync), so this answer is quick; it does not
+            // clear within a second, so clients are asked to come back later than after a passing hiccup.
+            let diskFull = error.code == .diskFull
+            logger.error("visit not recorded", ["error": "\(error)", "disk_full": diskFull ? "true" : "false"])
             var response = pages.message(
                 status: .serviceUnavailable,
                 title: "unavailable_title",
                 message: "unavailable_message",
                 language: pages.language(for: request)
             )
-            response.headers.add(name: "Retry-After", value: "1")
+            response.headers.add(name: "Retry-After", value: diskFull ? "30" : "1")
             responder.respond(response)
         }
     }
