@@ -51,7 +51,7 @@ let package = Package(
             dependencies: ["HTTPServer", "ExternalPurchase"],
             swiftSettings: swiftSettings
         ),
-        // Test helpers shared by the live tiers (a raw socket client).
+        // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",
             dependencies: ["HTTPServer", "Logging", "Payments"],
@@ -70,7 +70,7 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"], swiftSettings: swiftSettings),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OutboundTests",
             dependencies: ["Outbound", "HTTPServer", "Logging"],

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Measures linkout against nginx on loopback with wrk, in the same run, and prints a Markdown table.
+# Measures linkout against nginx on loopback with wrk, in the same run, and prints Markdown tables.
 #   bench/run.sh            (BENCH_SECONDS per run, default 5; BENCH_RUNS per cell, default 3)
 # Both servers serve the same ~8 KB page; only 127.0.0.1 is used. Installs wrk and nginx from Debian if missing.
+# Every row has p50/p99 latency and the server's CPU time per request (utime + stime from /proc/<pid>/stat,
+# before and after the measured run, over the requests wrk counted; nginx: master and workers). A flood row
+# has 300 connections pipelining /healthz while a newcomer's latency is sampled (bench/newcomer.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${BENCH_SECONDS:-5}
@@ -55,6 +58,7 @@ http {
   server {
     listen 127.0.0.1:$nginx_port;
     location /static/ { alias $work/public/; }
+    location = /healthz { default_type text/plain; return 200 "ok\\n"; }
   }
 }
 NGINX
@@ -63,7 +67,10 @@ NGINX
 cp -r "$here/Public/." "$work/public/"
 cat >"$work/config.json" <<JSON
 {
-  "server": { "host": "127.0.0.1", "port": $linkout_port, "publicDir": "$work/public", "rateLimitPerSecond": 0 },
+  "server": {
+    "host": "127.0.0.1", "port": $linkout_port, "publicDir": "$work/public", "rateLimitPerSecond": 0,
+    "maxConnectionsPerClient": 1024
+  },
   "logging": { "level": "warning" }
 }
 JSON
@@ -79,49 +86,110 @@ for _ in $(seq 1 100); do
 done
 cmp <(curl -s "http://127.0.0.1:$linkout_port/static/page.html") <(curl -s "http://127.0.0.1:$nginx_port/static/page.html")
 
-# run_wrk URL THREADS CONNECTIONS MODE -> "requests_per_second p50_ms p99_ms"
-# MODE: keep-alive, close, or landing (keep-alive, each request a fresh token through bench/landing.lua)
-run_wrk() {
-  local url=$1 threads=$2 connections=$3 mode=$4 extra=()
-  [[ $mode == close ]] && extra=(-H "Connection: close")
-  [[ $mode == landing ]] && extra=(-s "$here/bench/landing.lua")
-  wrk -t"$threads" -c"$connections" -d1s "${extra[@]}" "$url" >/dev/null 2>&1 || true  # warm-up
-  wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "${extra[@]}" "$url" 2>&1 | awk '
+hz=$(getconf CLK_TCK)
+nginx_pids() { echo "$(cat "$work/nginx.pid") $(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ')"; }
+linkout_pids() { echo "$linkout_pid"; }
+
+# cpu_ticks PID... -> utime + stime of those processes (all their threads), in clock ticks
+cpu_ticks() {
+  local total=0 pid rest fields
+  for pid in "$@"; do
+    rest=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+    # Fields after the command name, which is in parentheses and may hold spaces: state is [0], utime [11].
+    read -r -a fields <<<"${rest##*) }"
+    total=$((total + fields[11] + fields[12]))
+  done
+  echo "$total"
+}
+
+# parse_wrk TICKS -> "requests_per_second p50_ms p99_ms cpu_us_per_request" from wrk --latency output on stdin
+parse_wrk() {
+  awk -v ticks="$1" -v hz="$hz" '
     function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+    /requests in/ { requests = $1 }
     /Requests\/sec/ { rps = $2 }
     $1 == "50%" { p50 = ms($2) }
     $1 == "99%" { p99 = ms($2) }
-    END { printf "%.0f %.2f %.2f\n", rps, p50, p99 }'
+    END { printf "%.0f %.2f %.2f %.1f\n", rps, p50, p99, (requests > 0 ? ticks * 1e6 / hz / requests : 0) }'
 }
 
-# best "rps p50 p99" of several lines, by rps
+# run_wrk URL THREADS CONNECTIONS MODE "PIDS" -> "requests_per_second p50_ms p99_ms cpu_us_per_request"
+# MODE: keep-alive, close, or landing (keep-alive, each request a fresh token through bench/landing.lua)
+run_wrk() {
+  local url=$1 threads=$2 connections=$3 mode=$4 pids=$5 extra=() before after output
+  [[ $mode == close ]] && extra=(-H "Connection: close")
+  [[ $mode == landing ]] && extra=(-s "$here/bench/landing.lua")
+  wrk -t"$threads" -c"$connections" -d1s "${extra[@]}" "$url" >/dev/null 2>&1 || true  # warm-up
+  # shellcheck disable=SC2086  # PIDS is a list
+  before=$(cpu_ticks $pids)
+  output=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "${extra[@]}" "$url" 2>&1 || true)
+  # shellcheck disable=SC2086
+  after=$(cpu_ticks $pids)
+  printf '%s\n' "$output" | parse_wrk $((after - before))
+}
+
+# run_flood PORT "PIDS" -> "requests_per_second p50_ms p99_ms cpu_us_per_request newcomer_p50 newcomer_p99
+# newcomer_samples newcomer_failures": 300 connections pipeline /healthz (16 deep) for the run while a newcomer
+# opens a fresh connection every 20 ms and times one request. Bounded: wrk stops after the run, the sampler
+# a second earlier.
+run_flood() {
+  local port=$1 pids=$2 before after output sampler samples=0 n_p50=0 n_p99=0 failures="?"
+  sampler=$(mktemp -p "$work")
+  # shellcheck disable=SC2086
+  before=$(cpu_ticks $pids)
+  (sleep 0.5 && python3 "$here/bench/newcomer.py" "$port" /healthz "$((seconds - 1))" >"$sampler") &
+  local sampler_pid=$!
+  output=$(wrk -t2 -c300 -d"${seconds}s" --latency -s "$here/bench/pipeline.lua" "http://127.0.0.1:$port/healthz" 2>&1 || true)
+  # shellcheck disable=SC2086
+  after=$(cpu_ticks $pids)
+  wait "$sampler_pid" || true
+  read -r samples n_p50 n_p99 failures <"$sampler" || true  # an empty file (sampler failed) keeps the zeros
+  echo "$(printf '%s\n' "$output" | parse_wrk $((after - before))) $n_p50 $n_p99 $samples $failures"
+}
+
+# best line of several, by requests per second
 best() { sort -k1,1 -n -r | head -n 1; }
 
-echo "| load | nginx req/s | linkout req/s | linkout/nginx | nginx p50/p99 ms | linkout p50/p99 ms |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+echo "| load | nginx req/s | linkout req/s | linkout/nginx | nginx p50/p99 ms | linkout p50/p99 ms | nginx CPU µs/req | linkout CPU µs/req |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for cell in "1 4 keep-alive" "2 64 keep-alive" "1 4 close" "2 64 close"; do
   read -r threads connections mode <<<"$cell"
   nginx_runs=""
   linkout_runs=""
   for _ in $(seq 1 "$runs"); do
-    nginx_runs+="$(run_wrk "http://127.0.0.1:$nginx_port/static/page.html" "$threads" "$connections" "$mode")"$'\n'
-    linkout_runs+="$(run_wrk "http://127.0.0.1:$linkout_port/static/page.html" "$threads" "$connections" "$mode")"$'\n'
+    nginx_runs+="$(run_wrk "http://127.0.0.1:$nginx_port/static/page.html" "$threads" "$connections" "$mode" "$(nginx_pids)")"$'\n'
+    linkout_runs+="$(run_wrk "http://127.0.0.1:$linkout_port/static/page.html" "$threads" "$connections" "$mode" "$(linkout_pids)")"$'\n'
   done
-  read -r n_rps n_p50 n_p99 <<<"$(printf '%s' "$nginx_runs" | best)"
-  read -r l_rps l_p50 l_p99 <<<"$(printf '%s' "$linkout_runs" | best)"
+  read -r n_rps n_p50 n_p99 n_cpu <<<"$(printf '%s' "$nginx_runs" | best)"
+  read -r l_rps l_p50 l_p99 l_cpu <<<"$(printf '%s' "$linkout_runs" | best)"
   ratio=$(awk -v a="$l_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-  echo "| static 8 KB, ${threads}t/${connections}c $mode | $n_rps | $l_rps | ${ratio}x | $n_p50 / $n_p99 | $l_p50 / $l_p99 |"
+  echo "| static 8 KB, ${threads}t/${connections}c $mode | $n_rps | $l_rps | ${ratio}x | $n_p50 / $n_p99 | $l_p50 / $l_p99 | $n_cpu | $l_cpu |"
 done
 nginx_runs=""
 linkout_runs=""
 for _ in $(seq 1 "$runs"); do
-  nginx_runs+="$(run_wrk "http://127.0.0.1:$nginx_port/static/page.html" 2 64 keep-alive)"$'\n'
-  linkout_runs+="$(run_wrk "http://127.0.0.1:$linkout_port/" 2 64 landing)"$'\n'
+  nginx_runs+="$(run_wrk "http://127.0.0.1:$nginx_port/static/page.html" 2 64 keep-alive "$(nginx_pids)")"$'\n'
+  linkout_runs+="$(run_wrk "http://127.0.0.1:$linkout_port/" 2 64 landing "$(linkout_pids)")"$'\n'
 done
-read -r n_rps _ _ <<<"$(printf '%s' "$nginx_runs" | best)"
-read -r l_rps l_p50 l_p99 <<<"$(printf '%s' "$linkout_runs" | best)"
+read -r n_rps n_p50 n_p99 n_cpu <<<"$(printf '%s' "$nginx_runs" | best)"
+read -r l_rps l_p50 l_p99 l_cpu <<<"$(printf '%s' "$linkout_runs" | best)"
 ratio=$(awk -v a="$l_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-echo "| landing (fresh token, decode + durable record + 303), 2t/64c keep-alive | $n_rps (static) | $l_rps | ${ratio}x | | $l_p50 / $l_p99 |"
+echo "| landing (fresh token, decode + durable record + 303), 2t/64c keep-alive | $n_rps (static) | $l_rps | ${ratio}x | $n_p50 / $n_p99 (static) | $l_p50 / $l_p99 | $n_cpu (static) | $l_cpu |"
+nginx_runs=""
+linkout_runs=""
+for _ in $(seq 1 "$runs"); do
+  nginx_runs+="$(run_flood "$nginx_port" "$(nginx_pids)")"$'\n'
+  linkout_runs+="$(run_flood "$linkout_port" "$(linkout_pids)")"$'\n'
+done
+read -r n_rps _ _ n_cpu n_new50 n_new99 n_samples n_failed <<<"$(printf '%s' "$nginx_runs" | best)"
+read -r l_rps _ _ l_cpu l_new50 l_new99 l_samples l_failed <<<"$(printf '%s' "$linkout_runs" | best)"
+ratio=$(awk -v a="$l_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+# wrk's own latency figures mean little for pipelined batches, so this row's p50/p99 are the newcomer's.
+echo "| flood: /healthz, 2t/300c, 16 pipelined per connection; p50/p99 = a newcomer's request | $n_rps | $l_rps | ${ratio}x | $n_new50 / $n_new99 | $l_new50 / $l_new99 | $n_cpu | $l_cpu |"
+echo
+echo "| newcomer during the flood (fresh connection every 20 ms, one /healthz) | nginx | linkout |"
+echo "| --- | ---: | ---: |"
+echo "| samples (failed or over 5 s) | $n_samples ($n_failed) | $l_samples ($l_failed) |"
 recorded=$(.build/release/linkout export --data-dir "$work/data" --config "$work/config.json" | tail -n +2 | wc -l)
 echo
 echo "tokens recorded during the landing run: $recorded"

@@ -21,6 +21,12 @@ public enum TokenDecoder {
         } catch {
             return .failure(TokenRejection(.notJSON))
         }
+        if let key = duplicateTopLevelKey(in: json) {
+            let known =
+                ["appAppleId", "bundleId", "tokenCreationDate", "externalPurchaseId", "tokenType"]
+                + ["tokenExpirationDate"]
+            return .failure(TokenRejection(.duplicateField(known.contains(key) ? key : nil)))
+        }
         if let problem = checkFields(token) { return .failure(problem) }
         return .success(token)
     }
@@ -77,11 +83,25 @@ public enum TokenDecoder {
         }
     }
 
+    /// Whether `id` has the shape of the ids Apple issues: a UUID, `SANDBOX_` and a UUID, or more generally
+    /// letters, digits, `-` and `_`, 1 to 128 of them. The id names rows, files of exports and paths of the
+    /// APIs (`/v1/tokens/{id}/…`), so slashes, dots, quotes and angle brackets never get in.
+    public static func isExternalPurchaseId(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 128
+            && id.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
+    }
+
     /// Shape checks the JSON types alone do not give.
     private static func checkFields(_ token: ExternalPurchaseToken) -> TokenRejection? {
-        let id = token.externalPurchaseId
-        guard !id.isEmpty, id.utf8.count <= 128, id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            return TokenRejection(.invalidField("externalPurchaseId"))
+        guard isExternalPurchaseId(token.externalPurchaseId) else {
+            return TokenRejection(.invalidExternalPurchaseId)
         }
         guard !token.bundleId.isEmpty, token.bundleId.utf8.count <= 255,
             token.bundleId.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
@@ -91,7 +111,9 @@ public enum TokenDecoder {
         if let expiry = token.tokenExpirationDate, expiry < token.tokenCreationDate {
             return TokenRejection(.invalidField("tokenExpirationDate"))
         }
-        if let type = token.tokenType, type.isEmpty || type.utf8.count > 64 {
+        if let type = token.tokenType,
+            type.isEmpty || type.utf8.count > 64 || !type.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        {
             return TokenRejection(.invalidField("tokenType"))
         }
         return nil

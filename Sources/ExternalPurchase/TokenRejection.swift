@@ -8,6 +8,11 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         case notJSON
         case missingField(String)
         case invalidField(String)
+        /// A top-level key appears more than once; the associated name is set only for the token's own fields, so
+        /// a message never repeats arbitrary text from the request.
+        case duplicateField(String?)
+        /// `externalPurchaseId` is not of the shape Apple issues (letters, digits, `-` and `_`, at most 128).
+        case invalidExternalPurchaseId
         case bundleIdMismatch
         case bundleIdNotConfigured
         case appAppleIdMismatch
@@ -23,7 +28,8 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// Every code, for pre-registering metric series.
     public static let allCodes = [
-        "empty", "too_long", "not_base64", "not_json", "missing_field", "invalid_field", "bundle_id_mismatch",
+        "empty", "too_long", "not_base64", "not_json", "missing_field", "invalid_field", "duplicate_field",
+        "invalid_external_purchase_id", "bundle_id_mismatch",
         "bundle_id_not_configured", "app_apple_id_mismatch", "creation_date_in_future", "expired",
     ]
 
@@ -35,6 +41,8 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         case .notJSON: "not_json"
         case .missingField: "missing_field"
         case .invalidField: "invalid_field"
+        case .duplicateField: "duplicate_field"
+        case .invalidExternalPurchaseId: "invalid_external_purchase_id"
         case .bundleIdMismatch: "bundle_id_mismatch"
         case .bundleIdNotConfigured: "bundle_id_not_configured"
         case .appAppleIdMismatch: "app_apple_id_mismatch"
@@ -51,6 +59,10 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         case .notJSON: "The purchase token does not decode to a JSON object."
         case .missingField(let field): "The purchase token has no \(field) field."
         case .invalidField(let field): "The purchase token's \(field) field has the wrong type or value."
+        case .duplicateField(let field?): "The purchase token has more than one \(field) field."
+        case .duplicateField(nil): "The purchase token names a field more than once."
+        case .invalidExternalPurchaseId:
+            "The purchase token's externalPurchaseId is not an identifier Apple issues (letters, digits, - and _)."
         case .bundleIdMismatch: "The bundle ID in the link differs from the bundle ID in the purchase token."
         case .bundleIdNotConfigured: "The purchase token is for an app this server is not set up for."
         case .appAppleIdMismatch: "The purchase token's app ID does not match the app this server is set up for."

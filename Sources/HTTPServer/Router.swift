@@ -27,6 +27,8 @@ public struct Router: Sendable {
 
     struct Route: Sendable {
         var method: String
+        /// The pattern as registered (`/checkout/{id}`): a bounded name for logs, unlike the path it matched.
+        var pattern: String
         var segments: [Segment]
         var body: Body
     }
@@ -66,7 +68,7 @@ public struct Router: Sendable {
             }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, segments: segments, body: body))
+        routes.append(Route(method: method, pattern: pattern, segments: segments, body: body))
     }
 
     public mutating func get(_ pattern: String, execution: Execution = .workerPool, handler: @escaping Handler) {

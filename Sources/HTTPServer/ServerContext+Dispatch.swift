@@ -16,12 +16,12 @@ extension ServerContext {
             request.pathParameters = parameters
             switch route.body {
             case .immediate(.eventLoop, let handler):
-                return respond(handler, to: request)
+                return respond(handler, to: request, route: route.pattern)
             case .immediate(.workerPool, let handler):
                 let request = request
                 let responder = makeResponder(request)
                 workers.submit { [self] in
-                    responder.respond(respond(handler, to: request))
+                    responder.respond(respond(handler, to: request, route: route.pattern))
                 }
                 return nil
             case .deferred(let handler):

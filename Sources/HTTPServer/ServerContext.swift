@@ -52,13 +52,14 @@ final class ServerContext: Sendable {
     }
 
     /// Runs a handler; an `HTTPError` becomes its own response, anything else a generic 500 (details logged only).
-    func respond(_ handler: Router.Handler, to request: HTTPRequest) -> HTTPResponse {
+    /// The log line names the route's pattern, never the path: a path can carry a secret (a checkout id).
+    func respond(_ handler: Router.Handler, to request: HTTPRequest, route: String) -> HTTPResponse {
         do {
             return try handler(request)
         } catch let error as HTTPError {
             return error.response
         } catch {
-            logger.error("handler failed", ["error": "\(error)", "route.path": String(request.path)])
+            logger.error("handler failed", ["error": "\(error)", "route": route, "request.id": request.id])
             return HTTPError(.internalServerError, "Something went wrong on our side. Please try again.").response
         }
     }

@@ -54,12 +54,12 @@ struct TokenDecoderTests {
 
     @Test func bothBase64AlphabetsAreAccepted() throws {
         // Bytes chosen so the encoding contains 62 and 63 ('-'/'+' and '_'/'/').
-        let json = #"{"appAppleId":1,"bundleId":"a.b","tokenCreationDate":1,"externalPurchaseId":"x??>>","k":"ÿ~"}"#
+        let json = #"{"appAppleId":1,"bundleId":"a.b","tokenCreationDate":1,"externalPurchaseId":"x","k":"??>>ÿ~"}"#
         let urlSafe = Self.encode(json)
         #expect(urlSafe.contains("-") || urlSafe.contains("_"))
         let standard = urlSafe.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        #expect(try TokenDecoder.decode(urlSafe).get().externalPurchaseId == "x??>>")
-        #expect(try TokenDecoder.decode(standard).get().externalPurchaseId == "x??>>")
+        #expect(try TokenDecoder.decode(urlSafe).get().externalPurchaseId == "x")
+        #expect(try TokenDecoder.decode(standard).get().externalPurchaseId == "x")
         #expect(try TokenDecoder.decode(standard.replacingOccurrences(of: "+", with: " ")).get().bundleId == "a.b")
     }
 
@@ -98,7 +98,7 @@ struct TokenDecoderTests {
             ),
             (
                 encode(#"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":""}"#),
-                "invalid_field"
+                "invalid_external_purchase_id"
             ),
             (
                 encode(#"{"appAppleId":1,"bundleId":"a b","tokenCreationDate":1,"externalPurchaseId":"e"}"#),
@@ -129,6 +129,65 @@ struct TokenDecoderTests {
         }
         #expect(rejection.code == code)
         #expect(!rejection.message.contains(token) || token.trimmingCharacters(in: .whitespaces).isEmpty)
+    }
+
+    static let fields = #""appAppleId":1,"tokenCreationDate":1,"externalPurchaseId":"e""#
+
+    @Test(
+        "a field named twice is refused, however its second name is spelled",
+        arguments: [
+            #"{"bundleId":"com.example","bundleId":"com.evil","# + fields + "}",
+            #"{"bundleId":"com.example","# + fields + #","bundleId":"com.evil"}"#,
+            #"{"bundleId":"com.example","bundle\u0049d":"com.evil","# + fields + "}",
+            #"{"bundleId":"com.example", "bundle\u0049\u0064" : "com.evil","# + fields + "}",
+            #"{"bundleId":"com.example","x":{"bundleId":[1,"}"]},"bundleId":"com.evil","# + fields + "}",
+        ]
+    )
+    func duplicateFieldsAreRefused(json: String) {
+        #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.duplicateField("bundleId"))))
+    }
+
+    @Test func keysThatOnlyLookAlikeAreNotDuplicates() throws {
+        // Escapes that decode to other names, nested repeats and key text inside string values are all fine.
+        let json =
+            #"{"bundleId":"com.example","bundleId\\":"x","note":"\"bundleId\":","#
+            + #""nested":{"k":1,"k":2},"list":[{"bundleId":1}],"# + Self.fields + "}"
+        #expect(try TokenDecoder.decode(Self.encode(json)).get().bundleId == "com.example")
+        let unknownTwice = #"{"bundleId":"a","# + Self.fields + #","extra":1,"extra":2}"#
+        #expect(TokenDecoder.decode(Self.encode(unknownTwice)) == .failure(TokenRejection(.duplicateField(nil))))
+    }
+
+    @Test(
+        "externalPurchaseId takes only the shape Apple issues",
+        arguments: [
+            ("00000000-0000-0000-0000-000000000000", true),
+            ("SANDBOX_2924c319-5205-4188-831a-1ca2c00326b4", true),
+            ("e", true),
+            (String(repeating: "a", count: 128), true),
+            (String(repeating: "a", count: 129), false),
+            ("a/b", false),
+            ("../../admin/tokens", false),
+            ("<script>", false),
+            ("a.b", false),
+            ("a b", false),
+            ("a%2Fb", false),
+            ("é", false),
+            ("", false),
+        ]
+    )
+    func externalPurchaseIdShape(id: String, accepted: Bool) {
+        let json = #"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"\#(id)"}"#
+        switch TokenDecoder.decode(Self.encode(json)) {
+        case .success(let token): #expect(accepted && token.externalPurchaseId == id, "\(id)")
+        case .failure(let rejection): #expect(!accepted && rejection.code == "invalid_external_purchase_id", "\(id)")
+        }
+    }
+
+    @Test(arguments: ["", String(repeating: "T", count: 65), "LINK OUT", #"LINK\u0000OUT"#, #"ACQUISITION\n"#])
+    func tokenTypeIsShortAndPrintable(type: String) {
+        let json =
+            #"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"e","tokenType":"\#(type)"}"#
+        #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.invalidField("tokenType"))))
     }
 
     @Test func missingFieldNamesTheField() {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Logging
 import Synchronization
 import TestSupport
 import Testing
@@ -146,5 +147,37 @@ struct HTTPServerAbuseTests {
         #expect(Date().timeIntervalSince(started) < 5)
         // A connection that has spoken is held to the idle timeout, not the first-byte one.
         #expect(try speaker.roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+    }
+
+    /// A 500's log line names the route's pattern: the path itself can be a secret (a checkout id).
+    @Test func aFailingHandlersLogLineNamesTheRouteNotThePath() throws {
+        struct Broken: Error {}
+        let lines = Mutex<[String]>([])
+        var router = Router()
+        router.get("/checkout/{id}") { _ in throw Broken() }
+        router.get("/inline/{id}", execution: .eventLoop) { _ in throw Broken() }
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.eventLoopCount = 1
+        configuration.workerThreads = 1
+        let server = HTTPServer(
+            configuration: configuration,
+            router: router,
+            logger: Logger(label: "test", level: .trace, sink: .init { line in lines.withLock { $0.append(line) } })
+        )
+        let port = try server.start()
+        defer { server.shutdown(gracePeriod: .seconds(1)) }
+        let client = try RawClient(port: port)
+        #expect(try client.roundTrip("GET /checkout/s3cretcheckoutid HTTP/1.1\r\nHost: t\r\n\r\n").status == 500)
+        #expect(try client.roundTrip("GET /inline/s3cretinline HTTP/1.1\r\nHost: t\r\n\r\n").status == 500)
+        // The log is JSON, which writes `/` as `\/`.
+        let failures = lines.withLock { $0 }.filter { $0.contains("handler failed") }.map {
+            $0.replacingOccurrences(of: "\\/", with: "/")
+        }
+        #expect(failures.count == 2, "\(failures)")
+        #expect(failures.contains { $0.contains(#""route":"/checkout/{id}""#) }, "\(failures)")
+        #expect(failures.contains { $0.contains(#""route":"/inline/{id}""#) })
+        #expect(!failures.contains { $0.contains("s3cret") }, "\(failures)")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Testing
 
 @testable import LinkOut
@@ -59,6 +60,18 @@ struct ConfigurationTests {
         #expect(failure(#"{"apple": {"productionURL": "ftp://x"}}"#)?.field == "apple.productionURL")
         #expect(failure("{not json")?.field == "config.json")
         #expect(failure("[]")?.field == "config.json")
+    }
+
+    @Test func perClientConnectionCapAndFirstByteTimeoutReachTheHTTPCore() throws {
+        let defaults = Configuration().httpServer
+        #expect(defaults.maxConnectionsPerClient == 256)
+        #expect(defaults.firstByteTimeout == .seconds(10))
+        let configured = try parse(#"{"server": {"maxConnectionsPerClient": 8, "firstByteTimeoutSeconds": 3}}"#)
+        #expect(configured.server.maxConnectionsPerClient == 8)
+        #expect(configured.httpServer.maxConnectionsPerClient == 8)
+        #expect(configured.httpServer.firstByteTimeout == .seconds(3))
+        #expect(failure(#"{"server": {"maxConnectionsPerClient": 0}}"#)?.field == "server.maxConnectionsPerClient")
+        #expect(failure(#"{"server": {"firstByteTimeoutSeconds": 0}}"#)?.field == "server.firstByteTimeoutSeconds")
     }
 
     @Test func environmentBeatsFileAndFlagsBeatEnvironment() throws {

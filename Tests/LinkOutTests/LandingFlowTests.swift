@@ -65,14 +65,18 @@ struct LandingFlowTests {
     @Test(
         "invalid links get a 400 page naming the problem and record nothing",
         arguments: [
-            ("/?externalPurchaseToken=%%%&bundleId=com.example", "not valid Base64URL"),
-            ("/?externalPurchaseToken=bm90IGpzb24&bundleId=com.example", "does not contain valid data"),
-            ("/?externalPurchaseToken=\(AppleVectors.v1)&bundleId=com.other", "different app than its purchase token"),
+            ("/?externalPurchaseToken=%%%&bundleId=com.example", "not valid Base64URL", "not_base64"),
+            ("/?externalPurchaseToken=bm90IGpzb24&bundleId=com.example", "does not contain valid data", "not_json"),
+            (
+                "/?externalPurchaseToken=\(AppleVectors.v1)&bundleId=com.other",
+                "different app than its purchase token",
+                "bundle_id_mismatch"
+            ),
             (
                 "/?externalPurchaseToken="
                     + Base64URL.encode(
                         Array(#"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1}"#.utf8)
-                    ), "incomplete"
+                    ), "incomplete", "missing_field"
             ),
             (
                 "/?externalPurchaseToken="
@@ -81,7 +85,7 @@ struct LandingFlowTests {
                             #"{"appAppleId":1234567890,"bundleId":"com.other","tokenCreationDate":1,"externalPurchaseId":"x"}"#
                                 .utf8
                         )
-                    ), "does not sell for"
+                    ), "does not sell for", "bundle_id_not_configured"
             ),
             (
                 "/?externalPurchaseToken="
@@ -90,13 +94,31 @@ struct LandingFlowTests {
                             #"{"appAppleId":99,"bundleId":"com.example","tokenCreationDate":1,"externalPurchaseId":"x"}"#
                                 .utf8
                         )
-                    ), "belongs to a different app"
+                    ), "belongs to a different app", "app_apple_id_mismatch"
             ),
-            ("/?externalPurchaseToken=" + String(repeating: "A", count: 5000), "too long"),
-            ("/?bundleId=com.unknown", "does not sell for"),
+            ("/?externalPurchaseToken=" + String(repeating: "A", count: 5000), "too long", "too_long"),
+            ("/?bundleId=com.unknown", "does not sell for", "bundle_id_not_configured"),
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":1234567890,"bundleId":"com.example","bundleId":"com.evil","#
+                                .utf8
+                        )
+                            + Array(#""tokenCreationDate":1,"externalPurchaseId":"x"}"#.utf8)
+                    ), "names the same field twice", "duplicate_field"
+            ),
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1,"#.utf8
+                        ) + Array(#""externalPurchaseId":"../../admin/tokens"}"#.utf8)
+                    ), "invalid purchase ID", "invalid_external_purchase_id"
+            ),
         ]
     )
-    func rejects(target: String, words: String) throws {
+    func rejects(target: String, words: String, reason: String) throws {
         let live = try LiveApplication()
         let response = try live.get(target)
         #expect(response.status == 400)
@@ -105,7 +127,8 @@ struct LandingFlowTests {
         #expect(try live.ledger().count(.visits) == 0)
         #expect(try live.ledger().count(.tokens) == 0)
         let metrics = try live.get("/metrics").text
-        #expect(metrics.contains("linkout_tokens_rejected_total{reason="))
+        // Every reason is registered at 0, so only a count of 1 shows this rejection was counted, and counted once.
+        #expect(metrics.contains("linkout_tokens_rejected_total{reason=\"\(reason)\"} 1\n"), "\(reason)")
     }
 
     @Test func headAnswersLikeGetButRecordsNothing() throws {

@@ -1,4 +1,6 @@
 import Foundation
+import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -39,11 +41,19 @@ final class LinkOutProcess {
         try process.run()
     }
 
-    /// Reads stdout until the "listening on" line and returns the port it names.
-    func waitForPort() throws -> Int {
+    /// Reads stdout until the "listening on" line and returns the port it names; throws when the process exits
+    /// first or prints nothing within `seconds`.
+    func waitForPort(within seconds: Double = 60) throws -> Int {
         var text = ""
         let handle = output.fileHandleForReading
+        let deadline = Date() + seconds
         while !text.contains("\n") {
+            // poll(2) first, so a server that neither speaks nor exits cannot block the read forever.
+            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
+            guard remaining > 0, poll(&ready, 1, remaining) > 0 else {
+                throw Failure(description: "linkout printed no port within \(seconds) s")
+            }
             let chunk = handle.availableData
             guard !chunk.isEmpty else { throw Failure(description: "linkout exited before listening: \(stderrText())") }
             text += String(decoding: chunk, as: UTF8.self)
@@ -58,9 +68,14 @@ final class LinkOutProcess {
         kill(process.processIdentifier, number)
     }
 
-    /// Waits for the exit and returns the status code.
-    func waitForExit() -> Int32 {
-        process.waitUntilExit()
+    /// Waits for the exit and returns the status code. A process still running after `seconds` fails the test
+    /// and is killed, so the test ends either way.
+    func waitForExit(within seconds: Double = 60) -> Int32 {
+        if !eventually(within: seconds, { !process.isRunning }) {
+            Issue.record("linkout \(process.arguments ?? []) did not exit within \(seconds) s")
+            kill(process.processIdentifier, SIGKILL)
+            guard eventually(within: 10, { !process.isRunning }) else { return -1 }
+        }
         return process.terminationStatus
     }
 

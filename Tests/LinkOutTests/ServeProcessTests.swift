@@ -58,12 +58,14 @@ struct ServeProcessTests {
         let completed = Atomic<Int>(0)
         let cut = Mutex<[String]>([])
         let finished = DispatchGroup()
+        // Clients stop here even if the server never does, so the test always ends.
+        let clientDeadline = Date() + 120
         for _ in 0..<8 {
             finished.enter()
             Thread.detachNewThread {
                 defer { finished.leave() }
                 guard let client = try? RawClient(port: port) else { return }
-                while true {
+                while Date() < clientDeadline {
                     do {
                         let response = try client.roundTrip("GET /static/big.txt HTTP/1.1\r\nHost: t\r\n\r\n")
                         guard response.status == 200, response.body.count == 256 * 1024 else {
@@ -81,9 +83,10 @@ struct ServeProcessTests {
                 }
             }
         }
-        while completed.load(ordering: .relaxed) < 200 { usleep(1000) }  // polls progress; not a race guard
+        // Polls progress; not a race guard. On a timeout the test fails, and still stops everything below.
+        #expect(eventually(within: 60) { completed.load(ordering: .relaxed) >= 200 })
         server.signal(SIGTERM)
-        finished.wait()
+        #expect(finished.wait(timeout: .now() + 150) == .success)
         #expect(server.waitForExit() == 0)
         #expect(cut.withLock { $0 } == [])
         #expect(completed.load(ordering: .relaxed) >= 200)
@@ -124,9 +127,10 @@ struct ServeProcessTests {
                 }
             }
         }
-        while acknowledged.withLock({ $0.count }) < 200 { usleep(1000) }  // polls progress; not a race guard
+        // Polls progress; not a race guard. On a timeout the test fails, and still stops everything below.
+        #expect(eventually(within: 60) { acknowledged.withLock { $0.count } >= 200 })
         server.signal(SIGKILL)
-        finished.wait()
+        #expect(finished.wait(timeout: .now() + 60) == .success)
         #expect(server.waitForExit() != 0)
         let promised = Set(acknowledged.withLock { $0 })
         let ledger = try Ledger(directory: dataDir.path)

@@ -108,16 +108,9 @@ struct HTTPClientTests {
                 key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
             ]
         )
-        let stub = Process()
-        stub.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        stub.arguments = ["python3", "-c", Self.tlsStub, cert, key]
-        let output = Pipe()
-        stub.standardOutput = output
-        stub.standardError = FileHandle.nullDevice
-        try stub.run()
-        defer { stub.terminate() }
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let stub = try TLSStub(cert: cert, key: key)
+        defer { stub.stop() }
+        let port = stub.port
         let url = "https://127.0.0.1:\(port)/"
 
         #expect {
@@ -130,10 +123,75 @@ struct HTTPClientTests {
         let response = try HTTPClient(configuration: trusting).perform(HTTPClientRequest(method: "GET", url: url))
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "secure")
+        stub.stop()
+        #expect(TLSStub.isGone(stub.pid), "the TLS stub (pid \(stub.pid)) outlived its test")
+    }
+
+    /// A python3 TLS server on 127.0.0.1. Whatever starts `python3` (a version manager's shim may fork rather
+    /// than exec), the server reports its own pid, and `stop()` ends that process; it also exits by itself when
+    /// its stdin closes, so it cannot outlive a test process that crashed or was killed.
+    final class TLSStub {
+        let process = Process()
+        let input = Pipe()
+        let port: Int
+        let pid: pid_t
+        private var stopped = false
+
+        init(cert: String, key: String) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", HTTPClientTests.tlsStub, cert, key]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = input
+            try process.run()
+            // The first line is "PORT PID"; a stub that dies first gives an empty line and fails the test here.
+            var bytes: [UInt8] = []
+            while !bytes.contains(10) {
+                // Blocks until the stub writes or exits (EOF: an empty read), so this loop ends either way.
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                bytes.append(contentsOf: chunk)
+            }
+            let line = String(decoding: bytes, as: UTF8.self)
+            let fields = line.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            guard fields.count == 2, let port = Int(fields[0]), let pid = pid_t(fields[1]) else {
+                process.terminate()
+                Issue.record("the TLS stub printed \(line.debugDescription) instead of its port and pid")
+                throw CocoaError(.fileReadCorruptFile)
+            }
+            self.port = port
+            self.pid = pid
+        }
+
+        /// Ends the server and waits (bounded) until it is gone. Safe to call more than once.
+        func stop() {
+            // Once stopped, the pid may belong to someone else: never signal it again.
+            guard !stopped else { return }
+            stopped = true
+            try? input.fileHandleForWriting.close()
+            kill(pid, SIGKILL)
+            if process.isRunning { process.terminate() }
+            let deadline = Date() + 5
+            while !Self.isGone(pid), Date() < deadline { usleep(10_000) }
+        }
+
+        deinit { stop() }
+
+        /// True when `pid` no longer runs (gone, or a zombie waiting to be reaped).
+        static func isGone(_ pid: pid_t) -> Bool {
+            guard kill(pid, 0) == 0 else { return errno == ESRCH }
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            // The state follows the parenthesised command name.
+            guard let close = stat.lastIndex(of: ")") else { return true }
+            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+        }
     }
 
     static let tlsStub = """
-        import http.server, ssl, sys
+        import http.server, os, signal, ssl, sys, threading
+        # The test process may block signals, and a child inherits that mask: unblock them so SIGTERM works.
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 body = b"secure"
@@ -147,7 +205,11 @@ struct HTTPClientTests {
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(sys.argv[1], sys.argv[2])
         server.socket = context.wrap_socket(server.socket, server_side=True)
-        print(server.server_address[1], flush=True)
+        def exit_when_stdin_closes():
+            sys.stdin.buffer.read()
+            os._exit(0)
+        threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
+        print(server.server_address[1], os.getpid(), flush=True)
         server.serve_forever()
         """
 

@@ -22,6 +22,24 @@ final class Identifiers: Sendable {
             .prefix(26).description
     }
 
+    /// A new browser session id: a fresh id followed by an HMAC of it under the installation secret, so the
+    /// server can tell ids it minted from ids someone made up (`isIssuedSession`) without storing sessions.
+    func session() -> String {
+        let random = fresh()
+        return random + sessionTag(random)
+    }
+
+    /// Whether `text` is a session id this installation minted; the tag is compared in constant time.
+    func isIssuedSession(_ text: String) -> Bool {
+        guard text.utf8.count == 52, text.utf8.allSatisfy({ Self.alphabet.contains($0) }) else { return false }
+        let random = String(text.prefix(26))
+        return HMACSHA256.constantTimeEqual(Array(text.utf8.dropFirst(26)), Array(sessionTag(random).utf8))
+    }
+
+    private func sessionTag(_ random: String) -> String {
+        Self.base32(Array(mac.authenticate("session\u{0}" + random).prefix(17))).prefix(26).description
+    }
+
     /// The checkout for a token: the same externalPurchaseId always maps to the same id, and nobody without the
     /// secret can compute it (130 bits of an HMAC).
     func checkoutId(externalPurchaseId: String) -> String {

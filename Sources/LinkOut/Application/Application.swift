@@ -12,6 +12,7 @@ package final class Application: Sendable {
     package let ledger: Ledger
     package let reporting: ReportingService
     private let payments: PaymentServices
+    let metrics: Metrics
     private let server: HTTPServer
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
@@ -25,6 +26,7 @@ package final class Application: Sendable {
         )
         self.ledger = ledger
         let metrics = Metrics()
+        self.metrics = metrics
         Self.countIngestion(of: ledger, into: metrics)
         let pages = try Pages.load(publicDir: configuration.server.publicDir, isSecure: configuration.server.isSecure)
         let identifiers = Identifiers(secret: try ledger.secret(named: "identifiers"))
@@ -119,6 +121,7 @@ package final class Application: Sendable {
                 pages: pages,
                 metrics: metrics
             ),
+            failedAuth: FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
             readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
             metrics: metrics
         )

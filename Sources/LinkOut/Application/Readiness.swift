@@ -12,12 +12,27 @@ struct Readiness: Sendable {
     func response() -> HTTPResponse {
         var lines: [String] = []
         var ready = true
-        do {
-            try ledger.checkWritable(at: clock.nowMilliseconds())
-            lines.append("database: writable")
-        } catch {
+        // The ledger's own record of failed writes first: a full disk refuses journal appends (every landing)
+        // while a small probe into SQLite may still fit, and the probe would only fail again if it does not.
+        if let failure = ledger.writeFailure {
             ready = false
-            lines.append("database: not writable: \(error)")
+            lines.append(
+                failure.code == .diskFull
+                    ? "database: disk full: visits are refused until space is freed (\(failure))"
+                    : "database: writes failing: \(failure)"
+            )
+        } else {
+            do {
+                try ledger.checkWritable(at: clock.nowMilliseconds())
+                lines.append("database: writable")
+            } catch {
+                ready = false
+                lines.append(
+                    error.code == .diskFull
+                        ? "database: disk full: visits are refused until space is freed (\(error))"
+                        : "database: not writable: \(error)"
+                )
+            }
         }
         lines.append("configuration: valid")
         if reporting.isAlive(now: clock.nowMilliseconds()) {

@@ -16,6 +16,7 @@ struct RouteTable: Sendable {
     let admin: AdminAPI
     let staticFiles: StaticFiles
     let rateGuard: RateGuard
+    let failedAuth: FailedAuthThrottle
     let readiness: Readiness
     let metrics: Metrics
 
@@ -39,20 +40,23 @@ struct RouteTable: Sendable {
         }
         if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
-        router.post("/v1/redemptions", handler: rateGuard.limit(redemptions.redeem))
-        router.get("/v1/purchases", handler: rateGuard.limit(redemptions.purchases))
+        router.post("/v1/redemptions", handler: rateGuard.limit(failedAuth.guarding(redemptions.redeem)))
+        router.get("/v1/purchases", handler: rateGuard.limit(failedAuth.guarding(redemptions.purchases)))
         router.get("/.well-known/apple-app-site-association", execution: .eventLoop) { [appSiteAssociation] request in
             appSiteAssociation.show(request)
         }
-        router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: rateGuard.limit(lineItems.post))
-        router.get("/admin/reports", handler: admin.reports)
-        router.get("/admin/tokens", handler: admin.tokens)
-        router.get("/admin/tokens.csv", handler: admin.exportCSV)
-        router.get("/admin/tokens/{externalPurchaseId}", handler: admin.token)
-        router.get("/admin/reports/{requestIdentifier}/apple", handler: admin.appleCopy)
-        router.get("/admin/purchases", handler: admin.purchases)
-        router.get("/admin/purchases.csv", handler: admin.purchasesCSV)
-        router.get("/admin/webhooks", handler: admin.webhooks)
+        router.post(
+            "/v1/tokens/{externalPurchaseId}/line-items",
+            handler: rateGuard.limit(failedAuth.guarding(lineItems.post))
+        )
+        router.get("/admin/reports", handler: failedAuth.guarding(admin.reports))
+        router.get("/admin/tokens", handler: failedAuth.guarding(admin.tokens))
+        router.get("/admin/tokens.csv", handler: failedAuth.guarding(admin.exportCSV))
+        router.get("/admin/tokens/{externalPurchaseId}", handler: failedAuth.guarding(admin.token))
+        router.get("/admin/reports/{requestIdentifier}/apple", handler: failedAuth.guarding(admin.appleCopy))
+        router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))
+        router.get("/admin/purchases.csv", handler: failedAuth.guarding(admin.purchasesCSV))
+        router.get("/admin/webhooks", handler: failedAuth.guarding(admin.webhooks))
         router.get("/readyz") { [readiness] _ in readiness.response() }
         router.get("/healthz", execution: .eventLoop) { _ in
             HTTPResponse(
@@ -64,7 +68,8 @@ struct RouteTable: Sendable {
         router.get("/static/{path...}", execution: .eventLoop) { [staticFiles] request in
             staticFiles.response(for: request.pathParameters["path"] ?? "", request: request)
         }
-        router.get("/metrics", execution: .eventLoop) { [metrics] _ in
+        // On the worker pool: the report gauges scan the outbox in SQLite, which must not hold an event loop.
+        router.get("/metrics") { [metrics] _ in
             HTTPResponse(
                 status: .ok,
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],

@@ -31,6 +31,8 @@ package struct Configuration: Sendable {
         configuration.host = server.host
         configuration.port = server.port
         configuration.maxConnections = server.maxConnections
+        configuration.maxConnectionsPerClient = server.maxConnectionsPerClient
+        configuration.firstByteTimeout = .seconds(server.firstByteTimeoutSeconds)
         configuration.workerThreads = server.workerThreads
         configuration.limits.maxBodyBytes = server.maxBodyBytes
         configuration.idleTimeout = .seconds(server.idleTimeoutSeconds)

@@ -13,6 +13,13 @@ extension Configuration {
         package var publicDir = "Public"
         /// Most connections served at once (503 above). Default 10,000.
         package var maxConnections = 10_000
+        /// Connections one peer address may hold at once (503 and close above it). The HTTP core sees the socket's
+        /// peer, so behind a reverse proxy every client shares the proxy's address and this caps the proxy; many
+        /// phones behind one carrier NAT share an address too, hence the generous default. Default 256.
+        package var maxConnectionsPerClient = 256
+        /// Seconds a new connection may stay silent before its first byte; then it is closed without an answer,
+        /// so connections opened only to hold a slot are soon given back. Default 10.
+        package var firstByteTimeoutSeconds = 10
         /// Threads for blocking handlers. Default 16.
         package var workerThreads = 16
         /// Largest request body accepted (413 above). Default 1 MiB.
@@ -39,8 +46,9 @@ extension Configuration {
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Server {
             try section.rejectUnknownKeys([
-                "host", "port", "publicURL", "trustedProxies", "publicDir", "maxConnections", "workerThreads",
-                "maxBodyBytes", "idleTimeoutSeconds", "requestHeadTimeoutSeconds", "shutdownGraceSeconds",
+                "host", "port", "publicURL", "trustedProxies", "publicDir", "maxConnections",
+                "maxConnectionsPerClient", "firstByteTimeoutSeconds", "workerThreads", "maxBodyBytes",
+                "idleTimeoutSeconds", "requestHeadTimeoutSeconds", "shutdownGraceSeconds",
                 "rateLimitPerSecond", "rateLimitBurst",
             ])
             var server = Server()
@@ -64,6 +72,16 @@ extension Configuration {
                 "maxConnections",
                 default: server.maxConnections,
                 range: 1...1_000_000
+            )
+            server.maxConnectionsPerClient = try section.int(
+                "maxConnectionsPerClient",
+                default: server.maxConnectionsPerClient,
+                range: 1...1_000_000
+            )
+            server.firstByteTimeoutSeconds = try section.int(
+                "firstByteTimeoutSeconds",
+                default: server.firstByteTimeoutSeconds,
+                range: 1...600
             )
             server.workerThreads = try section.int("workerThreads", default: server.workerThreads, range: 1...1024)
             server.maxBodyBytes = try section.int(

@@ -21,10 +21,10 @@ struct CheckoutRoute: Sendable {
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
         guard let (checkout, app) = try find(request) else { return notFound(language) }
-        var session = Session.id(in: request)
+        var session = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure)
         var extraHeaders = HTTPHeaders()
         if session == nil {
-            let fresh = identifiers.fresh()
+            let fresh = identifiers.session()
             session = fresh
             extraHeaders.add(name: "Set-Cookie", value: Session.cookie(fresh, secure: pages.isSecure))
         }
@@ -81,7 +81,8 @@ struct CheckoutRoute: Sendable {
         let form = FormDecoding.items(Substring(String(decoding: request.body, as: UTF8.self)))
         func field(_ name: String) -> String? { form.first { $0.name == name }?.value }
         // CSRF: the token must be the one derived from this browser's session cookie and this checkout.
-        guard let session = Session.id(in: request), let csrf = field("csrf"),
+        guard let session = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure),
+            let csrf = field("csrf"),
             identifiers.isValidCSRF(csrf, session: session, checkoutId: checkout.id)
         else {
             return pages.message(

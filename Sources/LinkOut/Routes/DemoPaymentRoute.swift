@@ -21,9 +21,9 @@ struct DemoPaymentRoute: Sendable {
         guard let (session, product, app) = try find(request) else { return notFound(language) }
         guard session.state == .open else { return seeOther(result(session)) }
         var extraHeaders = HTTPHeaders()
-        var sessionCookie = Session.id(in: request)
+        var sessionCookie = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure)
         if sessionCookie == nil {
-            let fresh = identifiers.fresh()
+            let fresh = identifiers.session()
             sessionCookie = fresh
             extraHeaders.add(name: "Set-Cookie", value: Session.cookie(fresh, secure: pages.isSecure))
         }
@@ -42,7 +42,8 @@ struct DemoPaymentRoute: Sendable {
         guard let (session, product, _) = try find(request) else { return notFound(language) }
         let form = FormDecoding.items(Substring(String(decoding: request.body.prefix(4096), as: UTF8.self)))
         func field(_ name: String) -> String? { form.first { $0.name == name }?.value }
-        guard let cookie = Session.id(in: request), let csrf = field("csrf"),
+        guard let cookie = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure),
+            let csrf = field("csrf"),
             identifiers.isValidCSRF(csrf, session: cookie, checkoutId: session.intentId)
         else {
             return pages.message(

@@ -96,14 +96,17 @@ struct LandingRoute: Sendable {
                 responder.respond(acknowledgement)
                 return
             }
-            logger.error("visit not recorded", ["error": "\(error)"])
+            // A full disk refuses the append at once (no wait for a sync), so this answer is quick; it does not
+            // clear within a second, so clients are asked to come back later than after a passing hiccup.
+            let diskFull = error.code == .diskFull
+            logger.error("visit not recorded", ["error": "\(error)", "disk_full": diskFull ? "true" : "false"])
             var response = pages.message(
                 status: .serviceUnavailable,
                 title: "unavailable_title",
                 message: "unavailable_message",
                 language: pages.language(for: request)
             )
-            response.headers.add(name: "Retry-After", value: "1")
+            response.headers.add(name: "Retry-After", value: diskFull ? "30" : "1")
             responder.respond(response)
         }
     }
@@ -112,8 +115,10 @@ struct LandingRoute: Sendable {
     private func redirect(to checkoutId: String, request: HTTPRequest) -> HTTPResponse {
         var headers = pages.securityHeaders()
         headers.add(name: "Location", value: "/checkout/" + checkoutId)
-        if request.method != "HEAD" && Session.id(in: request) == nil {
-            headers.add(name: "Set-Cookie", value: Session.cookie(identifiers.fresh(), secure: pages.isSecure))
+        if request.method != "HEAD"
+            && Session.id(in: request, identifiers: identifiers, secure: pages.isSecure) == nil
+        {
+            headers.add(name: "Set-Cookie", value: Session.cookie(identifiers.session(), secure: pages.isSecure))
         }
         return HTTPResponse(status: .seeOther, headers: headers)
     }

@@ -1,0 +1,95 @@
+import HTTPServer
+import Lifecycle
+import Synchronization
+
+/// Slows down guessing of the admin and API bearer tokens: a client whose bearer token was refused
+/// `maxFailures` times within `window` gets 429 with `Retry-After` on those routes, whatever it sends, until the
+/// window that began with its first failure ends. Refusing the right token too while blocked is what makes the
+/// limit bite: otherwise a guesser would still learn the moment it guessed right.
+final class FailedAuthThrottle: Sendable {
+    private struct Failures {
+        var windowStart: Int64
+        var count: Int
+    }
+
+    let maxFailures: Int
+    let windowMilliseconds: Int64
+    let trustedProxies: Set<String>
+    private let clock: Clock
+    private let failures = Mutex<[String: Failures]>([:])
+    /// Above this many tracked clients, expired windows are dropped, so a spray of addresses cannot grow memory
+    /// without bound.
+    static let maxClients = 100_000
+
+    init(maxFailures: Int = 10, window: Duration = .seconds(60), trustedProxies: Set<String>, clock: Clock) {
+        self.maxFailures = max(1, maxFailures)
+        windowMilliseconds = max(
+            1,
+            window.components.seconds * 1000 + window.components.attoseconds / 1_000_000_000_000_000
+        )
+        self.trustedProxies = trustedProxies
+        self.clock = clock
+    }
+
+    /// Seconds until `client` may try again, or nil when it is not blocked.
+    func retryAfter(for client: String) -> Int? {
+        let now = clock.nowMilliseconds()
+        return failures.withLock { failures -> Int? in
+            guard let entry = failures[client] else { return nil }
+            let end = entry.windowStart + windowMilliseconds
+            guard now < end else {
+                failures[client] = nil
+                return nil
+            }
+            guard entry.count >= maxFailures else { return nil }
+            return Int(max(1, (end - now + 999) / 1000))
+        }
+    }
+
+    /// Counts one refused bearer token for `client`.
+    func recordFailure(for client: String) {
+        let now = clock.nowMilliseconds()
+        failures.withLock { failures in
+            if var entry = failures[client], now < entry.windowStart + windowMilliseconds {
+                entry.count += 1
+                failures[client] = entry
+            } else {
+                failures[client] = Failures(windowStart: now, count: 1)
+            }
+            if failures.count > Self.maxClients {
+                failures = failures.filter { now < $0.value.windowStart + windowMilliseconds }
+            }
+        }
+    }
+
+    /// The client a request counts against: the same address the rate limit uses.
+    func client(of request: HTTPRequest) -> String {
+        ClientAddress.resolve(request, trustedProxies: trustedProxies)
+    }
+
+    /// 429 for a blocked client, else nil.
+    func refusal(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let seconds = retryAfter(for: client(of: request)) else { return nil }
+        var response = JSONResponse.error(
+            .tooManyRequests,
+            "too_many_failed_attempts",
+            "Too many refused bearer tokens; retry after \(seconds) s."
+        )
+        response.headers.add(name: "Retry-After", value: String(seconds))
+        return response
+    }
+}
+
+extension FailedAuthThrottle {
+    /// Wraps a bearer-protected handler: a blocked client gets 429 before the handler runs, and every 401 the
+    /// handler answers counts as a failure. Concurrent guesses already past the check still count, so a client
+    /// overshoots the limit by at most the worker threads it can keep busy.
+    func guarding(_ handler: @escaping Router.Handler) -> Router.Handler {
+        { request in
+            if let refusal = self.refusal(request) { return refusal }
+            let response = try handler(request)
+            if response.status == .unauthorized { self.recordFailure(for: self.client(of: request)) }
+            return response
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Lifecycle
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The whole application against clients that misbehave: too many connections, guessed secrets, forged ids.
+@Suite("LinkOut under abuse")
+struct AbuseTests {
+    @Test func theConfiguredPerClientConnectionCapSheds503() throws {
+        let live = try LiveApplication { $0.server.maxConnectionsPerClient = 2 }
+        let held = try (0..<2).map { _ in try live.client() }
+        for client in held {
+            #expect(try client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        }
+        let excess = try live.client()
+        #expect(try excess.readResponse().status == 503)
+        for client in held {
+            #expect(try client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        }
+    }
+
+    /// Ten refused bearer tokens from one client, then 429 for that client on the admin and line-item APIs,
+    /// even with the right token; another client is not affected.
+    @Test func failedBearerTokensAreThrottledPerClient() throws {
+        let live = try LiveApplication {
+            $0.adminToken = "admin-secret"
+            $0.apiToken = "backend-secret"
+            // Lets each test client name its own address.
+            $0.server.trustedProxies = ["127.0.0.1"]
+        }
+        func admin(_ token: String, from client: String) throws -> RawClient.Response {
+            try live.get("/admin/tokens", headers: ["Authorization": "Bearer \(token)", "X-Forwarded-For": client])
+        }
+        let guesser = "203.0.113.7"
+        for attempt in 0..<10 {
+            #expect(try admin("guess-\(attempt)", from: guesser).status == 401)
+        }
+        let blocked = try admin("guess-10", from: guesser)
+        #expect(blocked.status == 429)
+        let retryAfter = try #require(Int(blocked.header("Retry-After") ?? ""))
+        #expect((1...60).contains(retryAfter))
+        #expect(try admin("admin-secret", from: guesser).status == 429)
+        let lineItems = try live.post(
+            "/v1/tokens/e/line-items",
+            contentType: "application/json",
+            body: "{}",
+            headers: ["Authorization": "Bearer backend-secret", "X-Forwarded-For": guesser]
+        )
+        #expect(lineItems.status == 429)
+        #expect(try admin("admin-secret", from: "203.0.113.8").status == 200)
+
+        // The line-item API counts its own refusals the same way.
+        let other = "203.0.113.9"
+        func post(_ token: String) throws -> RawClient.Response {
+            try live.post(
+                "/v1/tokens/e/line-items",
+                contentType: "application/json",
+                body: "{}",
+                headers: ["Authorization": "Bearer \(token)", "X-Forwarded-For": other]
+            )
+        }
+        for attempt in 0..<10 { #expect(try post("guess-\(attempt)").status == 401) }
+        #expect(try post("guess-10").status == 429)
+    }
+
+    @Test func theFailedAuthWindowEndsAndASpreadOfFailuresIsNotBlocked() {
+        let now = Mutex<Int64>(1_000_000)
+        let throttle = FailedAuthThrottle(
+            maxFailures: 3,
+            window: .seconds(60),
+            trustedProxies: [],
+            clock: Clock { now.withLock { $0 } }
+        )
+        for _ in 0..<3 { throttle.recordFailure(for: "a") }
+        #expect(throttle.retryAfter(for: "a") == 60)
+        #expect(throttle.retryAfter(for: "b") == nil)
+        now.withLock { $0 += 59_500 }
+        #expect(throttle.retryAfter(for: "a") == 1)
+        now.withLock { $0 += 500 }
+        #expect(throttle.retryAfter(for: "a") == nil)
+        // Two failures a window: never blocked.
+        for _ in 0..<5 {
+            throttle.recordFailure(for: "c")
+            throttle.recordFailure(for: "c")
+            #expect(throttle.retryAfter(for: "c") == nil)
+            now.withLock { $0 += 60_000 }
+        }
+    }
+
+    /// A session id the server never minted is replaced, not adopted: the page's CSRF token is bound to the new
+    /// session, so a form posted under the made-up id is refused.
+    @Test func sessionIdsTheServerNeverIssuedAreReplaced() throws {
+        let live = try LiveApplication()
+        let landing = try live.get(AppleVectors.documentedTarget)
+        let location = try #require(landing.header("Location"))
+        let minted = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        #expect(try live.get(location, headers: ["Cookie": minted]).header("Set-Cookie") == nil)
+
+        let madeUp = [String(repeating: "a", count: 26), String(repeating: "b", count: 52)]
+        for id in madeUp {
+            let cookie = "linkout_session=\(id)"
+            let page = try live.get(location, headers: ["Cookie": cookie])
+            let replacement = try #require(page.header("Set-Cookie"))
+            #expect(replacement.hasPrefix("linkout_session="))
+            #expect(!replacement.contains(id))
+            let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+            let posted = try live.post(
+                location,
+                contentType: "application/x-www-form-urlencoded",
+                body: "csrf=\(csrf)&currency=EUR&product=pro.lifetime",
+                headers: ["Cookie": cookie]
+            )
+            #expect(posted.status == 403)
+        }
+        #expect(try live.ledger().count(.checkoutIntents) == 0)
+    }
+
+    @Test func httpsSessionsUseTheHostPrefix() throws {
+        let live = try LiveApplication { $0.server.publicURL = "https://shop.example" }
+        let landing = try live.get(AppleVectors.documentedTarget)
+        let location = try #require(landing.header("Location"))
+        let setCookie = try #require(landing.header("Set-Cookie"))
+        #expect(setCookie.hasPrefix("__Host-linkout_session="))
+        let attributes = setCookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(attributes.contains("Secure"))
+        #expect(attributes.contains("Path=/"))
+        #expect(!attributes.contains { $0.lowercased().hasPrefix("domain") })
+        let cookie = try #require(attributes.first)
+        let page = try live.get(location, headers: ["Cookie": cookie])
+        #expect(page.header("Set-Cookie") == nil)
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let posted = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(csrf)&currency=EUR&product=pro.lifetime",
+            headers: ["Cookie": cookie]
+        )
+        #expect(posted.status == 303)  // accepted: on to the payment
+        // The same id without the prefix could have been planted by a subdomain: not accepted under https.
+        let unprefixed = "linkout_session=" + cookie.dropFirst("__Host-linkout_session=".count)
+        #expect(try live.get(location, headers: ["Cookie": unprefixed]).header("Set-Cookie") != nil)
+    }
+
+    /// `/metrics` reads the outbox summary from SQLite, so it must not run on an event loop: while a scrape is
+    /// held inside its gauges, every new connection is still served. (Were the scrape on a loop, the kernel would
+    /// put some of these connections on that loop, and they would wait.)
+    @Test func aSlowMetricsScrapeHoldsNoEventLoop() throws {
+        let live = try LiveApplication()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        live.application.metrics.addGauges {
+            entered.signal()
+            // Bounded, so a failing test never holds a thread for good.
+            _ = release.wait(timeout: .now() + 10)
+            return []
+        }
+        let scrape = try live.client()
+        scrape.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        var served = 0
+        for _ in 0..<32 {
+            let client = try RawClient(port: live.port, timeout: 2)
+            if (try? client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status) == 200 { served += 1 }
+        }
+        release.signal()
+        #expect(served == 32)
+        #expect(try scrape.readResponse().status == 200)
+    }
+}

@@ -1,0 +1,69 @@
+import ExternalPurchase
+import Foundation
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The application on a disk that fills up: landings are refused at once with a page that says to retry, and
+/// `/readyz` says why, until space is freed.
+@Suite("Full disk, live")
+struct DiskFullLandingTests {
+    static func freshTarget() -> String {
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)
+        )
+        return "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
+    }
+
+    @Test func aFullDiskAnswersLandingsWithAQuick503AndReadyzSaysWhy() throws {
+        // Mounting needs root; without it this fails (never skips), so the full-disk path is never silently unchecked.
+        let disk = try SmallFilesystem(bytes: 2 << 20)
+        defer { disk.unmount() }
+        let live = try LiveApplication {
+            $0.storage.dataDir = disk.path + "/data"
+            $0.server.rateLimitPerSecond = 0  // thousands of landings from one address, on purpose
+        }
+        try withExtendedLifetime(live) {
+            #expect(try live.get(Self.freshTarget()).status == 303)
+            #expect(try live.get("/readyz").status == 200)
+
+            let filler = try disk.fill()
+            // The last free bytes may still take a few visits; the disk refuses one soon after.
+            var refusal: RawClient.Response?
+            var refusalTime = Duration.zero
+            for _ in 0..<2_000 {
+                let started = ContinuousClock.now
+                let response = try live.get(Self.freshTarget(), headers: ["Accept": "text/html"])
+                guard response.status == 303 else {
+                    refusal = response
+                    refusalTime = ContinuousClock.now - started
+                    break
+                }
+            }
+            let refused = try #require(refusal, "the full disk took 2,000 visits")
+            #expect(refused.status == 503)
+            #expect(refusalTime < .seconds(1), "the refusal took \(refusalTime)")
+            #expect(refused.header("Content-Type") == "text/html; charset=utf-8")
+            #expect(refused.text.contains("Please try again"))
+            // A full disk does not clear within a second: clients are asked to wait longer than after a hiccup.
+            let retryAfter = try #require(Int(refused.header("Retry-After") ?? ""))
+            #expect(retryAfter >= 10)
+            let ready = try live.get("/readyz")
+            #expect(ready.status == 503)
+            #expect(ready.text.contains("database: disk full: visits are refused"), "\(ready.text)")
+            // Later landings are refused just as quickly while the disk stays full.
+            let started = ContinuousClock.now
+            #expect(try live.get(Self.freshTarget()).status == 503)
+            #expect(ContinuousClock.now - started < .seconds(1))
+
+            try FileManager.default.removeItem(atPath: filler)
+            #expect(try live.get(Self.freshTarget()).status == 303)
+            #expect(eventually(within: 10) { (try? live.get("/readyz").status) == 200 })
+        }
+    }
+}
