@@ -62,6 +62,63 @@ struct ConfigurationTests {
         #expect(failure("[]")?.field == "config.json")
     }
 
+    @Test func paymentsAndTheWayBackAreChecked() {
+        #expect(failure(#"{"payments": {"provider": "paypal"}}"#)?.field == "payments.provider")
+        #expect(failure(#"{"payments": {"defaultTaxCountry": "DE"}}"#)?.field == "payments.defaultTaxCountry")
+        #expect(
+            failure(#"{"payments": {"exchangeRates": {"KWD": {"reportingCurrency": "GBP", "rate": "2.9"}}}}"#)?.field
+                == "payments.exchangeRates.KWD"
+        )
+        #expect(
+            failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"EUR": "1"}, "interval": "month"}]}"#)?
+                .field == "catalog[0].interval"
+        )
+        // iOS keeps a universal link to the page's own host in Safari: a return link there cannot open the app.
+        let sameHost = failure(
+            #"{"server": {"publicURL": "https://pay.example.com"}, "apps": [{"bundleId": "com.example", "appAppleId": 1234567890, "name": "E", "returnURL": "https://pay.example.com/open"}]}"#
+        )
+        #expect(sameHost?.field == "apps[0].returnURL")
+        #expect(sameHost?.problem.contains("another domain") == true)
+        #expect(
+            failure(#"{"apps": [{"bundleId": "com.example", "appAppleId": 1, "name": "E", "teamId": "abc"}]}"#)?.field
+                == "apps[0].teamId"
+        )
+        #expect(failure(#"{"webhooks": {"url": "not a url"}}"#)?.field == "webhooks.url")
+    }
+
+    @Test func aStripeShopOrAWebhookReceiverNeedsItsSecrets() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-config-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func load(_ json: String, _ environment: [String: String] = [:]) -> ConfigurationError? {
+            let file = directory.appendingPathComponent("\(UUID()).json")
+            do {
+                try Data(json.utf8).write(to: file)
+                _ = try Configuration.load(overrides: .init(configPath: file.path), environment: environment)
+                return nil
+            } catch let error as ConfigurationError {
+                return error
+            } catch {
+                return ConfigurationError(field: "io", problem: "\(error)")
+            }
+        }
+        #expect(load(#"{"payments": {"provider": "stripe"}}"#)?.field == "payments.stripe.secretKey")
+        #expect(
+            load(#"{"payments": {"provider": "stripe"}}"#, ["LINKOUT_STRIPE_SECRET_KEY": "sk_test_x"])?.field
+                == "payments.stripe.webhookSecret"
+        )
+        #expect(
+            load(
+                #"{"payments": {"provider": "stripe"}}"#,
+                ["LINKOUT_STRIPE_SECRET_KEY": "sk_test_x", "LINKOUT_STRIPE_WEBHOOK_SECRET": "whsec_x"]
+            ) == nil
+        )
+        #expect(load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#)?.field == "webhooks.secret")
+        #expect(
+            load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#, ["LINKOUT_WEBHOOK_SECRET": "s"]) == nil
+        )
+    }
+
     @Test func perClientConnectionCapAndFirstByteTimeoutReachTheHTTPCore() throws {
         let defaults = Configuration().httpServer
         #expect(defaults.maxConnectionsPerClient == 256)

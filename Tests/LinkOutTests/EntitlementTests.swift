@@ -67,6 +67,18 @@ struct EntitlementTests {
         #expect(!result.text.contains("<code>"))
         let desktop = try live.get(resultPath, headers: ["User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"])
         #expect(desktop.text.contains("<code>\(code)</code>"))
+        let qrPath = String(
+            try #require(
+                desktop.text.firstMatch(of: /src="(\/checkout\/[a-z2-7]+\/qr\.svg\?session_id=[a-z0-9_]+)"/)?.1
+            )
+        )
+        let qr = try live.get(qrPath)
+        #expect(qr.status == 200)
+        #expect(qr.header("Content-Type") == "image/svg+xml")
+        #expect(qr.text.hasPrefix("<svg") && qr.text.contains("<path"))
+        #expect(
+            try live.get(qrPath.replacingOccurrences(of: "session_id=demo_", with: "session_id=demo_x")).status == 404
+        )
         // Link previews and HEAD requests look at the page; they never use the code up.
         #expect(try live.get(resultPath, method: "HEAD").status == 200)
         _ = try live.get(

@@ -27,7 +27,10 @@ struct AccessLog: Sendable {
         let path = request.path
         if request.method == "-" { return "invalid" }
         if landingPaths.contains(String(path)) { return "landing" }
-        if path.hasPrefix("/checkout/") { return path.hasSuffix("/done") ? "payment_result" : "checkout" }
+        if path.hasPrefix("/checkout/") {
+            if path.hasSuffix("/done") { return "payment_result" }
+            return path.hasSuffix("/qr.svg") ? "payment_qr" : "checkout"
+        }
         if path.hasPrefix("/pay/demo/") { return "demo_payment" }
         if path.hasPrefix("/static/") { return "static" }
         if path.hasPrefix("/v1/tokens/") { return "line_items_api" }

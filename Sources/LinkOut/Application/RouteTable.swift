@@ -34,6 +34,7 @@ struct RouteTable: Sendable {
         router.get("/checkout/{id}", handler: checkout.show)
         router.post("/checkout/{id}", handler: checkout.submit)
         router.get("/checkout/{id}/done", handler: paymentResult.show)
+        router.get("/checkout/{id}/qr.svg", handler: paymentResult.qrCode)
         if let demoPayment {
             router.get("/pay/demo/{intentId}", handler: demoPayment.show)
             router.post("/pay/demo/{intentId}", handler: demoPayment.submit)

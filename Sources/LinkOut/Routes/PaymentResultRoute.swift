@@ -44,6 +44,9 @@ struct PaymentResultRoute: Sendable {
             context["return_url"] = .text(link ?? "")
             context["scheme_url"] = .text(app.urlScheme.map { "\($0)://purchase?code=\(code)" } ?? "")
             context["code"] = .text(code)
+            if link != nil {
+                context["qr_src"] = .text("/checkout/\(checkoutId)/qr.svg?session_id=\(session.sessionId)")
+            }
             context["desktop"] = .flag(!Self.isPhone(request.headers["user-agent"]))
         case .open:
             // Back from the provider before its webhook arrived: look again in a moment.
@@ -60,6 +63,29 @@ struct PaymentResultRoute: Sendable {
         context["title"] = .text(pages.localization.text(texts.title, language: language))
         context["message"] = .text(pages.localization.text(texts.message, language: language))
         return pages.html(pages.paymentResult.render(context))
+    }
+
+    /// `GET /checkout/{id}/qr.svg?session_id=…`: the app link of a paid session as a QR code, drawn here (no
+    /// third party sees the code), for a person on a computer to scan with the phone that has the app.
+    func qrCode(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
+            let checkout = try ledger.checkout(id: checkoutId),
+            let returnURL = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })?.returnURL,
+            let sessionId = request.queryValue("session_id"),
+            let session = try ledger.paymentSession(id: sessionId), session.checkoutId == checkoutId,
+            session.state == .complete
+        else { return HTTPError(.notFound, "Not found.").response }
+        let link = Self.appending(code: identifiers.redemptionCode(purchaseId: session.sessionId), to: returnURL)
+        let language = pages.language(for: request)
+        guard let qr = try? QRCode(link, level: .medium) else { return HTTPError(.notFound, "Not found.").response }
+        return HTTPResponse(
+            status: .ok,
+            headers: [
+                "Content-Type": "image/svg+xml", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+                "Content-Security-Policy": "default-src 'none'",
+            ],
+            body: Array(qr.svg(label: pages.localization.text("result_qr_alt", language: language)).utf8)
+        )
     }
 
     /// `returnURL` with `code=` added to its query.
