@@ -86,3 +86,21 @@ import Testing
         }
     }
 }
+
+/// The entitlement webhook signature, checked against openssl
+/// (`printf '1700000000.{"id":"evt_1"}' | openssl dgst -sha256 -hmac s3cret`).
+@Suite struct WebhookSignatureTests {
+    @Test func matchesOpenSSL() {
+        let header = WebhookSignature(secret: "s3cret").header(
+            body: Array(#"{"id":"evt_1"}"#.utf8),
+            timestamp: 1_700_000_000
+        )
+        #expect(header == "t=1700000000,v1=8e6f5c9e12ccd802130a0cf337c2d90395d59605481627c32bb6c530172adf23")
+    }
+
+    @Test func backoffDoublesFromFiveSecondsToAnHour() {
+        #expect(WebhookSender.backoffMilliseconds(attempts: 0) == 5_000)
+        #expect(WebhookSender.backoffMilliseconds(attempts: 3) == 40_000)
+        #expect(WebhookSender.backoffMilliseconds(attempts: 30) == 3_600_000)
+    }
+}
