@@ -1,3 +1,4 @@
+import ExternalPurchase
 import Foundation
 import Lifecycle
 import Storage
@@ -173,6 +174,64 @@ struct EntitlementTests {
         )
         #expect(delivered.text.contains(deliveries[0].eventId))
         #expect(receiver.deliveries.count == 3)
+    }
+
+    @Test func purchasesAreRestoredByTheAppAccountTokenTheAppForwarded() throws {
+        let live = try LiveApplication { $0.apiToken = "backend-secret" }
+        let account = UUID().uuidString.lowercased()
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: "SERVICES",
+            nowMilliseconds: Clock.system.nowMilliseconds()
+        )
+        let forwarded = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(TokenMinter.encode(token))", "appAccountToken": "\#(account)"}"#
+        )
+        #expect(forwarded.status == 201)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(forwarded.body)) as? [String: Any])
+        let checkoutURL = try #require(object["checkoutURL"] as? String)
+        let checkout = String(try #require(checkoutURL.firstMatch(of: /\/checkout\/[a-z2-7]+/)?.0))
+        let page = try live.get(checkout)
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let form = "application/x-www-form-urlencoded"
+        let payment = try #require(
+            try live.post(
+                checkout,
+                contentType: form,
+                body: "csrf=\(csrf)&currency=EUR&product=pro.monthly",
+                headers: ["Cookie": cookie]
+            )
+            .header("Location")
+        )
+        let demo = try live.get(payment, headers: ["Cookie": cookie])
+        let demoCSRF = try #require(demo.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        #expect(
+            try live.post(
+                payment,
+                contentType: form,
+                body: "csrf=\(demoCSRF)&action=complete",
+                headers: ["Cookie": cookie]
+            )
+            .status == 303
+        )
+        let auth = ["Authorization": "Bearer backend-secret"]
+        let restored = try live.get("/v1/purchases?appAccountToken=\(account.uppercased())", headers: auth)
+        #expect(restored.status == 200)
+        #expect(restored.text.contains(#""appAccountToken":"\#(account)""#))
+        #expect(restored.text.contains(#""productId":"pro.monthly""#))
+        #expect(restored.text.contains(#""kind":"subscription""#))
+        #expect(restored.text.contains(#""currentPeriodEnd":"#))
+        #expect(
+            try live.get("/v1/purchases?appAccountToken=\(UUID().uuidString)", headers: auth).text
+                == #"{"purchases":[]}"#
+        )
+        #expect(try live.get("/v1/purchases", headers: auth).status == 400)
+        #expect(try live.get("/v1/purchases?appAccountToken=\(account)").status == 401)
     }
 
     @Test func appSiteAssociationComesFromConfiguration() throws {

@@ -49,7 +49,7 @@ struct PaymentFlowTests {
         #expect(items.count == 1)
         let expected =
             #"{"amountTaxExclusive":29990,"amountTaxInclusive":29990,"creationDate":0,"eventType":"BUY","lineItemId":"demo_\#(intent)","netAmountTaxExclusive":29990,"pricingCurrency":"EUR","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":0,"taxCountry":"DEU"}"#
-        #expect(try items.map(PaymentHarness.canonical) == [expected])
+        #expect(try items.map { try PaymentHarness.canonical($0) } == [expected])
         let report = try #require(harness.apple.apple.received.first?.bodyObject)
         #expect(report["status"] as? String == "LINE_ITEM")
         #expect(report["externalPurchaseId"] as? String == checkout.externalPurchaseId)
@@ -59,7 +59,12 @@ struct PaymentFlowTests {
     }
 
     @Test func aStripePurchaseDeliveredThreeTimesIsReportedOnceThenRefundedTwice() throws {
-        let harness = try PaymentHarness(provider: .stripe)
+        let receiver = try WebhookReceiver(secret: "hook-secret")
+        defer { receiver.stop() }
+        let harness = try PaymentHarness(provider: .stripe) {
+            $0.webhooks.url = receiver.url
+            $0.webhooks.secret = "hook-secret"
+        }
         let checkout = try harness.openCheckout()
         let chosen = try harness.choose(checkout, product: "pro.lifetime", currency: "EUR")
         #expect(chosen.status == 303)
@@ -99,7 +104,7 @@ struct PaymentFlowTests {
             ).status == 200
         )
         try harness.waitForEvents()
-        let items = try harness.reportedLineItems().map(PaymentHarness.canonical)
+        let items = try harness.reportedLineItems().map { try PaymentHarness.canonical($0) }
         #expect(
             items == [
                 #"{"amountTaxExclusive":25200,"amountTaxInclusive":29990,"creationDate":0,"eventType":"BUY","lineItemId":"cs_test_fake1","netAmountTaxExclusive":25200,"pricingCurrency":"EUR","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":4790,"taxCountry":"ESP"}"#,
@@ -110,6 +115,10 @@ struct PaymentFlowTests {
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         let purchase = try #require(try harness.live.application.ledger.purchase(id: "cs_test_fake1"))
         #expect(purchase.status == .refunded)
+        // The backend hears of each step once, in the order they happened.
+        #expect(receiver.waitForAccepted(3))
+        #expect(receiver.deliveries.map(\.type) == ["purchase.completed", "purchase.refunded", "purchase.refunded"])
+        #expect(receiver.deliveries.allSatisfy { $0.signatureValid })
     }
 
     @Test func aSubscriptionStartsAndRenews() throws {
@@ -145,6 +154,13 @@ struct PaymentFlowTests {
         #expect(try harness.deliver(renewal).status == 200)
         try harness.waitForEvents()
         let items = harness.reportedLineItems()
+        let dates = ["subscriptionStartDate", "subscriptionEndDate", "subscriptionDaysOfPaidService"]
+        #expect(
+            try items.map { try PaymentHarness.canonical($0, zeroing: dates) } == [
+                #"{"amountTaxExclusive":3990,"amountTaxInclusive":3990,"creationDate":0,"eventType":"BUY","lineItemId":"cs_test_fake1","netAmountTaxExclusive":3990,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"reportingCurrency":"EUR","subscriptionDaysOfPaidService":0,"subscriptionEndDate":0,"subscriptionEvent":"SUBSCRIPTION_START","subscriptionStartDate":0,"taxAmount":0,"taxCountry":"DEU"}"#,
+                #"{"amountTaxExclusive":3990,"amountTaxInclusive":3990,"creationDate":0,"eventType":"BUY","lineItemId":"in_2","netAmountTaxExclusive":3990,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"cs_test_fake1","reportingCurrency":"EUR","subscriptionDaysOfPaidService":0,"subscriptionEndDate":0,"subscriptionEvent":"RENEWAL","subscriptionStartDate":0,"taxAmount":0,"taxCountry":"DEU"}"#,
+            ]
+        )
         #expect(items.count == 2)
         #expect(items.first?["subscriptionEvent"] as? String == "SUBSCRIPTION_START")
         #expect(items.first?["subscriptionDaysOfPaidService"] as? Int == 0)
@@ -252,7 +268,7 @@ struct PaymentFlowTests {
             ).status == 200
         )
         try harness.waitForEvents()
-        let items = try harness.reportedLineItems().map(PaymentHarness.canonical).sorted()
+        let items = try harness.reportedLineItems().map { try PaymentHarness.canonical($0) }.sorted()
         #expect(
             items == [
                 #"{"amountTaxExclusive":15104,"amountTaxInclusive":15104,"creationDate":0,"eventType":"BUY","exchangeRate":2.95,"lineItemId":"cs_test_fake2","netAmountTaxExclusive":15104,"pricingCurrency":"KWD","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":0,"taxCountry":"KWT"}"#,

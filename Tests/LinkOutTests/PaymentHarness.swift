@@ -114,10 +114,11 @@ final class PaymentHarness {
         }
     }
 
-    /// A line item as sorted JSON text with `creationDate` set to 0, for exact comparison.
-    static func canonical(_ item: [String: Any]) throws -> String {
+    /// A line item as sorted JSON text with `creationDate` (and any other `zeroing` fields, dates that depend on
+    /// when the test runs) set to 0, for exact comparison.
+    static func canonical(_ item: [String: Any], zeroing: [String] = []) throws -> String {
         var item = item
-        item["creationDate"] = 0
+        for field in ["creationDate"] + zeroing { item[field] = 0 }
         let data = try JSONSerialization.data(withJSONObject: item, options: [.sortedKeys])
         return String(decoding: data, as: UTF8.self)
     }
