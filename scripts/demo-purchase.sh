@@ -14,7 +14,8 @@ trap 'rm -f "$jar"' EXIT
 fail() { echo "demo-purchase: $*" >&2; exit 1; }
 csrf_in() { grep -o 'name="csrf" value="[a-z2-7]*"' | head -1 | sed 's/.*value="//; s/"$//'; }
 
-landing=$("$linkout" simulate --url "$base")
+# A sandbox token: a demo payment takes no money, so only a sandbox token's purchase is reported to Apple.
+landing=$("$linkout" simulate --url "$base" --sandbox)
 checkout=$(curl -s -o /dev/null -w '%{redirect_url}' -c "$jar" -b "$jar" "$landing")
 [[ $checkout == */checkout/* ]] || fail "the landing did not redirect to a checkout"
 echo "landing  → $checkout"

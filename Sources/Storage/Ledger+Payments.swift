@@ -23,8 +23,18 @@ extension Ledger {
         try engine.storePaymentEvent(event)
     }
 
-    public func paymentEvents(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredPaymentEvent] {
-        try engine.paymentEvents(unprocessedOnly: unprocessedOnly, limit: limit)
+    /// Stored events, oldest first; with `dueAt`, only unprocessed ones not deferred past it.
+    public func paymentEvents(unprocessedOnly: Bool, dueAt: Int64? = nil, limit: Int) throws(StorageError)
+        -> [StoredPaymentEvent]
+    {
+        try engine.paymentEvents(unprocessedOnly: unprocessedOnly, dueAt: dueAt, limit: limit)
+    }
+
+    /// Puts off an event that waits for another, so it does not hold up the ones behind it.
+    public func deferPaymentEvent(provider: String, eventId: String, until: Int64, reason: String)
+        throws(StorageError)
+    {
+        try engine.deferPaymentEvent(provider: provider, eventId: eventId, until: until, reason: reason)
     }
 
     public func purchase(id: String) throws(StorageError) -> PurchaseRecord? {

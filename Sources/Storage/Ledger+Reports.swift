@@ -31,10 +31,18 @@ extension Ledger {
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
     /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
     /// are left out: one report at a time per token.
-    public func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, limit: Int) throws(StorageError)
-        -> [StoredToken]
-    {
-        try engine.tokensNeedingReports(quietSince: quietSince, paymentsOpenSince: paymentsOpenSince, limit: limit)
+    public func tokensNeedingReports(
+        quietSince: Int64,
+        paymentsOpenSince: Int64,
+        paymentsPendingSince: Int64,
+        limit: Int
+    ) throws(StorageError) -> [StoredToken] {
+        try engine.tokensNeedingReports(
+            quietSince: quietSince,
+            paymentsOpenSince: paymentsOpenSince,
+            paymentsPendingSince: paymentsPendingSince,
+            limit: limit
+        )
     }
 
     /// Custom-link tokens of the same customer (same `appAccountToken`), app and type, first seen first.

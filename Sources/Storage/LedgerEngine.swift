@@ -44,7 +44,8 @@ protocol LedgerEngine: Sendable {
     func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport?
     func reports(limit: Int, offset: Int, state: StoredReport.State?) throws(StorageError) -> [StoredReport]
     func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport]
-    func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, limit: Int) throws(StorageError)
+    func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, paymentsPendingSince: Int64, limit: Int)
+        throws(StorageError)
         -> [StoredToken]
     func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken]
     func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?)
@@ -62,7 +63,8 @@ protocol LedgerEngine: Sendable {
     func paymentSession(intentId: String) throws(StorageError) -> PaymentSessionRecord?
     func paymentSessions(checkoutId: String) throws(StorageError) -> [PaymentSessionRecord]
     func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool
-    func paymentEvents(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredPaymentEvent]
+    func paymentEvents(unprocessedOnly: Bool, dueAt: Int64?, limit: Int) throws(StorageError) -> [StoredPaymentEvent]
+    func deferPaymentEvent(provider: String, eventId: String, until: Int64, reason: String) throws(StorageError)
     func purchase(id: String) throws(StorageError) -> PurchaseRecord?
     func purchase(subscriptionId: String) throws(StorageError) -> PurchaseRecord?
     func purchases(externalPurchaseId: String?, limit: Int, offset: Int) throws(StorageError) -> [PurchaseRecord]

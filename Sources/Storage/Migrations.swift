@@ -118,9 +118,10 @@ enum Migrations {
                 received_at INTEGER NOT NULL,
                 processed_at INTEGER,
                 outcome TEXT,
+                next_attempt_at INTEGER NOT NULL DEFAULT 0,
                 PRIMARY KEY (provider, event_id)
             ) WITHOUT ROWID;
-            CREATE INDEX payment_events_unprocessed ON payment_events(received_at) WHERE processed_at IS NULL;
+            CREATE INDEX payment_events_unprocessed ON payment_events(next_attempt_at) WHERE processed_at IS NULL;
             CREATE TABLE purchases (
                 purchase_id TEXT PRIMARY KEY,
                 provider TEXT NOT NULL,

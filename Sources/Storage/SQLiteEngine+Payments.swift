@@ -120,14 +120,19 @@ extension SQLiteEngine {
         }
     }
 
-    func paymentEvents(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredPaymentEvent] {
+    /// Events not acted on yet; with `dueAt`, only those not deferred past it.
+    func paymentEvents(unprocessedOnly: Bool, dueAt: Int64?, limit: Int) throws(StorageError) -> [StoredPaymentEvent] {
         try read { connection throws(StorageError) in
-            try connection.query(
+            var conditions: [String] = []
+            if unprocessedOnly { conditions.append("processed_at IS NULL") }
+            if dueAt != nil { conditions.append("next_attempt_at <= ?") }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            return try connection.query(
                 """
                 SELECT provider, event_id, type, body, received_at, processed_at, outcome FROM payment_events
-                \(unprocessedOnly ? "WHERE processed_at IS NULL" : "") ORDER BY received_at LIMIT ?
+                \(filter) ORDER BY received_at LIMIT ?
                 """,
-                [.integer(Int64(limit))]
+                (dueAt.map { [SQLiteValue.integer($0)] } ?? []) + [.integer(Int64(limit))]
             ).map { row in
                 StoredPaymentEvent(
                     provider: row[0].text ?? "",
@@ -139,6 +144,19 @@ extension SQLiteEngine {
                     outcome: row[6].text
                 )
             }
+        }
+    }
+
+    /// Puts off an event that waits for another (a refund before its purchase) so it does not hold the queue.
+    func deferPaymentEvent(provider: String, eventId: String, until: Int64, reason: String) throws(StorageError) {
+        try writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE payment_events SET next_attempt_at = ?, outcome = ?
+                WHERE provider = ? AND event_id = ? AND processed_at IS NULL
+                """,
+                [.integer(until), .text("waiting: " + reason), .text(provider), .text(eventId)]
+            )
         }
     }
 

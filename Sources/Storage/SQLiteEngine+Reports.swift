@@ -101,9 +101,15 @@ extension SQLiteEngine {
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
     /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
     /// are left out: one report at a time per token.
-    /// A token with a payment started after `paymentsOpenSince` that may still complete (open, or paid by a
-    /// delayed method) is not reported `NO_LINE_ITEM` yet: the purchase would follow as a line item.
-    func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, limit: Int) throws(StorageError)
+    /// A token with a payment that may still complete (a session opened after `paymentsOpenSince`, or a delayed
+    /// payment method pending since after `paymentsPendingSince`) is not reported `NO_LINE_ITEM` yet: the
+    /// purchase would follow as a line item.
+    func tokensNeedingReports(
+        quietSince: Int64,
+        paymentsOpenSince: Int64,
+        paymentsPendingSince: Int64,
+        limit: Int
+    ) throws(StorageError)
         -> [StoredToken]
     {
         try read { connection throws(StorageError) in
@@ -118,11 +124,14 @@ extension SQLiteEngine {
                         AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM payment_sessions s
-                            WHERE s.external_purchase_id = t.external_purchase_id AND s.state IN ('open', 'pending')
-                            AND s.created_at > ?)))
+                            WHERE s.external_purchase_id = t.external_purchase_id
+                            AND ((s.state = 'open' AND s.created_at > ?) OR (s.state = 'pending' AND s.updated_at > ?)))))
                 ORDER BY t.first_seen_at LIMIT ?
                 """,
-                [.integer(quietSince), .integer(paymentsOpenSince), .integer(Int64(limit))]
+                [
+                    .integer(quietSince), .integer(paymentsOpenSince), .integer(paymentsPendingSince),
+                    .integer(Int64(limit)),
+                ]
             ).map(Self.storedToken)
         }
     }

@@ -121,6 +121,43 @@ struct PaymentFlowTests {
         #expect(receiver.deliveries.allSatisfy { $0.signatureValid })
     }
 
+    @Test func aTestPaymentOnAProductionTokenIsNeverReportedAsASale() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout(sandbox: false)
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_test_mode",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 0,
+            country: "DE",
+            paymentIntent: "pi_1"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
+        #expect(try harness.live.application.ledger.lineItems(for: checkout.externalPurchaseId).isEmpty)
+        let event = try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 5).first
+        #expect(event?.outcome?.contains("not reported to Apple") == true)
+        // A checkout Stripe knows but linkout never started is not linkout's purchase.
+        var foreign = checkout
+        foreign.id = "aaaaaaaaaaaaaaaaaaaaaaaaaa"
+        let other = StripeEvents.sessionCompleted(
+            id: "evt_foreign",
+            session: "cs_other_product",
+            checkout: foreign,
+            product: "something.else",
+            total: 500,
+            tax: 0,
+            country: "DE"
+        )
+        #expect(try harness.deliver(other).status == 200)
+        try harness.waitForEvents()
+        #expect(try harness.live.application.ledger.purchase(id: "cs_other_product") == nil)
+    }
+
     @Test func aSubscriptionStartsAndRenews() throws {
         let harness = try PaymentHarness(provider: .stripe)
         let checkout = try harness.openCheckout()

@@ -39,11 +39,13 @@ final class PaymentHarness {
     }
 
     /// A StoreKit landing with a fresh token, then the checkout page: its path, session cookie and CSRF token.
-    func openCheckout() throws -> Checkout {
+    /// Sandbox by default: Stripe's test mode and the demo provider take no money, so only a sandbox token's
+    /// purchases are reported to Apple.
+    func openCheckout(sandbox: Bool = true) throws -> Checkout {
         let token = TokenMinter.mint(
             bundleId: "com.example",
             appAppleId: 1_234_567_890,
-            sandbox: false,
+            sandbox: sandbox,
             tokenType: nil,
             nowMilliseconds: Clock.system.nowMilliseconds()
         )

@@ -49,8 +49,10 @@ final class Identifiers: Sendable {
     /// The payment intent for one product in one currency on one checkout, in its `attempt`th try (a new try
     /// after a session expired or was cancelled). The same form posted twice is the same intent, so a retried
     /// POST reuses the provider's session (its `Idempotency-Key`) instead of creating a second one.
-    func intentId(checkoutId: String, productId: String, currency: String, attempt: Int) -> String {
-        let message = ["intent", checkoutId, productId, currency, String(attempt)].joined(separator: "\u{0}")
+    /// The amount is part of it: after a price change, a new session (Stripe refuses a key reused with other
+    /// parameters).
+    func intentId(checkoutId: String, productId: String, amount: String, currency: String, attempt: Int) -> String {
+        let message = ["intent", checkoutId, productId, amount, currency, String(attempt)].joined(separator: "\u{0}")
         return Self.base32(Array(mac.authenticate(message).prefix(17))).prefix(26).description
     }
 

@@ -27,6 +27,14 @@ struct RateGuard: Sendable {
         return response
     }
 
+    /// Wraps a page handler (a form post) with the limit: the 429 is a page.
+    func limitPage(_ handler: @escaping Router.Handler) -> Router.Handler {
+        { request in
+            if let refusal = refusal(request, html: true) { return refusal }
+            return try handler(request)
+        }
+    }
+
     /// Wraps an API handler with the limit.
     func limit(_ handler: @escaping Router.Handler) -> Router.Handler {
         { request in

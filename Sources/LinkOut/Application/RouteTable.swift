@@ -32,12 +32,13 @@ struct RouteTable: Sendable {
             }
         }
         router.get("/checkout/{id}", handler: checkout.show)
-        router.post("/checkout/{id}", handler: checkout.submit)
+        // Each post may call the payment provider and write a payment: limited like landings.
+        router.post("/checkout/{id}", handler: rateGuard.limitPage(checkout.submit))
         router.get("/checkout/{id}/done", handler: paymentResult.show)
         router.get("/checkout/{id}/qr.svg", handler: paymentResult.qrCode)
         if let demoPayment {
             router.get("/pay/demo/{intentId}", handler: demoPayment.show)
-            router.post("/pay/demo/{intentId}", handler: demoPayment.submit)
+            router.post("/pay/demo/{intentId}", handler: rateGuard.limitPage(demoPayment.submit))
         }
         if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))

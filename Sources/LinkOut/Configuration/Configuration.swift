@@ -1,3 +1,4 @@
+import ExternalPurchase
 import Foundation
 import HTTPServer
 import Logging
@@ -97,9 +98,52 @@ package struct Configuration: Sendable {
                 )
             }
         }
+        // A universal link path that covered linkout's own pages would make iOS open the app instead of them.
+        let ownPaths = landing.paths + LandingConfiguration.reservedPrefixes.map { $0 + "/x" }
+        for (index, app) in apps.enumerated() {
+            for pattern in app.universalLinkPaths where ownPaths.contains(where: { Self.path($0, matches: pattern) }) {
+                throw ConfigurationError(
+                    field: "apps[\(index)].universalLinkPaths",
+                    problem: "\(pattern) covers linkout's own pages; use a path of its own such as /open/*"
+                )
+            }
+        }
+        // Apple takes reports only in its reporting currencies; a sale in another one needs a rate to EUR or USD
+        // (apple-external-purchase.md §5.5). Without one it could never be reported, so refuse to sell in it.
+        for (index, product) in catalog.enumerated() {
+            for currency in product.prices.keys.sorted()
+            where !ReportValidator.reportingCurrencies.contains(currency) && payments.exchangeRates[currency] == nil {
+                throw ConfigurationError(
+                    field: "catalog[\(index)].price.\(currency)",
+                    problem: "Apple does not take reports in \(currency): add payments.exchangeRates.\(currency)"
+                )
+            }
+        }
         if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId == landing.defaultBundleId }) {
             throw ConfigurationError(field: "landing.defaultBundleId", problem: "is not one of the configured apps")
         }
+    }
+
+    /// Whether an apple-app-site-association path pattern (`*` any run, `?` one character) matches `path`.
+    static func path(_ path: String, matches pattern: String) -> Bool {
+        let text = Array(path.utf8)
+        let glob = Array(pattern.utf8)
+        var memo: [Int: Bool] = [:]
+        func match(_ t: Int, _ g: Int) -> Bool {
+            let key = t * (glob.count + 1) + g
+            if let known = memo[key] { return known }
+            let result: Bool
+            if g == glob.count {
+                result = t == text.count
+            } else if glob[g] == UInt8(ascii: "*") {
+                result = match(t, g + 1) || (t < text.count && match(t + 1, g))
+            } else {
+                result = t < text.count && (glob[g] == UInt8(ascii: "?") || glob[g] == text[t]) && match(t + 1, g + 1)
+            }
+            memo[key] = result
+            return result
+        }
+        return match(0, 0)
     }
 
     static func requireHTTPURL(_ text: String, field: String) throws(ConfigurationError) {

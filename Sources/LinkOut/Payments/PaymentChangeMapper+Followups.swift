@@ -61,13 +61,20 @@ extension PaymentChangeMapper {
         let key = refund.paymentIntentId ?? refund.chargeId
         guard let charge = try ledger.charge(key: key), var purchase = try ledger.purchase(id: charge.purchaseId)
         else { return .wait("the refunded payment has no purchase yet") }
+        // Refunded amounts are cumulative: a late delivery of an earlier refund changes nothing.
+        guard refund.amountRefunded > charge.amountRefunded else {
+            return .apply(PaymentChange(event: event, outcome: "refund already recorded", at: now))
+        }
         var change = PaymentChange(
             event: event,
             outcome: "refund recorded",
             refund: (charge.chargeKey, refund.amountRefunded),
             at: now
         )
-        purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
+        // A refund of one renewal leaves the subscription as it was; only a full refund of the buy refunds it.
+        if charge.lineItemId == purchase.buyLineItemId || purchase.kind == Product.Kind.oneTime.rawValue {
+            purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
+        }
         purchase.updatedAt = now
         change.purchase = purchase
         change.webhooks = try entitlements.event(
@@ -76,7 +83,10 @@ extension PaymentChangeMapper {
             cause: "\(charge.chargeKey):\(refund.amountRefunded)",
             at: now
         )
-        guard let token = purchase.externalPurchaseId else { return .apply(change) }
+        guard let token = purchase.externalPurchaseId, purchase.buyLineItemId != nil else {
+            change.outcome = "refund recorded; nothing to report to Apple"
+            return .apply(change)
+        }
         guard
             let stored = try ledger.lineItems(for: token).first(where: { $0.lineItemId == charge.lineItemId }),
             let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))

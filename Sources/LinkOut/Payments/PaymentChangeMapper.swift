@@ -26,15 +26,23 @@ struct PaymentChangeMapper: Sendable {
     /// The change for a stored provider event.
     func change(for event: StoredPaymentEvent, at now: Int64) throws -> Decision {
         let key = (provider: event.provider, eventId: event.eventId)
-        let payload: PaymentEvent
+        let decoded: StripeEvent
         do {
-            payload = try StripeEvent.decode(Array(event.body.utf8)).payload
+            decoded = try StripeEvent.decode(Array(event.body.utf8))
         } catch {
             return .apply(PaymentChange(event: key, outcome: "unreadable: \(error)", at: now))
         }
+        let payload = decoded.payload
         switch payload {
         case .purchaseCompleted(let completion):
-            return .apply(try purchase(completion, provider: event.provider, event: key, at: now))
+            // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
+            guard
+                try ledger.paymentSession(id: completion.sessionId) != nil
+                    || (try completion.checkoutId.flatMap { try ledger.checkout(id: $0) }) != nil
+            else { return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now)) }
+            return .apply(
+                try purchase(completion, provider: event.provider, tookMoney: decoded.livemode, event: key, at: now)
+            )
         case .purchasePending(let reference):
             return .apply(session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
         case .purchaseFailed(let reference):
@@ -74,9 +82,12 @@ struct PaymentChangeMapper: Sendable {
 
     /// A paid checkout: the purchase, its first charge, the session complete, and the buy as an Apple line item
     /// when the visit carried a token (a tokenless visit has nothing to report to Apple).
+    /// `tookMoney`: a live payment. A test payment (Stripe test mode, the demo provider) is reported to Apple only
+    /// for a sandbox token: reporting it on a production token would declare a sale that never happened.
     func purchase(
         _ completion: PurchaseCompletion,
         provider: String,
+        tookMoney: Bool,
         event: (provider: String, eventId: String)?,
         at now: Int64
     ) throws -> PaymentChange {
@@ -131,7 +142,11 @@ struct PaymentChangeMapper: Sendable {
                 amountRefunded: 0,
                 createdAt: completion.completedAt
             )
-            if let token = completion.externalPurchaseId {
+            if let token = completion.externalPurchaseId, !tookMoney, !token.hasPrefix("SANDBOX") {
+                // No buy on record for Apple: renewals and refunds of it are not reported either.
+                record.buyLineItemId = nil
+                change.outcome = "test payment on a production token: recorded, not reported to Apple"
+            } else if let token = completion.externalPurchaseId {
                 change.lineItems = [(token, item.common.lineItemId, try Self.encode(item))]
                 change.outcome = "purchase recorded; line item \(item.common.lineItemId) queued for Apple"
             } else {

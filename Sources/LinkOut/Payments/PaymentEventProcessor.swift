@@ -47,7 +47,8 @@ final class PaymentEventProcessor: Sendable {
         passLock.withLock { _ in
             var processed = 0
             do {
-                for event in try ledger.paymentEvents(unprocessedOnly: true, limit: 500) where process(event) {
+                for event in try ledger.paymentEvents(unprocessedOnly: true, dueAt: clock.nowMilliseconds(), limit: 500)
+                where process(event) {
                     processed += 1
                 }
             } catch {
@@ -86,6 +87,14 @@ final class PaymentEventProcessor: Sendable {
                     logger.error("payment event given up", metadata.merging(["reason": reason]) { a, _ in a })
                     return true
                 }
+                // Put off, longer the older it is, so waiting events never hold up the queue behind them.
+                let age = clock.nowMilliseconds() - event.receivedAt
+                try ledger.deferPaymentEvent(
+                    provider: event.provider,
+                    eventId: event.eventId,
+                    until: clock.nowMilliseconds() + max(30_000, age / 10),
+                    reason: reason
+                )
                 logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })
                 return false
             }

@@ -30,6 +30,7 @@ struct PaymentStarter: Sendable {
         let intentId = identifiers.intentId(
             checkoutId: checkout.id,
             productId: product.id,
+            amount: price.decimalText,
             currency: price.currency,
             attempt: attempt
         )

@@ -14,6 +14,9 @@ struct ReportPlanner: Sendable {
 
     /// How long an open payment holds back a `NO_LINE_ITEM` report: a Checkout Session's longest life.
     static let paymentHoldMilliseconds: Int64 = 24 * 3_600_000
+    /// How long a delayed payment method (SEPA debit: up to 14 days) holds it back once pending: long enough for
+    /// most, and with the 48-hour quiet time still inside Apple's 10-day deadline.
+    static let pendingPaymentHoldMilliseconds: Int64 = 7 * 86_400_000
 
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
     func plan(now: Int64) throws -> [PlannedReport] {
@@ -26,6 +29,7 @@ struct ReportPlanner: Sendable {
         for token in try ledger.tokensNeedingReports(
             quietSince: quietSince,
             paymentsOpenSince: paymentsOpenSince,
+            paymentsPendingSince: now - Self.pendingPaymentHoldMilliseconds,
             limit: batchLimit
         ) {
             let items = try ledger.lineItems(for: token.externalPurchaseId)

@@ -59,7 +59,9 @@ struct DemoPaymentRoute: Sendable {
         switch field("action") {
         case "complete":
             let completion = try provider.completion(of: checkoutRequest(session, product), at: now)
-            try processor.apply(try mapper.purchase(completion, provider: provider.name, event: nil, at: now))
+            try processor.apply(
+                try mapper.purchase(completion, provider: provider.name, tookMoney: false, event: nil, at: now)
+            )
             return seeOther(result(session))
         case "cancel":
             try processor.apply(

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import Lifecycle
 import Logging
@@ -33,18 +34,20 @@ struct StripeWebhookRoute: Sendable {
             logger.warning("stripe webhook refused", ["reason": error.description])
             return refuse(.badRequest, "invalid_signature", "The Stripe-Signature header does not verify.")
         }
-        let event: StripeEvent
-        do {
-            event = try StripeEvent.decode(request.body)
-        } catch {
-            logger.warning("stripe webhook refused", ["reason": "\(error)"])
+        // Only the envelope is read here: a signed event whose contents linkout cannot act on is still stored and
+        // acknowledged (and shows as unreadable), never refused, or Stripe would resend it for days and then drop it.
+        guard let envelope = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+            let id = envelope["id"] as? String, !id.isEmpty, id.utf8.count <= 255,
+            let type = envelope["type"] as? String, type.utf8.count <= 255
+        else {
+            logger.warning("stripe webhook refused", ["reason": "the body is not a Stripe event"])
             return refuse(.badRequest, "invalid_event", "The body is not a Stripe event.")
         }
         let isNew = try ledger.storePaymentEvent(
             StoredPaymentEvent(
                 provider: "stripe",
-                eventId: event.id,
-                type: event.type,
+                eventId: id,
+                type: type,
                 body: String(decoding: request.body, as: UTF8.self),
                 receivedAt: clock.nowMilliseconds()
             )
@@ -52,7 +55,7 @@ struct StripeWebhookRoute: Sendable {
         metrics.increment("linkout_payment_webhooks_total", [("outcome", isNew ? "stored" : "duplicate")])
         logger.info(
             "stripe webhook stored",
-            ["payment.event_id": event.id, "payment.type": event.type, "duplicate": isNew ? "false" : "true"]
+            ["payment.event_id": id, "payment.type": type, "duplicate": isNew ? "false" : "true"]
         )
         if isNew { processor.wake() }
         return JSONResponse.json(.ok, ["received": true])
