@@ -20,6 +20,10 @@ public enum PaymentEvent: Sendable, Equatable {
     /// The subscription ended (`customer.subscription.deleted`): no more renewals.
     case subscriptionEnded(SubscriptionEnd)
     /// Anything else (other event types, other billing reasons such as plan changes): acknowledged, not acted on.
+    /// A subscription invoice was paid by this PaymentIntent (`invoice_payment.paid`). Since API version basil
+    /// neither the invoice nor the charge names the other, so this is how a refund of a subscription payment
+    /// finds the line item it refunds.
+    case invoicePaymentLinked(invoiceId: String, paymentIntentId: String)
     case ignored(type: String)
 
     /// A session named by an event that reports nothing.

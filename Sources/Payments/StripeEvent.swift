@@ -50,6 +50,15 @@ public struct StripeEvent: Sendable, Equatable {
             case "subscription_create": payload = .firstInvoicePaid(try invoicePayment(invoice, at: at))
             default: payload = .ignored(type: type)
             }
+        case "invoice_payment.paid":
+            let link = try object()
+            if let invoice = try link.optionalID("invoice"),
+                let paymentIntent = try link.optionalChild("payment")?.optionalID("payment_intent")
+            {
+                payload = .invoicePaymentLinked(invoiceId: invoice, paymentIntentId: paymentIntent)
+            } else {
+                payload = .ignored(type: type)
+            }
         case "charge.refunded":
             payload = .refunded(try refund(try object(), at: at))
         case "customer.subscription.deleted":

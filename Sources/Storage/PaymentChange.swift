@@ -5,7 +5,8 @@ public struct PaymentChange: Sendable {
     public var event: (provider: String, eventId: String)?
     public var outcome: String
     public var purchase: PurchaseRecord?
-    public var charge: PurchaseCharge?
+    /// Charges (a payment and the names it goes by: a PaymentIntent, an invoice) a later refund may refer to.
+    public var charges: [PurchaseCharge]
     /// A charge's new cumulative refunded amount.
     public var refund: (chargeKey: String, amountRefunded: Int64)?
     public var sessionState: (sessionId: String, state: PaymentSessionRecord.State)?
@@ -21,7 +22,7 @@ public struct PaymentChange: Sendable {
         event: (provider: String, eventId: String)?,
         outcome: String,
         purchase: PurchaseRecord? = nil,
-        charge: PurchaseCharge? = nil,
+        charges: [PurchaseCharge] = [],
         refund: (chargeKey: String, amountRefunded: Int64)? = nil,
         sessionState: (sessionId: String, state: PaymentSessionRecord.State)? = nil,
         lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = [],
@@ -32,7 +33,7 @@ public struct PaymentChange: Sendable {
         self.event = event
         self.outcome = outcome
         self.purchase = purchase
-        self.charge = charge
+        self.charges = charges
         self.refund = refund
         self.sessionState = sessionState
         self.lineItems = lineItems

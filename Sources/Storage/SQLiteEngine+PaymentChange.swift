@@ -14,7 +14,7 @@ extension SQLiteEngine {
             )
         }
         if let purchase = change.purchase { try upsert(purchase, into: connection) }
-        if let charge = change.charge {
+        for charge in change.charges {
             try connection.query(
                 """
                 INSERT INTO purchase_charges (charge_key, purchase_id, line_item_id, amount_total, amount_tax,

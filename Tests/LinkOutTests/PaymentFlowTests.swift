@@ -189,6 +189,22 @@ struct PaymentFlowTests {
             end: periodEnd / 1000 + 30 * 86_400
         )
         #expect(try harness.deliver(renewal).status == 200)
+        // Since API version basil only `invoice_payment.paid` tells which PaymentIntent paid an invoice; a refund
+        // of the renewal names only its PaymentIntent.
+        let link = """
+            {"id":"evt_link","object":"event","type":"invoice_payment.paid","created":\(Clock.system.nowSeconds()),\
+            "livemode":false,"data":{"object":{"id":"inpay_1","object":"invoice_payment","invoice":"in_2",\
+            "payment":{"type":"payment_intent","payment_intent":"pi_renewal"},"status":"paid"}}}
+            """
+        #expect(try harness.deliver(link).status == 200)
+        let refund = StripeEvents.refunded(
+            id: "evt_refund",
+            charge: "ch_2",
+            paymentIntent: "pi_renewal",
+            amount: 399,
+            refunded: 399
+        )
+        #expect(try harness.deliver(refund).status == 200)
         try harness.waitForEvents()
         let items = harness.reportedLineItems()
         let dates = ["subscriptionStartDate", "subscriptionEndDate", "subscriptionDaysOfPaidService"]
@@ -196,20 +212,23 @@ struct PaymentFlowTests {
             try items.map { try PaymentHarness.canonical($0, zeroing: dates) } == [
                 #"{"amountTaxExclusive":3990,"amountTaxInclusive":3990,"creationDate":0,"eventType":"BUY","lineItemId":"cs_test_fake1","netAmountTaxExclusive":3990,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"reportingCurrency":"EUR","subscriptionDaysOfPaidService":0,"subscriptionEndDate":0,"subscriptionEvent":"SUBSCRIPTION_START","subscriptionStartDate":0,"taxAmount":0,"taxCountry":"DEU"}"#,
                 #"{"amountTaxExclusive":3990,"amountTaxInclusive":3990,"creationDate":0,"eventType":"BUY","lineItemId":"in_2","netAmountTaxExclusive":3990,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"cs_test_fake1","reportingCurrency":"EUR","subscriptionDaysOfPaidService":0,"subscriptionEndDate":0,"subscriptionEvent":"RENEWAL","subscriptionStartDate":0,"taxAmount":0,"taxCountry":"DEU"}"#,
+                #"{"amountTaxExclusive":3990,"amountTaxInclusive":3990,"creationDate":0,"eventType":"REFUND","lineItemId":"ch_2:refund:399","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"in_2","reportingCurrency":"EUR","taxAmount":0,"taxCountry":"DEU"}"#,
             ]
         )
-        #expect(items.count == 2)
+        #expect(items.count == 3)
         #expect(items.first?["subscriptionEvent"] as? String == "SUBSCRIPTION_START")
         #expect(items.first?["subscriptionDaysOfPaidService"] as? Int == 0)
         #expect(items.first?["amountTaxInclusive"] as? Int == 3990)
         #expect(items.first?["subscriptionEndDate"] as? Int64 == periodEnd)
-        let second = try #require(items.last)
+        let second = try #require(items.dropFirst().first)
         #expect(second["subscriptionEvent"] as? String == "RENEWAL")
         #expect(second["lineItemId"] as? String == "in_2")
         #expect(second["referenceLineItemId"] as? String == "cs_test_fake1")
         #expect((second["subscriptionDaysOfPaidService"] as? Int ?? 0) >= 28)
         #expect(second["subscriptionStartDate"] as? Int64 == periodEnd)
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+        // A refund of one renewal leaves the subscription itself as it was.
+        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
     }
 
     @Test func badOrOldSignaturesAreRefusedAndNothingIsStored() throws {

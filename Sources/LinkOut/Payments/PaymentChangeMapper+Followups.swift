@@ -37,15 +37,18 @@ extension PaymentChangeMapper {
         do {
             let item = try lineItems.renewal(invoice, previous: previous, exchangeRate: rate(invoice.currency))
             change.lineItems = [(token, item.lineItemId, try Self.encode(.subscriptionBuy(item)))]
-            change.charge = PurchaseCharge(
-                chargeKey: invoice.paymentIntentId ?? invoice.invoiceId,
-                purchaseId: purchase.purchaseId,
-                lineItemId: item.lineItemId,
-                amountTotal: invoice.total,
-                amountTax: invoice.tax,
-                amountRefunded: 0,
-                createdAt: invoice.paidAt
-            )
+            change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map {
+                key in
+                PurchaseCharge(
+                    chargeKey: key,
+                    purchaseId: purchase.purchaseId,
+                    lineItemId: item.lineItemId,
+                    amountTotal: invoice.total,
+                    amountTax: invoice.tax,
+                    amountRefunded: 0,
+                    createdAt: invoice.paidAt
+                )
+            }
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
             purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
             purchase.updatedAt = now

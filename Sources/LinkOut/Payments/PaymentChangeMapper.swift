@@ -55,6 +55,14 @@ struct PaymentChangeMapper: Sendable {
             return try renewal(invoice, event: key, at: now)
         case .refunded(let refund):
             return try self.refund(refund, event: key, at: now)
+        case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
+            guard var charge = try ledger.charge(key: "invoice:" + invoiceId) else {
+                return .wait("invoice \(invoiceId) has no recorded payment yet")
+            }
+            charge.chargeKey = paymentIntentId
+            return .apply(
+                PaymentChange(event: key, outcome: "payment linked to its invoice", charges: [charge], at: now)
+            )
         case .subscriptionEnded(let end):
             guard var purchase = try ledger.purchase(subscriptionId: end.subscriptionId) else {
                 return .wait("subscription \(end.subscriptionId) has no purchase yet")
@@ -133,15 +141,21 @@ struct PaymentChangeMapper: Sendable {
                 item = .oneTimeBuy(try lineItems.oneTimeBuy(completion, exchangeRate: rate(completion.currency)))
             }
             record.buyLineItemId = item.common.lineItemId
-            change.charge = PurchaseCharge(
-                chargeKey: completion.paymentIntentId ?? completion.sessionId,
-                purchaseId: record.purchaseId,
-                lineItemId: item.common.lineItemId,
-                amountTotal: completion.amountTotal,
-                amountTax: completion.amountTax,
-                amountRefunded: 0,
-                createdAt: completion.completedAt
-            )
+            // A subscription's first payment is known by its invoice until `invoice_payment.paid` names it.
+            let keys =
+                [completion.paymentIntentId ?? completion.sessionId]
+                + (completion.invoiceId.map { ["invoice:" + $0] } ?? [])
+            change.charges = keys.map { key in
+                PurchaseCharge(
+                    chargeKey: key,
+                    purchaseId: record.purchaseId,
+                    lineItemId: item.common.lineItemId,
+                    amountTotal: completion.amountTotal,
+                    amountTax: completion.amountTax,
+                    amountRefunded: 0,
+                    createdAt: completion.completedAt
+                )
+            }
             if let token = completion.externalPurchaseId, !tookMoney, !token.hasPrefix("SANDBOX") {
                 // No buy on record for Apple: renewals and refunds of it are not reported either.
                 record.buyLineItemId = nil
@@ -185,9 +199,9 @@ struct PaymentChangeMapper: Sendable {
             let purchase = try ledger.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
         else { return .wait("the first invoice's subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
-        if let paymentIntent = invoice.paymentIntentId {
-            change.charge = PurchaseCharge(
-                chargeKey: paymentIntent,
+        change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in
+            PurchaseCharge(
+                chargeKey: key,
                 purchaseId: purchase.purchaseId,
                 lineItemId: buy,
                 amountTotal: invoice.total,
