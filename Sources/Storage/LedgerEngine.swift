@@ -68,6 +68,17 @@ protocol LedgerEngine: Sendable {
     func purchases(externalPurchaseId: String?, limit: Int, offset: Int) throws(StorageError) -> [PurchaseRecord]
     func charge(key: String) throws(StorageError) -> PurchaseCharge?
     func apply(_ change: PaymentChange) throws(StorageError)
+
+    // MARK: notifications
+
+    func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool
+    func notifications(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredNotification]
+    func notification(uuid: String) throws(StorageError) -> StoredNotification?
+    func apply(_ change: NotificationChange) throws(StorageError) -> String?
+    func setting(named name: String) throws(StorageError) -> String?
+    func setSetting(named name: String, to value: String) throws(StorageError)
+    /// Which token each of `lineItemIds` was posted for, among the tokens of `bundleId`.
+    func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String]
 }
 
 /// One visit from the journal with its sequence number.

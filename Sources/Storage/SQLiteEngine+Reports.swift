@@ -103,6 +103,8 @@ extension SQLiteEngine {
     /// are left out: one report at a time per token.
     /// A token with a payment started after `paymentsOpenSince` that may still complete (open, or paid by a
     /// delayed method) is not reported `NO_LINE_ITEM` yet: the purchase would follow as a line item.
+    /// A token Apple announced as unreported (`report_due_at`, set by an `UNREPORTED` notification) is due at
+    /// once, whatever the wait or the hold say: Apple's deadline has passed.
     func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, limit: Int) throws(StorageError)
         -> [StoredToken]
     {
@@ -114,12 +116,12 @@ extension SQLiteEngine {
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
                         AND l.report_request_identifier IS NULL)
-                    OR (t.first_seen_at <= ?
+                    OR ((t.first_seen_at <= ? OR t.report_due_at IS NOT NULL)
                         AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
-                        AND NOT EXISTS (SELECT 1 FROM payment_sessions s
+                        AND (t.report_due_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM payment_sessions s
                             WHERE s.external_purchase_id = t.external_purchase_id AND s.state IN ('open', 'pending')
-                            AND s.created_at > ?)))
+                            AND s.created_at > ?))))
                 ORDER BY t.first_seen_at LIMIT ?
                 """,
                 [.integer(quietSince), .integer(paymentsOpenSince), .integer(Int64(limit))]

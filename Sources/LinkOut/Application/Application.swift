@@ -12,6 +12,7 @@ package final class Application: Sendable {
     package let ledger: Ledger
     package let reporting: ReportingService
     private let payments: PaymentServices
+    private let notifications: AppStoreNotifications
     private let server: HTTPServer
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
@@ -42,6 +43,16 @@ package final class Application: Sendable {
             clock: clock
         )
         self.payments = payments
+        let notifications = try AppStoreNotifications(
+            configuration: configuration,
+            ledger: ledger,
+            identifiers: identifiers,
+            reporting: reporting,
+            metrics: metrics,
+            logger: logger,
+            clock: clock
+        )
+        self.notifications = notifications
         let routes = RouteTable(
             landingPaths: configuration.landing.paths,
             landing: LandingRoute(
@@ -107,9 +118,13 @@ package final class Application: Sendable {
                 metrics: metrics
             ),
             readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
-            metrics: metrics
+            metrics: metrics,
+            notificationPath: configuration.apple.notificationPath,
+            appStoreNotifications: AppStoreNotificationRoute(notifications: notifications)
         )
-        let accessLog = AccessLog(logger: logger, metrics: metrics, landingPaths: Set(configuration.landing.paths))
+        var log = AccessLog(logger: logger, metrics: metrics, landingPaths: Set(configuration.landing.paths))
+        log.notificationPath = configuration.apple.notificationPath
+        let accessLog = log
         let server = HTTPServer(configuration: configuration.httpServer, router: routes.router(), logger: logger) {
             request,
             status,
@@ -168,6 +183,9 @@ package final class Application: Sendable {
         reporting.start()
         // Events stored before a crash or restart are acted on now, then on every wake-up or poll.
         payments.processor.start(interval: configuration.reporting.pollIntervalSeconds)
+        // Notifications stored but not acted on (a crash between the two) are acted on now, then swept on every
+        // poll; Get Notification History runs once a day.
+        notifications.start(interval: configuration.reporting.pollIntervalSeconds)
         return port
     }
 
@@ -177,6 +195,7 @@ package final class Application: Sendable {
         logger.info("server stopping", ["grace_seconds": "\(configuration.server.shutdownGraceSeconds)"])
         server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
         payments.processor.stop()
+        notifications.stop()
         reporting.stop()
         ledger.close()
         logger.info("server stopped")

@@ -16,6 +16,8 @@ struct RouteTable: Sendable {
     let rateGuard: RateGuard
     let readiness: Readiness
     let metrics: Metrics
+    let notificationPath: String
+    let appStoreNotifications: AppStoreNotificationRoute
 
     func router() -> Router {
         var router = Router()
@@ -36,6 +38,7 @@ struct RouteTable: Sendable {
             router.post("/pay/demo/{intentId}", handler: demoPayment.submit)
         }
         if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
+        router.post(notificationPath, handler: appStoreNotifications.receive)
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
         router.post("/v1/tokens/{externalPurchaseId}/line-items", handler: rateGuard.limit(lineItems.post))
         router.get("/admin/reports", handler: admin.reports)
