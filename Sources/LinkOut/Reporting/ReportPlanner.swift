@@ -43,7 +43,8 @@ struct ReportPlanner: Sendable {
                     token,
                     status: status,
                     items: items,
-                    carrying: fresh,
+                    carrying: Self.latestVersions(fresh),
+                    claiming: fresh,
                     requestIdentifier: Self.newIdentifier(),
                     now: now
                 )
@@ -54,12 +55,16 @@ struct ReportPlanner: Sendable {
             let items = try ledger.lineItems(for: token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
             guard !fresh.isEmpty else { continue }  // nothing changed: a 400 is not resent unchanged
+            // A restated item (same lineItemId, `restatement: true`) replaces the version the rejected report
+            // carried: Apple "uses only the most recent version", and one lineItemId twice in a report is
+            // Apple's `DuplicateValueError`, which would keep the token stuck for good.
             let carried = items.filter { $0.reportRequestIdentifier == rejected.requestIdentifier } + fresh
             var revision = try build(
                 token,
                 status: .lineItem,
                 items: items,
-                carrying: carried,
+                carrying: Self.latestVersions(carried),
+                claiming: fresh,
                 requestIdentifier: rejected.requestIdentifier,
                 now: now
             )
@@ -74,6 +79,7 @@ struct ReportPlanner: Sendable {
         status: ExternalPurchaseReport.Status,
         items: [StoredLineItem],
         carrying: [StoredLineItem],
+        claiming: [StoredLineItem],
         requestIdentifier: String,
         now: Int64
     ) throws -> PlannedReport {
@@ -94,10 +100,18 @@ struct ReportPlanner: Sendable {
             report: report,
             environment: token.environment,
             bundleId: token.bundleId,
-            lineItemRows: carrying.map(\.rowId),
+            lineItemRows: claiming.map(\.rowId),
             revises: nil,
             problems: validator.problems(in: report)
         )
+    }
+
+    /// The most recent version of each line item, in the order of those versions: a restatement posted after
+    /// the original replaces it (Apple "uses only the most recent version" of a lineItemId).
+    static func latestVersions(_ items: [StoredLineItem]) -> [StoredLineItem] {
+        var last: [String: Int64] = [:]
+        for item in items { last[item.lineItemId] = item.rowId }
+        return items.filter { last[$0.lineItemId] == $0.rowId }
     }
 
     /// Apple: report every extra custom-link token of one customer and type, active at the same time, as
