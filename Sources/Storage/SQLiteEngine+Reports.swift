@@ -241,13 +241,14 @@ extension SQLiteEngine {
         try writer.write { connection throws(StorageError) in
             try connection.query(
                 """
-                UPDATE reports SET state = ?, attempts = attempts + 1, last_attempt_at = ?, last_http_status = ?,
+                UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?,
                     accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
                 WHERE request_identifier = ?
                 """,
                 [
-                    .text(attempt.state.rawValue), .integer(attempt.at), .optional(attempt.httpStatus),
+                    .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
+                    .optional(attempt.httpStatus),
                     .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
                     .integer(attempt.at), .text(requestIdentifier),
                 ]

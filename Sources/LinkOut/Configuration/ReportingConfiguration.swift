@@ -8,11 +8,15 @@ extension Configuration {
         package var pollIntervalSeconds: Int64 = 30
         /// Total time allowed for one call to Apple. Default 15.
         package var requestTimeoutSeconds: Int64 = 15
+        /// Reports sent at once (one per token at most). A hanging call holds one sender, not all. Default 8.
+        package var concurrency: Int64 = 8
 
         package init() {}
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Reporting {
-            try section.rejectUnknownKeys(["noLineItemAfterSeconds", "pollIntervalSeconds", "requestTimeoutSeconds"])
+            try section.rejectUnknownKeys([
+                "noLineItemAfterSeconds", "pollIntervalSeconds", "requestTimeoutSeconds", "concurrency",
+            ])
             var reporting = Reporting()
             reporting.requestTimeoutSeconds = try section.integer(
                 "requestTimeoutSeconds",
@@ -29,6 +33,7 @@ extension Configuration {
                 default: reporting.pollIntervalSeconds,
                 range: 1...3600
             )
+            reporting.concurrency = try section.integer("concurrency", default: reporting.concurrency, range: 1...64)
             return reporting
         }
     }
