@@ -28,9 +28,9 @@ extension Ledger {
         try engine.dueReports(now: now, limit: limit)
     }
 
-    /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
-    /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
-    /// are left out: one report at a time per token.
+    /// Tokens that need a new report: line items not yet in any report, or no report at all, no line items and
+    /// a `tokenCreationDate` before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or
+    /// rejected) report are left out: one report at a time per token.
     public func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, limit: Int) throws(StorageError)
         -> [StoredToken]
     {

@@ -98,8 +98,15 @@ extension SQLiteEngine {
         }
     }
 
+    /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
+    /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
+    /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
+    static let lastHoldingPayment: Int64 = 8 * 86_400_000
+
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
-    /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
+    /// and created before `quietSince` (candidates for NO_LINE_ITEM). The wait counts from
+    /// `tokenCreationDate`, as Apple's 10-day clock does, not from when linkout first saw the token: a token
+    /// forwarded late is due at once. Tokens with an open (pending or rejected) report
     /// are left out: one report at a time per token.
     /// A token with a payment started after `paymentsOpenSince` that may still complete (open, or paid by a
     /// delayed method) is not reported `NO_LINE_ITEM` yet: the purchase would follow as a line item.
@@ -116,13 +123,13 @@ extension SQLiteEngine {
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
                         AND l.report_request_identifier IS NULL)
-                    OR ((t.first_seen_at <= ? OR t.report_due_at IS NOT NULL)
+                    OR ((t.token_created_at <= ? OR t.report_due_at IS NOT NULL)
                         AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
                         AND (t.report_due_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM payment_sessions s
                             WHERE s.external_purchase_id = t.external_purchase_id AND s.state IN ('open', 'pending')
-                            AND s.created_at > ?))))
-                ORDER BY t.first_seen_at LIMIT ?
+                            AND s.created_at > ? AND s.created_at < t.token_created_at + \(Self.lastHoldingPayment)))))
+                ORDER BY t.token_created_at LIMIT ?
                 """,
                 [.integer(quietSince), .integer(paymentsOpenSince), .integer(Int64(limit))]
             ).map(Self.storedToken)

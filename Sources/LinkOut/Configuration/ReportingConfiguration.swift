@@ -1,8 +1,9 @@
 extension Configuration {
     /// `reporting` section.
     package struct Reporting: Sendable {
-        /// A token without line items is reported `NO_LINE_ITEM` after this many seconds. Default 48 hours, well
-        /// before Apple's 10-day `UNREPORTED` notice.
+        /// A token without line items is reported `NO_LINE_ITEM` this many seconds after its `tokenCreationDate`.
+        /// Default 48 hours, well before Apple's `UNREPORTED` notice 10 days after creation; at most 7 days, so an
+        /// open payment's hold (a day at most) and retries still fit before it.
         package var noLineItemAfterSeconds: Int64 = 172_800
         /// How often the reporting service looks for due reports (it is also woken by new line items).
         package var pollIntervalSeconds: Int64 = 30
@@ -26,7 +27,7 @@ extension Configuration {
             reporting.noLineItemAfterSeconds = try section.integer(
                 "noLineItemAfterSeconds",
                 default: reporting.noLineItemAfterSeconds,
-                range: 0...864_000
+                range: 0...604_800
             )
             reporting.pollIntervalSeconds = try section.integer(
                 "pollIntervalSeconds",

@@ -2,7 +2,8 @@ import ExternalPurchase
 import Foundation
 import Storage
 
-/// Decides what is due: tokens quiet for `noLineItemAfterSeconds` → `NO_LINE_ITEM` or `DUPLICATE_TOKEN`; new
+/// Decides what is due: tokens created `noLineItemAfterSeconds` ago without line items → `NO_LINE_ITEM` or
+/// `DUPLICATE_TOKEN`; new
 /// line items → `LINE_ITEM`; a rejected report whose token got new line items → the full report again under the
 /// same `requestIdentifier` (Apple: resend corrected data under the original identifier). It reads the ledger
 /// and writes nothing, so `linkout report --dry-run` can print exactly what a pass would queue.
