@@ -126,7 +126,8 @@ public struct ReportValidator: Sendable {
                 )
             )
         }
-        if !Self.isUppercaseCode(item.taxCountry) {
+        // Apple: "ISO 3166-1 alpha-3" (spec §5.5); three capitals that name no country are Apple's UnknownEnumError.
+        if !CountryCodes.isAlpha3(item.taxCountry) {
             problems.append(
                 .init(
                     "UnknownEnumError",
