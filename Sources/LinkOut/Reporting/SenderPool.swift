@@ -1,5 +1,6 @@
 import Dispatch
 import ExternalPurchase
+import Foundation
 import Lifecycle
 import Logging
 import Storage
@@ -9,6 +10,10 @@ import Synchronization
 /// while the pass goes on planning, so one slow or hanging call to Apple holds one report, not all of them.
 /// One report per token is in the outbox at a time (`enqueueReport`), so one is in flight per token (Apple:
 /// `SimultaneousSubmissionError`); no report is sent twice in a pass.
+///
+/// A call still unanswered after `slowCall` gives its place up: a new sender takes over, and the slow one
+/// ends once its call returns (answered or timed out). So calls that hang until the request timeout cost
+/// threads, not throughput, up to `lingeringPerSender` × `reporting.concurrency` calls in flight at most.
 final class SenderPool: Sendable {
     private struct Work {
         var buffer: [StoredReport] = []
@@ -19,6 +24,14 @@ final class SenderPool: Sendable {
         var planningDone = false
         /// Apple answered the pass's first report, or the probe wait is over.
         var probed = false
+        /// Senders with a call in flight, and since when.
+        var inFlight: [Int: ContinuousClock.Instant] = [:]
+        /// Senders whose slow call gave its place to a new sender: they end when their call returns.
+        var replaced: Set<Int> = []
+        var senders = 0
+        /// Senders decided on and not yet in `threads`: the pass cannot end before they are.
+        var spawning = 0
+        var finished = false
     }
 
     private enum Next {
@@ -39,6 +52,9 @@ final class SenderPool: Sendable {
     /// once, not once per sender. The others join when that answer is in, or after this long (a hanging first
     /// call must not hold the pass).
     static let probeWait = Duration.milliseconds(500)
+    /// Apple answers in well under a second; a call this old is treated as hanging.
+    static let slowCall = Duration.seconds(1)
+    static let lingeringPerSender = 32
 
     init(service: ReportingService, client: ExternalPurchaseAPIClient, now: Int64) {
         self.service = service
@@ -47,10 +63,48 @@ final class SenderPool: Sendable {
     }
 
     func start(threads count: Int) {
-        let started = (0..<max(1, count)).map { index in
-            BackgroundThread(name: "linkout-report-\(index)") { [self] in run() }
+        let count = max(1, count)
+        for _ in 0..<count { addSender() }
+        let limit = count * (Self.lingeringPerSender + 1)
+        let watcher = BackgroundThread(name: "linkout-report-watch") { [self] in watch(limit: limit) }
+        monitor.withLock { $0 = watcher }
+    }
+
+    private let monitor = Mutex<BackgroundThread?>(nil)
+
+    private func addSender() {
+        let index = work.withLock { work in
+            work.senders += 1
+            work.spawning += 1
+            return work.senders - 1
         }
-        threads.withLock { $0 = started }
+        let sender = BackgroundThread(name: "linkout-report-\(index)") { [self] in run(index) }
+        threads.withLock { $0.append(sender) }
+        work.withLock { $0.spawning -= 1 }
+    }
+
+    /// Replaces senders whose call is slower than `slowCall`, up to `limit` senders in all.
+    private func watch(limit: Int) {
+        while true {
+            let (finished, slow) = work.withLock { work -> (Bool, Int) in
+                guard !work.finished else { return (true, 0) }
+                let now = ContinuousClock.now
+                var slow = 0
+                for (index, since) in work.inFlight
+                where !work.replaced.contains(index) && now - since >= Self.slowCall && work.senders + slow < limit {
+                    work.replaced.insert(index)
+                    slow += 1
+                }
+                work.spawning += slow
+                return (false, slow)
+            }
+            if finished { return }
+            for _ in 0..<slow {
+                addSender()
+                work.withLock { $0.spawning -= 1 }
+            }
+            usleep(50_000)
+        }
     }
 
     /// New reports are in the outbox: idle senders look again.
@@ -62,20 +116,34 @@ final class SenderPool: Sendable {
     func finish() {
         work.withLock { $0.planningDone = true }
         moreQueued()
-        for thread in threads.withLock({ $0 }) { thread.join() }
+        // Senders added while these are joined (replacing a slow call) are joined too: one is added only while
+        // another has a call in flight, so the list is final once it is empty.
+        while true {
+            while let thread = threads.withLock({ $0.popLast() }) { thread.join() }
+            let done = work.withLock { work in
+                work.finished = work.spawning == 0
+                return work.finished
+            }
+            if done { break }
+            usleep(10_000)
+        }
+        monitor.withLock { $0 }?.join()
     }
 
-    private func run() {
+    private func run(_ index: Int) {
         while service.maySend(now: now) {
             switch next() {
             case .report(let report):
+                work.withLock { $0.inFlight[index] = ContinuousClock.now }
                 let settled = service.send(report, client: client)
-                let first = work.withLock { work in
+                let (first, replaced) = work.withLock { work in
+                    work.inFlight[index] = nil
                     if settled { work.unsettled -= 1 }
                     defer { work.probed = true }
-                    return !work.probed
+                    return (!work.probed, work.replaced.contains(index))
                 }
                 if first { moreQueued() }
+                if replaced { return }
             case .wait:
                 _ = more.wait(timeout: .now() + .milliseconds(50))
             case .done:
