@@ -51,7 +51,7 @@ struct ReportingBenchmark {
         let count = Int(Self.environment["LINKOUT_BENCH_REPORTS"] ?? "") ?? 1_000
         let hangPercent = Int(Self.environment["LINKOUT_BENCH_HANG_PERCENT"] ?? "") ?? 0
         let timeout = Int64(Self.environment["LINKOUT_BENCH_TIMEOUT"] ?? "") ?? 15
-        let concurrency = Int64(Self.environment["LINKOUT_BENCH_CONCURRENCY"] ?? "") ?? 8
+        let concurrency = Int64(Self.environment["LINKOUT_BENCH_CONCURRENCY"] ?? "") ?? 16
         let apple = try SlowApple(hangPercent: hangPercent, hang: .seconds(timeout + 1))
         defer { apple.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-bench-\(UUID())")

@@ -9,8 +9,8 @@ extension Configuration {
         package var pollIntervalSeconds: Int64 = 30
         /// Total time allowed for one call to Apple. Default 15.
         package var requestTimeoutSeconds: Int64 = 15
-        /// Reports sent at once (one per token at most). A hanging call holds one sender, not all. Default 8.
-        package var concurrency: Int64 = 8
+        /// Reports sent at once (one per token at most). A hanging call holds one sender, not all. Default 16.
+        package var concurrency: Int64 = 16
 
         package init() {}
 

@@ -21,6 +21,7 @@ final class SenderPool: Sendable {
         var taken: Set<String> = []
         /// Taken reports that may still be pending: in flight, or answered with a retry for later.
         var unsettled = 0
+
         var planningDone = false
         /// Apple answered the pass's first report, or the probe wait is over.
         var probed = false
@@ -32,6 +33,8 @@ final class SenderPool: Sendable {
         /// Senders decided on and not yet in `threads`: the pass cannot end before they are.
         var spawning = 0
         var finished = false
+        /// When a look at the outbox last found nothing due: idle senders look again at most every 100 ms.
+        var foundNothingAt: ContinuousClock.Instant?
     }
 
     private enum Next {
@@ -42,7 +45,9 @@ final class SenderPool: Sendable {
 
     let service: ReportingService
     let client: ExternalPurchaseAPIClient
-    let now: Int64
+    /// The pass's moment when it was given one (tests, the CLI); otherwise the clock, read at each look, so
+    /// a report that comes due during the pass (the retry of a timed-out call) goes out in it.
+    let fixedNow: Int64?
     private let work = Mutex(Work())
     private let more = DispatchSemaphore(value: 0)
     private let threads = Mutex<[BackgroundThread]>([])
@@ -56,10 +61,10 @@ final class SenderPool: Sendable {
     static let slowCall = Duration.seconds(1)
     static let lingeringPerSender = 32
 
-    init(service: ReportingService, client: ExternalPurchaseAPIClient, now: Int64) {
+    init(service: ReportingService, client: ExternalPurchaseAPIClient, now: Int64?) {
         self.service = service
         self.client = client
-        self.now = now
+        self.fixedNow = now
     }
 
     func start(threads count: Int) {
@@ -131,14 +136,20 @@ final class SenderPool: Sendable {
     }
 
     private func run(_ index: Int) {
-        while service.maySend(now: now) {
+        while service.maySend(now: now()) {
             switch next() {
             case .report(let report):
                 work.withLock { $0.inFlight[index] = ContinuousClock.now }
                 let settled = service.send(report, client: client)
                 let (first, replaced) = work.withLock { work in
                     work.inFlight[index] = nil
-                    if settled { work.unsettled -= 1 }
+                    if settled {
+                        work.unsettled -= 1
+                    } else if fixedNow == nil {
+                        // A live pass sends it again once its backoff is over, if the pass is still going.
+                        work.taken.remove(report.requestIdentifier)
+                        work.unsettled -= 1
+                    }
                     defer { work.probed = true }
                     return (!work.probed, work.replaced.contains(index))
                 }
@@ -152,6 +163,10 @@ final class SenderPool: Sendable {
         }
     }
 
+    private func now() -> Int64 {
+        fixedNow ?? service.clock.nowMilliseconds()
+    }
+
     private func next() -> Next {
         work.withLock { work in
             if !work.probed && !work.taken.isEmpty {
@@ -160,11 +175,16 @@ final class SenderPool: Sendable {
             }
             if work.buffer.isEmpty {
                 let planningDone = work.planningDone
+                if !planningDone || !work.inFlight.isEmpty, let last = work.foundNothingAt,
+                    ContinuousClock.now - last < .milliseconds(100)
+                {
+                    return .wait
+                }
                 let due: [StoredReport]
                 do {
                     // Reports still pending from this pass come back from the query; ask for enough beyond them.
                     due = try service.ledger.dueReports(
-                        now: now,
+                        now: now(),
                         limit: ReportingService.batchLimit + work.unsettled
                     )
                 } catch {
@@ -172,7 +192,11 @@ final class SenderPool: Sendable {
                     return .done
                 }
                 work.buffer = due.filter { !work.taken.contains($0.requestIdentifier) }.reversed()
-                if work.buffer.isEmpty { return planningDone ? .done : .wait }
+                // While calls are in flight (slow ones linger), their retries may come due: keep looking.
+                if work.buffer.isEmpty {
+                    work.foundNothingAt = ContinuousClock.now
+                    return planningDone && (fixedNow != nil || work.inFlight.isEmpty) ? .done : .wait
+                }
             }
             guard let report = work.buffer.popLast() else { return .wait }
             work.taken.insert(report.requestIdentifier)
