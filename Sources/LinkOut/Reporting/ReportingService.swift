@@ -90,12 +90,19 @@ package final class ReportingService: Sendable {
     package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         let interval = DispatchTimeInterval.seconds(Int(configuration.reporting.pollIntervalSeconds))
+        let intervalMilliseconds = configuration.reporting.pollIntervalSeconds * 1000
         heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
         let loop = BackgroundThread(name: "linkout-reporting") { [self] in
             while !stopping.load(ordering: .relaxed) {
                 heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
                 tick()
-                _ = wakeUp.wait(timeout: .now() + interval)
+                // A retry due before the next poll (a timed-out call's backoff) starts the next pass then.
+                let next = (try? ledger.dueReports(now: .max, limit: 1).first?.nextAttemptAt) ?? nil
+                // At least a second: a report due but not sent (sending stopped or paused) must not spin the loop.
+                let untilNext = next.map { max(1_000, $0 - clock.nowMilliseconds()) } ?? Int64.max
+                let wait =
+                    untilNext < intervalMilliseconds ? DispatchTimeInterval.milliseconds(Int(untilNext)) : interval
+                _ = wakeUp.wait(timeout: .now() + wait)
             }
         }
         thread.withLock { $0 = loop }

@@ -11,7 +11,7 @@ import Synchronization
 /// One report per token is in the outbox at a time (`enqueueReport`), so one is in flight per token (Apple:
 /// `SimultaneousSubmissionError`); no report is sent twice in a pass.
 ///
-/// A call still unanswered after `slowCall` gives its place up: a new sender takes over, and the slow one
+/// A call still unanswered well past the typical answer time gives its place up: a new sender takes over, and the slow one
 /// ends once its call returns (answered or timed out). So calls that hang until the request timeout cost
 /// threads, not throughput, up to `lingeringPerSender` × `reporting.concurrency` calls in flight at most.
 final class SenderPool: Sendable {
@@ -33,6 +33,8 @@ final class SenderPool: Sendable {
         /// Senders decided on and not yet in `threads`: the pass cannot end before they are.
         var spawning = 0
         var finished = false
+        /// Moving average of answered calls' durations, in milliseconds (nil until the first answer).
+        var typicalMilliseconds: Double?
         /// When a look at the outbox last found nothing due: idle senders look again at most every 100 ms.
         var foundNothingAt: ContinuousClock.Instant?
     }
@@ -57,8 +59,9 @@ final class SenderPool: Sendable {
     /// once, not once per sender. The others join when that answer is in, or after this long (a hanging first
     /// call must not hold the pass).
     static let probeWait = Duration.milliseconds(500)
-    /// Apple answers in well under a second; a call this old is treated as hanging.
-    static let slowCall = Duration.seconds(1)
+    /// A call is treated as hanging once it takes four times the pass's typical answer time (a moving average),
+    /// between these bounds: a hanging call then costs its sender a fraction of a second, not the timeout.
+    static let slowCallBounds = (minimum: Duration.milliseconds(200), maximum: Duration.seconds(2))
     static let lingeringPerSender = 32
 
     init(service: ReportingService, client: ExternalPurchaseAPIClient, now: Int64?) {
@@ -94,9 +97,11 @@ final class SenderPool: Sendable {
             let (finished, slow) = work.withLock { work -> (Bool, Int) in
                 guard !work.finished else { return (true, 0) }
                 let now = ContinuousClock.now
+                let typical = Duration.milliseconds(Int64(4 * (work.typicalMilliseconds ?? 250)))
+                let slowCall = min(max(typical, Self.slowCallBounds.minimum), Self.slowCallBounds.maximum)
                 var slow = 0
                 for (index, since) in work.inFlight
-                where !work.replaced.contains(index) && now - since >= Self.slowCall && work.senders + slow < limit {
+                where !work.replaced.contains(index) && now - since >= slowCall && work.senders + slow < limit {
                     work.replaced.insert(index)
                     slow += 1
                 }
@@ -139,10 +144,20 @@ final class SenderPool: Sendable {
         while service.maySend(now: now()) {
             switch next() {
             case .report(let report):
-                work.withLock { $0.inFlight[index] = ContinuousClock.now }
+                let sentAt = ContinuousClock.now
+                work.withLock { $0.inFlight[index] = sentAt }
                 let settled = service.send(report, client: client)
+                let took = ContinuousClock.now - sentAt
                 let (first, replaced) = work.withLock { work in
                     work.inFlight[index] = nil
+                    if settled {
+                        let milliseconds =
+                            Double(took.components.seconds) * 1000
+                            + Double(took.components.attoseconds) / 1e15
+                        work.typicalMilliseconds =
+                            work.typicalMilliseconds.map { 0.9 * $0 + 0.1 * milliseconds }
+                            ?? milliseconds
+                    }
                     if settled {
                         work.unsettled -= 1
                     } else if fixedNow == nil {
