@@ -61,7 +61,7 @@ final class SenderPool: Sendable {
     static let probeWait = Duration.milliseconds(500)
     /// A call is treated as hanging once it takes four times the pass's typical answer time (a moving average),
     /// between these bounds: a hanging call then costs its sender a fraction of a second, not the timeout.
-    static let slowCallBounds = (minimum: Duration.milliseconds(200), maximum: Duration.seconds(2))
+    static let slowCallBounds = (minimum: Duration.milliseconds(500), maximum: Duration.seconds(2))
     static let lingeringPerSender = 32
 
     init(service: ReportingService, client: ExternalPurchaseAPIClient, now: Int64?) {
