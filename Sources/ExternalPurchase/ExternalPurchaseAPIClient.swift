@@ -19,6 +19,8 @@ public struct ExternalPurchaseAPIClient: Sendable {
         case serverError(status: Int, body: String)
         /// No HTTP answer (refused, TLS, timeout).
         case networkError(String)
+        /// The request could not be signed (the key cannot sign): nothing was sent, and retrying cannot help.
+        case signingFailed(String)
     }
 
     public var credentials: AppStoreJWT.Credentials
@@ -50,7 +52,7 @@ public struct ExternalPurchaseAPIClient: Sendable {
                 now: Int64(now.timeIntervalSince1970)
             )
         } catch {
-            return .networkError("cannot sign the request: \(error)")
+            return .signingFailed("cannot sign the request: \(error)")
         }
         let request = HTTPClientRequest(
             method: "PUT",

@@ -126,7 +126,8 @@ public struct ReportValidator: Sendable {
                 )
             )
         }
-        if !Self.isUppercaseCode(item.taxCountry) {
+        // Apple: "ISO 3166-1 alpha-3" (spec §5.5); three capitals that name no country are Apple's UnknownEnumError.
+        if !CountryCodes.isAlpha3(item.taxCountry) {
             problems.append(
                 .init(
                     "UnknownEnumError",
@@ -371,12 +372,14 @@ public struct ReportValidator: Sendable {
                 )
             )
         }
-        // Net after all refunds of that buy so far, this one included (Apple's example: 8000 − 2000 = 6000).
-        let refunded = candidates.compactMap { item -> Int64? in
+        // Net after all refunds of that buy so far, this one included (Apple's example: 8000 − 2000 = 6000). "So
+        // far" is the order they happened in: refunds reported earlier, and those before this one in the report.
+        let position = candidates.firstIndex { $0.common.lineItemId == id } ?? candidates.endIndex
+        let refunded = candidates[..<position].compactMap { item -> Int64? in
             guard case .refund(let other) = item, other.referenceLineItemId == refund.referenceLineItemId else {
                 return nil
             }
-            return other.lineItemId == id ? nil : other.amountTaxExclusive
+            return other.amountTaxExclusive
         }.reduce(0, +)
         let expectedNet = buy.amountTaxExclusive - refunded - refund.amountTaxExclusive
         if expectedNet < 0 {

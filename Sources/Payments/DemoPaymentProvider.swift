@@ -1,3 +1,5 @@
+import ExternalPurchase
+
 /// A provider that takes no money and needs no keys: it sends the person to linkout's own demo page
 /// (`{publicURL}/pay/demo/{intentId}`), and when that page says "paid", `completion` produces the same
 /// `PurchaseCompletion` a Stripe webhook would, so the whole loop (checkout → payment → line item → report to

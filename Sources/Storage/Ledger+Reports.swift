@@ -28,19 +28,21 @@ extension Ledger {
         try engine.dueReports(now: now, limit: limit)
     }
 
-    /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
-    /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
-    /// are left out: one report at a time per token.
+    /// Tokens that need a new report: line items not yet in any report, or no report at all, no line items and
+    /// a `tokenCreationDate` before `quietSince` (candidates for NO_LINE_ITEM) and no payment that may still
+    /// complete. Tokens with an open (pending or rejected) report are left out: one report at a time per token.
     public func tokensNeedingReports(
         quietSince: Int64,
         paymentsOpenSince: Int64,
         paymentsPendingSince: Int64,
+        holdsEndForTokensCreatedBefore: Int64,
         limit: Int
     ) throws(StorageError) -> [StoredToken] {
         try engine.tokensNeedingReports(
             quietSince: quietSince,
             paymentsOpenSince: paymentsOpenSince,
             paymentsPendingSince: paymentsPendingSince,
+            holdsEndForTokensCreatedBefore: holdsEndForTokensCreatedBefore,
             limit: limit
         )
     }

@@ -44,9 +44,13 @@ protocol LedgerEngine: Sendable {
     func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport?
     func reports(limit: Int, offset: Int, state: StoredReport.State?) throws(StorageError) -> [StoredReport]
     func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport]
-    func tokensNeedingReports(quietSince: Int64, paymentsOpenSince: Int64, paymentsPendingSince: Int64, limit: Int)
-        throws(StorageError)
-        -> [StoredToken]
+    func tokensNeedingReports(
+        quietSince: Int64,
+        paymentsOpenSince: Int64,
+        paymentsPendingSince: Int64,
+        holdsEndForTokensCreatedBefore: Int64,
+        limit: Int
+    ) throws(StorageError) -> [StoredToken]
     func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken]
     func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?)
     func storeLineItems(_ items: [(lineItemId: String, body: String)], for externalPurchaseId: String, at: Int64)
@@ -80,6 +84,16 @@ protocol LedgerEngine: Sendable {
     func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery]
     func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError)
     func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64]
+    // MARK: notifications
+
+    func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool
+    func notifications(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredNotification]
+    func notification(uuid: String) throws(StorageError) -> StoredNotification?
+    func apply(_ change: NotificationChange) throws(StorageError) -> String?
+    func setting(named name: String) throws(StorageError) -> String?
+    func setSetting(named name: String, to value: String) throws(StorageError)
+    /// Which token each of `lineItemIds` was posted for, among the tokens of `bundleId`.
+    func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String]
 }
 
 /// One visit from the journal with its sequence number.

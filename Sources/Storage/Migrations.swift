@@ -157,6 +157,31 @@ enum Migrations {
             """
         ),
         (
+            // Notifications (spec §6): stored before they are acknowledged, deduplicated by notificationUUID and
+            // acted on exactly once. `tokens.report_due_at` marks a token Apple announced as unreported: its
+            // report goes out at once, whatever the NO_LINE_ITEM wait or a payment hold say. Line item ids are
+            // looked up across an app's tokens (Apple: a lineItemId "must be unique per app").
+            4,
+            """
+            CREATE TABLE notifications (
+                notification_uuid TEXT PRIMARY KEY,
+                notification_type TEXT NOT NULL,
+                subtype TEXT,
+                external_purchase_id TEXT,
+                environment TEXT,
+                signed_date INTEGER NOT NULL,
+                received_at INTEGER NOT NULL,
+                source TEXT NOT NULL,
+                signed_payload TEXT NOT NULL,
+                processed_at INTEGER,
+                outcome TEXT
+            ) WITHOUT ROWID;
+            CREATE INDEX notifications_unprocessed ON notifications(received_at) WHERE processed_at IS NULL;
+            ALTER TABLE tokens ADD COLUMN report_due_at INTEGER;
+            CREATE INDEX line_items_id ON line_items(line_item_id);
+            """
+        ),
+        (
             5,
             """
             CREATE TABLE redemptions (

@@ -6,12 +6,22 @@ public struct ReportAttempt: Sendable {
     /// When to try again (pending reports).
     public var nextAttemptAt: Int64
     public var at: Int64
+    /// False when Apple asked us to wait (429): the report is not at fault, so its backoff must not grow.
+    public var countsAsAttempt: Bool
 
-    public init(state: StoredReport.State, httpStatus: Int64?, response: String?, nextAttemptAt: Int64, at: Int64) {
+    public init(
+        state: StoredReport.State,
+        httpStatus: Int64?,
+        response: String?,
+        nextAttemptAt: Int64,
+        at: Int64,
+        countsAsAttempt: Bool = true
+    ) {
         self.state = state
         self.httpStatus = httpStatus
         self.response = response
         self.nextAttemptAt = nextAttemptAt
         self.at = at
+        self.countsAsAttempt = countsAsAttempt
     }
 }

@@ -98,16 +98,26 @@ extension SQLiteEngine {
         }
     }
 
+    /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
+    /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
+    /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
+    static let lastHoldingPayment: Int64 = 8 * 86_400_000
+
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
-    /// since before `quietSince` (candidates for NO_LINE_ITEM). Tokens with an open (pending or rejected) report
+    /// and created before `quietSince` (candidates for NO_LINE_ITEM). The wait counts from
+    /// `tokenCreationDate`, as Apple's 10-day clock does, not from when linkout first saw the token: a token
+    /// forwarded late is due at once. Tokens with an open (pending or rejected) report
     /// are left out: one report at a time per token.
     /// A token with a payment that may still complete (a session opened after `paymentsOpenSince`, or a delayed
     /// payment method pending since after `paymentsPendingSince`) is not reported `NO_LINE_ITEM` yet: the
-    /// purchase would follow as a line item.
+    /// purchase would follow as a line item. No hold outlasts `holdsEndForTokensCreatedBefore` (Apple's deadline
+    /// comes first), and a token Apple announced as unreported (`report_due_at`, set by an `UNREPORTED`
+    /// notification) is due at once, whatever the wait or the hold say.
     func tokensNeedingReports(
         quietSince: Int64,
         paymentsOpenSince: Int64,
         paymentsPendingSince: Int64,
+        holdsEndForTokensCreatedBefore: Int64,
         limit: Int
     ) throws(StorageError)
         -> [StoredToken]
@@ -120,17 +130,19 @@ extension SQLiteEngine {
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
                         AND l.report_request_identifier IS NULL)
-                    OR (t.first_seen_at <= ?
+                    OR ((t.token_created_at <= ? OR t.report_due_at IS NOT NULL)
                         AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
-                        AND NOT EXISTS (SELECT 1 FROM payment_sessions s
-                            WHERE s.external_purchase_id = t.external_purchase_id
-                            AND ((s.state = 'open' AND s.created_at > ?) OR (s.state = 'pending' AND s.updated_at > ?)))))
-                ORDER BY t.first_seen_at LIMIT ?
+                        AND (t.report_due_at IS NOT NULL OR t.token_created_at < ? OR NOT EXISTS (
+                            SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+                            AND s.created_at < t.token_created_at + \(Self.lastHoldingPayment)
+                            AND ((s.state = 'open' AND s.created_at > ?)
+                                OR (s.state = 'pending' AND s.updated_at > ?))))))
+                ORDER BY t.token_created_at LIMIT ?
                 """,
                 [
-                    .integer(quietSince), .integer(paymentsOpenSince), .integer(paymentsPendingSince),
-                    .integer(Int64(limit)),
+                    .integer(quietSince), .integer(holdsEndForTokensCreatedBefore), .integer(paymentsOpenSince),
+                    .integer(paymentsPendingSince), .integer(Int64(limit)),
                 ]
             ).map(Self.storedToken)
         }
@@ -248,13 +260,14 @@ extension SQLiteEngine {
         try writer.write { connection throws(StorageError) in
             try connection.query(
                 """
-                UPDATE reports SET state = ?, attempts = attempts + 1, last_attempt_at = ?, last_http_status = ?,
+                UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?,
                     accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
                 WHERE request_identifier = ?
                 """,
                 [
-                    .text(attempt.state.rawValue), .integer(attempt.at), .optional(attempt.httpStatus),
+                    .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
+                    .optional(attempt.httpStatus),
                     .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
                     .integer(attempt.at), .text(requestIdentifier),
                 ]

@@ -20,6 +20,8 @@ public enum CommandLineInterface {
               print the reports to Apple that are due, without sending them
           report status [--data-dir DIR] [--config PATH]
               print reports by state, the oldest unreported token, and why reports wait
+          notifications recover --since DATE [--until DATE] [--config PATH] [--data-dir DIR]
+              fetch Apple's notification history (Get Notification History) and act on what was missed
           healthcheck [--port N] [--url URL]
               exit 0 when the local server answers /healthz (for container health checks)
           help
@@ -41,6 +43,7 @@ public enum CommandLineInterface {
             case "simulate": return try SimulateCommand.run(rest)
             case "export": return try ExportCommand.run(rest)
             case "report": return try ReportCommand.run(rest)
+            case "notifications": return try NotificationsCommand.run(rest)
             case "healthcheck": return try HealthcheckCommand.run(rest)
             case "help", "--help", "-h":
                 printOutput(usage)

@@ -18,7 +18,7 @@ import Testing
 
     @Test func rejectedKeepsApplesErrorsAndWaitsForNewData() {
         let body = #"{"errors":[{"name":"IncorrectNetAmountError"}]}"#
-        let answer = AppleAnswer.interpret(.rejected(body: body), attempts: 2, sentAt: sentAt, backoff: fixedBackoff)
+        let answer = AppleAnswer.interpret(.rejected(body: body), attempts: 0, sentAt: sentAt, backoff: fixedBackoff)
         #expect(answer.attempt.state == .rejected)
         #expect(answer.attempt.response == body)
         #expect(answer.next == .continueSending)
@@ -44,7 +44,8 @@ import Testing
             backoff: fixedBackoff
         )
         #expect(told.attempt.nextAttemptAt == sentAt + 42_000)
-        #expect(told.next == .endPass)
+        #expect(told.next == .pause(until: sentAt + 42_000))
+        #expect(!told.attempt.countsAsAttempt)
         let untold = AppleAnswer.interpret(
             .rateLimited(retryAt: nil),
             attempts: 3,
@@ -52,6 +53,74 @@ import Testing
             backoff: fixedBackoff
         )
         #expect(untold.attempt.nextAttemptAt == sentAt + 4_000)
+        #expect(untold.next == .pause(until: sentAt + 4_000))
+    }
+
+    @Test func undocumented4xxStopsSendingAndKeepsTheReport() {
+        for status in [402, 403, 404, 405, 409, 413, 422] {
+            let answer = AppleAnswer.interpret(
+                .serverError(status: status, body: "no"),
+                attempts: 0,
+                sentAt: sentAt,
+                backoff: fixedBackoff
+            )
+            #expect(answer.attempt.state == .pending)
+            #expect(answer.attempt.httpStatus == Int64(status))
+            guard case .stop(let reason) = answer.next else {
+                Issue.record("\(status): expected a stop, got \(answer.next)")
+                continue
+            }
+            #expect(reason.contains("\(status)"))
+            #expect(answer.logLevel == .critical)
+        }
+        let server = AppleAnswer.interpret(.serverError(status: 502, body: ""), attempts: 0, sentAt: sentAt)
+        #expect(server.next == .continueSending)
+    }
+
+    @Test func aSigningFailureStopsSending() {
+        let answer = AppleAnswer.interpret(.signingFailed("no private key"), attempts: 2, sentAt: sentAt)
+        #expect(answer.attempt.state == .pending)
+        #expect(!answer.attempt.countsAsAttempt)
+        guard case .stop(let reason) = answer.next else {
+            Issue.record("expected a stop, got \(answer.next)")
+            return
+        }
+        #expect(reason.contains("apple.privateKeyFile"))
+    }
+
+    @Test func a400AfterAnEarlierAttemptIsSettledWithRetrieve() {
+        let first = AppleAnswer.interpret(.rejected(body: "dup"), attempts: 0, sentAt: sentAt)
+        #expect(first.next == .continueSending)
+        let retried = AppleAnswer.interpret(.rejected(body: "dup"), attempts: 1, sentAt: sentAt)
+        #expect(retried.next == .confirmWithRetrieve)
+        let id = "11111111-2222-3333-4444-555555555555"
+        let held = AppleAnswer.settle(
+            retried,
+            retrieved: .success((200, #"{"report":{"requestIdentifier":"\#(id)"}}"#)),
+            requestIdentifier: id,
+            attempts: 1,
+            sentAt: sentAt
+        )
+        #expect(held.attempt.state == .accepted)
+        let unknown = AppleAnswer.settle(
+            retried,
+            retrieved: .success((400, "NotFoundError")),
+            requestIdentifier: id,
+            attempts: 1,
+            sentAt: sentAt
+        )
+        #expect(unknown.attempt.state == .rejected)
+        #expect(unknown.next == .continueSending)
+        let silent = AppleAnswer.settle(
+            retried,
+            retrieved: .success((503, "")),
+            requestIdentifier: id,
+            attempts: 1,
+            sentAt: sentAt,
+            backoff: fixedBackoff
+        )
+        #expect(silent.attempt.state == .pending)
+        #expect(silent.attempt.nextAttemptAt == sentAt + 2_000)
     }
 
     @Test func serverAndNetworkErrorsRetryAfterBackoff() {

@@ -32,6 +32,24 @@ struct CommandLineTests {
         #expect(usage.code == 2)
     }
 
+    @Test func notificationsRecoverChecksItsArgumentsAndSaysWhatIsMissing() throws {
+        #expect(try run(["notifications"]).code == 2)
+        let noSince = try run(["notifications", "recover"])
+        #expect(noSince.code == 2)
+        #expect(noSince.err.contains("--since"))
+        let badDate = try run(["notifications", "recover", "--since", "yesterday"])
+        #expect(badDate.code == 2)
+        #expect(badDate.err.contains("not a date"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Without Apple credentials nothing can be fetched: exit 1, and the reason.
+        let uncredentialed = try run([
+            "notifications", "recover", "--since", "2026-01-01", "--data-dir", directory.path,
+        ])
+        #expect(uncredentialed.code == 1)
+        #expect(uncredentialed.out.contains("no Apple credentials"))
+    }
+
     @Test func simulateMintsAURLTheServerAcceptsAndExportListsIt() throws {
         let minted = try run(["simulate", "--url", "http://127.0.0.1:1", "--sandbox", "--type", "SERVICES"])
         #expect(minted.code == 0)

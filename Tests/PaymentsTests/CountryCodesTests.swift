@@ -1,3 +1,4 @@
+import ExternalPurchase
 import Testing
 
 @testable import Payments

@@ -8,6 +8,8 @@ struct AccessLog: Sendable {
     let logger: Logger
     let metrics: Metrics
     let landingPaths: Set<String>
+    /// `apple.notificationPath`.
+    var notificationPath = "/notifications/appstore"
 
     func record(_ request: HTTPRequest, _ status: HTTPStatus, _ nanoseconds: UInt64) {
         let route = routeName(request)
@@ -35,6 +37,7 @@ struct AccessLog: Sendable {
         if path.hasPrefix("/static/") { return "static" }
         if path.hasPrefix("/v1/tokens/") { return "line_items_api" }
         if path.hasPrefix("/admin/") { return "admin" }
+        if path == notificationPath { return "appstore_notifications" }
         switch path {
         case "/v1/tokens": return "tokens_api"
         case "/webhooks/stripe": return "stripe_webhook"

@@ -13,6 +13,7 @@ package final class Application: Sendable {
     package let reporting: ReportingService
     private let payments: PaymentServices
     let metrics: Metrics
+    private let notifications: AppStoreNotifications
     private let server: HTTPServer
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
@@ -45,6 +46,16 @@ package final class Application: Sendable {
             clock: clock
         )
         self.payments = payments
+        let notifications = try AppStoreNotifications(
+            configuration: configuration,
+            ledger: ledger,
+            identifiers: identifiers,
+            reporting: reporting,
+            metrics: metrics,
+            logger: logger,
+            clock: clock
+        )
+        self.notifications = notifications
         let routes = RouteTable(
             landingPaths: configuration.landing.paths,
             landing: LandingRoute(
@@ -123,9 +134,13 @@ package final class Application: Sendable {
             ),
             failedAuth: FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
             readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
-            metrics: metrics
+            metrics: metrics,
+            notificationPath: configuration.apple.notificationPath,
+            appStoreNotifications: AppStoreNotificationRoute(notifications: notifications)
         )
-        let accessLog = AccessLog(logger: logger, metrics: metrics, landingPaths: Set(configuration.landing.paths))
+        var log = AccessLog(logger: logger, metrics: metrics, landingPaths: Set(configuration.landing.paths))
+        log.notificationPath = configuration.apple.notificationPath
+        let accessLog = log
         let server = HTTPServer(configuration: configuration.httpServer, router: routes.router(), logger: logger) {
             request,
             status,
@@ -186,6 +201,9 @@ package final class Application: Sendable {
         payments.processor.start(interval: configuration.reporting.pollIntervalSeconds)
         // Due retries are looked for every second: a cheap indexed query, and a receiver back up is served soon.
         payments.webhooks?.start(interval: 1)
+        // Notifications stored but not acted on (a crash between the two) are acted on now, then swept on every
+        // poll; Get Notification History runs once a day.
+        notifications.start(interval: configuration.reporting.pollIntervalSeconds)
         return port
     }
 
@@ -196,6 +214,7 @@ package final class Application: Sendable {
         server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
         payments.processor.stop()
         payments.webhooks?.stop()
+        notifications.stop()
         reporting.stop()
         ledger.close()
         logger.info("server stopped")

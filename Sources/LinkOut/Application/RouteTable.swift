@@ -19,6 +19,8 @@ struct RouteTable: Sendable {
     let failedAuth: FailedAuthThrottle
     let readiness: Readiness
     let metrics: Metrics
+    let notificationPath: String
+    let appStoreNotifications: AppStoreNotificationRoute
 
     func router() -> Router {
         var router = Router()
@@ -41,6 +43,7 @@ struct RouteTable: Sendable {
             router.post("/pay/demo/{intentId}", handler: rateGuard.limitPage(demoPayment.submit))
         }
         if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
+        router.post(notificationPath, handler: appStoreNotifications.receive)
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
         router.post("/v1/redemptions", handler: rateGuard.limit(failedAuth.guarding(redemptions.redeem)))
         router.get("/v1/purchases", handler: rateGuard.limit(failedAuth.guarding(redemptions.purchases)))

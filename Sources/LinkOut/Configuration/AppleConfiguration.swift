@@ -13,12 +13,18 @@ extension Configuration {
         package var caFile: String?
         /// Outbound proxy for calls to Apple, e.g. `http://proxy:3128`.
         package var proxy: String?
+        /// Where Apple POSTs App Store Server Notifications V2 (the URL entered in App Store Connect).
+        package var notificationPath = "/notifications/appstore"
+        /// PEM files of the roots a notification's chain may end in. Empty: Apple Root CA - G3, shipped with the
+        /// code (spec §6.4: validate against a root you ship, never the one inside `x5c`).
+        package var notificationRootCertificates: [String] = []
 
         package init() {}
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Apple {
             try section.rejectUnknownKeys([
                 "issuerId", "keyId", "privateKeyFile", "productionURL", "sandboxURL", "caFile", "proxy",
+                "notificationPath", "notificationRootCertificates",
             ])
             var apple = Apple()
             if case .string(let caFile) = section.object["caFile"], !caFile.isEmpty { apple.caFile = caFile }
@@ -30,6 +36,11 @@ extension Configuration {
             apple.sandboxURL = try section.string("sandboxURL", default: apple.sandboxURL)
             try Configuration.requireHTTPURL(apple.productionURL, field: "apple.productionURL")
             try Configuration.requireHTTPURL(apple.sandboxURL, field: "apple.sandboxURL")
+            apple.notificationPath = try section.string("notificationPath", default: apple.notificationPath)
+            guard apple.notificationPath.hasPrefix("/"), !apple.notificationPath.contains("{") else {
+                throw ConfigurationError(field: "apple.notificationPath", problem: "must be a path starting with /")
+            }
+            apple.notificationRootCertificates = try section.strings("notificationRootCertificates")
             return apple
         }
     }

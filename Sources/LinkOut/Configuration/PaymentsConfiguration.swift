@@ -1,3 +1,4 @@
+import ExternalPurchase
 import Payments
 
 extension Configuration {

@@ -1,4 +1,5 @@
 import ExternalPurchase
+import Outbound
 import Storage
 
 /// What Apple's answer to one report means for the outbox: a pure function of the answer, the attempts so far
@@ -8,10 +9,16 @@ struct AppleAnswer: Sendable {
     enum Next: Sendable, Equatable {
         /// Go on with the next due report.
         case continueSending
-        /// Stop this pass (Apple asked us to slow down).
-        case endPass
+        /// Apple asked us to slow down (429): no report goes out before this moment (UNIX ms).
+        case pause(until: Int64)
+        /// A 400 after an earlier attempt got no answer: it may be Apple's "duplicate request" for a report it
+        /// accepted while its 200 was lost. Retrieve External Purchase Report decides (`settle`).
+        case confirmWithRetrieve
         /// Stop sending until the configuration is fixed and the server restarted (401).
         case stopUnauthorized(reason: String)
+        /// Stop sending until someone looks: a request that cannot be signed, or an answer Apple does not
+        /// document. Reports stay in the outbox.
+        case stop(reason: String)
     }
 
     var attempt: ReportAttempt
@@ -47,7 +54,8 @@ struct AppleAnswer: Sendable {
                 message: "report accepted by Apple"
             )
         case .rejected(let body):
-            // A 400 is not resent unchanged: the report waits until the token's data changes.
+            // A 400 is not resent unchanged: the report waits until the token's data changes. After an earlier
+            // attempt, though, the 400 may be Apple's "duplicate request" for a report whose 200 was lost.
             return AppleAnswer(
                 attempt: ReportAttempt(
                     state: .rejected,
@@ -56,7 +64,7 @@ struct AppleAnswer: Sendable {
                     nextAttemptAt: sentAt,
                     at: sentAt
                 ),
-                next: .continueSending,
+                next: attempts > 0 ? .confirmWithRetrieve : .continueSending,
                 logLevel: .warning,
                 message: "report rejected by Apple; it waits for corrected data"
             )
@@ -76,17 +84,56 @@ struct AppleAnswer: Sendable {
                 message: "reporting stopped: Apple rejected our credentials"
             )
         case .rateLimited(let retryAt):
+            // Apple's limit is on us, not on this report: all sending pauses, and the attempt does not count, so
+            // the report's own backoff does not grow.
+            let until = retryAt ?? sentAt + backoff(attempts)
             return AppleAnswer(
                 attempt: ReportAttempt(
                     state: .pending,
                     httpStatus: 429,
                     response: "rate limited",
-                    nextAttemptAt: retryAt ?? sentAt + backoff(attempts),
+                    nextAttemptAt: until,
+                    at: sentAt,
+                    countsAsAttempt: false
+                ),
+                next: .pause(until: until),
+                logLevel: .warning,
+                message: "Apple rate-limited reporting; sending pauses"
+            )
+        case .serverError(let status, let body) where (400..<500).contains(status):
+            // Apple documents 400, 401 and 429 for this call (spec §5.2). Any other 4xx (403, 404, ...) says our
+            // picture of the API or the account is wrong: retrying blindly cannot fix it. The report is kept.
+            return AppleAnswer(
+                attempt: ReportAttempt(
+                    state: .pending,
+                    httpStatus: Int64(status),
+                    response: String(body.prefix(2000)),
+                    nextAttemptAt: sentAt,
                     at: sentAt
                 ),
-                next: .endPass,
-                logLevel: .warning,
-                message: "Apple rate-limited reporting"
+                next: .stop(
+                    reason: "Apple answered \(status), which it does not document for sending reports; check "
+                        + "apple.productionURL, apple.sandboxURL and the account, then restart"
+                ),
+                logLevel: .critical,
+                message: "reporting stopped: Apple gave an undocumented answer"
+            )
+        case .signingFailed(let message):
+            return AppleAnswer(
+                attempt: ReportAttempt(
+                    state: .pending,
+                    httpStatus: nil,
+                    response: message,
+                    nextAttemptAt: sentAt,
+                    at: sentAt,
+                    countsAsAttempt: false
+                ),
+                next: .stop(
+                    reason: "requests cannot be signed (\(message)): check that apple.privateKeyFile holds the "
+                        + ".p8 private key, then restart"
+                ),
+                logLevel: .critical,
+                message: "reporting stopped: requests cannot be signed"
             )
         case .serverError(let status, let body):
             return AppleAnswer(
@@ -115,6 +162,66 @@ struct AppleAnswer: Sendable {
                 message: "report not delivered; will retry"
             )
         }
+    }
+
+    /// A 400 after an earlier attempt, settled with Apple's copy (Retrieve External Purchase Report): Apple
+    /// holds a report under this `requestIdentifier` only if it accepted one ("a report that you successfully
+    /// submitted"), so a copy means the lost first answer was a 200. A `NotFoundError` (400) confirms the
+    /// rejection; no answer leaves the report pending, to be sent and settled again.
+    static func settle(
+        _ rejection: AppleAnswer,
+        retrieved: Result<(status: Int, body: String), HTTPClientError>,
+        requestIdentifier: String,
+        attempts: Int64,
+        sentAt: Int64,
+        backoff: (Int64) -> Int64 = backoffMilliseconds
+    ) -> AppleAnswer {
+        switch retrieved {
+        case .success(let answer) where answer.status == 200 && answer.body.contains(requestIdentifier):
+            return AppleAnswer(
+                attempt: ReportAttempt(
+                    state: .accepted,
+                    httpStatus: 200,
+                    response: "accepted: Apple holds this report (its first answer was lost)",
+                    nextAttemptAt: sentAt,
+                    at: sentAt
+                ),
+                next: .continueSending,
+                logLevel: .info,
+                message: "report accepted by Apple (settled with Retrieve External Purchase Report)"
+            )
+        case .success(let answer) where answer.status == 400:
+            var confirmed = rejection
+            confirmed.next = .continueSending
+            return confirmed
+        case .success(let answer):
+            return unsettled("Retrieve answered \(answer.status)", rejection, attempts, sentAt, backoff)
+        case .failure(let error):
+            return unsettled("Retrieve failed: \(error)", rejection, attempts, sentAt, backoff)
+        }
+    }
+
+    private static func unsettled(
+        _ why: String,
+        _ rejection: AppleAnswer,
+        _ attempts: Int64,
+        _ sentAt: Int64,
+        _ backoff: (Int64) -> Int64
+    ) -> AppleAnswer {
+        AppleAnswer(
+            attempt: ReportAttempt(
+                state: .pending,
+                httpStatus: 400,
+                response: String(
+                    ("400 after an earlier attempt; " + why + "; " + (rejection.attempt.response ?? "")).prefix(2000)
+                ),
+                nextAttemptAt: sentAt + backoff(attempts),
+                at: sentAt
+            ),
+            next: .continueSending,
+            logLevel: .warning,
+            message: "report answered 400 after an earlier attempt; not settled yet, will retry"
+        )
     }
 
     /// Exponential backoff with equal jitter: between half and all of 5 s × 2^attempts, capped at an hour, at

@@ -5,7 +5,8 @@ package struct PlannedReport: Sendable {
     package var report: ExternalPurchaseReport
     package var environment: String
     package var bundleId: String
-    /// Line items (ledger rows) the report carries.
+    /// Line items (ledger rows) the report settles: those it carries, and earlier versions a restatement in it
+    /// replaces.
     package var lineItemRows: [Int64]
     /// The rejected report this revises, keeping its `requestIdentifier`.
     package var revises: String?

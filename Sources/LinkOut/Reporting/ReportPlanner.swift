@@ -2,7 +2,8 @@ import ExternalPurchase
 import Foundation
 import Storage
 
-/// Decides what is due: tokens quiet for `noLineItemAfterSeconds` → `NO_LINE_ITEM` or `DUPLICATE_TOKEN`; new
+/// Decides what is due: tokens created `noLineItemAfterSeconds` ago without line items → `NO_LINE_ITEM` or
+/// `DUPLICATE_TOKEN`; new
 /// line items → `LINE_ITEM`; a rejected report whose token got new line items → the full report again under the
 /// same `requestIdentifier` (Apple: resend corrected data under the original identifier). It reads the ledger
 /// and writes nothing, so `linkout report --dry-run` can print exactly what a pass would queue.
@@ -17,6 +18,8 @@ struct ReportPlanner: Sendable {
     /// How long a delayed payment method (SEPA debit: up to 14 days) holds it back once pending: long enough for
     /// most, and with the 48-hour quiet time still inside Apple's 10-day deadline.
     static let pendingPaymentHoldMilliseconds: Int64 = 7 * 86_400_000
+    /// No hold keeps a token unreported past 9 days after its creation: Apple's `UNREPORTED` notice comes at 10.
+    static let holdsEndAfterMilliseconds: Int64 = 9 * 86_400_000
 
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
     func plan(now: Int64) throws -> [PlannedReport] {
@@ -30,6 +33,7 @@ struct ReportPlanner: Sendable {
             quietSince: quietSince,
             paymentsOpenSince: paymentsOpenSince,
             paymentsPendingSince: now - Self.pendingPaymentHoldMilliseconds,
+            holdsEndForTokensCreatedBefore: now - Self.holdsEndAfterMilliseconds,
             limit: batchLimit
         ) {
             let items = try ledger.lineItems(for: token.externalPurchaseId)
@@ -47,7 +51,8 @@ struct ReportPlanner: Sendable {
                     token,
                     status: status,
                     items: items,
-                    carrying: fresh,
+                    carrying: Self.latestVersions(fresh),
+                    claiming: fresh,
                     requestIdentifier: Self.newIdentifier(),
                     now: now
                 )
@@ -58,12 +63,16 @@ struct ReportPlanner: Sendable {
             let items = try ledger.lineItems(for: token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
             guard !fresh.isEmpty else { continue }  // nothing changed: a 400 is not resent unchanged
+            // A restated item (same lineItemId, `restatement: true`) replaces the version the rejected report
+            // carried: Apple "uses only the most recent version", and one lineItemId twice in a report is
+            // Apple's `DuplicateValueError`, which would keep the token stuck for good.
             let carried = items.filter { $0.reportRequestIdentifier == rejected.requestIdentifier } + fresh
             var revision = try build(
                 token,
                 status: .lineItem,
                 items: items,
-                carrying: carried,
+                carrying: Self.latestVersions(carried),
+                claiming: fresh,
                 requestIdentifier: rejected.requestIdentifier,
                 now: now
             )
@@ -78,6 +87,7 @@ struct ReportPlanner: Sendable {
         status: ExternalPurchaseReport.Status,
         items: [StoredLineItem],
         carrying: [StoredLineItem],
+        claiming: [StoredLineItem],
         requestIdentifier: String,
         now: Int64
     ) throws -> PlannedReport {
@@ -98,10 +108,18 @@ struct ReportPlanner: Sendable {
             report: report,
             environment: token.environment,
             bundleId: token.bundleId,
-            lineItemRows: carrying.map(\.rowId),
+            lineItemRows: claiming.map(\.rowId),
             revises: nil,
             problems: validator.problems(in: report)
         )
+    }
+
+    /// The most recent version of each line item, in the order of those versions: a restatement posted after
+    /// the original replaces it (Apple "uses only the most recent version" of a lineItemId).
+    static func latestVersions(_ items: [StoredLineItem]) -> [StoredLineItem] {
+        var last: [String: Int64] = [:]
+        for item in items { last[item.lineItemId] = item.rowId }
+        return items.filter { last[$0.lineItemId] == $0.rowId }
     }
 
     /// Apple: report every extra custom-link token of one customer and type, active at the same time, as

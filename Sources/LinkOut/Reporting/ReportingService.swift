@@ -24,12 +24,16 @@ package final class ReportingService: Sendable {
         /// Apple answered 401: the key or its IDs are wrong. Sending stopped until the configuration is fixed and
         /// the server restarted; reports wait in the outbox.
         case stoppedUnauthorized(String)
+        /// Sending stopped for a reason retrying cannot fix: the key cannot sign, or Apple gave an answer it does
+        /// not document (403, 404, ...). Reports wait in the outbox until the server is restarted.
+        case stopped(String)
 
         package var description: String {
             switch self {
             case .running: "running"
             case .waitingForCredentials(let reason): "waiting for Apple credentials: \(reason)"
             case .stoppedUnauthorized(let reason): "stopped: \(reason)"
+            case .stopped(let reason): "stopped: \(reason)"
             }
         }
     }
@@ -45,9 +49,11 @@ package final class ReportingService: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
     /// When the background thread last showed life (a tick began, or a report was sent), UNIX ms.
-    private let heartbeat = Atomic<Int64>(0)
+    let heartbeat = Atomic<Int64>(0)
     /// Ticks never overlap (the background thread, a wake-up and a test or CLI call may race for one).
     private let tickLock = Mutex(())
+    /// No report is sent before this moment (UNIX ms): Apple answered 429.
+    private let pausedUntil = Atomic<Int64>(0)
 
     /// Most reports planned or sent per tick; the rest wait for the next tick.
     static let batchLimit = 200
@@ -84,12 +90,19 @@ package final class ReportingService: Sendable {
     package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         let interval = DispatchTimeInterval.seconds(Int(configuration.reporting.pollIntervalSeconds))
+        let intervalMilliseconds = configuration.reporting.pollIntervalSeconds * 1000
         heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
         let loop = BackgroundThread(name: "linkout-reporting") { [self] in
             while !stopping.load(ordering: .relaxed) {
                 heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
                 tick()
-                _ = wakeUp.wait(timeout: .now() + interval)
+                // A retry due before the next poll (a timed-out call's backoff) starts the next pass then.
+                let next = (try? ledger.dueReports(now: .max, limit: 1).first?.nextAttemptAt) ?? nil
+                // At least a second: a report due but not sent (sending stopped or paused) must not spin the loop.
+                let untilNext = next.map { max(1_000, $0 - clock.nowMilliseconds()) } ?? Int64.max
+                let wait =
+                    untilNext < intervalMilliseconds ? DispatchTimeInterval.milliseconds(Int(untilNext)) : interval
+                _ = wakeUp.wait(timeout: .now() + wait)
             }
         }
         thread.withLock { $0 = loop }
@@ -118,27 +131,44 @@ package final class ReportingService: Sendable {
         thread.withLock { $0 }?.join()
     }
 
-    /// One planning and sending pass; reachable so tests and the CLI can drive it.
+    /// One planning and sending pass; reachable so tests and the CLI can drive it. Planning goes on batch after
+    /// batch while senders (`reporting.concurrency` threads) send what is due alongside it; the pass ends once
+    /// nothing more is due and every send has its answer. A report is sent at most once per pass.
     package func tick(now: Int64? = nil) {
         let now = now ?? clock.nowMilliseconds()
         tickLock.withLock { _ in
-            do {
-                for planned in try plan(now: now) {
+            let senders = client.map { SenderPool(service: self, client: $0, now: now) }
+            senders?.start(threads: Int(configuration.reporting.concurrency))
+            // A bounded number of planning batches per pass: tokens that cannot be queued (they break Apple's
+            // rules) come back in every plan and must not keep the pass going.
+            for _ in 0..<Self.planningBatchesPerPass where !stopping.load(ordering: .relaxed) {
+                var queued = 0
+                var planned: [PlannedReport] = []
+                do {
+                    planned = try plan(now: now)
+                } catch {
+                    logger.error("reporting pass failed", ["error": "\(error)"])
+                    break
+                }
+                for report in planned {
                     do {
-                        try enqueue(planned, now: now)
+                        if try enqueue(report, now: now) { queued += 1 }
                     } catch {
                         logger.error(
                             "report not queued",
-                            ["external_purchase_id": planned.report.externalPurchaseId, "error": "\(error)"]
+                            ["external_purchase_id": report.report.externalPurchaseId, "error": "\(error)"]
                         )
                     }
                 }
-                try sendDue(now: now)
-            } catch {
-                logger.error("reporting pass failed", ["error": "\(error)"])
+                senders?.moreQueued()
+                guard planned.count >= Self.batchLimit, queued > 0 else { break }
             }
+            senders?.finish()
         }
     }
+
+    /// Planning batches of `batchLimit` tokens per pass: 100,000 reports at most, the rest in the next pass.
+    static let planningBatchesPerPass = 500
 
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
     package func plan(now: Int64) throws -> [PlannedReport] {
@@ -149,7 +179,8 @@ package final class ReportingService: Sendable {
         ).plan(now: now)
     }
 
-    private func enqueue(_ planned: PlannedReport, now: Int64) throws {
+    /// Puts a planned report in the outbox; false when it breaks Apple's rules and is left out (logged).
+    private func enqueue(_ planned: PlannedReport, now: Int64) throws -> Bool {
         guard planned.problems.isEmpty else {
             logger.error(
                 "report not queued: it breaks Apple's rules",
@@ -158,14 +189,14 @@ package final class ReportingService: Sendable {
                     "problems": planned.problems.map(\.description).joined(separator: "; "),
                 ]
             )
-            return
+            return false
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = String(decoding: try encoder.encode(planned.report), as: UTF8.self)
         if let revised = planned.revises {
             try ledger.reviseRejectedReport(revised, body: body, lineItemRows: planned.lineItemRows, now: now)
-            return
+            return true
         }
         let stored = StoredReport(
             requestIdentifier: planned.report.requestIdentifier,
@@ -178,40 +209,71 @@ package final class ReportingService: Sendable {
             createdAt: now
         )
         try ledger.enqueueReport(stored, lineItemRows: planned.lineItemRows)
+        return true
     }
 
     // MARK: sending
 
-    private func sendDue(now: Int64) throws {
-        guard let client, status == .running else { return }
-        for report in try ledger.dueReports(now: now, limit: Self.batchLimit) {
-            if stopping.load(ordering: .relaxed) { return }
-            let outcome = client.send(
-                body: Array(report.body.utf8),
-                environment: Environment(rawValue: report.environment) ?? .production,
+    /// Whether a sender may take another report in a pass at `now`: running, not stopping, not paused by a 429.
+    func maySend(now: Int64) -> Bool {
+        !stopping.load(ordering: .relaxed) && status == .running && now >= pausedUntil.load(ordering: .relaxed)
+    }
+
+    /// Sends one report, settles and records Apple's answer, and acts on what it means for everyone else.
+    /// Returns whether the report left the pending state.
+    @discardableResult
+    func send(_ report: StoredReport, client: ExternalPurchaseAPIClient) -> Bool {
+        let environment = Environment(rawValue: report.environment) ?? .production
+        let outcome = client.send(body: Array(report.body.utf8), environment: environment, bundleId: report.bundleId)
+        let sentAt = clock.nowMilliseconds()
+        heartbeat.store(sentAt, ordering: .relaxed)
+        var answer = AppleAnswer.interpret(outcome, attempts: report.attempts, sentAt: sentAt)
+        if answer.next == .confirmWithRetrieve {
+            let retrieved = client.retrieve(
+                requestIdentifier: report.requestIdentifier,
+                environment: environment,
                 bundleId: report.bundleId
             )
-            let answer = AppleAnswer.interpret(outcome, attempts: report.attempts, sentAt: clock.nowMilliseconds())
-            try ledger.recordAttempt(report.requestIdentifier, answer.attempt)
-            var metadata = [
-                "external_purchase_id": report.externalPurchaseId, "request_identifier": report.requestIdentifier,
-                "report.status": report.status,
-            ]
-            if let status = answer.attempt.httpStatus { metadata["http.status"] = "\(status)" }
-            if case .rejected(let body) = outcome { metadata["apple.errors"] = body }
-            if case .networkError(let message) = outcome { metadata["error"] = message }
-            switch answer.logLevel {
-            case .info: logger.info(answer.message, metadata)
-            case .warning: logger.warning(answer.message, metadata)
-            case .critical: logger.critical(answer.message, metadata)
-            }
-            switch answer.next {
-            case .continueSending: continue
-            case .endPass: return
-            case .stopUnauthorized(let reason):
-                state.withLock { $0 = .stoppedUnauthorized(reason) }
-                return
-            }
+            answer = AppleAnswer.settle(
+                answer,
+                retrieved: retrieved,
+                requestIdentifier: report.requestIdentifier,
+                attempts: report.attempts,
+                sentAt: clock.nowMilliseconds()
+            )
         }
+        var metadata = [
+            "external_purchase_id": report.externalPurchaseId, "request_identifier": report.requestIdentifier,
+            "report.status": report.status,
+        ]
+        if let status = answer.attempt.httpStatus { metadata["http.status"] = "\(status)" }
+        if case .rejected(let body) = outcome { metadata["apple.errors"] = body }
+        if case .networkError(let message) = outcome { metadata["error"] = message }
+        if case .signingFailed(let message) = outcome { metadata["error"] = message }
+        do {
+            try ledger.recordAttempt(report.requestIdentifier, answer.attempt)
+        } catch {
+            // The answer is lost with the write; the report stays as it was and is sent again (same bytes, same
+            // requestIdentifier), and a duplicate 400 is settled with Retrieve.
+            metadata["error"] = "\(error)"
+            logger.error("report answer not recorded", metadata)
+            return false
+        }
+        switch answer.logLevel {
+        case .info: logger.info(answer.message, metadata)
+        case .warning: logger.warning(answer.message, metadata)
+        case .critical: logger.critical(answer.message, metadata)
+        }
+        switch answer.next {
+        case .continueSending, .confirmWithRetrieve: break
+        case .pause(let until):
+            // Apple's latest word on when to come back is the one that counts.
+            pausedUntil.store(until, ordering: .relaxed)
+        case .stopUnauthorized(let reason):
+            state.withLock { $0 = .stoppedUnauthorized(reason) }
+        case .stop(let reason):
+            state.withLock { $0 = .stopped(reason) }
+        }
+        return answer.attempt.state != .pending
     }
 }

@@ -77,9 +77,23 @@ struct LineItemsAPI: Sendable {
         var freshItems: [LineItem] = []
         var unchanged = 0
         var problems: [ReportProblem] = []
+        // Apple: a lineItemId "must be unique per app", and one transaction is never reported twice: an id
+        // already posted for another token of the app is refused, restatement or not.
+        let owners = try ledger.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
         for item in items {
             let body = String(decoding: try encoder.encode(item), as: UTF8.self)
             let itemId = item.common.lineItemId
+            if let owner = owners[itemId], owner != id {
+                problems.append(
+                    ReportProblem(
+                        "DuplicateValueError",
+                        field: "lineItemId",
+                        lineItem: itemId,
+                        "this lineItemId was posted for another token of this app; line item ids are unique per app"
+                    )
+                )
+                continue
+            }
             if let existing = stored.last(where: { $0.lineItemId == itemId }) {
                 // The same item sent again is a no-op (retries are safe); a change needs restatement (Apple's rule).
                 if existing.body == body {

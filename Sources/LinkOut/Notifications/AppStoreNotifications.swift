@@ -1,0 +1,224 @@
+import Dispatch
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Logging
+import Outbound
+import Storage
+import Synchronization
+
+/// App Store Server Notifications V2 for external purchase tokens (spec §6): receiving (the route and
+/// recovery share `NotificationReceiver`), acting (`NotificationProcessor`), and recovery through Get
+/// Notification History, run by hand (`linkout notifications recover`) and once a day in the background.
+package final class AppStoreNotifications: Sendable {
+    /// A recovery run: what came back from Apple and what became of it.
+    package struct RecoverySummary: Sendable, Equatable, CustomStringConvertible {
+        package var fetched = 0
+        package var stored = 0
+        package var duplicates = 0
+        package var refused = 0
+        package var processed = 0
+        /// One line per app and environment whose history could not be read completely.
+        package var failures: [String] = []
+
+        package var description: String {
+            "fetched \(fetched), new \(stored), already stored \(duplicates), refused \(refused), processed "
+                + "\(processed)" + (failures.isEmpty ? "" : "; failed: " + failures.joined(separator: "; "))
+        }
+    }
+
+    /// The ledger setting holding the end (UNIX ms) of the last complete background history pass.
+    static let lastHistoryPassSetting = "last_history_pass"
+    /// How often the background pass asks Apple for history.
+    static let historyPassInterval: Int64 = 86_400_000
+    /// Each pass reaches this far behind the previous one, so a notification signed while the last pass ran
+    /// is not missed; duplicates are dropped by `notificationUUID`.
+    static let historyOverlap: Int64 = 3_600_000
+    /// Apple keeps history for 180 days and refuses older start dates; an hour's margin for clock skew.
+    static let historyReach: Int64 = 180 * 86_400_000 - 3_600_000
+
+    let receiver: NotificationReceiver
+    let processor: NotificationProcessor
+    let history: AppStoreServerAPIClient?
+    let bundleIds: [String]
+    let ledger: Ledger
+    let logger: Logger
+    let clock: Clock
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let thread = Mutex<BackgroundThread?>(nil)
+
+    init(
+        configuration: Configuration,
+        ledger: Ledger,
+        identifiers: Identifiers,
+        reporting: ReportingService,
+        metrics: Metrics,
+        logger: Logger,
+        clock: Clock
+    ) throws(ConfigurationError) {
+        receiver = NotificationReceiver(
+            verifier: try Self.verifier(configuration.apple),
+            apps: Dictionary(configuration.apps.map { ($0.bundleId, $0.appAppleId) }) { first, _ in first },
+            ledger: ledger,
+            metrics: metrics,
+            logger: logger,
+            clock: clock
+        )
+        processor = NotificationProcessor(
+            ledger: ledger,
+            identifiers: identifiers,
+            reporting: reporting,
+            receiver: receiver,
+            logger: logger,
+            clock: clock
+        )
+        bundleIds = configuration.apps.map(\.bundleId)
+        // Get Notification History takes the same In-App Purchase key as reporting (S40, S44), on the same hosts.
+        if case .success(let credentials) = AppleCredentials.load(configuration.apple) {
+            var http = HTTPClient.Configuration()
+            http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
+            http.caFile = configuration.apple.caFile
+            http.proxy = configuration.apple.proxy
+            history = AppStoreServerAPIClient(
+                credentials: credentials,
+                productionURL: configuration.apple.productionURL,
+                sandboxURL: configuration.apple.sandboxURL,
+                httpClient: HTTPClient(configuration: http)
+            )
+        } else {
+            history = nil
+        }
+        self.ledger = ledger
+        self.logger = logger
+        self.clock = clock
+        for reason in SignedPayloadError.Reason.allCases.map(\.rawValue) + NotificationReceiver.appReasons {
+            metrics.increment("linkout_notifications_refused_total", [("reason", reason)], by: 0)
+        }
+    }
+
+    /// For the command line: the same parts as the server's, without a running reporting service (reports it
+    /// queues are sent by the server's next pass).
+    package convenience init(configuration: Configuration, ledger: Ledger, logger: Logger) throws {
+        try self.init(
+            configuration: configuration,
+            ledger: ledger,
+            identifiers: Identifiers(secret: try ledger.secret(named: "identifiers")),
+            reporting: ReportingService(configuration: configuration, ledger: ledger, logger: logger),
+            metrics: Metrics(),
+            logger: logger,
+            clock: .system
+        )
+    }
+
+    /// The verifier with the configured roots: Apple Root CA - G3 unless `apple.notificationRootCertificates`
+    /// names PEM files.
+    static func verifier(_ apple: Configuration.Apple) throws(ConfigurationError) -> SignedPayloadVerifier {
+        let field = "apple.notificationRootCertificates"
+        var pems: [String] = []
+        for path in apple.notificationRootCertificates {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(field: field, problem: "cannot read \(path)")
+            }
+            pems.append(String(decoding: data, as: UTF8.self))
+        }
+        do {
+            return try SignedPayloadVerifier(trustedRootPEMs: pems.isEmpty ? AppleRootCertificates.defaultPEMs : pems)
+        } catch {
+            throw ConfigurationError(field: field, problem: "holds no PEM certificate: \(error)")
+        }
+    }
+
+    /// A delivered notification: judged and stored, then acted on at once from storage (a failure there is
+    /// retried by the background sweep; the notification is safe).
+    func receive(_ signedPayload: String) throws(StorageError) -> NotificationReceiver.Receipt {
+        let receipt = try receiver.receive(signedPayload, source: "delivery")
+        if case .stored = receipt { processor.processPending() }
+        return receipt
+    }
+
+    // MARK: recovery
+
+    /// Fetches `EXTERNAL_PURCHASE_TOKEN` history between `since` and `until` (UNIX ms) for every configured app
+    /// in both environments, every page, and takes each payload through the same path as a delivery.
+    package func recover(since: Int64, until: Int64) -> RecoverySummary {
+        var summary = RecoverySummary()
+        guard let history else {
+            summary.failures.append("no Apple credentials (apple.issuerId, apple.keyId, apple.privateKeyFile)")
+            return summary
+        }
+        let start = max(since, until - Self.historyReach)
+        guard start < until else { return summary }
+        for bundleId in bundleIds {
+            for environment in Environment.allCases {
+                let query = NotificationHistoryRequest.externalPurchaseTokens(from: start, to: until)
+                switch history.allNotificationHistory(query, environment: environment, bundleId: bundleId) {
+                case .failure(let failure):
+                    summary.failures.append("\(bundleId) \(environment.rawValue): \(failure)")
+                case .success(let payloads):
+                    summary.fetched += payloads.count
+                    for payload in payloads {
+                        do {
+                            switch try receiver.receive(payload, source: "history") {
+                            case .stored: summary.stored += 1
+                            case .duplicate: summary.duplicates += 1
+                            case .refused: summary.refused += 1
+                            case .test, .ignored: break
+                            }
+                        } catch {
+                            summary.failures.append("\(bundleId) \(environment.rawValue): not stored: \(error)")
+                        }
+                    }
+                }
+            }
+        }
+        summary.processed = processor.processPending()
+        logger.info("notification history recovered", ["summary": summary.description])
+        return summary
+    }
+
+    /// The daily pass: from the end of the last complete pass (less an overlap) to now. A fresh ledger starts
+    /// its clock now; older history is `linkout notifications recover --since`.
+    func historyPassIfDue(now: Int64) {
+        guard history != nil else { return }
+        do {
+            guard let text = try ledger.setting(named: Self.lastHistoryPassSetting), let last = Int64(text) else {
+                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
+                return
+            }
+            guard now - last >= Self.historyPassInterval else { return }
+            let summary = recover(since: last - Self.historyOverlap, until: now)
+            if summary.failures.isEmpty {
+                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
+            } else {
+                logger.error(
+                    "notification history pass incomplete; it is tried again",
+                    ["summary": summary.description]
+                )
+            }
+        } catch {
+            logger.error("notification history pass failed", ["error": "\(error)"])
+        }
+    }
+
+    // MARK: running
+
+    /// Sweeps unprocessed notifications (left by a crash or a failed action) and runs the daily history pass,
+    /// every `interval` seconds.
+    func start(interval: Int64) {
+        let loop = BackgroundThread(name: "linkout-notifications") { [self] in
+            while !stopping.load(ordering: .relaxed) {
+                processor.processPending()
+                historyPassIfDue(now: clock.nowMilliseconds())
+                _ = wakeUp.wait(timeout: .now() + .seconds(Int(interval)))
+            }
+        }
+        thread.withLock { $0 = loop }
+    }
+
+    func stop() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        wakeUp.signal()
+        thread.withLock { $0 }?.join()
+    }
+}

@@ -1,0 +1,182 @@
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Logging
+import Storage
+import Synchronization
+
+/// Acts on stored notifications (spec §6.3), each exactly once: the action and the `processed_at` mark are one
+/// transaction, so a redelivery, a recovered copy, a crash or a second pass never acts twice.
+///
+/// - `UNREPORTED`, token known: its report is due now. The token is marked (`tokens.report_due_at`), which
+///   ends the `NO_LINE_ITEM` wait and any payment hold for it, and a pending report of it is sent at once.
+/// - `UNREPORTED`, token unknown: the token is recorded (source `notification`) and reported
+///   `UNRECOGNIZED_TOKEN` (spec §5.4: "the token came in an App Store Server Notification and you have no record
+///   of it").
+/// - `CREATED`: the custom-link token is recorded with its type and expiry (source `notification`); it is then
+///   reported like any other token.
+/// - `ACTIVE_TOKEN_REMINDER`: Apple repeats it monthly "unless you report the token as a duplicate". A token
+///   without a report yet is recorded if unknown and made due now; the planner reports it `DUPLICATE_TOKEN` when
+///   the customer has another active token of its type, else as usual.
+final class NotificationProcessor: Sendable {
+    let ledger: Ledger
+    let identifiers: Identifiers
+    let reporting: ReportingService
+    let receiver: NotificationReceiver
+    let logger: Logger
+    let clock: Clock
+    private let passLock = Mutex(())
+
+    init(
+        ledger: Ledger,
+        identifiers: Identifiers,
+        reporting: ReportingService,
+        receiver: NotificationReceiver,
+        logger: Logger,
+        clock: Clock
+    ) {
+        self.ledger = ledger
+        self.identifiers = identifiers
+        self.reporting = reporting
+        self.receiver = receiver
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Acts on every stored notification not yet processed, oldest first; returns how many were processed.
+    @discardableResult
+    func processPending() -> Int {
+        passLock.withLock { _ in
+            var processed = 0
+            do {
+                // Visits journaled before now reach the tables first, so a token seen moments ago is known.
+                ledger.flush(timeout: .seconds(2))
+                for notification in try ledger.notifications(unprocessedOnly: true, limit: 500) {
+                    if process(notification) { processed += 1 }
+                }
+            } catch {
+                logger.error("notifications could not be read", ["error": "\(error)"])
+            }
+            if processed > 0 { reporting.wake() }
+            return processed
+        }
+    }
+
+    private func process(_ notification: StoredNotification) -> Bool {
+        var metadata = NotificationReceiver.metadata(notification)
+        do {
+            let change = try change(for: notification)
+            guard let outcome = try ledger.apply(change) else { return false }
+            metadata["outcome"] = outcome
+            receiver.count(notification.notificationType, notification.subtype, outcome)
+            logger.info("notification processed", metadata)
+            return true
+        } catch {
+            metadata["error"] = "\(error)"
+            logger.error("notification not processed; it is tried again", metadata)
+            return false
+        }
+    }
+
+    /// What acting on one notification writes. The payload was verified before it was stored; only its JSON is
+    /// read again here.
+    func change(for notification: StoredNotification) throws -> NotificationChange {
+        let now = clock.nowMilliseconds()
+        var change = NotificationChange(notificationUUID: notification.notificationUUID, at: now, outcome: "ignored")
+        let payload = try Self.payload(of: notification.signedPayload)
+        guard payload.notificationType == .externalPurchaseToken, let token = payload.externalPurchaseToken else {
+            return change
+        }
+        let known = try ledger.token(token.externalPurchaseId)
+        let reports = known == nil ? [] : try ledger.reports(for: token.externalPurchaseId)
+        let fields = try Self.fields(token)
+        switch payload.subtype {
+        case .unreported:
+            if known == nil {
+                change.token = fields
+                change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
+                change.reportIfRecorded = try Self.unrecognizedReport(token, now: now)
+                change.outcome = "unrecognized_reported"
+                change.outcomeIfKnown = "due_now"
+            } else if reports.contains(where: { $0.state == .accepted }) {
+                // Apple's notice crossed our report (or announced a token reported since): nothing is owed.
+                change.outcome = "already_reported"
+            } else {
+                change.dueNow = token.externalPurchaseId
+                change.outcome = "due_now"
+            }
+        case .created:
+            change.token = fields
+            change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
+            change.outcome = known == nil ? "recorded" : "known"
+        case .activeTokenReminder:
+            change.token = fields
+            change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
+            if reports.isEmpty {
+                change.dueNow = token.externalPurchaseId
+                change.outcome = known == nil ? "recorded" : "due_now"
+            } else if reports.contains(where: { $0.status == ExternalPurchaseReport.Status.duplicateToken.rawValue }) {
+                // Apple stops reminding once the duplicate report is in; one may have crossed it.
+                change.outcome = "reported_duplicate"
+            } else {
+                change.outcome = "already_reported"
+            }
+        case .unknown, nil:
+            break
+        }
+        return change
+    }
+
+    /// The payload part of a stored JWS (verified when it was received).
+    static func payload(of signedPayload: String) throws -> NotificationPayload {
+        let parts = signedPayload.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else {
+            throw SignedPayloadError(.malformedJWS, "stored notification is not a JWS")
+        }
+        return try JSONDecoder().decode(NotificationPayload.self, from: Data(bytes))
+    }
+
+    /// The token as the ledger records one learned from Apple; its raw form is the Base64URL of the JSON Apple
+    /// sent, which is what a token is (Apple: "the Base64URL-decoded JSON of the external purchase token").
+    static func fields(_ token: ExternalPurchaseToken) throws -> TokenFields {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return TokenFields(
+            externalPurchaseId: token.externalPurchaseId,
+            rawToken: Base64URL.encode(try encoder.encode(token)),
+            appAppleId: token.appAppleId,
+            bundleId: token.bundleId,
+            tokenType: token.tokenType,
+            createdAt: token.tokenCreationDate,
+            expiresAt: token.tokenExpirationDate,
+            environment: token.environment.rawValue,
+            source: "notification"
+        )
+    }
+
+    /// `UNRECOGNIZED_TOKEN` for a token only Apple told us about, checked against Apple's rules like every
+    /// report.
+    static func unrecognizedReport(_ token: ExternalPurchaseToken, now: Int64) throws -> StoredReport {
+        let report = ExternalPurchaseReport(
+            requestIdentifier: ReportPlanner.newIdentifier(),
+            externalPurchaseId: token.externalPurchaseId,
+            status: .unrecognizedToken
+        )
+        let problems = ReportValidator(token: token, now: now).problems(in: report)
+        guard problems.isEmpty else {
+            throw SignedPayloadError(.malformedPayload, problems.map(\.description).joined(separator: "; "))
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return StoredReport(
+            requestIdentifier: report.requestIdentifier,
+            externalPurchaseId: token.externalPurchaseId,
+            environment: token.environment.rawValue,
+            bundleId: token.bundleId,
+            status: report.status.rawValue,
+            body: String(decoding: try encoder.encode(report), as: UTF8.self),
+            nextAttemptAt: now,
+            createdAt: now
+        )
+    }
+}

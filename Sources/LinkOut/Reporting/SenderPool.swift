@@ -1,0 +1,222 @@
+import Dispatch
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Logging
+import Storage
+import Synchronization
+
+/// The senders of one reporting pass: `reporting.concurrency` threads taking due reports from the outbox
+/// while the pass goes on planning, so one slow or hanging call to Apple holds one report, not all of them.
+/// One report per token is in the outbox at a time (`enqueueReport`), so one is in flight per token (Apple:
+/// `SimultaneousSubmissionError`); no report is sent twice in a pass.
+///
+/// A call still unanswered well past the typical answer time gives its place up: a new sender takes over, and the slow one
+/// ends once its call returns (answered or timed out). So calls that hang until the request timeout cost
+/// threads, not throughput, up to `lingeringPerSender` × `reporting.concurrency` calls in flight at most.
+final class SenderPool: Sendable {
+    private struct Work {
+        var buffer: [StoredReport] = []
+        /// Reports sent (or being sent) in this pass.
+        var taken: Set<String> = []
+        /// Taken reports that may still be pending: in flight, or answered with a retry for later.
+        var unsettled = 0
+
+        var planningDone = false
+        /// Apple answered the pass's first report, or the probe wait is over.
+        var probed = false
+        /// Senders with a call in flight, and since when.
+        var inFlight: [Int: ContinuousClock.Instant] = [:]
+        /// Senders whose slow call gave its place to a new sender: they end when their call returns.
+        var replaced: Set<Int> = []
+        var senders = 0
+        /// Senders decided on and not yet in `threads`: the pass cannot end before they are.
+        var spawning = 0
+        var finished = false
+        /// Moving average of answered calls' durations, in milliseconds (nil until the first answer).
+        var typicalMilliseconds: Double?
+        /// When a look at the outbox last found nothing due: idle senders look again at most every 100 ms.
+        var foundNothingAt: ContinuousClock.Instant?
+    }
+
+    private enum Next {
+        case report(StoredReport)
+        case wait
+        case done
+    }
+
+    let service: ReportingService
+    let client: ExternalPurchaseAPIClient
+    /// The pass's moment when it was given one (tests, the CLI); otherwise the clock, read at each look, so
+    /// a report that comes due during the pass (the retry of a timed-out call) goes out in it.
+    let fixedNow: Int64?
+    private let work = Mutex(Work())
+    private let more = DispatchSemaphore(value: 0)
+    private let threads = Mutex<[BackgroundThread]>([])
+    private let started = ContinuousClock.now
+
+    /// A pass opens with one report: when Apple refuses us all (401, 403, a key that cannot sign), it does so
+    /// once, not once per sender. The others join when that answer is in, or after this long (a hanging first
+    /// call must not hold the pass).
+    static let probeWait = Duration.milliseconds(500)
+    /// A call is treated as hanging once it takes four times the pass's typical answer time (a moving average),
+    /// between these bounds: a hanging call then costs its sender a fraction of a second, not the timeout.
+    static let slowCallBounds = (minimum: Duration.milliseconds(500), maximum: Duration.seconds(2))
+    static let lingeringPerSender = 32
+
+    init(service: ReportingService, client: ExternalPurchaseAPIClient, now: Int64?) {
+        self.service = service
+        self.client = client
+        self.fixedNow = now
+    }
+
+    func start(threads count: Int) {
+        let count = max(1, count)
+        for _ in 0..<count { addSender() }
+        let limit = count * (Self.lingeringPerSender + 1)
+        let watcher = BackgroundThread(name: "linkout-report-watch") { [self] in watch(limit: limit) }
+        monitor.withLock { $0 = watcher }
+    }
+
+    private let monitor = Mutex<BackgroundThread?>(nil)
+
+    private func addSender() {
+        let index = work.withLock { work in
+            work.senders += 1
+            work.spawning += 1
+            return work.senders - 1
+        }
+        let sender = BackgroundThread(name: "linkout-report-\(index)") { [self] in run(index) }
+        threads.withLock { $0.append(sender) }
+        work.withLock { $0.spawning -= 1 }
+    }
+
+    /// Replaces senders whose call is slower than `slowCall`, up to `limit` senders in all.
+    private func watch(limit: Int) {
+        while true {
+            let (finished, slow) = work.withLock { work -> (Bool, Int) in
+                guard !work.finished else { return (true, 0) }
+                let now = ContinuousClock.now
+                let typical = Duration.milliseconds(Int64(4 * (work.typicalMilliseconds ?? 250)))
+                let slowCall = min(max(typical, Self.slowCallBounds.minimum), Self.slowCallBounds.maximum)
+                var slow = 0
+                for (index, since) in work.inFlight
+                where !work.replaced.contains(index) && now - since >= slowCall && work.senders + slow < limit {
+                    work.replaced.insert(index)
+                    slow += 1
+                }
+                work.spawning += slow
+                return (false, slow)
+            }
+            if finished { return }
+            for _ in 0..<slow {
+                addSender()
+                work.withLock { $0.spawning -= 1 }
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// New reports are in the outbox: idle senders look again.
+    func moreQueued() {
+        for _ in 0..<threads.withLock({ $0.count }) { more.signal() }
+    }
+
+    /// Planning is over: senders stop once nothing more is due. Returns when every send has its answer.
+    func finish() {
+        work.withLock { $0.planningDone = true }
+        moreQueued()
+        // Senders added while these are joined (replacing a slow call) are joined too: one is added only while
+        // another has a call in flight, so the list is final once it is empty.
+        while true {
+            while let thread = threads.withLock({ $0.popLast() }) { thread.join() }
+            let done = work.withLock { work in
+                work.finished = work.spawning == 0
+                return work.finished
+            }
+            if done { break }
+            usleep(10_000)
+        }
+        monitor.withLock { $0 }?.join()
+    }
+
+    private func run(_ index: Int) {
+        while service.maySend(now: now()) {
+            switch next() {
+            case .report(let report):
+                let sentAt = ContinuousClock.now
+                work.withLock { $0.inFlight[index] = sentAt }
+                let settled = service.send(report, client: client)
+                let took = ContinuousClock.now - sentAt
+                let (first, replaced) = work.withLock { work in
+                    work.inFlight[index] = nil
+                    if settled {
+                        let milliseconds =
+                            Double(took.components.seconds) * 1000
+                            + Double(took.components.attoseconds) / 1e15
+                        work.typicalMilliseconds =
+                            work.typicalMilliseconds.map { 0.9 * $0 + 0.1 * milliseconds }
+                            ?? milliseconds
+                    }
+                    if settled {
+                        work.unsettled -= 1
+                    } else if fixedNow == nil {
+                        // A live pass sends it again once its backoff is over, if the pass is still going.
+                        work.taken.remove(report.requestIdentifier)
+                        work.unsettled -= 1
+                    }
+                    defer { work.probed = true }
+                    return (!work.probed, work.replaced.contains(index))
+                }
+                if first { moreQueued() }
+                if replaced { return }
+            case .wait:
+                _ = more.wait(timeout: .now() + .milliseconds(50))
+            case .done:
+                return
+            }
+        }
+    }
+
+    private func now() -> Int64 {
+        fixedNow ?? service.clock.nowMilliseconds()
+    }
+
+    private func next() -> Next {
+        work.withLock { work in
+            if !work.probed && !work.taken.isEmpty {
+                guard ContinuousClock.now - started >= Self.probeWait else { return .wait }
+                work.probed = true
+            }
+            if work.buffer.isEmpty {
+                let planningDone = work.planningDone
+                if !planningDone || !work.inFlight.isEmpty, let last = work.foundNothingAt,
+                    ContinuousClock.now - last < .milliseconds(100)
+                {
+                    return .wait
+                }
+                let due: [StoredReport]
+                do {
+                    // Reports still pending from this pass come back from the query; ask for enough beyond them.
+                    due = try service.ledger.dueReports(
+                        now: now(),
+                        limit: ReportingService.batchLimit + work.unsettled
+                    )
+                } catch {
+                    service.logger.error("due reports could not be read", ["error": "\(error)"])
+                    return .done
+                }
+                work.buffer = due.filter { !work.taken.contains($0.requestIdentifier) }.reversed()
+                // While calls are in flight (slow ones linger), their retries may come due: keep looking.
+                if work.buffer.isEmpty {
+                    work.foundNothingAt = ContinuousClock.now
+                    return planningDone && (fixedNow != nil || work.inFlight.isEmpty) ? .done : .wait
+                }
+            }
+            guard let report = work.buffer.popLast() else { return .wait }
+            work.taken.insert(report.requestIdentifier)
+            work.unsettled += 1
+            return .report(report)
+        }
+    }
+}

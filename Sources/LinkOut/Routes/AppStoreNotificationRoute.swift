@@ -1,0 +1,35 @@
+import Foundation
+import HTTPServer
+import Storage
+
+/// `POST /notifications/appstore` (`apple.notificationPath`): App Store Server Notifications V2, a JSON body
+/// `{"signedPayload": "<JWS>"}` (spec §6.2). `200` only once a genuine notification for a configured app is
+/// stored (or was stored before); anything else is a 4xx with a JSON error, which makes Apple retry (§6.1), and
+/// stores nothing.
+struct AppStoreNotificationRoute: Sendable {
+    let notifications: AppStoreNotifications
+
+    /// A notification is a few KB (three certificates and a small payload); this bounds the work on junk.
+    static let maxBodyBytes = 64 * 1024
+
+    struct Body: Decodable {
+        var signedPayload: String
+    }
+
+    func receive(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard request.body.count <= Self.maxBodyBytes else {
+            notifications.receiver.refused("body_too_large", "\(request.body.count) bytes", source: "delivery")
+            return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than a notification.")
+        }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+            notifications.receiver.refused("malformed_body", "not {\"signedPayload\": string}", source: "delivery")
+            return JSONResponse.error(.badRequest, "malformed_body", "Send {\"signedPayload\": \"<JWS>\"}.")
+        }
+        switch try notifications.receive(body.signedPayload) {
+        case .stored, .duplicate, .test, .ignored:
+            return JSONResponse.json(.ok, ["received": true])
+        case .refused(let reason, _):
+            return JSONResponse.error(.badRequest, reason, "The notification was refused (\(reason)).")
+        }
+    }
+}

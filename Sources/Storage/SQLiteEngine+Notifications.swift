@@ -1,0 +1,183 @@
+/// App Store Server Notifications: stored before they are acknowledged, acted on exactly once (the action and
+/// the `processed_at` mark share one transaction).
+extension SQLiteEngine {
+    static let notificationColumns = """
+        notification_uuid, notification_type, subtype, external_purchase_id, environment, signed_date, received_at,
+        source, signed_payload, processed_at, outcome
+        """
+
+    static func storedNotification(_ row: [SQLiteValue]) -> StoredNotification {
+        StoredNotification(
+            notificationUUID: row[0].text ?? "",
+            notificationType: row[1].text ?? "",
+            subtype: row[2].text,
+            externalPurchaseId: row[3].text,
+            environment: row[4].text,
+            signedDate: row[5].integer ?? 0,
+            receivedAt: row[6].integer ?? 0,
+            source: row[7].text ?? "",
+            signedPayload: row[8].text ?? "",
+            processedAt: row[9].integer,
+            outcome: row[10].text
+        )
+    }
+
+    /// True when the notification is new; false when one with its `notificationUUID` is stored already.
+    func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool {
+        try writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                INSERT INTO notifications (notification_uuid, notification_type, subtype, external_purchase_id,
+                    environment, signed_date, received_at, source, signed_payload)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(notification_uuid) DO NOTHING RETURNING 1
+                """,
+                [
+                    .text(notification.notificationUUID), .text(notification.notificationType),
+                    .optional(notification.subtype), .optional(notification.externalPurchaseId),
+                    .optional(notification.environment), .integer(notification.signedDate),
+                    .integer(notification.receivedAt), .text(notification.source), .text(notification.signedPayload),
+                ]
+            ).isEmpty)
+        }
+    }
+
+    /// Oldest first.
+    func notifications(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredNotification] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.notificationColumns) FROM notifications
+                \(unprocessedOnly ? "WHERE processed_at IS NULL" : "") ORDER BY received_at LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            ).map(Self.storedNotification)
+        }
+    }
+
+    func notification(uuid: String) throws(StorageError) -> StoredNotification? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE notification_uuid = ?",
+                [.text(uuid)]
+            ).first.map(Self.storedNotification)
+        }
+    }
+
+    /// Acts on a notification and marks it processed, in one transaction. Returns the outcome recorded, or nil
+    /// when it was processed already (nothing changed).
+    func apply(_ change: NotificationChange) throws(StorageError) -> String? {
+        try writer.write { connection throws(StorageError) in
+            let open = try connection.query(
+                "SELECT 1 FROM notifications WHERE notification_uuid = ? AND processed_at IS NULL",
+                [.text(change.notificationUUID)]
+            )
+            guard !open.isEmpty else { return nil }
+            var outcome = change.outcome
+            var dueNow = change.dueNow
+            if let token = change.token {
+                if try Self.insertIfAbsent(token, checkoutId: change.checkoutId ?? "", at: change.at, connection) {
+                    if let report = change.reportIfRecorded { try Self.insert(report, into: connection) }
+                } else {
+                    // Known after all: custom-link details the first sighting lacked are filled in, and a report
+                    // Apple asked for is made due instead of reporting the token as unrecognized.
+                    try connection.query(
+                        """
+                        UPDATE tokens SET token_type = COALESCE(token_type, ?),
+                            token_expires_at = COALESCE(token_expires_at, ?)
+                        WHERE external_purchase_id = ?
+                        """,
+                        [.optional(token.tokenType), .optional(token.expiresAt), .text(token.externalPurchaseId)]
+                    )
+                    if change.reportIfRecorded != nil {
+                        outcome = change.outcomeIfKnown ?? outcome
+                        dueNow = token.externalPurchaseId
+                    }
+                }
+            }
+            if let dueNow {
+                try connection.query(
+                    "UPDATE tokens SET report_due_at = COALESCE(report_due_at, ?) WHERE external_purchase_id = ?",
+                    [.integer(change.at), .text(dueNow)]
+                )
+                try connection.query(
+                    """
+                    UPDATE reports SET next_attempt_at = min(next_attempt_at, ?)
+                    WHERE external_purchase_id = ? AND state = 'pending'
+                    """,
+                    [.integer(change.at), .text(dueNow)]
+                )
+            }
+            try connection.query(
+                "UPDATE notifications SET processed_at = ?, outcome = ? WHERE notification_uuid = ?",
+                [.integer(change.at), .text(outcome), .text(change.notificationUUID)]
+            )
+            return outcome
+        }
+    }
+
+    /// A token learned from a notification: one row per externalPurchaseId, never overwriting a sighting.
+    private static func insertIfAbsent(
+        _ token: TokenFields,
+        checkoutId: String,
+        at: Int64,
+        _ connection: SQLiteConnection
+    ) throws(StorageError) -> Bool {
+        let inserted = try connection.query(
+            """
+            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
+                last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, 0)
+            ON CONFLICT(external_purchase_id) DO NOTHING RETURNING 1
+            """,
+            [
+                .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
+                .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
+                .optional(token.expiresAt), .text(token.environment), .text(token.source), .integer(at), .integer(at),
+            ]
+        )
+        guard !inserted.isEmpty else { return false }
+        try connection.query(
+            """
+            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT(id) DO NOTHING
+            """,
+            [.text(checkoutId), .text(token.externalPurchaseId), .text(token.bundleId), .integer(at)]
+        )
+        return true
+    }
+
+    func setting(named name: String) throws(StorageError) -> String? {
+        try read { connection throws(StorageError) in
+            try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)]).first?.first?.text
+        }
+    }
+
+    func setSetting(named name: String, to value: String) throws(StorageError) {
+        try writer.write { connection throws(StorageError) in
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.text(name), .text(value)]
+            )
+        }
+    }
+
+    func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String] {
+        guard !lineItemIds.isEmpty else { return [:] }
+        return try read { connection throws(StorageError) in
+            var owners: [String: String] = [:]
+            for id in Set(lineItemIds) {
+                let rows = try connection.query(
+                    """
+                    SELECT l.external_purchase_id FROM line_items l
+                    JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
+                    WHERE l.line_item_id = ? AND t.bundle_id = ? ORDER BY l.id LIMIT 1
+                    """,
+                    [.text(id), .text(bundleId)]
+                )
+                if let owner = rows.first?.first?.text { owners[id] = owner }
+            }
+            return owners
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import LinkOut
+import Logging
+import Storage
+
+/// `linkout notifications recover --since DATE [--until DATE]`: asks Apple's Get Notification History for the
+/// external purchase token notifications between the two dates (default until now) and takes each through the
+/// same verification, deduplication and action as a delivered one, so nothing is acted on twice.
+enum NotificationsCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        guard arguments.first == "recover" else {
+            throw CommandLineInterface.UsageError(
+                description: "use 'linkout notifications recover --since DATE [--until DATE]'"
+            )
+        }
+        let (flags, _) = try CommandLineInterface.parseFlags(
+            Array(arguments.dropFirst()),
+            allowed: ["--since", "--until", "--config", "--data-dir"]
+        )
+        guard let sinceText = flags["--since"] else {
+            throw CommandLineInterface.UsageError(description: "--since DATE is required (e.g. 2025-06-01)")
+        }
+        let since = try milliseconds(sinceText, flag: "--since")
+        let until =
+            try flags["--until"].map { try milliseconds($0, flag: "--until") }
+            ?? Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        guard since < until else {
+            throw CommandLineInterface.UsageError(description: "--since must be before --until")
+        }
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+        )
+        // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
+        // serialises the writes.
+        let ledger = try Ledger(directory: configuration.storage.dataDir, role: .reader)
+        defer { ledger.close() }
+        let notifications = try AppStoreNotifications(
+            configuration: configuration,
+            ledger: ledger,
+            logger: Logger(label: "linkout", level: configuration.logLevel)
+        )
+        let summary = notifications.recover(since: since, until: until)
+        CommandLineInterface.printOutput(summary.description + "\n")
+        return summary.failures.isEmpty ? 0 : 1
+    }
+
+    /// `2025-06-01` (midnight UTC) or an ISO 8601 date and time (`2025-06-01T12:00:00Z`).
+    static func milliseconds(_ text: String, flag: String) throws -> Int64 {
+        let full = ISO8601DateFormatter()
+        let day = ISO8601DateFormatter()
+        day.formatOptions = [.withFullDate]
+        guard let date = full.date(from: text) ?? day.date(from: text) else {
+            throw CommandLineInterface.UsageError(
+                description: "\(flag): '\(text)' is not a date like 2025-06-01 or 2025-06-01T12:00:00Z"
+            )
+        }
+        return Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+}
