@@ -103,6 +103,7 @@ enum Migrations {
                 amount TEXT NOT NULL,
                 language TEXT NOT NULL,
                 url TEXT NOT NULL,
+                browser_hash TEXT,
                 state TEXT NOT NULL,
                 created_at INTEGER NOT NULL,
                 updated_at INTEGER NOT NULL

@@ -31,6 +31,9 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
     public var state: State
     public var createdAt: Int64
     public var updatedAt: Int64
+    /// A keyed hash of the browser session that started the payment: only that browser is shown the purchase's
+    /// redemption code, so a shared or previewed result link gives nothing away.
+    public var browserHash: String?
 
     public init(
         sessionId: String,
@@ -45,7 +48,8 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
         url: String,
         state: State,
         createdAt: Int64,
-        updatedAt: Int64
+        updatedAt: Int64,
+        browserHash: String? = nil
     ) {
         self.sessionId = sessionId
         self.provider = provider
@@ -60,5 +64,6 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
         self.state = state
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.browserHash = browserHash
     }
 }

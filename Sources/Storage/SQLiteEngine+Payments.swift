@@ -2,7 +2,7 @@
 extension SQLiteEngine {
     static let sessionColumns = """
         session_id, provider, intent_id, checkout_id, external_purchase_id, product_id, currency, amount, language, \
-        url, state, created_at, updated_at
+        url, state, created_at, updated_at, browser_hash
         """
 
     static func paymentSession(_ row: [SQLiteValue]) -> PaymentSessionRecord {
@@ -19,7 +19,8 @@ extension SQLiteEngine {
             url: row[9].text ?? "",
             state: PaymentSessionRecord.State(rawValue: row[10].text ?? "") ?? .open,
             createdAt: row[11].integer ?? 0,
-            updatedAt: row[12].integer ?? 0
+            updatedAt: row[12].integer ?? 0,
+            browserHash: row[13].text
         )
     }
 
@@ -57,7 +58,7 @@ extension SQLiteEngine {
         try writer.write { connection throws(StorageError) in
             try connection.query(
                 """
-                INSERT INTO payment_sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO payment_sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(intent_id) DO NOTHING
                 """,
                 [
@@ -65,6 +66,7 @@ extension SQLiteEngine {
                     .text(session.checkoutId), .optional(session.externalPurchaseId), .text(session.productId),
                     .text(session.currency), .text(session.amount), .text(session.language), .text(session.url),
                     .text(session.state.rawValue), .integer(session.createdAt), .integer(session.updatedAt),
+                    .optional(session.browserHash),
                 ]
             )
             let rows = try connection.query(

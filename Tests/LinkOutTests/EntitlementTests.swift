@@ -14,7 +14,9 @@ struct EntitlementTests {
     static let secret = "hook-secret-for-tests"
 
     /// A demo purchase through the pages; returns the result page and the cookie.
-    static func demoPurchase(_ live: LiveApplication) throws -> (result: RawClient.Response, resultPath: String) {
+    static func demoPurchase(_ live: LiveApplication) throws -> (
+        result: RawClient.Response, resultPath: String, cookie: String
+    ) {
         let landing = try live.get(AppleVectors.documentedTarget)
         let checkout = try #require(landing.header("Location"))
         let cookie = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
@@ -41,9 +43,8 @@ struct EntitlementTests {
             )
             .header("Location")
         )
-        return (
-            try live.get(done, headers: ["User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X)"]), done
-        )
+        let iPhone = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X)"
+        return (try live.get(done, headers: ["User-Agent": iPhone, "Cookie": cookie]), done, cookie)
     }
 
     static func redeem(_ live: LiveApplication, _ code: String) throws -> RawClient.Response {
@@ -58,7 +59,7 @@ struct EntitlementTests {
     @Test func theCodeInTheAppLinkIsRedeemedOnceAndExpires() throws {
         let time = TestClock()
         let live = try LiveApplication(clock: time.clock) { $0.apiToken = "backend-secret" }
-        let (result, resultPath) = try Self.demoPurchase(live)
+        let (result, resultPath, cookie) = try Self.demoPurchase(live)
         #expect(result.text.contains("Open Example"))
         let code = String(
             try #require(result.text.firstMatch(of: /href="https:\/\/example\.com\/open\?code=([a-z2-7]{32})"/)?.1)
@@ -66,27 +67,33 @@ struct EntitlementTests {
         #expect(result.text.contains("example://purchase?code=\(code)"))
         // A phone gets the button; a desktop browser also gets the code to scan or type.
         #expect(!result.text.contains("<code>"))
-        let desktop = try live.get(resultPath, headers: ["User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"])
+        let desktop = try live.get(
+            resultPath,
+            headers: ["User-Agent": "Mozilla/5.0 (X11; Linux x86_64)", "Cookie": cookie]
+        )
         #expect(desktop.text.contains("<code>\(code)</code>"))
         let qrPath = String(
             try #require(
                 desktop.text.firstMatch(of: /src="(\/checkout\/[a-z2-7]+\/qr\.svg\?session_id=[a-z0-9_]+)"/)?.1
             )
         )
-        let qr = try live.get(qrPath)
+        let qr = try live.get(qrPath, headers: ["Cookie": cookie])
         #expect(qr.status == 200)
         #expect(qr.header("Content-Type") == "image/svg+xml")
         #expect(qr.text.hasPrefix("<svg") && qr.text.contains("<path"))
-        #expect(
-            try live.get(qrPath.replacingOccurrences(of: "session_id=demo_", with: "session_id=demo_x")).status == 404
-        )
-        // Link previews and HEAD requests look at the page; they never use the code up.
-        #expect(try live.get(resultPath, method: "HEAD").status == 200)
-        _ = try live.get(
+        #expect(try live.get(qrPath).status == 404)  // another browser
+        let otherSession = qrPath.replacingOccurrences(of: "session_id=demo_", with: "session_id=demo_x")
+        #expect(try live.get(otherSession, headers: ["Cookie": cookie]).status == 404)
+        // Link previews and HEAD requests look at the page; they never use the code up, and a browser other than
+        // the one that paid (a preview bot, someone the link was shared with) sees the payment but not the code.
+        #expect(try live.get(resultPath, headers: ["Cookie": cookie], method: "HEAD").status == 200)
+        let preview = try live.get(
             resultPath,
             headers: ["User-Agent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"]
         )
-        #expect(try live.get(resultPath).text.contains(code))
+        #expect(preview.text.contains("Payment received"))
+        #expect(!preview.text.contains(code))
+        #expect(try live.get(resultPath, headers: ["Cookie": cookie]).text.contains(code))
         let first = try Self.redeem(live, code)
         #expect(first.status == 200)
         let body = try #require(try JSONSerialization.jsonObject(with: Data(first.body)) as? [String: Any])
@@ -110,7 +117,7 @@ struct EntitlementTests {
         )
         #expect(purchases.text.contains(#""productId":"pro.lifetime""#))
         time.advance(seconds: 86_400 + 60)
-        let stale = try live.get(resultPath)
+        let stale = try live.get(resultPath, headers: ["Cookie": cookie])
         let staleCode = String(try #require(stale.text.firstMatch(of: /code=([a-z2-7]{32})/)?.1))
         #expect(staleCode == code)
     }
@@ -118,7 +125,7 @@ struct EntitlementTests {
     @Test func anExpiredCodeIsGone() throws {
         let time = TestClock()
         let live = try LiveApplication(clock: time.clock) { $0.apiToken = "backend-secret" }
-        let (result, _) = try Self.demoPurchase(live)
+        let (result, _, _) = try Self.demoPurchase(live)
         let code = String(try #require(result.text.firstMatch(of: /code=([a-z2-7]{32})/)?.1))
         time.advance(seconds: 86_400 + 1)
         let late = try Self.redeem(live, code)

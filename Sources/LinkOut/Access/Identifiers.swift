@@ -67,6 +67,11 @@ final class Identifiers: Sendable {
         hex(mac.authenticate("redemption-hash\u{0}" + code))
     }
 
+    /// What the ledger keeps of a browser session (to recognise it, not to recreate it).
+    func browserHash(session: String) -> String {
+        hex(Array(mac.authenticate("browser\u{0}" + session).prefix(16)))
+    }
+
     /// The id of an entitlement event: the same cause always gives the same id (so redelivery makes no second
     /// event), and nobody can predict it.
     func eventId(_ parts: [String]) -> String {

@@ -22,7 +22,14 @@ struct PaymentStarter: Sendable {
     let logger: Logger
     let clock: Clock
 
-    func start(checkout: CheckoutRecord, product: Product, price: Money, language: String) throws -> Outcome {
+    /// `browserSession`: the session cookie of the person paying; only that browser is later shown the code.
+    func start(
+        checkout: CheckoutRecord,
+        product: Product,
+        price: Money,
+        language: String,
+        browserSession: String
+    ) throws -> Outcome {
         let sessions = try ledger.paymentSessions(checkoutId: checkout.id).filter {
             $0.productId == product.id && $0.currency == price.currency
         }
@@ -92,7 +99,8 @@ struct PaymentStarter: Sendable {
                 url: redirect.url,
                 state: .open,
                 createdAt: now,
-                updatedAt: now
+                updatedAt: now,
+                browserHash: identifiers.browserHash(session: browserSession)
             )
         )
         return .redirect(recorded.url)

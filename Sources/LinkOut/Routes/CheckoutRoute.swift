@@ -112,7 +112,13 @@ struct CheckoutRoute: Sendable {
                 language: language
             )
         }
-        switch try payments.start(checkout: checkout, product: product, price: price, language: language) {
+        switch try payments.start(
+            checkout: checkout,
+            product: product,
+            price: price,
+            language: language,
+            browserSession: session
+        ) {
         case .redirect(let url):
             var headers = pages.securityHeaders()
             headers.add(name: "Location", value: url)

@@ -1,3 +1,4 @@
+import Crypto
 import HTTPServer
 import Storage
 
@@ -38,16 +39,22 @@ struct PaymentResultRoute: Sendable {
             context["paid"] = .flag(true)
             context["reference"] = .text(session.sessionId)
             // The code rides on the way back into the app; the app's backend redeems it (once) for the purchase.
-            // Showing this page never uses it up, so a link preview or a reload costs nothing.
-            let code = identifiers.redemptionCode(purchaseId: session.sessionId)
-            let link = app.returnURL.map { Self.appending(code: code, to: $0) }
-            context["return_url"] = .text(link ?? "")
-            context["scheme_url"] = .text(app.urlScheme.map { "\($0)://purchase?code=\(code)" } ?? "")
-            context["code"] = .text(code)
-            if link != nil {
-                context["qr_src"] = .text("/checkout/\(checkoutId)/qr.svg?session_id=\(session.sessionId)")
+            // Showing this page never uses it up, and only the browser that paid sees it: a shared or previewed
+            // result link shows the payment, not the code.
+            if isPayer(request, session) {
+                let code = identifiers.redemptionCode(purchaseId: session.sessionId)
+                let link = app.returnURL.map { Self.appending(code: code, to: $0) }
+                context["return_url"] = .text(link ?? "")
+                context["scheme_url"] = .text(app.urlScheme.map { "\($0)://purchase?code=\(code)" } ?? "")
+                context["code"] = .text(code)
+                if link != nil {
+                    context["qr_src"] = .text("/checkout/\(checkoutId)/qr.svg?session_id=\(session.sessionId)")
+                }
+                context["desktop"] = .flag(!Self.isPhone(request.headers["user-agent"]))
+            } else {
+                context["return_url"] = .text(app.returnURL ?? "")
+                context["scheme_url"] = .text(app.urlScheme.map { $0 + "://" } ?? "")
             }
-            context["desktop"] = .flag(!Self.isPhone(request.headers["user-agent"]))
         case .open:
             // Back from the provider before its webhook arrived: look again in a moment.
             texts = ("result_waiting_title", "result_waiting_message")
@@ -73,7 +80,7 @@ struct PaymentResultRoute: Sendable {
             let returnURL = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })?.returnURL,
             let sessionId = request.queryValue("session_id"),
             let session = try ledger.paymentSession(id: sessionId), session.checkoutId == checkoutId,
-            session.state == .complete
+            session.state == .complete, isPayer(request, session)
         else { return HTTPError(.notFound, "Not found.").response }
         let link = Self.appending(code: identifiers.redemptionCode(purchaseId: session.sessionId), to: returnURL)
         let language = pages.language(for: request)
@@ -85,6 +92,18 @@ struct PaymentResultRoute: Sendable {
                 "Content-Security-Policy": "default-src 'none'",
             ],
             body: Array(qr.svg(label: pages.localization.text("result_qr_alt", language: language)).utf8)
+        )
+    }
+
+    /// Whether this request comes from the browser session that started the payment.
+    private func isPayer(_ request: HTTPRequest, _ session: PaymentSessionRecord) -> Bool {
+        guard let expected = session.browserHash else { return false }
+        guard let cookie = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure) else {
+            return false
+        }
+        return HMACSHA256.constantTimeEqual(
+            Array(identifiers.browserHash(session: cookie).utf8),
+            Array(expected.utf8)
         )
     }
 
