@@ -18,9 +18,7 @@ final class WebhookSender: Sendable {
     let logger: Logger
     let clock: Clock
     private let passLock = Mutex(())
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let thread = Mutex<BackgroundThread?>(nil)
+    private let worker = PeriodicWorker()
 
     init(configuration: Configuration.Webhooks, ledger: Ledger, metrics: Metrics, logger: Logger, clock: Clock) {
         url = configuration.url
@@ -42,7 +40,7 @@ final class WebhookSender: Sendable {
             var delivered = 0
             do {
                 for delivery in try ledger.dueWebhooks(now: clock.nowMilliseconds(), limit: 100) {
-                    if stopping.load(ordering: .relaxed) { break }
+                    if worker.isStopping { break }
                     if try send(delivery) { delivered += 1 }
                 }
             } catch {
@@ -92,7 +90,9 @@ final class WebhookSender: Sendable {
             logger.info("webhook delivered", metadata)
             return true
         }
-        let givingUp = at - delivery.createdAt >= retryForMilliseconds
+        // The window counts from the event's creation, but an event that waited behind an earlier one of its
+        // purchase still gets a fair number of tries of its own.
+        let givingUp = at - delivery.createdAt >= retryForMilliseconds && delivery.attempts + 1 >= Self.leastTries
         try ledger.recordWebhookAttempt(
             WebhookAttempt(
                 eventId: delivery.eventId,
@@ -118,6 +118,9 @@ final class WebhookSender: Sendable {
         return false
     }
 
+    /// Tries every event gets before it can be given up.
+    static let leastTries: Int64 = 8
+
     /// 5 s doubling to an hour: a receiver down for a deploy is retried within seconds, one down for a day is
     /// not hammered.
     static func backoffMilliseconds(attempts: Int64) -> Int64 {
@@ -126,20 +129,10 @@ final class WebhookSender: Sendable {
 
     /// Passes every `interval` seconds, or at once when woken (a purchase made an event).
     func start(interval: Int64) {
-        let loop = BackgroundThread(name: "linkout-webhooks") { [self] in
-            while !stopping.load(ordering: .relaxed) {
-                deliverDue()
-                _ = wakeUp.wait(timeout: .now() + .seconds(Int(interval)))
-            }
-        }
-        thread.withLock { $0 = loop }
+        worker.start(name: "linkout-webhooks", interval: .seconds(Int(interval))) { [self] in deliverDue() }
     }
 
-    func wake() { wakeUp.signal() }
+    func wake() { worker.wake() }
 
-    func stop() {
-        guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        wakeUp.signal()
-        thread.withLock { $0 }?.join()
-    }
+    func stop() { worker.stop() }
 }

@@ -44,9 +44,7 @@ package final class AppStoreNotifications: Sendable {
     let ledger: Ledger
     let logger: Logger
     let clock: Clock
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let thread = Mutex<BackgroundThread?>(nil)
+    private let worker = PeriodicWorker()
 
     init(
         configuration: Configuration,
@@ -206,19 +204,11 @@ package final class AppStoreNotifications: Sendable {
     /// Sweeps unprocessed notifications (left by a crash or a failed action) and runs the daily history pass,
     /// every `interval` seconds.
     func start(interval: Int64) {
-        let loop = BackgroundThread(name: "linkout-notifications") { [self] in
-            while !stopping.load(ordering: .relaxed) {
-                processor.processPending()
-                historyPassIfDue(now: clock.nowMilliseconds())
-                _ = wakeUp.wait(timeout: .now() + .seconds(Int(interval)))
-            }
+        worker.start(name: "linkout-notifications", interval: .seconds(Int(interval))) { [self] in
+            processor.processPending()
+            historyPassIfDue(now: clock.nowMilliseconds())
         }
-        thread.withLock { $0 = loop }
     }
 
-    func stop() {
-        guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        wakeUp.signal()
-        thread.withLock { $0 }?.join()
-    }
+    func stop() { worker.stop() }
 }

@@ -16,9 +16,7 @@ final class PaymentEventProcessor: Sendable {
     let logger: Logger
     let clock: Clock
     private let passLock = Mutex(())
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let thread = Mutex<BackgroundThread?>(nil)
+    private let worker = PeriodicWorker()
 
     /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
     /// stops redelivering after three days too.
@@ -106,20 +104,10 @@ final class PaymentEventProcessor: Sendable {
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).
     func start(interval: Int64) {
-        let loop = BackgroundThread(name: "linkout-payments") { [self] in
-            while !stopping.load(ordering: .relaxed) {
-                processPending()
-                _ = wakeUp.wait(timeout: .now() + .seconds(Int(interval)))
-            }
-        }
-        thread.withLock { $0 = loop }
+        worker.start(name: "linkout-payments", interval: .seconds(Int(interval))) { [self] in processPending() }
     }
 
-    func wake() { wakeUp.signal() }
+    func wake() { worker.wake() }
 
-    func stop() {
-        guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        wakeUp.signal()
-        thread.withLock { $0 }?.join()
-    }
+    func stop() { worker.stop() }
 }
