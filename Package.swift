@@ -54,7 +54,7 @@ let package = Package(
         // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",
-            dependencies: ["HTTPServer", "Logging", "Payments"],
+            dependencies: ["HTTPServer", "Logging", "Payments", "Crypto", "ExternalPurchase"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -63,10 +63,10 @@ let package = Package(
             dependencies: ["HTTPServer", "Logging", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ExternalPurchaseTests",
-            dependencies: ["ExternalPurchase", "Crypto", "Outbound", "HTTPServer", "Logging"],
+            dependencies: ["ExternalPurchase", "Crypto", "Outbound", "HTTPServer", "Logging", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 import Crypto
+import TestSupport
 import Testing
 
 @Suite("X.509 certificates and chains")
@@ -12,46 +13,8 @@ struct X509Tests {
     static let end: Int64 = 2_208_988_800
 
     /// A root, an intermediate and a leaf shaped like Apple's notification chain.
-    struct Chain {
-        var rootKey: ES256Key
-        var root: X509Certificate
-        var intermediateKey: ES256Key
-        var intermediate: X509Certificate
-        var leafKey: ES256Key
-        var leaf: X509Certificate
-
-        init(
-            rootName: String = "Test Root CA",
-            leafValidity: ClosedRange<Int64> = X509Tests.start...X509Tests.end
-        ) throws {
-            rootKey = try ES256Key.generate()
-            root = try X509Certificate.Builder(
-                commonName: rootName,
-                organization: "Test PKI",
-                notBefore: X509Tests.start,
-                notAfter: X509Tests.end,
-                isCertificateAuthority: true
-            ).sign(subjectKey: rootKey, issuerKey: rootKey)
-            intermediateKey = try ES256Key.generate()
-            intermediate = try X509Certificate.Builder(
-                commonName: "Test Intermediate CA",
-                serialNumber: 2,
-                notBefore: X509Tests.start,
-                notAfter: X509Tests.end,
-                isCertificateAuthority: true,
-                markerOIDs: [X509Tests.appleIntermediateOID]
-            ).sign(subjectKey: intermediateKey, issuer: root, issuerKey: rootKey)
-            leafKey = try ES256Key.generate()
-            leaf = try X509Certificate.Builder(
-                commonName: "Test Leaf",
-                serialNumber: 3,
-                notBefore: leafValidity.lowerBound,
-                notAfter: leafValidity.upperBound,
-                isCertificateAuthority: false,
-                markerOIDs: [X509Tests.appleLeafOID]
-            ).sign(subjectKey: leafKey, issuer: intermediate, issuerKey: intermediateKey)
-        }
-    }
+    /// The shared test chain, with these tests' markers by default.
+    typealias Chain = TestCertificateChain
 
     @Test func mintedCertificatesReadBack() throws {
         let chain = try Chain()

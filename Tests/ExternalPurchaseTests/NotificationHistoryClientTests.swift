@@ -5,6 +5,7 @@ import HTTPServer
 import Logging
 import Outbound
 import Synchronization
+import TestSupport
 import Testing
 
 /// A stand-in for the App Store Server API's Get Notification History on 127.0.0.1, reached through the real

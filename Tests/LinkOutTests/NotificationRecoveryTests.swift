@@ -6,6 +6,7 @@ import Lifecycle
 import Logging
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import LinkOut

@@ -2,60 +2,22 @@ import Crypto
 import ExternalPurchase
 import Foundation
 import Lifecycle
+import TestSupport
 
-/// Mints a chain shaped like Apple's notification chain (root → intermediate with the WWDR marker → leaf with
-/// the receipt-signer marker, P-256) and signs App Store Server Notification payloads with it, so live tests
-/// can deliver notifications the server must accept, and twist each part to see it refused.
-struct NotificationSigner {
-    /// 2020-01-01 and 2040-01-01, UNIX seconds.
-    static let validFrom: Int64 = 1_577_836_800
-    static let validUntil: Int64 = 2_208_988_800
+/// The shared test chain (`TestSupport`) as the live notification tests use it: deliveries the server must
+/// accept, and each part twisted to see it refused.
+typealias NotificationSigner = TestCertificateChain
 
-    let rootKey: ES256Key
-    let root: X509Certificate
-    let intermediateKey: ES256Key
-    let intermediate: X509Certificate
-    let leafKey: ES256Key
-    let leaf: X509Certificate
+extension TestCertificateChain {
+    static var validFrom: Int64 { start }
+    static var validUntil: Int64 { end }
 
-    init(
-        intermediateMarker: String = SignedPayloadVerifier.intermediateOID,
-        leafMarker: String = SignedPayloadVerifier.leafOID,
-        leafValidity: ClosedRange<Int64> = NotificationSigner.validFrom...NotificationSigner.validUntil
-    ) throws {
-        rootKey = try ES256Key.generate()
-        root = try X509Certificate.Builder(
-            commonName: "LinkOut Test Root",
-            notBefore: Self.validFrom,
-            notAfter: Self.validUntil,
-            isCertificateAuthority: true
-        ).sign(subjectKey: rootKey, issuerKey: rootKey)
-        intermediateKey = try ES256Key.generate()
-        intermediate = try X509Certificate.Builder(
-            commonName: "LinkOut Test Intermediate",
-            serialNumber: 2,
-            notBefore: Self.validFrom,
-            notAfter: Self.validUntil,
-            isCertificateAuthority: true,
-            markerOIDs: [intermediateMarker]
-        ).sign(subjectKey: intermediateKey, issuer: root, issuerKey: rootKey)
-        leafKey = try ES256Key.generate()
-        leaf = try X509Certificate.Builder(
-            commonName: "LinkOut Test Leaf",
-            serialNumber: 3,
-            notBefore: leafValidity.lowerBound,
-            notAfter: leafValidity.upperBound,
-            isCertificateAuthority: false,
-            markerOIDs: [leafMarker]
-        ).sign(subjectKey: leafKey, issuer: intermediate, issuerKey: intermediateKey)
+    init(intermediateMarker: String, leafMarker: String = SignedPayloadVerifier.leafOID) throws {
+        try self.init(intermediateOIDs: [intermediateMarker], leafOIDs: [leafMarker])
     }
 
-    /// A signer whose chain ends in the same root (for trust) but whose leaf or intermediate differs.
-    var chain: [X509Certificate] { [leaf, intermediate, root] }
-
-    /// Standard Base64 DER, leaf first, as Apple sends `x5c`.
-    static func x5c(_ certificates: [X509Certificate]) -> [String] {
-        certificates.map { Data($0.der).base64EncodedString() }
+    init(leafMarker: String) throws {
+        try self.init(leafOIDs: [leafMarker])
     }
 
     /// Writes the root as a PEM file (for `apple.notificationRootCertificates`).
@@ -65,16 +27,14 @@ struct NotificationSigner {
         return file.path
     }
 
-    /// A compact JWS over `payload` with `header`, signed by the leaf (ES256, JOSE r‖s).
+    /// A compact JWS over `payload` with `header`, signed by the leaf.
     func sign(_ payload: String, header: [String: Any]) throws -> String {
-        let headerJSON = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
-        let input = Base64URL.encode(headerJSON) + "." + Base64URL.encode(Array(payload.utf8))
-        return input + "." + Base64URL.encode(try leafKey.sign(Array(input.utf8)))
+        try sign(payload: payload, header: header)
     }
 
     /// As Apple signs: `alg` ES256 and the three certificates.
     func sign(_ payload: String) throws -> String {
-        try sign(payload, header: ["alg": "ES256", "x5c": Self.x5c(chain)])
+        try sign(payload: payload)
     }
 
     /// An `EXTERNAL_PURCHASE_TOKEN` notification for the example app (`com.example`, 1234567890).
