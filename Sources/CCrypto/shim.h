@@ -2,6 +2,7 @@
 #define CCRYPTO_SHIM_H
 #include <openssl/bio.h>
 #include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
@@ -28,4 +29,37 @@ static inline void ccrypto_x509_stack_free(STACK_OF(X509) *_Nullable stack) { sk
 
 // XN_FLAG_RFC2253 is a macro built from other macros; the importer does not evaluate it.
 static inline unsigned long ccrypto_name_flags_rfc2253(void) { return XN_FLAG_RFC2253; }
+
+// An HMAC-SHA256 context with its key set, to duplicate once per message: fetching the MAC, parsing parameters
+// and hashing the key's pads then happen once per key rather than once per message. NULL on failure.
+static inline EVP_MAC_CTX *_Nullable ccrypto_hmac_sha256_keyed(const unsigned char *_Nonnull key, size_t length) {
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (mac == NULL) return NULL;
+    EVP_MAC_CTX *context = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac);  // the context keeps its own reference
+    if (context == NULL) return NULL;
+    char digest[] = "SHA256";
+    OSSL_PARAM parameters[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    if (EVP_MAC_init(context, key, length, parameters) != 1) {
+        EVP_MAC_CTX_free(context);
+        return NULL;
+    }
+    return context;
+}
+
+// The MAC of one message under a context from ccrypto_hmac_sha256_keyed, which is only read (duplicated), so
+// threads may share it. Writes 32 bytes to `out`; returns 1 on success.
+static inline int ccrypto_hmac_sha256(const EVP_MAC_CTX *_Nonnull keyed, const unsigned char *_Nullable message,
+                                      size_t length, unsigned char *_Nonnull out) {
+    EVP_MAC_CTX *context = EVP_MAC_CTX_dup(keyed);
+    if (context == NULL) return 0;
+    size_t written = 0;
+    int ok = EVP_MAC_update(context, message, length) == 1 && EVP_MAC_final(context, out, &written, 32) == 1
+        && written == 32;
+    EVP_MAC_CTX_free(context);
+    return ok;
+}
 #endif

@@ -13,6 +13,10 @@ public enum TokenDecoder {
         let normalized = normalize(raw)
         if normalized.isEmpty { return .failure(TokenRejection(.empty)) }
         guard let json = Base64URL.decode(normalized) else { return .failure(TokenRejection(.notBase64)) }
+        if let token = decodePlain(json) {
+            if let problem = checkFields(token) { return .failure(problem) }
+            return .success(token)
+        }
         let token: ExternalPurchaseToken
         do {
             token = try JSONDecoder().decode(ExternalPurchaseToken.self, from: Data(json))

@@ -190,6 +190,54 @@ struct TokenDecoderTests {
         #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.invalidField("tokenType"))))
     }
 
+    @Test func plainTokensTakeTheShortPathAndReadAsJSONDecoderReadsThem() throws {
+        for vector in Self.vectors {
+            let json = try #require(Base64URL.decode(TokenDecoder.normalize(vector.token.utf8)))
+            #expect(TokenDecoder.decodePlain(json) == vector.decoded, "\(vector.name)")
+        }
+        let head = #"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1,"#
+        let inputs = [
+            head + #""externalPurchaseId":"e"}"#,
+            " \n" + head + #""externalPurchaseId":"e" , "tokenType" : "X", "tokenExpirationDate":0 }"# + "\t",
+            head + #""externalPurchaseId":"e","n":-0,"m":123456789012345678,"s":"x"}"#,
+            #"{"appAppleId":-5,"bundleId":"","tokenCreationDate":0,"externalPurchaseId":""}"#,
+            // Each of these leaves the short path, which must then give no answer of its own.
+            head + #""externalPurchaseId":"e","n":1234567890123456789}"#,
+            head + #""externalPurchaseId":"e","n":1.0}"#,
+            head + #""externalPurchaseId":"e","n":1e3}"#,
+            head + #""externalPurchaseId":"e","n":01}"#,
+            head + #""externalPurchaseId":"e","n":-}"#,
+            head + #""externalPurchaseId":"e","n":null}"#,
+            head + #""externalPurchaseId":"e","n":true}"#,
+            head + #""externalPurchaseId":"e","n":{}}"#,
+            head + #""externalPurchaseId":"e","n":[]}"#,
+            head + #""externalPurchaseId":"e\u0041"}"#,
+            head + #""externalPurchaseId":"é"}"#,
+            head + "\"externalPurchaseId\":\"e\u{7F}\"}",
+            head + #""externalPurchaseId":"e","tokenType":null}"#,
+            head + #""externalPurchaseId":"e","tokenExpirationDate":"1"}"#,
+            head + #""externalPurchaseId":"e"} x"#,
+            head + #""externalPurchaseId":"e",}"#,
+            head + #""externalPurchaseId":"e""#,
+            head + #""externalPurchaseId":"e","bundleId":"b"}"#,
+            head + #""externalPurchaseId":"e","x":1,"x":1}"#,
+            head + #""externalPurchaseId":7}"#,
+            #"{"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"e"}"#,
+            "{}",
+            "[]",
+            "",
+        ]
+        var shortPath = 0
+        for input in inputs {
+            let json = Array(input.utf8)
+            guard let plain = TokenDecoder.decodePlain(json) else { continue }
+            shortPath += 1
+            #expect(try JSONDecoder().decode(ExternalPurchaseToken.self, from: Data(json)) == plain, "\(input)")
+            #expect(TokenDecoder.duplicateTopLevelKey(in: json) == nil, "\(input)")
+        }
+        #expect(shortPath == 4)
+    }
+
     @Test func missingFieldNamesTheField() {
         let result = TokenDecoder.decode(Self.encode(#"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1}"#))
         #expect(result == .failure(TokenRejection(.missingField("externalPurchaseId"))))

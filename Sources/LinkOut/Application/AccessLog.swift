@@ -19,9 +19,17 @@ struct AccessLog: Sendable {
             "request",
             [
                 "request.id": request.id, "http.method": request.method, "route": route,
-                "status": String(status.code), "duration_ms": String(format: "%.3f", Double(nanoseconds) / 1e6),
+                "status": String(status.code), "duration_ms": Self.milliseconds(nanoseconds),
             ]
         )
+    }
+
+    /// `nanoseconds` as milliseconds with three decimals ("0.079"), in integer arithmetic: `String(format:)`
+    /// went through Foundation's formatter on every request.
+    static func milliseconds(_ nanoseconds: UInt64) -> String {
+        let microseconds = (nanoseconds + 500) / 1000
+        let fraction = String(microseconds % 1000)
+        return String(microseconds / 1000) + "." + String(repeating: "0", count: 3 - fraction.utf8.count) + fraction
     }
 
     /// A bounded label for metrics and logs: the route, never the raw path.
