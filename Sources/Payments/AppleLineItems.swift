@@ -134,8 +134,9 @@ public struct AppleLineItems: Sendable {
         let conversion: (numerator: Int64, denominator: Int64)
         if let rate = original.exchangeRate {
             // Apple's field is a double; its shortest decimal text is the rate the caller gave as text.
-            guard let fraction = ExchangeRate(reportingCurrency: original.reportingCurrency, rate: "\(rate)").fraction
-            else { throw .invalidExchangeRate("\(rate)") }
+            let text = Self.plainDecimal(rate)
+            guard let fraction = ExchangeRate(reportingCurrency: original.reportingCurrency, rate: text).fraction
+            else { throw .invalidExchangeRate(text) }
             conversion = fraction
         } else {
             conversion = (1, 1)
@@ -226,6 +227,17 @@ public struct AppleLineItems: Sendable {
 
     /// round(value × numerator / denominator), halves up, for non-negative values, in 128-bit intermediate
     /// arithmetic (milli-units times a tax amount or a rate's numerator overflow 64 bits).
+    /// A rate as plain decimal text: Swift writes small doubles with an exponent (`7.3e-05` for a UZS rate),
+    /// which `ExchangeRate` does not read.
+    static func plainDecimal(_ value: Double) -> String {
+        let shortest = "\(value)"
+        guard shortest.contains("e") else { return shortest }
+        var fixed = String(format: "%.12f", value)
+        while fixed.hasSuffix("0") { fixed.removeLast() }
+        if fixed.hasSuffix(".") { fixed.removeLast() }
+        return fixed
+    }
+
     static func mulDivRounded(_ value: Int64, _ numerator: Int64, _ denominator: Int64) -> Int64 {
         precondition(value >= 0 && numerator >= 0 && denominator > 0, "non-negative amounts only")
         let product = UInt64(value).multipliedFullWidth(by: UInt64(numerator))

@@ -23,6 +23,9 @@ public struct CheckoutRequest: Sendable, Equatable {
     public var cancelURL: String
     /// Whether the provider calculates and collects tax (Stripe Tax, `automatic_tax[enabled]`).
     public var automaticTax: Bool
+    /// When the payment page must close (UNIX seconds), e.g. when the token expires: Apple takes no line item
+    /// dated after a token's `tokenExpirationDate`. Nil: the provider's default (Stripe: 24 hours).
+    public var expiresAt: Int64?
 
     public init(
         intentId: String,
@@ -34,7 +37,8 @@ public struct CheckoutRequest: Sendable, Equatable {
         language: String,
         successURL: String,
         cancelURL: String,
-        automaticTax: Bool = false
+        automaticTax: Bool = false,
+        expiresAt: Int64? = nil
     ) {
         self.intentId = intentId
         self.checkoutId = checkoutId
@@ -46,6 +50,7 @@ public struct CheckoutRequest: Sendable, Equatable {
         self.successURL = successURL
         self.cancelURL = cancelURL
         self.automaticTax = automaticTax
+        self.expiresAt = expiresAt
     }
 
     /// The catalog product being bought.

@@ -194,6 +194,8 @@ public struct StripePaymentProvider: PaymentProvider {
         if request.automaticTax {
             form.add("automatic_tax", .object([.init("enabled", .boolean(true))]))
         }
+        // Between 30 minutes and 24 hours after creation (stripe.md §2).
+        if let expiresAt = request.expiresAt { form.add("expires_at", .integer(expiresAt)) }
         return form
     }
 

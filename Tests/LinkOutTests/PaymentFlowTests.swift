@@ -158,6 +158,20 @@ struct PaymentFlowTests {
         #expect(try harness.live.application.ledger.purchase(id: "cs_other_product") == nil)
     }
 
+    @Test func thePaymentPageClosesBeforeTheTokenExpires() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let soon = try harness.openCheckout(expiresIn: 3600)
+        #expect(try harness.choose(soon, product: "pro.lifetime", currency: "EUR").status == 303)
+        let expiresAt = try #require(harness.stripe.received.first?.fields["expires_at"].flatMap { Int64($0) })
+        #expect(abs(expiresAt - (Clock.system.nowSeconds() + 3600)) <= 5)
+        // Less time left than Stripe's shortest session: a fresh link from the app is the way, no payment starts.
+        let tooSoon = try harness.openCheckout(expiresIn: 600)
+        let refused = try harness.choose(tooSoon, product: "pro.lifetime", currency: "EUR")
+        #expect(refused.status == 400)
+        #expect(refused.text.contains("expired"))
+        #expect(harness.stripe.received.count == 1)
+    }
+
     @Test func aSubscriptionStartsAndRenews() throws {
         let harness = try PaymentHarness(provider: .stripe)
         let checkout = try harness.openCheckout()

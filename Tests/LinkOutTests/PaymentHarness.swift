@@ -41,14 +41,17 @@ final class PaymentHarness {
     /// A StoreKit landing with a fresh token, then the checkout page: its path, session cookie and CSRF token.
     /// Sandbox by default: Stripe's test mode and the demo provider take no money, so only a sandbox token's
     /// purchases are reported to Apple.
-    func openCheckout(sandbox: Bool = true) throws -> Checkout {
-        let token = TokenMinter.mint(
+    /// `expiresIn`: a custom-link token (`SERVICES`) that expires this many seconds from now.
+    func openCheckout(sandbox: Bool = true, expiresIn: Int64? = nil) throws -> Checkout {
+        let now = Clock.system.nowMilliseconds()
+        var token = TokenMinter.mint(
             bundleId: "com.example",
             appAppleId: 1_234_567_890,
             sandbox: sandbox,
-            tokenType: nil,
-            nowMilliseconds: Clock.system.nowMilliseconds()
+            tokenType: expiresIn == nil ? nil : "SERVICES",
+            nowMilliseconds: now
         )
+        if let expiresIn { token.tokenExpirationDate = now + expiresIn * 1000 }
         let landing = try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
         let location = try #require(landing.header("Location"))
         let cookie = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))

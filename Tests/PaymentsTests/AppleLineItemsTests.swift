@@ -320,4 +320,10 @@ struct DemoPaymentProviderTests {
         #expect(start.subscriptionEvent == "SUBSCRIPTION_START")
         #expect(start.subscriptionDaysOfPaidService == 0)
     }
+
+    @Test func smallRatesAreReadWithoutAnExponent() {
+        #expect(AppleLineItems.plainDecimal(7.3e-05) == "0.000073")
+        #expect(AppleLineItems.plainDecimal(2.95) == "2.95")
+        #expect(ExchangeRate(reportingCurrency: "USD", rate: AppleLineItems.plainDecimal(7.3e-05)).isValid)
+    }
 }

@@ -13,6 +13,8 @@ struct PaymentStarter: Sendable {
         case redirect(String)
         /// The provider could not be reached or refused: show a page with a retry button, never a 5xx.
         case unavailable
+        /// The token expires before a payment could complete: the person should open the link from the app again.
+        case linkExpiring
     }
 
     let provider: any PaymentProvider
@@ -46,6 +48,14 @@ struct PaymentStarter: Sendable {
                 existing.state == .open ? existing.url : resultURL(checkout.id, session: existing.sessionId)
             )
         }
+        // Apple takes no line item dated after the token's expiry, so the payment page closes before it does; with
+        // less than Stripe's minimum session life (30 minutes) left, a fresh link from the app is the way.
+        let nowSeconds = clock.nowSeconds()
+        var expiresAt: Int64?
+        if let tokenExpiry = checkout.tokenExpiresAt.map({ $0 / 1000 }), tokenExpiry < nowSeconds + 24 * 3600 {
+            guard tokenExpiry - nowSeconds >= Self.shortestSessionSeconds else { return .linkExpiring }
+            expiresAt = tokenExpiry
+        }
         let base = configuration.server.baseURL
         let request = CheckoutRequest(
             intentId: intentId,
@@ -61,7 +71,8 @@ struct PaymentStarter: Sendable {
             language: language,
             successURL: base + "/checkout/\(checkout.id)/done?session_id={CHECKOUT_SESSION_ID}",
             cancelURL: base + "/checkout/\(checkout.id)",
-            automaticTax: configuration.payments.stripe.automaticTax
+            automaticTax: configuration.payments.stripe.automaticTax,
+            expiresAt: expiresAt
         )
         let redirect: CheckoutRedirect
         do {
@@ -105,6 +116,9 @@ struct PaymentStarter: Sendable {
         )
         return .redirect(recorded.url)
     }
+
+    /// Stripe's shortest Checkout Session (stripe.md §2), plus a minute for the call itself.
+    static let shortestSessionSeconds: Int64 = 31 * 60
 
     func resultURL(_ checkoutId: String, session: String) -> String {
         "/checkout/\(checkoutId)/done?session_id=\(session)"

@@ -123,6 +123,14 @@ struct CheckoutRoute: Sendable {
             var headers = pages.securityHeaders()
             headers.add(name: "Location", value: url)
             return HTTPResponse(status: .seeOther, headers: headers)
+        case .linkExpiring:
+            return pages.message(
+                status: .badRequest,
+                title: "invalid_link_title",
+                message: "invalid_link_message",
+                detail: pages.localization.text("reason_expired", language: language),
+                language: language
+            )
         case .unavailable:
             var context = pages.context(language: language, appName: app.name)
             context["action"] = .text("/checkout/" + checkout.id)
