@@ -80,7 +80,7 @@ public struct NotificationData: Sendable, Equatable, Codable {
 
 /// `notificationType`. Only the types this server acts on are named; the rest keep their text. Values compare by
 /// their text, so `.unknown("TEST")` equals `.test`.
-public enum NotificationType: Sendable, Equatable, Hashable, Codable, RawRepresentable {
+public enum NotificationType: Sendable, Equatable, Hashable, TextCoded {
     /// A token Apple created or wants reported (spec §6.3).
     case externalPurchaseToken
     /// Sent on request from App Store Connect or the App Store Server API to test the endpoint.
@@ -103,19 +103,11 @@ public enum NotificationType: Sendable, Equatable, Hashable, Codable, RawReprese
         }
     }
 
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// `subtype` of an `EXTERNAL_PURCHASE_TOKEN` notification (spec §6.3); other subtypes keep their text. Values
 /// compare by their text.
-public enum NotificationSubtype: Sendable, Equatable, Hashable, Codable, RawRepresentable {
+public enum NotificationSubtype: Sendable, Equatable, Hashable, TextCoded {
     /// "Apple created a token for your app but didn't receive a report": report it, as `UNRECOGNIZED_TOKEN` when
     /// it is unknown here.
     case unreported
@@ -143,6 +135,15 @@ public enum NotificationSubtype: Sendable, Equatable, Hashable, Codable, RawRepr
         }
     }
 
+}
+
+/// A value Apple sends as a string, known or not: it decodes from and encodes to its text, so an unknown one
+/// round-trips unchanged.
+public protocol TextCoded: Codable, RawRepresentable where RawValue == String {
+    init(rawValue: String)
+}
+
+extension TextCoded {
     public init(from decoder: any Decoder) throws {
         self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
     }
