@@ -54,7 +54,11 @@ public struct SignedPayloadVerifier: Sendable {
         let jws = try CompactJWS(signedPayload)
         let header = try JWSHeader(jws.header)
         guard header.alg == "ES256" else {
-            throw SignedPayloadError(.unsupportedAlgorithm, "alg is \(header.alg.map { "\"\($0)\"" } ?? "missing")")
+            throw SignedPayloadError(
+                .unsupportedAlgorithm,
+                // At most a few characters of what an unauthenticated sender put there reach the log.
+                "alg is \(header.alg.map { "\"\($0.prefix(16))\"" } ?? "missing")"
+            )
         }
         if let problem = header.x5cProblem { throw problem }
         guard let x5c = header.x5c, x5c.count == 3 else {

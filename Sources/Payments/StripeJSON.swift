@@ -42,14 +42,20 @@ struct StripeJSON {
     }
 
     /// Stripe's amounts and timestamps are JSON integers; a fraction is a malformed payload, never rounded.
-    /// Read through the number's decimal text, so no amount passes through floating point.
+    /// Read through the number's decimal text, so no amount passes through floating point. Anything beyond
+    /// ±10^12 is refused: Stripe's amounts have at most 8 digits and its timestamps 10, and staying far below
+    /// Int64's range keeps every later conversion (seconds to milliseconds, minor units to milli-units) from
+    /// overflowing on a hostile or broken value.
     func optionalInteger(_ key: String) throws(StripeEventError) -> Int64? {
         guard let value = present(key) else { return nil }
         guard let number = value as? NSNumber, let integer = Int64(number.stringValue) else {
             throw .wrongType(name(key))
         }
+        guard (-Self.largestInteger...Self.largestInteger).contains(integer) else { throw .wrongType(name(key)) }
         return integer
     }
+
+    static let largestInteger: Int64 = 1_000_000_000_000
 
     func optionalBool(_ key: String) throws(StripeEventError) -> Bool? {
         guard let value = present(key) else { return nil }

@@ -79,10 +79,13 @@ struct PaymentFlowTests {
         // Back from Stripe before the webhook: the page says the payment is being confirmed, not that it is paid.
         let early = try harness.live.get("/checkout/\(checkout.id)/done?session_id=cs_test_fake1")
         #expect(early.text.contains("Confirming your payment"))
+        // The event names another token: linkout keeps the sale on the token whose checkout started the session.
+        var misdirected = checkout
+        misdirected.externalPurchaseId = "SANDBOX_someone-else"
         let completed = StripeEvents.sessionCompleted(
             id: "evt_completed",
             session: "cs_test_fake1",
-            checkout: checkout,
+            checkout: misdirected,
             product: "pro.lifetime",
             total: 2999,
             tax: 479,
@@ -256,6 +259,14 @@ struct PaymentFlowTests {
         #expect(try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10).isEmpty)
         #expect(try harness.deliver(event).status == 200)
         #expect(try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10).count == 1)
+        // A signed event with absurd numbers is stored and marked unreadable; it never brings the server down.
+        let absurd =
+            #"{"id":"evt_huge","object":"event","type":"ping","created":9223372036854775807,"data":{"object":{}}}"#
+        #expect(try harness.deliver(absurd).status == 200)
+        try harness.waitForEvents()
+        let stored = try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10)
+        #expect(stored.first { $0.eventId == "evt_huge" }?.outcome?.hasPrefix("unreadable") == true)
+        #expect(try harness.live.get("/healthz").status == 200)
         // No key or secret reaches the log.
         let log = harness.live.logLines.all.joined(separator: "\n")
         #expect(!log.contains(harness.stripe.secretKey))

@@ -20,6 +20,8 @@ struct PaymentChangeMapper: Sendable {
     let exchangeRates: [String: ExchangeRate]
     /// Redemption codes and events for the developer's backend.
     let entitlements: EntitlementEvents
+    /// The provider runs with a live key (Stripe `sk_live_`/`rk_live_`): only then can an event be a real sale.
+    let liveKey: Bool
 
     func rate(_ currency: String) -> ExchangeRate? { exchangeRates[currency.uppercased()] }
 
@@ -34,15 +36,26 @@ struct PaymentChangeMapper: Sendable {
         }
         let payload = decoded.payload
         switch payload {
-        case .purchaseCompleted(let completion):
+        case .purchaseCompleted(var completion):
             // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
-            guard
-                try ledger.paymentSession(id: completion.sessionId) != nil
-                    || (try completion.checkoutId.flatMap { try ledger.checkout(id: $0) }) != nil
-            else { return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now)) }
-            return .apply(
-                try purchase(completion, provider: event.provider, tookMoney: decoded.livemode, event: key, at: now)
-            )
+            let session = try ledger.paymentSession(id: completion.sessionId)
+            let checkout = try completion.checkoutId.flatMap { try ledger.checkout(id: $0) }
+            guard session != nil || checkout != nil else {
+                return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now))
+            }
+            if let session {
+                // What linkout started is the truth; the event's metadata only names it. A token, product or mode
+                // claimed by the event cannot move the sale to another token or product.
+                completion.externalPurchaseId = session.externalPurchaseId
+                completion.checkoutId = session.checkoutId
+                completion.productId = session.productId
+                if let product = catalog.first(where: { $0.id == session.productId }) {
+                    completion.mode = product.interval == nil ? .payment : .subscription
+                }
+            }
+            // Money changed hands only in live mode with a live key: a test key's events never count as sales.
+            let tookMoney = decoded.livemode && liveKey
+            return .apply(try purchase(completion, provider: event.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):
             return .apply(session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
         case .purchaseFailed(let reference):

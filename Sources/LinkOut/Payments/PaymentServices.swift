@@ -55,7 +55,9 @@ struct PaymentServices: Sendable {
                 ledger: ledger,
                 webhooksEnabled: configuration.webhooks.isEnabled,
                 codeLifetimeMilliseconds: configuration.redemption.codeLifetimeSeconds * 1000
-            )
+            ),
+            liveKey: payments.provider == .stripe
+                && ["sk_live_", "rk_live_"].contains { payments.stripe.secretKey.hasPrefix($0) }
         )
         let webhooks =
             configuration.webhooks.isEnabled
