@@ -140,6 +140,7 @@ enum Migrations {
                 buy_line_item_id TEXT,
                 period_end INTEGER,
                 paid_days INTEGER NOT NULL DEFAULT 0,
+                live INTEGER NOT NULL DEFAULT 1,
                 created_at INTEGER NOT NULL,
                 updated_at INTEGER NOT NULL
             ) WITHOUT ROWID;

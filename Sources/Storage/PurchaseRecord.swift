@@ -32,6 +32,9 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
     public var paidDays: Int64
     public var createdAt: Int64
     public var updatedAt: Int64
+    /// Money changed hands: false for the demo provider and a payment provider's test mode, so the developer's
+    /// backend can tell a test purchase from a sale.
+    public var live: Bool
 
     public init(
         purchaseId: String,
@@ -51,7 +54,8 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
         periodEnd: Int64?,
         paidDays: Int64,
         createdAt: Int64,
-        updatedAt: Int64
+        updatedAt: Int64,
+        live: Bool = true
     ) {
         self.purchaseId = purchaseId
         self.provider = provider
@@ -71,5 +75,6 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
         self.paidDays = paidDays
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.live = live
     }
 }

@@ -87,7 +87,7 @@ extension SQLiteEngine {
         try connection.query(
             """
             INSERT INTO purchases (\(purchaseColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(purchase_id) DO UPDATE SET status = excluded.status,
                 buy_line_item_id = COALESCE(excluded.buy_line_item_id, buy_line_item_id),
                 period_end = COALESCE(excluded.period_end, period_end),
@@ -100,6 +100,7 @@ extension SQLiteEngine {
                 .integer(purchase.amountTotal), .integer(purchase.amountTax), .text(purchase.taxCountry),
                 .optional(purchase.subscriptionId), .optional(purchase.buyLineItemId), .optional(purchase.periodEnd),
                 .integer(purchase.paidDays), .integer(purchase.createdAt), .integer(purchase.updatedAt),
+                .integer(purchase.live ? 1 : 0),
             ]
         )
     }

@@ -27,7 +27,7 @@ extension SQLiteEngine {
     static let purchaseColumns = """
         purchase_id, provider, checkout_id, external_purchase_id, bundle_id, product_id, kind, status, currency, \
         amount_total, amount_tax, tax_country, subscription_id, buy_line_item_id, period_end, paid_days, created_at, \
-        updated_at
+        updated_at, live
         """
 
     static func purchase(_ row: [SQLiteValue]) -> PurchaseRecord {
@@ -49,7 +49,8 @@ extension SQLiteEngine {
             periodEnd: row[14].integer,
             paidDays: row[15].integer ?? 0,
             createdAt: row[16].integer ?? 0,
-            updatedAt: row[17].integer ?? 0
+            updatedAt: row[17].integer ?? 0,
+            live: row[18].integer != 0
         )
     }
 

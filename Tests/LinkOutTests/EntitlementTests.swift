@@ -101,6 +101,7 @@ struct EntitlementTests {
         #expect(purchase["productId"] as? String == "pro.lifetime")
         #expect(purchase["externalPurchaseId"] as? String == "00000000-0000-0000-0000-000000000000")
         #expect(purchase["status"] as? String == "paid")
+        #expect(purchase["test"] as? Bool == true)  // a demo payment: no money changed hands
         let second = try Self.redeem(live, code)
         #expect(second.status == 409)
         #expect(second.text.contains("already_redeemed"))

@@ -32,6 +32,8 @@ struct EntitlementEvents: Sendable {
             var currency: String
             var amountTotal: Int64
             var periodEnd: Int64?
+            /// No money changed hands (the demo provider, a provider's test mode).
+            var test: Bool
         }
         var id: String
         var type: String
@@ -73,7 +75,8 @@ struct EntitlementEvents: Sendable {
                 appAccountToken: appAccountToken,
                 currency: purchase.currency,
                 amountTotal: purchase.amountTotal,
-                periodEnd: purchase.periodEnd
+                periodEnd: purchase.periodEnd,
+                test: !purchase.live
             )
         )
         let encoder = JSONEncoder()

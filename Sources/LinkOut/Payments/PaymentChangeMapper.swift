@@ -132,7 +132,8 @@ struct PaymentChangeMapper: Sendable {
             periodEnd: nil,
             paidDays: 0,
             createdAt: completion.completedAt,
-            updatedAt: now
+            updatedAt: now,
+            live: tookMoney
         )
         var change = PaymentChange(
             event: event,

@@ -26,6 +26,8 @@ struct RedemptionAPI: Sendable {
         var currency: String
         var amountTotal: Int64
         var purchasedAt: Int64
+        /// A test purchase (the demo provider, a provider's test mode): no money changed hands.
+        var test: Bool
     }
 
     struct Redeemed: Encodable {
@@ -120,7 +122,8 @@ struct RedemptionAPI: Sendable {
             currentPeriodEnd: purchase.periodEnd,
             currency: purchase.currency,
             amountTotal: purchase.amountTotal,
-            purchasedAt: purchase.createdAt
+            purchasedAt: purchase.createdAt,
+            test: !purchase.live
         )
     }
 
