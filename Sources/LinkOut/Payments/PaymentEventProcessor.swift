@@ -71,7 +71,12 @@ final class PaymentEventProcessor: Sendable {
             switch try mapper.change(for: event, at: clock.nowMilliseconds()) {
             case .apply(let change):
                 try ledger.apply(change)
-                logger.info("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                // A paid sale that cannot become an Apple line item needs a person: say so loudly.
+                if change.outcome.contains("not reportable") {
+                    logger.error("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                } else {
+                    logger.info("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                }
                 return true
             case .wait(let reason):
                 if clock.nowMilliseconds() - event.receivedAt > Self.giveUpAfterMilliseconds {

@@ -2,6 +2,7 @@ import Lifecycle
 import Logging
 import Payments
 import Storage
+import Synchronization
 
 /// Starts the payment for a product chosen on a checkout: one intent per product, currency and attempt, so the
 /// same form posted again (a double tap, a retry after the provider failed) reuses the session already made,
@@ -23,6 +24,7 @@ struct PaymentStarter: Sendable {
     let configuration: Configuration
     let logger: Logger
     let clock: Clock
+    let inFlight = IntentsInFlight()
 
     /// `browserSession`: the session cookie of the person paying; only that browser is later shown the code.
     func start(
@@ -74,12 +76,20 @@ struct PaymentStarter: Sendable {
             automaticTax: configuration.payments.stripe.automaticTax,
             expiresAt: expiresAt
         )
+        // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
+        guard inFlight.begin(intentId) else { return .unavailable }
+        defer { inFlight.end(intentId) }
         let redirect: CheckoutRedirect
-        do {
+        do throws(PaymentError) {
             redirect = try provider.startCheckout(request)
+            // Only an https page or one of linkout's own paths: never a `javascript:` or other scheme.
+            guard redirect.url.hasPrefix("https://") || redirect.url.hasPrefix("/") else {
+                throw PaymentError(.rejected, "the provider answered with a payment page that is not https")
+            }
         } catch {
             let metadata = [
-                "payment.provider": provider.name, "checkout.intent": intentId, "error": error.description,
+                // Not the intent or checkout id: either one opens the payment page (the demo's is the link itself).
+                "payment.provider": provider.name, "error": error.description,
             ]
             if error.kind == .rejected {
                 logger.error("the payment provider refused to start a payment", metadata)
@@ -123,4 +133,14 @@ struct PaymentStarter: Sendable {
     func resultURL(_ checkoutId: String, session: String) -> String {
         "/checkout/\(checkoutId)/done?session_id=\(session)"
     }
+}
+
+/// Intents whose provider call is under way.
+final class IntentsInFlight: Sendable {
+    private let intents = Mutex<Set<String>>([])
+
+    /// False when the intent is already in flight.
+    func begin(_ intent: String) -> Bool { intents.withLock { $0.insert(intent).inserted } }
+
+    func end(_ intent: String) { intents.withLock { _ = $0.remove(intent) } }
 }
