@@ -295,6 +295,12 @@ struct PaymentFlowTests {
                 == "https://checkout.stripe.com/c/pay/cs_test_fake1"
         )
         #expect(harness.stripe.sessionsCreated == 2)
+        // A payment page that is not https is never where linkout sends anyone.
+        harness.stripe.enqueue(.respond(status: 200, body: #"{"id":"cs_evil","url":"javascript:alert(1)"}"#))
+        let evil = try harness.choose(try harness.openCheckout(), product: "pro.lifetime", currency: "EUR")
+        #expect(evil.status == 200)
+        #expect(evil.header("Location") == nil)
+        #expect(evil.text.contains("Payment is not available right now"))
     }
 
     @Test func yenAndDinarUseTheirOwnMinorUnits() throws {
