@@ -239,7 +239,8 @@ public struct AppleLineItems: Sendable {
     }
 
     static func mulDivRounded(_ value: Int64, _ numerator: Int64, _ denominator: Int64) -> Int64 {
-        precondition(value >= 0 && numerator >= 0 && denominator > 0, "non-negative amounts only")
+        // Callers pass validated, non-negative amounts; anything else must not bring the server down.
+        guard value >= 0, numerator >= 0, denominator > 0 else { return 0 }
         let product = UInt64(value).multipliedFullWidth(by: UInt64(numerator))
         let half = UInt64(denominator) / 2
         let (low, carry) = product.low.addingReportingOverflow(half)

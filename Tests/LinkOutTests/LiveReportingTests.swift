@@ -76,8 +76,19 @@ struct LiveReportingTests {
     @Test func postedLineItemsProduceOneLineItemReport() throws {
         let setup = try Setup()
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
-        #expect(try live.get(AppleVectors.documentedTarget).status == 303)
-        let path = "/v1/tokens/00000000-0000-0000-0000-000000000000/line-items"
+        // A token created now: the NO_LINE_ITEM wait counts from its creation (Apple's clock), so a token from
+        // Apple's 2024 example would be due at once and race the line items posted below.
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: Clock.system.nowMilliseconds()
+        )
+        #expect(
+            try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example").status == 303
+        )
+        let path = "/v1/tokens/\(token.externalPurchaseId)/line-items"
         // Apple's one-time-buy example item, dated an hour ago: Apple takes line items up to three years old, so a
         // fixed date would make this test fail once it ages out.
         let created = Clock.system.nowMilliseconds() - 3_600_000
