@@ -105,10 +105,7 @@ public struct X509Certificate: Sendable, Equatable, Hashable, CustomStringConver
 
     /// The fingerprint as upper-case hex pairs joined by `:`, the way certificate viewers print it.
     public var sha256FingerprintText: String {
-        sha256Fingerprint.map { byte in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined(separator: ":")
+        Hex.encode(sha256Fingerprint, uppercase: true, separator: ":")
     }
 
     public var description: String { "X509Certificate(\(subject), issued by \(issuer))" }

@@ -70,16 +70,7 @@ public struct StripeWebhookSignature: Sendable {
 
     /// The header Stripe would send for `body` at `timestamp`: `t=…,v1=…`. For tests and fake servers.
     public static func sign(body: [UInt8], secret: String, timestamp: Int64) -> String {
-        let digest = HMACSHA256(key: Array(secret.utf8)).authenticate(bytes: Array("\(timestamp).".utf8) + body)
-        return "t=\(timestamp),v1=\(hex(digest))"
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes { out += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
-        return String(decoding: out, as: UTF8.self)
+        TimestampedSignature.header(body: body, secret: secret, timestamp: timestamp)
     }
 
     /// Lowercase hex only, as Stripe sends it.

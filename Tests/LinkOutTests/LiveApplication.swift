@@ -55,6 +55,25 @@ final class LiveApplication {
         return application.ledger
     }
 
+    /// Records a production token as if the app had forwarded it, created a minute before `now`.
+    func recordAppToken(_ id: String, now: Int64) throws {
+        _ = try application.ledger.recordForwardedToken(
+            TokenFields(
+                externalPurchaseId: id,
+                rawToken: "raw",
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example",
+                tokenType: nil,
+                createdAt: now - 60_000,
+                expiresAt: nil,
+                environment: "production",
+                source: "app"
+            ),
+            checkoutId: "c-\(id)",
+            at: now
+        )
+    }
+
     func client() throws -> RawClient {
         try RawClient(port: port)
     }

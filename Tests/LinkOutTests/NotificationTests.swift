@@ -91,21 +91,7 @@ struct NotificationTests {
         let live = try setup.live(grace: 86_400)
         let id = "known-\(UUID().uuidString.lowercased())"
         let now = Clock.system.nowMilliseconds()
-        _ = try live.application.ledger.recordForwardedToken(
-            TokenFields(
-                externalPurchaseId: id,
-                rawToken: "raw",
-                appAppleId: 1_234_567_890,
-                bundleId: "com.example",
-                tokenType: nil,
-                createdAt: now - 60_000,
-                expiresAt: nil,
-                environment: "production",
-                source: "app"
-            ),
-            checkoutId: "c-\(id)",
-            at: now
-        )
+        try live.recordAppToken(id, now: now)
         live.application.reporting.tick()
         #expect(try setup.fakeApple.received.isEmpty)  // still inside the NO_LINE_ITEM wait
         let signed = try setup.signer.sign(

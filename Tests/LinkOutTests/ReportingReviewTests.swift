@@ -107,21 +107,7 @@ struct ReportingReviewTests {
         let live = try LiveApplication { $0.apiToken = "backend-secret" }
         let now = Clock.system.nowMilliseconds()
         for id in ["first-token", "second-token"] {
-            _ = try live.application.ledger.recordForwardedToken(
-                TokenFields(
-                    externalPurchaseId: id,
-                    rawToken: "raw",
-                    appAppleId: 1_234_567_890,
-                    bundleId: "com.example",
-                    tokenType: nil,
-                    createdAt: now - 60_000,
-                    expiresAt: nil,
-                    environment: "production",
-                    source: "app"
-                ),
-                checkoutId: "c-\(id)",
-                at: now
-            )
+            try live.recordAppToken(id, now: now)
         }
         let itemId = UUID().uuidString.lowercased()
         let body = #"{"lineItems": [\#(ReportingHarness.buyJSON(lineItemId: itemId))]}"#

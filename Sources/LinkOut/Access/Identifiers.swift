@@ -64,25 +64,18 @@ final class Identifiers: Sendable {
 
     /// What the ledger stores of a code (hex of a keyed hash): enough to find it, not enough to redeem it.
     func redemptionCodeHash(_ code: String) -> String {
-        hex(mac.authenticate("redemption-hash\u{0}" + code))
+        Hex.encode(mac.authenticate("redemption-hash\u{0}" + code))
     }
 
     /// What the ledger keeps of a browser session (to recognise it, not to recreate it).
     func browserHash(session: String) -> String {
-        hex(Array(mac.authenticate("browser\u{0}" + session).prefix(16)))
+        Hex.encode(Array(mac.authenticate("browser\u{0}" + session).prefix(16)))
     }
 
     /// The id of an entitlement event: the same cause always gives the same id (so redelivery makes no second
     /// event), and nobody can predict it.
     func eventId(_ parts: [String]) -> String {
-        "evt_" + hex(Array(mac.authenticate((["event"] + parts).joined(separator: "\u{0}")).prefix(16)))
-    }
-
-    private func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return byte < 16 ? "0" + digits : digits
-        }.joined()
+        "evt_" + Hex.encode(Array(mac.authenticate((["event"] + parts).joined(separator: "\u{0}")).prefix(16)))
     }
 
     /// Whether `text` has the shape of a redemption code (32 base32 characters).

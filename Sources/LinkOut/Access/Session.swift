@@ -30,4 +30,13 @@ enum Session {
     static func cookie(_ id: String, secure: Bool) -> String {
         "\(name(secure: secure))=\(id); Path=/; Max-Age=86400; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
     }
+
+    /// The browser's session id, minting one (and the `Set-Cookie` that gives it to the browser) when it has none.
+    static func established(for request: HTTPRequest, identifiers: Identifiers, secure: Bool) -> (
+        id: String, setCookie: String?
+    ) {
+        if let id = id(in: request, identifiers: identifiers, secure: secure) { return (id, nil) }
+        let fresh = identifiers.session()
+        return (fresh, cookie(fresh, secure: secure))
+    }
 }

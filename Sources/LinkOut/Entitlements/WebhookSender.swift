@@ -1,3 +1,4 @@
+import Crypto
 import Dispatch
 import Lifecycle
 import Logging
@@ -10,7 +11,8 @@ import Synchronization
 /// retry window (three days) closes, then marked failed and shown at `/admin/webhooks`.
 final class WebhookSender: Sendable {
     let url: String
-    let signature: WebhookSignature
+    /// The key of the `Linkout-Signature` HMAC (the scheme Stripe signs its webhooks with).
+    let secret: String
     let retryForMilliseconds: Int64
     let ledger: Ledger
     let client: HTTPClient
@@ -22,7 +24,7 @@ final class WebhookSender: Sendable {
 
     init(configuration: Configuration.Webhooks, ledger: Ledger, metrics: Metrics, logger: Logger, clock: Clock) {
         url = configuration.url
-        signature = WebhookSignature(secret: configuration.secret)
+        secret = configuration.secret
         retryForMilliseconds = configuration.retryForSeconds * 1000
         var http = HTTPClient.Configuration()
         http.totalTimeout = .seconds(configuration.timeoutSeconds)
@@ -60,7 +62,7 @@ final class WebhookSender: Sendable {
                 ("Content-Type", "application/json"),
                 ("Linkout-Event-Id", delivery.eventId),
                 ("Linkout-Event-Type", delivery.type),
-                ("Linkout-Signature", signature.header(body: body, timestamp: now / 1000)),
+                ("Linkout-Signature", TimestampedSignature.header(body: body, secret: secret, timestamp: now / 1000)),
             ],
             body: body
         )

@@ -57,6 +57,15 @@ struct Pages: Sendable {
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 
+    /// `303 See Other` to `location`, with the headers every page carries: after a form post, and from the
+    /// landing to its clean checkout URL.
+    func seeOther(_ location: String, extraHeaders: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        var headers = securityHeaders()
+        headers.add(name: "Location", value: location)
+        for field in extraHeaders { headers.add(name: field.name, value: field.value) }
+        return HTTPResponse(status: .seeOther, headers: headers)
+    }
+
     /// A page with a title and a message, both from the locale files; `detail` is shown below in plain text.
     func message(
         status: HTTPStatus,

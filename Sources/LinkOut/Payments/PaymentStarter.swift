@@ -47,7 +47,8 @@ struct PaymentStarter: Sendable {
         )
         if let existing = sessions.first(where: { $0.intentId == intentId }) {
             return .redirect(
-                existing.state == .open ? existing.url : resultURL(checkout.id, session: existing.sessionId)
+                existing.state == .open
+                    ? existing.url : PaymentResultRoute.path(checkoutId: checkout.id, sessionId: existing.sessionId)
             )
         }
         // Apple takes no line item dated after the token's expiry, so the payment page closes before it does; with
@@ -129,10 +130,6 @@ struct PaymentStarter: Sendable {
 
     /// Stripe's shortest Checkout Session (stripe.md §2), plus a minute for the call itself.
     static let shortestSessionSeconds: Int64 = 31 * 60
-
-    func resultURL(_ checkoutId: String, session: String) -> String {
-        "/checkout/\(checkoutId)/done?session_id=\(session)"
-    }
 }
 
 /// Intents whose provider call is under way.

@@ -21,20 +21,16 @@ struct CheckoutRoute: Sendable {
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
         guard let (checkout, app) = try find(request) else { return notFound(language) }
-        var session = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure)
+        let session = Session.established(for: request, identifiers: identifiers, secure: pages.isSecure)
         var extraHeaders = HTTPHeaders()
-        if session == nil {
-            let fresh = identifiers.session()
-            session = fresh
-            extraHeaders.add(name: "Set-Cookie", value: Session.cookie(fresh, secure: pages.isSecure))
-        }
+        if let setCookie = session.setCookie { extraHeaders.add(name: "Set-Cookie", value: setCookie) }
         let currencies = Set(configuration.catalog.flatMap { $0.prices.keys })
         let currency = chooseCurrency(request, available: currencies)
         var context = pages.localization.texts(language)
         context["lang"] = .text(language)
         context["app_name"] = .text(app.name)
         context["action"] = .text("/checkout/" + checkout.id)
-        context["csrf"] = .text(identifiers.csrfToken(session: session ?? "", checkoutId: checkout.id))
+        context["csrf"] = .text(identifiers.csrfToken(session: session.id, checkoutId: checkout.id))
         context["currency"] = .text(currency)
         context["expired"] = .flag(isExpired(checkout))
         var products: [Template.Context] = []
@@ -78,12 +74,15 @@ struct CheckoutRoute: Sendable {
                 language: language
             )
         }
-        let form = FormDecoding.items(Substring(String(decoding: request.body, as: UTF8.self)))
-        func field(_ name: String) -> String? { form.first { $0.name == name }?.value }
         // CSRF: the token must be the one derived from this browser's session cookie and this checkout.
-        guard let session = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure),
-            let csrf = field("csrf"),
-            identifiers.isValidCSRF(csrf, session: session, checkoutId: checkout.id)
+        guard
+            let form = VerifiedForm.read(
+                request,
+                identifiers: identifiers,
+                secure: pages.isSecure,
+                scope: checkout.id,
+                maxBytes: Self.maxFormBytes
+            )
         else {
             return pages.message(
                 status: .forbidden,
@@ -101,9 +100,9 @@ struct CheckoutRoute: Sendable {
                 language: language
             )
         }
-        guard let productId = field("product"),
+        guard let productId = form.field("product"),
             let product = configuration.catalog.first(where: { $0.id == productId }),
-            let currency = field("currency"), let price = product.prices[currency]
+            let currency = form.field("currency"), let price = product.prices[currency]
         else {
             return pages.message(
                 status: .badRequest,
@@ -117,12 +116,10 @@ struct CheckoutRoute: Sendable {
             product: product,
             price: price,
             language: language,
-            browserSession: session
+            browserSession: form.session
         ) {
         case .redirect(let url):
-            var headers = pages.securityHeaders()
-            headers.add(name: "Location", value: url)
-            return HTTPResponse(status: .seeOther, headers: headers)
+            return pages.seeOther(url)
         case .linkExpiring:
             return pages.message(
                 status: .badRequest,
@@ -134,7 +131,7 @@ struct CheckoutRoute: Sendable {
         case .unavailable:
             var context = pages.context(language: language, appName: app.name)
             context["action"] = .text("/checkout/" + checkout.id)
-            context["csrf"] = .text(csrf)
+            context["csrf"] = .text(identifiers.csrfToken(session: form.session, checkoutId: checkout.id))
             context["currency"] = .text(currency)
             context["product"] = .text(product.id)
             return pages.html(pages.paymentRetry.render(context))

@@ -18,33 +18,30 @@ struct DemoPaymentRoute: Sendable {
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
-        guard let (session, product, app) = try find(request) else { return notFound(language) }
-        guard session.state == .open else { return seeOther(result(session)) }
+        guard let (session, product, _, app) = try find(request) else { return notFound(language) }
+        guard session.state == .open else { return pages.seeOther(result(session)) }
+        let browser = Session.established(for: request, identifiers: identifiers, secure: pages.isSecure)
         var extraHeaders = HTTPHeaders()
-        var sessionCookie = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure)
-        if sessionCookie == nil {
-            let fresh = identifiers.session()
-            sessionCookie = fresh
-            extraHeaders.add(name: "Set-Cookie", value: Session.cookie(fresh, secure: pages.isSecure))
-        }
+        if let setCookie = browser.setCookie { extraHeaders.add(name: "Set-Cookie", value: setCookie) }
         var context = pages.context(language: language, appName: app.name)
         context["product_name"] = .text(product.name(language: language))
-        context["price"] = .text(
-            Money(currency: session.currency, decimal: session.amount)?.formatted(language: language) ?? ""
-        )
+        context["price"] = .text(session.formattedPrice(language: language))
         context["action"] = .text("/pay/demo/" + session.intentId)
-        context["csrf"] = .text(identifiers.csrfToken(session: sessionCookie ?? "", checkoutId: session.intentId))
+        context["csrf"] = .text(identifiers.csrfToken(session: browser.id, checkoutId: session.intentId))
         return pages.html(pages.paymentDemo.render(context), extraHeaders: extraHeaders)
     }
 
     func submit(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
-        guard let (session, product, _) = try find(request) else { return notFound(language) }
-        let form = FormDecoding.items(Substring(String(decoding: request.body.prefix(4096), as: UTF8.self)))
-        func field(_ name: String) -> String? { form.first { $0.name == name }?.value }
-        guard let cookie = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure),
-            let csrf = field("csrf"),
-            identifiers.isValidCSRF(csrf, session: cookie, checkoutId: session.intentId)
+        guard let (session, product, checkout, _) = try find(request) else { return notFound(language) }
+        guard
+            let form = VerifiedForm.read(
+                request,
+                identifiers: identifiers,
+                secure: pages.isSecure,
+                scope: session.intentId,
+                maxBytes: CheckoutRoute.maxFormBytes
+            )
         else {
             return pages.message(
                 status: .forbidden,
@@ -54,20 +51,23 @@ struct DemoPaymentRoute: Sendable {
             )
         }
         // A second click after the first completed lands on the result; nothing is recorded twice.
-        guard session.state == .open else { return seeOther(result(session)) }
+        guard session.state == .open else { return pages.seeOther(result(session)) }
         let now = clock.nowMilliseconds()
-        switch field("action") {
+        switch form.field("action") {
         case "complete":
-            let completion = try provider.completion(of: checkoutRequest(session, product), at: now)
+            let completion = try provider.completion(
+                of: checkoutRequest(session, product, bundleId: checkout.bundleId),
+                at: now
+            )
             try processor.apply(
                 try mapper.purchase(completion, provider: provider.name, tookMoney: false, event: nil, at: now)
             )
-            return seeOther(result(session))
+            return pages.seeOther(result(session))
         case "cancel":
             try processor.apply(
                 PaymentChange(event: nil, outcome: "cancelled", sessionState: (session.sessionId, .expired), at: now)
             )
-            return seeOther("/checkout/" + session.checkoutId)
+            return pages.seeOther("/checkout/" + session.checkoutId)
         default:
             return pages.message(
                 status: .badRequest,
@@ -79,13 +79,14 @@ struct DemoPaymentRoute: Sendable {
     }
 
     /// The request the session was started with, rebuilt from what the ledger recorded.
-    private func checkoutRequest(_ session: PaymentSessionRecord, _ product: Product) -> CheckoutRequest {
-        let checkout = try? ledger.checkout(id: session.checkoutId)
-        return CheckoutRequest(
+    private func checkoutRequest(_ session: PaymentSessionRecord, _ product: Product, bundleId: String)
+        -> CheckoutRequest
+    {
+        CheckoutRequest(
             intentId: session.intentId,
             checkoutId: session.checkoutId,
             externalPurchaseId: session.externalPurchaseId,
-            bundleId: checkout?.bundleId ?? configuration.landing.defaultBundleId,
+            bundleId: bundleId,
             product: CheckoutRequest.Product(
                 id: product.id,
                 displayName: product.name(language: session.language),
@@ -98,24 +99,20 @@ struct DemoPaymentRoute: Sendable {
         )
     }
 
-    private func find(_ request: HTTPRequest) throws -> (PaymentSessionRecord, Product, AppConfiguration)? {
+    private func find(_ request: HTTPRequest) throws -> (
+        PaymentSessionRecord, Product, CheckoutRecord, AppConfiguration
+    )? {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
             let session = try ledger.paymentSession(intentId: intentId), session.provider == provider.name,
             let product = configuration.catalog.first(where: { $0.id == session.productId }),
             let checkout = try ledger.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
         else { return nil }
-        return (session, product, app)
+        return (session, product, checkout, app)
     }
 
     private func result(_ session: PaymentSessionRecord) -> String {
-        "/checkout/\(session.checkoutId)/done?session_id=\(session.sessionId)"
-    }
-
-    private func seeOther(_ location: String) -> HTTPResponse {
-        var headers = pages.securityHeaders()
-        headers.add(name: "Location", value: location)
-        return HTTPResponse(status: .seeOther, headers: headers)
+        PaymentResultRoute.path(checkoutId: session.checkoutId, sessionId: session.sessionId)
     }
 
     private func notFound(_ language: String) -> HTTPResponse {

@@ -113,14 +113,14 @@ struct LandingRoute: Sendable {
 
     /// 303 to the checkout's clean URL, with a session cookie if the browser has none.
     private func redirect(to checkoutId: String, request: HTTPRequest) -> HTTPResponse {
-        var headers = pages.securityHeaders()
-        headers.add(name: "Location", value: "/checkout/" + checkoutId)
-        if request.method != "HEAD"
-            && Session.id(in: request, identifiers: identifiers, secure: pages.isSecure) == nil
+        var extraHeaders = HTTPHeaders()
+        if request.method != "HEAD",
+            let setCookie = Session.established(for: request, identifiers: identifiers, secure: pages.isSecure)
+                .setCookie
         {
-            headers.add(name: "Set-Cookie", value: Session.cookie(identifiers.session(), secure: pages.isSecure))
+            extraHeaders.add(name: "Set-Cookie", value: setCookie)
         }
-        return HTTPResponse(status: .seeOther, headers: headers)
+        return pages.seeOther("/checkout/" + checkoutId, extraHeaders: extraHeaders)
     }
 
     /// The 400 page in the visitor's language (worked out only here: a valid visit never needs it).

@@ -29,9 +29,7 @@ struct PaymentResultRoute: Sendable {
         var context = pages.context(language: language, appName: app.name)
         let product = configuration.catalog.first { $0.id == session.productId }
         context["product_name"] = .text(product?.name(language: language) ?? session.productId)
-        context["price"] = .text(
-            Money(currency: session.currency, decimal: session.amount)?.formatted(language: language) ?? ""
-        )
+        context["price"] = .text(session.formattedPrice(language: language))
         let texts: (title: String, message: String)
         switch session.state {
         case .complete:
@@ -105,6 +103,11 @@ struct PaymentResultRoute: Sendable {
             Array(identifiers.browserHash(session: cookie).utf8),
             Array(expected.utf8)
         )
+    }
+
+    /// Where a payment's person lands when it is done (or to look at it again).
+    static func path(checkoutId: String, sessionId: String) -> String {
+        "/checkout/\(checkoutId)/done?session_id=\(sessionId)"
     }
 
     /// `returnURL` with `code=` added to its query.
