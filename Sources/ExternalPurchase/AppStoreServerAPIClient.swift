@@ -66,31 +66,23 @@ public struct AppStoreServerAPIClient: Sendable {
         bundleId: String,
         now: Date = Date()
     ) -> Result<NotificationHistoryResponse, Failure> {
-        let body: [UInt8]
-        let jwt: String
-        do {
-            body = Array(try JSONEncoder().encode(query))
-            jwt = try AppStoreJWT.make(
-                credentials: credentials,
-                bundleId: bundleId,
-                now: Int64(now.timeIntervalSince1970)
-            )
-        } catch {
-            return .failure(.networkError("cannot sign the request: \(error)"))
-        }
         var url = baseURL(environment) + "/inApps/v1/notifications/history"
         if let paginationToken {
             url += "?paginationToken=" + Self.percentEncoded(paginationToken)
         }
-        let request = HTTPClientRequest(
-            method: "POST",
-            url: url,
-            headers: [
-                ("Authorization", "Bearer " + jwt), ("Content-Type", "application/json"),
-                ("Accept", "application/json"),
-            ],
-            body: body
-        )
+        let request: HTTPClientRequest
+        do {
+            request = try AppleAPIRequest.signed(
+                "POST",
+                url: url,
+                body: Array(try JSONEncoder().encode(query)),
+                credentials: credentials,
+                bundleId: bundleId,
+                now: now
+            )
+        } catch {
+            return .failure(.networkError("cannot sign the request: \(error)"))
+        }
         let response: HTTPClientResponse
         do {
             response = try httpClient.perform(request)

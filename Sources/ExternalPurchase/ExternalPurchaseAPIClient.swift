@@ -44,25 +44,19 @@ public struct ExternalPurchaseAPIClient: Sendable {
 
     /// Sends a report (already validated). `body` is the exact JSON to send, so a retry sends the same bytes.
     public func send(body: [UInt8], environment: Environment, bundleId: String, now: Date = Date()) -> Outcome {
-        let jwt: String
+        let request: HTTPClientRequest
         do {
-            jwt = try AppStoreJWT.make(
+            request = try AppleAPIRequest.signed(
+                "PUT",
+                url: baseURL(environment) + "/externalPurchase/v1/reports",
+                body: body,
                 credentials: credentials,
                 bundleId: bundleId,
-                now: Int64(now.timeIntervalSince1970)
+                now: now
             )
         } catch {
             return .signingFailed("cannot sign the request: \(error)")
         }
-        let request = HTTPClientRequest(
-            method: "PUT",
-            url: baseURL(environment) + "/externalPurchase/v1/reports",
-            headers: [
-                ("Authorization", "Bearer " + jwt), ("Content-Type", "application/json"),
-                ("Accept", "application/json"),
-            ],
-            body: body
-        )
         let response: HTTPClientResponse
         do {
             response = try httpClient.perform(request)
@@ -92,21 +86,18 @@ public struct ExternalPurchaseAPIClient: Sendable {
         guard UUID(uuidString: requestIdentifier) != nil else {
             return .failure(HTTPClientError(kind: .other, code: -1, message: "requestIdentifier is not a UUID"))
         }
-        let jwt: String
+        let request: HTTPClientRequest
         do {
-            jwt = try AppStoreJWT.make(
+            request = try AppleAPIRequest.signed(
+                "GET",
+                url: baseURL(environment) + "/externalPurchase/v1/reports/" + requestIdentifier,
                 credentials: credentials,
                 bundleId: bundleId,
-                now: Int64(now.timeIntervalSince1970)
+                now: now
             )
         } catch {
             return .failure(HTTPClientError(kind: .other, code: -1, message: "cannot sign the request: \(error)"))
         }
-        let request = HTTPClientRequest(
-            method: "GET",
-            url: baseURL(environment) + "/externalPurchase/v1/reports/" + requestIdentifier,
-            headers: [("Authorization", "Bearer " + jwt), ("Accept", "application/json")]
-        )
         do {
             let response = try httpClient.perform(request)
             return .success((response.status, String(decoding: response.body.prefix(256 * 1024), as: UTF8.self)))

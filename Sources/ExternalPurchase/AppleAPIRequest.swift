@@ -1,0 +1,24 @@
+import Foundation
+import Outbound
+
+/// A request to one of Apple's server APIs (External Purchase, App Store Server): a fresh ES256 JWT per request
+/// (Apple: "Generate a new signed JWT for each new request"), JSON in and out.
+enum AppleAPIRequest {
+    static func signed(
+        _ method: String,
+        url: String,
+        body: [UInt8]? = nil,
+        credentials: AppStoreJWT.Credentials,
+        bundleId: String,
+        now: Date
+    ) throws -> HTTPClientRequest {
+        let jwt = try AppStoreJWT.make(
+            credentials: credentials,
+            bundleId: bundleId,
+            now: Int64(now.timeIntervalSince1970)
+        )
+        var headers = [("Authorization", "Bearer " + jwt), ("Accept", "application/json")]
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        return HTTPClientRequest(method: method, url: url, headers: headers, body: body)
+    }
+}
