@@ -21,11 +21,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // HMAC-SHA256 and ES256 over OpenSSL: the only user of CCrypto.
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
         .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .target(name: "ExternalPurchase", dependencies: ["Outbound", "Crypto"], swiftSettings: swiftSettings),
-        .target(name: "Storage", dependencies: ["CSQLite", "Lifecycle"], swiftSettings: swiftSettings),
+        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "Lifecycle"], swiftSettings: swiftSettings),
         // Payment providers (demo, Stripe over Outbound), Stripe webhooks, and purchases as Apple line items.
         .target(
             name: "Payments",

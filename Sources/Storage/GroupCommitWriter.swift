@@ -13,7 +13,7 @@ final class GroupCommitWriter: Sendable {
     private struct Pending: Sendable {
         /// Completes the job with an error without running it (the transaction could not begin).
         let abort: @Sendable (StorageError) -> Void
-        let run: @Sendable (SQLiteConnection) -> (failed: Bool, finish: Finisher)
+        let run: @Sendable (any SQLConnection) -> (failed: Bool, finish: Finisher)
     }
 
     private struct Queue {
@@ -24,14 +24,14 @@ final class GroupCommitWriter: Sendable {
     /// Most jobs in one transaction; bounds the latency a large backlog adds to the first job in it.
     static let maxBatch = 512
 
-    private let connection: Mutex<SQLiteConnection>
+    private let connection: Mutex<any SQLConnection>
     private let queue = Mutex(Queue())
     private let available = DispatchSemaphore(value: 0)
     private let commits = Atomic<Int>(0)
     /// Set once in `init`, after every other property (the thread's body needs `self`).
     private let thread = Mutex<BackgroundThread?>(nil)
 
-    init(connection: sending SQLiteConnection) {
+    init(connection: sending any SQLConnection) {
         self.connection = Mutex(connection)
         let thread = BackgroundThread(name: "linkout-ledger-writer") { [self] in run() }
         self.thread.withLock { $0 = thread }
@@ -42,7 +42,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Queues `body` to run inside the next batch; `completion` gets its result once the batch is committed.
     func submit<T: Sendable>(
-        _ body: @escaping @Sendable (SQLiteConnection) throws(StorageError) -> T,
+        _ body: @escaping @Sendable (any SQLConnection) throws(StorageError) -> T,
         completion: @escaping @Sendable (Result<T, StorageError>) -> Void
     ) {
         let pending = Pending(abort: { completion(.failure($0)) }) { connection in
@@ -69,7 +69,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Runs `body` in the next batch and blocks until it is committed.
     @discardableResult
-    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(StorageError) -> T)
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws(StorageError) -> T)
         throws(StorageError)
         -> T
     {
@@ -88,7 +88,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Runs `body` on the writer's connection outside any transaction, between batches (connection settings such
     /// as `query_only`, which cannot be changed inside a transaction's commit).
-    func withConnection(_ body: (SQLiteConnection) throws(StorageError) -> Void) throws(StorageError) {
+    func withConnection(_ body: (any SQLConnection) throws(StorageError) -> Void) throws(StorageError) {
         try connection.withLock { connection throws(StorageError) in try body(connection) }
     }
 
@@ -132,26 +132,30 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// One transaction for `batch`; false when a job failed and the batch was rolled back unreported.
-    private func runTogether(_ batch: [Pending], _ connection: SQLiteConnection, isolated: Bool = false) -> Bool {
+    private func runTogether(_ batch: [Pending], _ connection: any SQLConnection, isolated: Bool = false) -> Bool {
         do throws(StorageError) {
-            try connection.query("BEGIN IMMEDIATE")
+            try connection.begin()
         } catch {
             for pending in batch { pending.abort(error) }
             return true
         }
         let outcomes = batch.map { $0.run(connection) }
         if !isolated && outcomes.contains(where: \.failed) {
-            _ = try? connection.query("ROLLBACK")
+            try? connection.rollback()
             return false
         }
         var commitError: StorageError?
         do throws(StorageError) {
             // A lone failed job leaves nothing worth keeping; its error is reported below.
-            try connection.query(outcomes.contains(where: \.failed) ? "ROLLBACK" : "COMMIT")
+            if outcomes.contains(where: \.failed) {
+                try connection.rollback()
+            } else {
+                try connection.commit()
+            }
             commits.add(1, ordering: .relaxed)
         } catch {
             commitError = error
-            _ = try? connection.query("ROLLBACK")
+            try? connection.rollback()
         }
         for outcome in outcomes { outcome.finish(commitError) }
         return true

@@ -38,7 +38,11 @@ extension Ledger {
     /// the tables moments later (the checkout is findable at once).
     public func journalVisit(_ visit: Visit, completion: @escaping @Sendable (StorageError?) -> Void) {
         guard let journal else {
-            completion(StorageError(.readOnly, "this ledger was opened read-only; only the server records visits"))
+            guard recordsVisitsDirectly else {
+                completion(StorageError(.readOnly, "this ledger was opened read-only; only the server records visits"))
+                return
+            }
+            recordDirectly(visit, completion: completion)
             return
         }
         shared.pendingCheckouts.withLock { checkouts in
@@ -56,6 +60,22 @@ extension Ledger {
             if error != nil { shared.pendingCheckouts.withLock { _ = $0.removeValue(forKey: visit.checkoutId) } }
             if error?.code != .closed { shared.health.withLock { $0.journal = error } }
             completion(error)
+        }
+    }
+
+    /// A visit committed to the tables in the writer's next group commit (no journal on this engine).
+    private func recordDirectly(_ visit: Visit, completion: @escaping @Sendable (StorageError?) -> Void) {
+        let shared = self.shared
+        engine.submitVisit(visit) { result in
+            switch result {
+            case .success(let outcome):
+                shared.health.withLock { $0.journal = nil }
+                shared.observer.withLock { $0 }?([visit], [outcome])
+                completion(nil)
+            case .failure(let error):
+                if error.code != .closed { shared.health.withLock { $0.journal = error } }
+                completion(error)
+            }
         }
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Writes outside the journal: each returns once the transaction carrying it is committed.
 extension Ledger {
     /// Records a visit and returns once it is committed (the server records visits through the journal).
@@ -32,6 +34,9 @@ extension Ledger {
     /// Proves the ledger takes writes right now (readiness): a one-row write through the same writer as visits.
     public func checkWritable(at: Int64) throws(StorageError) {
         try engine.checkWritable(at: at)
+        // Without a journal the probe takes the visits' own path: when it commits, visits do again (a database
+        // back from an outage), even if no landing came to clear the failure (a balancer stopped sending them).
+        if recordsVisitsDirectly { shared.health.withLock { $0.journal = nil } }
     }
 
     /// A named secret kept in the ledger (created at random on first use), e.g. the key for checkout ids.

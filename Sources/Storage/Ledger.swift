@@ -27,8 +27,11 @@ public final class Ledger: Sendable {
         case reader
     }
 
-    /// The SQLite database file.
+    /// The SQLite database file, or the PostgreSQL URL without its password.
     let path: String
+    /// Landing visits go straight to the tables in group commits (PostgreSQL: the server's WAL is the durable
+    /// record, and every instance must see every checkout at once), not through a local journal.
+    let recordsVisitsDirectly: Bool
     let engine: any LedgerEngine
     let journal: VisitJournal?
     let ingester: JournalIngester?
@@ -65,8 +68,9 @@ public final class Ledger: Sendable {
             throw StorageError(.dataFolder, "cannot create data folder \(directory): \(error.localizedDescription)")
         }
         path = (directory as NSString).appendingPathComponent("linkout.sqlite")
+        recordsVisitsDirectly = false
         guard role == .owner else {
-            engine = try SQLiteEngine(path: path, durability: durability, clock: clock)
+            engine = try SQLEngine(path: path, durability: durability, clock: clock)
             journal = nil
             ingester = nil
             return
@@ -76,10 +80,10 @@ public final class Ledger: Sendable {
         )
         // A second server on the same folder would replay and delete a journal the first one is writing.
         try lockFile.lockExclusively()
-        let engine: SQLiteEngine
+        let engine: SQLEngine
         let nextSequence: Int64
         do throws(StorageError) {
-            engine = try SQLiteEngine(path: path, durability: durability, clock: clock)
+            engine = try SQLEngine(path: path, durability: durability, clock: clock)
             do throws(StorageError) {
                 nextSequence = try Self.replay(directory: directory, lockFile: lockFile, into: engine)
             } catch {
@@ -111,6 +115,17 @@ public final class Ledger: Sendable {
         }
         self.journal = journal
         shared.start(journal: journal, applied: nextSequence - 1)
+    }
+
+    /// Opens the ledger on a PostgreSQL database several instances may share, applying pending migrations.
+    /// Visits are committed before the landing answers (group commit, synchronous commit on); there is no
+    /// journal, so any instance finds any checkout and a killed instance leaves nothing behind to replay.
+    public init(postgres target: PostgresTarget, clock: Lifecycle.Clock = .system) throws(StorageError) {
+        path = target.redactedURL
+        recordsVisitsDirectly = true
+        engine = try SQLEngine(postgres: target, clock: clock)
+        journal = nil
+        ingester = nil
     }
 
     /// Why the ledger cannot record right now, or nil when its last writes went through: the journal's last

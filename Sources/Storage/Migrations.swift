@@ -214,24 +214,47 @@ enum Migrations {
         ),
     ]
 
-    static func apply(to connection: SQLiteConnection, now: Int64) throws(StorageError) {
+    /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
+    /// PostgreSQL calls them `LEAST` and `GREATEST` and has `min`/`max` only as aggregates of one argument.
+    static let postgresFunctions = """
+        CREATE OR REPLACE FUNCTION min(a BIGINT, b BIGINT) RETURNS BIGINT
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT LEAST(a, b)';
+        CREATE OR REPLACE FUNCTION max(a BIGINT, b BIGINT) RETURNS BIGINT
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT GREATEST(a, b)';
+        """
+
+    /// A lock number of linkout's own: instances starting together take turns, so each migration runs once.
+    static let advisoryLock: Int64 = 0x6C69_6E6B_6F75_74
+
+    /// Applies the migrations not applied yet, each in its own transaction with its version row. On PostgreSQL
+    /// under an advisory lock, so two instances starting together migrate once (the second finds them applied).
+    static func apply(to connection: any SQLConnection, dialect: SQLDialect, now: Int64) throws(StorageError) {
+        if dialect == .postgres { try connection.query("SELECT pg_advisory_lock(?)", [.integer(advisoryLock)]) }
+        defer {
+            if dialect == .postgres {
+                _ = try? connection.query("SELECT pg_advisory_unlock(?)", [.integer(advisoryLock)])
+            }
+        }
         try connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"
+            dialect.schema(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"
+            )
         )
+        if dialect == .postgres { try connection.execute(postgresFunctions) }
         let applied = Set(
             try connection.query("SELECT version FROM schema_migrations").compactMap { $0.first?.integer }
         )
         for migration in all where !applied.contains(migration.version) {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.begin()
             do throws(StorageError) {
-                try connection.execute(migration.sql)
+                try connection.execute(dialect.schema(migration.sql))
                 try connection.query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                     [.integer(migration.version), .integer(now)]
                 )
-                try connection.execute("COMMIT")
+                try connection.commit()
             } catch {
-                try? connection.execute("ROLLBACK")
+                try? connection.rollback()
                 throw error
             }
         }

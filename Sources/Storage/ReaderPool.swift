@@ -1,29 +1,42 @@
+import Dispatch
 import Synchronization
 
-/// Read-only SQLite connections, opened on demand and reused, so reads never wait for the writer or each other.
+/// Connections for reading, opened on demand and reused, so reads never wait for the writer or each other.
 final class ReaderPool: Sendable {
-    private let path: String
+    private let open: @Sendable () throws(StorageError) -> any SQLConnection
     private let idle = Mutex<[Reader]>([])
+    /// Bounds the connections (a database server has a connection limit for every instance together).
+    private let slots: DispatchSemaphore?
 
-    init(path: String) {
-        self.path = path
+    /// `open` makes a new reading connection (SQLite: read-only on the file; PostgreSQL: a session to the
+    /// server); at most `limit` are open at once (nil: no limit), more readers wait for one to come back.
+    init(limit: Int? = nil, open: @escaping @Sendable () throws(StorageError) -> any SQLConnection) {
+        self.open = open
+        slots = limit.map { DispatchSemaphore(value: max(1, $0)) }
     }
 
     /// Runs `body` on a connection borrowed from the pool (opened when none is idle).
-    func read<T: Sendable>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+    func read<T: Sendable>(_ body: (any SQLConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        slots?.wait()
+        defer { slots?.signal() }
         let reader: Reader
         if let borrowed = idle.withLock({ $0.popLast() }) {
             reader = borrowed
         } else {
-            reader = Reader(connection: try SQLiteConnection(path: path, readOnly: true))
+            reader = Reader(connection: try open())
         }
         defer { idle.withLock { $0.append(reader) } }
         return try reader.connection.withLock { connection throws(StorageError) in try body(connection) }
     }
 
+    /// Closes the idle connections (a closing ledger; a reader still borrowed is closed when it is released).
+    func drain() {
+        idle.withLock { $0.removeAll() }
+    }
+
     /// A reader connection; the pool hands each to one caller at a time, the Mutex makes that provable.
     private final class Reader: Sendable {
-        let connection: Mutex<SQLiteConnection>
-        init(connection: sending SQLiteConnection) { self.connection = Mutex(connection) }
+        let connection: Mutex<any SQLConnection>
+        init(connection: sending any SQLConnection) { self.connection = Mutex(connection) }
     }
 }

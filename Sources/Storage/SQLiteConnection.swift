@@ -2,7 +2,7 @@ import CSQLite
 
 /// One SQLite connection with a cache of prepared statements. Not thread-safe: each connection is owned by one
 /// thread at a time (the writer thread, or a reader borrowed from the pool).
-final class SQLiteConnection {
+final class SQLiteConnection: SQLConnection {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
@@ -45,7 +45,7 @@ final class SQLiteConnection {
 
     /// Prepares (once, then cached), binds, steps to the end and returns every row.
     @discardableResult
-    func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(StorageError) -> [[SQLiteValue]] {
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
@@ -61,12 +61,12 @@ final class SQLiteConnection {
             }
             guard rc == SQLITE_OK else { throw error(rc) }
         }
-        var rows: [[SQLiteValue]] = []
+        var rows: [[SQLValue]] = []
         while true {
             let rc = sqlite3_step(statement)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw error(rc) }
-            var row: [SQLiteValue] = []
+            var row: [SQLValue] = []
             let columns = sqlite3_column_count(statement)
             row.reserveCapacity(Int(columns))
             for column in 0..<columns {
@@ -85,6 +85,10 @@ final class SQLiteConnection {
         }
         return rows
     }
+
+    func begin() throws(StorageError) { try query("BEGIN IMMEDIATE") }
+    func commit() throws(StorageError) { try query("COMMIT") }
+    func rollback() throws(StorageError) { try query("ROLLBACK") }
 
     private func prepared(_ sql: String) throws(StorageError) -> OpaquePointer {
         if let cached = statements[sql] { return cached }

@@ -27,8 +27,12 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         case constraint
         /// The outbox refused the change: the token has an open report, or it is already reported.
         case conflict
+        /// The database server cannot be reached (PostgreSQL down, restarting or unreachable): retry later.
+        case unavailable
         /// Any other SQLite failure; the primary result code.
         case sqlite(Int32)
+        /// Any other PostgreSQL failure; its SQLSTATE.
+        case postgres(String)
     }
 
     public let code: Code
@@ -62,6 +66,20 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
             default: .sqlite(rc & 0xff)
             }
         return StorageError(code, message, sqliteCode: rc)
+    }
+
+    /// A PostgreSQL error by its SQLSTATE (class 23: integrity, 25006: read-only transaction, 53100: disk full,
+    /// 08 and 57P: the connection or the server went away).
+    static func postgres(_ state: String, _ message: String) -> StorageError {
+        let code: Code =
+            switch state {
+            case "25006": .readOnly
+            case "53100": .diskFull
+            case _ where state.hasPrefix("23"): .constraint
+            case _ where state.hasPrefix("08") || state.hasPrefix("57P"): .unavailable
+            default: .postgres(state)
+            }
+        return StorageError(code, message)
     }
 
     /// A failed system call on the journal; `ENOSPC`/`EDQUOT` become `diskFull`.

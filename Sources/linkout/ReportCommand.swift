@@ -24,7 +24,7 @@ enum ReportCommand {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
-        let ledger = try Ledger(directory: configuration.storage.dataDir, role: .reader)
+        let ledger = try configuration.storage.openLedger(role: .reader)
         defer { ledger.close() }
         let reporting = ReportingService(
             configuration: configuration,

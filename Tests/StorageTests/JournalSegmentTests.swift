@@ -35,7 +35,7 @@ struct JournalSegmentTests {
             journalSegmentBytes: 4096
         )
         defer { ledger.close() }
-        let engine = try #require(ledger.engine as? SQLiteEngine)
+        let engine = try #require(ledger.engine as? SQLEngine)
         try engine.limitPages(1)  // the database may not grow: ingesting fails with SQLITE_FULL
         for index in 0..<600 {
             let error = Self.journal(ledger, VisitJournalTests.visit("s-\(index)", checkout: "c-\(index)"))

@@ -21,10 +21,7 @@ package final class Application: Sendable {
         self.configuration = configuration
         let logger = logger ?? Logger(label: "linkout", level: configuration.logLevel)
         self.logger = logger
-        let ledger = try Ledger(
-            directory: configuration.storage.dataDir,
-            durability: configuration.storage.durability == "normal" ? .normal : .full
-        )
+        let ledger = try configuration.storage.openLedger()
         self.ledger = ledger
         let metrics = Metrics()
         self.metrics = metrics

@@ -14,7 +14,8 @@ struct Readiness: Sendable {
         var ready = true
         // The ledger's own record of failed writes first: a full disk refuses journal appends (every landing)
         // while a small probe into SQLite may still fit, and the probe would only fail again if it does not.
-        if let failure = ledger.writeFailure {
+        // An unreachable database server is probed again instead: it may be back.
+        if let failure = ledger.writeFailure, failure.code != .unavailable {
             ready = false
             lines.append(
                 failure.code == .diskFull
@@ -27,11 +28,13 @@ struct Readiness: Sendable {
                 lines.append("database: writable")
             } catch {
                 ready = false
-                lines.append(
-                    error.code == .diskFull
-                        ? "database: disk full: visits are refused until space is freed (\(error))"
-                        : "database: not writable: \(error)"
-                )
+                let line =
+                    switch error.code {
+                    case .diskFull: "database: disk full: visits are refused until space is freed (\(error))"
+                    case .unavailable: "database: unavailable: visits are refused until it is back (\(error))"
+                    default: "database: not writable: \(error)"
+                    }
+                lines.append(line)
             }
         }
         lines.append("configuration: valid")

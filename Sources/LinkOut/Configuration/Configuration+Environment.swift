@@ -7,6 +7,13 @@ extension Configuration {
         if let host = environment["LINKOUT_HOST"] { server.host = host }
         if let port = environment["LINKOUT_PORT"] { server.port = try Self.parsePort(port, field: "LINKOUT_PORT") }
         if let directory = environment["LINKOUT_DATA_DIR"] { storage.dataDir = directory }
+        if let url = environment["LINKOUT_DATABASE_URL"] { storage.postgresURL = url.isEmpty ? nil : url }
+        if let password = environment["LINKOUT_DATABASE_PASSWORD"], !password.isEmpty {
+            storage.postgresPassword = password
+        }
+        if let path = environment["LINKOUT_DATABASE_PASSWORD_FILE"] {
+            storage.postgresPassword = try Self.secret(fromFile: path, field: "LINKOUT_DATABASE_PASSWORD_FILE")
+        }
         if let level = environment["LINKOUT_LOG_LEVEL"] {
             logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL")
         }

@@ -1,3 +1,5 @@
+import Storage
+
 extension Configuration {
     /// `storage` section.
     package struct Storage: Sendable {
@@ -5,14 +7,46 @@ extension Configuration {
         package var dataDir = "data"
         /// `full` (fsync every commit; survives power loss) or `normal` (survives a killed process). Default full.
         package var durability = "full"
+        /// A PostgreSQL database instead of SQLite (`LINKOUT_DATABASE_URL`), for several instances on one ledger:
+        /// a libpq URI such as `postgresql://linkout@db:5432/linkout`. Default none: SQLite under `dataDir`.
+        package var postgresURL: String?
+        /// The PostgreSQL password, only from `LINKOUT_DATABASE_PASSWORD` or the file named by
+        /// `LINKOUT_DATABASE_PASSWORD_FILE` (never config.json, never logged).
+        package var postgresPassword: String?
+        /// Longest a PostgreSQL statement may run before it fails (`storage.statementTimeoutMilliseconds`).
+        package var statementTimeoutMilliseconds = 5_000
 
         package init() {}
 
+        /// Where the PostgreSQL ledger is, when one is configured.
+        package var postgresTarget: PostgresTarget? {
+            guard let postgresURL else { return nil }
+            var target = PostgresTarget(url: postgresURL, password: postgresPassword)
+            target.statementTimeoutMilliseconds = statementTimeoutMilliseconds
+            return target
+        }
+
+        /// Opens the configured ledger: PostgreSQL when a URL is set (the role does not matter there: nothing is
+        /// local), otherwise SQLite under `dataDir` as `role`.
+        package func openLedger(role: Ledger.Role = .owner) throws(StorageError) -> Ledger {
+            if let postgresTarget { return try Ledger(postgres: postgresTarget) }
+            return try Ledger(directory: dataDir, durability: durability == "normal" ? .normal : .full, role: role)
+        }
+
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Storage {
-            try section.rejectUnknownKeys(["dataDir", "durability"])
+            try section.rejectUnknownKeys(["dataDir", "durability", "postgresURL", "statementTimeoutMilliseconds"])
             var storage = Storage()
             storage.dataDir = try section.string("dataDir", default: storage.dataDir)
             storage.durability = try section.string("durability", default: storage.durability)
+            let url = try section.string("postgresURL", default: "")
+            storage.postgresURL = url.isEmpty ? nil : url
+            storage.statementTimeoutMilliseconds = Int(
+                try section.integer(
+                    "statementTimeoutMilliseconds",
+                    default: Int64(storage.statementTimeoutMilliseconds),
+                    range: 100...600_000
+                )
+            )
             guard ["full", "normal"].contains(storage.durability) else {
                 throw ConfigurationError(field: "storage.durability", problem: "must be full or normal")
             }

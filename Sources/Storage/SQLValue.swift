@@ -1,5 +1,5 @@
 /// A value bound to a `?` parameter or read from a column.
-enum SQLiteValue: Sendable, Equatable {
+enum SQLValue: Sendable, Equatable {
     case integer(Int64)
     case text(String)
     case null
@@ -15,9 +15,9 @@ enum SQLiteValue: Sendable, Equatable {
     }
 }
 
-extension SQLiteValue {
+extension SQLValue {
     /// `.text` or `.null` for an optional string.
-    static func optional(_ value: String?) -> SQLiteValue { value.map(SQLiteValue.text) ?? .null }
+    static func optional(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
     /// `.integer` or `.null` for an optional integer.
-    static func optional(_ value: Int64?) -> SQLiteValue { value.map(SQLiteValue.integer) ?? .null }
+    static func optional(_ value: Int64?) -> SQLValue { value.map(SQLValue.integer) ?? .null }
 }

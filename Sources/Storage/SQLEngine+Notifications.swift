@@ -1,12 +1,12 @@
 /// App Store Server Notifications: stored before they are acknowledged, acted on exactly once (the action and
 /// the `processed_at` mark share one transaction).
-extension SQLiteEngine {
+extension SQLEngine {
     static let notificationColumns = """
         notification_uuid, notification_type, subtype, external_purchase_id, environment, signed_date, received_at,
         source, signed_payload, processed_at, outcome
         """
 
-    static func storedNotification(_ row: [SQLiteValue]) -> StoredNotification {
+    static func storedNotification(_ row: [SQLValue]) -> StoredNotification {
         StoredNotification(
             notificationUUID: row[0].text ?? "",
             notificationType: row[1].text ?? "",
@@ -120,7 +120,7 @@ extension SQLiteEngine {
         _ token: TokenFields,
         checkoutId: String,
         at: Int64,
-        _ connection: SQLiteConnection
+        _ connection: any SQLConnection
     ) throws(StorageError) -> Bool {
         let inserted = try connection.query(
             """

@@ -1,6 +1,6 @@
 /// One payment event's writes, in the transaction the caller opened.
-extension SQLiteEngine {
-    static func apply(_ change: PaymentChange, to connection: SQLiteConnection) throws(StorageError) {
+extension SQLEngine {
+    static func apply(_ change: PaymentChange, to connection: any SQLConnection) throws(StorageError) {
         if let event = change.event {
             let open = try connection.query(
                 "SELECT 1 FROM payment_events WHERE provider = ? AND event_id = ? AND processed_at IS NULL",
@@ -83,7 +83,7 @@ extension SQLiteEngine {
         }
     }
 
-    private static func upsert(_ purchase: PurchaseRecord, into connection: SQLiteConnection) throws(StorageError) {
+    private static func upsert(_ purchase: PurchaseRecord, into connection: any SQLConnection) throws(StorageError) {
         try connection.query(
             """
             INSERT INTO purchases (\(purchaseColumns))

@@ -1,12 +1,12 @@
 /// Reads of tokens, checkouts, visits and checkout intents, each on a pooled reader connection.
-extension SQLiteEngine {
+extension SQLEngine {
     static let tokenColumns = """
         external_purchase_id, app_apple_id, bundle_id, token_type, token_created_at, token_expires_at, environment,
         source, app_account_token, first_seen_at, last_seen_at, visit_count, checkout_id
         """
 
     /// A row of `tokenColumns`.
-    static func storedToken(_ row: [SQLiteValue]) -> StoredToken {
+    static func storedToken(_ row: [SQLValue]) -> StoredToken {
         StoredToken(
             externalPurchaseId: row[0].text ?? "",
             appAppleId: row[1].integer ?? 0,
@@ -48,7 +48,7 @@ extension SQLiteEngine {
     func tokens(limit: Int, offset: Int, search: String?, environment: String?) throws(StorageError) -> [StoredToken] {
         try read { connection throws(StorageError) in
             var conditions: [String] = []
-            var parameters: [SQLiteValue] = []
+            var parameters: [SQLValue] = []
             if let search, !search.isEmpty {
                 conditions.append("external_purchase_id >= ? AND external_purchase_id < ?")
                 parameters += [.text(search), .text(search + "\u{10FFFF}")]

@@ -1,13 +1,13 @@
 /// The report outbox: line items posted for tokens, and the reports built from them or from their absence.
 /// Every change that sends or settles a report happens in one transaction with what it depends on, so a crash
 /// at any point leaves either the old state or the new one.
-extension SQLiteEngine {
+extension SQLEngine {
     static let reportColumns = """
         request_identifier, external_purchase_id, environment, bundle_id, status, body, state, attempts,
         next_attempt_at, created_at, last_attempt_at, last_http_status, last_response, accepted_at
         """
 
-    static func storedReport(_ row: [SQLiteValue]) -> StoredReport {
+    static func storedReport(_ row: [SQLValue]) -> StoredReport {
         var report = StoredReport(
             requestIdentifier: row[0].text ?? "",
             externalPurchaseId: row[1].text ?? "",
@@ -27,7 +27,7 @@ extension SQLiteEngine {
         return report
     }
 
-    static func storedLineItem(_ row: [SQLiteValue]) -> StoredLineItem {
+    static func storedLineItem(_ row: [SQLValue]) -> StoredLineItem {
         StoredLineItem(
             rowId: row[0].integer ?? 0,
             externalPurchaseId: row[1].text ?? "",
@@ -76,7 +76,7 @@ extension SQLiteEngine {
     {
         try read { connection throws(StorageError) in
             let filter = state.map { _ in "WHERE state = ?" } ?? ""
-            var parameters: [SQLiteValue] = state.map { [.text($0.rawValue)] } ?? []
+            var parameters: [SQLValue] = state.map { [.text($0.rawValue)] } ?? []
             parameters += [.integer(Int64(limit)), .integer(Int64(offset))]
             return try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
@@ -275,7 +275,7 @@ extension SQLiteEngine {
         }
     }
 
-    static func insert(_ report: StoredReport, into connection: SQLiteConnection) throws(StorageError) {
+    static func insert(_ report: StoredReport, into connection: any SQLConnection) throws(StorageError) {
         try connection.query(
             """
             INSERT INTO reports (request_identifier, external_purchase_id, environment, bundle_id, status, body, state,

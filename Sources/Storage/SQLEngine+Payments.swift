@@ -1,11 +1,11 @@
 /// Payment sessions, provider events, purchases and their charges.
-extension SQLiteEngine {
+extension SQLEngine {
     static let sessionColumns = """
         session_id, provider, intent_id, checkout_id, external_purchase_id, product_id, currency, amount, language, \
         url, state, created_at, updated_at, browser_hash
         """
 
-    static func paymentSession(_ row: [SQLiteValue]) -> PaymentSessionRecord {
+    static func paymentSession(_ row: [SQLValue]) -> PaymentSessionRecord {
         PaymentSessionRecord(
             sessionId: row[0].text ?? "",
             provider: row[1].text ?? "",
@@ -30,7 +30,7 @@ extension SQLiteEngine {
         updated_at, live
         """
 
-    static func purchase(_ row: [SQLiteValue]) -> PurchaseRecord {
+    static func purchase(_ row: [SQLValue]) -> PurchaseRecord {
         PurchaseRecord(
             purchaseId: row[0].text ?? "",
             provider: row[1].text ?? "",
@@ -135,7 +135,7 @@ extension SQLiteEngine {
                 SELECT provider, event_id, type, body, received_at, processed_at, outcome FROM payment_events
                 \(filter) ORDER BY received_at LIMIT ?
                 """,
-                (dueAt.map { [SQLiteValue.integer($0)] } ?? []) + [.integer(Int64(limit))]
+                (dueAt.map { [SQLValue.integer($0)] } ?? []) + [.integer(Int64(limit))]
             ).map { row in
                 StoredPaymentEvent(
                     provider: row[0].text ?? "",
@@ -184,8 +184,8 @@ extension SQLiteEngine {
     func purchases(externalPurchaseId: String?, limit: Int, offset: Int) throws(StorageError) -> [PurchaseRecord] {
         try read { connection throws(StorageError) in
             let filter = externalPurchaseId == nil ? "" : "WHERE external_purchase_id = ?"
-            let parameters: [SQLiteValue] =
-                (externalPurchaseId.map { [SQLiteValue.text($0)] } ?? [])
+            let parameters: [SQLValue] =
+                (externalPurchaseId.map { [SQLValue.text($0)] } ?? [])
                 + [.integer(Int64(limit)), .integer(Int64(offset))]
             return try connection.query(
                 "SELECT \(Self.purchaseColumns) FROM purchases \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
@@ -197,7 +197,7 @@ extension SQLiteEngine {
     static let chargeColumns =
         "charge_key, purchase_id, line_item_id, amount_total, amount_tax, amount_refunded, created_at"
 
-    static func charge(_ row: [SQLiteValue]) -> PurchaseCharge {
+    static func charge(_ row: [SQLValue]) -> PurchaseCharge {
         PurchaseCharge(
             chargeKey: row[0].text ?? "",
             purchaseId: row[1].text ?? "",

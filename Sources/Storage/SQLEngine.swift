@@ -1,17 +1,18 @@
 import Foundation
 import Lifecycle
 
-/// The ledger on SQLite: one file in WAL mode, one group-commit writer thread, a pool of reader connections.
-final class SQLiteEngine: LedgerEngine {
-    let path: String
+/// The ledger on SQL: one group-commit writer connection and a pool of reader connections, on SQLite (one file
+/// in WAL mode) or on PostgreSQL (a server several instances share). The queries are the same on both (see
+/// `SQLDialect` for where they differ).
+final class SQLEngine: LedgerEngine {
+    let dialect: SQLDialect
     let writer: GroupCommitWriter
     let readers: ReaderPool
-    /// SQLite's page limit as opened, restored by `limitPages(nil)`.
-    private let openedMaxPages: Int64
+    /// SQLite's page limit as opened, restored by `limitPages(nil)` (nil on PostgreSQL).
+    private let openedMaxPages: Int64?
 
-    /// Opens (creating if needed) the database at `path` and applies pending migrations.
-    init(path: String, durability: Ledger.Durability, clock: Lifecycle.Clock) throws(StorageError) {
-        self.path = path
+    /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
+    convenience init(path: String, durability: Ledger.Durability, clock: Lifecycle.Clock) throws(StorageError) {
         let connection = try SQLiteConnection(path: path)
         let mode = try connection.query("PRAGMA journal_mode = WAL")
         guard mode.first?.first?.text == "wal" else {
@@ -20,17 +21,48 @@ final class SQLiteEngine: LedgerEngine {
         try connection.execute(
             "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768"
         )
-        try Migrations.apply(to: connection, now: clock.nowMilliseconds())
-        openedMaxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823
-        writer = GroupCommitWriter(connection: connection)
-        readers = ReaderPool(path: path)
+        try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds())
+        let maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823
+        self.init(
+            dialect: .sqlite,
+            writer: connection,
+            readers: ReaderPool { () throws(StorageError) in try SQLiteConnection(path: path, readOnly: true) },
+            maxPages: maxPages
+        )
+    }
+
+    /// Connects to PostgreSQL and applies pending migrations (under an advisory lock: instances starting together
+    /// migrate once). Commits wait for the server's WAL flush (`synchronous_commit` on, its default), so a
+    /// committed visit survives the server's crash as SQLite's does.
+    convenience init(postgres target: PostgresTarget, clock: Lifecycle.Clock) throws(StorageError) {
+        let connection = try PostgresConnection(target: target)
+        try connection.execute("SET synchronous_commit = on")
+        try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds())
+        self.init(
+            dialect: .postgres,
+            writer: connection,
+            readers: ReaderPool(limit: target.readers) { () throws(StorageError) in
+                try PostgresConnection(target: target)
+            },
+            maxPages: nil
+        )
+    }
+
+    private init(dialect: SQLDialect, writer: sending any SQLConnection, readers: ReaderPool, maxPages: Int64?) {
+        self.dialect = dialect
+        self.writer = GroupCommitWriter(connection: writer)
+        self.readers = readers
+        openedMaxPages = maxPages
     }
 
     var commitCount: Int { writer.commitCount }
 
-    func close() { writer.stop() }
+    func close() {
+        writer.stop()
+        readers.drain()
+    }
 
-    func read<T: Sendable>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+    func read<T: Sendable>(_ body: (any SQLConnection) throws(StorageError) -> T) throws(StorageError) -> T {
         try readers.read(body)
     }
 
@@ -90,16 +122,17 @@ final class SQLiteEngine: LedgerEngine {
         }
     }
 
-    /// `query_only` on the writer: SQLite then refuses writes as on a read-only disk.
+    /// The writer refuses writes as on a read-only disk (SQLite `query_only`; PostgreSQL read-only transactions).
     func suspendWrites(_ suspended: Bool) throws(StorageError) {
         try writer.withConnection { connection throws(StorageError) in
-            try connection.execute("PRAGMA query_only = \(suspended ? "ON" : "OFF")")
+            try connection.execute(dialect.suspendWrites(suspended))
         }
     }
 
     /// Caps the database at `pages` pages (nil: SQLite's default), so writes that need more fail with
     /// `SQLITE_FULL` as on a full disk. For tests of what a full database does.
     func limitPages(_ pages: Int?) throws(StorageError) {
+        guard let openedMaxPages else { throw StorageError(.readOnly, "page limits are SQLite's") }
         try writer.withConnection { connection throws(StorageError) in
             try connection.execute("PRAGMA max_page_count = \(pages.map(Int64.init) ?? openedMaxPages)")
         }

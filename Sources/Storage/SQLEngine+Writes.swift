@@ -1,7 +1,17 @@
 /// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
-extension SQLiteEngine {
+extension SQLEngine {
     func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
         try writer.write { connection throws(StorageError) in try Self.insert(visit, into: connection) }
+    }
+
+    func submitVisit(
+        _ visit: Visit,
+        completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void
+    ) {
+        writer.submit(
+            { connection throws(StorageError) in try Self.insert(visit, into: connection) },
+            completion: completion
+        )
     }
 
     func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
@@ -45,7 +55,7 @@ extension SQLiteEngine {
         VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
         """
 
-    static func insert(_ visit: Visit, into connection: SQLiteConnection) throws(StorageError) -> RecordOutcome {
+    static func insert(_ visit: Visit, into connection: any SQLConnection) throws(StorageError) -> RecordOutcome {
         var visitCount: Int64 = 0
         // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
         var isNew = visit.token == nil
@@ -68,7 +78,7 @@ extension SQLiteEngine {
                 into: connection
             )
         }
-        let parameters: [SQLiteValue] = [
+        let parameters: [SQLValue] = [
             .text(checkoutId), .optional(visit.token?.externalPurchaseId), .integer(visit.at),
             .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
         ]
@@ -82,7 +92,7 @@ extension SQLiteEngine {
         checkoutId: String,
         countVisit: Bool,
         at: Int64,
-        into connection: SQLiteConnection
+        into connection: any SQLConnection
     ) throws(StorageError) -> (isNew: Bool, visitCount: Int64) {
         let increment: Int64 = countVisit ? 1 : 0
         let inserted = try connection.query(
@@ -121,7 +131,7 @@ extension SQLiteEngine {
         token: String?,
         bundleId: String,
         at: Int64,
-        into connection: SQLiteConnection
+        into connection: any SQLConnection
     ) throws(StorageError) {
         try connection.query(
             "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",

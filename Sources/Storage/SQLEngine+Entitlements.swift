@@ -1,7 +1,7 @@
 import Foundation
 
 /// Redemption codes and the entitlement webhook outbox.
-extension SQLiteEngine {
+extension SQLEngine {
     /// Marks a code redeemed if it is unused and not expired, in one transaction; says why not otherwise.
     func redeem(codeHash: String, at now: Int64) throws(StorageError) -> RedemptionOutcome {
         try writer.write { connection throws(StorageError) in
@@ -49,7 +49,7 @@ extension SQLiteEngine {
         last_status, last_error, delivered_at
         """
 
-    static func webhook(_ row: [SQLiteValue]) -> WebhookDelivery {
+    static func webhook(_ row: [SQLValue]) -> WebhookDelivery {
         WebhookDelivery(
             eventId: row[0].text ?? "",
             purchaseId: row[1].text ?? "",
@@ -87,8 +87,8 @@ extension SQLiteEngine {
     func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery] {
         try read { connection throws(StorageError) in
             let filter = state == nil ? "" : "WHERE state = ?"
-            let parameters: [SQLiteValue] =
-                (state.map { [SQLiteValue.text($0.rawValue)] } ?? []) + [
+            let parameters: [SQLValue] =
+                (state.map { [SQLValue.text($0.rawValue)] } ?? []) + [
                     .integer(Int64(limit)), .integer(Int64(offset)),
                 ]
             return try connection.query(

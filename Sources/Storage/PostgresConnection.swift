@@ -1,0 +1,203 @@
+import CLibPQ
+import Foundation
+
+/// One PostgreSQL session through libpq, with its statements prepared once. Reconnects by itself after the
+/// server went away (a restart, a failover), but never inside a transaction, and not more than once a second, so
+/// an outage gives callers a quick `.unavailable` instead of a wait on every call. Not thread-safe: one thread at
+/// a time, as `SQLConnection` says.
+final class PostgresConnection: SQLConnection {
+    private let target: PostgresTarget
+    private var handle: OpaquePointer?
+    /// Statement names by SQL and parameter types (a statement's parameter types are fixed when it is prepared).
+    private var statements: [String: String] = [:]
+    private var inTransaction = false
+    /// No reconnect before this time: the last attempt failed.
+    private var quietUntil: ContinuousClock.Instant?
+    static let reconnectPause: Duration = .seconds(1)
+
+    init(target: PostgresTarget) throws(StorageError) {
+        self.target = target
+        try connect()
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    // MARK: SQLConnection
+
+    func execute(_ sql: String) throws(StorageError) {
+        try ensureConnected()
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result)
+    }
+
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
+        try ensureConnected()
+        let name = try prepared(sql, parameters)
+        let values: [UnsafeMutablePointer<CChar>?] = parameters.map { value in
+            switch value {
+            case .integer(let integer): strdup(String(integer))
+            case .text(let text): strdup(text)
+            case .null: nil
+            }
+        }
+        defer { values.forEach { free($0) } }
+        let result = values.map { $0.map { UnsafePointer($0) } }.withUnsafeBufferPointer { pointers in
+            PQexecPrepared(handle, name, Int32(parameters.count), pointers.baseAddress, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        try check(result)
+        return Self.rows(of: result)
+    }
+
+    func begin() throws(StorageError) {
+        try execute("BEGIN")
+        inTransaction = true
+    }
+
+    func commit() throws(StorageError) {
+        defer { inTransaction = false }
+        try execute("COMMIT")
+    }
+
+    func rollback() throws(StorageError) {
+        defer { inTransaction = false }
+        try execute("ROLLBACK")
+    }
+
+    // MARK: the session
+
+    private func connect() throws(StorageError) {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        statements = [:]
+        var options = "-c statement_timeout=\(target.statementTimeoutMilliseconds)"
+        if let extra = target.options { options += " " + extra }
+        var settings: [(String, String)] = [
+            ("dbname", target.url),
+            ("connect_timeout", String(target.connectTimeoutSeconds)),
+            ("application_name", "linkout"),
+            // A server that vanished without closing the socket is noticed within about 20 s, not hours.
+            ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "2"),
+            ("options", options),
+        ]
+        if let password = target.password { settings.append(("password", password)) }
+        let keywords = settings.map { strdup($0.0) }
+        let values = settings.map { strdup($0.1) }
+        defer { (keywords + values).forEach { free($0) } }
+        var keywordPointers = keywords.map { $0.map { UnsafePointer($0) } } + [nil]
+        var valuePointers = values.map { $0.map { UnsafePointer($0) } } + [nil]
+        // expand_dbname = 1: `dbname` may be a whole URI; the keywords after it (password, options) add to it.
+        let connection = PQconnectdbParams(&keywordPointers, &valuePointers, 1)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            if let connection { PQfinish(connection) }
+            quietUntil = ContinuousClock.now + Self.reconnectPause
+            throw StorageError(.unavailable, "cannot connect to \(target.redactedURL): \(Self.trimmed(message))")
+        }
+        clibpq_silence_notices(connection)
+        handle = connection
+        quietUntil = nil
+    }
+
+    /// Reconnects a session the server dropped, unless a transaction was open on it (its work is gone; the
+    /// caller must fail it) or the last attempt was less than a second ago.
+    private func ensureConnected() throws(StorageError) {
+        if let handle, PQstatus(handle) == CONNECTION_OK { return }
+        guard !inTransaction else { throw StorageError(.unavailable, "the database connection was lost") }
+        if let quietUntil, ContinuousClock.now < quietUntil {
+            throw StorageError(.unavailable, "the database at \(target.redactedURL) is unavailable")
+        }
+        try connect()
+    }
+
+    private func prepared(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> String {
+        let signature = parameters.map { if case .integer = $0 { "i" } else { "t" } }.joined()
+        let key = signature + ":" + sql
+        if let name = statements[key] { return name }
+        let name = "s\(statements.count)"
+        // Integers are sent as int8, so `INSERT … SELECT ?` and `? + 1` type them; text and NULL are left for
+        // the server to infer from where they are used (a text column, a comparison).
+        let types: [Oid] = parameters.map { if case .integer = $0 { 20 } else { 0 } }
+        let result = PQprepare(handle, name, Self.numbered(sql), Int32(types.count), types)
+        defer { PQclear(result) }
+        try check(result)
+        statements[key] = name
+        return name
+    }
+
+    private func check(_ result: OpaquePointer?) throws(StorageError) {
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        guard status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK else { return }
+        let message = Self.trimmed(
+            result.flatMap { PQresultErrorMessage($0) }.map { String(cString: $0) }
+                ?? handle.map { String(cString: PQerrorMessage($0)) } ?? "no result"
+        )
+        if let state = result.flatMap({ PQresultErrorField($0, clibpq_diag_sqlstate()) }) {
+            throw StorageError.postgres(String(cString: state), message)
+        }
+        // No SQLSTATE: the connection failed (libpq made the error itself).
+        throw StorageError(.unavailable, message)
+    }
+
+    // MARK: pure helpers
+
+    /// `?` parameters as PostgreSQL's `$1, $2, …`, leaving quoted text and identifiers alone.
+    static func numbered(_ sql: String) -> String {
+        var output = ""
+        output.reserveCapacity(sql.utf8.count + 16)
+        var number = 0
+        var quote: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                output.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                output.append(character)
+            } else if character == "?" {
+                number += 1
+                output += "$\(number)"
+            } else {
+                output.append(character)
+            }
+        }
+        return output
+    }
+
+    /// Rows as values: integer types (int2/4/8, oid, and numeric without a fraction, which `sum` returns) become
+    /// `.integer`, booleans 1 or 0, the rest text.
+    static func rows(of result: OpaquePointer?) -> [[SQLValue]] {
+        guard let result else { return [] }
+        let count = PQntuples(result)
+        let columns = PQnfields(result)
+        var rows: [[SQLValue]] = []
+        rows.reserveCapacity(Int(count))
+        for row in 0..<count {
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                guard PQgetisnull(result, row, column) == 0, let raw = PQgetvalue(result, row, column) else {
+                    values.append(.null)
+                    continue
+                }
+                let text = String(cString: raw)
+                switch PQftype(result, column) {
+                case 20, 21, 23, 26: values.append(Int64(text).map(SQLValue.integer) ?? .text(text))
+                case 16: values.append(.integer(text == "t" ? 1 : 0))
+                case 1700: values.append(Int64(text).map(SQLValue.integer) ?? .text(text))
+                default: values.append(.text(text))
+                }
+            }
+            rows.append(values)
+        }
+        return rows
+    }
+
+    private static func trimmed(_ message: String) -> String {
+        message.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "\n", with: " ")
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Where the ledger's PostgreSQL database is and how long to wait for it. The password travels apart from the
+/// URL (from the environment or a file), so the URL can be logged and shown; `redactedURL` drops a password
+/// someone put in the URL anyway.
+public struct PostgresTarget: Sendable {
+    /// A libpq connection URI (`postgresql://user@host:5432/linkout`) or `key=value` string.
+    public let url: String
+    public let password: String?
+    /// A statement that runs longer fails (and its transaction with it) instead of holding a request.
+    public var statementTimeoutMilliseconds = 5_000
+    /// How long connecting may take before the database counts as unavailable.
+    public var connectTimeoutSeconds = 3
+    /// Connections for reads beside the one writer; more readers wait for one to come back.
+    public var readers = 8
+    /// Extra libpq `options` (tests set `-c search_path=…` to give each test a schema of its own).
+    public var options: String?
+
+    public init(url: String, password: String?) {
+        self.url = url
+        self.password = password
+    }
+
+    /// The URL without a password in it, for logs and `/readyz`.
+    public var redactedURL: String {
+        guard var parts = URLComponents(string: url), parts.password != nil else { return url }
+        parts.password = "***"
+        return parts.string ?? "postgresql://***"
+    }
+}

@@ -1,0 +1,21 @@
+/// One database connection as the ledger's SQL uses it: `?` parameters, rows of `SQLValue`, and explicit
+/// transactions. SQLite and PostgreSQL each implement it; the SQL itself is shared (see `SQLDialect` for the few
+/// places where the two differ). Not thread-safe: each connection is owned by one thread at a time.
+protocol SQLConnection: AnyObject {
+    /// Runs SQL without parameters (schema, settings); may hold several statements.
+    func execute(_ sql: String) throws(StorageError)
+    /// Runs one statement with `?` parameters and returns every row it produced.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]]
+    /// Starts a write transaction (SQLite takes the write lock at once, so a batch never fails half-way on it).
+    func begin() throws(StorageError)
+    func commit() throws(StorageError)
+    func rollback() throws(StorageError)
+}
+
+extension SQLConnection {
+    @discardableResult
+    func query(_ sql: String) throws(StorageError) -> [[SQLValue]] {
+        try query(sql, [])
+    }
+}
