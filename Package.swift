@@ -55,7 +55,7 @@ let package = Package(
         // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",
-            dependencies: ["HTTPServer", "Logging", "Payments", "Crypto", "ExternalPurchase"],
+            dependencies: ["HTTPServer", "Logging", "Payments", "Crypto", "ExternalPurchase", "CLibPQ"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),

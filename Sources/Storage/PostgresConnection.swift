@@ -74,15 +74,12 @@ final class PostgresConnection: SQLConnection {
         if let handle { PQfinish(handle) }
         handle = nil
         statements = [:]
-        var options = "-c statement_timeout=\(target.statementTimeoutMilliseconds)"
-        if let extra = target.options { options += " " + extra }
         var settings: [(String, String)] = [
             ("dbname", target.url),
             ("connect_timeout", String(target.connectTimeoutSeconds)),
             ("application_name", "linkout"),
             // A server that vanished without closing the socket is noticed within about 20 s, not hours.
             ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "2"),
-            ("options", options),
         ]
         if let password = target.password { settings.append(("password", password)) }
         let keywords = settings.map { strdup($0.0) }
@@ -101,6 +98,8 @@ final class PostgresConnection: SQLConnection {
         clibpq_silence_notices(connection)
         handle = connection
         quietUntil = nil
+        // Set after connecting rather than as libpq `options`, which would replace options given in the URL.
+        try execute("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
     }
 
     /// Reconnects a session the server dropped, unless a transaction was open on it (its work is gone; the

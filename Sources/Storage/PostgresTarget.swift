@@ -13,8 +13,6 @@ public struct PostgresTarget: Sendable {
     public var connectTimeoutSeconds = 3
     /// Connections for reads beside the one writer; more readers wait for one to come back.
     public var readers = 8
-    /// Extra libpq `options` (tests set `-c search_path=…` to give each test a schema of its own).
-    public var options: String?
 
     public init(url: String, password: String?) {
         self.url = url

@@ -89,9 +89,9 @@ extension SQLEngine {
             INSERT INTO purchases (\(purchaseColumns))
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(purchase_id) DO UPDATE SET status = excluded.status,
-                buy_line_item_id = COALESCE(excluded.buy_line_item_id, buy_line_item_id),
-                period_end = COALESCE(excluded.period_end, period_end),
-                paid_days = MAX(paid_days, excluded.paid_days), updated_at = excluded.updated_at
+                buy_line_item_id = COALESCE(excluded.buy_line_item_id, purchases.buy_line_item_id),
+                period_end = COALESCE(excluded.period_end, purchases.period_end),
+                paid_days = MAX(purchases.paid_days, excluded.paid_days), updated_at = excluded.updated_at
             """,
             [
                 .text(purchase.purchaseId), .text(purchase.provider), .optional(purchase.checkoutId),

@@ -41,6 +41,7 @@ final class LiveApplication {
         configuration.server.publicDir = Self.repositoryRoot.appendingPathComponent("Public").path
         configuration.server.shutdownGraceSeconds = 2
         configuration.storage.dataDir = self.dataDir.path
+        configuration.storage.postgresURL = try TestDatabase.postgresURL(for: self.dataDir.path)
         configure(&configuration)
         let lines = logLines
         let logger = Logger(label: "linkout", level: .trace, sink: .init { lines.append($0) })

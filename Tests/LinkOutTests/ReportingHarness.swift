@@ -4,6 +4,7 @@ import Foundation
 import Lifecycle
 import Logging
 import Storage
+import TestSupport
 
 @testable import LinkOut
 
@@ -37,8 +38,10 @@ final class ReportingHarness {
         configuration.apple.sandboxURL = sandbox.baseURL
         configuration.reporting.noLineItemAfterSeconds = graceSeconds
         configuration.reporting.requestTimeoutSeconds = timeoutSeconds
+        configuration.storage.durability = "normal"
+        configuration.storage.postgresURL = try TestDatabase.postgresURL(for: directory.path)
         configure(&configuration)
-        ledger = try Ledger(directory: configuration.storage.dataDir, durability: .normal)
+        ledger = try configuration.storage.openLedger()
         service = ReportingService(
             configuration: configuration,
             ledger: ledger,

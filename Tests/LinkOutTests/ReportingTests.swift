@@ -100,7 +100,7 @@ struct ReportingTests {
         #expect(first.state == .pending)
         // A new service on a reopened ledger (the restarted process) picks the same report up.
         harness.ledger.close()
-        let reopened = try Ledger(directory: harness.configuration.storage.dataDir)
+        let reopened = try harness.configuration.storage.openLedger()
         defer { reopened.close() }
         let restarted = ReportingService(
             configuration: harness.configuration,

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Ledger")
@@ -9,6 +10,14 @@ struct LedgerTests {
     final class TemporaryFolder {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-ledger-\(UUID())").path
         deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// The ledger for `folder`: SQLite in it, or its own schema on the PostgreSQL server under test.
+    static func open(_ folder: TemporaryFolder) throws -> Ledger {
+        if let url = try TestDatabase.postgresURL(for: folder.path) {
+            return try Ledger(postgres: PostgresTarget(url: url, password: nil))
+        }
+        return try Ledger(directory: folder.path)
     }
 
     static func token(_ id: String, source: String = "url") -> TokenFields {
@@ -38,7 +47,7 @@ struct LedgerTests {
 
     @Test func repeatVisitsUpdateOneRow() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         defer { ledger.close() }
         let first = try ledger.recordVisit(Self.visit("a", checkout: "c-a", at: 1_000))
         let second = try ledger.recordVisit(Self.visit("a", checkout: "c-a", at: 2_000))
@@ -56,7 +65,7 @@ struct LedgerTests {
 
     @Test func forwardedTokensAreRecordedWithoutAVisit() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         defer { ledger.close() }
         let first = try ledger.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 5)
         let again = try ledger.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 6)
@@ -70,7 +79,7 @@ struct LedgerTests {
 
     @Test func tokenlessVisitsGetTheirOwnCheckout() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         defer { ledger.close() }
         _ = try ledger.recordVisit(Self.visit(nil, checkout: "anon"))
         let checkout = try #require(try ledger.checkout(id: "anon"))
@@ -81,7 +90,7 @@ struct LedgerTests {
 
     @Test func concurrentWritersShareCommitsAndLoseNothing() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         defer { ledger.close() }
         let failures = Mutex<[String]>([])
         // Real threads: concurrentPerform would run only one per core.
@@ -116,11 +125,11 @@ struct LedgerTests {
 
     @Test func everythingSurvivesReopening() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         _ = try ledger.recordVisit(Self.visit("keep", checkout: "c-keep"))
         let secret = try ledger.secret(named: "checkout-key")
         ledger.close()
-        let reopened = try Ledger(directory: folder.path)
+        let reopened = try Self.open(folder)
         defer { reopened.close() }
         #expect(try reopened.tokens().map(\.externalPurchaseId) == ["keep"])
         #expect(try reopened.secret(named: "checkout-key") == secret)
@@ -130,7 +139,7 @@ struct LedgerTests {
 
     @Test func writesAfterCloseFailCleanly() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         ledger.close()
         ledger.close()  // a second close returns at once
         #expect(throws: StorageError.self) { try ledger.recordVisit(Self.visit("late", checkout: "c")) }
@@ -144,13 +153,16 @@ struct LedgerTests {
     /// Failures say what kind they are, so callers can tell a full disk from a refused report.
     @Test func errorsCarryTheirKind() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         defer { ledger.close() }
-        do {
-            _ = try Ledger(directory: folder.path)
-            Issue.record("a second owner opened the folder")
-        } catch {
-            #expect(error.code == .inUse)
+        if TestDatabase.postgresURL == nil {
+            // SQLite: one server per data folder. (On PostgreSQL, sharing the database is the point.)
+            do {
+                _ = try Ledger(directory: folder.path)
+                Issue.record("a second owner opened the folder")
+            } catch {
+                #expect(error.code == .inUse)
+            }
         }
         _ = try ledger.recordForwardedToken(Self.token("r"), checkoutId: "c-r", at: 1)
         let report = StoredReport(
@@ -184,7 +196,9 @@ struct LedgerTests {
             Issue.record("a suspended ledger took a write")
         } catch {
             #expect(error.code == .readOnly)
-            #expect(error.sqliteCode.map { $0 & 0xff } == 8)  // SQLITE_READONLY
+            if TestDatabase.postgresURL == nil {
+                #expect(error.sqliteCode.map { $0 & 0xff } == 8)  // SQLITE_READONLY
+            }
         }
         try ledger.suspendWrites(false)
         try ledger.checkWritable(at: 3)
@@ -193,7 +207,7 @@ struct LedgerTests {
     /// `linkout export --format json` prints tokens in this shape; its keys are an interface.
     @Test func tokensEncodeWithTheExportKeys() throws {
         let folder = TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try Self.open(folder)
         defer { ledger.close() }
         var fields = Self.token("k", source: "app")
         fields.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
