@@ -15,6 +15,11 @@ extension Ledger {
         try engine.dueWebhooks(now: now, limit: limit)
     }
 
+    /// Claims the due deliveries for this instance until `leaseUntil` (see `Lease`), so one instance sends each.
+    public func claimDueWebhooks(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [WebhookDelivery] {
+        try engine.claimDueWebhooks(now: now, limit: limit, lease: Lease(owner: instance, until: leaseUntil))
+    }
+
     public func webhooks(state: WebhookDelivery.State? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
         -> [WebhookDelivery]
     {

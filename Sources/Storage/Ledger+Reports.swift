@@ -28,6 +28,12 @@ extension Ledger {
         try engine.dueReports(now: now, limit: limit)
     }
 
+    /// Claims the due reports for this instance until `leaseUntil` (see `Lease`): with several instances on one
+    /// database, each report is sent by one of them.
+    public func claimDueReports(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [StoredReport] {
+        try engine.claimDueReports(now: now, limit: limit, lease: Lease(owner: instance, until: leaseUntil))
+    }
+
     /// Tokens that need a new report: line items not yet in any report, or no report at all, no line items and
     /// a `tokenCreationDate` before `quietSince` (candidates for NO_LINE_ITEM) and no payment that may still
     /// complete. Tokens with an open (pending or rejected) report are left out: one report at a time per token.

@@ -32,6 +32,9 @@ public final class Ledger: Sendable {
     /// Landing visits go straight to the tables in group commits (PostgreSQL: the server's WAL is the durable
     /// record, and every instance must see every checkout at once), not through a local journal.
     let recordsVisitsDirectly: Bool
+    /// This process's name in outbox leases: unique per opening, so a restarted instance never mistakes a lease
+    /// its previous life held for its own.
+    public let instance = Ledger.newInstanceName()
     let engine: any LedgerEngine
     let journal: VisitJournal?
     let ingester: JournalIngester?
@@ -86,6 +89,8 @@ public final class Ledger: Sendable {
             engine = try SQLEngine(path: path, durability: durability, clock: clock)
             do throws(StorageError) {
                 nextSequence = try Self.replay(directory: directory, lockFile: lockFile, into: engine)
+                // The folder lock makes this the only process on the file: leases left by a previous run are void.
+                try engine.releaseLeases()
             } catch {
                 engine.close()
                 throw error
@@ -126,6 +131,11 @@ public final class Ledger: Sendable {
         engine = try SQLEngine(postgres: target, clock: clock)
         journal = nil
         ingester = nil
+    }
+
+    static func newInstanceName() -> String {
+        let host = ProcessInfo.processInfo.hostName
+        return "\(host.prefix(64))/\(getpid())/\(UInt32.random(in: .min ... .max))"
     }
 
     /// Why the ledger cannot record right now, or nil when its last writes went through: the journal's last

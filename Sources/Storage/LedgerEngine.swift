@@ -46,6 +46,7 @@ protocol LedgerEngine: Sendable {
     func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport?
     func reports(limit: Int, offset: Int, state: StoredReport.State?) throws(StorageError) -> [StoredReport]
     func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport]
+    func claimDueReports(now: Int64, limit: Int, lease: Lease) throws(StorageError) -> [StoredReport]
     func tokensNeedingReports(
         quietSince: Int64,
         paymentsOpenSince: Int64,
@@ -83,6 +84,9 @@ protocol LedgerEngine: Sendable {
     func redeem(codeHash: String, at now: Int64) throws(StorageError) -> RedemptionOutcome
     func purchases(appAccountToken: String) throws(StorageError) -> [PurchaseRecord]
     func dueWebhooks(now: Int64, limit: Int) throws(StorageError) -> [WebhookDelivery]
+    func claimDueWebhooks(now: Int64, limit: Int, lease: Lease) throws(StorageError) -> [WebhookDelivery]
+    /// Ends every lease (SQLite at open: one process owns the database file, so no lease can be another's).
+    func releaseLeases() throws(StorageError)
     func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery]
     func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError)
     func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64]

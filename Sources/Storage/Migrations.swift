@@ -212,6 +212,19 @@ enum Migrations {
             CREATE INDEX webhook_deliveries_purchase ON webhook_deliveries(purchase_id, sequence);
             """
         ),
+        (
+            // Several instances on one database: an outbox row is sent by the instance that leased it, until the
+            // lease ends (a crashed instance's work is taken over then). At most one open report per token is a
+            // rule of the schema now, so two instances planning the same token cannot both queue one.
+            6,
+            """
+            ALTER TABLE reports ADD COLUMN lease_owner TEXT;
+            ALTER TABLE reports ADD COLUMN lease_until INTEGER;
+            ALTER TABLE webhook_deliveries ADD COLUMN lease_owner TEXT;
+            ALTER TABLE webhook_deliveries ADD COLUMN lease_until INTEGER;
+            CREATE UNIQUE INDEX reports_one_open ON reports(external_purchase_id) WHERE state IN ('pending', 'rejected');
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

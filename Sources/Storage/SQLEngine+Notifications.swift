@@ -67,11 +67,13 @@ extension SQLEngine {
     /// when it was processed already (nothing changed).
     func apply(_ change: NotificationChange) throws(StorageError) -> String? {
         try writer.write { connection throws(StorageError) in
-            let open = try connection.query(
-                "SELECT 1 FROM notifications WHERE notification_uuid = ? AND processed_at IS NULL",
-                [.text(change.notificationUUID)]
+            // The claim is the update itself: of two instances acting on one notification at once, the second
+            // waits for the first's row lock and then finds it processed (a read-then-write would let both act).
+            let claimed = try connection.query(
+                "UPDATE notifications SET processed_at = ? WHERE notification_uuid = ? AND processed_at IS NULL RETURNING 1",
+                [.integer(change.at), .text(change.notificationUUID)]
             )
-            guard !open.isEmpty else { return nil }
+            guard !claimed.isEmpty else { return nil }
             var outcome = change.outcome
             var dueNow = change.dueNow
             if let token = change.token {

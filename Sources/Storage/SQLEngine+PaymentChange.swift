@@ -2,16 +2,16 @@
 extension SQLEngine {
     static func apply(_ change: PaymentChange, to connection: any SQLConnection) throws(StorageError) {
         if let event = change.event {
-            let open = try connection.query(
-                "SELECT 1 FROM payment_events WHERE provider = ? AND event_id = ? AND processed_at IS NULL",
-                [.text(event.provider), .text(event.eventId)]
-            )
-            // Acted on already (a redelivery raced the first one): nothing may happen twice.
-            guard !open.isEmpty else { return }
-            try connection.query(
-                "UPDATE payment_events SET processed_at = ?, outcome = ? WHERE provider = ? AND event_id = ?",
+            // Acted on already (a redelivery raced the first one, or another instance): nothing may happen
+            // twice. The update is the claim, so two instances at once cannot both find the event open.
+            let claimed = try connection.query(
+                """
+                UPDATE payment_events SET processed_at = ?, outcome = ?
+                WHERE provider = ? AND event_id = ? AND processed_at IS NULL RETURNING 1
+                """,
                 [.integer(change.at), .text(change.outcome), .text(event.provider), .text(event.eventId)]
             )
+            guard !claimed.isEmpty else { return }
         }
         if let purchase = change.purchase { try upsert(purchase, into: connection) }
         for charge in change.charges {

@@ -98,6 +98,28 @@ extension SQLEngine {
         }
     }
 
+    /// Claims due reports for `lease.owner` until `lease.until`: pending, due, and not leased by another
+    /// instance (or its lease ended). Claimed reports come back, oldest due first; other instances skip them.
+    func claimDueReports(now: Int64, limit: Int, lease: Lease) throws(StorageError) -> [StoredReport] {
+        try writer.write { [dialect] connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE reports SET lease_owner = ?, lease_until = ?
+                WHERE request_identifier IN (
+                    SELECT request_identifier FROM reports
+                    WHERE state = 'pending' AND next_attempt_at <= ?
+                      AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)
+                    ORDER BY next_attempt_at LIMIT ?\(dialect.skipLocked))
+                RETURNING \(Self.reportColumns)
+                """,
+                [
+                    .text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .text(lease.owner),
+                    .integer(Int64(limit)),
+                ]
+            ).map(Self.storedReport).sorted { $0.nextAttemptAt < $1.nextAttemptAt }
+        }
+    }
+
     /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
     /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
     /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
@@ -261,7 +283,7 @@ extension SQLEngine {
             try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
-                    last_response = ?, next_attempt_at = ?,
+                    last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
                     accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
                 WHERE request_identifier = ?
                 """,

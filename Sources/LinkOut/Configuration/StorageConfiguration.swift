@@ -13,6 +13,9 @@ extension Configuration {
         /// The PostgreSQL password, only from `LINKOUT_DATABASE_PASSWORD` or the file named by
         /// `LINKOUT_DATABASE_PASSWORD_FILE` (never config.json, never logged).
         package var postgresPassword: String?
+        /// How long an instance keeps outbox work it claimed (a report to Apple, a webhook) before another
+        /// instance on the same database may take it over: longer than a send takes. Default 120.
+        package var leaseSeconds: Int64 = 120
         /// Longest a PostgreSQL statement may run before it fails (`storage.statementTimeoutMilliseconds`).
         package var statementTimeoutMilliseconds = 5_000
 
@@ -34,12 +37,15 @@ extension Configuration {
         }
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Storage {
-            try section.rejectUnknownKeys(["dataDir", "durability", "postgresURL", "statementTimeoutMilliseconds"])
+            try section.rejectUnknownKeys([
+                "dataDir", "durability", "postgresURL", "statementTimeoutMilliseconds", "leaseSeconds",
+            ])
             var storage = Storage()
             storage.dataDir = try section.string("dataDir", default: storage.dataDir)
             storage.durability = try section.string("durability", default: storage.durability)
             let url = try section.string("postgresURL", default: "")
             storage.postgresURL = url.isEmpty ? nil : url
+            storage.leaseSeconds = try section.integer("leaseSeconds", default: storage.leaseSeconds, range: 2...3600)
             storage.statementTimeoutMilliseconds = Int(
                 try section.integer(
                     "statementTimeoutMilliseconds",

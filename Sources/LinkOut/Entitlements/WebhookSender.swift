@@ -14,6 +14,8 @@ final class WebhookSender: Sendable {
     /// The key of the `Linkout-Signature` HMAC (the scheme Stripe signs its webhooks with).
     let secret: String
     let retryForMilliseconds: Int64
+    /// How long a claimed delivery stays this instance's (see `Lease`).
+    let leaseMilliseconds: Int64
     let ledger: Ledger
     let client: HTTPClient
     let metrics: Metrics
@@ -22,10 +24,14 @@ final class WebhookSender: Sendable {
     private let passLock = Mutex(())
     private let worker = PeriodicWorker()
 
-    init(configuration: Configuration.Webhooks, ledger: Ledger, metrics: Metrics, logger: Logger, clock: Clock) {
+    init(
+        configuration: Configuration.Webhooks,
+        leaseMilliseconds: Int64,
+        ledger: Ledger, metrics: Metrics, logger: Logger, clock: Clock) {
         url = configuration.url
         secret = configuration.secret
         retryForMilliseconds = configuration.retryForSeconds * 1000
+        self.leaseMilliseconds = leaseMilliseconds
         var http = HTTPClient.Configuration()
         http.totalTimeout = .seconds(configuration.timeoutSeconds)
         client = HTTPClient(configuration: http)
@@ -41,7 +47,9 @@ final class WebhookSender: Sendable {
         passLock.withLock { _ in
             var delivered = 0
             do {
-                for delivery in try ledger.dueWebhooks(now: clock.nowMilliseconds(), limit: 100) {
+                let now = clock.nowMilliseconds()
+                // Claimed, not just read: another instance on the same database skips these while we send.
+                for delivery in try ledger.claimDueWebhooks(now: now, limit: 100, leaseUntil: now + leaseMilliseconds) {
                     if worker.isStopping { break }
                     if try send(delivery) { delivered += 1 }
                 }

@@ -63,6 +63,7 @@ struct PaymentServices: Sendable {
             configuration.webhooks.isEnabled
             ? WebhookSender(
                 configuration: configuration.webhooks,
+                leaseMilliseconds: configuration.storage.leaseSeconds * 1000,
                 ledger: ledger,
                 metrics: metrics,
                 logger: logger,

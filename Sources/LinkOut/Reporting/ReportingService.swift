@@ -48,6 +48,8 @@ package final class ReportingService: Sendable {
     private let thread = Mutex<BackgroundThread?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
+    /// Passes finished since start (tests wait for the first one before they depend on what it saw).
+    package let passesCompleted = Atomic<Int>(0)
     /// When the background thread last showed life (a tick began, or a report was sent), UNIX ms.
     let heartbeat = Atomic<Int64>(0)
     /// Ticks never overlap (the background thread, a wake-up and a test or CLI call may race for one).
@@ -165,6 +167,7 @@ package final class ReportingService: Sendable {
             }
             senders?.finish()
         }
+        passesCompleted.add(1, ordering: .relaxed)
     }
 
     /// Planning batches of `batchLimit` tokens per pass: 100,000 reports at most, the rest in the next pass.

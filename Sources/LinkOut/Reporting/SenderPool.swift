@@ -198,9 +198,12 @@ final class SenderPool: Sendable {
                 let due: [StoredReport]
                 do {
                     // Reports still pending from this pass come back from the query; ask for enough beyond them.
-                    due = try service.ledger.dueReports(
-                        now: now(),
-                        limit: ReportingService.batchLimit + work.unsettled
+                    // Claimed, not just read: another instance on the same database skips these while we send.
+                    let now = now()
+                    due = try service.ledger.claimDueReports(
+                        now: now,
+                        limit: ReportingService.batchLimit + work.unsettled,
+                        leaseUntil: now + service.configuration.storage.leaseSeconds * 1000
                     )
                 } catch {
                     service.logger.error("due reports could not be read", ["error": "\(error)"])
