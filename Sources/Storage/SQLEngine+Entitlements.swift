@@ -110,7 +110,9 @@ extension SQLEngine {
 
     func releaseLeases() throws(StorageError) {
         try writer.write { connection throws(StorageError) in
-            try connection.query("UPDATE reports SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL")
+            try connection.query(
+                "UPDATE reports SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
+            )
             try connection.query(
                 "UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
             )

@@ -239,7 +239,15 @@ extension SQLEngine {
             guard open.isEmpty else {
                 throw StorageError(.conflict, "token already has an open report")
             }
-            try Self.insert(report, into: connection)
+            do throws(StorageError) {
+                try Self.insert(report, into: connection)
+            } catch {
+                // `reports_one_open`: another instance queued one for this token since the check above.
+                guard error.code != .constraint else {
+                    throw StorageError(.conflict, "token already has an open report")
+                }
+                throw error
+            }
             for row in lineItemRows {
                 // A line item goes into one report only: planning from a stale read must not claim it twice.
                 let claimed = try connection.query(

@@ -41,10 +41,10 @@ public final class RawClient {
         defer { freeaddrinfo(list) }
         fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        // No close here on failure: every stored property is set, so `deinit` runs for the failed object and
+        // closes the descriptor. Closing it here too would close whatever socket another thread got that number for.
         guard connect(fd, info.ai_addr, info.ai_addrlen) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw Failure(description: "connect: errno \(code)")
+            throw Failure(description: "connect: errno \(errno)")
         }
         setTimeout(seconds: timeout)
     }

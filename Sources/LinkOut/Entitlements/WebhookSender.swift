@@ -27,7 +27,11 @@ final class WebhookSender: Sendable {
     init(
         configuration: Configuration.Webhooks,
         leaseMilliseconds: Int64,
-        ledger: Ledger, metrics: Metrics, logger: Logger, clock: Clock) {
+        ledger: Ledger,
+        metrics: Metrics,
+        logger: Logger,
+        clock: Clock
+    ) {
         url = configuration.url
         secret = configuration.secret
         retryForMilliseconds = configuration.retryForSeconds * 1000

@@ -211,7 +211,15 @@ package final class ReportingService: Sendable {
             nextAttemptAt: now,
             createdAt: now
         )
-        try ledger.enqueueReport(stored, lineItemRows: planned.lineItemRows)
+        do {
+            try ledger.enqueueReport(stored, lineItemRows: planned.lineItemRows)
+        } catch {
+            // Another instance on the same database queued this token's report first (both planned it from the
+            // same tables): theirs goes out, nothing is wrong.
+            guard error.code == .conflict else { throw error }
+            logger.debug("report already queued", ["external_purchase_id": stored.externalPurchaseId])
+            return false
+        }
         return true
     }
 
