@@ -98,5 +98,8 @@ struct Localization: Sendable {
     }()
 
     /// For a bare language tag, the currency most of its speakers in Apple's link-out regions use.
-    static let languageCurrencies = ["de": "EUR", "fr": "EUR", "it": "EUR", "es": "EUR", "nl": "EUR", "pt": "EUR"]
+    static let languageCurrencies = [
+        "de": "EUR", "fr": "EUR", "it": "EUR", "es": "EUR", "nl": "EUR", "pt": "EUR", "pl": "PLN", "sv": "SEK",
+        "ja": "JPY", "ko": "KRW",
+    ]
 }
