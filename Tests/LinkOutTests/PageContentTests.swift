@@ -105,6 +105,17 @@ struct PageContentTests {
         #expect(!page.contains("Demo shop"))
     }
 
+    @Test func theStylesheetShowsEveryAmountButtonTheServerRenders() throws {
+        let live = try LiveApplication()
+        let css = try live.get("/static/css/linkout.css")
+        #expect(css.status == 200)
+        for index in 0..<CheckoutRoute.maxAmountButtons {
+            #expect(css.text.contains(".checkout:has(#product-\(index):checked) #pay-\(index)"), "\(index)")
+        }
+        #expect(css.text.contains(".product:has(:checked)"))
+        #expect(css.text.contains(".product:has(:focus-visible)"))
+    }
+
     @Test func aCatalogTooLongForAmountButtonsKeepsOneButton() throws {
         let live = try LiveApplication { configuration in
             let base = configuration.catalog[0]
