@@ -97,12 +97,22 @@ struct PageContentTests {
     }
 
     @Test func withStripeThePageNamesItAndSaysTaxIsAdded() throws {
-        let harness = try PaymentHarness(provider: .stripe) { $0.payments.stripe.automaticTax = true }
+        let harness = try PaymentHarness(provider: .stripe) { configuration in
+            configuration.payments.stripe.automaticTax = true
+            configuration.payments.stripe.secretKey = "sk_live_0123456789abcdef"
+        }
         let page = try Self.checkout(harness.live)
         #expect(page.contains("You pay on the payment page of Stripe, our payment provider."))
         #expect(page.contains("Your card details go to Stripe, not to Example Apps GmbH."))
         #expect(page.contains("Tax is added where it applies; you see the total before you pay."))
-        #expect(!page.contains("Demo shop"))
+        #expect(!page.contains("Demo shop") && !page.contains("test mode"))
+    }
+
+    @Test func stripesTestModeSaysNothingIsCharged() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let page = try Self.checkout(harness.live)
+        #expect(page.contains("in test mode: use a test card; nothing is charged."))
+        #expect(page.contains("Prices include VAT."))
     }
 
     @Test func theStylesheetShowsEveryAmountButtonTheServerRenders() throws {

@@ -82,7 +82,7 @@ struct CheckoutRoute: Sendable {
         )
         context["provider_note"] = .text(
             pages.localization.text(
-                configuration.payments.provider == .stripe ? "checkout_provider_stripe" : "checkout_provider_demo",
+                providerNote,
                 language: language,
                 ["seller": seller]
             )
@@ -93,6 +93,15 @@ struct CheckoutRoute: Sendable {
         context["other_currencies"] = .list(others)
         context["has_other_currencies"] = .flag(!others.isEmpty)
         return pages.html(pages.checkout.render(context), extraHeaders: extraHeaders)
+    }
+
+    /// Who takes the payment, and whether it is real money.
+    private var providerNote: String {
+        switch configuration.payments.provider {
+        case .demo: "checkout_provider_demo"
+        case .stripe:
+            configuration.payments.takesRealMoney ? "checkout_provider_stripe" : "checkout_provider_stripe_test"
+        }
     }
 
     /// Where a subscription is cancelled. Not in the iPhone's Settings: those list only what the App Store bills.

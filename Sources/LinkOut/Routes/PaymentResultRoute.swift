@@ -39,8 +39,14 @@ struct PaymentResultRoute: Sendable {
         let texts: (title: String, message: String)
         switch session.state {
         case .complete:
-            texts =
-                isDemo ? ("result_demo_title", "result_demo_message") : ("result_paid_title", "result_paid_message")
+            // No "Payment received" for money that never moved: the demo and Stripe's test mode say what they are.
+            if isDemo {
+                texts = ("result_demo_title", "result_demo_message")
+            } else if !configuration.payments.takesRealMoney {
+                texts = ("result_test_title", "result_test_message")
+            } else {
+                texts = ("result_paid_title", "result_paid_message")
+            }
             context["paid"] = .flag(true)
             // The code rides on the way back into the app; the app's backend redeems it (once) for the purchase.
             // Showing this page never uses it up, and only the browser that paid sees it: a shared or previewed
@@ -70,7 +76,6 @@ struct PaymentResultRoute: Sendable {
             context["is_error"] = .flag(true)
             context["retry_url"] = .text("/checkout/" + checkoutId)
         }
-        context["is_demo"] = .flag(isDemo)
         context["title"] = .text(pages.localization.text(texts.title, language: language))
         context["message"] = .text(pages.localization.text(texts.message, language: language))
         return pages.html(pages.paymentResult.render(context))
