@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Walks the whole money loop against a running linkout with the demo provider, with curl only: a StoreKit-shaped
-# landing with a fresh token, the checkout page, "Continue to payment", the demo payment page, "Complete", and
+# landing with a fresh token, the checkout page, "Pay €29.99", the demo payment page, "Complete", and
 # the result page. Prints each step; exits 1 if a step does not answer as it should.
 #   scripts/demo-purchase.sh [BASE_URL] [PRODUCT] [CURRENCY]     (defaults: http://127.0.0.1:8080 pro.lifetime EUR)
 set -euo pipefail
@@ -31,5 +31,5 @@ result=$(curl -s -o /dev/null -w '%{redirect_url}' -c "$jar" -b "$jar" \
   -d "csrf=$(csrf_in <<<"$page")&action=complete" "$payment")
 [[ $result == */done\?session_id=demo_* ]] || fail "completing the demo payment did not lead to its result"
 echo "payment  → $result"
-curl -s -b "$jar" "$result" | grep -q "Payment received" || fail "the result page does not confirm the payment"
-echo "result: Payment received"
+curl -s -b "$jar" "$result" | grep -q "Demo payment completed" || fail "the result page does not confirm the demo payment"
+echo "result: Demo payment completed"

@@ -86,6 +86,36 @@ struct ConfigurationTests {
         #expect(failure(#"{"webhooks": {"url": "not a url"}}"#)?.field == "webhooks.url")
     }
 
+    @Test func whatThePagesShowAboutTheSellerIsRead() throws {
+        let app = #"{"bundleId": "com.example", "appAppleId": 1, "name": "E""#
+        let shipped = try Configuration.parse(
+            Data(contentsOf: Self.repositoryRoot.appendingPathComponent("config.json"))
+        )
+        #expect(shipped.apps[0].seller == "Example Apps GmbH")
+        #expect(shipped.apps[0].legal.supportEmail == "support@example.com")
+        #expect(shipped.catalog[0].description(language: "de")?.hasPrefix("Alle Pro-Funktionen") == true)
+        #expect(shipped.catalog[0].description(language: "fr")?.hasPrefix("All Pro features") == true)
+        // The pages' CSP loads images only from linkout's own host.
+        #expect(failure(#"{"apps": [\#(app), "icon": "https://cdn.example.com/icon.png"}]}"#)?.field == "apps[0].icon")
+        #expect(failure(#"{"apps": [\#(app), "icon": "//cdn.example.com/icon.png"}]}"#)?.field == "apps[0].icon")
+        #expect(try parse(#"{"apps": [\#(app), "icon": "/static/icon.png"}]}"#).apps[0].icon == "/static/icon.png")
+        #expect(
+            failure(#"{"apps": [\#(app), "legal": {"supportEmail": "nobody"}}]}"#)?.field
+                == "apps[0].legal.supportEmail"
+        )
+        #expect(failure(#"{"apps": [\#(app), "legal": {"terms": "javascript:x"}}]}"#)?.field == "apps[0].legal.terms")
+        #expect(failure(#"{"apps": [\#(app), "legal": {"impressum": "/x"}}]}"#)?.field == "apps[0].legal.impressum")
+        #expect(
+            try parse(#"{"apps": [\#(app), "legal": {"imprint": "/imprint.html"}}]}"#).apps[0].legal.imprint
+                == "/imprint.html"
+        )
+        #expect(
+            failure(#"{"catalog": [{"id": "a", "name": {"en": "A"}, "price": {"EUR": "1"}, "description": "x"}]}"#)?
+                .field
+                == "catalog[0].description"
+        )
+    }
+
     @Test func aStripeShopOrAWebhookReceiverNeedsItsSecrets() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-config-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

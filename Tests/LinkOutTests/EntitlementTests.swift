@@ -91,7 +91,7 @@ struct EntitlementTests {
             resultPath,
             headers: ["User-Agent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"]
         )
-        #expect(preview.text.contains("Payment received"))
+        #expect(preview.text.contains("Demo payment completed"))
         #expect(!preview.text.contains(code))
         #expect(try live.get(resultPath, headers: ["Cookie": cookie]).text.contains(code))
         let first = try Self.redeem(live, code)

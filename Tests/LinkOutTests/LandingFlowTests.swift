@@ -65,11 +65,11 @@ struct LandingFlowTests {
     @Test(
         "invalid links get a 400 page naming the problem and record nothing",
         arguments: [
-            ("/?externalPurchaseToken=%%%&bundleId=com.example", "not valid Base64URL", "not_base64"),
-            ("/?externalPurchaseToken=bm90IGpzb24&bundleId=com.example", "does not contain valid data", "not_json"),
+            ("/?externalPurchaseToken=%%%&bundleId=com.example", "changed or cut off", "not_base64"),
+            ("/?externalPurchaseToken=bm90IGpzb24&bundleId=com.example", "changed or cut off", "not_json"),
             (
                 "/?externalPurchaseToken=\(AppleVectors.v1)&bundleId=com.other",
-                "different app than its purchase token",
+                "made for a different app",
                 "bundle_id_mismatch"
             ),
             (
@@ -94,9 +94,9 @@ struct LandingFlowTests {
                             #"{"appAppleId":99,"bundleId":"com.example","tokenCreationDate":1,"externalPurchaseId":"x"}"#
                                 .utf8
                         )
-                    ), "belongs to a different app", "app_apple_id_mismatch"
+                    ), "made for a different app", "app_apple_id_mismatch"
             ),
-            ("/?externalPurchaseToken=" + String(repeating: "A", count: 5000), "too long", "too_long"),
+            ("/?externalPurchaseToken=" + String(repeating: "A", count: 5000), "longer than any link", "too_long"),
             ("/?bundleId=com.unknown", "does not sell for", "bundle_id_not_configured"),
             (
                 "/?externalPurchaseToken="
@@ -106,7 +106,7 @@ struct LandingFlowTests {
                                 .utf8
                         )
                             + Array(#""tokenCreationDate":1,"externalPurchaseId":"x"}"#.utf8)
-                    ), "names the same field twice", "duplicate_field"
+                    ), "part of it was changed.", "duplicate_field"
             ),
             (
                 "/?externalPurchaseToken="
@@ -114,7 +114,7 @@ struct LandingFlowTests {
                         Array(
                             #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1,"#.utf8
                         ) + Array(#""externalPurchaseId":"../../admin/tokens"}"#.utf8)
-                    ), "invalid purchase ID", "invalid_external_purchase_id"
+                    ), "purchase number that is not valid", "invalid_external_purchase_id"
             ),
         ]
     )
@@ -123,6 +123,11 @@ struct LandingFlowTests {
         let response = try live.get(target)
         #expect(response.status == 400)
         #expect(response.text.contains(words))
+        #expect(!response.text.contains("token"), "plain words, no jargon")
+        // No dead end: the way back into the app, and the request id to quote to support.
+        #expect(response.text.contains(#"<a class="button" href="https://example.com/open">Open Example</a>"#))
+        let requestId = try #require(response.header("X-Request-Id"))
+        #expect(response.text.contains("Reference: <span>\(requestId)</span>"))
         #expect(response.header("Content-Type") == "text/html; charset=utf-8")
         #expect(try live.ledger().count(.visits) == 0)
         #expect(try live.ledger().count(.tokens) == 0)
@@ -221,8 +226,10 @@ struct LandingFlowTests {
         let landing = try live.get("/?externalPurchaseToken=\(AppleVectors.v2)&bundleId=com.example")
         #expect(landing.status == 303)
         let page = try live.get(try #require(landing.header("Location")))
-        #expect(page.text.contains("This purchase link has expired"))
+        #expect(page.text.contains("This purchase link is too old"))
         #expect(!page.text.contains("<form"))
+        // Not a dead end: the button leads back to the app for a fresh link.
+        #expect(page.text.contains(#"<a class="button" href="https://example.com/open">Open Example</a>"#))
         #expect(try live.ledger().count(.tokens) == 1)
     }
 

@@ -20,7 +20,7 @@ struct RateGuard: Sendable {
                 status: .tooManyRequests,
                 title: "rate_limited_title",
                 message: "rate_limited_message",
-                language: pages.language(for: request)
+                request: request
             )
             : JSONResponse.error(.tooManyRequests, "rate_limited", "Too many requests; retry after \(seconds) s.")
         response.headers.add(name: "Retry-After", value: String(seconds))

@@ -54,6 +54,7 @@ struct AccessLog: Sendable {
         case "/.well-known/apple-app-site-association": return "app_site_association"
         case "/readyz": return "readyz"
         case "/healthz": return "healthz"
+        case "/favicon.ico", "/apple-touch-icon.png": return "icon"
         case "/metrics": return "metrics"
         default: return "other"
         }

@@ -26,7 +26,11 @@ package final class Application: Sendable {
         let metrics = Metrics()
         self.metrics = metrics
         Self.countIngestion(of: ledger, into: metrics)
-        let pages = try Pages.load(publicDir: configuration.server.publicDir, isSecure: configuration.server.isSecure)
+        let pages = try Pages.load(
+            publicDir: configuration.server.publicDir,
+            isSecure: configuration.server.isSecure,
+            apps: configuration.apps
+        )
         let identifiers = Identifiers(secret: try ledger.secret(named: "identifiers"))
         let validator = TokenValidator(
             apps: Dictionary(configuration.apps.map { ($0.bundleId, $0.appAppleId) }) { first, _ in first }

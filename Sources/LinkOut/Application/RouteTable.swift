@@ -73,6 +73,12 @@ struct RouteTable: Sendable {
         router.get("/static/{path...}", execution: .eventLoop) { [staticFiles] request in
             staticFiles.response(for: request.pathParameters["path"] ?? "", request: request)
         }
+        // Browsers and iOS ask for these at the root whatever a page links; without them every visit logs a 404.
+        for icon in ["favicon.ico", "apple-touch-icon.png"] {
+            router.get("/" + icon, execution: .eventLoop) { [staticFiles] request in
+                staticFiles.response(for: icon, request: request)
+            }
+        }
         // On the worker pool: the report gauges scan the outbox in SQLite, which must not hold an event loop.
         router.get("/metrics") { [metrics] _ in
             HTTPResponse(

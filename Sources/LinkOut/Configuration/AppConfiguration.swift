@@ -14,6 +14,13 @@ package struct AppConfiguration: Sendable, Equatable {
     /// Paths on linkout's domain that open the app (`/.well-known/apple-app-site-association` components),
     /// e.g. `["/open/*"]`, for links people tap outside linkout's pages (a receipt e-mail).
     package var universalLinkPaths: [String] = []
+    /// The seller's legal name, shown on the checkout: the person pays this company, not Apple.
+    package var seller: String?
+    /// The app's icon as a path on linkout's own host (a file under `Public/`, e.g. `/static/icons/app.png`):
+    /// the pages' CSP loads images from no other origin. Without one, the pages draw the name's initial.
+    package var icon: String?
+    /// Terms, privacy, refunds, imprint and support address for the pages' footer.
+    package var legal = LegalLinks()
 
     package init(bundleId: String, appAppleId: Int64, name: String, returnURL: String?, urlScheme: String?) {
         self.bundleId = bundleId
@@ -32,11 +39,17 @@ package struct AppConfiguration: Sendable, Equatable {
         urlScheme: "example"
     )
 
+    /// Where "Cancel and return to the app" and "Open the app" lead: the universal link, else the custom scheme.
+    var openURL: String? {
+        returnURL ?? urlScheme.map { $0 + "://" }
+    }
+
     static func readList(_ list: [JSONFields]) throws(ConfigurationError) -> [AppConfiguration] {
         var apps: [AppConfiguration] = []
         for item in list {
             try item.rejectUnknownKeys([
-                "bundleId", "appAppleId", "name", "returnURL", "urlScheme", "teamId", "universalLinkPaths",
+                "bundleId", "appAppleId", "name", "returnURL", "urlScheme", "teamId", "universalLinkPaths", "seller",
+                "icon", "legal",
             ])
             var app = AppConfiguration(
                 bundleId: try item.requiredString("bundleId"),
@@ -52,6 +65,16 @@ package struct AppConfiguration: Sendable, Equatable {
             {
                 throw ConfigurationError(field: item.name("teamId"), problem: "must be the 10-character Team ID")
             }
+            app.seller = try item.optionalString("seller")
+            app.icon = try item.optionalString("icon")
+            if let icon = app.icon, !icon.hasPrefix("/") || icon.hasPrefix("//") {
+                throw ConfigurationError(
+                    field: item.name("icon"),
+                    problem:
+                        "must be a path on this server such as /static/icons/app.png (the pages load no other origin)"
+                )
+            }
+            app.legal = try LegalLinks.read(try item.section("legal"))
             app.universalLinkPaths = try item.strings("universalLinkPaths")
             if let path = app.universalLinkPaths.first(where: { !$0.hasPrefix("/") }) {
                 throw ConfigurationError(field: item.name("universalLinkPaths"), problem: "\(path) must start with /")

@@ -11,6 +11,8 @@ package struct Product: Sendable, Equatable {
     package var kind: Kind
     /// Name by language code (`en`, `de`, ...).
     package var names: [String: String]
+    /// What the product includes, by language code: the checkout shows it under the name.
+    package var descriptions: [String: String] = [:]
     /// Price by currency code.
     package var prices: [String: Money]
     /// How often a subscription renews (`interval`: day, week, month or year; `intervalCount`, default 1).
@@ -36,6 +38,11 @@ package struct Product: Sendable, Equatable {
         names[language] ?? names["en"] ?? names.values.sorted().first ?? id
     }
 
+    /// What the product includes in `language`, else English, else nothing.
+    package func description(language: String) -> String? {
+        descriptions[language] ?? descriptions["en"]
+    }
+
     /// The catalog a fresh configuration offers.
     static let defaultCatalog = [
         Product(
@@ -50,7 +57,9 @@ package struct Product: Sendable, Equatable {
     static func readList(_ list: [JSONFields]) throws(ConfigurationError) -> [Product] {
         var catalog: [Product] = []
         for item in list {
-            try item.rejectUnknownKeys(["id", "type", "name", "price", "interval", "intervalCount"])
+            try item.rejectUnknownKeys([
+                "id", "type", "name", "description", "price", "interval", "intervalCount",
+            ])
             let id = try item.requiredString("id")
             guard !id.isEmpty, !catalog.contains(where: { $0.id == id }) else {
                 throw ConfigurationError(field: item.name("id"), problem: "must be present and unique")
@@ -88,7 +97,9 @@ package struct Product: Sendable, Equatable {
                     throw ConfigurationError(field: item.name("intervalCount"), problem: "must be at most three years")
                 }
             }
-            catalog.append(Product(id: id, kind: kind, names: names, prices: prices, interval: interval))
+            var product = Product(id: id, kind: kind, names: names, prices: prices, interval: interval)
+            product.descriptions = try item.stringMap("description")
+            catalog.append(product)
         }
         return catalog
     }

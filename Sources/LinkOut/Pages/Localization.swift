@@ -45,6 +45,14 @@ struct Localization: Sendable {
         languages[language]?[key] ?? languages["en"]?[key] ?? key
     }
 
+    /// The text of `key` with each `{name}` replaced by `values[name]`: word order differs between languages
+    /// ("Pay €29.99", "29,99 € bezahlen"), so amounts and names go where each language puts them.
+    func text(_ key: String, language: String, _ values: [String: String]) -> String {
+        var text = text(key, language: language)
+        for (name, value) in values { text = text.replacingOccurrences(of: "{" + name + "}", with: value) }
+        return text
+    }
+
     /// Language tags with their weights, highest first; `*` and malformed entries skipped.
     static func preferences(_ header: String?) -> [(tag: String, weight: Double)] {
         guard let header else { return [] }
@@ -78,6 +86,7 @@ struct Localization: Sendable {
         var map = [
             "US": "USD", "GB": "GBP", "CH": "CHF", "SE": "SEK", "NO": "NOK", "DK": "DKK", "PL": "PLN",
             "CZ": "CZK", "HU": "HUF", "RO": "RON", "BG": "BGN", "IS": "ISK", "JP": "JPY", "CA": "CAD", "AU": "AUD",
+            "KR": "KRW", "BR": "BRL",
         ]
         for region in [
             "AT", "BE", "CY", "DE", "EE", "ES", "FI", "FR", "GR", "HR", "IE", "IT", "LT", "LU", "LV", "MT",
@@ -89,5 +98,8 @@ struct Localization: Sendable {
     }()
 
     /// For a bare language tag, the currency most of its speakers in Apple's link-out regions use.
-    static let languageCurrencies = ["de": "EUR", "fr": "EUR", "it": "EUR", "es": "EUR", "nl": "EUR", "pt": "EUR"]
+    static let languageCurrencies = [
+        "de": "EUR", "fr": "EUR", "it": "EUR", "es": "EUR", "nl": "EUR", "pt": "EUR", "pl": "PLN", "sv": "SEK",
+        "ja": "JPY", "ko": "KRW",
+    ]
 }

@@ -49,16 +49,8 @@ package struct Money: Sendable, Equatable {
         return "\(minorUnits / divisor).\(String(repeating: "0", count: digits - fraction.count))\(fraction)"
     }
 
-    /// The amount as a person reads it in `language`: `€29.99` in English, `29,99 €` in German.
+    /// The amount as a person reads it in `language`: `€29.99` in English, `29,99 €` in German, `¥480` in Japanese.
     package func formatted(language: String) -> String {
-        let symbol = Self.symbols[currency] ?? currency
-        if language == "de" {
-            return decimalText.replacingOccurrences(of: ".", with: ",") + "\u{00A0}" + symbol
-        }
-        return symbol.count == 1 ? symbol + decimalText : symbol + "\u{00A0}" + decimalText
+        LocaleFormats.shared.price(self, language: language)
     }
-
-    static let symbols = [
-        "EUR": "€", "USD": "$", "GBP": "£", "JPY": "¥", "CHF": "CHF", "SEK": "kr", "NOK": "kr", "DKK": "kr",
-    ]
 }

@@ -12,8 +12,11 @@ struct Pages: Sendable {
     let localization: Localization
     /// `publicURL` is https: cookies get `Secure` and pages get HSTS.
     let isSecure: Bool
+    /// The app a page is about when the request does not say (an unknown checkout, a rate-limited post): only a
+    /// shop that sells for one app can know it; with several, naming a guess would send people to the wrong one.
+    let onlyApp: AppConfiguration?
 
-    static func load(publicDir: String, isSecure: Bool) throws(ConfigurationError) -> Pages {
+    static func load(publicDir: String, isSecure: Bool, apps: [AppConfiguration]) throws(ConfigurationError) -> Pages {
         let templates = (publicDir as NSString).appendingPathComponent("templates")
         do {
             return Pages(
@@ -23,7 +26,8 @@ struct Pages: Sendable {
                 paymentResult: try Template.load("payment-result.html", from: templates),
                 paymentRetry: try Template.load("payment-retry.html", from: templates),
                 localization: try Localization.load(from: (publicDir as NSString).appendingPathComponent("locales")),
-                isSecure: isSecure
+                isSecure: isSecure,
+                onlyApp: apps.count == 1 ? apps.first : nil
             )
         } catch let error as ConfigurationError {
             throw error
@@ -67,15 +71,18 @@ struct Pages: Sendable {
     }
 
     /// A page with a title and a message, both from the locale files; `detail` is shown below in plain text.
+    /// Every such page leads back: an "Open <app>" button when the app is known, and the request id as a
+    /// reference a person can quote to support (the same id is in the access log).
     func message(
         status: HTTPStatus,
         title: String,
         message: String,
         detail: String? = nil,
-        language: String
+        request: HTTPRequest,
+        app: AppConfiguration? = nil
     ) -> HTTPResponse {
-        var context = localization.texts(language)
-        context["lang"] = .text(language)
+        let language = language(for: request)
+        var context = context(language: language, app: app ?? onlyApp, request: request)
         context["title"] = .text(localization.text(title, language: language))
         context["message"] = .text(localization.text(message, language: language))
         context["detail"] = .text(detail ?? "")
@@ -83,11 +90,13 @@ struct Pages: Sendable {
         return html(self.message.render(context), status: status)
     }
 
-    /// The texts of `language` with the page's language and the app's name set, as every page starts.
-    func context(language: String, appName: String) -> Template.Context {
+    /// What every page starts from: the texts of `language`, the page's language, the request id as the
+    /// support reference, and, when the page is about an app, its name, icon, seller, way back and legal links.
+    func context(language: String, app: AppConfiguration?, request: HTTPRequest) -> Template.Context {
         var context = localization.texts(language)
         context["lang"] = .text(language)
-        context["app_name"] = .text(appName)
+        context["reference"] = .text(request.id)
+        if let app { add(app, language: language, to: &context) }
         return context
     }
 

@@ -56,8 +56,7 @@ struct PaymentServices: Sendable {
                 webhooksEnabled: configuration.webhooks.isEnabled,
                 codeLifetimeMilliseconds: configuration.redemption.codeLifetimeSeconds * 1000
             ),
-            liveKey: payments.provider == .stripe
-                && ["sk_live_", "rk_live_"].contains { payments.stripe.secretKey.hasPrefix($0) }
+            liveKey: payments.takesRealMoney
         )
         let webhooks =
             configuration.webhooks.isEnabled

@@ -18,34 +18,75 @@ struct CheckoutRoute: Sendable {
     /// Largest form body accepted.
     static let maxFormBytes = 4096
 
+    /// Products whose pay button can carry their own amount. The stylesheet shows the button of the checked
+    /// product by its position (`:has(#product-N:checked) #pay-N`, no script), and spells out this many positions;
+    /// a longer catalog gets one button without an amount.
+    static let maxAmountButtons = 8
+
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
-        guard let (checkout, app) = try find(request) else { return notFound(language) }
+        guard let (checkout, app) = try find(request) else { return notFound(request) }
         let session = Session.established(for: request, identifiers: identifiers, secure: pages.isSecure)
         var extraHeaders = HTTPHeaders()
         if let setCookie = session.setCookie { extraHeaders.add(name: "Set-Cookie", value: setCookie) }
         let currencies = Set(configuration.catalog.flatMap { $0.prices.keys })
         let currency = chooseCurrency(request, available: currencies)
-        var context = pages.localization.texts(language)
-        context["lang"] = .text(language)
-        context["app_name"] = .text(app.name)
+        var context = pages.context(language: language, app: app, request: request)
         context["action"] = .text("/checkout/" + checkout.id)
         context["csrf"] = .text(identifiers.csrfToken(session: session.id, checkoutId: checkout.id))
         context["currency"] = .text(currency)
         context["expired"] = .flag(isExpired(checkout))
+        let seller = app.seller ?? app.name
+        context["intro"] = .text(pages.localization.text("checkout_intro", language: language, ["seller": seller]))
+        let offered = configuration.catalog.filter { $0.prices[currency] != nil }
         var products: [Template.Context] = []
-        for product in configuration.catalog {
-            guard let price = product.prices[currency] else { continue }
+        var buttons: [Template.Context] = []
+        for product in offered {
+            guard let amount = product.prices[currency] else { continue }
+            let index = String(products.count)
+            let price = pages.price(amount, interval: product.interval, language: language)
             products.append([
-                "index": .text(String(products.count)),
+                "index": .text(index),
                 "id": .text(product.id),
                 "name": .text(product.name(language: language)),
-                "price": .text(price.formatted(language: language)),
-                "subscription": .flag(product.kind == .subscription),
+                "price": .text(price),
+                "description": .text(product.description(language: language) ?? ""),
+                "renewal": .text(
+                    product.kind == .subscription
+                        ? pages.localization.text(
+                            "checkout_renewal",
+                            language: language,
+                            [
+                                "price": price,
+                                "date": LocaleFormats.shared.day(clock.nowMilliseconds(), language: language),
+                            ]
+                        ) : ""
+                ),
+                "cancellation": .text(product.kind == .subscription ? cancellation(app, language: language) : ""),
                 "checked": .flag(products.isEmpty),
+            ])
+            let label = product.kind == .subscription ? "checkout_subscribe" : "checkout_pay"
+            buttons.append([
+                "index": .text(index),
+                "label": .text(pages.localization.text(label, language: language, ["price": price])),
             ])
         }
         context["products"] = .list(products)
+        context["buttons"] = .list(offered.count <= Self.maxAmountButtons ? buttons : [])
+        context["tax_note"] = .text(
+            pages.localization.text(
+                configuration.payments.provider == .stripe && configuration.payments.stripe.automaticTax
+                    ? "checkout_tax_added" : "checkout_tax_included",
+                language: language
+            )
+        )
+        context["provider_note"] = .text(
+            pages.localization.text(
+                providerNote,
+                language: language,
+                ["seller": seller]
+            )
+        )
         let others = currencies.subtracting([currency]).sorted().map { code -> Template.Context in
             ["code": .text(code), "href": .text("/checkout/\(checkout.id)?currency=\(code)")]
         }
@@ -54,16 +95,34 @@ struct CheckoutRoute: Sendable {
         return pages.html(pages.checkout.render(context), extraHeaders: extraHeaders)
     }
 
+    /// Who takes the payment, and whether it is real money.
+    private var providerNote: String {
+        switch configuration.payments.provider {
+        case .demo: "checkout_provider_demo"
+        case .stripe:
+            configuration.payments.takesRealMoney ? "checkout_provider_stripe" : "checkout_provider_stripe_test"
+        }
+    }
+
+    /// Where a subscription is cancelled. Not in the iPhone's Settings: those list only what the App Store bills.
+    private func cancellation(_ app: AppConfiguration, language: String) -> String {
+        guard let email = app.legal.supportEmail else {
+            return pages.localization.text("checkout_cancel_where", language: language)
+        }
+        return pages.localization.text("checkout_cancel_where_email", language: language, ["email": email])
+    }
+
     func submit(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
-        guard let (checkout, app) = try find(request) else { return notFound(language) }
+        guard let (checkout, app) = try find(request) else { return notFound(request) }
         let contentType = request.headers["content-type"]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/x-www-form-urlencoded") else {
             return pages.message(
                 status: .unsupportedMediaType,
                 title: "bad_form_title",
                 message: "bad_form_message",
-                language: language
+                request: request,
+                app: app
             )
         }
         guard request.body.count <= Self.maxFormBytes else {
@@ -71,7 +130,8 @@ struct CheckoutRoute: Sendable {
                 status: .contentTooLarge,
                 title: "bad_form_title",
                 message: "bad_form_message",
-                language: language
+                request: request,
+                app: app
             )
         }
         // CSRF: the token must be the one derived from this browser's session cookie and this checkout.
@@ -88,7 +148,8 @@ struct CheckoutRoute: Sendable {
                 status: .forbidden,
                 title: "bad_form_title",
                 message: "expired_form_message",
-                language: language
+                request: request,
+                app: app
             )
         }
         guard !isExpired(checkout) else {
@@ -97,7 +158,8 @@ struct CheckoutRoute: Sendable {
                 title: "invalid_link_title",
                 message: "invalid_link_message",
                 detail: pages.localization.text("reason_expired", language: language),
-                language: language
+                request: request,
+                app: app
             )
         }
         guard let productId = form.field("product"),
@@ -108,7 +170,8 @@ struct CheckoutRoute: Sendable {
                 status: .badRequest,
                 title: "bad_form_title",
                 message: "bad_form_message",
-                language: language
+                request: request,
+                app: app
             )
         }
         switch try payments.start(
@@ -126,10 +189,11 @@ struct CheckoutRoute: Sendable {
                 title: "invalid_link_title",
                 message: "invalid_link_message",
                 detail: pages.localization.text("reason_expired", language: language),
-                language: language
+                request: request,
+                app: app
             )
         case .unavailable:
-            var context = pages.context(language: language, appName: app.name)
+            var context = pages.context(language: language, app: app, request: request)
             context["action"] = .text("/checkout/" + checkout.id)
             context["csrf"] = .text(identifiers.csrfToken(session: form.session, checkoutId: checkout.id))
             context["currency"] = .text(currency)
@@ -164,7 +228,7 @@ struct CheckoutRoute: Sendable {
         return available.sorted().first ?? "EUR"
     }
 
-    private func notFound(_ language: String) -> HTTPResponse {
-        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", language: language)
+    private func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", request: request)
     }
 }

@@ -18,22 +18,23 @@ struct DemoPaymentRoute: Sendable {
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
-        guard let (session, product, _, app) = try find(request) else { return notFound(language) }
+        guard let (session, product, _, app) = try find(request) else { return notFound(request) }
         guard session.state == .open else { return pages.seeOther(result(session)) }
         let browser = Session.established(for: request, identifiers: identifiers, secure: pages.isSecure)
         var extraHeaders = HTTPHeaders()
         if let setCookie = browser.setCookie { extraHeaders.add(name: "Set-Cookie", value: setCookie) }
-        var context = pages.context(language: language, appName: app.name)
+        var context = pages.context(language: language, app: app, request: request)
         context["product_name"] = .text(product.name(language: language))
-        context["price"] = .text(session.formattedPrice(language: language))
+        context["price"] = .text(
+            session.money.map { pages.price($0, interval: product.interval, language: language) } ?? ""
+        )
         context["action"] = .text("/pay/demo/" + session.intentId)
         context["csrf"] = .text(identifiers.csrfToken(session: browser.id, checkoutId: session.intentId))
         return pages.html(pages.paymentDemo.render(context), extraHeaders: extraHeaders)
     }
 
     func submit(_ request: HTTPRequest) throws -> HTTPResponse {
-        let language = pages.language(for: request)
-        guard let (session, product, checkout, _) = try find(request) else { return notFound(language) }
+        guard let (session, product, checkout, app) = try find(request) else { return notFound(request) }
         guard
             let form = VerifiedForm.read(
                 request,
@@ -47,7 +48,8 @@ struct DemoPaymentRoute: Sendable {
                 status: .forbidden,
                 title: "bad_form_title",
                 message: "expired_form_message",
-                language: language
+                request: request,
+                app: app
             )
         }
         // A second click after the first completed lands on the result; nothing is recorded twice.
@@ -73,7 +75,8 @@ struct DemoPaymentRoute: Sendable {
                 status: .badRequest,
                 title: "bad_form_title",
                 message: "bad_form_message",
-                language: language
+                request: request,
+                app: app
             )
         }
     }
@@ -115,7 +118,7 @@ struct DemoPaymentRoute: Sendable {
         PaymentResultRoute.path(checkoutId: session.checkoutId, sessionId: session.sessionId)
     }
 
-    private func notFound(_ language: String) -> HTTPResponse {
-        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", language: language)
+    private func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", request: request)
     }
 }

@@ -42,11 +42,11 @@ struct LandingRoute: Sendable {
             switch TokenDecoder.decode(tokenText) {
             case .success(let decoded): token = decoded
             case .failure(let rejection):
-                responder.respond(reject(rejection, isHead: isHead, request: request))
+                responder.respond(reject(rejection, isHead: isHead, request: request, bundleId: queryBundleId))
                 return
             }
             if let rejection = validator.validate(token, queryBundleId: queryBundleId, nowMilliseconds: now) {
-                responder.respond(reject(rejection, isHead: isHead, request: request))
+                responder.respond(reject(rejection, isHead: isHead, request: request, bundleId: queryBundleId))
                 return
             }
             visit = Visit(
@@ -64,14 +64,17 @@ struct LandingRoute: Sendable {
                         status: .ok,
                         title: "open_from_app_title",
                         message: "open_from_app_message",
-                        language: pages.language(for: request)
+                        request: request,
+                        app: app(queryBundleId ?? configuration.landing.defaultBundleId)
                     )
                 )
                 return
             }
             let bundleId = queryBundleId ?? configuration.landing.defaultBundleId
             guard configuration.apps.contains(where: { $0.bundleId == bundleId }) else {
-                responder.respond(reject(TokenRejection(.bundleIdNotConfigured), isHead: isHead, request: request))
+                responder.respond(
+                    reject(TokenRejection(.bundleIdNotConfigured), isHead: isHead, request: request, bundleId: nil)
+                )
                 return
             }
             visit = Visit(
@@ -85,6 +88,7 @@ struct LandingRoute: Sendable {
         }
         // Built here, so the ledger's writer thread only hands it over once the visit is committed.
         let acknowledgement = redirect(to: visit.checkoutId, request: request)
+        let visitedApp = app(visit.bundleId)
         // Link previews probe with HEAD: same answer, nothing recorded.
         if isHead {
             responder.respond(acknowledgement)
@@ -104,7 +108,8 @@ struct LandingRoute: Sendable {
                 status: .serviceUnavailable,
                 title: "unavailable_title",
                 message: "unavailable_message",
-                language: pages.language(for: request)
+                request: request,
+                app: visitedApp
             )
             response.headers.add(name: "Retry-After", value: diskFull ? "30" : "1")
             responder.respond(response)
@@ -123,8 +128,16 @@ struct LandingRoute: Sendable {
         return pages.seeOther("/checkout/" + checkoutId, extraHeaders: extraHeaders)
     }
 
-    /// The 400 page in the visitor's language (worked out only here: a valid visit never needs it).
-    private func reject(_ rejection: TokenRejection, isHead: Bool, request: HTTPRequest) -> HTTPResponse {
+    /// The configured app with `bundleId`, if any.
+    private func app(_ bundleId: String?) -> AppConfiguration? {
+        configuration.apps.first { $0.bundleId == bundleId }
+    }
+
+    /// The 400 page in the visitor's language (worked out only here: a valid visit never needs it). The link's
+    /// `bundleId` names the app to go back to when it is one of ours.
+    private func reject(_ rejection: TokenRejection, isHead: Bool, request: HTTPRequest, bundleId: String?)
+        -> HTTPResponse
+    {
         let language = pages.language(for: request)
         if !isHead { metrics.increment("linkout_tokens_rejected_total", [("reason", rejection.code)]) }
         let detail = pages.localization.text("reason_" + rejection.code, language: language)
@@ -133,7 +146,8 @@ struct LandingRoute: Sendable {
             title: "invalid_link_title",
             message: "invalid_link_message",
             detail: detail,
-            language: language
+            request: request,
+            app: app(bundleId)
         )
     }
 }

@@ -23,19 +23,31 @@ struct PaymentResultRoute: Sendable {
                 status: .notFound,
                 title: "not_found_title",
                 message: "not_found_message",
-                language: language
+                request: request
             )
         }
-        var context = pages.context(language: language, appName: app.name)
+        var context = pages.context(language: language, app: app, request: request)
         let product = configuration.catalog.first { $0.id == session.productId }
         context["product_name"] = .text(product?.name(language: language) ?? session.productId)
-        context["price"] = .text(session.formattedPrice(language: language))
+        // A subscription's price keeps its period: "€3.99/month", not a bare "€3.99".
+        context["price"] = .text(
+            session.money.map { pages.price($0, interval: product?.interval, language: language) } ?? ""
+        )
+        // Every state names the order, so a person can quote it to support whatever happened.
+        context["order"] = .text(session.sessionId)
+        let isDemo = session.provider == "demo"
         let texts: (title: String, message: String)
         switch session.state {
         case .complete:
-            texts = ("result_paid_title", session.provider == "demo" ? "result_demo_message" : "result_paid_message")
+            // No "Payment received" for money that never moved: the demo and Stripe's test mode say what they are.
+            if isDemo {
+                texts = ("result_demo_title", "result_demo_message")
+            } else if !configuration.payments.takesRealMoney {
+                texts = ("result_test_title", "result_test_message")
+            } else {
+                texts = ("result_paid_title", "result_paid_message")
+            }
             context["paid"] = .flag(true)
-            context["reference"] = .text(session.sessionId)
             // The code rides on the way back into the app; the app's backend redeems it (once) for the purchase.
             // Showing this page never uses it up, and only the browser that paid sees it: a shared or previewed
             // result link shows the payment, not the code.
@@ -59,7 +71,6 @@ struct PaymentResultRoute: Sendable {
             context["refresh"] = .flag(true)
         case .pending:
             texts = ("result_pending_title", "result_pending_message")
-            context["reference"] = .text(session.sessionId)
         case .expired, .failed:
             texts = ("result_failed_title", "result_failed_message")
             context["is_error"] = .flag(true)
