@@ -15,9 +15,11 @@ setup:
 lint:
 	swift format lint --strict --recursive Package.swift Sources Tests
 
+# Every test on SQLite, then the PostgreSQL pass (a throwaway server; see scripts/test-postgres.sh).
 unit:
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS)
+	swift test $(SWIFT_FLAGS) --skip 'Postgres(Cluster|Outage)Tests'
+	scripts/test-postgres.sh $(SWIFT_FLAGS)
 
 # Starts a fresh release build on a free port and checks it with curl only.
 smoke:

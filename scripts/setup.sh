@@ -2,7 +2,8 @@
 # Installs the Debian packages linkout builds against, if any is missing. Safe to run again.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev pkg-config curl openssl)
+# postgresql: the tests' throwaway server (libpq-dev builds the PostgreSQL engine either way).
+packages=(libcurl4-openssl-dev libsqlite3-dev libssl-dev libpq-dev postgresql pkg-config curl openssl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

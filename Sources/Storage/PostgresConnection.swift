@@ -27,7 +27,10 @@ final class PostgresConnection: SQLConnection {
     // MARK: SQLConnection
 
     func execute(_ sql: String) throws(StorageError) {
-        try ensureConnected()
+        try reconnectingOnce { () throws(StorageError) in try executeOnce(sql) }
+    }
+
+    private func executeOnce(_ sql: String) throws(StorageError) {
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result)
@@ -35,7 +38,24 @@ final class PostgresConnection: SQLConnection {
 
     @discardableResult
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
+        try reconnectingOnce { () throws(StorageError) in try run(sql, parameters) }
+    }
+
+    /// Runs `body` on a live session. A session that turns out dead (the server restarted since its last use:
+    /// libpq learns it only from the failed call) is replaced and `body` runs once more, unless a transaction
+    /// was open on it: that work is gone, and the caller must fail it.
+    private func reconnectingOnce<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
         try ensureConnected()
+        do {
+            return try body()
+        } catch {
+            guard !inTransaction, let handle, PQstatus(handle) != CONNECTION_OK else { throw error }
+            try connect()
+            return try body()
+        }
+    }
+
+    private func run(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
         let name = try prepared(sql, parameters)
         let values: [UnsafeMutablePointer<CChar>?] = parameters.map { value in
             switch value {
@@ -99,7 +119,7 @@ final class PostgresConnection: SQLConnection {
         handle = connection
         quietUntil = nil
         // Set after connecting rather than as libpq `options`, which would replace options given in the URL.
-        try execute("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
+        try executeOnce("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
     }
 
     /// Reconnects a session the server dropped, unless a transaction was open on it (its work is gone; the

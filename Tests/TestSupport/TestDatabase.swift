@@ -21,6 +21,14 @@ public enum TestDatabase {
         return server + separator + "options=-csearch_path%3D\(schema)"
     }
 
+    /// A new, empty database on the test server (for tests that take a whole database down), or nil for SQLite.
+    public static func freshDatabase() throws -> (name: String, url: String)? {
+        guard let server = postgresURL, let slash = server.range(of: "/", options: .backwards) else { return nil }
+        let name = "linkout_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try execute("CREATE DATABASE \(name)", on: server)
+        return (name, String(server[..<slash.upperBound]) + name)
+    }
+
     /// Runs one statement on the server (as the tests' superuser), failing with the server's words.
     public static func execute(_ sql: String, on url: String) throws {
         guard let connection = PQconnectdb(url) else { throw Failure(message: "out of memory") }

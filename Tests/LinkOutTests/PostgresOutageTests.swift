@@ -1,0 +1,48 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// The database goes away under a running instance and comes back: landings get a quick 503 meanwhile (never a
+/// hang), `/readyz` says why, and both recover without a restart. Runs in the PostgreSQL pass of `make test` (it
+/// needs `LINKOUT_TEST_POSTGRES_URL`; the SQLite pass skips it by name).
+@Suite("PostgreSQL outage")
+struct PostgresOutageTests {
+    @Test func anOutageGivesQuick503sAndReadyzSaysWhyThenRecovers() throws {
+        let database = try #require(
+            try TestDatabase.freshDatabase(),
+            "LINKOUT_TEST_POSTGRES_URL must name the test server"
+        )
+        let server = try #require(TestDatabase.postgresURL)
+        defer { try? TestDatabase.execute("DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)", on: server) }
+        let live = try LiveApplication { $0.storage.postgresURL = database.url }
+        defer { live.application.shutdown() }
+        #expect(try live.get(Self.landing()).status == 303)
+
+        // The outage: every session to the database is cut and new ones are refused, as while it restarts.
+        try TestDatabase.execute("ALTER DATABASE \(database.name) WITH ALLOW_CONNECTIONS false", on: server)
+        try TestDatabase.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database.name)'",
+            on: server
+        )
+        // RawClient gives up after 5 s: a hang fails here instead of passing late.
+        let refused = try live.get(Self.landing())
+        #expect(refused.status == 503)
+        let readiness = try live.get("/readyz")
+        #expect(readiness.status == 503)
+        #expect(readiness.text.contains("database: unavailable"))
+
+        try TestDatabase.execute("ALTER DATABASE \(database.name) WITH ALLOW_CONNECTIONS true", on: server)
+        // Back without a restart: readiness probes the database again, and the next landing is recorded.
+        #expect(eventually(within: 10) { (try? live.get("/readyz").status) == 200 })
+        let again = try live.get(Self.landing())
+        #expect(again.status == 303)
+        let checkout = try #require(again.header("Location"))
+        #expect(try live.get(checkout).status == 200)
+    }
+
+    static func landing() -> String {
+        PostgresClusterTests.landingTarget(externalPurchaseId: UUID().uuidString.lowercased())
+    }
+}
