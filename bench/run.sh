@@ -13,6 +13,9 @@ seconds=${BENCH_SECONDS:-5}
 runs=${BENCH_RUNS:-3}
 linkout_port=${BENCH_LINKOUT_PORT:-18080}
 nginx_port=${BENCH_NGINX_PORT:-18081}
+# A second linkout on a throwaway PostgreSQL (fsync on, synchronous commit: as durable as the SQLite default).
+postgres_linkout_port=${BENCH_POSTGRES_LINKOUT_PORT:-18082}
+postgres_port=${BENCH_POSTGRES_PORT:-18083}
 
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -29,6 +32,8 @@ work=$(mktemp -d)
 chmod 755 "$work"  # nginx workers run as www-data and must read the page
 cleanup() {
   [[ -n ${linkout_pid:-} ]] && kill -TERM "$linkout_pid" 2>/dev/null || true
+  [[ -n ${postgres_linkout_pid:-} ]] && kill -TERM "$postgres_linkout_pid" 2>/dev/null || true
+  "$here/scripts/postgres-throwaway.sh" stop "$work/postgres" 2>/dev/null || true
   [[ -f $work/nginx.pid ]] && "$nginx_bin" -c "$work/nginx.conf" -s stop 2>/dev/null || true
   rm -rf "$work"
 }
@@ -86,9 +91,22 @@ for _ in $(seq 1 100); do
 done
 cmp <(curl -s "http://127.0.0.1:$linkout_port/static/page.html") <(curl -s "http://127.0.0.1:$nginx_port/static/page.html")
 
+POSTGRES_FSYNC=on scripts/postgres-throwaway.sh start "$work/postgres" "$postgres_port"
+LINKOUT_DATABASE_URL="postgresql://postgres@127.0.0.1:$postgres_port/postgres" \
+  .build/release/linkout serve --config "$work/config.json" --port "$postgres_linkout_port" \
+  >"$work/linkout-postgres.out" 2>"$work/linkout-postgres.err" &
+postgres_linkout_pid=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$postgres_linkout_port/readyz" >/dev/null && break; sleep 0.1; done
+
 hz=$(getconf CLK_TCK)
 nginx_pids() { echo "$(cat "$work/nginx.pid") $(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ')"; }
 linkout_pids() { echo "$linkout_pid"; }
+# The PostgreSQL server: its postmaster and the backends, checkpointer and WAL writer under it.
+postgres_pids() {
+  local main
+  main=$(head -n 1 "$work/postgres/data/postmaster.pid")
+  echo "$main $(pgrep -P "$main" | tr '\n' ' ')"
+}
 
 # cpu_ticks PID... -> utime + stime of those processes (all their threads), in clock ticks
 cpu_ticks() {
@@ -175,6 +193,14 @@ read -r n_rps n_p50 n_p99 n_cpu <<<"$(printf '%s' "$nginx_runs" | best)"
 read -r l_rps l_p50 l_p99 l_cpu <<<"$(printf '%s' "$linkout_runs" | best)"
 ratio=$(awk -v a="$l_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 echo "| landing (fresh token, decode + durable record + 303), 2t/64c keep-alive | $n_rps (static) | $l_rps | ${ratio}x | $n_p50 / $n_p99 (static) | $l_p50 / $l_p99 | $n_cpu (static) | $l_cpu |"
+sqlite_landing_rps=$l_rps
+postgres_runs=""
+for _ in $(seq 1 "$runs"); do
+  postgres_runs+="$(run_wrk "http://127.0.0.1:$postgres_linkout_port/" 2 64 landing "$postgres_linkout_pid $(postgres_pids)")"$'\n'
+done
+read -r p_rps p_p50 p_p99 p_cpu <<<"$(printf '%s' "$postgres_runs" | best)"
+ratio=$(awk -v a="$p_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "| landing on PostgreSQL (the same, committed in PostgreSQL; CPU includes the database server), 2t/64c keep-alive | $n_rps (static) | $p_rps | ${ratio}x | $n_p50 / $n_p99 (static) | $p_p50 / $p_p99 | $n_cpu (static) | $p_cpu |"
 nginx_runs=""
 linkout_runs=""
 for _ in $(seq 1 "$runs"); do
@@ -191,5 +217,7 @@ echo "| newcomer during the flood (fresh connection every 20 ms, one /healthz) |
 echo "| --- | ---: | ---: |"
 echo "| samples (failed or over 5 s) | $n_samples ($n_failed) | $l_samples ($l_failed) |"
 recorded=$(.build/release/linkout export --data-dir "$work/data" --config "$work/config.json" | tail -n +2 | wc -l)
+postgres_recorded=$(psql -h 127.0.0.1 -p "$postgres_port" -U postgres -Atc "SELECT count(*) FROM tokens")
 echo
-echo "tokens recorded during the landing run: $recorded"
+echo "tokens recorded during the landing runs: $recorded (SQLite), $postgres_recorded (PostgreSQL)"
+echo "PostgreSQL landing / SQLite landing: $(awk -v a="$p_rps" -v b="$sqlite_landing_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"

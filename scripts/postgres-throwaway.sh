@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the tests, from Debian's packages: `start DIR PORT` creates a cluster in DIR
-# and starts it on 127.0.0.1:PORT (trust auth, fsync off: test data only); `stop DIR` stops it and deletes DIR.
+# and starts it on 127.0.0.1:PORT (trust auth, fsync off: test data only; POSTGRES_FSYNC=on for benchmarks that
+# must pay for durability as in production); `stop DIR` stops it and deletes DIR.
 # initdb and pg_ctl refuse to run as root, so they run as the `postgres` user; clients connect over TCP.
 set -euo pipefail
 cmd=${1:?usage: postgres-throwaway.sh start|stop DIR [PORT]}
@@ -18,7 +19,7 @@ start)
   [[ $(id -u) == 0 ]] && chown postgres:postgres "$dir"
   as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log"
   if ! as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" start >/dev/null; then
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c max_connections=400" start >/dev/null; then
     echo "postgres-throwaway: the server did not start; its log:" >&2
     tail -n 20 "$dir/server.log" >&2
     exit 1
