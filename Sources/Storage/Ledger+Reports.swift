@@ -34,6 +34,11 @@ extension Ledger {
         try engine.claimDueReports(now: now, limit: limit, lease: Lease(owner: instance, until: leaseUntil))
     }
 
+    /// Ends this instance's claims on reports it will not send after all.
+    public func releaseReportClaims(_ requestIdentifiers: [String]) throws(StorageError) {
+        try engine.releaseReportClaims(requestIdentifiers, owner: instance)
+    }
+
     /// Tokens that need a new report: line items not yet in any report, or no report at all, no line items and
     /// a `tokenCreationDate` before `quietSince` (candidates for NO_LINE_ITEM) and no payment that may still
     /// complete. Tokens with an open (pending or rejected) report are left out: one report at a time per token.

@@ -47,6 +47,7 @@ protocol LedgerEngine: Sendable {
     func reports(limit: Int, offset: Int, state: StoredReport.State?) throws(StorageError) -> [StoredReport]
     func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport]
     func claimDueReports(now: Int64, limit: Int, lease: Lease) throws(StorageError) -> [StoredReport]
+    func releaseReportClaims(_ requestIdentifiers: [String], owner: String) throws(StorageError)
     func tokensNeedingReports(
         quietSince: Int64,
         paymentsOpenSince: Int64,

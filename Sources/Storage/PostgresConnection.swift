@@ -55,8 +55,64 @@ final class PostgresConnection: SQLConnection {
         }
     }
 
-    private func run(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
-        let name = try prepared(sql, parameters)
+    /// Runs `statements` in one round trip (libpq's pipeline mode) as one implicit transaction: they commit
+    /// together at the pipeline's end, or, after the first failure, none does (that failure is thrown). Returns
+    /// each statement's rows. Never repeated after a lost session: the commit may have happened.
+    func pipelined(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[[SQLValue]]] {
+        try ensureConnected()
+        // Statements are prepared first: preparing is a round trip of its own, not allowed inside a pipeline.
+        var names: [String] = []
+        for statement in statements { names.append(try prepared(statement.sql, statement.parameters)) }
+        guard PQenterPipelineMode(handle) == 1 else { throw lostSession("cannot enter pipeline mode") }
+        defer { PQexitPipelineMode(handle) }
+        for (name, statement) in zip(names, statements) {
+            let sent = Self.withParameters(statement.parameters) { values in
+                PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), values, nil, nil, 0)
+            }
+            guard sent == 1 else { throw lostSession("cannot send") }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw lostSession("cannot end the pipeline") }
+        var rows: [[[SQLValue]]] = []
+        var failure: StorageError?
+        for _ in statements {
+            let result = PQgetResult(handle)
+            defer { PQclear(result) }
+            let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+            if status == PGRES_PIPELINE_ABORTED || failure != nil {
+                failure = failure ?? StorageError(.postgres("25P02"), "the pipeline was aborted")
+            } else {
+                do throws(StorageError) {
+                    try check(result)
+                    rows.append(Self.rows(of: result))
+                } catch {
+                    failure = error
+                }
+            }
+            guard result != nil else { throw failure ?? lostSession("the session ended mid-pipeline") }
+            // Each statement's results end with a null result.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        // The sync point: the implicit transaction has committed (or rolled back) when it arrives.
+        while let result = PQgetResult(handle) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        if let failure { throw failure }
+        guard PQstatus(handle) == CONNECTION_OK else { throw lostSession("the session ended at the commit") }
+        return rows
+    }
+
+    private func lostSession(_ what: String) -> StorageError {
+        let detail = handle.map { Self.trimmed(String(cString: PQerrorMessage($0))) } ?? ""
+        return StorageError(.unavailable, "\(what): \(detail)")
+    }
+
+    /// Parameters as the C strings libpq takes (NULL for SQL NULL), alive while `body` runs.
+    private static func withParameters<T>(
+        _ parameters: [SQLValue],
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T
+    ) -> T {
         let values: [UnsafeMutablePointer<CChar>?] = parameters.map { value in
             switch value {
             case .integer(let integer): strdup(String(integer))
@@ -65,8 +121,13 @@ final class PostgresConnection: SQLConnection {
             }
         }
         defer { values.forEach { free($0) } }
-        let result = values.map { $0.map { UnsafePointer($0) } }.withUnsafeBufferPointer { pointers in
-            PQexecPrepared(handle, name, Int32(parameters.count), pointers.baseAddress, nil, nil, 0)
+        return values.map { $0.map { UnsafePointer($0) } }.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+
+    private func run(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
+        let name = try prepared(sql, parameters)
+        let result = Self.withParameters(parameters) { values in
+            PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
         }
         defer { PQclear(result) }
         try check(result)

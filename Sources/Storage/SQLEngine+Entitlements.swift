@@ -94,15 +94,14 @@ extension SQLEngine {
                 WHERE event_id IN (
                     SELECT w.event_id FROM webhook_deliveries w
                     WHERE w.state = 'pending' AND w.next_attempt_at <= ?
-                      AND (w.lease_until IS NULL OR w.lease_until <= ? OR w.lease_owner = ?)
+                      AND (w.lease_until IS NULL OR w.lease_until <= ?)
                       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.purchase_id = w.purchase_id
                           AND e.state = 'pending' AND e.sequence < w.sequence)
                     ORDER BY w.next_attempt_at LIMIT ?\(dialect.skipLocked))
                 RETURNING \(Self.webhookColumns)
                 """,
                 [
-                    .text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .text(lease.owner),
-                    .integer(Int64(limit)),
+                    .text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .integer(Int64(limit)),
                 ]
             ).map(Self.webhook).sorted { ($0.nextAttemptAt, $0.sequence) < ($1.nextAttemptAt, $1.sequence) }
         }

@@ -8,6 +8,9 @@ final class SQLEngine: LedgerEngine {
     let dialect: SQLDialect
     let writer: GroupCommitWriter
     let readers: ReaderPool
+    /// PostgreSQL's landing path: visits pipelined on a connection of their own (nil on SQLite, whose visits
+    /// come through the journal).
+    let visitWriter: PostgresVisitWriter?
     /// SQLite's page limit as opened, restored by `limitPages(nil)` (nil on PostgreSQL).
     private let openedMaxPages: Int64?
 
@@ -27,6 +30,7 @@ final class SQLEngine: LedgerEngine {
             dialect: .sqlite,
             writer: connection,
             readers: ReaderPool { () throws(StorageError) in try SQLiteConnection(path: path, readOnly: true) },
+            visitWriter: nil,
             maxPages: maxPages
         )
     }
@@ -38,26 +42,36 @@ final class SQLEngine: LedgerEngine {
         let connection = try PostgresConnection(target: target)
         try connection.execute("SET synchronous_commit = on")
         try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds())
+        let visits = try PostgresConnection(target: target)
         self.init(
             dialect: .postgres,
             writer: connection,
             readers: ReaderPool(limit: target.readers) { () throws(StorageError) in
                 try PostgresConnection(target: target)
             },
+            visitWriter: PostgresVisitWriter(connection: visits),
             maxPages: nil
         )
     }
 
-    private init(dialect: SQLDialect, writer: sending any SQLConnection, readers: ReaderPool, maxPages: Int64?) {
+    private init(
+        dialect: SQLDialect,
+        writer: sending any SQLConnection,
+        readers: ReaderPool,
+        visitWriter: PostgresVisitWriter?,
+        maxPages: Int64?
+    ) {
         self.dialect = dialect
         self.writer = GroupCommitWriter(connection: writer)
         self.readers = readers
+        self.visitWriter = visitWriter
         openedMaxPages = maxPages
     }
 
-    var commitCount: Int { writer.commitCount }
+    var commitCount: Int { writer.commitCount + (visitWriter?.commitCount ?? 0) }
 
     func close() {
+        visitWriter?.stop()
         writer.stop()
         readers.drain()
     }

@@ -18,7 +18,7 @@ import Glibc
 @Suite("two instances on PostgreSQL", .serialized)
 struct PostgresClusterTests {
     /// The outbox lease, short so the killed instance's claimed reports are taken over within the test.
-    static let leaseSeconds = 2
+    static let leaseSeconds = 5
 
     @Test func twoInstancesOneKilledLoseNoVisitAndReportEachTokenOnce() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cluster-\(UUID())")

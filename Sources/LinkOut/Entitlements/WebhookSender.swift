@@ -51,11 +51,15 @@ final class WebhookSender: Sendable {
         passLock.withLock { _ in
             var delivered = 0
             do {
-                let now = clock.nowMilliseconds()
-                // Claimed, not just read: another instance on the same database skips these while we send.
-                for delivery in try ledger.claimDueWebhooks(now: now, limit: 100, leaseUntil: now + leaseMilliseconds) {
-                    if worker.isStopping { break }
-                    if try send(delivery) { delivered += 1 }
+                // Claimed, not just read: another instance on the same database skips these while we send. A
+                // few at a time, so none waits here beyond its lease behind slow receivers; 100 at most a pass.
+                for _ in 0..<10 where !worker.isStopping {
+                    let now = clock.nowMilliseconds()
+                    let claimed = try ledger.claimDueWebhooks(now: now, limit: 10, leaseUntil: now + leaseMilliseconds)
+                    for delivery in claimed where !worker.isStopping {
+                        if try send(delivery) { delivered += 1 }
+                    }
+                    if claimed.count < 10 { break }
                 }
             } catch {
                 logger.error("webhook outbox could not be read", ["error": "\(error)"])

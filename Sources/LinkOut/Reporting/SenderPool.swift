@@ -19,8 +19,8 @@ final class SenderPool: Sendable {
         var buffer: [StoredReport] = []
         /// Reports sent (or being sent) in this pass.
         var taken: Set<String> = []
-        /// Taken reports that may still be pending: in flight, or answered with a retry for later.
-        var unsettled = 0
+        /// Claimed reports this pass will not send (already sent in it).
+        var declined: [String] = []
 
         var planningDone = false
         /// Apple answered the pass's first report, or the probe wait is over.
@@ -138,6 +138,19 @@ final class SenderPool: Sendable {
             usleep(10_000)
         }
         monitor.withLock { $0 }?.join()
+        // Claims no sender took (sending paused or stopped) are given back, so the next pass, or another
+        // instance, sends them without waiting for the lease to end.
+        let unsent = work.withLock { work in
+            defer { (work.buffer, work.declined) = ([], []) }
+            return work.buffer.map(\.requestIdentifier) + work.declined
+        }
+        if !unsent.isEmpty {
+            do {
+                try service.ledger.releaseReportClaims(unsent)
+            } catch {
+                service.logger.warning("claimed reports not released", ["error": "\(error)"])
+            }
+        }
     }
 
     private func run(_ index: Int) {
@@ -158,12 +171,9 @@ final class SenderPool: Sendable {
                             work.typicalMilliseconds.map { 0.9 * $0 + 0.1 * milliseconds }
                             ?? milliseconds
                     }
-                    if settled {
-                        work.unsettled -= 1
-                    } else if fixedNow == nil {
+                    if !settled && fixedNow == nil {
                         // A live pass sends it again once its backoff is over, if the pass is still going.
                         work.taken.remove(report.requestIdentifier)
-                        work.unsettled -= 1
                     }
                     defer { work.probed = true }
                     return (!work.probed, work.replaced.contains(index))
@@ -199,10 +209,11 @@ final class SenderPool: Sendable {
                 do {
                     // Reports still pending from this pass come back from the query; ask for enough beyond them.
                     // Claimed, not just read: another instance on the same database skips these while we send.
+                    // Only what the senders take up soon, so no claim waits in the buffer beyond its lease.
                     let now = now()
                     due = try service.ledger.claimDueReports(
                         now: now,
-                        limit: ReportingService.batchLimit + work.unsettled,
+                        limit: 2 * Int(service.configuration.reporting.concurrency),
                         leaseUntil: now + service.configuration.storage.leaseSeconds * 1000
                     )
                 } catch {
@@ -210,6 +221,9 @@ final class SenderPool: Sendable {
                     return .done
                 }
                 work.buffer = due.filter { !work.taken.contains($0.requestIdentifier) }.reversed()
+                // Sent once in this pass already (a retry due again at this pass's time): not again, and the
+                // claim is given back at the end.
+                work.declined += due.filter { work.taken.contains($0.requestIdentifier) }.map(\.requestIdentifier)
                 // While calls are in flight (slow ones linger), their retries may come due: keep looking.
                 if work.buffer.isEmpty {
                     work.foundNothingAt = ContinuousClock.now
@@ -218,7 +232,6 @@ final class SenderPool: Sendable {
             }
             guard let report = work.buffer.popLast() else { return .wait }
             work.taken.insert(report.requestIdentifier)
-            work.unsettled += 1
             return .report(report)
         }
     }

@@ -1,0 +1,272 @@
+import Dispatch
+import Lifecycle
+import Synchronization
+
+/// Landing visits on PostgreSQL: a thread of its own takes every visit queued since its last commit and sends
+/// them as one pipeline, one statement a visit, committed together: one round trip and one WAL flush for the
+/// batch. Statement by statement (as `GroupCommitWriter` runs jobs) a visit would cost three round trips, and
+/// the writer would spend its time waiting for the network instead of the disk.
+final class PostgresVisitWriter: Sendable {
+    typealias Completion = @Sendable (Result<RecordOutcome, StorageError>) -> Void
+
+    private struct Queue {
+        var visits: [(visit: Visit, completion: Completion)] = []
+        var stopping = false
+    }
+
+    /// Most visits in one pipeline: bounds what a backlog adds to the first visit's wait, and what either side
+    /// buffers before the other reads (a blocking pipeline must not fill both sockets).
+    static let maxBatch = 256
+
+    private let connection: Mutex<PostgresConnection>
+    private let queue = Mutex(Queue())
+    private let available = DispatchSemaphore(value: 0)
+    private let commits = Atomic<Int>(0)
+    private let thread = Mutex<BackgroundThread?>(nil)
+
+    init(connection: sending PostgresConnection) {
+        self.connection = Mutex(connection)
+        let thread = BackgroundThread(name: "linkout-visit-writer") { [self] in run() }
+        self.thread.withLock { $0 = thread }
+    }
+
+    /// Transactions committed so far (a batch counts once).
+    var commitCount: Int { commits.load(ordering: .relaxed) }
+
+    func submit(_ visit: Visit, completion: @escaping Completion) {
+        let accepted = queue.withLock { queue in
+            guard !queue.stopping else { return false }
+            queue.visits.append((visit, completion))
+            return true
+        }
+        guard accepted else { return completion(.failure(StorageError(.closed, "the ledger is closed"))) }
+        available.signal()
+    }
+
+    /// Commits what is queued, then stops the thread.
+    func stop() {
+        let first = queue.withLock { queue in
+            defer { queue.stopping = true }
+            return !queue.stopping
+        }
+        guard first else { return }
+        available.signal()
+        thread.withLock { $0 }?.join()
+    }
+
+    private func run() {
+        while true {
+            available.wait()
+            let (batch, stopping) = queue.withLock { queue in
+                let batch = Array(queue.visits.prefix(Self.maxBatch))
+                queue.visits.removeFirst(batch.count)
+                return (batch, queue.stopping && queue.visits.isEmpty)
+            }
+            if !batch.isEmpty {
+                commit(batch)
+                if queue.withLock({ !$0.visits.isEmpty }) { available.signal() }
+            }
+            if stopping { return }
+        }
+    }
+
+    /// The batch in one statement when no token comes twice in it (`ON CONFLICT DO UPDATE` may touch a row once
+    /// per statement), else one pipeline of a statement per visit. If that fails, each visit again on its own,
+    /// so one bad visit never fails its neighbours (and a lost database fails them all quickly: reconnecting
+    /// waits a second).
+    private func commit(_ batch: [(visit: Visit, completion: Completion)]) {
+        connection.withLock { connection in
+            do throws(StorageError) {
+                let visits = batch.map(\.visit)
+                let tokens = visits.compactMap { $0.token?.externalPurchaseId }
+                let outcomes: [RecordOutcome]
+                if batch.count > 1 && Set(tokens).count == tokens.count {
+                    let rows = try connection.query(Self.batchSQL, Self.batchParameters(visits))
+                    outcomes = Self.outcomes(visits, rows)
+                } else {
+                    let rows = try connection.pipelined(visits.map(Self.statement(for:)))
+                    outcomes = zip(visits, rows).map { Self.outcome($0, $1) }
+                }
+                commits.add(1, ordering: .relaxed)
+                for (entry, outcome) in zip(batch, outcomes) { entry.completion(.success(outcome)) }
+            } catch {
+                guard batch.count > 1, error.code != .unavailable else {
+                    for entry in batch { entry.completion(.failure(error)) }
+                    return
+                }
+                for entry in batch {
+                    do throws(StorageError) {
+                        let rows = try connection.pipelined([Self.statement(for: entry.visit)])
+                        commits.add(1, ordering: .relaxed)
+                        entry.completion(.success(Self.outcome(entry.visit, rows.first ?? [])))
+                    } catch {
+                        entry.completion(.failure(error))
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: the batch statement
+
+    /// Every visit of a batch in one statement, its columns passed as arrays: what `tokenVisitSQL` does for
+    /// one visit, for all of them (per row it costs a twentieth of a statement per visit: PostgreSQL's cost
+    /// is in starting statements, not in rows).
+    static let batchSQL = """
+        WITH input AS (
+            SELECT * FROM unnest(
+                ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[],
+                ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[],
+                ?::text[], ?::text[], ?::text[], ?::text[], ?::text[]
+            ) AS i(checkout_id, external_purchase_id, raw_token, app_apple_id, bundle_id, token_bundle_id,
+                token_type, token_created_at, token_expires_at, environment, source, app_account_token, visited_at,
+                landing_path, \(Visit.utmParameterNames.joined(separator: ", ")))
+        ), t AS (
+            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
+                last_seen_at, visit_count)
+            SELECT external_purchase_id, checkout_id, raw_token, app_apple_id, token_bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, visited_at, visited_at, 1
+            FROM input WHERE external_purchase_id IS NOT NULL
+            ON CONFLICT (external_purchase_id) DO UPDATE SET
+                last_seen_at = GREATEST(tokens.last_seen_at, excluded.last_seen_at),
+                visit_count = tokens.visit_count + 1,
+                app_account_token = COALESCE(tokens.app_account_token, excluded.app_account_token)
+            RETURNING external_purchase_id, visit_count, xmax = 0 AS inserted
+        ), c AS (
+            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
+            SELECT i.checkout_id, i.external_purchase_id, i.bundle_id, i.visited_at FROM input i
+            WHERE i.external_purchase_id IS NULL
+                OR EXISTS (SELECT 1 FROM t WHERE t.external_purchase_id = i.external_purchase_id AND t.inserted)
+            ON CONFLICT (id) DO NOTHING
+        ), v AS (
+            INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
+            \(Visit.utmParameterNames.joined(separator: ", ")))
+            SELECT checkout_id, external_purchase_id, visited_at, landing_path,
+                CASE WHEN external_purchase_id IS NULL THEN 0 ELSE 1 END, \
+            \(Visit.utmParameterNames.joined(separator: ", "))
+            FROM input
+        )
+        SELECT external_purchase_id, visit_count, inserted FROM t
+        """
+
+    /// The batch's columns as PostgreSQL array literals, in `batchSQL`'s order.
+    static func batchParameters(_ visits: [Visit]) -> [SQLValue] {
+        func column(_ value: (Visit) -> String?) -> SQLValue { .text(arrayLiteral(visits.map(value))) }
+        func number(_ value: Int64?) -> String? { value.map { String($0) } }
+        return [
+            column { $0.checkoutId }, column { $0.token?.externalPurchaseId }, column { $0.token?.rawToken },
+            column { number($0.token?.appAppleId) }, column { $0.bundleId }, column { $0.token?.bundleId },
+            column { $0.token?.tokenType }, column { number($0.token?.createdAt) },
+            column { number($0.token?.expiresAt) }, column { $0.token?.environment }, column { $0.token?.source },
+            column { $0.token?.appAccountToken }, column { number($0.at) }, column { $0.landingPath },
+        ] + Visit.utmParameterNames.map { name in column { $0.utm[name] } }
+    }
+
+    /// `{"a","b\"c",NULL}`: every element quoted, `\` and `"` escaped, nil as NULL.
+    static func arrayLiteral(_ values: [String?]) -> String {
+        var literal = "{"
+        for (index, value) in values.enumerated() {
+            if index > 0 { literal += "," }
+            guard let value else {
+                literal += "NULL"
+                continue
+            }
+            literal += "\""
+            for character in value {
+                if character == "\\" || character == "\"" { literal += "\\" }
+                literal.append(character)
+            }
+            literal += "\""
+        }
+        return literal + "}"
+    }
+
+    /// Each visit's outcome from the rows of the tokens the batch touched.
+    static func outcomes(_ visits: [Visit], _ rows: [[SQLValue]]) -> [RecordOutcome] {
+        var byToken: [String: (count: Int64, inserted: Bool)] = [:]
+        for row in rows where row.count == 3 {
+            if let id = row[0].text { byToken[id] = (row[1].integer ?? 0, row[2].integer == 1) }
+        }
+        return visits.map { visit in
+            let found = visit.token.flatMap { byToken[$0.externalPurchaseId] }
+            return RecordOutcome(
+                checkoutId: visit.checkoutId,
+                visitCount: found?.count ?? 0,
+                isNewToken: found?.inserted ?? false
+            )
+        }
+    }
+
+    // MARK: the statement per visit
+
+    /// What `SQLEngine.insert(_:into:)` does in three statements, in one: the token's upsert (counting the
+    /// visit), its checkout when the token is new, and the visit row. PostgreSQL runs every data-modifying part
+    /// of a `WITH` exactly once, and `xmax = 0` tells a row this statement inserted from one it updated.
+    static let tokenVisitSQL = """
+        WITH t AS (
+            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
+                last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+            ON CONFLICT (external_purchase_id) DO UPDATE SET
+                last_seen_at = GREATEST(tokens.last_seen_at, excluded.last_seen_at),
+                visit_count = tokens.visit_count + 1,
+                app_account_token = COALESCE(tokens.app_account_token, excluded.app_account_token)
+            RETURNING visit_count, xmax = 0 AS inserted
+        ), c AS (
+            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
+            SELECT ?, ?, ?, ? FROM t WHERE t.inserted
+            ON CONFLICT (id) DO NOTHING
+        ), v AS (
+            \(visitInsert)
+        )
+        SELECT visit_count, inserted FROM t
+        """
+
+    /// A visit without a token: its checkout and the visit row.
+    static let plainVisitSQL = """
+        WITH c AS (
+            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, NULL, ?, ?)
+            ON CONFLICT (id) DO NOTHING
+        )
+        \(visitInsert)
+        """
+
+    private static let visitInsert = """
+        INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
+        \(Visit.utmParameterNames.joined(separator: ", ")))
+        VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
+        """
+
+    static func statement(for visit: Visit) -> (sql: String, parameters: [SQLValue]) {
+        let visitRow: [SQLValue] =
+            [
+                .text(visit.checkoutId), .optional(visit.token?.externalPurchaseId), .integer(visit.at),
+                .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
+            ] + Visit.utmParameterNames.map { .optional(visit.utm[$0]) }
+        guard let token = visit.token else {
+            return (plainVisitSQL, [.text(visit.checkoutId), .text(visit.bundleId), .integer(visit.at)] + visitRow)
+        }
+        let tokenRow: [SQLValue] = [
+            .text(token.externalPurchaseId), .text(visit.checkoutId), .text(token.rawToken), .integer(token.appAppleId),
+            .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt), .optional(token.expiresAt),
+            .text(token.environment), .text(token.source), .optional(token.appAccountToken), .integer(visit.at),
+            .integer(visit.at),
+        ]
+        let checkoutRow: [SQLValue] = [
+            .text(visit.checkoutId), .text(token.externalPurchaseId), .text(visit.bundleId), .integer(visit.at),
+        ]
+        return (tokenVisitSQL, tokenRow + checkoutRow + visitRow)
+    }
+
+    static func outcome(_ visit: Visit, _ rows: [[SQLValue]]) -> RecordOutcome {
+        let row = rows.first ?? []
+        let isNew = visit.token == nil || (row.count > 1 && row[1].integer == 1)
+        return RecordOutcome(
+            checkoutId: visit.checkoutId,
+            visitCount: row.first?.integer ?? 0,
+            isNewToken: isNew && visit.token != nil
+        )
+    }
+}
