@@ -30,7 +30,9 @@ local encodedPrefix
 local counter = 0
 
 function init(args)
-  local head = '{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1764500000000,'
+  -- Created now, as StoreKit's tokens are: an old date would make every token due for NO_LINE_ITEM at once and
+  -- measure the reporting planner (which runs beside the landings) instead of the landing path.
+  local head = '{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":' .. os.time() .. '000,'
   local tail = '"externalPurchaseId":"bench-' .. id .. '-'
   -- Pad between two JSON members with spaces (insignificant whitespace) so the prefix is a whole number of
   -- 3-byte groups and encodes on its own, without bits shared with the per-request suffix.

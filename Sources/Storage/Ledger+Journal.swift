@@ -70,7 +70,7 @@ extension Ledger {
             switch result {
             case .success(let outcome):
                 shared.health.withLock { $0.journal = nil }
-                shared.observer.withLock { $0 }?([visit], [outcome])
+                shared.observer.withLock { $0 }?.call([visit], [outcome])
                 completion(nil)
             case .failure(let error):
                 if error.code != .closed { shared.health.withLock { $0.journal = error } }
@@ -98,7 +98,13 @@ extension Ledger {
 
     /// Called with each batch of journaled visits once it is in the tables.
     public func observeIngestion(_ observer: @escaping @Sendable ([Visit], [RecordOutcome]) -> Void) {
-        shared.observer.withLock { $0 = observer }
+        shared.observer.withLock { $0 = IngestionObserver(call: observer) }
+    }
+
+    /// Who is told about recorded visits, in a box of its own (see `JournalState.observer`).
+    final class IngestionObserver: Sendable {
+        let call: @Sendable ([Visit], [RecordOutcome]) -> Void
+        init(call: @escaping @Sendable ([Visit], [RecordOutcome]) -> Void) { self.call = call }
     }
 
     /// What the journal, the ingester and readers share.
@@ -106,8 +112,10 @@ extension Ledger {
         /// Checkouts of visits that are journaled but not yet in the tables, so the page behind a fresh 303 is
         /// found.
         let pendingCheckouts = Mutex<[String: CheckoutRecord]>([:])
-        /// Told about each ingested batch (metrics of new tokens).
-        let observer = Mutex<(@Sendable ([Visit], [RecordOutcome]) -> Void)?>(nil)
+        /// Told about each ingested batch (metrics of new tokens). Boxed: a closure kept directly in a Mutex is
+        /// re-wrapped in a conversion thunk on every `withLock` that touches it, so each call would grow a chain
+        /// of thunks (and its cost) without end.
+        let observer = Mutex<IngestionObserver?>(nil)
         /// The journal, created after the ingester whose callback needs it.
         private let journal = Mutex<VisitJournal?>(nil)
         /// The highest journal sequence in the tables, and a signal after each ingested batch (for `flush`).
@@ -136,7 +144,7 @@ extension Ledger {
                 journal.withLock { $0 }?.markApplied(last)
                 applied.store(last, ordering: .relaxed)
             }
-            observer.withLock { $0 }?(batch.map(\.visit), outcomes)
+            observer.withLock { $0 }?.call(batch.map(\.visit), outcomes)
             progress.signal()
         }
     }
