@@ -16,7 +16,7 @@ FROM debian:bookworm-slim
 # Versions are not pinned: bookworm's security updates should land on every rebuild.
 # hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcurl4 libsqlite3-0 libssl3 ca-certificates \
+ && apt-get install -y --no-install-recommends libcurl4 libsqlite3-0 libpq5 libssl3 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 linkout \
  && useradd --system --uid 10001 --gid linkout --home-dir /app --shell /usr/sbin/nologin linkout

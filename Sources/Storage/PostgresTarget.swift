@@ -19,10 +19,18 @@ public struct PostgresTarget: Sendable {
         self.password = password
     }
 
-    /// The URL without a password in it, for logs and `/readyz`.
+    /// The URL without a password in it, for logs and `/readyz`: a URI's `user:password@` and a `password=`
+    /// setting (in a `key=value` string or a URI's query) are masked.
     public var redactedURL: String {
-        guard var parts = URLComponents(string: url), parts.password != nil else { return url }
-        parts.password = "***"
-        return parts.string ?? "postgresql://***"
+        var text = url
+        if var parts = URLComponents(string: url), parts.scheme != nil, parts.password != nil {
+            parts.password = "***"
+            text = parts.string ?? "postgresql://***"
+        }
+        return text.replacingOccurrences(
+            of: #"password=[^&\s]*"#,
+            with: "password=***",
+            options: [.regularExpression, .caseInsensitive]
+        )
     }
 }
