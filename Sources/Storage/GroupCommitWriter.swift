@@ -16,25 +16,20 @@ final class GroupCommitWriter: Sendable {
         let run: @Sendable (any SQLConnection) -> (failed: Bool, finish: Finisher)
     }
 
-    private struct Queue {
-        var jobs: [Pending] = []
-        var stopping = false
-    }
-
     /// Most jobs in one transaction; bounds the latency a large backlog adds to the first job in it.
     static let maxBatch = 512
 
     private let connection: Mutex<any SQLConnection>
-    private let queue = Mutex(Queue())
-    private let available = DispatchSemaphore(value: 0)
     private let commits = Atomic<Int>(0)
-    /// Set once in `init`, after every other property (the thread's body needs `self`).
-    private let thread = Mutex<BackgroundThread?>(nil)
+    /// Set once in `init`, after `connection` (the queue's thread needs `self`).
+    private let queue = Mutex<BatchQueue<Pending>?>(nil)
 
     init(connection: sending any SQLConnection) {
         self.connection = Mutex(connection)
-        let thread = BackgroundThread(name: "linkout-ledger-writer") { [self] in run() }
-        self.thread.withLock { $0 = thread }
+        let queue = BatchQueue<Pending>(name: "linkout-ledger-writer", maxBatch: Self.maxBatch) { [self] batch in
+            commit(batch)
+        }
+        self.queue.withLock { $0 = queue }
     }
 
     /// Transactions committed so far (a batch counts once).
@@ -55,16 +50,10 @@ final class GroupCommitWriter: Sendable {
             let finish: Finisher = { commitError in completion(commitError.map { .failure($0) } ?? result) }
             return (failed: (try? result.get()) == nil, finish: finish)
         }
-        let accepted = queue.withLock { queue in
-            guard !queue.stopping else { return false }
-            queue.jobs.append(pending)
-            return true
-        }
-        guard accepted else {
+        guard queue.withLock({ $0 })?.submit(pending) == true else {
             completion(.failure(StorageError(.closed, "the ledger is closed")))
             return
         }
-        available.signal()
     }
 
     /// Runs `body` in the next batch and blocks until it is committed.
@@ -94,30 +83,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Commits what is queued, then stops the thread.
     func stop() {
-        let first = queue.withLock { queue in
-            defer { queue.stopping = true }
-            return !queue.stopping
-        }
-        guard first else { return }  // closing twice is harmless
-        available.signal()
-        thread.withLock { $0 }?.join()
-    }
-
-    private func run() {
-        while true {
-            available.wait()
-            let (batch, stopping) = queue.withLock { queue in
-                let count = min(queue.jobs.count, Self.maxBatch)
-                let batch = Array(queue.jobs.prefix(count))
-                queue.jobs.removeFirst(count)
-                return (batch, queue.stopping && queue.jobs.isEmpty)
-            }
-            if !batch.isEmpty {
-                commit(batch)
-                if queue.withLock({ !$0.jobs.isEmpty }) { available.signal() }
-            }
-            if stopping { return }
-        }
+        queue.withLock { $0 }?.stop()
     }
 
     /// Runs the batch in one transaction. If a job fails, the batch is rolled back and every job runs again in

@@ -1,4 +1,3 @@
-import Dispatch
 import Lifecycle
 import Synchronization
 
@@ -8,73 +7,47 @@ import Synchronization
 /// the writer would spend its time waiting for the network instead of the disk.
 final class PostgresVisitWriter: Sendable {
     typealias Completion = @Sendable (Result<RecordOutcome, StorageError>) -> Void
-
-    private struct Queue {
-        var visits: [(visit: Visit, completion: Completion)] = []
-        var stopping = false
+    struct Entry: Sendable {
+        let visit: Visit
+        let completion: Completion
     }
 
-    /// Most visits in one pipeline: bounds what a backlog adds to the first visit's wait, and what either side
+    /// Most visits in one batch: bounds what a backlog adds to the first visit's wait, and what either side
     /// buffers before the other reads (a blocking pipeline must not fill both sockets).
     static let maxBatch = 256
 
     private let connection: Mutex<PostgresConnection>
-    private let queue = Mutex(Queue())
-    private let available = DispatchSemaphore(value: 0)
     private let commits = Atomic<Int>(0)
-    private let thread = Mutex<BackgroundThread?>(nil)
+    /// Set once in `init`, after `connection` (the queue's thread needs `self`).
+    private let queue = Mutex<BatchQueue<Entry>?>(nil)
 
     init(connection: sending PostgresConnection) {
         self.connection = Mutex(connection)
-        let thread = BackgroundThread(name: "linkout-visit-writer") { [self] in run() }
-        self.thread.withLock { $0 = thread }
+        let queue = BatchQueue<Entry>(name: "linkout-visit-writer", maxBatch: Self.maxBatch) { [self] batch in
+            commit(batch)
+        }
+        self.queue.withLock { $0 = queue }
     }
 
     /// Transactions committed so far (a batch counts once).
     var commitCount: Int { commits.load(ordering: .relaxed) }
 
     func submit(_ visit: Visit, completion: @escaping Completion) {
-        let accepted = queue.withLock { queue in
-            guard !queue.stopping else { return false }
-            queue.visits.append((visit, completion))
-            return true
+        guard queue.withLock({ $0 })?.submit(Entry(visit: visit, completion: completion)) == true else {
+            return completion(.failure(StorageError(.closed, "the ledger is closed")))
         }
-        guard accepted else { return completion(.failure(StorageError(.closed, "the ledger is closed"))) }
-        available.signal()
     }
 
     /// Commits what is queued, then stops the thread.
     func stop() {
-        let first = queue.withLock { queue in
-            defer { queue.stopping = true }
-            return !queue.stopping
-        }
-        guard first else { return }
-        available.signal()
-        thread.withLock { $0 }?.join()
-    }
-
-    private func run() {
-        while true {
-            available.wait()
-            let (batch, stopping) = queue.withLock { queue in
-                let batch = Array(queue.visits.prefix(Self.maxBatch))
-                queue.visits.removeFirst(batch.count)
-                return (batch, queue.stopping && queue.visits.isEmpty)
-            }
-            if !batch.isEmpty {
-                commit(batch)
-                if queue.withLock({ !$0.visits.isEmpty }) { available.signal() }
-            }
-            if stopping { return }
-        }
+        queue.withLock { $0 }?.stop()
     }
 
     /// The batch in one statement when no token comes twice in it (`ON CONFLICT DO UPDATE` may touch a row once
     /// per statement), else one pipeline of a statement per visit. If that fails, each visit again on its own,
     /// so one bad visit never fails its neighbours (and a lost database fails them all quickly: reconnecting
     /// waits a second).
-    private func commit(_ batch: [(visit: Visit, completion: Completion)]) {
+    private func commit(_ batch: [Entry]) {
         connection.withLock { connection in
             do throws(StorageError) {
                 let visits = batch.map(\.visit)
