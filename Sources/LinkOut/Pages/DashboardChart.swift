@@ -73,13 +73,15 @@ struct DashboardChart {
 
     func total(series: Int) -> Int64 { counts.reduce(0) { $0 + $1[series] } }
 
-    /// The top of the y axis: the busiest day rounded up to 1, 2 or 5 times a power of ten (at least 5).
+    /// The top of the y axis: four gridline steps of 1, 2 or 5 times a power of ten, so every tick is a whole
+    /// number and the busiest day fits.
     var axisMaximum: Int64 {
         let busiest = counts.map { $0.reduce(0, +) }.max() ?? 0
-        var step: Int64 = 1
+        let needed = max((busiest + 3) / 4, 1)
+        var power: Int64 = 1
         while true {
-            for factor: Int64 in [1, 2, 5] where step * factor >= max(busiest, 5) { return step * factor }
-            step *= 10
+            for factor: Int64 in [1, 2, 5] where power * factor >= needed { return power * factor * 4 }
+            power *= 10
         }
     }
 
