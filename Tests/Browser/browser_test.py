@@ -263,8 +263,8 @@ class Run:
         rows = browser.driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
         assert len(rows) >= 1, "the search for SANDBOX_ found no token"
         self.check("admin tokens", shots and f"admin-tokens-{shots}")
-        browser.find("table tbody a[href^='/admin/detail/']", "link to a token's detail").click()
-        browser.wait_for_url("/admin/detail/")
+        browser.find("table tbody a[href^='/admin/detail?id=']", "link to a token's detail").click()
+        browser.wait_for_url("/admin/detail?id=")
         heading = browser.find("h1", "detail heading").text
         assert "SANDBOX_" in heading, f"the detail page is titled {heading!r}"
         self.check("admin token detail", shots and f"admin-token-{shots}")

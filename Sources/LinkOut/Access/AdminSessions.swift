@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 import HTTPServer
 import Lifecycle
 import Synchronization

@@ -130,7 +130,11 @@ package final class Application: Sendable {
                 reporting: reporting,
                 pages: pages,
                 templates: try DashboardPages.load(publicDir: configuration.server.publicDir),
-                sessions: AdminSessions(identifiers: identifiers, clock: clock, isSecure: configuration.server.isSecure),
+                sessions: AdminSessions(
+                    identifiers: identifiers,
+                    clock: clock,
+                    isSecure: configuration.server.isSecure
+                ),
                 throttle: failedAuth,
                 clock: clock
             ),

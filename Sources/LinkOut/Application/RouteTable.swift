@@ -60,7 +60,7 @@ struct RouteTable: Sendable {
         router.post("/admin/logout", handler: dashboard.logout)
         router.get("/admin/chart.svg", handler: dashboard.chart)
         router.get("/admin/find", handler: dashboard.find)
-        router.get("/admin/detail/{externalPurchaseId}", handler: dashboard.detail)
+        router.get("/admin/detail", handler: dashboard.detail)
         router.get("/admin/reports", handler: failedAuth.guarding(admin.reports))
         router.get("/admin/tokens", handler: failedAuth.guarding(admin.tokens))
         router.get("/admin/tokens.csv", handler: failedAuth.guarding(admin.exportCSV))

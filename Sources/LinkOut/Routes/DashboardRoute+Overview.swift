@@ -152,7 +152,7 @@ extension DashboardRoute {
 
     /// The detail page of a token; the id is percent-encoded, as it came from outside.
     static func detailPath(_ externalPurchaseId: String) -> String {
-        return "/admin/detail/"
+        return "/admin/detail?id="
             + (externalPurchaseId.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
     }
 }

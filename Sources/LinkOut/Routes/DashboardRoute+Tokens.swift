@@ -3,7 +3,7 @@ import HTTPServer
 import Storage
 
 /// `GET /admin/find?q=&environment=&offset=`: the token list, searchable by externalPurchaseId prefix, and
-/// `GET /admin/detail/{externalPurchaseId}`: one token with its visits, payments and reports. Every value comes
+/// `GET /admin/detail?id=<externalPurchaseId>` (a query, since an id may hold any character, `/` too): one token with its visits, payments and reports. Every value comes
 /// from outside (tokens, UTM tags, Apple's answers) and goes through the template's escaping.
 extension DashboardRoute {
     static let pageSize = 50
@@ -73,7 +73,7 @@ extension DashboardRoute {
 
     func detail(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let session = sessions.signedIn(request) else { return requireSignIn(request) }
-        let id = request.pathParameters["externalPurchaseId"] ?? ""
+        let id = request.queryValue("id") ?? ""
         guard let token = try ledger.token(id) else { return notFound() }
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
@@ -100,7 +100,9 @@ extension DashboardRoute {
                 [
                     "at": .text(DashboardTime.timestamp(visit.visitedAt)),
                     "path": .text(visit.landingPath),
-                    "utm": .text(visit.utm.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")),
+                    "utm": .text(
+                        visit.utm.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                    ),
                 ]
             }
         )
@@ -152,6 +154,7 @@ extension DashboardRoute {
         for _ in 0..<digits { divisor *= 10 }
         let fraction = String(abs(minorUnits) % divisor)
         let sign = minorUnits < 0 ? "-" : ""
-        return "\(sign)\(abs(minorUnits) / divisor).\(String(repeating: "0", count: digits - fraction.count))\(fraction) \(currency)"
+        return
+            "\(sign)\(abs(minorUnits) / divisor).\(String(repeating: "0", count: digits - fraction.count))\(fraction) \(currency)"
     }
 }
