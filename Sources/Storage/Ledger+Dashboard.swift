@@ -51,6 +51,12 @@ extension Ledger {
         try engine.funnel(since: since)
     }
 
+    /// The `tokenCreationDate` of the oldest token without an accepted report: Apple's UNREPORTED notice counts
+    /// from creation, not from when linkout first saw the token.
+    public func oldestUnreportedCreation() throws(StorageError) -> Int64? {
+        try engine.oldestUnreportedCreation()
+    }
+
     /// Reports Apple refused, or that failed at least once and wait for a retry; most recent attempt first.
     public func failingReports(limit: Int) throws(StorageError) -> [StoredReport] {
         try engine.failingReports(limit: limit)

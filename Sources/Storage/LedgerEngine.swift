@@ -95,6 +95,7 @@ protocol LedgerEngine: Sendable {
 
     func dailyTokenCounts(since: Int64) throws(StorageError) -> [Ledger.DailyTokenCount]
     func funnel(since: Int64) throws(StorageError) -> Ledger.Funnel
+    func oldestUnreportedCreation() throws(StorageError) -> Int64?
     func failingReports(limit: Int) throws(StorageError) -> [StoredReport]
     func failingWebhooks(limit: Int) throws(StorageError) -> [WebhookDelivery]
 

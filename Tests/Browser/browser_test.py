@@ -69,20 +69,23 @@ class Browser:
 
     def __init__(self, axe_script, screenshots):
         options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/bin/chromium"
+        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
         for flag in ["--headless", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"]:
             options.add_argument(flag)
         try:
             self.driver = webdriver.Chrome(
-                service=Service(executable_path="/usr/bin/chromedriver"), options=options
+                service=Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options
             )
         except (WebDriverException, OSError) as error:
-            raise BrowserUnavailable(str(error).strip()) from error
+            # Selenium's message without the driver's native stack trace.
+            reason = getattr(error, "msg", None) or str(error)
+            raise BrowserUnavailable(reason.strip()) from error
         self.driver.set_script_timeout(30)
         self.driver.set_page_load_timeout(30)
         self.axe_script = axe_script
         self.screenshots = screenshots
         self.combination = ""
+        self.viewport = None
 
     def quit(self):
         self.driver.quit()
@@ -106,6 +109,7 @@ class Browser:
             "Emulation.setUserAgentOverride",
             {"userAgent": viewport.user_agent, "acceptLanguage": LANGUAGES[language]},
         )
+        self.viewport = viewport
         self.combination = f"{viewport.name}/{theme}/{language}"
 
     def open(self, url):
@@ -153,10 +157,34 @@ class Browser:
             )
         return lines
 
-    def shoot(self, name):
+    def shoot(self, name, full_page=False):
+        """Saves the viewport, or the whole page by stretching the emulated screen to its height for a moment."""
         os.makedirs(self.screenshots, exist_ok=True)
-        if not self.driver.save_screenshot(os.path.join(self.screenshots, name + ".png")):
-            raise AssertionError(f"could not save the screenshot {name}")
+        if full_page:
+            height = self.driver.execute_script("return document.documentElement.scrollHeight")
+            self.driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": self.viewport.width,
+                    "height": max(height, self.viewport.height),
+                    "deviceScaleFactor": 1,
+                    "mobile": self.viewport.mobile,
+                },
+            )
+        try:
+            if not self.driver.save_screenshot(os.path.join(self.screenshots, name + ".png")):
+                raise AssertionError(f"could not save the screenshot {name}")
+        finally:
+            if full_page:
+                self.driver.execute_cdp_cmd(
+                    "Emulation.setDeviceMetricsOverride",
+                    {
+                        "width": self.viewport.width,
+                        "height": self.viewport.height,
+                        "deviceScaleFactor": 1,
+                        "mobile": self.viewport.mobile,
+                    },
+                )
 
 
 class Run:
@@ -169,12 +197,12 @@ class Run:
         self.failures = []
         self.pages_checked = 0
 
-    def check(self, page, shoot_as=None):
+    def check(self, page, shoot_as=None, full_page=False):
         """axe on the current page, and a screenshot when asked."""
         self.pages_checked += 1
         self.failures.extend(self.browser.axe(page))
         if shoot_as:
-            self.browser.shoot(shoot_as)
+            self.browser.shoot(shoot_as, full_page)
 
     def step(self, name, action):
         """Runs one flow; an exception fails that flow (with where it stopped) and the run goes on."""
@@ -251,7 +279,7 @@ class Run:
             ),
             message="the tokens-per-day chart did not load",
         )
-        self.check("admin dashboard", shots and f"admin-dashboard-{shots}")
+        self.check("admin dashboard", shots and f"admin-dashboard-{shots}", full_page=True)
         if dark_shot:
             browser.shoot(dark_shot)
         browser.find("nav a[href='/admin/find']", "Tokens link").click()

@@ -181,7 +181,7 @@ struct DashboardTests {
         let day = Ledger.dayMilliseconds
         try live.recordAppToken("fresh", now: now)
         try live.recordAppToken("chosen", now: now)
-        // First seen eleven days ago and never reported: past Apple's ten-day notice.
+        // Created eleven days ago and never reported: past Apple's ten-day notice.
         try live.recordAppToken("stale", now: now - 11 * day)
         _ = try ledger.recordCheckoutIntent(
             checkoutId: "c-chosen",
@@ -230,7 +230,7 @@ struct DashboardTests {
         }
         #expect(page.contains("<dt>rejected</dt><dd>1</dd>"))
         #expect(page.contains("<dt>pending</dt><dd>0</dd>"))
-        #expect(page.contains("Oldest unreported token: first seen 11 d 0 h ago"))
+        #expect(page.contains("Oldest unreported token: created 11 d 0 h ago"))
         #expect(page.contains("Past Apple&#39;s 10-day notice by 1 d 0 h"))
         #expect(page.contains("class=\"late\""))
         // Apple's answer is shown as text, never as markup.

@@ -74,6 +74,26 @@ struct LedgerDashboardTests {
         #expect(try ledger.funnel(since: 0).tokens == 4)
     }
 
+    @Test func theOldestUnreportedTokenIsTheOldestCreatedWithoutAnAcceptedReport() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        #expect(try ledger.oldestUnreportedCreation() == nil)
+        for (id, created) in [("reported", Int64(100)), ("waiting", 200), ("newer", 300)] {
+            var token = Self.token(id)
+            token.createdAt = created
+            // Seen in the opposite order to their creation: the age counts from creation.
+            _ = try ledger.recordForwardedToken(token, checkoutId: "c-\(id)", at: 1_000 - created)
+        }
+        try ledger.enqueueReport(Self.report("r-reported", for: "reported"), lineItemRows: [])
+        #expect(try ledger.oldestUnreportedCreation() == 100)
+        try ledger.recordAttempt(
+            "r-reported",
+            ReportAttempt(state: .accepted, httpStatus: 200, response: "", nextAttemptAt: 0, at: 5)
+        )
+        #expect(try ledger.oldestUnreportedCreation() == 200)
+    }
+
     @Test func failingReportsAreRejectedOrRetriedOnes() throws {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try Ledger(directory: folder.path)

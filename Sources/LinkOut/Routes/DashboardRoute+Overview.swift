@@ -76,7 +76,7 @@ extension DashboardRoute {
                 ["state": .text(state.rawValue), "count": .text(String(summary.counts[state] ?? 0))]
             }
         )
-        if let oldest = summary.oldestUnreported {
+        if let oldest = try ledger.oldestUnreportedCreation() {
             let age = now - oldest
             let left = Self.appleNoticeMilliseconds - age
             context["oldest"] = .text("yes")
