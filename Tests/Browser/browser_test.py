@@ -86,6 +86,8 @@ class Browser:
         self.screenshots = screenshots
         self.combination = ""
         self.viewport = None
+        self.theme = None
+        self.language = None
 
     def quit(self):
         self.driver.quit()
@@ -110,7 +112,19 @@ class Browser:
             {"userAgent": viewport.user_agent, "acceptLanguage": LANGUAGES[language]},
         )
         self.viewport = viewport
+        self.theme = theme
+        self.language = language
         self.combination = f"{viewport.name}/{theme}/{language}"
+
+    def verify_emulation(self):
+        """The page really got the width, colour scheme and language asked for (else the checks prove nothing)."""
+        width, dark, lang = self.driver.execute_script(
+            "return [window.innerWidth, matchMedia('(prefers-color-scheme: dark)').matches,"
+            " document.documentElement.lang];"
+        )
+        assert width == self.viewport.width, f"the page is {width} px wide, not {self.viewport.width}"
+        assert dark == (self.theme == "dark"), f"prefers-color-scheme: dark is {dark} in the {self.theme} run"
+        assert lang.startswith(self.language), f"the page's language is {lang!r}, not {self.language}"
 
     def open(self, url):
         self.driver.get(url)
@@ -229,6 +243,7 @@ class Run:
         browser.open(self.simulate())
         browser.wait_for_url("/checkout/")
         browser.find("input[type=radio][name=product]", "product choice")
+        browser.verify_emulation()
         self.check("checkout", shots and f"checkout-{shots}")
         browser.find("form[method=post] [type=submit]", "continue button on the checkout form").click()
         browser.wait_for_url("/pay/demo/")
@@ -242,6 +257,16 @@ class Run:
         link = browser.find(", ".join(links), "link back to the app")
         href = link.get_attribute("href")
         assert href.startswith(app["urlScheme"] + ":") or href.startswith(app["returnURL"]), href
+        # The browser that paid gets the redemption code on its way back into the app.
+        assert "code=" in href, f"the app link {href} carries no redemption code"
+        if not browser.viewport.mobile:
+            WebDriverWait(browser.driver, WAIT_SECONDS).until(
+                lambda driver: driver.execute_script(
+                    "return [...document.images].some(i => i.src.includes('qr.svg') && i.complete"
+                    " && i.naturalWidth > 0);"
+                ),
+                message="the desktop result page shows no QR code for the phone",
+            )
         self.check("result", shots and f"result-{shots}")
 
     def error_pages(self, shots):
