@@ -25,7 +25,7 @@ struct LedgerDashboardTests {
 
     @Test func tokensAreCountedPerUTCDayEnvironmentAndSource() throws {
         let folder = LedgerTests.TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         // Day 20_000 from its first to its last millisecond, and the next day's first.
         _ = try ledger.recordForwardedToken(Self.token("a", source: "app"), checkoutId: "ca", at: 20_000 * Self.day)
@@ -45,7 +45,7 @@ struct LedgerDashboardTests {
 
     @Test func theFunnelCountsTokensThatReachedEachStep() throws {
         let folder = LedgerTests.TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         for id in ["a", "b", "c"] {
             _ = try ledger.recordForwardedToken(Self.token(id), checkoutId: "c-\(id)", at: 10 * Self.day)
@@ -76,7 +76,7 @@ struct LedgerDashboardTests {
 
     @Test func theOldestUnreportedTokenIsTheOldestCreatedWithoutAnAcceptedReport() throws {
         let folder = LedgerTests.TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         #expect(try ledger.oldestUnreportedCreation() == nil)
         for (id, created) in [("reported", Int64(100)), ("waiting", 200), ("newer", 300)] {
@@ -96,7 +96,7 @@ struct LedgerDashboardTests {
 
     @Test func failingReportsAreRejectedOrRetriedOnes() throws {
         let folder = LedgerTests.TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         for id in ["ok", "rejected", "retrying", "fresh"] {
             _ = try ledger.recordForwardedToken(Self.token(id), checkoutId: "c-\(id)", at: 1)

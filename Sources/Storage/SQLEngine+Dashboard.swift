@@ -1,7 +1,7 @@
 /// The dashboard's reads. The SQL is kept to what SQLite and PostgreSQL both run: integer division for days,
 /// `EXISTS` subqueries, `?` placeholders. The day divisor is written into the SQL rather than bound: PostgreSQL
 /// would see two different parameters in the select list and the `GROUP BY` and refuse the grouping.
-extension SQLiteEngine {
+extension SQLEngine {
     func dailyTokenCounts(since: Int64) throws(StorageError) -> [Ledger.DailyTokenCount] {
         try read { connection throws(StorageError) in
             try connection.query(
