@@ -92,17 +92,16 @@ class Browser:
     def quit(self):
         self.driver.quit()
 
-    def emulate(self, viewport, theme, language):
-        """Width, colour scheme and Accept-Language for the pages loaded from now on."""
+    def set_metrics(self, viewport, height):
+        """The exact viewport: --window-size alone gives Chromium at least 500 px and subtracts its own UI."""
         self.driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
-            {
-                "width": viewport.width,
-                "height": viewport.height,
-                "deviceScaleFactor": 1,
-                "mobile": viewport.mobile,
-            },
+            {"width": viewport.width, "height": height, "deviceScaleFactor": 1, "mobile": viewport.mobile},
         )
+
+    def emulate(self, viewport, theme, language):
+        """Width, colour scheme and Accept-Language for the pages loaded from now on."""
+        self.set_metrics(viewport, viewport.height)
         self.driver.execute_cdp_cmd(
             "Emulation.setEmulatedMedia",
             {"features": [{"name": "prefers-color-scheme", "value": theme}]},
@@ -176,29 +175,13 @@ class Browser:
         os.makedirs(self.screenshots, exist_ok=True)
         if full_page:
             height = self.driver.execute_script("return document.documentElement.scrollHeight")
-            self.driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {
-                    "width": self.viewport.width,
-                    "height": max(height, self.viewport.height),
-                    "deviceScaleFactor": 1,
-                    "mobile": self.viewport.mobile,
-                },
-            )
+            self.set_metrics(self.viewport, max(height, self.viewport.height))
         try:
             if not self.driver.save_screenshot(os.path.join(self.screenshots, name + ".png")):
                 raise AssertionError(f"could not save the screenshot {name}")
         finally:
             if full_page:
-                self.driver.execute_cdp_cmd(
-                    "Emulation.setDeviceMetricsOverride",
-                    {
-                        "width": self.viewport.width,
-                        "height": self.viewport.height,
-                        "deviceScaleFactor": 1,
-                        "mobile": self.viewport.mobile,
-                    },
-                )
+                self.set_metrics(self.viewport, self.viewport.height)
 
 
 class Run:
@@ -222,7 +205,7 @@ class Run:
         """Runs one flow; an exception fails that flow (with where it stopped) and the run goes on."""
         try:
             action()
-        except (AssertionError, WebDriverException) as error:
+        except (AssertionError, WebDriverException, subprocess.SubprocessError) as error:
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             self.failures.append(f"{name} [{self.browser.combination}]: {message}")
 
@@ -242,7 +225,7 @@ class Run:
         browser = self.browser
         browser.open(self.simulate())
         browser.wait_for_url("/checkout/")
-        browser.find("input[type=radio][name=product]", "product choice")
+        browser.find("[name=product]", "product choice")
         browser.verify_emulation()
         self.check("checkout", shots and f"checkout-{shots}")
         browser.find("form[method=post] [type=submit]", "continue button on the checkout form").click()
