@@ -246,6 +246,30 @@ struct DashboardTests {
         #expect(dark.text.contains("fill=\"#5fd0a8\"") && !dark.text.contains("fill=\"#0f7a5c\""))
     }
 
+    @Test func aFailingWebhookShowsWithItsReason() throws {
+        let receiver = try WebhookReceiver(secret: EntitlementTests.secret, failFirst: 100)
+        defer { receiver.stop() }
+        let live = try LiveApplication {
+            $0.adminToken = Self.adminToken
+            $0.webhooks.url = receiver.url
+            $0.webhooks.secret = EntitlementTests.secret
+        }
+        _ = try EntitlementTests.demoPurchase(live)
+        #expect(eventually(within: 10) { receiver.deliveries.count >= 1 })
+        let session = try Self.signIn(live)
+        // The attempt is recorded just after the receiver answers: look until the page shows it.
+        var page = ""
+        #expect(
+            eventually(within: 10) {
+                page = (try? live.get("/admin", headers: ["Cookie": session]).text) ?? ""
+                return page.contains("HTTP 500")
+            }
+        )
+        #expect(page.contains("<dt>pending</dt><dd>1</dd>"))
+        #expect(page.contains("<td>purchase.completed</td><td>pending</td><td>1</td>"))
+        #expect(!page.contains("No failing webhook deliveries."))
+    }
+
     @Test func theTokenListSearchesByPrefixAndEscapesWhatOutsidersSent() throws {
         let live = try Self.live()
         let now = Int64(Date().timeIntervalSince1970 * 1000)
