@@ -19,6 +19,11 @@ struct DashboardTests {
     }
 
     /// `name=value` of a Set-Cookie header.
+    /// The `Set-Cookie` header of the cookie `name`, among a response's.
+    static func setCookie(_ response: RawClient.Response, _ name: String) -> String? {
+        response.headers.first { $0.name.lowercased() == "set-cookie" && $0.value.hasPrefix(name + "=") }?.value
+    }
+
     static func cookiePair(_ setCookie: String?) -> String {
         String(setCookie?.split(separator: ";").first ?? "")
     }
@@ -32,7 +37,7 @@ struct DashboardTests {
     static func loginForm(_ live: LiveApplication) throws -> (cookie: String, csrf: String) {
         let page = try live.get("/admin")
         #expect(page.status == 200)
-        return (cookiePair(page.header("set-cookie")), try #require(csrf(in: page.text)))
+        return (cookiePair(setCookie(page, "linkout_admin_login")), try #require(csrf(in: page.text)))
     }
 
     static func form(_ fields: [(String, String)]) -> String {
@@ -57,7 +62,7 @@ struct DashboardTests {
         let login = try loginForm(live)
         let response = try postLogin(live, cookie: login.cookie, csrf: login.csrf, token: adminToken)
         #expect(response.status == 303)
-        return cookiePair(response.header("set-cookie"))
+        return cookiePair(setCookie(response, "linkout_admin"))
     }
 
     @Test func theDashboardIsOffWithoutAnAdminToken() throws {
@@ -86,18 +91,20 @@ struct DashboardTests {
     @Test func theRightTokenGives303AndAStrictHttpOnlyCookieForAdminOnly() throws {
         let live = try Self.live()
         let login = try Self.loginForm(live)
-        #expect(login.cookie.hasPrefix("linkout_admin="))
+        #expect(login.cookie.hasPrefix("linkout_admin_login="))
         let response = try Self.postLogin(live, cookie: login.cookie, csrf: login.csrf, token: Self.adminToken)
         #expect(response.status == 303)
         #expect(response.header("location") == "/admin")
-        let setCookie = try #require(response.header("set-cookie"))
+        let setCookie = try #require(Self.setCookie(response, "linkout_admin"))
         let attributes = Set(
             setCookie.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
         )
         #expect(attributes == ["Path=/admin", "Max-Age=28800", "HttpOnly", "SameSite=Strict"])
         let session = Self.cookiePair(setCookie)
         // A fresh id, not the one the browser held before signing in.
-        #expect(session.hasPrefix("linkout_admin=") && session != login.cookie)
+        #expect(session.dropFirst("linkout_admin=".count) != login.cookie.dropFirst("linkout_admin_login=".count))
+        // The login form's cookie is spent.
+        #expect(Self.setCookie(response, "linkout_admin_login")?.contains("Max-Age=0") == true)
         let dashboard = try live.get("/admin", headers: ["Cookie": session])
         #expect(dashboard.status == 200)
         #expect(dashboard.text.contains("action=\"/admin/logout\""))
@@ -108,13 +115,32 @@ struct DashboardTests {
         #expect(!live.logLines.all.contains { $0.contains(Self.adminToken) })
     }
 
+    @Test func showingTheLoginFormNeverOverwritesASession() throws {
+        let live = try Self.live()
+        let session = try Self.signIn(live)
+        // A signed-in operator arriving from another site sends no cookie (SameSite=Strict) and gets the form.
+        let form = try live.get("/admin")
+        #expect(form.text.contains("action=\"/admin/login\""))
+        #expect(Self.setCookie(form, "linkout_admin") == nil)
+        #expect(Self.setCookie(form, "linkout_admin_login") != nil)
+        #expect(try live.get("/admin", headers: ["Cookie": session]).text.contains("/admin/logout"))
+    }
+
     @Test func underHttpsTheCookieIsSecureAndPrefixed() throws {
         let live = try Self.live(https: true)
-        let login = try Self.loginForm(live)
-        #expect(login.cookie.hasPrefix("__Secure-linkout_admin="))
-        let response = try Self.postLogin(live, cookie: login.cookie, csrf: login.csrf, token: Self.adminToken)
-        let setCookie = try #require(response.header("set-cookie"))
-        #expect(setCookie.hasPrefix("__Secure-linkout_admin="))
+        let page = try live.get("/admin")
+        #expect(Self.setCookie(page, "linkout_admin_login") == nil)
+        let loginCookie = try #require(Self.setCookie(page, "__Secure-linkout_admin_login"))
+        #expect(loginCookie.hasSuffix("; Secure"))
+        let csrf = try #require(Self.csrf(in: page.text))
+        let response = try Self.postLogin(
+            live,
+            cookie: Self.cookiePair(loginCookie),
+            csrf: csrf,
+            token: Self.adminToken
+        )
+        #expect(response.status == 303)
+        let setCookie = try #require(Self.setCookie(response, "__Secure-linkout_admin"))
         #expect(setCookie.hasSuffix("; Secure"))
         // A cookie under the plain name is not the operator's session on an https installation.
         let plain = Self.cookiePair(setCookie).replacingOccurrences(of: "__Secure-", with: "")
@@ -128,7 +154,7 @@ struct DashboardTests {
         for (cookie, csrf) in [(login.cookie, "forged"), (login.cookie, ""), ("", login.csrf)] {
             let response = try Self.postLogin(live, cookie: cookie, csrf: csrf, token: Self.adminToken)
             #expect(response.status == 403)
-            #expect(response.header("set-cookie")?.contains("Max-Age=28800") != true)
+            #expect(Self.setCookie(response, "linkout_admin") == nil)
         }
         // Another browser's form does not fit this browser's cookie.
         let other = try Self.loginForm(live)
@@ -156,7 +182,7 @@ struct DashboardTests {
             headers: ["Cookie": session]
         )
         #expect(logout.status == 303)
-        #expect(logout.header("set-cookie")?.contains("Max-Age=0") == true)
+        #expect(Self.setCookie(logout, "linkout_admin")?.contains("Max-Age=0") == true)
         // The old cookie, replayed, is signed out.
         let after = try live.get("/admin", headers: ["Cookie": session])
         #expect(after.text.contains("action=\"/admin/login\""))

@@ -8,13 +8,17 @@ import Synchronization
 /// stolen cookie dies with its session. The cookie is apart from the checkout's (its own name, `Path=/admin`,
 /// `SameSite=Strict`) so nothing a buyer's page sets or reads can touch it.
 ///
-/// Before sign-in the same cookie carries a minted, unstored id (`Identifiers.session()`) that the login form's
-/// CSRF token is bound to; signing in replaces it with a fresh id, so an id planted before sign-in is worthless.
+/// Before sign-in a second cookie carries a minted, unstored id (`Identifiers.session()`) that the login form's
+/// CSRF token is bound to; signing in starts a fresh session id, so an id planted before sign-in is worthless.
+/// The two are apart so that showing the login form never overwrites a session: with `SameSite=Strict` a
+/// signed-in operator who follows a link from another site arrives without cookies and sees the form.
 final class AdminSessions: Sendable {
     static let cookieName = "linkout_admin"
     /// Under https: browsers accept a `__Secure-` cookie only with `Secure`. (`__Host-` would also demand
     /// `Path=/`, which would send the operator's cookie to every buyer-facing page.)
     static let secureCookieName = "__Secure-linkout_admin"
+    static let loginCookieName = "linkout_admin_login"
+    static let secureLoginCookieName = "__Secure-linkout_admin_login"
     /// How long a sign-in lasts.
     static let lifetimeSeconds: Int64 = 8 * 3600
     /// How long the login form's pre-session id is kept by the browser.
@@ -34,9 +38,15 @@ final class AdminSessions: Sendable {
     }
 
     var cookieName: String { isSecure ? Self.secureCookieName : Self.cookieName }
+    var loginCookieName: String { isSecure ? Self.secureLoginCookieName : Self.loginCookieName }
 
-    /// The id in the request's admin cookie, if this installation minted it (signed in or not).
-    func cookieId(in request: HTTPRequest) -> String? {
+    /// The login form's id the request carries, if this installation minted it.
+    func loginId(in request: HTTPRequest) -> String? {
+        cookieId(named: loginCookieName, in: request)
+    }
+
+    /// The id in the request's cookie `name`, if this installation minted it.
+    private func cookieId(named cookieName: String, in request: HTTPRequest) -> String? {
         for header in request.headers.values(for: "cookie") {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
@@ -50,7 +60,7 @@ final class AdminSessions: Sendable {
 
     /// The signed-in session the request carries, or nil.
     func signedIn(_ request: HTTPRequest) -> String? {
-        guard let id = cookieId(in: request) else { return nil }
+        guard let id = cookieId(named: cookieName, in: request) else { return nil }
         let now = clock.nowMilliseconds()
         return sessions.withLock { sessions in
             guard let expiry = sessions[id] else { return nil }
@@ -88,9 +98,18 @@ final class AdminSessions: Sendable {
     /// A fresh unstored id for the login form.
     func preLoginId() -> String { identifiers.session() }
 
-    /// The `Set-Cookie` value that gives the browser `id` for `seconds` (0 deletes the cookie).
-    func cookie(_ id: String, seconds: Int64) -> String {
-        "\(cookieName)=\(id); Path=/admin; Max-Age=\(seconds); HttpOnly; SameSite=Strict" + (isSecure ? "; Secure" : "")
+    /// The `Set-Cookie` value that gives the browser session `id` for `seconds` (0 deletes the cookie).
+    func sessionCookie(_ id: String, seconds: Int64) -> String {
+        Self.cookie(cookieName, id, seconds: seconds, secure: isSecure)
+    }
+
+    /// The `Set-Cookie` value for the login form's id (0 seconds deletes it).
+    func loginCookie(_ id: String, seconds: Int64) -> String {
+        Self.cookie(loginCookieName, id, seconds: seconds, secure: isSecure)
+    }
+
+    private static func cookie(_ name: String, _ value: String, seconds: Int64, secure: Bool) -> String {
+        "\(name)=\(value); Path=/admin; Max-Age=\(seconds); HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
     }
 
     /// The CSRF token of a form shown to the holder of `id`; `scope` tells the login form from the signed-in ones.

@@ -44,7 +44,7 @@ struct DashboardRoute: Sendable {
             response.headers.add(name: "Retry-After", value: String(seconds))
             return response
         }
-        guard let fields = formFields(request), let preLogin = sessions.cookieId(in: request),
+        guard let fields = formFields(request), let preLogin = sessions.loginId(in: request),
             let csrf = fields["csrf"], sessions.isValidCSRF(csrf, id: preLogin, scope: .login)
         else {
             return loginForm(request, status: .forbidden, error: "The form had expired. Sign in again.")
@@ -55,7 +55,9 @@ struct DashboardRoute: Sendable {
         }
         let session = sessions.create()
         var headers = HTTPHeaders()
-        headers.add(name: "Set-Cookie", value: sessions.cookie(session, seconds: AdminSessions.lifetimeSeconds))
+        headers.add(name: "Set-Cookie", value: sessions.sessionCookie(session, seconds: AdminSessions.lifetimeSeconds))
+        // The login form's id has done its job; a new form gets a new one.
+        headers.add(name: "Set-Cookie", value: sessions.loginCookie("", seconds: 0))
         return pages.seeOther("/admin", extraHeaders: headers)
     }
 
@@ -68,7 +70,7 @@ struct DashboardRoute: Sendable {
         else { return loginForm(request, status: .forbidden, error: "The form had expired. Nothing was changed.") }
         sessions.end(session)
         var headers = HTTPHeaders()
-        headers.add(name: "Set-Cookie", value: sessions.cookie("", seconds: 0))
+        headers.add(name: "Set-Cookie", value: sessions.sessionCookie("", seconds: 0))
         return pages.seeOther("/admin", extraHeaders: headers)
     }
 
@@ -96,11 +98,11 @@ struct DashboardRoute: Sendable {
     func loginForm(_ request: HTTPRequest, status: HTTPStatus, error: String?) -> HTTPResponse {
         var headers = HTTPHeaders()
         let id: String
-        if let existing = sessions.cookieId(in: request) {
+        if let existing = sessions.loginId(in: request) {
             id = existing
         } else {
             id = sessions.preLoginId()
-            headers.add(name: "Set-Cookie", value: sessions.cookie(id, seconds: AdminSessions.loginFormSeconds))
+            headers.add(name: "Set-Cookie", value: sessions.loginCookie(id, seconds: AdminSessions.loginFormSeconds))
         }
         var context: Template.Context = ["csrf": .text(sessions.csrfToken(id, scope: .login))]
         if let error { context["error"] = .text(error) }
