@@ -74,7 +74,7 @@ extension DashboardRoute {
     func detail(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let session = sessions.signedIn(request) else { return requireSignIn(request) }
         let id = request.queryValue("id") ?? ""
-        guard let token = try ledger.token(id) else { return notFound() }
+        guard let token = try ledger.token(id) else { return notFound(request) }
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
             "id": .text(token.externalPurchaseId),

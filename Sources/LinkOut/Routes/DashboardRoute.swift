@@ -25,7 +25,7 @@ struct DashboardRoute: Sendable {
 
     /// `GET /admin`
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard configuration.adminToken != nil else { return notFound() }
+        guard configuration.adminToken != nil else { return notFound(request) }
         guard let session = sessions.signedIn(request) else { return loginForm(request, status: .ok, error: nil) }
         return pages.html(templates.overview.render(try overviewContext(session: session)))
     }
@@ -33,7 +33,7 @@ struct DashboardRoute: Sendable {
     /// `POST /admin/login`: the admin token against the login form's CSRF token. Refused tokens count toward the
     /// same failed-auth throttle as the bearer APIs, so the form is no faster way to guess.
     func login(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let adminToken = configuration.adminToken else { return notFound() }
+        guard let adminToken = configuration.adminToken else { return notFound(request) }
         let client = throttle.client(of: request)
         if let seconds = throttle.retryAfter(for: client) {
             var response = loginForm(
@@ -63,7 +63,7 @@ struct DashboardRoute: Sendable {
 
     /// `POST /admin/logout`: ends the session (CSRF-checked, so no other site can sign the operator out).
     func logout(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard configuration.adminToken != nil else { return notFound() }
+        guard configuration.adminToken != nil else { return notFound(request) }
         guard let session = sessions.signedIn(request) else { return pages.seeOther("/admin") }
         guard let fields = formFields(request), let csrf = fields["csrf"],
             sessions.isValidCSRF(csrf, id: session, scope: .signedIn)
@@ -76,7 +76,7 @@ struct DashboardRoute: Sendable {
 
     /// `GET /admin/chart.svg[?theme=dark]`: the tokens-per-day chart, for the signed-in page's `<img>`.
     func chart(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard configuration.adminToken != nil else { return notFound() }
+        guard configuration.adminToken != nil else { return notFound(request) }
         guard sessions.signedIn(request) != nil else { return HTTPError(.unauthorized, "Sign in first.").response }
         var headers = pages.securityHeaders()
         headers.add(name: "Content-Type", value: "image/svg+xml; charset=utf-8")
@@ -87,11 +87,11 @@ struct DashboardRoute: Sendable {
     /// A page to answer a signed-out request to a signed-in page: the login form, 401.
     func requireSignIn(_ request: HTTPRequest) -> HTTPResponse {
         configuration.adminToken == nil
-            ? notFound() : loginForm(request, status: .unauthorized, error: "Sign in to see this page.")
+            ? notFound(request) : loginForm(request, status: .unauthorized, error: "Sign in to see this page.")
     }
 
-    func notFound() -> HTTPResponse {
-        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", language: "en")
+    func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", request: request)
     }
 
     /// The login form, bound to the browser's pre-login id (minted and set here when it has none).
