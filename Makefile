@@ -1,13 +1,13 @@
 # The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test setup build lint unit smoke bench format container
+.PHONY: run test setup build lint unit smoke browser bench format container
 
 run: setup
 	swift build -c release
 	.build/release/linkout serve
 
-test: setup lint unit smoke
+test: setup lint unit smoke browser
 
 setup:
 	scripts/setup.sh
@@ -25,6 +25,12 @@ unit:
 smoke:
 	swift build -c release $(SWIFT_FLAGS)
 	scripts/smoke-release.sh .build/release/linkout
+
+# Headless Chromium through the purchase flow, the error pages and the dashboard at phone and desktop width, with
+# axe-core's WCAG 2.2 AA rules; writes docs/screenshots/. Installs chromium, chromium-driver and Selenium if needed.
+browser:
+	swift build -c release $(SWIFT_FLAGS)
+	scripts/browser-test.sh .build/release/linkout
 
 # Builds the image and checks it like a deployment would (podman or docker; see README "Deploy").
 container:

@@ -91,6 +91,14 @@ protocol LedgerEngine: Sendable {
     func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery]
     func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError)
     func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64]
+    // MARK: the operator dashboard
+
+    func dailyTokenCounts(since: Int64) throws(StorageError) -> [Ledger.DailyTokenCount]
+    func funnel(since: Int64) throws(StorageError) -> Ledger.Funnel
+    func oldestUnreportedCreation() throws(StorageError) -> Int64?
+    func failingReports(limit: Int) throws(StorageError) -> [StoredReport]
+    func failingWebhooks(limit: Int) throws(StorageError) -> [WebhookDelivery]
+
     // MARK: notifications
 
     func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool

@@ -57,6 +57,7 @@ package final class Application: Sendable {
             clock: clock
         )
         self.notifications = notifications
+        let failedAuth = FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock)
         let routes = RouteTable(
             landingPaths: configuration.landing.paths,
             landing: LandingRoute(
@@ -123,6 +124,20 @@ package final class Application: Sendable {
             ),
             lineItems: LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting, clock: clock),
             admin: AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting),
+            dashboard: DashboardRoute(
+                configuration: configuration,
+                ledger: ledger,
+                reporting: reporting,
+                pages: pages,
+                templates: try DashboardPages.load(publicDir: configuration.server.publicDir),
+                sessions: AdminSessions(
+                    identifiers: identifiers,
+                    clock: clock,
+                    isSecure: configuration.server.isSecure
+                ),
+                throttle: failedAuth,
+                clock: clock
+            ),
             staticFiles: StaticFiles(root: configuration.server.publicDir),
             rateGuard: RateGuard(
                 limiter: RateLimiter(
@@ -133,7 +148,7 @@ package final class Application: Sendable {
                 pages: pages,
                 metrics: metrics
             ),
-            failedAuth: FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
+            failedAuth: failedAuth,
             readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
             metrics: metrics,
             notificationPath: configuration.apple.notificationPath,

@@ -14,6 +14,7 @@ struct RouteTable: Sendable {
     let tokens: TokenAPI
     let lineItems: LineItemsAPI
     let admin: AdminAPI
+    let dashboard: DashboardRoute
     let staticFiles: StaticFiles
     let rateGuard: RateGuard
     let failedAuth: FailedAuthThrottle
@@ -54,6 +55,12 @@ struct RouteTable: Sendable {
             "/v1/tokens/{externalPurchaseId}/line-items",
             handler: rateGuard.limit(failedAuth.guarding(lineItems.post))
         )
+        router.get("/admin", handler: dashboard.show)
+        router.post("/admin/login", handler: dashboard.login)
+        router.post("/admin/logout", handler: dashboard.logout)
+        router.get("/admin/chart.svg", handler: dashboard.chart)
+        router.get("/admin/find", handler: dashboard.find)
+        router.get("/admin/detail", handler: dashboard.detail)
         router.get("/admin/reports", handler: failedAuth.guarding(admin.reports))
         router.get("/admin/tokens", handler: failedAuth.guarding(admin.tokens))
         router.get("/admin/tokens.csv", handler: failedAuth.guarding(admin.exportCSV))

@@ -1,0 +1,135 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Lifecycle
+import Synchronization
+
+/// Signed-in operator sessions of the dashboard, kept in memory: signing out or a restart ends them, and a
+/// stolen cookie dies with its session. The cookie is apart from the checkout's (its own name, `Path=/admin`,
+/// `SameSite=Strict`) so nothing a buyer's page sets or reads can touch it.
+///
+/// Before sign-in a second cookie carries a minted, unstored id (`Identifiers.session()`) that the login form's
+/// CSRF token is bound to; signing in starts a fresh session id, so an id planted before sign-in is worthless.
+/// The two are apart so that showing the login form never overwrites a session: with `SameSite=Strict` a
+/// signed-in operator who follows a link from another site arrives without cookies and sees the form.
+final class AdminSessions: Sendable {
+    static let cookieName = "linkout_admin"
+    /// Under https: browsers accept a `__Secure-` cookie only with `Secure`. (`__Host-` would also demand
+    /// `Path=/`, which would send the operator's cookie to every buyer-facing page.)
+    static let secureCookieName = "__Secure-linkout_admin"
+    static let loginCookieName = "linkout_admin_login"
+    static let secureLoginCookieName = "__Secure-linkout_admin_login"
+    /// How long a sign-in lasts.
+    static let lifetimeSeconds: Int64 = 8 * 3600
+    /// How long the login form's pre-session id is kept by the browser.
+    static let loginFormSeconds: Int64 = 3600
+    /// Above this many live sessions the ones closest to expiry are dropped, so memory stays bounded.
+    static let maxSessions = 1024
+
+    private let identifiers: Identifiers
+    private let clock: Clock
+    let isSecure: Bool
+    private let sessions = Mutex<[String: Int64]>([:])
+
+    init(identifiers: Identifiers, clock: Clock, isSecure: Bool) {
+        self.identifiers = identifiers
+        self.clock = clock
+        self.isSecure = isSecure
+    }
+
+    var cookieName: String { isSecure ? Self.secureCookieName : Self.cookieName }
+    var loginCookieName: String { isSecure ? Self.secureLoginCookieName : Self.loginCookieName }
+
+    /// The login form's id the request carries, if this installation minted it.
+    func loginId(in request: HTTPRequest) -> String? {
+        cookieId(named: loginCookieName, in: request)
+    }
+
+    /// The id in the request's cookie `name`, if this installation minted it.
+    private func cookieId(named cookieName: String, in request: HTTPRequest) -> String? {
+        for header in request.headers.values(for: "cookie") {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == cookieName else { continue }
+                let value = parts[1].trimmingCharacters(in: .whitespaces)
+                if identifiers.isIssuedSession(value) { return value }
+            }
+        }
+        return nil
+    }
+
+    /// The signed-in session the request carries, or nil.
+    func signedIn(_ request: HTTPRequest) -> String? {
+        guard let id = cookieId(named: cookieName, in: request) else { return nil }
+        let now = clock.nowMilliseconds()
+        return sessions.withLock { sessions in
+            guard let expiry = sessions[id] else { return nil }
+            guard now < expiry else {
+                sessions[id] = nil
+                return nil
+            }
+            return id
+        }
+    }
+
+    /// Starts a session and returns its id.
+    func create() -> String {
+        let id = identifiers.session()
+        let now = clock.nowMilliseconds()
+        sessions.withLock { sessions in
+            sessions[id] = now + Self.lifetimeSeconds * 1000
+            if sessions.count > Self.maxSessions {
+                sessions = sessions.filter { now < $0.value }
+                let surplus = sessions.count - Self.maxSessions
+                if surplus > 0 {
+                    for (key, _) in sessions.sorted(by: { $0.value < $1.value }).prefix(surplus) {
+                        sessions[key] = nil
+                    }
+                }
+            }
+        }
+        return id
+    }
+
+    func end(_ id: String) {
+        _ = sessions.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// A fresh unstored id for the login form.
+    func preLoginId() -> String { identifiers.session() }
+
+    /// The `Set-Cookie` value that gives the browser session `id` for `seconds` (0 deletes the cookie).
+    func sessionCookie(_ id: String, seconds: Int64) -> String {
+        Self.cookie(cookieName, id, seconds: seconds, secure: isSecure)
+    }
+
+    /// The `Set-Cookie` value for the login form's id (0 seconds deletes it).
+    func loginCookie(_ id: String, seconds: Int64) -> String {
+        Self.cookie(loginCookieName, id, seconds: seconds, secure: isSecure)
+    }
+
+    private static func cookie(_ name: String, _ value: String, seconds: Int64, secure: Bool) -> String {
+        "\(name)=\(value); Path=/admin; Max-Age=\(seconds); HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+    }
+
+    /// The CSRF token of a form shown to the holder of `id`; `scope` tells the login form from the signed-in ones.
+    func csrfToken(_ id: String, scope: Scope) -> String {
+        identifiers.csrfToken(session: id, checkoutId: scope.rawValue)
+    }
+
+    func isValidCSRF(_ candidate: String, id: String, scope: Scope) -> Bool {
+        identifiers.isValidCSRF(candidate, session: id, checkoutId: scope.rawValue)
+    }
+
+    /// What a CSRF token is for. The values cannot collide with checkout ids (26 base32 characters).
+    enum Scope: String {
+        case login = "admin-login"
+        case signedIn = "admin"
+    }
+
+    /// Whether `presented` is the admin token, in time independent of where or whether they differ.
+    static func isAdminToken(_ presented: String, _ token: String) -> Bool {
+        let mac = HMACSHA256(key: Array("linkout-admin-login-comparison".utf8))
+        return HMACSHA256.constantTimeEqual(mac.authenticate(presented), mac.authenticate(token))
+    }
+}

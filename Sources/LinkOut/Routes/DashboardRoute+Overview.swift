@@ -1,0 +1,158 @@
+import Foundation
+import Lifecycle
+import Storage
+
+/// The signed-in dashboard page: chart, funnel, Apple report states and what is failing.
+extension DashboardRoute {
+    /// Rows shown of failing reports and webhooks; the JSON admin API lists them all.
+    static let failingRows = 20
+    /// Characters shown of Apple's or a receiver's answer.
+    static let reasonCharacters = 300
+
+    func overviewContext(session: String) throws -> Template.Context {
+        // Visits acknowledged a moment ago may still sit in the journal: the operator sees them at once.
+        _ = ledger.flush(timeout: .seconds(2))
+        let now = clock.nowMilliseconds()
+        var context: Template.Context = [
+            "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
+            "now": .text(DashboardTime.timestamp(now)),
+            "reporting": .text(reporting.status.description),
+            "days": .text(String(Self.days)),
+        ]
+        addChart(to: &context)
+        let funnel = try ledger.funnel(since: window.first * Ledger.dayMilliseconds)
+        context["funnel"] = .list(Self.funnelSteps(funnel))
+        try addReports(to: &context, now: now)
+        try addWebhooks(to: &context, now: now)
+        return context
+    }
+
+    private func addChart(to context: inout Template.Context) {
+        guard let chart = try? chartData() else { return }
+        let series = DashboardChart.series.enumerated().map { index, series -> Template.Context in
+            [
+                "index": .text(String(index)),
+                "label": .text(series.label),
+                "total": .text(String(chart.total(series: index))),
+            ]
+        }
+        context["series"] = .list(series)
+        let summary = DashboardChart.series.indices.map {
+            "\(DashboardChart.series[$0].label) \(chart.total(series: $0))"
+        }
+        context["chart_alt"] = .text(
+            "Bar chart of tokens first seen per day over the last \(Self.days) days: \(chart.total) in total ("
+                + summary.joined(separator: ", ") + "). The numbers per day are in the table below."
+        )
+        // Newest day first: the day an operator looks for is usually today.
+        context["chart_days"] = .list(
+            chart.counts.enumerated().reversed().map { index, counts in
+                [
+                    "day": .text(DashboardTime.day(chart.firstDay + Int64(index))),
+                    "cells": .list(counts.map { ["count": .text(String($0))] }),
+                    "total": .text(String(counts.reduce(0, +))),
+                ]
+            }
+        )
+    }
+
+    static func funnelSteps(_ funnel: Ledger.Funnel) -> [Template.Context] {
+        let steps: [(String, Int64)] = [
+            ("Landing (tokens recorded)", funnel.tokens),
+            ("Checkout (product chosen)", funnel.checkouts),
+            ("Payment (purchase completed)", funnel.payments),
+            ("Reported (accepted by Apple)", funnel.reported),
+        ]
+        return steps.map { label, count in
+            let share = funnel.tokens > 0 ? "\(count * 100 / funnel.tokens) %" : ""
+            return ["label": .text(label), "count": .text(String(count)), "share": .text(share)]
+        }
+    }
+
+    private func addReports(to context: inout Template.Context, now: Int64) throws {
+        let summary = try ledger.reportSummary()
+        context["report_states"] = .list(
+            StoredReport.State.allCases.map { state in
+                ["state": .text(state.rawValue), "count": .text(String(summary.counts[state] ?? 0))]
+            }
+        )
+        if let oldest = try ledger.oldestUnreportedCreation() {
+            let age = now - oldest
+            let left = Self.appleNoticeMilliseconds - age
+            context["oldest"] = .text("yes")
+            context["oldest_age"] = .text(DashboardTime.age(age))
+            context["oldest_at"] = .text(DashboardTime.timestamp(oldest))
+            if left <= 0 {
+                context["oldest_class"] = .text("late")
+                context["oldest_note"] = .text(
+                    "Past Apple's 10-day notice by \(DashboardTime.age(-left)): Apple may have sent UNREPORTED."
+                )
+            } else {
+                // Under two days left is when a stuck outbox needs a person.
+                context["oldest_class"] = .text(left < 2 * Ledger.dayMilliseconds ? "warn" : "ok")
+                context["oldest_note"] = .text("\(DashboardTime.age(left)) left before Apple's 10-day notice.")
+            }
+        }
+        let failing = try ledger.failingReports(limit: Self.failingRows)
+        context["has_failing_reports"] = .flag(!failing.isEmpty)
+        context["report_rows"] = .list(
+            failing.map { report in
+                [
+                    "href": .text(Self.detailPath(report.externalPurchaseId)),
+                    "token": .text(report.externalPurchaseId),
+                    "status": .text(report.status),
+                    "state": .text(report.state.rawValue),
+                    "attempts": .text(String(report.attempts)),
+                    "last_attempt": .text(report.lastAttemptAt.map(DashboardTime.timestamp) ?? "—"),
+                    "reason": .text(
+                        Self.reason(status: report.lastHTTPStatus, text: report.lastResponse)
+                    ),
+                ]
+            }
+        )
+    }
+
+    private func addWebhooks(to context: inout Template.Context, now: Int64) throws {
+        let counts = try ledger.webhookCounts()
+        context["webhook_states"] = .list(
+            WebhookDelivery.State.allCases.map { state in
+                ["state": .text(state.rawValue), "count": .text(String(counts[state] ?? 0))]
+            }
+        )
+        let failing = try ledger.failingWebhooks(limit: Self.failingRows)
+        context["has_failing_webhooks"] = .flag(!failing.isEmpty)
+        context["webhook_rows"] = .list(
+            failing.map { delivery in
+                [
+                    "event": .text(delivery.eventId),
+                    "type": .text(delivery.type),
+                    "state": .text(delivery.state.rawValue),
+                    "attempts": .text(String(delivery.attempts)),
+                    "last_attempt": .text(delivery.lastAttemptAt.map(DashboardTime.timestamp) ?? "—"),
+                    "reason": .text(Self.reason(status: delivery.lastStatus, text: delivery.lastError)),
+                ]
+            }
+        )
+    }
+
+    /// `HTTP 400: {"errors":…}`, shortened: outsiders' text, escaped by the template like everything else.
+    static func reason(status: Int64?, text: String?) -> String {
+        var parts: [String] = []
+        if let status { parts.append("HTTP \(status)") }
+        if let text, !text.isEmpty {
+            parts.append(text.count > reasonCharacters ? String(text.prefix(reasonCharacters)) + "…" : text)
+        }
+        return parts.isEmpty ? "—" : parts.joined(separator: ": ")
+    }
+
+    /// RFC 3986 unreserved characters, ASCII only.
+    static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+    )
+
+    /// The detail page of a token; the id is percent-encoded, as it came from outside.
+    static func detailPath(_ externalPurchaseId: String) -> String {
+        return "/admin/detail?id="
+            + (externalPurchaseId.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
+    }
+}

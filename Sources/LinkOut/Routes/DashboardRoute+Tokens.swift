@@ -1,0 +1,160 @@
+import Foundation
+import HTTPServer
+import Storage
+
+/// `GET /admin/find?q=&environment=&offset=`: the token list, searchable by externalPurchaseId prefix, and
+/// `GET /admin/detail?id=<externalPurchaseId>` (a query, since an id may hold any character, `/` too): one token with its visits, payments and reports. Every value comes
+/// from outside (tokens, UTM tags, Apple's answers) and goes through the template's escaping.
+extension DashboardRoute {
+    static let pageSize = 50
+
+    func find(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let session = sessions.signedIn(request) else { return requireSignIn(request) }
+        let query = (request.queryValue("q") ?? "").trimmingCharacters(in: .whitespaces)
+        let environment = request.queryValue("environment").flatMap {
+            ["production", "sandbox"].contains($0) ? $0 : nil
+        }
+        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        _ = ledger.flush(timeout: .seconds(2))
+        // One more than a page tells whether there is a next one.
+        let rows = try ledger.tokens(
+            limit: Self.pageSize + 1,
+            offset: offset,
+            search: query.isEmpty ? nil : query,
+            environment: environment
+        )
+        let shown = rows.prefix(Self.pageSize)
+        var context: Template.Context = [
+            "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
+            "query": .text(query),
+            "has_tokens": .flag(!shown.isEmpty),
+            "caption": .text(
+                "Tokens \(offset + 1)–\(offset + shown.count)"
+                    + (query.isEmpty ? "" : " whose externalPurchaseId starts with “\(query)”")
+                    + ", first seen first"
+            ),
+        ]
+        context["environments"] = .list(
+            [("", "Any"), ("production", "Production"), ("sandbox", "Sandbox")].map { value, label in
+                ["value": .text(value), "label": .text(label), "selected": .flag((environment ?? "") == value)]
+            }
+        )
+        var reportStates: [String: String] = [:]
+        for token in shown {
+            reportStates[token.externalPurchaseId] = try ledger.reports(for: token.externalPurchaseId).last.map {
+                "\($0.status) \($0.state.rawValue)"
+            }
+        }
+        context["tokens"] = .list(
+            shown.map { token in
+                [
+                    "href": .text(Self.detailPath(token.externalPurchaseId)),
+                    "id": .text(token.externalPurchaseId),
+                    "environment": .text(token.environment),
+                    "source": .text(token.source),
+                    "first_seen": .text(DashboardTime.timestamp(token.firstSeenAt)),
+                    "visits": .text(String(token.visitCount)),
+                    "report": .text(reportStates[token.externalPurchaseId] ?? "none yet"),
+                ]
+            }
+        )
+        let link = { (offset: Int) -> String in
+            var parts = ["offset=\(offset)"]
+            if !query.isEmpty {
+                parts.append("q=" + (query.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? ""))
+            }
+            if let environment { parts.append("environment=\(environment)") }
+            return "/admin/find?" + parts.joined(separator: "&")
+        }
+        if offset > 0 { context["previous_href"] = .text(link(max(0, offset - Self.pageSize))) }
+        if rows.count > Self.pageSize { context["next_href"] = .text(link(offset + Self.pageSize)) }
+        return pages.html(templates.tokens.render(context))
+    }
+
+    func detail(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let session = sessions.signedIn(request) else { return requireSignIn(request) }
+        let id = request.queryValue("id") ?? ""
+        guard let token = try ledger.token(id) else { return notFound(request) }
+        var context: Template.Context = [
+            "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
+            "id": .text(token.externalPurchaseId),
+        ]
+        let facts: [(String, String)] = [
+            ("Environment", token.environment),
+            ("Source", token.source == "url" ? "landing page" : token.source),
+            ("Bundle id", token.bundleId),
+            ("App Apple id", String(token.appAppleId)),
+            ("Token type", token.tokenType ?? "—"),
+            ("Token created", DashboardTime.timestamp(token.createdAt)),
+            ("Token expires", token.expiresAt.map(DashboardTime.timestamp) ?? "never"),
+            ("First seen", DashboardTime.timestamp(token.firstSeenAt)),
+            ("Last seen", DashboardTime.timestamp(token.lastSeenAt)),
+            ("App account token", token.appAccountToken ?? "—"),
+            ("Checkout", token.checkoutId),
+        ]
+        context["facts"] = .list(facts.map { ["name": .text($0.0), "value": .text($0.1)] })
+        let visits = try ledger.visits(for: id, limit: 100)
+        context["has_visits"] = .flag(!visits.isEmpty)
+        context["visits"] = .list(
+            visits.map { visit in
+                [
+                    "at": .text(DashboardTime.timestamp(visit.visitedAt)),
+                    "path": .text(visit.landingPath),
+                    "utm": .text(
+                        visit.utm.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                    ),
+                ]
+            }
+        )
+        let intents = try ledger.checkoutIntents(checkoutId: token.checkoutId)
+        context["has_intents"] = .flag(!intents.isEmpty)
+        context["intents"] = .list(
+            intents.map { intent in
+                [
+                    "at": .text(DashboardTime.timestamp(intent.createdAt)),
+                    "product": .text(intent.productId),
+                    "amount": .text("\(intent.amount) \(intent.currency)"),
+                ]
+            }
+        )
+        let purchases = try ledger.purchases(externalPurchaseId: id)
+        context["has_purchases"] = .flag(!purchases.isEmpty)
+        context["purchases"] = .list(
+            purchases.map { purchase in
+                [
+                    "id": .text(purchase.purchaseId),
+                    "product": .text(purchase.productId ?? "—"),
+                    "status": .text(purchase.status.rawValue),
+                    "total": .text(Self.amount(purchase.amountTotal, currency: purchase.currency)),
+                    "at": .text(DashboardTime.timestamp(purchase.createdAt)),
+                ]
+            }
+        )
+        let reports = try ledger.reports(for: id)
+        context["has_reports"] = .flag(!reports.isEmpty)
+        context["reports"] = .list(
+            reports.map { report in
+                [
+                    "request": .text(report.requestIdentifier),
+                    "status": .text(report.status),
+                    "state": .text(report.state.rawValue),
+                    "attempts": .text(String(report.attempts)),
+                    "answer": .text(Self.reason(status: report.lastHTTPStatus, text: report.lastResponse)),
+                ]
+            }
+        )
+        return pages.html(templates.token.render(context))
+    }
+
+    /// `29.99 EUR` from minor units.
+    static func amount(_ minorUnits: Int64, currency: String) -> String {
+        let digits = Money.fractionDigits(currency)
+        guard digits > 0 else { return "\(minorUnits) \(currency)" }
+        var divisor: Int64 = 1
+        for _ in 0..<digits { divisor *= 10 }
+        let fraction = String(abs(minorUnits) % divisor)
+        let sign = minorUnits < 0 ? "-" : ""
+        return
+            "\(sign)\(abs(minorUnits) / divisor).\(String(repeating: "0", count: digits - fraction.count))\(fraction) \(currency)"
+    }
+}

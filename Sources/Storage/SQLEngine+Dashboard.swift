@@ -1,0 +1,86 @@
+/// The dashboard's reads. The SQL is kept to what SQLite and PostgreSQL both run: integer division for days,
+/// `EXISTS` subqueries, `?` placeholders. The day divisor is written into the SQL rather than bound: PostgreSQL
+/// would see two different parameters in the select list and the `GROUP BY` and refuse the grouping.
+extension SQLEngine {
+    func dailyTokenCounts(since: Int64) throws(StorageError) -> [Ledger.DailyTokenCount] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT first_seen_at / \(Ledger.dayMilliseconds), environment, source, count(*) FROM tokens
+                WHERE first_seen_at >= ? GROUP BY first_seen_at / \(Ledger.dayMilliseconds), environment, source
+                ORDER BY 1, 2, 3
+                """,
+                [.integer(since)]
+            ).map { row in
+                Ledger.DailyTokenCount(
+                    day: row[0].integer ?? 0,
+                    environment: row[1].text ?? "",
+                    source: row[2].text ?? "",
+                    count: row[3].integer ?? 0
+                )
+            }
+        }
+    }
+
+    func funnel(since: Int64) throws(StorageError) -> Ledger.Funnel {
+        try read { connection throws(StorageError) in
+            let row = try connection.query(
+                """
+                SELECT count(*),
+                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i
+                        WHERE i.checkout_id = t.checkout_id) THEN 1 ELSE 0 END), 0),
+                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p
+                        WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0),
+                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM reports r
+                        WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
+                        THEN 1 ELSE 0 END), 0)
+                FROM tokens t WHERE t.first_seen_at >= ?
+                """,
+                [.integer(since)]
+            ).first
+            return Ledger.Funnel(
+                tokens: row?[0].integer ?? 0,
+                checkouts: row?[1].integer ?? 0,
+                payments: row?[2].integer ?? 0,
+                reported: row?[3].integer ?? 0
+            )
+        }
+    }
+
+    func oldestUnreportedCreation() throws(StorageError) -> Int64? {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT min(token_created_at) FROM tokens t WHERE NOT EXISTS (SELECT 1 FROM reports r
+                    WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
+                """
+            ).first?.first?.integer
+        }
+    }
+
+    func failingReports(limit: Int) throws(StorageError) -> [StoredReport] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.reportColumns) FROM reports
+                WHERE state = 'rejected' OR (state = 'pending' AND attempts > 0)
+                ORDER BY coalesce(last_attempt_at, created_at) DESC, request_identifier LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            ).map(Self.storedReport)
+        }
+    }
+
+    func failingWebhooks(limit: Int) throws(StorageError) -> [WebhookDelivery] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.webhookColumns) FROM webhook_deliveries
+                WHERE state = 'failed' OR (state = 'pending' AND attempts > 0)
+                ORDER BY coalesce(last_attempt_at, created_at) DESC, event_id LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            ).map(Self.webhook)
+        }
+    }
+}
