@@ -233,7 +233,7 @@ class Run:
         browser.wait_for_url("/checkout/")
         browser.find("[name=product]", "product choice")
         browser.verify_emulation()
-        self.check("checkout", shots and f"checkout-{shots}")
+        self.check("checkout", shots and f"checkout-{shots}", full_page=True)
         browser.find("form[method=post] [type=submit]", "continue button on the checkout form").click()
         browser.wait_for_url("/pay/demo/")
         self.check("demo payment", shots and f"payment-demo-{shots}")
@@ -256,7 +256,7 @@ class Run:
                 ),
                 message="the desktop result page shows no QR code for the phone",
             )
-        self.check("result", shots and f"result-{shots}")
+        self.check("result", shots and f"result-{shots}", full_page=True)
 
     def error_pages(self, shots):
         """The pages a visitor sees when something is wrong: none may lead on to a checkout."""
@@ -345,8 +345,14 @@ def main():
             for theme in THEMES:
                 for language in LANGUAGES:
                     browser.emulate(viewport, theme, language)
-                    # Screenshots of the light English pages: one set per width.
-                    shots = viewport.name if (theme, language) == ("light", "en") else None
+                    # Screenshots of the light English pages at both widths, and of the dark German ones on the
+                    # phone (the paid-order button of BGB §312j, prices in German, the dark palette).
+                    if (theme, language) == ("light", "en"):
+                        shots = viewport.name
+                    elif (theme, language) == ("dark", "de") and viewport.mobile:
+                        shots = f"{viewport.name}-de-dark"
+                    else:
+                        shots = None
                     run.step("purchase", lambda: run.purchase(shots))
                     run.step("error pages", lambda: run.error_pages(shots))
             for theme in THEMES:
