@@ -96,6 +96,7 @@ struct ConnectionStateMachine {
     /// A refusal queued but not yet told to the loop (which reports it to the observer).
     private var unreportedRejection: HTTPStatus?
     private var dispatchedThisTurn = 0
+    private var turnBudget = Int.max
     /// When bytes last moved in either direction.
     private(set) var lastActivity: UInt64
 
@@ -160,9 +161,11 @@ struct ConnectionStateMachine {
         socketWritable = true
     }
 
-    /// A new turn of the event loop: the per-turn budget starts again.
-    mutating func beginTurn() {
+    /// A new turn of the event loop: the per-turn budget starts again, at most `budget` requests (the loop
+    /// lowers it when many connections are busy, so a turn over all of them stays short).
+    mutating func beginTurn(budget: Int = .max) {
         dispatchedThisTurn = 0
+        turnBudget = max(1, min(settings.requestsPerTurn, budget))
     }
 
     /// The response to the dispatched request. Returns false (and ignores it) when no request is waiting for one.
@@ -259,7 +262,7 @@ struct ConnectionStateMachine {
         }
         if hasPendingOutput && socketWritable { return .write }
         if !closeAfterWrite && !isWaitingForHandler && inputStart < input.count && !hasPendingOutput
-            && dispatchedThisTurn >= settings.requestsPerTurn
+            && dispatchedThisTurn >= min(turnBudget, settings.requestsPerTurn)
         {
             return .yield
         }
@@ -291,7 +294,7 @@ struct ConnectionStateMachine {
     /// Advances the parser over buffered input; returns an action when a request is complete or refused.
     private mutating func parse(now: UInt64, date: [UInt8]) -> Action? {
         while !closeAfterWrite && output.count - outputStart < settings.outputHighWater
-            && dispatchedThisTurn < settings.requestsPerTurn
+            && dispatchedThisTurn < min(turnBudget, settings.requestsPerTurn)
         {
             let pending = input[inputStart...]
             switch phase {

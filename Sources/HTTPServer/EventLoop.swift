@@ -24,6 +24,10 @@ final class EventLoop {
     private let sweepInterval: UInt64
     /// Connections that spent their turn's budget with requests still buffered, served again after the others.
     private var resumable: [Connection] = []
+    /// Requests one connection may have dispatched in this turn (see `run`).
+    private var turnBudget = Int.max
+    /// About how many requests one turn of the loop serves, all busy connections together.
+    static let requestsPerLoopTurn = 1024
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     init(index: Int, epoll: Epoll, mailbox: LoopMailbox, listener: Int32, context: ServerContext) {
@@ -55,10 +59,15 @@ final class EventLoop {
             // With connections waiting for another turn, only look for new events; do not sleep.
             let timeout = resumable.isEmpty ? Int32(max(1, sweepInterval / 1_000_000)) : 0
             guard epoll.wait(into: &ready, timeoutMilliseconds: timeout) else { break }
+            // A turn serves every busy connection once; the more there are, the fewer requests each gets, so
+            // the turn (and a newcomer's wait for the next one) stays short under a pipelined flood.
+            turnBudget = max(2, Self.requestsPerLoopTurn / max(1, ready.count + resumable.count))
+            // Newcomers first: accepting late in a long turn would make them wait a whole turn more.
+            for index in 0..<ready.count where ready[index].0 == listener { acceptConnections() }
             for index in 0..<ready.count {
                 let (fd, events) = ready[index]
                 if fd == listener {
-                    acceptConnections()
+                    continue
                 } else if fd == mailbox.wake.descriptor {
                     handleMessages()
                 } else if Int(fd) < connections.count, let connection = connections[Int(fd)] {
@@ -117,7 +126,7 @@ final class EventLoop {
             close(connection)
             return
         }
-        connection.machine.beginTurn()
+        connection.machine.beginTurn(budget: turnBudget)
         if events.contains(.writable) { connection.machine.becameWritable() }
         if !events.isDisjoint(with: [.readable, .peerShutdown]) {
             switch Socket.read(connection.fd, into: readBuffer) {
@@ -186,7 +195,7 @@ final class EventLoop {
             guard Int(connection.fd) < connections.count, connections[Int(connection.fd)] === connection else {
                 continue
             }
-            connection.machine.beginTurn()
+            connection.machine.beginTurn(budget: turnBudget)
             drive(connection)
         }
     }

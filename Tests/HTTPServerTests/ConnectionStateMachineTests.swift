@@ -262,6 +262,19 @@ struct ConnectionStateMachineTests {
         #expect(harness.machine.isQuiescent)
     }
 
+    /// With many busy connections the loop gives each a smaller budget: a turn over all of them stays short.
+    @Test func aTurnsBudgetFromTheLoopIsNeverAboveTheConfiguredOne() {
+        let harness = Harness(adjust: { $0.requestsPerTurn = 3 })
+        harness.receive(String(repeating: "GET /p HTTP/1.1\r\nHost: t\r\n\r\n", count: 6))
+        harness.machine.beginTurn(budget: 1)
+        #expect(harness.run() == ["dispatch GET /p", "write", "yield"])
+        harness.machine.beginTurn(budget: 100)
+        #expect(harness.run() == ["dispatch GET /p", "dispatch GET /p", "dispatch GET /p", "write", "yield"])
+        harness.machine.beginTurn(budget: 2)
+        #expect(harness.run() == ["dispatch GET /p", "dispatch GET /p", "write"])
+        #expect(harness.machine.isQuiescent)
+    }
+
     @Test func aConnectionThatNeverSpeaksClosesAfterTheFirstByteTimeout() {
         let silent = Harness(configure: { $0.firstByteTimeout = .seconds(10) })
         silent.now += 9_000_000_000
