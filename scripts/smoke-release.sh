@@ -20,8 +20,16 @@ url=$(sed -nE 's/^linkout listening on (http:[^ ]+)$/\1/p' "$work/stdout" | sed 
 scripts/smoke.sh "$url"
 LINKOUT_BIN="$binary" scripts/demo-purchase.sh "$url"
 # The purchase is a LINE_ITEM report waiting in the outbox (no Apple credentials here): dry-run prints its body.
-"$binary" report --dry-run --data-dir "$work/data" | grep -q '"status":"LINE_ITEM"' \
-  || { echo "smoke: the demo purchase is not a LINE_ITEM report" >&2; exit 1; }
+# The payment event is acted on in the background just after the result page: give it up to ten seconds.
+found=""
+for _ in $(seq 1 50); do
+  if "$binary" report --dry-run --data-dir "$work/data" | grep -q '"status":"LINE_ITEM"'; then
+    found=yes
+    break
+  fi
+  sleep 0.2
+done
+[[ -n $found ]] || { echo "smoke: the demo purchase is not a LINE_ITEM report" >&2; exit 1; }
 echo "smoke: the demo purchase is queued as a LINE_ITEM report"
 kill -TERM "$pid"
 status=0
