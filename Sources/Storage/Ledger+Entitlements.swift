@@ -26,8 +26,9 @@ extension Ledger {
         try engine.webhooks(state: state, limit: limit, offset: offset)
     }
 
+    /// Records a delivery attempt by this instance; dropped if another instance has leased it since.
     public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError) {
-        try engine.recordWebhookAttempt(attempt)
+        try engine.recordWebhookAttempt(attempt, owner: instance)
     }
 
     public func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64] {

@@ -97,7 +97,9 @@ extension Ledger {
     }
 
     /// Records the outcome of one send attempt.
+    /// Records the outcome of a send by this instance. Dropped if another instance has leased the report since
+    /// (this one's lease ended mid-send): the other's attempt is the one that counts.
     public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
-        try engine.recordAttempt(requestIdentifier, attempt)
+        try engine.recordAttempt(requestIdentifier, attempt, owner: instance)
     }
 }

@@ -62,7 +62,7 @@ protocol LedgerEngine: Sendable {
     func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError)
     func reviseRejectedReport(_ requestIdentifier: String, body: String, lineItemRows: [Int64], now: Int64)
         throws(StorageError)
-    func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError)
+    func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt, owner: String) throws(StorageError)
 
     // MARK: payments
 
@@ -89,7 +89,7 @@ protocol LedgerEngine: Sendable {
     /// Ends every lease (SQLite at open: one process owns the database file, so no lease can be another's).
     func releaseLeases() throws(StorageError)
     func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery]
-    func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError)
+    func recordWebhookAttempt(_ attempt: WebhookAttempt, owner: String) throws(StorageError)
     func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64]
     // MARK: the operator dashboard
 

@@ -55,6 +55,13 @@ final class PostgresConnection: SQLConnection {
         }
     }
 
+    /// One statement in its own implicit transaction, never repeated: if the session drops, the commit may
+    /// have happened, so a write repeated on a new session could count twice.
+    func queryOnce(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
+        try ensureConnected()
+        return try run(sql, parameters)
+    }
+
     /// Runs `statements` in one round trip (libpq's pipeline mode) as one implicit transaction: they commit
     /// together at the pipeline's end, or, after the first failure, none does (that failure is thrown). Returns
     /// each statement's rows. Never repeated after a lost session: the commit may have happened.
@@ -64,7 +71,11 @@ final class PostgresConnection: SQLConnection {
         var names: [String] = []
         for statement in statements { names.append(try prepared(statement.sql, statement.parameters)) }
         guard PQenterPipelineMode(handle) == 1 else { throw lostSession("cannot enter pipeline mode") }
-        defer { PQexitPipelineMode(handle) }
+        defer {
+            // A session that cannot leave pipeline mode (results left unread after a failed send) is useless:
+            // dropped, so the next call connects afresh instead of failing on it forever.
+            if PQexitPipelineMode(handle) != 1 { disconnect() }
+        }
         for (name, statement) in zip(names, statements) {
             let sent = Self.withParameters(statement.parameters) { values in
                 PQsendQueryPrepared(handle, name, Int32(statement.parameters.count), values, nil, nil, 0)
@@ -92,11 +103,15 @@ final class PostgresConnection: SQLConnection {
             // Each statement's results end with a null result.
             while let extra = PQgetResult(handle) { PQclear(extra) }
         }
-        // The sync point: the implicit transaction has committed (or rolled back) when it arrives.
+        // The sync point: the implicit transaction has committed (or rolled back) when it arrives. An error
+        // before it (the commit itself failing) fails the whole pipeline.
         while let result = PQgetResult(handle) {
+            defer { PQclear(result) }
             let status = PQresultStatus(result)
-            PQclear(result)
             if status == PGRES_PIPELINE_SYNC { break }
+            if status == PGRES_FATAL_ERROR, failure == nil {
+                do throws(StorageError) { try check(result) } catch { failure = error }
+            }
         }
         if let failure { throw failure }
         guard PQstatus(handle) == CONNECTION_OK else { throw lostSession("the session ended at the commit") }
@@ -116,7 +131,8 @@ final class PostgresConnection: SQLConnection {
         let values: [UnsafeMutablePointer<CChar>?] = parameters.map { value in
             switch value {
             case .integer(let integer): strdup(String(integer))
-            case .text(let text): strdup(text)
+            // PostgreSQL's text cannot hold NUL (C strings end there): dropped, never a silent cut.
+            case .text(let text): strdup(text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "") : text)
             case .null: nil
             }
         }
@@ -141,7 +157,15 @@ final class PostgresConnection: SQLConnection {
 
     func commit() throws(StorageError) {
         defer { inTransaction = false }
-        try execute("COMMIT")
+        try reconnectingOnce { () throws(StorageError) in
+            let result = PQexec(handle, "COMMIT")
+            defer { PQclear(result) }
+            try check(result)
+            // In a transaction a failed statement aborted, COMMIT succeeds with the tag ROLLBACK: not a commit.
+            guard let tag = PQcmdStatus(result), String(cString: tag) == "COMMIT" else {
+                throw StorageError(.postgres("25P02"), "the transaction was rolled back, not committed")
+            }
+        }
     }
 
     func rollback() throws(StorageError) {
@@ -151,16 +175,24 @@ final class PostgresConnection: SQLConnection {
 
     // MARK: the session
 
-    private func connect() throws(StorageError) {
+    private func disconnect() {
         if let handle { PQfinish(handle) }
         handle = nil
         statements = [:]
+        inTransaction = false
+    }
+
+    private func connect() throws(StorageError) {
+        disconnect()
         var settings: [(String, String)] = [
             ("dbname", target.url),
             ("connect_timeout", String(target.connectTimeoutSeconds)),
             ("application_name", "linkout"),
             // A server that vanished without closing the socket is noticed within about 20 s, not hours.
             ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "2"),
+            // Keepalives watch an idle socket only: a server that vanishes with a request unacknowledged would
+            // otherwise be retransmitted to for a quarter of an hour.
+            ("tcp_user_timeout", "10000"),
         ]
         if let password = target.password { settings.append(("password", password)) }
         let keywords = settings.map { strdup($0.0) }
@@ -180,7 +212,11 @@ final class PostgresConnection: SQLConnection {
         handle = connection
         quietUntil = nil
         // Set after connecting rather than as libpq `options`, which would replace options given in the URL.
-        try executeOnce("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
+        // Every session commits only once the WAL is flushed, whatever the role's or database's default: a
+        // visit is acknowledged after its commit, and must survive the server's crash.
+        try executeOnce(
+            "SET statement_timeout = \(target.statementTimeoutMilliseconds); SET synchronous_commit = on"
+        )
     }
 
     /// Reconnects a session the server dropped, unless a transaction was open on it (its work is gone; the

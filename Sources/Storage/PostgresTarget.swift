@@ -19,16 +19,21 @@ public struct PostgresTarget: Sendable {
         self.password = password
     }
 
-    /// The URL without a password in it, for logs and `/readyz`: a URI's `user:password@` and a `password=`
-    /// setting (in a `key=value` string or a URI's query) are masked.
+    /// The URL without a password in it, for logs and `/readyz`: a URI's `user:password@` (also in libpq's
+    /// multi-host form, which `URLComponents` does not parse) and a `password=` setting (in a query or a
+    /// `key=value` string, quoted or not) are masked.
     public var redactedURL: String {
         var text = url
-        if var parts = URLComponents(string: url), parts.scheme != nil, parts.password != nil {
-            parts.password = "***"
-            text = parts.string ?? "postgresql://***"
+        if let scheme = text.range(of: "://") {
+            let rest = text[scheme.upperBound...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                text.replaceSubrange(authority.index(after: colon)..<at, with: "***")
+            }
         }
         return text.replacingOccurrences(
-            of: #"password=[^&\s]*"#,
+            of: #"password\s*=\s*('(\\.|[^'\\])*'|[^&\s]*)"#,
             with: "password=***",
             options: [.regularExpression, .caseInsensitive]
         )

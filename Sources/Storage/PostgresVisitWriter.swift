@@ -44,17 +44,22 @@ final class PostgresVisitWriter: Sendable {
     }
 
     /// The batch in one statement when no token comes twice in it (`ON CONFLICT DO UPDATE` may touch a row once
-    /// per statement), else one pipeline of a statement per visit. If that fails, each visit again on its own,
-    /// so one bad visit never fails its neighbours (and a lost database fails them all quickly: reconnecting
-    /// waits a second).
-    private func commit(_ batch: [Entry]) {
+    /// per statement), else one pipeline of a statement per visit; never repeated after a lost session (the
+    /// commit may have happened). Rows are locked in token order, so two instances' batches cannot deadlock.
+    /// If the batch fails on what a visit carried (SQLSTATE classes 22 and 23), each visit goes again on its
+    /// own, so one bad visit never fails its neighbours; any other failure (the database gone, a timeout) fails
+    /// the batch at once instead of paying it once per visit.
+    private func commit(_ arrived: [Entry]) {
+        let batch = arrived.sorted {
+            ($0.visit.token?.externalPurchaseId ?? "") < ($1.visit.token?.externalPurchaseId ?? "")
+        }
         connection.withLock { connection in
             do throws(StorageError) {
                 let visits = batch.map(\.visit)
                 let tokens = visits.compactMap { $0.token?.externalPurchaseId }
                 let outcomes: [RecordOutcome]
                 if batch.count > 1 && Set(tokens).count == tokens.count {
-                    let rows = try connection.query(Self.batchSQL, Self.batchParameters(visits))
+                    let rows = try connection.queryOnce(Self.batchSQL, Self.batchParameters(visits))
                     outcomes = Self.outcomes(visits, rows)
                 } else {
                     let rows = try connection.pipelined(visits.map(Self.statement(for:)))
@@ -63,7 +68,7 @@ final class PostgresVisitWriter: Sendable {
                 commits.add(1, ordering: .relaxed)
                 for (entry, outcome) in zip(batch, outcomes) { entry.completion(.success(outcome)) }
             } catch {
-                guard batch.count > 1, error.code != .unavailable else {
+                guard batch.count > 1, Self.isAboutTheData(error) else {
                     for entry in batch { entry.completion(.failure(error)) }
                     return
                 }
@@ -77,6 +82,15 @@ final class PostgresVisitWriter: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// A failure caused by a value in the batch (data exception, integrity rule), which one visit alone may have.
+    static func isAboutTheData(_ error: StorageError) -> Bool {
+        switch error.code {
+        case .constraint: true
+        case .postgres(let state): state.hasPrefix("22")
+        default: false
         }
     }
 

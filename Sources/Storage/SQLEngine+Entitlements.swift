@@ -19,10 +19,19 @@ extension SQLEngine {
             )
             if let redeemedAt = record.redeemedAt { return .alreadyRedeemed(at: redeemedAt) }
             if now > record.expiresAt { return .expired(at: record.expiresAt) }
-            try connection.query(
-                "UPDATE redemptions SET redeemed_at = ? WHERE code_hash = ? AND redeemed_at IS NULL",
+            // The update is the claim: of two instances redeeming at once, the second finds it done (a read
+            // before it cannot tell, under PostgreSQL's read committed).
+            let claimed = try connection.query(
+                "UPDATE redemptions SET redeemed_at = ? WHERE code_hash = ? AND redeemed_at IS NULL RETURNING 1",
                 [.integer(now), .text(codeHash)]
             )
+            guard !claimed.isEmpty else {
+                let again = try connection.query(
+                    "SELECT redeemed_at FROM redemptions WHERE code_hash = ?",
+                    [.text(codeHash)]
+                )
+                return .alreadyRedeemed(at: again.first?.first?.integer ?? now)
+            }
             var redeemed = record
             redeemed.redeemedAt = now
             return .redeemed(redeemed)
@@ -132,19 +141,19 @@ extension SQLEngine {
         }
     }
 
-    func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError) {
+    func recordWebhookAttempt(_ attempt: WebhookAttempt, owner: String) throws(StorageError) {
         try writer.write { connection throws(StorageError) in
             try connection.query(
                 """
                 UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?,
                     last_attempt_at = ?, last_status = ?, last_error = ?, lease_owner = NULL, lease_until = NULL,
                     delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END
-                WHERE event_id = ? AND state = 'pending'
+                WHERE event_id = ? AND state = 'pending' AND (lease_owner IS NULL OR lease_owner = ?)
                 """,
                 [
                     .text(attempt.state.rawValue), .integer(attempt.nextAttemptAt), .integer(attempt.at),
                     .optional(attempt.httpStatus), .optional(attempt.error), .text(attempt.state.rawValue),
-                    .integer(attempt.at), .text(attempt.eventId),
+                    .integer(attempt.at), .text(attempt.eventId), .text(owner),
                 ]
             )
         }

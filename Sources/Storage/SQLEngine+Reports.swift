@@ -297,20 +297,20 @@ extension SQLEngine {
     }
 
     /// Records the outcome of one send attempt.
-    func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
+    func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt, owner: String) throws(StorageError) {
         try writer.write { connection throws(StorageError) in
             try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
                     accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
-                WHERE request_identifier = ?
+                WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
                 """,
                 [
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
                     .optional(attempt.httpStatus),
                     .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
-                    .integer(attempt.at), .text(requestIdentifier),
+                    .integer(attempt.at), .text(requestIdentifier), .text(owner),
                 ]
             )
         }

@@ -40,8 +40,10 @@ final class SQLEngine: LedgerEngine {
     /// committed visit survives the server's crash as SQLite's does.
     convenience init(postgres target: PostgresTarget, clock: Lifecycle.Clock) throws(StorageError) {
         let connection = try PostgresConnection(target: target)
-        try connection.execute("SET synchronous_commit = on")
+        // Waiting for another instance's migrations, or running a long one, is not a stuck request.
+        try connection.execute("SET statement_timeout = 0")
         try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds())
+        try connection.execute("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
         let visits = try PostgresConnection(target: target)
         self.init(
             dialect: .postgres,

@@ -29,7 +29,7 @@ struct ConfigurationTests {
         #expect(configuration.storage.dataDir == "data")
     }
 
-    @Test func badFieldsAreNamed() {
+    @Test func badFieldsAreNamed() throws {
         #expect(failure(#"{"server": {"port": "80"}}"#)?.field == "server.port")
         #expect(failure(#"{"server": {"port": 70000}}"#)?.field == "server.port")
         #expect(failure(#"{"server": {"port": 80.5}}"#)?.field == "server.port")
@@ -58,6 +58,14 @@ struct ConfigurationTests {
         #expect(failure(#"{"landing": {"defaultBundleId": "com.unknown"}}"#)?.field == "landing.defaultBundleId")
         #expect(failure(#"{"reporting": {"noLineItemAfterSeconds": -1}}"#)?.field == "reporting.noLineItemAfterSeconds")
         #expect(failure(#"{"apple": {"productionURL": "ftp://x"}}"#)?.field == "apple.productionURL")
+        // A claim must outlast the send it covers (several instances on one database).
+        #expect(failure(#"{"storage": {"leaseSeconds": 10}}"#)?.field == "storage.leaseSeconds")
+        #expect(failure(#"{"storage": {"leaseSeconds": 1}}"#)?.field == "storage.leaseSeconds")
+        #expect(
+            try parse(#"{"storage": {"leaseSeconds": 20, "postgresURL": "postgresql://db/l"}}"#).storage.postgresURL
+                == "postgresql://db/l"
+        )
+        #expect(failure(#"{"storage": {"postgresPassword": "x"}}"#)?.field == "storage.postgresPassword")
         #expect(failure("{not json")?.field == "config.json")
         #expect(failure("[]")?.field == "config.json")
     }

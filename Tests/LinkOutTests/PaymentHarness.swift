@@ -4,7 +4,6 @@ import Foundation
 import Lifecycle
 import Payments
 import Storage
-import Synchronization
 import TestSupport
 import Testing
 
@@ -35,8 +34,7 @@ final class PaymentHarness {
         }
         // The pass at start-up must be over before a test's first landing: on a database without a journal the
         // token is in the tables at once, and that pass could report it before the test opens its payment.
-        let reporting = live.application.reporting
-        try #require(eventually(within: 5) { reporting.passesCompleted.load(ordering: .relaxed) > 0 })
+        try #require(live.firstReportingPassIsOver())
     }
 
     deinit {

@@ -158,7 +158,8 @@ struct PostgresClusterTests {
             "privateKeyFile": apple.keyFile.path, "productionURL": apple.apple.baseURL,
             "sandboxURL": apple.apple.baseURL,
         ]
-        root["reporting"] = ["noLineItemAfterSeconds": 0, "pollIntervalSeconds": 1]
+        // A send's time limit below the lease, as the configuration requires.
+        root["reporting"] = ["noLineItemAfterSeconds": 0, "pollIntervalSeconds": 1, "requestTimeoutSeconds": 3]
         let file = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: root).write(to: file)
         return file

@@ -30,6 +30,11 @@ struct PostgresPureTests {
         let keywords = PostgresTarget(url: "host=db dbname=linkout password=s3cret user=x", password: nil)
         #expect(!keywords.redactedURL.contains("s3cret"))
         #expect(keywords.redactedURL.contains("user=x"))
+        let hosts = PostgresTarget(url: "postgresql://linkout:s3cret@db1:5432,db2:5432/linkout", password: nil)
+        #expect(hosts.redactedURL == "postgresql://linkout:***@db1:5432,db2:5432/linkout")
+        let quoted = PostgresTarget(url: "host=db password='s3 cret' user=x", password: nil)
+        #expect(!quoted.redactedURL.contains("s3") && !quoted.redactedURL.contains("cret"))
+        #expect(quoted.redactedURL.contains("user=x"))
         let plain = PostgresTarget(url: "postgresql://linkout@db/linkout", password: "s3cret")
         #expect(plain.redactedURL == "postgresql://linkout@db/linkout")
     }

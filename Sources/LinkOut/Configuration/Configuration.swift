@@ -82,6 +82,16 @@ package struct Configuration: Sendable {
 
     /// Cross-field checks once every section is read.
     func validateReferences() throws(ConfigurationError) {
+        // A claim on a report or webhook must outlast the send it covers, or another instance takes it over
+        // and sends it again while the first is still waiting for its answer.
+        let longestSend = max(reporting.requestTimeoutSeconds, webhooks.isEnabled ? webhooks.timeoutSeconds : 0)
+        guard storage.leaseSeconds > longestSend else {
+            throw ConfigurationError(
+                field: "storage.leaseSeconds",
+                problem: "must be longer than the longest send (\(longestSend) s: reporting.requestTimeoutSeconds, "
+                    + "webhooks.timeoutSeconds)"
+            )
+        }
         // iOS opens a universal link in the app only when the tap leads to another domain than the page's own;
         // a return link on linkout's own host would stay in Safari.
         let ownHost = URL(string: server.publicURL)?.host?.lowercased()

@@ -51,15 +51,13 @@ final class WebhookSender: Sendable {
         passLock.withLock { _ in
             var delivered = 0
             do {
-                // Claimed, not just read: another instance on the same database skips these while we send. A
-                // few at a time, so none waits here beyond its lease behind slow receivers; 100 at most a pass.
-                for _ in 0..<10 where !worker.isStopping {
+                // Claimed, not just read: another instance on the same database skips it while we send. One at
+                // a time, so no claim waits here behind a slow receiver beyond its lease; 100 at most a pass.
+                for _ in 0..<100 where !worker.isStopping {
                     let now = clock.nowMilliseconds()
-                    let claimed = try ledger.claimDueWebhooks(now: now, limit: 10, leaseUntil: now + leaseMilliseconds)
-                    for delivery in claimed where !worker.isStopping {
-                        if try send(delivery) { delivered += 1 }
-                    }
-                    if claimed.count < 10 { break }
+                    let claimed = try ledger.claimDueWebhooks(now: now, limit: 1, leaseUntil: now + leaseMilliseconds)
+                    guard let delivery = claimed.first else { break }
+                    if try send(delivery) { delivered += 1 }
                 }
             } catch {
                 logger.error("webhook outbox could not be read", ["error": "\(error)"])
