@@ -13,6 +13,9 @@ public struct TokenValidator: Sendable {
         self.apps = apps
     }
 
+    /// 2020-01-01T00:00:00Z: well before Apple's external purchase tokens (2024), so every real one passes.
+    public static let earliestCreationDate: Int64 = 1_577_836_800_000
+
     /// nil when the token is acceptable. `queryBundleId` is the `bundleId` parameter StoreKit appends (absent for
     /// tokens the app forwards itself).
     public func validate(
@@ -25,6 +28,11 @@ public struct TokenValidator: Sendable {
         guard appAppleId == token.appAppleId else { return TokenRejection(.appAppleIdMismatch) }
         if token.tokenCreationDate > nowMilliseconds + allowedClockSkewMilliseconds {
             return TokenRejection(.creationDateInFuture)
+        }
+        // The token is not signed: a date from before link-out tokens existed is made up, and would sit in the
+        // ledger as "the oldest unreported token" for good (an extreme one overflowed the age arithmetic).
+        if token.tokenCreationDate < Self.earliestCreationDate {
+            return TokenRejection(.invalidField("tokenCreationDate"))
         }
         return nil
     }

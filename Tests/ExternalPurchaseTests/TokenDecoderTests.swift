@@ -255,9 +255,18 @@ struct TokenValidatorTests {
         ExternalPurchaseToken(appAppleId: app, bundleId: bundle, tokenCreationDate: created, externalPurchaseId: "e")
     }
 
-    @Test func acceptsAConsistentTokenHoweverOld() {
+    @Test func acceptsAConsistentTokenHoweverOldButNotFromBeforeTokensExisted() {
         #expect(validator.validate(token(), queryBundleId: "com.example", nowMilliseconds: now) == nil)
-        #expect(validator.validate(token(created: 1), queryBundleId: nil, nowMilliseconds: now) == nil)
+        let earliest = TokenValidator.earliestCreationDate
+        #expect(validator.validate(token(created: earliest), queryBundleId: nil, nowMilliseconds: now) == nil)
+        // Unsigned tokens can carry any date: one from before 2020 is made up (Int64.min overflowed the
+        // dashboard's age arithmetic).
+        for created in [earliest - 1, 1, 0, -1, Int64.min] {
+            #expect(
+                validator.validate(token(created: created), queryBundleId: nil, nowMilliseconds: now)?.code
+                    == "invalid_field"
+            )
+        }
     }
 
     @Test func namesEachInconsistency() {

@@ -305,6 +305,10 @@ struct DashboardTests {
         let session = try Self.signIn(live)
         let found = try live.get("/admin/find?q=PROD_", headers: ["Cookie": session])
         #expect(found.status == 200)
+        // Hostile paging is bounded, not a trap (the caption adds to the offset).
+        for offset in ["9223372036854775807", "-5", "x"] {
+            #expect(try live.get("/admin/find?offset=\(offset)", headers: ["Cookie": session]).status == 200)
+        }
         #expect(found.text.contains(">PROD_1</a>") && found.text.contains(">PROD_2</a>"))
         #expect(!found.text.contains("OTHER_1"))
         #expect(found.text.contains("value=\"PROD_\""))

@@ -208,6 +208,17 @@ struct LandingFlowTests {
         )
         #expect(again.header("Location") == payment)
         #expect(try live.ledger().count(.checkoutIntents) == 1)
+        // The amount button pressed decides (without the stylesheet every one shows), whatever radio is checked.
+        #expect(page.text.contains(#"name="pay_for" value="pro.monthly""#))
+        let pressed = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(csrf)&currency=EUR&product=pro.lifetime&pay_for=pro.monthly",
+            headers: ["Cookie": session]
+        )
+        #expect(pressed.status == 303)
+        let intents = try live.ledger().checkoutIntents(checkoutId: String(location.dropFirst("/checkout/".count)))
+        #expect(intents.last?.productId == "pro.monthly")
         #expect(try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa").status == 404)
         #expect(try live.get("/checkout/not-an-id").status == 404)
     }

@@ -35,8 +35,16 @@ struct PageContentTests {
         #expect(page.contains(#"<span class="price">€3.99/month</span>"#))
         #expect(page.contains(#"<p class="tax">Prices include VAT.</p>"#))
         // The amount on the button, one per product, and the one without an amount for browsers without :has().
-        #expect(page.contains(#"<button type="submit" class="pay-for" id="pay-0">Pay €29.99</button>"#))
-        #expect(page.contains(#"<button type="submit" class="pay-for" id="pay-1">Subscribe – €3.99/month</button>"#))
+        #expect(
+            page.contains(
+                #"<button type="submit" class="pay-for" id="pay-0" name="pay_for" value="pro.lifetime">Pay €29.99</button>"#
+            )
+        )
+        #expect(
+            page.contains(
+                #"<button type="submit" class="pay-for" id="pay-1" name="pay_for" value="pro.monthly">Subscribe – €3.99/month</button>"#
+            )
+        )
         #expect(page.contains(#"id="product-0" name="product" value="pro.lifetime""#))
         // The subscription's terms: renewal at its price, first charge date, where to cancel (not iOS Settings).
         let today = LocaleFormats.shared.day(Clock.system.nowMilliseconds(), language: "en")

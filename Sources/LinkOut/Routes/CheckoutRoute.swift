@@ -68,6 +68,7 @@ struct CheckoutRoute: Sendable {
             let label = product.kind == .subscription ? "checkout_subscribe" : "checkout_pay"
             buttons.append([
                 "index": .text(index),
+                "id": .text(product.id),
                 "label": .text(pages.localization.text(label, language: language, ["price": price])),
             ])
         }
@@ -162,7 +163,9 @@ struct CheckoutRoute: Sendable {
                 app: app
             )
         }
-        guard let productId = form.field("product"),
+        // An amount button names its product (`pay_for`): without the stylesheet every button shows, and the
+        // one pressed must buy what it says, whatever radio is checked. With it, the two always agree.
+        guard let productId = form.field("pay_for") ?? form.field("product"),
             let product = configuration.catalog.first(where: { $0.id == productId }),
             let currency = form.field("currency"), let price = product.prices[currency]
         else {

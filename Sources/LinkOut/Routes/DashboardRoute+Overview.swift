@@ -77,8 +77,9 @@ extension DashboardRoute {
             }
         )
         if let oldest = try ledger.oldestUnreportedCreation() {
-            let age = now - oldest
-            let left = Self.appleNoticeMilliseconds - age
+            // Saturating: a stored date is whatever an old token or an older version recorded.
+            let age = now.subtractingReportingOverflow(oldest).overflow ? Int64.max : now - oldest
+            let left = Self.appleNoticeMilliseconds.subtractingReportingOverflow(age).partialValue
             context["oldest"] = .text("yes")
             context["oldest_age"] = .text(DashboardTime.age(age))
             context["oldest_at"] = .text(DashboardTime.timestamp(oldest))

@@ -14,7 +14,8 @@ extension DashboardRoute {
         let environment = request.queryValue("environment").flatMap {
             ["production", "sandbox"].contains($0) ? $0 : nil
         }
-        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        // Bounded: the caption adds to it, and no ledger has a billion tokens to page through.
+        let offset = min(max(Int(request.queryValue("offset") ?? "") ?? 0, 0), 1_000_000_000)
         _ = ledger.flush(timeout: .seconds(2))
         // One more than a page tells whether there is a next one.
         let rows = try ledger.tokens(
