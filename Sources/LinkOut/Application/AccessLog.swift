@@ -44,7 +44,7 @@ struct AccessLog: Sendable {
         if path.hasPrefix("/pay/demo/") { return "demo_payment" }
         if path.hasPrefix("/static/") { return "static" }
         if path.hasPrefix("/v1/tokens/") { return "line_items_api" }
-        if path.hasPrefix("/admin/") { return "admin" }
+        if path == "/admin" || path.hasPrefix("/admin/") { return "admin" }
         if path == notificationPath { return "appstore_notifications" }
         switch path {
         case "/v1/tokens": return "tokens_api"

@@ -53,6 +53,8 @@ struct DashboardRoute: Sendable {
             throttle.recordFailure(for: client)
             return loginForm(request, status: .unauthorized, error: "That is not the admin token.")
         }
+        // A sign-in replaces the browser's earlier session rather than leaving it valid beside the new one.
+        if let earlier = sessions.signedIn(request) { sessions.end(earlier) }
         let session = sessions.create()
         var headers = HTTPHeaders()
         headers.add(name: "Set-Cookie", value: sessions.sessionCookie(session, seconds: AdminSessions.lifetimeSeconds))
