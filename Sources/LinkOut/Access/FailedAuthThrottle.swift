@@ -64,7 +64,7 @@ final class FailedAuthThrottle: Sendable {
 
     /// The client a request counts against: the same address the rate limit uses.
     func client(of request: HTTPRequest) -> String {
-        ClientAddress.resolve(request, trustedProxies: trustedProxies)
+        ClientAddress.limitKey(request, trustedProxies: trustedProxies)
     }
 
     /// 429 for a blocked client, else nil.

@@ -10,7 +10,7 @@ struct RateGuard: Sendable {
 
     /// The 429 to answer with, or nil when the client is within its budget.
     func refusal(_ request: HTTPRequest, html: Bool) -> HTTPResponse? {
-        guard let seconds = limiter.delay(for: ClientAddress.resolve(request, trustedProxies: trustedProxies)) else {
+        guard let seconds = limiter.delay(for: ClientAddress.limitKey(request, trustedProxies: trustedProxies)) else {
             return nil
         }
         metrics.increment("linkout_rate_limited_total")
