@@ -62,17 +62,7 @@ final class GroupCommitWriter: Sendable {
         throws(StorageError)
         -> T
     {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<T, StorageError>?>(nil)
-        submit(body) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        guard let result = outcome.withLock({ $0 }) else {
-            throw StorageError(.closed, "write finished without a result")
-        }
-        return try result.get()
+        try waitForCompletion { completion in submit(body, completion: completion) }
     }
 
     /// Runs `body` on the writer's connection outside any transaction, between batches (connection settings such

@@ -2,9 +2,9 @@ import Lifecycle
 import Synchronization
 
 /// Landing visits on PostgreSQL: a thread of its own takes every visit queued since its last commit and sends
-/// them as one pipeline, one statement a visit, committed together: one round trip and one WAL flush for the
-/// batch. Statement by statement (as `GroupCommitWriter` runs jobs) a visit would cost three round trips, and
-/// the writer would spend its time waiting for the network instead of the disk.
+/// them as one statement (`batchSQL`), committed together: one round trip and one WAL flush for the batch.
+/// Statement by statement (as `GroupCommitWriter` runs jobs) a visit would cost three round trips, and the
+/// writer would spend its time waiting for the network instead of the disk.
 final class PostgresVisitWriter: Sendable {
     typealias Completion = @Sendable (Result<RecordOutcome, StorageError>) -> Void
     struct Entry: Sendable {
@@ -43,30 +43,37 @@ final class PostgresVisitWriter: Sendable {
         queue.withLock { $0 }?.stop()
     }
 
-    /// The batch in one statement when no token comes twice in it (`ON CONFLICT DO UPDATE` may touch a row once
-    /// per statement), else one pipeline of a statement per visit; never repeated after a lost session (the
-    /// commit may have happened). Rows are locked in token order, so two instances' batches cannot deadlock.
-    /// If the batch fails on what a visit carried (SQLSTATE classes 22 and 23), each visit goes again on its
-    /// own, so one bad visit never fails its neighbours; any other failure (the database gone, a timeout) fails
-    /// the batch at once instead of paying it once per visit.
+    /// The batch in one statement, or, when a token comes more than once (`ON CONFLICT DO UPDATE` touches a row
+    /// once per statement), one statement per round of distinct tokens, pipelined into one transaction; never
+    /// repeated after a lost session (the commit may have happened). Rows are locked in token order, so two
+    /// instances' batches cannot deadlock. If the batch fails on what a visit carried (SQLSTATE classes 22 and
+    /// 23), each visit goes again on its own, so one bad visit never fails its neighbours; any other failure
+    /// (the database gone, a timeout) fails the batch at once instead of paying it once per visit.
     private func commit(_ arrived: [Entry]) {
         let batch = arrived.sorted {
             ($0.visit.token?.externalPurchaseId ?? "") < ($1.visit.token?.externalPurchaseId ?? "")
         }
+        let visits = batch.map(\.visit)
         connection.withLock { connection in
             do throws(StorageError) {
-                let visits = batch.map(\.visit)
-                let tokens = visits.compactMap { $0.token?.externalPurchaseId }
-                let outcomes: [RecordOutcome]
-                if batch.count > 1 && Set(tokens).count == tokens.count {
-                    let rows = try connection.queryOnce(Self.batchSQL, Self.batchParameters(visits))
-                    outcomes = Self.outcomes(visits, rows)
-                } else {
-                    let rows = try connection.pipelined(visits.map(Self.statement(for:)))
-                    outcomes = zip(visits, rows).map { Self.outcome($0, $1) }
+                let rounds = Self.rounds(visits)
+                let statements = rounds.map { round in (Self.batchSQL, Self.batchParameters(round.map { visits[$0] })) }
+                let results =
+                    statements.count == 1
+                    ? [try connection.queryOnce(statements[0].0, statements[0].1)]
+                    : try connection.pipelined(statements)
+                var outcomes: [Int: RecordOutcome] = [:]
+                for (round, rows) in zip(rounds, results) {
+                    for (index, outcome) in zip(round, Self.outcomes(round.map { visits[$0] }, rows)) {
+                        outcomes[index] = outcome
+                    }
                 }
                 commits.add(1, ordering: .relaxed)
-                for (entry, outcome) in zip(batch, outcomes) { entry.completion(.success(outcome)) }
+                for (index, entry) in batch.enumerated() {
+                    entry.completion(
+                        outcomes[index].map { .success($0) } ?? .failure(StorageError(.notFound, "no outcome"))
+                    )
+                }
             } catch {
                 guard batch.count > 1, Self.isAboutTheData(error) else {
                     for entry in batch { entry.completion(.failure(error)) }
@@ -74,15 +81,35 @@ final class PostgresVisitWriter: Sendable {
                 }
                 for entry in batch {
                     do throws(StorageError) {
-                        let rows = try connection.pipelined([Self.statement(for: entry.visit)])
+                        let rows = try connection.queryOnce(Self.batchSQL, Self.batchParameters([entry.visit]))
                         commits.add(1, ordering: .relaxed)
-                        entry.completion(.success(Self.outcome(entry.visit, rows.first ?? [])))
+                        entry.completion(.success(Self.outcomes([entry.visit], rows)[0]))
                     } catch {
                         entry.completion(.failure(error))
                     }
                 }
             }
         }
+    }
+
+    /// The batch's indices in rounds within which no token comes twice, in arrival order: a token's second
+    /// visit goes in the round after its first.
+    static func rounds(_ visits: [Visit]) -> [[Int]] {
+        var rounds: [[Int]] = []
+        var tokens: [Set<String>] = []
+        for (index, visit) in visits.enumerated() {
+            var round = 0
+            if let id = visit.token?.externalPurchaseId {
+                while round < tokens.count && tokens[round].contains(id) { round += 1 }
+            }
+            if round == rounds.count {
+                rounds.append([])
+                tokens.append([])
+            }
+            rounds[round].append(index)
+            if let id = visit.token?.externalPurchaseId { tokens[round].insert(id) }
+        }
+        return rounds
     }
 
     /// A failure caused by a value in the batch (data exception, integrity rule), which one visit alone may have.
@@ -96,9 +123,11 @@ final class PostgresVisitWriter: Sendable {
 
     // MARK: the batch statement
 
-    /// Every visit of a batch in one statement, its columns passed as arrays: what `tokenVisitSQL` does for
-    /// one visit, for all of them (per row it costs a twentieth of a statement per visit: PostgreSQL's cost
-    /// is in starting statements, not in rows).
+    /// Every visit of a batch in one statement, its columns passed as arrays (a twentieth of the cost of a
+    /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
+    /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), its
+    /// checkout when the token is new (a tokenless visit always gets one), and the visit row. PostgreSQL runs
+    /// every data-modifying part of a `WITH` exactly once.
     static let batchSQL = """
         WITH input AS (
             SELECT * FROM unnest(
@@ -183,77 +212,5 @@ final class PostgresVisitWriter: Sendable {
                 isNewToken: found?.inserted ?? false
             )
         }
-    }
-
-    // MARK: the statement per visit
-
-    /// What `SQLEngine.insert(_:into:)` does in three statements, in one: the token's upsert (counting the
-    /// visit), its checkout when the token is new, and the visit row. PostgreSQL runs every data-modifying part
-    /// of a `WITH` exactly once, and `xmax = 0` tells a row this statement inserted from one it updated.
-    static let tokenVisitSQL = """
-        WITH t AS (
-            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
-                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
-                last_seen_at, visit_count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
-            ON CONFLICT (external_purchase_id) DO UPDATE SET
-                last_seen_at = GREATEST(tokens.last_seen_at, excluded.last_seen_at),
-                visit_count = tokens.visit_count + 1,
-                app_account_token = COALESCE(tokens.app_account_token, excluded.app_account_token)
-            RETURNING visit_count, xmax = 0 AS inserted
-        ), c AS (
-            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
-            SELECT ?, ?, ?, ? FROM t WHERE t.inserted
-            ON CONFLICT (id) DO NOTHING
-        ), v AS (
-            \(visitInsert)
-        )
-        SELECT visit_count, inserted FROM t
-        """
-
-    /// A visit without a token: its checkout and the visit row.
-    static let plainVisitSQL = """
-        WITH c AS (
-            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, NULL, ?, ?)
-            ON CONFLICT (id) DO NOTHING
-        )
-        \(visitInsert)
-        """
-
-    private static let visitInsert = """
-        INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
-        \(Visit.utmParameterNames.joined(separator: ", ")))
-        VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
-        """
-
-    static func statement(for visit: Visit) -> (sql: String, parameters: [SQLValue]) {
-        let visitRow: [SQLValue] =
-            [
-                .text(visit.checkoutId), .optional(visit.token?.externalPurchaseId), .integer(visit.at),
-                .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
-            ] + Visit.utmParameterNames.map { .optional(visit.utm[$0]) }
-        guard let token = visit.token else {
-            return (plainVisitSQL, [.text(visit.checkoutId), .text(visit.bundleId), .integer(visit.at)] + visitRow)
-        }
-        let tokenRow: [SQLValue] = [
-            .text(token.externalPurchaseId), .text(visit.checkoutId), .text(token.rawToken), .integer(token.appAppleId),
-            .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt), .optional(token.expiresAt),
-            .text(token.environment), .text(token.source), .optional(token.appAccountToken), .integer(visit.at),
-            .integer(visit.at),
-        ]
-        let checkoutRow: [SQLValue] = [
-            .text(visit.checkoutId), .text(token.externalPurchaseId), .text(visit.bundleId), .integer(visit.at),
-        ]
-        return (tokenVisitSQL, tokenRow + checkoutRow + visitRow)
-    }
-
-    static func outcome(_ visit: Visit, _ rows: [[SQLValue]]) -> RecordOutcome {
-        let row = rows.first ?? []
-        let isNew = visit.token == nil || (row.count > 1 && row[1].integer == 1)
-        return RecordOutcome(
-            checkoutId: visit.checkoutId,
-            visitCount: row.first?.integer ?? 0,
-            isNewToken: isNew && visit.token != nil
-        )
     }
 }

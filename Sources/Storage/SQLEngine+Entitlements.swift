@@ -93,40 +93,6 @@ extension SQLEngine {
         }
     }
 
-    /// Claims due deliveries for `lease.owner` until `lease.until`, in each purchase's order (a delivery waits
-    /// for the purchase's earlier ones); other instances skip them until the lease ends.
-    func claimDueWebhooks(now: Int64, limit: Int, lease: Lease) throws(StorageError) -> [WebhookDelivery] {
-        try writer.write { [dialect] connection throws(StorageError) in
-            try connection.query(
-                """
-                UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ?
-                WHERE event_id IN (
-                    SELECT w.event_id FROM webhook_deliveries w
-                    WHERE w.state = 'pending' AND w.next_attempt_at <= ?
-                      AND (w.lease_until IS NULL OR w.lease_until <= ?)
-                      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.purchase_id = w.purchase_id
-                          AND e.state = 'pending' AND e.sequence < w.sequence)
-                    ORDER BY w.next_attempt_at LIMIT ?\(dialect.skipLocked))
-                RETURNING \(Self.webhookColumns)
-                """,
-                [
-                    .text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .integer(Int64(limit)),
-                ]
-            ).map(Self.webhook).sorted { ($0.nextAttemptAt, $0.sequence) < ($1.nextAttemptAt, $1.sequence) }
-        }
-    }
-
-    func releaseLeases() throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            try connection.query(
-                "UPDATE reports SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
-            )
-            try connection.query(
-                "UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
-            )
-        }
-    }
-
     func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery] {
         try read { connection throws(StorageError) in
             let filter = state == nil ? "" : "WHERE state = ?"

@@ -98,39 +98,6 @@ extension SQLEngine {
         }
     }
 
-    /// Claims due reports for `lease.owner` until `lease.until`: pending, due, and not leased (or the lease
-    /// ended). Claimed reports come back, oldest due first; until their attempt is recorded (which ends the
-    /// lease) no claim returns them again, this instance's included.
-    func claimDueReports(now: Int64, limit: Int, lease: Lease) throws(StorageError) -> [StoredReport] {
-        try writer.write { [dialect] connection throws(StorageError) in
-            try connection.query(
-                """
-                UPDATE reports SET lease_owner = ?, lease_until = ?
-                WHERE request_identifier IN (
-                    SELECT request_identifier FROM reports
-                    WHERE state = 'pending' AND next_attempt_at <= ?
-                      AND (lease_until IS NULL OR lease_until <= ?)
-                    ORDER BY next_attempt_at LIMIT ?\(dialect.skipLocked))
-                RETURNING \(Self.reportColumns)
-                """,
-                [
-                    .text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .integer(Int64(limit)),
-                ]
-            ).map(Self.storedReport).sorted { $0.nextAttemptAt < $1.nextAttemptAt }
-        }
-    }
-
-    func releaseReportClaims(_ requestIdentifiers: [String], owner: String) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            for identifier in requestIdentifiers {
-                try connection.query(
-                    "UPDATE reports SET lease_owner = NULL, lease_until = NULL WHERE request_identifier = ? AND lease_owner = ?",
-                    [.text(identifier), .text(owner)]
-                )
-            }
-        }
-    }
-
     /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
     /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
     /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).

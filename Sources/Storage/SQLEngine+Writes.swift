@@ -1,6 +1,3 @@
-import Dispatch
-import Synchronization
-
 /// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
 extension SQLEngine {
     func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
@@ -8,14 +5,7 @@ extension SQLEngine {
             return try writer.write { connection throws(StorageError) in try Self.insert(visit, into: connection) }
         }
         // The landing path's own writer, waited for.
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<RecordOutcome, StorageError>>(.failure(StorageError(.closed, "not recorded")))
-        submitVisit(visit) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.withLock { $0 }.get()
+        return try waitForCompletion { completion in submitVisit(visit, completion: completion) }
     }
 
     func submitVisit(

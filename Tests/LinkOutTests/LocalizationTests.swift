@@ -39,7 +39,8 @@ struct LocalizationTests {
     @Test func everyTemplateTextAndRejectionReasonHasAnEnglishText() throws {
         let english = try #require(try Self.load().languages["en"])
         let templates = Self.publicDir.appendingPathComponent("templates")
-        for file in try FileManager.default.contentsOfDirectory(atPath: templates.path) {
+        // Partials (in `partials/`) included.
+        for file in try FileManager.default.subpathsOfDirectory(atPath: templates.path) where file.hasSuffix(".html") {
             let text = try String(contentsOf: templates.appendingPathComponent(file), encoding: .utf8)
             for match in text.matches(of: /\{\{\s*t_([a-z_]+)\s*\}\}/) {
                 #expect(english[String(match.1)] != nil, "\(file) uses t_\(match.1)")

@@ -4,6 +4,7 @@ import Foundation
 /// `{{name}}` inserts a value, HTML-escaped (there is no unescaped form, so no value can inject markup);
 /// `{{#name}}…{{/name}}` repeats for each item of a list, or renders once for `true` or non-empty text;
 /// `{{^name}}…{{/name}}` renders when the value is missing, false, empty text or an empty list.
+/// At load, `{{> file}}` is replaced by `partials/file` from the templates folder (the parts pages share).
 struct Template: Sendable {
     /// A value a template can show.
     indirect enum Value: Sendable {
@@ -38,10 +39,33 @@ struct Template: Sendable {
             throw Failure(description: "template \(path) not found")
         }
         do {
-            return try Template(String(decoding: data, as: UTF8.self))
+            return try Template(try includingPartials(String(decoding: data, as: UTF8.self), from: directory))
         } catch {
             throw Failure(description: "template \(path): \(error.description)")
         }
+    }
+
+    /// `text` with each `{{> file}}` replaced by `partials/file` (one level: a partial includes nothing). The
+    /// partial's final newline is dropped, so the include's own line ending stays the only one.
+    private static func includingPartials(_ text: String, from directory: String) throws(Failure) -> String {
+        var output = ""
+        var rest = Substring(text)
+        while let open = rest.range(of: "{{>") {
+            guard let close = rest[open.upperBound...].range(of: "}}") else {
+                throw Failure(description: "unclosed {{>")
+            }
+            output += rest[..<open.lowerBound]
+            let name = rest[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
+            let path = (directory as NSString).appendingPathComponent("partials/" + name)
+            guard !name.contains("/"), let data = FileManager.default.contents(atPath: path) else {
+                throw Failure(description: "partial \(path) not found")
+            }
+            var partial = String(decoding: data, as: UTF8.self)
+            if partial.hasSuffix("\n") { partial.removeLast() }
+            output += partial
+            rest = rest[close.upperBound...]
+        }
+        return output + rest
     }
 
     func render(_ context: Context) -> [UInt8] {

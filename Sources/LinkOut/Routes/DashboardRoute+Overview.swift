@@ -15,6 +15,7 @@ extension DashboardRoute {
         let now = clock.nowMilliseconds()
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
+            "on_dashboard": .flag(true),
             "now": .text(DashboardTime.timestamp(now)),
             "reporting": .text(reporting.status.description),
             "days": .text(String(Self.days)),

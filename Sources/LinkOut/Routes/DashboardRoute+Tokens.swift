@@ -27,6 +27,7 @@ extension DashboardRoute {
         let shown = rows.prefix(Self.pageSize)
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
+            "on_tokens": .flag(true),
             "query": .text(query),
             "has_tokens": .flag(!shown.isEmpty),
             "caption": .text(
