@@ -98,6 +98,9 @@ protocol LedgerEngine: Sendable {
     func oldestUnreportedCreation() throws(StorageError) -> Int64?
     func failingReports(limit: Int) throws(StorageError) -> [StoredReport]
     func failingWebhooks(limit: Int) throws(StorageError) -> [WebhookDelivery]
+    func startAdminSession(key: String, expiresAt: Int64, now: Int64, keep: Int) throws(StorageError)
+    func adminSessionExpiry(key: String) throws(StorageError) -> Int64?
+    func endAdminSession(key: String) throws(StorageError)
 
     // MARK: notifications
 

@@ -225,6 +225,21 @@ enum Migrations {
             CREATE UNIQUE INDEX reports_one_open ON reports(external_purchase_id) WHERE state IN ('pending', 'rejected');
             """
         ),
+        (
+            // Several instances behind one balancer: the operator's dashboard session is valid on each (kept
+            // here, by a keyed hash of its id, so a copy of the database holds no usable cookie). A purchase's
+            // webhook positions are unique: instances adding to one purchase take turns, and the index makes
+            // sure no two events ever share a position.
+            7,
+            """
+            CREATE TABLE admin_sessions (
+                session_key TEXT PRIMARY KEY,
+                expires_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            DROP INDEX webhook_deliveries_purchase;
+            CREATE UNIQUE INDEX webhook_deliveries_order ON webhook_deliveries(purchase_id, sequence);
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

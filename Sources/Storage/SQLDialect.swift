@@ -35,6 +35,15 @@ enum SQLDialect: Sendable {
         }
     }
 
+    /// A statement that makes the writers of one key (its parameter) take turns until their transactions end,
+    /// or nil where one writer is all there is (SQLite).
+    var serializeOnKey: String? {
+        switch self {
+        case .sqlite: nil
+        case .postgres: "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
+        }
+    }
+
     /// Makes the connection refuse (true) or take (false) writes, as a read-only disk would.
     func suspendWrites(_ suspended: Bool) -> String {
         switch self {

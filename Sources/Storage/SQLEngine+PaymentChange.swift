@@ -1,6 +1,8 @@
 /// One payment event's writes, in the transaction the caller opened.
 extension SQLEngine {
-    static func apply(_ change: PaymentChange, to connection: any SQLConnection) throws(StorageError) {
+    static func apply(_ change: PaymentChange, to connection: any SQLConnection, dialect: SQLDialect)
+        throws(StorageError)
+    {
         if let event = change.event {
             // Acted on already (a redelivery raced the first one, or another instance): nothing may happen
             // twice. The update is the claim, so two instances at once cannot both find the event open.
@@ -55,7 +57,12 @@ extension SQLEngine {
             )
         }
         for webhook in change.webhooks {
-            // The next position among the purchase's events keeps them in order for the receiver.
+            // The next position among the purchase's events keeps them in order for the receiver. Instances
+            // adding to one purchase take turns (the position is read, then taken); the unique index
+            // `webhook_deliveries_order` stands behind it.
+            if let serialize = dialect.serializeOnKey {
+                try connection.query(serialize, [.text("webhook-order\u{0}" + webhook.purchaseId)])
+            }
             try connection.query(
                 """
                 INSERT INTO webhook_deliveries (event_id, purchase_id, sequence, type, body, state, attempts,

@@ -228,6 +228,8 @@ extension SQLEngine {
     }
 
     func apply(_ change: PaymentChange) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in try Self.apply(change, to: connection) }
+        try writer.write { connection throws(StorageError) in
+            try Self.apply(change, to: connection, dialect: self.dialect)
+        }
     }
 }

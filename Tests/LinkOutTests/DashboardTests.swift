@@ -190,6 +190,38 @@ struct DashboardTests {
         #expect(try live.get("/admin/chart.svg", headers: ["Cookie": session]).status == 401)
     }
 
+    /// Sessions live in the ledger: a second instance on the same database (on SQLite: the same data folder
+    /// after a restart) knows a session the first started, and signing out on one ends it for both.
+    @Test func aSessionHoldsOnAnotherInstanceAndAcrossARestart() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-admin-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        let configure: (inout Configuration) -> Void = { $0.adminToken = Self.adminToken }
+        var session = ""
+        do {
+            let first = try LiveApplication(dataDir: dataDir, configure: configure)
+            session = try Self.signIn(first)
+            // Two instances side by side, as behind a balancer.
+            if TestDatabase.postgresURL != nil {
+                let second = try LiveApplication(dataDir: dataDir, configure: configure)
+                let page = try second.get("/admin", headers: ["Cookie": session])
+                #expect(page.text.contains("/admin/logout"))
+                let csrf = try #require(Self.csrf(in: page.text))
+                let logout = try second.post(
+                    "/admin/logout",
+                    contentType: "application/x-www-form-urlencoded",
+                    body: "csrf=\(csrf)",
+                    headers: ["Cookie": session]
+                )
+                #expect(logout.status == 303)
+                #expect(!(try first.get("/admin", headers: ["Cookie": session]).text.contains("/admin/logout")))
+                session = try Self.signIn(first)
+            }
+        }
+        let restarted = try LiveApplication(dataDir: dataDir, configure: configure)
+        #expect(try restarted.get("/admin", headers: ["Cookie": session]).text.contains("/admin/logout"))
+        #expect(try restarted.get("/admin/chart.svg", headers: ["Cookie": session]).status == 200)
+    }
+
     @Test func aSessionExpiresAfterItsLifetime() throws {
         let clock = TestClock()
         let live = try LiveApplication(clock: clock.clock) { $0.adminToken = Self.adminToken }

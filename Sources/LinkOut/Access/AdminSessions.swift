@@ -2,10 +2,11 @@ import Crypto
 import Foundation
 import HTTPServer
 import Lifecycle
-import Synchronization
+import Storage
 
-/// Signed-in operator sessions of the dashboard, kept in memory: signing out or a restart ends them, and a
-/// stolen cookie dies with its session. The cookie is apart from the checkout's (its own name, `Path=/admin`,
+/// Signed-in operator sessions of the dashboard, kept in the ledger so that every instance on one database knows
+/// them (a balancer may send each request elsewhere) and a restart keeps them; signing out ends one everywhere,
+/// and a stolen cookie dies with its session. The ledger holds a keyed hash of each id, never the id. The cookie is apart from the checkout's (its own name, `Path=/admin`,
 /// `SameSite=Strict`) so nothing a buyer's page sets or reads can touch it.
 ///
 /// Before sign-in a second cookie carries a minted, unstored id (`Identifiers.session()`) that the login form's
@@ -23,16 +24,17 @@ final class AdminSessions: Sendable {
     static let lifetimeSeconds: Int64 = 8 * 3600
     /// How long the login form's pre-session id is kept by the browser.
     static let loginFormSeconds: Int64 = 3600
-    /// Above this many live sessions the ones closest to expiry are dropped, so memory stays bounded.
+    /// Above this many live sessions the ones closest to expiry are dropped, so the table stays bounded.
     static let maxSessions = 1024
 
     private let identifiers: Identifiers
+    private let ledger: Ledger
     private let clock: Clock
     let isSecure: Bool
-    private let sessions = Mutex<[String: Int64]>([:])
 
-    init(identifiers: Identifiers, clock: Clock, isSecure: Bool) {
+    init(identifiers: Identifiers, ledger: Ledger, clock: Clock, isSecure: Bool) {
         self.identifiers = identifiers
+        self.ledger = ledger
         self.clock = clock
         self.isSecure = isSecure
     }
@@ -59,40 +61,29 @@ final class AdminSessions: Sendable {
     }
 
     /// The signed-in session the request carries, or nil.
-    func signedIn(_ request: HTTPRequest) -> String? {
-        guard let id = cookieId(named: cookieName, in: request) else { return nil }
-        let now = clock.nowMilliseconds()
-        return sessions.withLock { sessions in
-            guard let expiry = sessions[id] else { return nil }
-            guard now < expiry else {
-                sessions[id] = nil
-                return nil
-            }
-            return id
-        }
-    }
-
-    /// Starts a session and returns its id.
-    func create() -> String {
-        let id = identifiers.session()
-        let now = clock.nowMilliseconds()
-        sessions.withLock { sessions in
-            sessions[id] = now + Self.lifetimeSeconds * 1000
-            if sessions.count > Self.maxSessions {
-                sessions = sessions.filter { now < $0.value }
-                let surplus = sessions.count - Self.maxSessions
-                if surplus > 0 {
-                    for (key, _) in sessions.sorted(by: { $0.value < $1.value }).prefix(surplus) {
-                        sessions[key] = nil
-                    }
-                }
-            }
-        }
+    func signedIn(_ request: HTTPRequest) throws(StorageError) -> String? {
+        guard let id = cookieId(named: cookieName, in: request),
+            let expiry = try ledger.adminSessionExpiry(key: identifiers.storedSessionKey(id)),
+            clock.nowMilliseconds() < expiry
+        else { return nil }
         return id
     }
 
-    func end(_ id: String) {
-        _ = sessions.withLock { $0.removeValue(forKey: id) }
+    /// Starts a session and returns its id.
+    func create() throws(StorageError) -> String {
+        let id = identifiers.session()
+        let now = clock.nowMilliseconds()
+        try ledger.startAdminSession(
+            key: identifiers.storedSessionKey(id),
+            expiresAt: now + Self.lifetimeSeconds * 1000,
+            now: now,
+            keep: Self.maxSessions
+        )
+        return id
+    }
+
+    func end(_ id: String) throws(StorageError) {
+        try ledger.endAdminSession(key: identifiers.storedSessionKey(id))
     }
 
     /// A fresh unstored id for the login form.

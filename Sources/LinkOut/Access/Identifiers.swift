@@ -36,6 +36,11 @@ final class Identifiers: Sendable {
         return HMACSHA256.constantTimeEqual(Array(text.utf8.dropFirst(26)), Array(sessionTag(random).utf8))
     }
 
+    /// What the ledger keeps of a session id: a keyed hash, so a copy of the table holds no usable cookie.
+    func storedSessionKey(_ id: String) -> String {
+        Self.base32(Array(mac.authenticate("stored-session\u{0}" + id).prefix(20)))
+    }
+
     private func sessionTag(_ random: String) -> String {
         Self.base32(Array(mac.authenticate("session\u{0}" + random).prefix(17))).prefix(26).description
     }

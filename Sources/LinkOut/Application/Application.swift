@@ -132,6 +132,7 @@ package final class Application: Sendable {
                 templates: try DashboardPages.load(publicDir: configuration.server.publicDir),
                 sessions: AdminSessions(
                     identifiers: identifiers,
+                    ledger: ledger,
                     clock: clock,
                     isSecure: configuration.server.isSecure
                 ),

@@ -9,7 +9,7 @@ extension DashboardRoute {
     static let pageSize = 50
 
     func find(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let session = sessions.signedIn(request) else { return requireSignIn(request) }
+        guard let session = try sessions.signedIn(request) else { return requireSignIn(request) }
         let query = (request.queryValue("q") ?? "").trimmingCharacters(in: .whitespaces)
         let environment = request.queryValue("environment").flatMap {
             ["production", "sandbox"].contains($0) ? $0 : nil
@@ -74,7 +74,7 @@ extension DashboardRoute {
     }
 
     func detail(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let session = sessions.signedIn(request) else { return requireSignIn(request) }
+        guard let session = try sessions.signedIn(request) else { return requireSignIn(request) }
         let id = request.queryValue("id") ?? ""
         guard let token = try ledger.token(id) else { return notFound(request) }
         var context: Template.Context = [

@@ -26,7 +26,7 @@ struct DashboardRoute: Sendable {
     /// `GET /admin`
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         guard configuration.adminToken != nil else { return notFound(request) }
-        guard let session = sessions.signedIn(request) else { return loginForm(request, status: .ok, error: nil) }
+        guard let session = try sessions.signedIn(request) else { return loginForm(request, status: .ok, error: nil) }
         return pages.html(templates.overview.render(try overviewContext(session: session)))
     }
 
@@ -54,8 +54,8 @@ struct DashboardRoute: Sendable {
             return loginForm(request, status: .unauthorized, error: "That is not the admin token.")
         }
         // A sign-in replaces the browser's earlier session rather than leaving it valid beside the new one.
-        if let earlier = sessions.signedIn(request) { sessions.end(earlier) }
-        let session = sessions.create()
+        if let earlier = try sessions.signedIn(request) { try sessions.end(earlier) }
+        let session = try sessions.create()
         var headers = HTTPHeaders()
         headers.add(name: "Set-Cookie", value: sessions.sessionCookie(session, seconds: AdminSessions.lifetimeSeconds))
         // The login form's id has done its job; a new form gets a new one.
@@ -66,11 +66,11 @@ struct DashboardRoute: Sendable {
     /// `POST /admin/logout`: ends the session (CSRF-checked, so no other site can sign the operator out).
     func logout(_ request: HTTPRequest) throws -> HTTPResponse {
         guard configuration.adminToken != nil else { return notFound(request) }
-        guard let session = sessions.signedIn(request) else { return pages.seeOther("/admin") }
+        guard let session = try sessions.signedIn(request) else { return pages.seeOther("/admin") }
         guard let fields = formFields(request), let csrf = fields["csrf"],
             sessions.isValidCSRF(csrf, id: session, scope: .signedIn)
         else { return loginForm(request, status: .forbidden, error: "The form had expired. Nothing was changed.") }
-        sessions.end(session)
+        try sessions.end(session)
         var headers = HTTPHeaders()
         headers.add(name: "Set-Cookie", value: sessions.sessionCookie("", seconds: 0))
         return pages.seeOther("/admin", extraHeaders: headers)
@@ -79,7 +79,7 @@ struct DashboardRoute: Sendable {
     /// `GET /admin/chart.svg[?theme=dark]`: the tokens-per-day chart, for the signed-in page's `<img>`.
     func chart(_ request: HTTPRequest) throws -> HTTPResponse {
         guard configuration.adminToken != nil else { return notFound(request) }
-        guard sessions.signedIn(request) != nil else { return HTTPError(.unauthorized, "Sign in first.").response }
+        guard try sessions.signedIn(request) != nil else { return HTTPError(.unauthorized, "Sign in first.").response }
         var headers = pages.securityHeaders()
         headers.add(name: "Content-Type", value: "image/svg+xml; charset=utf-8")
         let svg = try chartData().svg(dark: request.queryValue("theme") == "dark")
