@@ -46,6 +46,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         let left = lhs.utf8
         let right = rhs.utf8
         guard left.count == right.count else { return false }
+        // Most lookups name a field as it was written (ours, or a client's usual spelling): one comparison.
+        if lhs == rhs { return true }
         return zip(left, right).allSatisfy { a, b in
             a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
         }

@@ -40,6 +40,11 @@ public struct Router: Sendable {
     }
 
     private var routes: [Route] = []
+    /// Which routes can match a path, by its first segment (in the order they were added): a request tries the
+    /// one or two routes that start with its first segment instead of every route in the table.
+    private var routesByFirstSegment: [Substring: [Int]] = [:]
+    /// Routes whose first segment is a parameter: they can match any path, so every lookup tries them too.
+    private var routesOpenAtFirstSegment: [Int] = []
 
     public init() {}
 
@@ -68,7 +73,19 @@ public struct Router: Sendable {
             }
             return .literal(String(part))
         }
+        if case .literal(let first) = segments.first {
+            routesByFirstSegment[Substring(first), default: []].append(routes.count)
+        } else {
+            routesOpenAtFirstSegment.append(routes.count)
+        }
         routes.append(Route(method: method, pattern: pattern, segments: segments, body: body))
+    }
+
+    /// The routes that may match `parts`, in the order they were added.
+    private func candidates(_ parts: [Substring]) -> [Int] {
+        let literal = parts.first.flatMap { routesByFirstSegment[$0] } ?? []
+        if routesOpenAtFirstSegment.isEmpty { return literal }
+        return (literal + routesOpenAtFirstSegment).sorted()
     }
 
     public mutating func get(_ pattern: String, execution: Execution = .workerPool, handler: @escaping Handler) {
@@ -83,7 +100,8 @@ public struct Router: Sendable {
         let parts = Self.split(path)
         var allowed: [String] = []
         var headFallback: (Route, [String: String])?
-        for route in routes {
+        for index in candidates(parts) {
+            let route = routes[index]
             guard let parameters = Self.match(route.segments, parts) else { continue }
             if route.method == method { return .route(route, parameters: parameters) }
             if method == "HEAD" && route.method == "GET" && headFallback == nil { headFallback = (route, parameters) }

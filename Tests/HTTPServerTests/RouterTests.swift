@@ -47,4 +47,29 @@ struct RouterTests {
         #expect(describe("GET", "/checkout/a%2Fb") == "404")
         #expect(describe("GET", "/checkout/a%zz") == "404")
     }
+
+    /// Routes are looked up by their first segment; one that starts with a parameter still takes its turn in the
+    /// order routes were added.
+    @Test func theFirstAddedMatchingRouteWinsWhateverItsFirstSegment() {
+        var router = Router()
+        router.get("/about") { _ in .text("about") }
+        router.get("/{page}") { _ in .text("page") }
+        router.get("/help") { _ in .text("help") }
+        router.post("/{page}/{item}") { _ in .text("item") }
+        router.get("/shop/{item}") { _ in .text("shop") }
+        func pattern(_ method: String, _ path: String) -> String {
+            switch router.match(method: method, path: Substring(path)) {
+            case .route(let route, _): return route.pattern
+            case .methodNotAllowed(let allowed): return "405 " + allowed.joined(separator: ",")
+            case .notFound: return "404"
+            }
+        }
+        #expect(pattern("GET", "/about") == "/about")
+        #expect(pattern("GET", "/help") == "/{page}")
+        #expect(pattern("GET", "/anything") == "/{page}")
+        #expect(pattern("POST", "/shop/x") == "/{page}/{item}")
+        #expect(pattern("GET", "/shop/x") == "/shop/{item}")
+        #expect(pattern("PUT", "/shop/x") == "405 POST,GET,HEAD")
+        #expect(pattern("GET", "/a/b/c") == "404")
+    }
 }
