@@ -10,7 +10,10 @@ struct RateGuard: Sendable {
 
     /// The 429 to answer with, or nil when the client is within its budget.
     func refusal(_ request: HTTPRequest, html: Bool) -> HTTPResponse? {
-        guard let seconds = limiter.delay(for: ClientAddress.limitKey(request, trustedProxies: trustedProxies)) else {
+        // Limits off (`rateLimitPerSecond` 0): not even the client's key is worked out.
+        guard limiter.perSecond > 0,
+            let seconds = limiter.delay(for: ClientAddress.limitKey(request, trustedProxies: trustedProxies))
+        else {
             return nil
         }
         metrics.increment("linkout_rate_limited_total")
