@@ -140,11 +140,12 @@ extension Ledger {
                 for record in batch { checkouts.removeValue(forKey: record.visit.checkoutId) }
             }
             health.withLock { $0.ingest = nil }
+            // Observed (counted in the metrics) before `applied` moves, so a `flush` that returns has seen it.
+            observer.withLock { $0 }?.call(batch.map(\.visit), outcomes)
             if let last = batch.last?.sequence {
                 journal.withLock { $0 }?.markApplied(last)
                 applied.store(last, ordering: .relaxed)
             }
-            observer.withLock { $0 }?.call(batch.map(\.visit), outcomes)
             progress.signal()
         }
     }

@@ -328,7 +328,11 @@ struct DashboardTests {
             }
         )
         #expect(page.contains("<dt>pending</dt><dd>1</dd>"))
-        #expect(page.contains("<td>purchase.completed</td><td>pending</td><td>1</td>"))
+        // One try so far, or two if the five-second retry came before the page was read on a slow machine.
+        #expect(
+            page.range(of: "<td>purchase.completed</td><td>pending</td><td>[12]</td>", options: .regularExpression)
+                != nil
+        )
         #expect(!page.contains("No failing webhook deliveries."))
     }
 

@@ -150,15 +150,18 @@ struct EntitlementTests {
             // still undelivered.
             let first = try LiveApplication(dataDir: dataDir, clock: time.clock, configure: configure)
             _ = try Self.demoPurchase(first)
-            // The first try fails at once; the retry is due after the backoff: move the clock instead of waiting.
+            // The first try fails at once; the retry is due after the backoff: move the clock instead of waiting,
+            // once the failed try is recorded (its backoff counts from the clock then).
             try waitUntil { receiver.deliveries.count >= 1 }
+            try waitUntil {
+                let failing = try? first.get(
+                    "/admin/webhooks?state=pending",
+                    headers: ["Authorization": "Bearer admin-secret"]
+                )
+                return failing?.text.contains(#""lastStatus":500"#) == true
+            }
             time.advance(seconds: 3600)
             try waitUntil { receiver.deliveries.count >= 2 }
-            let failing = try first.get(
-                "/admin/webhooks?state=pending",
-                headers: ["Authorization": "Bearer admin-secret"]
-            )
-            #expect(failing.text.contains(#""lastStatus":500"#))
         }
         time.advance(seconds: 3600)
         let second = try LiveApplication(dataDir: dataDir, clock: time.clock, configure: configure)
@@ -176,11 +179,16 @@ struct EntitlementTests {
         #expect((event["purchase"] as? [String: Any])?["productId"] as? String == "pro.lifetime")
         // Delivered: nothing more goes out however long linkout runs.
         time.advance(seconds: 86_400)
-        let delivered = try second.get(
-            "/admin/webhooks?state=delivered",
-            headers: ["Authorization": "Bearer admin-secret"]
+        // The receiver has answered; the delivery is recorded just after.
+        #expect(
+            eventually(within: 10) {
+                let delivered = try? second.get(
+                    "/admin/webhooks?state=delivered",
+                    headers: ["Authorization": "Bearer admin-secret"]
+                )
+                return delivered?.text.contains(deliveries[0].eventId) == true
+            }
         )
-        #expect(delivered.text.contains(deliveries[0].eventId))
         #expect(receiver.deliveries.count == 3)
     }
 

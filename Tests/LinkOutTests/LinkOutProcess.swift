@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -16,6 +17,12 @@ final class LinkOutProcess {
     let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
+    /// What the process wrote so far. Both pipes are read all the time: a server that logs more than a pipe
+    /// holds (64 KiB) must never block in `write(2)` because the test reads its output only at the end.
+    private let outputBytes = Collected()
+    private let errorBytes = Collected()
+    /// Left once each pipe reached its end (the process and any child holding it have exited).
+    private let drained = DispatchGroup()
 
     /// The executable beside the test bundle (both live in the build folder), or `LINKOUT_BINARY`.
     static var executable: URL {
@@ -39,28 +46,45 @@ final class LinkOutProcess {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        drain(output, into: outputBytes)
+        drain(errors, into: errorBytes)
     }
 
-    /// Reads stdout until the "listening on" line and returns the port it names; throws when the process exits
+    /// Bytes read from a pipe, appended by its reading thread.
+    private final class Collected: Sendable {
+        private let bytes = Mutex<[UInt8]>([])
+        func append(_ data: Data) { bytes.withLock { $0.append(contentsOf: data) } }
+        var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
+    }
+
+    private func drain(_ pipe: Pipe, into bytes: Collected) {
+        drained.enter()
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [drained] in
+            defer { drained.leave() }
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { return }
+                bytes.append(chunk)
+            }
+        }
+    }
+
+    /// Waits for stdout's "listening on" line and returns the port it names; throws when the process exits
     /// first or prints nothing within `seconds`.
     func waitForPort(within seconds: Double = 60) throws -> Int {
         var text = ""
-        let handle = output.fileHandleForReading
-        let deadline = Date() + seconds
-        while !text.contains("\n") {
-            // poll(2) first, so a server that neither speaks nor exits cannot block the read forever.
-            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
-            guard remaining > 0, poll(&ready, 1, remaining) > 0 else {
-                throw Failure(description: "linkout printed no port within \(seconds) s")
-            }
-            let chunk = handle.availableData
-            guard !chunk.isEmpty else { throw Failure(description: "linkout exited before listening: \(stderrText())") }
-            text += String(decoding: chunk, as: UTF8.self)
+        let printed = eventually(within: seconds) {
+            text = outputBytes.text
+            return text.contains("\n") || !process.isRunning
         }
+        guard printed else { throw Failure(description: "linkout printed no port within \(seconds) s") }
         guard let line = text.split(separator: "\n").first(where: { $0.contains("listening on") }),
             let port = line.split(separator: ":").last.flatMap({ Int($0) })
-        else { throw Failure(description: "no port in \(text)") }
+        else {
+            if !process.isRunning { throw Failure(description: "linkout exited before listening: \(stderrText())") }
+            throw Failure(description: "no port in \(text)")
+        }
         return port
     }
 
@@ -79,12 +103,16 @@ final class LinkOutProcess {
         return process.terminationStatus
     }
 
+    /// Everything the process printed on stdout, once it has exited.
     func stdoutText() -> String {
-        String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        drained.wait()
+        return outputBytes.text
     }
 
+    /// Everything the process printed on stderr, once it has exited.
     func stderrText() -> String {
-        String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        drained.wait()
+        return errorBytes.text
     }
 
     deinit {

@@ -17,8 +17,9 @@ import Glibc
 /// the PostgreSQL pass of `make test` (it needs `LINKOUT_TEST_POSTGRES_URL`; the SQLite pass skips it by name).
 @Suite("two instances on PostgreSQL", .serialized)
 struct PostgresClusterTests {
-    /// The outbox lease, short so the killed instance's claimed reports are taken over within the test.
-    static let leaseSeconds = 5
+    /// The outbox lease: short, so the killed instance's claimed reports are taken over within the test, yet
+    /// long enough that a live instance's claims, waiting behind a slow fake Apple on a loaded machine, stay its own.
+    static let leaseSeconds = 15
 
     @Test func twoInstancesOneKilledLoseNoVisitAndReportEachTokenOnce() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cluster-\(UUID())")

@@ -23,7 +23,8 @@ struct PostgresOutageTests {
         // The outage: every session to the database is cut and new ones are refused, as while it restarts.
         try TestDatabase.execute("ALTER DATABASE \(database.name) WITH ALLOW_CONNECTIONS false", on: server)
         try TestDatabase.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database.name)'",
+            // With a timeout, the call waits until each session has ended, so no landing can still commit on one.
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '\(database.name)'",
             on: server
         )
         // RawClient gives up after 5 s: a hang fails here instead of passing late.
