@@ -6,8 +6,9 @@ import Storage
 
 /// Signed-in operator sessions of the dashboard, kept in the ledger so that every instance on one database knows
 /// them (a balancer may send each request elsewhere) and a restart keeps them; signing out ends one everywhere,
-/// and a stolen cookie dies with its session. The ledger holds a keyed hash of each id, never the id. The cookie is apart from the checkout's (its own name, `Path=/admin`,
-/// `SameSite=Strict`) so nothing a buyer's page sets or reads can touch it.
+/// and a stolen cookie dies with its session. The ledger holds a keyed hash of each id, never the id. The cookie
+/// is apart from the checkout's (its own name, `Path=/admin`, `SameSite=Strict`) so nothing a buyer's page sets
+/// or reads can touch it.
 ///
 /// Before sign-in a second cookie carries a minted, unstored id (`Identifiers.session()`) that the login form's
 /// CSRF token is bound to; signing in starts a fresh session id, so an id planted before sign-in is worthless.
