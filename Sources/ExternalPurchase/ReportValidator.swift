@@ -99,6 +99,21 @@ public struct ReportValidator: Sendable {
         return problems
     }
 
+    /// `a + b`, held at the ends of Int64: the amounts and dates come from the developer's backend, and a sum
+    /// near Int64's limits must be a validation problem, never an overflow that stops the server.
+    static func saturating(_ a: Int64, plus b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        guard overflow else { return sum }
+        return b > 0 ? .max : .min
+    }
+
+    /// `a - b`, held at the ends of Int64 (see `saturating(_:plus:)`).
+    static func saturating(_ a: Int64, minus b: Int64) -> Int64 {
+        let (difference, overflow) = a.subtractingReportingOverflow(b)
+        guard overflow else { return difference }
+        return b < 0 ? .max : .min
+    }
+
     private func commonProblems(_ item: LineItemAmounts) -> [ReportProblem] {
         let id = item.lineItemId
         var problems: [ReportProblem] = []
@@ -116,7 +131,7 @@ public struct ReportValidator: Sendable {
                 .init("NegativeValueNotAllowedError", field: field, lineItem: id, "amounts are never negative")
             )
         }
-        if item.amountTaxInclusive != item.amountTaxExclusive + item.taxAmount {
+        if item.amountTaxInclusive != Self.saturating(item.amountTaxExclusive, plus: item.taxAmount) {
             problems.append(
                 .init(
                     "IncorrectAmountTaxInclusiveError",
@@ -362,7 +377,7 @@ public struct ReportValidator: Sendable {
                 .init("ExchangeRateMismatchError", field: "exchangeRate", lineItem: id, "must match the buy")
             )
         }
-        if refund.creationDate > buy.creationDate + 365 * 86_400_000 {
+        if refund.creationDate > Self.saturating(buy.creationDate, plus: 365 * 86_400_000) {
             problems.append(
                 .init(
                     "RefundNotAllowedCreationDateError",
@@ -380,8 +395,11 @@ public struct ReportValidator: Sendable {
                 return nil
             }
             return other.amountTaxExclusive
-        }.reduce(0, +)
-        let expectedNet = buy.amountTaxExclusive - refunded - refund.amountTaxExclusive
+        }.reduce(0) { Self.saturating($0, plus: $1) }
+        let expectedNet = Self.saturating(
+            buy.amountTaxExclusive,
+            minus: Self.saturating(refunded, plus: refund.amountTaxExclusive)
+        )
         if expectedNet < 0 {
             problems.append(
                 .init(

@@ -140,9 +140,10 @@ private struct PlainReader {
         let first = position
         var value: Int64 = 0
         while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
+            // The 19th digit is refused before it is multiplied in: 18 digits times ten can overflow.
+            if position - first == 18 { return nil }
             value = value * 10 + Int64(bytes[position] - UInt8(ascii: "0"))
             position += 1
-            if position - first > 18 { return nil }
         }
         let digits = position - first
         guard digits > 0, digits == 1 || bytes[first] != UInt8(ascii: "0") else { return nil }

@@ -67,6 +67,25 @@ struct ReportModelTests {
         return ReportValidator(token: nil, now: Self.now).problems(in: changed).map(\.name)
     }
 
+    /// Amounts and dates come from the developer's backend: sums past Int64's limits are named problems, never
+    /// an overflow that stops the server.
+    @Test func amountsAndDatesAtInt64sLimitsAreProblemsNotOverflows() throws {
+        #expect(
+            try problems {
+                $0.amountTaxExclusive = .max; $0.taxAmount = 1; $0.amountTaxInclusive = 1
+            }.contains("IncorrectAmountTaxInclusiveError")
+        )
+        guard case .oneTimeBuy(var buy) = try #require(try report(Self.oneTimeBuy).lineItems?.first) else {
+            Issue.record("not a one-time buy")
+            return
+        }
+        buy.creationDate = .max
+        buy.amountTaxExclusive = .min
+        let afterBuy = ReportValidator(token: nil, earlierLineItems: [.oneTimeBuy(buy)], now: Self.now)
+        let names = afterBuy.problems(in: try report(Self.refund)).map(\.name)
+        #expect(names.contains("IncorrectAmountTaxInclusiveError"))
+    }
+
     @Test func eachBrokenRuleIsNamedLikeApplesError() throws {
         #expect(try problems { $0.amountTaxInclusive = 9999 } == ["IncorrectAmountTaxInclusiveError"])
         #expect(

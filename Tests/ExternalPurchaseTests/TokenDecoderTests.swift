@@ -63,6 +63,24 @@ struct TokenDecoderTests {
         #expect(try TokenDecoder.decode(standard.replacingOccurrences(of: "+", with: " ")).get().bundleId == "a.b")
     }
 
+    /// Numbers of 19 or more digits leave the fast reader before they can overflow it (one stopped the server):
+    /// in an unknown key they are ignored like any unknown value, in a known one they are refused.
+    @Test func numbersTooLongForInt64NeverOverflow() throws {
+        for number in ["9999999999999999999", "9223372036854775808", "-9999999999999999999", "99999999999999999999.5"] {
+            let ignored =
+                #"{"appAppleId":5,"bundleId":"a","tokenCreationDate":1706169600000,"#
+                + #""externalPurchaseId":"e","x":\#(number)}"#
+            #expect(try TokenDecoder.decode(Self.encode(ignored)).get().externalPurchaseId == "e")
+            let known =
+                #"{"appAppleId":\#(number),"bundleId":"a","tokenCreationDate":1706169600000,"#
+                + #""externalPurchaseId":"e"}"#
+            #expect(throws: TokenRejection.self) { try TokenDecoder.decode(Self.encode(known)).get() }
+        }
+        #expect(throws: TokenRejection.self) {
+            try TokenDecoder.decode(Self.encode(#"{"a":9999999999999999999}"#)).get()
+        }
+    }
+
     @Test func unknownKeysAreIgnoredAndTokenTypeIsKeptAsSent() throws {
         let json =
             #"{"appAppleId":5,"bundleId":"a","tokenCreationDate":2,"externalPurchaseId":"e","#

@@ -96,6 +96,11 @@ struct LandingFlowTests {
                         )
                     ), "made for a different app", "app_apple_id_mismatch"
             ),
+            // A 19-digit number once overflowed the token reader and stopped the server.
+            (
+                "/?externalPurchaseToken=eyJhIjo5OTk5OTk5OTk5OTk5OTk5OTk5fQ&bundleId=com.example", "incomplete",
+                "missing_field"
+            ),
             ("/?externalPurchaseToken=" + String(repeating: "A", count: 5000), "longer than any link", "too_long"),
             ("/?bundleId=com.unknown", "does not sell for", "bundle_id_not_configured"),
             (
