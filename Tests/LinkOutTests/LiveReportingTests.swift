@@ -119,6 +119,28 @@ struct LiveReportingTests {
         )
         #expect(missing.status == 400)
         #expect(missing.text.contains("OmittedFieldError"))
+        // A NUL in an id would end it early in SQLite (two ids alike) and fail the write on PostgreSQL. Also an
+        // amount sum past Int64's limit, which once stopped the server.
+        let controlCharacter = try live.post(
+            path,
+            contentType: "application/json",
+            body: body.replacingOccurrences(of: "aaaaaaaa-aaaa", with: #"aaaaaaaa\u0000zz"#),
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(controlCharacter.status == 400)
+        #expect(controlCharacter.text.contains("invalid_line_item_id"))
+        let overflowing = try live.post(
+            path,
+            contentType: "application/json",
+            body: body.replacingOccurrences(
+                of: #""amountTaxExclusive":8000"#,
+                with: #""amountTaxExclusive":9223372036854775807"#
+            ),
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(overflowing.status == 400)
+        #expect(overflowing.text.contains("IncorrectAmountTaxInclusiveError"))
+        #expect(try live.get("/healthz").status == 200)
         let accepted = try live.post(
             path,
             contentType: "application/json",

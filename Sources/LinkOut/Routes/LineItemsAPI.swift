@@ -68,6 +68,18 @@ struct LineItemsAPI: Sendable {
         guard !items.isEmpty else {
             return JSONResponse.error(.badRequest, "MissingLineItemsForStatusError", "lineItems is empty.")
         }
+        // An id is a key in the ledger: a control character (`\u0000` ends a C string, and PostgreSQL refuses it
+        // in text) would make two ids look alike or fail the write.
+        let hasControlCharacter = items.contains { item in
+            item.common.lineItemId.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        }
+        if hasControlCharacter {
+            return JSONResponse.error(
+                .badRequest,
+                "invalid_line_item_id",
+                "A lineItemId holds a control character; send printable characters only."
+            )
+        }
         let decoder = JSONDecoder()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
