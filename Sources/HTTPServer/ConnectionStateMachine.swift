@@ -18,7 +18,12 @@ struct ConnectionStateMachine {
         /// Above this much unread input the machine stops asking to read (back-pressure on the client).
         var maxBufferedInput: Int
         /// Above this much unwritten output no further pipelined request is parsed until the socket drains.
-        var outputHighWater = 1 << 20
+        /// Small, because every connection may hold this much: a client that pipelines and never reads must not
+        /// make thousands of connections cost gigabytes (1 MiB each did).
+        var outputHighWater = 256 * 1024
+        /// While output waits above `outputHighWater`, input is read only up to this much: requests behind it
+        /// would not be parsed before the client reads anyway.
+        var maxBufferedInputWhileBlocked = 64 * 1024
         /// Requests dispatched per turn (see `beginTurn`) before the machine yields to other connections, so one
         /// client's deep pipeline cannot keep a loop from everyone else: small enough that a loop with many
         /// flooding connections still comes back to new ones quickly, large enough to batch a pipeline's writes.
@@ -113,7 +118,11 @@ struct ConnectionStateMachine {
     var wantsRead: Bool {
         guard !peerClosed else { return false }
         if case .lingering = phase { return true }
-        return input.count - inputStart < settings.maxBufferedInput
+        let buffered = input.count - inputStart
+        if output.count - outputStart >= settings.outputHighWater {
+            return buffered < settings.maxBufferedInputWhileBlocked
+        }
+        return buffered < settings.maxBufferedInput
     }
 
     /// Whether the loop should watch the socket for room to write.

@@ -251,6 +251,32 @@ struct ConnectionStateMachineTests {
         #expect(harness.machine.isQuiescent)
     }
 
+    /// A client that pipelines and never reads: once output waits above the high-water mark, input is read only
+    /// up to a small bound, so such a connection holds little memory (attacks held 1.5–3.5 MB per connection).
+    @Test func aClientThatNeverReadsIsNotReadFromOnceOutputBacksUp() {
+        let harness = Harness(adjust: {
+            $0.outputHighWater = 300
+            $0.maxBufferedInputWhileBlocked = 1_000
+        })
+        harness.room = 0
+        harness.receive(String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 20))
+        harness.run()
+        #expect(harness.machine.wantsRead)  // 20 small requests, under the blocked bound
+        harness.receive(String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 40))
+        harness.run()
+        #expect(!harness.machine.wantsRead)
+        // The client reads: output drains, parsing goes on, and reading resumes.
+        harness.room = nil
+        harness.machine.becameWritable()
+        for _ in 0..<100 where !harness.machine.isQuiescent {
+            harness.machine.beginTurn()
+            harness.machine.becameWritable()
+            harness.run()
+        }
+        #expect(harness.machine.wantsRead)
+        #expect(harness.sentText.components(separatedBy: "HTTP/1.1 200 OK").count == 61)
+    }
+
     @Test func aDeepPipelineYieldsAfterItsTurnsBudgetAndContinuesNextTurn() {
         let harness = Harness(adjust: { $0.requestsPerTurn = 2 })
         harness.receive(String(repeating: "GET /p HTTP/1.1\r\nHost: t\r\n\r\n", count: 5))
