@@ -24,6 +24,10 @@ struct ConnectionStateMachine {
         /// While output waits above `outputHighWater`, input is read only up to this much: requests behind it
         /// would not be parsed before the client reads anyway.
         var maxBufferedInputWhileBlocked = 64 * 1024
+        /// Unless a body is being read, input is read only up to the largest request head and a little more:
+        /// pipelined requests wait in the client's socket, not in our memory (a megabyte of them per
+        /// connection, times thousands of connections, was gigabytes).
+        var maxBufferedInputBetweenBodies: Int
         /// Requests dispatched per turn (see `beginTurn`) before the machine yields to other connections, so one
         /// client's deep pipeline cannot keep a loop from everyone else: small enough that a loop with many
         /// flooding connections still comes back to new ones quickly, large enough to batch a pipeline's writes.
@@ -38,6 +42,7 @@ struct ConnectionStateMachine {
             requestBodyTimeout = configuration.requestBodyTimeout.nanoseconds
             writeTimeout = configuration.writeTimeout.nanoseconds
             maxBufferedInput = limits.maxRequestLineBytes + limits.maxHeaderBytes + limits.maxBodyBytes + 64 * 1024
+            maxBufferedInputBetweenBodies = limits.maxRequestLineBytes + limits.maxHeaderBytes + 64 * 1024
         }
     }
 
@@ -119,10 +124,11 @@ struct ConnectionStateMachine {
         guard !peerClosed else { return false }
         if case .lingering = phase { return true }
         let buffered = input.count - inputStart
+        if case .readingBody = phase { return buffered < settings.maxBufferedInput }
         if output.count - outputStart >= settings.outputHighWater {
             return buffered < settings.maxBufferedInputWhileBlocked
         }
-        return buffered < settings.maxBufferedInput
+        return buffered < settings.maxBufferedInputBetweenBodies
     }
 
     /// Whether the loop should watch the socket for room to write.
