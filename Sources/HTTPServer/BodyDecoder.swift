@@ -32,6 +32,8 @@ package enum BodyDecoder {
         var index = bytes.startIndex
         while true {
             guard let lineEnd = RequestParser.findCRLF(bytes, from: index) else {
+                // A line ended by a bare LF never gets its CRLF: refuse it now, not after the body timeout.
+                if bytes[index...].contains(UInt8(ascii: "\n")) { return .invalid(.badRequest) }
                 return bytes.endIndex - index > maxChunkLineBytes ? .invalid(.badRequest) : .incomplete
             }
             if lineEnd - index > maxChunkLineBytes { return .invalid(.badRequest) }
@@ -54,6 +56,7 @@ package enum BodyDecoder {
         var index = start
         while true {
             guard let lineEnd = RequestParser.findCRLF(bytes, from: index) else {
+                if bytes[index...].contains(UInt8(ascii: "\n")) { return .invalid(.badRequest) }
                 return bytes.endIndex - start > maxTrailerBytes ? .invalid(.headerFieldsTooLarge) : .incomplete
             }
             if lineEnd - start > maxTrailerBytes { return .invalid(.headerFieldsTooLarge) }

@@ -87,6 +87,15 @@ struct RequestParserTests {
         #expect(consumed == text.utf8.count - 4)
     }
 
+    /// A chunk-size or trailer line ended by a bare LF is refused at once: its CRLF never comes, and waiting for
+    /// it held the connection until the body timeout (30 s) before a 408.
+    @Test func chunkLinesEndedByABareLineFeedAreRefusedAtOnce() {
+        for body in ["4\nabcd\n0\n\n", "4", "4\r\nabcd\r\n0\r\nX-T: 1\n"] {
+            let result = BodyDecoder.decode(Array(body.utf8)[...], framing: .chunked, maxBodyBytes: 1024)
+            #expect(result == (body == "4" ? .incomplete : .invalid(.badRequest)), "\(body.debugDescription)")
+        }
+    }
+
     @Test func skipsEmptyLinesBeforeTheRequestLine() throws {
         let text = "\r\n\r\nGET /x HTTP/1.1\r\nHost: h\r\n\r\n"
         let (request, consumed) = try request(text)
