@@ -21,9 +21,6 @@ struct ConnectionStateMachine {
         /// Small, because every connection may hold this much: a client that pipelines and never reads must not
         /// make thousands of connections cost gigabytes (1 MiB each did).
         var outputHighWater = 256 * 1024
-        /// While output waits above `outputHighWater`, input is read only up to this much: requests behind it
-        /// would not be parsed before the client reads anyway.
-        var maxBufferedInputWhileBlocked = 64 * 1024
         /// Unless a body is being read, input is read only up to the largest request head and a little more:
         /// pipelined requests wait in the client's socket, not in our memory (a megabyte of them per
         /// connection, times thousands of connections, was gigabytes).
@@ -125,9 +122,6 @@ struct ConnectionStateMachine {
         if case .lingering = phase { return true }
         let buffered = input.count - inputStart
         if case .readingBody = phase { return buffered < settings.maxBufferedInput }
-        if output.count - outputStart >= settings.outputHighWater {
-            return buffered < settings.maxBufferedInputWhileBlocked
-        }
         return buffered < settings.maxBufferedInputBetweenBodies
     }
 

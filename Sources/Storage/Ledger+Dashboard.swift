@@ -54,7 +54,7 @@ extension Ledger {
     /// The `tokenCreationDate` of the oldest token without an accepted report: Apple's UNREPORTED notice counts
     /// from creation, not from when linkout first saw the token.
     public func oldestUnreportedCreation() throws(StorageError) -> Int64? {
-        try engine.oldestUnreportedCreation()
+        try reportSummary().oldestUnreportedCreation
     }
 
     /// Reports Apple refused, or that failed at least once and wait for a retry; most recent attempt first.

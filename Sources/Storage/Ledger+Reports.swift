@@ -63,9 +63,11 @@ extension Ledger {
         try engine.tokensSharingCustomer(token)
     }
 
-    /// Reports by state, and the first-seen time of the oldest token without an accepted report.
-    public func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?)
-    {
+    /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
+    /// `tokenCreationDate`.
+    public func reportSummary() throws(StorageError) -> (
+        counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
+    ) {
         try engine.reportSummary()
     }
 

@@ -56,7 +56,9 @@ protocol LedgerEngine: Sendable {
         limit: Int
     ) throws(StorageError) -> [StoredToken]
     func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken]
-    func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?)
+    func reportSummary() throws(StorageError) -> (
+        counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
+    )
     func storeLineItems(_ items: [(lineItemId: String, body: String)], for externalPurchaseId: String, at: Int64)
         throws(StorageError)
     func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError)
@@ -95,7 +97,6 @@ protocol LedgerEngine: Sendable {
 
     func dailyTokenCounts(since: Int64) throws(StorageError) -> [Ledger.DailyTokenCount]
     func funnel(since: Int64) throws(StorageError) -> Ledger.Funnel
-    func oldestUnreportedCreation() throws(StorageError) -> Int64?
     func failingReports(limit: Int) throws(StorageError) -> [StoredReport]
     func failingWebhooks(limit: Int) throws(StorageError) -> [WebhookDelivery]
     func startAdminSession(key: String, expiresAt: Int64, now: Int64, keep: Int) throws(StorageError)

@@ -47,17 +47,6 @@ extension SQLEngine {
         }
     }
 
-    func oldestUnreportedCreation() throws(StorageError) -> Int64? {
-        try read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT min(token_created_at) FROM tokens t WHERE NOT EXISTS (SELECT 1 FROM reports r
-                    WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
-                """
-            ).first?.first?.integer
-        }
-    }
-
     func failingReports(limit: Int) throws(StorageError) -> [StoredReport] {
         try read { connection throws(StorageError) in
             try connection.query(

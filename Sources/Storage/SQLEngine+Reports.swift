@@ -163,8 +163,11 @@ extension SQLEngine {
         }
     }
 
-    /// Reports by state, and the first-seen time of the oldest token without an accepted report.
-    func reportSummary() throws(StorageError) -> (counts: [StoredReport.State: Int64], oldestUnreported: Int64?) {
+    /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
+    /// `tokenCreationDate` (Apple's UNREPORTED notice counts from creation), both from one scan of the tokens.
+    func reportSummary() throws(StorageError) -> (
+        counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
+    ) {
         try read { connection throws(StorageError) in
             var counts: [StoredReport.State: Int64] = [:]
             for row in try connection.query("SELECT state, count(*) FROM reports GROUP BY state") {
@@ -172,11 +175,11 @@ extension SQLEngine {
             }
             let oldest = try connection.query(
                 """
-                SELECT min(first_seen_at) FROM tokens t WHERE NOT EXISTS (SELECT 1 FROM reports r
+                SELECT min(first_seen_at), min(token_created_at) FROM tokens t WHERE NOT EXISTS (SELECT 1 FROM reports r
                     WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
                 """
-            ).first?.first?.integer
-            return (counts, oldest)
+            ).first
+            return (counts, oldest?[0].integer, oldest?[1].integer)
         }
     }
 

@@ -251,12 +251,13 @@ struct ConnectionStateMachineTests {
         #expect(harness.machine.isQuiescent)
     }
 
-    /// A client that pipelines and never reads: once output waits above the high-water mark, input is read only
-    /// up to a small bound, so such a connection holds little memory (attacks held 1.5–3.5 MB per connection).
+    /// A client that pipelines and never reads: once output waits above the high-water mark nothing more is
+    /// parsed, and between bodies input is read only up to a small bound, so such a connection holds little
+    /// memory (attacks held 1.5–3.5 MB per connection).
     @Test func aClientThatNeverReadsIsNotReadFromOnceOutputBacksUp() {
         let harness = Harness(adjust: {
             $0.outputHighWater = 300
-            $0.maxBufferedInputWhileBlocked = 1_000
+            $0.maxBufferedInputBetweenBodies = 1_000
         })
         harness.room = 0
         harness.receive(String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 20))

@@ -77,7 +77,7 @@ extension DashboardRoute {
                 ["state": .text(state.rawValue), "count": .text(String(summary.counts[state] ?? 0))]
             }
         )
-        if let oldest = try ledger.oldestUnreportedCreation() {
+        if let oldest = summary.oldestUnreportedCreation {
             // Saturating: a stored date is whatever an old token or an older version recorded.
             let age = now.subtractingReportingOverflow(oldest).overflow ? Int64.max : now - oldest
             let left = Self.appleNoticeMilliseconds.subtractingReportingOverflow(age).partialValue
