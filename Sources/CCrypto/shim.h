@@ -24,6 +24,11 @@ static inline STACK_OF(X509) *_Nullable ccrypto_x509_stack_new(void) { return sk
 static inline int ccrypto_x509_stack_push(STACK_OF(X509) *_Nonnull stack, X509 *_Nonnull certificate) {
     return sk_X509_push(stack, certificate);
 }
+// The chain X509_verify_cert built, read back to check it took exactly the path it was given.
+static inline int ccrypto_x509_stack_count(const STACK_OF(X509) *_Nonnull stack) { return sk_X509_num(stack); }
+static inline X509 *_Nullable ccrypto_x509_stack_value(const STACK_OF(X509) *_Nonnull stack, int index) {
+    return sk_X509_value(stack, index);
+}
 // Frees the stack and every certificate pushed onto it.
 static inline void ccrypto_x509_stack_free(STACK_OF(X509) *_Nullable stack) { sk_X509_pop_free(stack, X509_free); }
 

@@ -6,6 +6,10 @@ import CCrypto
 /// Only the configured roots are trust anchors. A self-signed certificate that arrives with the chain (Apple's
 /// `x5c` carries its root) is never trusted for arriving; callers pass only intermediates, and even a root
 /// passed among them stays untrusted unless the same certificate is configured.
+///
+/// The path must be exactly the one given: leaf, then each intermediate in order, then a trusted root. OpenSSL
+/// builds the shortest chain it can, so a leaf signed straight by a root would otherwise pass with the
+/// intermediate beside it unused (and that intermediate's marker OID checked by the caller proving nothing).
 public struct X509ChainVerifier: Sendable {
     /// Why a chain was refused.
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -71,7 +75,10 @@ public struct X509ChainVerifier: Sendable {
         X509_STORE_CTX_set_time(context, 0, time_t(atSeconds))
         let result = X509_verify_cert(context)
         defer { ERR_clear_error() }
-        guard result != 1 else { return }
+        guard result != 1 else {
+            try Self.requireExactPath(context, intermediates: untrusted, count: intermediates.count)
+            return
+        }
         let code = X509_STORE_CTX_get_error(context)
         let message = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "unknown"
         let reason: Failure.Reason =
@@ -81,6 +88,36 @@ public struct X509ChainVerifier: Sendable {
             default: .untrusted
             }
         throw Failure(reason: reason, code: code, depth: X509_STORE_CTX_get_error_depth(context), message: message)
+    }
+
+    /// The built chain is leaf, the intermediates in the order given, and one root: nothing skipped or added.
+    private static func requireExactPath(
+        _ context: OpaquePointer,
+        intermediates: OpaquePointer,
+        count: Int
+    ) throws(Failure) {
+        guard let chain = X509_STORE_CTX_get0_chain(context) else { throw internalFailure("X509_STORE_CTX_get0_chain") }
+        let length = Int(ccrypto_x509_stack_count(chain))
+        guard length == count + 2 else {
+            throw Failure(
+                reason: .untrusted,
+                code: 0,
+                depth: Int32(min(length, count + 2) - 1),
+                message: "the chain skips or adds certificates: \(length) built, \(count + 2) expected"
+            )
+        }
+        for position in 0..<count {
+            let built = ccrypto_x509_stack_value(chain, Int32(position + 1))
+            let given = ccrypto_x509_stack_value(intermediates, Int32(position))
+            guard let built, let given, X509_cmp(built, given) == 0 else {
+                throw Failure(
+                    reason: .untrusted,
+                    code: 0,
+                    depth: Int32(position + 1),
+                    message: "the chain does not pass through the intermediate given at this position"
+                )
+            }
+        }
     }
 
     private static func parse(_ der: [UInt8]) -> OpaquePointer? {

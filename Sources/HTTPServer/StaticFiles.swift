@@ -30,13 +30,22 @@ public final class StaticFiles: Sendable {
     /// Files larger than this are not served (Public/ holds pages, styles and images).
     public static let maxFileBytes = 8 * 1024 * 1024
 
+    /// What a page links: styles, images, icons and fonts. Templates and locale files live in the same folder but
+    /// are the server's inputs, not assets, so they are never served (`/static/templates/…` answered the raw HTML).
+    public static let pageAssetExtensions: Set<String> = [
+        "css", "svg", "png", "jpg", "jpeg", "gif", "webp", "ico", "woff2", "woff", "webmanifest",
+    ]
+
     private let root: String
+    private let servedExtensions: Set<String>?
     private let cache = Mutex<[String: CachedFile]>([:])
     private let revalidateAfter: UInt64 = 1_000_000_000
 
     /// `root` must exist; it is resolved once (symbolic links included) so containment checks compare real paths.
-    public init(root: String) {
+    /// `servedExtensions` (lower case, nil for any) names the only file types answered; any other is a 404.
+    public init(root: String, servedExtensions: Set<String>? = nil) {
         self.root = Self.realPath(root) ?? root
+        self.servedExtensions = servedExtensions
     }
 
     /// Answers a GET or HEAD for `relativePath` (the raw, still percent-encoded rest of the URL path).
@@ -76,6 +85,14 @@ public final class StaticFiles: Sendable {
         let candidate = root + "/" + segments.joined(separator: "/")
         // The real path must still lie inside the root: this is what stops symbolic links pointing outside.
         guard let real = Self.realPath(candidate), real.hasPrefix(root + "/") else { return nil }
+        // Both the name asked for and the file it resolves to must be of a served type (a link named `x.css` to a
+        // template is still a template).
+        if let servedExtensions,
+            !servedExtensions.contains(Self.fileExtension(candidate))
+                || !servedExtensions.contains(Self.fileExtension(real))
+        {
+            return nil
+        }
         var info = stat()
         guard stat(real, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= Self.maxFileBytes
         else { return nil }
@@ -120,9 +137,15 @@ public final class StaticFiles: Sendable {
         return String(cString: resolved)
     }
 
+    /// The lower-cased text after the last dot of the file's name ("" when there is none).
+    static func fileExtension(_ path: String) -> String {
+        let name = path.split(separator: "/").last ?? ""
+        guard let dot = name.lastIndex(of: ".") else { return "" }
+        return name[name.index(after: dot)...].lowercased()
+    }
+
     static func contentType(for path: String) -> String {
-        let fileExtension = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        switch fileExtension {
+        switch fileExtension(path) {
         case "html", "htm": return "text/html; charset=utf-8"
         case "css": return "text/css; charset=utf-8"
         case "js", "mjs": return "text/javascript; charset=utf-8"

@@ -111,6 +111,21 @@ struct SignedPayloadVerifierTests {
         #expect(reason(try trusted.verifier(), jwsBorrowed) == .untrustedChain)
     }
 
+    @Test func aLeafSignedStraightByTheRootIsRefusedThoughTheIntermediateRidesAlong() throws {
+        // OpenSSL would build leaf → root and leave the genuine intermediate (with its WWDR marker) unused.
+        var pki = try TestPKI()
+        pki.leaf = try X509Certificate.Builder(
+            commonName: "Test Leaf",
+            serialNumber: 4,
+            notBefore: TestPKI.start,
+            notAfter: TestPKI.end,
+            isCertificateAuthority: false,
+            markerOIDs: [SignedPayloadVerifier.leafOID]
+        ).sign(subjectKey: pki.leafKey, issuer: pki.root, issuerKey: pki.rootKey)
+        let jws = try pki.sign(payload: TestPKI.unreportedPayload(signedDate: Self.signedDate))
+        #expect(reason(try pki.verifier(), jws) == .untrustedChain)
+    }
+
     @Test func theShippedAppleRootRefusesTestChains() throws {
         let pki = try TestPKI()
         let jws = try pki.sign(payload: TestPKI.unreportedPayload(signedDate: Self.signedDate))

@@ -9,6 +9,8 @@ struct StaticFilesTests {
     final class Tree {
         let root: URL
         let files: StaticFiles
+        /// The same folder, serving only styles.
+        let assets: StaticFiles
 
         init() throws {
             root = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-static-\(UUID().uuidString)")
@@ -29,7 +31,12 @@ struct StaticFilesTests {
                 atPath: publicDir.appendingPathComponent("inside.css").path,
                 withDestinationPath: "site.css"
             )
+            try FileManager.default.createSymbolicLink(
+                atPath: publicDir.appendingPathComponent("disguised.css").path,
+                withDestinationPath: "sub/page.html"
+            )
             files = StaticFiles(root: publicDir.path)
+            assets = StaticFiles(root: publicDir.path, servedExtensions: ["css"])
         }
 
         deinit { try? FileManager.default.removeItem(at: root) }
@@ -38,6 +45,10 @@ struct StaticFilesTests {
             var request = HTTPRequest(method: "GET", target: "/static/" + path)
             request.headers = headers
             return files.response(for: path, request: request)
+        }
+
+        func asset(_ path: String) -> HTTPResponse {
+            assets.response(for: path, request: HTTPRequest(method: "GET", target: "/static/" + path))
         }
     }
 
@@ -79,5 +90,14 @@ struct StaticFilesTests {
     func refuses(path: String) throws {
         let tree = try Tree()
         #expect(tree.get(path).status == .notFound)
+    }
+
+    @Test func servesOnlyTheNamedFileTypesWhenTold() throws {
+        let tree = try Tree()
+        #expect(tree.asset("site.css").status == .ok)
+        #expect(tree.asset("sub/page.html").status == .notFound)
+        // A link named like a style that leads to a page is still a page.
+        #expect(tree.asset("disguised.css").status == .notFound)
+        #expect(tree.get("disguised.css").status == .ok)
     }
 }

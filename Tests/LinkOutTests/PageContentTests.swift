@@ -134,6 +134,17 @@ struct PageContentTests {
         #expect(css.text.contains(".product:has(:focus-visible)"))
     }
 
+    @Test func templatesAndTextsAreNotServedOnlyWhatPagesLink() throws {
+        let live = try LiveApplication()
+        #expect(try live.get("/static/css/admin.css").status == 200)
+        #expect(try live.get("/favicon.ico").status == 200)
+        for path in [
+            "/static/templates/checkout.html", "/static/templates/partials/meta.html", "/static/locales/en.json",
+        ] {
+            #expect(try live.get(path).status == 404, "\(path)")
+        }
+    }
+
     @Test func aCatalogTooLongForAmountButtonsKeepsOneButton() throws {
         let live = try LiveApplication { configuration in
             let base = configuration.catalog[0]

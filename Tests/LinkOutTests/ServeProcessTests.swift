@@ -49,7 +49,7 @@ struct ServeProcessTests {
             at: LiveApplication.repositoryRoot.appendingPathComponent("Public"),
             to: publicDir
         )
-        try Data(repeating: 0x61, count: 256 * 1024).write(to: publicDir.appendingPathComponent("big.txt"))
+        try Data(repeating: 0x61, count: 256 * 1024).write(to: publicDir.appendingPathComponent("big.css"))
         let config = directory.appendingPathComponent("config.json")
         try Data(#"{"server": {"host": "127.0.0.1", "publicDir": "\#(publicDir.path)"}}"#.utf8).write(to: config)
         let server = try LinkOutProcess(["serve", "--config", config.path, "--port", "0", "--data-dir", directory.path])
@@ -67,7 +67,7 @@ struct ServeProcessTests {
                 guard let client = try? RawClient(port: port) else { return }
                 while Date() < clientDeadline {
                     do {
-                        let response = try client.roundTrip("GET /static/big.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+                        let response = try client.roundTrip("GET /static/big.css HTTP/1.1\r\nHost: t\r\n\r\n")
                         guard response.status == 200, response.body.count == 256 * 1024 else {
                             cut.withLock { $0.append("status \(response.status), \(response.body.count) bytes") }
                             return

@@ -139,7 +139,10 @@ package final class Application: Sendable {
                 throttle: failedAuth,
                 clock: clock
             ),
-            staticFiles: StaticFiles(root: configuration.server.publicDir),
+            staticFiles: StaticFiles(
+                root: configuration.server.publicDir,
+                servedExtensions: StaticFiles.pageAssetExtensions
+            ),
             rateGuard: RateGuard(
                 limiter: RateLimiter(
                     perSecond: Double(configuration.server.rateLimitPerSecond),
