@@ -107,9 +107,9 @@ public struct StripeEvent: Sendable, Equatable {
             productId: try metadata?.optionalString("product_id"),
             mode: mode,
             currency: try session.string("currency"),
-            amountSubtotal: try session.integer("amount_subtotal"),
-            amountTax: try session.optionalChild("total_details")?.optionalInteger("amount_tax") ?? 0,
-            amountTotal: try session.integer("amount_total"),
+            amountSubtotal: try session.amount("amount_subtotal"),
+            amountTax: try session.optionalChild("total_details")?.optionalAmount("amount_tax") ?? 0,
+            amountTotal: try session.amount("amount_total"),
             customerCountry: try address?.optionalString("country"),
             paymentIntentId: try session.optionalID("payment_intent"),
             subscriptionId: try session.optionalID("subscription"),
@@ -130,9 +130,9 @@ public struct StripeEvent: Sendable, Equatable {
         let taxes = try invoice.children("total_taxes")
         var tax: Int64 = 0
         if taxes.isEmpty {
-            tax = try invoice.optionalInteger("tax") ?? 0
+            tax = try invoice.optionalAmount("tax") ?? 0
         } else {
-            for entry in taxes { tax += try entry.integer("amount") }
+            for entry in taxes { tax += try entry.amount("amount") }
         }
         guard let line = try invoice.optionalChild("lines")?.children("data").first else {
             throw .missingField("data.object.lines.data[0]")
@@ -144,7 +144,7 @@ public struct StripeEvent: Sendable, Equatable {
                 paymentIntent = try payment.optionalChild("payment")?.optionalID("payment_intent")
             }
         }
-        let total = try invoice.integer("total")
+        let total = try invoice.amount("total")
         return InvoicePayment(
             invoiceId: try invoice.string("id"),
             subscriptionId: subscription,
@@ -153,10 +153,10 @@ public struct StripeEvent: Sendable, Equatable {
             bundleId: try metadata?.optionalString("bundle_id"),
             productId: try metadata?.optionalString("product_id"),
             currency: try invoice.string("currency"),
-            totalExcludingTax: try invoice.optionalInteger("total_excluding_tax") ?? total - tax,
+            totalExcludingTax: try invoice.optionalAmount("total_excluding_tax") ?? total - tax,
             tax: tax,
             total: total,
-            amountPaid: try invoice.integer("amount_paid"),
+            amountPaid: try invoice.amount("amount_paid"),
             period: SubscriptionPeriod(
                 start: try period.integer("start") * 1000,
                 end: try period.integer("end") * 1000
@@ -172,8 +172,8 @@ public struct StripeEvent: Sendable, Equatable {
         return ChargeRefund(
             chargeId: try charge.string("id"),
             paymentIntentId: try charge.optionalID("payment_intent"),
-            amount: try charge.integer("amount"),
-            amountRefunded: try charge.integer("amount_refunded"),
+            amount: try charge.amount("amount"),
+            amountRefunded: try charge.amount("amount_refunded"),
             currency: try charge.string("currency"),
             fullyRefunded: try charge.optionalBool("refunded") ?? false,
             externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
@@ -189,6 +189,8 @@ public enum StripeEventError: Error, Sendable, Equatable, CustomStringConvertibl
     case missingField(String)
     case wrongType(String)
     case unsupported(String)
+    /// An amount below zero where Stripe only sends zero or more.
+    case negative(String)
 
     public var description: String {
         switch self {
@@ -196,6 +198,7 @@ public enum StripeEventError: Error, Sendable, Equatable, CustomStringConvertibl
         case .missingField(let path): "the event has no \(path)"
         case .wrongType(let path): "the event's \(path) has the wrong type"
         case .unsupported(let what): "unsupported: \(what)"
+        case .negative(let path): "the event's \(path) is negative"
         }
     }
 }

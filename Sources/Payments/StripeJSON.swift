@@ -57,6 +57,20 @@ struct StripeJSON {
 
     static let largestInteger: Int64 = 1_000_000_000_000
 
+    /// An amount Stripe never sends below zero (what was charged, paid, refunded, or taxed). A signed event with a
+    /// negative one is broken or forged with a leaked secret, and must not become a "paid" purchase or a negative
+    /// sale reported to Apple.
+    func amount(_ key: String) throws(StripeEventError) -> Int64 {
+        guard let value = try optionalAmount(key) else { throw .missingField(name(key)) }
+        return value
+    }
+
+    func optionalAmount(_ key: String) throws(StripeEventError) -> Int64? {
+        guard let value = try optionalInteger(key) else { return nil }
+        guard value >= 0 else { throw .negative(name(key)) }
+        return value
+    }
+
     func optionalBool(_ key: String) throws(StripeEventError) -> Bool? {
         guard let value = present(key) else { return nil }
         guard let flag = value as? Bool else { throw .wrongType(name(key)) }

@@ -158,6 +158,26 @@ struct StripeEventTests {
                 )
             )
         }
+        // Validly signed but negative: never a paid purchase, a negative renewal or a refund that adds money.
+        #expect(throws: StripeEventError.negative("data.object.amount_total")) {
+            try decode(
+                StripeEventFixtures.sessionCompleted().replacingOccurrences(
+                    of: #""amount_total":2999"#,
+                    with: #""amount_total":-2999"#
+                )
+            )
+        }
+        #expect(throws: StripeEventError.negative("data.object.amount_paid")) {
+            try decode(
+                StripeEventFixtures.invoicePaid().replacingOccurrences(
+                    of: #""amount_paid":999"#,
+                    with: #""amount_paid":-999"#
+                )
+            )
+        }
+        #expect(throws: StripeEventError.negative("data.object.amount_refunded")) {
+            try decode(StripeEventFixtures.chargeRefunded(amountRefunded: -1000, refunded: false))
+        }
         #expect(throws: StripeEventError.missingField("data.object.amount_refunded")) {
             try decode(
                 #"{"id":"e","type":"charge.refunded","created":1,"data":{"object":{"id":"ch","amount":1,"currency":"eur"}}}"#
