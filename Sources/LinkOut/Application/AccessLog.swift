@@ -10,11 +10,13 @@ struct AccessLog: Sendable {
     let landingPaths: Set<String>
     /// `apple.notificationPath`.
     var notificationPath = "/notifications/appstore"
+    /// `logging.accessLog`.
+    var mode = AccessLogMode.all
 
     func record(_ request: HTTPRequest, _ status: HTTPStatus, _ nanoseconds: UInt64) {
         let route = routeName(request)
         metrics.observeRequest(route: route, status: status.code, nanoseconds: nanoseconds)
-        guard logger.level <= .info else { return }
+        guard logger.level <= .info, mode.logs(status: status.code) else { return }
         logger.info(
             "request",
             [

@@ -160,6 +160,7 @@ package final class Application: Sendable {
         )
         var log = AccessLog(logger: logger, metrics: metrics, landingPaths: Set(configuration.landing.paths))
         log.notificationPath = configuration.apple.notificationPath
+        log.mode = configuration.accessLog
         let accessLog = log
         let server = HTTPServer(configuration: configuration.httpServer, router: routes.router(), logger: logger) {
             request,

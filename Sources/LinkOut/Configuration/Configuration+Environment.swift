@@ -17,6 +17,9 @@ extension Configuration {
         if let level = environment["LINKOUT_LOG_LEVEL"] {
             logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL")
         }
+        if let mode = environment["LINKOUT_ACCESS_LOG"] {
+            accessLog = try AccessLogMode.parse(mode, field: "LINKOUT_ACCESS_LOG")
+        }
         if let token = environment["LINKOUT_ADMIN_TOKEN"], !token.isEmpty { adminToken = token }
         if let token = environment["LINKOUT_API_TOKEN"], !token.isEmpty { apiToken = token }
         // Secrets may come from files (Docker and Kubernetes secrets) instead of the environment itself.

@@ -19,6 +19,8 @@ package struct Configuration: Sendable {
     package var redemption = Redemption()
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
     package var logLevel = Logger.Level.info
+    /// `logging.accessLog`: `all` (default), `errors` or `off`.
+    package var accessLog = AccessLogMode.all
     /// `LINKOUT_ADMIN_TOKEN`: enables the admin API when set. Never read from config.json.
     package var adminToken: String?
     /// `LINKOUT_API_TOKEN`: bearer token for the developer's backend (`POST /v1/tokens/{id}/line-items`).
@@ -72,9 +74,12 @@ package struct Configuration: Sendable {
         configuration.webhooks = try Webhooks.read(try fields.section("webhooks"))
         configuration.redemption = try Redemption.read(try fields.section("redemption"))
         let logging = try fields.section("logging")
-        try logging.rejectUnknownKeys(["level"])
+        try logging.rejectUnknownKeys(["level", "accessLog"])
         if let level = try logging.optionalString("level") {
             configuration.logLevel = try parseLevel(level, field: "logging.level")
+        }
+        if let mode = try logging.optionalString("accessLog") {
+            configuration.accessLog = try AccessLogMode.parse(mode, field: "logging.accessLog")
         }
         try configuration.validateReferences()
         return configuration
