@@ -1,5 +1,6 @@
 import ExternalPurchase
 import Foundation
+import Lifecycle
 import Storage
 import TestSupport
 import Testing
@@ -120,6 +121,24 @@ struct LandingFlowTests {
                             #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1,"#.utf8
                         ) + Array(#""externalPurchaseId":"../../admin/tokens"}"#.utf8)
                     ), "purchase number that is not valid", "invalid_external_purchase_id"
+            ),
+            // A made-up type, or a date 23 hours ahead, once landed first and stuck to a known id.
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1764500000000,"#
+                                .utf8
+                        ) + Array(#""externalPurchaseId":"x","tokenType":"FOO"}"#.utf8)
+                    ), "a kind the App Store does not make", "unknown_token_type"
+            ),
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":1234567890,"bundleId":"com.example","externalPurchaseId":"x","#.utf8
+                        ) + Array(#""tokenCreationDate":\#(Clock.system.nowMilliseconds() + 23 * 3_600_000)}"#.utf8)
+                    ), "a date in the future", "creation_date_in_future"
             ),
         ]
     )
