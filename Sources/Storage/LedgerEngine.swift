@@ -108,7 +108,7 @@ protocol LedgerEngine: Sendable {
     func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool
     func notifications(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredNotification]
     func notification(uuid: String) throws(StorageError) -> StoredNotification?
-    func apply(_ change: NotificationChange) throws(StorageError) -> String?
+    func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification?
     func setting(named name: String) throws(StorageError) -> String?
     func setSetting(named name: String, to value: String) throws(StorageError)
     /// Which token each of `lineItemIds` was posted for, among the tokens of `bundleId`.
