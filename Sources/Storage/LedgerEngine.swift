@@ -22,7 +22,8 @@ protocol LedgerEngine: Sendable {
     func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome
     /// Queues a visit for the next group commit; `completion` runs once it is committed (or failed).
     func submitVisit(_ visit: Visit, completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void)
-    func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
+    func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64, bindingSource: AccountBindingSource)
+        throws(StorageError)
         -> RecordOutcome
     func recordCheckoutIntent(checkoutId: String, productId: String, currency: String, amount: String, at: Int64)
         throws(StorageError) -> Int64
