@@ -3,8 +3,8 @@ extension TokenDecoder {
     /// `bundleId`), or nil. JSONDecoder keeps one of the two values silently, and which one differs between
     /// readers, so a token with a repeated field could mean one thing here and another to the next reader.
     /// Only the top level is scanned: every field a token carries lives there. Malformed JSON returns nil; the
-    /// JSON parser reports it.
-    static func duplicateTopLevelKey(in json: [UInt8]) -> String? {
+    /// JSON parser reports it. The JSON APIs scan their request bodies with it too, for the same reason.
+    public static func duplicateTopLevelKey(in json: [UInt8]) -> String? {
         var scanner = KeyScanner(bytes: json)
         var seen = Set<String>()
         scanner.skipWhitespace()

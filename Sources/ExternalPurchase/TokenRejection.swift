@@ -17,6 +17,8 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         case bundleIdNotConfigured
         case appAppleIdMismatch
         case creationDateInFuture
+        /// `tokenType` is none of the values Apple issues (`TokenValidator.tokenTypes`).
+        case unknownTokenType
         case expired
     }
 
@@ -30,7 +32,8 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
     public static let allCodes = [
         "empty", "too_long", "not_base64", "not_json", "missing_field", "invalid_field", "duplicate_field",
         "invalid_external_purchase_id", "bundle_id_mismatch",
-        "bundle_id_not_configured", "app_apple_id_mismatch", "creation_date_in_future", "expired",
+        "bundle_id_not_configured", "app_apple_id_mismatch", "creation_date_in_future", "unknown_token_type",
+        "expired",
     ]
 
     public var code: String {
@@ -47,6 +50,7 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         case .bundleIdNotConfigured: "bundle_id_not_configured"
         case .appAppleIdMismatch: "app_apple_id_mismatch"
         case .creationDateInFuture: "creation_date_in_future"
+        case .unknownTokenType: "unknown_token_type"
         case .expired: "expired"
         }
     }
@@ -67,6 +71,9 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         case .bundleIdNotConfigured: "The purchase token is for an app this server is not set up for."
         case .appAppleIdMismatch: "The purchase token's app ID does not match the app this server is set up for."
         case .creationDateInFuture: "The purchase token's creation date lies in the future."
+        case .unknownTokenType:
+            "The purchase token's tokenType is not one Apple issues (ACQUISITION, SERVICES, IN_APP, LINK_OUT, "
+                + "WITHIN_APP, OUT_OF_APP)."
         case .expired: "The purchase token has expired and can no longer be used for new purchases."
         }
     }

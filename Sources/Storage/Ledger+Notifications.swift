@@ -18,8 +18,9 @@ extension Ledger {
     }
 
     /// Acts on a notification and marks it processed in one transaction; nil when it was processed already.
+    /// A known token takes Apple's values for the fields Apple sent; the result lists what changed.
     @discardableResult
-    public func apply(_ change: NotificationChange) throws(StorageError) -> String? {
+    public func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification? {
         try engine.apply(change)
     }
 

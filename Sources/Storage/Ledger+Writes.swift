@@ -7,11 +7,16 @@ extension Ledger {
         try engine.recordVisit(visit)
     }
 
-    /// Records a token the app forwarded (no visit), with its checkout; returns once committed.
-    public func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
-        -> RecordOutcome
-    {
-        try engine.recordForwardedToken(token, checkoutId: checkoutId, at: at)
+    /// Records a token the app forwarded (no visit), with its checkout; returns once committed. Its
+    /// `appAccountToken`, if any, binds the token to that account as `AccountBinding` describes: the first binding
+    /// holds against the app, and only a backend binding holds against the backend.
+    public func recordForwardedToken(
+        _ token: TokenFields,
+        checkoutId: String,
+        at: Int64,
+        bindingSource: AccountBindingSource = .app
+    ) throws(StorageError) -> RecordOutcome {
+        try engine.recordForwardedToken(token, checkoutId: checkoutId, at: at, bindingSource: bindingSource)
     }
 
     /// Records the product a person chose on a checkout page; returns the intent's id once committed.

@@ -22,7 +22,8 @@ protocol LedgerEngine: Sendable {
     func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome
     /// Queues a visit for the next group commit; `completion` runs once it is committed (or failed).
     func submitVisit(_ visit: Visit, completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void)
-    func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
+    func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64, bindingSource: AccountBindingSource)
+        throws(StorageError)
         -> RecordOutcome
     func recordCheckoutIntent(checkoutId: String, productId: String, currency: String, amount: String, at: Int64)
         throws(StorageError) -> Int64
@@ -108,7 +109,7 @@ protocol LedgerEngine: Sendable {
     func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool
     func notifications(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredNotification]
     func notification(uuid: String) throws(StorageError) -> StoredNotification?
-    func apply(_ change: NotificationChange) throws(StorageError) -> String?
+    func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification?
     func setting(named name: String) throws(StorageError) -> String?
     func setSetting(named name: String, to value: String) throws(StorageError)
     /// Which token each of `lineItemIds` was posted for, among the tokens of `bundleId`.

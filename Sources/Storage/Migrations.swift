@@ -240,6 +240,16 @@ enum Migrations {
             CREATE UNIQUE INDEX webhook_deliveries_order ON webhook_deliveries(purchase_id, sequence);
             """
         ),
+        (
+            // Where a token's appAccountToken binding came from: `app` (POST /v1/tokens, unauthenticated) or
+            // `backend` (POST /v1/backend/tokens, bearer). The backend's binding replaces the app's; a binding
+            // made before this knew no source, and came from the app.
+            8,
+            """
+            ALTER TABLE tokens ADD COLUMN app_account_source TEXT;
+            UPDATE tokens SET app_account_source = 'app' WHERE app_account_token IS NOT NULL;
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

@@ -5,10 +5,13 @@ public struct RecordOutcome: Sendable, Equatable {
     public var visitCount: Int64
     /// Whether this was the first time the token was seen.
     public var isNewToken: Bool
+    /// What a forwarded token's `appAccountToken` did to the token's binding (`.none` for visits).
+    public var binding: AccountBinding
 
-    package init(checkoutId: String, visitCount: Int64, isNewToken: Bool) {
+    package init(checkoutId: String, visitCount: Int64, isNewToken: Bool, binding: AccountBinding = .none) {
         self.checkoutId = checkoutId
         self.visitCount = visitCount
         self.isNewToken = isNewToken
+        self.binding = binding
     }
 }

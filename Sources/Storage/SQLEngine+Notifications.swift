@@ -65,7 +65,7 @@ extension SQLEngine {
 
     /// Acts on a notification and marks it processed, in one transaction. Returns the outcome recorded, or nil
     /// when it was processed already (nothing changed).
-    func apply(_ change: NotificationChange) throws(StorageError) -> String? {
+    func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification? {
         try writer.write { connection throws(StorageError) in
             // The claim is the update itself: of two instances acting on one notification at once, the second
             // waits for the first's row lock and then finds it processed (a read-then-write would let both act).
@@ -76,20 +76,14 @@ extension SQLEngine {
             guard !claimed.isEmpty else { return nil }
             var outcome = change.outcome
             var dueNow = change.dueNow
+            var corrections: [TokenCorrection] = []
             if let token = change.token {
                 if try Self.insertIfAbsent(token, checkoutId: change.checkoutId ?? "", at: change.at, connection) {
                     if let report = change.reportIfRecorded { try Self.insert(report, into: connection) }
                 } else {
-                    // Known after all: custom-link details the first sighting lacked are filled in, and a report
-                    // Apple asked for is made due instead of reporting the token as unrecognized.
-                    try connection.query(
-                        """
-                        UPDATE tokens SET token_type = COALESCE(token_type, ?),
-                            token_expires_at = COALESCE(token_expires_at, ?)
-                        WHERE external_purchase_id = ?
-                        """,
-                        [.optional(token.tokenType), .optional(token.expiresAt), .text(token.externalPurchaseId)]
-                    )
+                    // Known: Apple's values replace what a landing or a forward recorded from an unsigned token,
+                    // and a report Apple asked for is made due instead of reporting the token as unrecognized.
+                    corrections = try Self.correct(token, connection)
                     if change.reportIfRecorded != nil {
                         outcome = change.outcomeIfKnown ?? outcome
                         dueNow = token.externalPurchaseId
@@ -113,8 +107,55 @@ extension SQLEngine {
                 "UPDATE notifications SET processed_at = ?, outcome = ? WHERE notification_uuid = ?",
                 [.integer(change.at), .text(outcome), .text(change.notificationUUID)]
             )
-            return outcome
+            return AppliedNotification(outcome: outcome, corrections: corrections)
         }
+    }
+
+    /// Gives a known token Apple's values for its app, creation date, type and expiry, and returns the fields
+    /// that differed. Apple's token JSON carries `tokenType` and `tokenExpirationDate` exactly for custom-link
+    /// tokens (notifications since version 2.17, older than anything Get Notification History still returns),
+    /// so a field Apple leaves out is absent for the token, and a recorded one is cleared. The raw token stays
+    /// as it arrived: it is what was received, kept for audit, and nothing reads it for reporting.
+    private static func correct(_ token: TokenFields, _ connection: any SQLConnection) throws(StorageError)
+        -> [TokenCorrection]
+    {
+        let rows = try connection.query(
+            """
+            SELECT app_apple_id, bundle_id, token_created_at, token_type, token_expires_at FROM tokens
+            WHERE external_purchase_id = ?
+            """,
+            [.text(token.externalPurchaseId)]
+        )
+        guard let row = rows.first else { return [] }
+        let pairs: [(String, String?, String?)] = [
+            ("appAppleId", row[0].integer.map(String.init), String(token.appAppleId)),
+            ("bundleId", row[1].text, token.bundleId),
+            ("tokenCreationDate", row[2].integer.map(String.init), String(token.createdAt)),
+            ("tokenType", row[3].text, token.tokenType),
+            ("tokenExpirationDate", row[4].integer.map(String.init), token.expiresAt.map(String.init)),
+        ]
+        let corrections = pairs.filter { $0.1 != $0.2 }.map {
+            TokenCorrection(field: $0.0, recorded: $0.1, apple: $0.2)
+        }
+        guard !corrections.isEmpty else { return [] }
+        try connection.query(
+            """
+            UPDATE tokens SET app_apple_id = ?, bundle_id = ?, token_created_at = ?, token_type = ?,
+                token_expires_at = ?
+            WHERE external_purchase_id = ?
+            """,
+            [
+                .integer(token.appAppleId), .text(token.bundleId), .integer(token.createdAt),
+                .optional(token.tokenType), .optional(token.expiresAt), .text(token.externalPurchaseId),
+            ]
+        )
+        if corrections.contains(where: { $0.field == "bundleId" }) {
+            try connection.query(
+                "UPDATE checkouts SET bundle_id = ? WHERE external_purchase_id = ?",
+                [.text(token.bundleId), .text(token.externalPurchaseId)]
+            )
+        }
+        return corrections
     }
 
     /// A token learned from a notification: one row per externalPurchaseId, never overwriting a sighting.

@@ -19,13 +19,22 @@ extension SQLEngine {
         )
     }
 
-    func recordForwardedToken(_ token: TokenFields, checkoutId: String, at: Int64) throws(StorageError)
-        -> RecordOutcome
-    {
+    func recordForwardedToken(
+        _ token: TokenFields,
+        checkoutId: String,
+        at: Int64,
+        bindingSource: AccountBindingSource
+    ) throws(StorageError) -> RecordOutcome {
         try writer.write { connection throws(StorageError) in
-            let isNew = try Self.upsert(token, checkoutId: checkoutId, countVisit: false, at: at, into: connection)
-                .isNew
-            if isNew {
+            let upserted = try Self.upsert(
+                token,
+                checkoutId: checkoutId,
+                countVisit: false,
+                bindingSource: bindingSource,
+                at: at,
+                into: connection
+            )
+            if upserted.isNew {
                 try Self.insertCheckout(
                     id: checkoutId,
                     token: token.externalPurchaseId,
@@ -34,7 +43,12 @@ extension SQLEngine {
                     into: connection
                 )
             }
-            return RecordOutcome(checkoutId: checkoutId, visitCount: 0, isNewToken: isNew)
+            return RecordOutcome(
+                checkoutId: checkoutId,
+                visitCount: 0,
+                isNewToken: upserted.isNew,
+                binding: upserted.binding
+            )
         }
     }
 
@@ -65,7 +79,7 @@ extension SQLEngine {
         // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
         var isNew = visit.token == nil
         if let token = visit.token {
-            (isNew, visitCount) = try upsert(
+            (isNew, visitCount, _) = try upsert(
                 token,
                 checkoutId: visit.checkoutId,
                 countVisit: true,
@@ -91,44 +105,89 @@ extension SQLEngine {
         return RecordOutcome(checkoutId: checkoutId, visitCount: visitCount, isNewToken: isNew && visit.token != nil)
     }
 
-    /// One row per externalPurchaseId: the first sighting inserts, later ones bump `last_seen_at` and the count.
+    /// One row per externalPurchaseId: the first sighting inserts, later ones bump `last_seen_at` and the count
+    /// and never change what the first recorded (only Apple's notification corrects that); an `appAccountToken`
+    /// binds as `bind` decides.
     private static func upsert(
         _ token: TokenFields,
         checkoutId: String,
         countVisit: Bool,
+        bindingSource: AccountBindingSource = .app,
         at: Int64,
         into connection: any SQLConnection
-    ) throws(StorageError) -> (isNew: Bool, visitCount: Int64) {
+    ) throws(StorageError) -> (isNew: Bool, visitCount: Int64, binding: AccountBinding) {
         let increment: Int64 = countVisit ? 1 : 0
+        let account = token.appAccountToken
         let inserted = try connection.query(
             """
             INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
-                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
-                last_seen_at, visit_count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                token_created_at, token_expires_at, environment, source, app_account_token, app_account_source,
+                first_seen_at, last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(external_purchase_id) DO NOTHING
             RETURNING visit_count
             """,
             [
                 .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
                 .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
-                .optional(token.expiresAt), .text(token.environment), .text(token.source),
-                .optional(token.appAccountToken), .integer(at), .integer(at), .integer(increment),
+                .optional(token.expiresAt), .text(token.environment), .text(token.source), .optional(account),
+                .optional(account == nil ? nil : bindingSource.rawValue), .integer(at), .integer(at),
+                .integer(increment),
             ]
         )
-        if let count = inserted.first?.first?.integer { return (true, count) }
+        if let count = inserted.first?.first?.integer { return (true, count, account == nil ? .none : .bound) }
+        // On PostgreSQL the update also locks the row until the transaction ends, so the binding read here is
+        // the one `bind` changes: two forwards at once take turns.
         let updated = try connection.query(
             """
-            UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?,
-                app_account_token = COALESCE(app_account_token, ?)
-            WHERE external_purchase_id = ? RETURNING visit_count
+            UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?
+            WHERE external_purchase_id = ? RETURNING visit_count, app_account_token, app_account_source
             """,
-            [.integer(at), .integer(increment), .optional(token.appAccountToken), .text(token.externalPurchaseId)]
+            [.integer(at), .integer(increment), .text(token.externalPurchaseId)]
         )
-        guard let count = updated.first?.first?.integer else {
+        guard let row = updated.first, let count = row.first?.integer else {
             throw StorageError(.notFound, "token upsert found no row")
         }
-        return (false, count)
+        guard let account else { return (false, count, .none) }
+        let binding = try bind(
+            token.externalPurchaseId,
+            to: account,
+            by: bindingSource,
+            current: (row[1].text, row[2].text),
+            connection
+        )
+        return (false, count, binding)
+    }
+
+    /// Binds a known token to `account`. The first binding holds against the app (an unauthenticated caller may
+    /// not move a customer's token to another account); the backend's binding replaces the app's, and holds
+    /// against everyone but a later backend binding of the same account. Rows bound before bindings had a
+    /// source count as the app's.
+    private static func bind(
+        _ externalPurchaseId: String,
+        to account: String,
+        by source: AccountBindingSource,
+        current: (account: String?, source: String?),
+        _ connection: any SQLConnection
+    ) throws(StorageError) -> AccountBinding {
+        let currentSource = current.source.flatMap(AccountBindingSource.init(rawValue:)) ?? .app
+        let result: AccountBinding
+        if let previous = current.account {
+            let authoritative = source == .backend && currentSource == .app
+            switch (previous == account, authoritative) {
+            case (true, true): result = .unchanged  // the same account, now on the backend's word
+            case (true, false): return .unchanged
+            case (false, true): result = .replaced(previous: previous)
+            case (false, false): return .conflict
+            }
+        } else {
+            result = .bound
+        }
+        try connection.query(
+            "UPDATE tokens SET app_account_token = ?, app_account_source = ? WHERE external_purchase_id = ?",
+            [.text(account), .text(source.rawValue), .text(externalPurchaseId)]
+        )
+        return result
     }
 
     private static func insertCheckout(

@@ -304,6 +304,34 @@ struct TokenValidatorTests {
         )
     }
 
+    /// Apple stamps the creation date, so only the skew between Apple's clock and ours is allowed: five minutes.
+    /// A made-up token 23 hours ahead used to pass and, landing first, delayed its id's report by as much.
+    @Test func aCreationDateMoreThanFiveMinutesAheadIsRefused() {
+        let skew: Int64 = 5 * 60_000
+        #expect(validator.validate(token(created: now + skew), queryBundleId: nil, nowMilliseconds: now) == nil)
+        for created in [now + skew + 1, now + 23 * 3_600_000] {
+            #expect(
+                validator.validate(token(created: created), queryBundleId: nil, nowMilliseconds: now)?.code
+                    == "creation_date_in_future"
+            )
+        }
+    }
+
+    @Test func acceptsOnlyTheTokenTypesAppleIssues() {
+        for type in ["ACQUISITION", "SERVICES", "IN_APP", "LINK_OUT", "WITHIN_APP", "OUT_OF_APP"] {
+            var typed = token()
+            typed.tokenType = type
+            #expect(validator.validate(typed, queryBundleId: nil, nowMilliseconds: now) == nil, "\(type)")
+        }
+        for type in ["FOO", "services", "withinApp", "outOfApp", "ACQUISITION ", "LINKOUT"] {
+            var typed = token()
+            typed.tokenType = type
+            let rejection = validator.validate(typed, queryBundleId: nil, nowMilliseconds: now)
+            #expect(rejection?.code == "unknown_token_type", "\(type)")
+            #expect(rejection?.message.contains(type) == false, "the message never repeats the value sent")
+        }
+    }
+
     @Test func expiryOnlyStopsNewPurchases() {
         var custom = token()
         custom.tokenExpirationDate = now - 1

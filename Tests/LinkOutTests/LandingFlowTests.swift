@@ -1,5 +1,6 @@
 import ExternalPurchase
 import Foundation
+import Lifecycle
 import Storage
 import TestSupport
 import Testing
@@ -42,7 +43,7 @@ struct LandingFlowTests {
 
         let second = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": session])
         #expect(second.header("Location") == location)
-        #expect(second.header("Set-Cookie") == nil)
+        #expect(try #require(cookie(second)) != session, "every landing starts a fresh session")
         rows = try live.ledger().tokens()
         #expect(rows.first?.visitCount == 2)
     }
@@ -120,6 +121,24 @@ struct LandingFlowTests {
                             #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1,"#.utf8
                         ) + Array(#""externalPurchaseId":"../../admin/tokens"}"#.utf8)
                     ), "purchase number that is not valid", "invalid_external_purchase_id"
+            ),
+            // A made-up type, or a date 23 hours ahead, once landed first and stuck to a known id.
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":1764500000000,"#
+                                .utf8
+                        ) + Array(#""externalPurchaseId":"x","tokenType":"FOO"}"#.utf8)
+                    ), "a kind the App Store does not make", "unknown_token_type"
+            ),
+            (
+                "/?externalPurchaseToken="
+                    + Base64URL.encode(
+                        Array(
+                            #"{"appAppleId":1234567890,"bundleId":"com.example","externalPurchaseId":"x","#.utf8
+                        ) + Array(#""tokenCreationDate":\#(Clock.system.nowMilliseconds() + 23 * 3_600_000)}"#.utf8)
+                    ), "a date in the future", "creation_date_in_future"
             ),
         ]
     )
@@ -226,6 +245,47 @@ struct LandingFlowTests {
         #expect(intents.last?.productId == "pro.monthly")
         #expect(try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa").status == 404)
         #expect(try live.get("/checkout/not-an-id").status == 404)
+    }
+
+    /// A session id planted before the landing (over http anyone on the path, or a neighbouring host, can set
+    /// the cookie; the planter got the id from the server itself) is replaced by the landing, so the planter
+    /// does not share the buyer's checkout; the checkout's form works with the new id.
+    @Test func theLandingReplacesAPlantedSession() throws {
+        let live = try LiveApplication()
+        let planter = try live.get("/?utm_source=planter")
+        let planted = try #require(cookie(planter))
+        #expect(planted.hasPrefix("linkout_session="))
+
+        let landing = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": planted])
+        #expect(landing.status == 303)
+        let fresh = try #require(cookie(landing))
+        #expect(fresh.hasPrefix("linkout_session="))
+        #expect(fresh != planted)
+        #expect(landing.header("Set-Cookie")?.contains("HttpOnly; SameSite=Lax") == true)
+
+        let location = try #require(landing.header("Location"))
+        let page = try live.get(location, headers: ["Cookie": fresh])
+        #expect(page.header("Set-Cookie") == nil, "the checkout keeps the landing's session")
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let form = "csrf=\(csrf)&currency=EUR&product=pro.lifetime"
+        let withPlanted = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: form,
+            headers: ["Cookie": planted]
+        )
+        #expect(withPlanted.status == 403)
+        let paid = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded",
+            body: form,
+            headers: ["Cookie": fresh]
+        )
+        #expect(paid.status == 303)
+        #expect(paid.header("Location")?.hasPrefix("/pay/demo/") == true)
+        // A HEAD records nothing and sets nothing.
+        let head = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": planted], method: "HEAD")
+        #expect(head.header("Set-Cookie") == nil)
     }
 
     @Test func currencyFollowsTheOverrideThenTheRegion() throws {

@@ -136,6 +136,76 @@ struct NotificationTests {
         #expect(try live.ledger().reports(for: id).isEmpty)
     }
 
+    /// A made-up token for a real id lands first (inside the five minutes of skew allowed, typed and expiring as
+    /// the forger likes); Apple's signed copy of the token then replaces its values, the correction is logged
+    /// without the token, and the report planner works from Apple's creation date.
+    @Test func appleCorrectsWhatAForgedLandingRecordedFirst() throws {
+        let setup = try Setup()
+        let live = try setup.live(grace: 86_400)
+        #expect(live.firstReportingPassIsOver())
+        let id = UUID().uuidString.lowercased()
+        let now = Clock.system.nowMilliseconds()
+        let forged = ExternalPurchaseToken(
+            appAppleId: 1_234_567_890,
+            bundleId: "com.example",
+            tokenCreationDate: now + 4 * 60_000,
+            externalPurchaseId: id,
+            tokenType: "SERVICES",
+            tokenExpirationDate: now + 3_600_000
+        )
+        let forgedText = TokenMinter.encode(forged)
+        #expect(try live.get("/?externalPurchaseToken=\(forgedText)&bundleId=com.example").status == 303)
+        live.application.reporting.tick()
+        #expect(try setup.fakeApple.received.isEmpty)  // the made-up date holds the report back
+
+        let created = now - 3 * 86_400_000
+        let signed = try setup.signer.sign(
+            NotificationSigner.tokenPayload(
+                subtype: "CREATED",
+                externalPurchaseId: id,
+                tokenCreationDate: created,
+                tokenType: "ACQUISITION",
+                tokenExpirationDate: created + 365 * 86_400_000
+            )
+        )
+        #expect(try Self.deliver(live, signed).status == 200)
+        let token = try #require(try live.ledger().token(id))
+        #expect(token.createdAt == created)
+        #expect(token.tokenType == "ACQUISITION")
+        #expect(token.expiresAt == created + 365 * 86_400_000)
+        #expect(token.source == "url")
+        #expect(token.visitCount == 1)
+        #expect(try live.ledger().notifications().first?.outcome == "known")
+        let corrected = live.logLines.all.filter { $0.contains("token corrected to Apple's values") }
+        #expect(corrected.count == 1)
+        let line = try #require(corrected.first)
+        #expect(line.contains(id))
+        #expect(line.contains("tokenCreationDate: \(now + 4 * 60_000) -> \(created)"))
+        #expect(line.contains("tokenType: SERVICES -> ACQUISITION"))
+        #expect(!line.contains("appAppleId"), "only what differed")
+        #expect(!live.logLines.all.contains { $0.contains(forgedText) || $0.contains(signed) })
+
+        // Three days after Apple's creation date the NO_LINE_ITEM wait (one day here) is over.
+        live.application.reporting.tick()
+        let received = try setup.fakeApple.received
+        #expect(received.count == 1)
+        #expect(received.first?.report?.status == .noLineItem)
+        #expect(received.first?.report?.externalPurchaseId == id)
+
+        // The same values again correct nothing and log nothing.
+        let again = try setup.signer.sign(
+            NotificationSigner.tokenPayload(
+                subtype: "ACTIVE_TOKEN_REMINDER",
+                externalPurchaseId: id,
+                tokenCreationDate: created,
+                tokenType: "ACQUISITION",
+                tokenExpirationDate: created + 365 * 86_400_000
+            )
+        )
+        #expect(try Self.deliver(live, again).status == 200)
+        #expect(live.logLines.all.filter { $0.contains("token corrected to Apple's values") }.count == 1)
+    }
+
     @Test func anActiveTokenReminderMakesAnUnreportedTokenDueNow() throws {
         let setup = try Setup()
         let live = try setup.live(grace: 86_400)

@@ -77,6 +77,96 @@ struct LedgerTests {
         #expect(try ledger.checkout(id: "c-f")?.externalPurchaseId == "f")
     }
 
+    /// The app's binding is first come, first served and holds against the app; the backend's replaces it and
+    /// holds against everyone but the backend binding the same account again. Visits never touch a binding.
+    @Test func accountBindingsHoldAgainstTheAppAndYieldOnlyToTheBackend() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        func forward(_ account: String?, _ source: AccountBindingSource, id: String = "b") throws -> AccountBinding {
+            var fields = Self.token(id, source: "app")
+            fields.appAccountToken = account
+            return try ledger.recordForwardedToken(fields, checkoutId: "c-\(id)", at: 7, bindingSource: source).binding
+        }
+        #expect(try forward(nil, .app) == AccountBinding.none)
+        #expect(try forward("squatter", .app) == .bound)
+        #expect(try forward("squatter", .app) == .unchanged)
+        #expect(try forward("owner", .app) == .conflict)
+        _ = try ledger.recordVisit(Self.visit("b", checkout: "c-b"))
+        #expect(try ledger.token("b")?.appAccountToken == "squatter")
+        #expect(try forward("owner", .backend) == .replaced(previous: "squatter"))
+        #expect(try forward("owner", .backend) == .unchanged)
+        #expect(try forward("squatter", .app) == .conflict)
+        #expect(try forward("other", .backend) == .conflict)
+        #expect(try forward(nil, .backend) == AccountBinding.none)
+        #expect(try ledger.token("b")?.appAccountToken == "owner")
+
+        // The backend first: a new token bound on its word; the same account from the app changes nothing.
+        #expect(try forward("owner", .backend, id: "n") == .bound)
+        #expect(try forward("owner", .app, id: "n") == .unchanged)
+        #expect(try forward("other", .backend, id: "n") == .conflict)
+        // The app's binding of an account the backend then confirms becomes the backend's.
+        #expect(try forward("owner", .app, id: "m") == .bound)
+        #expect(try forward("owner", .backend, id: "m") == .unchanged)
+        #expect(try forward("other", .backend, id: "m") == .conflict)
+    }
+
+    /// A notification's token replaces the fields an unsigned landing recorded, in the notification's
+    /// transaction, and says which; the same values again change nothing.
+    @Test func appleCorrectsAKnownTokensFieldsOnce() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        var forged = Self.token("k")
+        forged.tokenType = "SERVICES"
+        forged.expiresAt = forged.createdAt + 60_000
+        _ = try ledger.recordVisit(
+            Visit(token: forged, checkoutId: "c-k", bundleId: "com.example", landingPath: "/", utm: [:], at: 1)
+        )
+        var apple = Self.token("k")
+        apple.source = "notification"
+        apple.createdAt -= 86_400_000
+        func notify(_ uuid: String) throws -> AppliedNotification? {
+            _ = try ledger.storeNotification(
+                StoredNotification(
+                    notificationUUID: uuid,
+                    notificationType: "EXTERNAL_PURCHASE_TOKEN",
+                    subtype: "CREATED",
+                    externalPurchaseId: "k",
+                    environment: "production",
+                    signedDate: 2,
+                    receivedAt: 2,
+                    source: "delivery",
+                    signedPayload: "x.y.z"
+                )
+            )
+            return try ledger.apply(
+                NotificationChange(notificationUUID: uuid, at: 3, outcome: "known", token: apple, checkoutId: "c-k")
+            )
+        }
+        let applied = try #require(try notify("n1"))
+        #expect(applied.outcome == "known")
+        #expect(
+            applied.corrections == [
+                TokenCorrection(
+                    field: "tokenCreationDate",
+                    recorded: String(forged.createdAt),
+                    apple: String(apple.createdAt)
+                ),
+                TokenCorrection(field: "tokenType", recorded: "SERVICES", apple: nil),
+                TokenCorrection(field: "tokenExpirationDate", recorded: String(forged.createdAt + 60_000), apple: nil),
+            ]
+        )
+        let token = try #require(try ledger.token("k"))
+        #expect(token.createdAt == apple.createdAt)
+        #expect(token.tokenType == nil)
+        #expect(token.expiresAt == nil)
+        #expect(token.source == "url")
+        #expect(token.visitCount == 1)
+        #expect(try notify("n1") == nil, "processed once")
+        #expect(try notify("n2")?.corrections == [])
+    }
+
     @Test func tokenlessVisitsGetTheirOwnCheckout() throws {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)

@@ -31,6 +31,12 @@ enum Session {
         "\(name(secure: secure))=\(id); Path=/; Max-Age=86400; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "")
     }
 
+    /// The `Set-Cookie` of a fresh session id, replacing whatever session the browser has (a landing, so a
+    /// session planted before it is not kept).
+    static func rotated(secure: Bool, identifiers: Identifiers) -> String {
+        cookie(identifiers.session(), secure: secure)
+    }
+
     /// The browser's session id, minting one (and the `Set-Cookie` that gives it to the browser) when it has none.
     static func established(for request: HTTPRequest, identifiers: Identifiers, secure: Bool) -> (
         id: String, setCookie: String?

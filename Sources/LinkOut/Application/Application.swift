@@ -120,6 +120,7 @@ package final class Application: Sendable {
                 identifiers: identifiers,
                 ledger: ledger,
                 metrics: metrics,
+                logger: logger,
                 clock: clock
             ),
             lineItems: LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting, clock: clock),

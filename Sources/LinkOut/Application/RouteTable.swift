@@ -46,6 +46,7 @@ struct RouteTable: Sendable {
         if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
         router.post(notificationPath, handler: appStoreNotifications.receive)
         router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
+        router.post("/v1/backend/tokens", handler: rateGuard.limit(failedAuth.guarding(tokens.forwardFromBackend)))
         router.post("/v1/redemptions", handler: rateGuard.limit(failedAuth.guarding(redemptions.redeem)))
         router.get("/v1/purchases", handler: rateGuard.limit(failedAuth.guarding(redemptions.purchases)))
         router.get("/.well-known/apple-app-site-association", execution: .eventLoop) { [appSiteAssociation] request in

@@ -18,6 +18,10 @@ import Synchronization
 /// - `ACTIVE_TOKEN_REMINDER`: Apple repeats it monthly "unless you report the token as a duplicate". A token
 ///   without a report yet is recorded if unknown and made due now; the planner reports it `DUPLICATE_TOKEN` when
 ///   the customer has another active token of its type, else as usual.
+///
+/// Each of them carries Apple's own copy of the token, signed. When a landing or a forward recorded the token
+/// first (from a token nobody signed) with other values (app, creation date, type, expiry), Apple's replace
+/// them, so the report planner works from Apple's dates, and the correction is logged.
 final class NotificationProcessor: Sendable {
     let ledger: Ledger
     let identifiers: Identifiers
@@ -66,10 +70,19 @@ final class NotificationProcessor: Sendable {
         var metadata = NotificationReceiver.metadata(notification)
         do {
             let change = try change(for: notification)
-            guard let outcome = try ledger.apply(change) else { return false }
-            metadata["outcome"] = outcome
-            receiver.count(notification.notificationType, notification.subtype, outcome)
+            guard let applied = try ledger.apply(change) else { return false }
+            metadata["outcome"] = applied.outcome
+            receiver.count(notification.notificationType, notification.subtype, applied.outcome)
             logger.info("notification processed", metadata)
+            if !applied.corrections.isEmpty {
+                // The token was first recorded from an unsigned landing or forward that differed from Apple's
+                // data: worth a look (a made-up token for a real id). Field values only, never the token.
+                var corrected = metadata
+                corrected["corrections"] = applied.corrections.map {
+                    "\($0.field): \($0.recorded ?? "absent") -> \($0.apple ?? "absent")"
+                }.joined(separator: "; ")
+                logger.warning("token corrected to Apple's values", corrected)
+            }
             return true
         } catch {
             metadata["error"] = "\(error)"
@@ -100,8 +113,11 @@ final class NotificationProcessor: Sendable {
                 change.outcomeIfKnown = "due_now"
             } else if reports.contains(where: { $0.state == .accepted }) {
                 // Apple's notice crossed our report (or announced a token reported since): nothing is owed.
+                change.token = fields
                 change.outcome = "already_reported"
             } else {
+                // Apple's values correct what a landing or forward recorded (the apply compares them).
+                change.token = fields
                 change.dueNow = token.externalPurchaseId
                 change.outcome = "due_now"
             }

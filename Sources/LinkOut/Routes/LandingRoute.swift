@@ -116,14 +116,17 @@ struct LandingRoute: Sendable {
         }
     }
 
-    /// 303 to the checkout's clean URL, with a session cookie if the browser has none.
+    /// 303 to the checkout's clean URL. A landing that records a visit always sets a fresh session id, whatever
+    /// session the browser brings: over plain http a cookie can be planted by anyone on the path or on a
+    /// neighbouring host, and a session fixed that way before the landing would carry the buyer's checkout (its
+    /// CSRF tokens) into the planter's hands. The checkout page reads the new id, so its form works as before.
     private func redirect(to checkoutId: String, request: HTTPRequest) -> HTTPResponse {
         var extraHeaders = HTTPHeaders()
-        if request.method != "HEAD",
-            let setCookie = Session.established(for: request, identifiers: identifiers, secure: pages.isSecure)
-                .setCookie
-        {
-            extraHeaders.add(name: "Set-Cookie", value: setCookie)
+        if request.method != "HEAD" {
+            extraHeaders.add(
+                name: "Set-Cookie",
+                value: Session.rotated(secure: pages.isSecure, identifiers: identifiers)
+            )
         }
         return pages.seeOther("/checkout/" + checkoutId, extraHeaders: extraHeaders)
     }

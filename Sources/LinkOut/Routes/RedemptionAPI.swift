@@ -60,6 +60,7 @@ struct RedemptionAPI: Sendable {
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
             return JSONResponse.error(.badRequest, "invalid_body", #"Send {"code": "<the code from the link>"}."#)
         }
+        if let refusal = JSONBody.duplicateKeyRefusal(request.body, fields: ["code"]) { return refusal }
         let code = body.code.lowercased()
         guard Identifiers.isRedemptionCode(code) else {
             return JSONResponse.error(.badRequest, "invalid_code", "This is not a redemption code.")
