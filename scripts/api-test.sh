@@ -16,7 +16,7 @@ venv=$here/.build/api-venv
 validator_version=0.9.0
 schemathesis_version=4.32.5
 # Examples per operation and phase: enough to cover each operation's statuses, small enough for about a minute.
-max_examples=${API_TEST_MAX_EXAMPLES:-25}
+max_examples=${API_TEST_MAX_EXAMPLES:-50}
 
 if ! "$venv/bin/python" - "$validator_version" "$schemathesis_version" 2>/dev/null <<'PY'
 import sys

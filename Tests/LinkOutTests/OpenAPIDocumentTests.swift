@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Storage
 import TestSupport
 import Testing
 
@@ -107,6 +108,72 @@ struct OpenAPIDocumentTests {
                     ].map(\.rawValue)
                 )
         )
+    }
+
+    /// The webhook bodies linkout sends have the documented keys: none the document lacks, every one it requires.
+    @Test func entitlementEventBodiesMatchTheDocumentedKeys() throws {
+        let live = try LiveApplication()
+        let events = EntitlementEvents(
+            identifiers: Identifiers(secret: "drift"),
+            ledger: live.application.ledger,
+            webhooksEnabled: true,
+            codeLifetimeMilliseconds: 60_000
+        )
+        let schemas = try #require((try Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let event = try #require(schemas["EntitlementEvent"] as? [String: Any])
+        let purchaseSchema = try #require((event["properties"] as? [String: Any])?["purchase"] as? [String: Any])
+        let bare = PurchaseRecord(
+            purchaseId: "cs_bare",
+            provider: "demo",
+            checkoutId: nil,
+            externalPurchaseId: nil,
+            bundleId: nil,
+            productId: nil,
+            kind: "oneTime",
+            status: .paid,
+            currency: "EUR",
+            amountTotal: 2999,
+            amountTax: 479,
+            taxCountry: "DEU",
+            subscriptionId: nil,
+            buyLineItemId: nil,
+            periodEnd: nil,
+            paidDays: 0,
+            createdAt: 1,
+            updatedAt: 1,
+            live: false
+        )
+        var full = bare
+        full.purchaseId = "cs_full"
+        full.provider = "stripe"
+        full.externalPurchaseId = "00000000-0000-0000-0000-000000000000"
+        full.bundleId = "com.example"
+        full.productId = "pro.monthly"
+        full.kind = "subscription"
+        full.periodEnd = 2_000_000
+        for purchase in [bare, full] {
+            let delivery = try #require(
+                try events.event(.purchaseCompleted, purchase: purchase, cause: "x", at: 1000).first
+            )
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(delivery.body.utf8)) as? [String: Any])
+            try Self.expectKeys(of: body, match: event, purchase.purchaseId)
+            try Self.expectKeys(
+                of: try #require(body["purchase"] as? [String: Any]),
+                match: purchaseSchema,
+                purchase.purchaseId
+            )
+        }
+    }
+
+    static func expectKeys(of object: [String: Any], match schema: [String: Any], _ context: String) throws {
+        let properties = Set(try #require(schema["properties"] as? [String: Any]).keys)
+        let required = Set(schema["required"] as? [String] ?? [])
+        let keys = Set(object.keys)
+        #expect(
+            keys.subtracting(properties).isEmpty,
+            "\(context): undocumented \(keys.subtracting(properties).sorted())"
+        )
+        #expect(required.subtracting(keys).isEmpty, "\(context): missing \(required.subtracting(keys).sorted())")
     }
 
     @Test func servedAtOpenAPIJSONAsLoadedAtStartUp() throws {
