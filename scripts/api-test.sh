@@ -18,6 +18,14 @@ schemathesis_version=4.32.5
 # Examples per operation and phase: enough to cover each operation's statuses, small enough for about a minute.
 max_examples=${API_TEST_MAX_EXAMPLES:-50}
 
+# Debian's python3 needs python3-venv for `python3 -m venv` (as in scripts/setup-browser.sh).
+if ! dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q "install ok installed"; then
+  echo "api-test: installing python3-venv" >&2
+  sudo=""
+  [[ $(id -u) == 0 ]] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q python3-venv
+fi
 if ! "$venv/bin/python" - "$validator_version" "$schemathesis_version" 2>/dev/null <<'PY'
 import sys
 from importlib.metadata import version
@@ -62,8 +70,9 @@ config["payments"] = {"provider": "stripe", "defaultTaxCountry": "DEU",
                       "stripe": {"secretKey": "sk_test_api_tier", "webhookSecret": "whsec_api_tier", "apiBase": local}}
 json.dump(config, open(sys.argv[2], "w"))
 PY
-export LINKOUT_API_TOKEN=$(openssl rand -hex 24)
-export LINKOUT_ADMIN_TOKEN=$(openssl rand -hex 24)
+LINKOUT_API_TOKEN=$(openssl rand -hex 24)
+LINKOUT_ADMIN_TOKEN=$(openssl rand -hex 24)
+export LINKOUT_API_TOKEN LINKOUT_ADMIN_TOKEN
 "$binary" serve --config "$work/config.json" --host 127.0.0.1 --port 0 --data-dir "$work/data" \
   >"$work/stdout" 2>"$work/stderr" &
 pid=$!
