@@ -68,6 +68,7 @@ struct OpenAPIDocumentTests {
                 configuration.payments.provider = provider
                 configuration.payments.stripe.secretKey = "sk_test_drift"
                 configuration.payments.stripe.webhookSecret = "whsec_drift"
+                configuration.payments.stripe.apiBase = "http://127.0.0.1:9"
             }
             for route in live.application.routeRegistrations {
                 operations.insert(Operation(method: route.method, path: route.pattern))
