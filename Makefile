@@ -1,13 +1,13 @@
 # The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test setup build lint unit smoke browser bench format container
+.PHONY: run test setup build lint unit smoke api browser bench format container
 
 run: setup
 	swift build -c release
 	.build/release/linkout serve
 
-test: setup lint unit smoke browser
+test: setup lint unit smoke api browser
 
 setup:
 	scripts/setup.sh
@@ -25,6 +25,12 @@ unit:
 smoke:
 	swift build -c release $(SWIFT_FLAGS)
 	scripts/smoke-release.sh .build/release/linkout
+
+# OpenAPI document checked by openapi-spec-validator, then Schemathesis against a fresh release build (installs both
+# into .build/api-venv if needed).
+api:
+	swift build -c release $(SWIFT_FLAGS)
+	scripts/api-test.sh .build/release/linkout
 
 # Headless Chromium through the purchase flow, the error pages and the dashboard at phone and desktop width, with
 # axe-core's WCAG 2.2 AA rules; writes docs/screenshots/. Installs chromium, chromium-driver and Selenium if needed.

@@ -48,6 +48,18 @@ public struct Router: Sendable {
 
     public init() {}
 
+    /// A route as added: its method and pattern (`/checkout/{id}`).
+    public struct Registration: Sendable, Hashable {
+        public var method: String
+        public var pattern: String
+    }
+
+    /// Every route added, in the order added: what the server answers, for comparisons such as the API document's
+    /// drift test. `HEAD` routes that fall back to `GET` are not listed.
+    public var registrations: [Registration] {
+        routes.map { Registration(method: $0.method, pattern: $0.pattern) }
+    }
+
     /// Adds a route. `HEAD` is answered by the `GET` route of the same path unless one is added for it.
     public mutating func add(
         _ method: String,

@@ -58,6 +58,7 @@ struct AccessLog: Sendable {
         case "/healthz": return "healthz"
         case "/favicon.ico", "/apple-touch-icon.png": return "icon"
         case "/metrics": return "metrics"
+        case "/openapi.json": return "openapi"
         default: return "other"
         }
     }

@@ -15,6 +15,8 @@ package final class Application: Sendable {
     let metrics: Metrics
     private let notifications: AppStoreNotifications
     private let server: HTTPServer
+    /// The routes the server answers (method and pattern), as registered.
+    let routeRegistrations: [Router.Registration]
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
     package init(configuration: Configuration, logger: Logger? = nil, clock: Clock = .system) throws {
@@ -114,6 +116,7 @@ package final class Application: Sendable {
                 clock: clock
             ),
             appSiteAssociation: AppSiteAssociationRoute(apps: configuration.apps),
+            openAPI: try OpenAPIRoute(publicDir: configuration.server.publicDir),
             tokens: TokenAPI(
                 configuration: configuration,
                 validator: validator,
@@ -163,7 +166,9 @@ package final class Application: Sendable {
         log.notificationPath = configuration.apple.notificationPath
         log.mode = configuration.accessLog
         let accessLog = log
-        let server = HTTPServer(configuration: configuration.httpServer, router: routes.router(), logger: logger) {
+        let router = routes.router()
+        routeRegistrations = router.registrations
+        let server = HTTPServer(configuration: configuration.httpServer, router: router, logger: logger) {
             request,
             status,
             nanoseconds in

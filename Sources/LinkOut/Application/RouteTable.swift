@@ -11,6 +11,7 @@ struct RouteTable: Sendable {
     let stripeWebhook: StripeWebhookRoute?
     let redemptions: RedemptionAPI
     let appSiteAssociation: AppSiteAssociationRoute
+    let openAPI: OpenAPIRoute
     let tokens: TokenAPI
     let lineItems: LineItemsAPI
     let admin: AdminAPI
@@ -52,6 +53,7 @@ struct RouteTable: Sendable {
         router.get("/.well-known/apple-app-site-association", execution: .eventLoop) { [appSiteAssociation] request in
             appSiteAssociation.show(request)
         }
+        router.get("/openapi.json", execution: .eventLoop) { [openAPI] request in openAPI.show(request) }
         router.post(
             "/v1/tokens/{externalPurchaseId}/line-items",
             handler: rateGuard.limit(failedAuth.guarding(lineItems.post))

@@ -12,7 +12,7 @@ package struct LandingConfiguration: Sendable, Equatable {
     /// Paths the server itself uses; a landing path may not shadow them.
     static let reservedPrefixes = [
         "/checkout", "/static", "/v1", "/healthz", "/readyz", "/metrics", "/admin", "/pay", "/webhooks",
-        "/notifications", "/.well-known", "/favicon.ico", "/apple-touch-icon.png",
+        "/notifications", "/.well-known", "/favicon.ico", "/apple-touch-icon.png", "/openapi.json",
     ]
 
     static func read(_ section: JSONFields) throws(ConfigurationError) -> LandingConfiguration {

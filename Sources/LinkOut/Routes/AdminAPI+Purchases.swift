@@ -27,16 +27,19 @@ extension AdminAPI {
     /// `GET /admin/purchases?limit=&offset=`: newest first.
     func purchases(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
-        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
-        let rows = try ledger.purchases(limit: limit, offset: offset)
+        let paging: Paging
+        switch Paging.read(request) {
+        case .paging(let read): paging = read
+        case .refused(let response): return response
+        }
+        let rows = try ledger.purchases(limit: paging.limit, offset: paging.offset)
         return JSONResponse.json(
             .ok,
             PurchasePage(
                 purchases: try rows.map(view),
-                limit: limit,
-                offset: offset,
-                nextOffset: rows.count == limit ? offset + limit : nil
+                limit: paging.limit,
+                offset: paging.offset,
+                nextOffset: paging.nextOffset(afterReturning: rows.count)
             )
         )
     }

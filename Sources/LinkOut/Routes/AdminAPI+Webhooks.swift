@@ -18,14 +18,17 @@ extension AdminAPI {
             }
             state = parsed
         }
-        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
-        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
+        let paging: Paging
+        switch Paging.read(request) {
+        case .paging(let read): paging = read
+        case .refused(let response): return response
+        }
         let counts = try ledger.webhookCounts()
         return JSONResponse.json(
             .ok,
             WebhookList(
                 counts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
-                webhooks: try ledger.webhooks(state: state, limit: limit, offset: offset)
+                webhooks: try ledger.webhooks(state: state, limit: paging.limit, offset: paging.offset)
             )
         )
     }

@@ -36,17 +36,20 @@ struct AdminAPI: Sendable {
     /// `GET /admin/tokens?q=<externalPurchaseId prefix>&environment=&limit=&offset=`: tokens, oldest first.
     func tokens(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
-        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
         let environment = request.queryValue("environment")
         if let environment, environment != "production" && environment != "sandbox" {
             return JSONResponse.error(.badRequest, "invalid_environment", "environment is production or sandbox.")
         }
+        let paging: Paging
+        switch Paging.read(request) {
+        case .paging(let read): paging = read
+        case .refused(let response): return response
+        }
         // Visits acknowledged a moment ago may still sit in the journal: an operator sees them at once.
         _ = ledger.flush(timeout: .seconds(2))
         let rows = try ledger.tokens(
-            limit: limit,
-            offset: offset,
+            limit: paging.limit,
+            offset: paging.offset,
             search: request.queryValue("q"),
             environment: environment
         )
@@ -54,9 +57,9 @@ struct AdminAPI: Sendable {
             .ok,
             TokenPage(
                 tokens: rows,
-                limit: limit,
-                offset: offset,
-                nextOffset: rows.count == limit ? offset + limit : nil
+                limit: paging.limit,
+                offset: paging.offset,
+                nextOffset: paging.nextOffset(afterReturning: rows.count)
             )
         )
     }
@@ -91,9 +94,12 @@ struct AdminAPI: Sendable {
             }
             state = parsed
         }
-        let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
-        let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
-        let reports = try ledger.reports(limit: limit, offset: offset, state: state)
+        let paging: Paging
+        switch Paging.read(request) {
+        case .paging(let read): paging = read
+        case .refused(let response): return response
+        }
+        let reports = try ledger.reports(limit: paging.limit, offset: paging.offset, state: state)
         return JSONResponse.json(.ok, ReportList(reporting: reporting.status.description, reports: reports))
     }
 

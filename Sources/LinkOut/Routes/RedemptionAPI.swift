@@ -96,9 +96,17 @@ struct RedemptionAPI: Sendable {
     func purchases(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         let rows: [PurchaseRecord]
-        if let account = request.queryValue("appAccountToken"), UUID(uuidString: account) != nil {
+        if let account = request.queryValue("appAccountToken") {
+            // A malformed one is refused even beside a good externalPurchaseId: answering for the other key would
+            // hide the client's mistake.
+            guard UUID(uuidString: account) != nil else {
+                return JSONResponse.error(.badRequest, "invalid_query", "appAccountToken must be a UUID.")
+            }
             rows = try ledger.purchases(appAccountToken: account.lowercased())
-        } else if let id = request.queryValue("externalPurchaseId"), !id.isEmpty, id.utf8.count <= 128 {
+        } else if let id = request.queryValue("externalPurchaseId") {
+            guard !id.isEmpty, id.utf8.count <= 128 else {
+                return JSONResponse.error(.badRequest, "invalid_query", "externalPurchaseId is 1 to 128 bytes.")
+            }
             rows = try ledger.purchases(externalPurchaseId: id)
         } else {
             return JSONResponse.error(
