@@ -50,6 +50,7 @@ struct AccessLog: Sendable {
         if path == notificationPath { return "appstore_notifications" }
         switch path {
         case "/v1/tokens": return "tokens_api"
+        case "/v1/backend/tokens": return "backend_tokens_api"
         case "/webhooks/stripe": return "stripe_webhook"
         case "/v1/redemptions": return "redemptions_api"
         case "/v1/purchases": return "purchases_api"
