@@ -198,7 +198,7 @@ public struct ReportValidator: Sendable {
                     )
                 )
             }
-            if (item.exchangeRate ?? 0) <= 0 {
+            if item.exchangeRate?.isPositive != true {
                 problems.append(
                     .init(
                         "OmittedFieldError",

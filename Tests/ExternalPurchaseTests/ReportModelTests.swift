@@ -96,7 +96,7 @@ struct ReportModelTests {
         #expect(try problems { $0.taxCountry = "ES" } == ["UnknownEnumError"])
         #expect(try problems { $0.reportingCurrency = "XXX" } == ["UnknownEnumError"])
         #expect(try problems { $0.reportingCurrency = "USD" } == ["ReportingCurrencyExchangeNotAllowedError"])
-        #expect(try problems { $0.exchangeRate = 1.1 } == ["FieldNotAllowedError"])
+        #expect(try problems { $0.exchangeRate = DecimalNumber("1.1") } == ["FieldNotAllowedError"])
         #expect(
             try problems {
                 $0.pricingCurrency = "ISK"; $0.exchangeRate = nil
@@ -104,7 +104,7 @@ struct ReportModelTests {
         )
         #expect(
             try problems {
-                $0.pricingCurrency = "ISK"; $0.exchangeRate = 0.0067
+                $0.pricingCurrency = "ISK"; $0.exchangeRate = DecimalNumber("0.0067")
             } == []
         )
         #expect(try problems { $0.quantity = 0 } == ["PositiveValueRequiredError"])

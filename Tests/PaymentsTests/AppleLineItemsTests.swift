@@ -87,7 +87,7 @@ struct AppleLineItemsTests {
         let item = try mapper.oneTimeBuy(dinar, exchangeRate: ExchangeRate(reportingCurrency: "USD", rate: "3.25"))
         #expect(item.pricingCurrency == "KWD")
         #expect(item.reportingCurrency == "USD")
-        #expect(item.exchangeRate == 3.25)
+        #expect(item.exchangeRate == DecimalNumber("3.25"))
         #expect(item.amountTaxInclusive == 16640)  // 5.120 KWD × 3.25 = 16.64 USD
         #expect(item.taxCountry == "KWT")
         expectValid([.oneTimeBuy(item)])
@@ -247,7 +247,7 @@ struct AppleLineItemsTests {
         )
         let refund = try #require(try mapper.refund(full, of: buy, alreadyRefunded: 0))
         #expect(refund.amountTaxInclusive == buy.common.amountTaxInclusive)
-        #expect(refund.exchangeRate == 3.25)
+        #expect(refund.exchangeRate == DecimalNumber("3.25"))
         #expect(refund.reportingCurrency == "USD")
         #expect(refund.netAmountTaxExclusive == 0)
         expectValid([.refund(refund)], after: [buy])
@@ -320,10 +320,41 @@ struct DemoPaymentProviderTests {
         #expect(start.subscriptionEvent == "SUBSCRIPTION_START")
         #expect(start.subscriptionDaysOfPaidService == 0)
     }
+}
 
-    @Test func smallRatesAreReadWithoutAnExponent() {
-        #expect(AppleLineItems.plainDecimal(7.3e-05) == "0.000073")
-        #expect(AppleLineItems.plainDecimal(2.95) == "2.95")
-        #expect(ExchangeRate(reportingCurrency: "USD", rate: AppleLineItems.plainDecimal(7.3e-05)).isValid)
+extension AppleLineItemsTests {
+    /// Apple's `exchangeRate` is a plain decimal (§5.5); a `Double` once wrote a UZS rate as `7.9e-05`.
+    @Test func smallRatesGoToAppleAsPlainDecimals() throws {
+        let som = Self.purchase(currency: "UZS", total: 12_000_000, tax: 0, country: "UZ")
+        let item = try mapper.oneTimeBuy(som, exchangeRate: ExchangeRate(reportingCurrency: "EUR", rate: "0.0000790"))
+        #expect(item.exchangeRate?.text == "0.000079")
+        #expect(item.amountTaxInclusive == 9480)  // 120,000.00 UZS × 0.000079 = 9.48 EUR
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = String(decoding: try encoder.encode(LineItem.oneTimeBuy(item)), as: UTF8.self)
+        #expect(body.contains(#""exchangeRate":0.000079,"#))
+        #expect(!body.contains("e-"))
+        // Read back digit for digit: what was stored is what goes to Apple.
+        let back = try JSONDecoder().decode(LineItem.self, from: Data(body.utf8))
+        #expect(back.common.exchangeRate == DecimalNumber("0.000079"))
+        expectValid([.oneTimeBuy(item)])
+    }
+
+    @Test(arguments: [
+        ("0.000079", "0.000079"), ("3.2510", "3.251"), ("007", "7"), ("2.", "2"), (".5", "0.5"),
+        ("0.00000000000000000000000001", "0.00000000000000000000000001"), ("-0.5", "-0.5"), ("-0", "0"),
+    ])
+    func decimalTextIsKeptPlain(text: String, canonical: String) throws {
+        let number = try #require(DecimalNumber(text))
+        #expect(number.text == canonical)
+        let encoded = String(decoding: try JSONEncoder().encode([number]), as: UTF8.self)
+        #expect(encoded == "[\(canonical)]")
+        #expect(try JSONDecoder().decode([DecimalNumber].self, from: Data(encoded.utf8)) == [number])
+    }
+
+    @Test(arguments: ["", ".", "1e-5", "7.9e-05", "1,5", "0x10", " 1", "1.2.3", "+1", "NaN"])
+    func onlyPlainDecimalTextIsANumber(text: String) {
+        #expect(DecimalNumber(text) == nil)
+        #expect(!ExchangeRate(reportingCurrency: "EUR", rate: text).isValid)
     }
 }
