@@ -119,6 +119,47 @@ public struct AppleLineItems: Sendable {
         return item
     }
 
+    /// A plan change or proration (`SUBSCRIPTION_CHANGE`, §5.5) referencing the start. The paid days carry on
+    /// across the change: those of `previous` up to the change (its period, cut at the change's start) are
+    /// added when `previous` was paid. The change reports what the customer paid for it: a downgrade's invoice
+    /// can total below zero (the unused time is credited to the customer's balance and lowers a later invoice,
+    /// which then reports what was really paid), so it reports 0, as Apple asks for subscription events "even
+    /// if they don't include a payment" (§5.5); tax is kept within the amount.
+    public func subscriptionChange(
+        _ invoice: InvoicePayment,
+        previous: SubscriptionBuyLineItem,
+        exchangeRate: ExchangeRate? = nil
+    ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
+        let product = invoice.productId ?? previous.productIdentifier
+        guard !product.isEmpty else { throw .missingProduct }
+        let usedUntil = min(max(invoice.period.start, previous.subscriptionStartDate), previous.subscriptionEndDate)
+        let used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: usedUntil)
+        let paidDays = previous.subscriptionDaysOfPaidService + (previous.amountTaxInclusive > 0 ? used.days : 0)
+        let start =
+            previous.subscriptionEvent == "SUBSCRIPTION_START"
+            ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
+        let paid = max(invoice.total, 0)
+        var fields = try buyFields(
+            id: invoice.invoiceId,
+            at: invoice.paidAt,
+            currency: invoice.currency,
+            total: paid,
+            tax: min(max(invoice.tax, 0), paid),
+            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry),
+            exchangeRate: exchangeRate
+        )
+        fields["productType"] = "SUBSCRIPTION"
+        fields["productIdentifier"] = product
+        fields["subscriptionEvent"] = "SUBSCRIPTION_CHANGE"
+        fields["subscriptionStartDate"] = invoice.period.start
+        fields["subscriptionEndDate"] = invoice.period.end
+        fields["subscriptionDaysOfPaidService"] = paidDays
+        fields["referenceLineItemId"] = start
+        var item: SubscriptionBuyLineItem = try Self.build(fields)
+        item.exchangeRate = Self.reportedRate(currency: invoice.currency, exchangeRate)
+        return item
+    }
+
     /// The refund of what is new in `refund`: `amount_refunded` is cumulative, `alreadyRefunded` is the part of
     /// it reported before (Stripe minor units). Nil when nothing is new (a redelivered or out-of-order event).
     /// Currencies, exchange rate and tax country are the buy's, as Apple requires them to match (§5.5). The tax
@@ -163,7 +204,8 @@ public struct AppleLineItems: Sendable {
         let tax = taxShare(after) - taxShare(before)
         let exclusiveRefundedSoFar = after - taxShare(after)
         let fields: [String: Any] = [
-            "lineItemId": "\(refund.chargeId):refund:\(refund.amountRefunded)",
+            "lineItemId": refund.disputeId.map { "\(refund.chargeId):dispute:\($0)" }
+                ?? "\(refund.chargeId):refund:\(refund.amountRefunded)",
             "creationDate": refund.refundedAt,
             "eventType": "REFUND",
             "amountTaxInclusive": inclusive,

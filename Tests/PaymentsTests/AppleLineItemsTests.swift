@@ -358,3 +358,106 @@ extension AppleLineItemsTests {
         #expect(!ExchangeRate(reportingCurrency: "EUR", rate: text).isValid)
     }
 }
+
+/// Plan changes and chargebacks (apple-external-purchase.md §5.5): `SUBSCRIPTION_CHANGE` with the paid days
+/// carried on, and a lost dispute as a `REFUND` of its buy.
+extension AppleLineItemsTests {
+    static let day: Int64 = 86_400_000
+
+    func start() throws -> SubscriptionBuyLineItem {
+        var purchase = Self.purchase(mode: .subscription, total: 999, tax: 160)
+        purchase.productId = "pro.monthly"
+        return try mapper.subscriptionStart(
+            purchase,
+            period: SubscriptionPeriod(start: Self.paidAt, end: Self.paidAt + 30 * Self.day)
+        )
+    }
+
+    static func change(id: String, total: Int64, tax: Int64, from start: Int64) -> InvoicePayment {
+        InvoicePayment(
+            invoiceId: id,
+            subscriptionId: "sub_123",
+            billingReason: "subscription_update",
+            externalPurchaseId: "0000-epid",
+            bundleId: "com.example",
+            productId: "pro.monthly.plus",
+            currency: "EUR",
+            totalExcludingTax: total - tax,
+            tax: tax,
+            total: total,
+            amountPaid: max(total, 0),
+            period: SubscriptionPeriod(start: start, end: paidAt + 30 * day),
+            customerCountry: "DE",
+            paymentIntentId: nil,
+            paidAt: start
+        )
+    }
+
+    @Test func aPlanChangeCarriesThePaidDaysOn() throws {
+        let start = try start()
+        let upgrade = try mapper.subscriptionChange(
+            Self.change(id: "in_up", total: 550, tax: 88, from: Self.paidAt + 12 * Self.day),
+            previous: start
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = String(decoding: try encoder.encode(LineItem.subscriptionBuy(upgrade)), as: UTF8.self)
+        #expect(
+            body
+                == #"{"amountTaxExclusive":4620,"amountTaxInclusive":5500,"creationDate":1765536800000,"eventType":"BUY","lineItemId":"in_up","netAmountTaxExclusive":4620,"pricingCurrency":"EUR","productIdentifier":"pro.monthly.plus","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"cs_test_a1","reportingCurrency":"EUR","subscriptionDaysOfPaidService":12,"subscriptionEndDate":1767092000000,"subscriptionEvent":"SUBSCRIPTION_CHANGE","subscriptionStartDate":1765536800000,"taxAmount":880,"taxCountry":"DEU"}"#
+        )
+        // A downgrade credits more than it charges: the change is still reported, with nothing paid, and the
+        // days paid under the upgrade carry on.
+        let downgrade = try mapper.subscriptionChange(
+            Self.change(id: "in_down", total: -300, tax: -48, from: Self.paidAt + 20 * Self.day),
+            previous: upgrade
+        )
+        #expect(downgrade.amountTaxInclusive == 0)
+        #expect(downgrade.taxAmount == 0)
+        #expect(downgrade.subscriptionDaysOfPaidService == 20)
+        #expect(downgrade.referenceLineItemId == "cs_test_a1")
+        // A renewal after it references the start, and the zero-amount change's period adds no paid days.
+        var next = Self.change(id: "in_next", total: 999, tax: 160, from: Self.paidAt + 30 * Self.day)
+        next.period = SubscriptionPeriod(start: Self.paidAt + 30 * Self.day, end: Self.paidAt + 60 * Self.day)
+        let renewal = try mapper.renewal(next, previous: downgrade)
+        #expect(renewal.referenceLineItemId == "cs_test_a1")
+        #expect(renewal.subscriptionDaysOfPaidService == 20)
+        expectValid(
+            [.subscriptionBuy(upgrade), .subscriptionBuy(downgrade), .subscriptionBuy(renewal)],
+            after: [.subscriptionBuy(start)]
+        )
+    }
+
+    @Test func aChangeOfAFreeTrialAddsNoPaidDays() throws {
+        var trial = try start()
+        trial.amountTaxInclusive = 0
+        trial.amountTaxExclusive = 0
+        trial.taxAmount = 0
+        trial.netAmountTaxExclusive = 0
+        let change = try mapper.subscriptionChange(
+            Self.change(id: "in_up", total: 550, tax: 88, from: Self.paidAt + 5 * Self.day),
+            previous: trial
+        )
+        #expect(change.subscriptionDaysOfPaidService == 0)
+    }
+
+    @Test func aLostDisputeIsARefundKeyedOnTheDispute() throws {
+        let buy = LineItem.oneTimeBuy(try mapper.oneTimeBuy(Self.purchase()))
+        let chargeback = ChargeRefund(
+            chargeId: "ch_1",
+            paymentIntentId: "pi_123",
+            amount: 2999,
+            amountRefunded: 2999,
+            currency: "eur",
+            fullyRefunded: true,
+            refundedAt: Self.paidAt + 40 * Self.day,
+            disputeId: "dp_1"
+        )
+        let refund = try #require(try mapper.refund(chargeback, of: buy, alreadyRefunded: 0))
+        #expect(refund.lineItemId == "ch_1:dispute:dp_1")
+        #expect(refund.amountTaxInclusive == 29990)
+        #expect(refund.netAmountTaxExclusive == 0)
+        #expect(refund.referenceLineItemId == "cs_test_a1")
+        expectValid([.refund(refund)], after: [buy])
+    }
+}

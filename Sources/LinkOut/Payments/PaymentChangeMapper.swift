@@ -66,8 +66,12 @@ struct PaymentChangeMapper: Sendable {
             return try firstInvoice(invoice, event: key, at: now)
         case .renewalPaid(let invoice):
             return try renewal(invoice, event: key, at: now)
+        case .subscriptionChanged(let invoice):
+            return try renewal(invoice, event: key, at: now, planChange: true)
         case .refunded(let refund):
             return try self.refund(refund, event: key, at: now)
+        case .disputeClosed(let dispute):
+            return try disputeClosed(dispute, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
             guard var charge = try ledger.charge(key: "invoice:" + invoiceId) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
