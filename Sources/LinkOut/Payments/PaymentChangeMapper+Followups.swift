@@ -34,6 +34,29 @@ extension PaymentChangeMapper {
             change.outcome = "\(what) recorded; nothing to report to Apple"
             return .apply(change)
         }
+        if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
+        let charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in
+            PurchaseCharge(
+                chargeKey: key,
+                purchaseId: purchase.purchaseId,
+                lineItemId: invoice.invoiceId,
+                amountTotal: invoice.total,
+                amountTax: invoice.tax,
+                amountRefunded: 0,
+                createdAt: invoice.paidAt
+            )
+        }
+        var exchangeRate: ExchangeRate?
+        switch rate(invoice.currency, at: invoice.paidAt) {
+        case .missing(let reason):
+            // The item's id is its invoice (`AppleLineItems`): a refund of it can be recorded, and waits behind it.
+            change.charges = charges
+            change.hold = (token, reason)
+            change.outcome = "\(what) recorded; line item \(invoice.invoiceId) held: \(reason)"
+            return .apply(change)
+        case .rate(let found): exchangeRate = found
+        case nil: break
+        }
         let items = try ledger.lineItems(for: token).compactMap { stored -> SubscriptionBuyLineItem? in
             guard
                 case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
@@ -46,21 +69,10 @@ extension PaymentChangeMapper {
         do {
             let item =
                 planChange
-                ? try lineItems.subscriptionChange(invoice, previous: previous, exchangeRate: rate(invoice.currency))
-                : try lineItems.renewal(invoice, previous: previous, exchangeRate: rate(invoice.currency))
+                ? try lineItems.subscriptionChange(invoice, previous: previous, exchangeRate: exchangeRate)
+                : try lineItems.renewal(invoice, previous: previous, exchangeRate: exchangeRate)
             change.lineItems = [(token, item.lineItemId, try Self.encode(.subscriptionBuy(item)))]
-            change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map {
-                key in
-                PurchaseCharge(
-                    chargeKey: key,
-                    purchaseId: purchase.purchaseId,
-                    lineItemId: item.lineItemId,
-                    amountTotal: invoice.total,
-                    amountTax: invoice.tax,
-                    amountRefunded: 0,
-                    createdAt: invoice.paidAt
-                )
-            }
+            change.charges = charges
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
             purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
             purchase.updatedAt = now
@@ -131,6 +143,8 @@ extension PaymentChangeMapper {
             change.outcome = "refund recorded; nothing to report to Apple"
             return .apply(change)
         }
+        // Its buy is held for an exchange rate: the refund follows it (with the buy's rate, §5.5).
+        if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
         guard
             let stored = try ledger.lineItems(for: token).first(where: { $0.lineItemId == charge.lineItemId }),
             let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
