@@ -258,6 +258,7 @@ enum Migrations {
             """
             ALTER TABLE payment_events ADD COLUMN held_reason TEXT;
             ALTER TABLE payment_events ADD COLUMN held_token TEXT;
+            CREATE INDEX payment_events_held ON payment_events(held_token);
             """
         ),
     ]

@@ -40,6 +40,8 @@ struct ExchangeRateHoldFlowTests {
                 )
             ]
             configuration.payments.exchangeRatesFile = file.path
+            // A token without line items would be reported NO_LINE_ITEM at once: a held sale must keep it back.
+            configuration.reporting.noLineItemAfterSeconds = 0
         }
         let dinar = try harness.openCheckout()
         #expect(try harness.choose(dinar, product: "pro.lifetime", currency: "KWD").status == 303)
@@ -59,6 +61,7 @@ struct ExchangeRateHoldFlowTests {
         // The purchase is recorded (the customer has it); the line item is held, and the admin API says why.
         #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
         #expect(harness.reportedLineItems().isEmpty)
+        #expect(harness.apple.apple.received.isEmpty)
         let admin = try harness.live.get("/admin/purchases", headers: ["Authorization": "Bearer admin-secret"])
         #expect(admin.text.contains(#""state":"held""#))
         #expect(admin.text.contains("no KWD rate within 48 hours"))
