@@ -65,6 +65,18 @@ struct ExchangeRateHoldFlowTests {
         let admin = try harness.live.get("/admin/purchases", headers: ["Authorization": "Bearer admin-secret"])
         #expect(admin.text.contains(#""state":"held""#))
         #expect(admin.text.contains("no KWD rate within 48 hours"))
+        let login = try DashboardTests.loginForm(harness.live)
+        let signedIn = try DashboardTests.postLogin(
+            harness.live,
+            cookie: login.cookie,
+            csrf: login.csrf,
+            token: "admin-secret"
+        )
+        let session = DashboardTests.cookiePair(DashboardTests.setCookie(signedIn, "linkout_admin"))
+        let dashboard = try harness.live.get("/admin", headers: ["Cookie": session])
+        #expect(dashboard.text.contains("Line items waiting for an exchange rate"))
+        #expect(dashboard.text.contains("no KWD rate within 48 hours"))
+        #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_held 1"))
         // A refund of the held buy waits behind it.
         #expect(try harness.deliver(Self.refunded(amount: 5120, refunded: 1000)).status == 200)
         let ledger = harness.live.application.ledger
@@ -94,5 +106,6 @@ struct ExchangeRateHoldFlowTests {
         #expect(bodies.allSatisfy { !$0.contains("exchangeRate") || $0.contains(#""exchangeRate":3.251"#) })
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         #expect(try harness.live.application.ledger.heldPaymentEvents().isEmpty)
+        #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_held 0"))
     }
 }
