@@ -163,6 +163,27 @@ struct PaymentChangeMapper: Sendable {
             at: now
         )
         let reported = completion.externalPurchaseId.map { tookMoney || $0.hasPrefix("SANDBOX") } ?? false
+        try addBuy(completion, product: product, reported: reported, to: &record, &change)
+        change.purchase = record
+        change.redemption = entitlements.redemption(for: record, at: now)
+        change.webhooks = try entitlements.event(
+            .purchaseCompleted,
+            purchase: record,
+            cause: record.purchaseId,
+            at: now
+        )
+        return change
+    }
+
+    /// The buy's Apple line item on `change`, or its hold while the sale's exchange rate is missing; `reported`:
+    /// whether this sale goes to Apple at all (a live payment, or any payment on a sandbox token).
+    private func addBuy(
+        _ completion: PurchaseCompletion,
+        product: Product?,
+        reported: Bool,
+        to record: inout PurchaseRecord,
+        _ change: inout PaymentChange
+    ) throws {
         let lookup = rate(completion.currency, at: completion.completedAt)
         if case .missing(let reason) = lookup, reported, let token = completion.externalPurchaseId {
             // Held until a rate for the sale's date arrives. The buy's id is its session (`AppleLineItems`), so
@@ -202,15 +223,6 @@ struct PaymentChangeMapper: Sendable {
                 change.outcome = "purchase recorded; not reportable: \(error)"
             }
         }
-        change.purchase = record
-        change.redemption = entitlements.redemption(for: record, at: now)
-        change.webhooks = try entitlements.event(
-            .purchaseCompleted,
-            purchase: record,
-            cause: record.purchaseId,
-            at: now
-        )
-        return change
     }
 
     /// A subscription's first period: Stripe's session names none; the catalog's interval from the moment of
