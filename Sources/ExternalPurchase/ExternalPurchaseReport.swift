@@ -101,7 +101,7 @@ public struct LineItemAmounts: Sendable, Equatable {
     public var pricingCurrency: String
     /// ISO 3166-1 alpha-3.
     public var taxCountry: String
-    public var exchangeRate: Double?
+    public var exchangeRate: DecimalNumber?
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
 }
@@ -117,7 +117,7 @@ protocol LineItemFields {
     var reportingCurrency: String { get }
     var pricingCurrency: String { get }
     var taxCountry: String { get }
-    var exchangeRate: Double? { get }
+    var exchangeRate: DecimalNumber? { get }
     var restatement: Bool? { get }
     var erroneouslySubmitted: Bool? { get }
 }
@@ -156,7 +156,7 @@ public struct OneTimeBuyLineItem: Sendable, Equatable, Codable, LineItemFields {
     public var pricingCurrency: String
     public var taxCountry: String
     public var quantity: Int64
-    public var exchangeRate: Double?
+    public var exchangeRate: DecimalNumber?
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
 
@@ -185,7 +185,7 @@ public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable, LineItemFie
     public var subscriptionDaysOfPaidService: Int32
     /// For renewals: the `lineItemId` of the subscription start.
     public var referenceLineItemId: String?
-    public var exchangeRate: Double?
+    public var exchangeRate: DecimalNumber?
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
 
@@ -207,7 +207,7 @@ public struct RefundLineItem: Sendable, Equatable, Codable, LineItemFields {
     public var referenceLineItemId: String
     /// Not allowed on refunds (Apple: "Don't include a quantity for refunds"); kept only to reject it.
     public var quantity: Int64?
-    public var exchangeRate: Double?
+    public var exchangeRate: DecimalNumber?
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
 

@@ -76,6 +76,7 @@ public struct ReportValidator: Sendable {
                 )
             }
             problems += commonProblems(item.common)
+            problems += correctionProblems(item.common)
             switch item {
             case .oneTimeBuy(let buy):
                 problems += buyProblems(
@@ -92,6 +93,7 @@ public struct ReportValidator: Sendable {
                     item.common
                 )
                 problems += subscriptionProblems(buy)
+                problems += subscriptionReferenceProblems(buy, batch: items)
             case .refund(let refund):
                 problems += refundProblems(refund, batch: items)
             }
@@ -198,7 +200,7 @@ public struct ReportValidator: Sendable {
                     )
                 )
             }
-            if (item.exchangeRate ?? 0) <= 0 {
+            if item.exchangeRate?.isPositive != true {
                 problems.append(
                     .init(
                         "OmittedFieldError",
@@ -326,6 +328,98 @@ public struct ReportValidator: Sendable {
         return problems
     }
 
+    /// Apple's limits on restating or retracting a line item (§5.5 "Time limits"): only for one year after its
+    /// `creationDate` (`RestatementNotAllowedCreationDateError`), and always with the `creationDate` it was first
+    /// reported with (`RestatementCreationDateMismatchError`). A retraction is a restatement too.
+    private func correctionProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        guard item.restatement == true else { return [] }
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if now > Self.saturating(item.creationDate, plus: Self.year) {
+            problems.append(
+                .init(
+                    "RestatementNotAllowedCreationDateError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "a line item can be restated or retracted for one year after its creationDate"
+                )
+            )
+        }
+        if let original = earlierLineItems.last(where: { $0.common.lineItemId == id }),
+            original.common.creationDate != item.creationDate
+        {
+            problems.append(
+                .init(
+                    "RestatementCreationDateMismatchError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "a restatement keeps the creationDate the line item was reported with"
+                )
+            )
+        }
+        return problems
+    }
+
+    /// A subscription item's `referenceLineItemId` names the subscription's start (§5.5: "the lineItemId of the
+    /// subscription-start item"); Apple refuses a reference to anything else
+    /// (`ReferenceInvalidSubscriptionEventError`: "the referenced line item has no subscription event or its
+    /// subscription event is not subscription start"; `ReferenceLineItemNotABuyError` for a refund). A reference
+    /// to an item this token does not hold is left to Apple: the start may sit on another token of the same
+    /// customer. A `SUBSCRIPTION_PAYMENT` must carry money
+    /// (`InvalidTaxInclusiveAmountForSubscriptionPaymentError`: "the tax inclusive amount must be positive").
+    private func subscriptionReferenceProblems(_ item: SubscriptionBuyLineItem, batch: [LineItem]) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if item.subscriptionEvent == "SUBSCRIPTION_PAYMENT" && item.amountTaxInclusive <= 0 {
+            problems.append(
+                .init(
+                    "InvalidTaxInclusiveAmountForSubscriptionPaymentError",
+                    field: "amountTaxInclusive",
+                    lineItem: id,
+                    "a SUBSCRIPTION_PAYMENT reports a payment: amountTaxInclusive above 0"
+                )
+            )
+        }
+        guard let reference = item.referenceLineItemId, reference != id,
+            let referenced = (earlierLineItems + batch).last(where: { $0.common.lineItemId == reference })
+        else { return problems }
+        switch referenced {
+        case .refund:
+            problems.append(
+                .init(
+                    "ReferenceLineItemNotABuyError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "a subscription item references its subscription's start, not a refund"
+                )
+            )
+        case .oneTimeBuy:
+            problems.append(
+                .init(
+                    "ReferenceInvalidSubscriptionEventError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "the referenced line item is a one-time buy, not a SUBSCRIPTION_START"
+                )
+            )
+        case .subscriptionBuy(let start) where start.subscriptionEvent != "SUBSCRIPTION_START":
+            problems.append(
+                .init(
+                    "ReferenceInvalidSubscriptionEventError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "the referenced line item is a \(start.subscriptionEvent), not the SUBSCRIPTION_START"
+                )
+            )
+        case .subscriptionBuy: break
+        }
+        return problems
+    }
+
+    /// 365 days in milliseconds: Apple's "one year" for refunds and restatements (§5.5). UNCONFIRMED whether
+    /// Apple counts a leap year's 366th day; the shorter year is the safe reading.
+    static let year: Int64 = 365 * 86_400_000
+
     private func refundProblems(_ refund: RefundLineItem, batch: [LineItem]) -> [ReportProblem] {
         let id = refund.lineItemId
         var problems: [ReportProblem] = []
@@ -377,7 +471,7 @@ public struct ReportValidator: Sendable {
                 .init("ExchangeRateMismatchError", field: "exchangeRate", lineItem: id, "must match the buy")
             )
         }
-        if refund.creationDate > Self.saturating(buy.creationDate, plus: 365 * 86_400_000) {
+        if refund.creationDate > Self.saturating(buy.creationDate, plus: Self.year) {
             problems.append(
                 .init(
                     "RefundNotAllowedCreationDateError",

@@ -14,7 +14,7 @@ import Foundation
 /// Currencies: `pricingCurrency` is the charged currency. When Apple accepts it as a reporting currency, it is
 /// also the `reportingCurrency` and no `exchangeRate` is sent, as §5.5 demands. Otherwise §5.5 requires EUR or
 /// USD with the Bloomberg rate of the transaction's 48 hours; linkout cannot know that rate, so the caller
-/// passes an `ExchangeRate`, and without one the mapping throws `exchangeRateRequired` rather than report a
+/// passes an `ExchangeRate` (decimal text, written to Apple as a plain decimal), and without one the mapping throws `exchangeRateRequired` rather than report a
 /// made-up figure (the item can wait in the caller's queue for an operator-supplied rate).
 ///
 /// Line item ids are the Stripe object that caused the item, so a webhook delivered three times makes one
@@ -45,7 +45,9 @@ public struct AppleLineItems: Sendable {
         )
         fields["productType"] = "ONE_TIME_BUY"
         fields["productIdentifier"] = product
-        return try Self.build(fields)
+        var item: OneTimeBuyLineItem = try Self.build(fields)
+        item.exchangeRate = Self.reportedRate(currency: purchase.currency, exchangeRate)
+        return item
     }
 
     /// The start of a subscription (`SUBSCRIPTION_START`): 0 days of paid service so far, and the first
@@ -72,7 +74,9 @@ public struct AppleLineItems: Sendable {
         fields["subscriptionStartDate"] = period.start
         fields["subscriptionEndDate"] = period.end
         fields["subscriptionDaysOfPaidService"] = 0
-        return try Self.build(fields)
+        var item: SubscriptionBuyLineItem = try Self.build(fields)
+        item.exchangeRate = Self.reportedRate(currency: purchase.currency, exchangeRate)
+        return item
     }
 
     /// A renewal (`RENEWAL`) referencing the start. `previous` is the subscription's latest reported item (the
@@ -110,7 +114,50 @@ public struct AppleLineItems: Sendable {
         fields["subscriptionEndDate"] = invoice.period.end
         fields["subscriptionDaysOfPaidService"] = paidDays
         fields["referenceLineItemId"] = start
-        return try Self.build(fields)
+        var item: SubscriptionBuyLineItem = try Self.build(fields)
+        item.exchangeRate = Self.reportedRate(currency: invoice.currency, exchangeRate)
+        return item
+    }
+
+    /// A plan change or proration (`SUBSCRIPTION_CHANGE`, §5.5) referencing the start. The paid days carry on
+    /// across the change: those of `previous` up to the change (its period, cut at the change's start) are
+    /// added when `previous` was paid. The change reports what the customer paid for it: a downgrade's invoice
+    /// can total below zero (the unused time is credited to the customer's balance and lowers a later invoice,
+    /// which then reports what was really paid), so it reports 0, as Apple asks for subscription events "even
+    /// if they don't include a payment" (§5.5); tax is kept within the amount.
+    public func subscriptionChange(
+        _ invoice: InvoicePayment,
+        previous: SubscriptionBuyLineItem,
+        exchangeRate: ExchangeRate? = nil
+    ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
+        let product = invoice.productId ?? previous.productIdentifier
+        guard !product.isEmpty else { throw .missingProduct }
+        let usedUntil = min(max(invoice.period.start, previous.subscriptionStartDate), previous.subscriptionEndDate)
+        let used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: usedUntil)
+        let paidDays = previous.subscriptionDaysOfPaidService + (previous.amountTaxInclusive > 0 ? used.days : 0)
+        let start =
+            previous.subscriptionEvent == "SUBSCRIPTION_START"
+            ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
+        let paid = max(invoice.total, 0)
+        var fields = try buyFields(
+            id: invoice.invoiceId,
+            at: invoice.paidAt,
+            currency: invoice.currency,
+            total: paid,
+            tax: min(max(invoice.tax, 0), paid),
+            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry),
+            exchangeRate: exchangeRate
+        )
+        fields["productType"] = "SUBSCRIPTION"
+        fields["productIdentifier"] = product
+        fields["subscriptionEvent"] = "SUBSCRIPTION_CHANGE"
+        fields["subscriptionStartDate"] = invoice.period.start
+        fields["subscriptionEndDate"] = invoice.period.end
+        fields["subscriptionDaysOfPaidService"] = paidDays
+        fields["referenceLineItemId"] = start
+        var item: SubscriptionBuyLineItem = try Self.build(fields)
+        item.exchangeRate = Self.reportedRate(currency: invoice.currency, exchangeRate)
+        return item
     }
 
     /// The refund of what is new in `refund`: `amount_refunded` is cumulative, `alreadyRefunded` is the part of
@@ -133,10 +180,8 @@ public struct AppleLineItems: Sendable {
         // The buy's own conversion, so a full refund converts to exactly the buy's amount.
         let conversion: (numerator: Int64, denominator: Int64)
         if let rate = original.exchangeRate {
-            // Apple's field is a double; its shortest decimal text is the rate the caller gave as text.
-            let text = Self.plainDecimal(rate)
-            guard let fraction = ExchangeRate(reportingCurrency: original.reportingCurrency, rate: text).fraction
-            else { throw .invalidExchangeRate(text) }
+            guard let fraction = ExchangeRate(reportingCurrency: original.reportingCurrency, rate: rate.text).fraction
+            else { throw .invalidExchangeRate(rate.text) }
             conversion = fraction
         } else {
             conversion = (1, 1)
@@ -158,8 +203,9 @@ public struct AppleLineItems: Sendable {
         let inclusive = after - before
         let tax = taxShare(after) - taxShare(before)
         let exclusiveRefundedSoFar = after - taxShare(after)
-        var fields: [String: Any] = [
-            "lineItemId": "\(refund.chargeId):refund:\(refund.amountRefunded)",
+        let fields: [String: Any] = [
+            "lineItemId": refund.disputeId.map { "\(refund.chargeId):dispute:\($0)" }
+                ?? "\(refund.chargeId):refund:\(refund.amountRefunded)",
             "creationDate": refund.refundedAt,
             "eventType": "REFUND",
             "amountTaxInclusive": inclusive,
@@ -171,8 +217,9 @@ public struct AppleLineItems: Sendable {
             "taxCountry": original.taxCountry,
             "referenceLineItemId": original.lineItemId,
         ]
-        if let rate = original.exchangeRate { fields["exchangeRate"] = rate }
-        return try Self.build(fields)
+        var item: RefundLineItem = try Self.build(fields)
+        item.exchangeRate = original.exchangeRate
+        return item
     }
 
     /// The fields every buy shares: id, date, currencies, amounts and tax country.
@@ -204,18 +251,25 @@ public struct AppleLineItems: Sendable {
         } else {
             guard let exchangeRate else { throw .exchangeRateRequired(currency: pricing) }
             guard exchangeRate.reportingCurrency == "EUR" || exchangeRate.reportingCurrency == "USD",
-                let fraction = exchangeRate.fraction, let double = Double(exchangeRate.rate)
+                let fraction = exchangeRate.fraction, exchangeRate.decimal != nil
             else { throw .invalidExchangeRate(exchangeRate.rate) }
             inclusive = Self.mulDivRounded(inclusive, fraction.numerator, fraction.denominator)
             taxAmount = Self.mulDivRounded(taxAmount, fraction.numerator, fraction.denominator)
             fields["reportingCurrency"] = exchangeRate.reportingCurrency
-            fields["exchangeRate"] = double
+            // `exchangeRate` itself is set on the built item, as decimal text (`DecimalNumber`).
         }
         fields["amountTaxInclusive"] = inclusive
         fields["taxAmount"] = taxAmount
         fields["amountTaxExclusive"] = inclusive - taxAmount
         fields["netAmountTaxExclusive"] = inclusive - taxAmount
         return fields
+    }
+
+    /// The `exchangeRate` field: none when Apple takes the pricing currency as it is (§5.5), else the rate's
+    /// decimal text (`buyFields` has checked it).
+    static func reportedRate(currency: String, _ exchangeRate: ExchangeRate?) -> DecimalNumber? {
+        guard !ReportValidator.reportingCurrencies.contains(currency.uppercased()) else { return nil }
+        return exchangeRate?.decimal
     }
 
     /// Apple's alpha-3 `taxCountry` for a Stripe billing country (alpha-2), else the fallback.
@@ -227,17 +281,6 @@ public struct AppleLineItems: Sendable {
 
     /// round(value × numerator / denominator), halves up, for non-negative values, in 128-bit intermediate
     /// arithmetic (milli-units times a tax amount or a rate's numerator overflow 64 bits).
-    /// A rate as plain decimal text: Swift writes small doubles with an exponent (`7.3e-05` for a UZS rate),
-    /// which `ExchangeRate` does not read.
-    static func plainDecimal(_ value: Double) -> String {
-        let shortest = "\(value)"
-        guard shortest.contains("e") else { return shortest }
-        var fixed = String(format: "%.12f", value)
-        while fixed.hasSuffix("0") { fixed.removeLast() }
-        if fixed.hasSuffix(".") { fixed.removeLast() }
-        return fixed
-    }
-
     static func mulDivRounded(_ value: Int64, _ numerator: Int64, _ denominator: Int64) -> Int64 {
         // Callers pass validated, non-negative amounts; anything else must not bring the server down.
         guard value >= 0, numerator >= 0, denominator > 0 else { return 0 }

@@ -19,6 +19,9 @@ public struct ChargeRefund: Sendable, Equatable {
     public var productId: String?
     /// When it was refunded, UNIX ms (the event's `created`).
     public var refundedAt: Int64
+    /// Set when the money went back through a lost dispute (a chargeback) rather than a refund: the line item
+    /// is then keyed on the dispute, which happens once per dispute.
+    public var disputeId: String?
 
     public init(
         chargeId: String,
@@ -29,7 +32,8 @@ public struct ChargeRefund: Sendable, Equatable {
         fullyRefunded: Bool,
         externalPurchaseId: String? = nil,
         productId: String? = nil,
-        refundedAt: Int64
+        refundedAt: Int64,
+        disputeId: String? = nil
     ) {
         self.chargeId = chargeId
         self.paymentIntentId = paymentIntentId
@@ -40,5 +44,6 @@ public struct ChargeRefund: Sendable, Equatable {
         self.externalPurchaseId = externalPurchaseId
         self.productId = productId
         self.refundedAt = refundedAt
+        self.disputeId = disputeId
     }
 }

@@ -1,8 +1,11 @@
+import ExternalPurchase
+
 /// The rate for reporting a purchase whose pricing currency Apple does not accept as a reporting currency:
 /// Apple then wants the amounts in EUR or USD and `exchangeRate` with `pricing × exchangeRate = reporting`,
 /// "the Bloomberg exchange rate from within 48 hours of the transaction date" (apple-external-purchase.md §5.5).
-/// linkout has no rate source of its own, so the caller supplies one. The rate is decimal text, so the
-/// conversion of amounts is exact integer arithmetic; only Apple's `exchangeRate` field is a double.
+/// linkout has no rate source of its own, so the caller supplies one. The rate is decimal text from the
+/// configuration to Apple's `exchangeRate` field (`DecimalNumber`), so the conversion of amounts is exact integer
+/// arithmetic and the field carries exactly the operator's digits, never `7.9e-05`.
 public struct ExchangeRate: Sendable, Equatable {
     /// `EUR` or `USD`.
     public var reportingCurrency: String
@@ -13,6 +16,9 @@ public struct ExchangeRate: Sendable, Equatable {
         self.reportingCurrency = reportingCurrency.uppercased()
         self.rate = rate
     }
+
+    /// The rate as Apple's `exchangeRate` value, when it is plain decimal text.
+    public var decimal: DecimalNumber? { DecimalNumber(rate) }
 
     /// Whether the rate is positive decimal text this type can convert with.
     public var isValid: Bool { fraction != nil && (reportingCurrency == "EUR" || reportingCurrency == "USD") }

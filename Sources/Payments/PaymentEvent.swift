@@ -15,15 +15,19 @@ public enum PaymentEvent: Sendable, Equatable {
     case firstInvoicePaid(InvoicePayment)
     /// A renewal (`subscription_cycle`): report a `RENEWAL`.
     case renewalPaid(InvoicePayment)
+    /// A plan change or proration was paid (`subscription_update`): report a `SUBSCRIPTION_CHANGE`.
+    case subscriptionChanged(InvoicePayment)
     /// A charge was refunded, fully or partly: report a refund of the new part.
     case refunded(ChargeRefund)
+    /// A dispute closed (`charge.dispute.closed`): lost, a chargeback reported as a refund; won, nothing.
+    case disputeClosed(DisputeClosure)
     /// The subscription ended (`customer.subscription.deleted`): no more renewals.
     case subscriptionEnded(SubscriptionEnd)
-    /// Anything else (other event types, other billing reasons such as plan changes): acknowledged, not acted on.
     /// A subscription invoice was paid by this PaymentIntent (`invoice_payment.paid`). Since API version basil
     /// neither the invoice nor the charge names the other, so this is how a refund of a subscription payment
     /// finds the line item it refunds.
     case invoicePaymentLinked(invoiceId: String, paymentIntentId: String)
+    /// Anything else (other event types, other billing reasons such as `manual`): acknowledged, not acted on.
     case ignored(type: String)
 
     /// A session named by an event that reports nothing.

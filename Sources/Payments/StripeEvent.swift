@@ -48,6 +48,8 @@ public struct StripeEvent: Sendable, Equatable {
             switch try invoice.string("billing_reason") {
             case "subscription_cycle": payload = .renewalPaid(try invoicePayment(invoice, at: at))
             case "subscription_create": payload = .firstInvoicePaid(try invoicePayment(invoice, at: at))
+            case "subscription_update":
+                payload = .subscriptionChanged(try invoicePayment(invoice, at: at, proration: true))
             default: payload = .ignored(type: type)
             }
         case "invoice_payment.paid":
@@ -61,6 +63,20 @@ public struct StripeEvent: Sendable, Equatable {
             }
         case "charge.refunded":
             payload = .refunded(try refund(try object(), at: at))
+        case "charge.dispute.closed":
+            let dispute = try object()
+            guard let charge = try dispute.optionalID("charge") else { throw .missingField("data.object.charge") }
+            payload = .disputeClosed(
+                DisputeClosure(
+                    disputeId: try dispute.string("id"),
+                    chargeId: charge,
+                    paymentIntentId: try dispute.optionalID("payment_intent"),
+                    amount: try dispute.amount("amount"),
+                    currency: try dispute.string("currency"),
+                    status: try dispute.string("status"),
+                    closedAt: at
+                )
+            )
         case "customer.subscription.deleted":
             let subscription = try object()
             payload = .subscriptionEnded(
@@ -118,7 +134,12 @@ public struct StripeEvent: Sendable, Equatable {
         )
     }
 
-    private static func invoicePayment(_ invoice: StripeJSON, at: Int64) throws(StripeEventError) -> InvoicePayment {
+    /// `proration`: a `subscription_update` invoice, whose lines credit the unused time of the old plan: its
+    /// `total`, tax and line amounts may be below zero (a downgrade), so they are read signed. Its period is the
+    /// span of all its lines (the proration lines and, when the billing cycle restarts, the new period).
+    private static func invoicePayment(_ invoice: StripeJSON, at: Int64, proration: Bool = false)
+        throws(StripeEventError) -> InvoicePayment
+    {
         // Since basil the subscription and its metadata sit under `parent.subscription_details`; before, the
         // subscription id was top level (stripe.md §5).
         let details = try invoice.optionalChild("parent")?.optionalChild("subscription_details")
@@ -130,21 +151,33 @@ public struct StripeEvent: Sendable, Equatable {
         let taxes = try invoice.children("total_taxes")
         var tax: Int64 = 0
         if taxes.isEmpty {
-            tax = try invoice.optionalAmount("tax") ?? 0
+            tax = try (proration ? invoice.optionalInteger("tax") : invoice.optionalAmount("tax")) ?? 0
         } else {
-            for entry in taxes { tax += try entry.amount("amount") }
+            for entry in taxes { tax += try proration ? entry.integer("amount") : entry.amount("amount") }
         }
-        guard let line = try invoice.optionalChild("lines")?.children("data").first else {
-            throw .missingField("data.object.lines.data[0]")
+        let lines = try invoice.optionalChild("lines")?.children("data") ?? []
+        guard let line = lines.first else { throw .missingField("data.object.lines.data[0]") }
+        var period = SubscriptionPeriod(
+            start: try line.child("period").integer("start") * 1000,
+            end: try line.child("period").integer("end") * 1000
+        )
+        if proration {
+            for other in lines.dropFirst() {
+                let span = try other.child("period")
+                period.start = min(period.start, try span.integer("start") * 1000)
+                period.end = max(period.end, try span.integer("end") * 1000)
+            }
         }
-        let period = try line.child("period")
         var paymentIntent = try invoice.optionalID("payment_intent")
         if paymentIntent == nil, let payments = try invoice.optionalChild("payments") {
             for payment in try payments.children("data") where paymentIntent == nil {
                 paymentIntent = try payment.optionalChild("payment")?.optionalID("payment_intent")
             }
         }
-        let total = try invoice.amount("total")
+        let total = try proration ? invoice.integer("total") : invoice.amount("total")
+        let excluding =
+            try proration
+            ? invoice.optionalInteger("total_excluding_tax") : invoice.optionalAmount("total_excluding_tax")
         return InvoicePayment(
             invoiceId: try invoice.string("id"),
             subscriptionId: subscription,
@@ -153,14 +186,11 @@ public struct StripeEvent: Sendable, Equatable {
             bundleId: try metadata?.optionalString("bundle_id"),
             productId: try metadata?.optionalString("product_id"),
             currency: try invoice.string("currency"),
-            totalExcludingTax: try invoice.optionalAmount("total_excluding_tax") ?? total - tax,
+            totalExcludingTax: excluding ?? total - tax,
             tax: tax,
             total: total,
             amountPaid: try invoice.amount("amount_paid"),
-            period: SubscriptionPeriod(
-                start: try period.integer("start") * 1000,
-                end: try period.integer("end") * 1000
-            ),
+            period: period,
             customerCountry: try invoice.optionalChild("customer_address")?.optionalString("country"),
             paymentIntentId: paymentIntent,
             paidAt: at

@@ -82,6 +82,10 @@ protocol LedgerEngine: Sendable {
     func charge(key: String) throws(StorageError) -> PurchaseCharge?
     func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge]
     func apply(_ change: PaymentChange) throws(StorageError)
+    func heldPaymentEvents(limit: Int) throws(StorageError) -> [HeldPaymentEvent]
+    func hasHeldLineItems(externalPurchaseId: String) throws(StorageError) -> Bool
+    func deferBehindHold(provider: String, eventId: String, externalPurchaseId: String, until: Int64, reason: String)
+        throws(StorageError)
 
     // MARK: entitlements
 

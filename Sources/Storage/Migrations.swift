@@ -250,6 +250,17 @@ enum Migrations {
             UPDATE tokens SET app_account_source = 'app' WHERE app_account_token IS NOT NULL;
             """
         ),
+        (
+            // A processed payment event whose Apple line item waits for an exchange rate (apple-external-purchase.md
+            // §5.5: the rate of the transaction's 48 hours): why, and for which token, so later line items of that
+            // token wait behind it and the item is made once the rate arrives.
+            9,
+            """
+            ALTER TABLE payment_events ADD COLUMN held_reason TEXT;
+            ALTER TABLE payment_events ADD COLUMN held_token TEXT;
+            CREATE INDEX payment_events_held ON payment_events(held_token);
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

@@ -16,6 +16,11 @@ public struct PaymentChange: Sendable {
     public var redemption: RedemptionRecord?
     /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.
     public var webhooks: [WebhookDelivery]
+    /// The event is processed but its Apple line item waits (for an exchange rate): for which token, and why.
+    public var hold: (externalPurchaseId: String, reason: String)?
+    /// A held event whose line items (in `lineItems`) can be made now: its hold ends with this change, and the
+    /// events of the token waiting behind it are due at once.
+    public var release: (provider: String, eventId: String, externalPurchaseId: String)?
     public var at: Int64
 
     public init(
@@ -28,6 +33,8 @@ public struct PaymentChange: Sendable {
         lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = [],
         redemption: RedemptionRecord? = nil,
         webhooks: [WebhookDelivery] = [],
+        hold: (externalPurchaseId: String, reason: String)? = nil,
+        release: (provider: String, eventId: String, externalPurchaseId: String)? = nil,
         at: Int64
     ) {
         self.event = event
@@ -39,6 +46,8 @@ public struct PaymentChange: Sendable {
         self.lineItems = lineItems
         self.redemption = redemption
         self.webhooks = webhooks
+        self.hold = hold
+        self.release = release
         self.at = at
     }
 }

@@ -14,6 +14,27 @@ extension SQLEngine {
                 [.integer(change.at), .text(change.outcome), .text(event.provider), .text(event.eventId)]
             )
             guard !claimed.isEmpty else { return }
+            if let hold = change.hold {
+                try connection.query(
+                    "UPDATE payment_events SET held_reason = ?, held_token = ? WHERE provider = ? AND event_id = ?",
+                    [.text(hold.reason), .text(hold.externalPurchaseId), .text(event.provider), .text(event.eventId)]
+                )
+            }
+        }
+        if let release = change.release {
+            // The release is the claim: two passes at once cannot both make the held line items.
+            let claimed = try connection.query(
+                """
+                UPDATE payment_events SET held_reason = NULL, held_token = NULL, outcome = ?
+                WHERE provider = ? AND event_id = ? AND held_reason IS NOT NULL RETURNING 1
+                """,
+                [.text(change.outcome), .text(release.provider), .text(release.eventId)]
+            )
+            guard !claimed.isEmpty else { return }
+            try connection.query(
+                "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL",
+                [.integer(change.at), .text(release.externalPurchaseId)]
+            )
         }
         if let purchase = change.purchase { try upsert(purchase, into: connection) }
         for charge in change.charges {

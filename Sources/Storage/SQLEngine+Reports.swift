@@ -112,7 +112,8 @@ extension SQLEngine {
     /// payment method pending since after `paymentsPendingSince`) is not reported `NO_LINE_ITEM` yet: the
     /// purchase would follow as a line item. No hold outlasts `holdsEndForTokensCreatedBefore` (Apple's deadline
     /// comes first), and a token Apple announced as unreported (`report_due_at`, set by an `UNREPORTED`
-    /// notification) is due at once, whatever the wait or the hold say.
+    /// notification) is due at once, whatever the wait or the hold say. A token whose sale is held for an
+    /// exchange rate is never reported `NO_LINE_ITEM`: it had a transaction, and its line item follows.
     func tokensNeedingReports(
         quietSince: Int64,
         paymentsOpenSince: Int64,
@@ -133,6 +134,8 @@ extension SQLEngine {
                     OR ((t.token_created_at <= ? OR t.report_due_at IS NOT NULL)
                         AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
+                        AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
+                            AND e.held_reason IS NOT NULL)
                         AND (t.report_due_at IS NOT NULL OR t.token_created_at < ? OR NOT EXISTS (
                             SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
                             AND s.created_at < t.token_created_at + \(Self.lastHoldingPayment)

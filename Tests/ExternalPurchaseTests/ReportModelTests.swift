@@ -96,7 +96,7 @@ struct ReportModelTests {
         #expect(try problems { $0.taxCountry = "ES" } == ["UnknownEnumError"])
         #expect(try problems { $0.reportingCurrency = "XXX" } == ["UnknownEnumError"])
         #expect(try problems { $0.reportingCurrency = "USD" } == ["ReportingCurrencyExchangeNotAllowedError"])
-        #expect(try problems { $0.exchangeRate = 1.1 } == ["FieldNotAllowedError"])
+        #expect(try problems { $0.exchangeRate = DecimalNumber("1.1") } == ["FieldNotAllowedError"])
         #expect(
             try problems {
                 $0.pricingCurrency = "ISK"; $0.exchangeRate = nil
@@ -104,7 +104,7 @@ struct ReportModelTests {
         )
         #expect(
             try problems {
-                $0.pricingCurrency = "ISK"; $0.exchangeRate = 0.0067
+                $0.pricingCurrency = "ISK"; $0.exchangeRate = DecimalNumber("0.0067")
             } == []
         )
         #expect(try problems { $0.quantity = 0 } == ["PositiveValueRequiredError"])
@@ -212,5 +212,152 @@ struct AppStoreJWTTests {
         #expect(throws: CryptoError.self) {
             try ES256Key(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
         }
+    }
+}
+
+/// Apple's limits on corrections, refunds and subscription references (§5.5 "Time limits", §5.6 names), one
+/// row per rule: what was reported before, what is sent now, and the errors Apple would answer with.
+@Suite("Apple's correction and reference rules")
+struct ReportCorrectionRuleTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var earlier: [LineItem]
+        var sent: [LineItem]
+        var expected: [String]
+        var testDescription: String { name }
+    }
+
+    static let now = ReportModelTests.now
+    static let day: Int64 = 86_400_000
+
+    static func item(_ json: String) -> LineItem {
+        // Apple's example bodies decode (ReportModelTests checks them).
+        try! JSONDecoder().decode(ExternalPurchaseReport.self, from: Data(json.utf8)).lineItems![0]
+    }
+
+    static func buy(at date: Int64, restated: Bool = false, retracted: Bool = false) -> LineItem {
+        guard case .oneTimeBuy(var buy) = item(ReportModelTests.oneTimeBuy) else { fatalError("example changed") }
+        buy.creationDate = date
+        if restated || retracted { buy.restatement = true }
+        if retracted { buy.erroneouslySubmitted = true }
+        return .oneTimeBuy(buy)
+    }
+
+    static func refund(at date: Int64) -> LineItem {
+        guard case .refund(var refund) = item(ReportModelTests.refund) else { fatalError("example changed") }
+        refund.creationDate = date
+        return .refund(refund)
+    }
+
+    static var start: LineItem { item(ReportModelTests.subscriptionStart) }
+
+    static func subscription(
+        _ event: String,
+        id: String = "dddddddd-dddd-dddd-dddd-dddddddddddd",
+        reference: String? = "cccccccc-cccc-cccc-cccc-cccccccccccc",
+        amount: Int64 = 10000
+    ) -> LineItem {
+        guard case .subscriptionBuy(var item) = item(ReportModelTests.renewal) else { fatalError("example changed") }
+        item.lineItemId = id
+        item.subscriptionEvent = event
+        item.referenceLineItemId = reference
+        item.amountTaxInclusive = amount
+        item.taxAmount = amount / 5
+        item.amountTaxExclusive = amount - amount / 5
+        item.netAmountTaxExclusive = item.amountTaxExclusive
+        return .subscriptionBuy(item)
+    }
+
+    static let cases: [Case] = [
+        Case(
+            name: "a restatement within a year, same creationDate",
+            earlier: [buy(at: now - 300 * day)],
+            sent: [buy(at: now - 300 * day, restated: true)],
+            expected: []
+        ),
+        Case(
+            name: "a restatement more than a year after creationDate",
+            earlier: [buy(at: now - 400 * day)],
+            sent: [buy(at: now - 400 * day, restated: true)],
+            expected: ["RestatementNotAllowedCreationDateError"]
+        ),
+        Case(
+            name: "a retraction more than a year after creationDate",
+            earlier: [buy(at: now - 366 * day)],
+            sent: [buy(at: now - 366 * day, retracted: true)],
+            expected: ["RestatementNotAllowedCreationDateError"]
+        ),
+        Case(
+            name: "a restatement that changes creationDate",
+            earlier: [buy(at: now - 30 * day)],
+            sent: [buy(at: now - 29 * day, restated: true)],
+            expected: ["RestatementCreationDateMismatchError"]
+        ),
+        Case(
+            name: "a refund 364 days after the buy",
+            earlier: [buy(at: now - 400 * day)],
+            sent: [refund(at: now - 36 * day)],
+            expected: []
+        ),
+        Case(
+            name: "a refund more than a year after the buy",
+            earlier: [buy(at: now - 400 * day)],
+            sent: [refund(at: now - 34 * day)],
+            expected: ["RefundNotAllowedCreationDateError"]
+        ),
+        Case(
+            name: "a renewal referencing the start",
+            earlier: [start],
+            sent: [subscription("RENEWAL")],
+            expected: []
+        ),
+        Case(
+            name: "a renewal referencing a start held by another token",
+            earlier: [],
+            sent: [subscription("RENEWAL")],
+            expected: []
+        ),
+        Case(
+            name: "a renewal referencing a renewal",
+            earlier: [start, subscription("RENEWAL", id: "r1")],
+            sent: [subscription("RENEWAL", id: "r2", reference: "r1")],
+            expected: ["ReferenceInvalidSubscriptionEventError"]
+        ),
+        Case(
+            name: "a subscription change referencing a one-time buy",
+            earlier: [buy(at: now - day)],
+            sent: [subscription("SUBSCRIPTION_CHANGE", reference: "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa")],
+            expected: ["ReferenceInvalidSubscriptionEventError"]
+        ),
+        Case(
+            name: "a renewal referencing a refund",
+            earlier: [buy(at: now - 2 * day), refund(at: now - day)],
+            sent: [subscription("RENEWAL", reference: "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb")],
+            expected: ["ReferenceLineItemNotABuyError"]
+        ),
+        Case(
+            name: "a zero-amount SUBSCRIPTION_PAYMENT",
+            earlier: [start],
+            sent: [subscription("SUBSCRIPTION_PAYMENT", amount: 0)],
+            expected: ["InvalidTaxInclusiveAmountForSubscriptionPaymentError"]
+        ),
+        Case(
+            name: "a paid SUBSCRIPTION_PAYMENT",
+            earlier: [start],
+            sent: [subscription("SUBSCRIPTION_PAYMENT", amount: 4990)],
+            expected: []
+        ),
+        Case(
+            name: "a zero-amount RENEWAL (a free period is still reported)",
+            earlier: [start],
+            sent: [subscription("RENEWAL", amount: 0)],
+            expected: []
+        ),
+    ]
+
+    @Test(arguments: cases)
+    func eachRuleIsNamedLikeApplesError(_ rule: Case) {
+        let validator = ReportValidator(token: nil, earlierLineItems: rule.earlier, now: Self.now)
+        #expect(validator.problems(in: rule.sent).map(\.name) == rule.expected)
     }
 }

@@ -320,7 +320,7 @@ struct PaymentFlowTests {
                     .compactMapValues { $0 }
                 )
             ]
-            configuration.payments.exchangeRates["KWD"] = .init(reportingCurrency: "EUR", rate: "2.95")
+            configuration.payments.exchangeRates.entries["KWD"] = .init(reportingCurrency: "EUR", undated: "2.95")
         }
         let yen = try harness.openCheckout()
         #expect(try harness.choose(yen, product: "pro.lifetime", currency: "JPY").status == 303)

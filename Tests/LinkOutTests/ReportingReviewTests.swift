@@ -26,8 +26,17 @@ struct ReportingReviewTests {
         let rejected = try #require(try harness.reports("restated").first)
         #expect(rejected.state == .rejected)
 
-        let restated = ReportingHarness.buyJSON(lineItemId: itemId, euros: 12)
+        // A restatement keeps the creationDate the item was reported with (Apple's
+        // RestatementCreationDateMismatchError).
+        let original = try #require(try harness.ledger.lineItems(for: "restated").first?.body)
+        let created = try #require(
+            (try JSONSerialization.jsonObject(with: Data(original.utf8)) as? [String: Any])?["creationDate"] as? Int64
+        )
+        var restated = ReportingHarness.buyJSON(lineItemId: itemId, euros: 12)
             .replacingOccurrences(of: #""quantity":1}"#, with: #""quantity":1,"restatement":true}"#)
+        if let date = restated.range(of: #""creationDate":[0-9]+"#, options: .regularExpression) {
+            restated.replaceSubrange(date, with: "\"creationDate\":\(created)")
+        }
         try harness.ledger.storeLineItems([(itemId, restated)], for: "restated", at: Clock.system.nowMilliseconds())
         try harness.tickUntilSettled()
         let received = harness.production.received

@@ -87,7 +87,7 @@ struct AppleLineItemsTests {
         let item = try mapper.oneTimeBuy(dinar, exchangeRate: ExchangeRate(reportingCurrency: "USD", rate: "3.25"))
         #expect(item.pricingCurrency == "KWD")
         #expect(item.reportingCurrency == "USD")
-        #expect(item.exchangeRate == 3.25)
+        #expect(item.exchangeRate == DecimalNumber("3.25"))
         #expect(item.amountTaxInclusive == 16640)  // 5.120 KWD × 3.25 = 16.64 USD
         #expect(item.taxCountry == "KWT")
         expectValid([.oneTimeBuy(item)])
@@ -247,7 +247,7 @@ struct AppleLineItemsTests {
         )
         let refund = try #require(try mapper.refund(full, of: buy, alreadyRefunded: 0))
         #expect(refund.amountTaxInclusive == buy.common.amountTaxInclusive)
-        #expect(refund.exchangeRate == 3.25)
+        #expect(refund.exchangeRate == DecimalNumber("3.25"))
         #expect(refund.reportingCurrency == "USD")
         #expect(refund.netAmountTaxExclusive == 0)
         expectValid([.refund(refund)], after: [buy])
@@ -320,10 +320,144 @@ struct DemoPaymentProviderTests {
         #expect(start.subscriptionEvent == "SUBSCRIPTION_START")
         #expect(start.subscriptionDaysOfPaidService == 0)
     }
+}
 
-    @Test func smallRatesAreReadWithoutAnExponent() {
-        #expect(AppleLineItems.plainDecimal(7.3e-05) == "0.000073")
-        #expect(AppleLineItems.plainDecimal(2.95) == "2.95")
-        #expect(ExchangeRate(reportingCurrency: "USD", rate: AppleLineItems.plainDecimal(7.3e-05)).isValid)
+extension AppleLineItemsTests {
+    /// Apple's `exchangeRate` is a plain decimal (§5.5); a `Double` once wrote a UZS rate as `7.9e-05`.
+    @Test func smallRatesGoToAppleAsPlainDecimals() throws {
+        let som = Self.purchase(currency: "UZS", total: 12_000_000, tax: 0, country: "UZ")
+        let item = try mapper.oneTimeBuy(som, exchangeRate: ExchangeRate(reportingCurrency: "EUR", rate: "0.0000790"))
+        #expect(item.exchangeRate?.text == "0.000079")
+        #expect(item.amountTaxInclusive == 9480)  // 120,000.00 UZS × 0.000079 = 9.48 EUR
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = String(decoding: try encoder.encode(LineItem.oneTimeBuy(item)), as: UTF8.self)
+        #expect(body.contains(#""exchangeRate":0.000079,"#))
+        #expect(!body.contains("e-"))
+        // Read back digit for digit: what was stored is what goes to Apple.
+        let back = try JSONDecoder().decode(LineItem.self, from: Data(body.utf8))
+        #expect(back.common.exchangeRate == DecimalNumber("0.000079"))
+        expectValid([.oneTimeBuy(item)])
+    }
+
+    @Test(arguments: [
+        ("0.000079", "0.000079"), ("3.2510", "3.251"), ("007", "7"), ("2.", "2"), (".5", "0.5"),
+        ("0.00000000000000000000000001", "0.00000000000000000000000001"), ("-0.5", "-0.5"), ("-0", "0"),
+    ])
+    func decimalTextIsKeptPlain(text: String, canonical: String) throws {
+        let number = try #require(DecimalNumber(text))
+        #expect(number.text == canonical)
+        let encoded = String(decoding: try JSONEncoder().encode([number]), as: UTF8.self)
+        #expect(encoded == "[\(canonical)]")
+        #expect(try JSONDecoder().decode([DecimalNumber].self, from: Data(encoded.utf8)) == [number])
+    }
+
+    @Test(arguments: ["", ".", "1e-5", "7.9e-05", "1,5", "0x10", " 1", "1.2.3", "+1", "NaN"])
+    func onlyPlainDecimalTextIsANumber(text: String) {
+        #expect(DecimalNumber(text) == nil)
+        #expect(!ExchangeRate(reportingCurrency: "EUR", rate: text).isValid)
+    }
+}
+
+/// Plan changes and chargebacks (apple-external-purchase.md §5.5): `SUBSCRIPTION_CHANGE` with the paid days
+/// carried on, and a lost dispute as a `REFUND` of its buy.
+extension AppleLineItemsTests {
+    static let day: Int64 = 86_400_000
+
+    func start() throws -> SubscriptionBuyLineItem {
+        var purchase = Self.purchase(mode: .subscription, total: 999, tax: 160)
+        purchase.productId = "pro.monthly"
+        return try mapper.subscriptionStart(
+            purchase,
+            period: SubscriptionPeriod(start: Self.paidAt, end: Self.paidAt + 30 * Self.day)
+        )
+    }
+
+    static func change(id: String, total: Int64, tax: Int64, from start: Int64) -> InvoicePayment {
+        InvoicePayment(
+            invoiceId: id,
+            subscriptionId: "sub_123",
+            billingReason: "subscription_update",
+            externalPurchaseId: "0000-epid",
+            bundleId: "com.example",
+            productId: "pro.monthly.plus",
+            currency: "EUR",
+            totalExcludingTax: total - tax,
+            tax: tax,
+            total: total,
+            amountPaid: max(total, 0),
+            period: SubscriptionPeriod(start: start, end: paidAt + 30 * day),
+            customerCountry: "DE",
+            paymentIntentId: nil,
+            paidAt: start
+        )
+    }
+
+    @Test func aPlanChangeCarriesThePaidDaysOn() throws {
+        let start = try start()
+        let upgrade = try mapper.subscriptionChange(
+            Self.change(id: "in_up", total: 550, tax: 88, from: Self.paidAt + 12 * Self.day),
+            previous: start
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = String(decoding: try encoder.encode(LineItem.subscriptionBuy(upgrade)), as: UTF8.self)
+        #expect(
+            body
+                == #"{"amountTaxExclusive":4620,"amountTaxInclusive":5500,"creationDate":1765536800000,"eventType":"BUY","lineItemId":"in_up","netAmountTaxExclusive":4620,"pricingCurrency":"EUR","productIdentifier":"pro.monthly.plus","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"cs_test_a1","reportingCurrency":"EUR","subscriptionDaysOfPaidService":12,"subscriptionEndDate":1767092000000,"subscriptionEvent":"SUBSCRIPTION_CHANGE","subscriptionStartDate":1765536800000,"taxAmount":880,"taxCountry":"DEU"}"#
+        )
+        // A downgrade credits more than it charges: the change is still reported, with nothing paid, and the
+        // days paid under the upgrade carry on.
+        let downgrade = try mapper.subscriptionChange(
+            Self.change(id: "in_down", total: -300, tax: -48, from: Self.paidAt + 20 * Self.day),
+            previous: upgrade
+        )
+        #expect(downgrade.amountTaxInclusive == 0)
+        #expect(downgrade.taxAmount == 0)
+        #expect(downgrade.subscriptionDaysOfPaidService == 20)
+        #expect(downgrade.referenceLineItemId == "cs_test_a1")
+        // A renewal after it references the start, and the zero-amount change's period adds no paid days.
+        var next = Self.change(id: "in_next", total: 999, tax: 160, from: Self.paidAt + 30 * Self.day)
+        next.period = SubscriptionPeriod(start: Self.paidAt + 30 * Self.day, end: Self.paidAt + 60 * Self.day)
+        let renewal = try mapper.renewal(next, previous: downgrade)
+        #expect(renewal.referenceLineItemId == "cs_test_a1")
+        #expect(renewal.subscriptionDaysOfPaidService == 20)
+        expectValid(
+            [.subscriptionBuy(upgrade), .subscriptionBuy(downgrade), .subscriptionBuy(renewal)],
+            after: [.subscriptionBuy(start)]
+        )
+    }
+
+    @Test func aChangeOfAFreeTrialAddsNoPaidDays() throws {
+        var trial = try start()
+        trial.amountTaxInclusive = 0
+        trial.amountTaxExclusive = 0
+        trial.taxAmount = 0
+        trial.netAmountTaxExclusive = 0
+        let change = try mapper.subscriptionChange(
+            Self.change(id: "in_up", total: 550, tax: 88, from: Self.paidAt + 5 * Self.day),
+            previous: trial
+        )
+        #expect(change.subscriptionDaysOfPaidService == 0)
+    }
+
+    @Test func aLostDisputeIsARefundKeyedOnTheDispute() throws {
+        let buy = LineItem.oneTimeBuy(try mapper.oneTimeBuy(Self.purchase()))
+        let chargeback = ChargeRefund(
+            chargeId: "ch_1",
+            paymentIntentId: "pi_123",
+            amount: 2999,
+            amountRefunded: 2999,
+            currency: "eur",
+            fullyRefunded: true,
+            refundedAt: Self.paidAt + 40 * Self.day,
+            disputeId: "dp_1"
+        )
+        let refund = try #require(try mapper.refund(chargeback, of: buy, alreadyRefunded: 0))
+        #expect(refund.lineItemId == "ch_1:dispute:dp_1")
+        #expect(refund.amountTaxInclusive == 29990)
+        #expect(refund.netAmountTaxExclusive == 0)
+        #expect(refund.referenceLineItemId == "cs_test_a1")
+        expectValid([.refund(refund)], after: [buy])
     }
 }

@@ -207,3 +207,70 @@ struct SignedWebhookDeliveryTests {
         #expect(!delivery.header.contains(secret))
     }
 }
+
+/// Plan changes and disputes (stripe.md §5; Stripe's dispute object).
+extension StripeEventTests {
+    static let planChange = """
+        {"id":"evt_update","object":"event","api_version":"2026-09-30.endive","created":1767178400,\
+        "livemode":false,"type":"invoice.paid","data":{"object":{"id":"in_up","object":"invoice",\
+        "billing_reason":"subscription_update","currency":"eur","amount_paid":0,"total":-150,\
+        "total_excluding_tax":-126,"total_taxes":[{"amount":-24,"tax_behavior":"inclusive"}],\
+        "parent":{"type":"subscription_details","subscription_details":{"subscription":"sub_123",\
+        "metadata":{"product_id":"pro.monthly"}}},"lines":{"data":[\
+        {"id":"il_unused","amount":-450,"period":{"start":1767178400,"end":1768388000}},\
+        {"id":"il_rest","amount":300,"period":{"start":1767178400,"end":1768388000}},\
+        {"id":"il_next","amount":0,"period":{"start":1768388000,"end":1771066400}}]}}}}
+        """
+
+    @Test func aPlanChangeMayCarryNegativeAmounts() throws {
+        guard case .subscriptionChanged(let invoice) = try decode(Self.planChange).payload else {
+            Issue.record("expected a plan change")
+            return
+        }
+        #expect(invoice.invoiceId == "in_up")
+        #expect(invoice.subscriptionId == "sub_123")
+        #expect(invoice.total == -150)
+        #expect(invoice.tax == -24)
+        #expect(invoice.totalExcludingTax == -126)
+        // The span of all its lines: the proration and the new period.
+        #expect(invoice.period == SubscriptionPeriod(start: 1_767_178_400_000, end: 1_771_066_400_000))
+        // Everywhere else a negative amount is still a broken payload.
+        let renewal = Self.planChange.replacingOccurrences(of: "subscription_update", with: "subscription_cycle")
+        #expect(throws: StripeEventError.negative("data.object.total_taxes[0].amount")) { try decode(renewal) }
+    }
+
+    static func disputeClosed(status: String) -> String {
+        """
+        {"id":"evt_dispute","object":"event","created":1767178400,"type":"charge.dispute.closed",\
+        "data":{"object":{"id":"dp_1","object":"dispute","amount":2999,"charge":"ch_1","currency":"eur",\
+        "payment_intent":"pi_123","reason":"fraudulent","status":"\(status)"}}}
+        """
+    }
+
+    @Test func aClosedDisputeSaysWhetherItWasLost() throws {
+        guard case .disputeClosed(let lost) = try decode(Self.disputeClosed(status: "lost")).payload else {
+            Issue.record("expected a closed dispute")
+            return
+        }
+        #expect(
+            lost
+                == DisputeClosure(
+                    disputeId: "dp_1",
+                    chargeId: "ch_1",
+                    paymentIntentId: "pi_123",
+                    amount: 2999,
+                    currency: "EUR",
+                    status: "lost",
+                    closedAt: 1_767_178_400_000
+                )
+        )
+        #expect(lost.isLost)
+        guard case .disputeClosed(let won) = try decode(Self.disputeClosed(status: "won")).payload else {
+            Issue.record("expected a closed dispute")
+            return
+        }
+        #expect(!won.isLost)
+        let negative = Self.disputeClosed(status: "lost").replacingOccurrences(of: "2999", with: "-1")
+        #expect(throws: StripeEventError.negative("data.object.amount")) { try decode(negative) }
+    }
+}

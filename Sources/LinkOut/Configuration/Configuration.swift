@@ -2,6 +2,7 @@ import ExternalPurchase
 import Foundation
 import HTTPServer
 import Logging
+import Payments
 
 /// linkout's whole configuration, built in one place from `config.json`, then `LINKOUT_*` environment variables,
 /// then command-line flags (each beats the one before). Every field has a working default, written once: on the
@@ -125,9 +126,11 @@ package struct Configuration: Sendable {
         }
         // Apple takes reports only in its reporting currencies; a sale in another one needs a rate to EUR or USD
         // (apple-external-purchase.md §5.5). Without one it could never be reported, so refuse to sell in it.
+        var rates = payments.exchangeRates
+        if let file = payments.exchangeRatesFile { rates = rates.overlaid(by: try Payments.ratesFile(file)) }
         for (index, product) in catalog.enumerated() {
             for currency in product.prices.keys.sorted()
-            where !ReportValidator.reportingCurrencies.contains(currency) && payments.exchangeRates[currency] == nil {
+            where !ReportValidator.reportingCurrencies.contains(currency) && rates.entries[currency] == nil {
                 throw ConfigurationError(
                     field: "catalog[\(index)].price.\(currency)",
                     problem: "Apple does not take reports in \(currency): add payments.exchangeRates.\(currency)"

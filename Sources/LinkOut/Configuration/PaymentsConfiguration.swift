@@ -1,4 +1,5 @@
 import ExternalPurchase
+import Foundation
 import Payments
 
 extension Configuration {
@@ -19,9 +20,13 @@ extension Configuration {
         package var stripe = Stripe()
         /// Rates for pricing currencies Apple does not take as reporting currencies (e.g. KWD): Apple wants
         /// such sales in EUR or USD at "the Bloomberg exchange rate from within 48 hours of the transaction
-        /// date". The operator keeps these current; a sale in such a currency without a rate is recorded but
-        /// cannot be reported, and says so in the log and the admin API.
-        package var exchangeRates: [String: ExchangeRate] = [:]
+        /// date". Dated (`{"UZS": {"reportingCurrency": "EUR", "rates": {"2026-11-30": "0.000079"}}}`) or, the
+        /// older form, one undated `rate`. A sale with no rate within 48 hours of its date is recorded and its
+        /// line item held, said so in the log and the admin API, until a rate arrives.
+        package var exchangeRates = ExchangeRateTable()
+        /// A file of the same shape the operator updates (e.g. daily from a rate feed); read again when it
+        /// changes, its currencies taking the place of `exchangeRates`' own.
+        package var exchangeRatesFile: String?
 
         package init() {}
 
@@ -44,7 +49,9 @@ extension Configuration {
         }
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Payments {
-            try section.rejectUnknownKeys(["provider", "defaultTaxCountry", "stripe", "exchangeRates"])
+            try section.rejectUnknownKeys([
+                "provider", "defaultTaxCountry", "stripe", "exchangeRates", "exchangeRatesFile",
+            ])
             var payments = Payments()
             let provider = try section.string("provider", default: payments.provider.rawValue)
             guard let known = Provider(rawValue: provider) else {
@@ -58,21 +65,9 @@ extension Configuration {
                     problem: "must be an ISO 3166-1 alpha-3 code such as DEU (Apple's taxCountry)"
                 )
             }
-            let rates = try section.section("exchangeRates")
-            for currency in rates.object.keys.sorted() {
-                let entry = try rates.section(currency)
-                try entry.rejectUnknownKeys(["reportingCurrency", "rate"])
-                let rate = ExchangeRate(
-                    reportingCurrency: try entry.requiredString("reportingCurrency"),
-                    rate: try entry.requiredString("rate")
-                )
-                guard rate.isValid else {
-                    throw ConfigurationError(
-                        field: entry.path,
-                        problem: "needs reportingCurrency EUR or USD and a positive decimal rate as text, e.g. \"2.95\""
-                    )
-                }
-                payments.exchangeRates[currency.uppercased()] = rate
+            payments.exchangeRates = try rates(try section.section("exchangeRates"))
+            if let file = try section.optionalString("exchangeRatesFile"), !file.isEmpty {
+                payments.exchangeRatesFile = file
             }
             let stripe = try section.section("stripe")
             try stripe.rejectUnknownKeys([
@@ -103,6 +98,72 @@ extension Configuration {
             )
             if let caFile = try stripe.optionalString("caFile"), !caFile.isEmpty { payments.stripe.caFile = caFile }
             return payments
+        }
+
+        /// Exchange rates by pricing currency, from `payments.exchangeRates` or a rates file of the same shape.
+        /// Rates are decimal text (never JSON numbers, which would pass through floating point); every error
+        /// names the field.
+        static func rates(_ section: JSONFields) throws(ConfigurationError) -> ExchangeRateTable {
+            var table = ExchangeRateTable()
+            for currency in section.object.keys.sorted() {
+                let entry = try section.section(currency)
+                try entry.rejectUnknownKeys(["reportingCurrency", "rate", "rates"])
+                let reporting = try entry.requiredString("reportingCurrency").uppercased()
+                guard reporting == "EUR" || reporting == "USD" else {
+                    throw ConfigurationError(
+                        field: entry.path,
+                        problem: "needs reportingCurrency EUR or USD and a positive decimal rate as text, e.g. \"2.95\""
+                    )
+                }
+                var rates = ExchangeRateTable.Entry(reportingCurrency: reporting)
+                rates.undated = try entry.optionalString("rate")
+                if let undated = rates.undated {
+                    try requireRate(undated, reporting, field: entry.name("rate"))
+                }
+                let dated = try entry.section("rates")
+                for date in dated.object.keys.sorted() {
+                    guard let day = ExchangeRateTable.day(date) else {
+                        throw ConfigurationError(field: dated.name(date), problem: "is not a date YYYY-MM-DD")
+                    }
+                    let text = try dated.requiredString(date)
+                    try requireRate(text, reporting, field: dated.name(date))
+                    rates.dated[day] = text
+                }
+                guard (rates.undated == nil) != rates.dated.isEmpty else {
+                    throw ConfigurationError(
+                        field: entry.path,
+                        problem: "needs either rate (one rate for every date) or rates (by date), not both"
+                    )
+                }
+                table.entries[currency.uppercased()] = rates
+            }
+            return table
+        }
+
+        private static func requireRate(_ text: String, _ reporting: String, field: String)
+            throws(ConfigurationError)
+        {
+            guard ExchangeRate(reportingCurrency: reporting, rate: text).isValid else {
+                throw ConfigurationError(
+                    field: field,
+                    problem: "must be a positive decimal rate as text, e.g. \"2.95\""
+                )
+            }
+        }
+
+        /// The rates in the file `payments.exchangeRatesFile` names.
+        static func ratesFile(_ path: String) throws(ConfigurationError) -> ExchangeRateTable {
+            let field = "payments.exchangeRatesFile"
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(field: field, problem: "cannot read \(path)")
+            }
+            let object: [String: JSONValue]
+            do {
+                object = try JSONDecoder().decode([String: JSONValue].self, from: data)
+            } catch {
+                throw ConfigurationError(field: field, problem: "is not a JSON object of rates by currency")
+            }
+            return try rates(JSONFields(object, path: field))
         }
 
         /// Checks that need the environment applied first: a Stripe shop cannot start without its keys.

@@ -23,6 +23,13 @@ enum ReportGauges {
         )
         gauges.append(
             Metrics.Gauge(
+                name: "linkout_line_items_held",
+                help: "Sales whose Apple line item waits for an exchange rate within 48 hours of the sale.",
+                value: (try? ledger.heldPaymentEvents(limit: 100_000).count) ?? 0
+            )
+        )
+        gauges.append(
+            Metrics.Gauge(
                 name: "linkout_reporting_running",
                 help: "1 while reports are being sent to Apple.",
                 value: reporting.status == .running ? 1 : 0

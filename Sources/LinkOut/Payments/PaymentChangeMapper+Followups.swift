@@ -5,25 +5,57 @@ import Storage
 
 /// Renewals and refunds: facts that refer to a purchase recorded before.
 extension PaymentChangeMapper {
-    func renewal(_ invoice: InvoicePayment, event: (provider: String, eventId: String), at now: Int64) throws
-        -> Decision
-    {
+    /// A renewal (`subscription_cycle`), or with `planChange` a plan change or proration (`subscription_update`,
+    /// Apple's `SUBSCRIPTION_CHANGE`): both follow the subscription's latest item and reference its start.
+    func renewal(
+        _ invoice: InvoicePayment,
+        event: (provider: String, eventId: String),
+        at now: Int64,
+        planChange: Bool = false
+    ) throws -> Decision {
+        let what = planChange ? "plan change" : "renewal"
         guard let subscription = invoice.subscriptionId,
             var purchase = try ledger.purchase(subscriptionId: subscription)
-        else { return .wait("the renewal's subscription has no purchase yet") }
-        var change = PaymentChange(event: event, outcome: "renewal recorded", at: now)
+        else { return .wait("the \(what)'s subscription has no purchase yet") }
+        var change = PaymentChange(event: event, outcome: "\(what) recorded", at: now)
         purchase.periodEnd = max(purchase.periodEnd ?? 0, invoice.period.end)
         purchase.updatedAt = now
         change.purchase = purchase
-        change.webhooks = try entitlements.event(
-            .subscriptionRenewed,
-            purchase: purchase,
-            cause: invoice.invoiceId,
-            at: now
-        )
+        // A plan change keeps the subscription running: the backend hears of renewals and ends, not of changes.
+        if !planChange {
+            change.webhooks = try entitlements.event(
+                .subscriptionRenewed,
+                purchase: purchase,
+                cause: invoice.invoiceId,
+                at: now
+            )
+        }
         guard let token = purchase.externalPurchaseId, let buy = purchase.buyLineItemId else {
-            change.outcome = "renewal recorded; nothing to report to Apple"
+            change.outcome = "\(what) recorded; nothing to report to Apple"
             return .apply(change)
+        }
+        if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
+        let charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in
+            PurchaseCharge(
+                chargeKey: key,
+                purchaseId: purchase.purchaseId,
+                lineItemId: invoice.invoiceId,
+                amountTotal: invoice.total,
+                amountTax: invoice.tax,
+                amountRefunded: 0,
+                createdAt: invoice.paidAt
+            )
+        }
+        var exchangeRate: ExchangeRate?
+        switch rate(invoice.currency, at: invoice.paidAt) {
+        case .missing(let reason):
+            // The item's id is its invoice (`AppleLineItems`): a refund of it can be recorded, and waits behind it.
+            change.charges = charges
+            change.hold = (token, reason)
+            change.outcome = "\(what) recorded; line item \(invoice.invoiceId) held: \(reason)"
+            return .apply(change)
+        case .rate(let found): exchangeRate = found
+        case nil: break
         }
         let items = try ledger.lineItems(for: token).compactMap { stored -> SubscriptionBuyLineItem? in
             guard
@@ -35,29 +67,50 @@ extension PaymentChangeMapper {
             return .wait("the subscription's start is not recorded yet")
         }
         do {
-            let item = try lineItems.renewal(invoice, previous: previous, exchangeRate: rate(invoice.currency))
+            let item =
+                planChange
+                ? try lineItems.subscriptionChange(invoice, previous: previous, exchangeRate: exchangeRate)
+                : try lineItems.renewal(invoice, previous: previous, exchangeRate: exchangeRate)
             change.lineItems = [(token, item.lineItemId, try Self.encode(.subscriptionBuy(item)))]
-            change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map {
-                key in
-                PurchaseCharge(
-                    chargeKey: key,
-                    purchaseId: purchase.purchaseId,
-                    lineItemId: item.lineItemId,
-                    amountTotal: invoice.total,
-                    amountTax: invoice.tax,
-                    amountRefunded: 0,
-                    createdAt: invoice.paidAt
-                )
-            }
+            change.charges = charges
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
             purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
             purchase.updatedAt = now
             change.purchase = purchase
-            change.outcome = "renewal recorded; line item \(item.lineItemId) queued for Apple"
+            change.outcome = "\(what) recorded; line item \(item.lineItemId) queued for Apple"
         } catch let error as AppleLineItemError {
-            change.outcome = "renewal recorded; not reportable: \(error)"
+            change.outcome = "\(what) recorded; not reportable: \(error)"
         }
         return .apply(change)
+    }
+
+    /// A dispute's end. Lost: a chargeback, reported as a `REFUND` of the disputed amount on top of what was
+    /// refunded before (§5.5 "Chargebacks are reported as REFUND"), keyed on the dispute. Won (or an inquiry
+    /// closed): nothing was reported while it was open, so nothing is reported now (see `DisputeClosure`).
+    func disputeClosed(_ dispute: DisputeClosure, event: (provider: String, eventId: String), at now: Int64) throws
+        -> Decision
+    {
+        guard dispute.isLost else {
+            return .apply(
+                PaymentChange(event: event, outcome: "dispute \(dispute.status); nothing to report to Apple", at: now)
+            )
+        }
+        guard let charge = try ledger.charge(key: dispute.paymentIntentId ?? dispute.chargeId) else {
+            return .wait("the disputed payment has no purchase yet")
+        }
+        // Stripe's amounts are at most 10^12 (`StripeJSON`): the sum cannot overflow.
+        let taken = min(charge.amountRefunded + dispute.amount, charge.amountTotal)
+        let chargeback = ChargeRefund(
+            chargeId: dispute.chargeId,
+            paymentIntentId: dispute.paymentIntentId,
+            amount: charge.amountTotal,
+            amountRefunded: taken,
+            currency: dispute.currency,
+            fullyRefunded: taken >= charge.amountTotal,
+            refundedAt: dispute.closedAt,
+            disputeId: dispute.disputeId
+        )
+        return try refund(chargeback, event: event, at: now)
     }
 
     func refund(_ refund: ChargeRefund, event: (provider: String, eventId: String), at now: Int64) throws -> Decision {
@@ -90,6 +143,8 @@ extension PaymentChangeMapper {
             change.outcome = "refund recorded; nothing to report to Apple"
             return .apply(change)
         }
+        // Its buy is held for an exchange rate: the refund follows it (with the buy's rate, §5.5).
+        if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
         guard
             let stored = try ledger.lineItems(for: token).first(where: { $0.lineItemId == charge.lineItemId }),
             let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))

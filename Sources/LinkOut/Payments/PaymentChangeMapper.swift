@@ -11,19 +11,36 @@ struct PaymentChangeMapper: Sendable {
         case apply(PaymentChange)
         /// Not yet: something it depends on has not arrived (the reason says what).
         case wait(String)
+        /// Not yet: an earlier line item of the same token is held (for an exchange rate), and Apple gets a
+        /// token's line items in the order they happened. Never given up: it goes on once the hold ends.
+        case holdBehind(token: String, reason: String)
     }
 
     let ledger: Ledger
     let catalog: [Product]
     let lineItems: AppleLineItems
-    /// Rates for pricing currencies Apple does not report in (`payments.exchangeRates`).
-    let exchangeRates: [String: ExchangeRate]
+    /// Rates for pricing currencies Apple does not report in (`payments.exchangeRates`, `…File`).
+    let rates: ExchangeRateSource
     /// Redemption codes and events for the developer's backend.
     let entitlements: EntitlementEvents
     /// The provider runs with a live key (Stripe `sk_live_`/`rk_live_`): only then can an event be a real sale.
     let liveKey: Bool
 
-    func rate(_ currency: String) -> ExchangeRate? { exchangeRates[currency.uppercased()] }
+    /// Set while making the line items of a held event: it no longer waits behind its own hold.
+    var releasing = false
+
+    /// The rate for a sale in `currency` at `date` (UNIX ms): nil when Apple takes the currency as it is, else
+    /// the rate of the transaction's 48 hours or why there is none (§5.5), which holds the line item.
+    func rate(_ currency: String, at date: Int64) -> ExchangeRateTable.Lookup? {
+        guard !ReportValidator.reportingCurrencies.contains(currency.uppercased()) else { return nil }
+        return rates.rate(for: currency, at: date)
+    }
+
+    /// The reason a token's new line items wait, when an earlier one of it is held.
+    func heldBehind(_ token: String) throws -> String? {
+        guard !releasing, try ledger.hasHeldLineItems(externalPurchaseId: token) else { return nil }
+        return "an earlier line item of this token waits for an exchange rate"
+    }
 
     /// The change for a stored provider event.
     func change(for event: StoredPaymentEvent, at now: Int64) throws -> Decision {
@@ -66,8 +83,12 @@ struct PaymentChangeMapper: Sendable {
             return try firstInvoice(invoice, event: key, at: now)
         case .renewalPaid(let invoice):
             return try renewal(invoice, event: key, at: now)
+        case .subscriptionChanged(let invoice):
+            return try renewal(invoice, event: key, at: now, planChange: true)
         case .refunded(let refund):
             return try self.refund(refund, event: key, at: now)
+        case .disputeClosed(let dispute):
+            return try disputeClosed(dispute, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
             guard var charge = try ledger.charge(key: "invoice:" + invoiceId) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
@@ -141,48 +162,8 @@ struct PaymentChangeMapper: Sendable {
             sessionState: (completion.sessionId, .complete),
             at: now
         )
-        do {
-            let item: LineItem
-            if completion.mode == .subscription {
-                // Stripe's session names no period; the catalog's interval from the moment of payment does.
-                let interval = product?.interval ?? BillingInterval(.month)
-                let period = completion.period ?? SubscriptionPeriod(start: completion.completedAt, interval: interval)
-                item = .subscriptionBuy(
-                    try lineItems.subscriptionStart(completion, period: period, exchangeRate: rate(completion.currency))
-                )
-                record.periodEnd = period.end
-            } else {
-                item = .oneTimeBuy(try lineItems.oneTimeBuy(completion, exchangeRate: rate(completion.currency)))
-            }
-            record.buyLineItemId = item.common.lineItemId
-            // A subscription's first payment is known by its invoice until `invoice_payment.paid` names it.
-            let keys =
-                [completion.paymentIntentId ?? completion.sessionId]
-                + (completion.invoiceId.map { ["invoice:" + $0] } ?? [])
-            change.charges = keys.map { key in
-                PurchaseCharge(
-                    chargeKey: key,
-                    purchaseId: record.purchaseId,
-                    lineItemId: item.common.lineItemId,
-                    amountTotal: completion.amountTotal,
-                    amountTax: completion.amountTax,
-                    amountRefunded: 0,
-                    createdAt: completion.completedAt
-                )
-            }
-            if let token = completion.externalPurchaseId, !tookMoney, !token.hasPrefix("SANDBOX") {
-                // No buy on record for Apple: renewals and refunds of it are not reported either.
-                record.buyLineItemId = nil
-                change.outcome = "test payment on a production token: recorded, not reported to Apple"
-            } else if let token = completion.externalPurchaseId {
-                change.lineItems = [(token, item.common.lineItemId, try Self.encode(item))]
-                change.outcome = "purchase recorded; line item \(item.common.lineItemId) queued for Apple"
-            } else {
-                change.outcome = "purchase recorded; no token, nothing to report to Apple"
-            }
-        } catch let error as AppleLineItemError {
-            change.outcome = "purchase recorded; not reportable: \(error)"
-        }
+        let reported = completion.externalPurchaseId.map { tookMoney || $0.hasPrefix("SANDBOX") } ?? false
+        try addBuy(completion, product: product, reported: reported, to: &record, &change)
         change.purchase = record
         change.redemption = entitlements.redemption(for: record, at: now)
         change.webhooks = try entitlements.event(
@@ -192,6 +173,82 @@ struct PaymentChangeMapper: Sendable {
             at: now
         )
         return change
+    }
+
+    /// The buy's Apple line item on `change`, or its hold while the sale's exchange rate is missing; `reported`:
+    /// whether this sale goes to Apple at all (a live payment, or any payment on a sandbox token).
+    private func addBuy(
+        _ completion: PurchaseCompletion,
+        product: Product?,
+        reported: Bool,
+        to record: inout PurchaseRecord,
+        _ change: inout PaymentChange
+    ) throws {
+        let lookup = rate(completion.currency, at: completion.completedAt)
+        if case .missing(let reason) = lookup, reported, let token = completion.externalPurchaseId {
+            // Held until a rate for the sale's date arrives. The buy's id is its session (`AppleLineItems`), so
+            // renewals and refunds can refer to it now; they wait behind it.
+            record.buyLineItemId = completion.sessionId
+            if completion.mode == .subscription { record.periodEnd = firstPeriod(completion, product).end }
+            change.charges = buyCharges(completion, lineItemId: completion.sessionId)
+            change.hold = (token, reason)
+            change.outcome = "purchase recorded; line item \(completion.sessionId) held: \(reason)"
+        } else {
+            var exchangeRate: ExchangeRate?
+            if case .rate(let found) = lookup { exchangeRate = found }
+            do {
+                let item: LineItem
+                if completion.mode == .subscription {
+                    let period = firstPeriod(completion, product)
+                    item = .subscriptionBuy(
+                        try lineItems.subscriptionStart(completion, period: period, exchangeRate: exchangeRate)
+                    )
+                    record.periodEnd = period.end
+                } else {
+                    item = .oneTimeBuy(try lineItems.oneTimeBuy(completion, exchangeRate: exchangeRate))
+                }
+                record.buyLineItemId = item.common.lineItemId
+                change.charges = buyCharges(completion, lineItemId: item.common.lineItemId)
+                if completion.externalPurchaseId != nil, !reported {
+                    // No buy on record for Apple: renewals and refunds of it are not reported either.
+                    record.buyLineItemId = nil
+                    change.outcome = "test payment on a production token: recorded, not reported to Apple"
+                } else if let token = completion.externalPurchaseId {
+                    change.lineItems = [(token, item.common.lineItemId, try Self.encode(item))]
+                    change.outcome = "purchase recorded; line item \(item.common.lineItemId) queued for Apple"
+                } else {
+                    change.outcome = "purchase recorded; no token, nothing to report to Apple"
+                }
+            } catch let error as AppleLineItemError {
+                change.outcome = "purchase recorded; not reportable: \(error)"
+            }
+        }
+    }
+
+    /// A subscription's first period: Stripe's session names none; the catalog's interval from the moment of
+    /// payment does.
+    private func firstPeriod(_ completion: PurchaseCompletion, _ product: Product?) -> SubscriptionPeriod {
+        completion.period
+            ?? SubscriptionPeriod(start: completion.completedAt, interval: product?.interval ?? BillingInterval(.month))
+    }
+
+    /// A buy's payment under every name a later refund may use. A subscription's first payment is known by its
+    /// invoice until `invoice_payment.paid` names it.
+    private func buyCharges(_ completion: PurchaseCompletion, lineItemId: String) -> [PurchaseCharge] {
+        let keys =
+            [completion.paymentIntentId ?? completion.sessionId]
+            + (completion.invoiceId.map { ["invoice:" + $0] } ?? [])
+        return keys.map { key in
+            PurchaseCharge(
+                chargeKey: key,
+                purchaseId: completion.sessionId,
+                lineItemId: lineItemId,
+                amountTotal: completion.amountTotal,
+                amountTax: completion.amountTax,
+                amountRefunded: 0,
+                createdAt: completion.completedAt
+            )
+        }
     }
 
     private func session(

@@ -43,7 +43,7 @@ final class PaymentEventProcessor: Sendable {
     @discardableResult
     func processPending() -> Int {
         passLock.withLock { _ in
-            var processed = 0
+            var processed = releaseHeldLineItems()
             do {
                 for event in try ledger.paymentEvents(unprocessedOnly: true, dueAt: clock.nowMilliseconds(), limit: 500)
                 where process(event) {
@@ -71,13 +71,25 @@ final class PaymentEventProcessor: Sendable {
             switch try mapper.change(for: event, at: clock.nowMilliseconds()) {
             case .apply(let change):
                 try ledger.apply(change)
-                // A paid sale that cannot become an Apple line item needs a person: say so loudly.
-                if change.outcome.contains("not reportable") {
+                // A paid sale that cannot become an Apple line item, or waits for a rate, needs a person: say so
+                // loudly.
+                if change.outcome.contains("not reportable") || change.hold != nil {
                     logger.error("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
                 } else {
                     logger.info("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
                 }
                 return true
+            case .holdBehind(let token, let reason):
+                // Not given up: the release of the held line item before it makes it due at once.
+                try ledger.deferBehindHold(
+                    provider: event.provider,
+                    eventId: event.eventId,
+                    externalPurchaseId: token,
+                    until: clock.nowMilliseconds() + 3_600_000,
+                    reason: reason
+                )
+                logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })
+                return false
             case .wait(let reason):
                 if clock.nowMilliseconds() - event.receivedAt > Self.giveUpAfterMilliseconds {
                     try ledger.apply(
@@ -105,6 +117,48 @@ final class PaymentEventProcessor: Sendable {
             logger.error("payment event failed", metadata.merging(["error": "\(error)"]) { a, _ in a })
             return false
         }
+    }
+
+    /// Makes the line items of held events whose exchange rate has arrived, oldest first; a token whose oldest
+    /// held item still waits keeps its later ones held too, so Apple gets each token's items in order.
+    /// Returns how many were released.
+    private func releaseHeldLineItems() -> Int {
+        var released = 0
+        var blocked: Set<String> = []
+        var releasing = mapper
+        releasing.releasing = true
+        do {
+            for held in try ledger.heldPaymentEvents() where !blocked.contains(held.externalPurchaseId) {
+                let now = clock.nowMilliseconds()
+                guard case .apply(let change) = try releasing.change(for: held.event, at: now), change.hold == nil
+                else {
+                    blocked.insert(held.externalPurchaseId)
+                    continue
+                }
+                try ledger.apply(
+                    PaymentChange(
+                        event: nil,
+                        outcome: "held line item made: \(change.outcome)",
+                        lineItems: change.lineItems,
+                        release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
+                        at: now
+                    )
+                )
+                released += 1
+                let metadata = [
+                    "payment.provider": held.event.provider, "payment.event_id": held.event.eventId,
+                    "outcome": change.outcome,
+                ]
+                if change.lineItems.isEmpty {
+                    logger.error("held payment event released without a line item", metadata)
+                } else {
+                    logger.notice("held line item released", metadata)
+                }
+            }
+        } catch {
+            logger.error("held line items could not be released", ["error": "\(error)"])
+        }
+        return released
     }
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).

@@ -49,7 +49,11 @@ struct PaymentServices: Sendable {
             ledger: ledger,
             catalog: configuration.catalog,
             lineItems: AppleLineItems(fallbackTaxCountry: payments.defaultTaxCountry),
-            exchangeRates: payments.exchangeRates,
+            rates: ExchangeRateSource(
+                configured: payments.exchangeRates,
+                file: payments.exchangeRatesFile,
+                logger: logger
+            ),
             entitlements: EntitlementEvents(
                 identifiers: identifiers,
                 ledger: ledger,

@@ -13,8 +13,11 @@ extension AdminAPI {
         var lineItemId: String
         /// The report carrying it, once planned.
         var requestIdentifier: String?
-        /// `unreported`, or the report's state: `pending`, `accepted`, `rejected`.
+        /// `unreported`, `held` (waiting for an exchange rate), or the report's state: `pending`, `accepted`,
+        /// `rejected`.
         var state: String
+        /// Why a held item waits.
+        var reason: String? = nil
     }
 
     struct PurchasePage: Encodable {
@@ -69,15 +72,20 @@ extension AdminAPI {
             charges.contains(item.lineItemId)
                 || item.body.contains("\"referenceLineItemId\":\"\(purchase.buyLineItemId ?? "-")\"")
         }
-        return PurchaseView(
-            purchase: purchase,
-            appleLineItems: items.map { item in
-                AppleLineItemState(
-                    lineItemId: item.lineItemId,
-                    requestIdentifier: item.reportRequestIdentifier,
-                    state: item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
-                )
+        var states = items.map { item in
+            AppleLineItemState(
+                lineItemId: item.lineItemId,
+                requestIdentifier: item.reportRequestIdentifier,
+                state: item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
+            )
+        }
+        // A payment whose line item is not made yet because its exchange rate is missing: listed with the reason.
+        if let held = try ledger.heldPaymentEvents().first(where: { $0.externalPurchaseId == token }) {
+            let made = Set(items.map(\.lineItemId))
+            for id in charges.sorted() where !made.contains(id) {
+                states.append(AppleLineItemState(lineItemId: id, state: "held", reason: held.reason))
             }
-        )
+        }
+        return PurchaseView(purchase: purchase, appleLineItems: states)
     }
 }

@@ -25,7 +25,26 @@ extension DashboardRoute {
         context["funnel"] = .list(Self.funnelSteps(funnel))
         try addReports(to: &context, now: now)
         try addWebhooks(to: &context, now: now)
+        try addHeldLineItems(to: &context)
         return context
+    }
+
+    /// Sales whose Apple line item waits for an exchange rate within 48 hours of the sale (§5.5): the operator
+    /// has to supply one, so they are shown with the reason.
+    private func addHeldLineItems(to context: inout Template.Context) throws {
+        let held = try ledger.heldPaymentEvents(limit: Self.failingRows)
+        context["has_held_line_items"] = .flag(!held.isEmpty)
+        context["held_rows"] = .list(
+            held.map { item in
+                [
+                    "token": .text(item.externalPurchaseId),
+                    "href": .text(Self.detailPath(item.externalPurchaseId)),
+                    "event": .text(item.event.eventId),
+                    "since": .text(DashboardTime.timestamp(item.event.processedAt ?? item.event.receivedAt)),
+                    "reason": .text(String(item.reason.prefix(Self.reasonCharacters))),
+                ]
+            }
+        )
     }
 
     private func addChart(to context: inout Template.Context) {

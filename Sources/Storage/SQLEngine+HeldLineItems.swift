@@ -1,0 +1,54 @@
+/// Payment events whose Apple line item waits for an exchange rate (migration 9).
+extension SQLEngine {
+    func heldPaymentEvents(limit: Int) throws(StorageError) -> [HeldPaymentEvent] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT provider, event_id, type, body, received_at, processed_at, outcome, held_token, held_reason
+                FROM payment_events WHERE held_reason IS NOT NULL ORDER BY received_at LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            ).map { row in
+                HeldPaymentEvent(
+                    event: StoredPaymentEvent(
+                        provider: row[0].text ?? "",
+                        eventId: row[1].text ?? "",
+                        type: row[2].text ?? "",
+                        body: row[3].text ?? "",
+                        receivedAt: row[4].integer ?? 0,
+                        processedAt: row[5].integer,
+                        outcome: row[6].text
+                    ),
+                    externalPurchaseId: row[7].text ?? "",
+                    reason: row[8].text ?? ""
+                )
+            }
+        }
+    }
+
+    func hasHeldLineItems(externalPurchaseId: String) throws(StorageError) -> Bool {
+        try read { connection throws(StorageError) in
+            try !connection.query(
+                "SELECT 1 FROM payment_events WHERE held_token = ? AND held_reason IS NOT NULL LIMIT 1",
+                [.text(externalPurchaseId)]
+            ).isEmpty
+        }
+    }
+
+    func deferBehindHold(provider: String, eventId: String, externalPurchaseId: String, until: Int64, reason: String)
+        throws(StorageError)
+    {
+        try writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE payment_events SET next_attempt_at = ?, outcome = ?, held_token = ?
+                WHERE provider = ? AND event_id = ? AND processed_at IS NULL
+                """,
+                [
+                    .integer(until), .text("waiting: " + reason), .text(externalPurchaseId), .text(provider),
+                    .text(eventId),
+                ]
+            )
+        }
+    }
+}

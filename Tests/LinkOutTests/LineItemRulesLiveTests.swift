@@ -1,0 +1,67 @@
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Apple's correction and reference rules through `POST /v1/tokens/{id}/line-items`: the backend hears of a
+/// line item Apple would refuse at once, as a 400 with Apple's error name, and nothing of it is queued.
+@Suite("Line item rules, live")
+struct LineItemRulesLiveTests {
+    @Test func itemsAppleWouldRefuseGet400WithApplesErrorName() throws {
+        let setup = try LiveReportingTests.Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
+        let now = Clock.system.nowMilliseconds()
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: now
+        )
+        #expect(
+            try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example").status == 303
+        )
+        let path = "/v1/tokens/\(token.externalPurchaseId)/line-items"
+        func post(_ items: String) throws -> RawClient.Response {
+            try live.post(
+                path,
+                contentType: "application/json",
+                body: #"{"lineItems": [\#(items)]}"#,
+                headers: ["Authorization": "Bearer backend-secret"]
+            )
+        }
+        let created = now - 3_600_000
+        let buy =
+            #"{"lineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","creationDate":\#(created),"eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"example.one-time-buy.product","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","quantity":6}"#
+        #expect(try post(buy).status == 202)
+
+        // A restatement must keep the creationDate the item was reported with.
+        let moved = buy.replacingOccurrences(of: "\(created)", with: "\(created + 1000)")
+            .replacingOccurrences(of: #""quantity":6"#, with: #""quantity":6,"restatement":true"#)
+        let restated = try post(moved)
+        #expect(restated.status == 400)
+        #expect(restated.text.contains("RestatementCreationDateMismatchError"))
+
+        // A subscription item's reference is the subscription's start, never a one-time buy.
+        let renewal =
+            #"{"lineItemId":"dddddddd-dddd-dddd-dddd-dddddddddddd","creationDate":\#(created),"eventType":"BUY","productType":"SUBSCRIPTION","productIdentifier":"example.subscription.monthly","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","subscriptionEvent":"RENEWAL","subscriptionStartDate":\#(created),"subscriptionEndDate":\#(created + 2_592_000_000),"subscriptionDaysOfPaidService":30,"referenceLineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","quantity":1}"#
+        let wrongReference = try post(renewal)
+        #expect(wrongReference.status == 400)
+        #expect(wrongReference.text.contains("ReferenceInvalidSubscriptionEventError"))
+
+        // A SUBSCRIPTION_PAYMENT of nothing.
+        let payment =
+            #"{"lineItemId":"eeeeeeee-eeee-eeee-eeee-eeeeeeeeeeee","creationDate":\#(created),"eventType":"BUY","productType":"SUBSCRIPTION","productIdentifier":"example.subscription.monthly","amountTaxInclusive":0,"amountTaxExclusive":0,"taxAmount":0,"netAmountTaxExclusive":0,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","subscriptionEvent":"SUBSCRIPTION_PAYMENT","subscriptionStartDate":\#(created),"subscriptionEndDate":\#(created + 2_592_000_000),"subscriptionDaysOfPaidService":30,"quantity":1}"#
+        let zero = try post(payment)
+        #expect(zero.status == 400)
+        #expect(zero.text.contains("InvalidTaxInclusiveAmountForSubscriptionPaymentError"))
+
+        // Nothing refused was queued: the token holds the buy alone, as first posted.
+        let stored = try live.application.ledger.lineItems(for: token.externalPurchaseId)
+        #expect(stored.map(\.lineItemId) == ["aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"])
+    }
+}

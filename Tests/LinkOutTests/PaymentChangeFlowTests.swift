@@ -1,0 +1,133 @@
+import Foundation
+import Lifecycle
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Revenue Stripe reports outside renewals and refunds, end to end: signed webhooks into the real server, line
+/// items out through the real libcurl client to the fake Apple on 127.0.0.1.
+@Suite("Payment flow: plan changes and disputes")
+struct PaymentChangeFlowTests {
+    /// `invoice.paid` with `billing_reason` `subscription_update`, as Stripe sends a plan change: proration
+    /// lines that credit the unused time of the old plan (below zero) and charge the rest of the new one.
+    static func planChange(id: String, invoice: String, total: Int64, tax: Int64, start: Int64, end: Int64) -> String {
+        """
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        "livemode":false,"type":"invoice.paid","data":{"object":{"id":"\(invoice)","object":"invoice",\
+        "billing_reason":"subscription_update","currency":"eur","amount_paid":\(max(total, 0)),"total":\(total),\
+        "total_excluding_tax":\(total - tax),"total_taxes":[{"amount":\(tax),"tax_behavior":"inclusive"}],\
+        "customer_address":{"country":"DE"},"parent":{"type":"subscription_details","subscription_details":\
+        {"subscription":"sub_1","metadata":{"product_id":"pro.monthly"}}},"lines":{"data":[\
+        {"id":"il_unused","amount":-300,"period":{"start":\(start),"end":\(end)}},\
+        {"id":"il_remaining","amount":\(total + 300),"period":{"start":\(start),"end":\(end)}}]}}}}
+        """
+    }
+
+    static func disputeClosed(id: String, dispute: String, status: String, amount: Int64) -> String {
+        """
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        "livemode":false,"type":"charge.dispute.closed","data":{"object":{"id":"\(dispute)","object":"dispute",\
+        "amount":\(amount),"charge":"ch_1","currency":"eur","payment_intent":"pi_1","reason":"fraudulent",\
+        "status":"\(status)","is_charge_refundable":false}}}
+        """
+    }
+
+    @Test func planChangesAreReportedAsSubscriptionChangesWithPaidDaysCarriedOn() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            subscription: "sub_1"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        let purchase = try #require(try harness.live.application.ledger.purchase(id: "cs_test_fake1"))
+        let periodEnd = try #require(purchase.periodEnd)
+        let started = purchase.createdAt
+        // Ten days in, an upgrade: 3.00 credited, 5.50 charged, 0.40 of it tax.
+        let upgrade = started / 1000 + 10 * 86_400
+        #expect(
+            try harness.deliver(
+                Self.planChange(
+                    id: "evt_up",
+                    invoice: "in_up",
+                    total: 250,
+                    tax: 40,
+                    start: upgrade,
+                    end: periodEnd / 1000
+                )
+            ).status == 200
+        )
+        try harness.waitForEvents()
+        // Five days later a downgrade: the credit exceeds the charge, the invoice totals −1.50, nothing is paid.
+        let downgrade = upgrade + 5 * 86_400
+        #expect(
+            try harness.deliver(
+                Self.planChange(
+                    id: "evt_down",
+                    invoice: "in_down",
+                    total: -150,
+                    tax: -24,
+                    start: downgrade,
+                    end: periodEnd / 1000
+                )
+            ).status == 200
+        )
+        try harness.waitForEvents()
+        let items = try harness.reportedLineItems().map { try PaymentHarness.canonical($0) }
+        #expect(items.count == 3)
+        #expect(
+            Array(items.dropFirst()) == [
+                #"{"amountTaxExclusive":2100,"amountTaxInclusive":2500,"creationDate":0,"eventType":"BUY","lineItemId":"in_up","netAmountTaxExclusive":2100,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"cs_test_fake1","reportingCurrency":"EUR","subscriptionDaysOfPaidService":10,"subscriptionEndDate":\#(periodEnd),"subscriptionEvent":"SUBSCRIPTION_CHANGE","subscriptionStartDate":\#(upgrade * 1000),"taxAmount":400,"taxCountry":"DEU"}"#,
+                #"{"amountTaxExclusive":0,"amountTaxInclusive":0,"creationDate":0,"eventType":"BUY","lineItemId":"in_down","netAmountTaxExclusive":0,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"cs_test_fake1","reportingCurrency":"EUR","subscriptionDaysOfPaidService":15,"subscriptionEndDate":\#(periodEnd),"subscriptionEvent":"SUBSCRIPTION_CHANGE","subscriptionStartDate":\#(downgrade * 1000),"taxAmount":0,"taxCountry":"DEU"}"#,
+            ]
+        )
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    @Test func aLostDisputeIsReportedAsARefundAndAWonOneIsNot() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_completed",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 479,
+            country: "ES",
+            paymentIntent: "pi_1"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        // An earlier dispute the seller won: the money stayed with the seller, nothing goes to Apple.
+        let won = Self.disputeClosed(id: "evt_won", dispute: "dp_0", status: "won", amount: 2999)
+        #expect(try harness.deliver(won).status == 200)
+        try harness.waitForEvents()
+        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
+        let lost = Self.disputeClosed(id: "evt_lost", dispute: "dp_1", status: "lost", amount: 2999)
+        // Delivered twice: one chargeback, one line item.
+        for _ in 0..<2 { #expect(try harness.deliver(lost).status == 200) }
+        try harness.waitForEvents()
+        let items = try harness.reportedLineItems().map { try PaymentHarness.canonical($0) }
+        #expect(
+            items == [
+                #"{"amountTaxExclusive":25200,"amountTaxInclusive":29990,"creationDate":0,"eventType":"BUY","lineItemId":"cs_test_fake1","netAmountTaxExclusive":25200,"pricingCurrency":"EUR","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":4790,"taxCountry":"ESP"}"#,
+                #"{"amountTaxExclusive":25200,"amountTaxInclusive":29990,"creationDate":0,"eventType":"REFUND","lineItemId":"ch_1:dispute:dp_1","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"cs_test_fake1","reportingCurrency":"EUR","taxAmount":4790,"taxCountry":"ESP"}"#,
+            ]
+        )
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .refunded)
+    }
+}
