@@ -102,7 +102,7 @@ public struct AppStoreServerAPIClient: Sendable {
         case 429:
             return .failure(
                 .rateLimited(
-                    retryAt: ExternalPurchaseAPIClient.retryAt(
+                    retryAt: RetryAfter.unixMilliseconds(
                         response.header("retry-after"),
                         now: Int64(now.timeIntervalSince1970 * 1000)
                     )
