@@ -1,13 +1,13 @@
 # The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test setup build lint unit smoke api browser bench format container
+.PHONY: run test setup build lint unit fuzz smoke api browser bench format container
 
 run: setup
 	swift build -c release
 	.build/release/linkout serve
 
-test: setup lint unit smoke api browser
+test: setup lint unit fuzz smoke api browser
 
 setup:
 	scripts/setup.sh
@@ -20,6 +20,11 @@ unit:
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS) --skip 'Postgres(Cluster|Outage)Tests'
 	scripts/test-postgres.sh $(SWIFT_FLAGS)
+
+# Every libFuzzer target for 3 s from its seeds (scripts/fuzz.sh): a target that no longer builds, or crashes, leaks
+# or hangs on a seed or soon after, fails the run.
+fuzz:
+	scripts/fuzz.sh 3
 
 # Starts a fresh release build on a free port and checks it with curl only.
 smoke:

@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -46,12 +47,6 @@ let package = Package(
             dependencies: ["LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
             swiftSettings: swiftSettings
         ),
-        // libFuzzer target (scripts/fuzz.sh); a plain build makes a no-op executable.
-        .executableTarget(
-            name: "LinkOutFuzz",
-            dependencies: ["HTTPServer", "ExternalPurchase"],
-            swiftSettings: swiftSettings
-        ),
         // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",
@@ -95,3 +90,38 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets, one per parser of outside bytes: `fuzz-<name>` from `Sources/LinkOutFuzz<Name>`. They exist
+// only when LINKOUT_FUZZ=1 (scripts/fuzz.sh sets it and builds with --sanitize=fuzzer, under which SwiftPM lets
+// libFuzzer supply main). As no-op executables in every build they would add a dozen links of the whole server to
+// each `swift build` and `swift test` for code that only means something under the fuzzer.
+let fuzzTargets: [(name: String, target: String, dependencies: [Target.Dependency])] = [
+    ("http-request", "LinkOutFuzzHTTPRequest", ["HTTPServer"]),
+    ("chunked-body", "LinkOutFuzzChunkedBody", ["HTTPServer"]),
+    ("form", "LinkOutFuzzForm", ["HTTPServer"]),
+    ("token", "LinkOutFuzzToken", ["ExternalPurchase"]),
+    ("notification-jws", "LinkOutFuzzNotificationJWS", ["ExternalPurchase", "LinkOutFuzzSupport"]),
+    ("x509", "LinkOutFuzzX509", ["Crypto", "LinkOutFuzzSupport"]),
+    ("apple-report-error", "LinkOutFuzzAppleReportError", ["LinkOut", "ExternalPurchase"]),
+    ("notification-history", "LinkOutFuzzNotificationHistory", ["ExternalPurchase", "LinkOutFuzzSupport"]),
+    ("stripe-event", "LinkOutFuzzStripeEvent", ["Payments"]),
+    ("stripe-signature", "LinkOutFuzzStripeSignature", ["Payments"]),
+    ("journal", "LinkOutFuzzJournal", ["Storage"]),
+    ("config", "LinkOutFuzzConfig", ["LinkOut"]),
+]
+if ProcessInfo.processInfo.environment["LINKOUT_FUZZ"] == "1" {
+    // A fuzz build is one `swift build` of every target left: the libraries and the fuzz targets. The server's
+    // executable has no fuzzer entry point, and the tests are not fuzzed.
+    package.products = []
+    package.targets.removeAll { $0.type == .test || $0.name == "TestSupport" || $0.name == "linkout" }
+    // The fixed test chain the signed seeds were made with, shared by the targets that check signatures.
+    package.targets.append(
+        .target(name: "LinkOutFuzzSupport", dependencies: ["ExternalPurchase", "Crypto"], swiftSettings: swiftSettings)
+    )
+    for fuzz in fuzzTargets {
+        package.products.append(.executable(name: "fuzz-\(fuzz.name)", targets: [fuzz.target]))
+        package.targets.append(
+            .executableTarget(name: fuzz.target, dependencies: fuzz.dependencies, swiftSettings: swiftSettings)
+        )
+    }
+}

@@ -91,18 +91,13 @@ public struct AppStoreServerAPIClient: Sendable {
         }
         let text = String(decoding: response.body.prefix(64 * 1024), as: UTF8.self)
         switch response.status {
-        case 200:
-            do {
-                return .success(try JSONDecoder().decode(NotificationHistoryResponse.self, from: Data(response.body)))
-            } catch {
-                return .failure(.malformedResponse("not a NotificationHistoryResponse"))
-            }
+        case 200: return Self.page(response.body)
         case 400, 404: return .failure(.rejected(status: response.status, body: text))
         case 401: return .failure(.unauthorized)
         case 429:
             return .failure(
                 .rateLimited(
-                    retryAt: ExternalPurchaseAPIClient.retryAt(
+                    retryAt: RetryAfter.unixMilliseconds(
                         response.header("retry-after"),
                         now: Int64(now.timeIntervalSince1970 * 1000)
                     )
@@ -142,8 +137,17 @@ public struct AppStoreServerAPIClient: Sendable {
         return .failure(.malformedResponse("more than \(maximumPages) pages"))
     }
 
+    /// A page of history from the body of a 200.
+    package static func page(_ body: [UInt8]) -> Result<NotificationHistoryResponse, Failure> {
+        do {
+            return .success(try JSONDecoder().decode(NotificationHistoryResponse.self, from: Data(body)))
+        } catch {
+            return .failure(.malformedResponse("not a NotificationHistoryResponse"))
+        }
+    }
+
     /// Query-component encoding: the token is opaque and may hold `+`, `/` or `=`.
-    private static func percentEncoded(_ value: String) -> String {
+    package static func percentEncoded(_ value: String) -> String {
         let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }

@@ -63,16 +63,23 @@ public struct ExternalPurchaseAPIClient: Sendable {
         } catch {
             return .networkError(error.description)
         }
-        let text = String(decoding: response.body.prefix(64 * 1024), as: UTF8.self)
-        switch response.status {
+        return Self.outcome(
+            status: response.status,
+            body: response.body,
+            retryAfter: response.header("retry-after"),
+            now: Int64(now.timeIntervalSince1970 * 1000)
+        )
+    }
+
+    /// What Apple's answer to a send says: its status, its body (the first 64 KiB, as text) and `Retry-After`.
+    package static func outcome(status: Int, body: [UInt8], retryAfter: String?, now: Int64) -> Outcome {
+        let text = String(decoding: body.prefix(64 * 1024), as: UTF8.self)
+        switch status {
         case 200: return .accepted
         case 400: return .rejected(body: text)
         case 401: return .unauthorized
-        case 429:
-            return .rateLimited(
-                retryAt: Self.retryAt(response.header("retry-after"), now: Int64(now.timeIntervalSince1970 * 1000))
-            )
-        default: return .serverError(status: response.status, body: text)
+        case 429: return .rateLimited(retryAt: RetryAfter.unixMilliseconds(retryAfter, now: now))
+        default: return .serverError(status: status, body: text)
         }
     }
 
@@ -104,19 +111,5 @@ public struct ExternalPurchaseAPIClient: Sendable {
         } catch {
             return .failure(error)
         }
-    }
-
-    /// `Retry-After` as UNIX ms. Apple's App Store Server API sends a UNIX time in milliseconds; RFC 9110 allows
-    /// delay-seconds or an HTTP date. All three are understood.
-    static func retryAt(_ header: String?, now: Int64) -> Int64? {
-        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
-        if let number = Int64(header) {
-            return number > 100_000_000_000 ? number : now + number * 1000
-        }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: header).map { Int64($0.timeIntervalSince1970 * 1000) }
     }
 }

@@ -53,7 +53,9 @@ public struct StripeWebhookSignature: Sendable {
         }
         guard let timestamp else { throw .malformedHeader }
         guard !signatures.isEmpty else { throw .noV1Signature }
-        guard nowSeconds - timestamp <= toleranceSeconds else { throw .timestampTooOld }
+        // A timestamp so far back that the age overflows is too old as well (Int64.min stopped the server).
+        let (age, overflow) = nowSeconds.subtractingReportingOverflow(timestamp)
+        guard !overflow, age <= toleranceSeconds else { throw .timestampTooOld }
         let expected = mac.authenticate(bytes: Array("\(timestamp).".utf8) + body)
         // Every candidate is compared in constant time, and all of them are compared, so timing tells nothing.
         var matched = false

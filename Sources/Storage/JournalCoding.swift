@@ -1,7 +1,7 @@
 /// The compact binary form of a visit in the journal: length-prefixed fields, fixed-width integers.
 /// A record is `[UInt32 length][UInt64 checksum][payload]`; a torn or damaged tail fails its checksum and
 /// ends the replay there (it was never acknowledged).
-enum JournalCoding {
+package enum JournalCoding {
     static func encode(_ visit: Visit, sequence: Int64) -> [UInt8] {
         var payload: [UInt8] = []
         payload.reserveCapacity(512)
@@ -36,7 +36,7 @@ enum JournalCoding {
     }
 
     /// Every intact record from the start of `bytes`, in order; stops at the first torn or damaged one.
-    static func decodeAll(_ bytes: [UInt8]) -> [JournalRecord] {
+    package static func decodeAll(_ bytes: [UInt8]) -> [JournalRecord] {
         var records: [JournalRecord] = []
         var offset = 0
         while bytes.count - offset >= 12 {
@@ -95,7 +95,7 @@ enum JournalCoding {
     }
 
     /// FNV-1a, 64 bits: enough to tell a torn or zeroed tail from a record, not meant against tampering.
-    static func checksum(_ bytes: [UInt8]) -> UInt64 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)

@@ -121,4 +121,4 @@ protocol LedgerEngine: Sendable {
 }
 
 /// One visit from the journal with its sequence number.
-typealias JournalRecord = (sequence: Int64, visit: Visit)
+package typealias JournalRecord = (sequence: Int64, visit: Visit)

@@ -42,6 +42,18 @@ struct StripeWebhookSignatureTests {
         }
     }
 
+    /// Found by the `stripe-signature` fuzz target: the age of this timestamp overflowed before the signature was
+    /// looked at, so one unauthenticated request stopped the server.
+    @Test func aTimestampAtInt64sLimitIsTooOldNotAnOverflow() {
+        let verifier = StripeWebhookSignature(secret: secret)
+        #expect(throws: StripeWebhookSignature.Failure.timestampTooOld) {
+            try verifier.verify(header: "t=-9223372036854775808,v1=\(vector)", body: body, nowSeconds: 1_700_000_000)
+        }
+        #expect(throws: StripeWebhookSignature.Failure.noMatchingSignature) {
+            try verifier.verify(header: "t=9223372036854775807,v1=\(vector)", body: body, nowSeconds: 1_700_000_000)
+        }
+    }
+
     @Test func refusesATamperedBodyOrAnotherSecret() {
         let header = "t=1700000000,v1=\(vector)"
         var tampered = body

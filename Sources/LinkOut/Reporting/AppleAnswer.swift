@@ -4,7 +4,7 @@ import Storage
 
 /// What Apple's answer to one report means for the outbox: a pure function of the answer, the attempts so far
 /// and the time, so every branch is unit-tested without a network.
-struct AppleAnswer: Sendable {
+package struct AppleAnswer: Sendable {
     /// What the sending pass does after recording the attempt.
     enum Next: Sendable, Equatable {
         /// Go on with the next due report.
@@ -33,7 +33,7 @@ struct AppleAnswer: Sendable {
         case critical
     }
 
-    static func interpret(
+    package static func interpret(
         _ outcome: ExternalPurchaseAPIClient.Outcome,
         attempts: Int64,
         sentAt: Int64,
@@ -168,7 +168,7 @@ struct AppleAnswer: Sendable {
     /// holds a report under this `requestIdentifier` only if it accepted one ("a report that you successfully
     /// submitted"), so a copy means the lost first answer was a 200. A `NotFoundError` (400) confirms the
     /// rejection; no answer leaves the report pending, to be sent and settled again.
-    static func settle(
+    package static func settle(
         _ rejection: AppleAnswer,
         retrieved: Result<(status: Int, body: String), HTTPClientError>,
         requestIdentifier: String,
@@ -226,7 +226,7 @@ struct AppleAnswer: Sendable {
 
     /// Exponential backoff with equal jitter: between half and all of 5 s × 2^attempts, capped at an hour, at
     /// least 1 s. The random half spreads retries of many reports that failed together.
-    static func backoffMilliseconds(attempts: Int64) -> Int64 {
+    package static func backoffMilliseconds(attempts: Int64) -> Int64 {
         let ceiling = min(3_600_000, 5_000 * (Int64(1) << min(attempts, 20)))
         return max(1_000, Int64.random(in: ceiling / 2...ceiling))
     }
