@@ -250,6 +250,14 @@ enum Migrations {
             UPDATE tokens SET app_account_source = 'app' WHERE app_account_token IS NOT NULL;
             """
         ),
+        (
+            // Refreshed custom-link tokens (spec §3.4) share their app, type, creation and expiration dates:
+            // the report planner looks them up by those to report the extra ones `DUPLICATE_TOKEN`.
+            9,
+            """
+            CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at);
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
