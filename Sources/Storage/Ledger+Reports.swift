@@ -7,6 +7,30 @@ extension Ledger {
         try engine.lineItems(for: externalPurchaseId)
     }
 
+    /// Every line item of the purchase `lineItemId` belongs to (buy, renewals, and what refers to them), on
+    /// whichever token each went, held ones included.
+    public func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+        try engine.purchaseLineItems(containing: lineItemId)
+    }
+
+    /// Line items held because no token of the customer was active at their `creationDate`, oldest first.
+    public func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem] {
+        try engine.heldLineItems(limit: limit)
+    }
+
+    /// Moves a held line item onto a token; false when it was placed already.
+    public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
+        try engine.placeHeldLineItem(rowId, on: externalPurchaseId)
+    }
+
+    /// Custom-link tokens of one of `accounts` active at `at`, that a line item dated `at` may go on; the token
+    /// already carrying line items first.
+    public func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
+        throws(StorageError) -> [StoredToken]
+    {
+        try engine.activeCustomerTokens(bundleId: bundleId, environment: environment, accounts: accounts, at: at)
+    }
+
     /// A token's reports, oldest first.
     public func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport] {
         try engine.reports(for: externalPurchaseId)

@@ -58,6 +58,11 @@ protocol LedgerEngine: Sendable {
         limit: Int
     ) throws(StorageError) -> [StoredToken]
     func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool
+    func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem]
+    func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem]
+    func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool
+    func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
+        throws(StorageError) -> [StoredToken]
     func reportSummary() throws(StorageError) -> (
         counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
     )

@@ -27,6 +27,10 @@ extension SQLEngine {
         return report
     }
 
+    static let lineItemColumns = """
+        id, external_purchase_id, line_item_id, body, received_at, report_request_identifier, held_since
+        """
+
     static func storedLineItem(_ row: [SQLValue]) -> StoredLineItem {
         StoredLineItem(
             rowId: row[0].integer ?? 0,
@@ -34,21 +38,94 @@ extension SQLEngine {
             lineItemId: row[2].text ?? "",
             body: row[3].text ?? "",
             receivedAt: row[4].integer ?? 0,
-            reportRequestIdentifier: row[5].text
+            reportRequestIdentifier: row[5].text,
+            heldSince: row.count > 6 ? row[6].integer : nil
         )
     }
 
     // MARK: reads
 
+    /// A token's line items; held ones are on no token yet.
     func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem] {
         try read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT id, external_purchase_id, line_item_id, body, received_at, report_request_identifier
-                FROM line_items WHERE external_purchase_id = ? ORDER BY id
+                SELECT \(Self.lineItemColumns)
+                FROM line_items WHERE external_purchase_id = ? AND held_since IS NULL ORDER BY id
                 """,
                 [.text(externalPurchaseId)]
             ).map(Self.storedLineItem)
+        }
+    }
+
+    /// Every line item of the purchase that `lineItemId` belongs to (its buy, renewals and refunds, on whichever
+    /// token each went, held ones included), by the charges that name them.
+    func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.lineItemColumns) FROM line_items WHERE line_item_id = ? OR line_item_id IN (
+                    SELECT c.line_item_id FROM purchase_charges c WHERE c.purchase_id IN (
+                        SELECT p.purchase_id FROM purchase_charges p WHERE p.line_item_id = ?))
+                ORDER BY id
+                """,
+                [.text(lineItemId), .text(lineItemId)]
+            ).map(Self.storedLineItem)
+        }
+    }
+
+    /// Held line items, oldest first.
+    func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.lineItemColumns) FROM line_items WHERE held_since IS NOT NULL ORDER BY id LIMIT ?",
+                [.integer(Int64(limit))]
+            ).map(Self.storedLineItem)
+        }
+    }
+
+    /// Moves a held line item onto the token that will carry it; it waits for the next report of that token.
+    /// False when it is no longer held (another instance placed it).
+    func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
+        try writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                UPDATE line_items SET external_purchase_id = ?, held_since = NULL
+                WHERE id = ? AND held_since IS NOT NULL RETURNING 1
+                """,
+                [.text(externalPurchaseId), .integer(rowId)]
+            ).isEmpty)
+        }
+    }
+
+    /// Custom-link tokens (`ACQUISITION`/`SERVICES` with an expiry) of the app and environment that are active
+    /// at `at` and belong to one of `accounts`, not reported `DUPLICATE_TOKEN`: the tokens a line item dated
+    /// `at` may go on (spec §3.4: "any token associated with the customer that is active … at the time of the
+    /// transaction"). Tokens with line items first, then the first seen.
+    func activeCustomerTokens(
+        bundleId: String,
+        environment: String,
+        accounts: [String],
+        at: Int64
+    ) throws(StorageError) -> [StoredToken] {
+        guard !accounts.isEmpty else { return [] }
+        let placeholders = accounts.map { _ in "?" }.joined(separator: ", ")
+        return try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.tokenColumns) FROM tokens t
+                WHERE t.app_account_token IN (\(placeholders)) AND t.bundle_id = ? AND t.environment = ?
+                  AND \(Self.isCustomLink("t")) AND t.token_created_at <= ? AND t.token_expires_at >= ?
+                  AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = t.external_purchase_id
+                      AND d.status = 'DUPLICATE_TOKEN')
+                ORDER BY CASE WHEN EXISTS (SELECT 1 FROM line_items l
+                    WHERE l.external_purchase_id = t.external_purchase_id) THEN 0 ELSE 1 END,
+                    t.first_seen_at, t.external_purchase_id
+                """,
+                accounts.map { SQLValue.text($0) } + [
+                    .text(bundleId), .text(environment), .integer(at), .integer(at),
+                ]
+            ).map(Self.storedToken)
         }
     }
 
@@ -188,7 +265,7 @@ extension SQLEngine {
                 WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.report_request_identifier IS NULL)
+                        AND l.report_request_identifier IS NULL AND l.held_since IS NULL)
                     OR (NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
                         AND (t.report_due_at IS NOT NULL

@@ -25,7 +25,10 @@ extension PaymentChangeMapper {
             change.outcome = "renewal recorded; nothing to report to Apple"
             return .apply(change)
         }
-        let items = try ledger.lineItems(for: token).compactMap { stored -> SubscriptionBuyLineItem? in
+        // The purchase's items on whichever token each went (a renewal may be on another token of the customer, or
+        // held): the latest one carries the paid days on.
+        let chain = try ledger.purchaseLineItems(containing: buy)
+        let items = chain.compactMap { stored -> SubscriptionBuyLineItem? in
             guard
                 case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
             else { return nil }
@@ -36,7 +39,7 @@ extension PaymentChangeMapper {
         }
         do {
             let item = try lineItems.renewal(invoice, previous: previous, exchangeRate: rate(invoice.currency))
-            change.lineItems = [(token, item.lineItemId, try Self.encode(.subscriptionBuy(item)))]
+            let body = try Self.encode(.subscriptionBuy(item))
             change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map {
                 key in
                 PurchaseCharge(
@@ -54,10 +57,38 @@ extension PaymentChangeMapper {
             purchase.updatedAt = now
             change.purchase = purchase
             change.outcome = "renewal recorded; line item \(item.lineItemId) queued for Apple"
+            try place(item, body: body, purchaseToken: token, chain: chain, in: &change)
         } catch let error as AppleLineItemError {
             change.outcome = "renewal recorded; not reportable: \(error)"
         }
         return .apply(change)
+    }
+
+    /// Puts a renewal on a token of the customer active at its date (`LineItemPlacement`): the purchase's token
+    /// while it is active, else another; none known → held, and the outcome says so (it is logged as a warning
+    /// and shown on the dashboard until the app forwards such a token).
+    private func place(
+        _ item: SubscriptionBuyLineItem,
+        body: String,
+        purchaseToken token: String,
+        chain: [StoredLineItem],
+        in change: inout PaymentChange
+    ) throws {
+        guard let purchaseToken = try ledger.token(token) else {
+            change.lineItems = [(token, item.lineItemId, body)]
+            return
+        }
+        let placement = LineItemPlacement(ledger: ledger)
+        if let target = try placement.token(at: item.creationDate, purchaseToken: purchaseToken, chain: chain) {
+            change.lineItems = [(target.externalPurchaseId, item.lineItemId, body)]
+            if target.externalPurchaseId != token {
+                change.outcome += " on token \(target.externalPurchaseId), active at its date (the purchase's expired)"
+            }
+        } else {
+            change.heldLineItems = [(token, item.lineItemId, body)]
+            change.outcome =
+                "renewal recorded; line item \(item.lineItemId) held: no token of the customer is active at its date"
+        }
     }
 
     func refund(_ refund: ChargeRefund, event: (provider: String, eventId: String), at now: Int64) throws -> Decision {
@@ -86,17 +117,23 @@ extension PaymentChangeMapper {
             cause: "\(charge.chargeKey):\(refund.amountRefunded)",
             at: now
         )
-        guard let token = purchase.externalPurchaseId, purchase.buyLineItemId != nil else {
+        guard purchase.externalPurchaseId != nil, purchase.buyLineItemId != nil else {
             change.outcome = "refund recorded; nothing to report to Apple"
             return .apply(change)
         }
+        // The refunded item may be a renewal on another token of the customer: the refund goes on the token of
+        // the item it refers to (Apple looks the reference up on the report's token).
+        let chain = try ledger.purchaseLineItems(containing: charge.lineItemId)
         guard
-            let stored = try ledger.lineItems(for: token).first(where: { $0.lineItemId == charge.lineItemId }),
+            let stored = chain.first(where: { $0.lineItemId == charge.lineItemId }),
             let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
         else { return .wait("the refunded buy's line item is not recorded yet") }
+        guard stored.heldSince == nil else {
+            return .wait("the refunded renewal is held until a token of the customer can carry it")
+        }
         do {
             if let item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {
-                change.lineItems = [(token, item.lineItemId, try Self.encode(.refund(item)))]
+                change.lineItems = [(stored.externalPurchaseId, item.lineItemId, try Self.encode(.refund(item)))]
                 change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
             } else {
                 change.outcome = "refund already reported"

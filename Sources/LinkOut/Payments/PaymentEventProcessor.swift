@@ -74,6 +74,13 @@ final class PaymentEventProcessor: Sendable {
                 // A paid sale that cannot become an Apple line item needs a person: say so loudly.
                 if change.outcome.contains("not reportable") {
                     logger.error("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                } else if !change.heldLineItems.isEmpty {
+                    // Revenue Apple cannot take yet (no token of the customer active at its date): logged once,
+                    // shown on the dashboard until a token of the customer places it.
+                    logger.warning(
+                        "payment event processed; line item held",
+                        metadata.merging(["outcome": change.outcome]) { a, _ in a }
+                    )
                 } else {
                     logger.info("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
                 }

@@ -95,6 +95,19 @@ extension DashboardRoute {
                 context["oldest_note"] = .text("\(DashboardTime.age(left)) left before Apple's 10-day notice.")
             }
         }
+        // Revenue Apple cannot take yet: a renewal dated after every known token of the customer expired.
+        let held = try ledger.heldLineItems(limit: Self.failingRows)
+        context["has_held_line_items"] = .flag(!held.isEmpty)
+        context["held_rows"] = .list(
+            held.map { item in
+                [
+                    "href": .text(Self.detailPath(item.externalPurchaseId)),
+                    "token": .text(item.externalPurchaseId),
+                    "line_item": .text(item.lineItemId),
+                    "since": .text(item.heldSince.map(DashboardTime.timestamp) ?? "—"),
+                ]
+            }
+        )
         let failing = try ledger.failingReports(limit: Self.failingRows)
         context["has_failing_reports"] = .flag(!failing.isEmpty)
         context["report_rows"] = .list(
