@@ -315,6 +315,7 @@ struct PaymentFlowTests {
         try harness.waitForEvents()
         var items = harness.reportedLineItems()
         #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
+        #expect(harness.apple.apple.waitForRequest())  // the start's report, received above
         let ledger = harness.live.application.ledger
         #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
         #expect(harness.live.logLines.all.filter { $0.contains("line item held") }.count == 1)
@@ -326,6 +327,12 @@ struct PaymentFlowTests {
         // The app forwards the SERVICES token an update gave the customer an hour before the renewal.
         let second = token(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: account).status == 201)
+        // The forward wakes reporting: the held renewal is placed and reported without waiting for a poll.
+        #expect(harness.apple.apple.waitForRequest())
+        #expect(try ledger.heldLineItems(limit: 10).isEmpty)
+        #expect(
+            harness.apple.apple.received.last?.report?.lineItems?.map(\.common.lineItemId) == ["in_2"]
+        )
         // And the next renewal, a minute later, goes straight onto it.
         #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60), timestamp: renewedAt + 60).status == 200)
         try harness.waitForEvents()
