@@ -18,6 +18,11 @@ extension Ledger {
         try engine.heldLineItems(limit: limit)
     }
 
+    /// How many line items are held.
+    public func heldLineItemCount() throws(StorageError) -> Int64 {
+        try engine.heldLineItemCount()
+    }
+
     /// Moves a held line item onto a token; false when it was placed already.
     public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
         try engine.placeHeldLineItem(rowId, on: externalPurchaseId)

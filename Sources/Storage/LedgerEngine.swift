@@ -60,6 +60,7 @@ protocol LedgerEngine: Sendable {
     func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool
     func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem]
     func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem]
+    func heldLineItemCount() throws(StorageError) -> Int64
     func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool
     func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
         throws(StorageError) -> [StoredToken]

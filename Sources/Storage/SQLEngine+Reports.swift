@@ -84,6 +84,13 @@ extension SQLEngine {
         }
     }
 
+    func heldLineItemCount() throws(StorageError) -> Int64 {
+        try read { connection throws(StorageError) in
+            try connection.query("SELECT count(*) FROM line_items WHERE held_since IS NOT NULL").first?.first?.integer
+                ?? 0
+        }
+    }
+
     /// Moves a held line item onto the token that will carry it; it waits for the next report of that token.
     /// False when it is no longer held (another instance placed it).
     func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {

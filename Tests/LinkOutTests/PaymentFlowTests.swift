@@ -319,6 +319,7 @@ struct PaymentFlowTests {
         let ledger = harness.live.application.ledger
         #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
         #expect(harness.live.logLines.all.filter { $0.contains("line item held") }.count == 1)
+        #expect(try harness.live.get("/metrics").text.contains("\nlinkout_line_items_held 1\n"))
         let session = try DashboardTests.signIn(harness.live)
         let dashboard = try harness.live.get("/admin", headers: ["Cookie": session])
         #expect(dashboard.text.contains("id=\"held-line-items\""))
