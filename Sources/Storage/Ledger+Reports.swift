@@ -7,6 +7,35 @@ extension Ledger {
         try engine.lineItems(for: externalPurchaseId)
     }
 
+    /// Every line item of the purchase `lineItemId` belongs to (buy, renewals, and what refers to them), on
+    /// whichever token each went, held ones included.
+    public func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+        try engine.purchaseLineItems(containing: lineItemId)
+    }
+
+    /// Line items held because no token of the customer was active at their `creationDate`, oldest first.
+    public func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem] {
+        try engine.heldLineItems(limit: limit)
+    }
+
+    /// How many line items are held.
+    public func heldLineItemCount() throws(StorageError) -> Int64 {
+        try engine.heldLineItemCount()
+    }
+
+    /// Moves a held line item onto a token; false when it was placed already.
+    public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
+        try engine.placeHeldLineItem(rowId, on: externalPurchaseId)
+    }
+
+    /// Custom-link tokens of one of `accounts` active at `at`, that a line item dated `at` may go on; the token
+    /// already carrying line items first.
+    public func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
+        throws(StorageError) -> [StoredToken]
+    {
+        try engine.activeCustomerTokens(bundleId: bundleId, environment: environment, accounts: accounts, at: at)
+    }
+
     /// A token's reports, oldest first.
     public func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport] {
         try engine.reports(for: externalPurchaseId)
@@ -39,10 +68,12 @@ extension Ledger {
         try engine.releaseReportClaims(requestIdentifiers, owner: instance)
     }
 
-    /// Tokens that need a new report: line items not yet in any report, or no report at all, no line items and
-    /// a `tokenCreationDate` before `quietSince` (candidates for NO_LINE_ITEM) and no payment that may still
-    /// complete. Tokens with an open (pending or rejected) report are left out: one report at a time per token.
+    /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items:
+    /// a token without an expiry created before `quietSince` and with no payment that may still complete, a
+    /// custom-link token once it expired or as a duplicate, any token Apple announced as unreported. Tokens
+    /// with an open (pending or rejected) report are left out: one report at a time per token.
     public func tokensNeedingReports(
+        now: Int64,
         quietSince: Int64,
         paymentsOpenSince: Int64,
         paymentsPendingSince: Int64,
@@ -50,6 +81,7 @@ extension Ledger {
         limit: Int
     ) throws(StorageError) -> [StoredToken] {
         try engine.tokensNeedingReports(
+            now: now,
             quietSince: quietSince,
             paymentsOpenSince: paymentsOpenSince,
             paymentsPendingSince: paymentsPendingSince,
@@ -58,9 +90,10 @@ extension Ledger {
         )
     }
 
-    /// Custom-link tokens of the same customer (same `appAccountToken`), app and type, first seen first.
-    public func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken] {
-        try engine.tokensSharingCustomer(token)
+    /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
+    /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (spec §3.4).
+    public func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool {
+        try engine.isDuplicateToken(externalPurchaseId)
     }
 
     /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest

@@ -50,13 +50,20 @@ protocol LedgerEngine: Sendable {
     func claimDueReports(now: Int64, limit: Int, lease: Lease) throws(StorageError) -> [StoredReport]
     func releaseReportClaims(_ requestIdentifiers: [String], owner: String) throws(StorageError)
     func tokensNeedingReports(
+        now: Int64,
         quietSince: Int64,
         paymentsOpenSince: Int64,
         paymentsPendingSince: Int64,
         holdsEndForTokensCreatedBefore: Int64,
         limit: Int
     ) throws(StorageError) -> [StoredToken]
-    func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken]
+    func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool
+    func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem]
+    func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem]
+    func heldLineItemCount() throws(StorageError) -> Int64
+    func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool
+    func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
+        throws(StorageError) -> [StoredToken]
     func reportSummary() throws(StorageError) -> (
         counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
     )

@@ -261,6 +261,25 @@ enum Migrations {
             CREATE INDEX payment_events_held ON payment_events(held_token);
             """
         ),
+        (
+            // Refreshed custom-link tokens (spec §3.4) share their app, type, creation and expiration dates:
+            // the report planner looks them up by those to report the extra ones `DUPLICATE_TOKEN`.
+            10,
+            """
+            CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at);
+            """
+        ),
+        (
+            // A line item no token of the customer can carry yet (a renewal after the purchase's custom-link
+            // token expired, spec §3.4, §5.5) is held: stored, but on no report until a token active at its
+            // `creationDate` is known. It then moves to that token.
+            11,
+            """
+            ALTER TABLE line_items ADD COLUMN held_since INTEGER;
+            CREATE INDEX line_items_held ON line_items(held_since) WHERE held_since IS NOT NULL;
+            CREATE INDEX purchase_charges_line_item ON purchase_charges(line_item_id);
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

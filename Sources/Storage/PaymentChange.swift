@@ -12,6 +12,9 @@ public struct PaymentChange: Sendable {
     public var sessionState: (sessionId: String, state: PaymentSessionRecord.State)?
     /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
     public var lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)]
+    /// Apple line items no token can carry yet, stored held (`StoredLineItem.heldSince`) under the purchase's
+    /// token until one of the customer's tokens active at their `creationDate` is known.
+    public var heldLineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = []
     /// The purchase's redemption code (its hash), made with the purchase.
     public var redemption: RedemptionRecord?
     /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.

@@ -98,15 +98,22 @@ extension SQLEngine {
                 ]
             )
         }
-        for item in change.lineItems {
+        let items = change.lineItems.map { ($0, Int64?.none) } + change.heldLineItems.map { ($0, Int64?(change.at)) }
+        for (item, heldSince) in items {
             let known = try connection.query(
                 "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ?",
                 [.text(item.externalPurchaseId), .text(item.lineItemId)]
             )
             guard known.isEmpty else { continue }
             try connection.query(
-                "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
-                [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at)]
+                """
+                INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at, held_since)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at),
+                    heldSince.map(SQLValue.integer) ?? .null,
+                ]
             )
         }
     }

@@ -27,6 +27,10 @@ extension SQLEngine {
         return report
     }
 
+    static let lineItemColumns = """
+        id, external_purchase_id, line_item_id, body, received_at, report_request_identifier, held_since
+        """
+
     static func storedLineItem(_ row: [SQLValue]) -> StoredLineItem {
         StoredLineItem(
             rowId: row[0].integer ?? 0,
@@ -34,21 +38,101 @@ extension SQLEngine {
             lineItemId: row[2].text ?? "",
             body: row[3].text ?? "",
             receivedAt: row[4].integer ?? 0,
-            reportRequestIdentifier: row[5].text
+            reportRequestIdentifier: row[5].text,
+            heldSince: row.count > 6 ? row[6].integer : nil
         )
     }
 
     // MARK: reads
 
+    /// A token's line items; held ones are on no token yet.
     func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem] {
         try read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT id, external_purchase_id, line_item_id, body, received_at, report_request_identifier
-                FROM line_items WHERE external_purchase_id = ? ORDER BY id
+                SELECT \(Self.lineItemColumns)
+                FROM line_items WHERE external_purchase_id = ? AND held_since IS NULL ORDER BY id
                 """,
                 [.text(externalPurchaseId)]
             ).map(Self.storedLineItem)
+        }
+    }
+
+    /// Every line item of the purchase that `lineItemId` belongs to (its buy, renewals and refunds, on whichever
+    /// token each went, held ones included), by the charges that name them.
+    func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.lineItemColumns) FROM line_items WHERE line_item_id = ? OR line_item_id IN (
+                    SELECT c.line_item_id FROM purchase_charges c WHERE c.purchase_id IN (
+                        SELECT p.purchase_id FROM purchase_charges p WHERE p.line_item_id = ?))
+                ORDER BY id
+                """,
+                [.text(lineItemId), .text(lineItemId)]
+            ).map(Self.storedLineItem)
+        }
+    }
+
+    /// Held line items, oldest first.
+    func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.lineItemColumns) FROM line_items WHERE held_since IS NOT NULL ORDER BY id LIMIT ?",
+                [.integer(Int64(limit))]
+            ).map(Self.storedLineItem)
+        }
+    }
+
+    func heldLineItemCount() throws(StorageError) -> Int64 {
+        try read { connection throws(StorageError) in
+            try connection.query("SELECT count(*) FROM line_items WHERE held_since IS NOT NULL").first?.first?.integer
+                ?? 0
+        }
+    }
+
+    /// Moves a held line item onto the token that will carry it; it waits for the next report of that token.
+    /// False when it is no longer held (another instance placed it).
+    func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
+        try writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                UPDATE line_items SET external_purchase_id = ?, held_since = NULL
+                WHERE id = ? AND held_since IS NOT NULL RETURNING 1
+                """,
+                [.text(externalPurchaseId), .integer(rowId)]
+            ).isEmpty)
+        }
+    }
+
+    /// Custom-link tokens (`ACQUISITION`/`SERVICES` with an expiry) of the app and environment that are active
+    /// at `at` and belong to one of `accounts`, not reported `DUPLICATE_TOKEN`: the tokens a line item dated
+    /// `at` may go on (spec §3.4: "any token associated with the customer that is active … at the time of the
+    /// transaction"). Tokens with line items first, then the first seen.
+    func activeCustomerTokens(
+        bundleId: String,
+        environment: String,
+        accounts: [String],
+        at: Int64
+    ) throws(StorageError) -> [StoredToken] {
+        guard !accounts.isEmpty else { return [] }
+        let placeholders = accounts.map { _ in "?" }.joined(separator: ", ")
+        return try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.tokenColumns) FROM tokens t
+                WHERE t.app_account_token IN (\(placeholders)) AND t.bundle_id = ? AND t.environment = ?
+                  AND \(Self.isCustomLink("t")) AND t.token_created_at <= ? AND t.token_expires_at >= ?
+                  AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = t.external_purchase_id
+                      AND d.status = 'DUPLICATE_TOKEN')
+                ORDER BY CASE WHEN EXISTS (SELECT 1 FROM line_items l
+                    WHERE l.external_purchase_id = t.external_purchase_id) THEN 0 ELSE 1 END,
+                    t.first_seen_at, t.external_purchase_id
+                """,
+                accounts.map { SQLValue.text($0) } + [
+                    .text(bundleId), .text(environment), .integer(at), .integer(at),
+                ]
+            ).map(Self.storedToken)
         }
     }
 
@@ -103,18 +187,77 @@ extension SQLEngine {
     /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
     static let lastHoldingPayment: Int64 = 8 * 86_400_000
 
+    /// SQL true for a custom-link token (`ACQUISITION`/`SERVICES` with a `tokenExpirationDate`) in `alias`.
+    static func isCustomLink(_ alias: String) -> String {
+        "(\(alias).token_type IN ('ACQUISITION', 'SERVICES') AND \(alias).token_expires_at IS NOT NULL)"
+    }
+
+    /// SQL true when the token in `t` is an extra custom-link token of its customer (spec §3.4, §5.4), to be
+    /// reported `DUPLICATE_TOKEN`. Only `ACQUISITION`/`SERVICES` tokens without line items qualify (Apple refuses
+    /// the status for any other type: `DuplicateTokenStatusNotAllowedError`). Its siblings are tokens of the same
+    /// app, environment and type that are either
+    /// - refreshed copies of it, as Apple describes them: "same creation and expiration dates as the original
+    ///   token, but a different externalPurchaseId" (no `appAccountToken` needed, so tokens learned from a
+    ///   `CREATED` notification or a landing are grouped too; two tokens that name different accounts are not),
+    /// - or tokens of the same `appAccountToken` whose active ranges overlap.
+    /// Of a group, the token transactions are reported on is the first with line items, else the first seen;
+    /// every other one is the duplicate. A sibling already reported `DUPLICATE_TOKEN` never counts as that one.
+    static let isDuplicateToken = """
+        (t.token_type IN ('ACQUISITION', 'SERVICES')
+            AND NOT EXISTS (SELECT 1 FROM line_items tl WHERE tl.external_purchase_id = t.external_purchase_id)
+            AND (\(primarySibling(where: """
+                s.token_created_at = t.token_created_at AND s.token_expires_at = t.token_expires_at
+                AND (s.app_account_token IS NULL OR t.app_account_token IS NULL
+                    OR s.app_account_token = t.app_account_token)
+                """))
+            OR \(primarySibling(where: """
+                s.app_account_token = t.app_account_token
+                AND s.token_created_at <= COALESCE(t.token_expires_at, 9223372036854775807)
+                AND t.token_created_at <= COALESCE(s.token_expires_at, 9223372036854775807)
+                """))))
+        """
+
+    /// SQL true when a token `s` of the same app, environment and type as `t`, matching `condition`, is the one
+    /// transactions are reported on rather than `t`: it has line items, or was seen first; one reported
+    /// `DUPLICATE_TOKEN` never is. Two lookups (refreshed copy, same account) rather than one with an OR, so each
+    /// uses its index (`tokens_refresh`, `tokens_account`).
+    static func primarySibling(where condition: String) -> String {
+        """
+        EXISTS (SELECT 1 FROM tokens s WHERE \(condition)
+            AND s.bundle_id = t.bundle_id AND s.app_apple_id = t.app_apple_id
+            AND s.environment = t.environment AND s.token_type = t.token_type
+            AND s.external_purchase_id <> t.external_purchase_id
+            AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = s.external_purchase_id
+                AND d.status = 'DUPLICATE_TOKEN')
+            AND (EXISTS (SELECT 1 FROM line_items sl WHERE sl.external_purchase_id = s.external_purchase_id)
+                OR s.first_seen_at < t.first_seen_at
+                OR (s.first_seen_at = t.first_seen_at AND s.external_purchase_id < t.external_purchase_id)))
+        """
+    }
+
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
-    /// and created before `quietSince` (candidates for NO_LINE_ITEM). The wait counts from
-    /// `tokenCreationDate`, as Apple's 10-day clock does, not from when linkout first saw the token: a token
-    /// forwarded late is due at once. Tokens with an open (pending or rejected) report
-    /// are left out: one report at a time per token.
-    /// A token with a payment that may still complete (a session opened after `paymentsOpenSince`, or a delayed
-    /// payment method pending since after `paymentsPendingSince`) is not reported `NO_LINE_ITEM` yet: the
-    /// purchase would follow as a line item. No hold outlasts `holdsEndForTokensCreatedBefore` (Apple's deadline
-    /// comes first), and a token Apple announced as unreported (`report_due_at`, set by an `UNREPORTED`
-    /// notification) is due at once, whatever the wait or the hold say. A token whose sale is held for an
-    /// exchange rate is never reported `NO_LINE_ITEM`: it had a transaction, and its line item follows.
+    /// (candidates for `NO_LINE_ITEM` or `DUPLICATE_TOKEN`). Tokens with an open (pending or rejected) report are
+    /// left out: one report at a time per token.
+    ///
+    /// A token without an expiry (link-out tokens, Japan's and Brazil's `IN_APP`/`LINK_OUT` tokens, and a
+    /// custom-link type that came without `tokenExpirationDate`) is due once created before `quietSince`. The
+    /// wait counts from `tokenCreationDate`, as Apple's 10-day clock does, not from when linkout first saw the
+    /// token: a token forwarded late is due at once. A payment that may still complete (a session opened after
+    /// `paymentsOpenSince`, or a delayed payment method pending since after `paymentsPendingSince`) holds it
+    /// back: the purchase would follow as a line item. No hold outlasts `holdsEndForTokensCreatedBefore` (Apple's
+    /// deadline comes first).
+    ///
+    /// A custom-link token with an expiry lives up to a year and may take purchases all that time (spec §3.4).
+    /// While active it is due only as a duplicate (`isDuplicateToken`) or on Apple's `UNREPORTED` notice; once
+    /// expired (`now` past `tokenExpirationDate`) at once, held only by a checkout opened on it before it
+    /// expired that may still complete (a day at most). Apple sends `UNREPORTED` "soon after the token expires"
+    /// (spec §5.8) without saying how soon, so linkout does not wait for a quiet time.
+    ///
+    /// A token Apple announced as unreported (`report_due_at`, set by an `UNREPORTED` notification) is due at
+    /// once, whatever the wait or the hold say. A token whose sale is held for an exchange rate is never reported
+    /// `NO_LINE_ITEM`: it had a transaction, and its line item follows.
     func tokensNeedingReports(
+        now: Int64,
         quietSince: Int64,
         paymentsOpenSince: Int64,
         paymentsPendingSince: Int64,
@@ -130,39 +273,41 @@ extension SQLEngine {
                 WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.report_request_identifier IS NULL)
-                    OR ((t.token_created_at <= ? OR t.report_due_at IS NOT NULL)
-                        AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
+                        AND l.report_request_identifier IS NULL AND l.held_since IS NULL)
+                    OR (NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
                             AND e.held_reason IS NOT NULL)
-                        AND (t.report_due_at IS NOT NULL OR t.token_created_at < ? OR NOT EXISTS (
-                            SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
-                            AND s.created_at < t.token_created_at + \(Self.lastHoldingPayment)
-                            AND ((s.state = 'open' AND s.created_at > ?)
-                                OR (s.state = 'pending' AND s.updated_at > ?))))))
+                        AND (t.report_due_at IS NOT NULL
+                            OR (NOT \(Self.isCustomLink("t")) AND t.token_created_at <= ?
+                                AND (t.token_created_at < ? OR NOT EXISTS (
+                                    SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+                                    AND s.created_at < t.token_created_at + \(Self.lastHoldingPayment)
+                                    AND ((s.state = 'open' AND s.created_at > ?)
+                                        OR (s.state = 'pending' AND s.updated_at > ?)))))
+                            OR (\(Self.isCustomLink("t")) AND t.token_expires_at <= ? AND NOT EXISTS (
+                                    SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+                                    AND s.state = 'open' AND s.created_at > ? AND s.created_at < t.token_expires_at))
+                            OR \(Self.isDuplicateToken))))
                 ORDER BY t.token_created_at LIMIT ?
                 """,
                 [
                     .integer(quietSince), .integer(holdsEndForTokensCreatedBefore), .integer(paymentsOpenSince),
-                    .integer(paymentsPendingSince), .integer(Int64(limit)),
+                    .integer(paymentsPendingSince), .integer(now), .integer(paymentsOpenSince),
+                    .integer(Int64(limit)),
                 ]
             ).map(Self.storedToken)
         }
     }
 
-    /// Custom-link tokens of the same customer (same `appAccountToken`), app and type, first seen first.
-    func tokensSharingCustomer(_ token: StoredToken) throws(StorageError) -> [StoredToken] {
-        guard let account = token.appAccountToken, let type = token.tokenType else { return [] }
-        return try read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT \(Self.tokenColumns) FROM tokens
-                WHERE app_account_token = ? AND bundle_id = ? AND token_type = ?
-                ORDER BY first_seen_at, external_purchase_id
-                """,
-                [.text(account), .text(token.bundleId), .text(type)]
-            ).map(Self.storedToken)
+    /// Whether the token is an extra custom-link token of its customer, to be reported `DUPLICATE_TOKEN`
+    /// (`isDuplicateToken`).
+    func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool {
+        try read { connection throws(StorageError) in
+            !(try connection.query(
+                "SELECT 1 FROM tokens t WHERE t.external_purchase_id = ? AND \(Self.isDuplicateToken)",
+                [.text(externalPurchaseId)]
+            ).isEmpty)
         }
     }
 

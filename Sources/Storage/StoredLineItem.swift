@@ -6,4 +6,7 @@ public struct StoredLineItem: Sendable, Equatable, Codable {
     public var body: String
     public var receivedAt: Int64
     public var reportRequestIdentifier: String?
+    /// Set while the item is held (no token of the customer was active at its `creationDate`): it goes on no
+    /// report until it is placed on such a token.
+    public var heldSince: Int64? = nil
 }

@@ -76,7 +76,7 @@ struct ExchangeRateHoldFlowTests {
         let dashboard = try harness.live.get("/admin", headers: ["Cookie": session])
         #expect(dashboard.text.contains("Line items waiting for an exchange rate"))
         #expect(dashboard.text.contains("no KWD rate within 48 hours"))
-        #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_held 1"))
+        #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_waiting_for_rate 1"))
         // A refund of the held buy waits behind it.
         #expect(try harness.deliver(Self.refunded(amount: 5120, refunded: 1000)).status == 200)
         let ledger = harness.live.application.ledger
@@ -106,6 +106,6 @@ struct ExchangeRateHoldFlowTests {
         #expect(bodies.allSatisfy { !$0.contains("exchangeRate") || $0.contains(#""exchangeRate":3.251"#) })
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         #expect(try harness.live.application.ledger.heldPaymentEvents().isEmpty)
-        #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_held 0"))
+        #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_waiting_for_rate 0"))
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import ExternalPurchase
 import Foundation
 import Lifecycle
+import Storage
 import TestSupport
 import Testing
 
@@ -177,6 +178,51 @@ struct LiveReportingTests {
                 headers: ["Authorization": "Bearer backend-secret"]
             ).status == 404
         )
+    }
+
+    /// Japan (iOS 26.4) and Brazil (26.5): the app asks StoreKit for a token before every potential transaction
+    /// and forwards it with `POST /v1/tokens`. Each keeps its type and expiry, is reported like a link-out token
+    /// (`NO_LINE_ITEM` after the wait, counted from its creation), and is never `DUPLICATE_TOKEN`, even when two
+    /// of them carry the same dates.
+    @Test func japanAndBrazilTokensForwardedByTheAppAreReportedLikeLinkOutTokens() throws {
+        let setup = try Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 172_800) }
+        #expect(live.firstReportingPassIsOver())
+        let now = Clock.system.nowMilliseconds()
+        let created = now - 3 * 86_400_000
+        var tokens: [ExternalPurchaseToken] = []
+        for type in ["IN_APP", "IN_APP", "LINK_OUT", "WITHIN_APP", "OUT_OF_APP"] {
+            var token = TokenMinter.mint(
+                bundleId: "com.example",
+                appAppleId: 1_234_567_890,
+                sandbox: false,
+                tokenType: nil,
+                nowMilliseconds: created
+            )
+            token.tokenType = type
+            token.tokenExpirationDate = now + 30 * 86_400_000
+            tokens.append(token)
+            let forwarded = try live.post(
+                "/v1/tokens",
+                contentType: "application/json",
+                body:
+                    #"{"token": "\#(TokenMinter.encode(token))", "appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#
+            )
+            #expect(forwarded.status == 201)
+            let stored = try #require(try live.ledger().token(token.externalPurchaseId))
+            #expect(stored.tokenType == type)
+            #expect(stored.expiresAt == now + 30 * 86_400_000)
+        }
+        live.application.reporting.tick()
+        for _ in tokens { #expect(setup.apple.waitForRequest()) }
+        live.application.reporting.tick()
+        var statuses: [String: ExternalPurchaseReport.Status] = [:]
+        for request in setup.apple.received {
+            if let report = request.report { statuses[report.externalPurchaseId] = report.status }
+            #expect(request.problems == [])
+        }
+        #expect(setup.apple.received.count == tokens.count)
+        #expect(statuses == Dictionary(uniqueKeysWithValues: tokens.map { ($0.externalPurchaseId, .noLineItem) }))
     }
 
     @Test func readinessSaysWhyReportsWait() throws {

@@ -165,14 +165,14 @@ struct NotificationTests {
                 externalPurchaseId: id,
                 tokenCreationDate: created,
                 tokenType: "ACQUISITION",
-                tokenExpirationDate: created + 365 * 86_400_000
+                tokenExpirationDate: created + 2 * 86_400_000
             )
         )
         #expect(try Self.deliver(live, signed).status == 200)
         let token = try #require(try live.ledger().token(id))
         #expect(token.createdAt == created)
         #expect(token.tokenType == "ACQUISITION")
-        #expect(token.expiresAt == created + 365 * 86_400_000)
+        #expect(token.expiresAt == created + 2 * 86_400_000)
         #expect(token.source == "url")
         #expect(token.visitCount == 1)
         #expect(try live.ledger().notifications().first?.outcome == "known")
@@ -185,7 +185,7 @@ struct NotificationTests {
         #expect(!line.contains("appAppleId"), "only what differed")
         #expect(!live.logLines.all.contains { $0.contains(forgedText) || $0.contains(signed) })
 
-        // Three days after Apple's creation date the NO_LINE_ITEM wait (one day here) is over.
+        // By Apple's dates the custom-link token expired a day ago: its NO_LINE_ITEM is due.
         live.application.reporting.tick()
         let received = try setup.fakeApple.received
         #expect(received.count == 1)
@@ -199,33 +199,53 @@ struct NotificationTests {
                 externalPurchaseId: id,
                 tokenCreationDate: created,
                 tokenType: "ACQUISITION",
-                tokenExpirationDate: created + 365 * 86_400_000
+                tokenExpirationDate: created + 2 * 86_400_000
             )
         )
         #expect(try Self.deliver(live, again).status == 200)
         #expect(live.logLines.all.filter { $0.contains("token corrected to Apple's values") }.count == 1)
     }
 
-    @Test func anActiveTokenReminderMakesAnUnreportedTokenDueNow() throws {
+    /// A custom-link token may take purchases for up to a year (spec §3.4): Apple's monthly reminder does not make
+    /// it due; a refreshed copy of it (same dates, another id) is reported `DUPLICATE_TOKEN` at once; Apple's
+    /// `UNREPORTED` notice makes the token itself due.
+    @Test func anActiveTokenIsReportedOnlyAsADuplicateOrWhenAppleSaysItIsUnreported() throws {
         let setup = try Setup()
         let live = try setup.live(grace: 86_400)
+        #expect(live.firstReportingPassIsOver())
         let id = UUID().uuidString.lowercased()
-        let created = Clock.system.nowMilliseconds() - 60_000
-        let signed = try setup.signer.sign(
+        let copy = UUID().uuidString.lowercased()
+        let created = Clock.system.nowMilliseconds() - 3 * 86_400_000
+        func payload(_ subtype: String, _ externalPurchaseId: String) -> String {
             NotificationSigner.tokenPayload(
-                subtype: "ACTIVE_TOKEN_REMINDER",
-                externalPurchaseId: id,
+                subtype: subtype,
+                externalPurchaseId: externalPurchaseId,
                 tokenCreationDate: created,
                 tokenType: "ACQUISITION",
                 tokenExpirationDate: created + 365 * 86_400_000
             )
-        )
-        #expect(try Self.deliver(live, signed).status == 200)
+        }
+        #expect(try Self.deliver(live, try setup.signer.sign(payload("ACTIVE_TOKEN_REMINDER", id))).status == 200)
         live.application.reporting.tick()
-        let received = try setup.fakeApple.received
-        #expect(received.count == 1)
-        #expect(received.first?.report?.externalPurchaseId == id)
+        #expect(try setup.fakeApple.received.isEmpty)
         #expect(try live.ledger().token(id)?.tokenType == "ACQUISITION")
+        #expect(try live.ledger().notifications().first?.outcome == "recorded")
+
+        // Apple's CREATED notice for a refreshed copy: no appAccountToken anywhere, grouped by Apple's dates.
+        #expect(try Self.deliver(live, try setup.signer.sign(payload("CREATED", copy))).status == 200)
+        live.application.reporting.tick()
+        #expect(try setup.fakeApple.waitForRequest())
+        #expect(try setup.fakeApple.received.map { $0.report?.externalPurchaseId } == [copy])
+        #expect(try setup.fakeApple.received.first?.report?.status == .duplicateToken)
+
+        #expect(try Self.deliver(live, try setup.signer.sign(payload("UNREPORTED", id))).status == 200)
+        live.application.reporting.tick()
+        #expect(try setup.fakeApple.waitForRequest())
+        let received = try setup.fakeApple.received
+        #expect(received.count == 2)
+        #expect(received.last?.report?.externalPurchaseId == id)
+        #expect(received.last?.report?.status == .noLineItem)
+        #expect(received.last?.problems == [])
     }
 
     @Test func aTestNotificationIsAcknowledgedAndNotStored() throws {

@@ -1,3 +1,4 @@
+import ExternalPurchase
 import Foundation
 import Lifecycle
 import Payments
@@ -250,6 +251,104 @@ struct PaymentFlowTests {
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         // A refund of one renewal leaves the subscription itself as it was.
         #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
+    }
+
+    /// A renewal paid after the purchase's custom-link token expired lies outside that token's active range
+    /// (Apple: `LineItemCreationDateOutOfRangeError`). With no other token of the customer active at its date it
+    /// is held, logged once and shown on the dashboard; once the app forwards a token of the customer that was
+    /// active then, the renewal is reported on it, and the next renewal goes there directly.
+    @Test func aRenewalAfterThePurchasesTokenExpiredGoesOnAnActiveTokenOfTheCustomer() throws {
+        let time = TestClock()
+        // Three hours back, so every date the test reaches is past by Apple's (the fake's) clock too.
+        time.advance(seconds: -10_800)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock) {
+            $0.adminToken = DashboardTests.adminToken
+        }
+        let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let start = time.clock.nowMilliseconds()
+        func token(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
+            var token = TokenMinter.mint(
+                bundleId: "com.example",
+                appAppleId: 1_234_567_890,
+                sandbox: true,
+                tokenType: "SERVICES",
+                nowMilliseconds: createdAt
+            )
+            token.tokenExpirationDate = expiresAt
+            return token
+        }
+        // Created a minute ago: Stripe dates events to the second, and the sale must not seem to precede it.
+        let first = token(createdAt: start - 60_000, expiresAt: start + 3_600_000)
+        #expect(try harness.forward(first, account: account).status == 201)
+        let checkout = try harness.openCheckout(token: first)
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            subscription: "sub_1",
+            created: time.clock.nowSeconds()
+        )
+        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+
+        // Two hours on, the first token has expired when the renewal is paid.
+        time.advance(seconds: 7_200)
+        let renewedAt = time.clock.nowSeconds()
+        func renewal(_ invoice: String, at: Int64) -> String {
+            StripeEvents.renewal(
+                id: "evt_\(invoice)",
+                invoice: invoice,
+                subscription: "sub_1",
+                total: 399,
+                start: at,
+                end: at + 30 * 86_400,
+                created: at
+            )
+        }
+        #expect(try harness.deliver(renewal("in_2", at: renewedAt), timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        var items = harness.reportedLineItems()
+        #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
+        #expect(harness.apple.apple.waitForRequest())  // the start's report, received above
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(harness.live.logLines.all.filter { $0.contains("line item held") }.count == 1)
+        #expect(try harness.live.get("/metrics").text.contains("\nlinkout_line_items_held 1\n"))
+        let session = try DashboardTests.signIn(harness.live)
+        let dashboard = try harness.live.get("/admin", headers: ["Cookie": session])
+        #expect(dashboard.text.contains("id=\"held-line-items\""))
+        #expect(dashboard.text.contains("<td>in_2</td>"))
+
+        // The app forwards the SERVICES token an update gave the customer an hour before the renewal.
+        let second = token(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
+        #expect(try harness.forward(second, account: account).status == 201)
+        // The forward wakes reporting: the held renewal is placed and reported without waiting for a poll.
+        #expect(harness.apple.apple.waitForRequest())
+        #expect(try ledger.heldLineItems(limit: 10).isEmpty)
+        #expect(
+            harness.apple.apple.received.last?.report?.lineItems?.map(\.common.lineItemId) == ["in_2"]
+        )
+        // And the next renewal, a minute later, goes straight onto it.
+        #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60), timestamp: renewedAt + 60).status == 200)
+        try harness.waitForEvents()
+        items = harness.reportedLineItems()
+        #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1", "in_2", "in_3"])
+        #expect(try ledger.heldLineItems(limit: 10).isEmpty)
+        let onSecond = harness.apple.apple.received.filter {
+            $0.report?.externalPurchaseId == second.externalPurchaseId
+        }
+        #expect(onSecond.flatMap { $0.report?.lineItems ?? [] }.map(\.common.lineItemId).sorted() == ["in_2", "in_3"])
+        #expect(items.dropFirst().allSatisfy { $0["referenceLineItemId"] as? String == "cs_test_fake1" })
+        let paidDays = items.compactMap { $0["subscriptionDaysOfPaidService"] as? Int }
+        #expect(paidDays.count == 3 && paidDays[2] > paidDays[1], "the held renewal's days carry on")
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty && $0.report?.status == .lineItem })
+        #expect(try ledger.reports(for: first.externalPurchaseId).count == 1)
     }
 
     @Test func badOrOldSignaturesAreRefusedAndNothingIsStored() throws {

@@ -17,12 +17,17 @@ final class PaymentHarness {
     let stripe: FakeStripeServer
     let live: LiveApplication
 
-    init(provider: Configuration.Payments.Provider, configure: (inout Configuration) -> Void = { _ in }) throws {
+    /// `clock`: the server's time (a `TestClock` moves it).
+    init(
+        provider: Configuration.Payments.Provider,
+        clock: Clock = .system,
+        configure: (inout Configuration) -> Void = { _ in }
+    ) throws {
         let apple = try LiveReportingTests.Setup()
         let stripe = try FakeStripeServer()
         self.apple = apple
         self.stripe = stripe
-        live = try LiveApplication { configuration in
+        live = try LiveApplication(clock: clock) { configuration in
             // Reports only when the tests tick: no NO_LINE_ITEM races with the purchases under test.
             apple.configure(&configuration, grace: 86_400)
             configuration.reporting.pollIntervalSeconds = 3600
@@ -55,6 +60,11 @@ final class PaymentHarness {
             nowMilliseconds: now
         )
         if let expiresIn { token.tokenExpirationDate = now + expiresIn * 1000 }
+        return try openCheckout(token: token)
+    }
+
+    /// A StoreKit landing with `token`, then the checkout page.
+    func openCheckout(token: ExternalPurchaseToken) throws -> Checkout {
         let landing = try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
         let location = try #require(landing.header("Location"))
         let cookie = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
@@ -83,6 +93,15 @@ final class PaymentHarness {
             contentType: "application/x-www-form-urlencoded",
             body: "csrf=\(checkout.csrf)&currency=\(currency)&product=\(product)",
             headers: ["Cookie": checkout.cookie]
+        )
+    }
+
+    /// The app forwards `token` with `POST /v1/tokens`, naming the customer's `appAccountToken`.
+    func forward(_ token: ExternalPurchaseToken, account: String) throws -> RawClient.Response {
+        try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(TokenMinter.encode(token))", "appAccountToken": "\#(account)"}"#
         )
     }
 
@@ -145,10 +164,11 @@ enum StripeEvents {
         tax: Int64,
         country: String,
         paymentIntent: String? = nil,
-        subscription: String? = nil
+        subscription: String? = nil,
+        created: Int64 = Clock.system.nowSeconds()
     ) -> String {
         """
-        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(created),\
         "livemode":false,"type":"checkout.session.completed","data":{"object":{"id":"\(session)",\
         "object":"checkout.session","client_reference_id":"\(checkout.id)","mode":"\(mode)",\
         "payment_status":"paid","status":"complete","currency":"\(currency)","amount_subtotal":\(total),\
@@ -160,11 +180,18 @@ enum StripeEvents {
         """
     }
 
-    static func renewal(id: String, invoice: String, subscription: String, total: Int64, start: Int64, end: Int64)
-        -> String
-    {
+    /// `created`: when Stripe made the event (UNIX seconds), the renewal's date; now by default.
+    static func renewal(
+        id: String,
+        invoice: String,
+        subscription: String,
+        total: Int64,
+        start: Int64,
+        end: Int64,
+        created: Int64 = Clock.system.nowSeconds()
+    ) -> String {
         """
-        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(created),\
         "livemode":false,"type":"invoice.paid","data":{"object":{"id":"\(invoice)","object":"invoice",\
         "billing_reason":"subscription_cycle","currency":"eur","amount_paid":\(total),"total":\(total),\
         "total_excluding_tax":\(total),"total_taxes":[],"customer_address":{"country":"DE"},\

@@ -198,25 +198,138 @@ struct ReportingTests {
         #expect(harness.production.received.count == 3)
     }
 
+    /// The statuses the fake Apple received, by token.
+    static func statuses(_ server: FakeAppleServer) -> [String: ExternalPurchaseReport.Status] {
+        var statuses: [String: ExternalPurchaseReport.Status] = [:]
+        for request in server.received {
+            if let report = request.report { statuses[report.externalPurchaseId] = report.status }
+        }
+        return statuses
+    }
+
     @Test func extraCustomLinkTokensOfOneCustomerAreReportedAsDuplicates() throws {
         let harness = try ReportingHarness()
         let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
         let now = Clock.system.nowMilliseconds()
-        try harness.record("first", type: "SERVICES", account: account, created: now - 10_000, expires: now + 3_600_000)
-        try harness.record("second", type: "SERVICES", account: account, created: now - 5_000, expires: now + 3_600_000)
-        try harness.record(
-            "other-type",
-            type: "ACQUISITION",
-            account: account,
-            created: now - 5_000,
-            expires: now + 3_600_000
-        )
+        let expires = now + 3_600_000
+        try harness.record("first", type: "SERVICES", account: account, created: now - 10_000, expires: expires)
+        try harness.record("second", type: "SERVICES", account: account, created: now - 5_000, expires: expires)
+        try harness.record("other-type", type: "ACQUISITION", account: account, created: now - 5_000, expires: expires)
         try harness.tickUntilSettled()
-        var statuses: [String: ExternalPurchaseReport.Status] = [:]
-        for request in harness.production.received {
-            if let report = request.report { statuses[report.externalPurchaseId] = report.status }
+        // The duplicate goes at once; the tokens kept for transactions wait while they are active.
+        #expect(Self.statuses(harness.production) == ["second": .duplicateToken])
+        harness.service.tick(now: expires + 1)
+        #expect(
+            Self.statuses(harness.production) == [
+                "first": .noLineItem, "second": .duplicateToken, "other-type": .noLineItem,
+            ]
+        )
+        // The fake checks without the token, so it cannot judge DUPLICATE_TOKEN; the rest it can.
+        #expect(
+            harness.production.received.filter { $0.report?.status != .duplicateToken }.allSatisfy {
+                $0.problems.isEmpty
+            }
+        )
+    }
+
+    @Test func anActiveCustomLinkTokenWaitsForItsExpiryBeforeNoLineItem() throws {
+        let harness = try ReportingHarness(graceSeconds: 172_800)
+        let now = Clock.system.nowMilliseconds()
+        let expires = now + 30 * 86_400_000
+        // Created three days ago: past the 48-hour wait that link-out tokens get.
+        try harness.record("custom", type: "ACQUISITION", created: now - 3 * 86_400_000, expires: expires)
+        harness.service.tick()
+        harness.service.tick(now: expires - 1)
+        #expect(harness.production.received.isEmpty)
+        #expect(try harness.reports("custom").isEmpty)
+        harness.service.tick(now: expires)
+        harness.service.tick(now: expires + 86_400_000)
+        #expect(harness.production.received.map { $0.report?.status } == [.noLineItem])
+        #expect(harness.production.received.first?.problems == [])
+    }
+
+    @Test func anActiveCustomLinkTokenIsReportedAsSoonAsItHasLineItems() throws {
+        let harness = try ReportingHarness(graceSeconds: 172_800)
+        let now = Clock.system.nowMilliseconds()
+        let expires = now + 30 * 86_400_000
+        try harness.record("buyer", type: "SERVICES", created: now - 3 * 86_400_000, expires: expires)
+        harness.service.tick()
+        #expect(harness.production.received.isEmpty)
+        try harness.addBuy("buyer")
+        harness.service.tick()
+        #expect(harness.production.received.map { $0.report?.status } == [.lineItem])
+        // Expiry changes nothing for a token reported with its purchase.
+        harness.service.tick(now: expires + 86_400_000)
+        #expect(harness.production.received.count == 1)
+    }
+
+    @Test func aCustomLinkTypeWithoutAnExpiryIsReportedLikeALinkOutToken() throws {
+        let harness = try ReportingHarness(graceSeconds: 172_800)
+        let now = Clock.system.nowMilliseconds()
+        try harness.record("no-expiry", type: "SERVICES", created: now - 60_000)
+        harness.service.tick()
+        #expect(harness.production.received.isEmpty)
+        harness.service.tick(now: now - 60_000 + 172_800_000)
+        #expect(harness.production.received.map { $0.report?.status } == [.noLineItem])
+    }
+
+    @Test func refreshedCustomLinkTokensWithoutAnAccountAreDuplicates() throws {
+        let harness = try ReportingHarness()
+        let now = Clock.system.nowMilliseconds()
+        let created = now - 86_400_000
+        let expires = now + 3_600_000
+        // Landings carry no appAccountToken: Apple's refreshed token has the original's dates, another id.
+        try harness.record("original", type: "SERVICES", created: created, expires: expires)
+        try harness.record("refreshed", type: "SERVICES", created: created, expires: expires)
+        try harness.record("another-customer", type: "SERVICES", created: created + 1, expires: expires + 1)
+        try harness.tickUntilSettled()
+        #expect(Self.statuses(harness.production) == ["refreshed": .duplicateToken])
+        harness.service.tick(now: expires + 2)
+        #expect(
+            Self.statuses(harness.production) == [
+                "original": .noLineItem, "refreshed": .duplicateToken, "another-customer": .noLineItem,
+            ]
+        )
+    }
+
+    @Test func theRefreshedTokenThatTookThePurchaseIsKeptAndTheOriginalIsTheDuplicate() throws {
+        let harness = try ReportingHarness()
+        let now = Clock.system.nowMilliseconds()
+        let created = now - 86_400_000
+        let expires = now + 3_600_000
+        try harness.record("original", type: "ACQUISITION", created: created, expires: expires)
+        harness.service.tick()
+        #expect(harness.production.received.isEmpty)
+        try harness.record("refreshed", type: "ACQUISITION", created: created, expires: expires)
+        try harness.addBuy("refreshed")
+        try harness.tickUntilSettled()
+        #expect(Self.statuses(harness.production) == ["original": .duplicateToken, "refreshed": .lineItem])
+        // The fake checks without the token, so it cannot judge DUPLICATE_TOKEN; the rest it can.
+        #expect(
+            harness.production.received.filter { $0.report?.status != .duplicateToken }.allSatisfy {
+                $0.problems.isEmpty
+            }
+        )
+    }
+
+    @Test func japanAndBrazilTokensAreNeverDuplicatesAndGetTheLinkOutWait() throws {
+        let harness = try ReportingHarness(graceSeconds: 172_800)
+        let now = Clock.system.nowMilliseconds()
+        let created = now - 60_000
+        // One token per potential transaction, possibly alike in dates: each is reported on its own.
+        for (id, type) in [
+            ("in-app", "IN_APP"), ("in-app-2", "IN_APP"), ("link-out", "LINK_OUT"), ("within", "WITHIN_APP"),
+        ] {
+            try harness.record(id, type: type, created: created, expires: now + 30 * 86_400_000)
         }
-        #expect(statuses == ["first": .noLineItem, "second": .duplicateToken, "other-type": .noLineItem])
+        harness.service.tick()
+        #expect(harness.production.received.isEmpty)
+        harness.service.tick(now: created + 172_800_000)
+        #expect(
+            Self.statuses(harness.production) == [
+                "in-app": .noLineItem, "in-app-2": .noLineItem, "link-out": .noLineItem, "within": .noLineItem,
+            ]
+        )
     }
 
     @Test func withoutCredentialsReportsWaitAndTheReasonIsGiven() throws {

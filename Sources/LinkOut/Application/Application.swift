@@ -122,6 +122,7 @@ package final class Application: Sendable {
                 validator: validator,
                 identifiers: identifiers,
                 ledger: ledger,
+                reporting: reporting,
                 metrics: metrics,
                 logger: logger,
                 clock: clock

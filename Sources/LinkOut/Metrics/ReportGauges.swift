@@ -1,8 +1,8 @@
 import Lifecycle
 import Storage
 
-/// The outbox as gauges: reports by state, the age of the oldest token Apple has not accepted a report for, and
-/// whether reports are being sent.
+/// The outbox as gauges: reports by state, the age of the oldest token Apple has not accepted a report for, the
+/// line items held for want of an active token or of an exchange rate, and whether reports are being sent.
 enum ReportGauges {
     static func sample(ledger: Ledger, reporting: ReportingService, clock: Clock) -> [Metrics.Gauge] {
         guard let summary = try? ledger.reportSummary() else { return [] }
@@ -21,9 +21,18 @@ enum ReportGauges {
                 value: Int(age)
             )
         )
+        if let held = try? ledger.heldLineItemCount() {
+            gauges.append(
+                Metrics.Gauge(
+                    name: "linkout_line_items_held",
+                    help: "Line items no token of the customer active at their date can carry yet.",
+                    value: Int(held)
+                )
+            )
+        }
         gauges.append(
             Metrics.Gauge(
-                name: "linkout_line_items_held",
+                name: "linkout_line_items_waiting_for_rate",
                 help: "Sales whose Apple line item waits for an exchange rate within 48 hours of the sale.",
                 value: (try? ledger.heldPaymentEvents(limit: 100_000).count) ?? 0
             )

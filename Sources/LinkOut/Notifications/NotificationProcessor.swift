@@ -15,9 +15,11 @@ import Synchronization
 ///   of it").
 /// - `CREATED`: the custom-link token is recorded with its type and expiry (source `notification`); it is then
 ///   reported like any other token.
-/// - `ACTIVE_TOKEN_REMINDER`: Apple repeats it monthly "unless you report the token as a duplicate". A token
-///   without a report yet is recorded if unknown and made due now; the planner reports it `DUPLICATE_TOKEN` when
-///   the customer has another active token of its type, else as usual.
+/// - `ACTIVE_TOKEN_REMINDER`: Apple repeats it monthly "unless you report the token as a duplicate". The token
+///   is recorded if unknown; the planner reports it `DUPLICATE_TOKEN` at once when it is an extra token of its
+///   customer, and otherwise leaves it alone while it is active: it may still take purchases, and a
+///   `NO_LINE_ITEM` now would stand against them (spec §3.4). A reminder for a token Apple says has expired
+///   makes it due now.
 ///
 /// Each of them carries Apple's own copy of the token, signed. When a landing or a forward recorded the token
 /// first (from a token nobody signed) with other values (app, creation date, type, expiry), Apple's replace
@@ -129,8 +131,12 @@ final class NotificationProcessor: Sendable {
             change.token = fields
             change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
             if reports.isEmpty {
-                change.dueNow = token.externalPurchaseId
-                change.outcome = known == nil ? "recorded" : "due_now"
+                if let expires = token.tokenExpirationDate, expires > now {
+                    change.outcome = known == nil ? "recorded" : "known"
+                } else {
+                    change.dueNow = token.externalPurchaseId
+                    change.outcome = known == nil ? "recorded" : "due_now"
+                }
             } else if reports.contains(where: { $0.status == ExternalPurchaseReport.Status.duplicateToken.rawValue }) {
                 // Apple stops reminding once the duplicate report is in; one may have crossed it.
                 change.outcome = "reported_duplicate"

@@ -57,7 +57,10 @@ extension PaymentChangeMapper {
         case .rate(let found): exchangeRate = found
         case nil: break
         }
-        let items = try ledger.lineItems(for: token).compactMap { stored -> SubscriptionBuyLineItem? in
+        // The purchase's items on whichever token each went (a renewal may be on another token of the customer, or
+        // held): the latest one carries the paid days on.
+        let chain = try ledger.purchaseLineItems(containing: buy)
+        let items = chain.compactMap { stored -> SubscriptionBuyLineItem? in
             guard
                 case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
             else { return nil }
@@ -71,13 +74,14 @@ extension PaymentChangeMapper {
                 planChange
                 ? try lineItems.subscriptionChange(invoice, previous: previous, exchangeRate: exchangeRate)
                 : try lineItems.renewal(invoice, previous: previous, exchangeRate: exchangeRate)
-            change.lineItems = [(token, item.lineItemId, try Self.encode(.subscriptionBuy(item)))]
+            let body = try Self.encode(.subscriptionBuy(item))
             change.charges = charges
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
             purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
             purchase.updatedAt = now
             change.purchase = purchase
             change.outcome = "\(what) recorded; line item \(item.lineItemId) queued for Apple"
+            try place(item, what: what, body: body, purchaseToken: token, chain: chain, in: &change)
         } catch let error as AppleLineItemError {
             change.outcome = "\(what) recorded; not reportable: \(error)"
         }
@@ -113,6 +117,34 @@ extension PaymentChangeMapper {
         return try refund(chargeback, event: event, at: now)
     }
 
+    /// Puts a renewal on a token of the customer active at its date (`LineItemPlacement`): the purchase's token
+    /// while it is active, else another; none known → held, and the outcome says so (it is logged as a warning
+    /// and shown on the dashboard until the app forwards such a token).
+    private func place(
+        _ item: SubscriptionBuyLineItem,
+        what: String,
+        body: String,
+        purchaseToken token: String,
+        chain: [StoredLineItem],
+        in change: inout PaymentChange
+    ) throws {
+        guard let purchaseToken = try ledger.token(token) else {
+            change.lineItems = [(token, item.lineItemId, body)]
+            return
+        }
+        let placement = LineItemPlacement(ledger: ledger)
+        if let target = try placement.token(at: item.creationDate, purchaseToken: purchaseToken, chain: chain) {
+            change.lineItems = [(target.externalPurchaseId, item.lineItemId, body)]
+            if target.externalPurchaseId != token {
+                change.outcome += " on token \(target.externalPurchaseId), active at its date (the purchase's expired)"
+            }
+        } else {
+            change.heldLineItems = [(token, item.lineItemId, body)]
+            change.outcome =
+                "\(what) recorded; line item \(item.lineItemId) held: no token of the customer is active at its date"
+        }
+    }
+
     func refund(_ refund: ChargeRefund, event: (provider: String, eventId: String), at now: Int64) throws -> Decision {
         let key = refund.paymentIntentId ?? refund.chargeId
         guard let charge = try ledger.charge(key: key), var purchase = try ledger.purchase(id: charge.purchaseId)
@@ -145,13 +177,19 @@ extension PaymentChangeMapper {
         }
         // Its buy is held for an exchange rate: the refund follows it (with the buy's rate, §5.5).
         if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
+        // The refunded item may be a renewal on another token of the customer: the refund goes on the token of
+        // the item it refers to (Apple looks the reference up on the report's token).
+        let chain = try ledger.purchaseLineItems(containing: charge.lineItemId)
         guard
-            let stored = try ledger.lineItems(for: token).first(where: { $0.lineItemId == charge.lineItemId }),
+            let stored = chain.first(where: { $0.lineItemId == charge.lineItemId }),
             let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
         else { return .wait("the refunded buy's line item is not recorded yet") }
+        guard stored.heldSince == nil else {
+            return .wait("the refunded renewal is held until a token of the customer can carry it")
+        }
         do {
             if let item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {
-                change.lineItems = [(token, item.lineItemId, try Self.encode(.refund(item)))]
+                change.lineItems = [(stored.externalPurchaseId, item.lineItemId, try Self.encode(.refund(item)))]
                 change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
             } else {
                 change.outcome = "refund already reported"

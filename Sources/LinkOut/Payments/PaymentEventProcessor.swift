@@ -75,6 +75,13 @@ final class PaymentEventProcessor: Sendable {
                 // loudly.
                 if change.outcome.contains("not reportable") || change.hold != nil {
                     logger.error("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                } else if !change.heldLineItems.isEmpty {
+                    // Revenue Apple cannot take yet (no token of the customer active at its date): logged once,
+                    // shown on the dashboard until a token of the customer places it.
+                    logger.warning(
+                        "payment event processed; line item held",
+                        metadata.merging(["outcome": change.outcome]) { a, _ in a }
+                    )
                 } else {
                     logger.info("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
                 }

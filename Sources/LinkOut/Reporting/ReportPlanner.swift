@@ -2,9 +2,9 @@ import ExternalPurchase
 import Foundation
 import Storage
 
-/// Decides what is due: tokens created `noLineItemAfterSeconds` ago without line items → `NO_LINE_ITEM` or
-/// `DUPLICATE_TOKEN`; new
-/// line items → `LINE_ITEM`; a rejected report whose token got new line items → the full report again under the
+/// Decides what is due: tokens created `noLineItemAfterSeconds` ago without line items → `NO_LINE_ITEM`;
+/// custom-link tokens once expired → `NO_LINE_ITEM`, and extra ones of a customer → `DUPLICATE_TOKEN` at once;
+/// new line items → `LINE_ITEM`; a rejected report whose token got new line items → the full report again under the
 /// same `requestIdentifier` (Apple: resend corrected data under the original identifier). It reads the ledger
 /// and writes nothing, so `linkout report --dry-run` can print exactly what a pass would queue.
 struct ReportPlanner: Sendable {
@@ -30,6 +30,7 @@ struct ReportPlanner: Sendable {
         // Apple's 10-day deadline.
         let paymentsOpenSince = now - Self.paymentHoldMilliseconds
         for token in try ledger.tokensNeedingReports(
+            now: now,
             quietSince: quietSince,
             paymentsOpenSince: paymentsOpenSince,
             paymentsPendingSince: now - Self.pendingPaymentHoldMilliseconds,
@@ -123,19 +124,11 @@ struct ReportPlanner: Sendable {
     }
 
     /// Apple: report every extra custom-link token of one customer and type, active at the same time, as
-    /// `DUPLICATE_TOKEN`. The customer is known by the `appAccountToken` the app sent; the first token seen stays
-    /// the one transactions are reported on.
+    /// `DUPLICATE_TOKEN` (spec §3.4). The ledger groups refreshed tokens (same app, type, creation and expiration
+    /// dates) and tokens of one `appAccountToken`; the token with line items, else the first seen, stays the one
+    /// transactions are reported on. Only `ACQUISITION`/`SERVICES` tokens are ever duplicates (spec §5.4).
     func isDuplicate(_ token: StoredToken) throws -> Bool {
-        guard token.tokenType == "ACQUISITION" || token.tokenType == "SERVICES", token.appAccountToken != nil else {
-            return false
-        }
-        let siblings = try ledger.tokensSharingCustomer(token)
-        guard let primary = siblings.first(where: { Self.overlaps($0, token) }) else { return false }
-        return primary.externalPurchaseId != token.externalPurchaseId
-    }
-
-    static func overlaps(_ a: StoredToken, _ b: StoredToken) -> Bool {
-        a.createdAt <= (b.expiresAt ?? .max) && b.createdAt <= (a.expiresAt ?? .max)
+        try ledger.isDuplicateToken(token.externalPurchaseId)
     }
 
     static func newIdentifier() -> String {

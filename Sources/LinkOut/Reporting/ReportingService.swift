@@ -139,6 +139,7 @@ package final class ReportingService: Sendable {
     package func tick(now: Int64? = nil) {
         let now = now ?? clock.nowMilliseconds()
         tickLock.withLock { _ in
+            placeHeldLineItems()
             let senders = client.map { SenderPool(service: self, client: $0, now: now) }
             senders?.start(threads: Int(configuration.reporting.concurrency))
             // A bounded number of planning batches per pass: tokens that cannot be queued (they break Apple's
@@ -168,6 +169,24 @@ package final class ReportingService: Sendable {
             senders?.finish()
         }
         passesCompleted.add(1, ordering: .relaxed)
+    }
+
+    /// Held line items (no token of the customer was active at their date) go on a token the app forwarded since,
+    /// before planning, so this pass reports them.
+    private func placeHeldLineItems() {
+        do {
+            for placed in try LineItemPlacement(ledger: ledger).placeHeld() {
+                logger.info(
+                    "held line item placed on a token of the customer",
+                    [
+                        "line_item_id": placed.item.lineItemId, "held_on": placed.item.externalPurchaseId,
+                        "external_purchase_id": placed.token,
+                    ]
+                )
+            }
+        } catch {
+            logger.error("held line items not placed", ["error": "\(error)"])
+        }
     }
 
     /// Planning batches of `batchLimit` tokens per pass: 100,000 reports at most, the rest in the next pass.

@@ -25,16 +25,16 @@ extension DashboardRoute {
         context["funnel"] = .list(Self.funnelSteps(funnel))
         try addReports(to: &context, now: now)
         try addWebhooks(to: &context, now: now)
-        try addHeldLineItems(to: &context)
+        try addRateHolds(to: &context)
         return context
     }
 
     /// Sales whose Apple line item waits for an exchange rate within 48 hours of the sale (§5.5): the operator
     /// has to supply one, so they are shown with the reason.
-    private func addHeldLineItems(to context: inout Template.Context) throws {
+    private func addRateHolds(to context: inout Template.Context) throws {
         let held = try ledger.heldPaymentEvents(limit: Self.failingRows)
-        context["has_held_line_items"] = .flag(!held.isEmpty)
-        context["held_rows"] = .list(
+        context["has_rate_holds"] = .flag(!held.isEmpty)
+        context["rate_hold_rows"] = .list(
             held.map { item in
                 [
                     "token": .text(item.externalPurchaseId),
@@ -114,6 +114,19 @@ extension DashboardRoute {
                 context["oldest_note"] = .text("\(DashboardTime.age(left)) left before Apple's 10-day notice.")
             }
         }
+        // Revenue Apple cannot take yet: a renewal dated after every known token of the customer expired.
+        let held = try ledger.heldLineItems(limit: Self.failingRows)
+        context["has_held_line_items"] = .flag(!held.isEmpty)
+        context["held_rows"] = .list(
+            held.map { item in
+                [
+                    "href": .text(Self.detailPath(item.externalPurchaseId)),
+                    "token": .text(item.externalPurchaseId),
+                    "line_item": .text(item.lineItemId),
+                    "since": .text(item.heldSince.map(DashboardTime.timestamp) ?? "—"),
+                ]
+            }
+        )
         let failing = try ledger.failingReports(limit: Self.failingRows)
         context["has_failing_reports"] = .flag(!failing.isEmpty)
         context["report_rows"] = .list(

@@ -17,6 +17,8 @@ struct TokenAPI: Sendable {
     let validator: TokenValidator
     let identifiers: Identifiers
     let ledger: Ledger
+    /// Woken when a forwarded custom-link token may carry a held line item (`LineItemPlacement`).
+    let reporting: ReportingService
     let metrics: Metrics
     let logger: Logger
     let clock: Clock
@@ -88,6 +90,14 @@ struct TokenAPI: Sendable {
                 "linkout_tokens_recorded_total",
                 [("environment", token.environment.rawValue), ("source", "app")]
             )
+            // A held renewal waits for a token of its customer: the reporting pass places and reports it now
+            // rather than at its next poll.
+            if fields.appAccountToken != nil, token.tokenExpirationDate != nil,
+                token.tokenType == "ACQUISITION" || token.tokenType == "SERVICES",
+                try !ledger.heldLineItems(limit: 1).isEmpty
+            {
+                reporting.wake()
+            }
         }
         switch outcome.binding {
         case .conflict:

@@ -1,0 +1,59 @@
+import ExternalPurchase
+import Foundation
+import Storage
+
+/// Which token a line item goes on. Apple: "To report transactions for custom link tokens, you can use any token
+/// associated with the customer that is active (not expired) at the time of the transaction" (spec §3.4), and it
+/// refuses a line item dated outside its token's active range (`LineItemCreationDateOutOfRangeError`, §5.5). A
+/// renewal paid after the purchase's custom-link token expired therefore goes on another token of the customer,
+/// or waits (held) until one is known.
+struct LineItemPlacement: Sendable {
+    let ledger: Ledger
+
+    /// The token for an item dated `creationDate` of a purchase made on `purchaseToken`, whose other line items
+    /// are `chain`: the purchase's token while it is active then (a token without an expiry always is); else a
+    /// custom-link token of the same customer active then, the purchase token's type first. The customer is
+    /// known by the `appAccountToken` of the purchase's token and of the tokens its earlier items went on, so a
+    /// purchase made on a token without one has no other token to go to. Nil when no such token is known: the
+    /// item is held.
+    func token(at creationDate: Int64, purchaseToken: StoredToken, chain: [StoredLineItem]) throws -> StoredToken? {
+        if Self.isActive(purchaseToken, at: creationDate) { return purchaseToken }
+        var accounts: Set<String> = []
+        for id in Set([purchaseToken.externalPurchaseId] + chain.map(\.externalPurchaseId)) {
+            if let account = try ledger.token(id)?.appAccountToken { accounts.insert(account) }
+        }
+        let candidates = try ledger.activeCustomerTokens(
+            bundleId: purchaseToken.bundleId,
+            environment: purchaseToken.environment,
+            accounts: accounts.sorted(),
+            at: creationDate
+        )
+        return candidates.first { $0.tokenType == purchaseToken.tokenType } ?? candidates.first
+    }
+
+    /// Between its creation and its expiration (spec §3.4). A token without an expiry has no active range.
+    static func isActive(_ token: StoredToken, at milliseconds: Int64) -> Bool {
+        guard let expires = token.expiresAt else { return true }
+        return token.createdAt <= milliseconds && milliseconds <= expires
+    }
+
+    /// Places held line items whose customer now has a token active at their `creationDate` (one the app
+    /// forwarded since, with the customer's `appAccountToken`); returns those placed. Each then waits for that
+    /// token's next report.
+    func placeHeld(limit: Int = 500) throws -> [(item: StoredLineItem, token: String)] {
+        var placed: [(item: StoredLineItem, token: String)] = []
+        let decoder = JSONDecoder()
+        for held in try ledger.heldLineItems(limit: limit) {
+            guard let purchaseToken = try ledger.token(held.externalPurchaseId),
+                let item = try? decoder.decode(LineItem.self, from: Data(held.body.utf8))
+            else { continue }
+            let chain = try ledger.purchaseLineItems(containing: held.lineItemId)
+            guard
+                let target = try token(at: item.common.creationDate, purchaseToken: purchaseToken, chain: chain),
+                try ledger.placeHeldLineItem(held.rowId, on: target.externalPurchaseId)
+            else { continue }
+            placed.append((held, target.externalPurchaseId))
+        }
+        return placed
+    }
+}
