@@ -27,6 +27,10 @@ extension SQLEngine {
         return report
     }
 
+    static let lineItemColumns = """
+        id, external_purchase_id, line_item_id, body, received_at, report_request_identifier, correction, corrected_at
+        """
+
     static func storedLineItem(_ row: [SQLValue]) -> StoredLineItem {
         StoredLineItem(
             rowId: row[0].integer ?? 0,
@@ -34,7 +38,9 @@ extension SQLEngine {
             lineItemId: row[2].text ?? "",
             body: row[3].text ?? "",
             receivedAt: row[4].integer ?? 0,
-            reportRequestIdentifier: row[5].text
+            reportRequestIdentifier: row[5].text,
+            correction: row[6].text,
+            correctedAt: row[7].integer
         )
     }
 
@@ -44,8 +50,7 @@ extension SQLEngine {
         try read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT id, external_purchase_id, line_item_id, body, received_at, report_request_identifier
-                FROM line_items WHERE external_purchase_id = ? ORDER BY id
+                SELECT \(Self.lineItemColumns) FROM line_items WHERE external_purchase_id = ? ORDER BY id
                 """,
                 [.text(externalPurchaseId)]
             ).map(Self.storedLineItem)
@@ -129,7 +134,7 @@ extension SQLEngine {
                 WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.report_request_identifier IS NULL)
+                        AND l.report_request_identifier IS NULL AND l.correction IS NULL)
                     OR ((t.token_created_at <= ? OR t.report_due_at IS NOT NULL)
                         AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)

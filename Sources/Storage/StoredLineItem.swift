@@ -6,4 +6,11 @@ public struct StoredLineItem: Sendable, Equatable, Codable {
     public var body: String
     public var receivedAt: Int64
     public var reportRequestIdentifier: String?
+    /// Apple's message when it refused this item (spec §5.6): set aside, never sent as it is.
+    public var correction: String?
+    /// When the operator restated or dropped an item set aside.
+    public var correctedAt: Int64?
+
+    /// Set aside by Apple's rejection and not yet restated or dropped.
+    public var needsCorrection: Bool { correction != nil && correctedAt == nil }
 }
