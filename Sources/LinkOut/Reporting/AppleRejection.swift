@@ -82,4 +82,11 @@ enum AppleRejection: Sendable, Equatable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(report), as: UTF8.self)
     }
+
+    /// A line item as the ledger stores it.
+    static func encodeLineItem(_ item: LineItem) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(item), as: UTF8.self)
+    }
 }

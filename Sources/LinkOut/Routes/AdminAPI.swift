@@ -13,6 +13,9 @@ struct AdminAPI: Sendable {
     struct ReportList: Encodable {
         var reporting: String
         var reports: [StoredReport]
+        /// With `state=needs_attention`: the tokens that need a person, oldest first, each with its rejected
+        /// report and the line items set aside with Apple's message.
+        var attention: [AttentionEntry]?
     }
 
     struct TokenDetail: Encodable {
@@ -81,20 +84,34 @@ struct AdminAPI: Sendable {
         return BearerAuth.isAuthorized(request, token: token) ? nil : BearerAuth.unauthorized()
     }
 
-    /// `GET /admin/reports?state=pending|accepted|rejected&limit=&offset=`: newest first, with what Apple said.
+    /// `GET /admin/reports?state=pending|accepted|rejected|needs_attention&limit=&offset=`: newest first, with
+    /// what Apple said. `needs_attention` lists the tokens a person must act on (`attention`): a rejected report,
+    /// or line items set aside with Apple's message.
     func reports(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         var state: StoredReport.State?
-        if let text = request.queryValue("state") {
+        let needsAttention = request.queryValue("state") == "needs_attention"
+        if let text = request.queryValue("state"), !needsAttention {
             guard let parsed = StoredReport.State(rawValue: text) else {
-                return JSONResponse.error(.badRequest, "invalid_state", "state is pending, accepted or rejected.")
+                return JSONResponse.error(
+                    .badRequest,
+                    "invalid_state",
+                    "state is pending, accepted, rejected or needs_attention."
+                )
             }
             state = parsed
         }
         let limit = min(max(Int(request.queryValue("limit") ?? "") ?? 100, 1), 1000)
         let offset = max(Int(request.queryValue("offset") ?? "") ?? 0, 0)
-        let reports = try ledger.reports(limit: limit, offset: offset, state: state)
-        return JSONResponse.json(.ok, ReportList(reporting: reporting.status.description, reports: reports))
+        let reports = try ledger.reports(limit: limit, offset: offset, state: needsAttention ? .rejected : state)
+        return JSONResponse.json(
+            .ok,
+            ReportList(
+                reporting: reporting.status.description,
+                reports: reports,
+                attention: needsAttention ? try ledger.needingAttention(limit: limit) : nil
+            )
+        )
     }
 
     struct AppleCopy: Encodable {
