@@ -11,8 +11,12 @@ public struct SendReportErrorResponse: Sendable, Equatable, Codable {
         public var fieldName: String?
         public var lineItemId: String?
 
-        public init(errorCode: Int64? = nil, errorMessage: String? = nil, fieldName: String? = nil, lineItemId: String? = nil)
-        {
+        public init(
+            errorCode: Int64? = nil,
+            errorMessage: String? = nil,
+            fieldName: String? = nil,
+            lineItemId: String? = nil
+        ) {
             self.errorCode = errorCode
             self.errorMessage = errorMessage
             self.fieldName = fieldName

@@ -67,7 +67,9 @@ enum ReportActionCommand {
     }
 
     private static func readBody(_ path: String) throws -> String {
-        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+        let data =
+            path == "-"
+            ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -52,8 +52,9 @@ package struct ReportActions: Sendable {
     package func reportNoLineItem(_ externalPurchaseId: String) throws -> Outcome {
         let token = try token(externalPurchaseId)
         let reports = try ledger.reports(for: externalPurchaseId)
-        if reports.contains(where: { $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue })
-        {
+        if reports.contains(where: {
+            $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue
+        }) {
             throw Refusal(
                 kind: .conflict,
                 description: "Apple holds line items for this token: NO_LINE_ITEM would be a status regression; "
@@ -146,7 +147,9 @@ package struct ReportActions: Sendable {
     /// Apple says only "recalculating", so the validator and Apple's answer are the check).
     package func retract(_ externalPurchaseId: String, lineItemId: String) throws -> Outcome {
         let token = try token(externalPurchaseId)
-        let accepted = Set(try ledger.reports(for: externalPurchaseId).filter { $0.state == .accepted }.map(\.requestIdentifier))
+        let accepted = Set(
+            try ledger.reports(for: externalPurchaseId).filter { $0.state == .accepted }.map(\.requestIdentifier)
+        )
         let versions = try ledger.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
         guard !versions.isEmpty else {
             throw Refusal(kind: .conflict, description: "the token has no line item \(lineItemId)")
