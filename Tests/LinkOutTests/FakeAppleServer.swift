@@ -15,6 +15,9 @@ final class FakeAppleServer: Sendable {
         case respond(status: Int, headers: [String: String] = [:], body: String = "")
         /// Sleeps this long before answering 200, so the client's timeout fires first.
         case hang(milliseconds: UInt32)
+        /// Keeps the report (Retrieve finds it) but answers this: Apple's "duplicate request" for a report it
+        /// accepted while its 200 was lost.
+        case holdAndRespond(status: Int, body: String)
 
         static let ok = Behavior.respond(status: 200)
     }
@@ -81,7 +84,7 @@ final class FakeAppleServer: Sendable {
             if let id = received.report?.requestIdentifier {
                 switch behavior {
                 case .respond(let status, _, _) where status == 200: shared.held.withLock { $0[id] = request.body }
-                case .hang: shared.held.withLock { $0[id] = request.body }
+                case .hang, .holdAndRespond: shared.held.withLock { $0[id] = request.body }
                 default: break
                 }
             }
@@ -96,6 +99,8 @@ final class FakeAppleServer: Sendable {
                     headers: fields,
                     body: Array(answer.utf8)
                 )
+            case .holdAndRespond(let status, let body):
+                return HTTPResponse(status: HTTPStatus(code: status, reasonPhrase: "Scripted"), body: Array(body.utf8))
             case .hang(let milliseconds):
                 usleep(milliseconds * 1000)
                 return HTTPResponse(status: .ok, body: Array("{}".utf8))
