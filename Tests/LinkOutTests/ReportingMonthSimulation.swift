@@ -55,7 +55,8 @@ struct ReportingMonthSimulation {
         let standings = try Self.standings(harness.ledger, end: moment)
         let elapsed = ContinuousClock.now - began
         print(
-            "SIM tokens=\(tokens) events=\(traffic.events.count) reports-sent=\(harness.production.received.count) "
+            "SIM customers=\(tokens) tokens=\(try harness.ledger.tokens().count) events=\(traffic.events.count) "
+                + "reports-sent=\(harness.production.received.count) "
                 + "rejections=\(apple.counts.values.reduce(0, +)) (\(percent)% of first sendings) "
                 + "seconds=\(elapsed.components.seconds)"
         )
