@@ -186,4 +186,28 @@ struct RejectionTests {
             try ReportActions(ledger: harness.ledger).reportNoLineItem("kept")
         }
     }
+
+    /// A line item set aside keeps the identifier of the report it left, which Apple accepted with the rest:
+    /// retracting it drops it (Apple never had it) instead of sending Apple a retraction of nothing.
+    @Test func retractingASetAsideItemDropsIt() throws {
+        let harness = try ReportingHarness()
+        try harness.record("dropped")
+        let (bad, good) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        try harness.addBuy("dropped", lineItemId: bad)
+        try harness.addBuy("dropped", lineItemId: good)
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(bad)]))
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("dropped").map(\.state) == [.accepted])
+        let outcome = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: bad)
+        #expect(outcome.detail.contains("dropped"))
+        try harness.tickUntilSettled()
+        #expect(harness.production.received.count == 2)
+        #expect(try harness.ledger.attentionCount() == 0)
+        let good2 = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: good)
+        #expect(good2.detail.contains("retraction"))
+        try harness.tickUntilSettled()
+        let retraction = try #require(harness.production.received.last?.report?.lineItems?.first?.common)
+        #expect(retraction.lineItemId == good)
+        #expect(retraction.restatement == true && retraction.erroneouslySubmitted == true)
+    }
 }

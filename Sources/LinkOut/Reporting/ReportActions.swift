@@ -155,7 +155,9 @@ package struct ReportActions: Sendable {
             throw Refusal(kind: .conflict, description: "the token has no line item \(lineItemId)")
         }
         let now = clock.nowMilliseconds()
-        guard let held = versions.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
+        // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
+        let sent = versions.filter { $0.correction == nil }
+        guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
             let dropped = try ledger.correctLineItem(lineItemId, of: externalPurchaseId, replacement: nil, now: now)
             guard dropped > 0 else {
                 throw Refusal(

@@ -13,7 +13,8 @@ extension AdminAPI {
         var lineItemId: String
         /// The report carrying it, once planned.
         var requestIdentifier: String?
-        /// `unreported`, or the report's state: `pending`, `accepted`, `rejected`.
+        /// `unreported`, the report's state (`pending`, `accepted`, `rejected`), or, for a version Apple refused
+        /// and that was set aside, `needs_correction` (then `corrected` once restated or dropped).
         var state: String
     }
 
@@ -72,9 +73,16 @@ extension AdminAPI {
                 AppleLineItemState(
                     lineItemId: item.lineItemId,
                     requestIdentifier: item.reportRequestIdentifier,
-                    state: item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
+                    state: Self.state(of: item, reports: reports)
                 )
             }
         )
+    }
+
+    /// A set-aside version keeps the identifier of the report it left, which may be accepted since: its own
+    /// state comes first.
+    static func state(of item: StoredLineItem, reports: [String: StoredReport]) -> String {
+        if item.correction != nil { return item.correctedAt == nil ? "needs_correction" : "corrected" }
+        return item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
     }
 }
