@@ -210,4 +210,32 @@ struct RejectionTests {
         #expect(retraction.lineItemId == good)
         #expect(retraction.restatement == true && retraction.erroneouslySubmitted == true)
     }
+
+    /// `GET /admin/purchases`: a set-aside version says so, not the state of the report it left.
+    @Test func aSetAsideVersionShowsItsOwnStateInPurchases() throws {
+        func item(_ correction: String?, _ correctedAt: Int64?) throws -> StoredLineItem {
+            var object: [String: Any] = [
+                "rowId": 1, "externalPurchaseId": "t", "lineItemId": "a", "body": "{}", "receivedAt": 0,
+                "reportRequestIdentifier": "r",
+            ]
+            object["correction"] = correction
+            object["correctedAt"] = correctedAt
+            return try JSONDecoder().decode(StoredLineItem.self, from: JSONSerialization.data(withJSONObject: object))
+        }
+        var accepted = StoredReport(
+            requestIdentifier: "r",
+            externalPurchaseId: "t",
+            environment: "production",
+            bundleId: "com.example",
+            status: "LINE_ITEM",
+            body: "{}",
+            nextAttemptAt: 0,
+            createdAt: 0
+        )
+        accepted.state = .accepted
+        let reports = ["r": accepted]
+        #expect(AdminAPI.state(of: try item(nil, nil), reports: reports) == "accepted")
+        #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", nil), reports: reports) == "needs_correction")
+        #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", 5), reports: reports) == "corrected")
+    }
 }
