@@ -73,6 +73,16 @@ protocol LedgerEngine: Sendable {
     func reviseRejectedReport(_ requestIdentifier: String, body: String, lineItemRows: [Int64], now: Int64)
         throws(StorageError)
     func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt, owner: String) throws(StorageError)
+    func recordRejection(_ requestIdentifier: String, _ attempt: ReportAttempt, rewrite: ReportRewrite, owner: String)
+        throws(StorageError)
+    func rejectedReportsWithNewLineItems(after: String?, limit: Int) throws(StorageError) -> [StoredReport]
+    func reviveRejectedReport(for externalPurchaseId: String, now: Int64) throws(StorageError) -> Bool
+    func replaceRejectedReport(_ requestIdentifier: String, status: String, body: String, note: String, now: Int64)
+        throws(StorageError) -> Bool
+    func correctLineItem(_ lineItemId: String, of externalPurchaseId: String, replacement: String?, now: Int64)
+        throws(StorageError) -> Int
+    func needingAttention(limit: Int) throws(StorageError) -> [AttentionEntry]
+    func attentionCount() throws(StorageError) -> Int64
 
     // MARK: payments
 

@@ -280,6 +280,19 @@ enum Migrations {
             CREATE INDEX purchase_charges_line_item ON purchase_charges(line_item_id);
             """
         ),
+        (
+            // Apple's rejections (spec §5.6): a line item an error names is set aside with Apple's message
+            // (`correction`) while the rest of its report goes again; it is never sent as it is, and once the
+            // operator restates or drops it, `corrected_at` says when. Rejected reports are paged by their key.
+            12,
+            """
+            ALTER TABLE line_items ADD COLUMN correction TEXT;
+            ALTER TABLE line_items ADD COLUMN corrected_at INTEGER;
+            CREATE INDEX line_items_needing_correction ON line_items(external_purchase_id)
+                WHERE correction IS NOT NULL AND corrected_at IS NULL;
+            CREATE INDEX reports_rejected ON reports(request_identifier) WHERE state = 'rejected';
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

@@ -102,6 +102,15 @@ extension SQLEngine {
                     """,
                     [.integer(change.at), .text(dueNow)]
                 )
+                // A report Apple rejected goes again (same bytes, same requestIdentifier): Apple says it has no
+                // report for the token, so the rejection must not keep it silent (spec §5.8, §6.3).
+                try connection.query(
+                    """
+                    UPDATE reports SET state = 'pending', next_attempt_at = ?
+                    WHERE external_purchase_id = ? AND state = 'rejected'
+                    """,
+                    [.integer(change.at), .text(dueNow)]
+                )
             }
             try connection.query(
                 "UPDATE notifications SET processed_at = ?, outcome = ? WHERE notification_uuid = ?",

@@ -28,7 +28,8 @@ extension SQLEngine {
     }
 
     static let lineItemColumns = """
-        id, external_purchase_id, line_item_id, body, received_at, report_request_identifier, held_since
+        id, external_purchase_id, line_item_id, body, received_at, report_request_identifier, held_since, correction,
+        corrected_at
         """
 
     static func storedLineItem(_ row: [SQLValue]) -> StoredLineItem {
@@ -39,7 +40,9 @@ extension SQLEngine {
             body: row[3].text ?? "",
             receivedAt: row[4].integer ?? 0,
             reportRequestIdentifier: row[5].text,
-            heldSince: row.count > 6 ? row[6].integer : nil
+            heldSince: row[6].integer,
+            correction: row[7].text,
+            correctedAt: row[8].integer
         )
     }
 
@@ -273,7 +276,8 @@ extension SQLEngine {
                 WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.report_request_identifier IS NULL AND l.held_since IS NULL)
+                        AND l.report_request_identifier IS NULL AND l.held_since IS NULL
+                        AND l.correction IS NULL)
                     OR (NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
                         AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id

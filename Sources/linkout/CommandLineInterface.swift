@@ -20,6 +20,12 @@ public enum CommandLineInterface {
               print the reports to Apple that are due, without sending them
           report status [--data-dir DIR] [--config PATH]
               print reports by state, the oldest unreported token, and why reports wait
+          report attention [--data-dir DIR] [--config PATH]
+              list the tokens whose report Apple rejected or whose line items it refused, with the fix
+          report resend|no-line-item EXTERNAL_PURCHASE_ID
+              send a rejected report again as it is, or report the token NO_LINE_ITEM
+          report restate EXTERNAL_PURCHASE_ID LINE_ITEM_ID FILE | report retract EXTERNAL_PURCHASE_ID LINE_ITEM_ID
+              replace a line item (Apple's JSON in FILE, - for stdin), or withdraw it
           notifications recover --since DATE [--until DATE] [--config PATH] [--data-dir DIR]
               fetch Apple's notification history (Get Notification History) and act on what was missed
           healthcheck [--port N] [--url URL]

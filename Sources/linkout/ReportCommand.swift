@@ -6,9 +6,13 @@ import Logging
 import Storage
 
 /// `linkout report --dry-run` prints the reports that are due, without sending or recording anything;
-/// `linkout report status` prints the outbox by state, the oldest unreported token, and why reports wait.
+/// `linkout report status` prints the outbox by state, the oldest unreported token, and why reports wait;
+/// `attention`, `resend`, `no-line-item`, `restate` and `retract` are in `ReportActionCommand`.
 enum ReportCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
+        if let first = arguments.first, ReportActionCommand.subcommands.contains(first) {
+            return try ReportActionCommand.run(first, Array(arguments.dropFirst()))
+        }
         let subcommand = arguments.first == "status" ? "status" : "dry-run"
         let rest = arguments.first == "status" ? Array(arguments.dropFirst()) : arguments
         let (flags, _) = try CommandLineInterface.parseFlags(
@@ -38,6 +42,7 @@ enum ReportCommand {
             for state in StoredReport.State.allCases {
                 lines.append("\(state.rawValue): \(summary.counts[state] ?? 0)")
             }
+            lines.append("needing attention: \(try ledger.attentionCount()) token(s) (linkout report attention)")
             if let oldest = summary.oldestUnreported {
                 lines.append("oldest unreported token: first seen \((now - oldest) / 1000) s ago")
             } else {

@@ -1,5 +1,6 @@
 import Crypto
 import ExternalPurchase
+import Foundation
 import Storage
 import Testing
 
@@ -90,8 +91,12 @@ import Testing
     }
 
     @Test func a400AfterAnEarlierAttemptIsSettledWithRetrieve() {
-        let first = AppleAnswer.interpret(.rejected(body: "dup"), attempts: 0, sentAt: sentAt)
+        let errors = #"{"errors":[{"errorCode":4000023,"errorMessage":"bad","fieldName":"status"}]}"#
+        let first = AppleAnswer.interpret(.rejected(body: errors), attempts: 0, sentAt: sentAt)
         #expect(first.next == .continueSending)
+        // A 400 without Apple's errors may be its "duplicate request": checked even on a first attempt.
+        let bare = AppleAnswer.interpret(.rejected(body: "dup"), attempts: 0, sentAt: sentAt)
+        #expect(bare.next == .confirmWithRetrieve)
         let retried = AppleAnswer.interpret(.rejected(body: "dup"), attempts: 1, sentAt: sentAt)
         #expect(retried.next == .confirmWithRetrieve)
         let id = "11111111-2222-3333-4444-555555555555"
@@ -173,5 +178,93 @@ import Testing
         #expect(WebhookSender.backoffMilliseconds(attempts: 0) == 5_000)
         #expect(WebhookSender.backoffMilliseconds(attempts: 3) == 40_000)
         #expect(WebhookSender.backoffMilliseconds(attempts: 30) == 3_600_000)
+    }
+
+    // MARK: Apple's rejections (spec §5.6)
+
+    static func stored(_ report: ExternalPurchaseReport, attempts: Int64 = 0) throws -> StoredReport {
+        StoredReport(
+            requestIdentifier: report.requestIdentifier,
+            externalPurchaseId: report.externalPurchaseId,
+            environment: "production",
+            bundleId: "com.example",
+            status: report.status.rawValue,
+            body: try AppleRejection.encode(report),
+            attempts: attempts,
+            nextAttemptAt: 0,
+            createdAt: 0
+        )
+    }
+
+    static func body(_ errors: [SendReportErrorResponse.Failure]) -> String {
+        let encoded = try? JSONEncoder().encode(SendReportErrorResponse(errors: errors))
+        return encoded.map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    @Test func rejectionsAreClassifiedByWhatTheirErrorsName() throws {
+        let buy = try JSONDecoder().decode(
+            LineItem.self,
+            from: Data(ReportingHarness.buyJSON(lineItemId: "a").utf8)
+        )
+        var other = buy
+        if case .oneTimeBuy(var item) = other {
+            item.lineItemId = "b"
+            other = .oneTimeBuy(item)
+        }
+        let report = ExternalPurchaseReport(
+            requestIdentifier: "11111111-2222-3333-4444-555555555555",
+            externalPurchaseId: "t",
+            status: .lineItem,
+            lineItems: [buy, other]
+        )
+        let stored = try Self.stored(report)
+        let named = AppleRejection.classify(
+            body: Self.body([
+                .init(errorCode: 1, errorMessage: "IncorrectNetAmountError", fieldName: "x", lineItemId: "a")
+            ]),
+            report: stored
+        )
+        guard case .setAside(let items, let rest?) = named else {
+            Issue.record("expected a set-aside, got \(named)")
+            return
+        }
+        #expect(Array(items.keys) == ["a"])
+        #expect(rest.lineItems?.map(\.common.lineItemId) == ["b"])
+        #expect(rest.requestIdentifier == report.requestIdentifier)
+        // A line item the report does not carry, or an error without one, is for a person.
+        let elsewhere = AppleRejection.classify(
+            body: Self.body([.init(errorCode: 1, errorMessage: "NotFoundError", fieldName: "x", lineItemId: "z")]),
+            report: stored
+        )
+        #expect(elsewhere == .needsAttention("NotFoundError (field x) (line item z) [1]"))
+        let simultaneous = Self.body([.init(errorCode: 2, errorMessage: "SimultaneousSubmissionError")])
+        #expect(AppleRejection.classify(body: simultaneous, report: stored) == .retryLater)
+        let tired = try Self.stored(report, attempts: AppleRejection.simultaneousRetries - 1)
+        guard case .needsAttention = AppleRejection.classify(body: simultaneous, report: tired) else {
+            Issue.record("a simultaneous submission refused again and again must reach a person")
+            return
+        }
+        let duplicate = try Self.stored(
+            ExternalPurchaseReport(
+                requestIdentifier: report.requestIdentifier,
+                externalPurchaseId: "t",
+                status: .duplicateToken
+            )
+        )
+        let refused = Self.body([
+            .init(errorCode: 3, errorMessage: "DuplicateTokenStatusNotAllowedError", fieldName: "status")
+        ])
+        guard case .reportNoLineItem(let replacement) = AppleRejection.classify(body: refused, report: duplicate) else {
+            Issue.record("expected NO_LINE_ITEM")
+            return
+        }
+        #expect(replacement.status == .noLineItem)
+        #expect(replacement.requestIdentifier == report.requestIdentifier)
+        #expect(
+            AppleRejection.mayBeDuplicateRequest(
+                Self.body([.init(errorMessage: "Duplicate request", fieldName: "requestIdentifier")])
+            )
+        )
+        #expect(!AppleRejection.mayBeDuplicateRequest(refused))
     }
 }

@@ -103,4 +103,30 @@ struct CommandLineTests {
         #expect(help.code == 0)
         #expect(help.out.contains("linkout <command>"))
     }
+
+    /// A token Apple rejected is listed with the command that resolves it, and the command does.
+    @Test func reportAttentionListsRejectedTokensAndTheActionsResolveThem() throws {
+        let harness = try ReportingHarness()
+        try harness.record("cli-stuck")
+        harness.production.enqueue(FakeAppleServer.rejection([FakeAppleServer.AppleError.statusRegression]))
+        harness.service.tick()
+        let dataDir = harness.configuration.storage.dataDir
+        // The PostgreSQL tier: the command reads the harness's database, not the folder.
+        let database = harness.configuration.storage.postgresURL.map { ["LINKOUT_DATABASE_URL": $0] } ?? [:]
+        let run = { (arguments: [String]) in try self.run(arguments, environment: database) }
+        let listed = try run(["report", "attention", "--data-dir", dataDir])
+        #expect(listed.code == 0)
+        #expect(listed.out.contains("cli-stuck"))
+        #expect(listed.out.contains("LineItemStatusRegressionError"))
+        #expect(listed.out.contains("resolve: linkout report no-line-item cli-stuck"))
+        #expect(listed.out.contains("1 token(s) need attention"))
+        #expect(try run(["report", "restate", "cli-stuck", "--data-dir", dataDir]).code == 2)
+        #expect(try run(["report", "resend", "nope", "--data-dir", dataDir]).code == 1)
+        let resolved = try run(["report", "no-line-item", "cli-stuck", "--data-dir", dataDir])
+        #expect(resolved.code == 0)
+        #expect(resolved.out.contains("goes again as NO_LINE_ITEM"))
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("cli-stuck").map(\.state) == [.accepted])
+        #expect(try run(["report", "attention", "--data-dir", dataDir]).out.contains("0 token(s) need attention"))
+    }
 }

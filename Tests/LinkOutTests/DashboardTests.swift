@@ -298,6 +298,11 @@ struct DashboardTests {
         // Apple's answer is shown as text, never as markup.
         #expect(page.contains("HTTP 400: {&quot;errorMessage&quot;:&quot;&lt;b&gt;bad&lt;/b&gt;&quot;}"))
         #expect(!page.contains("<b>bad</b>"))
+        // The rejected token needs attention: what was rejected, the time past Apple's notice, and the fix.
+        #expect(page.contains("1 token(s) need you"))
+        #expect(page.contains("<td>report NO_LINE_ITEM rejected</td>"))
+        #expect(page.contains("past by 1 d 0 h"))
+        #expect(page.contains("<code>linkout report no-line-item stale, or, once the cause is fixed"))
         let chart = try live.get("/admin/chart.svg", headers: ["Cookie": session])
         #expect(chart.status == 200)
         #expect(chart.header("content-type") == "image/svg+xml; charset=utf-8")

@@ -15,6 +15,9 @@ final class FakeAppleServer: Sendable {
         case respond(status: Int, headers: [String: String] = [:], body: String = "")
         /// Sleeps this long before answering 200, so the client's timeout fires first.
         case hang(milliseconds: UInt32)
+        /// Keeps the report (Retrieve finds it) but answers this: Apple's "duplicate request" for a report it
+        /// accepted while its 200 was lost.
+        case holdAndRespond(status: Int, body: String)
 
         static let ok = Behavior.respond(status: 200)
     }
@@ -46,6 +49,12 @@ final class FakeAppleServer: Sendable {
         let script = Mutex<[Behavior]>([])
         let log = Mutex<[Received]>([])
         let arrivals = DispatchSemaphore(value: 0)
+        /// Decides the answer per request when set (before the script): nil falls through to the script.
+        let decide = Mutex<(@Sendable (Received) -> Behavior?)?>(nil)
+        /// The reports answered 200 (by requestIdentifier): only these can be retrieved, as at Apple ("a report
+        /// that you successfully submitted").
+        let held = Mutex<[String: [UInt8]]>([:])
+        let retrieves = Mutex<Int>(0)
     }
 
     let port: Int
@@ -65,9 +74,20 @@ final class FakeAppleServer: Sendable {
         router.add("PUT", "/externalPurchase/v1/reports") { request in
             // Apple checks a report against what it holds for the token already (a refund may reference a buy
             // reported earlier), so the fake does too.
-            shared.log.withLock { log in log.append(Self.inspect(request, publicKey: publicKey, history: log)) }
-            let behavior = shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
+            let received = shared.log.withLock { log in
+                log.append(Self.inspect(request, publicKey: publicKey, history: log))
+                return log[log.count - 1]
+            }
+            let decided = shared.decide.withLock { $0 }.flatMap { $0(received) }
+            let behavior = decided ?? shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
             defer { shared.arrivals.signal() }
+            if let id = received.report?.requestIdentifier {
+                switch behavior {
+                case .respond(let status, _, _) where status == 200: shared.held.withLock { $0[id] = request.body }
+                case .hang, .holdAndRespond: shared.held.withLock { $0[id] = request.body }
+                default: break
+                }
+            }
             switch behavior {
             case .respond(let status, let headers, let body):
                 var fields = HTTPHeaders()
@@ -79,6 +99,8 @@ final class FakeAppleServer: Sendable {
                     headers: fields,
                     body: Array(answer.utf8)
                 )
+            case .holdAndRespond(let status, let body):
+                return HTTPResponse(status: HTTPStatus(code: status, reasonPhrase: "Scripted"), body: Array(body.utf8))
             case .hang(let milliseconds):
                 usleep(milliseconds * 1000)
                 return HTTPResponse(status: .ok, body: Array("{}".utf8))
@@ -86,13 +108,14 @@ final class FakeAppleServer: Sendable {
         }
         router.get("/externalPurchase/v1/reports/{id}") { request in
             let id = request.pathParameters["id"] ?? ""
-            let known = shared.log.withLock { log in log.first { $0.report?.requestIdentifier == id } }
+            shared.retrieves.withLock { $0 += 1 }
+            let known = shared.held.withLock { $0[id] }
             guard let known else {
                 let notFound =
                     #"{"errors":[{"errorCode":4040001,"errorMessage":"NotFoundError","fieldName":"requestIdentifier"}]}"#
                 return HTTPResponse(status: .badRequest, body: Array(notFound.utf8))
             }
-            return HTTPResponse(status: .ok, body: Array(#"{"report":"#.utf8) + known.body + Array("}".utf8))
+            return HTTPResponse(status: .ok, body: Array(#"{"report":"#.utf8) + known + Array("}".utf8))
         }
         server = HTTPServer(
             configuration: configuration,
@@ -109,6 +132,70 @@ final class FakeAppleServer: Sendable {
     }
 
     var received: [Received] { shared.log.withLock { $0 } }
+
+    /// Answers each request as `decide` says (nil: the script, then 200), e.g. a share of rejections.
+    func respond(with decide: @escaping @Sendable (Received) -> Behavior?) {
+        shared.decide.withLock { $0 = decide }
+    }
+
+    /// Retrieve External Purchase Report calls answered so far.
+    var retrieveCount: Int { shared.retrieves.withLock { $0 } }
+
+    /// A `400` with Apple's `SendReportErrorResponse` (spec §5.6). The numeric codes are made up: Apple does not
+    /// publish them, and linkout must not depend on them.
+    static func rejection(_ errors: [SendReportErrorResponse.Failure]) -> Behavior {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let body = (try? encoder.encode(SendReportErrorResponse(errors: errors))).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        return .respond(status: 400, body: body ?? "")
+    }
+
+    /// Realistic error objects, as Apple names them.
+    enum AppleError {
+        static func incorrectNetAmount(_ lineItemId: String) -> SendReportErrorResponse.Failure {
+            .init(
+                errorCode: 4_000_017,
+                errorMessage: "IncorrectNetAmountError: netAmountTaxExclusive does not match the line item's amounts",
+                fieldName: "netAmountTaxExclusive",
+                lineItemId: lineItemId
+            )
+        }
+
+        static func outOfRange(_ lineItemId: String) -> SendReportErrorResponse.Failure {
+            .init(
+                errorCode: 4_000_041,
+                errorMessage: "LineItemCreationDateOutOfRangeError: creationDate is outside the token's active range",
+                fieldName: "creationDate",
+                lineItemId: lineItemId
+            )
+        }
+
+        static let simultaneous = SendReportErrorResponse.Failure(
+            errorCode: 4_000_036,
+            errorMessage: "SimultaneousSubmissionError: one or more simultaneous submissions of reports reference "
+                + "the same data"
+        )
+
+        static let duplicateTokenNotAllowed = SendReportErrorResponse.Failure(
+            errorCode: 4_000_042,
+            errorMessage: "DuplicateTokenStatusNotAllowedError: DUPLICATE_TOKEN is allowed only for custom link tokens",
+            fieldName: "status"
+        )
+
+        static let statusRegression = SendReportErrorResponse.Failure(
+            errorCode: 4_000_029,
+            errorMessage: "LineItemStatusRegressionError: the token was reported with line items",
+            fieldName: "status"
+        )
+
+        static let duplicateRequest = SendReportErrorResponse.Failure(
+            errorCode: 4_000_001,
+            errorMessage: "Duplicate request",
+            fieldName: "requestIdentifier"
+        )
+    }
 
     /// Waits for the next request to be answered (bounded, so a broken client fails the test instead of hanging).
     func waitForRequest(seconds: Int = 10) -> Bool {

@@ -18,9 +18,15 @@ final class ReportingHarness {
     var configuration: Configuration
     let ledger: Ledger
     let service: ReportingService
+    /// The service's log lines, warning and above (tests count critical lines).
+    let logLines = LiveApplication.LogLines()
 
-    init(graceSeconds: Int64 = 0, timeoutSeconds: Int64 = 2, configure: (inout Configuration) -> Void = { _ in }) throws
-    {
+    init(
+        graceSeconds: Int64 = 0,
+        timeoutSeconds: Int64 = 2,
+        clock: Clock = .system,
+        configure: (inout Configuration) -> Void = { _ in }
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-reporting-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         key = try ES256Key.generate()
@@ -42,10 +48,12 @@ final class ReportingHarness {
         configuration.storage.postgresURL = try TestDatabase.postgresURL(for: directory.path)
         configure(&configuration)
         ledger = try configuration.storage.openLedger()
+        let lines = logLines
         service = ReportingService(
             configuration: configuration,
             ledger: ledger,
-            logger: Logger(label: "test", level: .critical)
+            logger: Logger(label: "test", level: .warning, sink: .init { lines.append($0) }),
+            clock: clock
         )
     }
 

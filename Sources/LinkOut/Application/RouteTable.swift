@@ -68,6 +68,7 @@ struct RouteTable: Sendable {
         router.get("/admin/tokens", handler: failedAuth.guarding(admin.tokens))
         router.get("/admin/tokens.csv", handler: failedAuth.guarding(admin.exportCSV))
         router.get("/admin/tokens/{externalPurchaseId}", handler: failedAuth.guarding(admin.token))
+        addAttentionActions(to: &router)
         router.get("/admin/reports/{requestIdentifier}/apple", handler: failedAuth.guarding(admin.appleCopy))
         router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))
         router.get("/admin/purchases.csv", handler: failedAuth.guarding(admin.purchasesCSV))
@@ -98,5 +99,14 @@ struct RouteTable: Sendable {
             )
         }
         return router
+    }
+
+    /// The operator's answers to a token that needs attention (see `ReportActions`).
+    private func addAttentionActions(to router: inout Router) {
+        let token = "/admin/tokens/{externalPurchaseId}"
+        router.post(token + "/resend", handler: failedAuth.guarding(admin.resend))
+        router.post(token + "/no-line-item", handler: failedAuth.guarding(admin.reportNoLineItem))
+        router.post(token + "/line-items/{lineItemId}/restate", handler: failedAuth.guarding(admin.restate))
+        router.post(token + "/line-items/{lineItemId}/retract", handler: failedAuth.guarding(admin.retract))
     }
 }

@@ -37,6 +37,15 @@ enum ReportGauges {
                 value: (try? ledger.heldPaymentEvents(limit: 100_000).count) ?? 0
             )
         )
+        // Tokens a person must act on: a report Apple rejected for a reason linkout cannot fix itself, or line
+        // items set aside with Apple's message. Alert on anything above 0.
+        gauges.append(
+            Metrics.Gauge(
+                name: "linkout_reports_needing_attention",
+                help: "Tokens whose report Apple rejected, or whose line items it refused, waiting for an operator.",
+                value: Int((try? ledger.attentionCount()) ?? 0)
+            )
+        )
         gauges.append(
             Metrics.Gauge(
                 name: "linkout_reporting_running",

@@ -23,6 +23,8 @@ package struct AppleAnswer: Sendable {
 
     var attempt: ReportAttempt
     var next: Next
+    /// What a rejection changes in the report before it goes again (see `AppleRejection`).
+    var rewrite: ReportRewrite?
     /// The log line: level and message. Apple's error body goes with rejections.
     var logLevel: LogLevel
     var message: String
@@ -54,8 +56,9 @@ package struct AppleAnswer: Sendable {
                 message: "report accepted by Apple"
             )
         case .rejected(let body):
-            // A 400 is not resent unchanged: the report waits until the token's data changes. After an earlier
-            // attempt, though, the 400 may be Apple's "duplicate request" for a report whose 200 was lost.
+            // What a 400 means is decided from Apple's errors (`rejected(_:report:…)`). After an earlier attempt,
+            // or when the body says so, it may first be Apple's "duplicate request" for a report whose 200 was
+            // lost: Retrieve settles that.
             return AppleAnswer(
                 attempt: ReportAttempt(
                     state: .rejected,
@@ -64,7 +67,8 @@ package struct AppleAnswer: Sendable {
                     nextAttemptAt: sentAt,
                     at: sentAt
                 ),
-                next: attempts > 0 ? .confirmWithRetrieve : .continueSending,
+                next: attempts > 0 || AppleRejection.mayBeDuplicateRequest(body)
+                    ? .confirmWithRetrieve : .continueSending,
                 logLevel: .warning,
                 message: "report rejected by Apple; it waits for corrected data"
             )
@@ -222,6 +226,64 @@ package struct AppleAnswer: Sendable {
             logLevel: .warning,
             message: "report answered 400 after an earlier attempt; not settled yet, will retry"
         )
+    }
+
+    /// A `400` Apple stands by (Retrieve found nothing under the identifier), acted on as its errors say
+    /// (spec §5.6). A token that needs a person gets one critical log line, here, when its report turns
+    /// rejected; it stays rejected (and silent in the log) until its data changes or someone acts.
+    static func rejected(
+        _ rejection: AppleRejection,
+        body: String,
+        attempts: Int64,
+        sentAt: Int64,
+        backoff: (Int64) -> Int64 = backoffMilliseconds
+    ) -> AppleAnswer {
+        var answer = AppleAnswer(
+            attempt: ReportAttempt(
+                state: .pending,
+                httpStatus: 400,
+                response: body,
+                nextAttemptAt: sentAt,
+                at: sentAt
+            ),
+            next: .continueSending,
+            logLevel: .warning,
+            message: ""
+        )
+        switch rejection {
+        case .setAside(let items, let rest?):
+            answer.rewrite = ReportRewrite(body: try? AppleRejection.encode(rest), setAside: items)
+            // The rest cannot be re-encoded only if the stored body was not ours: then a person looks.
+            answer.attempt.state = answer.rewrite?.body == nil ? .rejected : .pending
+            answer.logLevel = .critical
+            answer.message =
+                "line items need correction: Apple refused them; they are set aside and the rest of the report "
+                + "goes again under the same requestIdentifier"
+        case .setAside(let items, nil):
+            answer.rewrite = ReportRewrite(setAside: items)
+            answer.attempt.state = .rejected
+            answer.logLevel = .critical
+            answer.message =
+                "report needs attention: Apple refused every line item in it; restate or retract them "
+                + "(linkout report restate|retract) or report the token NO_LINE_ITEM"
+        case .reportNoLineItem(let replacement):
+            answer.rewrite = ReportRewrite(
+                body: try? AppleRejection.encode(replacement),
+                status: ExternalPurchaseReport.Status.noLineItem.rawValue
+            )
+            answer.attempt.state = answer.rewrite?.body == nil ? .rejected : .pending
+            answer.message = "Apple refused DUPLICATE_TOKEN for this token's type; it is reported NO_LINE_ITEM"
+        case .retryLater:
+            answer.attempt.nextAttemptAt = sentAt + backoff(attempts)
+            answer.message = "Apple refused a simultaneous submission; the same report goes again later"
+        case .needsAttention(let why):
+            answer.attempt.state = .rejected
+            answer.logLevel = .critical
+            answer.message =
+                "report needs attention: Apple rejected it (\(why)); resend it, correct its line items or report "
+                + "the token NO_LINE_ITEM (linkout report resend|restate|retract|no-line-item)"
+        }
+        return answer
     }
 
     /// Exponential backoff with equal jitter: between half and all of 5 s × 2^attempts, capped at an hour, at

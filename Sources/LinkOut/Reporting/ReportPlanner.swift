@@ -37,7 +37,7 @@ struct ReportPlanner: Sendable {
             holdsEndForTokensCreatedBefore: now - Self.holdsEndAfterMilliseconds,
             limit: batchLimit
         ) {
-            let items = try ledger.lineItems(for: token.externalPurchaseId)
+            let items = try sendableLineItems(of: token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
             let status: ExternalPurchaseReport.Status
             if !fresh.isEmpty {
@@ -59,28 +59,49 @@ struct ReportPlanner: Sendable {
                 )
             )
         }
-        for rejected in try ledger.reports(limit: batchLimit, state: .rejected) {
-            guard let token = try ledger.token(rejected.externalPurchaseId) else { continue }
-            let items = try ledger.lineItems(for: token.externalPurchaseId)
-            let fresh = items.filter { $0.reportRequestIdentifier == nil }
-            guard !fresh.isEmpty else { continue }  // nothing changed: a 400 is not resent unchanged
-            // A restated item (same lineItemId, `restatement: true`) replaces the version the rejected report
-            // carried: Apple "uses only the most recent version", and one lineItemId twice in a report is
-            // Apple's `DuplicateValueError`, which would keep the token stuck for good.
-            let carried = items.filter { $0.reportRequestIdentifier == rejected.requestIdentifier } + fresh
-            var revision = try build(
-                token,
-                status: .lineItem,
-                items: items,
-                carrying: Self.latestVersions(carried),
-                claiming: fresh,
-                requestIdentifier: rejected.requestIdentifier,
-                now: now
-            )
-            revision.revises = rejected.requestIdentifier
-            planned.append(revision)
+        planned += try revisions(now: now)
+        return planned
+    }
+
+    /// Rejected reports whose token got new line items (a correction, or new ones): the full report again
+    /// under the same `requestIdentifier` (Apple: resubmit a failed report under its identifier, spec §5.2).
+    /// Paged by key through all of them, so rejected reports without news never hold back those behind them.
+    private func revisions(now: Int64) throws -> [PlannedReport] {
+        var planned: [PlannedReport] = []
+        var after: String?
+        while planned.count < batchLimit {
+            let page = try ledger.rejectedReportsWithNewLineItems(after: after, limit: batchLimit)
+            guard let last = page.last else { break }
+            after = last.requestIdentifier
+            for rejected in page where planned.count < batchLimit {
+                guard let token = try ledger.token(rejected.externalPurchaseId) else { continue }
+                let items = try sendableLineItems(of: token.externalPurchaseId)
+                let fresh = items.filter { $0.reportRequestIdentifier == nil }
+                guard !fresh.isEmpty else { continue }
+                // A restated item (same lineItemId, `restatement: true`) replaces the version the rejected report
+                // carried: Apple "uses only the most recent version", and one lineItemId twice in a report is
+                // Apple's `DuplicateValueError`, which would keep the token stuck for good.
+                let carried = items.filter { $0.reportRequestIdentifier == rejected.requestIdentifier } + fresh
+                var revision = try build(
+                    token,
+                    status: .lineItem,
+                    items: items,
+                    carrying: Self.latestVersions(carried),
+                    claiming: fresh,
+                    requestIdentifier: rejected.requestIdentifier,
+                    now: now
+                )
+                revision.revises = rejected.requestIdentifier
+                planned.append(revision)
+            }
         }
         return planned
+    }
+
+    /// A token's line items, without those Apple refused and that are set aside (spec §5.6): they are never
+    /// sent as they are, and Apple holds nothing of them, so they are not earlier items either.
+    private func sendableLineItems(of externalPurchaseId: String) throws -> [StoredLineItem] {
+        try ledger.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
     }
 
     private func build(

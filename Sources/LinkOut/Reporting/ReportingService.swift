@@ -272,6 +272,15 @@ package final class ReportingService: Sendable {
                 sentAt: clock.nowMilliseconds()
             )
         }
+        if case .rejected(let body) = outcome, answer.attempt.state == .rejected {
+            // Apple stands by its 400: act on what its errors say (spec §5.6).
+            answer = AppleAnswer.rejected(
+                AppleRejection.classify(body: body, report: report),
+                body: body,
+                attempts: report.attempts,
+                sentAt: answer.attempt.at
+            )
+        }
         var metadata = [
             "external_purchase_id": report.externalPurchaseId, "request_identifier": report.requestIdentifier,
             "report.status": report.status,
@@ -280,8 +289,15 @@ package final class ReportingService: Sendable {
         if case .rejected(let body) = outcome { metadata["apple.errors"] = body }
         if case .networkError(let message) = outcome { metadata["error"] = message }
         if case .signingFailed(let message) = outcome { metadata["error"] = message }
+        if let rewrite = answer.rewrite, !rewrite.setAside.isEmpty {
+            metadata["line_items_set_aside"] = rewrite.setAside.keys.sorted().joined(separator: ",")
+        }
         do {
-            try ledger.recordAttempt(report.requestIdentifier, answer.attempt)
+            if let rewrite = answer.rewrite {
+                try ledger.recordRejection(report.requestIdentifier, answer.attempt, rewrite: rewrite)
+            } else {
+                try ledger.recordAttempt(report.requestIdentifier, answer.attempt)
+            }
         } catch {
             // The answer is lost with the write; the report stays as it was and is sent again (same bytes, same
             // requestIdentifier), and a duplicate 400 is settled with Retrieve.

@@ -13,8 +13,9 @@ extension AdminAPI {
         var lineItemId: String
         /// The report carrying it, once planned.
         var requestIdentifier: String?
-        /// `unreported`, `held` (waiting for an exchange rate), or the report's state: `pending`, `accepted`,
-        /// `rejected`.
+        /// `unreported`, `held` (waiting for an exchange rate), the report's state (`pending`, `accepted`,
+        /// `rejected`), or, for a version Apple refused and that was set aside, `needs_correction` (then
+        /// `corrected` once restated or dropped).
         var state: String
         /// Why a held item waits.
         var reason: String? = nil
@@ -76,7 +77,7 @@ extension AdminAPI {
             AppleLineItemState(
                 lineItemId: item.lineItemId,
                 requestIdentifier: item.reportRequestIdentifier,
-                state: item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
+                state: Self.state(of: item, reports: reports)
             )
         }
         // A payment whose line item is not made yet because its exchange rate is missing: listed with the reason.
@@ -87,5 +88,12 @@ extension AdminAPI {
             }
         }
         return PurchaseView(purchase: purchase, appleLineItems: states)
+    }
+
+    /// A set-aside version keeps the identifier of the report it left, which may be accepted since: its own
+    /// state comes first.
+    static func state(of item: StoredLineItem, reports: [String: StoredReport]) -> String {
+        if item.correction != nil { return item.correctedAt == nil ? "needs_correction" : "corrected" }
+        return item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
     }
 }

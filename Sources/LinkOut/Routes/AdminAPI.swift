@@ -13,6 +13,9 @@ struct AdminAPI: Sendable {
     struct ReportList: Encodable {
         var reporting: String
         var reports: [StoredReport]
+        /// With `state=needs_attention`: the tokens that need a person, oldest first, each with its rejected
+        /// report and the line items set aside with Apple's message.
+        var attention: [AttentionEntry]?
     }
 
     struct TokenDetail: Encodable {
@@ -84,13 +87,20 @@ struct AdminAPI: Sendable {
         return BearerAuth.isAuthorized(request, token: token) ? nil : BearerAuth.unauthorized()
     }
 
-    /// `GET /admin/reports?state=pending|accepted|rejected&limit=&offset=`: newest first, with what Apple said.
+    /// `GET /admin/reports?state=pending|accepted|rejected|needs_attention&limit=&offset=`: newest first, with
+    /// what Apple said. `needs_attention` lists the tokens a person must act on (`attention`): a rejected report,
+    /// or line items set aside with Apple's message.
     func reports(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         var state: StoredReport.State?
-        if let text = request.queryValue("state") {
+        let needsAttention = request.queryValue("state") == "needs_attention"
+        if let text = request.queryValue("state"), !needsAttention {
             guard let parsed = StoredReport.State(rawValue: text) else {
-                return JSONResponse.error(.badRequest, "invalid_state", "state is pending, accepted or rejected.")
+                return JSONResponse.error(
+                    .badRequest,
+                    "invalid_state",
+                    "state is pending, accepted, rejected or needs_attention."
+                )
             }
             state = parsed
         }
@@ -99,8 +109,19 @@ struct AdminAPI: Sendable {
         case .paging(let read): paging = read
         case .refused(let response): return response
         }
-        let reports = try ledger.reports(limit: paging.limit, offset: paging.offset, state: state)
-        return JSONResponse.json(.ok, ReportList(reporting: reporting.status.description, reports: reports))
+        let reports = try ledger.reports(
+            limit: paging.limit,
+            offset: paging.offset,
+            state: needsAttention ? .rejected : state
+        )
+        return JSONResponse.json(
+            .ok,
+            ReportList(
+                reporting: reporting.status.description,
+                reports: reports,
+                attention: needsAttention ? try ledger.needingAttention(limit: paging.limit) : nil
+            )
+        )
     }
 
     struct AppleCopy: Encodable {

@@ -127,6 +127,7 @@ extension DashboardRoute {
                 ]
             }
         )
+        try addAttention(to: &context, now: now)
         let failing = try ledger.failingReports(limit: Self.failingRows)
         context["has_failing_reports"] = .flag(!failing.isEmpty)
         context["report_rows"] = .list(
@@ -141,6 +142,37 @@ extension DashboardRoute {
                     "reason": .text(
                         Self.reason(status: report.lastHTTPStatus, text: report.lastResponse)
                     ),
+                ]
+            }
+        )
+    }
+
+    /// Tokens a person must act on, most urgent first: Apple's message, the time left before Apple's notice
+    /// (spec §5.8), and the command that resolves it.
+    private func addAttention(to context: inout Template.Context, now: Int64) throws {
+        let entries = try ledger.needingAttention(limit: Self.failingRows)
+        context["has_attention"] = .flag(!entries.isEmpty)
+        context["attention_count"] = .text(String(try ledger.attentionCount()))
+        context["attention_rows"] = .list(
+            entries.map { entry in
+                let left = entry.noticeAt.subtractingReportingOverflow(now).partialValue
+                let what =
+                    entry.report.map { "report \($0.status) rejected" }
+                    ?? "\(entry.lineItems.count) line item(s) set aside"
+                let message = entry.appleMessage
+                return [
+                    "href": .text(Self.detailPath(entry.externalPurchaseId)),
+                    "token": .text(entry.externalPurchaseId),
+                    "what": .text(what),
+                    "message": .text(
+                        message.count > Self.reasonCharacters
+                            ? String(message.prefix(Self.reasonCharacters)) + "…" : message
+                    ),
+                    "left": .text(
+                        left > 0 ? "\(DashboardTime.age(left)) left" : "past by \(DashboardTime.age(-left))"
+                    ),
+                    "left_class": .text(left < 2 * Ledger.dayMilliseconds ? "late" : "warn"),
+                    "action": .text(entry.resolution),
                 ]
             }
         )

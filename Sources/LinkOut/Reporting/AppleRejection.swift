@@ -1,0 +1,92 @@
+import ExternalPurchase
+import Foundation
+import Storage
+
+/// What a `400` Apple stands by means for one report, decided from what its `SendReportErrorResponse` carries
+/// (spec §5.6): Apple does not publish the numeric `errorCode` values, so the decision rests on the fields an
+/// error names (`fieldName`, `lineItemId`) and on the report itself, and the whole body is kept.
+enum AppleRejection: Sendable, Equatable {
+    /// Every error names a line item the report carries: those are set aside with Apple's message, and the rest
+    /// goes again under the same `requestIdentifier` (Apple: "resubmit the full report using the same
+    /// requestIdentifier", §5.2). `rest` is nil when nothing is left to send.
+    case setAside([String: String], rest: ExternalPurchaseReport?)
+    /// `DUPLICATE_TOKEN` refused for the token's type (`DuplicateTokenStatusNotAllowedError`, §5.4): the token
+    /// is reported `NO_LINE_ITEM` instead, under the same `requestIdentifier`.
+    case reportNoLineItem(ExternalPurchaseReport)
+    /// No error names a field or a line item: Apple's `SimultaneousSubmissionError` carries only a code and a
+    /// message. Another submission touching the same data was in flight; the same bytes go again later.
+    case retryLater
+    /// Anything else: only a person can fix it. The token is listed as needing attention with Apple's message.
+    case needsAttention(String)
+
+    /// A simultaneous-submission answer is retried this many times at most; after that a person looks, so a
+    /// report Apple keeps refusing is never retried silently for good.
+    static let simultaneousRetries: Int64 = 8
+
+    static func classify(body: String, report: StoredReport) -> AppleRejection {
+        guard let response = SendReportErrorResponse.parse(body) else {
+            return .needsAttention("Apple answered 400 without errors (a malformed request): \(body.prefix(300))")
+        }
+        let summary = response.errors.map(\.summary).joined(separator: "; ")
+        guard let sent = try? JSONDecoder().decode(ExternalPurchaseReport.self, from: Data(report.body.utf8)) else {
+            return .needsAttention(summary)
+        }
+        if sent.status == .duplicateToken
+            && response.errors.contains(where: { $0.fieldName == "status" || mentions($0, "DuplicateTokenStatus") })
+        {
+            var replacement = sent
+            replacement.status = .noLineItem
+            replacement.lineItems = nil
+            return .reportNoLineItem(replacement)
+        }
+        if response.errors.allSatisfy({ $0.fieldName == nil && $0.lineItemId == nil }) {
+            return report.attempts + 1 < simultaneousRetries
+                ? .retryLater
+                : .needsAttention("refused \(report.attempts + 1) times: \(summary)")
+        }
+        let carried = Set((sent.lineItems ?? []).map(\.common.lineItemId))
+        let named = response.errors.compactMap(\.lineItemId)
+        guard named.count == response.errors.count, Set(named).isSubset(of: carried) else {
+            return .needsAttention(summary)
+        }
+        var messages: [String: String] = [:]
+        for error in response.errors {
+            guard let id = error.lineItemId else { continue }
+            messages[id] = messages[id].map { $0 + "; " + error.summary } ?? error.summary
+        }
+        let remaining = (sent.lineItems ?? []).filter { messages[$0.common.lineItemId] == nil }
+        guard !remaining.isEmpty else { return .setAside(messages, rest: nil) }
+        var rest = sent
+        rest.lineItems = remaining
+        return .setAside(messages, rest: rest)
+    }
+
+    /// Apple's "duplicate request" (§5.2): a report it already holds under this `requestIdentifier`. Settled
+    /// with Retrieve External Purchase Report, as for a lost `200`. A body that is not a
+    /// `SendReportErrorResponse` may be one too, so it is checked the same way.
+    static func mayBeDuplicateRequest(_ body: String) -> Bool {
+        guard let response = SendReportErrorResponse.parse(body) else { return true }
+        return response.errors.contains { error in
+            error.fieldName == "requestIdentifier" || mentions(error, "duplicate request")
+                || mentions(error, "DuplicateRequest")
+        }
+    }
+
+    private static func mentions(_ error: SendReportErrorResponse.Failure, _ text: String) -> Bool {
+        error.errorMessage?.range(of: text, options: .caseInsensitive) != nil
+    }
+
+    /// The report body as the outbox stores it: the bytes every retry sends.
+    static func encode(_ report: ExternalPurchaseReport) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(report), as: UTF8.self)
+    }
+
+    /// A line item as the ledger stores it.
+    static func encodeLineItem(_ item: LineItem) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(item), as: UTF8.self)
+    }
+}

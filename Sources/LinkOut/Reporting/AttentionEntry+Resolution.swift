@@ -1,0 +1,37 @@
+import ExternalPurchase
+import Storage
+
+extension AttentionEntry {
+    /// Apple's notice for an unreported token (spec §5.8): 10 days after creation, or, for a custom-link token,
+    /// soon after it expires. The time left before it is what makes a token urgent.
+    package var noticeAt: Int64 {
+        tokenExpirationDate ?? (tokenCreationDate + 10 * 86_400_000)
+    }
+
+    /// What Apple said: the rejected report's `errors` (which name any line items set aside with it), or else
+    /// the message kept with each line item set aside.
+    package var appleMessage: String {
+        if let report, let body = report.lastResponse {
+            return SendReportErrorResponse.parse(body).map { $0.errors.map(\.summary).joined(separator: "; ") }
+                ?? body
+        }
+        return lineItems.map { "line item \($0.lineItemId): \($0.correction ?? "")" }.joined(separator: "; ")
+    }
+
+    /// The action that resolves it, as the command that does it (the admin API has the same under
+    /// `POST /admin/tokens/{id}/…`).
+    package var resolution: String {
+        let id = externalPurchaseId
+        if let item = lineItems.first {
+            let more = lineItems.count > 1 ? " (and \(lineItems.count - 1) more)" : ""
+            return "linkout report restate \(id) \(item.lineItemId) FILE, or linkout report retract \(id) "
+                + "\(item.lineItemId)\(more)"
+                + (report != nil ? "; or linkout report no-line-item \(id)" : "")
+        }
+        if report?.status == ExternalPurchaseReport.Status.lineItem.rawValue {
+            return "correct the line item (linkout report restate \(id) LINE_ITEM_ID FILE) or, once the cause is "
+                + "fixed, linkout report resend \(id)"
+        }
+        return "linkout report no-line-item \(id), or, once the cause is fixed, linkout report resend \(id)"
+    }
+}

@@ -1,0 +1,236 @@
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Storage
+
+/// What an operator can do about a token that needs attention, from the command line (`linkout report …`) or
+/// the admin API (`POST /admin/tokens/{id}/…`): send its rejected report again, report it `NO_LINE_ITEM`, or
+/// restate or retract one of its line items (spec §5.5 "Corrections"). Each action is one ledger transaction;
+/// the reporting pass sends the result.
+package struct ReportActions: Sendable {
+    package struct Refusal: Error, Equatable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable {
+            case unknownToken
+            /// The action does not fit the token's state (nothing rejected, already reported, …).
+            case conflict
+            /// The line item given breaks Apple's rules.
+            case invalid
+        }
+
+        package var kind: Kind
+        package var description: String
+    }
+
+    /// What the action did, for the admin API's JSON and the command's output.
+    package struct Outcome: Sendable, Equatable, Encodable {
+        package var externalPurchaseId: String
+        package var action: String
+        package var detail: String
+    }
+
+    let ledger: Ledger
+    let clock: Clock
+
+    package init(ledger: Ledger, clock: Clock = .system) {
+        self.ledger = ledger
+        self.clock = clock
+    }
+
+    /// The token's rejected report goes again, same bytes and `requestIdentifier` (after the cause was fixed
+    /// at Apple's side, say).
+    package func resend(_ externalPurchaseId: String) throws -> Outcome {
+        _ = try token(externalPurchaseId)
+        guard try ledger.reviveRejectedReport(for: externalPurchaseId, now: clock.nowMilliseconds()) else {
+            throw Refusal(kind: .conflict, description: "the token has no rejected report to send again")
+        }
+        return Outcome(externalPurchaseId: externalPurchaseId, action: "resend", detail: "the rejected report is due")
+    }
+
+    /// Reports the token `NO_LINE_ITEM`: its rejected report's content is replaced under the same
+    /// `requestIdentifier`, or, with no report yet, a new one is queued. Refused once Apple holds line items for
+    /// the token (Apple: `LineItemStatusRegressionError`, spec §5.4).
+    package func reportNoLineItem(_ externalPurchaseId: String) throws -> Outcome {
+        let token = try token(externalPurchaseId)
+        let reports = try ledger.reports(for: externalPurchaseId)
+        if reports.contains(where: {
+            $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue
+        }) {
+            throw Refusal(
+                kind: .conflict,
+                description: "Apple holds line items for this token: NO_LINE_ITEM would be a status regression; "
+                    + "retract the line items instead"
+            )
+        }
+        let now = clock.nowMilliseconds()
+        if let rejected = reports.first(where: { $0.state == .rejected }) {
+            let body = try AppleRejection.encode(
+                ExternalPurchaseReport(
+                    requestIdentifier: rejected.requestIdentifier,
+                    externalPurchaseId: externalPurchaseId,
+                    status: .noLineItem
+                )
+            )
+            guard
+                try ledger.replaceRejectedReport(
+                    rejected.requestIdentifier,
+                    status: ExternalPurchaseReport.Status.noLineItem.rawValue,
+                    body: body,
+                    note: "withdrawn: the operator reported the token NO_LINE_ITEM",
+                    now: now
+                )
+            else { throw Refusal(kind: .conflict, description: "the rejected report changed meanwhile; try again") }
+            return Outcome(
+                externalPurchaseId: externalPurchaseId,
+                action: "no-line-item",
+                detail: "the rejected report \(rejected.requestIdentifier) goes again as NO_LINE_ITEM"
+            )
+        }
+        guard reports.isEmpty else {
+            throw Refusal(kind: .conflict, description: "the token has a report already (pending or accepted)")
+        }
+        let identifier = ReportPlanner.newIdentifier()
+        let report = ExternalPurchaseReport(
+            requestIdentifier: identifier,
+            externalPurchaseId: externalPurchaseId,
+            status: .noLineItem
+        )
+        do {
+            try ledger.enqueueReport(
+                StoredReport(
+                    requestIdentifier: identifier,
+                    externalPurchaseId: externalPurchaseId,
+                    environment: token.environment,
+                    bundleId: token.bundleId,
+                    status: report.status.rawValue,
+                    body: try AppleRejection.encode(report),
+                    nextAttemptAt: now,
+                    createdAt: now
+                ),
+                lineItemRows: []
+            )
+        } catch let error as StorageError where error.code == .conflict {
+            throw Refusal(kind: .conflict, description: "the token has a report already")
+        }
+        return Outcome(externalPurchaseId: externalPurchaseId, action: "no-line-item", detail: "queued \(identifier)")
+    }
+
+    /// A corrected version of a line item (`restatement: true` when Apple holds an earlier one): it replaces the
+    /// versions set aside and goes in the token's next report.
+    package func restate(_ externalPurchaseId: String, lineItemId: String, body: String) throws -> Outcome {
+        let token = try token(externalPurchaseId)
+        let item: LineItem
+        do {
+            item = try JSONDecoder().decode(LineItem.self, from: Data(body.utf8))
+        } catch {
+            throw Refusal(kind: .invalid, description: "the body is not one of Apple's line items: \(error)")
+        }
+        guard item.common.lineItemId == lineItemId else {
+            throw Refusal(kind: .invalid, description: "the body's lineItemId is not \(lineItemId)")
+        }
+        try check(item, of: token)
+        let resolved = try ledger.correctLineItem(
+            lineItemId,
+            of: externalPurchaseId,
+            replacement: try AppleRejection.encodeLineItem(item),
+            now: clock.nowMilliseconds()
+        )
+        return Outcome(
+            externalPurchaseId: externalPurchaseId,
+            action: "restate",
+            detail: "line item \(lineItemId) stored for the next report; \(resolved) set-aside version(s) resolved"
+        )
+    }
+
+    /// Withdraws a line item. One Apple never accepted (set aside after its rejection) is dropped; one Apple
+    /// holds is retracted (spec §5.5: same `lineItemId`, `restatement` and `erroneouslySubmitted` true, all
+    /// original fields). Its `netAmountTaxExclusive` becomes 0: a retracted item contributes nothing (derived;
+    /// Apple says only "recalculating", so the validator and Apple's answer are the check).
+    package func retract(_ externalPurchaseId: String, lineItemId: String) throws -> Outcome {
+        let token = try token(externalPurchaseId)
+        let accepted = Set(
+            try ledger.reports(for: externalPurchaseId).filter { $0.state == .accepted }.map(\.requestIdentifier)
+        )
+        let versions = try ledger.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
+        guard !versions.isEmpty else {
+            throw Refusal(kind: .conflict, description: "the token has no line item \(lineItemId)")
+        }
+        let now = clock.nowMilliseconds()
+        // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
+        let sent = versions.filter { $0.correction == nil }
+        guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
+            let dropped = try ledger.correctLineItem(lineItemId, of: externalPurchaseId, replacement: nil, now: now)
+            guard dropped > 0 else {
+                throw Refusal(
+                    kind: .conflict,
+                    description: "line item \(lineItemId) is neither set aside nor held by Apple (still on its way)"
+                )
+            }
+            return Outcome(
+                externalPurchaseId: externalPurchaseId,
+                action: "retract",
+                detail: "line item \(lineItemId) dropped: Apple never accepted it"
+            )
+        }
+        var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
+        item.markRetracted()
+        try check(item, of: token)
+        _ = try ledger.correctLineItem(
+            lineItemId,
+            of: externalPurchaseId,
+            replacement: try AppleRejection.encodeLineItem(item),
+            now: now
+        )
+        return Outcome(
+            externalPurchaseId: externalPurchaseId,
+            action: "retract",
+            detail: "retraction of line item \(lineItemId) queued for the next report"
+        )
+    }
+
+    private func token(_ externalPurchaseId: String) throws -> StoredToken {
+        guard let token = try ledger.token(externalPurchaseId) else {
+            throw Refusal(kind: .unknownToken, description: "no token \(externalPurchaseId) is recorded")
+        }
+        return token
+    }
+
+    /// Apple's rules for the item against what Apple holds for the token, before anything is stored.
+    private func check(_ item: LineItem, of token: StoredToken) throws {
+        let decoder = JSONDecoder()
+        let earlier = try ledger.lineItems(for: token.externalPurchaseId).filter { $0.correction == nil }.compactMap {
+            try? decoder.decode(LineItem.self, from: Data($0.body.utf8))
+        }
+        let problems = ReportValidator(
+            token: token.externalPurchaseToken,
+            earlierLineItems: earlier,
+            now: clock.nowMilliseconds()
+        ).problems(
+            in: ExternalPurchaseReport(
+                requestIdentifier: ReportPlanner.newIdentifier(),
+                externalPurchaseId: token.externalPurchaseId,
+                status: .lineItem,
+                lineItems: [item]
+            )
+        )
+        guard problems.isEmpty else {
+            throw Refusal(kind: .invalid, description: problems.map(\.description).joined(separator: "; "))
+        }
+    }
+}
+
+extension LineItem {
+    /// Apple's retraction of this item (spec §5.5): a restatement marked `erroneouslySubmitted`, net 0.
+    mutating func markRetracted() {
+        switch self {
+        case .oneTimeBuy(var item):
+            (item.restatement, item.erroneouslySubmitted, item.netAmountTaxExclusive) = (true, true, 0)
+            self = .oneTimeBuy(item)
+        case .subscriptionBuy(var item):
+            (item.restatement, item.erroneouslySubmitted, item.netAmountTaxExclusive) = (true, true, 0)
+            self = .subscriptionBuy(item)
+        case .refund(var item):
+            (item.restatement, item.erroneouslySubmitted, item.netAmountTaxExclusive) = (true, true, 0)
+            self = .refund(item)
+        }
+    }
+}

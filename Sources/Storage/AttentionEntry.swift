@@ -1,0 +1,26 @@
+/// A token that needs a person: its report was rejected by Apple for a reason linkout cannot fix by itself, or
+/// line items of it were set aside with Apple's message. Listed with the token's dates, so the dashboard can
+/// say how long is left before Apple's notice.
+public struct AttentionEntry: Sendable, Equatable, Encodable {
+    public var externalPurchaseId: String
+    public var tokenCreationDate: Int64
+    public var tokenExpirationDate: Int64?
+    /// The rejected report (state `rejected`), if that is why.
+    public var report: StoredReport?
+    /// Line items set aside and not corrected yet, each with Apple's message.
+    public var lineItems: [StoredLineItem]
+
+    public init(
+        externalPurchaseId: String,
+        tokenCreationDate: Int64,
+        tokenExpirationDate: Int64?,
+        report: StoredReport?,
+        lineItems: [StoredLineItem]
+    ) {
+        self.externalPurchaseId = externalPurchaseId
+        self.tokenCreationDate = tokenCreationDate
+        self.tokenExpirationDate = tokenExpirationDate
+        self.report = report
+        self.lineItems = lineItems
+    }
+}

@@ -1,0 +1,185 @@
+/// Apple's rejections (spec §5.6) in the outbox: recording what a `400` changed, the rejected reports that can
+/// go again, the tokens that need a person, and the operator's corrections.
+extension SQLEngine {
+    /// Records a send answered `400` and, in the same transaction, the report's new body and status and the line
+    /// items Apple named, set aside with its message. Nothing changes if another instance leased the report since.
+    func recordRejection(
+        _ requestIdentifier: String,
+        _ attempt: ReportAttempt,
+        rewrite: ReportRewrite,
+        owner: String
+    ) throws(StorageError) {
+        try writer.write { connection throws(StorageError) in
+            let updated = try connection.query(
+                """
+                UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
+                    last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+                    body = coalesce(?, body), status = coalesce(?, status)
+                WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING 1
+                """,
+                [
+                    .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
+                    .optional(attempt.httpStatus), .optional(attempt.response), .integer(attempt.nextAttemptAt),
+                    .optional(rewrite.body), .optional(rewrite.status), .text(requestIdentifier), .text(owner),
+                ]
+            )
+            guard !updated.isEmpty else { return }
+            for (lineItemId, message) in rewrite.setAside.sorted(by: { $0.key < $1.key }) {
+                try connection.query(
+                    """
+                    UPDATE line_items SET correction = ?
+                    WHERE report_request_identifier = ? AND line_item_id = ? AND correction IS NULL
+                    """,
+                    [.text(message), .text(requestIdentifier), .text(lineItemId)]
+                )
+            }
+        }
+    }
+
+    /// Rejected reports whose token has line items in no report yet (a correction, or new ones), after
+    /// `after` in key order: the planner pages through all of them by key, so none waits behind others.
+    func rejectedReportsWithNewLineItems(after: String?, limit: Int) throws(StorageError) -> [StoredReport] {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.reportColumns) FROM reports r
+                WHERE r.state = 'rejected' AND r.request_identifier > ?
+                  AND EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = r.external_purchase_id
+                        AND l.report_request_identifier IS NULL AND l.correction IS NULL)
+                ORDER BY r.request_identifier LIMIT ?
+                """,
+                [.text(after ?? ""), .integer(Int64(limit))]
+            ).map(Self.storedReport)
+        }
+    }
+
+    /// A token's rejected report goes again as it is (same bytes, same `requestIdentifier`): Apple's
+    /// `UNREPORTED` notice, or the operator's resend. Returns whether there was one.
+    func reviveRejectedReport(for externalPurchaseId: String, now: Int64) throws(StorageError) -> Bool {
+        try writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                UPDATE reports SET state = 'pending', next_attempt_at = ?
+                WHERE external_purchase_id = ? AND state = 'rejected' RETURNING 1
+                """,
+                [.integer(now), .text(externalPurchaseId)]
+            )).isEmpty
+        }
+    }
+
+    /// The operator's new content for a rejected report, under its `requestIdentifier` (Apple: resubmit a
+    /// failed report under the same identifier), pending again. The line items it carried leave it, marked with
+    /// `note`. Returns whether the report was still rejected.
+    func replaceRejectedReport(
+        _ requestIdentifier: String,
+        status: String,
+        body: String,
+        note: String,
+        now: Int64
+    ) throws(StorageError) -> Bool {
+        try writer.write { connection throws(StorageError) in
+            let updated = try connection.query(
+                """
+                UPDATE reports SET status = ?, body = ?, state = 'pending', next_attempt_at = ?
+                WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
+                """,
+                [.text(status), .text(body), .integer(now), .text(requestIdentifier)]
+            )
+            guard !updated.isEmpty else { return false }
+            try connection.query(
+                """
+                UPDATE line_items SET correction = coalesce(correction, ?), corrected_at = coalesce(corrected_at, ?)
+                WHERE report_request_identifier = ?
+                """,
+                [.text(note), .integer(now), .text(requestIdentifier)]
+            )
+            return true
+        }
+    }
+
+    /// The operator's correction of a line item: the versions set aside are marked corrected, and `replacement`
+    /// (a restatement or retraction), if any, is stored to go in the next report. Returns how many set-aside
+    /// versions it resolved.
+    func correctLineItem(
+        _ lineItemId: String,
+        of externalPurchaseId: String,
+        replacement: String?,
+        now: Int64
+    ) throws(StorageError) -> Int {
+        try writer.write { connection throws(StorageError) in
+            let resolved = try connection.query(
+                """
+                UPDATE line_items SET corrected_at = ?
+                WHERE external_purchase_id = ? AND line_item_id = ? AND correction IS NOT NULL
+                  AND corrected_at IS NULL RETURNING 1
+                """,
+                [.integer(now), .text(externalPurchaseId), .text(lineItemId)]
+            ).count
+            if let replacement {
+                try connection.query(
+                    "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
+                    [.text(externalPurchaseId), .text(lineItemId), .text(replacement), .integer(now)]
+                )
+            }
+            return resolved
+        }
+    }
+
+    /// Tokens that need a person, the most urgent (oldest token) first: a rejected report, or line items set
+    /// aside and not corrected.
+    func needingAttention(limit: Int) throws(StorageError) -> [AttentionEntry] {
+        try read { connection throws(StorageError) in
+            let tokens = try connection.query(
+                """
+                SELECT t.external_purchase_id, t.token_created_at, t.token_expires_at FROM tokens t
+                WHERE EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
+                        AND r.state = 'rejected')
+                   OR EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
+                        AND l.correction IS NOT NULL AND l.corrected_at IS NULL)
+                ORDER BY t.token_created_at, t.external_purchase_id LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            )
+            var entries: [AttentionEntry] = []
+            for row in tokens {
+                let id = row[0].text ?? ""
+                let report = try connection.query(
+                    "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? AND state = 'rejected'",
+                    [.text(id)]
+                ).first.map(Self.storedReport)
+                let items = try connection.query(
+                    """
+                    SELECT \(Self.lineItemColumns) FROM line_items
+                    WHERE external_purchase_id = ? AND correction IS NOT NULL AND corrected_at IS NULL ORDER BY id
+                    """,
+                    [.text(id)]
+                ).map(Self.storedLineItem)
+                entries.append(
+                    AttentionEntry(
+                        externalPurchaseId: id,
+                        tokenCreationDate: row[1].integer ?? 0,
+                        tokenExpirationDate: row[2].integer,
+                        report: report,
+                        lineItems: items
+                    )
+                )
+            }
+            return entries
+        }
+    }
+
+    /// How many tokens need a person (see `needingAttention`).
+    func attentionCount() throws(StorageError) -> Int64 {
+        try read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT count(*) FROM (
+                    SELECT external_purchase_id FROM reports WHERE state = 'rejected'
+                    UNION
+                    SELECT external_purchase_id FROM line_items WHERE correction IS NOT NULL AND corrected_at IS NULL
+                ) AS attention
+                """
+            ).first?[0].integer ?? 0
+        }
+    }
+}

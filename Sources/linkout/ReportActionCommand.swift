@@ -1,0 +1,75 @@
+import Foundation
+import Lifecycle
+import LinkOut
+import Storage
+
+/// `linkout report attention|resend|no-line-item|restate|retract`: the tokens that need a person, and the
+/// operator's answers to them (the same actions as `POST /admin/tokens/{id}/…`). Safe next to a running server:
+/// each action is one transaction, and the server's next reporting pass sends the result.
+enum ReportActionCommand {
+    static let subcommands: Set<String> = ["attention", "resend", "no-line-item", "restate", "retract"]
+
+    static let arguments: [String: (count: Int, usage: String)] = [
+        "attention": (0, "report attention"),
+        "resend": (1, "report resend EXTERNAL_PURCHASE_ID"),
+        "no-line-item": (1, "report no-line-item EXTERNAL_PURCHASE_ID"),
+        "restate": (3, "report restate EXTERNAL_PURCHASE_ID LINE_ITEM_ID FILE (Apple's line item JSON; - for stdin)"),
+        "retract": (2, "report retract EXTERNAL_PURCHASE_ID LINE_ITEM_ID"),
+    ]
+
+    static func run(_ subcommand: String, _ rest: [String]) throws -> Int32 {
+        let expected = arguments[subcommand] ?? (0, subcommand)
+        let (flags, positional) = try CommandLineInterface.parseFlags(
+            rest,
+            allowed: ["--config", "--data-dir"],
+            positional: expected.count
+        )
+        guard positional.count == expected.count else {
+            throw CommandLineInterface.UsageError(description: "use 'linkout \(expected.usage)'")
+        }
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+        )
+        // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
+        // serialises the writes.
+        let ledger = try configuration.storage.openLedger(role: .reader)
+        defer { ledger.close() }
+        if subcommand == "attention" {
+            let now = Clock.system.nowMilliseconds()
+            let entries = try ledger.needingAttention(limit: 10_000)
+            for entry in entries {
+                let left = (entry.noticeAt - now) / 3_600_000
+                CommandLineInterface.printOutput(
+                    "\(entry.externalPurchaseId)  \(left) h before Apple's notice\n  Apple: \(entry.appleMessage)\n"
+                        + "  resolve: \(entry.resolution)\n"
+                )
+            }
+            CommandLineInterface.printOutput("\(entries.count) token(s) need attention\n")
+            return 0
+        }
+        let actions = ReportActions(ledger: ledger)
+        let outcome: ReportActions.Outcome
+        do {
+            switch subcommand {
+            case "resend": outcome = try actions.resend(positional[0])
+            case "no-line-item": outcome = try actions.reportNoLineItem(positional[0])
+            case "restate":
+                let body = try readBody(positional[2])
+                outcome = try actions.restate(positional[0], lineItemId: positional[1], body: body)
+            default: outcome = try actions.retract(positional[0], lineItemId: positional[1])
+            }
+        } catch let refusal as ReportActions.Refusal {
+            CommandLineInterface.printError("linkout report \(subcommand): \(refusal.description)\n")
+            return 1
+        }
+        CommandLineInterface.printOutput("\(outcome.externalPurchaseId): \(outcome.detail)\n")
+        return 0
+    }
+
+    private static func readBody(_ path: String) throws -> String {
+        let data =
+            path == "-"
+            ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,241 @@
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Storage
+import Testing
+
+@testable import LinkOut
+
+/// Apple's `400`s (spec §5.6), through the real libcurl client against the fake Apple: each kind of rejection is
+/// acted on, and a token is never left rejected in silence.
+@Suite("Apple's rejections")
+struct RejectionTests {
+    typealias AppleError = FakeAppleServer.AppleError
+
+    static func criticalLines(_ harness: ReportingHarness, containing text: String) -> Int {
+        harness.logLines.all.filter { $0.contains(#""level":"critical""#) && $0.contains(text) }.count
+    }
+
+    /// Apple names one line item: it is set aside with Apple's message and the rest goes again under the same
+    /// requestIdentifier; the operator's restatement then goes in a new report.
+    @Test func aLineItemAppleNamesIsSetAsideAndTheRestGoesAgain() throws {
+        let harness = try ReportingHarness()
+        try harness.record("split")
+        let (bad, good) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        try harness.addBuy("split", lineItemId: bad)
+        try harness.addBuy("split", lineItemId: good)
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(bad)]))
+        try harness.tickUntilSettled()
+        let received = harness.production.received
+        #expect(received.count == 2)
+        #expect(received.count == 2 && received[1].report?.requestIdentifier == received[0].report?.requestIdentifier)
+        #expect(received.last?.report?.lineItems?.map(\.common.lineItemId) == [good])
+        #expect(try harness.reports("split").map(\.state) == [.accepted])
+        let setAside = try harness.ledger.lineItems(for: "split").filter(\.needsCorrection)
+        #expect(setAside.map(\.lineItemId) == [bad])
+        #expect(setAside.first?.correction?.contains("IncorrectNetAmountError") == true)
+        let attention = try harness.ledger.needingAttention(limit: 10)
+        #expect(attention.map(\.externalPurchaseId) == ["split"])
+        #expect(attention.first?.resolution.contains("linkout report restate split \(bad)") == true)
+        #expect(Self.criticalLines(harness, containing: "line items need correction") == 1)
+
+        let outcome = try ReportActions(ledger: harness.ledger).restate(
+            "split",
+            lineItemId: bad,
+            body: ReportingHarness.buyJSON(lineItemId: bad)
+        )
+        #expect(outcome.action == "restate")
+        try harness.tickUntilSettled()
+        let after = harness.production.received
+        #expect(after.count == 3)
+        #expect(after.last?.report?.lineItems?.map(\.common.lineItemId) == [bad])
+        #expect(after.last?.report?.requestIdentifier != received.first?.report?.requestIdentifier)
+        #expect(try harness.reports("split").map(\.state) == [.accepted, .accepted])
+        #expect(try harness.ledger.attentionCount() == 0)
+    }
+
+    /// `DuplicateTokenStatusNotAllowedError`: the token is reported `NO_LINE_ITEM` under the same identifier.
+    @Test func aRefusedDuplicateTokenIsReportedNoLineItem() throws {
+        let harness = try ReportingHarness()
+        let account = UUID().uuidString.lowercased()
+        let now = Clock.system.nowMilliseconds()
+        try harness.record(
+            "dup-a",
+            type: "ACQUISITION",
+            account: account,
+            created: now - 120_000,
+            expires: now + 3_600_000
+        )
+        try harness.record(
+            "dup-b",
+            type: "ACQUISITION",
+            account: account,
+            created: now - 60_000,
+            expires: now + 3_600_000
+        )
+        harness.production.respond { received in
+            received.report?.status == .duplicateToken
+                ? FakeAppleServer.rejection([AppleError.duplicateTokenNotAllowed]) : nil
+        }
+        try harness.tickUntilSettled()
+        let sent = harness.production.received.compactMap(\.report).filter { $0.externalPurchaseId == "dup-b" }
+        #expect(sent.map(\.status) == [.duplicateToken, .noLineItem])
+        #expect(Set(sent.map(\.requestIdentifier)).count == 1)
+        let reports = try harness.reports("dup-b")
+        #expect(reports.map(\.state) == [.accepted])
+        #expect(reports.first?.status == "NO_LINE_ITEM")
+    }
+
+    /// `SimultaneousSubmissionError` names no field: the same bytes go again later.
+    @Test func aSimultaneousSubmissionIsRetriedWithTheSameBytes() throws {
+        let harness = try ReportingHarness()
+        try harness.record("together")
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.simultaneous]))
+        try harness.tickUntilSettled()
+        let received = harness.production.received
+        #expect(received.count == 2)
+        #expect(Set(received.map(\.body)).count == 1)
+        #expect(try harness.reports("together").map(\.state) == [.accepted])
+    }
+
+    /// A body saying "duplicate request" is checked with Retrieve even on a first attempt; Apple holding nothing,
+    /// the token needs attention.
+    @Test func aDuplicateRequestAnswerIsCheckedWithRetrieve() throws {
+        let harness = try ReportingHarness()
+        try harness.record("twice")
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.duplicateRequest]))
+        harness.service.tick()
+        #expect(harness.production.retrieveCount == 1)
+        #expect(try harness.reports("twice").map(\.state) == [.rejected])
+    }
+
+    /// Any other rejection: one critical line, listed as needing attention with Apple's message, never resent
+    /// by itself, and the operator's resend sends it again. Another token's report is not held up by it.
+    @Test func anyOtherRejectionNeedsAttentionLoudlyOnce() throws {
+        let harness = try ReportingHarness()
+        try harness.record("stuck")
+        try harness.record("fine")
+        harness.production.respond { received in
+            received.report?.externalPurchaseId == "stuck" && received.report?.status == .noLineItem
+                ? FakeAppleServer.rejection([AppleError.statusRegression]) : nil
+        }
+        try harness.tickUntilSettled()
+        let later = Clock.system.nowMilliseconds() + 86_400_000
+        harness.service.tick(now: later)
+        harness.service.tick(now: later + 86_400_000)
+        #expect(harness.production.received.count == 2)
+        #expect(try harness.reports("fine").map(\.state) == [.accepted])
+        #expect(try harness.reports("stuck").map(\.state) == [.rejected])
+        #expect(Self.criticalLines(harness, containing: "report needs attention") == 1)
+        let attention = try #require(try harness.ledger.needingAttention(limit: 10).first)
+        #expect(attention.externalPurchaseId == "stuck")
+        #expect(attention.appleMessage.contains("LineItemStatusRegressionError"))
+        #expect(attention.resolution.contains("linkout report no-line-item stuck"))
+        #expect(try harness.ledger.attentionCount() == 1)
+
+        harness.production.respond { _ in nil }
+        _ = try ReportActions(ledger: harness.ledger).resend("stuck")
+        try harness.tickUntilSettled()
+        #expect(harness.production.received.count == 3)
+        #expect(try harness.reports("stuck").map(\.state) == [.accepted])
+        #expect(try harness.ledger.attentionCount() == 0)
+    }
+
+    /// More rejected reports than one planning batch: a token behind the first batch still gets its revision.
+    @Test func theRejectedPassPagesThroughEveryRejectedReport() throws {
+        let harness = try ReportingHarness()
+        harness.production.respond { received in
+            received.report?.status == .noLineItem ? FakeAppleServer.rejection([AppleError.statusRegression]) : nil
+        }
+        try harness.record("oldest")
+        harness.service.tick()
+        for index in 0..<ReportingService.batchLimit { try harness.record("later-\(index)") }
+        harness.service.tick()
+        #expect(try harness.ledger.reports(limit: 1_000, state: .rejected).count == ReportingService.batchLimit + 1)
+        try harness.addBuy("oldest")
+        harness.service.tick()
+        let revision = harness.production.received.last?.report
+        #expect(revision?.externalPurchaseId == "oldest")
+        #expect(revision?.status == .lineItem)
+        #expect(try harness.reports("oldest").map(\.state) == [.accepted])
+    }
+
+    /// The operator's `NO_LINE_ITEM` for a rejected report replaces its content under the same identifier; it is
+    /// refused once Apple holds line items for the token (a status regression).
+    @Test func theOperatorReportsNoLineItemUnderTheSameIdentifier() throws {
+        let harness = try ReportingHarness()
+        try harness.record("withdrawn")
+        let item = UUID().uuidString.lowercased()
+        try harness.addBuy("withdrawn", lineItemId: item)
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.outOfRange(item)]))
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("withdrawn").map(\.state) == [.rejected])
+        #expect(Self.criticalLines(harness, containing: "Apple refused every line item") == 1)
+        _ = try ReportActions(ledger: harness.ledger).reportNoLineItem("withdrawn")
+        try harness.tickUntilSettled()
+        let received = harness.production.received
+        #expect(received.map { $0.report?.status } == [.lineItem, .noLineItem])
+        #expect(Set(received.compactMap { $0.report?.requestIdentifier }).count == 1)
+        #expect(try harness.reports("withdrawn").map(\.state) == [.accepted])
+        #expect(try harness.ledger.attentionCount() == 0)
+
+        try harness.record("kept")
+        try harness.addBuy("kept")
+        try harness.tickUntilSettled()
+        #expect(throws: ReportActions.Refusal.self) {
+            try ReportActions(ledger: harness.ledger).reportNoLineItem("kept")
+        }
+    }
+
+    /// A line item set aside keeps the identifier of the report it left, which Apple accepted with the rest:
+    /// retracting it drops it (Apple never had it) instead of sending Apple a retraction of nothing.
+    @Test func retractingASetAsideItemDropsIt() throws {
+        let harness = try ReportingHarness()
+        try harness.record("dropped")
+        let (bad, good) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        try harness.addBuy("dropped", lineItemId: bad)
+        try harness.addBuy("dropped", lineItemId: good)
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(bad)]))
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("dropped").map(\.state) == [.accepted])
+        let outcome = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: bad)
+        #expect(outcome.detail.contains("dropped"))
+        try harness.tickUntilSettled()
+        #expect(harness.production.received.count == 2)
+        #expect(try harness.ledger.attentionCount() == 0)
+        let good2 = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: good)
+        #expect(good2.detail.contains("retraction"))
+        try harness.tickUntilSettled()
+        let retraction = try #require(harness.production.received.last?.report?.lineItems?.first?.common)
+        #expect(retraction.lineItemId == good)
+        #expect(retraction.restatement == true && retraction.erroneouslySubmitted == true)
+    }
+
+    /// `GET /admin/purchases`: a set-aside version says so, not the state of the report it left.
+    @Test func aSetAsideVersionShowsItsOwnStateInPurchases() throws {
+        func item(_ correction: String?, _ correctedAt: Int64?) throws -> StoredLineItem {
+            var object: [String: Any] = [
+                "rowId": 1, "externalPurchaseId": "t", "lineItemId": "a", "body": "{}", "receivedAt": 0,
+                "reportRequestIdentifier": "r",
+            ]
+            object["correction"] = correction
+            object["correctedAt"] = correctedAt
+            return try JSONDecoder().decode(StoredLineItem.self, from: JSONSerialization.data(withJSONObject: object))
+        }
+        var accepted = StoredReport(
+            requestIdentifier: "r",
+            externalPurchaseId: "t",
+            environment: "production",
+            bundleId: "com.example",
+            status: "LINE_ITEM",
+            body: "{}",
+            nextAttemptAt: 0,
+            createdAt: 0
+        )
+        accepted.state = .accepted
+        let reports = ["r": accepted]
+        #expect(AdminAPI.state(of: try item(nil, nil), reports: reports) == "accepted")
+        #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", nil), reports: reports) == "needs_correction")
+        #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", 5), reports: reports) == "corrected")
+    }
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# A month of reporting against a fake Apple that rejects a share of reports with realistic error bodies.
+# usage: bench/month.sh [TOKENS] [REJECT_PERCENT] [SEED]
+#   defaults: 3000 tokens over 30 days, 5% of first sendings rejected, seed 19.
+# Prints "SIM ..." lines: reports sent, rejections by kind, and how every token ends (accepted, needs attention
+# with the action that resolves it, waiting, silently stuck: must be 0), then again after the operator's actions.
+set -eu
+cd "$(dirname "$0")/.."
+tokens=${1:-3000}
+percent=${2:-5}
+seed=${3:-19}
+swift build --build-tests >/dev/null
+LINKOUT_SIM_TOKENS=$tokens LINKOUT_SIM_REJECT_PERCENT=$percent LINKOUT_SIM_SEED=$seed \
+    swift test --skip-build --filter 'ReportingMonthSimulation' 2>&1 | grep -E '^SIM|✘|passed|failed' || true
