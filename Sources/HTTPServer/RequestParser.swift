@@ -61,7 +61,7 @@ public struct RequestParser: Sendable {
         case .invalid(let status): return .invalid(status)
         case .head(let head, let headLength):
             let rest = bytes.dropFirst(headLength)
-            switch BodyDecoder.decode(rest, framing: head.framing, maxBodyBytes: limits.maxBodyBytes) {
+            switch BodyReader.decode(rest, framing: head.framing, maxBodyBytes: limits.maxBodyBytes) {
             case .incomplete: return .incomplete
             case .invalid(let status): return .invalid(status)
             case .body(let body, let bodyLength):

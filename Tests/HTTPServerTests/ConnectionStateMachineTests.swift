@@ -20,6 +20,7 @@ struct ConnectionStateMachineTests {
         var log: [String] = []
 
         init(
+            router: Router = Harness.anyPath,
             configure: (inout HTTPServer.Configuration) -> Void = { _ in },
             adjust: (inout ConnectionStateMachine.Settings) -> Void = { _ in }
         ) {
@@ -29,10 +30,20 @@ struct ConnectionStateMachineTests {
             configuration.requestBodyTimeout = .seconds(30)
             configuration.writeTimeout = .seconds(30)
             configure(&configuration)
-            var settings = ConnectionStateMachine.Settings(configuration: configuration)
+            var settings = ConnectionStateMachine.Settings(configuration: configuration, router: router)
             adjust(&settings)
             machine = ConnectionStateMachine(settings: settings, now: now)
         }
+
+        /// Every path for GET, POST and PUT, bodies up to the server's limit: the machine only asks the router what
+        /// a request's body may be, so these handlers never run.
+        static let anyPath: Router = {
+            var router = Router()
+            for method in ["GET", "POST", "PUT"] {
+                router.add(method, "/{path...}", bodyLimit: .serverLimit) { _ in .text("") }
+            }
+            return router
+        }()
 
         var sentText: String { String(decoding: sent, as: UTF8.self) }
 
@@ -51,6 +62,9 @@ struct ConnectionStateMachineTests {
                     if answerAtOnce { respond(with: request.target) }
                 case .rejected(let status):
                     actions.append("rejected \(status.code)")
+                case .refuse(let request, let response):
+                    actions.append("refuse \(response.status.code) \(request.method) \(request.target)")
+                    machine.respond(response, requestID: "", date: date)
                 case .write:
                     let count = machine.withPendingOutput { bytes in
                         let count = min(bytes.count, room ?? bytes.count)
@@ -257,7 +271,7 @@ struct ConnectionStateMachineTests {
     @Test func aClientThatNeverReadsIsNotReadFromOnceOutputBacksUp() {
         let harness = Harness(adjust: {
             $0.outputHighWater = 300
-            $0.maxBufferedInputBetweenBodies = 1_000
+            $0.maxBufferedInput = 1_000
         })
         harness.room = 0
         harness.receive(String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 20))

@@ -91,7 +91,7 @@ struct RequestParserTests {
     /// it held the connection until the body timeout (30 s) before a 408.
     @Test func chunkLinesEndedByABareLineFeedAreRefusedAtOnce() {
         for body in ["4\nabcd\n0\n\n", "4", "4\r\nabcd\r\n0\r\nX-T: 1\n"] {
-            let result = BodyDecoder.decode(Array(body.utf8)[...], framing: .chunked, maxBodyBytes: 1024)
+            let result = BodyReader.decode(Array(body.utf8)[...], framing: .chunked, maxBodyBytes: 1024)
             #expect(result == (body == "4" ? .incomplete : .invalid(.badRequest)), "\(body.debugDescription)")
         }
     }

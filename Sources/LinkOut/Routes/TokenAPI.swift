@@ -16,6 +16,11 @@ struct TokenAPI: Sendable {
 
     static let maxBodyBytes = 16 * 1024
 
+    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
+    @Sendable static func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than \(maxBodyBytes) bytes.")
+    }
+
     struct Request: Decodable {
         var token: String
         var appAccountToken: String?
@@ -36,13 +41,7 @@ struct TokenAPI: Sendable {
                 "Send the body as application/json."
             )
         }
-        guard request.body.count <= Self.maxBodyBytes else {
-            return JSONResponse.error(
-                .contentTooLarge,
-                "body_too_large",
-                "The body is larger than \(Self.maxBodyBytes) bytes."
-            )
-        }
+        guard request.body.count <= Self.maxBodyBytes else { return Self.tooLarge(request) }
         guard let body = try? JSONDecoder().decode(Request.self, from: Data(request.body)) else {
             return JSONResponse.error(
                 .badRequest,
