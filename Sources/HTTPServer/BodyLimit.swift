@@ -15,8 +15,9 @@ public struct BodyLimit: Sendable {
     /// Up to the server's `maxBodyBytes`.
     public static let serverLimit = BodyLimit()
 
-    /// No body at all: any body is a 413 when the head arrives.
-    public static let none = BodyLimit(maxBytes: 0)
+    /// No body at all: any body is a 413 when the head arrives. (Not `none`, which would read as `nil` wherever a
+    /// `BodyLimit?` is expected.)
+    public static let noBody = BodyLimit(maxBytes: 0)
 
     /// Up to `bytes`, answered with `tooLarge` above it (a plain-text 413 when nil).
     public static func upTo(_ bytes: Int, tooLarge: (@Sendable (HTTPRequest) -> HTTPResponse)? = nil) -> BodyLimit {

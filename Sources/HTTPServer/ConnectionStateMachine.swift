@@ -431,7 +431,9 @@ struct ConnectionStateMachine {
     private mutating func consumeInput(_ count: Int) {
         inputStart += count
         if inputStart == input.count {
-            input.removeAll(keepingCapacity: input.capacity <= 64 * 1024)
+            // A buffer the size of a request head is kept for the next one; one that grew for a body's read or a
+            // burst of pipelined requests is given back rather than held by a connection that may idle for long.
+            input.removeAll(keepingCapacity: input.capacity <= 16 * 1024)
             inputStart = 0
         } else if input.capacity > 128 * 1024 && input.count - inputStart <= 16 * 1024 {
             // A burst grew the buffer and little of it is left: move that to a small one and give the memory back.

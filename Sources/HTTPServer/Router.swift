@@ -88,7 +88,7 @@ public struct Router: Sendable {
         } else {
             routesOpenAtFirstSegment.append(routes.count)
         }
-        let limit = bodyLimit ?? (method == "GET" || method == "HEAD" ? .none : .serverLimit)
+        let limit = bodyLimit ?? (method == "GET" || method == "HEAD" ? .noBody : .serverLimit)
         routes.append(Route(method: method, pattern: pattern, segments: segments, body: body, bodyLimit: limit))
     }
 
@@ -103,7 +103,7 @@ public struct Router: Sendable {
     public mutating func get(
         _ pattern: String,
         execution: Execution = .workerPool,
-        bodyLimit: BodyLimit = .none,
+        bodyLimit: BodyLimit = .noBody,
         handler: @escaping Handler
     ) {
         add("GET", pattern, execution: execution, bodyLimit: bodyLimit, handler: handler)

@@ -339,9 +339,8 @@ struct ConnectionStateMachineTests {
         var router = Router()
         router.get("/healthz") { _ in .text("ok") }
         router.post("/small", bodyLimit: .upTo(16)) { _ in .text("") }
-        router.post("/json", bodyLimit: .upTo(16) { _ in HTTPResponse(status: .contentTooLarge, body: Array("{}".utf8)) }) {
-            _ in .text("")
-        }
+        let json = BodyLimit.upTo(16) { _ in HTTPResponse(status: .contentTooLarge, body: Array("{}".utf8)) }
+        router.post("/json", bodyLimit: json) { _ in .text("") }
         return router
     }()
 
