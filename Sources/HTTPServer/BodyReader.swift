@@ -77,7 +77,8 @@ package struct BodyReader: Sendable {
                 return (index - input.startIndex, .done)
             case .length(let remaining):
                 let count = min(remaining, input.endIndex - index)
-                append(input[index..<index + count], expectedTotal: maxWireBytes)
+                // The declared length is known and within the limit: one buffer of exactly that size, no copies.
+                append(input[index..<index + count], expectedTotal: maxWireBytes, grow: false)
                 index += count
                 state = remaining == count ? .done : .length(remaining: remaining - count)
                 step = remaining == count ? .advanced : .needsMore
@@ -85,7 +86,7 @@ package struct BodyReader: Sendable {
                 step = readChunkSizeLine(input, at: &index)
             case .chunkData(let remaining):
                 let count = min(remaining, input.endIndex - index)
-                append(input[index..<index + count], expectedTotal: maxBodyBytes)
+                append(input[index..<index + count], expectedTotal: maxBodyBytes, grow: true)
                 index += count
                 state = remaining == count ? .chunkDataEnd : .chunkData(remaining: remaining - count)
                 step = remaining == count ? .advanced : .needsMore
@@ -204,14 +205,16 @@ package struct BodyReader: Sendable {
         return wireBytes > maxWireBytes ? .invalid(.contentTooLarge) : nil
     }
 
-    /// Appends body bytes, growing the buffer geometrically but never past what the body can reach, so a body of
-    /// N bytes holds at most N bytes (plain appends could double a 257 KiB body's buffer to 512 KiB).
-    private mutating func append(_ bytes: ArraySlice<UInt8>, expectedTotal: Int) {
+    /// Appends body bytes. A chunked body's buffer grows geometrically but never past the limit; a declared
+    /// length gets its whole buffer at the first byte (pages are only touched as bytes arrive). Either way a body
+    /// of N bytes holds at most about N bytes (plain appends could double a 257 KiB body's buffer to 512 KiB).
+    private mutating func append(_ bytes: ArraySlice<UInt8>, expectedTotal: Int, grow: Bool) {
         guard !bytes.isEmpty else { return }
         wireBytes += bytes.count
         let needed = body.count + bytes.count
         if needed > body.capacity {
-            body.reserveCapacity(min(max(expectedTotal, needed), max(needed, body.capacity * 2, 4096)))
+            let growth = grow ? max(needed, body.capacity * 2, 4096) : expectedTotal
+            body.reserveCapacity(min(max(expectedTotal, needed), growth))
         }
         body.append(contentsOf: bytes)
     }
