@@ -10,7 +10,8 @@ public struct RequestParser: Sendable {
         public var maxHeaderBytes = 16 * 1024
         /// Most header fields; beyond it 431.
         public var maxHeaderCount = 100
-        /// Largest body, Content-Length or chunked; beyond it 413.
+        /// Largest body any route takes, Content-Length or chunked; beyond it 413. Each route's own limit
+        /// (`BodyLimit`) is checked when the head arrives and is capped by this one.
         public var maxBodyBytes = 1024 * 1024
 
         public init() {}
