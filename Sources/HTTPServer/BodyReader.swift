@@ -183,8 +183,11 @@ package struct BodyReader: Sendable {
             state = .done
             return .advanced
         }
+        // A field like a header's (RFC 9112 §7.1.2): a bare LF or CR inside is refused here as it is in a line
+        // still waiting for its CRLF, so the answer never depends on how the bytes were split.
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-            line[line.startIndex..<colon].allSatisfy(isTokenByte)
+            line[line.startIndex..<colon].allSatisfy(isTokenByte),
+            line[colon...].allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) })
         else { return .invalid(.badRequest) }
         state = .trailers(bytes: sectionBytes + lineBytes)
         return .advanced
