@@ -13,6 +13,7 @@ Scenarios:
   healthz-1m        POST /healthz with a 1 MiB body: no route takes it
   line-items-1m     POST /v1/tokens/{id}/line-items with a 1 MiB body: over that route's limit
   line-items-256k   the same with 256 KiB, the largest body a route takes by default
+  tiny-chunks       the same route, chunked: 1 MiB of one-byte chunks (six bytes of framing per byte of data)
 
 Bounded: 127.0.0.1 only, at most --clients connections, each run ends after SECONDS plus at most 40 s, and the
 server is stopped and its folder deleted even on failure.
@@ -29,9 +30,10 @@ import tempfile
 import time
 
 SCENARIOS = {
-    "healthz-1m": ("/healthz", 1 << 20),
-    "line-items-1m": ("/v1/tokens/SANDBOX_bench/line-items", 1 << 20),
-    "line-items-256k": ("/v1/tokens/SANDBOX_bench/line-items", 256 << 10),
+    "healthz-1m": ("/healthz", 1 << 20, False),
+    "line-items-1m": ("/v1/tokens/SANDBOX_bench/line-items", 1 << 20, False),
+    "line-items-256k": ("/v1/tokens/SANDBOX_bench/line-items", 256 << 10, False),
+    "tiny-chunks": ("/v1/tokens/SANDBOX_bench/line-items", 1 << 20, True),
 }
 PIECES = 20
 SOURCES = 8
@@ -94,9 +96,8 @@ class Client:
     def send_up_to(self, target, payload):
         """Sends body bytes until `target` are sent or the socket is full; stops for good once answered."""
         while not self.done and self.status is None and self.sent < target:
-            count = min(target - self.sent, len(payload))
             try:
-                self.sent += self.socket.send(payload[:count])
+                self.sent += self.socket.send(payload[self.sent:target])
             except BlockingIOError:
                 return
             except OSError:
@@ -119,7 +120,7 @@ class Client:
 
 
 def run(scenario, binary, repository, clients, seconds):
-    path, size = SCENARIOS[scenario]
+    path, size, chunked = SCENARIOS[scenario]
     server = Server(binary, repository)
     connections = []
     selector = selectors.DefaultSelector()
@@ -127,9 +128,13 @@ def run(scenario, binary, repository, clients, seconds):
         pid = server.process.pid
         time.sleep(1)
         before = rss_mb(pid)
+        framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {size}"
         head = (f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {size}\r\n\r\n").encode()
-        payload = b"x" * (256 << 10)
+                f"{framing}\r\n\r\n").encode()
+        # The whole body as sent (for chunked, one-byte chunks and the last chunk, `size` bytes in all).
+        body = b"1\r\nx\r\n" * ((size - 5) // 6) + b"0\r\n\r\n" if chunked else b"x" * size
+        size = len(body)
+        payload = memoryview(body)
         started = time.monotonic()
         for index in range(clients):
             client = Client(index, server.port, head, size)

@@ -63,9 +63,6 @@ package struct BodyReader: Sendable {
         }
     }
 
-    /// Memory the body holds now.
-    var heldBytes: Int { body.capacity }
-
     /// Takes what it can from the front of `input`: returns how many bytes were used (the caller drops them; a
     /// partial line is left in place until it is whole) and where the body stands.
     package mutating func read(_ input: ArraySlice<UInt8>) -> (consumed: Int, progress: Progress) {

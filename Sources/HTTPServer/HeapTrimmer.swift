@@ -11,7 +11,7 @@ final class HeapTrimmer: Sendable {
     let interval: UInt64
     private let nextCheck = Atomic<UInt64>(0)
 
-    init(threshold: Int = 64 << 20, interval: UInt64 = 1_000_000_000) {
+    init(threshold: Int = 16 << 20, interval: UInt64 = 1_000_000_000) {
         self.threshold = threshold
         self.interval = interval
     }
