@@ -46,3 +46,12 @@ void csystem_keep_freed_heap(void) {
     mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
     mallopt(M_MMAP_THRESHOLD, 16 * 1024 * 1024);
 }
+
+size_t csystem_heap_free_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.fordblks;
+}
+
+void csystem_trim_heap(void) {
+    malloc_trim(0);
+}

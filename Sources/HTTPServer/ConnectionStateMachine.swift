@@ -15,31 +15,31 @@ struct ConnectionStateMachine {
         var writeTimeout: UInt64
         /// How long unread input is drained after the last response before the socket is closed anyway.
         var lingerTimeout: UInt64 = 2_000_000_000
-        /// Above this much unread input the machine stops asking to read (back-pressure on the client).
-        var maxBufferedInput: Int
+        /// What the route of a request with a body takes, asked when its head arrives (see `BodyAdmission`).
+        var admission: @Sendable (HTTPRequest) -> BodyAdmission
         /// Above this much unwritten output no further pipelined request is parsed until the socket drains.
         /// Small, because every connection may hold this much: a client that pipelines and never reads must not
         /// make thousands of connections cost gigabytes (1 MiB each did).
         var outputHighWater = 256 * 1024
-        /// Unless a body is being read, input is read only up to the largest request head and a little more:
-        /// pipelined requests wait in the client's socket, not in our memory (a megabyte of them per
+        /// Input is read only up to the largest request head and a little more: a body is taken out of it as it
+        /// arrives, and pipelined requests wait in the client's socket, not in our memory (a megabyte of them per
         /// connection, times thousands of connections, was gigabytes).
-        var maxBufferedInputBetweenBodies: Int
+        var maxBufferedInput: Int
         /// Requests dispatched per turn (see `beginTurn`) before the machine yields to other connections, so one
         /// client's deep pipeline cannot keep a loop from everyone else: small enough that a loop with many
         /// flooding connections still comes back to new ones quickly, large enough to batch a pipeline's writes.
         var requestsPerTurn = 32
 
-        init(configuration: HTTPServer.Configuration) {
+        init(configuration: HTTPServer.Configuration, router: Router) {
             let limits = configuration.limits
+            admission = { [router] request in router.admission(for: request, serverLimit: limits.maxBodyBytes) }
             parser = RequestParser(limits: limits)
             idleTimeout = configuration.idleTimeout.nanoseconds
             firstByteTimeout = configuration.firstByteTimeout.nanoseconds
             requestHeadTimeout = configuration.requestHeadTimeout.nanoseconds
             requestBodyTimeout = configuration.requestBodyTimeout.nanoseconds
             writeTimeout = configuration.writeTimeout.nanoseconds
-            maxBufferedInput = limits.maxRequestLineBytes + limits.maxHeaderBytes + limits.maxBodyBytes + 64 * 1024
-            maxBufferedInputBetweenBodies = limits.maxRequestLineBytes + limits.maxHeaderBytes + 64 * 1024
+            maxBufferedInput = limits.maxRequestLineBytes + limits.maxHeaderBytes + 64 * 1024
         }
     }
 
@@ -49,8 +49,8 @@ struct ConnectionStateMachine {
         case idle
         /// Part of a request head has arrived (at `since`).
         case readingHead(since: UInt64)
-        /// The head is parsed; waiting for the body since `since`.
-        case readingBody(RequestParser.Head, headLength: Int, since: UInt64, continueSent: Bool)
+        /// The head is parsed (at `since`) and its route takes the body, which is read into `incoming`.
+        case readingBody(since: UInt64)
         /// A request was dispatched; nothing more is parsed until its response is given (keeps order).
         case waitingForHandler(keepAlive: Bool, omitBody: Bool)
         /// The last response is written and our side shut down; unread input is drained until `until` so the kernel
@@ -65,6 +65,10 @@ struct ConnectionStateMachine {
         /// A complete request: route it and give its response to `respond`. Method, target, version, headers and
         /// body are filled in; the peer address and id are the loop's to add.
         case dispatch(HTTPRequest)
+        /// The request's route refused it when its head arrived (no route 404, not this method 405, a declared
+        /// body over the route's limit 413), or its chunked body passed that limit. Give `response` to `respond` as
+        /// a handler's; the connection closes after it, since the rest of the body is never read.
+        case refuse(HTTPRequest, HTTPResponse)
         /// The request was refused (malformed, too large, too slow); its answer is queued and the connection
         /// closes after it.
         case rejected(HTTPStatus)
@@ -83,8 +87,19 @@ struct ConnectionStateMachine {
         case wait
     }
 
+    /// A request whose body is being read: the head as a request without body, what its route takes, the body so
+    /// far. Kept out of `phase` so the body grows in place instead of being copied out of an enum each time.
+    private struct IncomingBody {
+        var request: HTTPRequest
+        var reader: BodyReader
+        var limit: BodyLimit
+        var expectsContinue: Bool
+        var continueSent = false
+    }
+
     let settings: Settings
     private(set) var phase: Phase = .idle
+    private var incoming: IncomingBody?
     private var input: [UInt8] = []
     private var inputStart = 0
     private var output: [UInt8] = []
@@ -120,9 +135,7 @@ struct ConnectionStateMachine {
     var wantsRead: Bool {
         guard !peerClosed else { return false }
         if case .lingering = phase { return true }
-        let buffered = input.count - inputStart
-        if case .readingBody = phase { return buffered < settings.maxBufferedInput }
-        return buffered < settings.maxBufferedInputBetweenBodies
+        return input.count - inputStart < settings.maxBufferedInput
     }
 
     /// Whether the loop should watch the socket for room to write.
@@ -205,6 +218,7 @@ struct ConnectionStateMachine {
     mutating func linger(now: UInt64) {
         input.removeAll()
         inputStart = 0
+        incoming = nil
         phase = .lingering(until: now + settings.lingerTimeout)
         shutdownPending = true
     }
@@ -228,7 +242,7 @@ struct ConnectionStateMachine {
             return expired
         case .readingHead(let since):
             return timeOut(now &- since > settings.requestHeadTimeout, date: date)
-        case .readingBody(_, _, let since, _):
+        case .readingBody(let since):
             return timeOut(now &- since > settings.requestBodyTimeout, date: date)
         case .waitingForHandler, .closed:
             return false
@@ -244,6 +258,7 @@ struct ConnectionStateMachine {
         guard expired else { return false }
         input.removeAll()
         inputStart = 0
+        incoming = nil
         reject(.requestTimeout, date: date)
         return true
     }
@@ -305,50 +320,86 @@ struct ConnectionStateMachine {
         while !closeAfterWrite && output.count - outputStart < settings.outputHighWater
             && dispatchedThisTurn < min(turnBudget, settings.requestsPerTurn)
         {
-            let pending = input[inputStart...]
             switch phase {
             case .idle:
-                guard !pending.isEmpty else { return nil }
+                guard inputStart < input.count else { return nil }
                 phase = .readingHead(since: now)
             case .readingHead:
-                switch settings.parser.parseHead(pending) {
+                switch settings.parser.parseHead(input[inputStart...]) {
                 case .incomplete:
                     return nil
                 case .invalid(let status):
                     reject(status, date: date)
                 case .head(let head, let headLength):
-                    phase = .readingBody(head, headLength: headLength, since: now, continueSent: false)
+                    consumeInput(headLength)
+                    if let action = begin(head, now: now) { return action }
                 }
-            case .readingBody(let head, let headLength, let since, let continueSent):
-                let body = pending.dropFirst(headLength)
-                switch BodyDecoder.decode(
-                    body,
-                    framing: head.framing,
-                    maxBodyBytes: settings.parser.limits.maxBodyBytes
-                )
-                {
-                case .incomplete:
-                    if head.expectsContinue && !continueSent {
+            case .readingBody:
+                guard let (consumed, progress) = incoming?.reader.read(input[inputStart...]) else { return nil }
+                consumeInput(consumed)
+                switch progress {
+                case .needsMore:
+                    if incoming?.expectsContinue == true && incoming?.continueSent == false {
                         output.append(contentsOf: ResponseSerializer.continueResponse)
-                        phase = .readingBody(head, headLength: headLength, since: since, continueSent: true)
+                        incoming?.continueSent = true
                     }
                     return nil
+                case .invalid(let status) where status == .contentTooLarge:
+                    guard let incoming else { return nil }
+                    return refuse(incoming.request, incoming.limit.refusal(incoming.request))
                 case .invalid(let status):
+                    incoming = nil
                     reject(status, date: date)
-                case .body(let bytes, let bodyLength):
-                    consumeInput(headLength + bodyLength)
-                    var request = HTTPRequest(method: head.method, target: head.target, version: head.version)
-                    request.headers = head.headers
-                    request.body = bytes
-                    phase = .waitingForHandler(keepAlive: request.keepAlive, omitBody: head.method == "HEAD")
-                    dispatchedThisTurn += 1
-                    return .dispatch(request)
+                case .done:
+                    guard var request = incoming?.request, let body = incoming?.reader.takeBody() else { return nil }
+                    incoming = nil
+                    request.body = body
+                    return dispatch(request)
                 }
             case .waitingForHandler, .lingering, .closed:
                 return nil
             }
         }
         return nil
+    }
+
+    /// A head is in: a request without a body is dispatched; for one with a body its route is asked first, so a
+    /// body nobody takes is refused before a byte of it is buffered (and without a 100 Continue).
+    private mutating func begin(_ head: RequestParser.Head, now: UInt64) -> Action? {
+        var request = HTTPRequest(method: head.method, target: head.target, version: head.version)
+        request.headers = head.headers
+        guard head.framing != .none else { return dispatch(request) }
+        switch settings.admission(request) {
+        case .refuse(let response):
+            return refuse(request, response)
+        case .read(let maxBytes, let limit):
+            if case .length(let length) = head.framing, length > maxBytes {
+                return refuse(request, limit.refusal(request))
+            }
+            incoming = IncomingBody(
+                request: request,
+                reader: BodyReader(framing: head.framing, maxBodyBytes: maxBytes),
+                limit: limit,
+                expectsContinue: head.expectsContinue
+            )
+            phase = .readingBody(since: now)
+            return nil
+        }
+    }
+
+    private mutating func dispatch(_ request: HTTPRequest) -> Action {
+        phase = .waitingForHandler(keepAlive: request.keepAlive, omitBody: request.method == "HEAD")
+        dispatchedThisTurn += 1
+        return .dispatch(request)
+    }
+
+    /// Hands the loop a refusal to answer like a handler's response, and closes after it: what is left of the body
+    /// is never read (lingering discards it).
+    private mutating func refuse(_ request: HTTPRequest, _ response: HTTPResponse) -> Action {
+        incoming = nil
+        phase = .waitingForHandler(keepAlive: false, omitBody: request.method == "HEAD")
+        dispatchedThisTurn += 1
+        return .refuse(request, response)
     }
 
     /// Queues the answer to a refused request and closes after it: after a framing error the byte stream cannot be
@@ -380,7 +431,13 @@ struct ConnectionStateMachine {
     private mutating func consumeInput(_ count: Int) {
         inputStart += count
         if inputStart == input.count {
-            input.removeAll(keepingCapacity: input.capacity <= 64 * 1024)
+            // A buffer the size of a request head is kept for the next one; one that grew for a body's read or a
+            // burst of pipelined requests is given back rather than held by a connection that may idle for long.
+            input.removeAll(keepingCapacity: input.capacity <= 16 * 1024)
+            inputStart = 0
+        } else if input.capacity > 128 * 1024 && input.count - inputStart <= 16 * 1024 {
+            // A burst grew the buffer and little of it is left: move that to a small one and give the memory back.
+            input = Array(input[inputStart...])
             inputStart = 0
         } else if inputStart >= 64 * 1024 {
             input.removeFirst(inputStart)

@@ -36,7 +36,7 @@ final class EventLoop {
         self.listener = listener
         self.context = context
         let configuration = context.configuration
-        settings = ConnectionStateMachine.Settings(configuration: configuration)
+        settings = ConnectionStateMachine.Settings(configuration: configuration, router: context.router)
         requestIDPrefix = context.requestIDPrefix + String(index) + "-"
         let shortest =
             [
@@ -151,6 +151,10 @@ final class EventLoop {
             switch connection.machine.nextAction(now: now, date: date.bytes()) {
             case .dispatch(let request):
                 dispatch(request, on: connection, startedAt: now)
+            case .refuse(var request, let response):
+                request.remoteAddress = connection.remoteAddress
+                request.id = requestID(offered: request.headers["x-request-id"])
+                respond(response, on: connection, request: request, startedAt: now)
             case .rejected(let status):
                 context.observer?(HTTPRequest(method: "-", target: "-"), status, 0)
             case .write:
@@ -205,7 +209,17 @@ final class EventLoop {
         request.remoteAddress = connection.remoteAddress
         request.id = requestID(offered: request.headers["x-request-id"])
         let response = context.dispatch(&request) { request in
-            Responder(mailbox: mailbox, fd: connection.fd, id: connection.id, startedAt: startedAt, request: request)
+            // The responder carries the request back for the access log only: without its body, which is freed
+            // when the handler is done instead of when the loop gets to the answer.
+            var logged = request
+            logged.body = []
+            return Responder(
+                mailbox: mailbox,
+                fd: connection.fd,
+                id: connection.id,
+                startedAt: startedAt,
+                request: logged
+            )
         }
         if let response { respond(response, on: connection, request: request, startedAt: startedAt) }
     }
@@ -278,5 +292,6 @@ final class EventLoop {
         for case let connection? in connections where connection.machine.timerFired(now: now, date: date) {
             drive(connection)
         }
+        context.heapTrimmer.trimIfDue(now: now)
     }
 }

@@ -19,7 +19,8 @@ import Glibc
 /// ```
 public final class HTTPServer: Sendable {
     /// Called on the event loop after each response is queued: the request, its status and the time taken in
-    /// nanoseconds. Must not block. Parser rejections are reported with method and target `-`.
+    /// nanoseconds. Must not block. Parser rejections are reported with method and target `-`; a request refused
+    /// when its head arrives (404, 405, 413 for its body) with its own.
     public typealias Observer = @Sendable (_ request: HTTPRequest, _ status: HTTPStatus, _ nanoseconds: UInt64) -> Void
 
     private struct State {

@@ -10,7 +10,8 @@ public struct RequestParser: Sendable {
         public var maxHeaderBytes = 16 * 1024
         /// Most header fields; beyond it 431.
         public var maxHeaderCount = 100
-        /// Largest body, Content-Length or chunked; beyond it 413.
+        /// Largest body any route takes, Content-Length or chunked; beyond it 413. Each route's own limit
+        /// (`BodyLimit`) is checked when the head arrives and is capped by this one.
         public var maxBodyBytes = 1024 * 1024
 
         public init() {}
@@ -61,7 +62,7 @@ public struct RequestParser: Sendable {
         case .invalid(let status): return .invalid(status)
         case .head(let head, let headLength):
             let rest = bytes.dropFirst(headLength)
-            switch BodyDecoder.decode(rest, framing: head.framing, maxBodyBytes: limits.maxBodyBytes) {
+            switch BodyReader.decode(rest, framing: head.framing, maxBodyBytes: limits.maxBodyBytes) {
             case .incomplete: return .incomplete
             case .invalid(let status): return .invalid(status)
             case .body(let body, let bodyLength):

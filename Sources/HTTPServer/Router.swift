@@ -31,6 +31,8 @@ public struct Router: Sendable {
         var pattern: String
         var segments: [Segment]
         var body: Body
+        /// The largest request body the route takes, checked when the head arrives.
+        var bodyLimit: BodyLimit
     }
 
     enum Match {
@@ -61,21 +63,29 @@ public struct Router: Sendable {
     }
 
     /// Adds a route. `HEAD` is answered by the `GET` route of the same path unless one is added for it.
+    /// `bodyLimit` defaults to none for `GET` and `HEAD` (a body there has no meaning, RFC 9110 §9.3.1) and to the
+    /// server's `maxBodyBytes` for other methods.
     public mutating func add(
         _ method: String,
         _ pattern: String,
         execution: Execution = .workerPool,
+        bodyLimit: BodyLimit? = nil,
         handler: @escaping Handler
     ) {
-        append(method, pattern, .immediate(execution, handler))
+        append(method, pattern, .immediate(execution, handler), bodyLimit)
     }
 
     /// Adds a route whose handler answers through a `Responder` (see `DeferredHandler`).
-    public mutating func addDeferred(_ method: String, _ pattern: String, handler: @escaping DeferredHandler) {
-        append(method, pattern, .deferred(handler))
+    public mutating func addDeferred(
+        _ method: String,
+        _ pattern: String,
+        bodyLimit: BodyLimit? = nil,
+        handler: @escaping DeferredHandler
+    ) {
+        append(method, pattern, .deferred(handler), bodyLimit)
     }
 
-    private mutating func append(_ method: String, _ pattern: String, _ body: Body) {
+    private mutating func append(_ method: String, _ pattern: String, _ body: Body, _ bodyLimit: BodyLimit?) {
         let segments: [Segment] = Self.split(Substring(pattern)).map { part in
             if part.hasPrefix("{") && part.hasSuffix("...}") {
                 return .remainder(String(part.dropFirst().dropLast(4)))
@@ -90,7 +100,8 @@ public struct Router: Sendable {
         } else {
             routesOpenAtFirstSegment.append(routes.count)
         }
-        routes.append(Route(method: method, pattern: pattern, segments: segments, body: body))
+        let limit = bodyLimit ?? (method == "GET" || method == "HEAD" ? .noBody : .serverLimit)
+        routes.append(Route(method: method, pattern: pattern, segments: segments, body: body, bodyLimit: limit))
     }
 
     /// The routes that may match `parts`, in the order they were added.
@@ -100,12 +111,24 @@ public struct Router: Sendable {
         return (literal + routesOpenAtFirstSegment).sorted()
     }
 
-    public mutating func get(_ pattern: String, execution: Execution = .workerPool, handler: @escaping Handler) {
-        add("GET", pattern, execution: execution, handler: handler)
+    /// Adds a `GET` route; it takes no body unless `bodyLimit` says otherwise.
+    public mutating func get(
+        _ pattern: String,
+        execution: Execution = .workerPool,
+        bodyLimit: BodyLimit = .noBody,
+        handler: @escaping Handler
+    ) {
+        add("GET", pattern, execution: execution, bodyLimit: bodyLimit, handler: handler)
     }
 
-    public mutating func post(_ pattern: String, execution: Execution = .workerPool, handler: @escaping Handler) {
-        add("POST", pattern, execution: execution, handler: handler)
+    /// Adds a `POST` route; its body may be as large as `bodyLimit` (default: the server's `maxBodyBytes`).
+    public mutating func post(
+        _ pattern: String,
+        execution: Execution = .workerPool,
+        bodyLimit: BodyLimit = .serverLimit,
+        handler: @escaping Handler
+    ) {
+        add("POST", pattern, execution: execution, bodyLimit: bodyLimit, handler: handler)
     }
 
     func match(method: String, path: Substring) -> Match {

@@ -5,13 +5,9 @@ extension ServerContext {
     func dispatch(_ request: inout HTTPRequest, makeResponder: (HTTPRequest) -> Responder) -> HTTPResponse? {
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
-            return HTTPError(.notFound, "Not found.").response
+            return Router.notFound
         case .methodNotAllowed(let allowed):
-            return HTTPError(
-                .methodNotAllowed,
-                "Method not allowed.",
-                headers: ["Allow": allowed.joined(separator: ", ")]
-            ).response
+            return Router.methodNotAllowed(allowed)
         case .route(let route, let parameters):
             request.pathParameters = parameters
             switch route.body {

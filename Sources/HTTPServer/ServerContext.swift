@@ -9,6 +9,8 @@ final class ServerContext: Sendable {
     let logger: Logger
     let parser: RequestParser
     let observer: HTTPServer.Observer?
+    /// Gives memory freed after a burst of bodies back to the kernel; every loop's sweep asks it.
+    let heapTrimmer = HeapTrimmer()
     let openConnections = Atomic<Int>(0)
     let shedConnections = Atomic<Int>(0)
     /// Open connections by peer address, for `maxConnectionsPerClient`. Shared by the loops, because the kernel

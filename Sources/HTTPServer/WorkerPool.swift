@@ -32,7 +32,9 @@ final class WorkerPool: Sendable {
     /// The jobs waiting for a thread, shared by the threads and the submitters.
     private final class Queue: Sendable {
         private struct State {
-            var jobs: [Job] = []
+            /// Taken jobs are cleared at once: a job holds its request, body included, and a queue that kept run
+            /// jobs until it compacted kept a thousand request bodies alive after their answers.
+            var jobs: [Job?] = []
             var head = 0
             var stopping = false
         }
@@ -57,8 +59,12 @@ final class WorkerPool: Sendable {
                 let job: Job? = state.withLock { state in
                     guard state.head < state.jobs.count else { return nil }
                     let job = state.jobs[state.head]
+                    state.jobs[state.head] = nil
                     state.head += 1
-                    if state.head > 1024 && state.head * 2 > state.jobs.count {
+                    if state.head == state.jobs.count {
+                        state.jobs.removeAll(keepingCapacity: state.jobs.capacity <= 1024)
+                        state.head = 0
+                    } else if state.head > 1024 && state.head * 2 > state.jobs.count {
                         state.jobs.removeFirst(state.head)
                         state.head = 0
                     }

@@ -20,6 +20,7 @@ struct ConnectionStateMachineTests {
         var log: [String] = []
 
         init(
+            router: Router = Harness.anyPath,
             configure: (inout HTTPServer.Configuration) -> Void = { _ in },
             adjust: (inout ConnectionStateMachine.Settings) -> Void = { _ in }
         ) {
@@ -29,10 +30,20 @@ struct ConnectionStateMachineTests {
             configuration.requestBodyTimeout = .seconds(30)
             configuration.writeTimeout = .seconds(30)
             configure(&configuration)
-            var settings = ConnectionStateMachine.Settings(configuration: configuration)
+            var settings = ConnectionStateMachine.Settings(configuration: configuration, router: router)
             adjust(&settings)
             machine = ConnectionStateMachine(settings: settings, now: now)
         }
+
+        /// Every path for GET, POST and PUT, bodies up to the server's limit: the machine only asks the router what
+        /// a request's body may be, so these handlers never run.
+        static let anyPath: Router = {
+            var router = Router()
+            for method in ["GET", "POST", "PUT"] {
+                router.add(method, "/{path...}", bodyLimit: .serverLimit) { _ in .text("") }
+            }
+            return router
+        }()
 
         var sentText: String { String(decoding: sent, as: UTF8.self) }
 
@@ -51,6 +62,9 @@ struct ConnectionStateMachineTests {
                     if answerAtOnce { respond(with: request.target) }
                 case .rejected(let status):
                     actions.append("rejected \(status.code)")
+                case .refuse(let request, let response):
+                    actions.append("refuse \(response.status.code) \(request.method) \(request.target)")
+                    machine.respond(response, requestID: "", date: date)
                 case .write:
                     let count = machine.withPendingOutput { bytes in
                         let count = min(bytes.count, room ?? bytes.count)
@@ -257,7 +271,7 @@ struct ConnectionStateMachineTests {
     @Test func aClientThatNeverReadsIsNotReadFromOnceOutputBacksUp() {
         let harness = Harness(adjust: {
             $0.outputHighWater = 300
-            $0.maxBufferedInputBetweenBodies = 1_000
+            $0.maxBufferedInput = 1_000
         })
         harness.room = 0
         harness.receive(String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 20))
@@ -316,5 +330,97 @@ struct ConnectionStateMachineTests {
         spoken.run()
         spoken.now += 11_000_000_000
         #expect(!spoken.fireTimers())
+    }
+
+    // MARK: bodies
+
+    /// `GET /healthz` (no body), `POST /small` (16 bytes at most), `POST /json` (its own 413).
+    static let bodyRoutes: Router = {
+        var router = Router()
+        router.get("/healthz") { _ in .text("ok") }
+        router.post("/small", bodyLimit: .upTo(16)) { _ in .text("") }
+        let json = BodyLimit.upTo(16) { _ in HTTPResponse(status: .contentTooLarge, body: Array("{}".utf8)) }
+        router.post("/json", bodyLimit: json) { _ in .text("") }
+        return router
+    }()
+
+    /// A body nobody takes is answered when its head arrives, before any of it is sent or buffered: 405 with the
+    /// methods the path takes, 404 for no route. Before, the whole megabyte was read first (and held for up to the
+    /// body timeout).
+    @Test func aBodyForAnotherMethodOrNoRouteIsRefusedWhenTheHeadArrives() {
+        let wrongMethod = Harness(router: Self.bodyRoutes)
+        wrongMethod.receive("POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n")
+        #expect(wrongMethod.run() == ["refuse 405 POST /healthz", "write", "closeUnlessUnread"])
+        #expect(wrongMethod.sentText.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
+        #expect(wrongMethod.sentText.contains("Allow: GET, HEAD\r\n"))
+        #expect(wrongMethod.sentText.contains("Connection: close\r\n"))
+
+        let noRoute = Harness(router: Self.bodyRoutes)
+        noRoute.receive("PUT /nothing HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+        #expect(noRoute.run() == ["refuse 404 PUT /nothing", "write", "shutdownWrite"])
+        #expect(noRoute.sentText.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+    }
+
+    /// A declared body over the route's limit is a 413 at once, in the route's own words, and a client waiting
+    /// for `100 Continue` never gets one; within the limit it does.
+    @Test func aDeclaredBodyOverTheRoutesLimitIsRefusedWithoutAContinue() {
+        let over = Harness(router: Self.bodyRoutes)
+        over.receive("POST /json HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 17\r\n\r\n")
+        #expect(over.run() == ["refuse 413 POST /json", "write", "closeUnlessUnread"])
+        #expect(!over.sentText.contains("100 Continue"))
+        #expect(over.sentText.hasSuffix("\r\n\r\n{}"))
+
+        let plain = Harness(router: Self.bodyRoutes)
+        plain.receive("GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\n\r\nx")
+        #expect(plain.run() == ["refuse 413 GET /healthz", "write", "shutdownWrite"])
+        #expect(plain.sentText.contains("The request body is too large."))
+
+        let within = Harness(router: Self.bodyRoutes)
+        within.receive("POST /small HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 16\r\n\r\n")
+        #expect(within.run() == ["write"])
+        #expect(within.sentText == "HTTP/1.1 100 Continue\r\n\r\n")
+        within.receive("0123456789abcdef")
+        #expect(within.run() == ["dispatch POST /small", "write"])
+    }
+
+    /// A chunked body is cut off with the route's 413 the moment it passes the limit, not read to its end.
+    @Test func aChunkedBodyIsRefusedTheMomentItPassesTheRoutesLimit() {
+        let harness = Harness(router: Self.bodyRoutes)
+        harness.receive("POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        harness.receive("10\r\n0123456789abcdef\r\n")
+        #expect(harness.run() == [])
+        harness.receive("1\r\n")
+        #expect(harness.run() == ["refuse 413 POST /small", "write", "shutdownWrite"])
+    }
+
+    /// Many tiny chunks or long extensions pass the limit through their framing: 413 at once. Before, framing was
+    /// free, so such a body filled the input bound with little data and sat until the body timeout's 408.
+    @Test func chunkFramingCountsAgainstTheLimit() {
+        let tiny = Harness(configure: { $0.limits.maxBodyBytes = 1024 })
+        tiny.receive("POST /e HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        tiny.receive(String(repeating: "1\r\na\r\n", count: 400))
+        #expect(tiny.run() == ["refuse 413 POST /e", "write", "shutdownWrite"])
+
+        let extensions = Harness(configure: { $0.limits.maxBodyBytes = 1024 })
+        extensions.receive("POST /e HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let line = "1;" + String(repeating: "x", count: 900) + "\r\na\r\n"
+        extensions.receive(line + line)
+        #expect(extensions.run() == [])
+        extensions.receive(line)
+        #expect(extensions.run() == ["refuse 413 POST /e", "write", "shutdownWrite"])
+    }
+
+    /// A body is taken out of the input as it arrives, so reading goes on past the input bound and the body is
+    /// held once; before, the whole body sat in the input (and a copy of it was made at the end).
+    @Test func aBodyLargerThanTheInputBoundIsReadThrough() {
+        let harness = Harness(adjust: { $0.maxBufferedInput = 1_000 })
+        harness.answerAtOnce = false
+        harness.receive("POST /e HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n")
+        for _ in 0..<5 {
+            #expect(harness.run() == [])
+            #expect(harness.machine.wantsRead)
+            harness.receive(String(repeating: "b", count: 1000))
+        }
+        #expect(harness.run() == ["dispatch POST /e"])
     }
 }

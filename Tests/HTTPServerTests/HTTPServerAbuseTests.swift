@@ -65,6 +65,45 @@ struct HTTPServerAbuseTests {
         #expect(live.counted.count == connections * pipelined)
     }
 
+    /// A body nobody takes is answered when its head arrives: the client sends only the head and gets 405, 404 or
+    /// 413 (never a 100 Continue), and the connection closes. Before, the server waited for the whole body first.
+    @Test func aBodyNobodyTakesIsAnsweredBeforeItIsSent() throws {
+        let live = try LiveServer()
+        let cases = [
+            ("POST /hello HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n", 405),
+            ("POST /nothing HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n", 404),
+            ("POST /small HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 1025\r\n\r\n", 413),
+            ("GET /hello HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n", 413),
+        ]
+        for (head, status) in cases {
+            let client = try live.client()
+            let response = try client.roundTrip(head)
+            #expect(response.status == status, "\(head.prefix(12))")
+            #expect(response.header("Connection") == "close")
+            #expect(client.isClosedByServer())
+        }
+        let client = try live.client()
+        let within = try client.roundTrip(
+            "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 1024\r\n\r\n" + String(repeating: "s", count: 1024)
+        )
+        #expect(within.header("X-Body-Length") == "1024")
+    }
+
+    /// A chunked body of many tiny chunks passes the limit through its framing and gets 413 at once. Before, the
+    /// framing was free: the input filled up with little data and the client got a 408 at the body timeout.
+    @Test func aChunkedBodyOfTinyChunksGets413Quickly() throws {
+        let live = try LiveServer { $0.requestBodyTimeout = .seconds(20) }
+        let client = try live.client(timeout: 10)
+        let started = Date()
+        client.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        // 1.2 MB of framing for 200 KB of data, under the server's 1 MiB limit.
+        let chunks = String(repeating: "1\r\na\r\n", count: 10_000)
+        for _ in 0..<20 { client.send(chunks) }
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
     @Test func laterHTTP1MinorVersionsAreServedAsHTTP11() throws {
         let live = try LiveServer()
         let client = try live.client()

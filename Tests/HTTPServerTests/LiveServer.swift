@@ -44,6 +44,9 @@ final class LiveServer: Sendable {
         router.post("/echo") { request in
             HTTPResponse(status: .ok, headers: ["X-Body-Length": "\(request.body.count)"], body: request.body)
         }
+        router.post("/small", bodyLimit: .upTo(1024)) { request in
+            HTTPResponse(status: .ok, headers: ["X-Body-Length": "\(request.body.count)"], body: request.body)
+        }
         router.get("/slow") { request in
             entered.signal()
             let milliseconds = UInt32(request.queryValue("ms") ?? "300") ?? 300

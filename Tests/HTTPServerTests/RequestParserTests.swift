@@ -88,12 +88,75 @@ struct RequestParserTests {
     }
 
     /// A chunk-size or trailer line ended by a bare LF is refused at once: its CRLF never comes, and waiting for
-    /// it held the connection until the body timeout (30 s) before a 408.
+    /// it held the connection until the body timeout (30 s) before a 408. A trailer line with a bare LF inside is
+    /// refused too, so a line is judged the same whether its CRLF has arrived yet or not (found by fuzzing).
     @Test func chunkLinesEndedByABareLineFeedAreRefusedAtOnce() {
-        for body in ["4\nabcd\n0\n\n", "4", "4\r\nabcd\r\n0\r\nX-T: 1\n"] {
-            let result = BodyDecoder.decode(Array(body.utf8)[...], framing: .chunked, maxBodyBytes: 1024)
+        for body in ["4\nabcd\n0\n\n", "4", "4\r\nabcd\r\n0\r\nX-T: 1\n", "0\r\nX-T: 1\nY: 2\r\n\r\n"] {
+            let result = BodyReader.decode(Array(body.utf8)[...], framing: .chunked, maxBodyBytes: 1024)
             #expect(result == (body == "4" ? .incomplete : .invalid(.badRequest)), "\(body.debugDescription)")
         }
+    }
+
+    /// Size lines, extensions, CRLFs and trailers count against the limit, with an allowance of 1 KiB plus 1/16
+    /// of it: 300 one-byte chunks fit a 1 KiB limit, 400 are a 413 though their data alone would fit.
+    @Test func chunkFramingCountsAgainstTheLimit() {
+        func decode(chunks: Int, trailer: String = "") -> BodyReader.Result {
+            let body = String(repeating: "1\r\na\r\n", count: chunks) + "0\r\n" + trailer + "\r\n"
+            return BodyReader.decode(Array(body.utf8)[...], framing: .chunked, maxBodyBytes: 1024)
+        }
+        #expect(BodyReader.framingAllowance(for: 1024) == 1088)
+        guard case .body(let body, _) = decode(chunks: 300) else {
+            Issue.record("300 one-byte chunks should fit")
+            return
+        }
+        #expect(body.count == 300)
+        #expect(decode(chunks: 400) == .invalid(.contentTooLarge))
+        // Trailers count too: 200 chunks leave room for a 400-byte trailer, not for a 1000-byte one.
+        let trailer = { (length: Int) in "X: " + String(repeating: "t", count: length) + "\r\n" }
+        if case .body = decode(chunks: 200, trailer: trailer(400)) {
+        } else {
+            Issue.record("a 400-byte trailer should fit")
+        }
+        #expect(decode(chunks: 200, trailer: trailer(1000)) == .invalid(.contentTooLarge))
+    }
+
+    /// The reader takes whatever each read returned: split anywhere, a body decodes exactly as it does at once.
+    @Test func aBodyReadInPiecesDecodesAsAtOnce() {
+        let bodies: [(RequestParser.BodyFraming, String)] = [
+            (.chunked, "5;name=value\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\nNEXT"),
+            (.length(11), "hello worldNEXT"),
+        ]
+        for (framing, text) in bodies {
+            let bytes = Array(text.utf8)
+            let whole = BodyReader.decode(bytes[...], framing: framing, maxBodyBytes: 1024)
+            for split in 0...bytes.count {
+                var reader = BodyReader(framing: framing, maxBodyBytes: 1024)
+                var consumed = 0
+                var progress = BodyReader.Progress.needsMore
+                // What a read leaves unused (a partial line) is offered again with the next piece.
+                for end in [split, bytes.count] where progress == .needsMore {
+                    let (used, next) = reader.read(bytes[consumed..<end])
+                    consumed += used
+                    progress = next
+                }
+                #expect(progress == .done, "split at \(split)")
+                #expect(BodyReader.Result.body(reader.body, consumed: consumed) == whole, "split at \(split)")
+            }
+        }
+    }
+
+    /// A body's buffer grows to its declared length and no further (plain appends doubled it).
+    @Test func aBodyBufferNeverGrowsPastItsLength() {
+        let length = 300_000
+        var reader = BodyReader(framing: .length(length), maxBodyBytes: 1 << 20)
+        let piece = [UInt8](repeating: 7, count: 65_536)
+        var read = 0
+        while read < length {
+            let (used, _) = reader.read(piece[..<min(piece.count, length - read)])
+            read += used
+        }
+        #expect(reader.body.count == length)
+        #expect(reader.body.capacity < length + 8192)
     }
 
     @Test func skipsEmptyLinesBeforeTheRequestLine() throws {

@@ -72,4 +72,32 @@ struct RouterTests {
         #expect(pattern("PUT", "/shop/x") == "405 POST,GET,HEAD")
         #expect(pattern("GET", "/a/b/c") == "404")
     }
+
+    /// Each route says what body it takes; the server asks when a head arrives. GET takes none unless told, other
+    /// methods the server's limit, which also caps a larger route limit; no route is a 404 and another method a
+    /// 405 naming the allowed ones, both without reading the body.
+    @Test func eachRouteGivesItsBodyLimit() {
+        var router = Router()
+        router.get("/healthz") { _ in .text("ok") }
+        router.post("/form") { _ in .text("form") }
+        router.post("/v1/tokens", bodyLimit: .upTo(16_384) { _ in HTTPResponse(status: .contentTooLarge) }) { _ in
+            .text("tokens")
+        }
+        router.post("/upload", bodyLimit: .upTo(10_000_000)) { _ in .text("upload") }
+        func admission(_ method: String, _ path: String) -> String {
+            switch router.admission(for: HTTPRequest(method: method, target: path), serverLimit: 1_048_576) {
+            case .read(let maxBytes, let limit):
+                return "read \(maxBytes)" + (limit.tooLarge == nil ? "" : " own 413")
+            case .refuse(let response):
+                return "refuse \(response.status.code)" + (response.headers["Allow"].map { " " + $0 } ?? "")
+            }
+        }
+        #expect(admission("GET", "/healthz") == "read 0")
+        #expect(admission("HEAD", "/healthz") == "read 0")
+        #expect(admission("POST", "/form") == "read 1048576")
+        #expect(admission("POST", "/v1/tokens?x=1") == "read 16384 own 413")
+        #expect(admission("POST", "/upload") == "read 1048576")
+        #expect(admission("POST", "/healthz") == "refuse 405 GET, HEAD")
+        #expect(admission("PUT", "/nothing") == "refuse 404")
+    }
 }

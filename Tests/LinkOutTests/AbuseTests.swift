@@ -23,6 +23,41 @@ struct AbuseTests {
         }
     }
 
+    /// Every route's body limit holds when the head arrives: a client that sends only the head gets its answer
+    /// (the JSON APIs in their own shape), so no body nobody takes is buffered. Before, each of these waited for
+    /// its body (up to the server's megabyte) before the handler said no.
+    @Test func routesRefuseBodiesTheyDoNotTakeBeforeTheBodyIsSent() throws {
+        let live = try LiveApplication { $0.apiToken = "backend-secret" }
+        let cases: [(target: String, length: Int, status: Int, json: Bool)] = [
+            ("POST /v1/tokens", TokenAPI.maxBodyBytes + 1, 413, true),
+            ("POST /v1/redemptions", RedemptionAPI.maxBodyBytes + 1, 413, true),
+            ("POST /v1/tokens/SANDBOX_1/line-items", LineItemsAPI.maxBodyBytes + 1, 413, true),
+            ("POST /notifications/appstore", AppStoreNotificationRoute.maxBodyBytes + 1, 413, true),
+            ("POST /checkout/abc", CheckoutRoute.maxFormBytes + 1, 413, false),
+            ("POST /admin/login", DashboardRoute.maxFormBytes + 1, 413, false),
+            ("GET /healthz", 1, 413, false),
+            ("POST /healthz", 100, 405, false),
+            ("PUT /v1/tokens", 100, 405, false),
+        ]
+        for test in cases {
+            let client = try live.client()
+            let response = try client.roundTrip(
+                "\(test.target) HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(test.length)\r\n\r\n"
+            )
+            #expect(response.status == test.status, "\(test.target)")
+            #expect(response.header("Connection") == "close", "\(test.target)")
+            if test.json { #expect(response.text.contains(#""code":"body_too_large""#), "\(test.target)") }
+        }
+        // Within its limit a route reads its body as before.
+        let created = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(String(repeating: "a", count: TokenAPI.maxBodyBytes - 20))"}"#
+        )
+        #expect(created.status == 400)
+    }
+
     /// Ten refused bearer tokens from one client, then 429 for that client on the admin and line-item APIs,
     /// even with the right token; another client is not affected.
     @Test func failedBearerTokensAreThrottledPerClient() throws {

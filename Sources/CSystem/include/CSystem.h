@@ -1,6 +1,7 @@
 #ifndef CSYSTEM_H
 #define CSYSTEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC: one call instead of accept + two fcntl.
@@ -30,5 +31,11 @@ int csystem_eventfd(void);
 /// Raises glibc's heap trim threshold so memory freed after a burst stays for the next one instead of being
 /// handed back with madvise(2) and faulted in again (measured: 14% of the ledger writer's time under load).
 void csystem_keep_freed_heap(void);
+
+/// Bytes glibc holds free in its arenas (mallinfo2's fordblks): memory freed but not handed back to the kernel.
+size_t csystem_heap_free_bytes(void);
+
+/// malloc_trim(0): hands every free page of every arena back to the kernel.
+void csystem_trim_heap(void);
 
 #endif

@@ -24,8 +24,11 @@ struct RouteTable: Sendable {
     let notificationPath: String
     let appStoreNotifications: AppStoreNotificationRoute
 
+    /// Every route that takes a body says how large: the server refuses a larger one when the head arrives, before
+    /// buffering any of it (`GET` routes take none). The handlers check the same limits.
     func router() -> Router {
         var router = Router()
+        let form = BodyLimit.upTo(CheckoutRoute.maxFormBytes)
         for path in landingPaths {
             router.addDeferred("GET", path) { [rateGuard, landing] request, responder in
                 if let refusal = rateGuard.refusal(request, html: true) {
@@ -37,18 +40,42 @@ struct RouteTable: Sendable {
         }
         router.get("/checkout/{id}", handler: checkout.show)
         // Each post may call the payment provider and write a payment: limited like landings.
-        router.post("/checkout/{id}", handler: rateGuard.limitPage(checkout.submit))
+        router.post("/checkout/{id}", bodyLimit: form, handler: rateGuard.limitPage(checkout.submit))
         router.get("/checkout/{id}/done", handler: paymentResult.show)
         router.get("/checkout/{id}/qr.svg", handler: paymentResult.qrCode)
         if let demoPayment {
             router.get("/pay/demo/{intentId}", handler: demoPayment.show)
-            router.post("/pay/demo/{intentId}", handler: rateGuard.limitPage(demoPayment.submit))
+            router.post("/pay/demo/{intentId}", bodyLimit: form, handler: rateGuard.limitPage(demoPayment.submit))
         }
-        if let stripeWebhook { router.post("/webhooks/stripe", handler: stripeWebhook.receive) }
-        router.post(notificationPath, handler: appStoreNotifications.receive)
-        router.post("/v1/tokens", handler: rateGuard.limit(tokens.forward))
-        router.post("/v1/backend/tokens", handler: rateGuard.limit(failedAuth.guarding(tokens.forwardFromBackend)))
-        router.post("/v1/redemptions", handler: rateGuard.limit(failedAuth.guarding(redemptions.redeem)))
+        if let stripeWebhook {
+            router.post(
+                "/webhooks/stripe",
+                bodyLimit: .upTo(StripeWebhookRoute.maxBodyBytes) { stripeWebhook.tooLarge($0) },
+                handler: stripeWebhook.receive
+            )
+        }
+        router.post(
+            notificationPath,
+            bodyLimit: .upTo(AppStoreNotificationRoute.maxBodyBytes) { [appStoreNotifications] in
+                appStoreNotifications.tooLarge($0)
+            },
+            handler: appStoreNotifications.receive
+        )
+        router.post(
+            "/v1/tokens",
+            bodyLimit: .upTo(TokenAPI.maxBodyBytes, tooLarge: TokenAPI.tooLarge),
+            handler: rateGuard.limit(tokens.forward)
+        )
+        router.post(
+            "/v1/backend/tokens",
+            bodyLimit: .upTo(TokenAPI.maxBodyBytes, tooLarge: TokenAPI.tooLarge),
+            handler: rateGuard.limit(failedAuth.guarding(tokens.forwardFromBackend))
+        )
+        router.post(
+            "/v1/redemptions",
+            bodyLimit: .upTo(RedemptionAPI.maxBodyBytes, tooLarge: RedemptionAPI.tooLarge),
+            handler: rateGuard.limit(failedAuth.guarding(redemptions.redeem))
+        )
         router.get("/v1/purchases", handler: rateGuard.limit(failedAuth.guarding(redemptions.purchases)))
         router.get("/.well-known/apple-app-site-association", execution: .eventLoop) { [appSiteAssociation] request in
             appSiteAssociation.show(request)
@@ -56,11 +83,12 @@ struct RouteTable: Sendable {
         router.get("/openapi.json", execution: .eventLoop) { [openAPI] request in openAPI.show(request) }
         router.post(
             "/v1/tokens/{externalPurchaseId}/line-items",
+            bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge),
             handler: rateGuard.limit(failedAuth.guarding(lineItems.post))
         )
         router.get("/admin", handler: dashboard.show)
-        router.post("/admin/login", handler: dashboard.login)
-        router.post("/admin/logout", handler: dashboard.logout)
+        router.post("/admin/login", bodyLimit: .upTo(DashboardRoute.maxFormBytes), handler: dashboard.login)
+        router.post("/admin/logout", bodyLimit: .upTo(DashboardRoute.maxFormBytes), handler: dashboard.logout)
         router.get("/admin/chart.svg", handler: dashboard.chart)
         router.get("/admin/find", handler: dashboard.find)
         router.get("/admin/detail", handler: dashboard.detail)

@@ -12,15 +12,19 @@ struct AppStoreNotificationRoute: Sendable {
     /// A notification is a few KB (three certificates and a small payload); this bounds the work on junk.
     static let maxBodyBytes = 64 * 1024
 
+    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one (counted and
+    /// logged like every refusal).
+    func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        notifications.receiver.refused("body_too_large", "over \(Self.maxBodyBytes) bytes", source: "delivery")
+        return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than a notification.")
+    }
+
     struct Body: Decodable {
         var signedPayload: String
     }
 
     func receive(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard request.body.count <= Self.maxBodyBytes else {
-            notifications.receiver.refused("body_too_large", "\(request.body.count) bytes", source: "delivery")
-            return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than a notification.")
-        }
+        guard request.body.count <= Self.maxBodyBytes else { return tooLarge(request) }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
             notifications.receiver.refused("malformed_body", "not {\"signedPayload\": string}", source: "delivery")
             return JSONResponse.error(.badRequest, "malformed_body", "Send {\"signedPayload\": \"<JWS>\"}.")

@@ -14,6 +14,11 @@ struct LineItemsAPI: Sendable {
 
     static let maxBodyBytes = 256 * 1024
 
+    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
+    @Sendable static func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than \(maxBodyBytes) bytes.")
+    }
+
     struct Body: Decodable {
         var lineItems: [LineItem]
     }
@@ -44,13 +49,7 @@ struct LineItemsAPI: Sendable {
                 "Send the body as application/json."
             )
         }
-        guard request.body.count <= Self.maxBodyBytes else {
-            return JSONResponse.error(
-                .contentTooLarge,
-                "body_too_large",
-                "The body is larger than \(Self.maxBodyBytes) bytes."
-            )
-        }
+        guard request.body.count <= Self.maxBodyBytes else { return Self.tooLarge(request) }
         let id = request.pathParameters["externalPurchaseId"] ?? ""
         guard let token = try ledger.token(id) else {
             return JSONResponse.error(

@@ -12,6 +12,14 @@ struct RedemptionAPI: Sendable {
     let identifiers: Identifiers
     let clock: Clock
 
+    /// A redemption is `{"code": "…"}`; anything far larger is not one.
+    static let maxBodyBytes = 4096
+
+    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
+    @Sendable static func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than \(maxBodyBytes) bytes.")
+    }
+
     /// A purchase as the backend needs it to grant what was bought.
     struct PurchaseView: Encodable {
         var purchaseId: String
@@ -53,9 +61,7 @@ struct RedemptionAPI: Sendable {
                 "Send the body as application/json."
             )
         }
-        guard request.body.count <= 4096 else {
-            return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than 4096 bytes.")
-        }
+        guard request.body.count <= Self.maxBodyBytes else { return Self.tooLarge(request) }
         struct Body: Decodable { var code: String }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
             return JSONResponse.error(.badRequest, "invalid_body", #"Send {"code": "<the code from the link>"}."#)

@@ -20,10 +20,13 @@ struct StripeWebhookRoute: Sendable {
     /// Stripe's events are small; anything far larger is not one.
     static let maxBodyBytes = 256 * 1024
 
+    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
+    func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        refuse(.contentTooLarge, "body_too_large", "The body is larger than a Stripe event.")
+    }
+
     func receive(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard request.body.count <= Self.maxBodyBytes else {
-            return refuse(.contentTooLarge, "body_too_large", "The body is larger than a Stripe event.")
-        }
+        guard request.body.count <= Self.maxBodyBytes else { return tooLarge(request) }
         do {
             _ = try signature.verify(
                 header: request.headers["stripe-signature"],

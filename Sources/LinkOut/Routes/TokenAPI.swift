@@ -25,6 +25,11 @@ struct TokenAPI: Sendable {
 
     static let maxBodyBytes = 16 * 1024
 
+    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
+    @Sendable static func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than \(maxBodyBytes) bytes.")
+    }
+
     struct Request: Decodable {
         var token: String
         var appAccountToken: String?

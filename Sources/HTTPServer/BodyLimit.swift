@@ -1,0 +1,31 @@
+/// How large a request body a route takes. The server checks it when a request's head arrives, before it buffers
+/// any of the body: a declared Content-Length above it is answered at once, a chunked body the moment it passes it.
+public struct BodyLimit: Sendable {
+    /// The largest body in bytes; nil for the server's `maxBodyBytes`, which also caps any larger value.
+    public var maxBytes: Int?
+    /// The route's own answer to a body above the limit (a JSON API answers in JSON); nil for a plain-text 413.
+    /// It gets the request without its body, runs on the event loop and must not block.
+    public var tooLarge: (@Sendable (HTTPRequest) -> HTTPResponse)?
+
+    public init(maxBytes: Int? = nil, tooLarge: (@Sendable (HTTPRequest) -> HTTPResponse)? = nil) {
+        self.maxBytes = maxBytes
+        self.tooLarge = tooLarge
+    }
+
+    /// Up to the server's `maxBodyBytes`.
+    public static let serverLimit = BodyLimit()
+
+    /// No body at all: any body is a 413 when the head arrives. (Not `none`, which would read as `nil` wherever a
+    /// `BodyLimit?` is expected.)
+    public static let noBody = BodyLimit(maxBytes: 0)
+
+    /// Up to `bytes`, answered with `tooLarge` above it (a plain-text 413 when nil).
+    public static func upTo(_ bytes: Int, tooLarge: (@Sendable (HTTPRequest) -> HTTPResponse)? = nil) -> BodyLimit {
+        BodyLimit(maxBytes: bytes, tooLarge: tooLarge)
+    }
+
+    /// The answer to a body above the limit.
+    func refusal(_ request: HTTPRequest) -> HTTPResponse {
+        tooLarge?(request) ?? HTTPError(.contentTooLarge, "The request body is too large.").response
+    }
+}

@@ -1,0 +1,32 @@
+/// What the server does with a request's body, decided from the method and path when the head arrives and before
+/// any body byte is buffered: a body nobody will read must not cost memory (1,000 clients each holding a megabyte
+/// for `POST /healthz`, which is a 405 anyway, took a gigabyte).
+enum BodyAdmission {
+    /// Read a body of at most `maxBytes`; a larger one is answered with `limit.refusal`.
+    case read(maxBytes: Int, limit: BodyLimit)
+    /// Answer at once without reading the body: no such route (404), or not with this method (405).
+    case refuse(HTTPResponse)
+}
+
+extension Router {
+    /// The answer to a path no route has.
+    static var notFound: HTTPResponse { HTTPError(.notFound, "Not found.").response }
+
+    /// The answer to a method the path's routes do not take, naming those they do (RFC 9110 §15.5.6).
+    static func methodNotAllowed(_ allowed: [String]) -> HTTPResponse {
+        HTTPError(.methodNotAllowed, "Method not allowed.", headers: ["Allow": allowed.joined(separator: ", ")])
+            .response
+    }
+
+    /// What the route for `request` takes as a body; `serverLimit` caps every route's limit.
+    func admission(for request: HTTPRequest, serverLimit: Int) -> BodyAdmission {
+        switch match(method: request.method, path: request.path) {
+        case .route(let route, _):
+            return .read(maxBytes: min(route.bodyLimit.maxBytes ?? serverLimit, serverLimit), limit: route.bodyLimit)
+        case .methodNotAllowed(let allowed):
+            return .refuse(Self.methodNotAllowed(allowed))
+        case .notFound:
+            return .refuse(Self.notFound)
+        }
+    }
+}
