@@ -160,7 +160,7 @@ struct PostgresClusterTests {
             "sandboxURL": apple.apple.baseURL,
         ]
         // A send's time limit below the lease, as the configuration requires.
-        root["reporting"] = ["noLineItemAfterSeconds": 0, "pollIntervalSeconds": 1, "requestTimeoutSeconds": 3]
+        root["reporting"] = ["noLineItemAfterSeconds": 0, "pollIntervalSeconds": 1, "requestTimeoutSeconds": 10]
         let file = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: root).write(to: file)
         return file
