@@ -46,6 +46,8 @@ final class FakeAppleServer: Sendable {
         let script = Mutex<[Behavior]>([])
         let log = Mutex<[Received]>([])
         let arrivals = DispatchSemaphore(value: 0)
+        /// Answer 401 to a JWT the test's key did not sign, as Apple does, before any script.
+        let checksSignatures = Mutex(false)
     }
 
     let port: Int
@@ -65,9 +67,15 @@ final class FakeAppleServer: Sendable {
         router.add("PUT", "/externalPurchase/v1/reports") { request in
             // Apple checks a report against what it holds for the token already (a refund may reference a buy
             // reported earlier), so the fake does too.
-            shared.log.withLock { log in log.append(Self.inspect(request, publicKey: publicKey, history: log)) }
-            let behavior = shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
+            let signed = shared.log.withLock { log in
+                log.append(Self.inspect(request, publicKey: publicKey, history: log))
+                return log.last?.signatureValid ?? false
+            }
             defer { shared.arrivals.signal() }
+            if !signed && shared.checksSignatures.withLock({ $0 }) {
+                return HTTPResponse(status: HTTPStatus(code: 401, reasonPhrase: "Unauthorized"))
+            }
+            let behavior = shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
             switch behavior {
             case .respond(let status, let headers, let body):
                 var fields = HTTPHeaders()
@@ -109,6 +117,11 @@ final class FakeAppleServer: Sendable {
     }
 
     var received: [Received] { shared.log.withLock { $0 } }
+
+    /// From now on, a request whose JWT the test's key did not sign gets 401 (a wrong or rotated-away key).
+    func checkSignatures() {
+        shared.checksSignatures.withLock { $0 = true }
+    }
 
     /// Waits for the next request to be answered (bounded, so a broken client fails the test instead of hanging).
     func waitForRequest(seconds: Int = 10) -> Bool {

@@ -19,8 +19,13 @@ final class ReportingHarness {
     let ledger: Ledger
     let service: ReportingService
 
-    init(graceSeconds: Int64 = 0, timeoutSeconds: Int64 = 2, configure: (inout Configuration) -> Void = { _ in }) throws
-    {
+    init(
+        graceSeconds: Int64 = 0,
+        timeoutSeconds: Int64 = 2,
+        clock: Clock = .system,
+        logger: Logger = Logger(label: "test", level: .critical),
+        configure: (inout Configuration) -> Void = { _ in }
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-reporting-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         key = try ES256Key.generate()
@@ -42,11 +47,7 @@ final class ReportingHarness {
         configuration.storage.postgresURL = try TestDatabase.postgresURL(for: directory.path)
         configure(&configuration)
         ledger = try configuration.storage.openLedger()
-        service = ReportingService(
-            configuration: configuration,
-            ledger: ledger,
-            logger: Logger(label: "test", level: .critical)
-        )
+        service = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
     }
 
     deinit {
