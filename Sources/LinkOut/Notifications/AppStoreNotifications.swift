@@ -18,12 +18,17 @@ package final class AppStoreNotifications: Sendable {
         package var duplicates = 0
         package var refused = 0
         package var processed = 0
+        /// Pages fetched in this run.
+        package var pages = 0
+        /// Apps and environments that went on from a page stored by an earlier, failed run of the same window.
+        package var resumed = 0
         /// One line per app and environment whose history could not be read completely.
         package var failures: [String] = []
 
         package var description: String {
-            "fetched \(fetched), new \(stored), already stored \(duplicates), refused \(refused), processed "
-                + "\(processed)" + (failures.isEmpty ? "" : "; failed: " + failures.joined(separator: "; "))
+            "fetched \(fetched) in \(pages) page(s), new \(stored), already stored \(duplicates), refused \(refused), "
+                + "processed \(processed)" + (resumed > 0 ? ", resumed \(resumed) from a stored page" : "")
+                + (failures.isEmpty ? "" : "; failed: " + failures.joined(separator: "; "))
         }
     }
 
@@ -135,46 +140,6 @@ package final class AppStoreNotifications: Sendable {
         return receipt
     }
 
-    // MARK: recovery
-
-    /// Fetches `EXTERNAL_PURCHASE_TOKEN` history between `since` and `until` (UNIX ms) for every configured app
-    /// in both environments, every page, and takes each payload through the same path as a delivery.
-    package func recover(since: Int64, until: Int64) -> RecoverySummary {
-        var summary = RecoverySummary()
-        guard let history else {
-            summary.failures.append("no Apple credentials (apple.issuerId, apple.keyId, apple.privateKeyFile)")
-            return summary
-        }
-        let start = max(since, until - Self.historyReach)
-        guard start < until else { return summary }
-        for bundleId in bundleIds {
-            for environment in Environment.allCases {
-                let query = NotificationHistoryRequest.externalPurchaseTokens(from: start, to: until)
-                switch history.allNotificationHistory(query, environment: environment, bundleId: bundleId) {
-                case .failure(let failure):
-                    summary.failures.append("\(bundleId) \(environment.rawValue): \(failure)")
-                case .success(let payloads):
-                    summary.fetched += payloads.count
-                    for payload in payloads {
-                        do {
-                            switch try receiver.receive(payload, source: "history") {
-                            case .stored: summary.stored += 1
-                            case .duplicate: summary.duplicates += 1
-                            case .refused: summary.refused += 1
-                            case .test, .ignored: break
-                            }
-                        } catch {
-                            summary.failures.append("\(bundleId) \(environment.rawValue): not stored: \(error)")
-                        }
-                    }
-                }
-            }
-        }
-        summary.processed = processor.processPending()
-        logger.info("notification history recovered", ["summary": summary.description])
-        return summary
-    }
-
     /// The daily pass: from the end of the last complete pass (less an overlap) to now. A fresh ledger starts
     /// its clock now; older history is `linkout notifications recover --since`.
     func historyPassIfDue(now: Int64) {
@@ -185,9 +150,13 @@ package final class AppStoreNotifications: Sendable {
                 return
             }
             guard now - last >= Self.historyPassInterval else { return }
-            let summary = recover(since: last - Self.historyOverlap, until: now)
+            // A pass that failed part-way is finished first, from where it stopped (the same window: Apple's
+            // pagination token belongs to its query); the next pass goes on from its end.
+            let since = last - Self.historyOverlap
+            let until = try unfinishedWindow(startingAt: since) ?? now
+            let summary = recover(since: since, until: until)
             if summary.failures.isEmpty {
-                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
+                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(until))
             } else {
                 logger.error(
                     "notification history pass incomplete; it is tried again",
