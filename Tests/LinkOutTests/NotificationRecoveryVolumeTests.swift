@@ -41,7 +41,11 @@ struct NotificationRecoveryVolumeTests {
                     defer { log.append(token) }
                     return !log.contains(token)
                 }
-                let page = Int(token.dropFirst("page-".count)) ?? 1
+                let page = token.isEmpty ? 1 : token.hasPrefix("page-") ? Int(token.dropFirst("page-".count)) : nil
+                guard let page else {
+                    // A pagination token this server never gave (or no longer honours).
+                    return HTTPResponse(status: .badRequest, body: Array(#"{"errorCode":4000006}"#.utf8))
+                }
                 if page == failingPage && firstTime {
                     return HTTPResponse(status: HTTPStatus(code: 500, reasonPhrase: "Internal Server Error"))
                 }
@@ -71,45 +75,109 @@ struct NotificationRecoveryVolumeTests {
     static let pageSize = 20
     static let failingPage = 600
 
-    @Test func moreThanTwentyThousandNotificationsSurviveAFailureHalfWayAndTheRerunResumes() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-volume-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let signer = try NotificationSigner()
-        // Each notification once, with its own notificationUUID, as Apple keeps them.
-        let payloads = try (0..<Self.total).map { index in
-            try signer.sign(
-                NotificationSigner.tokenPayload(
-                    subtype: "UNREPORTED",
-                    externalPurchaseId: "bulk-\(index)",
-                    uuid: String(format: "00000000-0000-4000-8000-%012d", index)
+    /// A ledger, the notification parts wired to two fake history servers, and the signed payloads.
+    final class Setup {
+        let directory: URL
+        let production: PagedHistoryServer
+        let sandbox: PagedHistoryServer
+        let ledger: Ledger
+        let notifications: AppStoreNotifications
+
+        init(count: Int, failingPage: Int?) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-volume-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let signer = try NotificationSigner()
+            // Each notification once, with its own notificationUUID, as Apple keeps them.
+            let payloads = try (0..<count).map { index in
+                try signer.sign(
+                    NotificationSigner.tokenPayload(
+                        subtype: "UNREPORTED",
+                        externalPurchaseId: "bulk-\(index)",
+                        uuid: String(format: "00000000-0000-4000-8000-%012d", index)
+                    )
+                )
+            }
+            production = try PagedHistoryServer(
+                payloads: payloads,
+                pageSize: NotificationRecoveryVolumeTests.pageSize,
+                failingPage: failingPage
+            )
+            sandbox = try PagedHistoryServer(payloads: [], pageSize: NotificationRecoveryVolumeTests.pageSize)
+            let keyFile = directory.appendingPathComponent("AuthKey.p8")
+            try Data(try ES256Key.generate().privateKeyPEM().utf8).write(to: keyFile)
+            var configuration = Configuration()
+            configuration.storage.dataDir = directory.appendingPathComponent("data").path
+            configuration.apple.issuerId = "57246542-96fe-1a63e053-0824d011072a"
+            configuration.apple.keyId = "2X9R4HXF34"
+            configuration.apple.privateKeyFile = keyFile.path
+            configuration.apple.productionURL = production.baseURL
+            configuration.apple.sandboxURL = sandbox.baseURL
+            configuration.apple.notificationRootCertificates = [try signer.writeRoot(to: directory)]
+            ledger = try Ledger(directory: configuration.storage.dataDir, durability: .normal)
+            notifications = try AppStoreNotifications(
+                configuration: configuration,
+                ledger: ledger,
+                logger: Logger(label: "test", level: .critical)
+            )
+        }
+
+        deinit {
+            ledger.close()
+            production.stop()
+            sandbox.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// The daily pass that failed part-way finishes its own window first, from the stored page, and the next
+    /// pass starts from that window's end.
+    @Test func theDailyPassFinishesAnInterruptedWindowFromItsStoredPage() throws {
+        let setup = try Setup(count: 3 * Self.pageSize, failingPage: 2)
+        let start = Clock.system.nowMilliseconds()
+        setup.notifications.historyPassIfDue(now: start)
+        let end = start + 86_400_000
+        setup.notifications.historyPassIfDue(now: end)
+        #expect(try setup.ledger.setting(named: "last_history_pass") == String(start))
+        #expect(try setup.ledger.notifications().count == Self.pageSize)
+        setup.notifications.historyPassIfDue(now: end + 3_600_000)
+        #expect(setup.production.paginationTokens == ["", "page-2", "page-2", "page-3"])
+        #expect(try setup.ledger.setting(named: "last_history_pass") == String(end))
+        #expect(try setup.ledger.notifications(limit: 1000).count == 3 * Self.pageSize)
+        #expect(try setup.ledger.historyCheckpoints().isEmpty)
+    }
+
+    /// A stored pagination token Apple refuses (how long it honours one is not documented) starts the window
+    /// again from its first page; what was stored already is recognised as such.
+    @Test func aRefusedStoredTokenStartsTheWindowAgain() throws {
+        let setup = try Setup(count: 2 * Self.pageSize, failingPage: nil)
+        let now = Clock.system.nowMilliseconds()
+        let since = now - 86_400_000
+        for environment in ["production", "sandbox"] {
+            try setup.ledger.saveHistoryCheckpoint(
+                HistoryCheckpoint(
+                    bundleId: "com.example",
+                    environment: environment,
+                    startDate: since,
+                    endDate: now,
+                    paginationToken: environment == "production" ? "expired" : nil,
+                    pages: 7,
+                    fetched: 140,
+                    updatedAt: since
                 )
             )
         }
-        let production = try PagedHistoryServer(
-            payloads: payloads,
-            pageSize: Self.pageSize,
-            failingPage: Self.failingPage
-        )
-        defer { production.stop() }
-        let sandbox = try PagedHistoryServer(payloads: [], pageSize: Self.pageSize)
-        defer { sandbox.stop() }
-        let keyFile = directory.appendingPathComponent("AuthKey.p8")
-        try Data(try ES256Key.generate().privateKeyPEM().utf8).write(to: keyFile)
-        var configuration = Configuration()
-        configuration.storage.dataDir = directory.appendingPathComponent("data").path
-        configuration.apple.issuerId = "57246542-96fe-1a63e053-0824d011072a"
-        configuration.apple.keyId = "2X9R4HXF34"
-        configuration.apple.privateKeyFile = keyFile.path
-        configuration.apple.productionURL = production.baseURL
-        configuration.apple.sandboxURL = sandbox.baseURL
-        configuration.apple.notificationRootCertificates = [try signer.writeRoot(to: directory)]
-        let ledger = try Ledger(directory: configuration.storage.dataDir, durability: .normal)
-        defer { ledger.close() }
-        let notifications = try AppStoreNotifications(
-            configuration: configuration,
-            ledger: ledger,
-            logger: Logger(label: "test", level: .critical)
+        let summary = setup.notifications.recover(since: since, until: now)
+        #expect(summary.failures == [])
+        #expect(setup.production.paginationTokens == ["expired", "", "page-2"])
+        #expect(setup.sandbox.paginationTokens.isEmpty)
+        #expect(summary.stored == 2 * Self.pageSize)
+        #expect(try setup.ledger.historyCheckpoints().isEmpty)
+    }
+
+    @Test func moreThanTwentyThousandNotificationsSurviveAFailureHalfWayAndTheRerunResumes() throws {
+        let setup = try Setup(count: Self.total, failingPage: Self.failingPage)
+        let (production, sandbox, ledger, notifications) = (
+            setup.production, setup.sandbox, setup.ledger, setup.notifications
         )
         let now = Clock.system.nowMilliseconds()
         let since = now - 2 * 86_400_000

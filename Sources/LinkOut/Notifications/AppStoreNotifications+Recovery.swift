@@ -64,7 +64,7 @@ extension AppStoreNotifications {
     }
 
     /// The end of a window that a failed run starting at `start` left part-way, if any.
-    func unfinishedWindow(startingAt start: Int64) throws(StorageError) -> Int64? {
+    package func unfinishedWindow(startingAt start: Int64) throws(StorageError) -> Int64? {
         try ledger.historyCheckpoints().last { $0.startDate == start && $0.paginationToken != nil }?.endDate
     }
 
