@@ -44,7 +44,9 @@ package final class AppStoreNotifications: Sendable {
 
     let receiver: NotificationReceiver
     let processor: NotificationProcessor
-    let history: AppStoreServerAPIClient?
+    private let keys: RotatingCredentials
+    private let historyHTTP: HTTPClient
+    private let apple: Configuration.Apple
     let bundleIds: [String]
     let ledger: Ledger
     let logger: Logger
@@ -77,21 +79,15 @@ package final class AppStoreNotifications: Sendable {
             clock: clock
         )
         bundleIds = configuration.apps.map(\.bundleId)
-        // Get Notification History takes the same In-App Purchase key as reporting (S40, S44), on the same hosts.
-        if case .success(let credentials) = AppleCredentials.load(configuration.apple) {
-            var http = HTTPClient.Configuration()
-            http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
-            http.caFile = configuration.apple.caFile
-            http.proxy = configuration.apple.proxy
-            history = AppStoreServerAPIClient(
-                credentials: credentials,
-                productionURL: configuration.apple.productionURL,
-                sandboxURL: configuration.apple.sandboxURL,
-                httpClient: HTTPClient(configuration: http)
-            )
-        } else {
-            history = nil
-        }
+        // Get Notification History takes the same In-App Purchase key as reporting (S40, S44), on the same hosts,
+        // and the same key file: a rotated key reaches both.
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
+        http.caFile = configuration.apple.caFile
+        http.proxy = configuration.apple.proxy
+        historyHTTP = HTTPClient(configuration: http)
+        keys = reporting.keys
+        apple = configuration.apple
         self.ledger = ledger
         self.logger = logger
         self.clock = clock
@@ -166,6 +162,17 @@ package final class AppStoreNotifications: Sendable {
         } catch {
             logger.error("notification history pass failed", ["error": "\(error)"])
         }
+    }
+
+    /// A Get Notification History client signing with the key in use now, or nil while there is none.
+    var history: AppStoreServerAPIClient? {
+        guard case .success(let credentials) = keys.current else { return nil }
+        return AppStoreServerAPIClient(
+            credentials: credentials,
+            productionURL: apple.productionURL,
+            sandboxURL: apple.sandboxURL,
+            httpClient: historyHTTP
+        )
     }
 
     // MARK: running
