@@ -5,6 +5,7 @@ import Lifecycle
 import Logging
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import LinkOut
@@ -89,6 +90,36 @@ struct ReportingBlockTests {
             logger: .init(label: "cli", level: .critical)
         )
         #expect(after.status == .running)
+    }
+
+    /// The running server says so where an operator looks: the dashboard's alert, `/metrics`, `/readyz`.
+    @Test func theDashboardMetricsAndReadinessShowTheBlock() throws {
+        let setup = try LiveReportingTests.Setup()
+        setup.apple.checkSignatures()
+        // A key Apple does not know.
+        try Data(try ES256Key.generate().privateKeyPEM().utf8).write(to: setup.keyFile, options: .atomic)
+        let live = try LiveApplication {
+            setup.configure(&$0, grace: 0)
+            $0.reporting.pollIntervalSeconds = 3600
+            $0.adminToken = DashboardTests.adminToken
+        }
+        #expect(live.firstReportingPassIsOver())
+        try live.recordAppToken("refused", now: Clock.system.nowMilliseconds())
+        live.application.reporting.tick()
+        guard case .blocked = live.application.reporting.status else {
+            Issue.record("expected a block, got \(live.application.reporting.status)")
+            return
+        }
+        let session = try DashboardTests.signIn(live)
+        let page = try live.get("/admin", headers: ["Cookie": session]).text
+        #expect(page.contains(#"<p class="error" role="alert">Reports are not reaching Apple. BLOCKED since"#))
+        let metrics = try live.get("/metrics").text
+        #expect(metrics.contains(#"linkout_reporting_blocked{reason="unauthorized"} 1"#))
+        #expect(metrics.contains(#"linkout_reporting_blocked{reason="signing_failed"} 0"#))
+        #expect(metrics.components(separatedBy: "# TYPE linkout_reporting_blocked gauge").count == 2)
+        let readiness = try live.get("/readyz")
+        #expect(readiness.status == 200)
+        #expect(readiness.text.contains("reporting: BLOCKED since"))
     }
 
     /// A key file that changes into something unusable (half written, a wrong file) does not replace the key
