@@ -94,7 +94,7 @@ package final class ReportingService: Sendable {
     package var status: Status { state.withLock { $0 } }
 
     /// Changes the state under its lock (the block's transitions, a reloaded key).
-    func updateState<Result>(_ change: (inout Status) -> Result) -> Result {
+    func updateState<Value>(_ change: (inout Status) -> Value) -> Value {
         state.withLock { change(&$0) }
     }
 
@@ -119,7 +119,7 @@ package final class ReportingService: Sendable {
                 tick()
                 // A retry due before the next poll (a timed-out call's backoff) starts the next pass then.
                 let next = (try? ledger.dueReports(now: .max, limit: 1).first?.nextAttemptAt) ?? nil
-                // At least a second: a report due but not sent (sending stopped or paused) must not spin the loop.
+                // At least a second: a report due but not sent (sending blocked or paused) must not spin the loop.
                 var untilNext = next.map { max(1_000, $0 - clock.nowMilliseconds()) } ?? Int64.max
                 // Blocked: nothing goes out before the next probe.
                 if case .blocked(let block) = status {
