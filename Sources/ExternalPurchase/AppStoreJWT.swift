@@ -37,13 +37,18 @@ public struct AppStoreJWT: Sendable {
     /// for a new token per request, so a short one suffices.
     public static let lifetimeSeconds: Int64 = 20 * 60
 
-    /// A signed token for requests about `bundleId`, issued at `now` (UNIX seconds).
+    /// `iat` is set this far before `now`, so a clock a little ahead of Apple's does not issue a token "from
+    /// the future". `exp` stays `lifetimeSeconds` after `now`: `exp − iat` is 21 minutes, within Apple's
+    /// 60 (spec §4, S40).
+    public static let clockSkewSeconds: Int64 = 60
+
+    /// A signed token for requests about `bundleId`, made at `now` (UNIX seconds).
     public static func make(credentials: Credentials, bundleId: String, now: Int64) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let header = try encoder.encode(Header(kid: credentials.keyId))
         let claims = try encoder.encode(
-            Claims(iss: credentials.issuerId, iat: now, exp: now + lifetimeSeconds, bid: bundleId)
+            Claims(iss: credentials.issuerId, iat: now - clockSkewSeconds, exp: now + lifetimeSeconds, bid: bundleId)
         )
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
         let signature = try credentials.key.sign(Array(signingInput.utf8))

@@ -135,6 +135,9 @@ protocol LedgerEngine: Sendable {
     func setSetting(named name: String, to value: String) throws(StorageError)
     /// Which token each of `lineItemIds` was posted for, among the tokens of `bundleId`.
     func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String]
+    func historyCheckpoints() throws(StorageError) -> [HistoryCheckpoint]
+    func saveHistoryCheckpoint(_ checkpoint: HistoryCheckpoint) throws(StorageError)
+    func clearHistoryWindow(startDate: Int64, endDate: Int64) throws(StorageError)
 }
 
 /// One visit from the journal with its sequence number.

@@ -293,6 +293,26 @@ enum Migrations {
             CREATE INDEX reports_rejected ON reports(request_identifier) WHERE state = 'rejected';
             """
         ),
+        (
+            // How far a notification history recovery got, per app, environment and window (Get Notification
+            // History, spec §6): the pagination token of the next page, written after a page's notifications are
+            // stored and acted on, so a failed run resumes there. NULL: this app and environment are done; the
+            // window's rows go once every one is.
+            13,
+            """
+            CREATE TABLE history_recovery (
+                bundle_id TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                start_date INTEGER NOT NULL,
+                end_date INTEGER NOT NULL,
+                pagination_token TEXT,
+                pages INTEGER NOT NULL,
+                fetched INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (bundle_id, environment, start_date, end_date)
+            ) WITHOUT ROWID;
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

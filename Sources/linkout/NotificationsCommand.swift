@@ -5,7 +5,9 @@ import Storage
 
 /// `linkout notifications recover --since DATE [--until DATE]`: asks Apple's Get Notification History for the
 /// external purchase token notifications between the two dates (default until now) and takes each through the
-/// same verification, deduplication and action as a delivered one, so nothing is acted on twice.
+/// same verification, deduplication and action as a delivered one, so nothing is acted on twice. It goes page by
+/// page and keeps its place in the ledger: after a failure the same command (same `--since`; without `--until`
+/// it takes the interrupted run's end) goes on from the page where it stopped.
 enum NotificationsCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         guard arguments.first == "recover" else {
@@ -21,10 +23,8 @@ enum NotificationsCommand {
             throw CommandLineInterface.UsageError(description: "--since DATE is required (e.g. 2025-06-01)")
         }
         let since = try milliseconds(sinceText, flag: "--since")
-        let until =
-            try flags["--until"].map { try milliseconds($0, flag: "--until") }
-            ?? Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        guard since < until else {
+        let explicitUntil = try flags["--until"].map { try milliseconds($0, flag: "--until") }
+        if let explicitUntil, since >= explicitUntil {
             throw CommandLineInterface.UsageError(description: "--since must be before --until")
         }
         let configuration = try Configuration.load(
@@ -39,17 +39,40 @@ enum NotificationsCommand {
             ledger: ledger,
             logger: Logger(label: "linkout", level: configuration.logLevel)
         )
+        // Without --until, a run from the same --since that stopped part-way is finished first.
+        let until =
+            try explicitUntil ?? notifications.unfinishedWindow(startingAt: since)
+            ?? Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        guard since < until else {
+            throw CommandLineInterface.UsageError(description: "--since must be before --until")
+        }
         let summary = notifications.recover(since: since, until: until)
         CommandLineInterface.printOutput(summary.description + "\n")
-        return summary.failures.isEmpty ? 0 : 1
+        guard summary.failures.isEmpty else {
+            CommandLineInterface.printOutput(
+                "what was fetched is kept; to go on from where this stopped, run again with --since \(sinceText)"
+                    + " --until \(iso(until))\n"
+            )
+            return 1
+        }
+        return 0
     }
 
-    /// `2025-06-01` (midnight UTC) or an ISO 8601 date and time (`2025-06-01T12:00:00Z`).
+    static func iso(_ milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+
+    /// `2025-06-01` (midnight UTC) or an ISO 8601 date and time (`2025-06-01T12:00:00Z`, milliseconds allowed:
+    /// `2025-06-01T12:00:00.123Z`, as the resume hint prints a window's end).
     static func milliseconds(_ text: String, flag: String) throws -> Int64 {
         let full = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let day = ISO8601DateFormatter()
         day.formatOptions = [.withFullDate]
-        guard let date = full.date(from: text) ?? day.date(from: text) else {
+        guard let date = full.date(from: text) ?? fractional.date(from: text) ?? day.date(from: text) else {
             throw CommandLineInterface.UsageError(
                 description: "\(flag): '\(text)' is not a date like 2025-06-01 or 2025-06-01T12:00:00Z"
             )

@@ -196,7 +196,9 @@ struct AppStoreJWTTests {
         #expect(claims["bid"] as? String == "com.example")
         let iat = try #require(claims["iat"] as? Int)
         let exp = try #require(claims["exp"] as? Int)
-        #expect(iat == 1_623_085_200)
+        // Issued a minute early for clock skew; still within Apple's 60 minutes (spec §4).
+        #expect(iat == 1_623_085_200 - 60)
+        #expect(exp == 1_623_085_200 + 20 * 60)
         #expect(exp > iat && exp - iat <= 3600)
         let signature = try #require(Base64URL.decode(parts[2].utf8))
         #expect(signature.count == 64)

@@ -26,15 +26,15 @@ import Testing
         #expect(answer.next == .continueSending)
     }
 
-    @Test func unauthorizedStopsSendingAndKeepsTheReportPending() {
+    @Test func unauthorizedBlocksSendingAndKeepsTheReportPending() {
         let answer = AppleAnswer.interpret(.unauthorized, attempts: 0, sentAt: sentAt, backoff: fixedBackoff)
         #expect(answer.attempt.state == .pending)
         #expect(answer.attempt.httpStatus == 401)
-        guard case .stopUnauthorized(let reason) = answer.next else {
-            Issue.record("expected a stop, got \(answer.next)")
+        guard case .block(.unauthorized, let detail) = answer.next else {
+            Issue.record("expected a block, got \(answer.next)")
             return
         }
-        #expect(reason.contains("apple.keyId"))
+        #expect(detail.contains("apple.keyId"))
         #expect(answer.logLevel == .critical)
     }
 
@@ -58,7 +58,7 @@ import Testing
         #expect(untold.next == .pause(until: sentAt + 4_000))
     }
 
-    @Test func undocumented4xxStopsSendingAndKeepsTheReport() {
+    @Test func undocumented4xxBlocksSendingAndKeepsTheReport() {
         for status in [402, 403, 404, 405, 409, 413, 422] {
             let answer = AppleAnswer.interpret(
                 .serverError(status: status, body: "no"),
@@ -68,26 +68,26 @@ import Testing
             )
             #expect(answer.attempt.state == .pending)
             #expect(answer.attempt.httpStatus == Int64(status))
-            guard case .stop(let reason) = answer.next else {
-                Issue.record("\(status): expected a stop, got \(answer.next)")
+            guard case .block(.undocumentedAnswer, let detail) = answer.next else {
+                Issue.record("\(status): expected a block, got \(answer.next)")
                 continue
             }
-            #expect(reason.contains("\(status)"))
+            #expect(detail.contains("\(status)"))
             #expect(answer.logLevel == .critical)
         }
         let server = AppleAnswer.interpret(.serverError(status: 502, body: ""), attempts: 0, sentAt: sentAt)
         #expect(server.next == .continueSending)
     }
 
-    @Test func aSigningFailureStopsSending() {
+    @Test func aSigningFailureBlocksSending() {
         let answer = AppleAnswer.interpret(.signingFailed("no private key"), attempts: 2, sentAt: sentAt)
         #expect(answer.attempt.state == .pending)
         #expect(!answer.attempt.countsAsAttempt)
-        guard case .stop(let reason) = answer.next else {
-            Issue.record("expected a stop, got \(answer.next)")
+        guard case .block(.signingFailed, let detail) = answer.next else {
+            Issue.record("expected a block, got \(answer.next)")
             return
         }
-        #expect(reason.contains("apple.privateKeyFile"))
+        #expect(detail.contains("apple.privateKeyFile"))
     }
 
     @Test func a400AfterAnEarlierAttemptIsSettledWithRetrieve() {

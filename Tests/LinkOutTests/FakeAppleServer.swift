@@ -55,6 +55,8 @@ final class FakeAppleServer: Sendable {
         /// that you successfully submitted").
         let held = Mutex<[String: [UInt8]]>([:])
         let retrieves = Mutex<Int>(0)
+        /// Answer 401 to a JWT the test's key did not sign, as Apple does, before any script.
+        let checksSignatures = Mutex(false)
     }
 
     let port: Int
@@ -78,9 +80,12 @@ final class FakeAppleServer: Sendable {
                 log.append(Self.inspect(request, publicKey: publicKey, history: log))
                 return log[log.count - 1]
             }
+            defer { shared.arrivals.signal() }
+            if !received.signatureValid && shared.checksSignatures.withLock({ $0 }) {
+                return HTTPResponse(status: HTTPStatus(code: 401, reasonPhrase: "Unauthorized"))
+            }
             let decided = shared.decide.withLock { $0 }.flatMap { $0(received) }
             let behavior = decided ?? shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
-            defer { shared.arrivals.signal() }
             if let id = received.report?.requestIdentifier {
                 switch behavior {
                 case .respond(let status, _, _) where status == 200: shared.held.withLock { $0[id] = request.body }
@@ -195,6 +200,11 @@ final class FakeAppleServer: Sendable {
             errorMessage: "Duplicate request",
             fieldName: "requestIdentifier"
         )
+    }
+
+    /// From now on, a request whose JWT the test's key did not sign gets 401 (a wrong or rotated-away key).
+    func checkSignatures() {
+        shared.checksSignatures.withLock { $0 = true }
     }
 
     /// Waits for the next request to be answered (bounded, so a broken client fails the test instead of hanging).

@@ -25,6 +25,8 @@ final class ReportingHarness {
         graceSeconds: Int64 = 0,
         timeoutSeconds: Int64 = 2,
         clock: Clock = .system,
+        /// nil: warning and above into `logLines`.
+        logger: Logger? = nil,
         configure: (inout Configuration) -> Void = { _ in }
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-reporting-\(UUID())")
@@ -52,7 +54,7 @@ final class ReportingHarness {
         service = ReportingService(
             configuration: configuration,
             ledger: ledger,
-            logger: Logger(label: "test", level: .warning, sink: .init { lines.append($0) }),
+            logger: logger ?? Logger(label: "test", level: .warning, sink: .init { lines.append($0) }),
             clock: clock
         )
     }

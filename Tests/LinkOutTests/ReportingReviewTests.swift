@@ -73,42 +73,61 @@ struct ReportingReviewTests {
         #expect(try harness.reports("refused").first?.state == .rejected)
     }
 
-    /// A key that cannot sign is not a network problem: sending stops and says so, as for a 401.
-    @Test func aSigningFailureStopsReportingAndSaysSo() throws {
+    /// A key that cannot sign is not a network problem: sending is blocked and says so, as for a 401; once the
+    /// file holds the private key, the next look at it (at most a minute later) sends the report.
+    @Test func aSigningFailureBlocksReportingUntilTheKeyFileIsFixed() throws {
         let harness = try ReportingHarness()
         try harness.record("unsigned")
-        let publicOnly = harness.directory.appendingPathComponent("public.p8")
-        try Data(try harness.key.publicKeyPEM().utf8).write(to: publicOnly)
+        let keyFile = harness.directory.appendingPathComponent("public.p8")
+        try Data(try harness.key.publicKeyPEM().utf8).write(to: keyFile)
         var configuration = harness.configuration
-        configuration.apple.privateKeyFile = publicOnly.path
+        configuration.apple.privateKeyFile = keyFile.path
         let service = ReportingService(
             configuration: configuration,
             ledger: harness.ledger,
             logger: Logger(label: "test", level: .critical)
         )
         service.tick()
-        #expect(service.status != .running)
+        guard case .blocked(let block) = service.status, block.reason == .signingFailed else {
+            Issue.record("expected a block, got \(service.status)")
+            return
+        }
         #expect(service.status.description.contains("sign"))
-        service.tick(now: Clock.system.nowMilliseconds() + 86_400_000)
+        let later = Clock.system.nowMilliseconds() + 86_400_000
+        service.tick(now: later)
         #expect(harness.production.received.isEmpty)
-        let report = try #require(try harness.reports("unsigned").first)
-        #expect(report.state == .pending)
+        #expect(try harness.reports("unsigned").first?.state == .pending)
+        try Data(try harness.key.privateKeyPEM().utf8).write(to: keyFile, options: .atomic)
+        service.tick(now: later + 61_000)
+        #expect(service.status == .running)
+        #expect(harness.production.received.count == 1)
+        #expect(try harness.reports("unsigned").first?.state == .accepted)
     }
 
-    /// 403, 404 and other 4xx answers Apple does not document: sending stops, the report is kept, the reason
-    /// shows; nothing is retried blindly.
+    /// 403, 404 and other 4xx answers Apple does not document: sending is blocked, the report is kept, the
+    /// reason shows; nothing is retried blindly, but one report is tried every five minutes, and when Apple
+    /// takes it, reporting goes on by itself.
     @Test(arguments: [403, 404, 409, 413])
-    func anUndocumented4xxStopsSendingAndKeepsTheReport(status: Int) throws {
+    func anUndocumented4xxBlocksSendingUntilAProbeIsAccepted(status: Int) throws {
         let harness = try ReportingHarness()
         try harness.record("odd-\(status)")
         harness.production.enqueue(.respond(status: status, body: "nope"))
         try harness.tickUntilSettled()
         #expect(harness.production.received.count == 1)
-        #expect(harness.service.status != .running)
+        guard case .blocked(let block) = harness.service.status, block.reason == .undocumentedAnswer else {
+            Issue.record("expected a block, got \(harness.service.status)")
+            return
+        }
         #expect(harness.service.status.description.contains("\(status)"))
         let report = try #require(try harness.reports("odd-\(status)").first)
         #expect(report.state == .pending)
         #expect(report.lastHTTPStatus == Int64(status))
+        harness.service.tick(now: block.nextProbeAt - 1)
+        #expect(harness.production.received.count == 1)
+        harness.service.tick(now: block.nextProbeAt)
+        #expect(harness.production.received.count == 2)
+        #expect(harness.service.status == .running)
+        #expect(try harness.reports("odd-\(status)").first?.state == .accepted)
     }
 
     /// Apple: a lineItemId "must be unique per app": the same id on another token of the app is refused.

@@ -156,25 +156,30 @@ struct ReportingTests {
         #expect(settled.requestIdentifier == waiting.requestIdentifier)
     }
 
-    @Test func a401StopsSendingAndSaysSo() throws {
+    @Test func a401BlocksSendingAndSaysSo() throws {
         let harness = try ReportingHarness()
         try harness.record("a")
         try harness.record("b")
         harness.production.enqueue(.respond(status: 401), .respond(status: 401))
         harness.service.tick()
         #expect(harness.production.received.count == 1)
-        guard case .stoppedUnauthorized = harness.service.status else {
-            Issue.record("expected the service to stop, got \(harness.service.status)")
+        guard case .blocked(let block) = harness.service.status, block.reason == .unauthorized else {
+            Issue.record("expected the service to block, got \(harness.service.status)")
             return
         }
-        harness.service.tick(now: Clock.system.nowMilliseconds() + 86_400_000)
-        #expect(harness.production.received.count == 1)
+        // A day later one report probes, and only one: Apple refuses us once, not once per report.
+        let later = Clock.system.nowMilliseconds() + 86_400_000
+        harness.service.tick(now: later)
+        harness.service.tick(now: later)
+        #expect(harness.production.received.count == 2)
         #expect(try harness.ledger.reports(limit: 10, state: .pending).count == 2)
         let readiness = String(
             decoding: Readiness(ledger: harness.ledger, reporting: harness.service, clock: .system).response().body,
             as: UTF8.self
         )
-        #expect(readiness.contains("stopped: Apple answered 401"))
+        #expect(readiness.hasPrefix("ready\n"))
+        #expect(readiness.contains("reporting: BLOCKED since"))
+        #expect(readiness.contains("Apple answered 401"))
     }
 
     @Test func a429HonoursRetryAfterAndOtherwiseBacksOff() throws {

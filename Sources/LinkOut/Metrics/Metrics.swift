@@ -28,6 +28,8 @@ final class Metrics: Sendable {
         var name: String
         var help: String
         var value: Int
+        /// Series of one name with different labels follow each other; HELP and TYPE come once per name.
+        var labels: [(String, String)] = []
     }
 
     /// Adds gauges read at every scrape (open connections, outbox sizes). Sources may be added after the routes
@@ -87,10 +89,14 @@ final class Metrics: Sendable {
             "linkout_http_request_duration_seconds_sum \(String(format: "%.6f", Double(snapshot.latencySumNanoseconds) / 1e9))"
         )
         lines.append("linkout_http_request_duration_seconds_count \(snapshot.latencyCount)")
+        var lastGauge = ""
         for gauge in gauges {
-            lines.append("# HELP \(gauge.name) \(gauge.help)")
-            lines.append("# TYPE \(gauge.name) gauge")
-            lines.append("\(gauge.name) \(gauge.value)")
+            if gauge.name != lastGauge {
+                lines.append("# HELP \(gauge.name) \(gauge.help)")
+                lines.append("# TYPE \(gauge.name) gauge")
+                lastGauge = gauge.name
+            }
+            lines.append("\(Self.series(gauge.name, gauge.labels)) \(gauge.value)")
         }
         return lines.joined(separator: "\n") + "\n"
     }

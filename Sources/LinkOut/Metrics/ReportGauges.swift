@@ -2,7 +2,8 @@ import Lifecycle
 import Storage
 
 /// The outbox as gauges: reports by state, the age of the oldest token Apple has not accepted a report for, the
-/// line items held for want of an active token or of an exchange rate, and whether reports are being sent.
+/// line items held for want of an active token or of an exchange rate, and whether reports are being sent or
+/// blocked.
 enum ReportGauges {
     static func sample(ledger: Ledger, reporting: ReportingService, clock: Clock) -> [Metrics.Gauge] {
         guard let summary = try? ledger.reportSummary() else { return [] }
@@ -53,6 +54,20 @@ enum ReportGauges {
                 value: reporting.status == .running ? 1 : 0
             )
         )
+        // 1 while Apple refuses us for this reason (401, an undocumented 4xx, a key that cannot sign): reports
+        // wait and one is tried every few minutes. Alert on any 1.
+        let blocked: ReportingBlock.Reason? =
+            if case .blocked(let block) = reporting.status { block.reason } else { nil }
+        for reason in ReportingBlock.Reason.allCases {
+            gauges.append(
+                Metrics.Gauge(
+                    name: "linkout_reporting_blocked",
+                    help: "1 while Apple refuses our reports for this reason; one is tried every 5 minutes.",
+                    value: blocked == reason ? 1 : 0,
+                    labels: [("reason", reason.rawValue)]
+                )
+            )
+        }
         return gauges
     }
 }

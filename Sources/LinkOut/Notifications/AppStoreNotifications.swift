@@ -18,12 +18,17 @@ package final class AppStoreNotifications: Sendable {
         package var duplicates = 0
         package var refused = 0
         package var processed = 0
+        /// Pages fetched in this run.
+        package var pages = 0
+        /// Apps and environments that went on from a page stored by an earlier, failed run of the same window.
+        package var resumed = 0
         /// One line per app and environment whose history could not be read completely.
         package var failures: [String] = []
 
         package var description: String {
-            "fetched \(fetched), new \(stored), already stored \(duplicates), refused \(refused), processed "
-                + "\(processed)" + (failures.isEmpty ? "" : "; failed: " + failures.joined(separator: "; "))
+            "fetched \(fetched) in \(pages) page(s), new \(stored), already stored \(duplicates), refused \(refused), "
+                + "processed \(processed)" + (resumed > 0 ? ", resumed \(resumed) from a stored page" : "")
+                + (failures.isEmpty ? "" : "; failed: " + failures.joined(separator: "; "))
         }
     }
 
@@ -39,7 +44,9 @@ package final class AppStoreNotifications: Sendable {
 
     let receiver: NotificationReceiver
     let processor: NotificationProcessor
-    let history: AppStoreServerAPIClient?
+    private let keys: RotatingCredentials
+    private let historyHTTP: HTTPClient
+    private let apple: Configuration.Apple
     let bundleIds: [String]
     let ledger: Ledger
     let logger: Logger
@@ -72,21 +79,15 @@ package final class AppStoreNotifications: Sendable {
             clock: clock
         )
         bundleIds = configuration.apps.map(\.bundleId)
-        // Get Notification History takes the same In-App Purchase key as reporting (S40, S44), on the same hosts.
-        if case .success(let credentials) = AppleCredentials.load(configuration.apple) {
-            var http = HTTPClient.Configuration()
-            http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
-            http.caFile = configuration.apple.caFile
-            http.proxy = configuration.apple.proxy
-            history = AppStoreServerAPIClient(
-                credentials: credentials,
-                productionURL: configuration.apple.productionURL,
-                sandboxURL: configuration.apple.sandboxURL,
-                httpClient: HTTPClient(configuration: http)
-            )
-        } else {
-            history = nil
-        }
+        // Get Notification History takes the same In-App Purchase key as reporting (S40, S44), on the same hosts,
+        // and the same key file: a rotated key reaches both.
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
+        http.caFile = configuration.apple.caFile
+        http.proxy = configuration.apple.proxy
+        historyHTTP = HTTPClient(configuration: http)
+        keys = reporting.keys
+        apple = configuration.apple
         self.ledger = ledger
         self.logger = logger
         self.clock = clock
@@ -135,46 +136,6 @@ package final class AppStoreNotifications: Sendable {
         return receipt
     }
 
-    // MARK: recovery
-
-    /// Fetches `EXTERNAL_PURCHASE_TOKEN` history between `since` and `until` (UNIX ms) for every configured app
-    /// in both environments, every page, and takes each payload through the same path as a delivery.
-    package func recover(since: Int64, until: Int64) -> RecoverySummary {
-        var summary = RecoverySummary()
-        guard let history else {
-            summary.failures.append("no Apple credentials (apple.issuerId, apple.keyId, apple.privateKeyFile)")
-            return summary
-        }
-        let start = max(since, until - Self.historyReach)
-        guard start < until else { return summary }
-        for bundleId in bundleIds {
-            for environment in Environment.allCases {
-                let query = NotificationHistoryRequest.externalPurchaseTokens(from: start, to: until)
-                switch history.allNotificationHistory(query, environment: environment, bundleId: bundleId) {
-                case .failure(let failure):
-                    summary.failures.append("\(bundleId) \(environment.rawValue): \(failure)")
-                case .success(let payloads):
-                    summary.fetched += payloads.count
-                    for payload in payloads {
-                        do {
-                            switch try receiver.receive(payload, source: "history") {
-                            case .stored: summary.stored += 1
-                            case .duplicate: summary.duplicates += 1
-                            case .refused: summary.refused += 1
-                            case .test, .ignored: break
-                            }
-                        } catch {
-                            summary.failures.append("\(bundleId) \(environment.rawValue): not stored: \(error)")
-                        }
-                    }
-                }
-            }
-        }
-        summary.processed = processor.processPending()
-        logger.info("notification history recovered", ["summary": summary.description])
-        return summary
-    }
-
     /// The daily pass: from the end of the last complete pass (less an overlap) to now. A fresh ledger starts
     /// its clock now; older history is `linkout notifications recover --since`.
     func historyPassIfDue(now: Int64) {
@@ -185,9 +146,13 @@ package final class AppStoreNotifications: Sendable {
                 return
             }
             guard now - last >= Self.historyPassInterval else { return }
-            let summary = recover(since: last - Self.historyOverlap, until: now)
+            // A pass that failed part-way is finished first, from where it stopped (the same window: Apple's
+            // pagination token belongs to its query); the next pass goes on from its end.
+            let since = last - Self.historyOverlap
+            let until = try unfinishedWindow(startingAt: since) ?? now
+            let summary = recover(since: since, until: until)
             if summary.failures.isEmpty {
-                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
+                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(until))
             } else {
                 logger.error(
                     "notification history pass incomplete; it is tried again",
@@ -197,6 +162,17 @@ package final class AppStoreNotifications: Sendable {
         } catch {
             logger.error("notification history pass failed", ["error": "\(error)"])
         }
+    }
+
+    /// A Get Notification History client signing with the key in use now, or nil while there is none.
+    var history: AppStoreServerAPIClient? {
+        guard case .success(let credentials) = keys.current else { return nil }
+        return AppStoreServerAPIClient(
+            credentials: credentials,
+            productionURL: apple.productionURL,
+            sandboxURL: apple.sandboxURL,
+            httpClient: historyHTTP
+        )
     }
 
     // MARK: running

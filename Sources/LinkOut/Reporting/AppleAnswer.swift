@@ -14,11 +14,10 @@ package struct AppleAnswer: Sendable {
         /// A 400 after an earlier attempt got no answer: it may be Apple's "duplicate request" for a report it
         /// accepted while its 200 was lost. Retrieve External Purchase Report decides (`settle`).
         case confirmWithRetrieve
-        /// Stop sending until the configuration is fixed and the server restarted (401).
-        case stopUnauthorized(reason: String)
-        /// Stop sending until someone looks: a request that cannot be signed, or an answer Apple does not
-        /// document. Reports stay in the outbox.
-        case stop(reason: String)
+        /// Apple refuses us, not the report (401, an undocumented 4xx), or the request cannot be signed: hold
+        /// sending back and try one report every few minutes until Apple takes one again (`ReportingBlock`).
+        /// Reports stay in the outbox.
+        case block(ReportingBlock.Reason, detail: String)
     }
 
     var attempt: ReportAttempt
@@ -81,11 +80,13 @@ package struct AppleAnswer: Sendable {
                     nextAttemptAt: sentAt,
                     at: sentAt
                 ),
-                next: .stopUnauthorized(
-                    reason: "Apple answered 401 to the JWT: check apple.issuerId, apple.keyId and the .p8 key"
+                next: .block(
+                    .unauthorized,
+                    detail: "Apple answered 401 to the JWT: check apple.issuerId, apple.keyId, the .p8 key and "
+                        + "the clock"
                 ),
                 logLevel: .critical,
-                message: "reporting stopped: Apple rejected our credentials"
+                message: "reporting blocked: Apple rejected our credentials"
             )
         case .rateLimited(let retryAt):
             // Apple's limit is on us, not on this report: all sending pauses, and the attempt does not count, so
@@ -106,7 +107,8 @@ package struct AppleAnswer: Sendable {
             )
         case .serverError(let status, let body) where (400..<500).contains(status):
             // Apple documents 400, 401 and 429 for this call (spec §5.2). Any other 4xx (403, 404, ...) says our
-            // picture of the API or the account is wrong: retrying blindly cannot fix it. The report is kept.
+            // picture of the API or the account is wrong: retrying each report cannot fix it, but a probe every few
+            // minutes notices when it is fixed. The report is kept.
             return AppleAnswer(
                 attempt: ReportAttempt(
                     state: .pending,
@@ -115,12 +117,13 @@ package struct AppleAnswer: Sendable {
                     nextAttemptAt: sentAt,
                     at: sentAt
                 ),
-                next: .stop(
-                    reason: "Apple answered \(status), which it does not document for sending reports; check "
-                        + "apple.productionURL, apple.sandboxURL and the account, then restart"
+                next: .block(
+                    .undocumentedAnswer,
+                    detail: "Apple answered \(status), which it does not document for sending reports; check "
+                        + "apple.productionURL, apple.sandboxURL and the account"
                 ),
                 logLevel: .critical,
-                message: "reporting stopped: Apple gave an undocumented answer"
+                message: "reporting blocked: Apple gave an undocumented answer"
             )
         case .signingFailed(let message):
             return AppleAnswer(
@@ -132,12 +135,13 @@ package struct AppleAnswer: Sendable {
                     at: sentAt,
                     countsAsAttempt: false
                 ),
-                next: .stop(
-                    reason: "requests cannot be signed (\(message)): check that apple.privateKeyFile holds the "
-                        + ".p8 private key, then restart"
+                next: .block(
+                    .signingFailed,
+                    detail: "requests cannot be signed (\(message)): check that apple.privateKeyFile holds the "
+                        + ".p8 private key"
                 ),
                 logLevel: .critical,
-                message: "reporting stopped: requests cannot be signed"
+                message: "reporting blocked: requests cannot be signed"
             )
         case .serverError(let status, let body):
             return AppleAnswer(

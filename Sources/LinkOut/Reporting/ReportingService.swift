@@ -21,26 +21,24 @@ package final class ReportingService: Sendable {
         case running
         /// No usable Apple credentials: reports are planned and wait in the outbox.
         case waitingForCredentials(String)
-        /// Apple answered 401: the key or its IDs are wrong. Sending stopped until the configuration is fixed and
-        /// the server restarted; reports wait in the outbox.
-        case stoppedUnauthorized(String)
-        /// Sending stopped for a reason retrying cannot fix: the key cannot sign, or Apple gave an answer it does
-        /// not document (403, 404, ...). Reports wait in the outbox until the server is restarted.
-        case stopped(String)
+        /// Apple refuses us (401, an undocumented 4xx) or the key cannot sign: one report is tried every
+        /// `ReportingBlock.probeInterval` until Apple takes one again; the others wait in the outbox.
+        case blocked(ReportingBlock)
 
         package var description: String {
             switch self {
             case .running: "running"
             case .waitingForCredentials(let reason): "waiting for Apple credentials: \(reason)"
-            case .stoppedUnauthorized(let reason): "stopped: \(reason)"
-            case .stopped(let reason): "stopped: \(reason)"
+            case .blocked(let block): block.description
             }
         }
     }
 
     let configuration: Configuration
     let ledger: Ledger
-    let client: ExternalPurchaseAPIClient?
+    /// The key, re-read when its file changes (checked at most once a minute, in ticks).
+    let keys: RotatingCredentials
+    private let httpClient: HTTPClient
     let logger: Logger
     let clock: Clock
     private let state: Mutex<Status>
@@ -65,26 +63,40 @@ package final class ReportingService: Sendable {
         self.ledger = ledger
         self.logger = logger
         self.clock = clock
-        switch AppleCredentials.load(configuration.apple) {
-        case .success(let credentials):
-            var http = HTTPClient.Configuration()
-            http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
-            http.caFile = configuration.apple.caFile
-            http.proxy = configuration.apple.proxy
-            client = ExternalPurchaseAPIClient(
-                credentials: credentials,
-                productionURL: configuration.apple.productionURL,
-                sandboxURL: configuration.apple.sandboxURL,
-                httpClient: HTTPClient(configuration: http)
-            )
-            state = Mutex(.running)
+        let now = clock.nowMilliseconds()
+        keys = RotatingCredentials(apple: configuration.apple, now: now)
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
+        http.caFile = configuration.apple.caFile
+        http.proxy = configuration.apple.proxy
+        httpClient = HTTPClient(configuration: http)
+        switch keys.current {
+        case .success:
+            // A block survives a restart (and shows in `linkout report status`) until Apple takes a report.
+            let stored = (try? ledger.setting(named: ReportingBlock.setting)) ?? nil
+            state = Mutex(stored.flatMap(ReportingBlock.init(stored:)).map(Status.blocked) ?? .running)
         case .failure(let problem):
-            client = nil
             state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
         }
     }
 
+    /// A client signing with the key in use now, or nil while there is none.
+    var client: ExternalPurchaseAPIClient? {
+        guard case .success(let credentials) = keys.current else { return nil }
+        return ExternalPurchaseAPIClient(
+            credentials: credentials,
+            productionURL: configuration.apple.productionURL,
+            sandboxURL: configuration.apple.sandboxURL,
+            httpClient: httpClient
+        )
+    }
+
     package var status: Status { state.withLock { $0 } }
+
+    /// Changes the state under its lock (the block's transitions, a reloaded key).
+    func updateState<Value>(_ change: (inout Status) -> Value) -> Value {
+        state.withLock { change(&$0) }
+    }
 
     // MARK: running
 
@@ -94,14 +106,25 @@ package final class ReportingService: Sendable {
         let interval = DispatchTimeInterval.seconds(Int(configuration.reporting.pollIntervalSeconds))
         let intervalMilliseconds = configuration.reporting.pollIntervalSeconds * 1000
         heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
+        // A block carried over from before the restart is probed at once: the configuration may be fixed.
+        state.withLock { state in
+            if case .blocked(var block) = state {
+                block.nextProbeAt = clock.nowMilliseconds()
+                state = .blocked(block)
+            }
+        }
         let loop = BackgroundThread(name: "linkout-reporting") { [self] in
             while !stopping.load(ordering: .relaxed) {
                 heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
                 tick()
                 // A retry due before the next poll (a timed-out call's backoff) starts the next pass then.
                 let next = (try? ledger.dueReports(now: .max, limit: 1).first?.nextAttemptAt) ?? nil
-                // At least a second: a report due but not sent (sending stopped or paused) must not spin the loop.
-                let untilNext = next.map { max(1_000, $0 - clock.nowMilliseconds()) } ?? Int64.max
+                // At least a second: a report due but not sent (sending blocked or paused) must not spin the loop.
+                var untilNext = next.map { max(1_000, $0 - clock.nowMilliseconds()) } ?? Int64.max
+                // Blocked: nothing goes out before the next probe.
+                if case .blocked(let block) = status {
+                    untilNext = max(1_000, block.nextProbeAt - clock.nowMilliseconds())
+                }
                 let wait =
                     untilNext < intervalMilliseconds ? DispatchTimeInterval.milliseconds(Int(untilNext)) : interval
                 _ = wakeUp.wait(timeout: .now() + wait)
@@ -140,6 +163,9 @@ package final class ReportingService: Sendable {
         let now = now ?? clock.nowMilliseconds()
         tickLock.withLock { _ in
             placeHeldLineItems()
+            refreshCredentials(now: now)
+            let client = self.client
+            if let client { probeIfBlocked(now: now, client: client) }
             let senders = client.map { SenderPool(service: self, client: $0, now: now) }
             senders?.start(threads: Int(configuration.reporting.concurrency))
             // A bounded number of planning batches per pass: tokens that cannot be queued (they break Apple's
@@ -254,6 +280,7 @@ package final class ReportingService: Sendable {
     @discardableResult
     func send(_ report: StoredReport, client: ExternalPurchaseAPIClient) -> Bool {
         let environment = Environment(rawValue: report.environment) ?? .production
+        let began = clock.nowMilliseconds()
         let outcome = client.send(body: Array(report.body.utf8), environment: environment, bundleId: report.bundleId)
         let sentAt = clock.nowMilliseconds()
         heartbeat.store(sentAt, ordering: .relaxed)
@@ -305,20 +332,28 @@ package final class ReportingService: Sendable {
             logger.error("report answer not recorded", metadata)
             return false
         }
-        switch answer.logLevel {
-        case .info: logger.info(answer.message, metadata)
-        case .warning: logger.warning(answer.message, metadata)
-        case .critical: logger.critical(answer.message, metadata)
+        var (level, message) = (answer.logLevel, answer.message)
+        if case .block(let reason, let detail) = answer.next {
+            metadata["blocked"] = detail
+            // One critical line when the block starts, not one per probe.
+            if !block(reason, detail: detail, at: sentAt) {
+                (level, message) = (.info, "reporting still blocked: the probe report was refused too")
+            }
         }
-        switch answer.next {
-        case .continueSending, .confirmWithRetrieve: break
-        case .pause(let until):
+        switch level {
+        case .info: logger.info(message, metadata)
+        case .warning: logger.warning(message, metadata)
+        case .critical: logger.critical(message, metadata)
+        }
+        if case .pause(let until) = answer.next {
             // Apple's latest word on when to come back is the one that counts.
             pausedUntil.store(until, ordering: .relaxed)
-        case .stopUnauthorized(let reason):
-            state.withLock { $0 = .stoppedUnauthorized(reason) }
-        case .stop(let reason):
-            state.withLock { $0 = .stopped(reason) }
+        }
+        // Apple read the report (200, or 400 about its content): it took the JWT, so whatever blocked us is over.
+        // An answer to a request sent before the block began proves nothing about it.
+        switch outcome {
+        case .accepted, .rejected: unblock(at: sentAt, ifSentAfter: began)
+        default: break
         }
         return answer.attempt.state != .pending
     }

@@ -138,7 +138,7 @@ final class SenderPool: Sendable {
             usleep(10_000)
         }
         monitor.withLock { $0 }?.join()
-        // Claims no sender took (sending paused or stopped) are given back, so the next pass, or another
+        // Claims no sender took (sending paused or blocked) are given back, so the next pass, or another
         // instance, sends them without waiting for the lease to end.
         let unsent = work.withLock { work in
             defer { (work.buffer, work.declined) = ([], []) }

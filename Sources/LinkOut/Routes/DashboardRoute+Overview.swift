@@ -18,6 +18,7 @@ extension DashboardRoute {
             "on_dashboard": .flag(true),
             "now": .text(DashboardTime.timestamp(now)),
             "reporting": .text(reporting.status.description),
+            "reporting_blocked": .flag(Self.isBlocked(reporting.status)),
             "days": .text(String(Self.days)),
         ]
         addChart(to: &context)
@@ -45,6 +46,11 @@ extension DashboardRoute {
                 ]
             }
         )
+    }
+
+    /// Whether reports are held back because Apple refuses us: the page says so at the top.
+    static func isBlocked(_ status: ReportingService.Status) -> Bool {
+        if case .blocked = status { true } else { false }
     }
 
     private func addChart(to context: inout Template.Context) {

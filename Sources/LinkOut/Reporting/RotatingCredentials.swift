@@ -1,0 +1,83 @@
+import ExternalPurchase
+import Foundation
+import Synchronization
+
+/// The App Store Connect key, re-read when `apple.privateKeyFile` changes, so a rotated key (a new `.p8` written
+/// over the old path, or a new file renamed onto it) is used without a restart. The file is looked at no more
+/// often than `checkInterval`, never per request: one `stat` a minute costs nothing.
+final class RotatingCredentials: Sendable {
+    /// What identifies one version of the file: a replacement changes the inode (rename) or the modification
+    /// time and usually the size (rewrite in place).
+    private struct FileVersion: Equatable {
+        var inode: UInt64
+        var modified: Date
+        var size: UInt64
+    }
+
+    private struct State {
+        var loaded: Result<AppStoreJWT.Credentials, ConfigurationError>
+        var version: FileVersion?
+        var checkedAt: Int64
+    }
+
+    /// What a look at the file found.
+    enum Change: Equatable {
+        case none
+        /// A new key was loaded from the file.
+        case reloaded
+        /// The file changed but holds no usable key (yet: it may be half written); the old key stays in use.
+        case unusable(String)
+    }
+
+    static let checkInterval: Int64 = 60_000
+
+    let apple: Configuration.Apple
+    private let state: Mutex<State>
+
+    init(apple: Configuration.Apple, now: Int64) {
+        self.apple = apple
+        state = Mutex(
+            State(loaded: AppleCredentials.load(apple), version: Self.version(of: apple.privateKeyFile), checkedAt: now)
+        )
+    }
+
+    /// The key in use, or why there is none.
+    var current: Result<AppStoreJWT.Credentials, ConfigurationError> { state.withLock { $0.loaded } }
+
+    /// Looks at the file if `checkInterval` has passed since the last look (or `force`), and loads it again
+    /// when it changed. A key that loaded once is kept until a new one loads.
+    func refresh(now: Int64, force: Bool = false) -> Change {
+        let path = apple.privateKeyFile
+        let due = state.withLock { state -> FileVersion?? in
+            guard force || now - state.checkedAt >= Self.checkInterval else { return .none }
+            state.checkedAt = now
+            return .some(state.version)
+        }
+        guard case .some(let previous) = due else { return .none }
+        let version = Self.version(of: path)
+        guard version != previous, version != nil else { return .none }
+        let loaded = AppleCredentials.load(apple)
+        return state.withLock { state in
+            state.version = version
+            switch loaded {
+            case .success:
+                state.loaded = loaded
+                return .reloaded
+            case .failure(let problem):
+                if case .failure = state.loaded { state.loaded = loaded }
+                return .unusable("\(problem.field) \(problem.problem)")
+            }
+        }
+    }
+
+    private static func version(of path: String) -> FileVersion? {
+        guard !path.isEmpty, let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            return nil
+        }
+        return FileVersion(
+            inode: (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0,
+            modified: attributes[.modificationDate] as? Date ?? .distantPast,
+            size: (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+        )
+    }
+}

@@ -1,0 +1,146 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Lifecycle
+import Logging
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// A 401 must not stop reporting until a restart: one report is tried every five minutes, a replaced key file
+/// is picked up, and when Apple takes a report again everything waiting goes out. Through the real libcurl client
+/// against the fake Apple, which checks each JWT's signature; time moves by the test clock.
+@Suite("Reporting block")
+struct ReportingBlockTests {
+    final class LogLines: Sendable {
+        let lines = Mutex<[String]>([])
+        var sink: Logger.Sink { Logger.Sink { [self] line in lines.withLock { $0.append(line) } } }
+        func critical() -> [String] { lines.withLock { $0 }.filter { $0.contains(#""level":"critical""#) } }
+    }
+
+    @Test func a401BlocksUntilTheReplacedKeyIsAcceptedThenEverythingGoesOut() throws {
+        let clock = TestClock()
+        let log = LogLines()
+        // The server starts with a key Apple does not know (revoked in App Store Connect, say).
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-key-\(UUID())")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let keyFile = elsewhere.appendingPathComponent("AuthKey.p8")
+        try Data(try ES256Key.generate().privateKeyPEM().utf8).write(to: keyFile)
+        let harness = try ReportingHarness(
+            clock: clock.clock,
+            logger: Logger(label: "test", level: .info, sink: log.sink)
+        ) { $0.apple.privateKeyFile = keyFile.path }
+        harness.production.checkSignatures()
+        for id in ["a", "b", "c"] { try harness.record(id) }
+
+        harness.service.tick()
+        #expect(harness.production.received.count == 1)
+        guard case .blocked(let block) = harness.service.status, block.reason == .unauthorized else {
+            Issue.record("expected a block, got \(harness.service.status)")
+            return
+        }
+        #expect(Self.blockedGauge(harness, "unauthorized") == 1)
+        #expect(Self.blockedGauge(harness, "undocumented_answer") == 0)
+        let readiness = String(
+            decoding: Readiness(ledger: harness.ledger, reporting: harness.service, clock: clock.clock).response()
+                .body,
+            as: UTF8.self
+        )
+        #expect(readiness.hasPrefix("ready\n"))
+        #expect(readiness.contains("reporting: BLOCKED since"))
+        // Another process on the ledger (`linkout report status`) sees the block too.
+        let status = ReportingService(
+            configuration: harness.configuration,
+            ledger: harness.ledger,
+            logger: .init(label: "cli", level: .critical)
+        )
+        #expect(status.status.description.hasPrefix("BLOCKED since"))
+
+        // Within the five minutes nothing is sent; then one probe, still refused, and no new critical line.
+        clock.advance(seconds: 60)
+        harness.service.tick()
+        #expect(harness.production.received.count == 1)
+        clock.advance(seconds: 300)
+        harness.service.tick()
+        #expect(harness.production.received.count == 2)
+        #expect(try harness.ledger.reports(limit: 10, state: .pending).count == 3)
+        #expect(log.critical().count == 1)
+
+        // The operator puts the right key in place (renamed over the old file). The next look at the file, at
+        // most a minute later, loads it and probes at once; Apple takes it, and the rest follow.
+        try Data(try harness.key.privateKeyPEM().utf8).write(to: keyFile, options: .atomic)
+        clock.advance(seconds: 61)
+        harness.service.tick()
+        #expect(harness.service.status == .running)
+        #expect(try harness.ledger.reports(limit: 10, state: .accepted).count == 3)
+        #expect(harness.production.received.count == 5)
+        #expect(harness.production.received.suffix(3).allSatisfy { $0.signatureValid })
+        #expect(Self.blockedGauge(harness, "unauthorized") == 0)
+        let critical = log.critical()
+        #expect(critical.count == 2)
+        #expect(critical.first?.contains("reporting blocked") == true)
+        #expect(critical.last?.contains("reporting resumed") == true)
+        let after = ReportingService(
+            configuration: harness.configuration,
+            ledger: harness.ledger,
+            logger: .init(label: "cli", level: .critical)
+        )
+        #expect(after.status == .running)
+    }
+
+    /// The running server says so where an operator looks: the dashboard's alert, `/metrics`, `/readyz`.
+    @Test func theDashboardMetricsAndReadinessShowTheBlock() throws {
+        let setup = try LiveReportingTests.Setup()
+        setup.apple.checkSignatures()
+        // A key Apple does not know.
+        try Data(try ES256Key.generate().privateKeyPEM().utf8).write(to: setup.keyFile, options: .atomic)
+        let live = try LiveApplication {
+            setup.configure(&$0, grace: 0)
+            $0.reporting.pollIntervalSeconds = 3600
+            $0.adminToken = DashboardTests.adminToken
+        }
+        #expect(live.firstReportingPassIsOver())
+        try live.recordAppToken("refused", now: Clock.system.nowMilliseconds())
+        live.application.reporting.tick()
+        guard case .blocked = live.application.reporting.status else {
+            Issue.record("expected a block, got \(live.application.reporting.status)")
+            return
+        }
+        let session = try DashboardTests.signIn(live)
+        let page = try live.get("/admin", headers: ["Cookie": session]).text
+        #expect(page.contains(#"<p class="error" role="alert">Reports are not reaching Apple. BLOCKED since"#))
+        let metrics = try live.get("/metrics").text
+        #expect(metrics.contains(#"linkout_reporting_blocked{reason="unauthorized"} 1"#))
+        #expect(metrics.contains(#"linkout_reporting_blocked{reason="signing_failed"} 0"#))
+        #expect(metrics.components(separatedBy: "# TYPE linkout_reporting_blocked gauge").count == 2)
+        let readiness = try live.get("/readyz")
+        #expect(readiness.status == 200)
+        #expect(readiness.text.contains("reporting: BLOCKED since"))
+    }
+
+    /// A key file that changes into something unusable (half written, a wrong file) does not replace the key
+    /// in use.
+    @Test func anUnusableReplacementKeepsTheKeyInUse() throws {
+        let clock = TestClock()
+        let harness = try ReportingHarness(clock: clock.clock)
+        try Data("not a key".utf8).write(
+            to: URL(fileURLWithPath: harness.configuration.apple.privateKeyFile),
+            options: .atomic
+        )
+        clock.advance(seconds: 61)
+        try harness.record("kept")
+        harness.service.tick()
+        #expect(harness.service.status == .running)
+        #expect(try harness.reports("kept").first?.state == .accepted)
+        #expect(harness.production.received.first?.signatureValid == true)
+    }
+
+    static func blockedGauge(_ harness: ReportingHarness, _ reason: String) -> Int? {
+        ReportGauges.sample(ledger: harness.ledger, reporting: harness.service, clock: .system)
+            .first { $0.name == "linkout_reporting_blocked" && $0.labels.first?.1 == reason }?.value
+    }
+}
