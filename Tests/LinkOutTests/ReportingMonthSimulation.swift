@@ -88,6 +88,18 @@ struct ReportingMonthSimulation {
         Self.printStandings(after, "after the operator's actions")
         #expect(after[.stuck, default: []].isEmpty)
         #expect(after[.needsAttention, default: []].isEmpty)
+
+        // The custom-link tokens still active wait for their expiry (a year after creation), then go NO_LINE_ITEM.
+        let lastExpiry = try harness.ledger.tokens().compactMap(\.expiresAt).max() ?? moment
+        moment = max(moment, lastExpiry) + Self.step
+        for _ in 0..<4 {
+            moment += Self.step
+            now.store(moment, ordering: .relaxed)
+            harness.service.tick(now: moment)
+        }
+        let expired = try Self.standings(harness.ledger, end: moment)
+        Self.printStandings(expired, "after the custom-link tokens expired")
+        #expect(expired[.accepted, default: []].count == (try harness.ledger.tokens().count))
     }
 
     static func play(_ event: (at: Int64, event: MonthTraffic.Event), on ledger: Ledger) throws {
