@@ -32,6 +32,7 @@ struct AbuseTests {
             ("POST /v1/tokens", TokenAPI.maxBodyBytes + 1, 413, true),
             ("POST /v1/redemptions", RedemptionAPI.maxBodyBytes + 1, 413, true),
             ("POST /v1/tokens/SANDBOX_1/line-items", LineItemsAPI.maxBodyBytes + 1, 413, true),
+            ("POST /admin/tokens/SANDBOX_1/line-items/li1/restate", LineItemsAPI.maxBodyBytes + 1, 413, true),
             ("POST /notifications/appstore", AppStoreNotificationRoute.maxBodyBytes + 1, 413, true),
             ("POST /checkout/abc", CheckoutRoute.maxFormBytes + 1, 413, false),
             ("POST /admin/login", DashboardRoute.maxFormBytes + 1, 413, false),

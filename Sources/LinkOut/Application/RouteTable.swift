@@ -134,7 +134,13 @@ struct RouteTable: Sendable {
         let token = "/admin/tokens/{externalPurchaseId}"
         router.post(token + "/resend", handler: failedAuth.guarding(admin.resend))
         router.post(token + "/no-line-item", handler: failedAuth.guarding(admin.reportNoLineItem))
-        router.post(token + "/line-items/{lineItemId}/restate", handler: failedAuth.guarding(admin.restate))
+        // A restated line item is one of Apple's line items: the line-item API's limit, refused when the head
+        // arrives like a posted one.
+        router.post(
+            token + "/line-items/{lineItemId}/restate",
+            bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge),
+            handler: failedAuth.guarding(admin.restate)
+        )
         router.post(token + "/line-items/{lineItemId}/retract", handler: failedAuth.guarding(admin.retract))
     }
 }

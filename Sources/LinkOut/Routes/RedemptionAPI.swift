@@ -38,6 +38,11 @@ struct RedemptionAPI: Sendable {
         var test: Bool
     }
 
+    /// `GET /v1/purchases`.
+    struct PurchaseList: Encodable {
+        var purchases: [PurchaseView]
+    }
+
     struct Redeemed: Encodable {
         var purchase: PurchaseView
         var redeemedAt: Int64
@@ -121,8 +126,7 @@ struct RedemptionAPI: Sendable {
                 "Ask for ?appAccountToken=<UUID> or ?externalPurchaseId=<id>."
             )
         }
-        struct Page: Encodable { var purchases: [PurchaseView] }
-        return JSONResponse.json(.ok, Page(purchases: try rows.map(view)))
+        return JSONResponse.json(.ok, PurchaseList(purchases: try rows.map(view)))
     }
 
     private func view(_ purchase: PurchaseRecord) throws -> PurchaseView {
