@@ -60,6 +60,21 @@ struct LiveRejectionTests {
         #expect(try live.get("/metrics").text.contains("linkout_reports_needing_attention 1\n"))
 
         #expect(try live.post("/admin/tokens/\(id)/resend", contentType: "application/json", body: "").status == 401)
+        // Without the admin token a body is not read: a key named twice is not a 400 but a 401.
+        let unauthorizedRestate = try live.post(
+            "/admin/tokens/\(id)/line-items/x/restate",
+            contentType: "application/json",
+            body: #"{"lineItemId":"x","lineItemId":"y"}"#
+        )
+        #expect(unauthorizedRestate.status == 401)
+        // The actions that take no body refuse one when the head arrives.
+        let withBody = try live.post(
+            "/admin/tokens/\(id)/resend",
+            contentType: "application/json",
+            body: "{}",
+            headers: Self.admin
+        )
+        #expect(withBody.status == 413)
         let unknown = try live.post(
             "/admin/tokens/nope/resend",
             contentType: "application/json",

@@ -132,8 +132,9 @@ struct RouteTable: Sendable {
     /// The operator's answers to a token that needs attention (see `ReportActions`).
     private func addAttentionActions(to router: inout Router) {
         let token = "/admin/tokens/{externalPurchaseId}"
-        router.post(token + "/resend", handler: failedAuth.guarding(admin.resend))
-        router.post(token + "/no-line-item", handler: failedAuth.guarding(admin.reportNoLineItem))
+        // Resend, no-line-item and retract take no body: one is refused when the head arrives.
+        router.post(token + "/resend", bodyLimit: .noBody, handler: failedAuth.guarding(admin.resend))
+        router.post(token + "/no-line-item", bodyLimit: .noBody, handler: failedAuth.guarding(admin.reportNoLineItem))
         // A restated line item is one of Apple's line items: the line-item API's limit, refused when the head
         // arrives like a posted one.
         router.post(
@@ -141,6 +142,10 @@ struct RouteTable: Sendable {
             bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge),
             handler: failedAuth.guarding(admin.restate)
         )
-        router.post(token + "/line-items/{lineItemId}/retract", handler: failedAuth.guarding(admin.retract))
+        router.post(
+            token + "/line-items/{lineItemId}/retract",
+            bodyLimit: .noBody,
+            handler: failedAuth.guarding(admin.retract)
+        )
     }
 }

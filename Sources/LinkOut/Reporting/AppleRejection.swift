@@ -5,7 +5,7 @@ import Storage
 /// What a `400` Apple stands by means for one report, decided from what its `SendReportErrorResponse` carries
 /// (spec §5.6): Apple does not publish the numeric `errorCode` values, so the decision rests on the fields an
 /// error names (`fieldName`, `lineItemId`) and on the report itself, and the whole body is kept.
-enum AppleRejection: Sendable, Equatable {
+package enum AppleRejection: Sendable, Equatable {
     /// Every error names a line item the report carries: those are set aside with Apple's message, and the rest
     /// goes again under the same `requestIdentifier` (Apple: "resubmit the full report using the same
     /// requestIdentifier", §5.2). `rest` is nil when nothing is left to send.
@@ -23,7 +23,7 @@ enum AppleRejection: Sendable, Equatable {
     /// report Apple keeps refusing is never retried silently for good.
     static let simultaneousRetries: Int64 = 8
 
-    static func classify(body: String, report: StoredReport) -> AppleRejection {
+    package static func classify(body: String, report: StoredReport) -> AppleRejection {
         guard let response = SendReportErrorResponse.parse(body) else {
             return .needsAttention("Apple answered 400 without errors (a malformed request): \(body.prefix(300))")
         }

@@ -17,6 +17,8 @@ extension AdminAPI {
 
     /// `POST /admin/tokens/{id}/line-items/{lineItemId}/restate` with the corrected line item (Apple's JSON).
     func restate(_ request: HTTPRequest) throws -> HTTPResponse {
+        // Who asks is settled before the body is looked at: a caller without the token learns nothing of it.
+        if let refusal = authorize(request) { return refusal }
         guard request.body.count <= LineItemsAPI.maxBodyBytes else {
             return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is too large.")
         }
