@@ -188,12 +188,13 @@ enum StripeEvents {
         total: Int64,
         start: Int64,
         end: Int64,
-        created: Int64 = Clock.system.nowSeconds()
+        created: Int64 = Clock.system.nowSeconds(),
+        currency: String = "eur"
     ) -> String {
         """
         {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(created),\
         "livemode":false,"type":"invoice.paid","data":{"object":{"id":"\(invoice)","object":"invoice",\
-        "billing_reason":"subscription_cycle","currency":"eur","amount_paid":\(total),"total":\(total),\
+        "billing_reason":"subscription_cycle","currency":"\(currency)","amount_paid":\(total),"total":\(total),\
         "total_excluding_tax":\(total),"total_taxes":[],"customer_address":{"country":"DE"},\
         "parent":{"type":"subscription_details","subscription_details":{"subscription":"\(subscription)",\
         "metadata":{}}},"lines":{"data":[{"id":"il_1","period":{"start":\(start),"end":\(end)}}]}}}}

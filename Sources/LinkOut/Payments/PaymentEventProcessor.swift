@@ -142,21 +142,17 @@ final class PaymentEventProcessor: Sendable {
                     blocked.insert(held.externalPurchaseId)
                     continue
                 }
-                try ledger.apply(
-                    PaymentChange(
-                        event: nil,
-                        outcome: "held line item made: \(change.outcome)",
-                        lineItems: change.lineItems,
-                        release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
-                        at: now
-                    )
-                )
+                try ledger.apply(try releaseChange(change, from: held, at: now))
                 released += 1
                 let metadata = [
                     "payment.provider": held.event.provider, "payment.event_id": held.event.eventId,
                     "outcome": change.outcome,
                 ]
-                if change.lineItems.isEmpty {
+                if !change.heldLineItems.isEmpty {
+                    // Its rate is known now, but no token of the customer is active at its date: it stays held
+                    // until one is (`LineItemPlacement`), shown on the dashboard.
+                    logger.warning("held line item released; held for a token", metadata)
+                } else if change.lineItems.isEmpty {
                     logger.error("held payment event released without a line item", metadata)
                 } else {
                     logger.notice("held line item released", metadata)
@@ -166,6 +162,28 @@ final class PaymentEventProcessor: Sendable {
             logger.error("held line items could not be released", ["error": "\(error)"])
         }
         return released
+    }
+
+    /// The release of a held event: everything the mapper made of it now that its rate is known. A renewal no
+    /// active token can carry comes as a held line item, and the purchase carries the paid days on. The
+    /// purchase's status stays the stored one: what happened to it since (an end, a refund) is not undone by
+    /// the event made again.
+    private func releaseChange(_ change: PaymentChange, from held: HeldPaymentEvent, at now: Int64) throws(StorageError)
+        -> PaymentChange
+    {
+        var purchase = change.purchase
+        if let id = purchase?.purchaseId, let stored = try ledger.purchase(id: id) { purchase?.status = stored.status }
+        var release = PaymentChange(
+            event: nil,
+            outcome: "held line item made: \(change.outcome)",
+            purchase: purchase,
+            charges: change.charges,
+            lineItems: change.lineItems,
+            release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
+            at: now
+        )
+        release.heldLineItems = change.heldLineItems
+        return release
     }
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).
