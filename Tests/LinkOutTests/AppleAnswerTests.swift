@@ -90,6 +90,21 @@ import Testing
         #expect(detail.contains("apple.privateKeyFile"))
     }
 
+    /// A 401 or an undocumented 4xx refuses us, not the report: the block's probes, however many over a long
+    /// block, leave the report's attempts (its backoff, its simultaneous-submission tries, Retrieve on a 400 after
+    /// an unanswered attempt) as they were. Apple's own failures (5xx) still count.
+    @Test func blockingAnswersDoNotUseUpTheReportsRetries() {
+        let outcomes: [ExternalPurchaseAPIClient.Outcome] =
+            [.unauthorized] + [402, 403, 404, 409, 422].map { .serverError(status: $0, body: "no") }
+        for outcome in outcomes {
+            let answer = AppleAnswer.interpret(outcome, attempts: 5, sentAt: sentAt, backoff: fixedBackoff)
+            #expect(!answer.attempt.countsAsAttempt, "\(outcome)")
+            #expect(answer.attempt.nextAttemptAt == sentAt, "\(outcome)")
+        }
+        let server = AppleAnswer.interpret(.serverError(status: 503, body: ""), attempts: 5, sentAt: sentAt)
+        #expect(server.attempt.countsAsAttempt)
+    }
+
     @Test func a400AfterAnEarlierAttemptIsSettledWithRetrieve() {
         let errors = #"{"errors":[{"errorCode":4000023,"errorMessage":"bad","fieldName":"status"}]}"#
         let first = AppleAnswer.interpret(.rejected(body: errors), attempts: 0, sentAt: sentAt)
