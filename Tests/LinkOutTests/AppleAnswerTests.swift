@@ -175,6 +175,29 @@ import Testing
             }
         }
     }
+
+    /// Only `DuplicateTokenStatusNotAllowedError` turns a `DUPLICATE_TOKEN` report into `NO_LINE_ITEM`; another
+    /// error on `status` (a status regression) needs a person.
+    @Test func onlyDuplicateTokenNotAllowedTurnsADuplicateTokenReportIntoNoLineItem() throws {
+        let duplicate = try WebhookSignatureTests.stored(
+            ExternalPurchaseReport(
+                requestIdentifier: UUID().uuidString.lowercased(),
+                externalPurchaseId: "t",
+                status: .duplicateToken
+            )
+        )
+        let regression = WebhookSignatureTests.body([FakeAppleServer.AppleError.statusRegression])
+        guard case .needsAttention(let message) = AppleRejection.classify(body: regression, report: duplicate) else {
+            Issue.record("a status regression on a DUPLICATE_TOKEN report must reach a person")
+            return
+        }
+        #expect(message.contains("LineItemStatusRegressionError"))
+        let notAllowed = WebhookSignatureTests.body([FakeAppleServer.AppleError.duplicateTokenNotAllowed])
+        guard case .reportNoLineItem = AppleRejection.classify(body: notAllowed, report: duplicate) else {
+            Issue.record("expected NO_LINE_ITEM")
+            return
+        }
+    }
 }
 
 /// The entitlement webhook signature, checked against openssl
