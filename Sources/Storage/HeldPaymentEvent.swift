@@ -5,6 +5,21 @@ public struct HeldPaymentEvent: Sendable {
     public var externalPurchaseId: String
     public var reason: String
 
+    /// Where an event stands in the order held events are released in: oldest first, then by provider and id.
+    public struct Key: Sendable, Equatable {
+        public var receivedAt: Int64
+        public var provider: String
+        public var eventId: String
+
+        public init(receivedAt: Int64, provider: String, eventId: String) {
+            self.receivedAt = receivedAt
+            self.provider = provider
+            self.eventId = eventId
+        }
+    }
+
+    public var key: Key { Key(receivedAt: event.receivedAt, provider: event.provider, eventId: event.eventId) }
+
     public init(event: StoredPaymentEvent, externalPurchaseId: String, reason: String) {
         self.event = event
         self.externalPurchaseId = externalPurchaseId

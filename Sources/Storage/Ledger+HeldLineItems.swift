@@ -1,8 +1,11 @@
 /// Line items held back from Apple until an exchange rate arrives (see `HeldPaymentEvent`).
 extension Ledger {
-    /// Held events, oldest first: the order their line items are made in once released.
-    public func heldPaymentEvents(limit: Int = 500) throws(StorageError) -> [HeldPaymentEvent] {
-        try engine.heldPaymentEvents(limit: limit)
+    /// Held events, oldest first: the order their line items are made in once released. `after`: the key of the
+    /// last event of the previous page (keyset paging), nil for the first page.
+    public func heldPaymentEvents(after key: HeldPaymentEvent.Key? = nil, limit: Int = 500) throws(StorageError)
+        -> [HeldPaymentEvent]
+    {
+        try engine.heldPaymentEvents(after: key, limit: limit)
     }
 
     /// Whether a line item of this token is held: later line items of the token wait behind it, so Apple gets

@@ -13,9 +13,10 @@ extension Ledger {
         try engine.purchaseLineItems(containing: lineItemId)
     }
 
-    /// Line items held because no token of the customer was active at their `creationDate`, oldest first.
-    public func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem] {
-        try engine.heldLineItems(limit: limit)
+    /// Line items held because no token of the customer was active at their `creationDate`, oldest first, after
+    /// the row `after` (keyset paging: the next page starts after the last row of this one).
+    public func heldLineItems(after rowId: Int64 = 0, limit: Int) throws(StorageError) -> [StoredLineItem] {
+        try engine.heldLineItems(after: rowId, limit: limit)
     }
 
     /// How many line items are held.

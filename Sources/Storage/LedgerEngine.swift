@@ -59,7 +59,7 @@ protocol LedgerEngine: Sendable {
     ) throws(StorageError) -> [StoredToken]
     func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool
     func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem]
-    func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem]
+    func heldLineItems(after rowId: Int64, limit: Int) throws(StorageError) -> [StoredLineItem]
     func heldLineItemCount() throws(StorageError) -> Int64
     func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool
     func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
@@ -99,7 +99,7 @@ protocol LedgerEngine: Sendable {
     func charge(key: String) throws(StorageError) -> PurchaseCharge?
     func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge]
     func apply(_ change: PaymentChange) throws(StorageError)
-    func heldPaymentEvents(limit: Int) throws(StorageError) -> [HeldPaymentEvent]
+    func heldPaymentEvents(after key: HeldPaymentEvent.Key?, limit: Int) throws(StorageError) -> [HeldPaymentEvent]
     func hasHeldLineItems(externalPurchaseId: String) throws(StorageError) -> Bool
     func deferBehindHold(provider: String, eventId: String, externalPurchaseId: String, until: Int64, reason: String)
         throws(StorageError)

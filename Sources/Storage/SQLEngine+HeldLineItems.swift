@@ -1,13 +1,19 @@
 /// Payment events whose Apple line item waits for an exchange rate (migration 9).
 extension SQLEngine {
-    func heldPaymentEvents(limit: Int) throws(StorageError) -> [HeldPaymentEvent] {
-        try read { connection throws(StorageError) in
+    func heldPaymentEvents(after key: HeldPaymentEvent.Key?, limit: Int) throws(StorageError) -> [HeldPaymentEvent] {
+        let key = key ?? HeldPaymentEvent.Key(receivedAt: .min, provider: "", eventId: "")
+        return try read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT provider, event_id, type, body, received_at, processed_at, outcome, held_token, held_reason
-                FROM payment_events WHERE held_reason IS NOT NULL ORDER BY received_at LIMIT ?
+                FROM payment_events WHERE held_reason IS NOT NULL
+                  AND (received_at > ? OR (received_at = ? AND (provider > ? OR (provider = ? AND event_id > ?))))
+                ORDER BY received_at, provider, event_id LIMIT ?
                 """,
-                [.integer(Int64(limit))]
+                [
+                    .integer(key.receivedAt), .integer(key.receivedAt), .text(key.provider), .text(key.provider),
+                    .text(key.eventId), .integer(Int64(limit)),
+                ]
             ).map { row in
                 HeldPaymentEvent(
                     event: StoredPaymentEvent(

@@ -78,11 +78,14 @@ extension SQLEngine {
     }
 
     /// Held line items, oldest first.
-    func heldLineItems(limit: Int) throws(StorageError) -> [StoredLineItem] {
+    func heldLineItems(after rowId: Int64, limit: Int) throws(StorageError) -> [StoredLineItem] {
         try read { connection throws(StorageError) in
             try connection.query(
-                "SELECT \(Self.lineItemColumns) FROM line_items WHERE held_since IS NOT NULL ORDER BY id LIMIT ?",
-                [.integer(Int64(limit))]
+                """
+                SELECT \(Self.lineItemColumns) FROM line_items WHERE held_since IS NOT NULL AND id > ?
+                ORDER BY id LIMIT ?
+                """,
+                [.integer(rowId), .integer(Int64(limit))]
             ).map(Self.storedLineItem)
         }
     }

@@ -90,6 +90,21 @@ import Testing
         #expect(detail.contains("apple.privateKeyFile"))
     }
 
+    /// A 401 or an undocumented 4xx refuses us, not the report: the block's probes, however many over a long
+    /// block, leave the report's attempts (its backoff, its simultaneous-submission tries, Retrieve on a 400 after
+    /// an unanswered attempt) as they were. Apple's own failures (5xx) still count.
+    @Test func blockingAnswersDoNotUseUpTheReportsRetries() {
+        let outcomes: [ExternalPurchaseAPIClient.Outcome] =
+            [.unauthorized] + [402, 403, 404, 409, 422].map { .serverError(status: $0, body: "no") }
+        for outcome in outcomes {
+            let answer = AppleAnswer.interpret(outcome, attempts: 5, sentAt: sentAt, backoff: fixedBackoff)
+            #expect(!answer.attempt.countsAsAttempt, "\(outcome)")
+            #expect(answer.attempt.nextAttemptAt == sentAt, "\(outcome)")
+        }
+        let server = AppleAnswer.interpret(.serverError(status: 503, body: ""), attempts: 5, sentAt: sentAt)
+        #expect(server.attempt.countsAsAttempt)
+    }
+
     @Test func a400AfterAnEarlierAttemptIsSettledWithRetrieve() {
         let errors = #"{"errors":[{"errorCode":4000023,"errorMessage":"bad","fieldName":"status"}]}"#
         let first = AppleAnswer.interpret(.rejected(body: errors), attempts: 0, sentAt: sentAt)
@@ -158,6 +173,29 @@ import Testing
                 let delay = AppleAnswer.backoffMilliseconds(attempts: attempts)
                 #expect(delay >= max(1_000, ceiling / 2) && delay <= ceiling)
             }
+        }
+    }
+
+    /// Only `DuplicateTokenStatusNotAllowedError` turns a `DUPLICATE_TOKEN` report into `NO_LINE_ITEM`; another
+    /// error on `status` (a status regression) needs a person.
+    @Test func onlyDuplicateTokenNotAllowedTurnsADuplicateTokenReportIntoNoLineItem() throws {
+        let duplicate = try WebhookSignatureTests.stored(
+            ExternalPurchaseReport(
+                requestIdentifier: UUID().uuidString.lowercased(),
+                externalPurchaseId: "t",
+                status: .duplicateToken
+            )
+        )
+        let regression = WebhookSignatureTests.body([FakeAppleServer.AppleError.statusRegression])
+        guard case .needsAttention(let message) = AppleRejection.classify(body: regression, report: duplicate) else {
+            Issue.record("a status regression on a DUPLICATE_TOKEN report must reach a person")
+            return
+        }
+        #expect(message.contains("LineItemStatusRegressionError"))
+        let notAllowed = WebhookSignatureTests.body([FakeAppleServer.AppleError.duplicateTokenNotAllowed])
+        guard case .reportNoLineItem = AppleRejection.classify(body: notAllowed, report: duplicate) else {
+            Issue.record("expected NO_LINE_ITEM")
+            return
         }
     }
 }

@@ -188,21 +188,31 @@ enum StripeEvents {
         total: Int64,
         start: Int64,
         end: Int64,
-        created: Int64 = Clock.system.nowSeconds()
+        created: Int64 = Clock.system.nowSeconds(),
+        currency: String = "eur",
+        paymentIntent: String? = nil
     ) -> String {
         """
         {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(created),\
         "livemode":false,"type":"invoice.paid","data":{"object":{"id":"\(invoice)","object":"invoice",\
-        "billing_reason":"subscription_cycle","currency":"eur","amount_paid":\(total),"total":\(total),\
+        "billing_reason":"subscription_cycle","currency":"\(currency)",\
+        "payment_intent":\(paymentIntent.map { "\"\($0)\"" } ?? "null"),"amount_paid":\(total),"total":\(total),\
         "total_excluding_tax":\(total),"total_taxes":[],"customer_address":{"country":"DE"},\
         "parent":{"type":"subscription_details","subscription_details":{"subscription":"\(subscription)",\
         "metadata":{}}},"lines":{"data":[{"id":"il_1","period":{"start":\(start),"end":\(end)}}]}}}}
         """
     }
 
-    static func refunded(id: String, charge: String, paymentIntent: String, amount: Int64, refunded: Int64) -> String {
+    static func refunded(
+        id: String,
+        charge: String,
+        paymentIntent: String,
+        amount: Int64,
+        refunded: Int64,
+        created: Int64 = Clock.system.nowSeconds()
+    ) -> String {
         """
-        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(created),\
         "livemode":false,"type":"charge.refunded","data":{"object":{"id":"\(charge)","object":"charge",\
         "payment_intent":"\(paymentIntent)","amount":\(amount),"amount_refunded":\(refunded),"currency":"eur",\
         "refunded":\(refunded == amount),"metadata":{}}}}

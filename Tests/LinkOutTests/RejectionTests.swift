@@ -187,6 +187,35 @@ struct RejectionTests {
         }
     }
 
+    /// Apple refused every line item of the token's only report, and the operator drops each: nothing is left to
+    /// carry, so the rejected report goes again as `NO_LINE_ITEM` under the same identifier, the token is reported
+    /// and leaves needs attention.
+    @Test func droppingEveryRefusedLineItemReportsTheTokenNoLineItem() throws {
+        let harness = try ReportingHarness()
+        try harness.record("emptied")
+        let (first, second) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        try harness.addBuy("emptied", lineItemId: first)
+        try harness.addBuy("emptied", lineItemId: second)
+        harness.production.enqueue(
+            FakeAppleServer.rejection([AppleError.outOfRange(first), AppleError.outOfRange(second)])
+        )
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("emptied").map(\.state) == [.rejected])
+        let actions = ReportActions(ledger: harness.ledger)
+        let dropped = try actions.retract("emptied", lineItemId: first)
+        #expect(!dropped.detail.contains("NO_LINE_ITEM"), "a refused item still waits for the operator")
+        #expect(try harness.reports("emptied").map(\.state) == [.rejected])
+        let last = try actions.retract("emptied", lineItemId: second)
+        #expect(last.detail.contains("NO_LINE_ITEM"))
+        try harness.tickUntilSettled()
+        let received = harness.production.received
+        #expect(received.map { $0.report?.status } == [.lineItem, .noLineItem])
+        #expect(Set(received.compactMap { $0.report?.requestIdentifier }).count == 1)
+        #expect(try harness.reports("emptied").map(\.state) == [.accepted])
+        #expect(try harness.ledger.attentionCount() == 0)
+        #expect(try harness.ledger.needingAttention(limit: 10).isEmpty)
+    }
+
     /// A line item set aside keeps the identifier of the report it left, which Apple accepted with the rest:
     /// retracting it drops it (Apple never had it) instead of sending Apple a retraction of nothing.
     @Test func retractingASetAsideItemDropsIt() throws {

@@ -11,7 +11,7 @@ package final class Application: Sendable {
     package let logger: Logger
     package let ledger: Ledger
     package let reporting: ReportingService
-    private let payments: PaymentServices
+    let payments: PaymentServices
     let metrics: Metrics
     private let notifications: AppStoreNotifications
     private let server: HTTPServer

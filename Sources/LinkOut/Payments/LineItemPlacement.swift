@@ -39,11 +39,24 @@ struct LineItemPlacement: Sendable {
 
     /// Places held line items whose customer now has a token active at their `creationDate` (one the app
     /// forwarded since, with the customer's `appAccountToken`); returns those placed. Each then waits for that
-    /// token's next report.
-    func placeHeld(limit: Int = 500) throws -> [(item: StoredLineItem, token: String)] {
+    /// token's next report. Every held item is tried, `pageSize` at a time by key: items that cannot be placed yet
+    /// never keep those behind them from being tried.
+    func placeHeld(pageSize: Int = 500) throws -> [(item: StoredLineItem, token: String)] {
+        var placed: [(item: StoredLineItem, token: String)] = []
+        var after: Int64 = 0
+        while true {
+            let page = try ledger.heldLineItems(after: after, limit: pageSize)
+            guard let last = page.last else { break }
+            after = last.rowId
+            placed += try place(page)
+        }
+        return placed
+    }
+
+    private func place(_ page: [StoredLineItem]) throws -> [(item: StoredLineItem, token: String)] {
         var placed: [(item: StoredLineItem, token: String)] = []
         let decoder = JSONDecoder()
-        for held in try ledger.heldLineItems(limit: limit) {
+        for held in page {
             guard let purchaseToken = try ledger.token(held.externalPurchaseId),
                 let item = try? decoder.decode(LineItem.self, from: Data(held.body.utf8))
             else { continue }

@@ -179,13 +179,32 @@ extension PaymentChangeMapper {
         if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
         // The refunded item may be a renewal on another token of the customer: the refund goes on the token of
         // the item it refers to (Apple looks the reference up on the report's token).
-        let chain = try ledger.purchaseLineItems(containing: charge.lineItemId)
-        guard
-            let stored = chain.first(where: { $0.lineItemId == charge.lineItemId }),
-            let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
-        else { return .wait("the refunded buy's line item is not recorded yet") }
+        let versions = try ledger.purchaseLineItems(containing: charge.lineItemId).filter {
+            $0.lineItemId == charge.lineItemId
+        }
+        guard let first = versions.first else { return .wait("the refunded buy's line item is not recorded yet") }
+        // The version Apple holds or will: the latest one it never refused (a restatement is stored after the
+        // version it replaces). One set aside for correction is not at Apple, and a refund referring to it would
+        // be refused (`NotFoundError`): the refund waits for the operator, as long as that takes.
+        guard let stored = versions.last(where: { $0.correction == nil }) else {
+            guard versions.contains(where: \.needsCorrection) else {
+                change.outcome = "refund recorded; not reportable: line item \(charge.lineItemId) was withdrawn"
+                return .apply(change)
+            }
+            return .holdBehind(
+                token: first.externalPurchaseId,
+                reason: "the refunded line item \(charge.lineItemId) is set aside for correction"
+            )
+        }
+        // A renewal held for a token may wait weeks (until the app forwards one): the refund never gives up on it.
         guard stored.heldSince == nil else {
-            return .wait("the refunded renewal is held until a token of the customer can carry it")
+            return .holdBehind(
+                token: stored.externalPurchaseId,
+                reason: "the refunded renewal is held until a token of the customer can carry it"
+            )
+        }
+        guard let buy = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8)) else {
+            return .wait("the refunded buy's line item is not recorded yet")
         }
         do {
             if let item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {

@@ -15,6 +15,8 @@ final class PaymentEventProcessor: Sendable {
     let mapper: PaymentChangeMapper
     let logger: Logger
     let clock: Clock
+    /// Held events are read this many at a time, by key, until all were tried.
+    let heldPageSize: Int
     private let passLock = Mutex(())
     private let worker = PeriodicWorker()
 
@@ -30,12 +32,14 @@ final class PaymentEventProcessor: Sendable {
         mapper: PaymentChangeMapper,
         logger: Logger,
         clock: Clock,
+        heldPageSize: Int = 500,
         onChange: @escaping @Sendable () -> Void
     ) {
         self.ledger = ledger
         self.mapper = mapper
         self.logger = logger
         self.clock = clock
+        self.heldPageSize = heldPageSize
         self.onChange = onChange
     }
 
@@ -128,44 +132,77 @@ final class PaymentEventProcessor: Sendable {
 
     /// Makes the line items of held events whose exchange rate has arrived, oldest first; a token whose oldest
     /// held item still waits keeps its later ones held too, so Apple gets each token's items in order.
-    /// Returns how many were released.
+    /// Returns how many were released. Every held event is tried, a page at a time by key: events still waiting
+    /// for their rate never keep those behind them from being tried.
     private func releaseHeldLineItems() -> Int {
         var released = 0
         var blocked: Set<String> = []
         var releasing = mapper
         releasing.releasing = true
+        var after: HeldPaymentEvent.Key?
         do {
-            for held in try ledger.heldPaymentEvents() where !blocked.contains(held.externalPurchaseId) {
-                let now = clock.nowMilliseconds()
-                guard case .apply(let change) = try releasing.change(for: held.event, at: now), change.hold == nil
-                else {
-                    blocked.insert(held.externalPurchaseId)
-                    continue
-                }
-                try ledger.apply(
-                    PaymentChange(
-                        event: nil,
-                        outcome: "held line item made: \(change.outcome)",
-                        lineItems: change.lineItems,
-                        release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
-                        at: now
-                    )
-                )
-                released += 1
-                let metadata = [
-                    "payment.provider": held.event.provider, "payment.event_id": held.event.eventId,
-                    "outcome": change.outcome,
-                ]
-                if change.lineItems.isEmpty {
-                    logger.error("held payment event released without a line item", metadata)
-                } else {
-                    logger.notice("held line item released", metadata)
-                }
+            while true {
+                let page = try ledger.heldPaymentEvents(after: after, limit: heldPageSize)
+                guard let last = page.last else { break }
+                after = last.key
+                released += try release(page, blocked: &blocked, mapper: releasing)
             }
         } catch {
             logger.error("held line items could not be released", ["error": "\(error)"])
         }
         return released
+    }
+
+    /// Releases the events of `page` whose rate has arrived; a token whose earlier event still waits is `blocked`.
+    private func release(_ page: [HeldPaymentEvent], blocked: inout Set<String>, mapper releasing: PaymentChangeMapper)
+        throws -> Int
+    {
+        var released = 0
+        for held in page where !blocked.contains(held.externalPurchaseId) {
+            let now = clock.nowMilliseconds()
+            guard case .apply(let change) = try releasing.change(for: held.event, at: now), change.hold == nil else {
+                blocked.insert(held.externalPurchaseId)
+                continue
+            }
+            try ledger.apply(try releaseChange(change, from: held, at: now))
+            released += 1
+            let metadata = [
+                "payment.provider": held.event.provider, "payment.event_id": held.event.eventId,
+                "outcome": change.outcome,
+            ]
+            if !change.heldLineItems.isEmpty {
+                // Its rate is known now, but no token of the customer is active at its date: it stays held
+                // until one is (`LineItemPlacement`), shown on the dashboard.
+                logger.warning("held line item released; held for a token", metadata)
+            } else if change.lineItems.isEmpty {
+                logger.error("held payment event released without a line item", metadata)
+            } else {
+                logger.notice("held line item released", metadata)
+            }
+        }
+        return released
+    }
+
+    /// The release of a held event: everything the mapper made of it now that its rate is known. A renewal no
+    /// active token can carry comes as a held line item, and the purchase carries the paid days on. The
+    /// purchase's status stays the stored one: what happened to it since (an end, a refund) is not undone by
+    /// the event made again.
+    private func releaseChange(_ change: PaymentChange, from held: HeldPaymentEvent, at now: Int64) throws(StorageError)
+        -> PaymentChange
+    {
+        var purchase = change.purchase
+        if let id = purchase?.purchaseId, let stored = try ledger.purchase(id: id) { purchase?.status = stored.status }
+        var release = PaymentChange(
+            event: nil,
+            outcome: "held line item made: \(change.outcome)",
+            purchase: purchase,
+            charges: change.charges,
+            lineItems: change.lineItems,
+            release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
+            at: now
+        )
+        release.heldLineItems = change.heldLineItems
+        return release
     }
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).

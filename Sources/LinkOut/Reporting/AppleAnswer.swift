@@ -78,7 +78,9 @@ package struct AppleAnswer: Sendable {
                     httpStatus: 401,
                     response: "unauthorized",
                     nextAttemptAt: sentAt,
-                    at: sentAt
+                    at: sentAt,
+                    // Apple refuses us, not the report: probes during a long block must not use up its retries.
+                    countsAsAttempt: false
                 ),
                 next: .block(
                     .unauthorized,
@@ -115,7 +117,9 @@ package struct AppleAnswer: Sendable {
                     httpStatus: Int64(status),
                     response: String(body.prefix(2000)),
                     nextAttemptAt: sentAt,
-                    at: sentAt
+                    at: sentAt,
+                    // Not the report's fault either: the block's probes leave its retries and backoff as they were.
+                    countsAsAttempt: false
                 ),
                 next: .block(
                     .undocumentedAnswer,

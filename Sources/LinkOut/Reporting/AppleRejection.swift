@@ -31,8 +31,10 @@ package enum AppleRejection: Sendable, Equatable {
         guard let sent = try? JSONDecoder().decode(ExternalPurchaseReport.self, from: Data(report.body.utf8)) else {
             return .needsAttention(summary)
         }
+        // Only Apple's own error says DUPLICATE_TOKEN is not allowed for the token: another error on `status`
+        // (`LineItemStatusRegressionError`) is not fixed by NO_LINE_ITEM, and goes to a person.
         if sent.status == .duplicateToken
-            && response.errors.contains(where: { $0.fieldName == "status" || mentions($0, "DuplicateTokenStatus") })
+            && response.errors.contains(where: { mentions($0, "DuplicateTokenStatus") })
         {
             var replacement = sent
             replacement.status = .noLineItem

@@ -63,22 +63,11 @@ package struct ReportActions: Sendable {
         }
         let now = clock.nowMilliseconds()
         if let rejected = reports.first(where: { $0.state == .rejected }) {
-            let body = try AppleRejection.encode(
-                ExternalPurchaseReport(
-                    requestIdentifier: rejected.requestIdentifier,
-                    externalPurchaseId: externalPurchaseId,
-                    status: .noLineItem
-                )
+            try replaceWithNoLineItem(
+                rejected,
+                note: "withdrawn: the operator reported the token NO_LINE_ITEM",
+                now: now
             )
-            guard
-                try ledger.replaceRejectedReport(
-                    rejected.requestIdentifier,
-                    status: ExternalPurchaseReport.Status.noLineItem.rawValue,
-                    body: body,
-                    note: "withdrawn: the operator reported the token NO_LINE_ITEM",
-                    now: now
-                )
-            else { throw Refusal(kind: .conflict, description: "the rejected report changed meanwhile; try again") }
             return Outcome(
                 externalPurchaseId: externalPurchaseId,
                 action: "no-line-item",
@@ -165,10 +154,11 @@ package struct ReportActions: Sendable {
                     description: "line item \(lineItemId) is neither set aside nor held by Apple (still on its way)"
                 )
             }
+            let settled = try settleEmptiedRejection(of: externalPurchaseId, now: now)
             return Outcome(
                 externalPurchaseId: externalPurchaseId,
                 action: "retract",
-                detail: "line item \(lineItemId) dropped: Apple never accepted it"
+                detail: "line item \(lineItemId) dropped: Apple never accepted it" + (settled ?? "")
             )
         }
         var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
@@ -185,6 +175,54 @@ package struct ReportActions: Sendable {
             action: "retract",
             detail: "retraction of line item \(lineItemId) queued for the next report"
         )
+    }
+
+    /// A rejected report whose line items the operator dropped, every one, has nothing left to carry, and no
+    /// action would take the token out of needs attention. When Apple holds no line items for the token, the
+    /// report goes again as `NO_LINE_ITEM` under the same `requestIdentifier` (Apple: resubmit a failed report
+    /// under its identifier, spec §5.2), so the token is reported. Returns what was done, nil when something is
+    /// left to carry (a version Apple never refused, one still waiting for a correction) or Apple holds line
+    /// items for the token (`NO_LINE_ITEM` would be a status regression).
+    private func settleEmptiedRejection(of externalPurchaseId: String, now: Int64) throws -> String? {
+        let reports = try ledger.reports(for: externalPurchaseId)
+        guard let rejected = reports.first(where: { $0.state == .rejected }),
+            !reports.contains(where: {
+                $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue
+            })
+        else { return nil }
+        let left = try ledger.lineItems(for: externalPurchaseId).contains { item in
+            item.needsCorrection
+                || (item.correction == nil && item.heldSince == nil
+                    && item.reportRequestIdentifier.map { $0 == rejected.requestIdentifier } ?? true)
+        }
+        guard !left else { return nil }
+        try replaceWithNoLineItem(
+            rejected,
+            note: "withdrawn: the operator dropped every line item of the rejected report",
+            now: now
+        )
+        return "; nothing is left to report, so the rejected report \(rejected.requestIdentifier) goes again as "
+            + "NO_LINE_ITEM"
+    }
+
+    /// The rejected report's content becomes `NO_LINE_ITEM`, same `requestIdentifier`, due now.
+    private func replaceWithNoLineItem(_ rejected: StoredReport, note: String, now: Int64) throws {
+        let body = try AppleRejection.encode(
+            ExternalPurchaseReport(
+                requestIdentifier: rejected.requestIdentifier,
+                externalPurchaseId: rejected.externalPurchaseId,
+                status: .noLineItem
+            )
+        )
+        guard
+            try ledger.replaceRejectedReport(
+                rejected.requestIdentifier,
+                status: ExternalPurchaseReport.Status.noLineItem.rawValue,
+                body: body,
+                note: note,
+                now: now
+            )
+        else { throw Refusal(kind: .conflict, description: "the rejected report changed meanwhile; try again") }
     }
 
     private func token(_ externalPurchaseId: String) throws -> StoredToken {

@@ -1,0 +1,116 @@
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// A renewal held for its exchange rate, paid after the purchase's custom-link token expired: when the rate
+/// arrives, no token of the customer is active at its date, so its line item stays held for placement (not
+/// lost), and it is reported once the app forwards a token of the customer active then.
+@Suite("Payment flow: a renewal released from its rate hold onto no active token")
+struct ExchangeRateHeldRenewalTests {
+    static func rates(_ day: String) -> Data {
+        Data(#"{"KWD": {"reportingCurrency": "USD", "rates": {"\#(day)": "3.2510"}}}"#.utf8)
+    }
+
+    static func token(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
+        var token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: "SERVICES",
+            nowMilliseconds: createdAt
+        )
+        token.tokenExpirationDate = expiresAt
+        return token
+    }
+
+    @Test func theRenewalEndsHeldForATokenThenIsPlaced() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let time = TestClock()
+        // Three hours back, so every date the test reaches is past by Apple's (the fake's) clock too.
+        time.advance(seconds: -10_800)
+        let start = time.clock.nowMilliseconds()
+        try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { configuration in
+            configuration.catalog = [
+                Product(
+                    id: "pro.monthly",
+                    kind: .subscription,
+                    names: ["en": "Pro"],
+                    prices: ["KWD": Money(currency: "KWD", decimal: "1.250")].compactMapValues { $0 }
+                )
+            ]
+            configuration.payments.exchangeRatesFile = file.path
+        }
+        let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let first = Self.token(createdAt: start - 60_000, expiresAt: start + 3_600_000)
+        #expect(try harness.forward(first, account: account).status == 201)
+        let checkout = try harness.openCheckout(token: first)
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "KWD").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            currency: "kwd",
+            total: 1250,
+            tax: 0,
+            country: "KW",
+            subscription: "sub_1",
+            created: time.clock.nowSeconds()
+        )
+        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+        #expect(harness.reportedLineItems().map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
+        #expect(harness.apple.apple.waitForRequest())  // the start's report, received above
+
+        // The rates file loses the day's rate; two hours on, the first token has expired when the renewal is paid.
+        try Self.rates(ExchangeRateTable.dayText(start - 10 * 86_400_000)).write(to: file)
+        time.advance(seconds: 7_200)
+        let renewedAt = time.clock.nowSeconds()
+        let renewal = StripeEvents.renewal(
+            id: "evt_in_2",
+            invoice: "in_2",
+            subscription: "sub_1",
+            total: 1250,
+            start: renewedAt,
+            end: renewedAt + 30 * 86_400,
+            created: renewedAt,
+            currency: "kwd"
+        )
+        #expect(try harness.deliver(renewal, timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.heldPaymentEvents().count == 1)
+
+        // The rate arrives; the next pass releases the renewal, which no token of the customer can carry yet.
+        try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
+        let other = """
+            {"id":"evt_other","object":"event","type":"customer.created","created":\(renewedAt),\
+            "livemode":false,"data":{"object":{"id":"cus_1"}}}
+            """
+        #expect(try harness.deliver(other, timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        #expect(try ledger.heldPaymentEvents().isEmpty)
+        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(try ledger.purchase(id: "cs_test_fake1")?.paidDays ?? 0 > 0, "the renewal's paid days carry on")
+
+        // The app forwards a token of the customer active at the renewal's date: the renewal is reported on it.
+        let second = Self.token(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
+        #expect(try harness.forward(second, account: account).status == 201)
+        #expect(harness.apple.apple.waitForRequest())
+        #expect(try ledger.heldLineItems(limit: 10).isEmpty)
+        let onSecond = harness.apple.apple.received.filter {
+            $0.report?.externalPurchaseId == second.externalPurchaseId
+        }
+        #expect(onSecond.flatMap { $0.report?.lineItems ?? [] }.map(\.common.lineItemId) == ["in_2"])
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+}

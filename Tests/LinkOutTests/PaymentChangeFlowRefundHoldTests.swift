@@ -1,0 +1,161 @@
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// A refund of an item Apple does not hold yet waits for it as long as that takes, and never refers to a version
+/// Apple refused: a renewal held until a token of the customer can carry it (weeks, possibly), or a buy set aside
+/// by Apple's rejection until the operator corrects it (spec §5.6; Apple would answer `NotFoundError`).
+@Suite("Payment flow: a refund of an item Apple does not hold yet")
+struct PaymentChangeFlowRefundHoldTests {
+    static let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+
+    static func token(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
+        var token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: "SERVICES",
+            nowMilliseconds: createdAt
+        )
+        token.tokenExpirationDate = expiresAt
+        return token
+    }
+
+    /// A subscription bought on `token` now, its start reported to Apple.
+    static func subscribe(_ harness: PaymentHarness, on token: ExternalPurchaseToken, time: TestClock) throws {
+        #expect(try harness.forward(token, account: account).status == 201)
+        let checkout = try harness.openCheckout(token: token)
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            paymentIntent: "pi_start",
+            subscription: "sub_1",
+            created: time.clock.nowSeconds()
+        )
+        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+        #expect(harness.reportedLineItems().map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
+    }
+
+    /// Delivers an event that changes nothing, for a pass of the payment events at the server's time.
+    static func pass(_ harness: PaymentHarness, time: TestClock, id: String) throws {
+        let event = """
+            {"id":"\(id)","object":"event","type":"customer.created","created":\(time.clock.nowSeconds()),\
+            "livemode":false,"data":{"object":{"id":"cus_1"}}}
+            """
+        #expect(try harness.deliver(event, timestamp: time.clock.nowSeconds()).status == 200)
+        let ledger = harness.live.application.ledger
+        #expect(
+            eventually(within: 10) {
+                (try? ledger.paymentEvents(unprocessedOnly: false, limit: 50).contains {
+                    $0.eventId == id && $0.outcome != nil
+                }) == true
+            }
+        )
+    }
+
+    static func refundOutcome(_ harness: PaymentHarness) throws -> String? {
+        try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 50).first {
+            $0.eventId == "evt_refund"
+        }?.outcome
+    }
+
+    @Test func aRefundOfARenewalHeldForATokenWaitsLongerThanThreeDays() throws {
+        let time = TestClock()
+        // Five days back, so every date the test reaches is past by Apple's (the fake's) clock too.
+        time.advance(seconds: -5 * 86_400)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let start = time.clock.nowMilliseconds()
+        try Self.subscribe(harness, on: Self.token(createdAt: start - 60_000, expiresAt: start + 3_600_000), time: time)
+        // Paid after the purchase's token expired, with no other token of the customer known: held.
+        time.advance(seconds: 7_200)
+        let renewedAt = time.clock.nowSeconds()
+        let renewal = StripeEvents.renewal(
+            id: "evt_in_2",
+            invoice: "in_2",
+            subscription: "sub_1",
+            total: 399,
+            start: renewedAt,
+            end: renewedAt + 30 * 86_400,
+            created: renewedAt,
+            paymentIntent: "pi_in_2"
+        )
+        #expect(try harness.deliver(renewal, timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        let refund = StripeEvents.refunded(
+            id: "evt_refund",
+            charge: "ch_in_2",
+            paymentIntent: "pi_in_2",
+            amount: 399,
+            refunded: 399,
+            created: renewedAt + 60
+        )
+        #expect(try harness.deliver(refund, timestamp: time.clock.nowSeconds()).status == 200)
+        #expect(eventually(within: 10) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
+
+        // Four days on, past the three days an event waiting for what it depends on is given up after.
+        time.advance(seconds: 4 * 86_400)
+        try Self.pass(harness, time: time, id: "evt_pass_1")
+        #expect(try Self.refundOutcome(harness)?.hasPrefix("waiting:") == true)
+
+        // The app forwards a token of the customer active at the renewal's date: the renewal goes on it, and so
+        // does its refund on the next pass.
+        let second = Self.token(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
+        #expect(try harness.forward(second, account: Self.account).status == 201)
+        #expect(eventually(within: 10) { (try? ledger.heldLineItems(limit: 10).isEmpty) == true })
+        time.advance(seconds: 7_200)
+        try Self.pass(harness, time: time, id: "evt_pass_2")
+        #expect(try Self.refundOutcome(harness)?.contains("queued for Apple") == true)
+        let onSecond = try ledger.lineItems(for: second.externalPurchaseId).map(\.body)
+        #expect(onSecond.count == 2)
+        #expect(onSecond.last?.contains(#""referenceLineItemId":"in_2""#) == true)
+        #expect(onSecond.last?.contains(#""eventType":"REFUND""#) == true)
+    }
+
+    @Test func aRefundOfABuySetAsideForCorrectionWaitsForTheOperator() throws {
+        let time = TestClock()
+        time.advance(seconds: -3_600)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let start = time.clock.nowMilliseconds()
+        let token = Self.token(createdAt: start - 60_000, expiresAt: start + 86_400_000)
+        try Self.subscribe(harness, on: token, time: time)
+        // Apple refuses the buy (a rejection answered 400): it is set aside, not at Apple.
+        let ledger = harness.live.application.ledger
+        let report = try #require(try ledger.reports(for: token.externalPurchaseId).first)
+        try ledger.recordRejection(
+            report.requestIdentifier,
+            ReportAttempt(state: .rejected, httpStatus: 400, response: "{}", nextAttemptAt: 0, at: start),
+            rewrite: ReportRewrite(setAside: ["cs_test_fake1": "refused"])
+        )
+        let refund = StripeEvents.refunded(
+            id: "evt_refund",
+            charge: "ch_start",
+            paymentIntent: "pi_start",
+            amount: 399,
+            refunded: 100,
+            created: time.clock.nowSeconds()
+        )
+        #expect(try harness.deliver(refund, timestamp: time.clock.nowSeconds()).status == 200)
+        #expect(eventually(within: 10) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
+        #expect(try ledger.lineItems(for: token.externalPurchaseId).map(\.lineItemId) == ["cs_test_fake1"])
+        // Past three days it still waits: the operator's correction may take longer.
+        time.advance(seconds: 4 * 86_400)
+        try Self.pass(harness, time: time, id: "evt_pass_1")
+        #expect(try Self.refundOutcome(harness)?.hasPrefix("waiting:") == true)
+    }
+}
