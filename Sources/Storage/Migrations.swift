@@ -313,6 +313,15 @@ enum Migrations {
             ) WITHOUT ROWID;
             """
         ),
+        (
+            // Payment events held for an exchange rate are read in their order on every payment pass and dashboard
+            // load; only the few held ones are indexed, so that read does not scan every payment event.
+            14,
+            """
+            CREATE INDEX payment_events_held_order ON payment_events(received_at, provider, event_id)
+                WHERE held_reason IS NOT NULL;
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
