@@ -17,18 +17,6 @@ struct ExchangeRateHeldRenewalTests {
         Data(#"{"KWD": {"reportingCurrency": "USD", "rates": {"\#(day)": "3.2510"}}}"#.utf8)
     }
 
-    static func token(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
-        var token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: true,
-            tokenType: "SERVICES",
-            nowMilliseconds: createdAt
-        )
-        token.tokenExpirationDate = expiresAt
-        return token
-    }
-
     @Test func theRenewalEndsHeldForATokenThenIsPlaced() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -48,8 +36,8 @@ struct ExchangeRateHeldRenewalTests {
             ]
             configuration.payments.exchangeRatesFile = file.path
         }
-        let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-        let first = Self.token(createdAt: start - 60_000, expiresAt: start + 3_600_000)
+        let account = PaymentHarness.account
+        let first = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 3_600_000)
         #expect(try harness.forward(first, account: account).status == 201)
         let checkout = try harness.openCheckout(token: first)
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "KWD").status == 303)
@@ -103,7 +91,7 @@ struct ExchangeRateHeldRenewalTests {
         #expect(try ledger.purchase(id: "cs_test_fake1")?.paidDays ?? 0 > 0, "the renewal's paid days carry on")
 
         // The app forwards a token of the customer active at the renewal's date: the renewal is reported on it.
-        let second = Self.token(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
+        let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: account).status == 201)
         #expect(harness.apple.apple.waitForRequest())
         #expect(try ledger.heldLineItems(limit: 10).isEmpty)

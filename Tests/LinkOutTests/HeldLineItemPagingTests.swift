@@ -13,19 +13,7 @@ import Testing
 /// on yet, however many, never keep the ones behind them from being placed or released.
 @Suite("Held line items and events are paged by key")
 struct HeldLineItemPagingTests {
-    static let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-
-    static func token(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
-        var token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: true,
-            tokenType: "SERVICES",
-            nowMilliseconds: createdAt
-        )
-        token.tokenExpirationDate = expiresAt
-        return token
-    }
+    static let account = PaymentHarness.account
 
     static func buy(_ id: String, at creationDate: Int64) -> String {
         """
@@ -44,8 +32,8 @@ struct HeldLineItemPagingTests {
         let now = Clock.system.nowMilliseconds()
         let day: Int64 = 86_400_000
         // The purchase's token expired nine days ago; the customer's other token is active since yesterday.
-        let purchase = Self.token(createdAt: now - 10 * day, expiresAt: now - 9 * day)
-        let active = Self.token(createdAt: now - day, expiresAt: now + 365 * day)
+        let purchase = PaymentHarness.servicesToken(createdAt: now - 10 * day, expiresAt: now - 9 * day)
+        let active = PaymentHarness.servicesToken(createdAt: now - day, expiresAt: now + 365 * day)
         for (token, checkout) in [(purchase, "c1"), (active, "c2")] {
             let fields = TokenFields(
                 token,

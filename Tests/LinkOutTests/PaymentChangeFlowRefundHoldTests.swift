@@ -13,19 +13,7 @@ import Testing
 /// by Apple's rejection until the operator corrects it (spec §5.6; Apple would answer `NotFoundError`).
 @Suite("Payment flow: a refund of an item Apple does not hold yet")
 struct PaymentChangeFlowRefundHoldTests {
-    static let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-
-    static func token(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
-        var token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: true,
-            tokenType: "SERVICES",
-            nowMilliseconds: createdAt
-        )
-        token.tokenExpirationDate = expiresAt
-        return token
-    }
+    static let account = PaymentHarness.account
 
     /// A subscription bought on `token` now, its start reported to Apple.
     static func subscribe(_ harness: PaymentHarness, on token: ExternalPurchaseToken, time: TestClock) throws {
@@ -79,7 +67,11 @@ struct PaymentChangeFlowRefundHoldTests {
         time.advance(seconds: -5 * 86_400)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let start = time.clock.nowMilliseconds()
-        try Self.subscribe(harness, on: Self.token(createdAt: start - 60_000, expiresAt: start + 3_600_000), time: time)
+        try Self.subscribe(
+            harness,
+            on: PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 3_600_000),
+            time: time
+        )
         // Paid after the purchase's token expired, with no other token of the customer known: held.
         time.advance(seconds: 7_200)
         let renewedAt = time.clock.nowSeconds()
@@ -115,7 +107,7 @@ struct PaymentChangeFlowRefundHoldTests {
 
         // The app forwards a token of the customer active at the renewal's date: the renewal goes on it, and so
         // does its refund on the next pass.
-        let second = Self.token(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
+        let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: Self.account).status == 201)
         #expect(eventually(within: 10) { (try? ledger.heldLineItems(limit: 10).isEmpty) == true })
         time.advance(seconds: 7_200)
@@ -132,7 +124,7 @@ struct PaymentChangeFlowRefundHoldTests {
         time.advance(seconds: -3_600)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let start = time.clock.nowMilliseconds()
-        let token = Self.token(createdAt: start - 60_000, expiresAt: start + 86_400_000)
+        let token = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 86_400_000)
         try Self.subscribe(harness, on: token, time: time)
         // Apple refuses the buy (a rejection answered 400): it is set aside, not at Apple.
         let ledger = harness.live.application.ledger

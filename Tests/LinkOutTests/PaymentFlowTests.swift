@@ -264,21 +264,10 @@ struct PaymentFlowTests {
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock) {
             $0.adminToken = DashboardTests.adminToken
         }
-        let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let account = PaymentHarness.account
         let start = time.clock.nowMilliseconds()
-        func token(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
-            var token = TokenMinter.mint(
-                bundleId: "com.example",
-                appAppleId: 1_234_567_890,
-                sandbox: true,
-                tokenType: "SERVICES",
-                nowMilliseconds: createdAt
-            )
-            token.tokenExpirationDate = expiresAt
-            return token
-        }
         // Created a minute ago: Stripe dates events to the second, and the sale must not seem to precede it.
-        let first = token(createdAt: start - 60_000, expiresAt: start + 3_600_000)
+        let first = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 3_600_000)
         #expect(try harness.forward(first, account: account).status == 201)
         let checkout = try harness.openCheckout(token: first)
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
@@ -326,7 +315,7 @@ struct PaymentFlowTests {
         #expect(dashboard.text.contains("<td>in_2</td>"))
 
         // The app forwards the SERVICES token an update gave the customer an hour before the renewal.
-        let second = token(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
+        let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: account).status == 201)
         // The forward wakes reporting: the held renewal is placed and reported without waiting for a poll.
         #expect(harness.apple.apple.waitForRequest())

@@ -219,3 +219,21 @@ enum StripeEvents {
         """
     }
 }
+
+extension PaymentHarness {
+    /// The customer the custom-link tests follow across tokens.
+    static let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+
+    /// A sandbox `SERVICES` custom-link token of the example app, created and expiring when the test says.
+    static func servicesToken(createdAt: Int64, expiresAt: Int64) -> ExternalPurchaseToken {
+        var token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: "SERVICES",
+            nowMilliseconds: createdAt
+        )
+        token.tokenExpirationDate = expiresAt
+        return token
+    }
+}

@@ -161,11 +161,9 @@ final class NotificationProcessor: Sendable {
     /// The token as the ledger records one learned from Apple; its raw form is the Base64URL of the JSON Apple
     /// sent, which is what a token is (Apple: "the Base64URL-decoded JSON of the external purchase token").
     static func fields(_ token: ExternalPurchaseToken) throws -> TokenFields {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return TokenFields(
             externalPurchaseId: token.externalPurchaseId,
-            rawToken: Base64URL.encode(try encoder.encode(token)),
+            rawToken: Base64URL.encode(try AppleJSON.bytes(token)),
             appAppleId: token.appAppleId,
             bundleId: token.bundleId,
             tokenType: token.tokenType,
@@ -188,15 +186,13 @@ final class NotificationProcessor: Sendable {
         guard problems.isEmpty else {
             throw SignedPayloadError(.malformedPayload, problems.map(\.description).joined(separator: "; "))
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return StoredReport(
             requestIdentifier: report.requestIdentifier,
             externalPurchaseId: token.externalPurchaseId,
             environment: token.environment.rawValue,
             bundleId: token.bundleId,
             status: report.status.rawValue,
-            body: String(decoding: try encoder.encode(report), as: UTF8.self),
+            body: try AppleJSON.text(report),
             nextAttemptAt: now,
             createdAt: now
         )

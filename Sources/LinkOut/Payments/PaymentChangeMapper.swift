@@ -285,8 +285,6 @@ struct PaymentChangeMapper: Sendable {
     }
 
     static func encode(_ item: LineItem) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(item), as: UTF8.self)
+        try AppleJSON.text(item)
     }
 }

@@ -80,15 +80,11 @@ package enum AppleRejection: Sendable, Equatable {
 
     /// The report body as the outbox stores it: the bytes every retry sends.
     static func encode(_ report: ExternalPurchaseReport) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(report), as: UTF8.self)
+        try AppleJSON.text(report)
     }
 
     /// A line item as the ledger stores it.
     static func encodeLineItem(_ item: LineItem) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(item), as: UTF8.self)
+        try AppleJSON.text(item)
     }
 }

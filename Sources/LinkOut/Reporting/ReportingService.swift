@@ -239,9 +239,7 @@ package final class ReportingService: Sendable {
             )
             return false
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = String(decoding: try encoder.encode(planned.report), as: UTF8.self)
+        let body = try AppleJSON.text(planned.report)
         if let revised = planned.revises {
             try ledger.reviseRejectedReport(revised, body: body, lineItemRows: planned.lineItemRows, now: now)
             return true

@@ -80,8 +80,6 @@ struct LineItemsAPI: Sendable {
             )
         }
         let decoder = JSONDecoder()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let stored = try ledger.lineItems(for: id)
         let earlier = try stored.map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
         var fresh: [(lineItemId: String, body: String)] = []
@@ -92,7 +90,7 @@ struct LineItemsAPI: Sendable {
         // already posted for another token of the app is refused, restatement or not.
         let owners = try ledger.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
         for item in items {
-            let body = String(decoding: try encoder.encode(item), as: UTF8.self)
+            let body = try AppleJSON.text(item)
             let itemId = item.common.lineItemId
             if let owner = owners[itemId], owner != id {
                 problems.append(
