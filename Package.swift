@@ -16,6 +16,8 @@ let package = Package(
         // Linux system calls the Glibc module hides (accept4, epoll, eventfd need _GNU_SOURCE or packed structs).
         .target(name: "CSystem", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "Logging", swiftSettings: swiftSettings),
+        // The domain's small value types every layer shares, storage included: no dependencies of its own.
+        .target(name: "Domain", swiftSettings: swiftSettings),
         // Threads of our own and an injectable clock, shared by every layer that runs in the background.
         .target(name: "Lifecycle", swiftSettings: swiftSettings),
         .target(name: "HTTPServer", dependencies: ["CSystem", "Logging", "Lifecycle"], swiftSettings: swiftSettings),
@@ -26,31 +28,40 @@ let package = Package(
         // HMAC-SHA256 and ES256 over OpenSSL: the only user of CCrypto.
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
         .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: swiftSettings),
-        .target(name: "ExternalPurchase", dependencies: ["Outbound", "Crypto"], swiftSettings: swiftSettings),
-        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "Lifecycle"], swiftSettings: swiftSettings),
+        .target(
+            name: "ExternalPurchase",
+            dependencies: ["Domain", "Outbound", "Crypto"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Storage",
+            dependencies: ["Domain", "CSQLite", "CLibPQ", "Lifecycle"],
+            swiftSettings: swiftSettings
+        ),
         // Payment providers (demo, Stripe over Outbound), Stripe webhooks, and purchases as Apple line items.
         .target(
             name: "Payments",
-            dependencies: ["Outbound", "Crypto", "ExternalPurchase", "Lifecycle"],
+            dependencies: ["Domain", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LinkOut",
             dependencies: [
-                "HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound", "Payments",
+                "Domain", "HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound",
+                "Payments",
             ],
             swiftSettings: swiftSettings
         ),
         // The command line: argument parsing and printing; the work happens in LinkOut.
         .executableTarget(
             name: "linkout",
-            dependencies: ["LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
+            dependencies: ["Domain", "LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",
-            dependencies: ["HTTPServer", "Logging", "Payments", "Crypto", "ExternalPurchase", "CLibPQ"],
+            dependencies: ["Domain", "HTTPServer", "Logging", "Payments", "Crypto", "ExternalPurchase", "CLibPQ"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -62,11 +73,15 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ExternalPurchaseTests",
-            dependencies: ["ExternalPurchase", "Crypto", "Outbound", "HTTPServer", "Logging", "TestSupport"],
+            dependencies: ["Domain", "ExternalPurchase", "Crypto", "Outbound", "HTTPServer", "Logging", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "StorageTests",
+            dependencies: ["Domain", "Storage", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "OutboundTests",
             dependencies: ["Outbound", "HTTPServer", "Logging"],
@@ -75,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "PaymentsTests",
             dependencies: [
-                "Payments", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle", "HTTPServer", "Logging",
+                "Domain", "Payments", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle", "HTTPServer", "Logging",
                 "TestSupport",
             ],
             swiftSettings: swiftSettings
@@ -83,8 +98,8 @@ let package = Package(
         .testTarget(
             name: "LinkOutTests",
             dependencies: [
-                "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "ExternalPurchase", "Crypto",
-                "Payments",
+                "Domain", "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "ExternalPurchase",
+                "Crypto", "Payments",
             ],
             swiftSettings: swiftSettings
         ),
