@@ -151,7 +151,8 @@ package final class Application: Sendable {
             rateGuard: RateGuard(
                 limiter: RateLimiter(
                     perSecond: Double(configuration.server.rateLimitPerSecond),
-                    burst: Double(configuration.server.rateLimitBurst)
+                    burst: Double(configuration.server.rateLimitBurst),
+                    clock: clock
                 ),
                 trustedProxies: Set(configuration.server.trustedProxies),
                 pages: pages,
