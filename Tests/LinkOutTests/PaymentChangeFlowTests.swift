@@ -1,5 +1,6 @@
 import Foundation
 import Lifecycle
+import Payments
 import Storage
 import TestSupport
 import Testing

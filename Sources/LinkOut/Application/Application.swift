@@ -36,7 +36,7 @@ package final class Application: Sendable {
         let identifiers = Identifiers(secret: try ledger.secret(named: "identifiers"))
         let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
         self.reporting = reporting
-        let payments = PaymentServices(
+        let payments = try PaymentServices(
             configuration: configuration,
             ledger: ledger,
             identifiers: identifiers,

@@ -23,9 +23,6 @@ struct PaymentChangeMapper: Sendable {
     let rates: ExchangeRateSource
     /// Redemption codes and events for the developer's backend.
     let entitlements: EntitlementEvents
-    /// The provider runs with a live key (Stripe `sk_live_`/`rk_live_`): only then can an event be a real sale.
-    let liveKey: Bool
-
     /// Set while making the line items of a held event: it no longer waits behind its own hold.
     var releasing = false
 
@@ -42,16 +39,14 @@ struct PaymentChangeMapper: Sendable {
         return "an earlier line item of this token waits for an exchange rate"
     }
 
-    /// The change for a stored provider event.
-    func change(for event: StoredPaymentEvent, at now: Int64) throws -> Decision {
-        let key = (provider: event.provider, eventId: event.eventId)
-        let decoded: StripeEvent
-        do {
-            decoded = try StripeEvent.decode(Array(event.body.utf8))
-        } catch {
-            return .apply(PaymentChange(event: key, outcome: "unreadable: \(error)", at: now))
-        }
-        let payload = decoded.payload
+    /// The change for a provider's event, decoded from storage by its provider (`PaymentEventProcessor`).
+    /// `tookMoney`: the event and the provider both say live; only then is a purchase a real sale.
+    func change(
+        for payload: PaymentEvent,
+        tookMoney: Bool,
+        event key: (provider: String, eventId: String),
+        at now: Int64
+    ) throws -> Decision {
         switch payload {
         case .purchaseCompleted(var completion):
             // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
@@ -70,9 +65,7 @@ struct PaymentChangeMapper: Sendable {
                     completion.mode = product.interval == nil ? .payment : .subscription
                 }
             }
-            // Money changed hands only in live mode with a live key: a test key's events never count as sales.
-            let tookMoney = decoded.livemode && liveKey
-            return .apply(try purchase(completion, provider: event.provider, tookMoney: tookMoney, event: key, at: now))
+            return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):
             return .apply(session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
         case .purchaseFailed(let reference):

@@ -75,7 +75,6 @@ struct PaymentStarter: Sendable {
             language: language,
             successURL: base + "/checkout/\(checkout.id)/done?session_id={CHECKOUT_SESSION_ID}",
             cancelURL: base + "/checkout/\(checkout.id)",
-            automaticTax: configuration.payments.stripe.automaticTax,
             expiresAt: expiresAt
         )
         // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
