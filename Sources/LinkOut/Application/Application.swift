@@ -33,7 +33,7 @@ package final class Application: Sendable {
             isSecure: configuration.server.isSecure,
             apps: configuration.apps
         )
-        let identifiers = Identifiers(secret: try ledger.secret(named: "identifiers"))
+        let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
         let validator = TokenValidator(
             apps: Dictionary(configuration.apps.map { ($0.bundleId, $0.appAppleId) }) { first, _ in first }
         )

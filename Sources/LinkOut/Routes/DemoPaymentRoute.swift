@@ -106,9 +106,9 @@ struct DemoPaymentRoute: Sendable {
         PaymentSessionRecord, Product, CheckoutRecord, AppConfiguration
     )? {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
-            let session = try ledger.paymentSession(intentId: intentId), session.provider == provider.name,
+            let session = try ledger.payments.paymentSession(intentId: intentId), session.provider == provider.name,
             let product = configuration.catalog.first(where: { $0.id == session.productId }),
-            let checkout = try ledger.checkout(id: session.checkoutId),
+            let checkout = try ledger.tokens.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
         else { return nil }
         return (session, product, checkout, app)

@@ -51,7 +51,7 @@ struct LineItemsAPI: Sendable {
         }
         guard request.body.count <= Self.maxBodyBytes else { return Self.tooLarge(request) }
         let id = request.pathParameters["externalPurchaseId"] ?? ""
-        guard let token = try ledger.token(id) else {
+        guard let token = try ledger.tokens.token(id) else {
             return JSONResponse.error(
                 .notFound,
                 "unknown_token",
@@ -80,7 +80,7 @@ struct LineItemsAPI: Sendable {
             )
         }
         let decoder = JSONDecoder()
-        let stored = try ledger.lineItems(for: id)
+        let stored = try ledger.reports.lineItems(for: id)
         let earlier = try stored.map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
         var fresh: [(lineItemId: String, body: String)] = []
         var freshItems: [LineItem] = []
@@ -88,7 +88,7 @@ struct LineItemsAPI: Sendable {
         var problems: [ReportProblem] = []
         // Apple: a lineItemId "must be unique per app", and one transaction is never reported twice: an id
         // already posted for another token of the app is refused, restatement or not.
-        let owners = try ledger.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
+        let owners = try ledger.notifications.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
         for item in items {
             let body = try AppleJSON.text(item)
             let itemId = item.common.lineItemId
@@ -132,7 +132,7 @@ struct LineItemsAPI: Sendable {
         problems += validator.problems(in: freshItems)
         guard problems.isEmpty else { return JSONResponse.json(.badRequest, Problems(errors: problems)) }
         if !fresh.isEmpty {
-            try ledger.storeLineItems(fresh, for: id, at: clock.nowMilliseconds())
+            try ledger.reports.storeLineItems(fresh, for: id, at: clock.nowMilliseconds())
             reporting.wake()
         }
         return JSONResponse.json(

@@ -46,7 +46,7 @@ struct StripeWebhookRoute: Sendable {
             logger.warning("stripe webhook refused", ["reason": "the body is not a Stripe event"])
             return refuse(.badRequest, "invalid_event", "The body is not a Stripe event.")
         }
-        let isNew = try ledger.storePaymentEvent(
+        let isNew = try ledger.payments.storePaymentEvent(
             StoredPaymentEvent(
                 provider: "stripe",
                 eventId: id,
