@@ -55,7 +55,11 @@ final class WebhookSender: Sendable {
                 // a time, so no claim waits here behind a slow receiver beyond its lease; 100 at most a pass.
                 for _ in 0..<100 where !worker.isStopping {
                     let now = clock.nowMilliseconds()
-                    let claimed = try ledger.claimDueWebhooks(now: now, limit: 1, leaseUntil: now + leaseMilliseconds)
+                    let claimed = try ledger.entitlements.claimDueWebhooks(
+                        now: now,
+                        limit: 1,
+                        leaseUntil: now + leaseMilliseconds
+                    )
                     guard let delivery = claimed.first else { break }
                     if try send(delivery) { delivered += 1 }
                 }
@@ -92,7 +96,7 @@ final class WebhookSender: Sendable {
         let at = clock.nowMilliseconds()
         let metadata = ["webhook.event_id": delivery.eventId, "webhook.type": delivery.type]
         if problem == nil {
-            try ledger.recordWebhookAttempt(
+            try ledger.entitlements.recordWebhookAttempt(
                 WebhookAttempt(
                     eventId: delivery.eventId,
                     state: .delivered,
@@ -109,7 +113,7 @@ final class WebhookSender: Sendable {
         // The window counts from the event's creation, but an event that waited behind an earlier one of its
         // purchase still gets a fair number of tries of its own.
         let givingUp = at - delivery.createdAt >= retryForMilliseconds && delivery.attempts + 1 >= Self.leastTries
-        try ledger.recordWebhookAttempt(
+        try ledger.entitlements.recordWebhookAttempt(
             WebhookAttempt(
                 eventId: delivery.eventId,
                 state: givingUp ? .failed : .pending,

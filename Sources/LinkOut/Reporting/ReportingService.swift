@@ -73,7 +73,7 @@ package final class ReportingService: Sendable {
         switch keys.current {
         case .success:
             // A block survives a restart (and shows in `linkout report status`) until Apple takes a report.
-            let stored = (try? ledger.setting(named: ReportingBlock.setting)) ?? nil
+            let stored = (try? ledger.settings.setting(named: ReportingBlock.setting)) ?? nil
             state = Mutex(stored.flatMap(ReportingBlock.init(stored:)).map(Status.blocked) ?? .running)
         case .failure(let problem):
             state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
@@ -118,7 +118,7 @@ package final class ReportingService: Sendable {
                 heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
                 tick()
                 // A retry due before the next poll (a timed-out call's backoff) starts the next pass then.
-                let next = (try? ledger.dueReports(now: .max, limit: 1).first?.nextAttemptAt) ?? nil
+                let next = (try? ledger.reports.dueReports(now: .max, limit: 1).first?.nextAttemptAt) ?? nil
                 // At least a second: a report due but not sent (sending blocked or paused) must not spin the loop.
                 var untilNext = next.map { max(1_000, $0 - clock.nowMilliseconds()) } ?? Int64.max
                 // Blocked: nothing goes out before the next probe.
@@ -241,7 +241,7 @@ package final class ReportingService: Sendable {
         }
         let body = try AppleJSON.text(planned.report)
         if let revised = planned.revises {
-            try ledger.reviseRejectedReport(revised, body: body, lineItemRows: planned.lineItemRows, now: now)
+            try ledger.reports.reviseRejectedReport(revised, body: body, lineItemRows: planned.lineItemRows, now: now)
             return true
         }
         let stored = StoredReport(
@@ -255,7 +255,7 @@ package final class ReportingService: Sendable {
             createdAt: now
         )
         do {
-            try ledger.enqueueReport(stored, lineItemRows: planned.lineItemRows)
+            try ledger.reports.enqueueReport(stored, lineItemRows: planned.lineItemRows)
         } catch {
             // Another instance on the same database queued this token's report first (both planned it from the
             // same tables): theirs goes out, nothing is wrong.
@@ -319,9 +319,9 @@ package final class ReportingService: Sendable {
         }
         do {
             if let rewrite = answer.rewrite {
-                try ledger.recordRejection(report.requestIdentifier, answer.attempt, rewrite: rewrite)
+                try ledger.reports.recordRejection(report.requestIdentifier, answer.attempt, rewrite: rewrite)
             } else {
-                try ledger.recordAttempt(report.requestIdentifier, answer.attempt)
+                try ledger.reports.recordAttempt(report.requestIdentifier, answer.attempt)
             }
         } catch {
             // The answer is lost with the write; the report stays as it was and is sent again (same bytes, same

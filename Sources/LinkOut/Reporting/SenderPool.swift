@@ -146,7 +146,7 @@ final class SenderPool: Sendable {
         }
         if !unsent.isEmpty {
             do {
-                try service.ledger.releaseReportClaims(unsent)
+                try service.ledger.reports.releaseReportClaims(unsent)
             } catch {
                 service.logger.warning("claimed reports not released", ["error": "\(error)"])
             }
@@ -211,7 +211,7 @@ final class SenderPool: Sendable {
                     // Claimed, not just read: another instance on the same database skips these while we send.
                     // Only what the senders take up soon, so no claim waits in the buffer beyond its lease.
                     let now = now()
-                    due = try service.ledger.claimDueReports(
+                    due = try service.ledger.reports.claimDueReports(
                         now: now,
                         limit: 2 * Int(service.configuration.reporting.concurrency),
                         leaseUntil: now + service.configuration.storage.leaseSeconds * 1000

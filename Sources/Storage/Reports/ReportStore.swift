@@ -1,7 +1,11 @@
 /// The report outbox: line items posted for tokens, and the reports built from them or from their absence.
 /// Every change that sends or settles a report happens in one transaction with what it depends on, so a crash
 /// at any point leaves either the old state or the new one.
-extension SQLEngine {
+public struct ReportStore: Sendable {
+    let database: SQLDatabase
+    /// This process's name in outbox leases (`Ledger.instance`).
+    let instance: String
+
     static let reportColumns = """
         request_identifier, external_purchase_id, environment, bundle_id, status, body, state, attempts,
         next_attempt_at, created_at, last_attempt_at, last_http_status, last_response, accepted_at
@@ -48,9 +52,9 @@ extension SQLEngine {
 
     // MARK: reads
 
-    /// A token's line items; held ones are on no token yet.
-    func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem] {
-        try read { connection throws(StorageError) in
+    /// A token's posted line items, in the order they arrived.
+    public func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.lineItemColumns)
@@ -61,10 +65,10 @@ extension SQLEngine {
         }
     }
 
-    /// Every line item of the purchase that `lineItemId` belongs to (its buy, renewals and refunds, on whichever
-    /// token each went, held ones included), by the charges that name them.
-    func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
-        try read { connection throws(StorageError) in
+    /// Every line item of the purchase `lineItemId` belongs to (buy, renewals, and what refers to them), on
+    /// whichever token each went, held ones included.
+    public func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.lineItemColumns) FROM line_items WHERE line_item_id = ? OR line_item_id IN (
@@ -77,9 +81,10 @@ extension SQLEngine {
         }
     }
 
-    /// Held line items, oldest first.
-    func heldLineItems(after rowId: Int64, limit: Int) throws(StorageError) -> [StoredLineItem] {
-        try read { connection throws(StorageError) in
+    /// Line items held because no token of the customer was active at their `creationDate`, oldest first, after
+    /// the row `after` (keyset paging: the next page starts after the last row of this one).
+    public func heldLineItems(after rowId: Int64 = 0, limit: Int) throws(StorageError) -> [StoredLineItem] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.lineItemColumns) FROM line_items WHERE held_since IS NOT NULL AND id > ?
@@ -90,17 +95,17 @@ extension SQLEngine {
         }
     }
 
-    func heldLineItemCount() throws(StorageError) -> Int64 {
-        try read { connection throws(StorageError) in
+    /// How many line items are held.
+    public func heldLineItemCount() throws(StorageError) -> Int64 {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query("SELECT count(*) FROM line_items WHERE held_since IS NOT NULL").first?.first?.integer
                 ?? 0
         }
     }
 
-    /// Moves a held line item onto the token that will carry it; it waits for the next report of that token.
-    /// False when it is no longer held (another instance placed it).
-    func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
-        try writer.write { connection throws(StorageError) in
+    /// Moves a held line item onto a token; false when it was placed already.
+    public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
             !(try connection.query(
                 """
                 UPDATE line_items SET external_purchase_id = ?, held_since = NULL
@@ -111,22 +116,17 @@ extension SQLEngine {
         }
     }
 
-    /// Custom-link tokens (`ACQUISITION`/`SERVICES` with an expiry) of the app and environment that are active
-    /// at `at` and belong to one of `accounts`, not reported `DUPLICATE_TOKEN`: the tokens a line item dated
-    /// `at` may go on (spec §3.4: "any token associated with the customer that is active … at the time of the
-    /// transaction"). Tokens with line items first, then the first seen.
-    func activeCustomerTokens(
-        bundleId: String,
-        environment: String,
-        accounts: [String],
-        at: Int64
-    ) throws(StorageError) -> [StoredToken] {
+    /// Custom-link tokens of one of `accounts` active at `at`, that a line item dated `at` may go on; the token
+    /// already carrying line items first.
+    public func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
+        throws(StorageError) -> [StoredToken]
+    {
         guard !accounts.isEmpty else { return [] }
         let placeholders = accounts.map { _ in "?" }.joined(separator: ", ")
-        return try read { connection throws(StorageError) in
+        return try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT \(Self.tokenColumns) FROM tokens t
+                SELECT \(TokenStore.tokenColumns) FROM tokens t
                 WHERE t.app_account_token IN (\(placeholders)) AND t.bundle_id = ? AND t.environment = ?
                   AND \(Self.isCustomLink("t")) AND t.token_created_at <= ? AND t.token_expires_at >= ?
                   AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = t.external_purchase_id
@@ -138,12 +138,13 @@ extension SQLEngine {
                 accounts.map { SQLValue.text($0) } + [
                     .text(bundleId), .text(environment), .integer(at), .integer(at),
                 ]
-            ).map(Self.storedToken)
+            ).map(TokenStore.storedToken)
         }
     }
 
-    func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport] {
-        try read { connection throws(StorageError) in
+    /// A token's reports, oldest first.
+    public func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? ORDER BY created_at",
                 [.text(externalPurchaseId)]
@@ -151,8 +152,8 @@ extension SQLEngine {
         }
     }
 
-    func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport? {
-        try read { connection throws(StorageError) in
+    public func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports WHERE request_identifier = ?",
                 [.text(requestIdentifier)]
@@ -161,10 +162,10 @@ extension SQLEngine {
     }
 
     /// Newest first.
-    func reports(limit: Int, offset: Int, state: StoredReport.State?) throws(StorageError)
+    public func reports(limit: Int, offset: Int = 0, state: StoredReport.State? = nil) throws(StorageError)
         -> [StoredReport]
     {
-        try read { connection throws(StorageError) in
+        try database.readers.read { connection throws(StorageError) in
             let filter = state.map { _ in "WHERE state = ?" } ?? ""
             var parameters: [SQLValue] = state.map { [.text($0.rawValue)] } ?? []
             parameters += [.integer(Int64(limit)), .integer(Int64(offset))]
@@ -176,8 +177,8 @@ extension SQLEngine {
     }
 
     /// Pending reports whose time has come, oldest first.
-    func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport] {
-        try read { connection throws(StorageError) in
+    public func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.reportColumns) FROM reports WHERE state = 'pending' AND next_attempt_at <= ?
@@ -241,41 +242,22 @@ extension SQLEngine {
         """
     }
 
-    /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items
-    /// (candidates for `NO_LINE_ITEM` or `DUPLICATE_TOKEN`). Tokens with an open (pending or rejected) report are
-    /// left out: one report at a time per token.
-    ///
-    /// A token without an expiry (link-out tokens, Japan's and Brazil's `IN_APP`/`LINK_OUT` tokens, and a
-    /// custom-link type that came without `tokenExpirationDate`) is due once created before `quietSince`. The
-    /// wait counts from `tokenCreationDate`, as Apple's 10-day clock does, not from when linkout first saw the
-    /// token: a token forwarded late is due at once. A payment that may still complete (a session opened after
-    /// `paymentsOpenSince`, or a delayed payment method pending since after `paymentsPendingSince`) holds it
-    /// back: the purchase would follow as a line item. No hold outlasts `holdsEndForTokensCreatedBefore` (Apple's
-    /// deadline comes first).
-    ///
-    /// A custom-link token with an expiry lives up to a year and may take purchases all that time (spec §3.4).
-    /// While active it is due only as a duplicate (`isDuplicateToken`) or on Apple's `UNREPORTED` notice; once
-    /// expired (`now` past `tokenExpirationDate`) at once, held only by a checkout opened on it before it
-    /// expired that may still complete (a day at most). Apple sends `UNREPORTED` "soon after the token expires"
-    /// (spec §5.8) without saying how soon, so linkout does not wait for a quiet time.
-    ///
-    /// A token Apple announced as unreported (`report_due_at`, set by an `UNREPORTED` notification) is due at
-    /// once, whatever the wait or the hold say. A token whose sale is held for an exchange rate is never reported
-    /// `NO_LINE_ITEM`: it had a transaction, and its line item follows.
-    func tokensNeedingReports(
+    /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items:
+    /// a token without an expiry created before `quietSince` and with no payment that may still complete, a
+    /// custom-link token once it expired or as a duplicate, any token Apple announced as unreported. Tokens
+    /// with an open (pending or rejected) report are left out: one report at a time per token.
+    public func tokensNeedingReports(
         now: Int64,
         quietSince: Int64,
         paymentsOpenSince: Int64,
         paymentsPendingSince: Int64,
         holdsEndForTokensCreatedBefore: Int64,
         limit: Int
-    ) throws(StorageError)
-        -> [StoredToken]
-    {
-        try read { connection throws(StorageError) in
+    ) throws(StorageError) -> [StoredToken] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT \(Self.tokenColumns) FROM tokens t
+                SELECT \(TokenStore.tokenColumns) FROM tokens t
                 WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
                         AND r.state IN ('pending', 'rejected'))
                   AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
@@ -303,14 +285,14 @@ extension SQLEngine {
                     .integer(paymentsPendingSince), .integer(now), .integer(paymentsOpenSince),
                     .integer(Int64(limit)),
                 ]
-            ).map(Self.storedToken)
+            ).map(TokenStore.storedToken)
         }
     }
 
-    /// Whether the token is an extra custom-link token of its customer, to be reported `DUPLICATE_TOKEN`
-    /// (`isDuplicateToken`).
-    func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool {
-        try read { connection throws(StorageError) in
+    /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
+    /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (spec §3.4).
+    public func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool {
+        try database.readers.read { connection throws(StorageError) in
             !(try connection.query(
                 "SELECT 1 FROM tokens t WHERE t.external_purchase_id = ? AND \(Self.isDuplicateToken)",
                 [.text(externalPurchaseId)]
@@ -319,11 +301,11 @@ extension SQLEngine {
     }
 
     /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
-    /// `tokenCreationDate` (Apple's UNREPORTED notice counts from creation), both from one scan of the tokens.
-    func reportSummary() throws(StorageError) -> (
+    /// `tokenCreationDate`.
+    public func reportSummary() throws(StorageError) -> (
         counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
     ) {
-        try read { connection throws(StorageError) in
+        try database.readers.read { connection throws(StorageError) in
             var counts: [StoredReport.State: Int64] = [:]
             for row in try connection.query("SELECT state, count(*) FROM reports GROUP BY state") {
                 if let state = StoredReport.State(rawValue: row[0].text ?? "") { counts[state] = row[1].integer ?? 0 }
@@ -340,13 +322,19 @@ extension SQLEngine {
 
     // MARK: writes
 
+    /// The `tokenCreationDate` of the oldest token without an accepted report: Apple's UNREPORTED notice counts
+    /// from creation, not from when linkout first saw the token.
+    public func oldestUnreportedCreation() throws(StorageError) -> Int64? {
+        try reportSummary().oldestUnreportedCreation
+    }
+
     /// Stores posted line items for a token; they wait for the next report.
-    func storeLineItems(
+    public func storeLineItems(
         _ items: [(lineItemId: String, body: String)],
         for externalPurchaseId: String,
         at: Int64
     ) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+        try database.writer.write { connection throws(StorageError) in
             for item in items {
                 try connection.query(
                     "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
@@ -356,10 +344,11 @@ extension SQLEngine {
         }
     }
 
-    /// Puts a new report in the outbox and marks the line items it carries, in one transaction. Fails (and
-    /// changes nothing) if the token has an open report already: at most one report in flight per token.
-    func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+    /// Puts a new report in the outbox and marks the line items it carries, in one transaction. Fails with
+    /// `.conflict` (and changes nothing) if the token has an open report already: at most one report in flight
+    /// per token.
+    public func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
             if lineItemRows.isEmpty {
                 // NO_LINE_ITEM and DUPLICATE_TOKEN are decided once: a token with any report gets no second one.
                 let any = try connection.query(
@@ -397,13 +386,13 @@ extension SQLEngine {
 
     /// A rejected report whose token's data changed: the new full body under the same requestIdentifier (Apple:
     /// "resubmit the full report using the same requestIdentifier"), pending again.
-    func reviseRejectedReport(
+    public func reviseRejectedReport(
         _ requestIdentifier: String,
         body: String,
         lineItemRows: [Int64],
         now: Int64
     ) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+        try database.writer.write { connection throws(StorageError) in
             let rows = try connection.query(
                 """
                 UPDATE reports SET body = ?, state = 'pending', next_attempt_at = ?
@@ -421,9 +410,10 @@ extension SQLEngine {
         }
     }
 
-    /// Records the outcome of one send attempt.
-    func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt, owner: String) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+    /// Records the outcome of a send by this instance. Dropped if another instance has leased the report since
+    /// (this one's lease ended mid-send): the other's attempt is the one that counts.
+    public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
+        try database.writer.write { [instance] connection throws(StorageError) in
             try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
@@ -435,7 +425,7 @@ extension SQLEngine {
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
                     .optional(attempt.httpStatus),
                     .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
-                    .integer(attempt.at), .text(requestIdentifier), .text(owner),
+                    .integer(attempt.at), .text(requestIdentifier), .text(instance),
                 ]
             )
         }

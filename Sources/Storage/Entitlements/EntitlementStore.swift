@@ -1,10 +1,14 @@
 import Foundation
 
 /// Redemption codes and the entitlement webhook outbox.
-extension SQLEngine {
-    /// Marks a code redeemed if it is unused and not expired, in one transaction; says why not otherwise.
-    func redeem(codeHash: String, at now: Int64) throws(StorageError) -> RedemptionOutcome {
-        try writer.write { connection throws(StorageError) in
+public struct EntitlementStore: Sendable {
+    let database: SQLDatabase
+    /// This process's name in outbox leases (`Ledger.instance`).
+    let instance: String
+
+    /// Uses up a code (by its hash) if it is valid now; returns once committed.
+    public func redeem(codeHash: String, at now: Int64) throws(StorageError) -> RedemptionOutcome {
+        try database.writer.write { connection throws(StorageError) in
             let rows = try connection.query(
                 "SELECT purchase_id, created_at, expires_at, redeemed_at FROM redemptions WHERE code_hash = ?",
                 [.text(codeHash)]
@@ -38,21 +42,6 @@ extension SQLEngine {
         }
     }
 
-    func purchases(appAccountToken: String) throws(StorageError) -> [PurchaseRecord] {
-        try read { connection throws(StorageError) in
-            let columns = Self.purchaseColumns.split(separator: ",").map {
-                "p." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
-            }.joined(separator: ", ")
-            return try connection.query(
-                """
-                SELECT \(columns) FROM purchases p JOIN tokens t ON t.external_purchase_id = p.external_purchase_id
-                WHERE t.app_account_token = ? ORDER BY p.created_at DESC LIMIT 1000
-                """,
-                [.text(appAccountToken)]
-            ).map(Self.purchase)
-        }
-    }
-
     static let webhookColumns = """
         event_id, purchase_id, sequence, type, body, state, attempts, next_attempt_at, created_at, last_attempt_at, \
         last_status, last_error, delivered_at
@@ -76,10 +65,9 @@ extension SQLEngine {
         )
     }
 
-    /// Deliveries due now, at most one per purchase: its earliest pending event, so a receiver sees a
-    /// purchase's events in the order they happened.
-    func dueWebhooks(now: Int64, limit: Int) throws(StorageError) -> [WebhookDelivery] {
-        try read { connection throws(StorageError) in
+    /// Deliveries due now, the earliest pending one per purchase.
+    public func dueWebhooks(now: Int64, limit: Int) throws(StorageError) -> [WebhookDelivery] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.webhookColumns) FROM webhook_deliveries w
@@ -93,8 +81,10 @@ extension SQLEngine {
         }
     }
 
-    func webhooks(state: WebhookDelivery.State?, limit: Int, offset: Int) throws(StorageError) -> [WebhookDelivery] {
-        try read { connection throws(StorageError) in
+    public func webhooks(state: WebhookDelivery.State? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
+        -> [WebhookDelivery]
+    {
+        try database.readers.read { connection throws(StorageError) in
             let filter = state == nil ? "" : "WHERE state = ?"
             let parameters: [SQLValue] =
                 (state.map { [SQLValue.text($0.rawValue)] } ?? []) + [
@@ -107,8 +97,26 @@ extension SQLEngine {
         }
     }
 
-    func recordWebhookAttempt(_ attempt: WebhookAttempt, owner: String) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+    /// Claims due deliveries for this instance until `leaseUntil` as `ReportStore.claimDueReports` does, in each
+    /// purchase's order (a delivery waits for the purchase's earlier ones).
+    public func claimDueWebhooks(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [WebhookDelivery] {
+        try database.claim(
+            from: "webhook_deliveries",
+            key: "event_id",
+            columns: Self.webhookColumns,
+            now: now,
+            limit: limit,
+            lease: Lease(owner: instance, until: leaseUntil),
+            inOrder: """
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.purchase_id = c.purchase_id
+                    AND e.state = 'pending' AND e.sequence < c.sequence)
+                """
+        ).map(Self.webhook).sorted { ($0.nextAttemptAt, $0.sequence) < ($1.nextAttemptAt, $1.sequence) }
+    }
+
+    /// Records a delivery attempt by this instance; dropped if another instance has leased it since.
+    public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws(StorageError) {
+        try database.writer.write { [instance] connection throws(StorageError) in
             try connection.query(
                 """
                 UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?,
@@ -119,14 +127,14 @@ extension SQLEngine {
                 [
                     .text(attempt.state.rawValue), .integer(attempt.nextAttemptAt), .integer(attempt.at),
                     .optional(attempt.httpStatus), .optional(attempt.error), .text(attempt.state.rawValue),
-                    .integer(attempt.at), .text(attempt.eventId), .text(owner),
+                    .integer(attempt.at), .text(attempt.eventId), .text(instance),
                 ]
             )
         }
     }
 
-    func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64] {
-        try read { connection throws(StorageError) in
+    public func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64] {
+        try database.readers.read { connection throws(StorageError) in
             var counts: [WebhookDelivery.State: Int64] = [:]
             for row in try connection.query("SELECT state, COUNT(*) FROM webhook_deliveries GROUP BY state") {
                 if let state = WebhookDelivery.State(rawValue: row[0].text ?? "") { counts[state] = row[1].integer }

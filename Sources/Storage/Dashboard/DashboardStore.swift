@@ -1,18 +1,24 @@
+import Domain
+
 /// The dashboard's reads. The SQL is kept to what SQLite and PostgreSQL both run: integer division for days,
 /// `EXISTS` subqueries, `?` placeholders. The day divisor is written into the SQL rather than bound: PostgreSQL
 /// would see two different parameters in the select list and the `GROUP BY` and refuse the grouping.
-extension SQLEngine {
-    func dailyTokenCounts(since: Int64) throws(StorageError) -> [Ledger.DailyTokenCount] {
-        try read { connection throws(StorageError) in
+public struct DashboardStore: Sendable {
+    let database: SQLDatabase
+
+    /// Tokens first seen at or after `since`, counted per day, environment and source; days without tokens are
+    /// left out.
+    public func dailyTokenCounts(since: Int64) throws(StorageError) -> [DailyTokenCount] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT first_seen_at / \(Ledger.dayMilliseconds), environment, source, count(*) FROM tokens
-                WHERE first_seen_at >= ? GROUP BY first_seen_at / \(Ledger.dayMilliseconds), environment, source
+                SELECT first_seen_at / \(Milliseconds.day), environment, source, count(*) FROM tokens
+                WHERE first_seen_at >= ? GROUP BY first_seen_at / \(Milliseconds.day), environment, source
                 ORDER BY 1, 2, 3
                 """,
                 [.integer(since)]
             ).map { row in
-                Ledger.DailyTokenCount(
+                DailyTokenCount(
                     day: row[0].integer ?? 0,
                     environment: row[1].text ?? "",
                     source: row[2].text ?? "",
@@ -22,8 +28,9 @@ extension SQLEngine {
         }
     }
 
-    func funnel(since: Int64) throws(StorageError) -> Ledger.Funnel {
-        try read { connection throws(StorageError) in
+    /// The funnel of the tokens first seen at or after `since`.
+    public func funnel(since: Int64) throws(StorageError) -> Funnel {
+        try database.readers.read { connection throws(StorageError) in
             let row = try connection.query(
                 """
                 SELECT count(*),
@@ -38,7 +45,7 @@ extension SQLEngine {
                 """,
                 [.integer(since)]
             ).first
-            return Ledger.Funnel(
+            return Funnel(
                 tokens: row?[0].integer ?? 0,
                 checkouts: row?[1].integer ?? 0,
                 payments: row?[2].integer ?? 0,
@@ -47,29 +54,31 @@ extension SQLEngine {
         }
     }
 
-    func failingReports(limit: Int) throws(StorageError) -> [StoredReport] {
-        try read { connection throws(StorageError) in
+    /// Reports Apple refused, or that failed at least once and wait for a retry; most recent attempt first.
+    public func failingReports(limit: Int) throws(StorageError) -> [StoredReport] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT \(Self.reportColumns) FROM reports
+                SELECT \(ReportStore.reportColumns) FROM reports
                 WHERE state = 'rejected' OR (state = 'pending' AND attempts > 0)
                 ORDER BY coalesce(last_attempt_at, created_at) DESC, request_identifier LIMIT ?
                 """,
                 [.integer(Int64(limit))]
-            ).map(Self.storedReport)
+            ).map(ReportStore.storedReport)
         }
     }
 
-    func failingWebhooks(limit: Int) throws(StorageError) -> [WebhookDelivery] {
-        try read { connection throws(StorageError) in
+    /// Webhook deliveries given up on, or that failed at least once and wait for a retry; most recent first.
+    public func failingWebhooks(limit: Int) throws(StorageError) -> [WebhookDelivery] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT \(Self.webhookColumns) FROM webhook_deliveries
+                SELECT \(EntitlementStore.webhookColumns) FROM webhook_deliveries
                 WHERE state = 'failed' OR (state = 'pending' AND attempts > 0)
                 ORDER BY coalesce(last_attempt_at, created_at) DESC, event_id LIMIT ?
                 """,
                 [.integer(Int64(limit))]
-            ).map(Self.webhook)
+            ).map(EntitlementStore.webhook)
         }
     }
 }

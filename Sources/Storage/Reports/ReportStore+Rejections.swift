@@ -1,15 +1,14 @@
 /// Apple's rejections (spec §5.6) in the outbox: recording what a `400` changed, the rejected reports that can
 /// go again, the tokens that need a person, and the operator's corrections.
-extension SQLEngine {
+extension ReportStore {
     /// Records a send answered `400` and, in the same transaction, the report's new body and status and the line
     /// items Apple named, set aside with its message. Nothing changes if another instance leased the report since.
-    func recordRejection(
+    public func recordRejection(
         _ requestIdentifier: String,
         _ attempt: ReportAttempt,
-        rewrite: ReportRewrite,
-        owner: String
+        rewrite: ReportRewrite
     ) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+        try database.writer.write { [instance] connection throws(StorageError) in
             let updated = try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
@@ -20,7 +19,7 @@ extension SQLEngine {
                 [
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
                     .optional(attempt.httpStatus), .optional(attempt.response), .integer(attempt.nextAttemptAt),
-                    .optional(rewrite.body), .optional(rewrite.status), .text(requestIdentifier), .text(owner),
+                    .optional(rewrite.body), .optional(rewrite.status), .text(requestIdentifier), .text(instance),
                 ]
             )
             guard !updated.isEmpty else { return }
@@ -36,10 +35,9 @@ extension SQLEngine {
         }
     }
 
-    /// Rejected reports whose token has line items in no report yet (a correction, or new ones), after
-    /// `after` in key order: the planner pages through all of them by key, so none waits behind others.
-    func rejectedReportsWithNewLineItems(after: String?, limit: Int) throws(StorageError) -> [StoredReport] {
-        try read { connection throws(StorageError) in
+    /// Rejected reports whose token has new line items, in key order after `after` (keyset paging).
+    public func rejectedReportsWithNewLineItems(after: String?, limit: Int) throws(StorageError) -> [StoredReport] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.reportColumns) FROM reports r
@@ -53,10 +51,9 @@ extension SQLEngine {
         }
     }
 
-    /// A token's rejected report goes again as it is (same bytes, same `requestIdentifier`): Apple's
-    /// `UNREPORTED` notice, or the operator's resend. Returns whether there was one.
-    func reviveRejectedReport(for externalPurchaseId: String, now: Int64) throws(StorageError) -> Bool {
-        try writer.write { connection throws(StorageError) in
+    /// The token's rejected report goes again as it is; false if it has none.
+    public func reviveRejectedReport(for externalPurchaseId: String, now: Int64) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
             !(try connection.query(
                 """
                 UPDATE reports SET state = 'pending', next_attempt_at = ?
@@ -67,17 +64,15 @@ extension SQLEngine {
         }
     }
 
-    /// The operator's new content for a rejected report, under its `requestIdentifier` (Apple: resubmit a
-    /// failed report under the same identifier), pending again. The line items it carried leave it, marked with
-    /// `note`. Returns whether the report was still rejected.
-    func replaceRejectedReport(
+    /// New content for a rejected report under its `requestIdentifier`; the line items it carried leave it.
+    public func replaceRejectedReport(
         _ requestIdentifier: String,
         status: String,
         body: String,
         note: String,
         now: Int64
     ) throws(StorageError) -> Bool {
-        try writer.write { connection throws(StorageError) in
+        try database.writer.write { connection throws(StorageError) in
             let updated = try connection.query(
                 """
                 UPDATE reports SET status = ?, body = ?, state = 'pending', next_attempt_at = ?
@@ -97,16 +92,14 @@ extension SQLEngine {
         }
     }
 
-    /// The operator's correction of a line item: the versions set aside are marked corrected, and `replacement`
-    /// (a restatement or retraction), if any, is stored to go in the next report. Returns how many set-aside
-    /// versions it resolved.
-    func correctLineItem(
+    /// Resolves a line item's set-aside versions and stores `replacement`, if any, for the next report.
+    public func correctLineItem(
         _ lineItemId: String,
         of externalPurchaseId: String,
         replacement: String?,
         now: Int64
     ) throws(StorageError) -> Int {
-        try writer.write { connection throws(StorageError) in
+        try database.writer.write { connection throws(StorageError) in
             let resolved = try connection.query(
                 """
                 UPDATE line_items SET corrected_at = ?
@@ -125,10 +118,9 @@ extension SQLEngine {
         }
     }
 
-    /// Tokens that need a person, the most urgent (oldest token) first: a rejected report, or line items set
-    /// aside and not corrected.
-    func needingAttention(limit: Int) throws(StorageError) -> [AttentionEntry] {
-        try read { connection throws(StorageError) in
+    /// Tokens that need a person, oldest token first.
+    public func needingAttention(limit: Int) throws(StorageError) -> [AttentionEntry] {
+        try database.readers.read { connection throws(StorageError) in
             let tokens = try connection.query(
                 """
                 SELECT t.external_purchase_id, t.token_created_at, t.token_expires_at FROM tokens t
@@ -168,9 +160,8 @@ extension SQLEngine {
         }
     }
 
-    /// How many tokens need a person (see `needingAttention`).
-    func attentionCount() throws(StorageError) -> Int64 {
-        try read { connection throws(StorageError) in
+    public func attentionCount() throws(StorageError) -> Int64 {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT count(*) FROM (

@@ -1,9 +1,10 @@
 /// The operator dashboard's sessions, in the database so that every instance on it knows them.
-extension SQLEngine {
-    /// Stores a new session and drops the expired ones, and beyond the `keep` latest, the oldest: a flood of
-    /// sign-ins cannot grow the table without bound.
-    func startAdminSession(key: String, expiresAt: Int64, now: Int64, keep: Int) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+public struct AdminSessionStore: Sendable {
+    let database: SQLDatabase
+
+    /// Stores a session until `expiresAt`; expired sessions go, and all but the `keep` latest.
+    public func startAdminSession(key: String, expiresAt: Int64, now: Int64, keep: Int) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
             try connection.query("DELETE FROM admin_sessions WHERE expires_at <= ?", [.integer(now)])
             try connection.query(
                 "INSERT INTO admin_sessions (session_key, expires_at) VALUES (?, ?)",
@@ -19,16 +20,17 @@ extension SQLEngine {
         }
     }
 
-    func adminSessionExpiry(key: String) throws(StorageError) -> Int64? {
-        try read { connection throws(StorageError) in
+    /// When the session `key` ends, or nil if there is no such session (never started, ended, or dropped).
+    public func adminSessionExpiry(key: String) throws(StorageError) -> Int64? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query("SELECT expires_at FROM admin_sessions WHERE session_key = ?", [.text(key)]).first?
                 .first?
                 .integer
         }
     }
 
-    func endAdminSession(key: String) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+    public func endAdminSession(key: String) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
             try connection.query("DELETE FROM admin_sessions WHERE session_key = ?", [.text(key)])
         }
     }

@@ -1,10 +1,11 @@
 import Foundation
 import Lifecycle
 
-/// The ledger on SQL: one group-commit writer connection and a pool of reader connections, on SQLite (one file
-/// in WAL mode) or on PostgreSQL (a server several instances share). The queries are the same on both (see
-/// `SQLDialect` for where they differ).
-final class SQLEngine: LedgerEngine {
+/// The ledger's database: one group-commit writer connection and a pool of reader connections, on SQLite (one
+/// file in WAL mode) or on PostgreSQL (a server several instances share). The stores (`TokenStore`,
+/// `ReportStore`, ...) run their SQL through it; the SQL is the same on both engines (see `SQLDialect` for where
+/// they differ).
+final class SQLDatabase: Sendable {
     let dialect: SQLDialect
     let writer: GroupCommitWriter
     let readers: ReaderPool
@@ -78,73 +79,6 @@ final class SQLEngine: LedgerEngine {
         readers.drain()
     }
 
-    func read<T: Sendable>(_ body: (any SQLConnection) throws(StorageError) -> T) throws(StorageError) -> T {
-        try readers.read(body)
-    }
-
-    // MARK: the visit journal
-
-    func journalApplied() throws(StorageError) -> Int64 {
-        try read { connection throws(StorageError) in
-            let value = try connection.query("SELECT value FROM settings WHERE name = 'journal_applied'")
-            return Int64(value.first?.first?.text ?? "0") ?? 0
-        }
-    }
-
-    func applyJournaled(_ batch: [JournalRecord]) throws(StorageError) -> [RecordOutcome] {
-        try writer.write { connection throws(StorageError) in
-            var outcomes: [RecordOutcome] = []
-            outcomes.reserveCapacity(batch.count)
-            for record in batch { outcomes.append(try Self.insert(record.visit, into: connection)) }
-            if let last = batch.last?.sequence {
-                try connection.query(
-                    """
-                    INSERT INTO settings (name, value) VALUES ('journal_applied', ?)
-                    ON CONFLICT(name) DO UPDATE SET value = excluded.value
-                    """,
-                    [.text(String(last))]
-                )
-            }
-            return outcomes
-        }
-    }
-
-    // MARK: settings
-
-    func checkWritable(at: Int64) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            try connection.query(
-                "INSERT INTO settings (name, value) VALUES ('ready_check', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                [.text(String(at))]
-            )
-        }
-    }
-
-    func secret(named name: String) throws(StorageError) -> String {
-        try writer.write { connection throws(StorageError) in
-            var bytes = [UInt8](repeating: 0, count: 32)
-            var generator = SystemRandomNumberGenerator()
-            for index in bytes.indices { bytes[index] = generator.next() }
-            let fresh = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-            try connection.query(
-                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
-                [.text(name), .text(fresh)]
-            )
-            let rows = try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
-            guard let value = rows.first?.first?.text else {
-                throw StorageError(.notFound, "secret \(name) missing after insert")
-            }
-            return value
-        }
-    }
-
-    /// The writer refuses writes as on a read-only disk (SQLite `query_only`; PostgreSQL read-only transactions).
-    func suspendWrites(_ suspended: Bool) throws(StorageError) {
-        try writer.withConnection { connection throws(StorageError) in
-            try connection.execute(dialect.suspendWrites(suspended))
-        }
-    }
-
     /// Caps the database at `pages` pages (nil: SQLite's default), so writes that need more fail with
     /// `SQLITE_FULL` as on a full disk. For tests of what a full database does.
     func limitPages(_ pages: Int?) throws(StorageError) {
@@ -152,11 +86,5 @@ final class SQLEngine: LedgerEngine {
         try writer.withConnection { connection throws(StorageError) in
             try connection.execute("PRAGMA max_page_count = \(pages.map(Int64.init) ?? openedMaxPages)")
         }
-    }
-}
-
-extension String {
-    func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

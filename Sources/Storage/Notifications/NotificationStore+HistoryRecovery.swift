@@ -1,6 +1,7 @@
-extension SQLEngine {
-    func historyCheckpoints() throws(StorageError) -> [HistoryCheckpoint] {
-        try read { connection throws(StorageError) in
+extension NotificationStore {
+    /// Every recorded window's progress, oldest window first.
+    public func historyCheckpoints() throws(StorageError) -> [HistoryCheckpoint] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT bundle_id, environment, start_date, end_date, pagination_token, pages, fetched, updated_at
@@ -21,8 +22,9 @@ extension SQLEngine {
         }
     }
 
-    func saveHistoryCheckpoint(_ checkpoint: HistoryCheckpoint) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+    /// Records how far one app and environment got (insert or replace). Returns once committed.
+    public func saveHistoryCheckpoint(_ checkpoint: HistoryCheckpoint) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 """
                 INSERT INTO history_recovery (bundle_id, environment, start_date, end_date, pagination_token, pages,
@@ -41,8 +43,9 @@ extension SQLEngine {
         }
     }
 
-    func clearHistoryWindow(startDate: Int64, endDate: Int64) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+    /// Forgets a finished window.
+    public func clearHistoryWindow(startDate: Int64, endDate: Int64) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 "DELETE FROM history_recovery WHERE start_date = ? AND end_date = ?",
                 [.integer(startDate), .integer(endDate)]

@@ -1,8 +1,12 @@
 /// Payment events whose Apple line item waits for an exchange rate (migration 9).
-extension SQLEngine {
-    func heldPaymentEvents(after key: HeldPaymentEvent.Key?, limit: Int) throws(StorageError) -> [HeldPaymentEvent] {
+extension PaymentStore {
+    /// Held events, oldest first: the order their line items are made in once released. `after`: the key of the
+    /// last event of the previous page (keyset paging), nil for the first page.
+    public func heldPaymentEvents(after key: HeldPaymentEvent.Key? = nil, limit: Int = 500) throws(StorageError)
+        -> [HeldPaymentEvent]
+    {
         let key = key ?? HeldPaymentEvent.Key(receivedAt: .min, provider: "", eventId: "")
-        return try read { connection throws(StorageError) in
+        return try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT provider, event_id, type, body, received_at, processed_at, outcome, held_token, held_reason
@@ -32,8 +36,10 @@ extension SQLEngine {
         }
     }
 
-    func hasHeldLineItems(externalPurchaseId: String) throws(StorageError) -> Bool {
-        try read { connection throws(StorageError) in
+    /// Whether a line item of this token is held: later line items of the token wait behind it, so Apple gets
+    /// them in the order they happened (a renewal after its start, a refund after its buy).
+    public func hasHeldLineItems(externalPurchaseId: String) throws(StorageError) -> Bool {
+        try database.readers.read { connection throws(StorageError) in
             try !connection.query(
                 "SELECT 1 FROM payment_events WHERE held_token = ? AND held_reason IS NOT NULL LIMIT 1",
                 [.text(externalPurchaseId)]
@@ -41,10 +47,15 @@ extension SQLEngine {
         }
     }
 
-    func deferBehindHold(provider: String, eventId: String, externalPurchaseId: String, until: Int64, reason: String)
-        throws(StorageError)
-    {
-        try writer.write { connection throws(StorageError) in
+    /// Puts off an event that waits behind a held line item of its token; the hold's release makes it due.
+    public func deferBehindHold(
+        provider: String,
+        eventId: String,
+        externalPurchaseId: String,
+        until: Int64,
+        reason: String
+    ) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 """
                 UPDATE payment_events SET next_attempt_at = ?, outcome = ?, held_token = ?

@@ -11,10 +11,10 @@ extension Ledger {
     /// from the lock file (older versions journaled there) and every segment, in sequence order; then deletes
     /// the segments and empties the lock file. Returns the next sequence number. A crash in between repeats
     /// nothing: the tables record the last applied sequence with the visits.
-    static func replay(directory: String, lockFile: JournalFile, into engine: any LedgerEngine) throws(StorageError)
+    static func replay(directory: String, lockFile: JournalFile, into database: SQLDatabase) throws(StorageError)
         -> Int64
     {
-        let applied = try engine.journalApplied()
+        let applied = try database.journalApplied()
         let segments = VisitJournal.segmentPaths(in: directory)
         var records = JournalCoding.decodeAll(try lockFile.readAll())
         for segment in segments {
@@ -26,7 +26,7 @@ extension Ledger {
         var start = 0
         while start < missing.count {
             let end = min(start + replayBatch, missing.count)
-            _ = try engine.applyJournaled(Array(missing[start..<end]))
+            _ = try database.applyJournaled(Array(missing[start..<end]))
             start = end
         }
         for segment in segments { unlink(segment.path) }
@@ -66,7 +66,7 @@ extension Ledger {
     /// A visit committed to the tables in the writer's next group commit (no journal on this engine).
     private func recordDirectly(_ visit: Visit, completion: @escaping @Sendable (StorageError?) -> Void) {
         let shared = self.shared
-        engine.submitVisit(visit) { result in
+        tokens.submitVisit(visit) { result in
             switch result {
             case .success(let outcome):
                 shared.health.withLock { $0.journal = nil }
@@ -83,17 +83,7 @@ extension Ledger {
     /// Reads that must see the latest visits (tests, an export right after traffic) call it first.
     @discardableResult
     package func flush(timeout: Duration = .seconds(5)) -> Bool {
-        guard let journal else { return true }
-        let target = journal.lastAssigned
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            // Visits whose append failed were never acknowledged and never reach the tables: not waited for.
-            if let written = journal.written(through: target), shared.applied.load(ordering: .relaxed) >= written {
-                return true
-            }
-            guard ContinuousClock.now < deadline else { return false }
-            _ = shared.progress.wait(timeout: .now() + .milliseconds(20))
-        }
+        shared.flush(timeout: timeout)
     }
 
     /// Called with each batch of journaled visits once it is in the tables.
@@ -106,47 +96,7 @@ extension Ledger {
         let call: @Sendable ([Visit], [RecordOutcome]) -> Void
         init(call: @escaping @Sendable ([Visit], [RecordOutcome]) -> Void) { self.call = call }
     }
-
-    /// What the journal, the ingester and readers share.
-    final class JournalState: Sendable {
-        /// Checkouts of visits that are journaled but not yet in the tables, so the page behind a fresh 303 is
-        /// found.
-        let pendingCheckouts = Mutex<[String: CheckoutRecord]>([:])
-        /// Told about each ingested batch (metrics of new tokens). Boxed: a closure kept directly in a Mutex is
-        /// re-wrapped in a conversion thunk on every `withLock` that touches it, so each call would grow a chain
-        /// of thunks (and its cost) without end.
-        let observer = Mutex<IngestionObserver?>(nil)
-        /// The journal, created after the ingester whose callback needs it.
-        private let journal = Mutex<VisitJournal?>(nil)
-        /// The highest journal sequence in the tables, and a signal after each ingested batch (for `flush`).
-        let applied = Atomic<Int64>(0)
-        let progress = DispatchSemaphore(value: 0)
-        /// The last failure of each write path, cleared by its next success (`writeFailure`).
-        let health = Mutex(Health())
-
-        struct Health {
-            var journal: StorageError?
-            var ingest: StorageError?
-        }
-
-        func start(journal: VisitJournal, applied: Int64) {
-            self.journal.withLock { $0 = journal }
-            self.applied.store(applied, ordering: .relaxed)
-        }
-
-        /// A batch reached the tables: its checkouts are found there now, and the journal may drop it.
-        func ingested(_ batch: [JournalRecord], _ outcomes: [RecordOutcome]) {
-            pendingCheckouts.withLock { checkouts in
-                for record in batch { checkouts.removeValue(forKey: record.visit.checkoutId) }
-            }
-            health.withLock { $0.ingest = nil }
-            // Observed (counted in the metrics) before `applied` moves, so a `flush` that returns has seen it.
-            observer.withLock { $0 }?.call(batch.map(\.visit), outcomes)
-            if let last = batch.last?.sequence {
-                journal.withLock { $0 }?.markApplied(last)
-                applied.store(last, ordering: .relaxed)
-            }
-            progress.signal()
-        }
-    }
 }
+
+/// One visit from the journal with its sequence number.
+package typealias JournalRecord = (sequence: Int64, visit: Visit)

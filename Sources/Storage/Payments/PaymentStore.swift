@@ -1,5 +1,9 @@
+import Foundation
+
 /// Payment sessions, provider events, purchases and their charges.
-extension SQLEngine {
+public struct PaymentStore: Sendable {
+    let database: SQLDatabase
+
     static let sessionColumns = """
         session_id, provider, intent_id, checkout_id, external_purchase_id, product_id, currency, amount, language, \
         url, state, created_at, updated_at, browser_hash
@@ -54,9 +58,9 @@ extension SQLEngine {
         )
     }
 
-    /// Records a session the first time; the same intent again keeps the session it already has.
-    func recordPaymentSession(_ session: PaymentSessionRecord) throws(StorageError) -> PaymentSessionRecord {
-        try writer.write { connection throws(StorageError) in
+    /// Records a started payment; the same intent again returns the session recorded first (never two).
+    public func recordPaymentSession(_ session: PaymentSessionRecord) throws(StorageError) -> PaymentSessionRecord {
+        try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 """
                 INSERT INTO payment_sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -79,8 +83,8 @@ extension SQLEngine {
         }
     }
 
-    func paymentSession(id: String) throws(StorageError) -> PaymentSessionRecord? {
-        try read { connection throws(StorageError) in
+    public func paymentSession(id: String) throws(StorageError) -> PaymentSessionRecord? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE session_id = ?",
                 [.text(id)]
@@ -88,8 +92,8 @@ extension SQLEngine {
         }
     }
 
-    func paymentSession(intentId: String) throws(StorageError) -> PaymentSessionRecord? {
-        try read { connection throws(StorageError) in
+    public func paymentSession(intentId: String) throws(StorageError) -> PaymentSessionRecord? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE intent_id = ?",
                 [.text(intentId)]
@@ -97,8 +101,8 @@ extension SQLEngine {
         }
     }
 
-    func paymentSessions(checkoutId: String) throws(StorageError) -> [PaymentSessionRecord] {
-        try read { connection throws(StorageError) in
+    public func paymentSessions(checkoutId: String) throws(StorageError) -> [PaymentSessionRecord] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE checkout_id = ? ORDER BY created_at",
                 [.text(checkoutId)]
@@ -106,9 +110,9 @@ extension SQLEngine {
         }
     }
 
-    /// Stores an event once; false when the provider sent this event id before.
-    func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool {
-        try writer.write { connection throws(StorageError) in
+    /// Stores a provider's event durably; false when this event id was stored before (a redelivery).
+    public func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
             let rows = try connection.query(
                 """
                 INSERT INTO payment_events (provider, event_id, type, body, received_at) VALUES (?, ?, ?, ?, ?)
@@ -123,9 +127,11 @@ extension SQLEngine {
         }
     }
 
-    /// Events not acted on yet; with `dueAt`, only those not deferred past it.
-    func paymentEvents(unprocessedOnly: Bool, dueAt: Int64?, limit: Int) throws(StorageError) -> [StoredPaymentEvent] {
-        try read { connection throws(StorageError) in
+    /// Stored events, oldest first; with `dueAt`, only unprocessed ones not deferred past it.
+    public func paymentEvents(unprocessedOnly: Bool, dueAt: Int64? = nil, limit: Int) throws(StorageError)
+        -> [StoredPaymentEvent]
+    {
+        try database.readers.read { connection throws(StorageError) in
             var conditions: [String] = []
             if unprocessedOnly { conditions.append("processed_at IS NULL") }
             if dueAt != nil { conditions.append("next_attempt_at <= ?") }
@@ -150,9 +156,11 @@ extension SQLEngine {
         }
     }
 
-    /// Puts off an event that waits for another (a refund before its purchase) so it does not hold the queue.
-    func deferPaymentEvent(provider: String, eventId: String, until: Int64, reason: String) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
+    /// Puts off an event that waits for another, so it does not hold up the ones behind it.
+    public func deferPaymentEvent(provider: String, eventId: String, until: Int64, reason: String)
+        throws(StorageError)
+    {
+        try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 """
                 UPDATE payment_events SET next_attempt_at = ?, outcome = ?
@@ -163,8 +171,8 @@ extension SQLEngine {
         }
     }
 
-    func purchase(id: String) throws(StorageError) -> PurchaseRecord? {
-        try read { connection throws(StorageError) in
+    public func purchase(id: String) throws(StorageError) -> PurchaseRecord? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.purchaseColumns) FROM purchases WHERE purchase_id = ?",
                 [.text(id)]
@@ -172,8 +180,8 @@ extension SQLEngine {
         }
     }
 
-    func purchase(subscriptionId: String) throws(StorageError) -> PurchaseRecord? {
-        try read { connection throws(StorageError) in
+    public func purchase(subscriptionId: String) throws(StorageError) -> PurchaseRecord? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.purchaseColumns) FROM purchases WHERE subscription_id = ? ORDER BY created_at LIMIT 1",
                 [.text(subscriptionId)]
@@ -181,8 +189,11 @@ extension SQLEngine {
         }
     }
 
-    func purchases(externalPurchaseId: String?, limit: Int, offset: Int) throws(StorageError) -> [PurchaseRecord] {
-        try read { connection throws(StorageError) in
+    /// Purchases, newest first; of one token when `externalPurchaseId` is given.
+    public func purchases(externalPurchaseId: String? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
+        -> [PurchaseRecord]
+    {
+        try database.readers.read { connection throws(StorageError) in
             let filter = externalPurchaseId == nil ? "" : "WHERE external_purchase_id = ?"
             let parameters: [SQLValue] =
                 (externalPurchaseId.map { [SQLValue.text($0)] } ?? [])
@@ -209,8 +220,24 @@ extension SQLEngine {
         )
     }
 
-    func charge(key: String) throws(StorageError) -> PurchaseCharge? {
-        try read { connection throws(StorageError) in
+    /// The purchases of the customer the app identified with this `appAccountToken`, newest first.
+    public func purchases(appAccountToken: String) throws(StorageError) -> [PurchaseRecord] {
+        try database.readers.read { connection throws(StorageError) in
+            let columns = Self.purchaseColumns.split(separator: ",").map {
+                "p." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            }.joined(separator: ", ")
+            return try connection.query(
+                """
+                SELECT \(columns) FROM purchases p JOIN tokens t ON t.external_purchase_id = p.external_purchase_id
+                WHERE t.app_account_token = ? ORDER BY p.created_at DESC LIMIT 1000
+                """,
+                [.text(appAccountToken)]
+            ).map(Self.purchase)
+        }
+    }
+
+    public func charge(key: String) throws(StorageError) -> PurchaseCharge? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE charge_key = ?",
                 [.text(key)]
@@ -218,8 +245,9 @@ extension SQLEngine {
         }
     }
 
-    func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge] {
-        try read { connection throws(StorageError) in
+    /// The charges of a purchase (its buy and renewals), oldest first.
+    public func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE purchase_id = ? ORDER BY created_at",
                 [.text(purchaseId)]
@@ -227,9 +255,10 @@ extension SQLEngine {
         }
     }
 
-    func apply(_ change: PaymentChange) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            try Self.apply(change, to: connection, dialect: self.dialect)
+    /// Writes everything one event changes in one transaction, marking the event processed.
+    public func apply(_ change: PaymentChange) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            try Self.apply(change, to: connection, dialect: database.dialect)
         }
     }
 }

@@ -1,6 +1,8 @@
 /// App Store Server Notifications: stored before they are acknowledged, acted on exactly once (the action and
 /// the `processed_at` mark share one transaction).
-extension SQLEngine {
+public struct NotificationStore: Sendable {
+    let database: SQLDatabase
+
     static let notificationColumns = """
         notification_uuid, notification_type, subtype, external_purchase_id, environment, signed_date, received_at,
         source, signed_payload, processed_at, outcome
@@ -22,9 +24,10 @@ extension SQLEngine {
         )
     }
 
-    /// True when the notification is new; false when one with its `notificationUUID` is stored already.
-    func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool {
-        try writer.write { connection throws(StorageError) in
+    /// Stores a verified notification; true when it is new, false when its `notificationUUID` is known already.
+    /// Returns once committed.
+    public func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
             !(try connection.query(
                 """
                 INSERT INTO notifications (notification_uuid, notification_type, subtype, external_purchase_id,
@@ -41,9 +44,11 @@ extension SQLEngine {
         }
     }
 
-    /// Oldest first.
-    func notifications(unprocessedOnly: Bool, limit: Int) throws(StorageError) -> [StoredNotification] {
-        try read { connection throws(StorageError) in
+    /// Stored notifications, oldest first.
+    public func notifications(unprocessedOnly: Bool = false, limit: Int = 500) throws(StorageError)
+        -> [StoredNotification]
+    {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.notificationColumns) FROM notifications
@@ -54,8 +59,8 @@ extension SQLEngine {
         }
     }
 
-    func notification(uuid: String) throws(StorageError) -> StoredNotification? {
-        try read { connection throws(StorageError) in
+    public func notification(uuid: String) throws(StorageError) -> StoredNotification? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.notificationColumns) FROM notifications WHERE notification_uuid = ?",
                 [.text(uuid)]
@@ -63,10 +68,11 @@ extension SQLEngine {
         }
     }
 
-    /// Acts on a notification and marks it processed, in one transaction. Returns the outcome recorded, or nil
-    /// when it was processed already (nothing changed).
-    func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification? {
-        try writer.write { connection throws(StorageError) in
+    /// Acts on a notification and marks it processed in one transaction; nil when it was processed already.
+    /// A known token takes Apple's values for the fields Apple sent; the result lists what changed.
+    @discardableResult
+    public func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification? {
+        try database.writer.write { connection throws(StorageError) -> AppliedNotification? in
             // The claim is the update itself: of two instances acting on one notification at once, the second
             // waits for the first's row lock and then finds it processed (a read-then-write would let both act).
             let claimed = try connection.query(
@@ -79,7 +85,7 @@ extension SQLEngine {
             var corrections: [TokenCorrection] = []
             if let token = change.token {
                 if try Self.insertIfAbsent(token, checkoutId: change.checkoutId ?? "", at: change.at, connection) {
-                    if let report = change.reportIfRecorded { try Self.insert(report, into: connection) }
+                    if let report = change.reportIfRecorded { try ReportStore.insert(report, into: connection) }
                 } else {
                     // Known: Apple's values replace what a landing or a forward recorded from an unsigned token,
                     // and a report Apple asked for is made due instead of reporting the token as unrecognized.
@@ -199,24 +205,11 @@ extension SQLEngine {
         return true
     }
 
-    func setting(named name: String) throws(StorageError) -> String? {
-        try read { connection throws(StorageError) in
-            try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)]).first?.first?.text
-        }
-    }
-
-    func setSetting(named name: String, to value: String) throws(StorageError) {
-        try writer.write { connection throws(StorageError) in
-            try connection.query(
-                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                [.text(name), .text(value)]
-            )
-        }
-    }
-
-    func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String] {
+    /// Which token each of `lineItemIds` was posted for, among the tokens of the app `bundleId` (Apple: a
+    /// `lineItemId` "must be unique per app").
+    public func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String] {
         guard !lineItemIds.isEmpty else { return [:] }
-        return try read { connection throws(StorageError) in
+        return try database.readers.read { connection throws(StorageError) in
             var owners: [String: String] = [:]
             for id in Set(lineItemIds) {
                 let rows = try connection.query(

@@ -1,5 +1,12 @@
-/// Reads of tokens, checkouts, visits and checkout intents, each on a pooled reader connection.
-extension SQLEngine {
+import Synchronization
+
+/// Tokens and what leads to them: landing visits, checkouts and the products chosen on them. Reads never wait for
+/// writes (each runs on a pooled reader connection); writes return once committed.
+public struct TokenStore: Sendable {
+    let database: SQLDatabase
+    /// Checkouts journaled but not yet in the tables, and the wait for the journal to reach them.
+    let journal: Ledger.JournalState
+
     static let tokenColumns = """
         external_purchase_id, app_apple_id, bundle_id, token_type, token_created_at, token_expires_at, environment,
         source, app_account_token, first_seen_at, last_seen_at, visit_count, checkout_id
@@ -24,8 +31,10 @@ extension SQLEngine {
         )
     }
 
-    func checkout(id: String) throws(StorageError) -> CheckoutRecord? {
-        try read { connection throws(StorageError) in
+    /// The checkout behind `/checkout/{id}`; one whose visit is journaled but not yet ingested is found too.
+    public func checkout(id: String) throws(StorageError) -> CheckoutRecord? {
+        if let pending = journal.pendingCheckouts.withLock({ $0[id] }) { return pending }
+        return try database.readers.read { connection throws(StorageError) in
             let rows = try connection.query(
                 """
                 SELECT c.id, c.bundle_id, c.external_purchase_id, t.environment, t.token_expires_at
@@ -45,8 +54,14 @@ extension SQLEngine {
         }
     }
 
-    func tokens(limit: Int, offset: Int, search: String?, environment: String?) throws(StorageError) -> [StoredToken] {
-        try read { connection throws(StorageError) in
+    /// Tokens in first-seen order; `search` matches the start of an externalPurchaseId, `environment` filters.
+    public func tokens(
+        limit: Int = Int.max,
+        offset: Int = 0,
+        search: String? = nil,
+        environment: String? = nil
+    ) throws(StorageError) -> [StoredToken] {
+        try database.readers.read { connection throws(StorageError) in
             var conditions: [String] = []
             var parameters: [SQLValue] = []
             if let search, !search.isEmpty {
@@ -69,8 +84,16 @@ extension SQLEngine {
         }
     }
 
-    func token(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
-        try read { connection throws(StorageError) in
+    /// The token; one the journal holds but the tables do not yet is waited for (briefly), so a token seen a
+    /// moment ago is never reported unknown.
+    public func token(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
+        if let token = try storedToken(externalPurchaseId) { return token }
+        guard journal.flush(timeout: .seconds(2)) else { return nil }
+        return try storedToken(externalPurchaseId)
+    }
+
+    private func storedToken(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.tokenColumns) FROM tokens WHERE external_purchase_id = ?",
                 [.text(externalPurchaseId)]
@@ -78,8 +101,9 @@ extension SQLEngine {
         }
     }
 
-    func visits(for externalPurchaseId: String, limit: Int) throws(StorageError) -> [Ledger.VisitRow] {
-        try read { connection throws(StorageError) in
+    /// A token's landing visits, oldest first.
+    public func visits(for externalPurchaseId: String, limit: Int = 1000) throws(StorageError) -> [VisitRow] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT visited_at, landing_path, checkout_id, \(Visit.utmParameterNames.joined(separator: ", "))
@@ -91,7 +115,7 @@ extension SQLEngine {
                 for (index, name) in Visit.utmParameterNames.enumerated() {
                     if let value = row[3 + index].text { utm[name] = value }
                 }
-                return Ledger.VisitRow(
+                return VisitRow(
                     visitedAt: row[0].integer ?? 0,
                     landingPath: row[1].text ?? "",
                     checkoutId: row[2].text ?? "",
@@ -101,8 +125,9 @@ extension SQLEngine {
         }
     }
 
-    func checkoutIntents(checkoutId: String) throws(StorageError) -> [Ledger.CheckoutIntentRow] {
-        try read { connection throws(StorageError) in
+    /// The products chosen on a checkout's page, oldest first.
+    public func checkoutIntents(checkoutId: String) throws(StorageError) -> [CheckoutIntentRow] {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT checkout_id, product_id, currency, amount, created_at FROM checkout_intents
@@ -110,7 +135,7 @@ extension SQLEngine {
                 """,
                 [.text(checkoutId)]
             ).map { row in
-                Ledger.CheckoutIntentRow(
+                CheckoutIntentRow(
                     checkoutId: row[0].text ?? "",
                     productId: row[1].text ?? "",
                     currency: row[2].text ?? "",
@@ -121,8 +146,9 @@ extension SQLEngine {
         }
     }
 
-    func count(_ table: Ledger.CountableTable) throws(StorageError) -> Int64 {
-        try read { connection throws(StorageError) in
+    /// Counts rows of a table (tests and status output).
+    package func count(_ table: CountableTable) throws(StorageError) -> Int64 {
+        try database.readers.read { connection throws(StorageError) in
             try connection.query("SELECT count(*) FROM \(table.rawValue)").first?.first?.integer ?? 0
         }
     }

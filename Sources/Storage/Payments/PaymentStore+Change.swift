@@ -1,5 +1,5 @@
 /// One payment event's writes, in the transaction the caller opened.
-extension SQLEngine {
+extension PaymentStore {
     static func apply(_ change: PaymentChange, to connection: any SQLConnection, dialect: SQLDialect)
         throws(StorageError)
     {

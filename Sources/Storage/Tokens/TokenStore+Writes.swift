@@ -1,8 +1,11 @@
 /// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
-extension SQLEngine {
-    func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
-        guard visitWriter != nil else {
-            return try writer.write { connection throws(StorageError) in try Self.insert(visit, into: connection) }
+extension TokenStore {
+    /// Records a visit and returns once it is committed (the server records visits through the journal).
+    package func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
+        guard database.visitWriter != nil else {
+            return try database.writer.write { connection throws(StorageError) in
+                try Self.insert(visit, into: connection)
+            }
         }
         // The landing path's own writer, waited for.
         return try waitForCompletion { completion in submitVisit(visit, completion: completion) }
@@ -12,20 +15,23 @@ extension SQLEngine {
         _ visit: Visit,
         completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void
     ) {
-        if let visitWriter { return visitWriter.submit(visit, completion: completion) }
-        writer.submit(
+        if let visitWriter = database.visitWriter { return visitWriter.submit(visit, completion: completion) }
+        database.writer.submit(
             { connection throws(StorageError) in try Self.insert(visit, into: connection) },
             completion: completion
         )
     }
 
-    func recordForwardedToken(
+    /// Records a token the app forwarded (no visit), with its checkout; returns once committed. Its
+    /// `appAccountToken`, if any, binds the token to that account as `AccountBinding` describes: the first binding
+    /// holds against the app, and only a backend binding holds against the backend.
+    public func recordForwardedToken(
         _ token: TokenFields,
         checkoutId: String,
         at: Int64,
-        bindingSource: AccountBindingSource
+        bindingSource: AccountBindingSource = .app
     ) throws(StorageError) -> RecordOutcome {
-        try writer.write { connection throws(StorageError) in
+        try database.writer.write { connection throws(StorageError) in
             let upserted = try Self.upsert(
                 token,
                 checkoutId: checkoutId,
@@ -52,10 +58,15 @@ extension SQLEngine {
         }
     }
 
-    func recordCheckoutIntent(checkoutId: String, productId: String, currency: String, amount: String, at: Int64)
-        throws(StorageError) -> Int64
-    {
-        try writer.write { connection throws(StorageError) in
+    /// Records the product a person chose on a checkout page; returns the intent's id once committed.
+    public func recordCheckoutIntent(
+        checkoutId: String,
+        productId: String,
+        currency: String,
+        amount: String,
+        at: Int64
+    ) throws(StorageError) -> Int64 {
+        try database.writer.write { connection throws(StorageError) in
             let rows = try connection.query(
                 """
                 INSERT INTO checkout_intents (checkout_id, product_id, currency, amount, created_at)
