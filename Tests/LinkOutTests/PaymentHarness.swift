@@ -18,7 +18,7 @@ final class PaymentHarness {
     let stripe: FakeStripeServer
     let live: LiveApplication
 
-    /// `clock`: the server's time (a `TestClock` moves it).
+    /// `clock`: the server's time (a `ManualClock` moves it).
     init(
         provider: ProviderID,
         clock: Clock = .system,

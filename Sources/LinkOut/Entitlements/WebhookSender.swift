@@ -22,7 +22,7 @@ final class WebhookSender: Sendable {
     let logger: Logger
     let clock: Clock
     private let passLock = Mutex(())
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     init(
         configuration: Configuration.Webhooks,
@@ -43,6 +43,7 @@ final class WebhookSender: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
     }
 
     /// One pass: every due delivery once. Returns how many were delivered.
@@ -149,7 +150,7 @@ final class WebhookSender: Sendable {
 
     /// Passes every `interval` seconds, or at once when woken (a purchase made an event).
     func start(interval: Int64) {
-        worker.start(name: "linkout-webhooks", interval: .seconds(Int(interval))) { [self] in deliverDue() }
+        worker.start(name: "linkout-webhooks", intervalMilliseconds: interval * 1000) { [self] in deliverDue() }
     }
 
     func wake() { worker.wake() }

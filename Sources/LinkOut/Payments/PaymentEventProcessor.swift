@@ -21,7 +21,7 @@ final class PaymentEventProcessor: Sendable {
     /// Held events are read this many at a time, by key, until all were tried.
     let heldPageSize: Int
     private let passLock = Mutex(())
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
     /// stops redelivering after three days too.
@@ -44,6 +44,7 @@ final class PaymentEventProcessor: Sendable {
         self.providers = providers
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
         self.heldPageSize = heldPageSize
         self.onChange = onChange
     }
@@ -214,7 +215,7 @@ final class PaymentEventProcessor: Sendable {
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).
     func start(interval: Int64) {
-        worker.start(name: "linkout-payments", interval: .seconds(Int(interval))) { [self] in processPending() }
+        worker.start(name: "linkout-payments", intervalMilliseconds: interval * 1000) { [self] in processPending() }
     }
 
     func wake() { worker.wake() }

@@ -1,6 +1,7 @@
 import ExternalPurchase
 import Foundation
 import HTTPServer
+import Lifecycle
 import Outbound
 import Storage
 
@@ -142,7 +143,12 @@ struct AdminAPI: Sendable {
             return JSONResponse.error(.serviceUnavailable, "no_credentials", reporting.status.description)
         }
         let environment = Environment(rawValue: report.environment) ?? .production
-        switch client.retrieve(requestIdentifier: id, environment: environment, bundleId: report.bundleId) {
+        switch client.retrieve(
+            requestIdentifier: id,
+            environment: environment,
+            bundleId: report.bundleId,
+            now: reporting.clock.nowMilliseconds()
+        ) {
         case .success(let answer):
             return JSONResponse.json(
                 .ok,
