@@ -48,7 +48,7 @@ struct PaymentChangeFlowRefundHoldTests {
         let ledger = harness.live.application.ledger
         #expect(
             eventually(within: 10) {
-                (try? ledger.paymentEvents(unprocessedOnly: false, limit: 50).contains {
+                (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 50).contains {
                     $0.eventId == id && $0.outcome != nil
                 }) == true
             }
@@ -56,7 +56,7 @@ struct PaymentChangeFlowRefundHoldTests {
     }
 
     static func refundOutcome(_ harness: PaymentHarness) throws -> String? {
-        try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 50).first {
+        try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 50).first {
             $0.eventId == "evt_refund"
         }?.outcome
     }
@@ -87,7 +87,7 @@ struct PaymentChangeFlowRefundHoldTests {
         #expect(try harness.deliver(renewal, timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         let ledger = harness.live.application.ledger
-        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
         let refund = StripeEvents.refunded(
             id: "evt_refund",
             charge: "ch_in_2",
@@ -108,11 +108,11 @@ struct PaymentChangeFlowRefundHoldTests {
         // does its refund on the next pass.
         let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: Self.account).status == 201)
-        #expect(eventually(within: 10) { (try? ledger.heldLineItems(limit: 10).isEmpty) == true })
+        #expect(eventually(within: 10) { (try? ledger.reports.heldLineItems(limit: 10).isEmpty) == true })
         time.advance(seconds: 7_200)
         try Self.pass(harness, time: time, id: "evt_pass_2")
         #expect(try Self.refundOutcome(harness)?.contains("queued for Apple") == true)
-        let onSecond = try ledger.lineItems(for: second.externalPurchaseId).map(\.body)
+        let onSecond = try ledger.reports.lineItems(for: second.externalPurchaseId).map(\.body)
         #expect(onSecond.count == 2)
         #expect(onSecond.last?.contains(#""referenceLineItemId":"in_2""#) == true)
         #expect(onSecond.last?.contains(#""eventType":"REFUND""#) == true)
@@ -126,8 +126,8 @@ struct PaymentChangeFlowRefundHoldTests {
         try Self.subscribe(harness, on: token, time: time)
         // Apple refuses the buy (a rejection answered 400): it is set aside, not at Apple.
         let ledger = harness.live.application.ledger
-        let report = try #require(try ledger.reports(for: token.externalPurchaseId).first)
-        try ledger.recordRejection(
+        let report = try #require(try ledger.reports.reports(for: token.externalPurchaseId).first)
+        try ledger.reports.recordRejection(
             report.requestIdentifier,
             ReportAttempt(state: .rejected, httpStatus: 400, response: "{}", nextAttemptAt: 0, at: start),
             rewrite: ReportRewrite(setAside: ["cs_test_fake1": "refused"])
@@ -142,7 +142,7 @@ struct PaymentChangeFlowRefundHoldTests {
         )
         #expect(try harness.deliver(refund, timestamp: time.clock.nowSeconds()).status == 200)
         #expect(eventually(within: 10) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
-        #expect(try ledger.lineItems(for: token.externalPurchaseId).map(\.lineItemId) == ["cs_test_fake1"])
+        #expect(try ledger.reports.lineItems(for: token.externalPurchaseId).map(\.lineItemId) == ["cs_test_fake1"])
         // Past three days it still waits: the operator's correction may take longer.
         time.advance(seconds: 4 * 86_400)
         try Self.pass(harness, time: time, id: "evt_pass_1")

@@ -67,7 +67,7 @@ struct ReportingBlockTests {
         clock.advance(seconds: 300)
         harness.service.tick()
         #expect(harness.production.received.count == 2)
-        #expect(try harness.ledger.reports(limit: 10, state: .pending).count == 3)
+        #expect(try harness.ledger.reports.reports(limit: 10, state: .pending).count == 3)
         #expect(log.critical().count == 1)
 
         // The operator puts the right key in place (renamed over the old file). The next look at the file, at
@@ -76,7 +76,7 @@ struct ReportingBlockTests {
         clock.advance(seconds: 61)
         harness.service.tick()
         #expect(harness.service.status == .running)
-        #expect(try harness.ledger.reports(limit: 10, state: .accepted).count == 3)
+        #expect(try harness.ledger.reports.reports(limit: 10, state: .accepted).count == 3)
         #expect(harness.production.received.count == 5)
         #expect(harness.production.received.suffix(3).allSatisfy { $0.signatureValid })
         #expect(Self.blockedGauge(harness, "unauthorized") == 0)

@@ -1,20 +1,20 @@
 import Storage
 
-/// Entitlement events as an outbox: the ledger's `webhook_deliveries`, claimed in each purchase's order (a
+/// Entitlement events as an outbox over the entitlement store's webhook deliveries, claimed in each purchase's order (a
 /// delivery waits for the purchase's earlier ones).
 struct WebhookOutbox: Outbox {
-    let ledger: Ledger
+    let store: EntitlementStore
 
     static let backoff = Backoff.exact
 
     static func key(of delivery: WebhookDelivery) -> String { delivery.eventId }
 
     func claimDue(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [WebhookDelivery] {
-        try ledger.claimDueWebhooks(now: now, limit: limit, leaseUntil: leaseUntil)
+        try store.claimDueWebhooks(now: now, limit: limit, leaseUntil: leaseUntil)
     }
 
     func record(_ attempt: WebhookAttempt, for delivery: WebhookDelivery) throws(StorageError) {
-        try ledger.recordWebhookAttempt(attempt)
+        try store.recordWebhookAttempt(attempt)
     }
 
     /// Nothing to give back: the webhook sender claims one delivery per look and sends it at once

@@ -41,7 +41,7 @@ final class WebhookSender: Sendable {
         http.totalTimeout = .seconds(configuration.timeoutSeconds)
         client = HTTPClient(configuration: http)
         self.ledger = ledger
-        outbox = WebhookOutbox(ledger: ledger)
+        outbox = WebhookOutbox(store: ledger.entitlements)
         self.metrics = metrics
         self.logger = logger
         self.clock = clock

@@ -103,7 +103,7 @@ package final class AppStoreNotifications: Sendable {
         try self.init(
             configuration: configuration,
             ledger: ledger,
-            identifiers: Identifiers(secret: try ledger.secret(named: "identifiers")),
+            identifiers: Identifiers(secret: try ledger.settings.secret(named: "identifiers")),
             reporting: ReportingService(configuration: configuration, ledger: ledger, logger: logger),
             metrics: Metrics(),
             logger: logger,
@@ -142,8 +142,9 @@ package final class AppStoreNotifications: Sendable {
     func historyPassIfDue(now: Int64) {
         guard history != nil else { return }
         do {
-            guard let text = try ledger.setting(named: Self.lastHistoryPassSetting), let last = Int64(text) else {
-                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
+            guard let text = try ledger.settings.setting(named: Self.lastHistoryPassSetting), let last = Int64(text)
+            else {
+                try ledger.settings.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
                 return
             }
             guard now - last >= Self.historyPassInterval else { return }
@@ -153,7 +154,7 @@ package final class AppStoreNotifications: Sendable {
             let until = try unfinishedWindow(startingAt: since) ?? now
             let summary = recover(since: since, until: until)
             if summary.failures.isEmpty {
-                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(until))
+                try ledger.settings.setSetting(named: Self.lastHistoryPassSetting, to: String(until))
             } else {
                 logger.error(
                     "notification history pass incomplete; it is tried again",

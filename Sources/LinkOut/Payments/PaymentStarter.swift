@@ -1,3 +1,4 @@
+import Domain
 import Lifecycle
 import Logging
 import Payments
@@ -34,7 +35,7 @@ struct PaymentStarter: Sendable {
         language: String,
         browserSession: String
     ) throws -> Outcome {
-        let sessions = try ledger.paymentSessions(checkoutId: checkout.id).filter {
+        let sessions = try ledger.payments.paymentSessions(checkoutId: checkout.id).filter {
             $0.productId == product.id && $0.currency == price.currency
         }
         let attempt = sessions.filter { $0.state == .expired || $0.state == .failed }.count
@@ -74,7 +75,6 @@ struct PaymentStarter: Sendable {
             language: language,
             successURL: base + "/checkout/\(checkout.id)/done?session_id={CHECKOUT_SESSION_ID}",
             cancelURL: base + "/checkout/\(checkout.id)",
-            automaticTax: configuration.payments.stripe.automaticTax,
             expiresAt: expiresAt
         )
         // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
@@ -90,7 +90,7 @@ struct PaymentStarter: Sendable {
         } catch {
             let metadata = [
                 // Not the intent or checkout id: either one opens the payment page (the demo's is the link itself).
-                "payment.provider": provider.name, "error": error.description,
+                "payment.provider": provider.id.rawValue, "error": error.description,
             ]
             if error.kind == .rejected {
                 logger.error("the payment provider refused to start a payment", metadata)
@@ -100,17 +100,17 @@ struct PaymentStarter: Sendable {
             return .unavailable
         }
         let now = clock.nowMilliseconds()
-        _ = try ledger.recordCheckoutIntent(
+        _ = try ledger.tokens.recordCheckoutIntent(
             checkoutId: checkout.id,
             productId: product.id,
             currency: price.currency,
             amount: price.decimalText,
             at: now
         )
-        let recorded = try ledger.recordPaymentSession(
+        let recorded = try ledger.payments.recordPaymentSession(
             PaymentSessionRecord(
                 sessionId: redirect.sessionId,
-                provider: provider.name,
+                provider: provider.id.rawValue,
                 intentId: intentId,
                 checkoutId: checkout.id,
                 externalPurchaseId: checkout.externalPurchaseId,

@@ -73,7 +73,7 @@ extension ReportingService {
             return (isNew, block)
         }
         do {
-            try ledger.setSetting(named: ReportingBlock.setting, to: block.stored)
+            try ledger.settings.setSetting(named: ReportingBlock.setting, to: block.stored)
         } catch {
             logger.error("reporting block not recorded in the ledger", ["error": "\(error)"])
         }
@@ -89,7 +89,7 @@ extension ReportingService {
         }
         guard let ended else { return }
         do {
-            try ledger.setSetting(named: ReportingBlock.setting, to: "")
+            try ledger.settings.setSetting(named: ReportingBlock.setting, to: "")
         } catch {
             logger.error("end of the reporting block not recorded in the ledger", ["error": "\(error)"])
         }

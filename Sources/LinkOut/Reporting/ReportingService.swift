@@ -62,7 +62,7 @@ package final class ReportingService: Sendable {
     package init(configuration: Configuration, ledger: Ledger, logger: Logger, clock: Clock = .system) {
         self.configuration = configuration
         self.ledger = ledger
-        outbox = ReportOutbox(ledger: ledger)
+        outbox = ReportOutbox(store: ledger.reports)
         self.logger = logger
         self.clock = clock
         worker = PeriodicWorker(clock: clock)
@@ -76,7 +76,7 @@ package final class ReportingService: Sendable {
         switch keys.current {
         case .success:
             // A block survives a restart (and shows in `linkout report status`) until Apple takes a report.
-            let stored = (try? ledger.setting(named: ReportingBlock.setting)) ?? nil
+            let stored = (try? ledger.settings.setting(named: ReportingBlock.setting)) ?? nil
             state = Mutex(stored.flatMap(ReportingBlock.init(stored:)).map(Status.blocked) ?? .running)
         case .failure(let problem):
             state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
@@ -131,7 +131,7 @@ package final class ReportingService: Sendable {
         let soonest = clock.nowMilliseconds() + 1_000
         if case .blocked(let block) = status { return max(soonest, block.nextProbeAt) }
         do {
-            return try ledger.dueReports(now: .max, limit: 1).first.map { max(soonest, $0.nextAttemptAt) }
+            return try ledger.reports.dueReports(now: .max, limit: 1).first.map { max(soonest, $0.nextAttemptAt) }
         } catch {
             logger.error("due reports could not be read", ["error": "\(error)"])
             return nil
@@ -264,7 +264,7 @@ package final class ReportingService: Sendable {
         }
         let body = try AppleJSON.text(planned.report)
         if let revised = planned.revises {
-            try ledger.reviseRejectedReport(revised, body: body, lineItemRows: planned.lineItemRows, now: now)
+            try ledger.reports.reviseRejectedReport(revised, body: body, lineItemRows: planned.lineItemRows, now: now)
             return true
         }
         let stored = StoredReport(
@@ -278,7 +278,7 @@ package final class ReportingService: Sendable {
             createdAt: now
         )
         do {
-            try ledger.enqueueReport(stored, lineItemRows: planned.lineItemRows)
+            try ledger.reports.enqueueReport(stored, lineItemRows: planned.lineItemRows)
         } catch {
             // Another instance on the same database queued this token's report first (both planned it from the
             // same tables): theirs goes out, nothing is wrong.
