@@ -254,7 +254,8 @@ struct PageContentTests {
         let again = try harness.live.get(location, headers: ["Cookie": checkout.cookie])
         #expect(again.text.contains("<h1>Demo payment completed</h1>"))
         #expect(
-            try harness.live.application.ledger.purchases(externalPurchaseId: checkout.externalPurchaseId).count == 1
+            try harness.live.application.ledger.payments.purchases(externalPurchaseId: checkout.externalPurchaseId)
+                .count == 1
         )
     }
 

@@ -18,7 +18,7 @@ final class PaymentHarness {
     let stripe: FakeStripeServer
     let live: LiveApplication
 
-    /// `clock`: the server's time (a `TestClock` moves it).
+    /// `clock`: the server's time (a `ManualClock` moves it).
     init(
         provider: ProviderID,
         clock: Clock = .system,
@@ -125,7 +125,7 @@ final class PaymentHarness {
     /// Waits (bounded) until every stored payment event has been acted on.
     func waitForEvents(seconds: Double = 10) throws {
         let deadline = Date().addingTimeInterval(seconds)
-        while try !live.application.ledger.paymentEvents(unprocessedOnly: true, limit: 1).isEmpty {
+        while try !live.application.ledger.payments.paymentEvents(unprocessedOnly: true, limit: 1).isEmpty {
             guard Date() < deadline else {
                 Issue.record("payment events still unprocessed after \(seconds) s")
                 return

@@ -141,7 +141,8 @@ struct RouteDependencies: Sendable {
         RateGuard(
             limiter: RateLimiter(
                 perSecond: Double(configuration.server.rateLimitPerSecond),
-                burst: Double(configuration.server.rateLimitBurst)
+                burst: Double(configuration.server.rateLimitBurst),
+                clock: clock
             ),
             trustedProxies: Set(configuration.server.trustedProxies),
             pages: pages,

@@ -35,7 +35,7 @@ struct PaymentChangeMapper: Sendable {
 
     /// The reason a token's new line items wait, when an earlier one of it is held.
     func heldBehind(_ token: String) throws -> String? {
-        guard !releasing, try ledger.hasHeldLineItems(externalPurchaseId: token) else { return nil }
+        guard !releasing, try ledger.payments.hasHeldLineItems(externalPurchaseId: token) else { return nil }
         return "an earlier line item of this token waits for an exchange rate"
     }
 
@@ -50,8 +50,8 @@ struct PaymentChangeMapper: Sendable {
         switch payload {
         case .purchaseCompleted(var completion):
             // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
-            let session = try ledger.paymentSession(id: completion.sessionId)
-            let checkout = try completion.checkoutId.flatMap { try ledger.checkout(id: $0) }
+            let session = try ledger.payments.paymentSession(id: completion.sessionId)
+            let checkout = try completion.checkoutId.flatMap { try ledger.tokens.checkout(id: $0) }
             guard session != nil || checkout != nil else {
                 return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now))
             }
@@ -83,7 +83,7 @@ struct PaymentChangeMapper: Sendable {
         case .disputeClosed(let dispute):
             return try disputeClosed(dispute, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
-            guard var charge = try ledger.charge(key: "invoice:" + invoiceId) else {
+            guard var charge = try ledger.payments.charge(key: "invoice:" + invoiceId) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
             }
             charge.chargeKey = paymentIntentId
@@ -91,7 +91,7 @@ struct PaymentChangeMapper: Sendable {
                 PaymentChange(event: key, outcome: "payment linked to its invoice", charges: [charge], at: now)
             )
         case .subscriptionEnded(let end):
-            guard var purchase = try ledger.purchase(subscriptionId: end.subscriptionId) else {
+            guard var purchase = try ledger.payments.purchase(subscriptionId: end.subscriptionId) else {
                 return .wait("subscription \(end.subscriptionId) has no purchase yet")
             }
             purchase.status = .ended
@@ -260,7 +260,7 @@ struct PaymentChangeMapper: Sendable {
         throws -> Decision
     {
         guard let subscription = invoice.subscriptionId,
-            let purchase = try ledger.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
+            let purchase = try ledger.payments.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
         else { return .wait("the first invoice's subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
         change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in

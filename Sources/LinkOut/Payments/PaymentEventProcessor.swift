@@ -21,7 +21,7 @@ final class PaymentEventProcessor: Sendable {
     /// Held events are read this many at a time, by key, until all were tried.
     let heldPageSize: Int
     private let passLock = Mutex(())
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
     /// stops redelivering after three days too.
@@ -44,6 +44,7 @@ final class PaymentEventProcessor: Sendable {
         self.providers = providers
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
         self.heldPageSize = heldPageSize
         self.onChange = onChange
     }
@@ -54,7 +55,11 @@ final class PaymentEventProcessor: Sendable {
         passLock.withLock { _ in
             var processed = releaseHeldLineItems()
             do {
-                for event in try ledger.paymentEvents(unprocessedOnly: true, dueAt: clock.nowMilliseconds(), limit: 500)
+                for event in try ledger.payments.paymentEvents(
+                    unprocessedOnly: true,
+                    dueAt: clock.nowMilliseconds(),
+                    limit: 500
+                )
                 where process(event) {
                     processed += 1
                 }
@@ -73,7 +78,7 @@ final class PaymentEventProcessor: Sendable {
         do {
             switch try decision(for: event, mapper: mapper, at: clock.nowMilliseconds()) {
             case .apply(let change):
-                try ledger.apply(change)
+                try ledger.payments.apply(change)
                 // A paid sale that cannot become an Apple line item, or waits for a rate, needs a person: say so
                 // loudly.
                 if change.outcome.contains("not reportable") || change.hold != nil {
@@ -91,7 +96,7 @@ final class PaymentEventProcessor: Sendable {
                 return true
             case .holdBehind(let token, let reason):
                 // Not given up: the release of the held line item before it makes it due at once.
-                try ledger.deferBehindHold(
+                try ledger.payments.deferBehindHold(
                     provider: event.provider,
                     eventId: event.eventId,
                     externalPurchaseId: token,
@@ -102,7 +107,7 @@ final class PaymentEventProcessor: Sendable {
                 return false
             case .wait(let reason):
                 if clock.nowMilliseconds() - event.receivedAt > Self.giveUpAfterMilliseconds {
-                    try ledger.apply(
+                    try ledger.payments.apply(
                         PaymentChange(
                             event: (event.provider, event.eventId),
                             outcome: "gave up: \(reason)",
@@ -114,7 +119,7 @@ final class PaymentEventProcessor: Sendable {
                 }
                 // Put off, longer the older it is, so waiting events never hold up the queue behind them.
                 let age = clock.nowMilliseconds() - event.receivedAt
-                try ledger.deferPaymentEvent(
+                try ledger.payments.deferPaymentEvent(
                     provider: event.provider,
                     eventId: event.eventId,
                     until: clock.nowMilliseconds() + max(30_000, age / 10),
@@ -141,7 +146,7 @@ final class PaymentEventProcessor: Sendable {
         var after: HeldPaymentEvent.Key?
         do {
             while true {
-                let page = try ledger.heldPaymentEvents(after: after, limit: heldPageSize)
+                let page = try ledger.payments.heldPaymentEvents(after: after, limit: heldPageSize)
                 guard let last = page.last else { break }
                 after = last.key
                 released += try release(page, blocked: &blocked, mapper: releasing)
@@ -165,7 +170,7 @@ final class PaymentEventProcessor: Sendable {
                 blocked.insert(held.externalPurchaseId)
                 continue
             }
-            try ledger.apply(try releaseChange(change, from: held, at: now))
+            try ledger.payments.apply(try releaseChange(change, from: held, at: now))
             released += 1
             let metadata = [
                 "payment.provider": held.event.provider, "payment.event_id": held.event.eventId,
@@ -192,7 +197,9 @@ final class PaymentEventProcessor: Sendable {
         -> PaymentChange
     {
         var purchase = change.purchase
-        if let id = purchase?.purchaseId, let stored = try ledger.purchase(id: id) { purchase?.status = stored.status }
+        if let id = purchase?.purchaseId, let stored = try ledger.payments.purchase(id: id) {
+            purchase?.status = stored.status
+        }
         var release = PaymentChange(
             event: nil,
             outcome: "held line item made: \(change.outcome)",
@@ -208,7 +215,7 @@ final class PaymentEventProcessor: Sendable {
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).
     func start(interval: Int64) {
-        worker.start(name: "linkout-payments", interval: .seconds(Int(interval))) { [self] in processPending() }
+        worker.start(name: "linkout-payments", intervalMilliseconds: interval * 1000) { [self] in processPending() }
     }
 
     func wake() { worker.wake() }

@@ -198,7 +198,7 @@ struct CheckoutRoute: Sendable {
 
     private func find(_ request: HTTPRequest) throws -> (CheckoutRecord, AppConfiguration)? {
         guard let id = request.pathParameters["id"], Identifiers.isWellFormed(id),
-            let checkout = try ledger.checkout(id: id),
+            let checkout = try ledger.tokens.checkout(id: id),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
         else { return nil }
         return (checkout, app)

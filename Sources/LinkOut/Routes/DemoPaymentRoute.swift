@@ -78,7 +78,7 @@ struct DemoPaymentRoute: Sendable {
     /// Stores the page's answer as the demo's event, then has the processor act on it (and anything else
     /// pending) at once.
     private func store(_ event: DemoEvent) throws {
-        let isNew = try ledger.storePaymentEvent(
+        let isNew = try ledger.payments.storePaymentEvent(
             StoredPaymentEvent(
                 provider: provider.id.rawValue,
                 eventId: event.id,
@@ -115,9 +115,9 @@ struct DemoPaymentRoute: Sendable {
         PaymentSessionRecord, Product, CheckoutRecord, AppConfiguration
     )? {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
-            let session = try ledger.paymentSession(intentId: intentId), session.provider == provider.id.rawValue,
+            let session = try ledger.payments.paymentSession(intentId: intentId), session.provider == provider.id.rawValue,
             let product = configuration.catalog.first(where: { $0.id == session.productId }),
-            let checkout = try ledger.checkout(id: session.checkoutId),
+            let checkout = try ledger.tokens.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
         else { return nil }
         return (session, product, checkout, app)

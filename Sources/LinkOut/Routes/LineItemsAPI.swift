@@ -36,7 +36,7 @@ struct LineItemsAPI: Sendable {
     func post(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = refusal(request) { return refusal }
         let id = request.pathParameters["externalPurchaseId"] ?? ""
-        guard let token = try ledger.token(id) else {
+        guard let token = try ledger.tokens.token(id) else {
             return JSONResponse.error(
                 .notFound,
                 "unknown_token",
@@ -48,7 +48,7 @@ struct LineItemsAPI: Sendable {
         case .success(let decoded): items = decoded
         case .failure(let refusal): return refusal.response
         }
-        let stored = try ledger.lineItems(for: id)
+        let stored = try ledger.reports.lineItems(for: id)
         var sorted = try sort(items, for: token, stored: stored)
         let earlier = try stored.map { try JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
         let validator = ReportValidator(
@@ -59,7 +59,7 @@ struct LineItemsAPI: Sendable {
         sorted.problems += validator.problems(in: sorted.fresh.map(\.item))
         guard sorted.problems.isEmpty else { return JSONResponse.json(.badRequest, Problems(errors: sorted.problems)) }
         if !sorted.fresh.isEmpty {
-            try ledger.storeLineItems(
+            try ledger.reports.storeLineItems(
                 sorted.fresh.map { ($0.item.common.lineItemId, $0.body) },
                 for: id,
                 at: clock.nowMilliseconds()
@@ -146,7 +146,7 @@ struct LineItemsAPI: Sendable {
         let id = token.externalPurchaseId
         // Apple: a lineItemId "must be unique per app", and one transaction is never reported twice: an id
         // already posted for another token of the app is refused, restatement or not.
-        let owners = try ledger.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
+        let owners = try ledger.notifications.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
         for item in items {
             let body = try AppleJSON.text(item)
             let itemId = item.common.lineItemId

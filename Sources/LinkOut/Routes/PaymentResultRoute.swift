@@ -18,10 +18,10 @@ struct PaymentResultRoute: Sendable {
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
         guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
-            let checkout = try ledger.checkout(id: checkoutId),
+            let checkout = try ledger.tokens.checkout(id: checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId }),
             let sessionId = request.queryValue("session_id"),
-            let session = try ledger.paymentSession(id: sessionId), session.checkoutId == checkoutId
+            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId == checkoutId
         else {
             return pages.message(
                 status: .notFound,
@@ -87,10 +87,10 @@ struct PaymentResultRoute: Sendable {
     /// third party sees the code), for a person on a computer to scan with the phone that has the app.
     func qrCode(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
-            let checkout = try ledger.checkout(id: checkoutId),
+            let checkout = try ledger.tokens.checkout(id: checkoutId),
             let returnURL = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })?.returnURL,
             let sessionId = request.queryValue("session_id"),
-            let session = try ledger.paymentSession(id: sessionId), session.checkoutId == checkoutId,
+            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId == checkoutId,
             session.state == .complete, isPayer(request, session)
         else { return HTTPError(.notFound, "Not found.").response }
         let link = Self.appending(code: identifiers.redemptionCode(purchaseId: session.sessionId), to: returnURL)

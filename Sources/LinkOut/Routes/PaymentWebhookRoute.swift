@@ -60,7 +60,7 @@ struct PaymentWebhookRoute: Sendable {
             logger.warning("\(name) webhook refused", ["reason": reason])
             return refuse(.badRequest, "invalid_event", "The body is not \(webhook.eventName).")
         }
-        let isNew = try ledger.storePaymentEvent(
+        let isNew = try ledger.payments.storePaymentEvent(
             StoredPaymentEvent(
                 provider: name,
                 eventId: envelope.eventId,
