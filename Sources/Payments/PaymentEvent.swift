@@ -21,6 +21,12 @@ public enum PaymentEvent: Sendable, Equatable {
     case refunded(ChargeRefund)
     /// A dispute closed (`charge.dispute.closed`): lost, a chargeback reported as a refund; won, nothing.
     case disputeClosed(DisputeClosure)
+    /// A refund or chargeback that is a record of its own (Paddle's adjustments): its amount is this one alone, and
+    /// its id makes it once, however often it is delivered. Report a `REFUND` of it.
+    case refundIssued(IssuedRefund)
+    /// A chargeback was reversed (Paddle's `chargeback_reverse`): the money went back to the seller, so the
+    /// `REFUND` reported for the chargeback is withdrawn.
+    case chargebackReversed(ChargebackReversal)
     /// The subscription ended (`customer.subscription.deleted`): no more renewals.
     case subscriptionEnded(SubscriptionEnd)
     /// A subscription invoice was paid by this PaymentIntent (`invoice_payment.paid`). Since API version basil

@@ -89,6 +89,10 @@ struct PaymentChangeMapper: Sendable {
             return try self.refund(refund, event: key, at: now)
         case .disputeClosed(let dispute):
             return try disputeClosed(dispute, event: key, at: now)
+        case .refundIssued(let refund):
+            return try issuedRefund(refund, event: key, at: now)
+        case .chargebackReversed(let reversal):
+            return try chargebackReversed(reversal, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
             guard var charge = try ledger.charge(key: "invoice:" + invoiceId) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
