@@ -1,3 +1,4 @@
+import Domain
 import Lifecycle
 import Logging
 import Payments
@@ -90,7 +91,7 @@ struct PaymentStarter: Sendable {
         } catch {
             let metadata = [
                 // Not the intent or checkout id: either one opens the payment page (the demo's is the link itself).
-                "payment.provider": provider.name, "error": error.description,
+                "payment.provider": provider.id.rawValue, "error": error.description,
             ]
             if error.kind == .rejected {
                 logger.error("the payment provider refused to start a payment", metadata)
@@ -110,7 +111,7 @@ struct PaymentStarter: Sendable {
         let recorded = try ledger.recordPaymentSession(
             PaymentSessionRecord(
                 sessionId: redirect.sessionId,
-                provider: provider.name,
+                provider: provider.id.rawValue,
                 intentId: intentId,
                 checkoutId: checkout.id,
                 externalPurchaseId: checkout.externalPurchaseId,

@@ -1,3 +1,4 @@
+import Domain
 import HTTPServer
 import Lifecycle
 import Payments
@@ -62,7 +63,7 @@ struct DemoPaymentRoute: Sendable {
                 at: now
             )
             try processor.apply(
-                try mapper.purchase(completion, provider: provider.name, tookMoney: false, event: nil, at: now)
+                try mapper.purchase(completion, provider: provider.id.rawValue, tookMoney: false, event: nil, at: now)
             )
             return pages.seeOther(result(session))
         case "cancel":
@@ -106,7 +107,7 @@ struct DemoPaymentRoute: Sendable {
         PaymentSessionRecord, Product, CheckoutRecord, AppConfiguration
     )? {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
-            let session = try ledger.paymentSession(intentId: intentId), session.provider == provider.name,
+            let session = try ledger.paymentSession(intentId: intentId), session.provider == provider.id.rawValue,
             let product = configuration.catalog.first(where: { $0.id == session.productId }),
             let checkout = try ledger.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
