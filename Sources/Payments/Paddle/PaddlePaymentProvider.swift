@@ -12,15 +12,16 @@ import Synchronization
 /// (a timeout, a 5xx, an unreadable 2xx), the next start for that intent first looks for a transaction Paddle may
 /// have made anyway, by the intent id in its `custom_data`, and uses it.
 public struct PaddlePaymentProvider: PaymentProvider {
-    public let name = "paddle"
     public let api: PaddleAPI
+    let signature: PaddleWebhookSignature
     private let clock: Clock
     /// Intents whose last create call may have made a transaction without our learning its id. In memory: after
     /// a restart the person's next press creates a new one, and the abandoned draft expires unused.
     private let uncertain = UncertainIntents()
 
-    public init(api: PaddleAPI, clock: Clock = .system) {
+    public init(api: PaddleAPI, signature: PaddleWebhookSignature, clock: Clock = .system) {
         self.api = api
+        self.signature = signature
         self.clock = clock
     }
 
