@@ -1,4 +1,5 @@
 import Domain
+import Foundation
 
 /// A provider's configuration as the operator wrote it: `payments.<id>` with environment variables and secret
 /// files applied, every value as text (`true`, `300`). The provider reads it when it is made, and each read
@@ -65,9 +66,8 @@ public struct ProviderSettings: Sendable, Equatable {
     /// An `http://` or `https://` URL (a provider's API host; tests point it at a fake).
     public func httpURL(_ key: String, default fallback: String) throws(ProviderConfigurationError) -> String {
         let value = string(key, default: fallback)
-        guard value.hasPrefix("https://") || value.hasPrefix("http://"), value.utf8.count > "https://".utf8.count - 1
-        else {
-            throw ProviderConfigurationError(field: field(key), problem: "must be an http:// or https:// URL")
+        guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ProviderConfigurationError(field: field(key), problem: "must be an absolute http or https URL")
         }
         return value
     }

@@ -6,8 +6,10 @@ import Synchronization
 ///
 /// Writes return (or complete) only once committed, so a caller that answers only then never acknowledges
 /// anything that a crash could lose. Landing visits take a faster durable path: the visit journal (see
-/// `VisitJournal`), folded into the tables moments later and replayed at open. The tables live in a
-/// `LedgerEngine` (SQLite today); this type holds what does not depend on the engine.
+/// `VisitJournal`), folded into the tables moments later and replayed at open. The ledger opens the database
+/// (SQLite or PostgreSQL, see `SQLDatabase`), owns the journal, and hands out the stores that read and write the
+/// tables, one per concern: `tokens`, `reports`, `payments`, `entitlements`, `notifications`, `settings`,
+/// `adminSessions`, `dashboard`.
 public final class Ledger: Sendable {
     /// How hard a commit presses the data to disk.
     public enum Durability: String, Sendable {
@@ -35,7 +37,7 @@ public final class Ledger: Sendable {
     /// This process's name in outbox leases: unique per opening, so a restarted instance never mistakes a lease
     /// its previous life held for its own.
     public let instance = Ledger.newInstanceName()
-    let engine: any LedgerEngine
+    let database: SQLDatabase
     let journal: VisitJournal?
     let ingester: JournalIngester?
     let shared = JournalState()
@@ -73,7 +75,7 @@ public final class Ledger: Sendable {
         path = (directory as NSString).appendingPathComponent("linkout.sqlite")
         recordsVisitsDirectly = false
         guard role == .owner else {
-            engine = try SQLEngine(path: path, durability: durability, clock: clock)
+            database = try SQLDatabase(path: path, durability: durability, clock: clock)
             journal = nil
             ingester = nil
             return
@@ -83,26 +85,26 @@ public final class Ledger: Sendable {
         )
         // A second server on the same folder would replay and delete a journal the first one is writing.
         try lockFile.lockExclusively()
-        let engine: SQLEngine
+        let database: SQLDatabase
         let nextSequence: Int64
         do throws(StorageError) {
-            engine = try SQLEngine(path: path, durability: durability, clock: clock)
+            database = try SQLDatabase(path: path, durability: durability, clock: clock)
             do throws(StorageError) {
-                nextSequence = try Self.replay(directory: directory, lockFile: lockFile, into: engine)
+                nextSequence = try Self.replay(directory: directory, lockFile: lockFile, into: database)
                 // The folder lock makes this the only process on the file: leases left by a previous run are void.
-                try engine.releaseLeases()
+                try database.releaseLeases()
             } catch {
-                engine.close()
+                database.close()
                 throw error
             }
         } catch {
             lockFile.unlock()
             throw error
         }
-        self.engine = engine
+        self.database = database
         let shared = self.shared
         let ingester = JournalIngester { batch throws(StorageError) in
-            try engine.applyJournaled(batch)
+            try database.applyJournaled(batch)
         } onIngested: { batch, outcomes in
             shared.ingested(batch, outcomes)
         } onFailure: { error in
@@ -128,7 +130,7 @@ public final class Ledger: Sendable {
     public init(postgres target: PostgresTarget, clock: Lifecycle.Clock = .system) throws(StorageError) {
         path = target.redactedURL
         recordsVisitsDirectly = true
-        engine = try SQLEngine(postgres: target, clock: clock)
+        database = try SQLDatabase(postgres: target, clock: clock)
         journal = nil
         ingester = nil
     }
@@ -146,13 +148,34 @@ public final class Ledger: Sendable {
         shared.health.withLock { $0.journal ?? $0.ingest }
     }
 
-    /// Commits what is queued and stops the journal, the ingester and the engine. Later writes fail.
+    /// Commits what is queued and stops the journal, the ingester and the database. Later writes fail.
     public func close() {
         journal?.stop()
         ingester?.stop()
-        engine.close()
+        database.close()
     }
 
     /// Transactions committed since opening (each may carry many writes).
-    public var commitCount: Int { engine.commitCount }
+    public var commitCount: Int { database.commitCount }
+
+    /// Proves the ledger takes writes right now (readiness): a one-row write through the same writer as visits.
+    public func checkWritable(at: Int64) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES ('ready_check', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.text(String(at))]
+            )
+        }
+        // Without a journal the probe takes the visits' own path: when it commits, visits do again (a database
+        // back from an outage), even if no landing came to clear the failure (a balancer stopped sending them).
+        if recordsVisitsDirectly { shared.health.withLock { $0.journal = nil } }
+    }
+
+    /// Refuses (true) or allows (false) writes, as a read-only disk would. For maintenance windows and for
+    /// testing that readiness notices.
+    package func suspendWrites(_ suspended: Bool) throws(StorageError) {
+        try database.writer.withConnection { [dialect = database.dialect] connection throws(StorageError) in
+            try connection.execute(dialect.suspendWrites(suspended))
+        }
+    }
 }

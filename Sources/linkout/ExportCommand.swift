@@ -27,15 +27,15 @@ enum ExportCommand {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         switch (table, format) {
         case ("purchases", "json"):
-            let rows = try ledger.purchases(limit: Int.max)
+            let rows = try ledger.payments.purchases(limit: Int.max)
             CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
         case ("purchases", _):
-            CommandLineInterface.printOutput(PurchasesCSV.render(try ledger.purchases(limit: Int.max)))
+            CommandLineInterface.printOutput(PurchasesCSV.render(try ledger.payments.purchases(limit: Int.max)))
         case (_, "json"):
-            let rows = try ledger.tokens()
+            let rows = try ledger.tokens.tokens()
             CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
         default:
-            CommandLineInterface.printOutput(LedgerCSV.render(try ledger.tokens()))
+            CommandLineInterface.printOutput(LedgerCSV.render(try ledger.tokens.tokens()))
         }
         return 0
     }

@@ -36,7 +36,7 @@ enum ReportActionCommand {
         defer { ledger.close() }
         if subcommand == "attention" {
             let now = Clock.system.nowMilliseconds()
-            let entries = try ledger.needingAttention(limit: 10_000)
+            let entries = try ledger.reports.needingAttention(limit: 10_000)
             for entry in entries {
                 let left = (entry.noticeAt - now) / 3_600_000
                 CommandLineInterface.printOutput(

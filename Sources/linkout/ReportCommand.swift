@@ -37,12 +37,14 @@ enum ReportCommand {
         )
         let now = Clock.system.nowMilliseconds()
         if subcommand == "status" {
-            let summary = try ledger.reportSummary()
+            let summary = try ledger.reports.reportSummary()
             var lines = ["reporting: \(reporting.status.description)"]
             for state in StoredReport.State.allCases {
                 lines.append("\(state.rawValue): \(summary.counts[state] ?? 0)")
             }
-            lines.append("needing attention: \(try ledger.attentionCount()) token(s) (linkout report attention)")
+            lines.append(
+                "needing attention: \(try ledger.reports.attentionCount()) token(s) (linkout report attention)"
+            )
             if let oldest = summary.oldestUnreported {
                 lines.append("oldest unreported token: first seen \((now - oldest) / 1000) s ago")
             } else {
@@ -63,7 +65,7 @@ enum ReportCommand {
             CommandLineInterface.printOutput(line + "\n")
         }
         // Reports already in the outbox are due as they are: their exact bytes are what the next send carries.
-        let due = try ledger.dueReports(now: now, limit: 1000)
+        let due = try ledger.reports.dueReports(now: now, limit: 1000)
         for report in due {
             CommandLineInterface.printOutput(
                 report.body + "  # \(report.environment), queued, attempts \(report.attempts)\n"

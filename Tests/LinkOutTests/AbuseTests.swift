@@ -152,7 +152,7 @@ struct AbuseTests {
             )
             #expect(posted.status == 403)
         }
-        #expect(try live.ledger().count(.checkoutIntents) == 0)
+        #expect(try live.ledger().tokens.count(.checkoutIntents) == 0)
     }
 
     @Test func httpsSessionsUseTheHostPrefix() throws {

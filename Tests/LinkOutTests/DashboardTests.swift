@@ -1,4 +1,6 @@
+import Domain
 import Foundation
+import Lifecycle
 import Storage
 import TestSupport
 import Testing
@@ -223,7 +225,7 @@ struct DashboardTests {
     }
 
     @Test func aSessionExpiresAfterItsLifetime() throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let live = try LiveApplication(clock: clock.clock) { $0.adminToken = Self.adminToken }
         let session = try Self.signIn(live)
         clock.advance(seconds: AdminSessions.lifetimeSeconds - 60)
@@ -240,19 +242,19 @@ struct DashboardTests {
         }
         let ledger = live.ledger()
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let day = Ledger.dayMilliseconds
+        let day = Milliseconds.day
         try live.recordAppToken("fresh", now: now)
         try live.recordAppToken("chosen", now: now)
         // Created eleven days ago and never reported: past Apple's ten-day notice.
         try live.recordAppToken("stale", now: now - 11 * day)
-        _ = try ledger.recordCheckoutIntent(
+        _ = try ledger.tokens.recordCheckoutIntent(
             checkoutId: "c-chosen",
             productId: "pro.lifetime",
             currency: "EUR",
             amount: "29.99",
             at: now
         )
-        try ledger.enqueueReport(
+        try ledger.reports.enqueueReport(
             StoredReport(
                 requestIdentifier: "req-stale",
                 externalPurchaseId: "stale",
@@ -265,7 +267,7 @@ struct DashboardTests {
             ),
             lineItemRows: []
         )
-        try ledger.recordAttempt(
+        try ledger.reports.recordAttempt(
             "req-stale",
             ReportAttempt(
                 state: .rejected,

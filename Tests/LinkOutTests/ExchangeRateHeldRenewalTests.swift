@@ -20,9 +20,8 @@ struct ExchangeRateHeldRenewalTests {
     @Test func theRenewalEndsHeldForATokenThenIsPlaced() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }
-        let time = TestClock()
         // Three hours back, so every date the test reaches is past by Apple's (the fake's) clock too.
-        time.advance(seconds: -10_800)
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
         let start = time.clock.nowMilliseconds()
         try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { configuration in
@@ -76,7 +75,7 @@ struct ExchangeRateHeldRenewalTests {
         #expect(try harness.deliver(renewal, timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         let ledger = harness.live.application.ledger
-        #expect(try ledger.heldPaymentEvents().count == 1)
+        #expect(try ledger.payments.heldPaymentEvents().count == 1)
 
         // The rate arrives; the next pass releases the renewal, which no token of the customer can carry yet.
         try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
@@ -86,15 +85,18 @@ struct ExchangeRateHeldRenewalTests {
             """
         #expect(try harness.deliver(other, timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
-        #expect(try ledger.heldPaymentEvents().isEmpty)
-        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
-        #expect(try ledger.purchase(id: "cs_test_fake1")?.paidDays ?? 0 > 0, "the renewal's paid days carry on")
+        #expect(try ledger.payments.heldPaymentEvents().isEmpty)
+        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(
+            try ledger.payments.purchase(id: "cs_test_fake1")?.paidDays ?? 0 > 0,
+            "the renewal's paid days carry on"
+        )
 
         // The app forwards a token of the customer active at the renewal's date: the renewal is reported on it.
         let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: account).status == 201)
         #expect(harness.apple.apple.waitForRequest())
-        #expect(try ledger.heldLineItems(limit: 10).isEmpty)
+        #expect(try ledger.reports.heldLineItems(limit: 10).isEmpty)
         let onSecond = harness.apple.apple.received.filter {
             $0.report?.externalPurchaseId == second.externalPurchaseId
         }

@@ -59,7 +59,7 @@ struct ExchangeRateHoldFlowTests {
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
         // The purchase is recorded (the customer has it); the line item is held, and the admin API says why.
-        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
+        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .paid)
         #expect(harness.reportedLineItems().isEmpty)
         #expect(harness.apple.apple.received.isEmpty)
         let admin = try harness.live.get("/admin/purchases", headers: ["Authorization": "Bearer admin-secret"])
@@ -82,7 +82,9 @@ struct ExchangeRateHoldFlowTests {
         let ledger = harness.live.application.ledger
         #expect(
             eventually(within: 10) {
-                (try? ledger.paymentEvents(unprocessedOnly: true, limit: 10).first?.outcome?.hasPrefix("waiting:"))
+                (try? ledger.payments.paymentEvents(unprocessedOnly: true, limit: 10).first?.outcome?.hasPrefix(
+                    "waiting:"
+                ))
                     == true
             }
         )
@@ -105,7 +107,7 @@ struct ExchangeRateHoldFlowTests {
         let bodies = harness.apple.apple.received.map { String(decoding: $0.body, as: UTF8.self) }
         #expect(bodies.allSatisfy { !$0.contains("exchangeRate") || $0.contains(#""exchangeRate":3.251"#) })
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
-        #expect(try harness.live.application.ledger.heldPaymentEvents().isEmpty)
+        #expect(try harness.live.application.ledger.payments.heldPaymentEvents().isEmpty)
         #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_waiting_for_rate 0"))
     }
 }

@@ -41,7 +41,7 @@ struct HeldLineItemPagingTests {
                 source: "app",
                 appAccountToken: Self.account
             )
-            _ = try ledger.recordForwardedToken(fields, checkoutId: checkout, at: now)
+            _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: checkout, at: now)
         }
         // Three items dated when no token of the customer was active, then one dated an hour ago.
         var change = PaymentChange(event: nil, outcome: "held", at: now)
@@ -49,13 +49,13 @@ struct HeldLineItemPagingTests {
             ["early1", "early2", "early3"].map {
                 (purchase.externalPurchaseId, $0, Self.buy($0, at: now - 5 * day))
             } + [(purchase.externalPurchaseId, "late", Self.buy("late", at: now - 3_600_000))]
-        try ledger.apply(change)
+        try ledger.payments.apply(change)
 
         let placed = try LineItemPlacement(ledger: ledger).placeHeld(pageSize: 2)
         #expect(placed.map(\.item.lineItemId) == ["late"])
         #expect(placed.map(\.token) == [active.externalPurchaseId])
-        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["early1", "early2", "early3"])
-        #expect(try ledger.heldLineItems(after: 2, limit: 10).map(\.rowId).allSatisfy { $0 > 2 })
+        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["early1", "early2", "early3"])
+        #expect(try ledger.reports.heldLineItems(after: 2, limit: 10).map(\.rowId).allSatisfy { $0 > 2 })
     }
 
     static func rates(kwd: String?, bhd: String?) -> Data {
@@ -102,23 +102,26 @@ struct HeldLineItemPagingTests {
             try harness.waitForEvents()
         }
         let ledger = harness.live.application.ledger
-        #expect(try ledger.heldPaymentEvents().map(\.event.eventId) == ["evt_1", "evt_2", "evt_3"])
+        #expect(try ledger.payments.heldPaymentEvents().map(\.event.eventId) == ["evt_1", "evt_2", "evt_3"])
 
         // Bahrain's rate arrives; Kuwait's does not. A pass reading one held event at a time releases the third.
         try Self.rates(kwd: nil, bhd: ExchangeRateTable.dayText(Clock.system.nowMilliseconds())).write(to: file)
         let processor = PaymentEventProcessor(
             ledger: ledger,
             mapper: harness.live.application.payments.mapper,
+            providers: [harness.live.application.payments.provider],
             logger: Logger(label: "test", level: .critical),
             clock: .system,
             heldPageSize: 1,
             onChange: {}
         )
         #expect(processor.processPending() == 1)
-        #expect(try ledger.heldPaymentEvents().map(\.event.eventId) == ["evt_1", "evt_2"])
+        #expect(try ledger.payments.heldPaymentEvents().map(\.event.eventId) == ["evt_1", "evt_2"])
         #expect(
-            try ledger.lineItems(for: try #require(ledger.purchase(id: "cs_test_fake3")?.externalPurchaseId))
-                .map(\.lineItemId) == ["cs_test_fake3"]
+            try ledger.reports.lineItems(
+                for: try #require(ledger.payments.purchase(id: "cs_test_fake3")?.externalPurchaseId)
+            )
+            .map(\.lineItemId) == ["cs_test_fake3"]
         )
     }
 }

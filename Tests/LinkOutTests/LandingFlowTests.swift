@@ -36,7 +36,7 @@ struct LandingFlowTests {
         #expect(!page.text.contains(AppleVectors.v1))
         #expect(page.header("Content-Security-Policy")?.contains("default-src 'none'") == true)
 
-        var rows = try live.ledger().tokens()
+        var rows = try live.ledger().tokens.tokens()
         #expect(rows.map(\.externalPurchaseId) == ["00000000-0000-0000-0000-000000000000"])
         #expect(rows.first?.visitCount == 1)
         #expect(rows.first?.environment == "production")
@@ -44,7 +44,7 @@ struct LandingFlowTests {
         let second = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": session])
         #expect(second.header("Location") == location)
         #expect(try #require(cookie(second)) != session, "every landing starts a fresh session")
-        rows = try live.ledger().tokens()
+        rows = try live.ledger().tokens.tokens()
         #expect(rows.first?.visitCount == 2)
     }
 
@@ -54,7 +54,7 @@ struct LandingFlowTests {
             let encoded = token.replacingOccurrences(of: "=", with: "%3D")
             #expect(try live.get("/?externalPurchaseToken=\(encoded)&bundleId=com.example").status == 303)
         }
-        let rows = try live.ledger().tokens()
+        let rows = try live.ledger().tokens.tokens()
         let sandbox = try #require(rows.first { $0.externalPurchaseId.hasPrefix("SANDBOX") })
         #expect(sandbox.environment == "sandbox")
         #expect(sandbox.visitCount == 2)  // V3 and V4 carry the same externalPurchaseId
@@ -153,8 +153,8 @@ struct LandingFlowTests {
         let requestId = try #require(response.header("X-Request-Id"))
         #expect(response.text.contains("Reference: <span>\(requestId)</span>"))
         #expect(response.header("Content-Type") == "text/html; charset=utf-8")
-        #expect(try live.ledger().count(.visits) == 0)
-        #expect(try live.ledger().count(.tokens) == 0)
+        #expect(try live.ledger().tokens.count(.visits) == 0)
+        #expect(try live.ledger().tokens.count(.tokens) == 0)
         let metrics = try live.get("/metrics").text
         // Every reason is registered at 0, so only a count of 1 shows this rejection was counted, and counted once.
         #expect(metrics.contains("linkout_tokens_rejected_total{reason=\"\(reason)\"} 1\n"), "\(reason)")
@@ -167,7 +167,7 @@ struct LandingFlowTests {
         )
         #expect(head.status == 303)
         #expect(head.header("Location")?.hasPrefix("/checkout/") == true)
-        #expect(try live.ledger().count(.tokens) == 0)
+        #expect(try live.ledger().tokens.count(.tokens) == 0)
         let get = try live.get(AppleVectors.documentedTarget)
         #expect(get.header("Location") == head.header("Location"))
     }
@@ -176,14 +176,14 @@ struct LandingFlowTests {
         let open = try LiveApplication()
         let visit = try open.get("/?utm_source=newsletter")
         #expect(visit.status == 303)
-        #expect(try open.ledger().count(.visits) == 1)
+        #expect(try open.ledger().tokens.count(.visits) == 1)
         #expect(try open.get(try #require(visit.header("Location"))).text.contains("Pro forever"))
 
         let closed = try LiveApplication { $0.landing.allowWithoutToken = false }
         let page = try closed.get("/", headers: ["Accept-Language": "de"])
         #expect(page.status == 200)
         #expect(page.text.contains("Bitte öffne diese Seite aus der App"))
-        #expect(try closed.ledger().count(.visits) == 0)
+        #expect(try closed.ledger().tokens.count(.visits) == 0)
     }
 
     @Test func checkoutFormNeedsTheSessionsCSRFTokenAndRecordsTheIntent() throws {
@@ -213,7 +213,7 @@ struct LandingFlowTests {
             headers: ["Cookie": session]
         )
         #expect(badProduct.status == 400)
-        #expect(try live.ledger().count(.checkoutIntents) == 0)
+        #expect(try live.ledger().tokens.count(.checkoutIntents) == 0)
         let done = try live.post(
             location,
             contentType: "application/x-www-form-urlencoded",
@@ -231,7 +231,7 @@ struct LandingFlowTests {
             headers: ["Cookie": session]
         )
         #expect(again.header("Location") == payment)
-        #expect(try live.ledger().count(.checkoutIntents) == 1)
+        #expect(try live.ledger().tokens.count(.checkoutIntents) == 1)
         // The amount button pressed decides (without the stylesheet every one shows), whatever radio is checked.
         #expect(page.text.contains(#"name="pay_for" value="pro.monthly""#))
         let pressed = try live.post(
@@ -241,7 +241,9 @@ struct LandingFlowTests {
             headers: ["Cookie": session]
         )
         #expect(pressed.status == 303)
-        let intents = try live.ledger().checkoutIntents(checkoutId: String(location.dropFirst("/checkout/".count)))
+        let intents = try live.ledger().tokens.checkoutIntents(
+            checkoutId: String(location.dropFirst("/checkout/".count))
+        )
         #expect(intents.last?.productId == "pro.monthly")
         #expect(try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa").status == 404)
         #expect(try live.get("/checkout/not-an-id").status == 404)
@@ -306,7 +308,7 @@ struct LandingFlowTests {
         #expect(!page.text.contains("<form"))
         // Not a dead end: the button leads back to the app for a fresh link.
         #expect(page.text.contains(#"<a class="button" href="https://example.com/open">Open Example</a>"#))
-        #expect(try live.ledger().count(.tokens) == 1)
+        #expect(try live.ledger().tokens.count(.tokens) == 1)
     }
 
     @Test func appForwardedTokens() throws {
@@ -320,7 +322,7 @@ struct LandingFlowTests {
         #expect(reply["checkoutURL"]?.hasPrefix("http://localhost:8080/checkout/") == true)
         let again = try live.post("/v1/tokens", contentType: "application/json", body: body)
         #expect(again.status == 200)
-        let row = try #require(try live.ledger().tokens().first)
+        let row = try #require(try live.ledger().tokens.tokens().first)
         #expect(row.source == "app")
 
         let wrongType = try live.post("/v1/tokens", contentType: "text/plain", body: body)

@@ -61,7 +61,7 @@ struct LineItemRulesLiveTests {
         #expect(zero.text.contains("InvalidTaxInclusiveAmountForSubscriptionPaymentError"))
 
         // Nothing refused was queued: the token holds the buy alone, as first posted.
-        let stored = try live.application.ledger.lineItems(for: token.externalPurchaseId)
+        let stored = try live.application.ledger.reports.lineItems(for: token.externalPurchaseId)
         #expect(stored.map(\.lineItemId) == ["aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"])
     }
 }

@@ -66,7 +66,7 @@ final class LiveApplication {
 
     /// Records a production token as if the app had forwarded it, created a minute before `now`.
     func recordAppToken(_ id: String, now: Int64) throws {
-        _ = try application.ledger.recordForwardedToken(
+        _ = try application.ledger.tokens.recordForwardedToken(
             TokenFields(
                 externalPurchaseId: id,
                 rawToken: "raw",

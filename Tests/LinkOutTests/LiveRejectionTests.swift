@@ -26,7 +26,7 @@ struct LiveRejectionTests {
         live.application.reporting.tick()
         live.application.reporting.tick()
         #expect(apple.received.count == 1)
-        #expect(try live.ledger().reports(for: id).map(\.state) == [.rejected])
+        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.rejected])
         let signed = try setup.signer.sign(
             NotificationSigner.tokenPayload(
                 subtype: "UNREPORTED",
@@ -39,7 +39,7 @@ struct LiveRejectionTests {
         let received = apple.received
         #expect(received.count == 2)
         #expect(received.count == 2 && received[1].body == received[0].body)
-        #expect(try live.ledger().reports(for: id).map(\.state) == [.accepted])
+        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.accepted])
     }
 
     @Test func theOperatorSeesAndResolvesARejectedTokenThroughTheAdminAPI() throws {
@@ -50,7 +50,7 @@ struct LiveRejectionTests {
         setup.apple.enqueue(FakeAppleServer.rejection([FakeAppleServer.AppleError.statusRegression]))
         try live.recordAppToken(id, now: Clock.system.nowMilliseconds())
         live.application.reporting.tick()
-        #expect(try live.ledger().reports(for: id).map(\.state) == [.rejected])
+        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.rejected])
 
         let listed = try live.get("/admin/reports?state=needs_attention", headers: Self.admin)
         #expect(listed.status == 200)
@@ -99,7 +99,7 @@ struct LiveRejectionTests {
         #expect(resolved.text.contains(#""action":"no-line-item""#))
         live.application.reporting.tick()
         #expect(setup.apple.received.count == 2)
-        #expect(try live.ledger().reports(for: id).map(\.state) == [.accepted])
+        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.accepted])
         #expect(try live.get("/metrics").text.contains("linkout_reports_needing_attention 0\n"))
         let again = try live.post(
             "/admin/tokens/\(id)/resend",

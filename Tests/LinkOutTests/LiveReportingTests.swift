@@ -209,7 +209,7 @@ struct LiveReportingTests {
                     #"{"token": "\#(TokenMinter.encode(token))", "appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#
             )
             #expect(forwarded.status == 201)
-            let stored = try #require(try live.ledger().token(token.externalPurchaseId))
+            let stored = try #require(try live.ledger().tokens.token(token.externalPurchaseId))
             #expect(stored.tokenType == type)
             #expect(stored.expiresAt == now + 30 * 86_400_000)
         }

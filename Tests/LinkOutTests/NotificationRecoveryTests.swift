@@ -127,19 +127,19 @@ struct NotificationRecoveryTests {
         #expect(summary.stored == 2)
         #expect(summary.duplicates == 6)
         #expect(summary.processed == 2)
-        let stored = try setup.ledger.notifications()
+        let stored = try setup.ledger.notifications.notifications()
         #expect(stored.count == 3)
         #expect(stored.allSatisfy { $0.processedAt != nil && $0.outcome == "unrecognized_reported" })
         #expect(Set(stored.map(\.source)) == ["delivery", "history"])
         for index in 0..<3 {
-            let reports = try setup.ledger.reports(for: "missed-\(index)")
+            let reports = try setup.ledger.reports.reports(for: "missed-\(index)")
             #expect(reports.map(\.status) == ["UNRECOGNIZED_TOKEN"])
         }
         // A second run finds nothing new and acts on nothing.
         let again = setup.notifications.recover(since: now - 2 * 86_400_000, until: now)
         #expect(again.stored == 0)
         #expect(again.processed == 0)
-        #expect(try setup.ledger.reports(limit: 100).count == 3)
+        #expect(try setup.ledger.reports.reports(limit: 100).count == 3)
     }
 
     @Test func theDailyPassStartsItsClockThenFetchesOncePerDay() throws {
@@ -147,12 +147,12 @@ struct NotificationRecoveryTests {
         let now = Clock.system.nowMilliseconds()
         setup.notifications.historyPassIfDue(now: now)
         #expect(setup.fake.paginationTokens.isEmpty)
-        #expect(try setup.ledger.setting(named: "last_history_pass") == String(now))
+        #expect(try setup.ledger.settings.setting(named: "last_history_pass") == String(now))
         setup.notifications.historyPassIfDue(now: now + 3_600_000)
         #expect(setup.fake.paginationTokens.isEmpty)
         setup.notifications.historyPassIfDue(now: now + 86_400_000)
         #expect(setup.fake.paginationTokens.count == 4)
-        #expect(try setup.ledger.setting(named: "last_history_pass") == String(now + 86_400_000))
-        #expect(try setup.ledger.notifications().count == 3)
+        #expect(try setup.ledger.settings.setting(named: "last_history_pass") == String(now + 86_400_000))
+        #expect(try setup.ledger.notifications.notifications().count == 3)
     }
 }

@@ -145,13 +145,13 @@ struct NotificationRecoveryVolumeTests {
         setup.notifications.historyPassIfDue(now: start)
         let end = start + 86_400_000
         setup.notifications.historyPassIfDue(now: end)
-        #expect(try setup.ledger.setting(named: "last_history_pass") == String(start))
-        #expect(try setup.ledger.notifications().count == Self.pageSize)
+        #expect(try setup.ledger.settings.setting(named: "last_history_pass") == String(start))
+        #expect(try setup.ledger.notifications.notifications().count == Self.pageSize)
         setup.notifications.historyPassIfDue(now: end + 3_600_000)
         #expect(setup.production.paginationTokens == ["", "page-2", "page-2", "page-3"])
-        #expect(try setup.ledger.setting(named: "last_history_pass") == String(end))
-        #expect(try setup.ledger.notifications(limit: 1000).count == 3 * Self.pageSize)
-        #expect(try setup.ledger.historyCheckpoints().isEmpty)
+        #expect(try setup.ledger.settings.setting(named: "last_history_pass") == String(end))
+        #expect(try setup.ledger.notifications.notifications(limit: 1000).count == 3 * Self.pageSize)
+        #expect(try setup.ledger.notifications.historyCheckpoints().isEmpty)
     }
 
     /// A stored pagination token Apple refuses (how long it honours one is not documented) starts the window
@@ -161,7 +161,7 @@ struct NotificationRecoveryVolumeTests {
         let now = Clock.system.nowMilliseconds()
         let since = now - 86_400_000
         for environment in ["production", "sandbox"] {
-            try setup.ledger.saveHistoryCheckpoint(
+            try setup.ledger.notifications.saveHistoryCheckpoint(
                 HistoryCheckpoint(
                     bundleId: "com.example",
                     environment: environment,
@@ -179,7 +179,7 @@ struct NotificationRecoveryVolumeTests {
         #expect(setup.production.paginationTokens == ["expired", "", "page-2"])
         #expect(setup.sandbox.paginationTokens.isEmpty)
         #expect(summary.stored == 2 * Self.pageSize)
-        #expect(try setup.ledger.historyCheckpoints().isEmpty)
+        #expect(try setup.ledger.notifications.historyCheckpoints().isEmpty)
     }
 
     @Test func pastAThousandPagesAFailureHalfWayKeepsWhatWasDoneAndTheRerunResumes() throws {
@@ -197,8 +197,8 @@ struct NotificationRecoveryVolumeTests {
         #expect(first.pages == Self.failingPage - 1 + 1)  // and the sandbox's one empty page
         #expect(first.stored == before)
         #expect(first.processed == before)
-        #expect(try ledger.notifications(unprocessedOnly: true).isEmpty)
-        let kept = try ledger.historyCheckpoints()
+        #expect(try ledger.notifications.notifications(unprocessedOnly: true).isEmpty)
+        let kept = try ledger.notifications.historyCheckpoints()
         #expect(kept.first { $0.environment == "production" }?.paginationToken == "page-\(Self.failingPage)")
         #expect(kept.first { $0.environment == "sandbox" }.map { $0.paginationToken == nil } == true)
 
@@ -212,13 +212,13 @@ struct NotificationRecoveryVolumeTests {
         #expect(second.stored == Self.total - before)
         #expect(second.duplicates == 0)
         #expect(second.processed == Self.total - before)
-        #expect(try ledger.historyCheckpoints().isEmpty)
+        #expect(try ledger.notifications.historyCheckpoints().isEmpty)
 
         // Every notification stored once and acted on once: one report per token.
-        let stored = try ledger.notifications(limit: 2 * Self.total)
+        let stored = try ledger.notifications.notifications(limit: 2 * Self.total)
         #expect(stored.count == Self.total)
         #expect(stored.allSatisfy { $0.processedAt != nil && $0.outcome == "unrecognized_reported" })
-        let reports = try ledger.reports(limit: 2 * Self.total)
+        let reports = try ledger.reports.reports(limit: 2 * Self.total)
         #expect(reports.count == Self.total)
         #expect(Set(reports.map(\.externalPurchaseId)).count == Self.total)
         #expect(reports.allSatisfy { $0.status == "UNRECOGNIZED_TOKEN" })

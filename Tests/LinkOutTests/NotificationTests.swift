@@ -69,14 +69,14 @@ struct NotificationTests {
         #expect(report.lineItems == nil)
         #expect(received.first?.problems == [])
         let ledger = live.ledger()
-        let token = try #require(try ledger.token(id))
+        let token = try #require(try ledger.tokens.token(id))
         #expect(token.source == "notification")
         #expect(token.visitCount == 0)
-        let stored = try ledger.notifications()
+        let stored = try ledger.notifications.notifications()
         #expect(stored.count == 1)
         #expect(stored.first?.outcome == "unrecognized_reported")
         #expect(stored.first?.processedAt != nil)
-        #expect(try ledger.reports(for: id).count == 1)
+        #expect(try ledger.reports.reports(for: id).count == 1)
         let metrics = try live.get("/metrics").text
         #expect(
             metrics.contains(
@@ -107,8 +107,8 @@ struct NotificationTests {
         #expect(received.count == 1)
         #expect(received.first?.report?.status == .noLineItem)
         #expect(received.first?.report?.externalPurchaseId == id)
-        #expect(try live.ledger().notifications().first?.outcome == "due_now")
-        #expect(try live.ledger().token(id)?.source == "app")
+        #expect(try live.ledger().notifications.notifications().first?.outcome == "due_now")
+        #expect(try live.ledger().tokens.token(id)?.source == "app")
     }
 
     @Test func createdRecordsTheCustomLinkTokenWithItsTypeAndExpiry() throws {
@@ -126,14 +126,14 @@ struct NotificationTests {
             )
         )
         #expect(try Self.deliver(live, signed).status == 200)
-        let token = try #require(try live.ledger().token(id))
+        let token = try #require(try live.ledger().tokens.token(id))
         #expect(token.source == "notification")
         #expect(token.tokenType == "SERVICES")
         #expect(token.createdAt == created)
         #expect(token.expiresAt == created + 3_600_000)
         #expect(token.environment == "sandbox")
-        #expect(try live.ledger().notifications().first?.outcome == "recorded")
-        #expect(try live.ledger().reports(for: id).isEmpty)
+        #expect(try live.ledger().notifications.notifications().first?.outcome == "recorded")
+        #expect(try live.ledger().reports.reports(for: id).isEmpty)
     }
 
     /// A made-up token for a real id lands first (inside the five minutes of skew allowed, typed and expiring as
@@ -169,13 +169,13 @@ struct NotificationTests {
             )
         )
         #expect(try Self.deliver(live, signed).status == 200)
-        let token = try #require(try live.ledger().token(id))
+        let token = try #require(try live.ledger().tokens.token(id))
         #expect(token.createdAt == created)
         #expect(token.tokenType == "ACQUISITION")
         #expect(token.expiresAt == created + 2 * 86_400_000)
         #expect(token.source == "url")
         #expect(token.visitCount == 1)
-        #expect(try live.ledger().notifications().first?.outcome == "known")
+        #expect(try live.ledger().notifications.notifications().first?.outcome == "known")
         let corrected = live.logLines.all.filter { $0.contains("token corrected to Apple's values") }
         #expect(corrected.count == 1)
         let line = try #require(corrected.first)
@@ -228,8 +228,8 @@ struct NotificationTests {
         #expect(try Self.deliver(live, try setup.signer.sign(payload("ACTIVE_TOKEN_REMINDER", id))).status == 200)
         live.application.reporting.tick()
         #expect(try setup.fakeApple.received.isEmpty)
-        #expect(try live.ledger().token(id)?.tokenType == "ACQUISITION")
-        #expect(try live.ledger().notifications().first?.outcome == "recorded")
+        #expect(try live.ledger().tokens.token(id)?.tokenType == "ACQUISITION")
+        #expect(try live.ledger().notifications.notifications().first?.outcome == "recorded")
 
         // Apple's CREATED notice for a refreshed copy: no appAccountToken anywhere, grouped by Apple's dates.
         #expect(try Self.deliver(live, try setup.signer.sign(payload("CREATED", copy))).status == 200)
@@ -254,7 +254,7 @@ struct NotificationTests {
         let payload =
             #"{"notificationType":"TEST","notificationUUID":"\#(UUID().uuidString.lowercased())","version":"2.0","signedDate":\#(Clock.system.nowMilliseconds()),"data":{"bundleId":"com.example","environment":"Sandbox"}}"#
         #expect(try Self.deliver(live, try setup.signer.sign(payload)).status == 200)
-        #expect(try live.ledger().notifications().isEmpty)
+        #expect(try live.ledger().notifications.notifications().isEmpty)
         #expect(live.logLines.all.contains { $0.contains("test notification received") })
     }
 
@@ -381,9 +381,9 @@ struct NotificationTests {
             )
         }
         let ledger = live.ledger()
-        #expect(try ledger.notifications().isEmpty)
-        #expect(try ledger.token(id) == nil)
-        #expect(try ledger.token(id + "x") == nil)
+        #expect(try ledger.notifications.notifications().isEmpty)
+        #expect(try ledger.tokens.token(id) == nil)
+        #expect(try ledger.tokens.token(id + "x") == nil)
         #expect(try setup.fakeApple.received.isEmpty)
         #expect(!live.logLines.all.contains { $0.contains(parts[1]) })
     }

@@ -148,9 +148,9 @@ extension OpenAPIDocumentTests {
             )
             let detail = AdminAPI.TokenDetail(
                 token: token,
-                visits: [Ledger.VisitRow(visitedAt: 1, landingPath: "/", checkoutId: "c1", utm: ["utm_source": "x"])],
+                visits: [VisitRow(visitedAt: 1, landingPath: "/", checkoutId: "c1", utm: ["utm_source": "x"])],
                 checkoutIntents: [
-                    Ledger.CheckoutIntentRow(
+                    CheckoutIntentRow(
                         checkoutId: "c1",
                         productId: "pro.monthly",
                         currency: "EUR",

@@ -16,7 +16,7 @@ struct PaymentChangeFlowRefundHoldTests {
     static let account = PaymentHarness.account
 
     /// A subscription bought on `token` now, its start reported to Apple.
-    static func subscribe(_ harness: PaymentHarness, on token: ExternalPurchaseToken, time: TestClock) throws {
+    static func subscribe(_ harness: PaymentHarness, on token: ExternalPurchaseToken, time: ManualClock) throws {
         #expect(try harness.forward(token, account: account).status == 201)
         let checkout = try harness.openCheckout(token: token)
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
@@ -39,7 +39,7 @@ struct PaymentChangeFlowRefundHoldTests {
     }
 
     /// Delivers an event that changes nothing, for a pass of the payment events at the server's time.
-    static func pass(_ harness: PaymentHarness, time: TestClock, id: String) throws {
+    static func pass(_ harness: PaymentHarness, time: ManualClock, id: String) throws {
         let event = """
             {"id":"\(id)","object":"event","type":"customer.created","created":\(time.clock.nowSeconds()),\
             "livemode":false,"data":{"object":{"id":"cus_1"}}}
@@ -48,7 +48,7 @@ struct PaymentChangeFlowRefundHoldTests {
         let ledger = harness.live.application.ledger
         #expect(
             eventually(within: 10) {
-                (try? ledger.paymentEvents(unprocessedOnly: false, limit: 50).contains {
+                (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 50).contains {
                     $0.eventId == id && $0.outcome != nil
                 }) == true
             }
@@ -56,15 +56,14 @@ struct PaymentChangeFlowRefundHoldTests {
     }
 
     static func refundOutcome(_ harness: PaymentHarness) throws -> String? {
-        try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 50).first {
+        try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 50).first {
             $0.eventId == "evt_refund"
         }?.outcome
     }
 
     @Test func aRefundOfARenewalHeldForATokenWaitsLongerThanThreeDays() throws {
-        let time = TestClock()
         // Five days back, so every date the test reaches is past by Apple's (the fake's) clock too.
-        time.advance(seconds: -5 * 86_400)
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 5 * 86_400_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let start = time.clock.nowMilliseconds()
         try Self.subscribe(
@@ -88,7 +87,7 @@ struct PaymentChangeFlowRefundHoldTests {
         #expect(try harness.deliver(renewal, timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         let ledger = harness.live.application.ledger
-        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
         let refund = StripeEvents.refunded(
             id: "evt_refund",
             charge: "ch_in_2",
@@ -109,27 +108,26 @@ struct PaymentChangeFlowRefundHoldTests {
         // does its refund on the next pass.
         let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: Self.account).status == 201)
-        #expect(eventually(within: 10) { (try? ledger.heldLineItems(limit: 10).isEmpty) == true })
+        #expect(eventually(within: 10) { (try? ledger.reports.heldLineItems(limit: 10).isEmpty) == true })
         time.advance(seconds: 7_200)
         try Self.pass(harness, time: time, id: "evt_pass_2")
         #expect(try Self.refundOutcome(harness)?.contains("queued for Apple") == true)
-        let onSecond = try ledger.lineItems(for: second.externalPurchaseId).map(\.body)
+        let onSecond = try ledger.reports.lineItems(for: second.externalPurchaseId).map(\.body)
         #expect(onSecond.count == 2)
         #expect(onSecond.last?.contains(#""referenceLineItemId":"in_2""#) == true)
         #expect(onSecond.last?.contains(#""eventType":"REFUND""#) == true)
     }
 
     @Test func aRefundOfABuySetAsideForCorrectionWaitsForTheOperator() throws {
-        let time = TestClock()
-        time.advance(seconds: -3_600)
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 3_600_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let start = time.clock.nowMilliseconds()
         let token = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 86_400_000)
         try Self.subscribe(harness, on: token, time: time)
         // Apple refuses the buy (a rejection answered 400): it is set aside, not at Apple.
         let ledger = harness.live.application.ledger
-        let report = try #require(try ledger.reports(for: token.externalPurchaseId).first)
-        try ledger.recordRejection(
+        let report = try #require(try ledger.reports.reports(for: token.externalPurchaseId).first)
+        try ledger.reports.recordRejection(
             report.requestIdentifier,
             ReportAttempt(state: .rejected, httpStatus: 400, response: "{}", nextAttemptAt: 0, at: start),
             rewrite: ReportRewrite(setAside: ["cs_test_fake1": "refused"])
@@ -144,7 +142,7 @@ struct PaymentChangeFlowRefundHoldTests {
         )
         #expect(try harness.deliver(refund, timestamp: time.clock.nowSeconds()).status == 200)
         #expect(eventually(within: 10) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
-        #expect(try ledger.lineItems(for: token.externalPurchaseId).map(\.lineItemId) == ["cs_test_fake1"])
+        #expect(try ledger.reports.lineItems(for: token.externalPurchaseId).map(\.lineItemId) == ["cs_test_fake1"])
         // Past three days it still waits: the operator's correction may take longer.
         time.advance(seconds: 4 * 86_400)
         try Self.pass(harness, time: time, id: "evt_pass_1")

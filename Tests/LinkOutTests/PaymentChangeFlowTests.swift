@@ -1,5 +1,6 @@
 import Foundation
 import Lifecycle
+import Payments
 import Storage
 import TestSupport
 import Testing
@@ -51,7 +52,7 @@ struct PaymentChangeFlowTests {
         )
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
-        let purchase = try #require(try harness.live.application.ledger.purchase(id: "cs_test_fake1"))
+        let purchase = try #require(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1"))
         let periodEnd = try #require(purchase.periodEnd)
         let started = purchase.createdAt
         // Ten days in, an upgrade: 3.00 credited, 5.50 charged, 0.40 of it tax.
@@ -115,7 +116,7 @@ struct PaymentChangeFlowTests {
         let won = Self.disputeClosed(id: "evt_won", dispute: "dp_0", status: "won", amount: 2999)
         #expect(try harness.deliver(won).status == 200)
         try harness.waitForEvents()
-        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
+        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .paid)
         let lost = Self.disputeClosed(id: "evt_lost", dispute: "dp_1", status: "lost", amount: 2999)
         // Delivered twice: one chargeback, one line item.
         for _ in 0..<2 { #expect(try harness.deliver(lost).status == 200) }
@@ -128,6 +129,6 @@ struct PaymentChangeFlowTests {
             ]
         )
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
-        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .refunded)
+        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .refunded)
     }
 }

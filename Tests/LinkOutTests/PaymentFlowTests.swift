@@ -57,7 +57,8 @@ struct PaymentFlowTests {
         #expect(report["status"] as? String == "LINE_ITEM")
         #expect(report["externalPurchaseId"] as? String == checkout.externalPurchaseId)
         #expect(
-            try harness.live.application.ledger.purchases(externalPurchaseId: checkout.externalPurchaseId).count == 1
+            try harness.live.application.ledger.payments.purchases(externalPurchaseId: checkout.externalPurchaseId)
+                .count == 1
         )
     }
 
@@ -121,7 +122,7 @@ struct PaymentFlowTests {
             ]
         )
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
-        let purchase = try #require(try harness.live.application.ledger.purchase(id: "cs_test_fake1"))
+        let purchase = try #require(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1"))
         #expect(purchase.status == .refunded)
         // The backend hears of each step once, in the order they happened.
         #expect(receiver.waitForAccepted(3))
@@ -145,9 +146,9 @@ struct PaymentFlowTests {
         )
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
-        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
-        #expect(try harness.live.application.ledger.lineItems(for: checkout.externalPurchaseId).isEmpty)
-        let event = try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 5).first
+        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .paid)
+        #expect(try harness.live.application.ledger.reports.lineItems(for: checkout.externalPurchaseId).isEmpty)
+        let event = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 5).first
         #expect(event?.outcome?.contains("not reported to Apple") == true)
         // A checkout Stripe knows but linkout never started is not linkout's purchase.
         var foreign = checkout
@@ -163,7 +164,7 @@ struct PaymentFlowTests {
         )
         #expect(try harness.deliver(other).status == 200)
         try harness.waitForEvents()
-        #expect(try harness.live.application.ledger.purchase(id: "cs_other_product") == nil)
+        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_other_product") == nil)
     }
 
     @Test func thePaymentPageClosesBeforeTheTokenExpires() throws {
@@ -200,7 +201,7 @@ struct PaymentFlowTests {
         )
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
-        let start = try #require(try harness.live.application.ledger.purchase(id: "cs_test_fake1"))
+        let start = try #require(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1"))
         let periodEnd = try #require(start.periodEnd)
         let renewal = StripeEvents.renewal(
             id: "evt_renewal",
@@ -250,7 +251,7 @@ struct PaymentFlowTests {
         #expect(second["subscriptionStartDate"] as? Int64 == periodEnd)
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         // A refund of one renewal leaves the subscription itself as it was.
-        #expect(try harness.live.application.ledger.purchase(id: "cs_test_fake1")?.status == .paid)
+        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .paid)
     }
 
     /// A renewal paid after the purchase's custom-link token expired lies outside that token's active range
@@ -258,9 +259,8 @@ struct PaymentFlowTests {
     /// is held, logged once and shown on the dashboard; once the app forwards a token of the customer that was
     /// active then, the renewal is reported on it, and the next renewal goes there directly.
     @Test func aRenewalAfterThePurchasesTokenExpiredGoesOnAnActiveTokenOfTheCustomer() throws {
-        let time = TestClock()
         // Three hours back, so every date the test reaches is past by Apple's (the fake's) clock too.
-        time.advance(seconds: -10_800)
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock) {
             $0.adminToken = DashboardTests.adminToken
         }
@@ -306,7 +306,7 @@ struct PaymentFlowTests {
         #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
         #expect(harness.apple.apple.waitForRequest())  // the start's report, received above
         let ledger = harness.live.application.ledger
-        #expect(try ledger.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
         #expect(harness.live.logLines.all.filter { $0.contains("line item held") }.count == 1)
         #expect(try harness.live.get("/metrics").text.contains("\nlinkout_line_items_held 1\n"))
         let session = try DashboardTests.signIn(harness.live)
@@ -319,7 +319,7 @@ struct PaymentFlowTests {
         #expect(try harness.forward(second, account: account).status == 201)
         // The forward wakes reporting: the held renewal is placed and reported without waiting for a poll.
         #expect(harness.apple.apple.waitForRequest())
-        #expect(try ledger.heldLineItems(limit: 10).isEmpty)
+        #expect(try ledger.reports.heldLineItems(limit: 10).isEmpty)
         #expect(
             harness.apple.apple.received.last?.report?.lineItems?.map(\.common.lineItemId) == ["in_2"]
         )
@@ -328,7 +328,7 @@ struct PaymentFlowTests {
         try harness.waitForEvents()
         items = harness.reportedLineItems()
         #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1", "in_2", "in_3"])
-        #expect(try ledger.heldLineItems(limit: 10).isEmpty)
+        #expect(try ledger.reports.heldLineItems(limit: 10).isEmpty)
         let onSecond = harness.apple.apple.received.filter {
             $0.report?.externalPurchaseId == second.externalPurchaseId
         }
@@ -337,7 +337,7 @@ struct PaymentFlowTests {
         let paidDays = items.compactMap { $0["subscriptionDaysOfPaidService"] as? Int }
         #expect(paidDays.count == 3 && paidDays[2] > paidDays[1], "the held renewal's days carry on")
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty && $0.report?.status == .lineItem })
-        #expect(try ledger.reports(for: first.externalPurchaseId).count == 1)
+        #expect(try ledger.reports.reports(for: first.externalPurchaseId).count == 1)
     }
 
     @Test func badOrOldSignaturesAreRefusedAndNothingIsStored() throws {
@@ -348,15 +348,17 @@ struct PaymentFlowTests {
         #expect(try harness.deliver(event, timestamp: Clock.system.nowSeconds() - 301).status == 400)
         let unsigned = try harness.live.post("/webhooks/stripe", contentType: "application/json", body: event)
         #expect(unsigned.status == 400)
-        #expect(try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10).isEmpty)
+        #expect(try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10).isEmpty)
         #expect(try harness.deliver(event).status == 200)
-        #expect(try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10).count == 1)
+        #expect(
+            try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10).count == 1
+        )
         // A signed event with absurd numbers is stored and marked unreadable; it never brings the server down.
         let absurd =
             #"{"id":"evt_huge","object":"event","type":"ping","created":9223372036854775807,"data":{"object":{}}}"#
         #expect(try harness.deliver(absurd).status == 200)
         try harness.waitForEvents()
-        let stored = try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 10)
+        let stored = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
         #expect(stored.first { $0.eventId == "evt_huge" }?.outcome?.hasPrefix("unreadable") == true)
         #expect(try harness.live.get("/healthz").status == 200)
         // No key or secret reaches the log.

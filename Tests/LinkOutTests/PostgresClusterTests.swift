@@ -99,7 +99,7 @@ struct PostgresClusterTests {
 
         let ledger = try Ledger(postgres: PostgresTarget(url: url, password: nil))
         defer { ledger.close() }
-        let missing = try ids.filter { try ledger.token($0) == nil }
+        let missing = try ids.filter { try ledger.tokens.token($0) == nil }
         #expect(missing.isEmpty, "\(missing.count) acknowledged visits missing from the ledger: \(missing.prefix(3))")
 
         // Once: one report (one requestIdentifier) per token. A send the killed instance had in flight may be

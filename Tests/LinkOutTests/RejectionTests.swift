@@ -31,10 +31,10 @@ struct RejectionTests {
         #expect(received.count == 2 && received[1].report?.requestIdentifier == received[0].report?.requestIdentifier)
         #expect(received.last?.report?.lineItems?.map(\.common.lineItemId) == [good])
         #expect(try harness.reports("split").map(\.state) == [.accepted])
-        let setAside = try harness.ledger.lineItems(for: "split").filter(\.needsCorrection)
+        let setAside = try harness.ledger.reports.lineItems(for: "split").filter(\.needsCorrection)
         #expect(setAside.map(\.lineItemId) == [bad])
         #expect(setAside.first?.correction?.contains("IncorrectNetAmountError") == true)
-        let attention = try harness.ledger.needingAttention(limit: 10)
+        let attention = try harness.ledger.reports.needingAttention(limit: 10)
         #expect(attention.map(\.externalPurchaseId) == ["split"])
         #expect(attention.first?.resolution.contains("linkout report restate split \(bad)") == true)
         #expect(Self.criticalLines(harness, containing: "line items need correction") == 1)
@@ -51,7 +51,7 @@ struct RejectionTests {
         #expect(after.last?.report?.lineItems?.map(\.common.lineItemId) == [bad])
         #expect(after.last?.report?.requestIdentifier != received.first?.report?.requestIdentifier)
         #expect(try harness.reports("split").map(\.state) == [.accepted, .accepted])
-        #expect(try harness.ledger.attentionCount() == 0)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 
     /// `DuplicateTokenStatusNotAllowedError`: the token is reported `NO_LINE_ITEM` under the same identifier.
@@ -127,18 +127,18 @@ struct RejectionTests {
         #expect(try harness.reports("fine").map(\.state) == [.accepted])
         #expect(try harness.reports("stuck").map(\.state) == [.rejected])
         #expect(Self.criticalLines(harness, containing: "report needs attention") == 1)
-        let attention = try #require(try harness.ledger.needingAttention(limit: 10).first)
+        let attention = try #require(try harness.ledger.reports.needingAttention(limit: 10).first)
         #expect(attention.externalPurchaseId == "stuck")
         #expect(attention.appleMessage.contains("LineItemStatusRegressionError"))
         #expect(attention.resolution.contains("linkout report no-line-item stuck"))
-        #expect(try harness.ledger.attentionCount() == 1)
+        #expect(try harness.ledger.reports.attentionCount() == 1)
 
         harness.production.respond { _ in nil }
         _ = try ReportActions(ledger: harness.ledger).resend("stuck")
         try harness.tickUntilSettled()
         #expect(harness.production.received.count == 3)
         #expect(try harness.reports("stuck").map(\.state) == [.accepted])
-        #expect(try harness.ledger.attentionCount() == 0)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 
     /// More rejected reports than one planning batch: a token behind the first batch still gets its revision.
@@ -151,7 +151,9 @@ struct RejectionTests {
         harness.service.tick()
         for index in 0..<ReportingService.batchLimit { try harness.record("later-\(index)") }
         harness.service.tick()
-        #expect(try harness.ledger.reports(limit: 1_000, state: .rejected).count == ReportingService.batchLimit + 1)
+        #expect(
+            try harness.ledger.reports.reports(limit: 1_000, state: .rejected).count == ReportingService.batchLimit + 1
+        )
         try harness.addBuy("oldest")
         harness.service.tick()
         let revision = harness.production.received.last?.report
@@ -177,7 +179,7 @@ struct RejectionTests {
         #expect(received.map { $0.report?.status } == [.lineItem, .noLineItem])
         #expect(Set(received.compactMap { $0.report?.requestIdentifier }).count == 1)
         #expect(try harness.reports("withdrawn").map(\.state) == [.accepted])
-        #expect(try harness.ledger.attentionCount() == 0)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
 
         try harness.record("kept")
         try harness.addBuy("kept")
@@ -212,8 +214,8 @@ struct RejectionTests {
         #expect(received.map { $0.report?.status } == [.lineItem, .noLineItem])
         #expect(Set(received.compactMap { $0.report?.requestIdentifier }).count == 1)
         #expect(try harness.reports("emptied").map(\.state) == [.accepted])
-        #expect(try harness.ledger.attentionCount() == 0)
-        #expect(try harness.ledger.needingAttention(limit: 10).isEmpty)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+        #expect(try harness.ledger.reports.needingAttention(limit: 10).isEmpty)
     }
 
     /// A line item set aside keeps the identifier of the report it left, which Apple accepted with the rest:
@@ -231,7 +233,7 @@ struct RejectionTests {
         #expect(outcome.detail.contains("dropped"))
         try harness.tickUntilSettled()
         #expect(harness.production.received.count == 2)
-        #expect(try harness.ledger.attentionCount() == 0)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
         let good2 = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: good)
         #expect(good2.detail.contains("retraction"))
         try harness.tickUntilSettled()

@@ -75,7 +75,7 @@ struct ReportingBenchmark {
         let created = Clock.system.nowMilliseconds() - 3_600_000
         for index in 0..<count {
             let id = "bench-\(index)"
-            _ = try ledger.recordForwardedToken(
+            _ = try ledger.tokens.recordForwardedToken(
                 TokenFields(
                     externalPurchaseId: id,
                     rawToken: "raw",
@@ -102,19 +102,20 @@ struct ReportingBenchmark {
         while ContinuousClock.now < deadline {
             service.tick()
             passes += 1
-            let summary = try ledger.reportSummary()
+            let summary = try ledger.reports.reportSummary()
             if summary.counts[.accepted] == Int64(count) { break }
             // Hung reports wait out their backoff; the next pass starts when the first is due.
-            let next = try ledger.dueReports(now: .max, limit: 1).first?.nextAttemptAt ?? 0
+            let next = try ledger.reports.dueReports(now: .max, limit: 1).first?.nextAttemptAt ?? 0
             let wait = max(0, next - Clock.system.nowMilliseconds())
             usleep(UInt32(min(wait, 60_000)) * 1_000)
         }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let accepted = try ledger.reportSummary().counts[.accepted] ?? 0
+        let accepted = try ledger.reports.reportSummary().counts[.accepted] ?? 0
         // When the reports Apple answered at the first try were all in: the drain without the retry tail.
         let startedAt = Clock.system.nowMilliseconds() - Int64(seconds * 1000)
-        let firstTry = try ledger.reports(limit: count).filter { $0.attempts == 1 }.compactMap(\.acceptedAt).sorted()
+        let firstTry = try ledger.reports.reports(limit: count).filter { $0.attempts == 1 }.compactMap(\.acceptedAt)
+            .sorted()
         let firstTrySeconds = Double((firstTry.last ?? startedAt) - startedAt) / 1000
         print(
             "BENCH reports=\(count) accepted=\(accepted) hang=\(hangPercent)% timeout=\(timeout)s "

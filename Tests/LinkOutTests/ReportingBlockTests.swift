@@ -22,7 +22,7 @@ struct ReportingBlockTests {
     }
 
     @Test func a401BlocksUntilTheReplacedKeyIsAcceptedThenEverythingGoesOut() throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = LogLines()
         // The server starts with a key Apple does not know (revoked in App Store Connect, say).
         let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-key-\(UUID())")
@@ -67,7 +67,7 @@ struct ReportingBlockTests {
         clock.advance(seconds: 300)
         harness.service.tick()
         #expect(harness.production.received.count == 2)
-        #expect(try harness.ledger.reports(limit: 10, state: .pending).count == 3)
+        #expect(try harness.ledger.reports.reports(limit: 10, state: .pending).count == 3)
         #expect(log.critical().count == 1)
 
         // The operator puts the right key in place (renamed over the old file). The next look at the file, at
@@ -76,7 +76,7 @@ struct ReportingBlockTests {
         clock.advance(seconds: 61)
         harness.service.tick()
         #expect(harness.service.status == .running)
-        #expect(try harness.ledger.reports(limit: 10, state: .accepted).count == 3)
+        #expect(try harness.ledger.reports.reports(limit: 10, state: .accepted).count == 3)
         #expect(harness.production.received.count == 5)
         #expect(harness.production.received.suffix(3).allSatisfy { $0.signatureValid })
         #expect(Self.blockedGauge(harness, "unauthorized") == 0)
@@ -125,7 +125,7 @@ struct ReportingBlockTests {
     /// A key file that changes into something unusable (half written, a wrong file) does not replace the key
     /// in use.
     @Test func anUnusableReplacementKeepsTheKeyInUse() throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let harness = try ReportingHarness(clock: clock.clock)
         try Data("not a key".utf8).write(
             to: URL(fileURLWithPath: harness.configuration.apple.privateKeyFile),

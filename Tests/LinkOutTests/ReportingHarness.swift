@@ -88,9 +88,13 @@ final class ReportingHarness {
             appAccountToken: account
         )
         if account != nil {
-            _ = try ledger.recordForwardedToken(fields, checkoutId: "c-\(id)", at: Clock.system.nowMilliseconds())
+            _ = try ledger.tokens.recordForwardedToken(
+                fields,
+                checkoutId: "c-\(id)",
+                at: Clock.system.nowMilliseconds()
+            )
         } else {
-            _ = try ledger.recordVisit(
+            _ = try ledger.tokens.recordVisit(
                 Visit(
                     token: fields,
                     checkoutId: "c-\(id)",
@@ -107,7 +111,7 @@ final class ReportingHarness {
     /// Stores a one-time buy of `amount` cents (EUR, tax included at 20%) for the token.
     func addBuy(_ id: String, lineItemId: String = UUID().uuidString.lowercased(), euros: Int64 = 10) throws {
         let body = Self.buyJSON(lineItemId: lineItemId, euros: euros)
-        try ledger.storeLineItems([(lineItemId, body)], for: id, at: Clock.system.nowMilliseconds())
+        try ledger.reports.storeLineItems([(lineItemId, body)], for: id, at: Clock.system.nowMilliseconds())
     }
 
     /// Apple's shape of a one-time buy of `euros` (EUR, 20% tax), created a second ago.
@@ -121,14 +125,14 @@ final class ReportingHarness {
     }
 
     func reports(_ id: String) throws -> [StoredReport] {
-        try ledger.reports(for: id)
+        try ledger.reports.reports(for: id)
     }
 
     /// Runs ticks at the moments the outbox asks for, until nothing is due or `limit` passes.
     func tickUntilSettled(limit: Int = 10) throws {
         for _ in 0..<limit {
             service.tick()
-            let pending = try ledger.reports(limit: 100, state: .pending)
+            let pending = try ledger.reports.reports(limit: 100, state: .pending)
             guard let next = pending.map(\.nextAttemptAt).min() else { return }
             service.tick(now: next)
         }

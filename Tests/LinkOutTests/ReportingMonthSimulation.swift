@@ -55,7 +55,7 @@ struct ReportingMonthSimulation {
         let standings = try Self.standings(harness.ledger, end: moment)
         let elapsed = ContinuousClock.now - began
         print(
-            "SIM customers=\(tokens) tokens=\(try harness.ledger.tokens().count) events=\(traffic.events.count) "
+            "SIM customers=\(tokens) tokens=\(try harness.ledger.tokens.tokens().count) events=\(traffic.events.count) "
                 + "reports-sent=\(harness.production.received.count) "
                 + "rejections=\(apple.counts.values.reduce(0, +)) (\(percent)% of first sendings) "
                 + "seconds=\(elapsed.components.seconds)"
@@ -64,7 +64,7 @@ struct ReportingMonthSimulation {
             print("SIM   rejected: \(kind.rawValue): \(apple.counts[kind] ?? 0)")
         }
         Self.printStandings(standings, "after the month")
-        let attention = try harness.ledger.needingAttention(limit: 100_000)
+        let attention = try harness.ledger.reports.needingAttention(limit: 100_000)
         for (resolution, count) in Dictionary(grouping: attention, by: Self.actionKind).mapValues(\.count).sorted(by: {
             $0.key < $1.key
         }) {
@@ -90,7 +90,7 @@ struct ReportingMonthSimulation {
         #expect(after[.needsAttention, default: []].isEmpty)
 
         // The custom-link tokens still active wait for their expiry (a year after creation), then go NO_LINE_ITEM.
-        let lastExpiry = try harness.ledger.tokens().compactMap(\.expiresAt).max() ?? moment
+        let lastExpiry = try harness.ledger.tokens.tokens().compactMap(\.expiresAt).max() ?? moment
         moment = max(moment, lastExpiry) + Self.step
         for _ in 0..<4 {
             moment += Self.step
@@ -99,13 +99,13 @@ struct ReportingMonthSimulation {
         }
         let expired = try Self.standings(harness.ledger, end: moment)
         Self.printStandings(expired, "after the custom-link tokens expired")
-        #expect(expired[.accepted, default: []].count == (try harness.ledger.tokens().count))
+        #expect(expired[.accepted, default: []].count == (try harness.ledger.tokens.tokens().count))
     }
 
     static func play(_ event: (at: Int64, event: MonthTraffic.Event), on ledger: Ledger) throws {
         switch event.event {
         case .token(let token):
-            _ = try ledger.recordForwardedToken(
+            _ = try ledger.tokens.recordForwardedToken(
                 TokenFields(
                     externalPurchaseId: token.id,
                     rawToken: "raw",
@@ -122,7 +122,7 @@ struct ReportingMonthSimulation {
                 at: event.at
             )
         case .lineItem(let tokenId, let lineItemId, let body):
-            try ledger.storeLineItems([(lineItemId, body)], for: tokenId, at: event.at)
+            try ledger.reports.storeLineItems([(lineItemId, body)], for: tokenId, at: event.at)
         }
     }
 
@@ -130,12 +130,12 @@ struct ReportingMonthSimulation {
     /// line item outside a report); needing attention if listed so; waiting if an active custom-link token has
     /// nothing to report; otherwise stuck.
     static func standings(_ ledger: Ledger, end: Int64) throws -> [Standing: [String]] {
-        let attention = Set(try ledger.needingAttention(limit: 1_000_000).map(\.externalPurchaseId))
+        let attention = Set(try ledger.reports.needingAttention(limit: 1_000_000).map(\.externalPurchaseId))
         var result: [Standing: [String]] = [:]
-        for token in try ledger.tokens() {
+        for token in try ledger.tokens.tokens() {
             let id = token.externalPurchaseId
-            let reports = try ledger.reports(for: id)
-            let items = try ledger.lineItems(for: id)
+            let reports = try ledger.reports.reports(for: id)
+            let items = try ledger.reports.lineItems(for: id)
             let standing: Standing
             if attention.contains(id) {
                 standing = .needsAttention

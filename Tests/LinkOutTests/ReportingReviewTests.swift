@@ -28,7 +28,7 @@ struct ReportingReviewTests {
 
         // A restatement keeps the creationDate the item was reported with (Apple's
         // RestatementCreationDateMismatchError).
-        let original = try #require(try harness.ledger.lineItems(for: "restated").first?.body)
+        let original = try #require(try harness.ledger.reports.lineItems(for: "restated").first?.body)
         let created = try #require(
             (try JSONSerialization.jsonObject(with: Data(original.utf8)) as? [String: Any])?["creationDate"] as? Int64
         )
@@ -37,7 +37,11 @@ struct ReportingReviewTests {
         if let date = restated.range(of: #""creationDate":[0-9]+"#, options: .regularExpression) {
             restated.replaceSubrange(date, with: "\"creationDate\":\(created)")
         }
-        try harness.ledger.storeLineItems([(itemId, restated)], for: "restated", at: Clock.system.nowMilliseconds())
+        try harness.ledger.reports.storeLineItems(
+            [(itemId, restated)],
+            for: "restated",
+            at: Clock.system.nowMilliseconds()
+        )
         try harness.tickUntilSettled()
         let received = harness.production.received
         #expect(received.count == 2)
@@ -155,7 +159,7 @@ struct ReportingReviewTests {
         )
         #expect(second.status == 400)
         #expect(second.text.contains("DuplicateValueError"))
-        #expect(try live.ledger().lineItems(for: "second-token").isEmpty)
+        #expect(try live.ledger().reports.lineItems(for: "second-token").isEmpty)
     }
 
     /// The NO_LINE_ITEM wait counts from `tokenCreationDate` (Apple's 10-day clock), not from when linkout
@@ -177,7 +181,7 @@ struct ReportingReviewTests {
         try harness.record("young", created: now - 2 * 3_600_000)
         try harness.record("old", created: now - 9 * 86_400_000 - 3_600_000)
         for id in ["young", "old"] {
-            _ = try harness.ledger.recordPaymentSession(
+            _ = try harness.ledger.payments.recordPaymentSession(
                 PaymentSessionRecord(
                     sessionId: "s-\(id)",
                     provider: "demo",
@@ -231,7 +235,7 @@ struct ReportingReviewTests {
         let retryAt = Clock.system.nowMilliseconds() + 60_000
         harness.production.enqueue(.respond(status: 429, headers: ["Retry-After": String(retryAt)]))
         harness.service.tick()
-        let reports = try harness.ledger.reports(limit: 10)
+        let reports = try harness.ledger.reports.reports(limit: 10)
         let limited = try #require(reports.first { $0.lastHTTPStatus == 429 })
         #expect(limited.attempts == 0)
         #expect(limited.nextAttemptAt == retryAt)
@@ -242,7 +246,7 @@ struct ReportingReviewTests {
         harness.service.tick(now: retryAt - 1)
         #expect(harness.production.received.count == sentAfter429)
         harness.service.tick(now: retryAt)
-        #expect(try harness.ledger.reports(limit: 10).allSatisfy { $0.state == .accepted })
+        #expect(try harness.ledger.reports.reports(limit: 10).allSatisfy { $0.state == .accepted })
     }
 
     /// One report hanging until the timeout does not hold the others back: they are sent alongside it.
@@ -253,7 +257,7 @@ struct ReportingReviewTests {
         for index in 0..<4 { try harness.record("parallel-\(index)") }
         harness.production.enqueue(.hang(milliseconds: 6_000))
         harness.service.tick()
-        let reports = try harness.ledger.reports(limit: 10)
+        let reports = try harness.ledger.reports.reports(limit: 10)
         let hung = try #require(reports.first { $0.state == .pending })
         let hungAt = try #require(hung.lastAttemptAt)
         let accepted = reports.compactMap(\.acceptedAt)

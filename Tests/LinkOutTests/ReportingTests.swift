@@ -25,7 +25,7 @@ struct ReportingTests {
             #expect(request.bodyObject?["lineItems"] == nil)
             #expect(request.problems == [])
         }
-        let summary = try harness.ledger.reportSummary()
+        let summary = try harness.ledger.reports.reportSummary()
         #expect(summary.counts[.accepted] == 5)
         #expect(summary.oldestUnreported == nil)
     }
@@ -110,7 +110,7 @@ struct ReportingTests {
         restarted.tick(now: first.nextAttemptAt)
         #expect(harness.production.waitForRequest())
         #expect(harness.production.waitForRequest())
-        let reports = try reopened.reports(for: "in-flight")
+        let reports = try reopened.reports.reports(for: "in-flight")
         #expect(reports.count == 1)
         #expect(reports.first?.state == .accepted)
         #expect(reports.first?.requestIdentifier == first.requestIdentifier)
@@ -172,7 +172,7 @@ struct ReportingTests {
         harness.service.tick(now: later)
         harness.service.tick(now: later)
         #expect(harness.production.received.count == 2)
-        #expect(try harness.ledger.reports(limit: 10, state: .pending).count == 2)
+        #expect(try harness.ledger.reports.reports(limit: 10, state: .pending).count == 2)
         let readiness = String(
             decoding: Readiness(ledger: harness.ledger, reporting: harness.service, clock: .system).response().body,
             as: UTF8.self

@@ -40,7 +40,7 @@ struct TokenAPITests {
     }
 
     static func boundAccount(_ live: LiveApplication) throws -> String? {
-        try live.ledger().token(id)?.appAccountToken
+        try live.ledger().tokens.token(id)?.appAccountToken
     }
 
     /// Whoever forwards a token first binds it (the route cannot know who is asking); a different account later
@@ -86,7 +86,7 @@ struct TokenAPITests {
         #expect(backendConflict.status == 409)
         #expect(try Self.errorCode(backendConflict) == "account_conflict")
         #expect(try Self.boundAccount(live) == Self.owner)
-        #expect(try live.ledger().token(Self.id)?.source == "app")
+        #expect(try live.ledger().tokens.token(Self.id)?.source == "app")
     }
 
     /// A token the backend forwards first is recorded like the app's (201) and bound on the backend's word: the
@@ -139,7 +139,7 @@ struct TokenAPITests {
         let disabled = try Self.fromBackend(off, Self.owner)
         #expect(disabled.status == 404)
         #expect(try Self.errorCode(disabled) == "disabled")
-        #expect(try off.ledger().count(.tokens) == 0)
+        #expect(try off.ledger().tokens.count(.tokens) == 0)
     }
 
     /// A key named twice: JSONDecoder keeps one of the values, and which one differs between readers.
@@ -169,6 +169,6 @@ struct TokenAPITests {
         #expect(try Self.errorCode(response) == "duplicate_key")
         #expect(response.text.contains(#"The body names \#(named.replacingOccurrences(of: "\"", with: "\\\"")) more"#))
         #expect(!response.text.contains("<b>"))
-        #expect(try live.ledger().count(.tokens) == 0)
+        #expect(try live.ledger().tokens.count(.tokens) == 0)
     }
 }

@@ -56,14 +56,14 @@ struct DiskFullTests {
         #expect(slowest < .seconds(1), "a visit took \(slowest)")
         #expect(ledger.writeFailure?.code == .diskFull)
         // A visit that failed was not acknowledged, so its checkout is not offered.
-        #expect(try ledger.checkout(id: refusedCheckout) == nil)
+        #expect(try ledger.tokens.checkout(id: refusedCheckout) == nil)
 
         try FileManager.default.removeItem(atPath: filler)
         #expect(JournalSegmentTests.journal(ledger, VisitJournalTests.visit("after", checkout: "c-after")) == nil)
         acknowledged += 1
         #expect(ledger.flush())
-        #expect(try ledger.count(.visits) == Int64(acknowledged))
+        #expect(try ledger.tokens.count(.visits) == Int64(acknowledged))
         #expect(ledger.writeFailure == nil)
-        #expect(try ledger.checkout(id: "c-after")?.externalPurchaseId == "after")
+        #expect(try ledger.tokens.checkout(id: "c-after")?.externalPurchaseId == "after")
     }
 }

@@ -35,8 +35,7 @@ struct JournalSegmentTests {
             journalSegmentBytes: 4096
         )
         defer { ledger.close() }
-        let engine = try #require(ledger.engine as? SQLEngine)
-        try engine.limitPages(1)  // the database may not grow: ingesting fails with SQLITE_FULL
+        try ledger.database.limitPages(1)  // the database may not grow: ingesting fails with SQLITE_FULL
         for index in 0..<600 {
             let error = Self.journal(ledger, VisitJournalTests.visit("s-\(index)", checkout: "c-\(index)"))
             #expect(error == nil)
@@ -48,9 +47,9 @@ struct JournalSegmentTests {
         let rotated = Self.segmentFiles(folder.path)
         #expect(rotated.count > 10, "600 visits in 4 KB segments: \(rotated.count) segments")
 
-        try engine.limitPages(nil)
+        try ledger.database.limitPages(nil)
         #expect(ledger.flush())
-        #expect(try ledger.count(.visits) == 600)
+        #expect(try ledger.tokens.count(.visits) == 600)
         #expect(ledger.writeFailure == nil)
         // The journal thread deletes applied segments after the ingester reports them; give it a deadline.
         let deadline = ContinuousClock.now + .seconds(5)
@@ -86,18 +85,18 @@ struct JournalSegmentTests {
             .write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: folder.path, first: 4)))
 
         let reopened = try Ledger(directory: folder.path)
-        #expect(try reopened.count(.visits) == 5)
-        #expect(try reopened.tokens().map(\.externalPurchaseId) == (1...5).map { "v-\($0)" })
+        #expect(try reopened.tokens.count(.visits) == 5)
+        #expect(try reopened.tokens.tokens().map(\.externalPurchaseId) == (1...5).map { "v-\($0)" })
         #expect(Self.segmentFiles(folder.path).isEmpty)
         reopened.close()
 
         let again = try Ledger(directory: folder.path)
         defer { again.close() }
-        #expect(try again.count(.visits) == 5)
+        #expect(try again.tokens.count(.visits) == 5)
         // New visits take sequence numbers after every one seen, the torn one included or not.
         #expect(Self.journal(again, VisitJournalTests.visit("v-new", checkout: "c-new")) == nil)
         #expect(again.flush())
-        #expect(try again.count(.visits) == 6)
+        #expect(try again.tokens.count(.visits) == 6)
         let segments = VisitJournal.segmentPaths(in: folder.path)
         #expect(segments.map(\.first) == [6])
     }

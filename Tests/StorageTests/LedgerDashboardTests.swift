@@ -1,10 +1,11 @@
+import Domain
 import Foundation
 import Storage
 import Testing
 
 @Suite("Ledger dashboard queries")
 struct LedgerDashboardTests {
-    static let day = Ledger.dayMilliseconds
+    static let day = Milliseconds.day
 
     static func token(_ id: String, source: String = "url") -> TokenFields {
         LedgerTests.token(id, source: source)
@@ -28,12 +29,28 @@ struct LedgerDashboardTests {
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         // Day 20_000 from its first to its last millisecond, and the next day's first.
-        _ = try ledger.recordForwardedToken(Self.token("a", source: "app"), checkoutId: "ca", at: 20_000 * Self.day)
-        _ = try ledger.recordForwardedToken(Self.token("b", source: "app"), checkoutId: "cb", at: 20_001 * Self.day - 1)
-        _ = try ledger.recordForwardedToken(Self.token("SANDBOX_c"), checkoutId: "cc", at: 20_000 * Self.day + 5)
-        _ = try ledger.recordForwardedToken(Self.token("d", source: "app"), checkoutId: "cd", at: 20_001 * Self.day)
-        _ = try ledger.recordForwardedToken(Self.token("old", source: "app"), checkoutId: "co", at: 19_000 * Self.day)
-        let counts = try ledger.dailyTokenCounts(since: 19_999 * Self.day)
+        _ = try ledger.tokens.recordForwardedToken(
+            Self.token("a", source: "app"),
+            checkoutId: "ca",
+            at: 20_000 * Self.day
+        )
+        _ = try ledger.tokens.recordForwardedToken(
+            Self.token("b", source: "app"),
+            checkoutId: "cb",
+            at: 20_001 * Self.day - 1
+        )
+        _ = try ledger.tokens.recordForwardedToken(Self.token("SANDBOX_c"), checkoutId: "cc", at: 20_000 * Self.day + 5)
+        _ = try ledger.tokens.recordForwardedToken(
+            Self.token("d", source: "app"),
+            checkoutId: "cd",
+            at: 20_001 * Self.day
+        )
+        _ = try ledger.tokens.recordForwardedToken(
+            Self.token("old", source: "app"),
+            checkoutId: "co",
+            at: 19_000 * Self.day
+        )
+        let counts = try ledger.dashboard.dailyTokenCounts(since: 19_999 * Self.day)
         #expect(
             counts == [
                 .init(day: 20_000, environment: "production", source: "app", count: 2),
@@ -48,12 +65,12 @@ struct LedgerDashboardTests {
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         for id in ["a", "b", "c"] {
-            _ = try ledger.recordForwardedToken(Self.token(id), checkoutId: "c-\(id)", at: 10 * Self.day)
+            _ = try ledger.tokens.recordForwardedToken(Self.token(id), checkoutId: "c-\(id)", at: 10 * Self.day)
         }
-        _ = try ledger.recordForwardedToken(Self.token("before"), checkoutId: "c-before", at: 1)
+        _ = try ledger.tokens.recordForwardedToken(Self.token("before"), checkoutId: "c-before", at: 1)
         // Two products chosen on one checkout still make one token at the checkout step.
         for product in ["one", "two"] {
-            _ = try ledger.recordCheckoutIntent(
+            _ = try ledger.tokens.recordCheckoutIntent(
                 checkoutId: "c-a",
                 productId: product,
                 currency: "EUR",
@@ -61,37 +78,44 @@ struct LedgerDashboardTests {
                 at: 10 * Self.day
             )
         }
-        _ = try ledger.recordCheckoutIntent(checkoutId: "c-b", productId: "one", currency: "EUR", amount: "1", at: 1)
-        try ledger.enqueueReport(Self.report("r-a", for: "a"), lineItemRows: [])
-        try ledger.recordAttempt(
+        _ = try ledger.tokens.recordCheckoutIntent(
+            checkoutId: "c-b",
+            productId: "one",
+            currency: "EUR",
+            amount: "1",
+            at: 1
+        )
+        try ledger.reports.enqueueReport(Self.report("r-a", for: "a"), lineItemRows: [])
+        try ledger.reports.recordAttempt(
             "r-a",
             ReportAttempt(state: .accepted, httpStatus: 200, response: "", nextAttemptAt: 0, at: 10 * Self.day)
         )
-        try ledger.enqueueReport(Self.report("r-b", for: "b"), lineItemRows: [])
+        try ledger.reports.enqueueReport(Self.report("r-b", for: "b"), lineItemRows: [])
         #expect(
-            try ledger.funnel(since: 10 * Self.day) == Ledger.Funnel(tokens: 3, checkouts: 2, payments: 0, reported: 1)
+            try ledger.dashboard.funnel(since: 10 * Self.day)
+                == Funnel(tokens: 3, checkouts: 2, payments: 0, reported: 1)
         )
-        #expect(try ledger.funnel(since: 0).tokens == 4)
+        #expect(try ledger.dashboard.funnel(since: 0).tokens == 4)
     }
 
     @Test func theOldestUnreportedTokenIsTheOldestCreatedWithoutAnAcceptedReport() throws {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
-        #expect(try ledger.oldestUnreportedCreation() == nil)
+        #expect(try ledger.reports.oldestUnreportedCreation() == nil)
         for (id, created) in [("reported", Int64(100)), ("waiting", 200), ("newer", 300)] {
             var token = Self.token(id)
             token.createdAt = created
             // Seen in the opposite order to their creation: the age counts from creation.
-            _ = try ledger.recordForwardedToken(token, checkoutId: "c-\(id)", at: 1_000 - created)
+            _ = try ledger.tokens.recordForwardedToken(token, checkoutId: "c-\(id)", at: 1_000 - created)
         }
-        try ledger.enqueueReport(Self.report("r-reported", for: "reported"), lineItemRows: [])
-        #expect(try ledger.oldestUnreportedCreation() == 100)
-        try ledger.recordAttempt(
+        try ledger.reports.enqueueReport(Self.report("r-reported", for: "reported"), lineItemRows: [])
+        #expect(try ledger.reports.oldestUnreportedCreation() == 100)
+        try ledger.reports.recordAttempt(
             "r-reported",
             ReportAttempt(state: .accepted, httpStatus: 200, response: "", nextAttemptAt: 0, at: 5)
         )
-        #expect(try ledger.oldestUnreportedCreation() == 200)
+        #expect(try ledger.reports.oldestUnreportedCreation() == 200)
     }
 
     @Test func failingReportsAreRejectedOrRetriedOnes() throws {
@@ -99,24 +123,24 @@ struct LedgerDashboardTests {
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         for id in ["ok", "rejected", "retrying", "fresh"] {
-            _ = try ledger.recordForwardedToken(Self.token(id), checkoutId: "c-\(id)", at: 1)
-            try ledger.enqueueReport(Self.report("r-\(id)", for: id), lineItemRows: [])
+            _ = try ledger.tokens.recordForwardedToken(Self.token(id), checkoutId: "c-\(id)", at: 1)
+            try ledger.reports.enqueueReport(Self.report("r-\(id)", for: id), lineItemRows: [])
         }
-        try ledger.recordAttempt(
+        try ledger.reports.recordAttempt(
             "r-ok",
             ReportAttempt(state: .accepted, httpStatus: 200, response: "", nextAttemptAt: 0, at: 5)
         )
-        try ledger.recordAttempt(
+        try ledger.reports.recordAttempt(
             "r-rejected",
             ReportAttempt(state: .rejected, httpStatus: 400, response: "{\"errorCode\":4000}", nextAttemptAt: 0, at: 6)
         )
-        try ledger.recordAttempt(
+        try ledger.reports.recordAttempt(
             "r-retrying",
             ReportAttempt(state: .pending, httpStatus: 503, response: "busy", nextAttemptAt: 100, at: 7)
         )
-        let failing = try ledger.failingReports(limit: 10)
+        let failing = try ledger.dashboard.failingReports(limit: 10)
         #expect(failing.map(\.requestIdentifier) == ["r-retrying", "r-rejected"])
         #expect(failing.last?.lastResponse == "{\"errorCode\":4000}")
-        #expect(try ledger.failingReports(limit: 1).count == 1)
+        #expect(try ledger.dashboard.failingReports(limit: 1).count == 1)
     }
 }

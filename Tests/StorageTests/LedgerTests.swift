@@ -49,32 +49,32 @@ struct LedgerTests {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)
         defer { ledger.close() }
-        let first = try ledger.recordVisit(Self.visit("a", checkout: "c-a", at: 1_000))
-        let second = try ledger.recordVisit(Self.visit("a", checkout: "c-a", at: 2_000))
+        let first = try ledger.tokens.recordVisit(Self.visit("a", checkout: "c-a", at: 1_000))
+        let second = try ledger.tokens.recordVisit(Self.visit("a", checkout: "c-a", at: 2_000))
         #expect(first == RecordOutcome(checkoutId: "c-a", visitCount: 1, isNewToken: true))
         #expect(second == RecordOutcome(checkoutId: "c-a", visitCount: 2, isNewToken: false))
-        let rows = try ledger.tokens()
+        let rows = try ledger.tokens.tokens()
         #expect(rows.count == 1)
         #expect(rows[0].visitCount == 2)
         #expect(rows[0].firstSeenAt == 1_000)
         #expect(rows[0].lastSeenAt == 2_000)
         #expect(rows[0].checkoutId == "c-a")
-        #expect(try ledger.count(.visits) == 2)
-        #expect(try ledger.count(.checkouts) == 1)
+        #expect(try ledger.tokens.count(.visits) == 2)
+        #expect(try ledger.tokens.count(.checkouts) == 1)
     }
 
     @Test func forwardedTokensAreRecordedWithoutAVisit() throws {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)
         defer { ledger.close() }
-        let first = try ledger.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 5)
-        let again = try ledger.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 6)
+        let first = try ledger.tokens.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 5)
+        let again = try ledger.tokens.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 6)
         #expect(first.isNewToken)
         #expect(!again.isNewToken)
-        let row = try #require(try ledger.tokens().first)
+        let row = try #require(try ledger.tokens.tokens().first)
         #expect(row.source == "app")
         #expect(row.visitCount == 0)
-        #expect(try ledger.checkout(id: "c-f")?.externalPurchaseId == "f")
+        #expect(try ledger.tokens.checkout(id: "c-f")?.externalPurchaseId == "f")
     }
 
     /// The app's binding is first come, first served and holds against the app; the backend's replaces it and
@@ -86,20 +86,21 @@ struct LedgerTests {
         func forward(_ account: String?, _ source: AccountBindingSource, id: String = "b") throws -> AccountBinding {
             var fields = Self.token(id, source: "app")
             fields.appAccountToken = account
-            return try ledger.recordForwardedToken(fields, checkoutId: "c-\(id)", at: 7, bindingSource: source).binding
+            return try ledger.tokens.recordForwardedToken(fields, checkoutId: "c-\(id)", at: 7, bindingSource: source)
+                .binding
         }
         #expect(try forward(nil, .app) == AccountBinding.none)
         #expect(try forward("squatter", .app) == .bound)
         #expect(try forward("squatter", .app) == .unchanged)
         #expect(try forward("owner", .app) == .conflict)
-        _ = try ledger.recordVisit(Self.visit("b", checkout: "c-b"))
-        #expect(try ledger.token("b")?.appAccountToken == "squatter")
+        _ = try ledger.tokens.recordVisit(Self.visit("b", checkout: "c-b"))
+        #expect(try ledger.tokens.token("b")?.appAccountToken == "squatter")
         #expect(try forward("owner", .backend) == .replaced(previous: "squatter"))
         #expect(try forward("owner", .backend) == .unchanged)
         #expect(try forward("squatter", .app) == .conflict)
         #expect(try forward("other", .backend) == .conflict)
         #expect(try forward(nil, .backend) == AccountBinding.none)
-        #expect(try ledger.token("b")?.appAccountToken == "owner")
+        #expect(try ledger.tokens.token("b")?.appAccountToken == "owner")
 
         // The backend first: a new token bound on its word; the same account from the app changes nothing.
         #expect(try forward("owner", .backend, id: "n") == .bound)
@@ -120,14 +121,14 @@ struct LedgerTests {
         var forged = Self.token("k")
         forged.tokenType = "SERVICES"
         forged.expiresAt = forged.createdAt + 60_000
-        _ = try ledger.recordVisit(
+        _ = try ledger.tokens.recordVisit(
             Visit(token: forged, checkoutId: "c-k", bundleId: "com.example", landingPath: "/", utm: [:], at: 1)
         )
         var apple = Self.token("k")
         apple.source = "notification"
         apple.createdAt -= 86_400_000
         func notify(_ uuid: String) throws -> AppliedNotification? {
-            _ = try ledger.storeNotification(
+            _ = try ledger.notifications.storeNotification(
                 StoredNotification(
                     notificationUUID: uuid,
                     notificationType: "EXTERNAL_PURCHASE_TOKEN",
@@ -140,7 +141,7 @@ struct LedgerTests {
                     signedPayload: "x.y.z"
                 )
             )
-            return try ledger.apply(
+            return try ledger.notifications.apply(
                 NotificationChange(notificationUUID: uuid, at: 3, outcome: "known", token: apple, checkoutId: "c-k")
             )
         }
@@ -157,7 +158,7 @@ struct LedgerTests {
                 TokenCorrection(field: "tokenExpirationDate", recorded: String(forged.createdAt + 60_000), apple: nil),
             ]
         )
-        let token = try #require(try ledger.token("k"))
+        let token = try #require(try ledger.tokens.token("k"))
         #expect(token.createdAt == apple.createdAt)
         #expect(token.tokenType == nil)
         #expect(token.expiresAt == nil)
@@ -171,11 +172,11 @@ struct LedgerTests {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)
         defer { ledger.close() }
-        _ = try ledger.recordVisit(Self.visit(nil, checkout: "anon"))
-        let checkout = try #require(try ledger.checkout(id: "anon"))
+        _ = try ledger.tokens.recordVisit(Self.visit(nil, checkout: "anon"))
+        let checkout = try #require(try ledger.tokens.checkout(id: "anon"))
         #expect(checkout.externalPurchaseId == nil)
-        #expect(try ledger.count(.tokens) == 0)
-        #expect(try ledger.checkout(id: "missing") == nil)
+        #expect(try ledger.tokens.count(.tokens) == 0)
+        #expect(try ledger.tokens.checkout(id: "missing") == nil)
     }
 
     @Test func concurrentWritersShareCommitsAndLoseNothing() throws {
@@ -193,7 +194,7 @@ struct LedgerTests {
                     // Every worker records the shared token and one of its own, all at once.
                     for id in ["shared", "w\(worker)-\(index)"] {
                         do {
-                            _ = try ledger.recordVisit(Self.visit(id, checkout: "c-\(id)"))
+                            _ = try ledger.tokens.recordVisit(Self.visit(id, checkout: "c-\(id)"))
                         } catch {
                             failures.withLock { $0.append("\(error)") }
                         }
@@ -204,9 +205,9 @@ struct LedgerTests {
         group.wait()
         let failed = failures.withLock { $0 }
         #expect(failed.isEmpty, "\(failed.count) writes failed, first: \(failed.first ?? "")")
-        #expect(try ledger.count(.tokens) == 16 * 50 + 1)
-        #expect(try ledger.count(.visits) == 16 * 50 * 2)
-        let shared = try #require(try ledger.tokens().first { $0.externalPurchaseId == "shared" })
+        #expect(try ledger.tokens.count(.tokens) == 16 * 50 + 1)
+        #expect(try ledger.tokens.count(.visits) == 16 * 50 * 2)
+        let shared = try #require(try ledger.tokens.tokens().first { $0.externalPurchaseId == "shared" })
         #expect(shared.visitCount == 16 * 50)
         // 1,600 writes from 16 threads: group commit must have put several in each transaction.
         #expect(ledger.commitCount < 1_600)
@@ -216,15 +217,15 @@ struct LedgerTests {
     @Test func everythingSurvivesReopening() throws {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)
-        _ = try ledger.recordVisit(Self.visit("keep", checkout: "c-keep"))
-        let secret = try ledger.secret(named: "checkout-key")
+        _ = try ledger.tokens.recordVisit(Self.visit("keep", checkout: "c-keep"))
+        let secret = try ledger.settings.secret(named: "checkout-key")
         ledger.close()
         let reopened = try Self.open(folder)
         defer { reopened.close() }
-        #expect(try reopened.tokens().map(\.externalPurchaseId) == ["keep"])
-        #expect(try reopened.secret(named: "checkout-key") == secret)
+        #expect(try reopened.tokens.tokens().map(\.externalPurchaseId) == ["keep"])
+        #expect(try reopened.settings.secret(named: "checkout-key") == secret)
         #expect(secret.count == 64)
-        #expect(try reopened.recordVisit(Self.visit("keep", checkout: "c-keep")).visitCount == 2)
+        #expect(try reopened.tokens.recordVisit(Self.visit("keep", checkout: "c-keep")).visitCount == 2)
     }
 
     @Test func writesAfterCloseFailCleanly() throws {
@@ -232,9 +233,9 @@ struct LedgerTests {
         let ledger = try Self.open(folder)
         ledger.close()
         ledger.close()  // a second close returns at once
-        #expect(throws: StorageError.self) { try ledger.recordVisit(Self.visit("late", checkout: "c")) }
+        #expect(throws: StorageError.self) { try ledger.tokens.recordVisit(Self.visit("late", checkout: "c")) }
         do {
-            _ = try ledger.recordVisit(Self.visit("late", checkout: "c"))
+            _ = try ledger.tokens.recordVisit(Self.visit("late", checkout: "c"))
         } catch {
             #expect(error.code == .closed)
         }
@@ -254,7 +255,7 @@ struct LedgerTests {
                 #expect(error.code == .inUse)
             }
         }
-        _ = try ledger.recordForwardedToken(Self.token("r"), checkoutId: "c-r", at: 1)
+        _ = try ledger.tokens.recordForwardedToken(Self.token("r"), checkoutId: "c-r", at: 1)
         let report = StoredReport(
             requestIdentifier: "req-1",
             externalPurchaseId: "r",
@@ -265,17 +266,17 @@ struct LedgerTests {
             nextAttemptAt: 0,
             createdAt: 1
         )
-        try ledger.enqueueReport(report, lineItemRows: [])
+        try ledger.reports.enqueueReport(report, lineItemRows: [])
         do {
             var again = report
             again.requestIdentifier = "req-2"
-            try ledger.enqueueReport(again, lineItemRows: [])
+            try ledger.reports.enqueueReport(again, lineItemRows: [])
             Issue.record("a second report was queued")
         } catch {
             #expect(error.code == .conflict)
         }
         do {
-            try ledger.enqueueReport(report, lineItemRows: [1])
+            try ledger.reports.enqueueReport(report, lineItemRows: [1])
             Issue.record("a duplicate requestIdentifier was queued")
         } catch {
             #expect(error.code == .conflict || error.code == .constraint)
@@ -302,10 +303,10 @@ struct LedgerTests {
         var fields = Self.token("k", source: "app")
         fields.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
         fields.tokenType = "SERVICES"
-        _ = try ledger.recordForwardedToken(fields, checkoutId: "c-k", at: 9)
+        _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: "c-k", at: 9)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let json = String(decoding: try encoder.encode(try ledger.tokens()), as: UTF8.self)
+        let json = String(decoding: try encoder.encode(try ledger.tokens.tokens()), as: UTF8.self)
         #expect(
             json
                 == #"[{"appAppleId":1234567890,"bundleId":"com.example","checkoutId":"c-k","environment":"production","#

@@ -24,27 +24,27 @@ struct SharedLedgerTests {
             one.close()
             other.close()
         }
-        try one.startAdminSession(key: "k1", expiresAt: 5_000, now: 1_000, keep: 10)
-        #expect(try other.adminSessionExpiry(key: "k1") == 5_000)
-        #expect(try other.adminSessionExpiry(key: "unknown") == nil)
-        try other.endAdminSession(key: "k1")
-        #expect(try one.adminSessionExpiry(key: "k1") == nil)
+        try one.adminSessions.startAdminSession(key: "k1", expiresAt: 5_000, now: 1_000, keep: 10)
+        #expect(try other.adminSessions.adminSessionExpiry(key: "k1") == 5_000)
+        #expect(try other.adminSessions.adminSessionExpiry(key: "unknown") == nil)
+        try other.adminSessions.endAdminSession(key: "k1")
+        #expect(try one.adminSessions.adminSessionExpiry(key: "k1") == nil)
     }
 
     @Test func startingASessionDropsExpiredOnesAndAllButTheLatest() throws {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
-        try ledger.startAdminSession(key: "expired", expiresAt: 1_500, now: 1_000, keep: 3)
+        try ledger.adminSessions.startAdminSession(key: "expired", expiresAt: 1_500, now: 1_000, keep: 3)
         for (index, key) in ["a", "b", "c"].enumerated() {
-            try ledger.startAdminSession(key: key, expiresAt: 10_000 + Int64(index), now: 2_000, keep: 3)
+            try ledger.adminSessions.startAdminSession(key: key, expiresAt: 10_000 + Int64(index), now: 2_000, keep: 3)
         }
-        #expect(try ledger.adminSessionExpiry(key: "expired") == nil)
-        #expect(try ledger.adminSessionExpiry(key: "a") == 10_000)
-        try ledger.startAdminSession(key: "d", expiresAt: 10_003, now: 2_000, keep: 3)
+        #expect(try ledger.adminSessions.adminSessionExpiry(key: "expired") == nil)
+        #expect(try ledger.adminSessions.adminSessionExpiry(key: "a") == 10_000)
+        try ledger.adminSessions.startAdminSession(key: "d", expiresAt: 10_003, now: 2_000, keep: 3)
         // The one closest to its end made room.
-        #expect(try ledger.adminSessionExpiry(key: "a") == nil)
-        for key in ["b", "c", "d"] { #expect(try ledger.adminSessionExpiry(key: key) != nil) }
+        #expect(try ledger.adminSessions.adminSessionExpiry(key: "a") == nil)
+        for key in ["b", "c", "d"] { #expect(try ledger.adminSessions.adminSessionExpiry(key: key) != nil) }
     }
 
     /// Events of one purchase acted on at once through two ledgers: each webhook gets its own position, 1…n,
@@ -76,13 +76,13 @@ struct SharedLedgerTests {
                 at: 1
             )
             do throws(StorageError) {
-                try (index.isMultiple(of: 2) ? one : other).apply(change)
+                try (index.isMultiple(of: 2) ? one : other).payments.apply(change)
             } catch {
                 failures.withLock { $0.append("\(error)") }
             }
         }
         #expect(failures.withLock { $0 } == [])
-        let stored = try one.webhooks(state: nil, limit: 1_000, offset: 0)
+        let stored = try one.entitlements.webhooks(state: nil, limit: 1_000, offset: 0)
         #expect(stored.count == events)
         #expect(stored.map(\.sequence).sorted() == Array(1...Int64(events)))
     }

@@ -43,11 +43,11 @@ struct VisitJournalTests {
         }
         group.wait()
         #expect(done.withLock { $0.allSatisfy { $0 == nil } })
-        #expect(try ledger.checkout(id: "c-3")?.externalPurchaseId == "j-3")
+        #expect(try ledger.tokens.checkout(id: "c-3")?.externalPurchaseId == "j-3")
         #expect(ledger.flush())
-        #expect(try ledger.count(.tokens) == 10)
-        #expect(try ledger.count(.visits) == 100)
-        #expect(try ledger.tokens().allSatisfy { $0.visitCount == 10 })
+        #expect(try ledger.tokens.count(.tokens) == 10)
+        #expect(try ledger.tokens.count(.visits) == 100)
+        #expect(try ledger.tokens.tokens().allSatisfy { $0.visitCount == 10 })
     }
 
     /// A process killed after acknowledging visits but before folding them into SQLite: the next open applies
@@ -55,7 +55,7 @@ struct VisitJournalTests {
     @Test func reopeningReplaysWhatSQLiteHadNotSeen() throws {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try Ledger(directory: folder.path)
-        _ = try ledger.recordVisit(Self.visit("before", checkout: "c-before"))
+        _ = try ledger.tokens.recordVisit(Self.visit("before", checkout: "c-before"))
         ledger.close()
         // Journal records the ingester never applied, plus a torn tail from the moment of the crash.
         let journal = URL(fileURLWithPath: folder.path).appendingPathComponent("visits.journal")
@@ -65,15 +65,15 @@ struct VisitJournalTests {
         bytes += Array(JournalCoding.encode(Self.visit("torn", checkout: "c-t"), sequence: 4).prefix(30))
         try Data(bytes).write(to: journal)
         let reopened = try Ledger(directory: folder.path)
-        let ids = try reopened.tokens().map(\.externalPurchaseId)
+        let ids = try reopened.tokens.tokens().map(\.externalPurchaseId)
         #expect(Set(ids) == ["before", "lost-1", "lost-2"])
-        #expect(try reopened.tokens().first { $0.externalPurchaseId == "lost-1" }?.visitCount == 2)
+        #expect(try reopened.tokens.tokens().first { $0.externalPurchaseId == "lost-1" }?.visitCount == 2)
         #expect((try? Data(contentsOf: journal).count) == 0)
         reopened.close()
         // A second reopen finds nothing more to apply: no visit is counted twice.
         let again = try Ledger(directory: folder.path)
         defer { again.close() }
-        #expect(try again.count(.visits) == 4)
+        #expect(try again.tokens.count(.visits) == 4)
         // New visits continue after the replayed sequence numbers.
         let stored = Mutex<StorageError?>(nil)
         let group = DispatchGroup()
@@ -84,7 +84,7 @@ struct VisitJournalTests {
         }
         group.wait()
         #expect(again.flush())
-        #expect(try again.count(.visits) == 5)
+        #expect(try again.tokens.count(.visits) == 5)
     }
 }
 
@@ -104,7 +104,7 @@ struct LedgerRoleTests {
         }
         group.wait()
         #expect(stored.withLock { $0 } != nil)
-        #expect(try reader.count(.tokens) == 0)
+        #expect(try reader.tokens.count(.tokens) == 0)
         reader.close()
         owner.close()
         let next = try Ledger(directory: folder.path)  // the lock went with the first owner's close

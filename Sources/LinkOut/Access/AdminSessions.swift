@@ -64,7 +64,7 @@ final class AdminSessions: Sendable {
     /// The signed-in session the request carries, or nil.
     func signedIn(_ request: HTTPRequest) throws(StorageError) -> String? {
         guard let id = cookieId(named: cookieName, in: request),
-            let expiry = try ledger.adminSessionExpiry(key: identifiers.storedSessionKey(id)),
+            let expiry = try ledger.adminSessions.adminSessionExpiry(key: identifiers.storedSessionKey(id)),
             clock.nowMilliseconds() < expiry
         else { return nil }
         return id
@@ -74,7 +74,7 @@ final class AdminSessions: Sendable {
     func create() throws(StorageError) -> String {
         let id = identifiers.session()
         let now = clock.nowMilliseconds()
-        try ledger.startAdminSession(
+        try ledger.adminSessions.startAdminSession(
             key: identifiers.storedSessionKey(id),
             expiresAt: now + Self.lifetimeSeconds * 1000,
             now: now,
@@ -84,7 +84,7 @@ final class AdminSessions: Sendable {
     }
 
     func end(_ id: String) throws(StorageError) {
-        try ledger.endAdminSession(key: identifiers.storedSessionKey(id))
+        try ledger.adminSessions.endAdminSession(key: identifiers.storedSessionKey(id))
     }
 
     /// A fresh unstored id for the login form.

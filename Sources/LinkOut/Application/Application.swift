@@ -33,10 +33,10 @@ package final class Application: Sendable {
             isSecure: configuration.server.isSecure,
             apps: configuration.apps
         )
-        let identifiers = Identifiers(secret: try ledger.secret(named: "identifiers"))
+        let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
         let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
         self.reporting = reporting
-        let payments = PaymentServices(
+        let payments = try PaymentServices(
             configuration: configuration,
             ledger: ledger,
             identifiers: identifiers,

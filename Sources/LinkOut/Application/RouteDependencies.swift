@@ -2,6 +2,7 @@ import ExternalPurchase
 import HTTPServer
 import Lifecycle
 import Logging
+import Payments
 import Storage
 
 /// The services every route is built from, made once in `Application.init`: one place that says which route
@@ -30,10 +31,17 @@ struct RouteDependencies: Sendable {
                 configuration: configuration,
                 ledger: ledger,
                 identifiers: identifiers,
-                pages: pages
+                pages: pages,
+                provider: payments.provider
             ),
             demoPayment: demoPayment(),
-            stripeWebhook: stripeWebhook(),
+            paymentWebhook: PaymentWebhookRoute(
+                payments: payments,
+                ledger: ledger,
+                metrics: metrics,
+                logger: logger,
+                clock: clock
+            ),
             redemptions: RedemptionAPI(
                 configuration: configuration,
                 ledger: ledger,
@@ -85,28 +93,14 @@ struct RouteDependencies: Sendable {
     }
 
     private func demoPayment() -> DemoPaymentRoute? {
-        payments.demo.map { demo in
+        (payments.provider as? DemoPaymentProvider).map { demo in
             DemoPaymentRoute(
                 configuration: configuration,
                 ledger: ledger,
                 identifiers: identifiers,
                 pages: pages,
                 provider: demo,
-                mapper: payments.mapper,
                 processor: payments.processor,
-                clock: clock
-            )
-        }
-    }
-
-    private func stripeWebhook() -> StripeWebhookRoute? {
-        payments.webhookSignature.map { signature in
-            StripeWebhookRoute(
-                signature: signature,
-                ledger: ledger,
-                processor: payments.processor,
-                metrics: metrics,
-                logger: logger,
                 clock: clock
             )
         }
@@ -147,7 +141,8 @@ struct RouteDependencies: Sendable {
         RateGuard(
             limiter: RateLimiter(
                 perSecond: Double(configuration.server.rateLimitPerSecond),
-                burst: Double(configuration.server.rateLimitBurst)
+                burst: Double(configuration.server.rateLimitBurst),
+                clock: clock
             ),
             trustedProxies: Set(configuration.server.trustedProxies),
             pages: pages,

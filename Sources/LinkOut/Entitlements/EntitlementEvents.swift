@@ -58,7 +58,7 @@ struct EntitlementEvents: Sendable {
     func event(_ kind: Kind, purchase: PurchaseRecord, cause: String, at now: Int64) throws -> [WebhookDelivery] {
         guard webhooksEnabled else { return [] }
         let id = identifiers.eventId([kind.rawValue, purchase.purchaseId, cause])
-        let appAccountToken = try purchase.externalPurchaseId.flatMap { try ledger.token($0)?.appAccountToken }
+        let appAccountToken = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken }
         let body = Body(
             id: id,
             type: kind.rawValue,

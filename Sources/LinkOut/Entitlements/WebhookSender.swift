@@ -22,7 +22,7 @@ final class WebhookSender: Sendable {
     let logger: Logger
     let clock: Clock
     private let passLock = Mutex(())
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     init(
         configuration: Configuration.Webhooks,
@@ -43,6 +43,7 @@ final class WebhookSender: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
     }
 
     /// One pass: every due delivery once. Returns how many were delivered.
@@ -55,7 +56,11 @@ final class WebhookSender: Sendable {
                 // a time, so no claim waits here behind a slow receiver beyond its lease; 100 at most a pass.
                 for _ in 0..<100 where !worker.isStopping {
                     let now = clock.nowMilliseconds()
-                    let claimed = try ledger.claimDueWebhooks(now: now, limit: 1, leaseUntil: now + leaseMilliseconds)
+                    let claimed = try ledger.entitlements.claimDueWebhooks(
+                        now: now,
+                        limit: 1,
+                        leaseUntil: now + leaseMilliseconds
+                    )
                     guard let delivery = claimed.first else { break }
                     if try send(delivery) { delivered += 1 }
                 }
@@ -92,7 +97,7 @@ final class WebhookSender: Sendable {
         let at = clock.nowMilliseconds()
         let metadata = ["webhook.event_id": delivery.eventId, "webhook.type": delivery.type]
         if problem == nil {
-            try ledger.recordWebhookAttempt(
+            try ledger.entitlements.recordWebhookAttempt(
                 WebhookAttempt(
                     eventId: delivery.eventId,
                     state: .delivered,
@@ -109,7 +114,7 @@ final class WebhookSender: Sendable {
         // The window counts from the event's creation, but an event that waited behind an earlier one of its
         // purchase still gets a fair number of tries of its own.
         let givingUp = at - delivery.createdAt >= retryForMilliseconds && delivery.attempts + 1 >= Self.leastTries
-        try ledger.recordWebhookAttempt(
+        try ledger.entitlements.recordWebhookAttempt(
             WebhookAttempt(
                 eventId: delivery.eventId,
                 state: givingUp ? .failed : .pending,
@@ -145,7 +150,7 @@ final class WebhookSender: Sendable {
 
     /// Passes every `interval` seconds, or at once when woken (a purchase made an event).
     func start(interval: Int64) {
-        worker.start(name: "linkout-webhooks", interval: .seconds(Int(interval))) { [self] in deliverDue() }
+        worker.start(name: "linkout-webhooks", intervalMilliseconds: interval * 1000) { [self] in deliverDue() }
     }
 
     func wake() { worker.wake() }

@@ -6,7 +6,7 @@ import Storage
 /// blocked.
 enum ReportGauges {
     static func sample(ledger: Ledger, reporting: ReportingService, clock: Clock) -> [Metrics.Gauge] {
-        guard let summary = try? ledger.reportSummary() else { return [] }
+        guard let summary = try? ledger.reports.reportSummary() else { return [] }
         var gauges = StoredReport.State.allCases.map { state in
             Metrics.Gauge(
                 name: "linkout_reports_\(state.rawValue)",
@@ -22,7 +22,7 @@ enum ReportGauges {
                 value: Int(age)
             )
         )
-        if let held = try? ledger.heldLineItemCount() {
+        if let held = try? ledger.reports.heldLineItemCount() {
             gauges.append(
                 Metrics.Gauge(
                     name: "linkout_line_items_held",
@@ -35,7 +35,7 @@ enum ReportGauges {
             Metrics.Gauge(
                 name: "linkout_line_items_waiting_for_rate",
                 help: "Sales whose Apple line item waits for an exchange rate within 48 hours of the sale.",
-                value: (try? ledger.heldPaymentEvents(limit: 100_000).count) ?? 0
+                value: (try? ledger.payments.heldPaymentEvents(limit: 100_000).count) ?? 0
             )
         )
         // Tokens a person must act on: a report Apple rejected for a reason linkout cannot fix itself, or line
@@ -44,7 +44,7 @@ enum ReportGauges {
             Metrics.Gauge(
                 name: "linkout_reports_needing_attention",
                 help: "Tokens whose report Apple rejected, or whose line items it refused, waiting for an operator.",
-                value: Int((try? ledger.attentionCount()) ?? 0)
+                value: Int((try? ledger.reports.attentionCount()) ?? 0)
             )
         )
         gauges.append(

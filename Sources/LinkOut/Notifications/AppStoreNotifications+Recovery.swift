@@ -26,7 +26,9 @@ extension AppStoreNotifications {
         guard start < until else { return summary }
         let progress: [HistoryCheckpoint]
         do {
-            progress = try ledger.historyCheckpoints().filter { $0.startDate == start && $0.endDate == until }
+            progress = try ledger.notifications.historyCheckpoints().filter {
+                $0.startDate == start && $0.endDate == until
+            }
         } catch {
             summary.failures.append("recovery progress could not be read: \(error)")
             return summary
@@ -54,7 +56,7 @@ extension AppStoreNotifications {
         }
         if summary.failures.isEmpty {
             do {
-                try ledger.clearHistoryWindow(startDate: start, endDate: until)
+                try ledger.notifications.clearHistoryWindow(startDate: start, endDate: until)
             } catch {
                 logger.warning("finished recovery window not cleared", ["error": "\(error)"])
             }
@@ -65,7 +67,8 @@ extension AppStoreNotifications {
 
     /// The end of a window that a failed run starting at `start` left part-way, if any.
     package func unfinishedWindow(startingAt start: Int64) throws(StorageError) -> Int64? {
-        try ledger.historyCheckpoints().last { $0.startDate == start && $0.paginationToken != nil }?.endDate
+        try ledger.notifications.historyCheckpoints().last { $0.startDate == start && $0.paginationToken != nil }?
+            .endDate
     }
 
     /// One app and environment, from `checkpoint`'s page (the first when it has none) to the last.
@@ -85,7 +88,8 @@ extension AppStoreNotifications {
                 query,
                 paginationToken: checkpoint.paginationToken,
                 environment: environment,
-                bundleId: checkpoint.bundleId
+                bundleId: checkpoint.bundleId,
+                now: clock.nowMilliseconds()
             )
             let page: NotificationHistoryResponse
             switch asked {
@@ -113,7 +117,7 @@ extension AppStoreNotifications {
             checkpoint.paginationToken = next
             checkpoint.updatedAt = clock.nowMilliseconds()
             do {
-                try ledger.saveHistoryCheckpoint(checkpoint)
+                try ledger.notifications.saveHistoryCheckpoint(checkpoint)
             } catch {
                 // The page is stored and acted on; without its successor's token a re-run fetches it again
                 // (duplicates are dropped).

@@ -51,7 +51,7 @@ package final class AppStoreNotifications: Sendable {
     let ledger: Ledger
     let logger: Logger
     let clock: Clock
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     init(
         configuration: Configuration,
@@ -91,6 +91,7 @@ package final class AppStoreNotifications: Sendable {
         self.ledger = ledger
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
         for reason in SignedPayloadError.Reason.allCases.map(\.rawValue) + NotificationReceiver.appReasons {
             metrics.increment("linkout_notifications_refused_total", [("reason", reason)], by: 0)
         }
@@ -102,7 +103,7 @@ package final class AppStoreNotifications: Sendable {
         try self.init(
             configuration: configuration,
             ledger: ledger,
-            identifiers: Identifiers(secret: try ledger.secret(named: "identifiers")),
+            identifiers: Identifiers(secret: try ledger.settings.secret(named: "identifiers")),
             reporting: ReportingService(configuration: configuration, ledger: ledger, logger: logger),
             metrics: Metrics(),
             logger: logger,
@@ -141,8 +142,9 @@ package final class AppStoreNotifications: Sendable {
     func historyPassIfDue(now: Int64) {
         guard history != nil else { return }
         do {
-            guard let text = try ledger.setting(named: Self.lastHistoryPassSetting), let last = Int64(text) else {
-                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
+            guard let text = try ledger.settings.setting(named: Self.lastHistoryPassSetting), let last = Int64(text)
+            else {
+                try ledger.settings.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
                 return
             }
             guard now - last >= Self.historyPassInterval else { return }
@@ -152,7 +154,7 @@ package final class AppStoreNotifications: Sendable {
             let until = try unfinishedWindow(startingAt: since) ?? now
             let summary = recover(since: since, until: until)
             if summary.failures.isEmpty {
-                try ledger.setSetting(named: Self.lastHistoryPassSetting, to: String(until))
+                try ledger.settings.setSetting(named: Self.lastHistoryPassSetting, to: String(until))
             } else {
                 logger.error(
                     "notification history pass incomplete; it is tried again",
@@ -180,7 +182,7 @@ package final class AppStoreNotifications: Sendable {
     /// Sweeps unprocessed notifications (left by a crash or a failed action) and runs the daily history pass,
     /// every `interval` seconds.
     func start(interval: Int64) {
-        worker.start(name: "linkout-notifications", interval: .seconds(Int(interval))) { [self] in
+        worker.start(name: "linkout-notifications", intervalMilliseconds: interval * 1000) { [self] in
             processor.processPending()
             historyPassIfDue(now: clock.nowMilliseconds())
         }

@@ -57,7 +57,7 @@ final class NotificationProcessor: Sendable {
             do {
                 // Visits journaled before now reach the tables first, so a token seen moments ago is known.
                 ledger.flush(timeout: .seconds(2))
-                for notification in try ledger.notifications(unprocessedOnly: true, limit: 500) {
+                for notification in try ledger.notifications.notifications(unprocessedOnly: true, limit: 500) {
                     if process(notification) { processed += 1 }
                 }
             } catch {
@@ -72,7 +72,7 @@ final class NotificationProcessor: Sendable {
         var metadata = NotificationReceiver.metadata(notification)
         do {
             let change = try change(for: notification)
-            guard let applied = try ledger.apply(change) else { return false }
+            guard let applied = try ledger.notifications.apply(change) else { return false }
             metadata["outcome"] = applied.outcome
             receiver.count(notification.notificationType, notification.subtype, applied.outcome)
             logger.info("notification processed", metadata)
@@ -102,8 +102,8 @@ final class NotificationProcessor: Sendable {
         guard payload.notificationType == .externalPurchaseToken, let token = payload.externalPurchaseToken else {
             return change
         }
-        let known = try ledger.token(token.externalPurchaseId)
-        let reports = known == nil ? [] : try ledger.reports(for: token.externalPurchaseId)
+        let known = try ledger.tokens.token(token.externalPurchaseId)
+        let reports = known == nil ? [] : try ledger.reports.reports(for: token.externalPurchaseId)
         let fields = try Self.fields(token)
         switch payload.subtype {
         case .unreported:

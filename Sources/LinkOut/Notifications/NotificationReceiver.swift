@@ -110,7 +110,7 @@ struct NotificationReceiver: Sendable {
             source: source,
             signedPayload: signedPayload
         )
-        return try ledger.storeNotification(notification)
+        return try ledger.notifications.storeNotification(notification)
             ? .stored(notification) : .duplicate(uuid: payload.notificationUUID)
     }
 

@@ -53,7 +53,7 @@ struct DashboardChart {
 
     /// Buckets `rows` into `dayCount` days ending with `lastDay`; rows of other environments or sources are left
     /// out (the ledger writes none today).
-    init(rows: [Ledger.DailyTokenCount], lastDay: Int64, dayCount: Int) {
+    init(rows: [DailyTokenCount], lastDay: Int64, dayCount: Int) {
         self.dayCount = dayCount
         firstDay = lastDay - Int64(dayCount) + 1
         var counts = Array(repeating: Array(repeating: Int64(0), count: Self.series.count), count: dayCount)

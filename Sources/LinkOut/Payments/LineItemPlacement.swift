@@ -20,9 +20,9 @@ struct LineItemPlacement: Sendable {
         if Self.isActive(purchaseToken, at: creationDate) { return purchaseToken }
         var accounts: Set<String> = []
         for id in Set([purchaseToken.externalPurchaseId] + chain.map(\.externalPurchaseId)) {
-            if let account = try ledger.token(id)?.appAccountToken { accounts.insert(account) }
+            if let account = try ledger.tokens.token(id)?.appAccountToken { accounts.insert(account) }
         }
-        let candidates = try ledger.activeCustomerTokens(
+        let candidates = try ledger.reports.activeCustomerTokens(
             bundleId: purchaseToken.bundleId,
             environment: purchaseToken.environment,
             accounts: accounts.sorted(),
@@ -45,7 +45,7 @@ struct LineItemPlacement: Sendable {
         var placed: [(item: StoredLineItem, token: String)] = []
         var after: Int64 = 0
         while true {
-            let page = try ledger.heldLineItems(after: after, limit: pageSize)
+            let page = try ledger.reports.heldLineItems(after: after, limit: pageSize)
             guard let last = page.last else { break }
             after = last.rowId
             placed += try place(page)
@@ -57,13 +57,13 @@ struct LineItemPlacement: Sendable {
         var placed: [(item: StoredLineItem, token: String)] = []
         let decoder = JSONDecoder()
         for held in page {
-            guard let purchaseToken = try ledger.token(held.externalPurchaseId),
+            guard let purchaseToken = try ledger.tokens.token(held.externalPurchaseId),
                 let item = try? decoder.decode(LineItem.self, from: Data(held.body.utf8))
             else { continue }
-            let chain = try ledger.purchaseLineItems(containing: held.lineItemId)
+            let chain = try ledger.reports.purchaseLineItems(containing: held.lineItemId)
             guard
                 let target = try token(at: item.common.creationDate, purchaseToken: purchaseToken, chain: chain),
-                try ledger.placeHeldLineItem(held.rowId, on: target.externalPurchaseId)
+                try ledger.reports.placeHeldLineItem(held.rowId, on: target.externalPurchaseId)
             else { continue }
             placed.append((held, target.externalPurchaseId))
         }

@@ -15,7 +15,7 @@ extension PaymentChangeMapper {
     ) throws -> Decision {
         let what = planChange ? "plan change" : "renewal"
         guard let subscription = invoice.subscriptionId,
-            var purchase = try ledger.purchase(subscriptionId: subscription)
+            var purchase = try ledger.payments.purchase(subscriptionId: subscription)
         else { return .wait("the \(what)'s subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "\(what) recorded", at: now)
         purchase.periodEnd = max(purchase.periodEnd ?? 0, invoice.period.end)
@@ -59,7 +59,7 @@ extension PaymentChangeMapper {
         }
         // The purchase's items on whichever token each went (a renewal may be on another token of the customer, or
         // held): the latest one carries the paid days on.
-        let chain = try ledger.purchaseLineItems(containing: buy)
+        let chain = try ledger.reports.purchaseLineItems(containing: buy)
         let items = chain.compactMap { stored -> SubscriptionBuyLineItem? in
             guard
                 case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
@@ -99,7 +99,7 @@ extension PaymentChangeMapper {
                 PaymentChange(event: event, outcome: "dispute \(dispute.status); nothing to report to Apple", at: now)
             )
         }
-        guard let charge = try ledger.charge(key: dispute.paymentIntentId ?? dispute.chargeId) else {
+        guard let charge = try ledger.payments.charge(key: dispute.paymentIntentId ?? dispute.chargeId) else {
             return .wait("the disputed payment has no purchase yet")
         }
         // Stripe's amounts are at most 10^12 (`StripeJSON`): the sum cannot overflow.
@@ -128,7 +128,7 @@ extension PaymentChangeMapper {
         chain: [StoredLineItem],
         in change: inout PaymentChange
     ) throws {
-        guard let purchaseToken = try ledger.token(token) else {
+        guard let purchaseToken = try ledger.tokens.token(token) else {
             change.lineItems = [(token, item.lineItemId, body)]
             return
         }
@@ -147,7 +147,8 @@ extension PaymentChangeMapper {
 
     func refund(_ refund: ChargeRefund, event: (provider: String, eventId: String), at now: Int64) throws -> Decision {
         let key = refund.paymentIntentId ?? refund.chargeId
-        guard let charge = try ledger.charge(key: key), var purchase = try ledger.purchase(id: charge.purchaseId)
+        guard let charge = try ledger.payments.charge(key: key),
+            var purchase = try ledger.payments.purchase(id: charge.purchaseId)
         else { return .wait("the refunded payment has no purchase yet") }
         // Refunded amounts are cumulative: a late delivery of an earlier refund changes nothing.
         guard refund.amountRefunded > charge.amountRefunded else {
@@ -179,7 +180,7 @@ extension PaymentChangeMapper {
         if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
         // The refunded item may be a renewal on another token of the customer: the refund goes on the token of
         // the item it refers to (Apple looks the reference up on the report's token).
-        let versions = try ledger.purchaseLineItems(containing: charge.lineItemId).filter {
+        let versions = try ledger.reports.purchaseLineItems(containing: charge.lineItemId).filter {
             $0.lineItemId == charge.lineItemId
         }
         guard let first = versions.first else { return .wait("the refunded buy's line item is not recorded yet") }

@@ -23,9 +23,6 @@ struct PaymentChangeMapper: Sendable {
     let rates: ExchangeRateSource
     /// Redemption codes and events for the developer's backend.
     let entitlements: EntitlementEvents
-    /// The provider runs with a live key (Stripe `sk_live_`/`rk_live_`): only then can an event be a real sale.
-    let liveKey: Bool
-
     /// Set while making the line items of a held event: it no longer waits behind its own hold.
     var releasing = false
 
@@ -38,25 +35,23 @@ struct PaymentChangeMapper: Sendable {
 
     /// The reason a token's new line items wait, when an earlier one of it is held.
     func heldBehind(_ token: String) throws -> String? {
-        guard !releasing, try ledger.hasHeldLineItems(externalPurchaseId: token) else { return nil }
+        guard !releasing, try ledger.payments.hasHeldLineItems(externalPurchaseId: token) else { return nil }
         return "an earlier line item of this token waits for an exchange rate"
     }
 
-    /// The change for a stored provider event.
-    func change(for event: StoredPaymentEvent, at now: Int64) throws -> Decision {
-        let key = (provider: event.provider, eventId: event.eventId)
-        let decoded: StripeEvent
-        do {
-            decoded = try StripeEvent.decode(Array(event.body.utf8))
-        } catch {
-            return .apply(PaymentChange(event: key, outcome: "unreadable: \(error)", at: now))
-        }
-        let payload = decoded.payload
+    /// The change for a provider's event, decoded from storage by its provider (`PaymentEventProcessor`).
+    /// `tookMoney`: the event and the provider both say live; only then is a purchase a real sale.
+    func change(
+        for payload: PaymentEvent,
+        tookMoney: Bool,
+        event key: (provider: String, eventId: String),
+        at now: Int64
+    ) throws -> Decision {
         switch payload {
         case .purchaseCompleted(var completion):
             // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
-            let session = try ledger.paymentSession(id: completion.sessionId)
-            let checkout = try completion.checkoutId.flatMap { try ledger.checkout(id: $0) }
+            let session = try ledger.payments.paymentSession(id: completion.sessionId)
+            let checkout = try completion.checkoutId.flatMap { try ledger.tokens.checkout(id: $0) }
             guard session != nil || checkout != nil else {
                 return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now))
             }
@@ -70,9 +65,7 @@ struct PaymentChangeMapper: Sendable {
                     completion.mode = product.interval == nil ? .payment : .subscription
                 }
             }
-            // Money changed hands only in live mode with a live key: a test key's events never count as sales.
-            let tookMoney = decoded.livemode && liveKey
-            return .apply(try purchase(completion, provider: event.provider, tookMoney: tookMoney, event: key, at: now))
+            return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):
             return .apply(session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
         case .purchaseFailed(let reference):
@@ -94,7 +87,7 @@ struct PaymentChangeMapper: Sendable {
         case .chargebackReversed(let reversal):
             return try chargebackReversed(reversal, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
-            guard var charge = try ledger.charge(key: "invoice:" + invoiceId) else {
+            guard var charge = try ledger.payments.charge(key: "invoice:" + invoiceId) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
             }
             charge.chargeKey = paymentIntentId
@@ -102,7 +95,7 @@ struct PaymentChangeMapper: Sendable {
                 PaymentChange(event: key, outcome: "payment linked to its invoice", charges: [charge], at: now)
             )
         case .subscriptionEnded(let end):
-            guard var purchase = try ledger.purchase(subscriptionId: end.subscriptionId) else {
+            guard var purchase = try ledger.payments.purchase(subscriptionId: end.subscriptionId) else {
                 return .wait("subscription \(end.subscriptionId) has no purchase yet")
             }
             purchase.status = .ended
@@ -271,7 +264,7 @@ struct PaymentChangeMapper: Sendable {
         throws -> Decision
     {
         guard let subscription = invoice.subscriptionId,
-            let purchase = try ledger.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
+            let purchase = try ledger.payments.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
         else { return .wait("the first invoice's subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
         change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in

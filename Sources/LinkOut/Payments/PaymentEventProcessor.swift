@@ -8,17 +8,20 @@ import Synchronization
 /// Acts on stored payment events: each becomes one `PaymentChange` (purchase, charge, session state, Apple line
 /// items) written in one transaction that also marks the event processed, so a redelivery, a crash or a second
 /// pass never makes anything twice. Events are acted on from storage, never from the request: the webhook
-/// stores first and answers, then asks for a pass. An event that arrives before what it depends on (Stripe does
-/// not promise order: a refund before its purchase) stays unprocessed and is tried again on the next pass.
+/// stores first and answers, then asks for a pass; the demo's page stores its answer the same way. Each event is
+/// decoded by its provider (`+Providers`). An event that arrives before what it depends on (providers do not
+/// promise order: a refund before its purchase) stays unprocessed and is tried again on the next pass.
 final class PaymentEventProcessor: Sendable {
     let ledger: Ledger
     let mapper: PaymentChangeMapper
+    /// The providers whose stored events this acts on, by id: each decodes (and may resolve) its own.
+    let providers: [any PaymentProvider]
     let logger: Logger
     let clock: Clock
     /// Held events are read this many at a time, by key, until all were tried.
     let heldPageSize: Int
     private let passLock = Mutex(())
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
     /// stops redelivering after three days too.
@@ -30,6 +33,7 @@ final class PaymentEventProcessor: Sendable {
     init(
         ledger: Ledger,
         mapper: PaymentChangeMapper,
+        providers: [any PaymentProvider],
         logger: Logger,
         clock: Clock,
         heldPageSize: Int = 500,
@@ -37,8 +41,10 @@ final class PaymentEventProcessor: Sendable {
     ) {
         self.ledger = ledger
         self.mapper = mapper
+        self.providers = providers
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
         self.heldPageSize = heldPageSize
         self.onChange = onChange
     }
@@ -49,7 +55,11 @@ final class PaymentEventProcessor: Sendable {
         passLock.withLock { _ in
             var processed = releaseHeldLineItems()
             do {
-                for event in try ledger.paymentEvents(unprocessedOnly: true, dueAt: clock.nowMilliseconds(), limit: 500)
+                for event in try ledger.payments.paymentEvents(
+                    unprocessedOnly: true,
+                    dueAt: clock.nowMilliseconds(),
+                    limit: 500
+                )
                 where process(event) {
                     processed += 1
                 }
@@ -61,20 +71,14 @@ final class PaymentEventProcessor: Sendable {
         }
     }
 
-    /// Applies a change that no stored event carries (a demo payment), under the same lock as event passes.
-    func apply(_ change: PaymentChange) throws(StorageError) {
-        try passLock.withLock { _ throws(StorageError) in try ledger.apply(change) }
-        onChange()
-    }
-
     private func process(_ event: StoredPaymentEvent) -> Bool {
         let metadata = [
             "payment.provider": event.provider, "payment.event_id": event.eventId, "payment.type": event.type,
         ]
         do {
-            switch try mapper.change(for: event, at: clock.nowMilliseconds()) {
+            switch try decision(for: event, mapper: mapper, at: clock.nowMilliseconds()) {
             case .apply(let change):
-                try ledger.apply(change)
+                try ledger.payments.apply(change)
                 // A paid sale that cannot become an Apple line item, or waits for a rate, needs a person: say so
                 // loudly.
                 if change.outcome.contains("not reportable") || change.hold != nil {
@@ -92,7 +96,7 @@ final class PaymentEventProcessor: Sendable {
                 return true
             case .holdBehind(let token, let reason):
                 // Not given up: the release of the held line item before it makes it due at once.
-                try ledger.deferBehindHold(
+                try ledger.payments.deferBehindHold(
                     provider: event.provider,
                     eventId: event.eventId,
                     externalPurchaseId: token,
@@ -103,7 +107,7 @@ final class PaymentEventProcessor: Sendable {
                 return false
             case .wait(let reason):
                 if clock.nowMilliseconds() - event.receivedAt > Self.giveUpAfterMilliseconds {
-                    try ledger.apply(
+                    try ledger.payments.apply(
                         PaymentChange(
                             event: (event.provider, event.eventId),
                             outcome: "gave up: \(reason)",
@@ -115,7 +119,7 @@ final class PaymentEventProcessor: Sendable {
                 }
                 // Put off, longer the older it is, so waiting events never hold up the queue behind them.
                 let age = clock.nowMilliseconds() - event.receivedAt
-                try ledger.deferPaymentEvent(
+                try ledger.payments.deferPaymentEvent(
                     provider: event.provider,
                     eventId: event.eventId,
                     until: clock.nowMilliseconds() + max(30_000, age / 10),
@@ -142,7 +146,7 @@ final class PaymentEventProcessor: Sendable {
         var after: HeldPaymentEvent.Key?
         do {
             while true {
-                let page = try ledger.heldPaymentEvents(after: after, limit: heldPageSize)
+                let page = try ledger.payments.heldPaymentEvents(after: after, limit: heldPageSize)
                 guard let last = page.last else { break }
                 after = last.key
                 released += try release(page, blocked: &blocked, mapper: releasing)
@@ -160,11 +164,13 @@ final class PaymentEventProcessor: Sendable {
         var released = 0
         for held in page where !blocked.contains(held.externalPurchaseId) {
             let now = clock.nowMilliseconds()
-            guard case .apply(let change) = try releasing.change(for: held.event, at: now), change.hold == nil else {
+            guard case .apply(let change) = try decision(for: held.event, mapper: releasing, at: now),
+                change.hold == nil
+            else {
                 blocked.insert(held.externalPurchaseId)
                 continue
             }
-            try ledger.apply(try releaseChange(change, from: held, at: now))
+            try ledger.payments.apply(try releaseChange(change, from: held, at: now))
             released += 1
             let metadata = [
                 "payment.provider": held.event.provider, "payment.event_id": held.event.eventId,
@@ -191,7 +197,9 @@ final class PaymentEventProcessor: Sendable {
         -> PaymentChange
     {
         var purchase = change.purchase
-        if let id = purchase?.purchaseId, let stored = try ledger.purchase(id: id) { purchase?.status = stored.status }
+        if let id = purchase?.purchaseId, let stored = try ledger.payments.purchase(id: id) {
+            purchase?.status = stored.status
+        }
         var release = PaymentChange(
             event: nil,
             outcome: "held line item made: \(change.outcome)",
@@ -207,7 +215,7 @@ final class PaymentEventProcessor: Sendable {
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).
     func start(interval: Int64) {
-        worker.start(name: "linkout-payments", interval: .seconds(Int(interval))) { [self] in processPending() }
+        worker.start(name: "linkout-payments", intervalMilliseconds: interval * 1000) { [self] in processPending() }
     }
 
     func wake() { worker.wake() }

@@ -35,7 +35,7 @@ struct PaymentStarter: Sendable {
         language: String,
         browserSession: String
     ) throws -> Outcome {
-        let sessions = try ledger.paymentSessions(checkoutId: checkout.id).filter {
+        let sessions = try ledger.payments.paymentSessions(checkoutId: checkout.id).filter {
             $0.productId == product.id && $0.currency == price.currency
         }
         let attempt = sessions.filter { $0.state == .expired || $0.state == .failed }.count
@@ -75,7 +75,6 @@ struct PaymentStarter: Sendable {
             language: language,
             successURL: base + "/checkout/\(checkout.id)/done?session_id={CHECKOUT_SESSION_ID}",
             cancelURL: base + "/checkout/\(checkout.id)",
-            automaticTax: configuration.payments.stripe.automaticTax,
             expiresAt: expiresAt
         )
         // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
@@ -101,14 +100,14 @@ struct PaymentStarter: Sendable {
             return .unavailable
         }
         let now = clock.nowMilliseconds()
-        _ = try ledger.recordCheckoutIntent(
+        _ = try ledger.tokens.recordCheckoutIntent(
             checkoutId: checkout.id,
             productId: product.id,
             currency: price.currency,
             amount: price.decimalText,
             at: now
         )
-        let recorded = try ledger.recordPaymentSession(
+        let recorded = try ledger.payments.recordPaymentSession(
             PaymentSessionRecord(
                 sessionId: redirect.sessionId,
                 provider: provider.id.rawValue,

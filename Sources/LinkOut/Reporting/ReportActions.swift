@@ -40,7 +40,7 @@ package struct ReportActions: Sendable {
     /// at Apple's side, say).
     package func resend(_ externalPurchaseId: String) throws -> Outcome {
         _ = try token(externalPurchaseId)
-        guard try ledger.reviveRejectedReport(for: externalPurchaseId, now: clock.nowMilliseconds()) else {
+        guard try ledger.reports.reviveRejectedReport(for: externalPurchaseId, now: clock.nowMilliseconds()) else {
             throw Refusal(kind: .conflict, description: "the token has no rejected report to send again")
         }
         return Outcome(externalPurchaseId: externalPurchaseId, action: "resend", detail: "the rejected report is due")
@@ -51,7 +51,7 @@ package struct ReportActions: Sendable {
     /// the token (Apple: `LineItemStatusRegressionError`, spec §5.4).
     package func reportNoLineItem(_ externalPurchaseId: String) throws -> Outcome {
         let token = try token(externalPurchaseId)
-        let reports = try ledger.reports(for: externalPurchaseId)
+        let reports = try ledger.reports.reports(for: externalPurchaseId)
         if reports.contains(where: {
             $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue
         }) {
@@ -84,7 +84,7 @@ package struct ReportActions: Sendable {
             status: .noLineItem
         )
         do {
-            try ledger.enqueueReport(
+            try ledger.reports.enqueueReport(
                 StoredReport(
                     requestIdentifier: identifier,
                     externalPurchaseId: externalPurchaseId,
@@ -117,7 +117,7 @@ package struct ReportActions: Sendable {
             throw Refusal(kind: .invalid, description: "the body's lineItemId is not \(lineItemId)")
         }
         try check(item, of: token)
-        let resolved = try ledger.correctLineItem(
+        let resolved = try ledger.reports.correctLineItem(
             lineItemId,
             of: externalPurchaseId,
             replacement: try AppleRejection.encodeLineItem(item),
@@ -137,9 +137,11 @@ package struct ReportActions: Sendable {
     package func retract(_ externalPurchaseId: String, lineItemId: String) throws -> Outcome {
         let token = try token(externalPurchaseId)
         let accepted = Set(
-            try ledger.reports(for: externalPurchaseId).filter { $0.state == .accepted }.map(\.requestIdentifier)
+            try ledger.reports.reports(for: externalPurchaseId).filter { $0.state == .accepted }.map(
+                \.requestIdentifier
+            )
         )
-        let versions = try ledger.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
+        let versions = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
         guard !versions.isEmpty else {
             throw Refusal(kind: .conflict, description: "the token has no line item \(lineItemId)")
         }
@@ -147,7 +149,12 @@ package struct ReportActions: Sendable {
         // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
         let sent = versions.filter { $0.correction == nil }
         guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
-            let dropped = try ledger.correctLineItem(lineItemId, of: externalPurchaseId, replacement: nil, now: now)
+            let dropped = try ledger.reports.correctLineItem(
+                lineItemId,
+                of: externalPurchaseId,
+                replacement: nil,
+                now: now
+            )
             guard dropped > 0 else {
                 throw Refusal(
                     kind: .conflict,
@@ -164,7 +171,7 @@ package struct ReportActions: Sendable {
         var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
         item.markRetracted()
         try check(item, of: token)
-        _ = try ledger.correctLineItem(
+        _ = try ledger.reports.correctLineItem(
             lineItemId,
             of: externalPurchaseId,
             replacement: try AppleRejection.encodeLineItem(item),
@@ -184,13 +191,13 @@ package struct ReportActions: Sendable {
     /// left to carry (a version Apple never refused, one still waiting for a correction) or Apple holds line
     /// items for the token (`NO_LINE_ITEM` would be a status regression).
     private func settleEmptiedRejection(of externalPurchaseId: String, now: Int64) throws -> String? {
-        let reports = try ledger.reports(for: externalPurchaseId)
+        let reports = try ledger.reports.reports(for: externalPurchaseId)
         guard let rejected = reports.first(where: { $0.state == .rejected }),
             !reports.contains(where: {
                 $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue
             })
         else { return nil }
-        let left = try ledger.lineItems(for: externalPurchaseId).contains { item in
+        let left = try ledger.reports.lineItems(for: externalPurchaseId).contains { item in
             item.needsCorrection
                 || (item.correction == nil && item.heldSince == nil
                     && item.reportRequestIdentifier.map { $0 == rejected.requestIdentifier } ?? true)
@@ -215,7 +222,7 @@ package struct ReportActions: Sendable {
             )
         )
         guard
-            try ledger.replaceRejectedReport(
+            try ledger.reports.replaceRejectedReport(
                 rejected.requestIdentifier,
                 status: ExternalPurchaseReport.Status.noLineItem.rawValue,
                 body: body,
@@ -226,7 +233,7 @@ package struct ReportActions: Sendable {
     }
 
     private func token(_ externalPurchaseId: String) throws -> StoredToken {
-        guard let token = try ledger.token(externalPurchaseId) else {
+        guard let token = try ledger.tokens.token(externalPurchaseId) else {
             throw Refusal(kind: .unknownToken, description: "no token \(externalPurchaseId) is recorded")
         }
         return token
@@ -235,9 +242,10 @@ package struct ReportActions: Sendable {
     /// Apple's rules for the item against what Apple holds for the token, before anything is stored.
     private func check(_ item: LineItem, of token: StoredToken) throws {
         let decoder = JSONDecoder()
-        let earlier = try ledger.lineItems(for: token.externalPurchaseId).filter { $0.correction == nil }.compactMap {
-            try? decoder.decode(LineItem.self, from: Data($0.body.utf8))
-        }
+        let earlier = try ledger.reports.lineItems(for: token.externalPurchaseId).filter { $0.correction == nil }
+            .compactMap {
+                try? decoder.decode(LineItem.self, from: Data($0.body.utf8))
+            }
         let problems = ReportValidator(
             token: token.externalPurchaseToken,
             earlierLineItems: earlier,

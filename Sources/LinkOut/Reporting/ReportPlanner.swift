@@ -29,7 +29,7 @@ struct ReportPlanner: Sendable {
         // complete, and its purchase would be the report. The hold ends with the session's lifetime, far inside
         // Apple's 10-day deadline.
         let paymentsOpenSince = now - Self.paymentHoldMilliseconds
-        for token in try ledger.tokensNeedingReports(
+        for token in try ledger.reports.tokensNeedingReports(
             now: now,
             quietSince: quietSince,
             paymentsOpenSince: paymentsOpenSince,
@@ -70,11 +70,11 @@ struct ReportPlanner: Sendable {
         var planned: [PlannedReport] = []
         var after: String?
         while planned.count < batchLimit {
-            let page = try ledger.rejectedReportsWithNewLineItems(after: after, limit: batchLimit)
+            let page = try ledger.reports.rejectedReportsWithNewLineItems(after: after, limit: batchLimit)
             guard let last = page.last else { break }
             after = last.requestIdentifier
             for rejected in page where planned.count < batchLimit {
-                guard let token = try ledger.token(rejected.externalPurchaseId) else { continue }
+                guard let token = try ledger.tokens.token(rejected.externalPurchaseId) else { continue }
                 let items = try sendableLineItems(of: token.externalPurchaseId)
                 let fresh = items.filter { $0.reportRequestIdentifier == nil }
                 guard !fresh.isEmpty else { continue }
@@ -101,7 +101,7 @@ struct ReportPlanner: Sendable {
     /// A token's line items, without those Apple refused and that are set aside (spec §5.6): they are never
     /// sent as they are, and Apple holds nothing of them, so they are not earlier items either.
     private func sendableLineItems(of externalPurchaseId: String) throws -> [StoredLineItem] {
-        try ledger.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
+        try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
     }
 
     private func build(
@@ -149,7 +149,7 @@ struct ReportPlanner: Sendable {
     /// dates) and tokens of one `appAccountToken`; the token with line items, else the first seen, stays the one
     /// transactions are reported on. Only `ACQUISITION`/`SERVICES` tokens are ever duplicates (spec §5.4).
     func isDuplicate(_ token: StoredToken) throws -> Bool {
-        try ledger.isDuplicateToken(token.externalPurchaseId)
+        try ledger.reports.isDuplicateToken(token.externalPurchaseId)
     }
 
     static func newIdentifier() -> String {

@@ -37,7 +37,7 @@ extension ReportingService {
         guard case .blocked(let block) = status, now >= block.nextProbeAt else { return }
         let due: [StoredReport]
         do {
-            due = try ledger.claimDueReports(
+            due = try ledger.reports.claimDueReports(
                 now: now,
                 limit: 1,
                 leaseUntil: now + configuration.storage.leaseSeconds * 1000
@@ -77,7 +77,7 @@ extension ReportingService {
             return (isNew, block)
         }
         do {
-            try ledger.setSetting(named: ReportingBlock.setting, to: block.stored)
+            try ledger.settings.setSetting(named: ReportingBlock.setting, to: block.stored)
         } catch {
             logger.error("reporting block not recorded in the ledger", ["error": "\(error)"])
         }
@@ -93,7 +93,7 @@ extension ReportingService {
         }
         guard let ended else { return }
         do {
-            try ledger.setSetting(named: ReportingBlock.setting, to: "")
+            try ledger.settings.setSetting(named: ReportingBlock.setting, to: "")
         } catch {
             logger.error("end of the reporting block not recorded in the ledger", ["error": "\(error)"])
         }

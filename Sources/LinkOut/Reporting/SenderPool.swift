@@ -1,6 +1,4 @@
-import Dispatch
 import ExternalPurchase
-import Foundation
 import Lifecycle
 import Logging
 import Storage
@@ -26,17 +24,18 @@ final class SenderPool: Sendable {
         /// Apple answered the pass's first report, or the probe wait is over.
         var probed = false
         /// Senders with a call in flight, and since when.
-        var inFlight: [Int: ContinuousClock.Instant] = [:]
+        var inFlight: [Int: UInt64] = [:]
         /// Senders whose slow call gave its place to a new sender: they end when their call returns.
         var replaced: Set<Int> = []
         var senders = 0
-        /// Senders decided on and not yet in `threads`: the pass cannot end before they are.
-        var spawning = 0
+        /// The sender threads not yet joined. A sender is added only under the lock and only before `finished`,
+        /// so once `finish` finds this empty under the lock, no sender can follow.
+        var threads: [BackgroundThread] = []
         var finished = false
         /// Moving average of answered calls' durations, in milliseconds (nil until the first answer).
         var typicalMilliseconds: Double?
         /// When a look at the outbox last found nothing due: idle senders look again at most every 100 ms.
-        var foundNothingAt: ContinuousClock.Instant?
+        var foundNothingAt: UInt64?
     }
 
     private enum Next {
@@ -51,23 +50,35 @@ final class SenderPool: Sendable {
     /// a report that comes due during the pass (the retry of a timed-out call) goes out in it.
     let fixedNow: Int64?
     private let work = Mutex(Work())
-    private let more = DispatchSemaphore(value: 0)
-    private let threads = Mutex<[BackgroundThread]>([])
-    private let started = ContinuousClock.now
+    /// Idle senders wait on this: new reports, an answer, the end of planning, or the clock wakes them.
+    private let more: WakeUp
+    /// The watcher waits on this between looks; `finish` ends its wait.
+    private let watcherWakeUp: WakeUp
+    /// When the pass began, on the clock's monotonic reading. Every span of the pass (the probe's wait, a slow
+    /// call, the pause between looks) is read from the service's clock, so a test's `ManualClock` decides them.
+    private let started: UInt64
 
     /// A pass opens with one report: when Apple refuses us all (401, 403, a key that cannot sign), it does so
     /// once, not once per sender. The others join when that answer is in, or after this long (a hanging first
     /// call must not hold the pass).
-    static let probeWait = Duration.milliseconds(500)
+    static let probeWaitMilliseconds: Int64 = 500
     /// A call is treated as hanging once it takes four times the pass's typical answer time (a moving average),
     /// between these bounds: a hanging call then costs its sender a fraction of a second, not the timeout.
-    static let slowCallBounds = (minimum: Duration.milliseconds(500), maximum: Duration.seconds(2))
+    static let slowCallBounds = (minimumMilliseconds: 500.0, maximumMilliseconds: 2_000.0)
     static let lingeringPerSender = 32
 
     init(service: ReportingService, client: ExternalPurchaseAPIClient, now: Int64?) {
         self.service = service
         self.client = client
         self.fixedNow = now
+        more = WakeUp(clock: service.clock)
+        watcherWakeUp = WakeUp(clock: service.clock)
+        started = service.clock.uptimeNanoseconds()
+    }
+
+    /// Milliseconds on the clock's monotonic reading since `since`.
+    private func elapsedMilliseconds(since: UInt64) -> Double {
+        Double(service.clock.uptimeNanoseconds() &- since) / 1e6
     }
 
     func start(threads count: Int) {
@@ -81,45 +92,45 @@ final class SenderPool: Sendable {
     private let monitor = Mutex<BackgroundThread?>(nil)
 
     private func addSender() {
-        let index = work.withLock { work in
-            work.senders += 1
-            work.spawning += 1
-            return work.senders - 1
-        }
-        let sender = BackgroundThread(name: "linkout-report-\(index)") { [self] in run(index) }
-        threads.withLock { $0.append(sender) }
-        work.withLock { $0.spawning -= 1 }
+        work.withLock { addSender(&$0) }
     }
 
-    /// Replaces senders whose call is slower than `slowCall`, up to `limit` senders in all.
+    /// Starts a sender under the lock (its first look at `work` waits until the caller lets go).
+    private func addSender(_ work: inout Work) {
+        let index = work.senders
+        work.senders += 1
+        work.threads.append(BackgroundThread(name: "linkout-report-\(index)") { [self] in run(index) })
+    }
+
+    /// Replaces senders whose call is slower than `slowCall`, up to `limit` senders in all; looks every 50 ms
+    /// of the clock's time.
     private func watch(limit: Int) {
         while true {
-            let (finished, slow) = work.withLock { work -> (Bool, Int) in
-                guard !work.finished else { return (true, 0) }
-                let now = ContinuousClock.now
-                let typical = Duration.milliseconds(Int64(4 * (work.typicalMilliseconds ?? 250)))
-                let slowCall = min(max(typical, Self.slowCallBounds.minimum), Self.slowCallBounds.maximum)
-                var slow = 0
+            let finished = work.withLock { work -> Bool in
+                guard !work.finished else { return true }
+                let now = service.clock.uptimeNanoseconds()
+                let typical = 4 * (work.typicalMilliseconds ?? 250)
+                let slowCall = min(
+                    max(typical, Self.slowCallBounds.minimumMilliseconds),
+                    Self.slowCallBounds.maximumMilliseconds
+                )
                 for (index, since) in work.inFlight
-                where !work.replaced.contains(index) && now - since >= slowCall && work.senders + slow < limit {
+                where !work.replaced.contains(index) && Double(now &- since) / 1e6 >= slowCall
+                    && work.senders < limit
+                {
                     work.replaced.insert(index)
-                    slow += 1
+                    addSender(&work)
                 }
-                work.spawning += slow
-                return (false, slow)
+                return false
             }
             if finished { return }
-            for _ in 0..<slow {
-                addSender()
-                work.withLock { $0.spawning -= 1 }
-            }
-            usleep(50_000)
+            watcherWakeUp.wait(until: service.clock.nowMilliseconds() + 50)
         }
     }
 
     /// New reports are in the outbox: idle senders look again.
     func moreQueued() {
-        for _ in 0..<threads.withLock({ $0.count }) { more.signal() }
+        for _ in 0..<work.withLock({ $0.senders }) { more.signal() }
     }
 
     /// Planning is over: senders stop once nothing more is due. Returns when every send has its answer.
@@ -128,15 +139,16 @@ final class SenderPool: Sendable {
         moreQueued()
         // Senders added while these are joined (replacing a slow call) are joined too: one is added only while
         // another has a call in flight, so the list is final once it is empty.
-        while true {
-            while let thread = threads.withLock({ $0.popLast() }) { thread.join() }
-            let done = work.withLock { work in
-                work.finished = work.spawning == 0
-                return work.finished
+        while let thread = work.withLock({ work -> BackgroundThread? in
+            guard let thread = work.threads.popLast() else {
+                work.finished = true
+                return nil
             }
-            if done { break }
-            usleep(10_000)
+            return thread
+        }) {
+            thread.join()
         }
+        watcherWakeUp.signal()
         monitor.withLock { $0 }?.join()
         // Claims no sender took (sending paused or blocked) are given back, so the next pass, or another
         // instance, sends them without waiting for the lease to end.
@@ -146,7 +158,7 @@ final class SenderPool: Sendable {
         }
         if !unsent.isEmpty {
             do {
-                try service.ledger.releaseReportClaims(unsent)
+                try service.ledger.reports.releaseReportClaims(unsent)
             } catch {
                 service.logger.warning("claimed reports not released", ["error": "\(error)"])
             }
@@ -157,16 +169,13 @@ final class SenderPool: Sendable {
         while service.maySend(now: now()) {
             switch next() {
             case .report(let report):
-                let sentAt = ContinuousClock.now
+                let sentAt = service.clock.uptimeNanoseconds()
                 work.withLock { $0.inFlight[index] = sentAt }
                 let settled = service.send(report, client: client)
-                let took = ContinuousClock.now - sentAt
-                let (first, replaced) = work.withLock { work in
+                let milliseconds = elapsedMilliseconds(since: sentAt)
+                let replaced = work.withLock { work in
                     work.inFlight[index] = nil
                     if settled {
-                        let milliseconds =
-                            Double(took.components.seconds) * 1000
-                            + Double(took.components.attoseconds) / 1e15
                         work.typicalMilliseconds =
                             work.typicalMilliseconds.map { 0.9 * $0 + 0.1 * milliseconds }
                             ?? milliseconds
@@ -175,13 +184,15 @@ final class SenderPool: Sendable {
                         // A live pass sends it again once its backoff is over, if the pass is still going.
                         work.taken.remove(report.requestIdentifier)
                     }
-                    defer { work.probed = true }
-                    return (!work.probed, work.replaced.contains(index))
+                    work.probed = true
+                    return work.replaced.contains(index)
                 }
-                if first { moreQueued() }
+                // The probe is answered, or a call is over: idle senders look again (the pass may be done, or
+                // this call's retry due).
+                moreQueued()
                 if replaced { return }
             case .wait:
-                _ = more.wait(timeout: .now() + .milliseconds(50))
+                more.wait(until: service.clock.nowMilliseconds() + 50)
             case .done:
                 return
             }
@@ -195,13 +206,13 @@ final class SenderPool: Sendable {
     private func next() -> Next {
         work.withLock { work in
             if !work.probed && !work.taken.isEmpty {
-                guard ContinuousClock.now - started >= Self.probeWait else { return .wait }
+                guard elapsedMilliseconds(since: started) >= Double(Self.probeWaitMilliseconds) else { return .wait }
                 work.probed = true
             }
             if work.buffer.isEmpty {
                 let planningDone = work.planningDone
                 if !planningDone || !work.inFlight.isEmpty, let last = work.foundNothingAt,
-                    ContinuousClock.now - last < .milliseconds(100)
+                    elapsedMilliseconds(since: last) < 100
                 {
                     return .wait
                 }
@@ -211,7 +222,7 @@ final class SenderPool: Sendable {
                     // Claimed, not just read: another instance on the same database skips these while we send.
                     // Only what the senders take up soon, so no claim waits in the buffer beyond its lease.
                     let now = now()
-                    due = try service.ledger.claimDueReports(
+                    due = try service.ledger.reports.claimDueReports(
                         now: now,
                         limit: 2 * Int(service.configuration.reporting.concurrency),
                         leaseUntil: now + service.configuration.storage.leaseSeconds * 1000
@@ -226,7 +237,7 @@ final class SenderPool: Sendable {
                 work.declined += due.filter { work.taken.contains($0.requestIdentifier) }.map(\.requestIdentifier)
                 // While calls are in flight (slow ones linger), their retries may come due: keep looking.
                 if work.buffer.isEmpty {
-                    work.foundNothingAt = ContinuousClock.now
+                    work.foundNothingAt = service.clock.uptimeNanoseconds()
                     return planningDone && (fixedNow != nil || work.inFlight.isEmpty) ? .done : .wait
                 }
             }

@@ -36,7 +36,7 @@ extension AdminAPI {
         case .paging(let read): paging = read
         case .refused(let response): return response
         }
-        let rows = try ledger.purchases(limit: paging.limit, offset: paging.offset)
+        let rows = try ledger.payments.purchases(limit: paging.limit, offset: paging.offset)
         return JSONResponse.json(
             .ok,
             PurchasePage(
@@ -58,7 +58,7 @@ extension AdminAPI {
                 "Content-Disposition": "attachment; filename=\"linkout-purchases.csv\"",
                 "Cache-Control": "no-store",
             ],
-            body: Array(PurchasesCSV.render(try ledger.purchases(limit: Int.max)).utf8)
+            body: Array(PurchasesCSV.render(try ledger.payments.purchases(limit: Int.max)).utf8)
         )
     }
 
@@ -66,10 +66,12 @@ extension AdminAPI {
         guard let token = purchase.externalPurchaseId else {
             return PurchaseView(purchase: purchase, appleLineItems: [])
         }
-        let reports = Dictionary(try ledger.reports(for: token).map { ($0.requestIdentifier, $0) }) { first, _ in first
+        let reports = Dictionary(try ledger.reports.reports(for: token).map { ($0.requestIdentifier, $0) }) {
+            first,
+            _ in first
         }
-        let charges = Set(try ledger.charges(purchaseId: purchase.purchaseId).map(\.lineItemId))
-        let items = try ledger.lineItems(for: token).filter { item in
+        let charges = Set(try ledger.payments.charges(purchaseId: purchase.purchaseId).map(\.lineItemId))
+        let items = try ledger.reports.lineItems(for: token).filter { item in
             charges.contains(item.lineItemId)
                 || item.body.contains("\"referenceLineItemId\":\"\(purchase.buyLineItemId ?? "-")\"")
         }
@@ -81,7 +83,7 @@ extension AdminAPI {
             )
         }
         // A payment whose line item is not made yet because its exchange rate is missing: listed with the reason.
-        if let held = try ledger.heldPaymentEvents().first(where: { $0.externalPurchaseId == token }) {
+        if let held = try ledger.payments.heldPaymentEvents().first(where: { $0.externalPurchaseId == token }) {
             let made = Set(items.map(\.lineItemId))
             for id in charges.sorted() where !made.contains(id) {
                 states.append(AppleLineItemState(lineItemId: id, state: "held", reason: held.reason))

@@ -23,12 +23,12 @@ extension AdminAPI {
         case .paging(let read): paging = read
         case .refused(let response): return response
         }
-        let counts = try ledger.webhookCounts()
+        let counts = try ledger.entitlements.webhookCounts()
         return JSONResponse.json(
             .ok,
             WebhookList(
                 counts: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
-                webhooks: try ledger.webhooks(state: state, limit: paging.limit, offset: paging.offset)
+                webhooks: try ledger.entitlements.webhooks(state: state, limit: paging.limit, offset: paging.offset)
             )
         )
     }

@@ -1,6 +1,7 @@
 import ExternalPurchase
 import Foundation
 import HTTPServer
+import Lifecycle
 import Outbound
 import Storage
 
@@ -20,8 +21,8 @@ struct AdminAPI: Sendable {
 
     struct TokenDetail: Encodable {
         var token: StoredToken
-        var visits: [Ledger.VisitRow]
-        var checkoutIntents: [Ledger.CheckoutIntentRow]
+        var visits: [VisitRow]
+        var checkoutIntents: [CheckoutIntentRow]
         var lineItems: [StoredLineItem]
         var reports: [StoredReport]
         var paymentSessions: [PaymentSessionRecord]
@@ -50,7 +51,7 @@ struct AdminAPI: Sendable {
         }
         // Visits acknowledged a moment ago may still sit in the journal: an operator sees them at once.
         _ = ledger.flush(timeout: .seconds(2))
-        let rows = try ledger.tokens(
+        let rows = try ledger.tokens.tokens(
             limit: paging.limit,
             offset: paging.offset,
             search: request.queryValue("q"),
@@ -78,7 +79,7 @@ struct AdminAPI: Sendable {
                 "Content-Disposition": "attachment; filename=\"linkout-tokens.csv\"",
                 "Cache-Control": "no-store",
             ],
-            body: Array(LedgerCSV.render(try ledger.tokens()).utf8)
+            body: Array(LedgerCSV.render(try ledger.tokens.tokens()).utf8)
         )
     }
 
@@ -109,7 +110,7 @@ struct AdminAPI: Sendable {
         case .paging(let read): paging = read
         case .refused(let response): return response
         }
-        let reports = try ledger.reports(
+        let reports = try ledger.reports.reports(
             limit: paging.limit,
             offset: paging.offset,
             state: needsAttention ? .rejected : state
@@ -119,7 +120,7 @@ struct AdminAPI: Sendable {
             ReportList(
                 reporting: reporting.status.description,
                 reports: reports,
-                attention: needsAttention ? try ledger.needingAttention(limit: paging.limit) : nil
+                attention: needsAttention ? try ledger.reports.needingAttention(limit: paging.limit) : nil
             )
         )
     }
@@ -135,14 +136,19 @@ struct AdminAPI: Sendable {
     func appleCopy(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         let id = request.pathParameters["requestIdentifier"] ?? ""
-        guard let report = try ledger.report(id) else {
+        guard let report = try ledger.reports.report(id) else {
             return JSONResponse.error(.notFound, "unknown_report", "No report with this requestIdentifier.")
         }
         guard let client = reporting.client else {
             return JSONResponse.error(.serviceUnavailable, "no_credentials", reporting.status.description)
         }
         let environment = Environment(rawValue: report.environment) ?? .production
-        switch client.retrieve(requestIdentifier: id, environment: environment, bundleId: report.bundleId) {
+        switch client.retrieve(
+            requestIdentifier: id,
+            environment: environment,
+            bundleId: report.bundleId,
+            now: reporting.clock.nowMilliseconds()
+        ) {
         case .success(let answer):
             return JSONResponse.json(
                 .ok,
@@ -157,7 +163,7 @@ struct AdminAPI: Sendable {
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         let id = request.pathParameters["externalPurchaseId"] ?? ""
-        guard let token = try ledger.token(id) else {
+        guard let token = try ledger.tokens.token(id) else {
             return JSONResponse.error(
                 .notFound,
                 "unknown_token",
@@ -168,12 +174,12 @@ struct AdminAPI: Sendable {
             .ok,
             TokenDetail(
                 token: token,
-                visits: try ledger.visits(for: id),
-                checkoutIntents: try ledger.checkoutIntents(checkoutId: token.checkoutId),
-                lineItems: try ledger.lineItems(for: id),
-                reports: try ledger.reports(for: id),
-                paymentSessions: try ledger.paymentSessions(checkoutId: token.checkoutId),
-                purchases: try ledger.purchases(externalPurchaseId: id)
+                visits: try ledger.tokens.visits(for: id),
+                checkoutIntents: try ledger.tokens.checkoutIntents(checkoutId: token.checkoutId),
+                lineItems: try ledger.reports.lineItems(for: id),
+                reports: try ledger.reports.reports(for: id),
+                paymentSessions: try ledger.payments.paymentSessions(checkoutId: token.checkoutId),
+                purchases: try ledger.payments.purchases(externalPurchaseId: id)
             )
         )
     }

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Lifecycle
 import Storage
@@ -22,7 +23,7 @@ extension DashboardRoute {
             "days": .text(String(Self.days)),
         ]
         addChart(to: &context)
-        let funnel = try ledger.funnel(since: window.first * Ledger.dayMilliseconds)
+        let funnel = try ledger.dashboard.funnel(since: window.first * Milliseconds.day)
         context["funnel"] = .list(Self.funnelSteps(funnel))
         try addReports(to: &context, now: now)
         try addWebhooks(to: &context, now: now)
@@ -33,7 +34,7 @@ extension DashboardRoute {
     /// Sales whose Apple line item waits for an exchange rate within 48 hours of the sale (§5.5): the operator
     /// has to supply one, so they are shown with the reason.
     private func addRateHolds(to context: inout Template.Context) throws {
-        let held = try ledger.heldPaymentEvents(limit: Self.failingRows)
+        let held = try ledger.payments.heldPaymentEvents(limit: Self.failingRows)
         context["has_rate_holds"] = .flag(!held.isEmpty)
         context["rate_hold_rows"] = .list(
             held.map { item in
@@ -82,7 +83,7 @@ extension DashboardRoute {
         )
     }
 
-    static func funnelSteps(_ funnel: Ledger.Funnel) -> [Template.Context] {
+    static func funnelSteps(_ funnel: Funnel) -> [Template.Context] {
         let steps: [(String, Int64)] = [
             ("Landing (tokens recorded)", funnel.tokens),
             ("Checkout (product chosen)", funnel.checkouts),
@@ -96,7 +97,7 @@ extension DashboardRoute {
     }
 
     private func addReports(to context: inout Template.Context, now: Int64) throws {
-        let summary = try ledger.reportSummary()
+        let summary = try ledger.reports.reportSummary()
         context["report_states"] = .list(
             StoredReport.State.allCases.map { state in
                 ["state": .text(state.rawValue), "count": .text(String(summary.counts[state] ?? 0))]
@@ -116,12 +117,12 @@ extension DashboardRoute {
                 )
             } else {
                 // Under two days left is when a stuck outbox needs a person.
-                context["oldest_class"] = .text(left < 2 * Ledger.dayMilliseconds ? "warn" : "ok")
+                context["oldest_class"] = .text(left < 2 * Milliseconds.day ? "warn" : "ok")
                 context["oldest_note"] = .text("\(DashboardTime.age(left)) left before Apple's 10-day notice.")
             }
         }
         // Revenue Apple cannot take yet: a renewal dated after every known token of the customer expired.
-        let held = try ledger.heldLineItems(limit: Self.failingRows)
+        let held = try ledger.reports.heldLineItems(limit: Self.failingRows)
         context["has_held_line_items"] = .flag(!held.isEmpty)
         context["held_rows"] = .list(
             held.map { item in
@@ -134,7 +135,7 @@ extension DashboardRoute {
             }
         )
         try addAttention(to: &context, now: now)
-        let failing = try ledger.failingReports(limit: Self.failingRows)
+        let failing = try ledger.dashboard.failingReports(limit: Self.failingRows)
         context["has_failing_reports"] = .flag(!failing.isEmpty)
         context["report_rows"] = .list(
             failing.map { report in
@@ -156,9 +157,9 @@ extension DashboardRoute {
     /// Tokens a person must act on, most urgent first: Apple's message, the time left before Apple's notice
     /// (spec §5.8), and the command that resolves it.
     private func addAttention(to context: inout Template.Context, now: Int64) throws {
-        let entries = try ledger.needingAttention(limit: Self.failingRows)
+        let entries = try ledger.reports.needingAttention(limit: Self.failingRows)
         context["has_attention"] = .flag(!entries.isEmpty)
-        context["attention_count"] = .text(String(try ledger.attentionCount()))
+        context["attention_count"] = .text(String(try ledger.reports.attentionCount()))
         context["attention_rows"] = .list(
             entries.map { entry in
                 let left = entry.noticeAt.subtractingReportingOverflow(now).partialValue
@@ -177,7 +178,7 @@ extension DashboardRoute {
                     "left": .text(
                         left > 0 ? "\(DashboardTime.age(left)) left" : "past by \(DashboardTime.age(-left))"
                     ),
-                    "left_class": .text(left < 2 * Ledger.dayMilliseconds ? "late" : "warn"),
+                    "left_class": .text(left < 2 * Milliseconds.day ? "late" : "warn"),
                     "action": .text(entry.resolution),
                 ]
             }
@@ -185,13 +186,13 @@ extension DashboardRoute {
     }
 
     private func addWebhooks(to context: inout Template.Context, now: Int64) throws {
-        let counts = try ledger.webhookCounts()
+        let counts = try ledger.entitlements.webhookCounts()
         context["webhook_states"] = .list(
             WebhookDelivery.State.allCases.map { state in
                 ["state": .text(state.rawValue), "count": .text(String(counts[state] ?? 0))]
             }
         )
-        let failing = try ledger.failingWebhooks(limit: Self.failingRows)
+        let failing = try ledger.dashboard.failingWebhooks(limit: Self.failingRows)
         context["has_failing_webhooks"] = .flag(!failing.isEmpty)
         context["webhook_rows"] = .list(
             failing.map { delivery in

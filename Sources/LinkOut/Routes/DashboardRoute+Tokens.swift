@@ -18,7 +18,7 @@ extension DashboardRoute {
         let offset = min(max(Int(request.queryValue("offset") ?? "") ?? 0, 0), 1_000_000_000)
         _ = ledger.flush(timeout: .seconds(2))
         // One more than a page tells whether there is a next one.
-        let rows = try ledger.tokens(
+        let rows = try ledger.tokens.tokens(
             limit: Self.pageSize + 1,
             offset: offset,
             search: query.isEmpty ? nil : query,
@@ -43,7 +43,8 @@ extension DashboardRoute {
         )
         var reportStates: [String: String] = [:]
         for token in shown {
-            reportStates[token.externalPurchaseId] = try ledger.reports(for: token.externalPurchaseId).last.map {
+            reportStates[token.externalPurchaseId] = try ledger.reports.reports(for: token.externalPurchaseId).last.map
+            {
                 "\($0.status) \($0.state.rawValue)"
             }
         }
@@ -76,7 +77,7 @@ extension DashboardRoute {
     func detail(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let session = try sessions.signedIn(request) else { return requireSignIn(request) }
         let id = request.queryValue("id") ?? ""
-        guard let token = try ledger.token(id) else { return notFound(request) }
+        guard let token = try ledger.tokens.token(id) else { return notFound(request) }
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
             "id": .text(token.externalPurchaseId),
@@ -95,7 +96,7 @@ extension DashboardRoute {
             ("Checkout", token.checkoutId),
         ]
         context["facts"] = .list(facts.map { ["name": .text($0.0), "value": .text($0.1)] })
-        let visits = try ledger.visits(for: id, limit: 100)
+        let visits = try ledger.tokens.visits(for: id, limit: 100)
         context["has_visits"] = .flag(!visits.isEmpty)
         context["visits"] = .list(
             visits.map { visit in
@@ -108,7 +109,7 @@ extension DashboardRoute {
                 ]
             }
         )
-        let intents = try ledger.checkoutIntents(checkoutId: token.checkoutId)
+        let intents = try ledger.tokens.checkoutIntents(checkoutId: token.checkoutId)
         context["has_intents"] = .flag(!intents.isEmpty)
         context["intents"] = .list(
             intents.map { intent in
@@ -119,7 +120,7 @@ extension DashboardRoute {
                 ]
             }
         )
-        let purchases = try ledger.purchases(externalPurchaseId: id)
+        let purchases = try ledger.payments.purchases(externalPurchaseId: id)
         context["has_purchases"] = .flag(!purchases.isEmpty)
         context["purchases"] = .list(
             purchases.map { purchase in
@@ -132,7 +133,7 @@ extension DashboardRoute {
                 ]
             }
         )
-        let reports = try ledger.reports(for: id)
+        let reports = try ledger.reports.reports(for: id)
         context["has_reports"] = .flag(!reports.isEmpty)
         context["reports"] = .list(
             reports.map { report in

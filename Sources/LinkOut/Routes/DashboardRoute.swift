@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import HTTPServer
 import Lifecycle
@@ -19,7 +20,7 @@ struct DashboardRoute: Sendable {
     /// Largest login or logout form accepted.
     static let maxFormBytes = 4096
     /// Apple sends EXTERNAL_PURCHASE_TOKEN / UNREPORTED this long after a token's creation.
-    static let appleNoticeMilliseconds: Int64 = 10 * Ledger.dayMilliseconds
+    static let appleNoticeMilliseconds: Int64 = 10 * Milliseconds.day
     /// Days the chart and the funnel cover.
     static let days = 30
 
@@ -126,14 +127,14 @@ struct DashboardRoute: Sendable {
 
     /// The first day the chart and funnel cover, and today (days since the epoch, UTC).
     var window: (first: Int64, last: Int64) {
-        let today = clock.nowMilliseconds() / Ledger.dayMilliseconds
+        let today = clock.nowMilliseconds() / Milliseconds.day
         return (today - Int64(Self.days) + 1, today)
     }
 
     func chartData() throws -> DashboardChart {
         let (first, last) = window
         return DashboardChart(
-            rows: try ledger.dailyTokenCounts(since: first * Ledger.dayMilliseconds),
+            rows: try ledger.dashboard.dailyTokenCounts(since: first * Milliseconds.day),
             lastDay: last,
             dayCount: Self.days
         )

@@ -1,5 +1,7 @@
 import Crypto
+import Domain
 import HTTPServer
+import Payments
 import Storage
 
 /// `GET /checkout/{id}/done?session_id=…`: where the provider sends the person back. It tells honestly where
@@ -10,14 +12,16 @@ struct PaymentResultRoute: Sendable {
     let ledger: Ledger
     let identifiers: Identifiers
     let pages: Pages
+    /// The provider the server runs with: its texts say what a completed payment was (live, test, demo).
+    let provider: any PaymentProvider
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
         guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
-            let checkout = try ledger.checkout(id: checkoutId),
+            let checkout = try ledger.tokens.checkout(id: checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId }),
             let sessionId = request.queryValue("session_id"),
-            let session = try ledger.paymentSession(id: sessionId), session.checkoutId == checkoutId
+            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId == checkoutId
         else {
             return pages.message(
                 status: .notFound,
@@ -35,18 +39,16 @@ struct PaymentResultRoute: Sendable {
         )
         // Every state names the order, so a person can quote it to support whatever happened.
         context["order"] = .text(session.sessionId)
-        let isDemo = session.provider == "demo"
         let texts: (title: String, message: String)
         switch session.state {
         case .complete:
             // No "Payment received" for money that never moved: the demo and Stripe's test mode say what they are.
-            if isDemo {
-                texts = ("result_demo_title", "result_demo_message")
-            } else if !configuration.payments.takesRealMoney {
-                texts = ("result_test_title", "result_test_message")
-            } else {
-                texts = ("result_paid_title", "result_paid_message")
-            }
+            // A session of another provider than the one running now (the configuration changed since): its mode
+            // is not known, so it is not called real money.
+            let completed =
+                session.provider == provider.id.rawValue
+                ? provider.pageTexts : ProviderPageTexts(checkoutNote: "", mode: .test)
+            texts = (completed.completedTitle, completed.completedMessage)
             context["paid"] = .flag(true)
             // The code rides on the way back into the app; the app's backend redeems it (once) for the purchase.
             // Showing this page never uses it up, and only the browser that paid sees it: a shared or previewed
@@ -85,10 +87,10 @@ struct PaymentResultRoute: Sendable {
     /// third party sees the code), for a person on a computer to scan with the phone that has the app.
     func qrCode(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
-            let checkout = try ledger.checkout(id: checkoutId),
+            let checkout = try ledger.tokens.checkout(id: checkoutId),
             let returnURL = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })?.returnURL,
             let sessionId = request.queryValue("session_id"),
-            let session = try ledger.paymentSession(id: sessionId), session.checkoutId == checkoutId,
+            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId == checkoutId,
             session.state == .complete, isPayer(request, session)
         else { return HTTPError(.notFound, "Not found.").response }
         let link = Self.appending(code: identifiers.redemptionCode(purchaseId: session.sessionId), to: returnURL)

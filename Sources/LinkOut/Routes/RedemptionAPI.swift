@@ -76,9 +76,12 @@ struct RedemptionAPI: Sendable {
         guard Identifiers.isRedemptionCode(code) else {
             return JSONResponse.error(.badRequest, "invalid_code", "This is not a redemption code.")
         }
-        switch try ledger.redeem(codeHash: identifiers.redemptionCodeHash(code), at: clock.nowMilliseconds()) {
+        switch try ledger.entitlements.redeem(
+            codeHash: identifiers.redemptionCodeHash(code),
+            at: clock.nowMilliseconds()
+        ) {
         case .redeemed(let record):
-            guard let purchase = try ledger.purchase(id: record.purchaseId) else {
+            guard let purchase = try ledger.payments.purchase(id: record.purchaseId) else {
                 return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
             }
             return JSONResponse.json(.ok, Redeemed(purchase: try view(purchase), redeemedAt: record.redeemedAt ?? 0))
@@ -113,12 +116,12 @@ struct RedemptionAPI: Sendable {
             guard UUID(uuidString: account) != nil else {
                 return JSONResponse.error(.badRequest, "invalid_query", "appAccountToken must be a UUID.")
             }
-            rows = try ledger.purchases(appAccountToken: account.lowercased())
+            rows = try ledger.payments.purchases(appAccountToken: account.lowercased())
         } else if let id = request.queryValue("externalPurchaseId") {
             guard !id.isEmpty, id.utf8.count <= 128 else {
                 return JSONResponse.error(.badRequest, "invalid_query", "externalPurchaseId is 1 to 128 bytes.")
             }
-            rows = try ledger.purchases(externalPurchaseId: id)
+            rows = try ledger.payments.purchases(externalPurchaseId: id)
         } else {
             return JSONResponse.error(
                 .badRequest,
@@ -137,7 +140,7 @@ struct RedemptionAPI: Sendable {
             status: purchase.status.rawValue,
             externalPurchaseId: purchase.externalPurchaseId,
             bundleId: purchase.bundleId,
-            appAccountToken: try purchase.externalPurchaseId.flatMap { try ledger.token($0)?.appAccountToken },
+            appAccountToken: try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken },
             currentPeriodEnd: purchase.periodEnd,
             currency: purchase.currency,
             amountTotal: purchase.amountTotal,

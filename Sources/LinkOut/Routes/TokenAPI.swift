@@ -84,7 +84,7 @@ struct TokenAPI: Sendable {
             source: "app",
             appAccountToken: body.appAccountToken?.lowercased()
         )
-        let outcome = try ledger.recordForwardedToken(
+        let outcome = try ledger.tokens.recordForwardedToken(
             fields,
             checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
             at: clock.nowMilliseconds(),
@@ -99,7 +99,7 @@ struct TokenAPI: Sendable {
             // rather than at its next poll.
             if fields.appAccountToken != nil, token.tokenExpirationDate != nil,
                 token.tokenType == "ACQUISITION" || token.tokenType == "SERVICES",
-                try !ledger.heldLineItems(limit: 1).isEmpty
+                try !ledger.reports.heldLineItems(limit: 1).isEmpty
             {
                 reporting.wake()
             }

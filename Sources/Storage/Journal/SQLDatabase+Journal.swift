@@ -1,0 +1,30 @@
+/// Where the visit journal got to in the tables: the visits and the last applied sequence commit together, so a
+/// replay after a crash applies each journaled visit once.
+extension SQLDatabase {
+    /// The highest journal sequence whose visit is in the tables (0 when none).
+    func journalApplied() throws(StorageError) -> Int64 {
+        try readers.read { connection throws(StorageError) in
+            let value = try connection.query("SELECT value FROM settings WHERE name = 'journal_applied'")
+            return Int64(value.first?.first?.text ?? "0") ?? 0
+        }
+    }
+
+    /// Applies journaled visits and advances `journalApplied` to the last one, in one transaction.
+    func applyJournaled(_ batch: [JournalRecord]) throws(StorageError) -> [RecordOutcome] {
+        try writer.write { connection throws(StorageError) in
+            var outcomes: [RecordOutcome] = []
+            outcomes.reserveCapacity(batch.count)
+            for record in batch { outcomes.append(try TokenStore.insert(record.visit, into: connection)) }
+            if let last = batch.last?.sequence {
+                try connection.query(
+                    """
+                    INSERT INTO settings (name, value) VALUES ('journal_applied', ?)
+                    ON CONFLICT(name) DO UPDATE SET value = excluded.value
+                    """,
+                    [.text(String(last))]
+                )
+            }
+            return outcomes
+        }
+    }
+}

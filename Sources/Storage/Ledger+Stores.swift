@@ -1,0 +1,20 @@
+/// The stores over the ledger's tables, one per concern. Each is a small value over the ledger's database,
+/// made on access.
+extension Ledger {
+    /// Tokens, landing visits, checkouts and checkout intents.
+    public var tokens: TokenStore { TokenStore(database: database, journal: shared) }
+    /// The report outbox: line items, reports, Apple's rejections and the line items held for a token.
+    public var reports: ReportStore { ReportStore(database: database, instance: instance) }
+    /// Payment sessions, provider events, purchases and their charges, and the events held for an exchange rate.
+    public var payments: PaymentStore { PaymentStore(database: database) }
+    /// Redemption codes and the entitlement webhook outbox.
+    public var entitlements: EntitlementStore { EntitlementStore(database: database, instance: instance) }
+    /// App Store Server Notifications and the recovery of their history.
+    public var notifications: NotificationStore { NotificationStore(database: database) }
+    /// Named values: progress markers and secrets.
+    public var settings: SettingsStore { SettingsStore(database: database) }
+    /// The operator dashboard's sign-in sessions.
+    public var adminSessions: AdminSessionStore { AdminSessionStore(database: database) }
+    /// The operator dashboard's reads.
+    public var dashboard: DashboardStore { DashboardStore(database: database) }
+}

@@ -1,0 +1,228 @@
+/// App Store Server Notifications: stored before they are acknowledged, acted on exactly once (the action and
+/// the `processed_at` mark share one transaction).
+public struct NotificationStore: Sendable {
+    let database: SQLDatabase
+
+    static let notificationColumns = """
+        notification_uuid, notification_type, subtype, external_purchase_id, environment, signed_date, received_at,
+        source, signed_payload, processed_at, outcome
+        """
+
+    static func storedNotification(_ row: [SQLValue]) -> StoredNotification {
+        StoredNotification(
+            notificationUUID: row[0].text ?? "",
+            notificationType: row[1].text ?? "",
+            subtype: row[2].text,
+            externalPurchaseId: row[3].text,
+            environment: row[4].text,
+            signedDate: row[5].integer ?? 0,
+            receivedAt: row[6].integer ?? 0,
+            source: row[7].text ?? "",
+            signedPayload: row[8].text ?? "",
+            processedAt: row[9].integer,
+            outcome: row[10].text
+        )
+    }
+
+    /// Stores a verified notification; true when it is new, false when its `notificationUUID` is known already.
+    /// Returns once committed.
+    public func storeNotification(_ notification: StoredNotification) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                INSERT INTO notifications (notification_uuid, notification_type, subtype, external_purchase_id,
+                    environment, signed_date, received_at, source, signed_payload)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(notification_uuid) DO NOTHING RETURNING 1
+                """,
+                [
+                    .text(notification.notificationUUID), .text(notification.notificationType),
+                    .optional(notification.subtype), .optional(notification.externalPurchaseId),
+                    .optional(notification.environment), .integer(notification.signedDate),
+                    .integer(notification.receivedAt), .text(notification.source), .text(notification.signedPayload),
+                ]
+            ).isEmpty)
+        }
+    }
+
+    /// Stored notifications, oldest first.
+    public func notifications(unprocessedOnly: Bool = false, limit: Int = 500) throws(StorageError)
+        -> [StoredNotification]
+    {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.notificationColumns) FROM notifications
+                \(unprocessedOnly ? "WHERE processed_at IS NULL" : "") ORDER BY received_at LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            ).map(Self.storedNotification)
+        }
+    }
+
+    public func notification(uuid: String) throws(StorageError) -> StoredNotification? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.notificationColumns) FROM notifications WHERE notification_uuid = ?",
+                [.text(uuid)]
+            ).first.map(Self.storedNotification)
+        }
+    }
+
+    /// Acts on a notification and marks it processed in one transaction; nil when it was processed already.
+    /// A known token takes Apple's values for the fields Apple sent; the result lists what changed.
+    @discardableResult
+    public func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification? {
+        try database.writer.write { connection throws(StorageError) -> AppliedNotification? in
+            // The claim is the update itself: of two instances acting on one notification at once, the second
+            // waits for the first's row lock and then finds it processed (a read-then-write would let both act).
+            let claimed = try connection.query(
+                "UPDATE notifications SET processed_at = ? WHERE notification_uuid = ? AND processed_at IS NULL RETURNING 1",
+                [.integer(change.at), .text(change.notificationUUID)]
+            )
+            guard !claimed.isEmpty else { return nil }
+            var outcome = change.outcome
+            var dueNow = change.dueNow
+            var corrections: [TokenCorrection] = []
+            if let token = change.token {
+                if try Self.insertIfAbsent(token, checkoutId: change.checkoutId ?? "", at: change.at, connection) {
+                    if let report = change.reportIfRecorded { try ReportStore.insert(report, into: connection) }
+                } else {
+                    // Known: Apple's values replace what a landing or a forward recorded from an unsigned token,
+                    // and a report Apple asked for is made due instead of reporting the token as unrecognized.
+                    corrections = try Self.correct(token, connection)
+                    if change.reportIfRecorded != nil {
+                        outcome = change.outcomeIfKnown ?? outcome
+                        dueNow = token.externalPurchaseId
+                    }
+                }
+            }
+            if let dueNow {
+                try connection.query(
+                    "UPDATE tokens SET report_due_at = COALESCE(report_due_at, ?) WHERE external_purchase_id = ?",
+                    [.integer(change.at), .text(dueNow)]
+                )
+                try connection.query(
+                    """
+                    UPDATE reports SET next_attempt_at = min(next_attempt_at, ?)
+                    WHERE external_purchase_id = ? AND state = 'pending'
+                    """,
+                    [.integer(change.at), .text(dueNow)]
+                )
+                // A report Apple rejected goes again (same bytes, same requestIdentifier): Apple says it has no
+                // report for the token, so the rejection must not keep it silent (spec §5.8, §6.3).
+                try connection.query(
+                    """
+                    UPDATE reports SET state = 'pending', next_attempt_at = ?
+                    WHERE external_purchase_id = ? AND state = 'rejected'
+                    """,
+                    [.integer(change.at), .text(dueNow)]
+                )
+            }
+            try connection.query(
+                "UPDATE notifications SET processed_at = ?, outcome = ? WHERE notification_uuid = ?",
+                [.integer(change.at), .text(outcome), .text(change.notificationUUID)]
+            )
+            return AppliedNotification(outcome: outcome, corrections: corrections)
+        }
+    }
+
+    /// Gives a known token Apple's values for its app, creation date, type and expiry, and returns the fields
+    /// that differed. Apple's token JSON carries `tokenType` and `tokenExpirationDate` exactly for custom-link
+    /// tokens (notifications since version 2.17, older than anything Get Notification History still returns),
+    /// so a field Apple leaves out is absent for the token, and a recorded one is cleared. The raw token stays
+    /// as it arrived: it is what was received, kept for audit, and nothing reads it for reporting.
+    private static func correct(_ token: TokenFields, _ connection: any SQLConnection) throws(StorageError)
+        -> [TokenCorrection]
+    {
+        let rows = try connection.query(
+            """
+            SELECT app_apple_id, bundle_id, token_created_at, token_type, token_expires_at FROM tokens
+            WHERE external_purchase_id = ?
+            """,
+            [.text(token.externalPurchaseId)]
+        )
+        guard let row = rows.first else { return [] }
+        let pairs: [(String, String?, String?)] = [
+            ("appAppleId", row[0].integer.map(String.init), String(token.appAppleId)),
+            ("bundleId", row[1].text, token.bundleId),
+            ("tokenCreationDate", row[2].integer.map(String.init), String(token.createdAt)),
+            ("tokenType", row[3].text, token.tokenType),
+            ("tokenExpirationDate", row[4].integer.map(String.init), token.expiresAt.map(String.init)),
+        ]
+        let corrections = pairs.filter { $0.1 != $0.2 }.map {
+            TokenCorrection(field: $0.0, recorded: $0.1, apple: $0.2)
+        }
+        guard !corrections.isEmpty else { return [] }
+        try connection.query(
+            """
+            UPDATE tokens SET app_apple_id = ?, bundle_id = ?, token_created_at = ?, token_type = ?,
+                token_expires_at = ?
+            WHERE external_purchase_id = ?
+            """,
+            [
+                .integer(token.appAppleId), .text(token.bundleId), .integer(token.createdAt),
+                .optional(token.tokenType), .optional(token.expiresAt), .text(token.externalPurchaseId),
+            ]
+        )
+        if corrections.contains(where: { $0.field == "bundleId" }) {
+            try connection.query(
+                "UPDATE checkouts SET bundle_id = ? WHERE external_purchase_id = ?",
+                [.text(token.bundleId), .text(token.externalPurchaseId)]
+            )
+        }
+        return corrections
+    }
+
+    /// A token learned from a notification: one row per externalPurchaseId, never overwriting a sighting.
+    private static func insertIfAbsent(
+        _ token: TokenFields,
+        checkoutId: String,
+        at: Int64,
+        _ connection: any SQLConnection
+    ) throws(StorageError) -> Bool {
+        let inserted = try connection.query(
+            """
+            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
+                last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, 0)
+            ON CONFLICT(external_purchase_id) DO NOTHING RETURNING 1
+            """,
+            [
+                .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
+                .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
+                .optional(token.expiresAt), .text(token.environment), .text(token.source), .integer(at), .integer(at),
+            ]
+        )
+        guard !inserted.isEmpty else { return false }
+        try connection.query(
+            """
+            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT(id) DO NOTHING
+            """,
+            [.text(checkoutId), .text(token.externalPurchaseId), .text(token.bundleId), .integer(at)]
+        )
+        return true
+    }
+
+    /// Which token each of `lineItemIds` was posted for, among the tokens of the app `bundleId` (Apple: a
+    /// `lineItemId` "must be unique per app").
+    public func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String] {
+        guard !lineItemIds.isEmpty else { return [:] }
+        return try database.readers.read { connection throws(StorageError) in
+            var owners: [String: String] = [:]
+            for id in Set(lineItemIds) {
+                let rows = try connection.query(
+                    """
+                    SELECT l.external_purchase_id FROM line_items l
+                    JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
+                    WHERE l.line_item_id = ? AND t.bundle_id = ? ORDER BY l.id LIMIT 1
+                    """,
+                    [.text(id), .text(bundleId)]
+                )
+                if let owner = rows.first?.first?.text { owners[id] = owner }
+            }
+            return owners
+        }
+    }
+}

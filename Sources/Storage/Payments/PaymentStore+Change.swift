@@ -1,0 +1,142 @@
+/// One payment event's writes, in the transaction the caller opened.
+extension PaymentStore {
+    static func apply(_ change: PaymentChange, to connection: any SQLConnection, dialect: SQLDialect)
+        throws(StorageError)
+    {
+        if let event = change.event {
+            // Acted on already (a redelivery raced the first one, or another instance): nothing may happen
+            // twice. The update is the claim, so two instances at once cannot both find the event open.
+            let claimed = try connection.query(
+                """
+                UPDATE payment_events SET processed_at = ?, outcome = ?
+                WHERE provider = ? AND event_id = ? AND processed_at IS NULL RETURNING 1
+                """,
+                [.integer(change.at), .text(change.outcome), .text(event.provider), .text(event.eventId)]
+            )
+            guard !claimed.isEmpty else { return }
+            if let hold = change.hold {
+                try connection.query(
+                    "UPDATE payment_events SET held_reason = ?, held_token = ? WHERE provider = ? AND event_id = ?",
+                    [.text(hold.reason), .text(hold.externalPurchaseId), .text(event.provider), .text(event.eventId)]
+                )
+            }
+        }
+        if let release = change.release {
+            // The release is the claim: two passes at once cannot both make the held line items.
+            let claimed = try connection.query(
+                """
+                UPDATE payment_events SET held_reason = NULL, held_token = NULL, outcome = ?
+                WHERE provider = ? AND event_id = ? AND held_reason IS NOT NULL RETURNING 1
+                """,
+                [.text(change.outcome), .text(release.provider), .text(release.eventId)]
+            )
+            guard !claimed.isEmpty else { return }
+            try connection.query(
+                "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL",
+                [.integer(change.at), .text(release.externalPurchaseId)]
+            )
+        }
+        if let purchase = change.purchase { try upsert(purchase, into: connection) }
+        for charge in change.charges {
+            try connection.query(
+                """
+                INSERT INTO purchase_charges (charge_key, purchase_id, line_item_id, amount_total, amount_tax,
+                    amount_refunded, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(charge_key) DO NOTHING
+                """,
+                [
+                    .text(charge.chargeKey), .text(charge.purchaseId), .text(charge.lineItemId),
+                    .integer(charge.amountTotal), .integer(charge.amountTax), .integer(charge.amountRefunded),
+                    .integer(charge.createdAt),
+                ]
+            )
+        }
+        if let refund = change.refund {
+            // Cumulative figures only grow: a late, older delivery never lowers what was refunded.
+            try connection.query(
+                "UPDATE purchase_charges SET amount_refunded = MAX(amount_refunded, ?) WHERE charge_key = ?",
+                [.integer(refund.amountRefunded), .text(refund.chargeKey)]
+            )
+        }
+        if let session = change.sessionState {
+            // A paid session stays paid whatever arrives after it.
+            try connection.query(
+                "UPDATE payment_sessions SET state = ?, updated_at = ? WHERE session_id = ? AND state != 'complete'",
+                [.text(session.state.rawValue), .integer(change.at), .text(session.sessionId)]
+            )
+        }
+        if let redemption = change.redemption {
+            try connection.query(
+                """
+                INSERT INTO redemptions (code_hash, purchase_id, created_at, expires_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT DO NOTHING
+                """,
+                [
+                    .text(redemption.codeHash), .text(redemption.purchaseId), .integer(redemption.createdAt),
+                    .integer(redemption.expiresAt),
+                ]
+            )
+        }
+        for webhook in change.webhooks {
+            // The next position among the purchase's events keeps them in order for the receiver. Instances
+            // adding to one purchase take turns (the position is read, then taken); the unique index
+            // `webhook_deliveries_order` stands behind it.
+            if let serialize = dialect.serializeOnKey {
+                try connection.query(serialize, [.text("webhook-order\u{0}" + webhook.purchaseId)])
+            }
+            try connection.query(
+                """
+                INSERT INTO webhook_deliveries (event_id, purchase_id, sequence, type, body, state, attempts,
+                    next_attempt_at, created_at)
+                SELECT ?, ?, COALESCE(MAX(sequence), 0) + 1, ?, ?, 'pending', 0, ?, ?
+                FROM webhook_deliveries WHERE purchase_id = ?
+                ON CONFLICT(event_id) DO NOTHING
+                """,
+                [
+                    .text(webhook.eventId), .text(webhook.purchaseId), .text(webhook.type), .text(webhook.body),
+                    .integer(webhook.nextAttemptAt), .integer(webhook.createdAt), .text(webhook.purchaseId),
+                ]
+            )
+        }
+        let items = change.lineItems.map { ($0, Int64?.none) } + change.heldLineItems.map { ($0, Int64?(change.at)) }
+        for (item, heldSince) in items {
+            let known = try connection.query(
+                "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ?",
+                [.text(item.externalPurchaseId), .text(item.lineItemId)]
+            )
+            guard known.isEmpty else { continue }
+            try connection.query(
+                """
+                INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at, held_since)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at),
+                    heldSince.map(SQLValue.integer) ?? .null,
+                ]
+            )
+        }
+    }
+
+    private static func upsert(_ purchase: PurchaseRecord, into connection: any SQLConnection) throws(StorageError) {
+        try connection.query(
+            """
+            INSERT INTO purchases (\(purchaseColumns))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(purchase_id) DO UPDATE SET status = excluded.status,
+                buy_line_item_id = COALESCE(excluded.buy_line_item_id, purchases.buy_line_item_id),
+                period_end = COALESCE(excluded.period_end, purchases.period_end),
+                paid_days = MAX(purchases.paid_days, excluded.paid_days), updated_at = excluded.updated_at
+            """,
+            [
+                .text(purchase.purchaseId), .text(purchase.provider), .optional(purchase.checkoutId),
+                .optional(purchase.externalPurchaseId), .optional(purchase.bundleId), .optional(purchase.productId),
+                .text(purchase.kind), .text(purchase.status.rawValue), .text(purchase.currency),
+                .integer(purchase.amountTotal), .integer(purchase.amountTax), .text(purchase.taxCountry),
+                .optional(purchase.subscriptionId), .optional(purchase.buyLineItemId), .optional(purchase.periodEnd),
+                .integer(purchase.paidDays), .integer(purchase.createdAt), .integer(purchase.updatedAt),
+                .integer(purchase.live ? 1 : 0),
+            ]
+        )
+    }
+}

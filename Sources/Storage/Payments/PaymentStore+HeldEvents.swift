@@ -1,0 +1,71 @@
+/// Payment events whose Apple line item waits for an exchange rate (migration 9).
+extension PaymentStore {
+    /// Held events, oldest first: the order their line items are made in once released. `after`: the key of the
+    /// last event of the previous page (keyset paging), nil for the first page.
+    public func heldPaymentEvents(after key: HeldPaymentEvent.Key? = nil, limit: Int = 500) throws(StorageError)
+        -> [HeldPaymentEvent]
+    {
+        let key = key ?? HeldPaymentEvent.Key(receivedAt: .min, provider: "", eventId: "")
+        return try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT provider, event_id, type, body, received_at, processed_at, outcome, held_token, held_reason
+                FROM payment_events WHERE held_reason IS NOT NULL
+                  AND (received_at > ? OR (received_at = ? AND (provider > ? OR (provider = ? AND event_id > ?))))
+                ORDER BY received_at, provider, event_id LIMIT ?
+                """,
+                [
+                    .integer(key.receivedAt), .integer(key.receivedAt), .text(key.provider), .text(key.provider),
+                    .text(key.eventId), .integer(Int64(limit)),
+                ]
+            ).map { row in
+                HeldPaymentEvent(
+                    event: StoredPaymentEvent(
+                        provider: row[0].text ?? "",
+                        eventId: row[1].text ?? "",
+                        type: row[2].text ?? "",
+                        body: row[3].text ?? "",
+                        receivedAt: row[4].integer ?? 0,
+                        processedAt: row[5].integer,
+                        outcome: row[6].text
+                    ),
+                    externalPurchaseId: row[7].text ?? "",
+                    reason: row[8].text ?? ""
+                )
+            }
+        }
+    }
+
+    /// Whether a line item of this token is held: later line items of the token wait behind it, so Apple gets
+    /// them in the order they happened (a renewal after its start, a refund after its buy).
+    public func hasHeldLineItems(externalPurchaseId: String) throws(StorageError) -> Bool {
+        try database.readers.read { connection throws(StorageError) in
+            try !connection.query(
+                "SELECT 1 FROM payment_events WHERE held_token = ? AND held_reason IS NOT NULL LIMIT 1",
+                [.text(externalPurchaseId)]
+            ).isEmpty
+        }
+    }
+
+    /// Puts off an event that waits behind a held line item of its token; the hold's release makes it due.
+    public func deferBehindHold(
+        provider: String,
+        eventId: String,
+        externalPurchaseId: String,
+        until: Int64,
+        reason: String
+    ) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE payment_events SET next_attempt_at = ?, outcome = ?, held_token = ?
+                WHERE provider = ? AND event_id = ? AND processed_at IS NULL
+                """,
+                [
+                    .integer(until), .text("waiting: " + reason), .text(externalPurchaseId), .text(provider),
+                    .text(eventId),
+                ]
+            )
+        }
+    }
+}

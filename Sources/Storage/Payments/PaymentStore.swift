@@ -1,0 +1,264 @@
+import Foundation
+
+/// Payment sessions, provider events, purchases and their charges.
+public struct PaymentStore: Sendable {
+    let database: SQLDatabase
+
+    static let sessionColumns = """
+        session_id, provider, intent_id, checkout_id, external_purchase_id, product_id, currency, amount, language, \
+        url, state, created_at, updated_at, browser_hash
+        """
+
+    static func paymentSession(_ row: [SQLValue]) -> PaymentSessionRecord {
+        PaymentSessionRecord(
+            sessionId: row[0].text ?? "",
+            provider: row[1].text ?? "",
+            intentId: row[2].text ?? "",
+            checkoutId: row[3].text ?? "",
+            externalPurchaseId: row[4].text,
+            productId: row[5].text ?? "",
+            currency: row[6].text ?? "",
+            amount: row[7].text ?? "",
+            language: row[8].text ?? "",
+            url: row[9].text ?? "",
+            state: PaymentSessionRecord.State(rawValue: row[10].text ?? "") ?? .open,
+            createdAt: row[11].integer ?? 0,
+            updatedAt: row[12].integer ?? 0,
+            browserHash: row[13].text
+        )
+    }
+
+    static let purchaseColumns = """
+        purchase_id, provider, checkout_id, external_purchase_id, bundle_id, product_id, kind, status, currency, \
+        amount_total, amount_tax, tax_country, subscription_id, buy_line_item_id, period_end, paid_days, created_at, \
+        updated_at, live
+        """
+
+    static func purchase(_ row: [SQLValue]) -> PurchaseRecord {
+        PurchaseRecord(
+            purchaseId: row[0].text ?? "",
+            provider: row[1].text ?? "",
+            checkoutId: row[2].text,
+            externalPurchaseId: row[3].text,
+            bundleId: row[4].text,
+            productId: row[5].text,
+            kind: row[6].text ?? "",
+            status: PurchaseRecord.Status(rawValue: row[7].text ?? "") ?? .paid,
+            currency: row[8].text ?? "",
+            amountTotal: row[9].integer ?? 0,
+            amountTax: row[10].integer ?? 0,
+            taxCountry: row[11].text ?? "",
+            subscriptionId: row[12].text,
+            buyLineItemId: row[13].text,
+            periodEnd: row[14].integer,
+            paidDays: row[15].integer ?? 0,
+            createdAt: row[16].integer ?? 0,
+            updatedAt: row[17].integer ?? 0,
+            live: row[18].integer != 0
+        )
+    }
+
+    /// Records a started payment; the same intent again returns the session recorded first (never two).
+    public func recordPaymentSession(_ session: PaymentSessionRecord) throws(StorageError) -> PaymentSessionRecord {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                INSERT INTO payment_sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(intent_id) DO NOTHING
+                """,
+                [
+                    .text(session.sessionId), .text(session.provider), .text(session.intentId),
+                    .text(session.checkoutId), .optional(session.externalPurchaseId), .text(session.productId),
+                    .text(session.currency), .text(session.amount), .text(session.language), .text(session.url),
+                    .text(session.state.rawValue), .integer(session.createdAt), .integer(session.updatedAt),
+                    .optional(session.browserHash),
+                ]
+            )
+            let rows = try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE intent_id = ?",
+                [.text(session.intentId)]
+            )
+            guard let row = rows.first else { throw StorageError(.notFound, "payment session vanished") }
+            return Self.paymentSession(row)
+        }
+    }
+
+    public func paymentSession(id: String) throws(StorageError) -> PaymentSessionRecord? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE session_id = ?",
+                [.text(id)]
+            ).first.map(Self.paymentSession)
+        }
+    }
+
+    public func paymentSession(intentId: String) throws(StorageError) -> PaymentSessionRecord? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE intent_id = ?",
+                [.text(intentId)]
+            ).first.map(Self.paymentSession)
+        }
+    }
+
+    public func paymentSessions(checkoutId: String) throws(StorageError) -> [PaymentSessionRecord] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE checkout_id = ? ORDER BY created_at",
+                [.text(checkoutId)]
+            ).map(Self.paymentSession)
+        }
+    }
+
+    /// Stores a provider's event durably; false when this event id was stored before (a redelivery).
+    public func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                INSERT INTO payment_events (provider, event_id, type, body, received_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(provider, event_id) DO NOTHING RETURNING 1
+                """,
+                [
+                    .text(event.provider), .text(event.eventId), .text(event.type), .text(event.body),
+                    .integer(event.receivedAt),
+                ]
+            )
+            return !rows.isEmpty
+        }
+    }
+
+    /// Stored events, oldest first; with `dueAt`, only unprocessed ones not deferred past it.
+    public func paymentEvents(unprocessedOnly: Bool, dueAt: Int64? = nil, limit: Int) throws(StorageError)
+        -> [StoredPaymentEvent]
+    {
+        try database.readers.read { connection throws(StorageError) in
+            var conditions: [String] = []
+            if unprocessedOnly { conditions.append("processed_at IS NULL") }
+            if dueAt != nil { conditions.append("next_attempt_at <= ?") }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            return try connection.query(
+                """
+                SELECT provider, event_id, type, body, received_at, processed_at, outcome FROM payment_events
+                \(filter) ORDER BY received_at LIMIT ?
+                """,
+                (dueAt.map { [SQLValue.integer($0)] } ?? []) + [.integer(Int64(limit))]
+            ).map { row in
+                StoredPaymentEvent(
+                    provider: row[0].text ?? "",
+                    eventId: row[1].text ?? "",
+                    type: row[2].text ?? "",
+                    body: row[3].text ?? "",
+                    receivedAt: row[4].integer ?? 0,
+                    processedAt: row[5].integer,
+                    outcome: row[6].text
+                )
+            }
+        }
+    }
+
+    /// Puts off an event that waits for another, so it does not hold up the ones behind it.
+    public func deferPaymentEvent(provider: String, eventId: String, until: Int64, reason: String)
+        throws(StorageError)
+    {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE payment_events SET next_attempt_at = ?, outcome = ?
+                WHERE provider = ? AND event_id = ? AND processed_at IS NULL
+                """,
+                [.integer(until), .text("waiting: " + reason), .text(provider), .text(eventId)]
+            )
+        }
+    }
+
+    public func purchase(id: String) throws(StorageError) -> PurchaseRecord? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.purchaseColumns) FROM purchases WHERE purchase_id = ?",
+                [.text(id)]
+            ).first.map(Self.purchase)
+        }
+    }
+
+    public func purchase(subscriptionId: String) throws(StorageError) -> PurchaseRecord? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.purchaseColumns) FROM purchases WHERE subscription_id = ? ORDER BY created_at LIMIT 1",
+                [.text(subscriptionId)]
+            ).first.map(Self.purchase)
+        }
+    }
+
+    /// Purchases, newest first; of one token when `externalPurchaseId` is given.
+    public func purchases(externalPurchaseId: String? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
+        -> [PurchaseRecord]
+    {
+        try database.readers.read { connection throws(StorageError) in
+            let filter = externalPurchaseId == nil ? "" : "WHERE external_purchase_id = ?"
+            let parameters: [SQLValue] =
+                (externalPurchaseId.map { [SQLValue.text($0)] } ?? [])
+                + [.integer(Int64(limit)), .integer(Int64(offset))]
+            return try connection.query(
+                "SELECT \(Self.purchaseColumns) FROM purchases \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                parameters
+            ).map(Self.purchase)
+        }
+    }
+
+    static let chargeColumns =
+        "charge_key, purchase_id, line_item_id, amount_total, amount_tax, amount_refunded, created_at"
+
+    static func charge(_ row: [SQLValue]) -> PurchaseCharge {
+        PurchaseCharge(
+            chargeKey: row[0].text ?? "",
+            purchaseId: row[1].text ?? "",
+            lineItemId: row[2].text ?? "",
+            amountTotal: row[3].integer ?? 0,
+            amountTax: row[4].integer ?? 0,
+            amountRefunded: row[5].integer ?? 0,
+            createdAt: row[6].integer ?? 0
+        )
+    }
+
+    /// The purchases of the customer the app identified with this `appAccountToken`, newest first.
+    public func purchases(appAccountToken: String) throws(StorageError) -> [PurchaseRecord] {
+        try database.readers.read { connection throws(StorageError) in
+            let columns = Self.purchaseColumns.split(separator: ",").map {
+                "p." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            }.joined(separator: ", ")
+            return try connection.query(
+                """
+                SELECT \(columns) FROM purchases p JOIN tokens t ON t.external_purchase_id = p.external_purchase_id
+                WHERE t.app_account_token = ? ORDER BY p.created_at DESC LIMIT 1000
+                """,
+                [.text(appAccountToken)]
+            ).map(Self.purchase)
+        }
+    }
+
+    public func charge(key: String) throws(StorageError) -> PurchaseCharge? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE charge_key = ?",
+                [.text(key)]
+            ).first.map(Self.charge)
+        }
+    }
+
+    /// The charges of a purchase (its buy and renewals), oldest first.
+    public func charges(purchaseId: String) throws(StorageError) -> [PurchaseCharge] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE purchase_id = ? ORDER BY created_at",
+                [.text(purchaseId)]
+            ).map(Self.charge)
+        }
+    }
+
+    /// Writes everything one event changes in one transaction, marking the event processed.
+    public func apply(_ change: PaymentChange) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            try Self.apply(change, to: connection, dialect: database.dialect)
+        }
+    }
+}

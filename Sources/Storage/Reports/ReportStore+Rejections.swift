@@ -1,0 +1,176 @@
+/// Apple's rejections (spec §5.6) in the outbox: recording what a `400` changed, the rejected reports that can
+/// go again, the tokens that need a person, and the operator's corrections.
+extension ReportStore {
+    /// Records a send answered `400` and, in the same transaction, the report's new body and status and the line
+    /// items Apple named, set aside with its message. Nothing changes if another instance leased the report since.
+    public func recordRejection(
+        _ requestIdentifier: String,
+        _ attempt: ReportAttempt,
+        rewrite: ReportRewrite
+    ) throws(StorageError) {
+        try database.writer.write { [instance] connection throws(StorageError) in
+            let updated = try connection.query(
+                """
+                UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
+                    last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+                    body = coalesce(?, body), status = coalesce(?, status)
+                WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING 1
+                """,
+                [
+                    .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
+                    .optional(attempt.httpStatus), .optional(attempt.response), .integer(attempt.nextAttemptAt),
+                    .optional(rewrite.body), .optional(rewrite.status), .text(requestIdentifier), .text(instance),
+                ]
+            )
+            guard !updated.isEmpty else { return }
+            for (lineItemId, message) in rewrite.setAside.sorted(by: { $0.key < $1.key }) {
+                try connection.query(
+                    """
+                    UPDATE line_items SET correction = ?
+                    WHERE report_request_identifier = ? AND line_item_id = ? AND correction IS NULL
+                    """,
+                    [.text(message), .text(requestIdentifier), .text(lineItemId)]
+                )
+            }
+        }
+    }
+
+    /// Rejected reports whose token has new line items, in key order after `after` (keyset paging).
+    public func rejectedReportsWithNewLineItems(after: String?, limit: Int) throws(StorageError) -> [StoredReport] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.reportColumns) FROM reports r
+                WHERE r.state = 'rejected' AND r.request_identifier > ?
+                  AND EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = r.external_purchase_id
+                        AND l.report_request_identifier IS NULL AND l.correction IS NULL)
+                ORDER BY r.request_identifier LIMIT ?
+                """,
+                [.text(after ?? ""), .integer(Int64(limit))]
+            ).map(Self.storedReport)
+        }
+    }
+
+    /// The token's rejected report goes again as it is; false if it has none.
+    public func reviveRejectedReport(for externalPurchaseId: String, now: Int64) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                UPDATE reports SET state = 'pending', next_attempt_at = ?
+                WHERE external_purchase_id = ? AND state = 'rejected' RETURNING 1
+                """,
+                [.integer(now), .text(externalPurchaseId)]
+            )).isEmpty
+        }
+    }
+
+    /// New content for a rejected report under its `requestIdentifier`; the line items it carried leave it.
+    public func replaceRejectedReport(
+        _ requestIdentifier: String,
+        status: String,
+        body: String,
+        note: String,
+        now: Int64
+    ) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
+            let updated = try connection.query(
+                """
+                UPDATE reports SET status = ?, body = ?, state = 'pending', next_attempt_at = ?
+                WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
+                """,
+                [.text(status), .text(body), .integer(now), .text(requestIdentifier)]
+            )
+            guard !updated.isEmpty else { return false }
+            try connection.query(
+                """
+                UPDATE line_items SET correction = coalesce(correction, ?), corrected_at = coalesce(corrected_at, ?)
+                WHERE report_request_identifier = ?
+                """,
+                [.text(note), .integer(now), .text(requestIdentifier)]
+            )
+            return true
+        }
+    }
+
+    /// Resolves a line item's set-aside versions and stores `replacement`, if any, for the next report.
+    public func correctLineItem(
+        _ lineItemId: String,
+        of externalPurchaseId: String,
+        replacement: String?,
+        now: Int64
+    ) throws(StorageError) -> Int {
+        try database.writer.write { connection throws(StorageError) in
+            let resolved = try connection.query(
+                """
+                UPDATE line_items SET corrected_at = ?
+                WHERE external_purchase_id = ? AND line_item_id = ? AND correction IS NOT NULL
+                  AND corrected_at IS NULL RETURNING 1
+                """,
+                [.integer(now), .text(externalPurchaseId), .text(lineItemId)]
+            ).count
+            if let replacement {
+                try connection.query(
+                    "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
+                    [.text(externalPurchaseId), .text(lineItemId), .text(replacement), .integer(now)]
+                )
+            }
+            return resolved
+        }
+    }
+
+    /// Tokens that need a person, oldest token first.
+    public func needingAttention(limit: Int) throws(StorageError) -> [AttentionEntry] {
+        try database.readers.read { connection throws(StorageError) in
+            let tokens = try connection.query(
+                """
+                SELECT t.external_purchase_id, t.token_created_at, t.token_expires_at FROM tokens t
+                WHERE EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
+                        AND r.state = 'rejected')
+                   OR EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
+                        AND l.correction IS NOT NULL AND l.corrected_at IS NULL)
+                ORDER BY t.token_created_at, t.external_purchase_id LIMIT ?
+                """,
+                [.integer(Int64(limit))]
+            )
+            var entries: [AttentionEntry] = []
+            for row in tokens {
+                let id = row[0].text ?? ""
+                let report = try connection.query(
+                    "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? AND state = 'rejected'",
+                    [.text(id)]
+                ).first.map(Self.storedReport)
+                let items = try connection.query(
+                    """
+                    SELECT \(Self.lineItemColumns) FROM line_items
+                    WHERE external_purchase_id = ? AND correction IS NOT NULL AND corrected_at IS NULL ORDER BY id
+                    """,
+                    [.text(id)]
+                ).map(Self.storedLineItem)
+                entries.append(
+                    AttentionEntry(
+                        externalPurchaseId: id,
+                        tokenCreationDate: row[1].integer ?? 0,
+                        tokenExpirationDate: row[2].integer,
+                        report: report,
+                        lineItems: items
+                    )
+                )
+            }
+            return entries
+        }
+    }
+
+    public func attentionCount() throws(StorageError) -> Int64 {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT count(*) FROM (
+                    SELECT external_purchase_id FROM reports WHERE state = 'rejected'
+                    UNION
+                    SELECT external_purchase_id FROM line_items WHERE correction IS NOT NULL AND corrected_at IS NULL
+                ) AS attention
+                """
+            ).first?[0].integer ?? 0
+        }
+    }
+}

@@ -1,0 +1,448 @@
+/// The report outbox: line items posted for tokens, and the reports built from them or from their absence.
+/// Every change that sends or settles a report happens in one transaction with what it depends on, so a crash
+/// at any point leaves either the old state or the new one.
+public struct ReportStore: Sendable {
+    let database: SQLDatabase
+    /// This process's name in outbox leases (`Ledger.instance`).
+    let instance: String
+
+    static let reportColumns = """
+        request_identifier, external_purchase_id, environment, bundle_id, status, body, state, attempts,
+        next_attempt_at, created_at, last_attempt_at, last_http_status, last_response, accepted_at
+        """
+
+    static func storedReport(_ row: [SQLValue]) -> StoredReport {
+        var report = StoredReport(
+            requestIdentifier: row[0].text ?? "",
+            externalPurchaseId: row[1].text ?? "",
+            environment: row[2].text ?? "",
+            bundleId: row[3].text ?? "",
+            status: row[4].text ?? "",
+            body: row[5].text ?? "",
+            state: StoredReport.State(rawValue: row[6].text ?? "") ?? .pending,
+            attempts: row[7].integer ?? 0,
+            nextAttemptAt: row[8].integer ?? 0,
+            createdAt: row[9].integer ?? 0
+        )
+        report.lastAttemptAt = row[10].integer
+        report.lastHTTPStatus = row[11].integer
+        report.lastResponse = row[12].text
+        report.acceptedAt = row[13].integer
+        return report
+    }
+
+    static let lineItemColumns = """
+        id, external_purchase_id, line_item_id, body, received_at, report_request_identifier, held_since, correction,
+        corrected_at
+        """
+
+    static func storedLineItem(_ row: [SQLValue]) -> StoredLineItem {
+        StoredLineItem(
+            rowId: row[0].integer ?? 0,
+            externalPurchaseId: row[1].text ?? "",
+            lineItemId: row[2].text ?? "",
+            body: row[3].text ?? "",
+            receivedAt: row[4].integer ?? 0,
+            reportRequestIdentifier: row[5].text,
+            heldSince: row[6].integer,
+            correction: row[7].text,
+            correctedAt: row[8].integer
+        )
+    }
+
+    // MARK: reads
+
+    /// A token's posted line items, in the order they arrived.
+    public func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.lineItemColumns)
+                FROM line_items WHERE external_purchase_id = ? AND held_since IS NULL ORDER BY id
+                """,
+                [.text(externalPurchaseId)]
+            ).map(Self.storedLineItem)
+        }
+    }
+
+    /// Every line item of the purchase `lineItemId` belongs to (buy, renewals, and what refers to them), on
+    /// whichever token each went, held ones included.
+    public func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.lineItemColumns) FROM line_items WHERE line_item_id = ? OR line_item_id IN (
+                    SELECT c.line_item_id FROM purchase_charges c WHERE c.purchase_id IN (
+                        SELECT p.purchase_id FROM purchase_charges p WHERE p.line_item_id = ?))
+                ORDER BY id
+                """,
+                [.text(lineItemId), .text(lineItemId)]
+            ).map(Self.storedLineItem)
+        }
+    }
+
+    /// Line items held because no token of the customer was active at their `creationDate`, oldest first, after
+    /// the row `after` (keyset paging: the next page starts after the last row of this one).
+    public func heldLineItems(after rowId: Int64 = 0, limit: Int) throws(StorageError) -> [StoredLineItem] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.lineItemColumns) FROM line_items WHERE held_since IS NOT NULL AND id > ?
+                ORDER BY id LIMIT ?
+                """,
+                [.integer(rowId), .integer(Int64(limit))]
+            ).map(Self.storedLineItem)
+        }
+    }
+
+    /// How many line items are held.
+    public func heldLineItemCount() throws(StorageError) -> Int64 {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query("SELECT count(*) FROM line_items WHERE held_since IS NOT NULL").first?.first?.integer
+                ?? 0
+        }
+    }
+
+    /// Moves a held line item onto a token; false when it was placed already.
+    public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                UPDATE line_items SET external_purchase_id = ?, held_since = NULL
+                WHERE id = ? AND held_since IS NOT NULL RETURNING 1
+                """,
+                [.text(externalPurchaseId), .integer(rowId)]
+            ).isEmpty)
+        }
+    }
+
+    /// Custom-link tokens of one of `accounts` active at `at`, that a line item dated `at` may go on; the token
+    /// already carrying line items first.
+    public func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
+        throws(StorageError) -> [StoredToken]
+    {
+        guard !accounts.isEmpty else { return [] }
+        let placeholders = accounts.map { _ in "?" }.joined(separator: ", ")
+        return try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(TokenStore.tokenColumns) FROM tokens t
+                WHERE t.app_account_token IN (\(placeholders)) AND t.bundle_id = ? AND t.environment = ?
+                  AND \(Self.isCustomLink("t")) AND t.token_created_at <= ? AND t.token_expires_at >= ?
+                  AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = t.external_purchase_id
+                      AND d.status = 'DUPLICATE_TOKEN')
+                ORDER BY CASE WHEN EXISTS (SELECT 1 FROM line_items l
+                    WHERE l.external_purchase_id = t.external_purchase_id) THEN 0 ELSE 1 END,
+                    t.first_seen_at, t.external_purchase_id
+                """,
+                accounts.map { SQLValue.text($0) } + [
+                    .text(bundleId), .text(environment), .integer(at), .integer(at),
+                ]
+            ).map(TokenStore.storedToken)
+        }
+    }
+
+    /// A token's reports, oldest first.
+    public func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? ORDER BY created_at",
+                [.text(externalPurchaseId)]
+            ).map(Self.storedReport)
+        }
+    }
+
+    public func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.reportColumns) FROM reports WHERE request_identifier = ?",
+                [.text(requestIdentifier)]
+            ).first.map(Self.storedReport)
+        }
+    }
+
+    /// Newest first.
+    public func reports(limit: Int, offset: Int = 0, state: StoredReport.State? = nil) throws(StorageError)
+        -> [StoredReport]
+    {
+        try database.readers.read { connection throws(StorageError) in
+            let filter = state.map { _ in "WHERE state = ?" } ?? ""
+            var parameters: [SQLValue] = state.map { [.text($0.rawValue)] } ?? []
+            parameters += [.integer(Int64(limit)), .integer(Int64(offset))]
+            return try connection.query(
+                "SELECT \(Self.reportColumns) FROM reports \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                parameters
+            ).map(Self.storedReport)
+        }
+    }
+
+    /// Pending reports whose time has come, oldest first.
+    public func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(Self.reportColumns) FROM reports WHERE state = 'pending' AND next_attempt_at <= ?
+                ORDER BY next_attempt_at LIMIT ?
+                """,
+                [.integer(now), .integer(Int64(limit))]
+            ).map(Self.storedReport)
+        }
+    }
+
+    /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
+    /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
+    /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
+    static let lastHoldingPayment: Int64 = 8 * 86_400_000
+
+    /// SQL true for a custom-link token (`ACQUISITION`/`SERVICES` with a `tokenExpirationDate`) in `alias`.
+    static func isCustomLink(_ alias: String) -> String {
+        "(\(alias).token_type IN ('ACQUISITION', 'SERVICES') AND \(alias).token_expires_at IS NOT NULL)"
+    }
+
+    /// SQL true when the token in `t` is an extra custom-link token of its customer (spec §3.4, §5.4), to be
+    /// reported `DUPLICATE_TOKEN`. Only `ACQUISITION`/`SERVICES` tokens without line items qualify (Apple refuses
+    /// the status for any other type: `DuplicateTokenStatusNotAllowedError`). Its siblings are tokens of the same
+    /// app, environment and type that are either
+    /// - refreshed copies of it, as Apple describes them: "same creation and expiration dates as the original
+    ///   token, but a different externalPurchaseId" (no `appAccountToken` needed, so tokens learned from a
+    ///   `CREATED` notification or a landing are grouped too; two tokens that name different accounts are not),
+    /// - or tokens of the same `appAccountToken` whose active ranges overlap.
+    /// Of a group, the token transactions are reported on is the first with line items, else the first seen;
+    /// every other one is the duplicate. A sibling already reported `DUPLICATE_TOKEN` never counts as that one.
+    static let isDuplicateToken = """
+        (t.token_type IN ('ACQUISITION', 'SERVICES')
+            AND NOT EXISTS (SELECT 1 FROM line_items tl WHERE tl.external_purchase_id = t.external_purchase_id)
+            AND (\(primarySibling(where: """
+                s.token_created_at = t.token_created_at AND s.token_expires_at = t.token_expires_at
+                AND (s.app_account_token IS NULL OR t.app_account_token IS NULL
+                    OR s.app_account_token = t.app_account_token)
+                """))
+            OR \(primarySibling(where: """
+                s.app_account_token = t.app_account_token
+                AND s.token_created_at <= COALESCE(t.token_expires_at, 9223372036854775807)
+                AND t.token_created_at <= COALESCE(s.token_expires_at, 9223372036854775807)
+                """))))
+        """
+
+    /// SQL true when a token `s` of the same app, environment and type as `t`, matching `condition`, is the one
+    /// transactions are reported on rather than `t`: it has line items, or was seen first; one reported
+    /// `DUPLICATE_TOKEN` never is. Two lookups (refreshed copy, same account) rather than one with an OR, so each
+    /// uses its index (`tokens_refresh`, `tokens_account`).
+    static func primarySibling(where condition: String) -> String {
+        """
+        EXISTS (SELECT 1 FROM tokens s WHERE \(condition)
+            AND s.bundle_id = t.bundle_id AND s.app_apple_id = t.app_apple_id
+            AND s.environment = t.environment AND s.token_type = t.token_type
+            AND s.external_purchase_id <> t.external_purchase_id
+            AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = s.external_purchase_id
+                AND d.status = 'DUPLICATE_TOKEN')
+            AND (EXISTS (SELECT 1 FROM line_items sl WHERE sl.external_purchase_id = s.external_purchase_id)
+                OR s.first_seen_at < t.first_seen_at
+                OR (s.first_seen_at = t.first_seen_at AND s.external_purchase_id < t.external_purchase_id)))
+        """
+    }
+
+    /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items:
+    /// a token without an expiry created before `quietSince` and with no payment that may still complete, a
+    /// custom-link token once it expired or as a duplicate, any token Apple announced as unreported. Tokens
+    /// with an open (pending or rejected) report are left out: one report at a time per token.
+    public func tokensNeedingReports(
+        now: Int64,
+        quietSince: Int64,
+        paymentsOpenSince: Int64,
+        paymentsPendingSince: Int64,
+        holdsEndForTokensCreatedBefore: Int64,
+        limit: Int
+    ) throws(StorageError) -> [StoredToken] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(TokenStore.tokenColumns) FROM tokens t
+                WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
+                        AND r.state IN ('pending', 'rejected'))
+                  AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
+                        AND l.report_request_identifier IS NULL AND l.held_since IS NULL
+                        AND l.correction IS NULL)
+                    OR (NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
+                        AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
+                        AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
+                            AND e.held_reason IS NOT NULL)
+                        AND (t.report_due_at IS NOT NULL
+                            OR (NOT \(Self.isCustomLink("t")) AND t.token_created_at <= ?
+                                AND (t.token_created_at < ? OR NOT EXISTS (
+                                    SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+                                    AND s.created_at < t.token_created_at + \(Self.lastHoldingPayment)
+                                    AND ((s.state = 'open' AND s.created_at > ?)
+                                        OR (s.state = 'pending' AND s.updated_at > ?)))))
+                            OR (\(Self.isCustomLink("t")) AND t.token_expires_at <= ? AND NOT EXISTS (
+                                    SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+                                    AND s.state = 'open' AND s.created_at > ? AND s.created_at < t.token_expires_at))
+                            OR \(Self.isDuplicateToken))))
+                ORDER BY t.token_created_at LIMIT ?
+                """,
+                [
+                    .integer(quietSince), .integer(holdsEndForTokensCreatedBefore), .integer(paymentsOpenSince),
+                    .integer(paymentsPendingSince), .integer(now), .integer(paymentsOpenSince),
+                    .integer(Int64(limit)),
+                ]
+            ).map(TokenStore.storedToken)
+        }
+    }
+
+    /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
+    /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (spec §3.4).
+    public func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool {
+        try database.readers.read { connection throws(StorageError) in
+            !(try connection.query(
+                "SELECT 1 FROM tokens t WHERE t.external_purchase_id = ? AND \(Self.isDuplicateToken)",
+                [.text(externalPurchaseId)]
+            ).isEmpty)
+        }
+    }
+
+    /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
+    /// `tokenCreationDate`.
+    public func reportSummary() throws(StorageError) -> (
+        counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
+    ) {
+        try database.readers.read { connection throws(StorageError) in
+            var counts: [StoredReport.State: Int64] = [:]
+            for row in try connection.query("SELECT state, count(*) FROM reports GROUP BY state") {
+                if let state = StoredReport.State(rawValue: row[0].text ?? "") { counts[state] = row[1].integer ?? 0 }
+            }
+            let oldest = try connection.query(
+                """
+                SELECT min(first_seen_at), min(token_created_at) FROM tokens t WHERE NOT EXISTS (SELECT 1 FROM reports r
+                    WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
+                """
+            ).first
+            return (counts, oldest?[0].integer, oldest?[1].integer)
+        }
+    }
+
+    // MARK: writes
+
+    /// The `tokenCreationDate` of the oldest token without an accepted report: Apple's UNREPORTED notice counts
+    /// from creation, not from when linkout first saw the token.
+    public func oldestUnreportedCreation() throws(StorageError) -> Int64? {
+        try reportSummary().oldestUnreportedCreation
+    }
+
+    /// Stores posted line items for a token; they wait for the next report.
+    public func storeLineItems(
+        _ items: [(lineItemId: String, body: String)],
+        for externalPurchaseId: String,
+        at: Int64
+    ) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            for item in items {
+                try connection.query(
+                    "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
+                    [.text(externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(at)]
+                )
+            }
+        }
+    }
+
+    /// Puts a new report in the outbox and marks the line items it carries, in one transaction. Fails with
+    /// `.conflict` (and changes nothing) if the token has an open report already: at most one report in flight
+    /// per token.
+    public func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            if lineItemRows.isEmpty {
+                // NO_LINE_ITEM and DUPLICATE_TOKEN are decided once: a token with any report gets no second one.
+                let any = try connection.query(
+                    "SELECT 1 FROM reports WHERE external_purchase_id = ?",
+                    [.text(report.externalPurchaseId)]
+                )
+                guard any.isEmpty else { throw StorageError(.conflict, "token already reported") }
+            }
+            let open = try connection.query(
+                "SELECT 1 FROM reports WHERE external_purchase_id = ? AND state IN ('pending', 'rejected')",
+                [.text(report.externalPurchaseId)]
+            )
+            guard open.isEmpty else {
+                throw StorageError(.conflict, "token already has an open report")
+            }
+            do throws(StorageError) {
+                try Self.insert(report, into: connection)
+            } catch {
+                // `reports_one_open`: another instance queued one for this token since the check above.
+                guard error.code != .constraint else {
+                    throw StorageError(.conflict, "token already has an open report")
+                }
+                throw error
+            }
+            for row in lineItemRows {
+                // A line item goes into one report only: planning from a stale read must not claim it twice.
+                let claimed = try connection.query(
+                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ? AND report_request_identifier IS NULL RETURNING 1",
+                    [.text(report.requestIdentifier), .integer(row)]
+                )
+                guard !claimed.isEmpty else { throw StorageError(.conflict, "line item already reported") }
+            }
+        }
+    }
+
+    /// A rejected report whose token's data changed: the new full body under the same requestIdentifier (Apple:
+    /// "resubmit the full report using the same requestIdentifier"), pending again.
+    public func reviseRejectedReport(
+        _ requestIdentifier: String,
+        body: String,
+        lineItemRows: [Int64],
+        now: Int64
+    ) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                UPDATE reports SET body = ?, state = 'pending', next_attempt_at = ?
+                WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
+                """,
+                [.text(body), .integer(now), .text(requestIdentifier)]
+            )
+            guard !rows.isEmpty else { throw StorageError(.conflict, "report is not rejected") }
+            for row in lineItemRows {
+                try connection.query(
+                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ?",
+                    [.text(requestIdentifier), .integer(row)]
+                )
+            }
+        }
+    }
+
+    /// Records the outcome of a send by this instance. Dropped if another instance has leased the report since
+    /// (this one's lease ended mid-send): the other's attempt is the one that counts.
+    public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
+        try database.writer.write { [instance] connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
+                    last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+                    accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
+                WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
+                """,
+                [
+                    .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
+                    .optional(attempt.httpStatus),
+                    .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
+                    .integer(attempt.at), .text(requestIdentifier), .text(instance),
+                ]
+            )
+        }
+    }
+
+    static func insert(_ report: StoredReport, into connection: any SQLConnection) throws(StorageError) {
+        try connection.query(
+            """
+            INSERT INTO reports (request_identifier, external_purchase_id, environment, bundle_id, status, body, state,
+                attempts, next_attempt_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(report.requestIdentifier), .text(report.externalPurchaseId), .text(report.environment),
+                .text(report.bundleId), .text(report.status), .text(report.body), .text(report.state.rawValue),
+                .integer(report.attempts), .integer(report.nextAttemptAt), .integer(report.createdAt),
+            ]
+        )
+    }
+}

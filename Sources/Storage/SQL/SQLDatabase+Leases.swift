@@ -1,0 +1,42 @@
+/// Outbox leases (see `Lease`): with several instances on one database, each due report or webhook delivery is
+/// claimed by one of them, sent, and its attempt recorded (which ends the lease).
+extension SQLDatabase {
+    /// One claim: the due, unleased rows of `table` (the candidates `c`, narrowed by `inOrder`), oldest due
+    /// first, leased in the same statement; other instances skip rows a claim has locked (PostgreSQL).
+    func claim(
+        from table: String,
+        key: String,
+        columns: String,
+        now: Int64,
+        limit: Int,
+        lease: Lease,
+        inOrder: String = ""
+    ) throws(StorageError) -> [[SQLValue]] {
+        try writer.write { [dialect] connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE \(table) SET lease_owner = ?, lease_until = ?
+                WHERE \(key) IN (
+                    SELECT c.\(key) FROM \(table) c
+                    WHERE c.state = 'pending' AND c.next_attempt_at <= ?
+                      AND (c.lease_until IS NULL OR c.lease_until <= ?)
+                      \(inOrder)
+                    ORDER BY c.next_attempt_at LIMIT ?\(dialect.skipLocked))
+                RETURNING \(columns)
+                """,
+                [.text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .integer(Int64(limit))]
+            )
+        }
+    }
+
+    /// Ends every lease (SQLite at open: one process owns the file, so no lease can be another's).
+    func releaseLeases() throws(StorageError) {
+        try writer.write { connection throws(StorageError) in
+            for table in ["reports", "webhook_deliveries"] {
+                try connection.query(
+                    "UPDATE \(table) SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Lifecycle
+
+/// The ledger's database: one group-commit writer connection and a pool of reader connections, on SQLite (one
+/// file in WAL mode) or on PostgreSQL (a server several instances share). The stores (`TokenStore`,
+/// `ReportStore`, ...) run their SQL through it; the SQL is the same on both engines (see `SQLDialect` for where
+/// they differ).
+final class SQLDatabase: Sendable {
+    let dialect: SQLDialect
+    let writer: GroupCommitWriter
+    let readers: ReaderPool
+    /// PostgreSQL's landing path: visits pipelined on a connection of their own (nil on SQLite, whose visits
+    /// come through the journal).
+    let visitWriter: PostgresVisitWriter?
+    /// SQLite's page limit as opened, restored by `limitPages(nil)` (nil on PostgreSQL).
+    private let openedMaxPages: Int64?
+
+    /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
+    convenience init(path: String, durability: Ledger.Durability, clock: Lifecycle.Clock) throws(StorageError) {
+        let connection = try SQLiteConnection(path: path)
+        let mode = try connection.query("PRAGMA journal_mode = WAL")
+        guard mode.first?.first?.text == "wal" else {
+            throw StorageError(.sqlite(0), "journal_mode is \(mode), expected wal")
+        }
+        try connection.execute(
+            "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768"
+        )
+        try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds())
+        let maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823
+        self.init(
+            dialect: .sqlite,
+            writer: connection,
+            readers: ReaderPool { () throws(StorageError) in try SQLiteConnection(path: path, readOnly: true) },
+            visitWriter: nil,
+            maxPages: maxPages
+        )
+    }
+
+    /// Connects to PostgreSQL and applies pending migrations (under an advisory lock: instances starting together
+    /// migrate once). Commits wait for the server's WAL flush (`synchronous_commit` on, its default), so a
+    /// committed visit survives the server's crash as SQLite's does.
+    convenience init(postgres target: PostgresTarget, clock: Lifecycle.Clock) throws(StorageError) {
+        let connection = try PostgresConnection(target: target)
+        // Waiting for another instance's migrations, or running a long one, is not a stuck request.
+        try connection.execute("SET statement_timeout = 0")
+        try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds())
+        try connection.execute("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
+        let visits = try PostgresConnection(target: target)
+        self.init(
+            dialect: .postgres,
+            writer: connection,
+            readers: ReaderPool(limit: target.readers) { () throws(StorageError) in
+                try PostgresConnection(target: target)
+            },
+            visitWriter: PostgresVisitWriter(connection: visits),
+            maxPages: nil
+        )
+    }
+
+    private init(
+        dialect: SQLDialect,
+        writer: sending any SQLConnection,
+        readers: ReaderPool,
+        visitWriter: PostgresVisitWriter?,
+        maxPages: Int64?
+    ) {
+        self.dialect = dialect
+        self.writer = GroupCommitWriter(connection: writer)
+        self.readers = readers
+        self.visitWriter = visitWriter
+        openedMaxPages = maxPages
+    }
+
+    var commitCount: Int { writer.commitCount + (visitWriter?.commitCount ?? 0) }
+
+    func close() {
+        visitWriter?.stop()
+        writer.stop()
+        readers.drain()
+    }
+
+    /// Caps the database at `pages` pages (nil: SQLite's default), so writes that need more fail with
+    /// `SQLITE_FULL` as on a full disk. For tests of what a full database does.
+    func limitPages(_ pages: Int?) throws(StorageError) {
+        guard let openedMaxPages else { throw StorageError(.readOnly, "page limits are SQLite's") }
+        try writer.withConnection { connection throws(StorageError) in
+            try connection.execute("PRAGMA max_page_count = \(pages.map(Int64.init) ?? openedMaxPages)")
+        }
+    }
+}

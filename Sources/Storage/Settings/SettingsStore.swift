@@ -1,0 +1,45 @@
+/// The ledger's named values: progress markers (`last_history_pass`, ...) and secrets made on first use.
+public struct SettingsStore: Sendable {
+    let database: SQLDatabase
+
+    /// A value from the ledger's settings (`last_history_pass`, ...).
+    public func setting(named name: String) throws(StorageError) -> String? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)]).first?.first?.text
+        }
+    }
+
+    public func setSetting(named name: String, to value: String) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.text(name), .text(value)]
+            )
+        }
+    }
+
+    /// A named secret kept in the ledger (created at random on first use), e.g. the key for checkout ids.
+    public func secret(named name: String) throws(StorageError) -> String {
+        try database.writer.write { connection throws(StorageError) in
+            var bytes = [UInt8](repeating: 0, count: 32)
+            var generator = SystemRandomNumberGenerator()
+            for index in bytes.indices { bytes[index] = generator.next() }
+            let fresh = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                [.text(name), .text(fresh)]
+            )
+            let rows = try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
+            guard let value = rows.first?.first?.text else {
+                throw StorageError(.notFound, "secret \(name) missing after insert")
+            }
+            return value
+        }
+    }
+}
+
+extension String {
+    func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}

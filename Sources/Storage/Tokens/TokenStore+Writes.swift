@@ -1,0 +1,216 @@
+/// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
+extension TokenStore {
+    /// Records a visit and returns once it is committed (the server records visits through the journal).
+    package func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
+        guard database.visitWriter != nil else {
+            return try database.writer.write { connection throws(StorageError) in
+                try Self.insert(visit, into: connection)
+            }
+        }
+        // The landing path's own writer, waited for.
+        return try waitForCompletion { completion in submitVisit(visit, completion: completion) }
+    }
+
+    func submitVisit(
+        _ visit: Visit,
+        completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void
+    ) {
+        if let visitWriter = database.visitWriter { return visitWriter.submit(visit, completion: completion) }
+        database.writer.submit(
+            { connection throws(StorageError) in try Self.insert(visit, into: connection) },
+            completion: completion
+        )
+    }
+
+    /// Records a token the app forwarded (no visit), with its checkout; returns once committed. Its
+    /// `appAccountToken`, if any, binds the token to that account as `AccountBinding` describes: the first binding
+    /// holds against the app, and only a backend binding holds against the backend.
+    public func recordForwardedToken(
+        _ token: TokenFields,
+        checkoutId: String,
+        at: Int64,
+        bindingSource: AccountBindingSource = .app
+    ) throws(StorageError) -> RecordOutcome {
+        try database.writer.write { connection throws(StorageError) in
+            let upserted = try Self.upsert(
+                token,
+                checkoutId: checkoutId,
+                countVisit: false,
+                bindingSource: bindingSource,
+                at: at,
+                into: connection
+            )
+            if upserted.isNew {
+                try Self.insertCheckout(
+                    id: checkoutId,
+                    token: token.externalPurchaseId,
+                    bundleId: token.bundleId,
+                    at: at,
+                    into: connection
+                )
+            }
+            return RecordOutcome(
+                checkoutId: checkoutId,
+                visitCount: 0,
+                isNewToken: upserted.isNew,
+                binding: upserted.binding
+            )
+        }
+    }
+
+    /// Records the product a person chose on a checkout page; returns the intent's id once committed.
+    public func recordCheckoutIntent(
+        checkoutId: String,
+        productId: String,
+        currency: String,
+        amount: String,
+        at: Int64
+    ) throws(StorageError) -> Int64 {
+        try database.writer.write { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                INSERT INTO checkout_intents (checkout_id, product_id, currency, amount, created_at)
+                VALUES (?, ?, ?, ?, ?) RETURNING id
+                """,
+                [.text(checkoutId), .text(productId), .text(currency), .text(amount), .integer(at)]
+            )
+            return rows.first?.first?.integer ?? 0
+        }
+    }
+
+    /// The `visits` insert; its `utm_*` columns are named like `Visit.utmParameterNames`.
+    private static let insertVisitSQL = """
+        INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
+        \(Visit.utmParameterNames.joined(separator: ", ")))
+        VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
+        """
+
+    static func insert(_ visit: Visit, into connection: any SQLConnection) throws(StorageError) -> RecordOutcome {
+        var visitCount: Int64 = 0
+        // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
+        var isNew = visit.token == nil
+        if let token = visit.token {
+            (isNew, visitCount, _) = try upsert(
+                token,
+                checkoutId: visit.checkoutId,
+                countVisit: true,
+                at: visit.at,
+                into: connection
+            )
+        }
+        let checkoutId = visit.checkoutId
+        if isNew {
+            try insertCheckout(
+                id: checkoutId,
+                token: visit.token?.externalPurchaseId,
+                bundleId: visit.bundleId,
+                at: visit.at,
+                into: connection
+            )
+        }
+        let parameters: [SQLValue] = [
+            .text(checkoutId), .optional(visit.token?.externalPurchaseId), .integer(visit.at),
+            .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
+        ]
+        try connection.query(insertVisitSQL, parameters + Visit.utmParameterNames.map { .optional(visit.utm[$0]) })
+        return RecordOutcome(checkoutId: checkoutId, visitCount: visitCount, isNewToken: isNew && visit.token != nil)
+    }
+
+    /// One row per externalPurchaseId: the first sighting inserts, later ones bump `last_seen_at` and the count
+    /// and never change what the first recorded (only Apple's notification corrects that); an `appAccountToken`
+    /// binds as `bind` decides.
+    private static func upsert(
+        _ token: TokenFields,
+        checkoutId: String,
+        countVisit: Bool,
+        bindingSource: AccountBindingSource = .app,
+        at: Int64,
+        into connection: any SQLConnection
+    ) throws(StorageError) -> (isNew: Bool, visitCount: Int64, binding: AccountBinding) {
+        let increment: Int64 = countVisit ? 1 : 0
+        let account = token.appAccountToken
+        let inserted = try connection.query(
+            """
+            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                token_created_at, token_expires_at, environment, source, app_account_token, app_account_source,
+                first_seen_at, last_seen_at, visit_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(external_purchase_id) DO NOTHING
+            RETURNING visit_count
+            """,
+            [
+                .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
+                .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
+                .optional(token.expiresAt), .text(token.environment), .text(token.source), .optional(account),
+                .optional(account == nil ? nil : bindingSource.rawValue), .integer(at), .integer(at),
+                .integer(increment),
+            ]
+        )
+        if let count = inserted.first?.first?.integer { return (true, count, account == nil ? .none : .bound) }
+        // On PostgreSQL the update also locks the row until the transaction ends, so the binding read here is
+        // the one `bind` changes: two forwards at once take turns.
+        let updated = try connection.query(
+            """
+            UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?
+            WHERE external_purchase_id = ? RETURNING visit_count, app_account_token, app_account_source
+            """,
+            [.integer(at), .integer(increment), .text(token.externalPurchaseId)]
+        )
+        guard let row = updated.first, let count = row.first?.integer else {
+            throw StorageError(.notFound, "token upsert found no row")
+        }
+        guard let account else { return (false, count, .none) }
+        let binding = try bind(
+            token.externalPurchaseId,
+            to: account,
+            by: bindingSource,
+            current: (row[1].text, row[2].text),
+            connection
+        )
+        return (false, count, binding)
+    }
+
+    /// Binds a known token to `account`. The first binding holds against the app (an unauthenticated caller may
+    /// not move a customer's token to another account); the backend's binding replaces the app's, and holds
+    /// against everyone but a later backend binding of the same account. Rows bound before bindings had a
+    /// source count as the app's.
+    private static func bind(
+        _ externalPurchaseId: String,
+        to account: String,
+        by source: AccountBindingSource,
+        current: (account: String?, source: String?),
+        _ connection: any SQLConnection
+    ) throws(StorageError) -> AccountBinding {
+        let currentSource = current.source.flatMap(AccountBindingSource.init(rawValue:)) ?? .app
+        let result: AccountBinding
+        if let previous = current.account {
+            let authoritative = source == .backend && currentSource == .app
+            switch (previous == account, authoritative) {
+            case (true, true): result = .unchanged  // the same account, now on the backend's word
+            case (true, false): return .unchanged
+            case (false, true): result = .replaced(previous: previous)
+            case (false, false): return .conflict
+            }
+        } else {
+            result = .bound
+        }
+        try connection.query(
+            "UPDATE tokens SET app_account_token = ?, app_account_source = ? WHERE external_purchase_id = ?",
+            [.text(account), .text(source.rawValue), .text(externalPurchaseId)]
+        )
+        return result
+    }
+
+    private static func insertCheckout(
+        id: String,
+        token: String?,
+        bundleId: String,
+        at: Int64,
+        into connection: any SQLConnection
+    ) throws(StorageError) {
+        try connection.query(
+            "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            [.text(id), .optional(token), .text(bundleId), .integer(at)]
+        )
+    }
+}

@@ -1,0 +1,155 @@
+import Synchronization
+
+/// Tokens and what leads to them: landing visits, checkouts and the products chosen on them. Reads never wait for
+/// writes (each runs on a pooled reader connection); writes return once committed.
+public struct TokenStore: Sendable {
+    let database: SQLDatabase
+    /// Checkouts journaled but not yet in the tables, and the wait for the journal to reach them.
+    let journal: Ledger.JournalState
+
+    static let tokenColumns = """
+        external_purchase_id, app_apple_id, bundle_id, token_type, token_created_at, token_expires_at, environment,
+        source, app_account_token, first_seen_at, last_seen_at, visit_count, checkout_id
+        """
+
+    /// A row of `tokenColumns`.
+    static func storedToken(_ row: [SQLValue]) -> StoredToken {
+        StoredToken(
+            externalPurchaseId: row[0].text ?? "",
+            appAppleId: row[1].integer ?? 0,
+            bundleId: row[2].text ?? "",
+            tokenType: row[3].text,
+            createdAt: row[4].integer ?? 0,
+            expiresAt: row[5].integer,
+            environment: row[6].text ?? "production",
+            source: row[7].text ?? "",
+            appAccountToken: row[8].text,
+            firstSeenAt: row[9].integer ?? 0,
+            lastSeenAt: row[10].integer ?? 0,
+            visitCount: row[11].integer ?? 0,
+            checkoutId: row[12].text ?? ""
+        )
+    }
+
+    /// The checkout behind `/checkout/{id}`; one whose visit is journaled but not yet ingested is found too.
+    public func checkout(id: String) throws(StorageError) -> CheckoutRecord? {
+        if let pending = journal.pendingCheckouts.withLock({ $0[id] }) { return pending }
+        return try database.readers.read { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                SELECT c.id, c.bundle_id, c.external_purchase_id, t.environment, t.token_expires_at
+                FROM checkouts c LEFT JOIN tokens t ON t.external_purchase_id = c.external_purchase_id
+                WHERE c.id = ?
+                """,
+                [.text(id)]
+            )
+            guard let row = rows.first, let id = row[0].text, let bundleId = row[1].text else { return nil }
+            return CheckoutRecord(
+                id: id,
+                bundleId: bundleId,
+                externalPurchaseId: row[2].text,
+                environment: row[3].text,
+                tokenExpiresAt: row[4].integer
+            )
+        }
+    }
+
+    /// Tokens in first-seen order; `search` matches the start of an externalPurchaseId, `environment` filters.
+    public func tokens(
+        limit: Int = Int.max,
+        offset: Int = 0,
+        search: String? = nil,
+        environment: String? = nil
+    ) throws(StorageError) -> [StoredToken] {
+        try database.readers.read { connection throws(StorageError) in
+            var conditions: [String] = []
+            var parameters: [SQLValue] = []
+            if let search, !search.isEmpty {
+                conditions.append("external_purchase_id >= ? AND external_purchase_id < ?")
+                parameters += [.text(search), .text(search + "\u{10FFFF}")]
+            }
+            if let environment {
+                conditions.append("environment = ?")
+                parameters.append(.text(environment))
+            }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            parameters += [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
+            return try connection.query(
+                """
+                SELECT \(Self.tokenColumns)
+                FROM tokens \(filter) ORDER BY first_seen_at, external_purchase_id LIMIT ? OFFSET ?
+                """,
+                parameters
+            ).map(Self.storedToken)
+        }
+    }
+
+    /// The token; one the journal holds but the tables do not yet is waited for (briefly), so a token seen a
+    /// moment ago is never reported unknown.
+    public func token(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
+        if let token = try storedToken(externalPurchaseId) { return token }
+        guard journal.flush(timeout: .seconds(2)) else { return nil }
+        return try storedToken(externalPurchaseId)
+    }
+
+    private func storedToken(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.tokenColumns) FROM tokens WHERE external_purchase_id = ?",
+                [.text(externalPurchaseId)]
+            ).first.map(Self.storedToken)
+        }
+    }
+
+    /// A token's landing visits, oldest first.
+    public func visits(for externalPurchaseId: String, limit: Int = 1000) throws(StorageError) -> [VisitRow] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT visited_at, landing_path, checkout_id, \(Visit.utmParameterNames.joined(separator: ", "))
+                FROM visits WHERE external_purchase_id = ? ORDER BY id LIMIT ?
+                """,
+                [.text(externalPurchaseId), .integer(Int64(limit))]
+            ).map { row in
+                var utm: [String: String] = [:]
+                for (index, name) in Visit.utmParameterNames.enumerated() {
+                    if let value = row[3 + index].text { utm[name] = value }
+                }
+                return VisitRow(
+                    visitedAt: row[0].integer ?? 0,
+                    landingPath: row[1].text ?? "",
+                    checkoutId: row[2].text ?? "",
+                    utm: utm
+                )
+            }
+        }
+    }
+
+    /// The products chosen on a checkout's page, oldest first.
+    public func checkoutIntents(checkoutId: String) throws(StorageError) -> [CheckoutIntentRow] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT checkout_id, product_id, currency, amount, created_at FROM checkout_intents
+                WHERE checkout_id = ? ORDER BY id
+                """,
+                [.text(checkoutId)]
+            ).map { row in
+                CheckoutIntentRow(
+                    checkoutId: row[0].text ?? "",
+                    productId: row[1].text ?? "",
+                    currency: row[2].text ?? "",
+                    amount: row[3].text ?? "",
+                    createdAt: row[4].integer ?? 0
+                )
+            }
+        }
+    }
+
+    /// Counts rows of a table (tests and status output).
+    package func count(_ table: CountableTable) throws(StorageError) -> Int64 {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query("SELECT count(*) FROM \(table.rawValue)").first?.first?.integer ?? 0
+        }
+    }
+}
