@@ -11,11 +11,11 @@ extension PaymentChangeMapper {
     func issuedRefund(_ issued: IssuedRefund, event: (provider: String, eventId: String), at now: Int64) throws
         -> Decision
     {
-        guard let charge = try ledger.charge(key: issued.paymentId) else {
+        guard let charge = try ledger.payments.charge(key: issued.paymentId) else {
             return .wait("the refunded payment has no purchase yet")
         }
         let marker = Self.issuedRefundKey(issued.refundId)
-        guard try ledger.charge(key: marker) == nil else {
+        guard try ledger.payments.charge(key: marker) == nil else {
             return .apply(PaymentChange(event: event, outcome: "refund \(issued.refundId) already recorded", at: now))
         }
         // Amounts are at most 10^12 (`StripeJSON`): the sum cannot overflow. Never more than was paid.
@@ -53,10 +53,10 @@ extension PaymentChangeMapper {
     func chargebackReversed(_ reversal: ChargebackReversal, event: (provider: String, eventId: String), at now: Int64)
         throws -> Decision
     {
-        guard let charge = try ledger.charge(key: reversal.paymentId) else {
+        guard let charge = try ledger.payments.charge(key: reversal.paymentId) else {
             return .wait("the charged-back payment has no purchase yet")
         }
-        let items = try ledger.purchaseLineItems(containing: charge.lineItemId).filter {
+        let items = try ledger.reports.purchaseLineItems(containing: charge.lineItemId).filter {
             $0.lineItemId.hasPrefix(reversal.paymentId + ":dispute:") && $0.correction == nil
         }
         guard let item = items.last else {
