@@ -40,7 +40,7 @@ struct PaymentWebhookRouteTests {
     }
 
     static func stored(_ harness: PaymentHarness) throws -> [StoredPaymentEvent] {
-        try harness.live.application.ledger.paymentEvents(unprocessedOnly: false, limit: 100)
+        try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 100)
     }
 
     @Test func anUnknownProviderOrOneThatIsNotRunningIsNotFoundAndNothingIsStored() throws {
@@ -115,7 +115,9 @@ struct PaymentWebhookRouteTests {
         #expect(events.map(\.type) == ["demo.payment.completed"])
         #expect(events.first?.processedAt != nil)
         #expect(events.first?.outcome?.hasPrefix("purchase recorded") == true)
-        let purchases = try harness.live.application.ledger.purchases(externalPurchaseId: checkout.externalPurchaseId)
+        let purchases = try harness.live.application.ledger.payments.purchases(
+            externalPurchaseId: checkout.externalPurchaseId
+        )
         #expect(purchases.map(\.purchaseId) == ["demo_\(intent)"])
     }
 
@@ -139,8 +141,11 @@ struct PaymentWebhookRouteTests {
         let events = try Self.stored(harness)
         #expect(events.map(\.eventId) == ["demo_\(intent)_cancelled"])
         #expect(events.first?.processedAt != nil)
-        let session = try harness.live.application.ledger.paymentSession(intentId: intent)
+        let session = try harness.live.application.ledger.payments.paymentSession(intentId: intent)
         #expect(session?.state == .expired)
-        #expect(try harness.live.application.ledger.purchases(externalPurchaseId: checkout.externalPurchaseId).isEmpty)
+        #expect(
+            try harness.live.application.ledger.payments.purchases(externalPurchaseId: checkout.externalPurchaseId)
+                .isEmpty
+        )
     }
 }
