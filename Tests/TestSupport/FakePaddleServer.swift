@@ -74,6 +74,21 @@ package final class FakePaddleServer: Sendable {
     /// The country of every transaction's address (ISO alpha-2).
     package func setCountry(_ code: String) { shared.country.withLock { $0 = code } }
 
+    /// A transaction Paddle makes on its own (a renewal, a plan change's charge), readable by id afterwards.
+    package func addTransaction(_ id: String, customData: [String: String] = [:]) {
+        shared.transactions.withLock {
+            $0.append(
+                Transaction(
+                    id: id,
+                    body: [:],
+                    customData: customData,
+                    createdAt: Int64(Date().timeIntervalSince1970),
+                    status: "completed"
+                )
+            )
+        }
+    }
+
     package var transactions: [Transaction] { shared.transactions.withLock { $0 } }
     /// `METHOD path?query` of every request, in order.
     package var requests: [String] { shared.requests.withLock { $0 } }
