@@ -26,11 +26,11 @@ struct ProviderRegistryTests {
     }
 
     @Test func providersAreFoundByTheirOwnIds() {
-        #expect(ProviderRegistry.all.map(\.id) == [.demo, .stripe])
+        #expect(ProviderRegistry.all.map(\.id) == [.demo, .stripe, .paddle])
         #expect(Set(ProviderRegistry.all.map(\.id)).count == ProviderRegistry.all.count)
         #expect(ProviderRegistry.registration(ProviderID("stripe"))?.id == .stripe)
         #expect(ProviderRegistry.registration(ProviderID("paypal")) == nil)
-        #expect(ProviderRegistry.names == "demo or stripe")
+        #expect(ProviderRegistry.names == "demo, stripe or paddle")
     }
 
     @Test func stripeNamesWhatItLacks() {
