@@ -29,6 +29,12 @@ public enum PaymentEvent: Sendable, Equatable {
     /// A dispute (chargeback) reached its end: lost, the money went back and is reported as a `REFUND` (Apple
     /// reports chargebacks as refunds); won or withdrawn, nothing was reported, so nothing is reported now.
     case disputeClosed(DisputeClosure)
+    /// A refund or chargeback that is a record of its own (Paddle's adjustments): its amount is this one alone, and
+    /// its id makes it once, however often it is delivered. Report a `REFUND` of it.
+    case refundIssued(IssuedRefund)
+    /// A chargeback was reversed (Paddle's `chargeback_reverse`): the money went back to the seller, so the
+    /// `REFUND` reported for the chargeback is withdrawn.
+    case chargebackReversed(ChargebackReversal)
     /// The subscription ended (Stripe: `customer.subscription.deleted`): no more renewals; the developer's backend
     /// gets `subscription.ended`.
     case subscriptionEnded(SubscriptionEnd)
