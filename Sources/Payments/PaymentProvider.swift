@@ -25,6 +25,10 @@ public protocol PaymentProvider: Sendable {
     /// What the checkout and result pages say about this provider.
     var pageTexts: ProviderPageTexts { get }
 
+    /// Why the provider cannot sell a product of this kind (a billing interval it does not take), or nil. Asked
+    /// for every catalog product at start, so a shop never runs with a product no one could buy.
+    func refusal(of kind: CheckoutRequest.Product.Kind) -> String?
+
     /// Starts (or finds again) the payment session for one checkout intent.
     func startCheckout(_ request: CheckoutRequest) throws(PaymentError) -> CheckoutRedirect
 
@@ -52,6 +56,8 @@ public protocol PaymentProvider: Sendable {
 }
 
 extension PaymentProvider {
+    public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? { nil }
+
     public func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent { event }
 
     /// Only live payments are sales: test mode and the demo never are.

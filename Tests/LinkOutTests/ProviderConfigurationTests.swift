@@ -38,6 +38,32 @@ struct ProviderConfigurationTests {
         }
     }
 
+    /// A product the chosen provider cannot sell stops the start, naming the field; another provider may take it.
+    @Test func theChosenProviderChecksTheCatalog() throws {
+        let catalog =
+            #"[{"id": "pro.fouryears", "type": "subscription", "name": {"en": "Pro"}, "price": {"EUR": "99.00"}, "interval": "year", "intervalCount": 4}]"#
+        let stripe = #"{"secretKey": "sk_test_x", "webhookSecret": "whsec_x"}"#
+        for (provider, refused) in [("stripe", true), ("demo", false)] {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-config-\(UUID()).json")
+            try Data(
+                #"{"catalog": \#(catalog), "payments": {"provider": "\#(provider)", "stripe": \#(stripe)}}"#.utf8
+            ).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            do {
+                let configuration = try Configuration.load(
+                    overrides: Configuration.Overrides(configPath: file.path),
+                    environment: [:]
+                )
+                #expect(!refused, "\(provider) started with a four-year subscription")
+                #expect(configuration.catalog.first?.interval == BillingInterval(.year, count: 4))
+            } catch {
+                #expect(refused, "\(provider): \(error)")
+                #expect(error.field == "catalog[0].intervalCount")
+                #expect(error.problem.contains("three years"))
+            }
+        }
+    }
+
     @Test func environmentVariablesAndSecretFilesGoOverTheBlock() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-secret-\(UUID())")
         try Data("whsec_from_file\n".utf8).write(to: file)

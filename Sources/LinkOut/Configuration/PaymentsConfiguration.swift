@@ -103,6 +103,12 @@ extension Configuration {
             return settings
         }
 
+        /// The chosen provider's registration: how long its sessions live, what it is made from. `read` admits
+        /// only registered ids; a value set in code to another falls back to the first registered provider.
+        package var registration: ProviderRegistration {
+            ProviderRegistry.registration(provider) ?? ProviderRegistry.all[0]
+        }
+
         /// The chosen provider, made from its settings: what it needs and lacks stops the start, naming the
         /// field (exit 2).
         package func makeProvider() throws(ConfigurationError) -> any PaymentProvider {
@@ -183,12 +189,6 @@ extension Configuration {
                 throw ConfigurationError(field: field, problem: "is not a JSON object of rates by currency")
             }
             return try rates(JSONFields(object, path: field))
-        }
-
-        /// Checks that need the environment applied first: the chosen provider can be made (a Stripe shop cannot
-        /// start without its keys).
-        func validate() throws(ConfigurationError) {
-            _ = try makeProvider()
         }
     }
 }

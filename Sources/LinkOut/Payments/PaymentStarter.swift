@@ -53,11 +53,15 @@ struct PaymentStarter: Sendable {
             )
         }
         // Apple takes no line item dated after the token's expiry, so the payment page closes before it does; with
-        // less than Stripe's minimum session life (30 minutes) left, a fresh link from the app is the way.
+        // less than the provider's shortest session (Stripe: 30 minutes) left, a fresh link from the app is the way.
         let nowSeconds = clock.nowSeconds()
+        let limits = configuration.payments.registration
         var expiresAt: Int64?
-        if let tokenExpiry = checkout.tokenExpiresAt.map({ $0 / 1000 }), tokenExpiry < nowSeconds + 24 * 3600 {
-            guard tokenExpiry - nowSeconds >= Self.shortestSessionSeconds else { return .linkExpiring }
+        if let tokenExpiry = checkout.tokenExpiresAt.map({ $0 / 1000 }),
+            tokenExpiry < nowSeconds + limits.sessionLifetime / 1000
+        {
+            let shortest = (limits.shortestSession + Self.callAllowance) / 1000
+            guard tokenExpiry - nowSeconds >= shortest else { return .linkExpiring }
             expiresAt = tokenExpiry
         }
         let request = checkoutRequest(
@@ -166,8 +170,8 @@ struct PaymentStarter: Sendable {
         return recorded.url
     }
 
-    /// Stripe's shortest Checkout Session (stripe.md §2), plus a minute for the call itself.
-    static let shortestSessionSeconds: Int64 = 31 * 60
+    /// Added to the provider's shortest session: the time the call itself may take.
+    static let callAllowance = Milliseconds.minute
 }
 
 /// Intents whose provider call is under way.
