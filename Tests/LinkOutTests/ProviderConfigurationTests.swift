@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Lifecycle
 import Payments
 import Testing
 
@@ -19,7 +20,7 @@ struct ProviderConfigurationTests {
         #expect(configuration.payments.provider == .stripe)
         #expect(configuration.payments[.stripe, "automaticTax"] == "true")
         #expect(configuration.payments[.stripe, "webhookToleranceSeconds"] == "60")
-        let provider = try configuration.payments.makeProvider()
+        let provider = try configuration.payments.makeProvider(clock: .system)
         #expect(provider.id == .stripe)
         #expect(provider.mode == .live)
         #expect(provider.pageTexts.addsTax)

@@ -1,3 +1,4 @@
+import Lifecycle
 import Payments
 
 extension Configuration {
@@ -5,7 +6,8 @@ extension Configuration {
     /// start without its keys), and it can sell every catalog product (Stripe: a subscription bills at least once
     /// in three years).
     func validateProvider() throws(ConfigurationError) {
-        let provider = try payments.makeProvider()
+        // Made only to check it, never run: the system clock is as good as any.
+        let provider = try payments.makeProvider(clock: .system)
         for (index, product) in catalog.enumerated() {
             if let refusal = provider.refusal(of: product.interval.map { .subscription($0) } ?? .oneTime) {
                 throw ConfigurationError(

@@ -1,6 +1,7 @@
 import Domain
 import ExternalPurchase
 import Foundation
+import Lifecycle
 import Payments
 
 extension Configuration {
@@ -110,15 +111,15 @@ extension Configuration {
         }
 
         /// The chosen provider, made from its settings: what it needs and lacks stops the start, naming the
-        /// field (exit 2).
-        package func makeProvider() throws(ConfigurationError) -> any PaymentProvider {
+        /// field (exit 2). `clock`: the server's, which the provider reads the time from.
+        package func makeProvider(clock: Clock) throws(ConfigurationError) -> any PaymentProvider {
             guard let registration = ProviderRegistry.registration(provider) else {
                 throw ConfigurationError(field: "payments.provider", problem: "must be \(ProviderRegistry.names)")
             }
             do {
                 return try registration.make(
                     providers[provider] ?? registration.emptySettings(),
-                    ProviderContext(defaultTaxCountry: defaultTaxCountry)
+                    ProviderContext(defaultTaxCountry: defaultTaxCountry, clock: clock)
                 )
             } catch {
                 throw ConfigurationError(field: error.field, problem: error.problem)
