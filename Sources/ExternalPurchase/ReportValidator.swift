@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// Apple's documented rules for reports and line items, checked locally so a bad report is caught where it is
@@ -116,7 +117,13 @@ public struct ReportValidator: Sendable {
         return b < 0 ? .max : .min
     }
 
+    /// What Apple checks on every line item, whatever its kind.
     private func commonProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        identifierProblems(item) + amountProblems(item) + currencyProblems(item) + flagProblems(item)
+            + dateProblems(item)
+    }
+
+    private func identifierProblems(_ item: LineItemAmounts) -> [ReportProblem] {
         let id = item.lineItemId
         var problems: [ReportProblem] = []
         if id.isEmpty { problems.append(.init("OmittedFieldError", field: "lineItemId", "lineItemId is empty")) }
@@ -125,6 +132,12 @@ public struct ReportValidator: Sendable {
                 .init("MaximumLengthExceededError", field: "lineItemId", lineItem: id, "at most 128 characters")
             )
         }
+        return problems
+    }
+
+    private func amountProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
         for (field, value) in [
             ("amountTaxInclusive", item.amountTaxInclusive), ("amountTaxExclusive", item.amountTaxExclusive),
             ("taxAmount", item.taxAmount), ("netAmountTaxExclusive", item.netAmountTaxExclusive),
@@ -143,6 +156,14 @@ public struct ReportValidator: Sendable {
                 )
             )
         }
+        return problems
+    }
+
+    /// The country and the two currencies: Apple takes some pricing currencies as they are and wants the others
+    /// exchanged into EUR or USD with the rate stated.
+    private func currencyProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
         // Apple: "ISO 3166-1 alpha-3" (spec §5.5); three capitals that name no country are Apple's UnknownEnumError.
         if !CountryCodes.isAlpha3(item.taxCountry) {
             problems.append(
@@ -211,21 +232,34 @@ public struct ReportValidator: Sendable {
                 )
             }
         }
+        return problems
+    }
+
+    private func flagProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        var problems: [ReportProblem] = []
         if item.erroneouslySubmitted == true && item.restatement != true {
             problems.append(
                 .init(
                     "ErroneouslySubmittedNotRestatementError",
                     field: "erroneouslySubmitted",
-                    lineItem: id,
+                    lineItem: item.lineItemId,
                     "erroneouslySubmitted requires restatement"
                 )
             )
         }
-        if item.creationDate > now + 5 * 60_000 {
+        return problems
+    }
+
+    /// Apple's window for a line item's date: not in the future, within three years, inside the token's active
+    /// period.
+    private func dateProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if item.creationDate > now + 5 * Milliseconds.minute {
             problems.append(
                 .init("FutureDateError", field: "creationDate", lineItem: id, "creationDate is in the future")
             )
-        } else if item.creationDate < now - 3 * 365 * 86_400_000 {
+        } else if item.creationDate < now - Self.year * 3 {
             problems.append(
                 .init(
                     "DateTooFarInPastError",
@@ -418,7 +452,7 @@ public struct ReportValidator: Sendable {
 
     /// 365 days in milliseconds: Apple's "one year" for refunds and restatements (§5.5). UNCONFIRMED whether
     /// Apple counts a leap year's 366th day; the shorter year is the safe reading.
-    static let year: Int64 = 365 * 86_400_000
+    static let year = Milliseconds.days(365)
 
     private func refundProblems(_ refund: RefundLineItem, batch: [LineItem]) -> [ReportProblem] {
         let id = refund.lineItemId
@@ -452,7 +486,14 @@ public struct ReportValidator: Sendable {
                 )
             ]
         }
-        let buy = referenced.common
+        return problems + matchProblems(refund, buy: referenced.common)
+            + netProblems(refund, buy: referenced.common, candidates: candidates)
+    }
+
+    /// A refund repeats its buy's currencies, country and rate, within a year of the buy.
+    private func matchProblems(_ refund: RefundLineItem, buy: LineItemAmounts) -> [ReportProblem] {
+        let id = refund.lineItemId
+        var problems: [ReportProblem] = []
         if buy.pricingCurrency != refund.pricingCurrency {
             problems.append(
                 .init("PricingCurrencyMismatchError", field: "pricingCurrency", lineItem: id, "must match the buy")
@@ -481,6 +522,14 @@ public struct ReportValidator: Sendable {
                 )
             )
         }
+        return problems
+    }
+
+    private func netProblems(_ refund: RefundLineItem, buy: LineItemAmounts, candidates: [LineItem])
+        -> [ReportProblem]
+    {
+        let id = refund.lineItemId
+        var problems: [ReportProblem] = []
         // Net after all refunds of that buy so far, this one included (Apple's example: 8000 − 2000 = 6000). "So
         // far" is the order they happened in: refunds reported earlier, and those before this one in the report.
         let position = candidates.firstIndex { $0.common.lineItemId == id } ?? candidates.endIndex

@@ -1,6 +1,6 @@
 import CSystem
 import Lifecycle
-import Logging
+public import Logging
 import Synchronization
 
 #if canImport(Glibc)

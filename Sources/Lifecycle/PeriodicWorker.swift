@@ -1,4 +1,4 @@
-import Dispatch
+public import Dispatch
 import Synchronization
 
 /// A background thread that runs a pass every `interval`, or at once when woken, until stopped. The services

@@ -23,78 +23,115 @@ struct LandingRoute: Sendable {
     static let utmParameters = Set(Visit.utmParameterNames)
 
     func handle(_ request: HTTPRequest, _ responder: Responder) {
-        let isHead = request.method == "HEAD"
+        let visit: Visit
+        switch self.visit(for: request) {
+        case .success(let made): visit = made
+        case .failure(let refusal):
+            responder.respond(refusal.response)
+            return
+        }
+        // Built here, so the ledger's writer thread only hands it over once the visit is committed.
+        let acknowledgement = redirect(to: visit.checkoutId, request: request)
+        // Link previews probe with HEAD: same answer, nothing recorded.
+        if request.method == "HEAD" {
+            responder.respond(acknowledgement)
+            return
+        }
+        record(visit, request: request, acknowledgement: acknowledgement, responder)
+    }
+
+    /// The parts of a landing's query linkout reads: the first of each, UTM values cut to 200 characters.
+    struct Query {
         var tokenText: String?
-        var queryBundleId: String?
+        var bundleId: String?
         var utm: [String: String] = [:]
-        for item in request.queryItems {
-            switch item.name {
-            case "externalPurchaseToken": tokenText = tokenText ?? item.value
-            case "bundleId": queryBundleId = queryBundleId ?? item.value
-            case let name where Self.utmParameters.contains(name): utm[name] = String(item.value.prefix(200))
-            default: break
+
+        init(_ request: HTTPRequest) {
+            for item in request.queryItems {
+                switch item.name {
+                case "externalPurchaseToken": tokenText = tokenText ?? item.value
+                case "bundleId": bundleId = bundleId ?? item.value
+                case let name where LandingRoute.utmParameters.contains(name):
+                    utm[name] = String(item.value.prefix(200))
+                default: break
+                }
             }
         }
+    }
+
+    /// A page to answer instead of recording a visit.
+    struct Refusal: Error {
+        var response: HTTPResponse
+    }
+
+    /// The visit a landing records, or the page that refuses it (a bad token, a landing without one).
+    private func visit(for request: HTTPRequest) -> Result<Visit, Refusal> {
+        let isHead = request.method == "HEAD"
+        let query = Query(request)
         let now = clock.nowMilliseconds()
-        var visit: Visit
-        if let tokenText {
-            let token: ExternalPurchaseToken
-            switch TokenDecoder.decode(tokenText) {
-            case .success(let decoded): token = decoded
-            case .failure(let rejection):
-                responder.respond(reject(rejection, isHead: isHead, request: request, bundleId: queryBundleId))
-                return
-            }
-            if let rejection = validator.validate(token, queryBundleId: queryBundleId, nowMilliseconds: now) {
-                responder.respond(reject(rejection, isHead: isHead, request: request, bundleId: queryBundleId))
-                return
-            }
-            visit = Visit(
+        guard let tokenText = query.tokenText else { return visitWithoutToken(request, query: query, at: now) }
+        let token: ExternalPurchaseToken
+        switch TokenDecoder.decode(tokenText) {
+        case .success(let decoded): token = decoded
+        case .failure(let rejection):
+            return .failure(
+                Refusal(response: reject(rejection, isHead: isHead, request: request, bundleId: query.bundleId))
+            )
+        }
+        if let rejection = validator.validate(token, queryBundleId: query.bundleId, nowMilliseconds: now) {
+            return .failure(
+                Refusal(response: reject(rejection, isHead: isHead, request: request, bundleId: query.bundleId))
+            )
+        }
+        return .success(
+            Visit(
                 token: TokenFields(token, raw: tokenText, source: "url"),
                 checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
                 bundleId: token.bundleId,
                 landingPath: String(request.path),
-                utm: utm,
+                utm: query.utm,
                 at: now
             )
-        } else {
-            guard configuration.landing.allowWithoutToken else {
-                responder.respond(
-                    pages.message(
+        )
+    }
+
+    /// A landing with no token: a page asking to open the link from the app, unless the operator allows it.
+    private func visitWithoutToken(_ request: HTTPRequest, query: Query, at now: Int64) -> Result<Visit, Refusal> {
+        guard configuration.landing.allowWithoutToken else {
+            return .failure(
+                Refusal(
+                    response: pages.message(
                         status: .ok,
                         title: "open_from_app_title",
                         message: "open_from_app_message",
                         request: request,
-                        app: app(queryBundleId ?? configuration.landing.defaultBundleId)
+                        app: app(query.bundleId ?? configuration.landing.defaultBundleId)
                     )
                 )
-                return
-            }
-            let bundleId = queryBundleId ?? configuration.landing.defaultBundleId
-            guard configuration.apps.contains(where: { $0.bundleId == bundleId }) else {
-                responder.respond(
-                    reject(TokenRejection(.bundleIdNotConfigured), isHead: isHead, request: request, bundleId: nil)
-                )
-                return
-            }
-            visit = Visit(
+            )
+        }
+        let bundleId = query.bundleId ?? configuration.landing.defaultBundleId
+        guard configuration.apps.contains(where: { $0.bundleId == bundleId }) else {
+            let rejection = TokenRejection(.bundleIdNotConfigured)
+            return .failure(
+                Refusal(response: reject(rejection, isHead: request.method == "HEAD", request: request, bundleId: nil))
+            )
+        }
+        return .success(
+            Visit(
                 token: nil,
                 checkoutId: identifiers.fresh(),
                 bundleId: bundleId,
                 landingPath: String(request.path),
-                utm: utm,
+                utm: query.utm,
                 at: now
             )
-        }
-        // Built here, so the ledger's writer thread only hands it over once the visit is committed.
-        let acknowledgement = redirect(to: visit.checkoutId, request: request)
+        )
+    }
+
+    /// Acknowledged once the visit is on disk in the ledger's journal (group-committed with its neighbours).
+    private func record(_ visit: Visit, request: HTTPRequest, acknowledgement: HTTPResponse, _ responder: Responder) {
         let visitedApp = app(visit.bundleId)
-        // Link previews probe with HEAD: same answer, nothing recorded.
-        if isHead {
-            responder.respond(acknowledgement)
-            return
-        }
-        // Acknowledged once the visit is on disk in the ledger's journal (group-committed with its neighbours).
         ledger.journalVisit(visit) { error in
             guard let error else {
                 responder.respond(acknowledgement)

@@ -34,6 +34,47 @@ struct LineItemsAPI: Sendable {
     }
 
     func post(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let refusal = refusal(request) { return refusal }
+        let id = request.pathParameters["externalPurchaseId"] ?? ""
+        guard let token = try ledger.tokens.token(id) else {
+            return JSONResponse.error(
+                .notFound,
+                "unknown_token",
+                "No token with this externalPurchaseId has been recorded."
+            )
+        }
+        let items: [LineItem]
+        switch Self.decode(request.body) {
+        case .success(let decoded): items = decoded
+        case .failure(let refusal): return refusal.response
+        }
+        let stored = try ledger.reports.lineItems(for: id)
+        var sorted = try sort(items, for: token, stored: stored)
+        let earlier = try stored.map { try JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
+        let validator = ReportValidator(
+            token: token.externalPurchaseToken,
+            earlierLineItems: earlier,
+            now: clock.nowMilliseconds()
+        )
+        sorted.problems += validator.problems(in: sorted.fresh.map(\.item))
+        guard sorted.problems.isEmpty else { return JSONResponse.json(.badRequest, Problems(errors: sorted.problems)) }
+        if !sorted.fresh.isEmpty {
+            try ledger.reports.storeLineItems(
+                sorted.fresh.map { ($0.item.common.lineItemId, $0.body) },
+                for: id,
+                at: clock.nowMilliseconds()
+            )
+            reporting.wake()
+        }
+        return JSONResponse.json(
+            sorted.fresh.isEmpty ? .ok : .accepted,
+            Accepted(externalPurchaseId: id, accepted: sorted.fresh.count, unchanged: sorted.unchanged)
+        )
+    }
+
+    /// The answer to a request this route does not read at all: the API off, a wrong bearer token, a body that
+    /// is not JSON or too large.
+    private func refusal(_ request: HTTPRequest) -> HTTPResponse? {
         guard let apiToken = configuration.apiToken else {
             return JSONResponse.error(
                 .notFound,
@@ -50,22 +91,29 @@ struct LineItemsAPI: Sendable {
             )
         }
         guard request.body.count <= Self.maxBodyBytes else { return Self.tooLarge(request) }
-        let id = request.pathParameters["externalPurchaseId"] ?? ""
-        guard let token = try ledger.tokens.token(id) else {
-            return JSONResponse.error(
-                .notFound,
-                "unknown_token",
-                "No token with this externalPurchaseId has been recorded."
-            )
-        }
+        return nil
+    }
+
+    /// A body that cannot be stored, with the `400` that says why.
+    struct Refusal: Error {
+        var response: HTTPResponse
+    }
+
+    private static func decode(_ body: [UInt8]) -> Result<[LineItem], Refusal> {
         let items: [LineItem]
         do {
-            items = try JSONDecoder().decode(Body.self, from: Data(request.body)).lineItems
+            items = try JSONDecoder().decode(Body.self, from: Data(body)).lineItems
         } catch let error as DecodingError {
-            return JSONResponse.json(.badRequest, Problems(errors: [Self.problem(error)]))
+            return .failure(Refusal(response: JSONResponse.json(.badRequest, Problems(errors: [problem(error)]))))
+        } catch {
+            return .failure(Refusal(response: JSONResponse.error(.badRequest, "invalid_json", "The body is not JSON.")))
         }
         guard !items.isEmpty else {
-            return JSONResponse.error(.badRequest, "MissingLineItemsForStatusError", "lineItems is empty.")
+            return .failure(
+                Refusal(
+                    response: JSONResponse.error(.badRequest, "MissingLineItemsForStatusError", "lineItems is empty.")
+                )
+            )
         }
         // An id is a key in the ledger: a control character (`\u0000` ends a C string, and PostgreSQL refuses it
         // in text) would make two ids look alike or fail the write.
@@ -73,19 +121,29 @@ struct LineItemsAPI: Sendable {
             item.common.lineItemId.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
         }
         if hasControlCharacter {
-            return JSONResponse.error(
-                .badRequest,
-                "invalid_line_item_id",
-                "A lineItemId holds a control character; send printable characters only."
+            return .failure(
+                Refusal(
+                    response: JSONResponse.error(
+                        .badRequest,
+                        "invalid_line_item_id",
+                        "A lineItemId holds a control character; send printable characters only."
+                    )
+                )
             )
         }
-        let decoder = JSONDecoder()
-        let stored = try ledger.reports.lineItems(for: id)
-        let earlier = try stored.map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
-        var fresh: [(lineItemId: String, body: String)] = []
-        var freshItems: [LineItem] = []
+        return .success(items)
+    }
+
+    /// The posted items split into those to store, those already stored as sent, and those refused.
+    struct Sorted {
+        var fresh: [(item: LineItem, body: String)] = []
         var unchanged = 0
         var problems: [ReportProblem] = []
+    }
+
+    private func sort(_ items: [LineItem], for token: StoredToken, stored: [StoredLineItem]) throws -> Sorted {
+        var sorted = Sorted()
+        let id = token.externalPurchaseId
         // Apple: a lineItemId "must be unique per app", and one transaction is never reported twice: an id
         // already posted for another token of the app is refused, restatement or not.
         let owners = try ledger.notifications.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
@@ -93,7 +151,7 @@ struct LineItemsAPI: Sendable {
             let body = try AppleJSON.text(item)
             let itemId = item.common.lineItemId
             if let owner = owners[itemId], owner != id {
-                problems.append(
+                sorted.problems.append(
                     ReportProblem(
                         "DuplicateValueError",
                         field: "lineItemId",
@@ -106,11 +164,11 @@ struct LineItemsAPI: Sendable {
             if let existing = stored.last(where: { $0.lineItemId == itemId }) {
                 // The same item sent again is a no-op (retries are safe); a change needs restatement (Apple's rule).
                 if existing.body == body {
-                    unchanged += 1
+                    sorted.unchanged += 1
                     continue
                 }
                 if item.common.restatement != true {
-                    problems.append(
+                    sorted.problems.append(
                         ReportProblem(
                             "DuplicateValueError",
                             field: "lineItemId",
@@ -121,24 +179,9 @@ struct LineItemsAPI: Sendable {
                     continue
                 }
             }
-            fresh.append((itemId, body))
-            freshItems.append(item)
+            sorted.fresh.append((item, body))
         }
-        let validator = ReportValidator(
-            token: token.externalPurchaseToken,
-            earlierLineItems: earlier,
-            now: clock.nowMilliseconds()
-        )
-        problems += validator.problems(in: freshItems)
-        guard problems.isEmpty else { return JSONResponse.json(.badRequest, Problems(errors: problems)) }
-        if !fresh.isEmpty {
-            try ledger.reports.storeLineItems(fresh, for: id, at: clock.nowMilliseconds())
-            reporting.wake()
-        }
-        return JSONResponse.json(
-            fresh.isEmpty ? .ok : .accepted,
-            Accepted(externalPurchaseId: id, accepted: fresh.count, unchanged: unchanged)
-        )
+        return sorted
     }
 
     /// A decoding failure named like Apple's errors, with the field it concerns.
