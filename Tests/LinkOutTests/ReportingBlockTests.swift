@@ -140,7 +140,12 @@ struct ReportingBlockTests {
     }
 
     static func blockedGauge(_ harness: ReportingHarness, _ reason: String) -> Int? {
-        ReportGauges.sample(ledger: harness.ledger, reporting: harness.service, clock: .system)
-            .first { $0.name == "linkout_reporting_blocked" && $0.labels.first?.1 == reason }?.value
+        ReportGauges.sample(
+            ledger: harness.ledger,
+            reporting: harness.service,
+            clock: .system,
+            logger: Logger(label: "test", level: .critical)
+        )
+        .first { $0.name == "linkout_reporting_blocked" && $0.labels.first?.1 == reason }?.value
     }
 }

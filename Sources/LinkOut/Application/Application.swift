@@ -193,7 +193,7 @@ package final class Application: Sendable {
                     help: "Ledger transactions (each carries a batch of writes).",
                     value: ledger.commitCount
                 ),
-            ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock)
+            ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock, logger: logger)
         }
         // Every reason shows from the first scrape, so a dashboard's rate() has a series to start from.
         for code in TokenRejection.allCodes {

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Storage
@@ -14,12 +15,12 @@ struct ReportPlanner: Sendable {
     let batchLimit: Int
 
     /// How long an open payment holds back a `NO_LINE_ITEM` report: a Checkout Session's longest life.
-    static let paymentHoldMilliseconds: Int64 = 24 * 3_600_000
+    static let paymentHoldMilliseconds: Int64 = 24 * Milliseconds.hour
     /// How long a delayed payment method (SEPA debit: up to 14 days) holds it back once pending: long enough for
     /// most, and with the 48-hour quiet time still inside Apple's 10-day deadline.
-    static let pendingPaymentHoldMilliseconds: Int64 = 7 * 86_400_000
+    static let pendingPaymentHoldMilliseconds: Int64 = Milliseconds.days(7)
     /// No hold keeps a token unreported past 9 days after its creation: Apple's `UNREPORTED` notice comes at 10.
-    static let holdsEndAfterMilliseconds: Int64 = 9 * 86_400_000
+    static let holdsEndAfterMilliseconds: Int64 = Milliseconds.days(9)
 
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
     func plan(now: Int64) throws -> [PlannedReport] {

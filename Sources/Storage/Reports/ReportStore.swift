@@ -1,3 +1,5 @@
+import Domain
+
 /// The report outbox: line items posted for tokens, and the reports built from them or from their absence.
 /// Every change that sends or settles a report happens in one transaction with what it depends on, so a crash
 /// at any point leaves either the old state or the new one.
@@ -192,7 +194,7 @@ public struct ReportStore: Sendable {
     /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
     /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
     /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
-    static let lastHoldingPayment: Int64 = 8 * 86_400_000
+    static let lastHoldingPayment: Int64 = Milliseconds.days(8)
 
     /// SQL true for a custom-link token (`ACQUISITION`/`SERVICES` with a `tokenExpirationDate`) in `alias`.
     static func isCustomLink(_ alias: String) -> String {
