@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -216,7 +217,7 @@ struct LiveReportingTests {
         live.application.reporting.tick()
         for _ in tokens { #expect(setup.apple.waitForRequest()) }
         live.application.reporting.tick()
-        var statuses: [String: ExternalPurchaseReport.Status] = [:]
+        var statuses: [String: ReportStatus] = [:]
         for request in setup.apple.received {
             if let report = request.report { statuses[report.externalPurchaseId] = report.status }
             #expect(request.problems == [])

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -209,7 +210,7 @@ package final class Application: Sendable {
                 if let token = visit.token {
                     metrics.increment(
                         "linkout_tokens_recorded_total",
-                        [("environment", token.environment), ("source", token.source)]
+                        [("environment", token.environment.rawValue), ("source", token.source.rawValue)]
                     )
                 }
             }

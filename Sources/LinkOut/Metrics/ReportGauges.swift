@@ -1,3 +1,4 @@
+import Domain
 import Lifecycle
 import Logging
 import Storage
@@ -19,7 +20,7 @@ enum ReportGauges {
         }
         var gauges: [Metrics.Gauge] = []
         if let summary = read("linkout_reports", { () throws(StorageError) in try ledger.reports.reportSummary() }) {
-            gauges += StoredReport.State.allCases.map { state in
+            gauges += ReportState.allCases.map { state in
                 Metrics.Gauge(
                     name: "linkout_reports_\(state.rawValue)",
                     help: "Reports in the outbox in state \(state.rawValue).",

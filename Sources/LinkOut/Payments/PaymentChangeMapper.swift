@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Payments
@@ -253,7 +254,7 @@ struct PaymentChangeMapper: Sendable {
 
     private func session(
         _ sessionId: String,
-        _ state: PaymentSessionRecord.State,
+        _ state: PaymentSessionState,
         event: (provider: String, eventId: String),
         outcome: String,
         at now: Int64

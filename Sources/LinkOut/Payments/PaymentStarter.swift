@@ -1,3 +1,4 @@
+import Domain
 import Lifecycle
 import Logging
 import Payments

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Outbound
 import Storage
@@ -277,7 +278,7 @@ package struct AppleAnswer: Sendable {
         case .reportNoLineItem(let replacement):
             answer.rewrite = ReportRewrite(
                 body: try? AppleRejection.encode(replacement),
-                status: ExternalPurchaseReport.Status.noLineItem.rawValue
+                status: ReportStatus.noLineItem.rawValue
             )
             answer.attempt.state = answer.rewrite?.body == nil ? .rejected : .pending
             answer.message = "Apple refused DUPLICATE_TOKEN for this token's type; it is reported NO_LINE_ITEM"

@@ -29,7 +29,7 @@ extension AttentionEntry {
                 + "\(item.lineItemId)\(more)"
                 + (report != nil ? "; or linkout report no-line-item \(id)" : "")
         }
-        if report?.status == ExternalPurchaseReport.Status.lineItem.rawValue {
+        if report?.status == .lineItem {
             return "correct the line item (linkout report restate \(id) LINE_ITEM_ID FILE) or, once the cause is "
                 + "fixed, linkout report resend \(id)"
         }

@@ -40,7 +40,7 @@ struct ReportPlanner: Sendable {
         ) {
             let items = try sendableLineItems(of: token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
-            let status: ExternalPurchaseReport.Status
+            let status: ReportStatus
             if !fresh.isEmpty {
                 status = .lineItem
             } else if try isDuplicate(token) {
@@ -107,7 +107,7 @@ struct ReportPlanner: Sendable {
 
     private func build(
         _ token: StoredToken,
-        status: ExternalPurchaseReport.Status,
+        status: ReportStatus,
         items: [StoredLineItem],
         carrying: [StoredLineItem],
         claiming: [StoredLineItem],

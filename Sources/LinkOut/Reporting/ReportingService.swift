@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -249,7 +250,7 @@ package final class ReportingService: Sendable {
             externalPurchaseId: planned.report.externalPurchaseId,
             environment: planned.environment,
             bundleId: planned.bundleId,
-            status: planned.report.status.rawValue,
+            status: planned.report.status,
             body: body,
             nextAttemptAt: now,
             createdAt: now
@@ -277,7 +278,7 @@ package final class ReportingService: Sendable {
     /// Returns whether the report left the pending state.
     @discardableResult
     func send(_ report: StoredReport, client: ExternalPurchaseAPIClient) -> Bool {
-        let environment = Environment(rawValue: report.environment) ?? .production
+        let environment = report.environment
         let began = clock.nowMilliseconds()
         let outcome = client.send(body: Array(report.body.utf8), environment: environment, bundleId: report.bundleId)
         let sentAt = clock.nowMilliseconds()
@@ -308,7 +309,7 @@ package final class ReportingService: Sendable {
         }
         var metadata = [
             "external_purchase_id": report.externalPurchaseId, "request_identifier": report.requestIdentifier,
-            "report.status": report.status,
+            "report.status": report.status.rawValue,
         ]
         if let status = answer.attempt.httpStatus { metadata["http.status"] = "\(status)" }
         if case .rejected(let body) = outcome { metadata["apple.errors"] = body }
