@@ -73,6 +73,8 @@ let package = Package(
             dependencies: ["HTTPServer", "Logging", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: swiftSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ExternalPurchaseTests",

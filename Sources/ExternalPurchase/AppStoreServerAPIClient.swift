@@ -65,7 +65,7 @@ public struct AppStoreServerAPIClient: Sendable {
         paginationToken: String? = nil,
         environment: Environment,
         bundleId: String,
-        now: Date = Date()
+        now: Int64
     ) -> Result<NotificationHistoryResponse, Failure> {
         var url = baseURL(environment) + "/inApps/v1/notifications/history"
         if let paginationToken {
@@ -98,10 +98,7 @@ public struct AppStoreServerAPIClient: Sendable {
         case 429:
             return .failure(
                 .rateLimited(
-                    retryAt: RetryAfter.unixMilliseconds(
-                        response.header("retry-after"),
-                        now: Int64(now.timeIntervalSince1970 * 1000)
-                    )
+                    retryAt: RetryAfter.unixMilliseconds(response.header("retry-after"), now: now)
                 )
             )
         default: return .failure(.serverError(status: response.status, body: text))
@@ -115,7 +112,7 @@ public struct AppStoreServerAPIClient: Sendable {
         environment: Environment,
         bundleId: String,
         maximumPages: Int = 1000,
-        now: @Sendable () -> Date = { Date() }
+        now: @Sendable () -> Int64
     ) -> Result<[String], Failure> {
         var payloads: [String] = []
         var token: String?

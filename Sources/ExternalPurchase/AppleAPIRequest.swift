@@ -1,4 +1,3 @@
-import Foundation
 import Outbound
 
 /// A request to one of Apple's server APIs (External Purchase, App Store Server): a fresh ES256 JWT per request
@@ -10,13 +9,10 @@ enum AppleAPIRequest {
         body: [UInt8]? = nil,
         credentials: AppStoreJWT.Credentials,
         bundleId: String,
-        now: Date
+        now: Int64
     ) throws -> HTTPClientRequest {
-        let jwt = try AppStoreJWT.make(
-            credentials: credentials,
-            bundleId: bundleId,
-            now: Int64(now.timeIntervalSince1970)
-        )
+        // `now` is the caller's clock (UNIX ms): the JWT's issue and expiry times come from it.
+        let jwt = try AppStoreJWT.make(credentials: credentials, bundleId: bundleId, now: now / 1000)
         var headers = [("Authorization", "Bearer " + jwt), ("Accept", "application/json")]
         if body != nil { headers.append(("Content-Type", "application/json")) }
         return HTTPClientRequest(method: method, url: url, headers: headers, body: body)

@@ -44,7 +44,8 @@ public struct ExternalPurchaseAPIClient: Sendable {
     }
 
     /// Sends a report (already validated). `body` is the exact JSON to send, so a retry sends the same bytes.
-    public func send(body: [UInt8], environment: Environment, bundleId: String, now: Date = Date()) -> Outcome {
+    /// `now` (UNIX ms, the caller's clock) dates the JWT and anchors a `Retry-After` given in seconds.
+    public func send(body: [UInt8], environment: Environment, bundleId: String, now: Int64) -> Outcome {
         let request: HTTPClientRequest
         do {
             request = try AppleAPIRequest.signed(
@@ -68,7 +69,7 @@ public struct ExternalPurchaseAPIClient: Sendable {
             status: response.status,
             body: response.body,
             retryAfter: response.header("retry-after"),
-            now: Int64(now.timeIntervalSince1970 * 1000)
+            now: now
         )
     }
 
@@ -89,7 +90,7 @@ public struct ExternalPurchaseAPIClient: Sendable {
         requestIdentifier: String,
         environment: Environment,
         bundleId: String,
-        now: Date = Date()
+        now: Int64
     ) -> Result<(status: Int, body: String), HTTPClientError> {
         guard UUID(uuidString: requestIdentifier) != nil else {
             return .failure(HTTPClientError(kind: .other, code: -1, message: "requestIdentifier is not a UUID"))

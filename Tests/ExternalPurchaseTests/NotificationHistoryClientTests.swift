@@ -108,7 +108,8 @@ struct NotificationHistoryClientTests {
         let result = client(server, key: key).allNotificationHistory(
             query,
             environment: .sandbox,
-            bundleId: "com.example"
+            bundleId: "com.example",
+            now: { 1_735_000_000_123 }
         )
         let received = try result.get()
         #expect(received == payloads)
@@ -139,6 +140,8 @@ struct NotificationHistoryClientTests {
             #expect(claims["aud"] as? String == "appstoreconnect-v1")
             #expect(claims["bid"] as? String == "com.example")
             #expect(claims["iss"] as? String == "issuer-1")
+            // Dated by the caller's clock, not the machine's.
+            #expect(claims["iat"] as? Int == 1_735_000_000 - Int(AppStoreJWT.clockSkewSeconds))
         }
     }
 
@@ -150,7 +153,8 @@ struct NotificationHistoryClientTests {
         let page = try client(server, key: try ES256Key.generate()).notificationHistory(
             .externalPurchaseTokens(from: 1, to: 2),
             environment: .production,
-            bundleId: "com.example"
+            bundleId: "com.example",
+            now: 1_735_000_000_123
         ).get()
         #expect(page.signedPayloads == ["a.b.c"])
         #expect(page.hasMore)
@@ -174,7 +178,8 @@ struct NotificationHistoryClientTests {
             switch client.notificationHistory(
                 .externalPurchaseTokens(from: 1, to: 2),
                 environment: .production,
-                bundleId: "com.example"
+                bundleId: "com.example",
+                now: 1_735_000_000_123
             ) {
             case .success: nil
             case .failure(let failure): failure
@@ -197,7 +202,8 @@ struct NotificationHistoryClientTests {
         let result = client.notificationHistory(
             .externalPurchaseTokens(from: 1, to: 2),
             environment: .production,
-            bundleId: "com.example"
+            bundleId: "com.example",
+            now: 1_735_000_000_123
         )
         guard case .failure(.networkError) = result else {
             Issue.record("expected a network error, got \(result)")

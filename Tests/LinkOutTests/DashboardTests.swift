@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Lifecycle
 import Storage
 import TestSupport
 import Testing
@@ -224,7 +225,7 @@ struct DashboardTests {
     }
 
     @Test func aSessionExpiresAfterItsLifetime() throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let live = try LiveApplication(clock: clock.clock) { $0.adminToken = Self.adminToken }
         let session = try Self.signIn(live)
         clock.advance(seconds: AdminSessions.lifetimeSeconds - 60)

@@ -57,7 +57,7 @@ struct EntitlementTests {
     }
 
     @Test func theCodeInTheAppLinkIsRedeemedOnceAndExpires() throws {
-        let time = TestClock()
+        let time = ManualClock()
         let live = try LiveApplication(clock: time.clock) { $0.apiToken = "backend-secret" }
         let (result, resultPath, cookie) = try Self.demoPurchase(live)
         #expect(result.text.contains("Open Example"))
@@ -124,7 +124,7 @@ struct EntitlementTests {
     }
 
     @Test func anExpiredCodeIsGone() throws {
-        let time = TestClock()
+        let time = ManualClock()
         let live = try LiveApplication(clock: time.clock) { $0.apiToken = "backend-secret" }
         let (result, _, _) = try Self.demoPurchase(live)
         let code = String(try #require(result.text.firstMatch(of: /code=([a-z2-7]{32})/)?.1))
@@ -137,7 +137,7 @@ struct EntitlementTests {
     @Test func theBackendHearsOfThePurchaseOnceAcrossFailuresAndARestart() throws {
         let receiver = try WebhookReceiver(secret: Self.secret, failFirst: 2)
         defer { receiver.stop() }
-        let time = TestClock()
+        let time = ManualClock()
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-hooks-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dataDir) }
         let configure: (inout Configuration) -> Void = {

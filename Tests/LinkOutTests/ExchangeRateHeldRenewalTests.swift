@@ -20,9 +20,8 @@ struct ExchangeRateHeldRenewalTests {
     @Test func theRenewalEndsHeldForATokenThenIsPlaced() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }
-        let time = TestClock()
         // Three hours back, so every date the test reaches is past by Apple's (the fake's) clock too.
-        time.advance(seconds: -10_800)
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
         let start = time.clock.nowMilliseconds()
         try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { configuration in

@@ -110,6 +110,7 @@ struct HeldLineItemPagingTests {
         let processor = PaymentEventProcessor(
             ledger: ledger,
             mapper: harness.live.application.payments.mapper,
+            providers: [harness.live.application.payments.provider],
             logger: Logger(label: "test", level: .critical),
             clock: .system,
             heldPageSize: 1,

@@ -1,7 +1,9 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
+import Payments
 import Storage
 import TestSupport
 import Testing
@@ -142,9 +144,9 @@ struct OperationsTests {
         let webhookSecret = "whsec_leak_test_secret_value"
         let live = try LiveApplication {
             $0.payments.provider = .stripe
-            $0.payments.stripe.secretKey = stripe.secretKey
-            $0.payments.stripe.webhookSecret = webhookSecret
-            $0.payments.stripe.apiBase = stripe.apiBase
+            $0.payments[.stripe, "secretKey"] = stripe.secretKey
+            $0.payments[.stripe, "webhookSecret"] = webhookSecret
+            $0.payments[.stripe, "apiBase"] = stripe.apiBase
             $0.adminToken = "admin-secret-value"
             $0.apiToken = "api-secret-value"
             $0.apple.issuerId = "issuer-id"

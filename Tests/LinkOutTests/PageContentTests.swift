@@ -1,5 +1,7 @@
+import Domain
 import Foundation
 import Lifecycle
+import Payments
 import Storage
 import TestSupport
 import Testing
@@ -106,8 +108,8 @@ struct PageContentTests {
 
     @Test func withStripeThePageNamesItAndSaysTaxIsAdded() throws {
         let harness = try PaymentHarness(provider: .stripe) { configuration in
-            configuration.payments.stripe.automaticTax = true
-            configuration.payments.stripe.secretKey = "sk_live_0123456789abcdef"
+            configuration.payments[.stripe, "automaticTax"] = "true"
+            configuration.payments[.stripe, "secretKey"] = "sk_live_0123456789abcdef"
         }
         let page = try Self.checkout(harness.live)
         #expect(page.contains("You pay on the payment page of Stripe, our payment provider."))

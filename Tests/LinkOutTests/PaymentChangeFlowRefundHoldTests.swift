@@ -17,7 +17,7 @@ struct PaymentChangeFlowRefundHoldTests {
     static let account = PaymentHarness.account
 
     /// A subscription bought on `token` now, its start reported to Apple.
-    static func subscribe(_ harness: PaymentHarness, on token: ExternalPurchaseToken, time: TestClock) throws {
+    static func subscribe(_ harness: PaymentHarness, on token: ExternalPurchaseToken, time: ManualClock) throws {
         #expect(try harness.forward(token, account: account).status == 201)
         let checkout = try harness.openCheckout(token: token)
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
@@ -40,7 +40,7 @@ struct PaymentChangeFlowRefundHoldTests {
     }
 
     /// Delivers an event that changes nothing, for a pass of the payment events at the server's time.
-    static func pass(_ harness: PaymentHarness, time: TestClock, id: String) throws {
+    static func pass(_ harness: PaymentHarness, time: ManualClock, id: String) throws {
         let event = """
             {"id":"\(id)","object":"event","type":"customer.created","created":\(time.clock.nowSeconds()),\
             "livemode":false,"data":{"object":{"id":"cus_1"}}}
@@ -63,9 +63,8 @@ struct PaymentChangeFlowRefundHoldTests {
     }
 
     @Test func aRefundOfARenewalHeldForATokenWaitsLongerThanThreeDays() throws {
-        let time = TestClock()
         // Five days back, so every date the test reaches is past by Apple's (the fake's) clock too.
-        time.advance(seconds: -5 * 86_400)
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 5 * 86_400_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let start = time.clock.nowMilliseconds()
         try Self.subscribe(
@@ -121,8 +120,7 @@ struct PaymentChangeFlowRefundHoldTests {
     }
 
     @Test func aRefundOfABuySetAsideForCorrectionWaitsForTheOperator() throws {
-        let time = TestClock()
-        time.advance(seconds: -3_600)
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 3_600_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let start = time.clock.nowMilliseconds()
         let token = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 86_400_000)

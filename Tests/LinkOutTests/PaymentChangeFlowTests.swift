@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Lifecycle
+import Payments
 import Storage
 import TestSupport
 import Testing

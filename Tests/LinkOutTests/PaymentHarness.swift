@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -17,9 +18,9 @@ final class PaymentHarness {
     let stripe: FakeStripeServer
     let live: LiveApplication
 
-    /// `clock`: the server's time (a `TestClock` moves it).
+    /// `clock`: the server's time (a `ManualClock` moves it).
     init(
-        provider: Configuration.Payments.Provider,
+        provider: ProviderID,
         clock: Clock = .system,
         configure: (inout Configuration) -> Void = { _ in }
     ) throws {
@@ -32,9 +33,9 @@ final class PaymentHarness {
             apple.configure(&configuration, grace: 86_400)
             configuration.reporting.pollIntervalSeconds = 3600
             configuration.payments.provider = provider
-            configuration.payments.stripe.secretKey = stripe.secretKey
-            configuration.payments.stripe.webhookSecret = Self.webhookSecret
-            configuration.payments.stripe.apiBase = stripe.apiBase
+            configuration.payments[.stripe, "secretKey"] = stripe.secretKey
+            configuration.payments[.stripe, "webhookSecret"] = Self.webhookSecret
+            configuration.payments[.stripe, "apiBase"] = stripe.apiBase
             configure(&configuration)
         }
         // The pass at start-up must be over before a test's first landing: on a database without a journal the

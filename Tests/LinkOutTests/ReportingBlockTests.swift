@@ -23,7 +23,7 @@ struct ReportingBlockTests {
     }
 
     @Test func a401BlocksUntilTheReplacedKeyIsAcceptedThenEverythingGoesOut() throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let log = LogLines()
         // The server starts with a key Apple does not know (revoked in App Store Connect, say).
         let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-key-\(UUID())")
@@ -126,7 +126,7 @@ struct ReportingBlockTests {
     /// A key file that changes into something unusable (half written, a wrong file) does not replace the key
     /// in use.
     @Test func anUnusableReplacementKeepsTheKeyInUse() throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let harness = try ReportingHarness(clock: clock.clock)
         try Data("not a key".utf8).write(
             to: URL(fileURLWithPath: harness.configuration.apple.privateKeyFile),

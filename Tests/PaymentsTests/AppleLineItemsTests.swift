@@ -286,7 +286,7 @@ struct DemoPaymentProviderTests {
         let redirect = try demo.startCheckout(StripePaymentProviderTests.request(intent: "int_42"))
         #expect(redirect.url == "http://localhost:8080/pay/demo/int_42")
         #expect(redirect.sessionId == "demo_int_42")
-        #expect(demo.name == "demo")
+        #expect(demo.id == .demo)
         #expect(throws: PaymentError.self) {
             try demo.startCheckout(StripePaymentProviderTests.request(intent: "../x"))
         }

@@ -1,5 +1,4 @@
-import Foundation
-import HTTPServer
+import Lifecycle
 import Synchronization
 
 /// A token bucket per client address: `perSecond` sustained, `burst` at once. Answers how long to wait when a
@@ -16,14 +15,19 @@ final class RateLimiter: Sendable {
     /// Above this many tracked clients, full (idle) buckets are dropped; memory stays bounded under a flood.
     static let maxClients = 100_000
 
-    init(perSecond: Double, burst: Double) {
+    /// Buckets refill by the clock's monotonic reading (a wall-clock step neither drains nor fills them).
+    let clock: Clock
+
+    init(perSecond: Double, burst: Double, clock: Clock) {
         self.perSecond = perSecond
         self.burst = max(1, burst)
+        self.clock = clock
     }
 
     /// nil when the request may go ahead, else the seconds to wait.
-    func delay(for client: String, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int? {
+    func delay(for client: String) -> Int? {
         guard perSecond > 0 else { return nil }
+        let now = clock.uptimeNanoseconds()
         return buckets.withLock { buckets in
             var bucket = buckets[client] ?? Bucket(tokens: burst, updated: now)
             let elapsed = Double(now &- bucket.updated) / 1e9

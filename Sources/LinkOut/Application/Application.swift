@@ -35,12 +35,9 @@ package final class Application: Sendable {
             apps: configuration.apps
         )
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
-        let validator = TokenValidator(
-            apps: Dictionary(configuration.apps.map { ($0.bundleId, $0.appAppleId) }) { first, _ in first }
-        )
         let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
         self.reporting = reporting
-        let payments = PaymentServices(
+        let payments = try PaymentServices(
             configuration: configuration,
             ledger: ledger,
             identifiers: identifiers,
@@ -60,123 +57,81 @@ package final class Application: Sendable {
             clock: clock
         )
         self.notifications = notifications
-        let failedAuth = FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock)
-        let routes = RouteTable(
-            landingPaths: configuration.landing.paths,
-            landing: LandingRoute(
-                configuration: configuration,
-                validator: validator,
-                identifiers: identifiers,
-                ledger: ledger,
-                pages: pages,
-                metrics: metrics,
-                logger: logger,
-                clock: clock
-            ),
-            checkout: CheckoutRoute(
-                configuration: configuration,
-                identifiers: identifiers,
-                ledger: ledger,
-                pages: pages,
-                payments: payments.starter,
-                logger: logger,
-                clock: clock
-            ),
-            paymentResult: PaymentResultRoute(
-                configuration: configuration,
-                ledger: ledger,
-                identifiers: identifiers,
-                pages: pages
-            ),
-            demoPayment: payments.demo.map { demo in
-                DemoPaymentRoute(
-                    configuration: configuration,
-                    ledger: ledger,
-                    identifiers: identifiers,
-                    pages: pages,
-                    provider: demo,
-                    mapper: payments.mapper,
-                    processor: payments.processor,
-                    clock: clock
-                )
-            },
-            stripeWebhook: payments.webhookSignature.map { signature in
-                StripeWebhookRoute(
-                    signature: signature,
-                    ledger: ledger,
-                    processor: payments.processor,
-                    metrics: metrics,
-                    logger: logger,
-                    clock: clock
-                )
-            },
-            redemptions: RedemptionAPI(
-                configuration: configuration,
-                ledger: ledger,
-                identifiers: identifiers,
-                clock: clock
-            ),
-            appSiteAssociation: AppSiteAssociationRoute(apps: configuration.apps),
-            openAPI: try OpenAPIRoute(publicDir: configuration.server.publicDir),
-            tokens: TokenAPI(
-                configuration: configuration,
-                validator: validator,
-                identifiers: identifiers,
-                ledger: ledger,
-                reporting: reporting,
-                metrics: metrics,
-                logger: logger,
-                clock: clock
-            ),
-            lineItems: LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting, clock: clock),
-            admin: AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting),
-            dashboard: DashboardRoute(
-                configuration: configuration,
-                ledger: ledger,
-                reporting: reporting,
-                pages: pages,
-                templates: try DashboardPages.load(publicDir: configuration.server.publicDir),
-                sessions: AdminSessions(
-                    identifiers: identifiers,
-                    ledger: ledger,
-                    clock: clock,
-                    isSecure: configuration.server.isSecure
-                ),
-                throttle: failedAuth,
-                clock: clock
-            ),
-            staticFiles: StaticFiles(
-                root: configuration.server.publicDir,
-                servedExtensions: StaticFiles.pageAssetExtensions
-            ),
-            rateGuard: RateGuard(
-                limiter: RateLimiter(
-                    perSecond: Double(configuration.server.rateLimitPerSecond),
-                    burst: Double(configuration.server.rateLimitBurst)
-                ),
-                trustedProxies: Set(configuration.server.trustedProxies),
-                pages: pages,
-                metrics: metrics
-            ),
-            failedAuth: failedAuth,
-            readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
+        let routes = try Self.routeDependencies(
+            configuration: configuration,
+            ledger: ledger,
+            identifiers: identifiers,
+            pages: pages,
+            reporting: reporting,
+            payments: payments,
+            notifications: notifications,
             metrics: metrics,
-            notificationPath: configuration.apple.notificationPath,
-            appStoreNotifications: AppStoreNotificationRoute(notifications: notifications)
+            logger: logger,
+            clock: clock
+        ).routeTable()
+        let router = routes.router()
+        routeRegistrations = router.registrations
+        let server = Self.httpServer(configuration: configuration, router: router, logger: logger, metrics: metrics)
+        self.server = server
+        Self.addGauges(to: metrics, server: server, ledger: ledger, reporting: reporting, clock: clock, logger: logger)
+    }
+
+    /// The token validator and failed-login throttle the routes share, with the services made so far.
+    private static func routeDependencies(
+        configuration: Configuration,
+        ledger: Ledger,
+        identifiers: Identifiers,
+        pages: Pages,
+        reporting: ReportingService,
+        payments: PaymentServices,
+        notifications: AppStoreNotifications,
+        metrics: Metrics,
+        logger: Logger,
+        clock: Clock
+    ) -> RouteDependencies {
+        RouteDependencies(
+            configuration: configuration,
+            ledger: ledger,
+            identifiers: identifiers,
+            pages: pages,
+            validator: TokenValidator(
+                apps: Dictionary(configuration.apps.map { ($0.bundleId, $0.appAppleId) }) { first, _ in first }
+            ),
+            reporting: reporting,
+            payments: payments,
+            notifications: notifications,
+            failedAuth: FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
+            metrics: metrics,
+            logger: logger,
+            clock: clock
         )
+    }
+
+    /// The HTTP core over `router`, every finished request written to the access log.
+    private static func httpServer(configuration: Configuration, router: Router, logger: Logger, metrics: Metrics)
+        -> HTTPServer
+    {
         var log = AccessLog(logger: logger, metrics: metrics, landingPaths: Set(configuration.landing.paths))
         log.notificationPath = configuration.apple.notificationPath
         log.mode = configuration.accessLog
         let accessLog = log
-        let router = routes.router()
-        routeRegistrations = router.registrations
-        let server = HTTPServer(configuration: configuration.httpServer, router: router, logger: logger) {
+        return HTTPServer(configuration: configuration.httpServer, router: router, logger: logger) {
             request,
             status,
             nanoseconds in
             accessLog.record(request, status, nanoseconds)
         }
-        self.server = server
+    }
+
+    /// Gauges read at each scrape, and every token rejection reason at zero.
+    private static func addGauges(
+        to metrics: Metrics,
+        server: HTTPServer,
+        ledger: Ledger,
+        reporting: ReportingService,
+        clock: Clock,
+        logger: Logger
+    ) {
         metrics.addGauges {
             [
                 .init(

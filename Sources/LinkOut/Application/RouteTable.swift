@@ -8,7 +8,7 @@ struct RouteTable: Sendable {
     let checkout: CheckoutRoute
     let paymentResult: PaymentResultRoute
     let demoPayment: DemoPaymentRoute?
-    let stripeWebhook: StripeWebhookRoute?
+    let paymentWebhook: PaymentWebhookRoute
     let redemptions: RedemptionAPI
     let appSiteAssociation: AppSiteAssociationRoute
     let openAPI: OpenAPIRoute
@@ -47,13 +47,11 @@ struct RouteTable: Sendable {
             router.get("/pay/demo/{intentId}", handler: demoPayment.show)
             router.post("/pay/demo/{intentId}", bodyLimit: form, handler: rateGuard.limitPage(demoPayment.submit))
         }
-        if let stripeWebhook {
-            router.post(
-                "/webhooks/stripe",
-                bodyLimit: .upTo(StripeWebhookRoute.maxBodyBytes) { stripeWebhook.tooLarge($0) },
-                handler: stripeWebhook.receive
-            )
-        }
+        router.post(
+            PaymentWebhookRoute.path,
+            bodyLimit: .upTo(paymentWebhook.maxBodyBytes) { [paymentWebhook] in paymentWebhook.tooLarge($0) },
+            handler: paymentWebhook.receive
+        )
         router.post(
             notificationPath,
             bodyLimit: .upTo(AppStoreNotificationRoute.maxBodyBytes) { [appStoreNotifications] in

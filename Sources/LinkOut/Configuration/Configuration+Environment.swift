@@ -41,28 +41,13 @@ extension Configuration {
         if let issuer = environment["LINKOUT_APPLE_ISSUER_ID"], !issuer.isEmpty { apple.issuerId = issuer }
         if let keyId = environment["LINKOUT_APPLE_KEY_ID"], !keyId.isEmpty { apple.keyId = keyId }
         if let file = environment["LINKOUT_APPLE_PRIVATE_KEY_FILE"], !file.isEmpty { apple.privateKeyFile = file }
-        if let key = environment["LINKOUT_STRIPE_SECRET_KEY"], !key.isEmpty { payments.stripe.secretKey = key }
-        if let path = environment["LINKOUT_STRIPE_SECRET_KEY_FILE"] {
-            payments.stripe.secretKey = try Self.secret(fromFile: path, field: "LINKOUT_STRIPE_SECRET_KEY_FILE")
-        }
-        if let secret = environment["LINKOUT_STRIPE_WEBHOOK_SECRET"], !secret.isEmpty {
-            payments.stripe.webhookSecret = secret
-        }
-        if let path = environment["LINKOUT_STRIPE_WEBHOOK_SECRET_FILE"] {
-            payments.stripe.webhookSecret = try Self.secret(
-                fromFile: path,
-                field: "LINKOUT_STRIPE_WEBHOOK_SECRET_FILE"
-            )
-        }
+        try payments.apply(environment: environment)
         if let secret = environment["LINKOUT_WEBHOOK_SECRET"], !secret.isEmpty { webhooks.secret = secret }
         if let path = environment["LINKOUT_WEBHOOK_SECRET_FILE"] {
             webhooks.secret = try Self.secret(fromFile: path, field: "LINKOUT_WEBHOOK_SECRET_FILE")
         }
         if let provider = environment["LINKOUT_PAYMENTS_PROVIDER"] {
-            guard let known = Payments.Provider(rawValue: provider) else {
-                throw ConfigurationError(field: "LINKOUT_PAYMENTS_PROVIDER", problem: "must be demo or stripe")
-            }
-            payments.provider = known
+            payments.provider = try Payments.provider(provider, field: "LINKOUT_PAYMENTS_PROVIDER")
         }
     }
 

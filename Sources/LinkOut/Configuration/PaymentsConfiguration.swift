@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Payments
@@ -5,19 +6,11 @@ import Payments
 extension Configuration {
     /// `payments` section: who takes the money.
     package struct Payments: Sendable {
-        package enum Provider: String, Sendable {
-            /// Runs with no keys: a page that says nothing is charged completes or cancels the payment, and
-            /// produces the same purchases and Apple line items as a real provider.
-            case demo
-            /// Stripe Checkout.
-            case stripe
-        }
-
-        package var provider = Provider.demo
+        /// Which provider takes the money, by its id in `ProviderRegistry` (`demo`, the default, or `stripe`).
+        package var provider = ProviderID.demo
         /// Apple's `taxCountry` (ISO 3166-1 alpha-3) when the provider does not say where the customer is billed
         /// (the demo provider, or a Stripe session without an address). Default `DEU`.
         package var defaultTaxCountry = "DEU"
-        package var stripe = Stripe()
         /// Rates for pricing currencies Apple does not take as reporting currencies (e.g. KWD): Apple wants
         /// such sales in EUR or USD at "the Bloomberg exchange rate from within 48 hours of the transaction
         /// date". Dated (`{"UZS": {"reportingCurrency": "EUR", "rates": {"2026-11-30": "0.000079"}}}`) or, the
@@ -27,37 +20,30 @@ extension Configuration {
         /// A file of the same shape the operator updates (e.g. daily from a rate feed); read again when it
         /// changes, its currencies taking the place of `exchangeRates`' own.
         package var exchangeRatesFile: String?
+        /// `payments.<id>` of every registered provider (keys as the provider declares them), with environment
+        /// variables and secret files applied. Only the chosen provider's is checked for what it needs.
+        package var providers: [ProviderID: ProviderSettings] = Dictionary(
+            uniqueKeysWithValues: ProviderRegistry.all.map { ($0.id, $0.emptySettings()) }
+        )
 
         package init() {}
 
-        /// `payments.stripe`.
-        package struct Stripe: Sendable {
-            /// `sk_test_…` or `sk_live_…` (`LINKOUT_STRIPE_SECRET_KEY`, or `secretKeyFile`). Never logged.
-            package var secretKey = ""
-            /// `whsec_…` of the webhook endpoint (`LINKOUT_STRIPE_WEBHOOK_SECRET`, or `webhookSecretFile`).
-            package var webhookSecret = ""
-            /// Stripe's API host; tests point it at a fake.
-            package var apiBase = "https://api.stripe.com"
-            /// Let Stripe Tax compute tax (and collect the address it needs).
-            package var automaticTax = false
-            /// How old a webhook's signed timestamp may be, in seconds (Stripe's libraries use 300).
-            package var webhookToleranceSeconds: Int64 = 300
-            /// CA certificates to trust instead of the system store (a test CA). TLS verification stays on.
-            package var caFile: String?
-
-            package init() {}
+        /// One provider setting: `payments[.stripe, "secretKey"]`.
+        package subscript(provider: ProviderID, key: String) -> String? {
+            get { providers[provider]?[key] }
+            set { providers[provider]?[key] = newValue }
         }
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Payments {
-            try section.rejectUnknownKeys([
-                "provider", "defaultTaxCountry", "stripe", "exchangeRates", "exchangeRatesFile",
-            ])
+            try section.rejectUnknownKeys(
+                Set(["provider", "defaultTaxCountry", "exchangeRates", "exchangeRatesFile"])
+                    .union(ProviderRegistry.all.map(\.id.rawValue))
+            )
             var payments = Payments()
-            let provider = try section.string("provider", default: payments.provider.rawValue)
-            guard let known = Provider(rawValue: provider) else {
-                throw ConfigurationError(field: "payments.provider", problem: "must be demo or stripe")
-            }
-            payments.provider = known
+            payments.provider = try Self.provider(
+                try section.string("provider", default: payments.provider.rawValue),
+                field: "payments.provider"
+            )
             payments.defaultTaxCountry = try section.string("defaultTaxCountry", default: payments.defaultTaxCountry)
             guard CountryCodes.isAlpha3(payments.defaultTaxCountry) else {
                 throw ConfigurationError(
@@ -69,35 +55,67 @@ extension Configuration {
             if let file = try section.optionalString("exchangeRatesFile"), !file.isEmpty {
                 payments.exchangeRatesFile = file
             }
-            let stripe = try section.section("stripe")
-            try stripe.rejectUnknownKeys([
-                "secretKey", "secretKeyFile", "webhookSecret", "webhookSecretFile", "apiBase", "automaticTax",
-                "webhookToleranceSeconds", "caFile",
-            ])
-            payments.stripe.secretKey = try stripe.string("secretKey", default: payments.stripe.secretKey)
-            if let file = try stripe.optionalString("secretKeyFile"), !file.isEmpty {
-                payments.stripe.secretKey = try Configuration.secret(
-                    fromFile: file,
-                    field: "payments.stripe.secretKeyFile"
+            for registration in ProviderRegistry.all {
+                payments.providers[registration.id] = try settings(
+                    of: registration,
+                    from: try section.section(registration.id.rawValue)
                 )
             }
-            payments.stripe.webhookSecret = try stripe.string("webhookSecret", default: payments.stripe.webhookSecret)
-            if let file = try stripe.optionalString("webhookSecretFile"), !file.isEmpty {
-                payments.stripe.webhookSecret = try Configuration.secret(
-                    fromFile: file,
-                    field: "payments.stripe.webhookSecretFile"
-                )
-            }
-            payments.stripe.apiBase = try stripe.string("apiBase", default: payments.stripe.apiBase)
-            try Configuration.requireHTTPURL(payments.stripe.apiBase, field: "payments.stripe.apiBase")
-            payments.stripe.automaticTax = try stripe.bool("automaticTax", default: payments.stripe.automaticTax)
-            payments.stripe.webhookToleranceSeconds = try stripe.integer(
-                "webhookToleranceSeconds",
-                default: payments.stripe.webhookToleranceSeconds,
-                range: 10...86_400
-            )
-            if let caFile = try stripe.optionalString("caFile"), !caFile.isEmpty { payments.stripe.caFile = caFile }
             return payments
+        }
+
+        /// A registered provider's id, or an error naming the field and the ids there are.
+        static func provider(_ text: String, field: String) throws(ConfigurationError) -> ProviderID {
+            guard let registration = ProviderRegistry.registration(ProviderID(text)) else {
+                throw ConfigurationError(field: field, problem: "must be \(ProviderRegistry.names)")
+            }
+            return registration.id
+        }
+
+        /// A provider's block as text values: its declared keys only, a secret also from `<key>File`.
+        static func settings(of registration: ProviderRegistration, from block: JSONFields)
+            throws(ConfigurationError) -> ProviderSettings
+        {
+            try block.rejectUnknownKeys(
+                Set(registration.settings.flatMap { [$0.key] + ($0.fileKey.map { [$0] } ?? []) })
+            )
+            var settings = registration.emptySettings()
+            for setting in registration.settings {
+                switch block.object[setting.key] {
+                case nil, .null: break
+                case .string(let text): settings[setting.key] = text
+                case .bool(let flag): settings[setting.key] = flag ? "true" : "false"
+                case .integer(let number): settings[setting.key] = String(number)
+                case .object:
+                    // A map of text by name (a provider's price id per product): `<key>.<name>`.
+                    for (name, value) in try block.stringMap(setting.key) { settings[setting.key + "." + name] = value }
+                default:
+                    throw ConfigurationError(
+                        field: block.name(setting.key),
+                        problem: "must be a string, true or false, a whole number, or an object of strings"
+                    )
+                }
+                if let fileKey = setting.fileKey, let file = try block.optionalString(fileKey), !file.isEmpty {
+                    settings[setting.key] = try Configuration.secret(fromFile: file, field: block.name(fileKey))
+                }
+            }
+            return settings
+        }
+
+        /// The chosen provider, made from its settings: what it needs and lacks stops the start, naming the
+        /// field (exit 2).
+        package func makeProvider() throws(ConfigurationError) -> any PaymentProvider {
+            guard let registration = ProviderRegistry.registration(provider) else {
+                throw ConfigurationError(field: "payments.provider", problem: "must be \(ProviderRegistry.names)")
+            }
+            do {
+                return try registration.make(
+                    providers[provider] ?? registration.emptySettings(),
+                    ProviderContext(defaultTaxCountry: defaultTaxCountry)
+                )
+            } catch {
+                throw ConfigurationError(field: error.field, problem: error.problem)
+            }
         }
 
         /// Exchange rates by pricing currency, from `payments.exchangeRates` or a rates file of the same shape.
@@ -166,21 +184,10 @@ extension Configuration {
             return try rates(JSONFields(object, path: field))
         }
 
-        /// Checks that need the environment applied first: a Stripe shop cannot start without its keys.
+        /// Checks that need the environment applied first: the chosen provider can be made (a Stripe shop cannot
+        /// start without its keys).
         func validate() throws(ConfigurationError) {
-            guard provider == .stripe else { return }
-            guard !stripe.secretKey.isEmpty else {
-                throw ConfigurationError(
-                    field: "payments.stripe.secretKey",
-                    problem: "is required with provider stripe (or LINKOUT_STRIPE_SECRET_KEY, or secretKeyFile)"
-                )
-            }
-            guard !stripe.webhookSecret.isEmpty else {
-                throw ConfigurationError(
-                    field: "payments.stripe.webhookSecret",
-                    problem: "is required with provider stripe (or LINKOUT_STRIPE_WEBHOOK_SECRET, or webhookSecretFile)"
-                )
-            }
+            _ = try makeProvider()
         }
     }
 }

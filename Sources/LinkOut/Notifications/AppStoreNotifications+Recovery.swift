@@ -89,7 +89,8 @@ extension AppStoreNotifications {
                 query,
                 paginationToken: checkpoint.paginationToken,
                 environment: environment,
-                bundleId: checkpoint.bundleId
+                bundleId: checkpoint.bundleId,
+                now: clock.nowMilliseconds()
             )
             let page: NotificationHistoryResponse
             switch asked {

@@ -52,7 +52,7 @@ package final class AppStoreNotifications: Sendable {
     let ledger: Ledger
     let logger: Logger
     let clock: Clock
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     init(
         configuration: Configuration,
@@ -92,6 +92,7 @@ package final class AppStoreNotifications: Sendable {
         self.ledger = ledger
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
         for reason in SignedPayloadError.Reason.allCases.map(\.rawValue) + NotificationReceiver.appReasons {
             metrics.increment("linkout_notifications_refused_total", [("reason", reason)], by: 0)
         }
@@ -182,7 +183,7 @@ package final class AppStoreNotifications: Sendable {
     /// Sweeps unprocessed notifications (left by a crash or a failed action) and runs the daily history pass,
     /// every `interval` seconds.
     func start(interval: Int64) {
-        worker.start(name: "linkout-notifications", interval: .seconds(Int(interval))) { [self] in
+        worker.start(name: "linkout-notifications", intervalMilliseconds: interval * 1000) { [self] in
             processor.processPending()
             historyPassIfDue(now: clock.nowMilliseconds())
         }

@@ -24,9 +24,6 @@ struct PaymentChangeMapper: Sendable {
     let rates: ExchangeRateSource
     /// Redemption codes and events for the developer's backend.
     let entitlements: EntitlementEvents
-    /// The provider runs with a live key (Stripe `sk_live_`/`rk_live_`): only then can an event be a real sale.
-    let liveKey: Bool
-
     /// Set while making the line items of a held event: it no longer waits behind its own hold.
     var releasing = false
 
@@ -43,16 +40,14 @@ struct PaymentChangeMapper: Sendable {
         return "an earlier line item of this token waits for an exchange rate"
     }
 
-    /// The change for a stored provider event.
-    func change(for event: StoredPaymentEvent, at now: Int64) throws -> Decision {
-        let key = (provider: event.provider, eventId: event.eventId)
-        let decoded: StripeEvent
-        do {
-            decoded = try StripeEvent.decode(Array(event.body.utf8))
-        } catch {
-            return .apply(PaymentChange(event: key, outcome: "unreadable: \(error)", at: now))
-        }
-        let payload = decoded.payload
+    /// The change for a provider's event, decoded from storage by its provider (`PaymentEventProcessor`).
+    /// `tookMoney`: the event and the provider both say live; only then is a purchase a real sale.
+    func change(
+        for payload: PaymentEvent,
+        tookMoney: Bool,
+        event key: (provider: String, eventId: String),
+        at now: Int64
+    ) throws -> Decision {
         switch payload {
         case .purchaseCompleted(var completion):
             // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
@@ -71,15 +66,13 @@ struct PaymentChangeMapper: Sendable {
                     completion.mode = product.interval == nil ? .payment : .subscription
                 }
             }
-            // Money changed hands only in live mode with a live key: a test key's events never count as sales.
-            let tookMoney = decoded.livemode && liveKey
-            return .apply(try purchase(completion, provider: event.provider, tookMoney: tookMoney, event: key, at: now))
+            return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):
-            return .apply(session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
+            return .apply(try session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
         case .purchaseFailed(let reference):
-            return .apply(session(reference.sessionId, .failed, event: key, outcome: "payment failed", at: now))
+            return .apply(try session(reference.sessionId, .failed, event: key, outcome: "payment failed", at: now))
         case .sessionExpired(let reference):
-            return .apply(session(reference.sessionId, .expired, event: key, outcome: "session expired", at: now))
+            return .apply(try session(reference.sessionId, .expired, event: key, outcome: "session expired", at: now))
         case .firstInvoicePaid(let invoice):
             return try firstInvoice(invoice, event: key, at: now)
         case .renewalPaid(let invoice):
@@ -90,6 +83,10 @@ struct PaymentChangeMapper: Sendable {
             return try self.refund(refund, event: key, at: now)
         case .disputeClosed(let dispute):
             return try disputeClosed(dispute, event: key, at: now)
+        case .refundIssued(let refund):
+            return try issuedRefund(refund, event: key, at: now)
+        case .chargebackReversed(let reversal):
+            return try chargebackReversed(reversal, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
             guard var charge = try ledger.payments.charge(key: "invoice:" + invoiceId) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
@@ -258,8 +255,13 @@ struct PaymentChangeMapper: Sendable {
         event: (provider: String, eventId: String),
         outcome: String,
         at now: Int64
-    ) -> PaymentChange {
-        PaymentChange(event: event, outcome: outcome, sessionState: (sessionId, state), at: now)
+    ) throws -> PaymentChange {
+        // Providers deliver in any order: a failed attempt or a cancellation that arrives after the payment
+        // completed (Paddle's transaction retried on its checkout, then paid) never undoes it.
+        if try ledger.payments.paymentSession(id: sessionId)?.state == .complete {
+            return PaymentChange(event: event, outcome: "ignored: the payment already completed", at: now)
+        }
+        return PaymentChange(event: event, outcome: outcome, sessionState: (sessionId, state), at: now)
     }
 
     /// Not reported (the session's completion was the start), but its payment can be refunded later: the

@@ -9,17 +9,20 @@ import Synchronization
 /// Acts on stored payment events: each becomes one `PaymentChange` (purchase, charge, session state, Apple line
 /// items) written in one transaction that also marks the event processed, so a redelivery, a crash or a second
 /// pass never makes anything twice. Events are acted on from storage, never from the request: the webhook
-/// stores first and answers, then asks for a pass. An event that arrives before what it depends on (Stripe does
-/// not promise order: a refund before its purchase) stays unprocessed and is tried again on the next pass.
+/// stores first and answers, then asks for a pass; the demo's page stores its answer the same way. Each event is
+/// decoded by its provider (`+Providers`). An event that arrives before what it depends on (providers do not
+/// promise order: a refund before its purchase) stays unprocessed and is tried again on the next pass.
 final class PaymentEventProcessor: Sendable {
     let ledger: Ledger
     let mapper: PaymentChangeMapper
+    /// The providers whose stored events this acts on, by id: each decodes (and may resolve) its own.
+    let providers: [any PaymentProvider]
     let logger: Logger
     let clock: Clock
     /// Held events are read this many at a time, by key, until all were tried.
     let heldPageSize: Int
     private let passLock = Mutex(())
-    private let worker = PeriodicWorker()
+    private let worker: PeriodicWorker
 
     /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
     /// stops redelivering after three days too.
@@ -31,6 +34,7 @@ final class PaymentEventProcessor: Sendable {
     init(
         ledger: Ledger,
         mapper: PaymentChangeMapper,
+        providers: [any PaymentProvider],
         logger: Logger,
         clock: Clock,
         heldPageSize: Int = 500,
@@ -38,8 +42,10 @@ final class PaymentEventProcessor: Sendable {
     ) {
         self.ledger = ledger
         self.mapper = mapper
+        self.providers = providers
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
         self.heldPageSize = heldPageSize
         self.onChange = onChange
     }
@@ -66,18 +72,12 @@ final class PaymentEventProcessor: Sendable {
         }
     }
 
-    /// Applies a change that no stored event carries (a demo payment), under the same lock as event passes.
-    func apply(_ change: PaymentChange) throws(StorageError) {
-        try passLock.withLock { _ throws(StorageError) in try ledger.payments.apply(change) }
-        onChange()
-    }
-
     private func process(_ event: StoredPaymentEvent) -> Bool {
         let metadata = [
             "payment.provider": event.provider, "payment.event_id": event.eventId, "payment.type": event.type,
         ]
         do {
-            switch try mapper.change(for: event, at: clock.nowMilliseconds()) {
+            switch try decision(for: event, mapper: mapper, at: clock.nowMilliseconds()) {
             case .apply(let change):
                 try ledger.payments.apply(change)
                 // A paid sale that cannot become an Apple line item, or waits for a rate, needs a person: say so
@@ -165,7 +165,9 @@ final class PaymentEventProcessor: Sendable {
         var released = 0
         for held in page where !blocked.contains(held.externalPurchaseId) {
             let now = clock.nowMilliseconds()
-            guard case .apply(let change) = try releasing.change(for: held.event, at: now), change.hold == nil else {
+            guard case .apply(let change) = try decision(for: held.event, mapper: releasing, at: now),
+                change.hold == nil
+            else {
                 blocked.insert(held.externalPurchaseId)
                 continue
             }
@@ -214,7 +216,7 @@ final class PaymentEventProcessor: Sendable {
 
     /// Passes every `interval`, or at once when woken (a webhook was stored).
     func start(interval: Int64) {
-        worker.start(name: "linkout-payments", interval: .seconds(Int(interval))) { [self] in processPending() }
+        worker.start(name: "linkout-payments", intervalMilliseconds: interval * 1000) { [self] in processPending() }
     }
 
     func wake() { worker.wake() }

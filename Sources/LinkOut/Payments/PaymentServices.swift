@@ -1,3 +1,4 @@
+import Domain
 import Lifecycle
 import Logging
 import Outbound
@@ -8,9 +9,8 @@ import Storage
 /// the money, the processor that turns its events into purchases and Apple line items, and the starter the
 /// checkout form uses.
 struct PaymentServices: Sendable {
+    /// The provider `payments.provider` names, made from its settings.
     let provider: any PaymentProvider
-    let demo: DemoPaymentProvider?
-    let webhookSignature: StripeWebhookSignature?
     let mapper: PaymentChangeMapper
     let processor: PaymentEventProcessor
     let starter: PaymentStarter
@@ -25,26 +25,9 @@ struct PaymentServices: Sendable {
         metrics: Metrics,
         logger: Logger,
         clock: Clock
-    ) {
+    ) throws {
         let payments = configuration.payments
-        switch payments.provider {
-        case .demo:
-            // A path on this server, not `publicURL`: the demo works from whatever address the person used.
-            let demo = DemoPaymentProvider(publicURL: "", taxCountry: payments.defaultTaxCountry)
-            self.demo = demo
-            provider = demo
-            webhookSignature = nil
-        case .stripe:
-            var stripe = StripePaymentProvider.Configuration(secretKey: payments.stripe.secretKey)
-            stripe.apiBase = payments.stripe.apiBase
-            stripe.caFile = payments.stripe.caFile
-            provider = StripePaymentProvider(configuration: stripe)
-            demo = nil
-            webhookSignature = StripeWebhookSignature(
-                secret: payments.stripe.webhookSecret,
-                toleranceSeconds: payments.stripe.webhookToleranceSeconds
-            )
-        }
+        provider = try payments.makeProvider()
         mapper = PaymentChangeMapper(
             ledger: ledger,
             catalog: configuration.catalog,
@@ -59,8 +42,7 @@ struct PaymentServices: Sendable {
                 ledger: ledger,
                 webhooksEnabled: configuration.webhooks.isEnabled,
                 codeLifetimeMilliseconds: configuration.redemption.codeLifetimeSeconds * 1000
-            ),
-            liveKey: payments.takesRealMoney
+            )
         )
         let webhooks =
             configuration.webhooks.isEnabled
@@ -77,6 +59,7 @@ struct PaymentServices: Sendable {
         processor = PaymentEventProcessor(
             ledger: ledger,
             mapper: mapper,
+            providers: [provider],
             logger: logger,
             clock: clock
         ) {
@@ -92,5 +75,10 @@ struct PaymentServices: Sendable {
             logger: logger,
             clock: clock
         )
+    }
+
+    /// The provider this server runs with under `id`; nil for any other (its webhooks are a 404).
+    func provider(_ id: ProviderID) -> (any PaymentProvider)? {
+        provider.id == id ? provider : nil
     }
 }

@@ -73,9 +73,9 @@ struct PaymentStarter: Sendable {
             ),
             price: CheckoutRequest.Price(currency: price.currency, amount: price.decimalText),
             language: language,
-            successURL: base + "/checkout/\(checkout.id)/done?session_id={CHECKOUT_SESSION_ID}",
+            // The provider adds how it names the session (Stripe: `?session_id={CHECKOUT_SESSION_ID}`).
+            successURL: base + "/checkout/\(checkout.id)/done",
             cancelURL: base + "/checkout/\(checkout.id)",
-            automaticTax: configuration.payments.stripe.automaticTax,
             expiresAt: expiresAt
         )
         // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
@@ -91,7 +91,7 @@ struct PaymentStarter: Sendable {
         } catch {
             let metadata = [
                 // Not the intent or checkout id: either one opens the payment page (the demo's is the link itself).
-                "payment.provider": provider.name, "error": error.description,
+                "payment.provider": provider.id.rawValue, "error": error.description,
             ]
             if error.kind == .rejected {
                 logger.error("the payment provider refused to start a payment", metadata)
@@ -111,7 +111,7 @@ struct PaymentStarter: Sendable {
         let recorded = try ledger.payments.recordPaymentSession(
             PaymentSessionRecord(
                 sessionId: redirect.sessionId,
-                provider: provider.name,
+                provider: provider.id.rawValue,
                 intentId: intentId,
                 checkoutId: checkout.id,
                 externalPurchaseId: checkout.externalPurchaseId,

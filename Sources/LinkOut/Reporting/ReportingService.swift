@@ -37,15 +37,16 @@ package final class ReportingService: Sendable {
 
     let configuration: Configuration
     let ledger: Ledger
+    /// The ledger's reports as an outbox: claimed, sent, recorded, given back.
+    let outbox: ReportOutbox
     /// The key, re-read when its file changes (checked at most once a minute, in ticks).
     let keys: RotatingCredentials
     private let httpClient: HTTPClient
     let logger: Logger
     let clock: Clock
     private let state: Mutex<Status>
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private let thread = Mutex<BackgroundThread?>(nil)
-    private let stopping = Atomic<Bool>(false)
+    /// The background loop: a pass every `pollIntervalSeconds`, sooner when a retry comes due or when woken.
+    private let worker: PeriodicWorker
     private let started = Atomic<Bool>(false)
     /// Passes finished since start (tests wait for the first one before they depend on what it saw).
     package let passesCompleted = Atomic<Int>(0)
@@ -62,8 +63,10 @@ package final class ReportingService: Sendable {
     package init(configuration: Configuration, ledger: Ledger, logger: Logger, clock: Clock = .system) {
         self.configuration = configuration
         self.ledger = ledger
+        outbox = ReportOutbox(store: ledger.reports)
         self.logger = logger
         self.clock = clock
+        worker = PeriodicWorker(clock: clock)
         let now = clock.nowMilliseconds()
         keys = RotatingCredentials(apple: configuration.apple, now: now)
         var http = HTTPClient.Configuration()
@@ -104,8 +107,6 @@ package final class ReportingService: Sendable {
     /// Starts the background thread: a tick every `pollIntervalSeconds`, or at once when woken.
     package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
-        let interval = DispatchTimeInterval.seconds(Int(configuration.reporting.pollIntervalSeconds))
-        let intervalMilliseconds = configuration.reporting.pollIntervalSeconds * 1000
         heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
         // A block carried over from before the restart is probed at once: the configuration may be fixed.
         state.withLock { state in
@@ -114,31 +115,35 @@ package final class ReportingService: Sendable {
                 state = .blocked(block)
             }
         }
-        let loop = BackgroundThread(name: "linkout-reporting") { [self] in
-            while !stopping.load(ordering: .relaxed) {
-                heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
-                tick()
-                // A retry due before the next poll (a timed-out call's backoff) starts the next pass then.
-                let next = (try? ledger.reports.dueReports(now: .max, limit: 1).first?.nextAttemptAt) ?? nil
-                // At least a second: a report due but not sent (sending blocked or paused) must not spin the loop.
-                var untilNext = next.map { max(1_000, $0 - clock.nowMilliseconds()) } ?? Int64.max
-                // Blocked: nothing goes out before the next probe.
-                if case .blocked(let block) = status {
-                    untilNext = max(1_000, block.nextProbeAt - clock.nowMilliseconds())
-                }
-                let wait =
-                    untilNext < intervalMilliseconds ? DispatchTimeInterval.milliseconds(Int(untilNext)) : interval
-                _ = wakeUp.wait(timeout: .now() + wait)
-            }
+        worker.startScheduling(
+            name: "linkout-reporting",
+            intervalMilliseconds: configuration.reporting.pollIntervalSeconds * 1000
+        ) { [self] in
+            heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
+            tick()
+            return nextPassAt()
         }
-        thread.withLock { $0 = loop }
+    }
+
+    /// When the next pass has something to send, if before the next poll: a retry's backoff (a timed-out call),
+    /// or the next probe while blocked. At least a second away: a report due but not sent (sending blocked or
+    /// paused) must not spin the loop.
+    private func nextPassAt() -> Int64? {
+        let soonest = clock.nowMilliseconds() + 1_000
+        if case .blocked(let block) = status { return max(soonest, block.nextProbeAt) }
+        do {
+            return try ledger.reports.dueReports(now: .max, limit: 1).first.map { max(soonest, $0.nextAttemptAt) }
+        } catch {
+            logger.error("due reports could not be read", ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// Whether the background thread is alive: not started (CLI), or seen within a few poll intervals and
     /// request timeouts. A stuck thread takes the instance out of readiness.
     package func isAlive(now: Int64? = nil) -> Bool {
         let now = now ?? clock.nowMilliseconds()
-        guard started.load(ordering: .relaxed), !stopping.load(ordering: .relaxed) else { return true }
+        guard started.load(ordering: .relaxed), !worker.isStopping else { return true }
         let allowance =
             (3 * configuration.reporting.pollIntervalSeconds + 2 * configuration.reporting.requestTimeoutSeconds + 60)
             * 1000
@@ -147,14 +152,12 @@ package final class ReportingService: Sendable {
 
     /// Asks for a tick now (new line items arrived).
     package func wake() {
-        wakeUp.signal()
+        worker.wake()
     }
 
     /// Stops after the current tick (a call in flight finishes or times out).
     package func stop() {
-        guard started.load(ordering: .relaxed), !stopping.exchange(true, ordering: .relaxed) else { return }
-        wakeUp.signal()
-        thread.withLock { $0 }?.join()
+        worker.stop()
     }
 
     /// One planning and sending pass; reachable so tests and the CLI can drive it. Planning goes on batch after
@@ -167,11 +170,11 @@ package final class ReportingService: Sendable {
             refreshCredentials(now: now)
             let client = self.client
             if let client { probeIfBlocked(now: now, client: client) }
-            let senders = client.map { SenderPool(service: self, client: $0, now: now) }
-            senders?.start(threads: Int(configuration.reporting.concurrency))
+            let senders = client.map { makeSenders(client: $0, now: now) }
+            senders?.start()
             // A bounded number of planning batches per pass: tokens that cannot be queued (they break Apple's
             // rules) come back in every plan and must not keep the pass going.
-            for _ in 0..<Self.planningBatchesPerPass where !stopping.load(ordering: .relaxed) {
+            for _ in 0..<Self.planningBatchesPerPass where !worker.isStopping {
                 var queued = 0
                 var planned: [PlannedReport] = []
                 do {
@@ -190,12 +193,32 @@ package final class ReportingService: Sendable {
                         )
                     }
                 }
-                senders?.moreQueued()
+                senders?.moreAdded()
                 guard planned.count >= Self.batchLimit, queued > 0 else { break }
             }
             senders?.finish()
         }
         passesCompleted.add(1, ordering: .relaxed)
+    }
+
+    /// The pass's senders: `reporting.concurrency` threads over the report outbox, a call that hangs replaced.
+    private func makeSenders(client: ExternalPurchaseAPIClient, now: Int64) -> OutboxSender<ReportOutbox> {
+        OutboxSender(
+            outbox: outbox,
+            settings: .init(
+                concurrency: Int(configuration.reporting.concurrency),
+                leaseMilliseconds: configuration.storage.leaseSeconds * 1000,
+                // Only what the senders take up soon, so no claim waits in the buffer beyond its lease.
+                claimLimit: 2 * Int(configuration.reporting.concurrency),
+                lingeringPerSender: 32,
+                fixedNow: now,
+                threadName: "linkout-report"
+            ),
+            clock: clock,
+            logger: logger,
+            maySend: { [self] now in maySend(now: now) },
+            deliver: { [self] report in send(report, client: client) }
+        )
     }
 
     /// Held line items (no token of the customer was active at their date) go on a token the app forwarded since,
@@ -271,7 +294,7 @@ package final class ReportingService: Sendable {
 
     /// Whether a sender may take another report in a pass at `now`: running, not stopping, not paused by a 429.
     func maySend(now: Int64) -> Bool {
-        !stopping.load(ordering: .relaxed) && status == .running && now >= pausedUntil.load(ordering: .relaxed)
+        !worker.isStopping && status == .running && now >= pausedUntil.load(ordering: .relaxed)
     }
 
     /// Sends one report, settles and records Apple's answer, and acts on what it means for everyone else.
@@ -280,7 +303,12 @@ package final class ReportingService: Sendable {
     func send(_ report: StoredReport, client: ExternalPurchaseAPIClient) -> Bool {
         let environment = report.environment
         let began = clock.nowMilliseconds()
-        let outcome = client.send(body: Array(report.body.utf8), environment: environment, bundleId: report.bundleId)
+        let outcome = client.send(
+            body: Array(report.body.utf8),
+            environment: environment,
+            bundleId: report.bundleId,
+            now: began
+        )
         let sentAt = clock.nowMilliseconds()
         heartbeat.store(sentAt, ordering: .relaxed)
         var answer = AppleAnswer.interpret(outcome, attempts: report.attempts, sentAt: sentAt)
@@ -288,7 +316,8 @@ package final class ReportingService: Sendable {
             let retrieved = client.retrieve(
                 requestIdentifier: report.requestIdentifier,
                 environment: environment,
-                bundleId: report.bundleId
+                bundleId: report.bundleId,
+                now: clock.nowMilliseconds()
             )
             answer = AppleAnswer.settle(
                 answer,
@@ -319,11 +348,7 @@ package final class ReportingService: Sendable {
             metadata["line_items_set_aside"] = rewrite.setAside.keys.sorted().joined(separator: ",")
         }
         do {
-            if let rewrite = answer.rewrite {
-                try ledger.reports.recordRejection(report.requestIdentifier, answer.attempt, rewrite: rewrite)
-            } else {
-                try ledger.reports.recordAttempt(report.requestIdentifier, answer.attempt)
-            }
+            try outbox.record(ReportOutbox.Attempt(attempt: answer.attempt, rewrite: answer.rewrite), for: report)
         } catch {
             // The answer is lost with the write; the report stays as it was and is sent again (same bytes, same
             // requestIdentifier), and a duplicate 400 is settled with Retrieve.

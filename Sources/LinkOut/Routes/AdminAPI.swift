@@ -2,6 +2,7 @@ import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
+import Lifecycle
 import Outbound
 import Storage
 
@@ -146,7 +147,12 @@ struct AdminAPI: Sendable {
             return JSONResponse.error(.serviceUnavailable, "no_credentials", reporting.status.description)
         }
         let environment = report.environment
-        switch client.retrieve(requestIdentifier: id, environment: environment, bundleId: report.bundleId) {
+        switch client.retrieve(
+            requestIdentifier: id,
+            environment: environment,
+            bundleId: report.bundleId,
+            now: reporting.clock.nowMilliseconds()
+        ) {
         case .success(let answer):
             return JSONResponse.json(
                 .ok,

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Lifecycle
 import Logging
+import Payments
 import Storage
 
 /// `GET /checkout/{id}` shows the catalog for one recorded visit; `POST /checkout/{id}` starts the payment for
@@ -76,14 +77,13 @@ struct CheckoutRoute: Sendable {
         context["buttons"] = .list(offered.count <= Self.maxAmountButtons ? buttons : [])
         context["tax_note"] = .text(
             pages.localization.text(
-                configuration.payments.provider == .stripe && configuration.payments.stripe.automaticTax
-                    ? "checkout_tax_added" : "checkout_tax_included",
+                payments.provider.pageTexts.addsTax ? "checkout_tax_added" : "checkout_tax_included",
                 language: language
             )
         )
         context["provider_note"] = .text(
             pages.localization.text(
-                providerNote,
+                payments.provider.pageTexts.checkoutNote,
                 language: language,
                 ["seller": seller]
             )
@@ -94,15 +94,6 @@ struct CheckoutRoute: Sendable {
         context["other_currencies"] = .list(others)
         context["has_other_currencies"] = .flag(!others.isEmpty)
         return pages.html(pages.checkout.render(context), extraHeaders: extraHeaders)
-    }
-
-    /// Who takes the payment, and whether it is real money.
-    private var providerNote: String {
-        switch configuration.payments.provider {
-        case .demo: "checkout_provider_demo"
-        case .stripe:
-            configuration.payments.takesRealMoney ? "checkout_provider_stripe" : "checkout_provider_stripe_test"
-        }
     }
 
     /// Where a subscription is cancelled. Not in the iPhone's Settings: those list only what the App Store bills.

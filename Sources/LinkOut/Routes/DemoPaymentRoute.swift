@@ -6,14 +6,15 @@ import Storage
 
 /// `GET /pay/demo/{intentId}`: the demo provider's payment page, which says plainly that nothing is charged;
 /// `POST` completes (a purchase and its Apple line item, exactly as a paid Stripe session makes them) or
-/// cancels it. Only served while `payments.provider` is `demo`.
+/// cancels it. The answer goes the way a provider's webhook goes: a `DemoEvent` is stored (deduplicated by its
+/// id, so a second click stores nothing new) and the payment processor acts on it from storage, here before
+/// the person is sent on, so the result page already shows it. Only served while `payments.provider` is `demo`.
 struct DemoPaymentRoute: Sendable {
     let configuration: Configuration
     let ledger: Ledger
     let identifiers: Identifiers
     let pages: Pages
     let provider: DemoPaymentProvider
-    let mapper: PaymentChangeMapper
     let processor: PaymentEventProcessor
     let clock: Clock
 
@@ -58,18 +59,10 @@ struct DemoPaymentRoute: Sendable {
         let now = clock.nowMilliseconds()
         switch form.field("action") {
         case "complete":
-            let completion = try provider.completion(
-                of: checkoutRequest(session, product, bundleId: checkout.bundleId),
-                at: now
-            )
-            try processor.apply(
-                try mapper.purchase(completion, provider: provider.name, tookMoney: false, event: nil, at: now)
-            )
+            try store(DemoEvent(DemoEvent.completed, request: checkoutRequest(session, product, checkout), at: now))
             return pages.seeOther(result(session))
         case "cancel":
-            try processor.apply(
-                PaymentChange(event: nil, outcome: "cancelled", sessionState: (session.sessionId, .expired), at: now)
-            )
+            try store(DemoEvent(DemoEvent.cancelled, request: checkoutRequest(session, product, checkout), at: now))
             return pages.seeOther("/checkout/" + session.checkoutId)
         default:
             return pages.message(
@@ -82,15 +75,30 @@ struct DemoPaymentRoute: Sendable {
         }
     }
 
+    /// Stores the page's answer as the demo's event, then has the processor act on it (and anything else
+    /// pending) at once.
+    private func store(_ event: DemoEvent) throws {
+        let isNew = try ledger.payments.storePaymentEvent(
+            StoredPaymentEvent(
+                provider: provider.id.rawValue,
+                eventId: event.id,
+                type: event.type,
+                body: String(decoding: try event.body(), as: UTF8.self),
+                receivedAt: event.created
+            )
+        )
+        if isNew { processor.processPending() }
+    }
+
     /// The request the session was started with, rebuilt from what the ledger recorded.
-    private func checkoutRequest(_ session: PaymentSessionRecord, _ product: Product, bundleId: String)
+    private func checkoutRequest(_ session: PaymentSessionRecord, _ product: Product, _ checkout: CheckoutRecord)
         -> CheckoutRequest
     {
         CheckoutRequest(
             intentId: session.intentId,
             checkoutId: session.checkoutId,
             externalPurchaseId: session.externalPurchaseId,
-            bundleId: bundleId,
+            bundleId: checkout.bundleId,
             product: CheckoutRequest.Product(
                 id: product.id,
                 displayName: product.name(language: session.language),
@@ -107,7 +115,8 @@ struct DemoPaymentRoute: Sendable {
         PaymentSessionRecord, Product, CheckoutRecord, AppConfiguration
     )? {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
-            let session = try ledger.payments.paymentSession(intentId: intentId), session.provider == provider.name,
+            let session = try ledger.payments.paymentSession(intentId: intentId),
+            session.provider == provider.id.rawValue,
             let product = configuration.catalog.first(where: { $0.id == session.productId }),
             let checkout = try ledger.tokens.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })

@@ -1,6 +1,7 @@
 import Crypto
 import Domain
 import HTTPServer
+import Payments
 import Storage
 
 /// `GET /checkout/{id}/done?session_id=…`: where the provider sends the person back. It tells honestly where
@@ -11,6 +12,8 @@ struct PaymentResultRoute: Sendable {
     let ledger: Ledger
     let identifiers: Identifiers
     let pages: Pages
+    /// The provider the server runs with: its texts say what a completed payment was (live, test, demo).
+    let provider: any PaymentProvider
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
@@ -36,18 +39,16 @@ struct PaymentResultRoute: Sendable {
         )
         // Every state names the order, so a person can quote it to support whatever happened.
         context["order"] = .text(session.sessionId)
-        let isDemo = session.provider == "demo"
         let texts: (title: String, message: String)
         switch session.state {
         case .complete:
             // No "Payment received" for money that never moved: the demo and Stripe's test mode say what they are.
-            if isDemo {
-                texts = ("result_demo_title", "result_demo_message")
-            } else if !configuration.payments.takesRealMoney {
-                texts = ("result_test_title", "result_test_message")
-            } else {
-                texts = ("result_paid_title", "result_paid_message")
-            }
+            // A session of another provider than the one running now (the configuration changed since): its mode
+            // is not known, so it is not called real money.
+            let completed =
+                session.provider == provider.id.rawValue
+                ? provider.pageTexts : ProviderPageTexts(checkoutNote: "", mode: .test)
+            texts = (completed.completedTitle, completed.completedMessage)
             context["paid"] = .flag(true)
             // The code rides on the way back into the app; the app's backend redeems it (once) for the purchase.
             // Showing this page never uses it up, and only the browser that paid sees it: a shared or previewed

@@ -24,6 +24,12 @@ public struct StripePaymentProvider: PaymentProvider {
         /// CA file to trust instead of the system store, and an outbound proxy, as for Apple's API.
         public var caFile: String?
         public var proxy: String?
+        /// `whsec_…` of the webhook endpoint. Never printed.
+        public var webhookSecret = ""
+        /// How old a webhook's signed timestamp may be, in seconds (Stripe's libraries use 300).
+        public var webhookToleranceSeconds: Int64 = 300
+        /// Let Stripe Tax compute tax (and collect the address it needs).
+        public var automaticTax = false
 
         public init(secretKey: String) {
             self.secretKey = secretKey
@@ -34,8 +40,8 @@ public struct StripePaymentProvider: PaymentProvider {
         }
     }
 
-    public let name = "stripe"
     public let configuration: Configuration
+    let signature: StripeWebhookSignature
     private let client: HTTPClient
     private let pause: @Sendable (Duration) -> Void
 
@@ -48,6 +54,10 @@ public struct StripePaymentProvider: PaymentProvider {
         pause: @escaping @Sendable (Duration) -> Void = StripePaymentProvider.sleep
     ) {
         self.configuration = configuration
+        signature = StripeWebhookSignature(
+            secret: configuration.webhookSecret,
+            toleranceSeconds: configuration.webhookToleranceSeconds
+        )
         if let client {
             self.client = client
         } else {
@@ -62,6 +72,8 @@ public struct StripePaymentProvider: PaymentProvider {
     }
 
     public func startCheckout(_ request: CheckoutRequest) throws(PaymentError) -> CheckoutRedirect {
+        var request = request
+        if configuration.automaticTax { request.automaticTax = true }
         let form = try Self.sessionForm(for: request)
         let httpRequest = HTTPClientRequest(
             method: "POST",

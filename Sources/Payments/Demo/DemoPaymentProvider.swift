@@ -5,7 +5,6 @@ import ExternalPurchase
 /// `PurchaseCompletion` a Stripe webhook would, so the whole loop (checkout → payment → line item → report to
 /// Apple's sandbox) runs on a laptop.
 public struct DemoPaymentProvider: PaymentProvider {
-    public let name = "demo"
     /// linkout's public base URL (`server.publicURL`), without a trailing slash.
     public let publicURL: String
     /// The billing country of demo purchases, as Apple's alpha-3 `taxCountry` (e.g. `DEU`).

@@ -1,0 +1,152 @@
+import ExternalPurchase
+import HTTPServer
+import Lifecycle
+import Logging
+import Payments
+import Storage
+
+/// The services every route is built from, made once in `Application.init`: one place that says which route
+/// gets which service.
+struct RouteDependencies: Sendable {
+    let configuration: Configuration
+    let ledger: Ledger
+    let identifiers: Identifiers
+    let pages: Pages
+    let validator: TokenValidator
+    let reporting: ReportingService
+    let payments: PaymentServices
+    let notifications: AppStoreNotifications
+    let failedAuth: FailedAuthThrottle
+    let metrics: Metrics
+    let logger: Logger
+    let clock: Clock
+
+    /// Every route of the server, wired.
+    func routeTable() throws -> RouteTable {
+        RouteTable(
+            landingPaths: configuration.landing.paths,
+            landing: landing(),
+            checkout: checkout(),
+            paymentResult: PaymentResultRoute(
+                configuration: configuration,
+                ledger: ledger,
+                identifiers: identifiers,
+                pages: pages,
+                provider: payments.provider
+            ),
+            demoPayment: demoPayment(),
+            paymentWebhook: PaymentWebhookRoute(
+                payments: payments,
+                ledger: ledger,
+                metrics: metrics,
+                logger: logger,
+                clock: clock
+            ),
+            redemptions: RedemptionAPI(
+                configuration: configuration,
+                ledger: ledger,
+                identifiers: identifiers,
+                clock: clock
+            ),
+            appSiteAssociation: AppSiteAssociationRoute(apps: configuration.apps),
+            openAPI: try OpenAPIRoute(publicDir: configuration.server.publicDir),
+            tokens: tokens(),
+            lineItems: LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting, clock: clock),
+            admin: AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting),
+            dashboard: try dashboard(),
+            staticFiles: StaticFiles(
+                root: configuration.server.publicDir,
+                servedExtensions: StaticFiles.pageAssetExtensions
+            ),
+            rateGuard: rateGuard(),
+            failedAuth: failedAuth,
+            readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
+            metrics: metrics,
+            notificationPath: configuration.apple.notificationPath,
+            appStoreNotifications: AppStoreNotificationRoute(notifications: notifications)
+        )
+    }
+
+    private func landing() -> LandingRoute {
+        LandingRoute(
+            configuration: configuration,
+            validator: validator,
+            identifiers: identifiers,
+            ledger: ledger,
+            pages: pages,
+            metrics: metrics,
+            logger: logger,
+            clock: clock
+        )
+    }
+
+    private func checkout() -> CheckoutRoute {
+        CheckoutRoute(
+            configuration: configuration,
+            identifiers: identifiers,
+            ledger: ledger,
+            pages: pages,
+            payments: payments.starter,
+            logger: logger,
+            clock: clock
+        )
+    }
+
+    private func demoPayment() -> DemoPaymentRoute? {
+        (payments.provider as? DemoPaymentProvider).map { demo in
+            DemoPaymentRoute(
+                configuration: configuration,
+                ledger: ledger,
+                identifiers: identifiers,
+                pages: pages,
+                provider: demo,
+                processor: payments.processor,
+                clock: clock
+            )
+        }
+    }
+
+    private func tokens() -> TokenAPI {
+        TokenAPI(
+            configuration: configuration,
+            validator: validator,
+            identifiers: identifiers,
+            ledger: ledger,
+            reporting: reporting,
+            metrics: metrics,
+            logger: logger,
+            clock: clock
+        )
+    }
+
+    private func dashboard() throws -> DashboardRoute {
+        DashboardRoute(
+            configuration: configuration,
+            ledger: ledger,
+            reporting: reporting,
+            pages: pages,
+            templates: try DashboardPages.load(publicDir: configuration.server.publicDir),
+            sessions: AdminSessions(
+                identifiers: identifiers,
+                ledger: ledger,
+                clock: clock,
+                isSecure: configuration.server.isSecure
+            ),
+            throttle: failedAuth,
+            clock: clock
+        )
+    }
+
+    private func rateGuard() -> RateGuard {
+        RateGuard(
+            limiter: RateLimiter(
+                perSecond: Double(configuration.server.rateLimitPerSecond),
+                burst: Double(configuration.server.rateLimitBurst),
+                clock: clock
+            ),
+            trustedProxies: Set(configuration.server.trustedProxies),
+            pages: pages,
+            metrics: metrics
+        )
+    }
+}

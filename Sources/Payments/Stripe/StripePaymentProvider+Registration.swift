@@ -1,0 +1,48 @@
+import Domain
+
+extension ProviderID {
+    /// Stripe Checkout (`payments.provider: "stripe"`).
+    public static let stripe = ProviderID("stripe")
+}
+
+extension StripePaymentProvider {
+    /// `payments.stripe` and its environment variables. Test or live follows the key (`sk_live_`, `rk_live_`).
+    public static let registration = ProviderRegistration(
+        id: .stripe,
+        settings: [
+            ProviderSetting("secretKey", environment: "LINKOUT_STRIPE_SECRET_KEY", isSecret: true),
+            ProviderSetting("webhookSecret", environment: "LINKOUT_STRIPE_WEBHOOK_SECRET", isSecret: true),
+            ProviderSetting("apiBase"),
+            ProviderSetting("automaticTax"),
+            ProviderSetting("webhookToleranceSeconds"),
+            ProviderSetting("caFile"),
+        ]
+    ) { settings, _ throws(ProviderConfigurationError) in
+        var configuration = Configuration(secretKey: try settings.required("secretKey"))
+        configuration.webhookSecret = try settings.required("webhookSecret")
+        configuration.apiBase = try settings.httpURL("apiBase", default: configuration.apiBase)
+        configuration.automaticTax = try settings.bool("automaticTax", default: false)
+        configuration.webhookToleranceSeconds = try settings.integer(
+            "webhookToleranceSeconds",
+            default: configuration.webhookToleranceSeconds,
+            range: 10...86_400
+        )
+        configuration.caFile = settings.optional("caFile")
+        return StripePaymentProvider(configuration: configuration)
+    }
+
+    public var id: ProviderID { .stripe }
+
+    /// Live only with a live key (`sk_live_`, or a restricted `rk_live_`); any other key is test mode.
+    public var mode: PaymentMode {
+        ["sk_live_", "rk_live_"].contains { configuration.secretKey.hasPrefix($0) } ? .live : .test
+    }
+
+    public var pageTexts: ProviderPageTexts {
+        ProviderPageTexts(
+            checkoutNote: mode == .live ? "checkout_provider_stripe" : "checkout_provider_stripe_test",
+            addsTax: configuration.automaticTax,
+            mode: mode
+        )
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+extension StripePaymentProvider {
+    /// Stripe's events are small; anything far larger is not one.
+    public static let webhookEndpoint = WebhookEndpoint(
+        maxBodyBytes: 256 * 1024,
+        signatureHeader: "Stripe-Signature",
+        eventName: "a Stripe event"
+    )
+
+    public var webhook: WebhookEndpoint? { Self.webhookEndpoint }
+
+    /// The signature is checked over the raw body (HMAC-SHA256 of `t.body` with the endpoint's secret, stripe.md
+    /// §4). Only the envelope is read: a signed event whose contents linkout cannot act on is still stored and
+    /// acknowledged (and shows as unreadable), never refused, or Stripe would resend it for days and then drop
+    /// it. Unknown types are stored and acknowledged too.
+    public func verifyWebhook(body: [UInt8], header: (String) -> String?, now: Int64) throws(WebhookRefusal)
+        -> WebhookEnvelope
+    {
+        do {
+            try signature.verify(header: header("stripe-signature"), body: body, nowSeconds: now / 1000)
+        } catch {
+            throw .signature(error.description)
+        }
+        guard let envelope = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let id = envelope["id"] as? String, !id.isEmpty, id.utf8.count <= 255,
+            let type = envelope["type"] as? String, type.utf8.count <= 255
+        else { throw .notAnEvent("the body is not a Stripe event") }
+        return WebhookEnvelope(eventId: id, type: type)
+    }
+
+    /// A stored Stripe event; live when Stripe says `livemode`.
+    public func decodeEvent(_ body: [UInt8]) throws -> ProviderEvent {
+        let event = try StripeEvent.decode(body)
+        return ProviderEvent(payload: event.payload, isLive: event.livemode)
+    }
+}

@@ -1,0 +1,30 @@
+import Lifecycle
+import Testing
+
+@testable import LinkOut
+
+/// The per-client token bucket refills by the injected clock: a client over its budget is let in again once the
+/// clock has moved, with no wait in real time.
+@Suite("Rate limiter")
+struct RateLimiterTests {
+    @Test func aClientOverItsBurstWaitsUntilTheClockRefillsItsBucket() {
+        let time = ManualClock(startingAt: 0)
+        let limiter = RateLimiter(perSecond: 2, burst: 3, clock: time.clock)
+        #expect((0..<3).map { _ in limiter.delay(for: "a") } == [nil, nil, nil])
+        #expect(limiter.delay(for: "a") == 1)
+        #expect(limiter.delay(for: "b") == nil)  // another client has its own bucket
+        time.advance(by: 499)
+        #expect(limiter.delay(for: "a") != nil)
+        time.advance(by: 1)
+        #expect(limiter.delay(for: "a") == nil)
+        #expect(limiter.delay(for: "a") != nil)
+        time.advance(by: 60_000)  // a full bucket holds the burst, no more
+        #expect((0..<3).map { _ in limiter.delay(for: "a") } == [nil, nil, nil])
+        #expect(limiter.delay(for: "a") != nil)
+    }
+
+    @Test func noLimitLetsEverythingThrough() {
+        let limiter = RateLimiter(perSecond: 0, burst: 0, clock: .fixed(0))
+        #expect((0..<100).allSatisfy { _ in limiter.delay(for: "a") == nil })
+    }
+}
