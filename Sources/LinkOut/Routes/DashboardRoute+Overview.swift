@@ -164,7 +164,7 @@ extension DashboardRoute {
             entries.map { entry in
                 let left = entry.noticeAt.subtractingReportingOverflow(now).partialValue
                 let what =
-                    entry.report.map { "report \($0.status) rejected" }
+                    entry.report.map { "report \($0.status.rawValue) rejected" }
                     ?? "\(entry.lineItems.count) line item(s) set aside"
                 let message = entry.appleMessage
                 return [
