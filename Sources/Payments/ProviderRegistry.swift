@@ -7,6 +7,7 @@ public enum ProviderRegistry {
     public static let all: [ProviderRegistration] = [
         DemoPaymentProvider.registration,
         StripePaymentProvider.registration,
+        PaddlePaymentProvider.registration,
     ]
 
     public static func registration(_ id: ProviderID) -> ProviderRegistration? {

@@ -1,0 +1,146 @@
+/// What a Paddle notification means for linkout, in the provider-neutral `PaymentEvent` the Stripe provider
+/// produces too. All of Paddle's meaning lives here, so a change of `PaymentEvent` is a change of this file.
+///
+/// - `transaction.completed` (Paddle fulfils on it, paddle.md §4): by `origin`, a renewal
+///   (`subscription_recurring`, Apple's `RENEWAL`, paid period from `billing_period`), a plan change
+///   (`subscription_update`, `SUBSCRIPTION_CHANGE`; prorated, possibly negative amounts), else a buy: a subscription
+///   start when it has a `subscription_id`, a one-time buy otherwise. Tax-inclusive is `grand_total`, tax
+///   `grand_total_tax` (paddle.md §3, derived).
+///   Only a transaction linkout created (`origin` `api`, or `web`) is a buy: Paddle copies `custom_data` onto every
+///   later transaction of a subscription, so a one-off charge (`subscription_charge`) or a card update
+///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout.
+/// - `transaction.payment_failed`: an attempt failed, and the transaction stays payable (the person may try another
+///   card in the same checkout), so the session is pending, not finished; `transaction.canceled`: it will never be
+///   paid.
+/// - `adjustment.created` / `.updated`: a refund counts once Paddle `approved` it (most live refunds wait for
+///   Paddle's approval; the approved amounts are the adjustment's totals). A chargeback is final when Paddle makes
+///   it (its status is not documented, paddle.md UNCONFIRMED: only `pending_approval`, `rejected` and `reversed` are
+///   taken to mean "not yet" or "no"); a `chargeback_reverse` withdraws it. Credits, warnings and their reversals move no
+///   money back to the customer and are ignored.
+/// - `subscription.canceled`: the subscription ended.
+extension PaddleNotification {
+    public var paymentEvent: PaymentEvent {
+        switch entity {
+        case .transaction(let transaction): transactionEvent(transaction)
+        case .adjustment(let adjustment): adjustmentEvent(adjustment)
+        case .subscriptionCanceled(let end):
+            .subscriptionEnded(
+                PaymentEvent.SubscriptionEnd(
+                    subscriptionId: end.subscriptionId,
+                    endedAt: end.canceledAt ?? occurredAt,
+                    externalPurchaseId: end.customData.externalPurchaseId
+                )
+            )
+        case .other: .ignored(type: eventType)
+        }
+    }
+
+    private func transactionEvent(_ transaction: PaddleTransaction) -> PaymentEvent {
+        let reference = PaymentEvent.SessionReference(
+            sessionId: transaction.id,
+            checkoutId: transaction.customData.checkoutId
+        )
+        switch eventType {
+        case "transaction.payment_failed": return .purchasePending(reference)
+        case "transaction.canceled": return .sessionExpired(reference)
+        case "transaction.completed": break
+        default: return .ignored(type: eventType)
+        }
+        switch transaction.origin {
+        case "subscription_recurring":
+            guard let payment = invoicePayment(transaction, reason: "subscription_cycle") else {
+                return .ignored(type: eventType + " without billing_period")
+            }
+            return .renewalPaid(payment)
+        case "subscription_update":
+            guard let payment = invoicePayment(transaction, reason: "subscription_update") else {
+                return .ignored(type: eventType + " without billing_period")
+            }
+            return .subscriptionChanged(payment)
+        case nil, "api", "web":
+            return .purchaseCompleted(completion(transaction))
+        case let origin?:
+            return .ignored(type: "\(eventType) (origin \(origin))")
+        }
+    }
+
+    /// A buy: the transaction linkout created for a checkout.
+    func completion(_ transaction: PaddleTransaction) -> PurchaseCompletion {
+        let subscription = transaction.subscriptionId != nil
+        return PurchaseCompletion(
+            sessionId: transaction.id,
+            checkoutId: transaction.customData.checkoutId,
+            externalPurchaseId: transaction.customData.externalPurchaseId,
+            bundleId: transaction.customData.bundleId,
+            productId: transaction.customData.productId,
+            mode: subscription ? .subscription : .payment,
+            currency: transaction.currency,
+            amountSubtotal: transaction.subtotal,
+            amountTax: transaction.grandTotalTax,
+            amountTotal: transaction.grandTotal,
+            customerCountry: transaction.countryCode,
+            // Refunds and chargebacks name the transaction: its charge is recorded under the transaction id.
+            paymentIntentId: transaction.id,
+            subscriptionId: transaction.subscriptionId,
+            completedAt: occurredAt,
+            period: subscription ? transaction.billingPeriod : nil
+        )
+    }
+
+    /// A later transaction of a subscription: a renewal or a plan change.
+    func invoicePayment(_ transaction: PaddleTransaction, reason: String) -> InvoicePayment? {
+        guard let period = transaction.billingPeriod else { return nil }
+        return InvoicePayment(
+            invoiceId: transaction.id,
+            subscriptionId: transaction.subscriptionId,
+            billingReason: reason,
+            externalPurchaseId: transaction.customData.externalPurchaseId,
+            bundleId: transaction.customData.bundleId,
+            productId: transaction.customData.productId,
+            currency: transaction.currency,
+            totalExcludingTax: transaction.grandTotal - transaction.grandTotalTax,
+            tax: transaction.grandTotalTax,
+            total: transaction.grandTotal,
+            amountPaid: max(transaction.grandTotal, 0),
+            period: period,
+            customerCountry: transaction.countryCode,
+            paymentIntentId: transaction.id,
+            paidAt: occurredAt
+        )
+    }
+
+    /// A chargeback's status is undocumented (paddle.md UNCONFIRMED): one not waiting, refused or itself reversed
+    /// is taken as made.
+    static func isFinal(_ status: String) -> Bool {
+        !["pending_approval", "rejected", "reversed"].contains(status)
+    }
+
+    private func adjustmentEvent(_ adjustment: PaddleAdjustment) -> PaymentEvent {
+        let kind: IssuedRefund.Kind
+        switch (adjustment.action, adjustment.status) {
+        case ("refund", "approved"): kind = .refund
+        case ("chargeback", let status) where Self.isFinal(status): kind = .chargeback
+        case ("chargeback_reverse", let status) where Self.isFinal(status):
+            return .chargebackReversed(
+                ChargebackReversal(
+                    reversalId: adjustment.id,
+                    paymentId: adjustment.transactionId,
+                    amount: adjustment.total,
+                    reversedAt: occurredAt
+                )
+            )
+        default: return .ignored(type: "\(eventType) (\(adjustment.action), \(adjustment.status))")
+        }
+        return .refundIssued(
+            IssuedRefund(
+                refundId: adjustment.id,
+                paymentId: adjustment.transactionId,
+                kind: kind,
+                amount: adjustment.total,
+                tax: min(adjustment.tax, adjustment.total),
+                currency: adjustment.currency,
+                refundedAt: occurredAt
+            )
+        )
+    }
+}

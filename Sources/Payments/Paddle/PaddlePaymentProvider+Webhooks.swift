@@ -1,0 +1,60 @@
+import Foundation
+
+extension PaddlePaymentProvider {
+    /// Paddle's transaction notifications carry every item with its price and product: larger than Stripe's events.
+    public static let webhookEndpoint = WebhookEndpoint(
+        maxBodyBytes: 1024 * 1024,
+        signatureHeader: "Paddle-Signature",
+        eventName: "a Paddle notification"
+    )
+
+    public var webhook: WebhookEndpoint? { Self.webhookEndpoint }
+
+    /// The signature is checked over the raw body (`PaddleWebhookSignature`); then only the envelope is read
+    /// (`event_id`, `event_type`). A signed notification linkout cannot act on is stored and acknowledged, never
+    /// refused, or Paddle would resend it for three days.
+    public func verifyWebhook(body: [UInt8], header: (String) -> String?, now: Int64) throws(WebhookRefusal)
+        -> WebhookEnvelope
+    {
+        do {
+            try signature.verify(header: header("paddle-signature"), body: body, nowSeconds: now / 1000)
+        } catch {
+            throw .signature(error.description)
+        }
+        guard let envelope = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let id = envelope["event_id"] as? String, !id.isEmpty, id.utf8.count <= 255,
+            let type = envelope["event_type"] as? String, type.utf8.count <= 255
+        else { throw .notAnEvent("the body is not a Paddle notification") }
+        return WebhookEnvelope(eventId: id, type: type)
+    }
+
+    /// A stored notification. Paddle's notifications do not say live or test: the key does (`mode`).
+    public func decodeEvent(_ body: [UInt8]) throws -> ProviderEvent {
+        ProviderEvent(payload: try PaddleNotification.decode(body).paymentEvent, isLive: true)
+    }
+
+    /// Adds the customer's country to a payment: notifications carry only the address id, so the transaction is
+    /// read with its address (`GET /transactions/{id}?include=address`, paddle.md §3). In the background
+    /// processor only; a failure leaves the event to be tried again.
+    public func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent {
+        var event = event
+        do throws(PaddleAPIError) {
+            switch event.payload {
+            case .purchaseCompleted(var completion) where completion.customerCountry == nil:
+                completion.customerCountry = try api.transaction(completion.sessionId).countryCode
+                event.payload = .purchaseCompleted(completion)
+            case .renewalPaid(var payment) where payment.customerCountry == nil:
+                payment.customerCountry = try api.transaction(payment.invoiceId).countryCode
+                event.payload = .renewalPaid(payment)
+            case .subscriptionChanged(var payment) where payment.customerCountry == nil:
+                payment.customerCountry = try api.transaction(payment.invoiceId).countryCode
+                event.payload = .subscriptionChanged(payment)
+            default:
+                break
+            }
+        } catch {
+            throw Self.paymentError(error)
+        }
+        return event
+    }
+}

@@ -1,0 +1,333 @@
+import Domain
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Paddle end to end through the real server: the checkout makes a transaction on a fake Paddle through the
+/// real libcurl client, Paddle-signed notifications arrive at `POST /webhooks/paddle`, the background processor
+/// reads the customer's country from the transaction, and a fake Apple receives the exact line items.
+@Suite("Paddle payments")
+struct PaddleFlowTests {
+    static let secret = "pdl_ntfset_01fake_linkouttests"
+    static let hostedCheckout = "https://sandbox-pay.paddle.io/hsc_01fake"
+
+    final class Harness {
+        let paddle: FakePaddleServer
+        let payments: PaymentHarness
+
+        init() throws {
+            let paddle = try FakePaddleServer()
+            paddle.setCountry("DE")
+            self.paddle = paddle
+            payments = try PaymentHarness(provider: .paddle) { configuration in
+                configuration.payments[.paddle, "apiKey"] = paddle.apiKey
+                configuration.payments[.paddle, "webhookSecret"] = PaddleFlowTests.secret
+                configuration.payments[.paddle, "apiBase"] = paddle.apiBase
+                configuration.payments[.paddle, "checkoutURL"] = PaddleFlowTests.hostedCheckout
+            }
+        }
+
+        deinit { paddle.stop() }
+
+        var live: LiveApplication { payments.live }
+
+        /// Posts a notification as Paddle delivers it.
+        func deliver(_ body: String, secret: String = PaddleFlowTests.secret, timestamp: Int64? = nil) throws
+            -> RawClient.Response
+        {
+            let delivery = FakePaddleServer.signedDelivery(
+                body,
+                secret: secret,
+                timestamp: timestamp ?? Clock.system.nowSeconds()
+            )
+            return try live.post(
+                "/webhooks/paddle",
+                contentType: "application/json",
+                body: body,
+                headers: ["Paddle-Signature": delivery.header]
+            )
+        }
+
+        /// Chooses a product and returns the transaction the checkout made.
+        func buy(_ product: String, _ checkout: PaymentHarness.Checkout) throws -> String {
+            let chosen = try payments.choose(checkout, product: product, currency: "EUR")
+            #expect(chosen.status == 303)
+            let location = try #require(chosen.header("Location"))
+            let transaction = try #require(location.split(separator: "=").last.map(String.init))
+            #expect(location == "\(PaddleFlowTests.hostedCheckout)?transaction_id=\(transaction)")
+            return transaction
+        }
+
+        func custom(_ checkout: PaymentHarness.Checkout, product: String) -> [String: String] {
+            [
+                "linkout_checkout_id": checkout.id, "external_purchase_id": checkout.externalPurchaseId,
+                "bundle_id": "com.example", "product_id": product,
+            ]
+        }
+    }
+
+    /// RFC 3339 of UNIX seconds, as Paddle writes times.
+    static func time(_ seconds: Int64, fraction: String = "") -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+            .replacingOccurrences(of: "Z", with: fraction + "Z")
+    }
+
+    @Test func aOneTimePurchaseDeliveredTwiceAndOutOfOrderIsOneLineItem() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let made = try #require(harness.paddle.transactions.first)
+        #expect(made.body == ["currency_code": "EUR", "amount": "2999"])
+        #expect(made.customData["linkout_checkout_id"] == checkout.id)
+        #expect(made.customData["external_purchase_id"] == checkout.externalPurchaseId)
+        // The same form again (a double tap, a back button) goes to the same transaction.
+        #expect(try harness.buy("pro.lifetime", checkout) == transaction)
+        #expect(harness.paddle.transactions.count == 1)
+        let now = Clock.system.nowSeconds()
+        let completed = PaddleFixtures.transaction(
+            eventId: "evt_01done",
+            occurredAt: Self.time(now, fraction: ".738971"),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        let failed = PaddleFixtures.transaction(
+            type: "transaction.payment_failed",
+            eventId: "evt_01fail",
+            occurredAt: Self.time(now - 60),
+            transactionId: transaction,
+            status: "ready",
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        // Completed twice, then the earlier failed attempt late: one purchase, still complete.
+        #expect(try harness.deliver(completed).status == 200)
+        #expect(try harness.deliver(completed).status == 200)
+        #expect(try harness.deliver(failed).status == 200)
+        try harness.payments.waitForEvents()
+        let purchases = try harness.live.application.ledger.payments.purchases(
+            externalPurchaseId: checkout.externalPurchaseId
+        )
+        #expect(purchases.count == 1)
+        #expect(purchases.first?.provider == "paddle")
+        #expect(try harness.live.application.ledger.payments.paymentSession(id: transaction)?.state == .complete)
+        // The country came from the transaction's address, asked for in the background.
+        #expect(harness.paddle.requests.contains("GET /transactions/\(transaction)?include=address"))
+        let items = harness.payments.reportedLineItems()
+        #expect(
+            try items.map { try PaymentHarness.canonical($0) } == [
+                #"{"amountTaxExclusive":25200,"amountTaxInclusive":29990,"creationDate":0,"eventType":"BUY","lineItemId":"\#(transaction)","netAmountTaxExclusive":25200,"pricingCurrency":"EUR","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":4790,"taxCountry":"DEU"}"#
+            ]
+        )
+        #expect(items.first?["creationDate"] as? Int64 == now * 1000 + 738)
+        let report = try #require(harness.payments.apple.apple.received.first?.bodyObject)
+        #expect(report["status"] as? String == "LINE_ITEM")
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    /// Paddle refusing the address read for good (a key without the permission) must not hold the sale until it is
+    /// given up unreported: it goes on with the configured tax country.
+    @Test func aRefusedAddressReadStillRecordsTheSale() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        harness.paddle.setCountry("FR")
+        harness.paddle.refuseReads(status: 403)
+        let completed = PaddleFixtures.transaction(
+            eventId: "evt_01refused",
+            occurredAt: Self.time(Clock.system.nowSeconds()),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.payments.waitForEvents()
+        let purchases = try harness.live.application.ledger.payments.purchases(
+            externalPurchaseId: checkout.externalPurchaseId
+        )
+        #expect(purchases.count == 1)
+        #expect(harness.paddle.requests.contains("GET /transactions/\(transaction)?include=address"))
+        #expect(harness.payments.reportedLineItems().map { $0["taxCountry"] as? String } == ["DEU"])
+    }
+
+    @Test func aStartARenewalAndAProratedUpgradeGiveTheExactAppleBodies() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.monthly", checkout)
+        #expect(harness.paddle.transactions.first?.body["billing_cycle"] == "1 month")
+        let now = Clock.system.nowSeconds()
+        let day: Int64 = 86_400
+        let custom = harness.custom(checkout, product: "pro.monthly")
+        let start = PaddleFixtures.transaction(
+            eventId: "evt_01start",
+            occurredAt: Self.time(now - 2),
+            transactionId: transaction,
+            origin: "web",
+            subscriptionId: "sub_01x",
+            currency: "EUR",
+            totals: .init(subtotal: 335, tax: 64, total: 399),
+            customData: custom,
+            billingPeriod: (Self.time(now - 40 * day), Self.time(now - 10 * day))
+        )
+        let renewal = PaddleFixtures.transaction(
+            eventId: "evt_01renew",
+            occurredAt: Self.time(now - 1),
+            transactionId: "txn_01renew",
+            origin: "subscription_recurring",
+            subscriptionId: "sub_01x",
+            currency: "EUR",
+            totals: .init(subtotal: 335, tax: 64, total: 399),
+            customData: custom,
+            billingPeriod: (Self.time(now - 10 * day), Self.time(now + 20 * day))
+        )
+        let upgrade = PaddleFixtures.transaction(
+            eventId: "evt_01upgrade",
+            occurredAt: Self.time(now),
+            transactionId: "txn_01upgrade",
+            origin: "subscription_update",
+            subscriptionId: "sub_01x",
+            currency: "EUR",
+            totals: .init(subtotal: 210, tax: 40, total: 250),
+            customData: custom,
+            billingPeriod: (Self.time(now), Self.time(now + 20 * day))
+        )
+        harness.paddle.addTransaction("txn_01renew", customData: custom)
+        harness.paddle.addTransaction("txn_01upgrade", customData: custom)
+        for body in [start, renewal, upgrade] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+        }
+        let items = harness.payments.reportedLineItems()
+        let ms = { (seconds: Int64) in seconds * 1000 }
+        #expect(
+            try items.map { try PaymentHarness.canonical($0) } == [
+                #"{"amountTaxExclusive":3350,"amountTaxInclusive":3990,"creationDate":0,"eventType":"BUY","lineItemId":"\#(transaction)","netAmountTaxExclusive":3350,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"reportingCurrency":"EUR","subscriptionDaysOfPaidService":0,"subscriptionEndDate":\#(ms(now - 10 * day)),"subscriptionEvent":"SUBSCRIPTION_START","subscriptionStartDate":\#(ms(now - 40 * day)),"taxAmount":640,"taxCountry":"DEU"}"#,
+                #"{"amountTaxExclusive":3350,"amountTaxInclusive":3990,"creationDate":0,"eventType":"BUY","lineItemId":"txn_01renew","netAmountTaxExclusive":3350,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","subscriptionDaysOfPaidService":30,"subscriptionEndDate":\#(ms(now + 20 * day)),"subscriptionEvent":"RENEWAL","subscriptionStartDate":\#(ms(now - 10 * day)),"taxAmount":640,"taxCountry":"DEU"}"#,
+                #"{"amountTaxExclusive":2100,"amountTaxInclusive":2500,"creationDate":0,"eventType":"BUY","lineItemId":"txn_01upgrade","netAmountTaxExclusive":2100,"pricingCurrency":"EUR","productIdentifier":"pro.monthly","productType":"SUBSCRIPTION","quantity":1,"referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","subscriptionDaysOfPaidService":40,"subscriptionEndDate":\#(ms(now + 20 * day)),"subscriptionEvent":"SUBSCRIPTION_CHANGE","subscriptionStartDate":\#(ms(now)),"taxAmount":400,"taxCountry":"DEU"}"#,
+            ]
+        )
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+        // Paddle's cancellation ends the subscription.
+        let canceled = PaddleFixtures.subscriptionCanceled(
+            eventId: "evt_01cancel",
+            occurredAt: Self.time(now),
+            subscriptionId: "sub_01x",
+            canceledAt: Self.time(now),
+            customData: custom
+        )
+        #expect(try harness.deliver(canceled).status == 200)
+        try harness.payments.waitForEvents()
+        #expect(try harness.live.application.ledger.payments.purchase(id: transaction)?.status == .ended)
+    }
+
+    @Test func aPartialRefundApprovedLaterAndAChargebackSumToTheBuy() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        let completed = PaddleFixtures.transaction(
+            eventId: "evt_02done",
+            occurredAt: Self.time(now - 3),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        func adjustment(
+            _ event: String,
+            _ type: String,
+            _ id: String,
+            _ action: String,
+            _ status: String,
+            _ total: Int64,
+            _ tax: Int64
+        ) -> String {
+            PaddleFixtures.adjustment(
+                type: type,
+                eventId: event,
+                occurredAt: Self.time(now - 1),
+                adjustmentId: id,
+                action: action,
+                status: status,
+                transactionId: transaction,
+                currency: "EUR",
+                total: total,
+                tax: tax
+            )
+        }
+        let bodies = [
+            completed,
+            // Asked for, then approved (and touched again later): one refund.
+            adjustment("evt_02a", "adjustment.created", "adj_01refund", "refund", "pending_approval", 1000, 160),
+            adjustment("evt_02b", "adjustment.updated", "adj_01refund", "refund", "approved", 1000, 160),
+            adjustment("evt_02c", "adjustment.updated", "adj_01refund", "refund", "approved", 1000, 160),
+            // The rest charged back by the card holder's bank.
+            adjustment("evt_02d", "adjustment.created", "adj_01cb", "chargeback", "approved", 1999, 319),
+        ]
+        for body in bodies {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+        }
+        let items = harness.payments.reportedLineItems()
+        #expect(
+            try items.map { try PaymentHarness.canonical($0) } == [
+                #"{"amountTaxExclusive":25200,"amountTaxInclusive":29990,"creationDate":0,"eventType":"BUY","lineItemId":"\#(transaction)","netAmountTaxExclusive":25200,"pricingCurrency":"EUR","productIdentifier":"pro.lifetime","productType":"ONE_TIME_BUY","quantity":1,"reportingCurrency":"EUR","taxAmount":4790,"taxCountry":"DEU"}"#,
+                #"{"amountTaxExclusive":8403,"amountTaxInclusive":10000,"creationDate":0,"eventType":"REFUND","lineItemId":"\#(transaction):refund:1000","netAmountTaxExclusive":16797,"pricingCurrency":"EUR","referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","taxAmount":1597,"taxCountry":"DEU"}"#,
+                #"{"amountTaxExclusive":16797,"amountTaxInclusive":19990,"creationDate":0,"eventType":"REFUND","lineItemId":"\#(transaction):dispute:adj_01cb","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","taxAmount":3193,"taxCountry":"DEU"}"#,
+            ]
+        )
+        let refunds = items.filter { $0["eventType"] as? String == "REFUND" }
+        #expect(refunds.compactMap { $0["amountTaxInclusive"] as? Int }.reduce(0, +) == 29990)
+        #expect(refunds.compactMap { $0["taxAmount"] as? Int }.reduce(0, +) == 4790)
+        #expect(try harness.live.application.ledger.payments.purchase(id: transaction)?.status == .refunded)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    @Test func wrongOldAndMissingSignaturesAre400AndStoreNothing() throws {
+        let harness = try Harness()
+        let body =
+            #"{"event_id":"evt_03","event_type":"customer.created","occurred_at":"2026-01-01T00:00:00Z","data":{}}"#
+        #expect(try harness.deliver(body, secret: "pdl_ntfset_wrong").status == 400)
+        #expect(try harness.deliver(body, timestamp: Clock.system.nowSeconds() - 61).status == 400)
+        #expect(try harness.live.post("/webhooks/paddle", contentType: "application/json", body: body).status == 400)
+        let stripeSigned = try harness.payments.deliver(body)
+        #expect(stripeSigned.status == 404 || stripeSigned.status == 400)
+        #expect(try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10).isEmpty)
+        #expect(try harness.deliver(body).status == 200)
+        #expect(
+            try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10).count == 1
+        )
+        let log = harness.live.logLines.all.joined(separator: "\n")
+        #expect(!log.contains(harness.paddle.apiKey))
+        #expect(!log.contains(PaddleFlowTests.secret))
+    }
+
+    @Test func a429OrA5xxAtCheckoutShowsTheRetryPageAndNeverTwoTransactions() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        harness.paddle.enqueue(.respond(status: 429), .createThenRespond(status: 502))
+        for _ in 0..<2 {
+            let page = try harness.payments.choose(checkout, product: "pro.lifetime", currency: "EUR")
+            #expect(page.status == 200)
+            #expect(page.text.contains("Payment is not available right now"))
+            #expect(page.text.contains(#"name="product" value="pro.lifetime""#))
+        }
+        // Paddle made one after the 502; the retry button finds it instead of making a second.
+        #expect(harness.paddle.transactions.count == 1)
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        #expect(transaction == harness.paddle.transactions.first?.id)
+        #expect(try harness.buy("pro.lifetime", checkout) == transaction)
+        #expect(harness.paddle.transactions.count == 1)
+        #expect(harness.paddle.requests.filter { $0.hasPrefix("POST") }.count == 2)
+    }
+}
