@@ -1,25 +1,33 @@
-/// What a provider's event means for linkout, independent of how the provider spells it. The application
-/// stores the raw event first (deduplicated by its id), then acts on this.
+/// What a provider's event means for linkout, independent of how the provider spells it: each provider decodes
+/// its own events into these (`PaymentProvider.decodeEvent`), and the mapper sees nothing else. The application
+/// stores the raw event first (deduplicated by provider and event id), then acts on this. The words are neutral;
+/// Stripe's names are given as examples.
 public enum PaymentEvent: Sendable, Equatable {
-    /// Paid (or nothing to pay): report a buy. A one-time purchase or the start of a subscription.
+    /// Paid (or nothing to pay): report a buy. A one-time purchase or the start of a subscription (its first
+    /// period in `PurchaseCompletion.period` when the provider says it).
     case purchaseCompleted(PurchaseCompletion)
-    /// The session completed with a delayed payment method that has not paid yet (`payment_status` `unpaid`):
-    /// nothing to report until `…async_payment_succeeded` arrives.
+    /// The checkout completed with a payment that has not cleared yet (Stripe: `payment_status` `unpaid`):
+    /// nothing to report until it is paid.
     case purchasePending(SessionReference)
-    /// A delayed payment failed (`checkout.session.async_payment_failed`): nothing to report.
+    /// A delayed payment failed: nothing to report.
     case purchaseFailed(SessionReference)
-    /// The session expired unpaid (`checkout.session.expired`).
+    /// The payment session ended unpaid: it expired, or the person cancelled it.
     case sessionExpired(SessionReference)
-    /// The first invoice of a subscription (`subscription_create`). Not reported: the session completion is the
-    /// start. It carries the first period, which the start's line item needs.
+    /// The first payment of a subscription when the provider sends it apart from the checkout's completion
+    /// (Stripe's `subscription_create` invoice). Not reported: the completion was the start. It carries the
+    /// first period, which the start's line item needs, and the payment a later refund names.
     case firstInvoicePaid(InvoicePayment)
-    /// A renewal (`subscription_cycle`): report a `RENEWAL`.
+    /// A renewal, with the period it paid for: report a `RENEWAL`.
     case renewalPaid(InvoicePayment)
-    /// A plan change or proration was paid (`subscription_update`): report a `SUBSCRIPTION_CHANGE`.
+    /// A plan change was billed (prorated; the amount may be negative when the change is a credit): report a
+    /// `SUBSCRIPTION_CHANGE`, paid days carried on.
     case subscriptionChanged(InvoicePayment)
-    /// A charge was refunded, fully or partly: report a refund of the new part.
+    /// A payment was refunded, fully or partly, as far as the provider has approved it. `amountRefunded` is what
+    /// is refunded of the payment so far, this refund included, so the mapper reports only the new part; a
+    /// provider that reports each refund on its own sums the approved ones first (in `resolve`, from its API).
     case refunded(ChargeRefund)
-    /// A dispute closed (`charge.dispute.closed`): lost, a chargeback reported as a refund; won, nothing.
+    /// A dispute (chargeback) reached its end: lost, the money went back and is reported as a `REFUND` (Apple
+    /// reports chargebacks as refunds); won or withdrawn, nothing was reported, so nothing is reported now.
     case disputeClosed(DisputeClosure)
     /// A refund or chargeback that is a record of its own (Paddle's adjustments): its amount is this one alone, and
     /// its id makes it once, however often it is delivered. Report a `REFUND` of it.
@@ -27,19 +35,19 @@ public enum PaymentEvent: Sendable, Equatable {
     /// A chargeback was reversed (Paddle's `chargeback_reverse`): the money went back to the seller, so the
     /// `REFUND` reported for the chargeback is withdrawn.
     case chargebackReversed(ChargebackReversal)
-    /// The subscription ended (`customer.subscription.deleted`): no more renewals.
+    /// The subscription ended (Stripe: `customer.subscription.deleted`): no more renewals; the developer's backend
+    /// gets `subscription.ended`.
     case subscriptionEnded(SubscriptionEnd)
-    /// A subscription invoice was paid by this PaymentIntent (`invoice_payment.paid`). Since API version basil
-    /// neither the invoice nor the charge names the other, so this is how a refund of a subscription payment
-    /// finds the line item it refunds.
+    /// Links a subscription payment to the name a later refund uses for it (Stripe's `invoice_payment.paid`: since
+    /// API version basil neither the invoice nor the charge names the other).
     case invoicePaymentLinked(invoiceId: String, paymentIntentId: String)
-    /// Anything else (other event types, other billing reasons such as `manual`): acknowledged, not acted on.
+    /// Anything else (other event types, other billing reasons): stored, acknowledged, not acted on.
     case ignored(type: String)
 
     /// A session named by an event that reports nothing.
     public struct SessionReference: Sendable, Equatable {
         public var sessionId: String
-        /// linkout's checkout id (`client_reference_id`).
+        /// linkout's checkout id (Stripe: `client_reference_id`).
         public var checkoutId: String?
 
         public init(sessionId: String, checkoutId: String?) {
@@ -50,7 +58,7 @@ public enum PaymentEvent: Sendable, Equatable {
 
     public struct SubscriptionEnd: Sendable, Equatable {
         public var subscriptionId: String
-        /// `ended_at` in UNIX ms, when Stripe gives it.
+        /// When it ended, UNIX ms, when the provider says.
         public var endedAt: Int64?
         public var externalPurchaseId: String?
 

@@ -2,7 +2,7 @@ import Domain
 import Foundation
 
 /// A provider's configuration as the operator wrote it: `payments.<id>` with environment variables and secret
-/// files applied, every value as text (`true`, `300`). The provider reads it when it is made, and each read
+/// files applied, every value as text (`true`, `300`; an object of strings as `<key>.<name>`, read with `map`). The provider reads it when it is made, and each read
 /// names the field when a value is missing or wrong.
 public struct ProviderSettings: Sendable, Equatable {
     public let provider: ProviderID
@@ -70,6 +70,15 @@ public struct ProviderSettings: Sendable, Equatable {
             throw ProviderConfigurationError(field: field(key), problem: "must be an absolute http or https URL")
         }
         return value
+    }
+
+    /// A key whose value is an object of strings in the block (`"prices": {"pro.lifetime": "pri_…"}`), by name.
+    public func map(_ key: String) -> [String: String] {
+        var map: [String: String] = [:]
+        for (name, value) in values where name.hasPrefix(key + ".") {
+            map[String(name.dropFirst(key.count + 1))] = value
+        }
+        return map
     }
 
     /// An optional value; nil when absent or empty.

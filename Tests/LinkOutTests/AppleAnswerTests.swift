@@ -170,7 +170,7 @@ import Testing
         for attempts: Int64 in [0, 1, 5, 30] {
             let ceiling = min(3_600_000, 5_000 * (Int64(1) << min(attempts, 20)))
             for _ in 0..<50 {
-                let delay = AppleAnswer.backoffMilliseconds(attempts: attempts)
+                let delay = Backoff.jittered.milliseconds(attempts: attempts)
                 #expect(delay >= max(1_000, ceiling / 2) && delay <= ceiling)
             }
         }
@@ -213,9 +213,9 @@ import Testing
     }
 
     @Test func backoffDoublesFromFiveSecondsToAnHour() {
-        #expect(WebhookSender.backoffMilliseconds(attempts: 0) == 5_000)
-        #expect(WebhookSender.backoffMilliseconds(attempts: 3) == 40_000)
-        #expect(WebhookSender.backoffMilliseconds(attempts: 30) == 3_600_000)
+        #expect(Backoff.exact.milliseconds(attempts: 0) == 5_000)
+        #expect(Backoff.exact.milliseconds(attempts: 3) == 40_000)
+        #expect(Backoff.exact.milliseconds(attempts: 30) == 3_600_000)
     }
 
     // MARK: Apple's rejections (spec §5.6)

@@ -1,6 +1,8 @@
+import Domain
 import Foundation
 import HTTPServer
 import Logging
+import Payments
 
 /// One line and one metric sample per answered request, labelled by route: never the path or query, which can
 /// hold a token or a checkout id.
@@ -44,6 +46,12 @@ struct AccessLog: Sendable {
             return path.hasSuffix("/qr.svg") ? "payment_qr" : "checkout"
         }
         if path.hasPrefix("/pay/demo/") { return "demo_payment" }
+        // `stripe_webhook`: one label per registered provider, never one per path someone makes up.
+        if path.hasPrefix("/webhooks/"),
+            let provider = ProviderRegistry.all.first(where: { "/webhooks/" + $0.id.rawValue == path })
+        {
+            return provider.id.rawValue + "_webhook"
+        }
         if path.hasPrefix("/static/") { return "static" }
         if path.hasPrefix("/v1/tokens/") { return "line_items_api" }
         if path == "/admin" || path.hasPrefix("/admin/") { return "admin" }
@@ -51,7 +59,6 @@ struct AccessLog: Sendable {
         switch path {
         case "/v1/tokens": return "tokens_api"
         case "/v1/backend/tokens": return "backend_tokens_api"
-        case "/webhooks/stripe": return "stripe_webhook"
         case "/v1/redemptions": return "redemptions_api"
         case "/v1/purchases": return "purchases_api"
         case "/.well-known/apple-app-site-association": return "app_site_association"

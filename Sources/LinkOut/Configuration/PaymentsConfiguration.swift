@@ -73,7 +73,7 @@ extension Configuration {
         }
 
         /// A provider's block as text values: its declared keys only, a secret also from `<key>File`.
-        private static func settings(of registration: ProviderRegistration, from block: JSONFields)
+        static func settings(of registration: ProviderRegistration, from block: JSONFields)
             throws(ConfigurationError) -> ProviderSettings
         {
             try block.rejectUnknownKeys(
@@ -86,10 +86,13 @@ extension Configuration {
                 case .string(let text): settings[setting.key] = text
                 case .bool(let flag): settings[setting.key] = flag ? "true" : "false"
                 case .integer(let number): settings[setting.key] = String(number)
+                case .object:
+                    // A map of text by name (a provider's price id per product): `<key>.<name>`.
+                    for (name, value) in try block.stringMap(setting.key) { settings[setting.key + "." + name] = value }
                 default:
                     throw ConfigurationError(
                         field: block.name(setting.key),
-                        problem: "must be a string, true or false, or a whole number"
+                        problem: "must be a string, true or false, a whole number, or an object of strings"
                     )
                 }
                 if let fileKey = setting.fileKey, let file = try block.optionalString(fileKey), !file.isEmpty {

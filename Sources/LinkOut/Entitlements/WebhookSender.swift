@@ -17,6 +17,7 @@ final class WebhookSender: Sendable {
     /// How long a claimed delivery stays this instance's (see `Lease`).
     let leaseMilliseconds: Int64
     let ledger: Ledger
+    let outbox: WebhookOutbox
     let client: HTTPClient
     let metrics: Metrics
     let logger: Logger
@@ -40,34 +41,46 @@ final class WebhookSender: Sendable {
         http.totalTimeout = .seconds(configuration.timeoutSeconds)
         client = HTTPClient(configuration: http)
         self.ledger = ledger
+        outbox = WebhookOutbox(store: ledger.entitlements)
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
         worker = PeriodicWorker(clock: clock)
     }
 
-    /// One pass: every due delivery once. Returns how many were delivered.
+    /// One pass: every due delivery once, one at a time in each purchase's order. Returns how many were
+    /// delivered.
     @discardableResult
     func deliverDue() -> Int {
         passLock.withLock { _ in
-            var delivered = 0
-            do {
-                // Claimed, not just read: another instance on the same database skips it while we send. One at
-                // a time, so no claim waits here behind a slow receiver beyond its lease; 100 at most a pass.
-                for _ in 0..<100 where !worker.isStopping {
-                    let now = clock.nowMilliseconds()
-                    let claimed = try ledger.entitlements.claimDueWebhooks(
-                        now: now,
-                        limit: 1,
-                        leaseUntil: now + leaseMilliseconds
-                    )
-                    guard let delivery = claimed.first else { break }
-                    if try send(delivery) { delivered += 1 }
+            let delivered = Atomic<Int>(0)
+            OutboxSender(
+                outbox: outbox,
+                settings: .init(
+                    concurrency: 1,
+                    leaseMilliseconds: leaseMilliseconds,
+                    // One per look, sent at once: no claim waits here behind a slow receiver beyond its lease.
+                    claimLimit: 1,
+                    // A receiver's events go in order: a slow one is waited for, not overtaken.
+                    lingeringPerSender: 0,
+                    fixedNow: nil,
+                    threadName: "linkout-webhook"
+                ),
+                clock: clock,
+                logger: logger,
+                maySend: { [worker] _ in !worker.isStopping }
+            ) { [self] delivery in
+                do {
+                    guard try send(delivery) else { return false }
+                    delivered.add(1, ordering: .relaxed)
+                    return true
+                } catch {
+                    logger.error("webhook attempt not recorded", ["error": "\(error)"])
+                    return false
                 }
-            } catch {
-                logger.error("webhook outbox could not be read", ["error": "\(error)"])
             }
-            return delivered
+            .run()
+            return delivered.load(ordering: .relaxed)
         }
     }
 
@@ -97,7 +110,7 @@ final class WebhookSender: Sendable {
         let at = clock.nowMilliseconds()
         let metadata = ["webhook.event_id": delivery.eventId, "webhook.type": delivery.type]
         if problem == nil {
-            try ledger.entitlements.recordWebhookAttempt(
+            try outbox.record(
                 WebhookAttempt(
                     eventId: delivery.eventId,
                     state: .delivered,
@@ -105,7 +118,8 @@ final class WebhookSender: Sendable {
                     error: nil,
                     nextAttemptAt: at,
                     at: at
-                )
+                ),
+                for: delivery
             )
             metrics.increment("linkout_webhooks_total", [("outcome", "delivered")])
             logger.info("webhook delivered", metadata)
@@ -114,15 +128,16 @@ final class WebhookSender: Sendable {
         // The window counts from the event's creation, but an event that waited behind an earlier one of its
         // purchase still gets a fair number of tries of its own.
         let givingUp = at - delivery.createdAt >= retryForMilliseconds && delivery.attempts + 1 >= Self.leastTries
-        try ledger.entitlements.recordWebhookAttempt(
+        try outbox.record(
             WebhookAttempt(
                 eventId: delivery.eventId,
                 state: givingUp ? .failed : .pending,
                 httpStatus: status,
                 error: problem,
-                nextAttemptAt: at + Self.backoffMilliseconds(attempts: delivery.attempts),
+                nextAttemptAt: WebhookOutbox.retryAt(at, attempts: delivery.attempts),
                 at: at
-            )
+            ),
+            for: delivery
         )
         metrics.increment("linkout_webhooks_total", [("outcome", givingUp ? "failed" : "retry")])
         if givingUp {
@@ -141,12 +156,6 @@ final class WebhookSender: Sendable {
 
     /// Tries every event gets before it can be given up.
     static let leastTries: Int64 = 8
-
-    /// 5 s doubling to an hour: a receiver down for a deploy is retried within seconds, one down for a day is
-    /// not hammered.
-    static func backoffMilliseconds(attempts: Int64) -> Int64 {
-        min(3_600_000, 5_000 * (Int64(1) << min(attempts, 20)))
-    }
 
     /// Passes every `interval` seconds, or at once when woken (a purchase made an event).
     func start(interval: Int64) {

@@ -73,7 +73,8 @@ struct PaymentStarter: Sendable {
             ),
             price: CheckoutRequest.Price(currency: price.currency, amount: price.decimalText),
             language: language,
-            successURL: base + "/checkout/\(checkout.id)/done?session_id={CHECKOUT_SESSION_ID}",
+            // The provider adds how it names the session (Stripe: `?session_id={CHECKOUT_SESSION_ID}`).
+            successURL: base + "/checkout/\(checkout.id)/done",
             cancelURL: base + "/checkout/\(checkout.id)",
             expiresAt: expiresAt
         )

@@ -38,7 +38,7 @@ package struct AppleAnswer: Sendable {
         _ outcome: ExternalPurchaseAPIClient.Outcome,
         attempts: Int64,
         sentAt: Int64,
-        backoff: (Int64) -> Int64 = backoffMilliseconds
+        backoff: (Int64) -> Int64 = ReportOutbox.backoff.milliseconds
     ) -> AppleAnswer {
         switch outcome {
         case .accepted:
@@ -186,7 +186,7 @@ package struct AppleAnswer: Sendable {
         requestIdentifier: String,
         attempts: Int64,
         sentAt: Int64,
-        backoff: (Int64) -> Int64 = backoffMilliseconds
+        backoff: (Int64) -> Int64 = ReportOutbox.backoff.milliseconds
     ) -> AppleAnswer {
         switch retrieved {
         case .success(let answer) where answer.status == 200 && answer.body.contains(requestIdentifier):
@@ -244,7 +244,7 @@ package struct AppleAnswer: Sendable {
         body: String,
         attempts: Int64,
         sentAt: Int64,
-        backoff: (Int64) -> Int64 = backoffMilliseconds
+        backoff: (Int64) -> Int64 = ReportOutbox.backoff.milliseconds
     ) -> AppleAnswer {
         var answer = AppleAnswer(
             attempt: ReportAttempt(
@@ -292,12 +292,5 @@ package struct AppleAnswer: Sendable {
                 + "the token NO_LINE_ITEM (linkout report resend|restate|retract|no-line-item)"
         }
         return answer
-    }
-
-    /// Exponential backoff with equal jitter: between half and all of 5 s × 2^attempts, capped at an hour, at
-    /// least 1 s. The random half spreads retries of many reports that failed together.
-    package static func backoffMilliseconds(attempts: Int64) -> Int64 {
-        let ceiling = min(3_600_000, 5_000 * (Int64(1) << min(attempts, 20)))
-        return max(1_000, Int64.random(in: ceiling / 2...ceiling))
     }
 }

@@ -37,11 +37,7 @@ extension ReportingService {
         guard case .blocked(let block) = status, now >= block.nextProbeAt else { return }
         let due: [StoredReport]
         do {
-            due = try ledger.reports.claimDueReports(
-                now: now,
-                limit: 1,
-                leaseUntil: now + configuration.storage.leaseSeconds * 1000
-            )
+            due = try outbox.claimDue(now: now, limit: 1, leaseUntil: now + configuration.storage.leaseSeconds * 1000)
         } catch {
             logger.error("due reports could not be read", ["error": "\(error)"])
             return

@@ -36,6 +36,8 @@ package final class ReportingService: Sendable {
 
     let configuration: Configuration
     let ledger: Ledger
+    /// The ledger's reports as an outbox: claimed, sent, recorded, given back.
+    let outbox: ReportOutbox
     /// The key, re-read when its file changes (checked at most once a minute, in ticks).
     let keys: RotatingCredentials
     private let httpClient: HTTPClient
@@ -60,6 +62,7 @@ package final class ReportingService: Sendable {
     package init(configuration: Configuration, ledger: Ledger, logger: Logger, clock: Clock = .system) {
         self.configuration = configuration
         self.ledger = ledger
+        outbox = ReportOutbox(store: ledger.reports)
         self.logger = logger
         self.clock = clock
         worker = PeriodicWorker(clock: clock)
@@ -166,8 +169,8 @@ package final class ReportingService: Sendable {
             refreshCredentials(now: now)
             let client = self.client
             if let client { probeIfBlocked(now: now, client: client) }
-            let senders = client.map { SenderPool(service: self, client: $0, now: now) }
-            senders?.start(threads: Int(configuration.reporting.concurrency))
+            let senders = client.map { makeSenders(client: $0, now: now) }
+            senders?.start()
             // A bounded number of planning batches per pass: tokens that cannot be queued (they break Apple's
             // rules) come back in every plan and must not keep the pass going.
             for _ in 0..<Self.planningBatchesPerPass where !worker.isStopping {
@@ -189,12 +192,32 @@ package final class ReportingService: Sendable {
                         )
                     }
                 }
-                senders?.moreQueued()
+                senders?.moreAdded()
                 guard planned.count >= Self.batchLimit, queued > 0 else { break }
             }
             senders?.finish()
         }
         passesCompleted.add(1, ordering: .relaxed)
+    }
+
+    /// The pass's senders: `reporting.concurrency` threads over the report outbox, a call that hangs replaced.
+    private func makeSenders(client: ExternalPurchaseAPIClient, now: Int64) -> OutboxSender<ReportOutbox> {
+        OutboxSender(
+            outbox: outbox,
+            settings: .init(
+                concurrency: Int(configuration.reporting.concurrency),
+                leaseMilliseconds: configuration.storage.leaseSeconds * 1000,
+                // Only what the senders take up soon, so no claim waits in the buffer beyond its lease.
+                claimLimit: 2 * Int(configuration.reporting.concurrency),
+                lingeringPerSender: 32,
+                fixedNow: now,
+                threadName: "linkout-report"
+            ),
+            clock: clock,
+            logger: logger,
+            maySend: { [self] now in maySend(now: now) },
+            deliver: { [self] report in send(report, client: client) }
+        )
     }
 
     /// Held line items (no token of the customer was active at their date) go on a token the app forwarded since,
@@ -324,11 +347,7 @@ package final class ReportingService: Sendable {
             metadata["line_items_set_aside"] = rewrite.setAside.keys.sorted().joined(separator: ",")
         }
         do {
-            if let rewrite = answer.rewrite {
-                try ledger.reports.recordRejection(report.requestIdentifier, answer.attempt, rewrite: rewrite)
-            } else {
-                try ledger.reports.recordAttempt(report.requestIdentifier, answer.attempt)
-            }
+            try outbox.record(ReportOutbox.Attempt(attempt: answer.attempt, rewrite: answer.rewrite), for: report)
         } catch {
             // The answer is lost with the write; the report stays as it was and is sent again (same bytes, same
             // requestIdentifier), and a duplicate 400 is settled with Retrieve.

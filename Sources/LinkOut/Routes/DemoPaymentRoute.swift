@@ -115,7 +115,8 @@ struct DemoPaymentRoute: Sendable {
         PaymentSessionRecord, Product, CheckoutRecord, AppConfiguration
     )? {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
-            let session = try ledger.payments.paymentSession(intentId: intentId), session.provider == provider.id.rawValue,
+            let session = try ledger.payments.paymentSession(intentId: intentId),
+            session.provider == provider.id.rawValue,
             let product = configuration.catalog.first(where: { $0.id == session.productId }),
             let checkout = try ledger.tokens.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })

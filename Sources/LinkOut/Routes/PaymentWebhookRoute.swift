@@ -50,14 +50,14 @@ struct PaymentWebhookRoute: Sendable {
                 now: clock.nowMilliseconds()
             )
         } catch .signature(let reason) {
-            logger.warning("\(name) webhook refused", ["reason": reason])
+            logger.warning("payment webhook refused", ["payment.provider": name, "reason": reason])
             return refuse(
                 .badRequest,
                 "invalid_signature",
                 "The \(webhook.signatureHeader) header does not verify."
             )
         } catch .notAnEvent(let reason) {
-            logger.warning("\(name) webhook refused", ["reason": reason])
+            logger.warning("payment webhook refused", ["payment.provider": name, "reason": reason])
             return refuse(.badRequest, "invalid_event", "The body is not \(webhook.eventName).")
         }
         let isNew = try ledger.payments.storePaymentEvent(

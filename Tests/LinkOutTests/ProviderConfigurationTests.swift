@@ -1,0 +1,81 @@
+import Domain
+import Foundation
+import Payments
+import Testing
+
+@testable import LinkOut
+
+/// `payments.<id>`: each provider's block is read from the keys the provider declares, with its environment
+/// variables and secret files over it, and the chosen provider is made from it at start.
+@Suite("Provider configuration")
+struct ProviderConfigurationTests {
+    @Test func aBlockIsReadAsTheProviderDeclaresIt() throws {
+        let configuration = try Configuration.parse(
+            Data(
+                #"{"payments": {"provider": "stripe", "stripe": {"secretKey": "sk_live_x", "webhookSecret": "whsec_x", "automaticTax": true, "webhookToleranceSeconds": 60}}}"#
+                    .utf8
+            )
+        )
+        #expect(configuration.payments.provider == .stripe)
+        #expect(configuration.payments[.stripe, "automaticTax"] == "true")
+        #expect(configuration.payments[.stripe, "webhookToleranceSeconds"] == "60")
+        let provider = try configuration.payments.makeProvider()
+        #expect(provider.id == .stripe)
+        #expect(provider.mode == .live)
+        #expect(provider.pageTexts.addsTax)
+        // A key the provider does not declare, or a block of a provider there is not, is refused with its field.
+        for (json, field) in [
+            (#"{"payments": {"stripe": {"secretKy": "sk_test_x"}}}"#, "payments.stripe"),
+            (#"{"payments": {"paypal": {}}}"#, "payments"),
+            (#"{"payments": {"stripe": {"apiBase": ["x"]}}}"#, "payments.stripe.apiBase"),
+        ] {
+            do {
+                _ = try Configuration.parse(Data(json.utf8))
+                Issue.record("accepted \(json)")
+            } catch {
+                #expect(error.field.hasPrefix(field), "\(json): \(error.field)")
+            }
+        }
+    }
+
+    @Test func environmentVariablesAndSecretFilesGoOverTheBlock() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-secret-\(UUID())")
+        try Data("whsec_from_file\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var configuration = try Configuration.parse(
+            Data(#"{"payments": {"stripe": {"secretKey": "sk_test_block", "webhookSecret": "whsec_block"}}}"#.utf8)
+        )
+        try configuration.apply(
+            environment: [
+                "LINKOUT_PAYMENTS_PROVIDER": "stripe", "LINKOUT_STRIPE_SECRET_KEY": "sk_test_env",
+                "LINKOUT_STRIPE_WEBHOOK_SECRET_FILE": file.path,
+            ]
+        )
+        #expect(configuration.payments.provider == .stripe)
+        #expect(configuration.payments[.stripe, "secretKey"] == "sk_test_env")
+        #expect(configuration.payments[.stripe, "webhookSecret"] == "whsec_from_file")
+        #expect(throws: ConfigurationError.self) {
+            try configuration.apply(environment: ["LINKOUT_PAYMENTS_PROVIDER": "paypal"])
+        }
+    }
+
+    /// A provider may take an object of strings (a price id per product): it reads it back by name.
+    @Test func anObjectOfStringsIsReadAsAMap() throws {
+        let registration = ProviderRegistration(
+            id: ProviderID("shop"),
+            settings: [ProviderSetting("prices"), ProviderSetting("apiKey", isSecret: true)]
+        ) { _, _ in DemoPaymentProvider(publicURL: "") }
+        let block = JSONFields(
+            [
+                "prices": .object(["pro.lifetime": .string("pri_1"), "pro.monthly": .string("pri_2")]),
+                "apiKey": .string("key"),
+            ],
+            path: "payments.shop"
+        )
+        let settings = try Configuration.Payments.settings(of: registration, from: block)
+        #expect(settings.map("prices") == ["pro.lifetime": "pri_1", "pro.monthly": "pri_2"])
+        #expect(settings.optional("apiKey") == "key")
+        let wrong = JSONFields(["prices": .object(["pro.lifetime": .integer(1)])], path: "payments.shop")
+        #expect(throws: ConfigurationError.self) { try Configuration.Payments.settings(of: registration, from: wrong) }
+    }
+}
