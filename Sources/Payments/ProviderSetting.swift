@@ -7,11 +7,15 @@ public struct ProviderSetting: Sendable, Equatable {
     public var environment: String?
     /// A secret: never printed, and also read from a file (`<key>File` in the block, or the variable's `_FILE`).
     public var isSecret: Bool
+    /// An object of strings by name (a price id per product), read with `ProviderSettings.map`; any other key
+    /// refuses an object, so a value the provider would not read is never taken silently.
+    public var isMap: Bool
 
-    public init(_ key: String, environment: String? = nil, isSecret: Bool = false) {
+    public init(_ key: String, environment: String? = nil, isSecret: Bool = false, isMap: Bool = false) {
         self.key = key
         self.environment = environment
         self.isSecret = isSecret
+        self.isMap = isMap
     }
 
     /// The block's key for a secret kept in a file.

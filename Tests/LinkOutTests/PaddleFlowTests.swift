@@ -159,6 +159,32 @@ struct PaddleFlowTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// Paddle refusing the address read for good (a key without the permission) must not hold the sale until it is
+    /// given up unreported: it goes on with the configured tax country.
+    @Test func aRefusedAddressReadStillRecordsTheSale() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        harness.paddle.setCountry("FR")
+        harness.paddle.refuseReads(status: 403)
+        let completed = PaddleFixtures.transaction(
+            eventId: "evt_01refused",
+            occurredAt: Self.time(Clock.system.nowSeconds()),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.payments.waitForEvents()
+        let purchases = try harness.live.application.ledger.payments.purchases(
+            externalPurchaseId: checkout.externalPurchaseId
+        )
+        #expect(purchases.count == 1)
+        #expect(harness.paddle.requests.contains("GET /transactions/\(transaction)?include=address"))
+        #expect(harness.payments.reportedLineItems().map { $0["taxCountry"] as? String } == ["DEU"])
+    }
+
     @Test func aStartARenewalAndAProratedUpgradeGiveTheExactAppleBodies() throws {
         let harness = try Harness()
         let checkout = try harness.payments.openCheckout()

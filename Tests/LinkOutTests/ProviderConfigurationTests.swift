@@ -63,7 +63,7 @@ struct ProviderConfigurationTests {
     @Test func anObjectOfStringsIsReadAsAMap() throws {
         let registration = ProviderRegistration(
             id: ProviderID("shop"),
-            settings: [ProviderSetting("prices"), ProviderSetting("apiKey", isSecret: true)]
+            settings: [ProviderSetting("prices", isMap: true), ProviderSetting("apiKey", isSecret: true)]
         ) { _, _ in DemoPaymentProvider(publicURL: "") }
         let block = JSONFields(
             [
@@ -77,5 +77,10 @@ struct ProviderConfigurationTests {
         #expect(settings.optional("apiKey") == "key")
         let wrong = JSONFields(["prices": .object(["pro.lifetime": .integer(1)])], path: "payments.shop")
         #expect(throws: ConfigurationError.self) { try Configuration.Payments.settings(of: registration, from: wrong) }
+        // An object where the provider expects one value is refused, never taken and left unread.
+        let notAMap = JSONFields(["apiKey": .object(["a": .string("b")])], path: "payments.shop")
+        #expect(throws: ConfigurationError.self) {
+            try Configuration.Payments.settings(of: registration, from: notAMap)
+        }
     }
 }

@@ -64,6 +64,23 @@ struct PaddleNotificationTests {
         #expect(completion.period == SubscriptionPeriod(start: 1_777_717_127_000, end: 1_780_395_527_000))
     }
 
+    /// Paddle copies `custom_data` onto a subscription's later transactions: a one-off charge or a card update
+    /// names the same checkout, and must not become a second purchase of it.
+    @Test(arguments: ["subscription_charge", "subscription_payment_method_change"])
+    func laterTransactionsOfASubscriptionAreNoBuy(origin: String) throws {
+        let body = PaddleFixtures.transaction(
+            eventId: "evt_01o",
+            occurredAt: "2026-05-09T10:18:49Z",
+            transactionId: "txn_01o",
+            origin: origin,
+            subscriptionId: "sub_01b",
+            totals: .init(subtotal: 0, tax: 0, total: 0),
+            customData: custom,
+            billingPeriod: ("2026-05-02T10:18:47Z", "2026-06-02T10:18:47Z")
+        )
+        #expect(try decode(body).paymentEvent == .ignored(type: "transaction.completed (origin \(origin))"))
+    }
+
     @Test func aRecurringTransactionIsARenewalAndAnUpdateIsAPlanChangeReadSigned() throws {
         let renewal = PaddleFixtures.transaction(
             eventId: "evt_01c",
@@ -162,6 +179,8 @@ struct PaddleNotificationTests {
             try event("chargeback_warning", "approved")
                 == .ignored(type: "adjustment.updated (chargeback_warning, approved)")
         )
+        // A chargeback first seen already reversed moved no money: no refund to report.
+        #expect(try event("chargeback", "reversed") == .ignored(type: "adjustment.updated (chargeback, reversed)"))
     }
 
     @Test func aCanceledSubscriptionEnds() throws {
@@ -199,7 +218,7 @@ struct PaddleNotificationTests {
         )
         #expect(
             try decode(failed).paymentEvent
-                == .purchaseFailed(PaymentEvent.SessionReference(sessionId: "txn_f", checkoutId: "chk_1"))
+                == .purchasePending(PaymentEvent.SessionReference(sessionId: "txn_f", checkoutId: "chk_1"))
         )
         #expect(throws: StripeEventError.notJSON) { try decode("[]") }
         #expect(throws: StripeEventError.missingField("occurred_at")) {

@@ -32,6 +32,7 @@ package final class FakePaddleServer: Sendable {
         let transactions = Mutex<[Transaction]>([])
         let requests = Mutex<[String]>([])
         let country = Mutex<String>("US")
+        let readRefusal = Mutex<Int?>(nil)
     }
 
     package let apiKey: String
@@ -70,6 +71,9 @@ package final class FakePaddleServer: Sendable {
     package func enqueue(_ behaviors: Behavior...) {
         shared.script.withLock { $0.append(contentsOf: behaviors) }
     }
+
+    /// Every read of a transaction answers `status` from now on (a key without the permission: 403).
+    package func refuseReads(status: Int) { shared.readRefusal.withLock { $0 = status } }
 
     /// The country of every transaction's address (ISO alpha-2).
     package func setCountry(_ code: String) { shared.country.withLock { $0 = code } }
@@ -170,6 +174,9 @@ package final class FakePaddleServer: Sendable {
 
     private static func read(_ request: HTTPRequest, shared: Shared, apiKey: String) -> (Int, String) {
         if let refusal = authorized(request, shared: shared, apiKey: apiKey) { return refusal }
+        if let status = shared.readRefusal.withLock({ $0 }) {
+            return (status, error("forbidden", "scripted \(status)"))
+        }
         let id = request.pathParameters["id"] ?? ""
         guard let transaction = shared.transactions.withLock({ $0.first { $0.id == id } }) else {
             return (404, error("not_found", "Entity \(id) not found"))

@@ -28,6 +28,15 @@ struct RouteTable: Sendable {
     /// buffering any of it (`GET` routes take none). The handlers check the same limits.
     func router() -> Router {
         var router = Router()
+        addPages(to: &router)
+        addAPIs(to: &router)
+        addAdmin(to: &router)
+        addOperations(to: &router)
+        return router
+    }
+
+    /// The landings, the checkout and the payment pages, and the providers' webhooks.
+    private func addPages(to router: inout Router) {
         let form = BodyLimit.upTo(CheckoutRoute.maxFormBytes)
         for path in landingPaths {
             router.addDeferred("GET", path) { [rateGuard, landing] request, responder in
@@ -53,6 +62,10 @@ struct RouteTable: Sendable {
             bodyLimit: .upTo(paymentWebhook.maxBodyBytes) { [paymentWebhook] in paymentWebhook.tooLarge($0) },
             handler: paymentWebhook.receive
         )
+    }
+
+    /// Apple's notifications and the JSON APIs for the app and its backend.
+    private func addAPIs(to router: inout Router) {
         router.post(
             notificationPath,
             bodyLimit: .upTo(AppStoreNotificationRoute.maxBodyBytes) { [appStoreNotifications] in
@@ -85,6 +98,10 @@ struct RouteTable: Sendable {
             bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge),
             handler: rateGuard.limit(failedAuth.guarding(lineItems.post))
         )
+    }
+
+    /// The operator's dashboard and admin API.
+    private func addAdmin(to router: inout Router) {
         router.get("/admin", handler: dashboard.show)
         router.post("/admin/login", bodyLimit: .upTo(DashboardRoute.maxFormBytes), handler: dashboard.login)
         router.post("/admin/logout", bodyLimit: .upTo(DashboardRoute.maxFormBytes), handler: dashboard.logout)
@@ -100,6 +117,10 @@ struct RouteTable: Sendable {
         router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))
         router.get("/admin/purchases.csv", handler: failedAuth.guarding(admin.purchasesCSV))
         router.get("/admin/webhooks", handler: failedAuth.guarding(admin.webhooks))
+    }
+
+    /// Health, readiness, metrics and static files.
+    private func addOperations(to router: inout Router) {
         router.get("/readyz") { [readiness] _ in readiness.response() }
         router.get("/healthz", execution: .eventLoop) { _ in
             HTTPResponse(
@@ -125,7 +146,6 @@ struct RouteTable: Sendable {
                 body: Array(metrics.render().utf8)
             )
         }
-        return router
     }
 
     /// The operator's answers to a token that needs attention (see `ReportActions`).

@@ -86,13 +86,14 @@ extension Configuration {
                 case .string(let text): settings[setting.key] = text
                 case .bool(let flag): settings[setting.key] = flag ? "true" : "false"
                 case .integer(let number): settings[setting.key] = String(number)
-                case .object:
+                case .object where setting.isMap:
                     // A map of text by name (a provider's price id per product): `<key>.<name>`.
                     for (name, value) in try block.stringMap(setting.key) { settings[setting.key + "." + name] = value }
                 default:
                     throw ConfigurationError(
                         field: block.name(setting.key),
-                        problem: "must be a string, true or false, a whole number, or an object of strings"
+                        problem: setting.isMap
+                            ? "must be an object of strings" : "must be a string, true or false, or a whole number"
                     )
                 }
                 if let fileKey = setting.fileKey, let file = try block.optionalString(fileKey), !file.isEmpty {

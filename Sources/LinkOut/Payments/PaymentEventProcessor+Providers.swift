@@ -1,4 +1,5 @@
 import Domain
+import Logging
 import Payments
 import Storage
 
@@ -26,6 +27,14 @@ extension PaymentEventProcessor {
         }
         do {
             decoded = try provider.resolve(decoded)
+        } catch  where error.kind == .rejected {
+            // The provider refused for good (a key without the permission, a removed record): waiting would only
+            // end in giving the payment up after three days, unreported. It goes on without the details (the
+            // configured tax country stands in for the customer's), and the operator hears of it.
+            logger.error(
+                "payment event completed without the provider's details",
+                ["provider": provider.id.rawValue, "event": event.eventId, "error": error.description]
+            )
         } catch {
             return .wait("\(provider.id.rawValue) could not complete the event: \(error.description)")
         }

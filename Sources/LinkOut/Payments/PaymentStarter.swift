@@ -60,8 +60,32 @@ struct PaymentStarter: Sendable {
             guard tokenExpiry - nowSeconds >= Self.shortestSessionSeconds else { return .linkExpiring }
             expiresAt = tokenExpiry
         }
+        let request = checkoutRequest(
+            intentId: intentId,
+            checkout: checkout,
+            product: product,
+            price: price,
+            language: language,
+            expiresAt: expiresAt
+        )
+        // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
+        guard inFlight.begin(intentId) else { return .unavailable }
+        defer { inFlight.end(intentId) }
+        guard let redirect = callProvider(request) else { return .unavailable }
+        return .redirect(try record(redirect, for: request, price: price, browserSession: browserSession))
+    }
+
+    /// What the provider is asked for: the product in the page's language, and linkout's own way back.
+    private func checkoutRequest(
+        intentId: String,
+        checkout: CheckoutRecord,
+        product: Product,
+        price: Money,
+        language: String,
+        expiresAt: Int64?
+    ) -> CheckoutRequest {
         let base = configuration.server.baseURL
-        let request = CheckoutRequest(
+        return CheckoutRequest(
             intentId: intentId,
             checkoutId: checkout.id,
             externalPurchaseId: checkout.externalPurchaseId,
@@ -78,16 +102,17 @@ struct PaymentStarter: Sendable {
             cancelURL: base + "/checkout/\(checkout.id)",
             expiresAt: expiresAt
         )
-        // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
-        guard inFlight.begin(intentId) else { return .unavailable }
-        defer { inFlight.end(intentId) }
-        let redirect: CheckoutRedirect
+    }
+
+    /// The provider's payment page for `request`, or nil (logged) when it cannot give one now.
+    private func callProvider(_ request: CheckoutRequest) -> CheckoutRedirect? {
         do throws(PaymentError) {
-            redirect = try provider.startCheckout(request)
+            let redirect = try provider.startCheckout(request)
             // Only an https page or one of linkout's own paths: never a `javascript:` or other scheme.
             guard redirect.url.hasPrefix("https://") || redirect.url.hasPrefix("/") else {
                 throw PaymentError(.rejected, "the provider answered with a payment page that is not https")
             }
+            return redirect
         } catch {
             let metadata = [
                 // Not the intent or checkout id: either one opens the payment page (the demo's is the link itself).
@@ -98,12 +123,24 @@ struct PaymentStarter: Sendable {
             } else {
                 logger.warning("the payment provider is unavailable", metadata)
             }
-            return .unavailable
+            return nil
         }
+    }
+
+    /// Records the intent and the provider's session before the person is sent there; returns where to send them
+    /// (the session recorded first, should two requests race).
+    private func record(
+        _ redirect: CheckoutRedirect,
+        for request: CheckoutRequest,
+        price: Money,
+        browserSession: String
+    )
+        throws -> String
+    {
         let now = clock.nowMilliseconds()
         _ = try ledger.tokens.recordCheckoutIntent(
-            checkoutId: checkout.id,
-            productId: product.id,
+            checkoutId: request.checkoutId,
+            productId: request.product.id,
             currency: price.currency,
             amount: price.decimalText,
             at: now
@@ -112,13 +149,13 @@ struct PaymentStarter: Sendable {
             PaymentSessionRecord(
                 sessionId: redirect.sessionId,
                 provider: provider.id.rawValue,
-                intentId: intentId,
-                checkoutId: checkout.id,
-                externalPurchaseId: checkout.externalPurchaseId,
-                productId: product.id,
+                intentId: request.intentId,
+                checkoutId: request.checkoutId,
+                externalPurchaseId: request.externalPurchaseId,
+                productId: request.product.id,
                 currency: price.currency,
                 amount: price.decimalText,
-                language: language,
+                language: request.language,
                 url: redirect.url,
                 state: .open,
                 createdAt: now,
@@ -126,7 +163,7 @@ struct PaymentStarter: Sendable {
                 browserHash: identifiers.browserHash(session: browserSession)
             )
         )
-        return .redirect(recorded.url)
+        return recorded.url
     }
 
     /// Stripe's shortest Checkout Session (stripe.md §2), plus a minute for the call itself.

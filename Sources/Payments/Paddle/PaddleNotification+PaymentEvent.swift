@@ -6,11 +6,16 @@
 ///   (`subscription_update`, `SUBSCRIPTION_CHANGE`; prorated, possibly negative amounts), else a buy: a subscription
 ///   start when it has a `subscription_id`, a one-time buy otherwise. Tax-inclusive is `grand_total`, tax
 ///   `grand_total_tax` (paddle.md §3, derived).
-/// - `transaction.payment_failed`: the payment failed; `transaction.canceled`: the transaction will never be paid.
+///   Only a transaction linkout created (`origin` `api`, or `web`) is a buy: Paddle copies `custom_data` onto every
+///   later transaction of a subscription, so a one-off charge (`subscription_charge`) or a card update
+///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout.
+/// - `transaction.payment_failed`: an attempt failed, and the transaction stays payable (the person may try another
+///   card in the same checkout), so the session is pending, not finished; `transaction.canceled`: it will never be
+///   paid.
 /// - `adjustment.created` / `.updated`: a refund counts once Paddle `approved` it (most live refunds wait for
 ///   Paddle's approval; the approved amounts are the adjustment's totals). A chargeback is final when Paddle makes
-///   it (its status is not documented, paddle.md UNCONFIRMED: only `pending_approval` and `rejected` are taken to
-///   mean "not yet" or "no"); a `chargeback_reverse` withdraws it. Credits, warnings and their reversals move no
+///   it (its status is not documented, paddle.md UNCONFIRMED: only `pending_approval`, `rejected` and `reversed` are
+///   taken to mean "not yet" or "no"); a `chargeback_reverse` withdraws it. Credits, warnings and their reversals move no
 ///   money back to the customer and are ignored.
 /// - `subscription.canceled`: the subscription ended.
 extension PaddleNotification {
@@ -36,7 +41,7 @@ extension PaddleNotification {
             checkoutId: transaction.customData.checkoutId
         )
         switch eventType {
-        case "transaction.payment_failed": return .purchaseFailed(reference)
+        case "transaction.payment_failed": return .purchasePending(reference)
         case "transaction.canceled": return .sessionExpired(reference)
         case "transaction.completed": break
         default: return .ignored(type: eventType)
@@ -52,8 +57,10 @@ extension PaddleNotification {
                 return .ignored(type: eventType + " without billing_period")
             }
             return .subscriptionChanged(payment)
-        default:
+        case nil, "api", "web":
             return .purchaseCompleted(completion(transaction))
+        case let origin?:
+            return .ignored(type: "\(eventType) (origin \(origin))")
         }
     }
 
@@ -102,12 +109,18 @@ extension PaddleNotification {
         )
     }
 
+    /// A chargeback's status is undocumented (paddle.md UNCONFIRMED): one not waiting, refused or itself reversed
+    /// is taken as made.
+    static func isFinal(_ status: String) -> Bool {
+        !["pending_approval", "rejected", "reversed"].contains(status)
+    }
+
     private func adjustmentEvent(_ adjustment: PaddleAdjustment) -> PaymentEvent {
         let kind: IssuedRefund.Kind
         switch (adjustment.action, adjustment.status) {
         case ("refund", "approved"): kind = .refund
-        case ("chargeback", let status) where status != "pending_approval" && status != "rejected": kind = .chargeback
-        case ("chargeback_reverse", let status) where status != "pending_approval" && status != "rejected":
+        case ("chargeback", let status) where Self.isFinal(status): kind = .chargeback
+        case ("chargeback_reverse", let status) where Self.isFinal(status):
             return .chargebackReversed(
                 ChargebackReversal(
                     reversalId: adjustment.id,
