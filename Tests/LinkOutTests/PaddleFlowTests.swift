@@ -354,18 +354,24 @@ struct PaddleFlowTests {
         #expect(try harness.buy("pro.lifetime", checkout) == transaction)
         #expect(harness.paddle.transactions.count == 1)
         #expect(harness.paddle.requests.filter { $0.hasPrefix("POST") }.count == 2)
-        // The card is declined on Paddle's page: the person comes back to "not completed".
-        let failed = PaddleFixtures.transaction(
-            type: "transaction.payment_failed",
-            eventId: "evt_04fail",
-            occurredAt: Self.time(Clock.system.nowSeconds()),
-            transactionId: transaction,
-            status: "ready",
-            currency: "EUR",
-            totals: .init(subtotal: 2999, tax: 0, total: 2999),
-            customData: harness.custom(checkout, product: "pro.lifetime")
-        )
-        #expect(try harness.deliver(failed).status == 200)
+        // The card is declined on Paddle's page: the transaction stays payable, so the person comes back to
+        // "being processed"; once Paddle cancels it, to "not completed".
+        let attempt = { (type: String, event: String) in
+            PaddleFixtures.transaction(
+                type: type,
+                eventId: event,
+                occurredAt: Self.time(Clock.system.nowSeconds()),
+                transactionId: transaction,
+                status: "ready",
+                currency: "EUR",
+                totals: .init(subtotal: 2999, tax: 0, total: 2999),
+                customData: harness.custom(checkout, product: "pro.lifetime")
+            )
+        }
+        #expect(try harness.deliver(attempt("transaction.payment_failed", "evt_04fail")).status == 200)
+        try harness.payments.waitForEvents()
+        #expect(try harness.returnFromPaddle(checkout).text.contains("Payment is being processed"))
+        #expect(try harness.deliver(attempt("transaction.canceled", "evt_04cancel")).status == 200)
         try harness.payments.waitForEvents()
         #expect(try harness.returnFromPaddle(checkout).text.contains("Payment not completed"))
     }

@@ -14,7 +14,7 @@ extension PaddlePaymentProvider {
             ProviderSetting("webhookSecret", environment: "LINKOUT_PADDLE_WEBHOOK_SECRET", isSecret: true),
             ProviderSetting("checkoutURL"),
             ProviderSetting("apiBase"),
-            ProviderSetting("priceIds"),
+            ProviderSetting("priceIds", isMap: true),
             ProviderSetting("webhookToleranceSeconds"),
             ProviderSetting("caFile"),
         ]
