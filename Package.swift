@@ -122,7 +122,7 @@ let fuzzTargets: [(name: String, target: String, dependencies: [Target.Dependenc
     ("token", "LinkOutFuzzToken", ["ExternalPurchase"]),
     ("notification-jws", "LinkOutFuzzNotificationJWS", ["ExternalPurchase", "LinkOutFuzzSupport"]),
     ("x509", "LinkOutFuzzX509", ["Crypto", "LinkOutFuzzSupport"]),
-    ("apple-report-error", "LinkOutFuzzAppleReportError", ["LinkOut", "ExternalPurchase", "Storage"]),
+    ("apple-report-error", "LinkOutFuzzAppleReportError", ["Domain", "LinkOut", "ExternalPurchase", "Storage"]),
     ("notification-history", "LinkOutFuzzNotificationHistory", ["ExternalPurchase", "LinkOutFuzzSupport"]),
     ("stripe-event", "LinkOutFuzzStripeEvent", ["Payments"]),
     ("stripe-signature", "LinkOutFuzzStripeSignature", ["Payments"]),

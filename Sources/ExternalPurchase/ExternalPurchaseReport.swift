@@ -1,25 +1,20 @@
+import Domain
+
 /// The body of Apple's Send External Purchase Report call (`ExternalPurchaseReport`), with Apple's JSON names.
 public struct ExternalPurchaseReport: Sendable, Equatable, Codable {
-    /// Apple's report statuses.
-    public enum Status: String, Sendable, Codable, CaseIterable {
-        /// The token has transactions (or corrections to them).
-        case lineItem = "LINE_ITEM"
-        /// The token "didn't result in any successful transactions".
-        case noLineItem = "NO_LINE_ITEM"
-        /// A token from a notification that this server has no record of.
-        case unrecognizedToken = "UNRECOGNIZED_TOKEN"
-        /// A custom-link token of a customer who has another active token of the same type.
-        case duplicateToken = "DUPLICATE_TOKEN"
-    }
-
     /// A UUID; new for each new report, the same for each retry of one report.
     public var requestIdentifier: String
     public var externalPurchaseId: String
-    public var status: Status
+    public var status: ReportStatus
     /// Only with `LINE_ITEM`.
     public var lineItems: [LineItem]?
 
-    public init(requestIdentifier: String, externalPurchaseId: String, status: Status, lineItems: [LineItem]? = nil) {
+    public init(
+        requestIdentifier: String,
+        externalPurchaseId: String,
+        status: ReportStatus,
+        lineItems: [LineItem]? = nil
+    ) {
         self.requestIdentifier = requestIdentifier
         self.externalPurchaseId = externalPurchaseId
         self.status = status

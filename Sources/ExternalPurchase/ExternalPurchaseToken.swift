@@ -1,3 +1,5 @@
+import Domain
+
 /// The decoded JSON of an external purchase token (Apple: "Receiving and decoding external purchase tokens").
 ///
 /// The token is not signed, so nothing here proves it came from Apple; `TokenValidator` checks it for shape and
@@ -72,10 +74,4 @@ public struct ExternalPurchaseToken: Sendable, Equatable, Codable {
         guard let expiry = tokenExpirationDate else { return true }
         return milliseconds <= expiry
     }
-}
-
-/// Apple's two environments for tokens and reports.
-public enum Environment: String, Sendable, Codable, CaseIterable {
-    case production
-    case sandbox
 }

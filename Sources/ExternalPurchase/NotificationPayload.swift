@@ -1,3 +1,5 @@
+import Domain
+
 /// The decoded payload of an App Store Server Notification V2 (`responseBodyV2DecodedPayload`, spec §6.2), as
 /// far as external purchase tokens and `TEST` notifications need it. Unknown keys are ignored and unknown types
 /// are kept as sent, so a notification Apple adds later still decodes and can be stored.

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// Makes StoreKit-shaped tokens and redirect URLs for testing without a device (`linkout simulate`).
@@ -20,7 +21,7 @@ public enum TokenMinter {
         )
         if let tokenType {
             token.tokenType = tokenType
-            token.tokenExpirationDate = nowMilliseconds + (sandbox ? 3_600_000 : 365 * 86_400_000)
+            token.tokenExpirationDate = nowMilliseconds + (sandbox ? Milliseconds.hour : Milliseconds.days(365))
         }
         return token
     }

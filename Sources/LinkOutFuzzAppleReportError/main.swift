@@ -2,6 +2,7 @@
 // the reporting pass reads it, and Retrieve External Purchase Report's answer when a 400 is settled. The input is
 // the status line, a line feed, the Retry-After value, a line feed, then the body. A 400's body is also read as
 // Apple's `SendReportErrorResponse` and classified against a line-item report and a `DUPLICATE_TOKEN` report.
+import Domain
 import ExternalPurchase
 import LinkOut
 import Outbound
@@ -25,11 +26,11 @@ let sentReports: [StoredReport] = {
     let duplicate =
         #"{"requestIdentifier":"\#(requestIdentifier)","externalPurchaseId":"fuzz","#
         + #""status":"DUPLICATE_TOKEN"}"#
-    return [("LINE_ITEM", lineItems), ("DUPLICATE_TOKEN", duplicate)].map { status, body in
+    return [(ReportStatus.lineItem, lineItems), (.duplicateToken, duplicate)].map { status, body in
         StoredReport(
             requestIdentifier: requestIdentifier,
             externalPurchaseId: "fuzz",
-            environment: "production",
+            environment: .production,
             bundleId: "com.example",
             status: status,
             body: body,

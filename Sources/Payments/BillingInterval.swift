@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// How often a subscription bills (Stripe's `recurring[interval]` and `recurring[interval_count]`, stripe.md §2;
@@ -32,7 +33,7 @@ public struct BillingInterval: Sendable, Equatable {
         let startDate = Date(timeIntervalSince1970: TimeInterval(start / 1000))
         let wholeSecondsEnd =
             calendar.date(byAdding: component, value: count, to: startDate)
-            .map { Int64($0.timeIntervalSince1970) * 1000 } ?? start / 1000 * 1000 + Int64(count) * 86_400_000
+            .map { Int64($0.timeIntervalSince1970) * 1000 } ?? start / 1000 * 1000 + Milliseconds.days(Int64(count))
         return wholeSecondsEnd + start % 1000
     }
 }

@@ -1,3 +1,5 @@
+import Domain
+
 /// The operator's exchange rates, by pricing currency, for sales Apple does not take in their own currency.
 /// Apple wants "the Bloomberg exchange rate from within 48 hours of the transaction date"
 /// (apple-external-purchase.md §5.5), so a rate is dated: the rate for a transaction is the one of its UTC day or
@@ -34,7 +36,7 @@ public struct ExchangeRateTable: Sendable, Equatable {
         self.entries = entries
     }
 
-    static let day: Int64 = 86_400_000
+    static let day: Int64 = Milliseconds.day
     /// Apple's "within 48 hours of the transaction date", in whole days.
     static let reach: Int64 = 2 * day
 

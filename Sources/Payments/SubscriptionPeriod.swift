@@ -1,3 +1,5 @@
+import Domain
+
 /// One billing period of a subscription, in UNIX milliseconds as Apple wants `subscriptionStartDate` and
 /// `subscriptionEndDate` (apple-external-purchase.md §5.5). Stripe gives invoice line periods in seconds
 /// (`lines.data[].period.start/end`, stripe.md §5).
@@ -19,6 +21,6 @@ public struct SubscriptionPeriod: Sendable, Equatable {
     /// across a daylight-saving change is still whole days in UTC).
     public var days: Int32 {
         let milliseconds = max(end - start, 0)
-        return Int32(clamping: (milliseconds + 43_200_000) / 86_400_000)
+        return Int32(clamping: (milliseconds + Milliseconds.day / 2) / Milliseconds.day)
     }
 }

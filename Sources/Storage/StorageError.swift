@@ -27,6 +27,9 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         case constraint
         /// The outbox refused the change: the token has an open report, or it is already reported.
         case conflict
+        /// A column holds a value outside its closed set (an unknown `state`, `environment`, ...): written by a
+        /// newer version, or by hand. Never read as a default.
+        case unknownValue
         /// The database server cannot be reached (PostgreSQL down, restarting or unreachable): retry later.
         case unavailable
         /// Any other SQLite failure; the primary result code.

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Lifecycle
 import LinkOut
@@ -38,7 +39,7 @@ enum ReportActionCommand {
             let now = Clock.system.nowMilliseconds()
             let entries = try ledger.reports.needingAttention(limit: 10_000)
             for entry in entries {
-                let left = (entry.noticeAt - now) / 3_600_000
+                let left = (entry.noticeAt - now) / Milliseconds.hour
                 CommandLineInterface.printOutput(
                     "\(entry.externalPurchaseId)  \(left) h before Apple's notice\n  Apple: \(entry.appleMessage)\n"
                         + "  resolve: \(entry.resolution)\n"

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -39,7 +40,7 @@ enum ReportCommand {
         if subcommand == "status" {
             let summary = try ledger.reports.reportSummary()
             var lines = ["reporting: \(reporting.status.description)"]
-            for state in StoredReport.State.allCases {
+            for state in ReportState.allCases {
                 lines.append("\(state.rawValue): \(summary.counts[state] ?? 0)")
             }
             lines.append(

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import Testing
 
@@ -51,7 +52,7 @@ struct ReportModelTests {
         #expect(validator.problems(in: try report(Self.refund)).map(\.name) == ["NotFoundError"])
     }
 
-    func problems(_ change: (inout OneTimeBuyLineItem) -> Void, status: ExternalPurchaseReport.Status = .lineItem)
+    func problems(_ change: (inout OneTimeBuyLineItem) -> Void, status: ReportStatus = .lineItem)
         throws -> [String]
     {
         guard case .oneTimeBuy(var item) = try #require(try report(Self.oneTimeBuy).lineItems?.first) else {

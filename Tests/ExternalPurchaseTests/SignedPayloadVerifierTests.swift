@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import TestSupport
 import Testing

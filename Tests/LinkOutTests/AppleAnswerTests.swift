@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import Storage
@@ -224,9 +225,9 @@ import Testing
         StoredReport(
             requestIdentifier: report.requestIdentifier,
             externalPurchaseId: report.externalPurchaseId,
-            environment: "production",
+            environment: .production,
             bundleId: "com.example",
-            status: report.status.rawValue,
+            status: report.status,
             body: try AppleRejection.encode(report),
             attempts: attempts,
             nextAttemptAt: 0,

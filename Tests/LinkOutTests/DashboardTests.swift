@@ -258,9 +258,9 @@ struct DashboardTests {
             StoredReport(
                 requestIdentifier: "req-stale",
                 externalPurchaseId: "stale",
-                environment: "production",
+                environment: .production,
                 bundleId: "com.example",
-                status: "NO_LINE_ITEM",
+                status: .noLineItem,
                 body: "{}",
                 nextAttemptAt: 0,
                 createdAt: now

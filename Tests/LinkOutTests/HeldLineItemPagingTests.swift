@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -38,7 +39,7 @@ struct HeldLineItemPagingTests {
             let fields = TokenFields(
                 token,
                 raw: TokenMinter.encode(token),
-                source: "app",
+                source: .app,
                 appAccountToken: Self.account
             )
             _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: checkout, at: now)

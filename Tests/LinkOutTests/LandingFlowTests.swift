@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -39,7 +40,7 @@ struct LandingFlowTests {
         var rows = try live.ledger().tokens.tokens()
         #expect(rows.map(\.externalPurchaseId) == ["00000000-0000-0000-0000-000000000000"])
         #expect(rows.first?.visitCount == 1)
-        #expect(rows.first?.environment == "production")
+        #expect(rows.first?.environment == .production)
 
         let second = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": session])
         #expect(second.header("Location") == location)
@@ -56,11 +57,11 @@ struct LandingFlowTests {
         }
         let rows = try live.ledger().tokens.tokens()
         let sandbox = try #require(rows.first { $0.externalPurchaseId.hasPrefix("SANDBOX") })
-        #expect(sandbox.environment == "sandbox")
+        #expect(sandbox.environment == .sandbox)
         #expect(sandbox.visitCount == 2)  // V3 and V4 carry the same externalPurchaseId
         #expect(sandbox.tokenType == "SERVICES")
         let production = try #require(rows.first { $0.externalPurchaseId == "00000000-0000-0000-0000-000000000000" })
-        #expect(production.environment == "production")
+        #expect(production.environment == .production)
     }
 
     @Test(
@@ -323,7 +324,7 @@ struct LandingFlowTests {
         let again = try live.post("/v1/tokens", contentType: "application/json", body: body)
         #expect(again.status == 200)
         let row = try #require(try live.ledger().tokens.tokens().first)
-        #expect(row.source == "app")
+        #expect(row.source == .app)
 
         let wrongType = try live.post("/v1/tokens", contentType: "text/plain", body: body)
         #expect(wrongType.status == 415)

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Lifecycle
 import Logging
@@ -75,8 +76,8 @@ final class LiveApplication {
                 tokenType: nil,
                 createdAt: now - 60_000,
                 expiresAt: nil,
-                environment: "production",
-                source: "app"
+                environment: .production,
+                source: .app
             ),
             checkoutId: "c-\(id)",
             at: now

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -133,7 +134,7 @@ struct NotificationRecoveryTests {
         #expect(Set(stored.map(\.source)) == ["delivery", "history"])
         for index in 0..<3 {
             let reports = try setup.ledger.reports.reports(for: "missed-\(index)")
-            #expect(reports.map(\.status) == ["UNRECOGNIZED_TOKEN"])
+            #expect(reports.map(\.status) == [.unrecognizedToken])
         }
         // A second run finds nothing new and acts on nothing.
         let again = setup.notifications.recover(since: now - 2 * 86_400_000, until: now)

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -160,14 +161,14 @@ struct NotificationRecoveryVolumeTests {
         let setup = try Setup(count: 2 * Self.pageSize, failingPage: nil)
         let now = Clock.system.nowMilliseconds()
         let since = now - 86_400_000
-        for environment in ["production", "sandbox"] {
+        for environment in [Environment.production, .sandbox] {
             try setup.ledger.notifications.saveHistoryCheckpoint(
                 HistoryCheckpoint(
                     bundleId: "com.example",
                     environment: environment,
                     startDate: since,
                     endDate: now,
-                    paginationToken: environment == "production" ? "expired" : nil,
+                    paginationToken: environment == .production ? "expired" : nil,
                     pages: 7,
                     fetched: 140,
                     updatedAt: since
@@ -199,8 +200,8 @@ struct NotificationRecoveryVolumeTests {
         #expect(first.processed == before)
         #expect(try ledger.notifications.notifications(unprocessedOnly: true).isEmpty)
         let kept = try ledger.notifications.historyCheckpoints()
-        #expect(kept.first { $0.environment == "production" }?.paginationToken == "page-\(Self.failingPage)")
-        #expect(kept.first { $0.environment == "sandbox" }.map { $0.paginationToken == nil } == true)
+        #expect(kept.first { $0.environment == .production }?.paginationToken == "page-\(Self.failingPage)")
+        #expect(kept.first { $0.environment == .sandbox }.map { $0.paginationToken == nil } == true)
 
         // The same window again goes on from the stored page, not from the first, and skips the finished sandbox.
         let askedBefore = production.paginationTokens.count
@@ -221,6 +222,6 @@ struct NotificationRecoveryVolumeTests {
         let reports = try ledger.reports.reports(limit: 2 * Self.total)
         #expect(reports.count == Self.total)
         #expect(Set(reports.map(\.externalPurchaseId)).count == Self.total)
-        #expect(reports.allSatisfy { $0.status == "UNRECOGNIZED_TOKEN" })
+        #expect(reports.allSatisfy { $0.status == .unrecognizedToken })
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -70,7 +71,7 @@ struct NotificationTests {
         #expect(received.first?.problems == [])
         let ledger = live.ledger()
         let token = try #require(try ledger.tokens.token(id))
-        #expect(token.source == "notification")
+        #expect(token.source == .notification)
         #expect(token.visitCount == 0)
         let stored = try ledger.notifications.notifications()
         #expect(stored.count == 1)
@@ -108,7 +109,7 @@ struct NotificationTests {
         #expect(received.first?.report?.status == .noLineItem)
         #expect(received.first?.report?.externalPurchaseId == id)
         #expect(try live.ledger().notifications.notifications().first?.outcome == "due_now")
-        #expect(try live.ledger().tokens.token(id)?.source == "app")
+        #expect(try live.ledger().tokens.token(id)?.source == .app)
     }
 
     @Test func createdRecordsTheCustomLinkTokenWithItsTypeAndExpiry() throws {
@@ -127,11 +128,11 @@ struct NotificationTests {
         )
         #expect(try Self.deliver(live, signed).status == 200)
         let token = try #require(try live.ledger().tokens.token(id))
-        #expect(token.source == "notification")
+        #expect(token.source == .notification)
         #expect(token.tokenType == "SERVICES")
         #expect(token.createdAt == created)
         #expect(token.expiresAt == created + 3_600_000)
-        #expect(token.environment == "sandbox")
+        #expect(token.environment == .sandbox)
         #expect(try live.ledger().notifications.notifications().first?.outcome == "recorded")
         #expect(try live.ledger().reports.reports(for: id).isEmpty)
     }
@@ -173,7 +174,7 @@ struct NotificationTests {
         #expect(token.createdAt == created)
         #expect(token.tokenType == "ACQUISITION")
         #expect(token.expiresAt == created + 2 * 86_400_000)
-        #expect(token.source == "url")
+        #expect(token.source == .url)
         #expect(token.visitCount == 1)
         #expect(try live.ledger().notifications.notifications().first?.outcome == "known")
         let corrected = live.logLines.all.filter { $0.contains("token corrected to Apple's values") }

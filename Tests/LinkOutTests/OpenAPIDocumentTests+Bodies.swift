@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Testing
@@ -18,8 +19,8 @@ extension OpenAPIDocumentTests {
             tokenType: "ACQUISITION",
             createdAt: 1,
             expiresAt: 2,
-            environment: "sandbox",
-            source: "url",
+            environment: .sandbox,
+            source: .url,
             appAccountToken: "00000000-0000-0000-0000-000000000002",
             firstSeenAt: 1,
             lastSeenAt: 2,
@@ -31,9 +32,9 @@ extension OpenAPIDocumentTests {
             var report = StoredReport(
                 requestIdentifier: "r1",
                 externalPurchaseId: token.externalPurchaseId,
-                environment: "sandbox",
+                environment: .sandbox,
                 bundleId: "com.example",
-                status: "LINE_ITEM",
+                status: .lineItem,
                 body: "{}",
                 state: .rejected,
                 attempts: 1,
@@ -144,7 +145,7 @@ extension OpenAPIDocumentTests {
             )
             // Fully populated: a count for every state (a state with none is left out).
             let counts = Dictionary(
-                uniqueKeysWithValues: WebhookDelivery.State.allCases.map { ($0.rawValue, Int64(1)) }
+                uniqueKeysWithValues: WebhookState.allCases.map { ($0.rawValue, Int64(1)) }
             )
             let detail = AdminAPI.TokenDetail(
                 token: token,
@@ -196,7 +197,7 @@ extension OpenAPIDocumentTests {
                     "TokenForwarded",
                     TokenAPI.Reply(
                         externalPurchaseId: token.externalPurchaseId,
-                        environment: "sandbox",
+                        environment: .sandbox,
                         checkoutURL: "https://example.com/checkout/c1"
                     )
                 ),

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -83,7 +84,7 @@ struct RejectionTests {
         #expect(Set(sent.map(\.requestIdentifier)).count == 1)
         let reports = try harness.reports("dup-b")
         #expect(reports.map(\.state) == [.accepted])
-        #expect(reports.first?.status == "NO_LINE_ITEM")
+        #expect(reports.first?.status == .noLineItem)
     }
 
     /// `SimultaneousSubmissionError` names no field: the same bytes go again later.
@@ -256,9 +257,9 @@ struct RejectionTests {
         var accepted = StoredReport(
             requestIdentifier: "r",
             externalPurchaseId: "t",
-            environment: "production",
+            environment: .production,
             bundleId: "com.example",
-            status: "LINE_ITEM",
+            status: .lineItem,
             body: "{}",
             nextAttemptAt: 0,
             createdAt: 0

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -84,8 +85,8 @@ struct ReportingBenchmark {
                     tokenType: nil,
                     createdAt: created,
                     expiresAt: nil,
-                    environment: "production",
-                    source: "app"
+                    environment: .production,
+                    source: .app
                 ),
                 checkoutId: "c-\(id)",
                 at: created

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -83,8 +84,8 @@ final class ReportingHarness {
             tokenType: type,
             createdAt: created,
             expiresAt: expires,
-            environment: id.hasPrefix("SANDBOX") ? "sandbox" : "production",
-            source: account == nil ? "url" : "app",
+            environment: id.hasPrefix("SANDBOX") ? .sandbox : .production,
+            source: account == nil ? .url : .app,
             appAccountToken: account
         )
         if account != nil {

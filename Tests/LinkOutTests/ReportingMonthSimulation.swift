@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -114,8 +115,8 @@ struct ReportingMonthSimulation {
                     tokenType: token.type,
                     createdAt: token.created,
                     expiresAt: token.expires,
-                    environment: "production",
-                    source: "app",
+                    environment: .production,
+                    source: .app,
                     appAccountToken: token.account
                 ),
                 checkoutId: "c-\(token.id)",

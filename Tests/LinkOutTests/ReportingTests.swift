@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -204,8 +205,8 @@ struct ReportingTests {
     }
 
     /// The statuses the fake Apple received, by token.
-    static func statuses(_ server: FakeAppleServer) -> [String: ExternalPurchaseReport.Status] {
-        var statuses: [String: ExternalPurchaseReport.Status] = [:]
+    static func statuses(_ server: FakeAppleServer) -> [String: ReportStatus] {
+        var statuses: [String: ReportStatus] = [:]
         for request in server.received {
             if let report = request.report { statuses[report.externalPurchaseId] = report.status }
         }

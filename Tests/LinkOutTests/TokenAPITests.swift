@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Storage
 import TestSupport
@@ -86,7 +87,7 @@ struct TokenAPITests {
         #expect(backendConflict.status == 409)
         #expect(try Self.errorCode(backendConflict) == "account_conflict")
         #expect(try Self.boundAccount(live) == Self.owner)
-        #expect(try live.ledger().tokens.token(Self.id)?.source == "app")
+        #expect(try live.ledger().tokens.token(Self.id)?.source == .app)
     }
 
     /// A token the backend forwards first is recorded like the app's (201) and bound on the backend's word: the

@@ -7,7 +7,7 @@ import Testing
 struct LedgerDashboardTests {
     static let day = Milliseconds.day
 
-    static func token(_ id: String, source: String = "url") -> TokenFields {
+    static func token(_ id: String, source: TokenSource = .url) -> TokenFields {
         LedgerTests.token(id, source: source)
     }
 
@@ -15,9 +15,9 @@ struct LedgerDashboardTests {
         StoredReport(
             requestIdentifier: id,
             externalPurchaseId: token,
-            environment: "production",
+            environment: .production,
             bundleId: "com.example",
-            status: "NO_LINE_ITEM",
+            status: .noLineItem,
             body: "{}",
             nextAttemptAt: 0,
             createdAt: 1
@@ -30,32 +30,32 @@ struct LedgerDashboardTests {
         defer { ledger.close() }
         // Day 20_000 from its first to its last millisecond, and the next day's first.
         _ = try ledger.tokens.recordForwardedToken(
-            Self.token("a", source: "app"),
+            Self.token("a", source: .app),
             checkoutId: "ca",
             at: 20_000 * Self.day
         )
         _ = try ledger.tokens.recordForwardedToken(
-            Self.token("b", source: "app"),
+            Self.token("b", source: .app),
             checkoutId: "cb",
             at: 20_001 * Self.day - 1
         )
         _ = try ledger.tokens.recordForwardedToken(Self.token("SANDBOX_c"), checkoutId: "cc", at: 20_000 * Self.day + 5)
         _ = try ledger.tokens.recordForwardedToken(
-            Self.token("d", source: "app"),
+            Self.token("d", source: .app),
             checkoutId: "cd",
             at: 20_001 * Self.day
         )
         _ = try ledger.tokens.recordForwardedToken(
-            Self.token("old", source: "app"),
+            Self.token("old", source: .app),
             checkoutId: "co",
             at: 19_000 * Self.day
         )
         let counts = try ledger.dashboard.dailyTokenCounts(since: 19_999 * Self.day)
         #expect(
             counts == [
-                .init(day: 20_000, environment: "production", source: "app", count: 2),
-                .init(day: 20_000, environment: "sandbox", source: "url", count: 1),
-                .init(day: 20_001, environment: "production", source: "app", count: 1),
+                .init(day: 20_000, environment: .production, source: .app, count: 2),
+                .init(day: 20_000, environment: .sandbox, source: .url, count: 1),
+                .init(day: 20_001, environment: .production, source: .app, count: 1),
             ]
         )
     }

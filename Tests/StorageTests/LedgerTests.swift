@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import Foundation
 import Storage
 import Synchronization
@@ -20,7 +21,7 @@ struct LedgerTests {
         return try Ledger(directory: folder.path)
     }
 
-    static func token(_ id: String, source: String = "url") -> TokenFields {
+    static func token(_ id: String, source: TokenSource = .url) -> TokenFields {
         TokenFields(
             externalPurchaseId: id,
             rawToken: "raw-\(id)",
@@ -29,7 +30,7 @@ struct LedgerTests {
             tokenType: nil,
             createdAt: 1_706_169_600_000,
             expiresAt: nil,
-            environment: id.hasPrefix("SANDBOX") ? "sandbox" : "production",
+            environment: id.hasPrefix("SANDBOX") ? .sandbox : .production,
             source: source
         )
     }
@@ -67,12 +68,12 @@ struct LedgerTests {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)
         defer { ledger.close() }
-        let first = try ledger.tokens.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 5)
-        let again = try ledger.tokens.recordForwardedToken(Self.token("f", source: "app"), checkoutId: "c-f", at: 6)
+        let first = try ledger.tokens.recordForwardedToken(Self.token("f", source: .app), checkoutId: "c-f", at: 5)
+        let again = try ledger.tokens.recordForwardedToken(Self.token("f", source: .app), checkoutId: "c-f", at: 6)
         #expect(first.isNewToken)
         #expect(!again.isNewToken)
         let row = try #require(try ledger.tokens.tokens().first)
-        #expect(row.source == "app")
+        #expect(row.source == .app)
         #expect(row.visitCount == 0)
         #expect(try ledger.tokens.checkout(id: "c-f")?.externalPurchaseId == "f")
     }
@@ -84,7 +85,7 @@ struct LedgerTests {
         let ledger = try Self.open(folder)
         defer { ledger.close() }
         func forward(_ account: String?, _ source: AccountBindingSource, id: String = "b") throws -> AccountBinding {
-            var fields = Self.token(id, source: "app")
+            var fields = Self.token(id, source: .app)
             fields.appAccountToken = account
             return try ledger.tokens.recordForwardedToken(fields, checkoutId: "c-\(id)", at: 7, bindingSource: source)
                 .binding
@@ -125,7 +126,7 @@ struct LedgerTests {
             Visit(token: forged, checkoutId: "c-k", bundleId: "com.example", landingPath: "/", utm: [:], at: 1)
         )
         var apple = Self.token("k")
-        apple.source = "notification"
+        apple.source = .notification
         apple.createdAt -= 86_400_000
         func notify(_ uuid: String) throws -> AppliedNotification? {
             _ = try ledger.notifications.storeNotification(
@@ -134,7 +135,7 @@ struct LedgerTests {
                     notificationType: "EXTERNAL_PURCHASE_TOKEN",
                     subtype: "CREATED",
                     externalPurchaseId: "k",
-                    environment: "production",
+                    environment: .production,
                     signedDate: 2,
                     receivedAt: 2,
                     source: "delivery",
@@ -162,7 +163,7 @@ struct LedgerTests {
         #expect(token.createdAt == apple.createdAt)
         #expect(token.tokenType == nil)
         #expect(token.expiresAt == nil)
-        #expect(token.source == "url")
+        #expect(token.source == .url)
         #expect(token.visitCount == 1)
         #expect(try notify("n1") == nil, "processed once")
         #expect(try notify("n2")?.corrections == [])
@@ -259,9 +260,9 @@ struct LedgerTests {
         let report = StoredReport(
             requestIdentifier: "req-1",
             externalPurchaseId: "r",
-            environment: "production",
+            environment: .production,
             bundleId: "com.example",
-            status: "NO_LINE_ITEM",
+            status: .noLineItem,
             body: "{}",
             nextAttemptAt: 0,
             createdAt: 1
@@ -300,7 +301,7 @@ struct LedgerTests {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)
         defer { ledger.close() }
-        var fields = Self.token("k", source: "app")
+        var fields = Self.token("k", source: .app)
         fields.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
         fields.tokenType = "SERVICES"
         _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: "c-k", at: 9)

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -34,7 +35,13 @@ package final class Application: Sendable {
             apps: configuration.apps
         )
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
-        let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
+        let reporting = ReportingService(
+            configuration: configuration,
+            ledger: ledger,
+            logger: logger,
+            clock: clock,
+            metrics: metrics
+        )
         self.reporting = reporting
         let payments = try PaymentServices(
             configuration: configuration,
@@ -72,7 +79,7 @@ package final class Application: Sendable {
         routeRegistrations = router.registrations
         let server = Self.httpServer(configuration: configuration, router: router, logger: logger, metrics: metrics)
         self.server = server
-        Self.addGauges(to: metrics, server: server, ledger: ledger, reporting: reporting, clock: clock)
+        Self.addGauges(to: metrics, server: server, ledger: ledger, reporting: reporting, clock: clock, logger: logger)
     }
 
     /// The token validator and failed-login throttle the routes share, with the services made so far.
@@ -128,7 +135,8 @@ package final class Application: Sendable {
         server: HTTPServer,
         ledger: Ledger,
         reporting: ReportingService,
-        clock: Clock
+        clock: Clock,
+        logger: Logger
     ) {
         metrics.addGauges {
             [
@@ -147,7 +155,7 @@ package final class Application: Sendable {
                     help: "Ledger transactions (each carries a batch of writes).",
                     value: ledger.commitCount
                 ),
-            ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock)
+            ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock, logger: logger)
         }
         // Every reason shows from the first scrape, so a dashboard's rate() has a series to start from.
         for code in TokenRejection.allCodes {
@@ -163,7 +171,7 @@ package final class Application: Sendable {
                 if let token = visit.token {
                     metrics.increment(
                         "linkout_tokens_recorded_total",
-                        [("environment", token.environment), ("source", token.source)]
+                        [("environment", token.environment.rawValue), ("source", token.source.rawValue)]
                     )
                 }
             }

@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import Domain
 import Lifecycle
 import Logging
 import Outbound

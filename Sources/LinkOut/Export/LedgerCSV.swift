@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Storage
 
@@ -12,7 +13,8 @@ package enum LedgerCSV {
         var lines = [header.joined(separator: ",")]
         for row in rows {
             let fields: [String] = [
-                row.externalPurchaseId, row.environment, row.source, row.bundleId, String(row.appAppleId),
+                row.externalPurchaseId, row.environment.rawValue, row.source.rawValue, row.bundleId,
+                String(row.appAppleId),
                 row.tokenType ?? "", String(row.createdAt), row.expiresAt.map(String.init) ?? "",
                 String(row.firstSeenAt), String(row.lastSeenAt), String(row.visitCount),
             ]

@@ -1,3 +1,4 @@
+import Domain
 import Storage
 
 /// The CSV form of the purchases (RFC 4180 quoting as in `LedgerCSV`), for the CLI export and the admin API.

@@ -1,28 +1,47 @@
+import Domain
 import Lifecycle
+import Logging
 import Storage
 
 /// The outbox as gauges: reports by state, the age of the oldest token Apple has not accepted a report for, the
 /// line items held for want of an active token or of an exchange rate, and whether reports are being sent or
 /// blocked.
 enum ReportGauges {
-    static func sample(ledger: Ledger, reporting: ReportingService, clock: Clock) -> [Metrics.Gauge] {
-        guard let summary = try? ledger.reports.reportSummary() else { return [] }
-        var gauges = StoredReport.State.allCases.map { state in
-            Metrics.Gauge(
-                name: "linkout_reports_\(state.rawValue)",
-                help: "Reports in the outbox in state \(state.rawValue).",
-                value: Int(summary.counts[state] ?? 0)
+    static func sample(ledger: Ledger, reporting: ReportingService, clock: Clock, logger: Logger) -> [Metrics.Gauge] {
+        // A read that fails leaves its gauges out of this scrape (missing, never a made-up zero) and says why in
+        // the log; the gauges that need no read still answer.
+        func read<T>(_ gauge: String, _ body: () throws(StorageError) -> T) -> T? {
+            do {
+                return try body()
+            } catch {
+                logger.error("metrics could not read the ledger", ["gauge": gauge, "error": "\(error)"])
+                return nil
+            }
+        }
+        var gauges: [Metrics.Gauge] = []
+        if let summary = read("linkout_reports", { () throws(StorageError) in try ledger.reports.reportSummary() }) {
+            gauges += ReportState.allCases.map { state in
+                Metrics.Gauge(
+                    name: "linkout_reports_\(state.rawValue)",
+                    help: "Reports in the outbox in state \(state.rawValue).",
+                    value: Int(summary.counts[state] ?? 0)
+                )
+            }
+            let age = summary.oldestUnreported.map { max(0, (clock.nowMilliseconds() - $0) / 1000) } ?? 0
+            gauges.append(
+                Metrics.Gauge(
+                    name: "linkout_oldest_unreported_token_age_seconds",
+                    help: "Age of the oldest token without an accepted report.",
+                    value: Int(age)
+                )
             )
         }
-        let age = summary.oldestUnreported.map { max(0, (clock.nowMilliseconds() - $0) / 1000) } ?? 0
-        gauges.append(
-            Metrics.Gauge(
-                name: "linkout_oldest_unreported_token_age_seconds",
-                help: "Age of the oldest token without an accepted report.",
-                value: Int(age)
-            )
-        )
-        if let held = try? ledger.reports.heldLineItemCount() {
+        if let held = read(
+            "linkout_line_items_held",
+            { () throws(StorageError) in
+                try ledger.reports.heldLineItemCount()
+            }
+        ) {
             gauges.append(
                 Metrics.Gauge(
                     name: "linkout_line_items_held",
@@ -31,29 +50,49 @@ enum ReportGauges {
                 )
             )
         }
-        gauges.append(
-            Metrics.Gauge(
-                name: "linkout_line_items_waiting_for_rate",
-                help: "Sales whose Apple line item waits for an exchange rate within 48 hours of the sale.",
-                value: (try? ledger.payments.heldPaymentEvents(limit: 100_000).count) ?? 0
+        if let waiting = read(
+            "linkout_line_items_waiting_for_rate",
+            { () throws(StorageError) in
+                try ledger.payments.heldPaymentEvents(limit: 100_000).count
+            }
+        ) {
+            gauges.append(
+                Metrics.Gauge(
+                    name: "linkout_line_items_waiting_for_rate",
+                    help: "Sales whose Apple line item waits for an exchange rate within 48 hours of the sale.",
+                    value: waiting
+                )
             )
-        )
+        }
         // Tokens a person must act on: a report Apple rejected for a reason linkout cannot fix itself, or line
         // items set aside with Apple's message. Alert on anything above 0.
-        gauges.append(
-            Metrics.Gauge(
-                name: "linkout_reports_needing_attention",
-                help: "Tokens whose report Apple rejected, or whose line items it refused, waiting for an operator.",
-                value: Int((try? ledger.reports.attentionCount()) ?? 0)
+        if let attention = read(
+            "linkout_reports_needing_attention",
+            { () throws(StorageError) in
+                try ledger.reports.attentionCount()
+            }
+        ) {
+            gauges.append(
+                Metrics.Gauge(
+                    name: "linkout_reports_needing_attention",
+                    help:
+                        "Tokens whose report Apple rejected, or whose line items it refused, waiting for an operator.",
+                    value: Int(attention)
+                )
             )
-        )
-        gauges.append(
+        }
+        return gauges + reportingGauges(reporting)
+    }
+
+    /// Whether reports are being sent, and why not while Apple refuses them.
+    private static func reportingGauges(_ reporting: ReportingService) -> [Metrics.Gauge] {
+        var gauges = [
             Metrics.Gauge(
                 name: "linkout_reporting_running",
                 help: "1 while reports are being sent to Apple.",
                 value: reporting.status == .running ? 1 : 0
             )
-        )
+        ]
         // 1 while Apple refuses us for this reason (401, an undocumented 4xx, a key that cannot sign): reports
         // wait and one is tried every few minutes. Alert on any 1.
         let blocked: ReportingBlock.Reason? =

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Lifecycle
 import Logging
@@ -36,14 +37,14 @@ extension AppStoreNotifications {
         let query = NotificationHistoryRequest.externalPurchaseTokens(from: start, to: until)
         for bundleId in bundleIds {
             for environment in Environment.allCases {
-                let stored = progress.first { $0.bundleId == bundleId && $0.environment == environment.rawValue }
+                let stored = progress.first { $0.bundleId == bundleId && $0.environment == environment }
                 // Done in an earlier run of this window.
                 if let stored, stored.paginationToken == nil { continue }
                 var checkpoint =
                     stored
                     ?? HistoryCheckpoint(
                         bundleId: bundleId,
-                        environment: environment.rawValue,
+                        environment: environment,
                         startDate: start,
                         endDate: until,
                         paginationToken: nil,
@@ -80,7 +81,7 @@ extension AppStoreNotifications {
         _ summary: inout RecoverySummary
     ) {
         let name = "\(checkpoint.bundleId) \(checkpoint.environment)"
-        let environment = Environment(rawValue: checkpoint.environment) ?? .production
+        let environment = checkpoint.environment
         var storedTokenUntried = resuming
         if resuming { summary.resumed += 1 }
         for _ in 0..<Self.maximumPagesPerRun {

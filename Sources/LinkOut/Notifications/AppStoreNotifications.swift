@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -35,12 +36,12 @@ package final class AppStoreNotifications: Sendable {
     /// The ledger setting holding the end (UNIX ms) of the last complete background history pass.
     static let lastHistoryPassSetting = "last_history_pass"
     /// How often the background pass asks Apple for history.
-    static let historyPassInterval: Int64 = 86_400_000
+    static let historyPassInterval: Int64 = Milliseconds.day
     /// Each pass reaches this far behind the previous one, so a notification signed while the last pass ran
     /// is not missed; duplicates are dropped by `notificationUUID`.
-    static let historyOverlap: Int64 = 3_600_000
+    static let historyOverlap: Int64 = Milliseconds.hour
     /// Apple keeps history for 180 days and refuses older start dates; an hour's margin for clock skew.
-    static let historyReach: Int64 = 180 * 86_400_000 - 3_600_000
+    static let historyReach: Int64 = Milliseconds.days(180) - Milliseconds.hour
 
     let receiver: NotificationReceiver
     let processor: NotificationProcessor

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -137,7 +138,7 @@ final class NotificationProcessor: Sendable {
                     change.dueNow = token.externalPurchaseId
                     change.outcome = known == nil ? "recorded" : "due_now"
                 }
-            } else if reports.contains(where: { $0.status == ExternalPurchaseReport.Status.duplicateToken.rawValue }) {
+            } else if reports.contains(where: { $0.status == .duplicateToken }) {
                 // Apple stops reminding once the duplicate report is in; one may have crossed it.
                 change.outcome = "reported_duplicate"
             } else {
@@ -169,8 +170,8 @@ final class NotificationProcessor: Sendable {
             tokenType: token.tokenType,
             createdAt: token.tokenCreationDate,
             expiresAt: token.tokenExpirationDate,
-            environment: token.environment.rawValue,
-            source: "notification"
+            environment: token.environment,
+            source: .notification
         )
     }
 
@@ -189,9 +190,9 @@ final class NotificationProcessor: Sendable {
         return StoredReport(
             requestIdentifier: report.requestIdentifier,
             externalPurchaseId: token.externalPurchaseId,
-            environment: token.environment.rawValue,
+            environment: token.environment,
             bundleId: token.bundleId,
-            status: report.status.rawValue,
+            status: report.status,
             body: try AppleJSON.text(report),
             nextAttemptAt: now,
             createdAt: now

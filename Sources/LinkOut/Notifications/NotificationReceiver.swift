@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -104,7 +105,7 @@ struct NotificationReceiver: Sendable {
             notificationType: payload.notificationType.rawValue,
             subtype: payload.subtype?.rawValue,
             externalPurchaseId: token.externalPurchaseId,
-            environment: token.environment.rawValue,
+            environment: token.environment,
             signedDate: payload.signedDate,
             receivedAt: clock.nowMilliseconds(),
             source: source,

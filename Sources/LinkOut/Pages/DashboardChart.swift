@@ -1,3 +1,4 @@
+import Domain
 import Storage
 
 /// The dashboard's "tokens per day" chart: stacked bars, one per UTC day, one colour per environment and
@@ -6,8 +7,8 @@ import Storage
 struct DashboardChart {
     /// One stacked colour: the tokens of one environment from one source.
     struct Series: Sendable {
-        var environment: String
-        var source: String
+        var environment: Environment
+        var source: TokenSource
         var label: String
         var lightColor: String
         var darkColor: String
@@ -17,29 +18,29 @@ struct DashboardChart {
     /// against the chart's background in its theme (WCAG non-text contrast).
     static let series: [Series] = [
         Series(
-            environment: "production",
-            source: "url",
+            environment: .production,
+            source: .url,
             label: "production · landing",
             lightColor: "#1f5fa8",
             darkColor: "#7fb2ee"
         ),
         Series(
-            environment: "production",
-            source: "app",
+            environment: .production,
+            source: .app,
             label: "production · app",
             lightColor: "#0f7a5c",
             darkColor: "#5fd0a8"
         ),
         Series(
-            environment: "sandbox",
-            source: "url",
+            environment: .sandbox,
+            source: .url,
             label: "sandbox · landing",
             lightColor: "#a8530f",
             darkColor: "#f0a868"
         ),
         Series(
-            environment: "sandbox",
-            source: "app",
+            environment: .sandbox,
+            source: .app,
             label: "sandbox · app",
             lightColor: "#7b3fa8",
             darkColor: "#c9a0ee"

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// How the dashboard writes times: UTC, to the minute, so operators in any zone read the same thing as the
@@ -25,13 +26,13 @@ enum DashboardTime {
 
     /// `2026-12-01` for a day counted from the epoch.
     static func day(_ day: Int64) -> String {
-        let parts = components(day * 86_400_000)
+        let parts = components(Milliseconds.days(day))
         return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day))"
     }
 
     /// `12-01` for a day counted from the epoch: the chart's axis labels.
     static func shortDay(_ day: Int64) -> String {
-        let parts = components(day * 86_400_000)
+        let parts = components(Milliseconds.days(day))
         return "\(two(parts.month))-\(two(parts.day))"
     }
 

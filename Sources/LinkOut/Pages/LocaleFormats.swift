@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Synchronization
 
@@ -49,7 +50,7 @@ final class LocaleFormats: Sendable {
 
     /// The calendar day of `milliseconds` (UTC) in `language`'s long form, e.g. `1 December 2026`.
     func day(_ milliseconds: Int64, language: String) -> String {
-        let day = milliseconds / 86_400_000
+        let day = milliseconds / Milliseconds.day
         return cached(language + "|day|" + String(day)) {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: Self.locales[language] ?? "en_US")

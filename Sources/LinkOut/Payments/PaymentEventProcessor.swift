@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Lifecycle
 import Logging
@@ -25,7 +26,7 @@ final class PaymentEventProcessor: Sendable {
 
     /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
     /// stops redelivering after three days too.
-    static let giveUpAfterMilliseconds: Int64 = 3 * 86_400_000
+    static let giveUpAfterMilliseconds: Int64 = Milliseconds.days(3)
 
     /// Runs after changes were written (wakes reporting and the webhook sender).
     let onChange: @Sendable () -> Void
@@ -100,7 +101,7 @@ final class PaymentEventProcessor: Sendable {
                     provider: event.provider,
                     eventId: event.eventId,
                     externalPurchaseId: token,
-                    until: clock.nowMilliseconds() + 3_600_000,
+                    until: clock.nowMilliseconds() + Milliseconds.hour,
                     reason: reason
                 )
                 logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })

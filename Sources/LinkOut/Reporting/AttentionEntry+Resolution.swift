@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Storage
 
@@ -5,7 +6,7 @@ extension AttentionEntry {
     /// Apple's notice for an unreported token (spec §5.8): 10 days after creation, or, for a custom-link token,
     /// soon after it expires. The time left before it is what makes a token urgent.
     package var noticeAt: Int64 {
-        tokenExpirationDate ?? (tokenCreationDate + 10 * 86_400_000)
+        tokenExpirationDate ?? (tokenCreationDate + Milliseconds.days(10))
     }
 
     /// What Apple said: the rejected report's `errors` (which name any line items set aside with it), or else
@@ -28,7 +29,7 @@ extension AttentionEntry {
                 + "\(item.lineItemId)\(more)"
                 + (report != nil ? "; or linkout report no-line-item \(id)" : "")
         }
-        if report?.status == ExternalPurchaseReport.Status.lineItem.rawValue {
+        if report?.status == .lineItem {
             return "correct the line item (linkout report restate \(id) LINE_ITEM_ID FILE) or, once the cause is "
                 + "fixed, linkout report resend \(id)"
         }

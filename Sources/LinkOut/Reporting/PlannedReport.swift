@@ -1,9 +1,10 @@
+import Domain
 import ExternalPurchase
 
 /// A report to put in the outbox, or a rejected one to revise.
 package struct PlannedReport: Sendable {
     package var report: ExternalPurchaseReport
-    package var environment: String
+    package var environment: Environment
     package var bundleId: String
     /// Line items (ledger rows) the report settles: those it carries, and earlier versions a restatement in it
     /// replaces.

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
@@ -53,7 +54,7 @@ package struct ReportActions: Sendable {
         let token = try token(externalPurchaseId)
         let reports = try ledger.reports.reports(for: externalPurchaseId)
         if reports.contains(where: {
-            $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue
+            $0.state == .accepted && $0.status == .lineItem
         }) {
             throw Refusal(
                 kind: .conflict,
@@ -90,7 +91,7 @@ package struct ReportActions: Sendable {
                     externalPurchaseId: externalPurchaseId,
                     environment: token.environment,
                     bundleId: token.bundleId,
-                    status: report.status.rawValue,
+                    status: report.status,
                     body: try AppleRejection.encode(report),
                     nextAttemptAt: now,
                     createdAt: now
@@ -194,7 +195,7 @@ package struct ReportActions: Sendable {
         let reports = try ledger.reports.reports(for: externalPurchaseId)
         guard let rejected = reports.first(where: { $0.state == .rejected }),
             !reports.contains(where: {
-                $0.state == .accepted && $0.status == ExternalPurchaseReport.Status.lineItem.rawValue
+                $0.state == .accepted && $0.status == .lineItem
             })
         else { return nil }
         let left = try ledger.reports.lineItems(for: externalPurchaseId).contains { item in
@@ -224,7 +225,7 @@ package struct ReportActions: Sendable {
         guard
             try ledger.reports.replaceRejectedReport(
                 rejected.requestIdentifier,
-                status: ExternalPurchaseReport.Status.noLineItem.rawValue,
+                status: ReportStatus.noLineItem.rawValue,
                 body: body,
                 note: note,
                 now: now

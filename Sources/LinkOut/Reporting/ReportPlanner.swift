@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Storage
@@ -18,9 +19,9 @@ struct ReportPlanner: Sendable {
 
     /// How long a delayed payment method (SEPA debit: up to 14 days) holds it back once pending: long enough for
     /// most, and with the 48-hour quiet time still inside Apple's 10-day deadline.
-    static let pendingPaymentHoldMilliseconds: Int64 = 7 * 86_400_000
+    static let pendingPaymentHoldMilliseconds: Int64 = Milliseconds.days(7)
     /// No hold keeps a token unreported past 9 days after its creation: Apple's `UNREPORTED` notice comes at 10.
-    static let holdsEndAfterMilliseconds: Int64 = 9 * 86_400_000
+    static let holdsEndAfterMilliseconds: Int64 = Milliseconds.days(9)
 
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
     func plan(now: Int64) throws -> [PlannedReport] {
@@ -39,7 +40,7 @@ struct ReportPlanner: Sendable {
         ) {
             let items = try sendableLineItems(of: token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
-            let status: ExternalPurchaseReport.Status
+            let status: ReportStatus
             if !fresh.isEmpty {
                 status = .lineItem
             } else if try isDuplicate(token) {
@@ -106,7 +107,7 @@ struct ReportPlanner: Sendable {
 
     private func build(
         _ token: StoredToken,
-        status: ExternalPurchaseReport.Status,
+        status: ReportStatus,
         items: [StoredLineItem],
         carrying: [StoredLineItem],
         claiming: [StoredLineItem],

@@ -1,3 +1,4 @@
+import Domain
 import HTTPServer
 import Storage
 

@@ -1,3 +1,4 @@
+import Domain
 import HTTPServer
 import Storage
 
@@ -11,9 +12,9 @@ extension AdminAPI {
     /// `GET /admin/webhooks?state=pending|delivered|failed&limit=&offset=`: newest first.
     func webhooks(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        var state: WebhookDelivery.State?
+        var state: WebhookState?
         if let text = request.queryValue("state") {
-            guard let parsed = WebhookDelivery.State(rawValue: text) else {
+            guard let parsed = WebhookState(rawValue: text) else {
                 return JSONResponse.error(.badRequest, "invalid_state", "state is pending, delivered or failed.")
             }
             state = parsed

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -40,9 +41,12 @@ struct AdminAPI: Sendable {
     /// `GET /admin/tokens?q=<externalPurchaseId prefix>&environment=&limit=&offset=`: tokens, oldest first.
     func tokens(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        let environment = request.queryValue("environment")
-        if let environment, environment != "production" && environment != "sandbox" {
-            return JSONResponse.error(.badRequest, "invalid_environment", "environment is production or sandbox.")
+        var environment: Environment?
+        if let text = request.queryValue("environment") {
+            guard let known = Environment(rawValue: text) else {
+                return JSONResponse.error(.badRequest, "invalid_environment", "environment is production or sandbox.")
+            }
+            environment = known
         }
         let paging: Paging
         switch Paging.read(request) {
@@ -93,10 +97,10 @@ struct AdminAPI: Sendable {
     /// or line items set aside with Apple's message.
     func reports(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        var state: StoredReport.State?
+        var state: ReportState?
         let needsAttention = request.queryValue("state") == "needs_attention"
         if let text = request.queryValue("state"), !needsAttention {
-            guard let parsed = StoredReport.State(rawValue: text) else {
+            guard let parsed = ReportState(rawValue: text) else {
                 return JSONResponse.error(
                     .badRequest,
                     "invalid_state",
@@ -142,7 +146,7 @@ struct AdminAPI: Sendable {
         guard let client = reporting.client else {
             return JSONResponse.error(.serviceUnavailable, "no_credentials", reporting.status.description)
         }
-        let environment = Environment(rawValue: report.environment) ?? .production
+        let environment = report.environment
         switch client.retrieve(
             requestIdentifier: id,
             environment: environment,

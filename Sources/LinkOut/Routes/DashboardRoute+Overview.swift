@@ -99,7 +99,7 @@ extension DashboardRoute {
     private func addReports(to context: inout Template.Context, now: Int64) throws {
         let summary = try ledger.reports.reportSummary()
         context["report_states"] = .list(
-            StoredReport.State.allCases.map { state in
+            ReportState.allCases.map { state in
                 ["state": .text(state.rawValue), "count": .text(String(summary.counts[state] ?? 0))]
             }
         )
@@ -142,7 +142,7 @@ extension DashboardRoute {
                 [
                     "href": .text(Self.detailPath(report.externalPurchaseId)),
                     "token": .text(report.externalPurchaseId),
-                    "status": .text(report.status),
+                    "status": .text(report.status.rawValue),
                     "state": .text(report.state.rawValue),
                     "attempts": .text(String(report.attempts)),
                     "last_attempt": .text(report.lastAttemptAt.map(DashboardTime.timestamp) ?? "—"),
@@ -164,7 +164,7 @@ extension DashboardRoute {
             entries.map { entry in
                 let left = entry.noticeAt.subtractingReportingOverflow(now).partialValue
                 let what =
-                    entry.report.map { "report \($0.status) rejected" }
+                    entry.report.map { "report \($0.status.rawValue) rejected" }
                     ?? "\(entry.lineItems.count) line item(s) set aside"
                 let message = entry.appleMessage
                 return [
@@ -188,7 +188,7 @@ extension DashboardRoute {
     private func addWebhooks(to context: inout Template.Context, now: Int64) throws {
         let counts = try ledger.entitlements.webhookCounts()
         context["webhook_states"] = .list(
-            WebhookDelivery.State.allCases.map { state in
+            WebhookState.allCases.map { state in
                 ["state": .text(state.rawValue), "count": .text(String(counts[state] ?? 0))]
             }
         )

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import HTTPServer
 import Storage
@@ -11,9 +12,7 @@ extension DashboardRoute {
     func find(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let session = try sessions.signedIn(request) else { return requireSignIn(request) }
         let query = (request.queryValue("q") ?? "").trimmingCharacters(in: .whitespaces)
-        let environment = request.queryValue("environment").flatMap {
-            ["production", "sandbox"].contains($0) ? $0 : nil
-        }
+        let environment = request.queryValue("environment").flatMap(Environment.init(rawValue:))
         // Bounded: the caption adds to it, and no ledger has a billion tokens to page through.
         let offset = min(max(Int(request.queryValue("offset") ?? "") ?? 0, 0), 1_000_000_000)
         _ = ledger.flush(timeout: .seconds(2))
@@ -38,7 +37,7 @@ extension DashboardRoute {
         ]
         context["environments"] = .list(
             [("", "Any"), ("production", "Production"), ("sandbox", "Sandbox")].map { value, label in
-                ["value": .text(value), "label": .text(label), "selected": .flag((environment ?? "") == value)]
+                ["value": .text(value), "label": .text(label), "selected": .flag(environment?.rawValue == value)]
             }
         )
         var reportStates: [String: String] = [:]
@@ -53,8 +52,8 @@ extension DashboardRoute {
                 [
                     "href": .text(Self.detailPath(token.externalPurchaseId)),
                     "id": .text(token.externalPurchaseId),
-                    "environment": .text(token.environment),
-                    "source": .text(token.source),
+                    "environment": .text(token.environment.rawValue),
+                    "source": .text(token.source.rawValue),
                     "first_seen": .text(DashboardTime.timestamp(token.firstSeenAt)),
                     "visits": .text(String(token.visitCount)),
                     "report": .text(reportStates[token.externalPurchaseId] ?? "none yet"),
@@ -83,8 +82,8 @@ extension DashboardRoute {
             "id": .text(token.externalPurchaseId),
         ]
         let facts: [(String, String)] = [
-            ("Environment", token.environment),
-            ("Source", token.source == "url" ? "landing page" : token.source),
+            ("Environment", token.environment.rawValue),
+            ("Source", token.source == .url ? "landing page" : token.source.rawValue),
             ("Bundle id", token.bundleId),
             ("App Apple id", String(token.appAppleId)),
             ("Token type", token.tokenType ?? "—"),
@@ -139,7 +138,7 @@ extension DashboardRoute {
             reports.map { report in
                 [
                     "request": .text(report.requestIdentifier),
-                    "status": .text(report.status),
+                    "status": .text(report.status.rawValue),
                     "state": .text(report.state.rawValue),
                     "attempts": .text(String(report.attempts)),
                     "answer": .text(Self.reason(status: report.lastHTTPStatus, text: report.lastResponse)),

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -85,7 +86,7 @@ struct LandingRoute: Sendable {
         }
         return .success(
             Visit(
-                token: TokenFields(token, raw: tokenText, source: "url"),
+                token: TokenFields(token, raw: tokenText, source: .url),
                 checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
                 bundleId: token.bundleId,
                 landingPath: String(request.path),
@@ -194,7 +195,7 @@ struct LandingRoute: Sendable {
 
 extension TokenFields {
     /// The ledger's fields for a decoded token; `raw` is the token text as received.
-    init(_ token: ExternalPurchaseToken, raw: String, source: String, appAccountToken: String? = nil) {
+    init(_ token: ExternalPurchaseToken, raw: String, source: TokenSource, appAccountToken: String? = nil) {
         self.init(
             externalPurchaseId: token.externalPurchaseId,
             rawToken: raw,
@@ -203,7 +204,7 @@ extension TokenFields {
             tokenType: token.tokenType,
             createdAt: token.tokenCreationDate,
             expiresAt: token.tokenExpirationDate,
-            environment: token.environment.rawValue,
+            environment: token.environment,
             source: source,
             appAccountToken: appAccountToken
         )

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -37,7 +38,7 @@ struct TokenAPI: Sendable {
 
     struct Reply: Encodable {
         var externalPurchaseId: String
-        var environment: String
+        var environment: Environment
         var checkoutURL: String
     }
 
@@ -81,7 +82,7 @@ struct TokenAPI: Sendable {
         let fields = TokenFields(
             token,
             raw: body.token,
-            source: "app",
+            source: .app,
             appAccountToken: body.appAccountToken?.lowercased()
         )
         let outcome = try ledger.tokens.recordForwardedToken(
@@ -127,7 +128,7 @@ struct TokenAPI: Sendable {
             ? String(configuration.server.publicURL.dropLast()) : configuration.server.publicURL
         let reply = Reply(
             externalPurchaseId: token.externalPurchaseId,
-            environment: token.environment.rawValue,
+            environment: token.environment,
             checkoutURL: base + "/checkout/" + outcome.checkoutId
         )
         return JSONResponse.json(outcome.isNewToken ? .created : .ok, reply)

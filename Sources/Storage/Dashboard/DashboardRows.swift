@@ -1,13 +1,15 @@
+import Domain
+
 /// Tokens first seen on one UTC day, from one environment and one source (`url` or `app`). Days are whole UTC
 /// days counted from the epoch (`timestamp / Milliseconds.day`).
 public struct DailyTokenCount: Sendable, Equatable {
     /// Days since 1970-01-01 (UTC).
     public var day: Int64
-    public var environment: String
-    public var source: String
+    public var environment: Environment
+    public var source: TokenSource
     public var count: Int64
 
-    public init(day: Int64, environment: String, source: String, count: Int64) {
+    public init(day: Int64, environment: Environment, source: TokenSource, count: Int64) {
         self.day = day
         self.environment = environment
         self.source = source

@@ -17,11 +17,11 @@ public struct DashboardStore: Sendable {
                 ORDER BY 1, 2, 3
                 """,
                 [.integer(since)]
-            ).map { row in
+            ).decoded { row throws(StorageError) in
                 DailyTokenCount(
                     day: row[0].integer ?? 0,
-                    environment: row[1].text ?? "",
-                    source: row[2].text ?? "",
+                    environment: try row[1].closedSet("tokens.environment"),
+                    source: try row[2].closedSet("tokens.source"),
                     count: row[3].integer ?? 0
                 )
             }
@@ -64,7 +64,7 @@ public struct DashboardStore: Sendable {
                 ORDER BY coalesce(last_attempt_at, created_at) DESC, request_identifier LIMIT ?
                 """,
                 [.integer(Int64(limit))]
-            ).map(ReportStore.storedReport)
+            ).decoded(ReportStore.storedReport)
         }
     }
 
@@ -78,7 +78,7 @@ public struct DashboardStore: Sendable {
                 ORDER BY coalesce(last_attempt_at, created_at) DESC, event_id LIMIT ?
                 """,
                 [.integer(Int64(limit))]
-            ).map(EntitlementStore.webhook)
+            ).decoded(EntitlementStore.webhook)
         }
     }
 }

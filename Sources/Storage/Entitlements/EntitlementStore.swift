@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// Redemption codes and the entitlement webhook outbox.
@@ -47,14 +48,14 @@ public struct EntitlementStore: Sendable {
         last_status, last_error, delivered_at
         """
 
-    static func webhook(_ row: [SQLValue]) -> WebhookDelivery {
+    static func webhook(_ row: [SQLValue]) throws(StorageError) -> WebhookDelivery {
         WebhookDelivery(
             eventId: row[0].text ?? "",
             purchaseId: row[1].text ?? "",
             sequence: row[2].integer ?? 0,
             type: row[3].text ?? "",
             body: row[4].text ?? "",
-            state: WebhookDelivery.State(rawValue: row[5].text ?? "") ?? .pending,
+            state: try row[5].closedSet("webhook_deliveries.state"),
             attempts: row[6].integer ?? 0,
             nextAttemptAt: row[7].integer ?? 0,
             createdAt: row[8].integer ?? 0,
@@ -77,11 +78,11 @@ public struct EntitlementStore: Sendable {
                 ORDER BY w.next_attempt_at LIMIT ?
                 """,
                 [.integer(now), .integer(Int64(limit))]
-            ).map(Self.webhook)
+            ).decoded(Self.webhook)
         }
     }
 
-    public func webhooks(state: WebhookDelivery.State? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
+    public func webhooks(state: WebhookState? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
         -> [WebhookDelivery]
     {
         try database.readers.read { connection throws(StorageError) in
@@ -93,7 +94,7 @@ public struct EntitlementStore: Sendable {
             return try connection.query(
                 "SELECT \(Self.webhookColumns) FROM webhook_deliveries \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
                 parameters
-            ).map(Self.webhook)
+            ).decoded(Self.webhook)
         }
     }
 
@@ -111,7 +112,7 @@ public struct EntitlementStore: Sendable {
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.purchase_id = c.purchase_id
                     AND e.state = 'pending' AND e.sequence < c.sequence)
                 """
-        ).map(Self.webhook).sorted { ($0.nextAttemptAt, $0.sequence) < ($1.nextAttemptAt, $1.sequence) }
+        ).decoded(Self.webhook).sorted { ($0.nextAttemptAt, $0.sequence) < ($1.nextAttemptAt, $1.sequence) }
     }
 
     /// Records a delivery attempt by this instance; dropped if another instance has leased it since.
@@ -133,11 +134,11 @@ public struct EntitlementStore: Sendable {
         }
     }
 
-    public func webhookCounts() throws(StorageError) -> [WebhookDelivery.State: Int64] {
+    public func webhookCounts() throws(StorageError) -> [WebhookState: Int64] {
         try database.readers.read { connection throws(StorageError) in
-            var counts: [WebhookDelivery.State: Int64] = [:]
+            var counts: [WebhookState: Int64] = [:]
             for row in try connection.query("SELECT state, COUNT(*) FROM webhook_deliveries GROUP BY state") {
-                if let state = WebhookDelivery.State(rawValue: row[0].text ?? "") { counts[state] = row[1].integer }
+                counts[try row[0].closedSet("webhook_deliveries.state") as WebhookState] = row[1].integer
             }
             return counts
         }

@@ -1,7 +1,9 @@
+import Domain
+
 /// What one try to deliver an entitlement event came to.
 public struct WebhookAttempt: Sendable {
     public var eventId: String
-    public var state: WebhookDelivery.State
+    public var state: WebhookState
     public var httpStatus: Int64?
     public var error: String?
     public var nextAttemptAt: Int64
@@ -9,7 +11,7 @@ public struct WebhookAttempt: Sendable {
 
     public init(
         eventId: String,
-        state: WebhookDelivery.State,
+        state: WebhookState,
         httpStatus: Int64?,
         error: String?,
         nextAttemptAt: Int64,

@@ -1,20 +1,15 @@
+import Domain
+
 /// An entitlement event for the developer's backend, in the durable outbox: the exact bytes are fixed when the
 /// event is made, so every retry sends the same event id and body; events of one purchase go out in order.
 public struct WebhookDelivery: Sendable, Equatable, Codable {
-    public enum State: String, Sendable, Codable, CaseIterable {
-        case pending
-        case delivered
-        /// Given up after the retry window (three days).
-        case failed
-    }
-
     public var eventId: String
     public var purchaseId: String
     /// Position among the purchase's events (1, 2, …), assigned when stored.
     public var sequence: Int64
     public var type: String
     public var body: String
-    public var state: State
+    public var state: WebhookState
     public var attempts: Int64
     public var nextAttemptAt: Int64
     public var createdAt: Int64
@@ -29,7 +24,7 @@ public struct WebhookDelivery: Sendable, Equatable, Codable {
         sequence: Int64 = 0,
         type: String,
         body: String,
-        state: State = .pending,
+        state: WebhookState = .pending,
         attempts: Int64 = 0,
         nextAttemptAt: Int64,
         createdAt: Int64,

@@ -1,3 +1,5 @@
+import Domain
+
 /// The compact binary form of a visit in the journal: length-prefixed fields, fixed-width integers.
 /// A record is `[UInt32 length][UInt64 checksum][payload]`; a torn or damaged tail fails its checksum and
 /// ends the replay there (it was never acknowledged).
@@ -21,8 +23,8 @@ package enum JournalCoding {
             put(token.createdAt, &payload)
             payload.append(token.expiresAt == nil ? 0 : 1)
             put(token.expiresAt ?? 0, &payload)
-            put(token.environment, &payload)
-            put(token.source, &payload)
+            put(token.environment.rawValue, &payload)
+            put(token.source.rawValue, &payload)
             put(token.appAccountToken, &payload)
         } else {
             payload.append(0)
@@ -67,9 +69,10 @@ package enum JournalCoding {
         if hasToken == 1 {
             guard let id = reader.string(), let raw = reader.string(), let appAppleId = reader.int64(),
                 let tokenBundle = reader.string(), let type = reader.optionalString(), let created = reader.int64(),
-                let hasExpiry = reader.byte(), let expiry = reader.int64(), let environment = reader.string(),
-                let source = reader.string(), let account = reader.optionalString()
-            else { return nil }
+                let hasExpiry = reader.byte(), let expiry = reader.int64(),
+                let environment = reader.string().flatMap(Environment.init(rawValue:)),
+                let source = reader.string().flatMap(TokenSource.init(rawValue:)), let account = reader.optionalString()
+            else { return nil }  // a value this version does not know reads as a torn record, never as a default
             token = TokenFields(
                 externalPurchaseId: id,
                 rawToken: raw,

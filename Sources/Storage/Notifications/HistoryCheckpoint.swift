@@ -1,7 +1,9 @@
+import Domain
+
 /// How far a notification history recovery got for one app and environment in one window (`history_recovery`).
 public struct HistoryCheckpoint: Sendable, Equatable {
     public var bundleId: String
-    public var environment: String
+    public var environment: Environment
     /// The window asked for (UNIX ms): Apple's pagination token belongs to this exact query.
     public var startDate: Int64
     public var endDate: Int64
@@ -14,7 +16,7 @@ public struct HistoryCheckpoint: Sendable, Equatable {
 
     public init(
         bundleId: String,
-        environment: String,
+        environment: Environment,
         startDate: Int64,
         endDate: Int64,
         paginationToken: String?,

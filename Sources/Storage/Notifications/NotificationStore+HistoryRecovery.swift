@@ -1,3 +1,5 @@
+import Domain
+
 extension NotificationStore {
     /// Every recorded window's progress, oldest window first.
     public func historyCheckpoints() throws(StorageError) -> [HistoryCheckpoint] {
@@ -7,10 +9,10 @@ extension NotificationStore {
                 SELECT bundle_id, environment, start_date, end_date, pagination_token, pages, fetched, updated_at
                 FROM history_recovery ORDER BY start_date, end_date, bundle_id, environment
                 """
-            ).map { row in
+            ).decoded { row throws(StorageError) in
                 HistoryCheckpoint(
                     bundleId: row[0].text ?? "",
-                    environment: row[1].text ?? "",
+                    environment: try row[1].closedSet("history_recovery.environment"),
                     startDate: row[2].integer ?? 0,
                     endDate: row[3].integer ?? 0,
                     paginationToken: row[4].text,
@@ -35,7 +37,7 @@ extension NotificationStore {
                     fetched = excluded.fetched, updated_at = excluded.updated_at
                 """,
                 [
-                    .text(checkpoint.bundleId), .text(checkpoint.environment), .integer(checkpoint.startDate),
+                    .text(checkpoint.bundleId), .text(checkpoint.environment.rawValue), .integer(checkpoint.startDate),
                     .integer(checkpoint.endDate), .optional(checkpoint.paginationToken),
                     .integer(checkpoint.pages), .integer(checkpoint.fetched), .integer(checkpoint.updatedAt),
                 ]

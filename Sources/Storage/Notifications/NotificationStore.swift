@@ -1,3 +1,5 @@
+import Domain
+
 /// App Store Server Notifications: stored before they are acknowledged, acted on exactly once (the action and
 /// the `processed_at` mark share one transaction).
 public struct NotificationStore: Sendable {
@@ -8,13 +10,13 @@ public struct NotificationStore: Sendable {
         source, signed_payload, processed_at, outcome
         """
 
-    static func storedNotification(_ row: [SQLValue]) -> StoredNotification {
+    static func storedNotification(_ row: [SQLValue]) throws(StorageError) -> StoredNotification {
         StoredNotification(
             notificationUUID: row[0].text ?? "",
             notificationType: row[1].text ?? "",
             subtype: row[2].text,
             externalPurchaseId: row[3].text,
-            environment: row[4].text,
+            environment: try row[4].closedSetIfPresent("notifications.environment"),
             signedDate: row[5].integer ?? 0,
             receivedAt: row[6].integer ?? 0,
             source: row[7].text ?? "",
@@ -37,7 +39,7 @@ public struct NotificationStore: Sendable {
                 [
                     .text(notification.notificationUUID), .text(notification.notificationType),
                     .optional(notification.subtype), .optional(notification.externalPurchaseId),
-                    .optional(notification.environment), .integer(notification.signedDate),
+                    .optional(notification.environment?.rawValue), .integer(notification.signedDate),
                     .integer(notification.receivedAt), .text(notification.source), .text(notification.signedPayload),
                 ]
             ).isEmpty)
@@ -55,7 +57,7 @@ public struct NotificationStore: Sendable {
                 \(unprocessedOnly ? "WHERE processed_at IS NULL" : "") ORDER BY received_at LIMIT ?
                 """,
                 [.integer(Int64(limit))]
-            ).map(Self.storedNotification)
+            ).decoded(Self.storedNotification)
         }
     }
 
@@ -64,7 +66,7 @@ public struct NotificationStore: Sendable {
             try connection.query(
                 "SELECT \(Self.notificationColumns) FROM notifications WHERE notification_uuid = ?",
                 [.text(uuid)]
-            ).first.map(Self.storedNotification)
+            ).firstDecoded(Self.storedNotification)
         }
     }
 
@@ -191,7 +193,8 @@ public struct NotificationStore: Sendable {
             [
                 .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
                 .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
-                .optional(token.expiresAt), .text(token.environment), .text(token.source), .integer(at), .integer(at),
+                .optional(token.expiresAt), .text(token.environment.rawValue), .text(token.source.rawValue),
+                .integer(at), .integer(at),
             ]
         )
         guard !inserted.isEmpty else { return false }

@@ -1,3 +1,5 @@
+import Domain
+
 /// An App Store Server Notification as received: stored (deduplicated by `notificationUUID`, Apple: "Use this
 /// value to identify a duplicate notification") after its signature verified and before it is acknowledged,
 /// then acted on from here exactly once, so a crash between the two loses nothing.
@@ -7,7 +9,7 @@ public struct StoredNotification: Sendable, Equatable, Codable {
     public var subtype: String?
     public var externalPurchaseId: String?
     /// `production` or `sandbox` (the `SANDBOX` prefix of `externalPurchaseId`), when the payload says.
-    public var environment: String?
+    public var environment: Environment?
     /// UNIX ms when Apple signed it.
     public var signedDate: Int64
     public var receivedAt: Int64
@@ -24,7 +26,7 @@ public struct StoredNotification: Sendable, Equatable, Codable {
         notificationType: String,
         subtype: String?,
         externalPurchaseId: String?,
-        environment: String?,
+        environment: Environment?,
         signedDate: Int64,
         receivedAt: Int64,
         source: String,

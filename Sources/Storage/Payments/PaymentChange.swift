@@ -1,3 +1,5 @@
+import Domain
+
 /// Everything one payment event changes, written in one transaction together with marking the event done: a
 /// crash leaves either all of it or none, and the event is then acted on again from storage.
 public struct PaymentChange: Sendable {
@@ -9,7 +11,7 @@ public struct PaymentChange: Sendable {
     public var charges: [PurchaseCharge]
     /// A charge's new cumulative refunded amount.
     public var refund: (chargeKey: String, amountRefunded: Int64)?
-    public var sessionState: (sessionId: String, state: PaymentSessionRecord.State)?
+    public var sessionState: (sessionId: String, state: PaymentSessionState)?
     /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
     public var lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)]
     /// Apple line items no token can carry yet, stored held (`StoredLineItem.heldSince`) under the purchase's
@@ -32,7 +34,7 @@ public struct PaymentChange: Sendable {
         purchase: PurchaseRecord? = nil,
         charges: [PurchaseCharge] = [],
         refund: (chargeKey: String, amountRefunded: Int64)? = nil,
-        sessionState: (sessionId: String, state: PaymentSessionRecord.State)? = nil,
+        sessionState: (sessionId: String, state: PaymentSessionState)? = nil,
         lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = [],
         redemption: RedemptionRecord? = nil,
         webhooks: [WebhookDelivery] = [],

@@ -1,20 +1,9 @@
+import Domain
+
 /// A payment started for a checkout: the provider's session, which our intent created it (the idempotency
 /// key), and where it stands. An open session holds back the token's `NO_LINE_ITEM` report while the payment
 /// may still complete.
 public struct PaymentSessionRecord: Sendable, Equatable, Codable {
-    public enum State: String, Sendable, Codable, CaseIterable {
-        /// Created; the person is paying (or left without finishing).
-        case open
-        /// Completed with a delayed payment method that has not paid yet.
-        case pending
-        /// Paid.
-        case complete
-        /// Expired unpaid, or cancelled: the person may start again.
-        case expired
-        /// A delayed payment failed.
-        case failed
-    }
-
     public var sessionId: String
     /// `demo` or `stripe`.
     public var provider: String
@@ -28,7 +17,7 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
     public var language: String
     /// Where the person pays (the provider's page).
     public var url: String
-    public var state: State
+    public var state: PaymentSessionState
     public var createdAt: Int64
     public var updatedAt: Int64
     /// A keyed hash of the browser session that started the payment: only that browser is shown the purchase's
@@ -46,7 +35,7 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
         amount: String,
         language: String,
         url: String,
-        state: State,
+        state: PaymentSessionState,
         createdAt: Int64,
         updatedAt: Int64,
         browserHash: String? = nil

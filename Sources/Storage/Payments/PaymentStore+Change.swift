@@ -1,3 +1,5 @@
+import Domain
+
 /// One payment event's writes, in the transaction the caller opened.
 extension PaymentStore {
     static func apply(_ change: PaymentChange, to connection: any SQLConnection, dialect: SQLDialect)

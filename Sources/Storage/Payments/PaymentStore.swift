@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// Payment sessions, provider events, purchases and their charges.
@@ -9,7 +10,7 @@ public struct PaymentStore: Sendable {
         url, state, created_at, updated_at, browser_hash
         """
 
-    static func paymentSession(_ row: [SQLValue]) -> PaymentSessionRecord {
+    static func paymentSession(_ row: [SQLValue]) throws(StorageError) -> PaymentSessionRecord {
         PaymentSessionRecord(
             sessionId: row[0].text ?? "",
             provider: row[1].text ?? "",
@@ -21,7 +22,7 @@ public struct PaymentStore: Sendable {
             amount: row[7].text ?? "",
             language: row[8].text ?? "",
             url: row[9].text ?? "",
-            state: PaymentSessionRecord.State(rawValue: row[10].text ?? "") ?? .open,
+            state: try row[10].closedSet("payment_sessions.state"),
             createdAt: row[11].integer ?? 0,
             updatedAt: row[12].integer ?? 0,
             browserHash: row[13].text
@@ -34,7 +35,7 @@ public struct PaymentStore: Sendable {
         updated_at, live
         """
 
-    static func purchase(_ row: [SQLValue]) -> PurchaseRecord {
+    static func purchase(_ row: [SQLValue]) throws(StorageError) -> PurchaseRecord {
         PurchaseRecord(
             purchaseId: row[0].text ?? "",
             provider: row[1].text ?? "",
@@ -43,7 +44,7 @@ public struct PaymentStore: Sendable {
             bundleId: row[4].text,
             productId: row[5].text,
             kind: row[6].text ?? "",
-            status: PurchaseRecord.Status(rawValue: row[7].text ?? "") ?? .paid,
+            status: try row[7].closedSet("purchases.status"),
             currency: row[8].text ?? "",
             amountTotal: row[9].integer ?? 0,
             amountTax: row[10].integer ?? 0,
@@ -79,7 +80,7 @@ public struct PaymentStore: Sendable {
                 [.text(session.intentId)]
             )
             guard let row = rows.first else { throw StorageError(.notFound, "payment session vanished") }
-            return Self.paymentSession(row)
+            return try Self.paymentSession(row)
         }
     }
 
@@ -88,7 +89,7 @@ public struct PaymentStore: Sendable {
             try connection.query(
                 "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE session_id = ?",
                 [.text(id)]
-            ).first.map(Self.paymentSession)
+            ).firstDecoded(Self.paymentSession)
         }
     }
 
@@ -97,7 +98,7 @@ public struct PaymentStore: Sendable {
             try connection.query(
                 "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE intent_id = ?",
                 [.text(intentId)]
-            ).first.map(Self.paymentSession)
+            ).firstDecoded(Self.paymentSession)
         }
     }
 
@@ -106,7 +107,7 @@ public struct PaymentStore: Sendable {
             try connection.query(
                 "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE checkout_id = ? ORDER BY created_at",
                 [.text(checkoutId)]
-            ).map(Self.paymentSession)
+            ).decoded(Self.paymentSession)
         }
     }
 
@@ -176,7 +177,7 @@ public struct PaymentStore: Sendable {
             try connection.query(
                 "SELECT \(Self.purchaseColumns) FROM purchases WHERE purchase_id = ?",
                 [.text(id)]
-            ).first.map(Self.purchase)
+            ).firstDecoded(Self.purchase)
         }
     }
 
@@ -185,7 +186,7 @@ public struct PaymentStore: Sendable {
             try connection.query(
                 "SELECT \(Self.purchaseColumns) FROM purchases WHERE subscription_id = ? ORDER BY created_at LIMIT 1",
                 [.text(subscriptionId)]
-            ).first.map(Self.purchase)
+            ).firstDecoded(Self.purchase)
         }
     }
 
@@ -201,7 +202,7 @@ public struct PaymentStore: Sendable {
             return try connection.query(
                 "SELECT \(Self.purchaseColumns) FROM purchases \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
                 parameters
-            ).map(Self.purchase)
+            ).decoded(Self.purchase)
         }
     }
 
@@ -232,7 +233,7 @@ public struct PaymentStore: Sendable {
                 WHERE t.app_account_token = ? ORDER BY p.created_at DESC LIMIT 1000
                 """,
                 [.text(appAccountToken)]
-            ).map(Self.purchase)
+            ).decoded(Self.purchase)
         }
     }
 
@@ -241,7 +242,7 @@ public struct PaymentStore: Sendable {
             try connection.query(
                 "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE charge_key = ?",
                 [.text(key)]
-            ).first.map(Self.charge)
+            ).firstDecoded(Self.charge)
         }
     }
 
@@ -251,7 +252,7 @@ public struct PaymentStore: Sendable {
             try connection.query(
                 "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE purchase_id = ? ORDER BY created_at",
                 [.text(purchaseId)]
-            ).map(Self.charge)
+            ).decoded(Self.charge)
         }
     }
 

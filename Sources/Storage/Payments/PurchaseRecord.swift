@@ -1,14 +1,8 @@
+import Domain
+
 /// A paid purchase (one-time, or a subscription from its start), keyed by the provider's session id. Amounts
 /// are in the provider's minor units of `currency`; never floating point.
 public struct PurchaseRecord: Sendable, Equatable, Codable {
-    public enum Status: String, Sendable, Codable {
-        case paid
-        case partiallyRefunded = "partially_refunded"
-        case refunded
-        /// A subscription that will not renew.
-        case ended
-    }
-
     public var purchaseId: String
     public var provider: String
     public var checkoutId: String?
@@ -17,7 +11,7 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
     public var productId: String?
     /// `oneTime` or `subscription`.
     public var kind: String
-    public var status: Status
+    public var status: PurchaseStatus
     public var currency: String
     public var amountTotal: Int64
     public var amountTax: Int64
@@ -44,7 +38,7 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
         bundleId: String?,
         productId: String?,
         kind: String,
-        status: Status,
+        status: PurchaseStatus,
         currency: String,
         amountTotal: Int64,
         amountTax: Int64,

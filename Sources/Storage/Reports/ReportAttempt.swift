@@ -1,6 +1,8 @@
+import Domain
+
 /// What happened to one attempt to send a report.
 public struct ReportAttempt: Sendable {
-    public var state: StoredReport.State
+    public var state: ReportState
     public var httpStatus: Int64?
     public var response: String?
     /// When to try again (pending reports).
@@ -10,7 +12,7 @@ public struct ReportAttempt: Sendable {
     public var countsAsAttempt: Bool
 
     public init(
-        state: StoredReport.State,
+        state: ReportState,
         httpStatus: Int64?,
         response: String?,
         nextAttemptAt: Int64,

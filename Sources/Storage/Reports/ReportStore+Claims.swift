@@ -13,7 +13,7 @@ extension ReportStore {
             limit: limit,
             lease: Lease(owner: instance, until: leaseUntil)
         )
-        .map(Self.storedReport).sorted { $0.nextAttemptAt < $1.nextAttemptAt }
+        .decoded(Self.storedReport).sorted { $0.nextAttemptAt < $1.nextAttemptAt }
     }
 
     /// Ends this instance's claims on reports it will not send after all.

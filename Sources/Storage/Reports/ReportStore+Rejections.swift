@@ -1,3 +1,5 @@
+import Domain
+
 /// Apple's rejections (spec §5.6) in the outbox: recording what a `400` changed, the rejected reports that can
 /// go again, the tokens that need a person, and the operator's corrections.
 extension ReportStore {
@@ -47,7 +49,7 @@ extension ReportStore {
                 ORDER BY r.request_identifier LIMIT ?
                 """,
                 [.text(after ?? ""), .integer(Int64(limit))]
-            ).map(Self.storedReport)
+            ).decoded(Self.storedReport)
         }
     }
 
@@ -138,14 +140,14 @@ extension ReportStore {
                 let report = try connection.query(
                     "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? AND state = 'rejected'",
                     [.text(id)]
-                ).first.map(Self.storedReport)
+                ).firstDecoded(Self.storedReport)
                 let items = try connection.query(
                     """
                     SELECT \(Self.lineItemColumns) FROM line_items
                     WHERE external_purchase_id = ? AND correction IS NOT NULL AND corrected_at IS NULL ORDER BY id
                     """,
                     [.text(id)]
-                ).map(Self.storedLineItem)
+                ).decoded(Self.storedLineItem)
                 entries.append(
                     AttentionEntry(
                         externalPurchaseId: id,

@@ -1,3 +1,5 @@
+import Domain
+
 /// The report outbox: line items posted for tokens, and the reports built from them or from their absence.
 /// Every change that sends or settles a report happens in one transaction with what it depends on, so a crash
 /// at any point leaves either the old state or the new one.
@@ -11,15 +13,15 @@ public struct ReportStore: Sendable {
         next_attempt_at, created_at, last_attempt_at, last_http_status, last_response, accepted_at
         """
 
-    static func storedReport(_ row: [SQLValue]) -> StoredReport {
+    static func storedReport(_ row: [SQLValue]) throws(StorageError) -> StoredReport {
         var report = StoredReport(
             requestIdentifier: row[0].text ?? "",
             externalPurchaseId: row[1].text ?? "",
-            environment: row[2].text ?? "",
+            environment: try row[2].closedSet("reports.environment"),
             bundleId: row[3].text ?? "",
-            status: row[4].text ?? "",
+            status: try row[4].closedSet("reports.status"),
             body: row[5].text ?? "",
-            state: StoredReport.State(rawValue: row[6].text ?? "") ?? .pending,
+            state: try row[6].closedSet("reports.state"),
             attempts: row[7].integer ?? 0,
             nextAttemptAt: row[8].integer ?? 0,
             createdAt: row[9].integer ?? 0
@@ -61,7 +63,7 @@ public struct ReportStore: Sendable {
                 FROM line_items WHERE external_purchase_id = ? AND held_since IS NULL ORDER BY id
                 """,
                 [.text(externalPurchaseId)]
-            ).map(Self.storedLineItem)
+            ).decoded(Self.storedLineItem)
         }
     }
 
@@ -77,7 +79,7 @@ public struct ReportStore: Sendable {
                 ORDER BY id
                 """,
                 [.text(lineItemId), .text(lineItemId)]
-            ).map(Self.storedLineItem)
+            ).decoded(Self.storedLineItem)
         }
     }
 
@@ -91,7 +93,7 @@ public struct ReportStore: Sendable {
                 ORDER BY id LIMIT ?
                 """,
                 [.integer(rowId), .integer(Int64(limit))]
-            ).map(Self.storedLineItem)
+            ).decoded(Self.storedLineItem)
         }
     }
 
@@ -118,7 +120,7 @@ public struct ReportStore: Sendable {
 
     /// Custom-link tokens of one of `accounts` active at `at`, that a line item dated `at` may go on; the token
     /// already carrying line items first.
-    public func activeCustomerTokens(bundleId: String, environment: String, accounts: [String], at: Int64)
+    public func activeCustomerTokens(bundleId: String, environment: Environment, accounts: [String], at: Int64)
         throws(StorageError) -> [StoredToken]
     {
         guard !accounts.isEmpty else { return [] }
@@ -136,9 +138,9 @@ public struct ReportStore: Sendable {
                     t.first_seen_at, t.external_purchase_id
                 """,
                 accounts.map { SQLValue.text($0) } + [
-                    .text(bundleId), .text(environment), .integer(at), .integer(at),
+                    .text(bundleId), .text(environment.rawValue), .integer(at), .integer(at),
                 ]
-            ).map(TokenStore.storedToken)
+            ).decoded(TokenStore.storedToken)
         }
     }
 
@@ -148,7 +150,7 @@ public struct ReportStore: Sendable {
             try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? ORDER BY created_at",
                 [.text(externalPurchaseId)]
-            ).map(Self.storedReport)
+            ).decoded(Self.storedReport)
         }
     }
 
@@ -157,12 +159,12 @@ public struct ReportStore: Sendable {
             try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports WHERE request_identifier = ?",
                 [.text(requestIdentifier)]
-            ).first.map(Self.storedReport)
+            ).firstDecoded(Self.storedReport)
         }
     }
 
     /// Newest first.
-    public func reports(limit: Int, offset: Int = 0, state: StoredReport.State? = nil) throws(StorageError)
+    public func reports(limit: Int, offset: Int = 0, state: ReportState? = nil) throws(StorageError)
         -> [StoredReport]
     {
         try database.readers.read { connection throws(StorageError) in
@@ -172,7 +174,7 @@ public struct ReportStore: Sendable {
             return try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
                 parameters
-            ).map(Self.storedReport)
+            ).decoded(Self.storedReport)
         }
     }
 
@@ -185,14 +187,14 @@ public struct ReportStore: Sendable {
                 ORDER BY next_attempt_at LIMIT ?
                 """,
                 [.integer(now), .integer(Int64(limit))]
-            ).map(Self.storedReport)
+            ).decoded(Self.storedReport)
         }
     }
 
     /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
     /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
     /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
-    static let lastHoldingPayment: Int64 = 8 * 86_400_000
+    static let lastHoldingPayment: Int64 = Milliseconds.days(8)
 
     /// SQL true for a custom-link token (`ACQUISITION`/`SERVICES` with a `tokenExpirationDate`) in `alias`.
     static func isCustomLink(_ alias: String) -> String {
@@ -285,7 +287,7 @@ public struct ReportStore: Sendable {
                     .integer(paymentsPendingSince), .integer(now), .integer(paymentsOpenSince),
                     .integer(Int64(limit)),
                 ]
-            ).map(TokenStore.storedToken)
+            ).decoded(TokenStore.storedToken)
         }
     }
 
@@ -303,12 +305,12 @@ public struct ReportStore: Sendable {
     /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
     /// `tokenCreationDate`.
     public func reportSummary() throws(StorageError) -> (
-        counts: [StoredReport.State: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
+        counts: [ReportState: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
     ) {
         try database.readers.read { connection throws(StorageError) in
-            var counts: [StoredReport.State: Int64] = [:]
+            var counts: [ReportState: Int64] = [:]
             for row in try connection.query("SELECT state, count(*) FROM reports GROUP BY state") {
-                if let state = StoredReport.State(rawValue: row[0].text ?? "") { counts[state] = row[1].integer ?? 0 }
+                counts[try row[0].closedSet("reports.state") as ReportState] = row[1].integer ?? 0
             }
             let oldest = try connection.query(
                 """
@@ -439,8 +441,8 @@ public struct ReportStore: Sendable {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                .text(report.requestIdentifier), .text(report.externalPurchaseId), .text(report.environment),
-                .text(report.bundleId), .text(report.status), .text(report.body), .text(report.state.rawValue),
+                .text(report.requestIdentifier), .text(report.externalPurchaseId), .text(report.environment.rawValue),
+                .text(report.bundleId), .text(report.status.rawValue), .text(report.body), .text(report.state.rawValue),
                 .integer(report.attempts), .integer(report.nextAttemptAt), .integer(report.createdAt),
             ]
         )

@@ -1,18 +1,14 @@
+import Domain
+
 /// A report in the outbox, as stored: the exact JSON body, so every retry sends the same bytes.
 public struct StoredReport: Sendable, Equatable, Codable {
-    /// `pending` (to send or being retried), `accepted` (Apple answered 200), or `rejected` (Apple answered 400;
-    /// not resent until the token's data changes).
-    public enum State: String, Sendable, Codable, CaseIterable {
-        case pending, accepted, rejected
-    }
-
     public var requestIdentifier: String
     public var externalPurchaseId: String
-    public var environment: String
+    public var environment: Environment
     public var bundleId: String
-    public var status: String
+    public var status: ReportStatus
     public var body: String
-    public var state: State
+    public var state: ReportState
     public var attempts: Int64
     public var nextAttemptAt: Int64
     public var createdAt: Int64
@@ -25,11 +21,11 @@ public struct StoredReport: Sendable, Equatable, Codable {
     public init(
         requestIdentifier: String,
         externalPurchaseId: String,
-        environment: String,
+        environment: Environment,
         bundleId: String,
-        status: String,
+        status: ReportStatus,
         body: String,
-        state: State = .pending,
+        state: ReportState = .pending,
         attempts: Int64 = 0,
         nextAttemptAt: Int64,
         createdAt: Int64

@@ -1,3 +1,4 @@
+import Domain
 import Lifecycle
 import Synchronization
 
@@ -174,7 +175,8 @@ final class PostgresVisitWriter: Sendable {
             column { $0.checkoutId }, column { $0.token?.externalPurchaseId }, column { $0.token?.rawToken },
             column { number($0.token?.appAppleId) }, column { $0.bundleId }, column { $0.token?.bundleId },
             column { $0.token?.tokenType }, column { number($0.token?.createdAt) },
-            column { number($0.token?.expiresAt) }, column { $0.token?.environment }, column { $0.token?.source },
+            column { number($0.token?.expiresAt) }, column { $0.token?.environment.rawValue },
+            column { $0.token?.source.rawValue },
             column { $0.token?.appAccountToken }, column { number($0.at) }, column { $0.landingPath },
         ] + Visit.utmParameterNames.map { name in column { $0.utm[name] } }
     }

@@ -1,3 +1,5 @@
+import Domain
+
 /// A token as the ledger holds it: the fields it was recorded with (without the raw token) and what the ledger
 /// learned since. The one read model for export, the admin API and reporting.
 public struct StoredToken: Sendable, Equatable {
@@ -9,9 +11,9 @@ public struct StoredToken: Sendable, Equatable {
     public var createdAt: Int64
     public var expiresAt: Int64?
     /// `production` or `sandbox`.
-    public var environment: String
+    public var environment: Environment
     /// `url` (StoreKit redirect) or `app` (forwarded by the app).
-    public var source: String
+    public var source: TokenSource
     public var appAccountToken: String?
     public var firstSeenAt: Int64
     public var lastSeenAt: Int64

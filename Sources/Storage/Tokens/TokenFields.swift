@@ -1,3 +1,5 @@
+import Domain
+
 /// A token's fields as the ledger records them (decoded by `ExternalPurchase`; kept as plain values here so
 /// storage does not depend on the domain module). What the ledger adds once it has seen the token is
 /// `StoredToken`.
@@ -12,9 +14,9 @@ public struct TokenFields: Sendable, Equatable {
     public var createdAt: Int64
     public var expiresAt: Int64?
     /// `production` or `sandbox`.
-    public var environment: String
+    public var environment: Environment
     /// `url` (StoreKit redirect) or `app` (forwarded by the app with `POST /v1/tokens`).
-    public var source: String
+    public var source: TokenSource
     public var appAccountToken: String?
 
     public init(
@@ -25,8 +27,8 @@ public struct TokenFields: Sendable, Equatable {
         tokenType: String?,
         createdAt: Int64,
         expiresAt: Int64?,
-        environment: String,
-        source: String,
+        environment: Environment,
+        source: TokenSource,
         appAccountToken: String? = nil
     ) {
         self.externalPurchaseId = externalPurchaseId

@@ -1,3 +1,5 @@
+import Domain
+
 /// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
 extension TokenStore {
     /// Records a visit and returns once it is committed (the server records visits through the journal).
@@ -141,7 +143,8 @@ extension TokenStore {
             [
                 .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
                 .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
-                .optional(token.expiresAt), .text(token.environment), .text(token.source), .optional(account),
+                .optional(token.expiresAt), .text(token.environment.rawValue), .text(token.source.rawValue),
+                .optional(account),
                 .optional(account == nil ? nil : bindingSource.rawValue), .integer(at), .integer(at),
                 .integer(increment),
             ]
@@ -164,7 +167,7 @@ extension TokenStore {
             token.externalPurchaseId,
             to: account,
             by: bindingSource,
-            current: (row[1].text, row[2].text),
+            current: (row[1].text, try row[2].closedSetIfPresent("tokens.app_account_source")),
             connection
         )
         return (false, count, binding)
@@ -178,10 +181,10 @@ extension TokenStore {
         _ externalPurchaseId: String,
         to account: String,
         by source: AccountBindingSource,
-        current: (account: String?, source: String?),
+        current: (account: String?, source: AccountBindingSource?),
         _ connection: any SQLConnection
     ) throws(StorageError) -> AccountBinding {
-        let currentSource = current.source.flatMap(AccountBindingSource.init(rawValue:)) ?? .app
+        let currentSource = current.source ?? .app
         let result: AccountBinding
         if let previous = current.account {
             let authoritative = source == .backend && currentSource == .app

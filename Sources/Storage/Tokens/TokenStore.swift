@@ -1,3 +1,4 @@
+import Domain
 import Synchronization
 
 /// Tokens and what leads to them: landing visits, checkouts and the products chosen on them. Reads never wait for
@@ -13,7 +14,7 @@ public struct TokenStore: Sendable {
         """
 
     /// A row of `tokenColumns`.
-    static func storedToken(_ row: [SQLValue]) -> StoredToken {
+    static func storedToken(_ row: [SQLValue]) throws(StorageError) -> StoredToken {
         StoredToken(
             externalPurchaseId: row[0].text ?? "",
             appAppleId: row[1].integer ?? 0,
@@ -21,8 +22,8 @@ public struct TokenStore: Sendable {
             tokenType: row[3].text,
             createdAt: row[4].integer ?? 0,
             expiresAt: row[5].integer,
-            environment: row[6].text ?? "production",
-            source: row[7].text ?? "",
+            environment: try row[6].closedSet("tokens.environment"),
+            source: try row[7].closedSet("tokens.source"),
             appAccountToken: row[8].text,
             firstSeenAt: row[9].integer ?? 0,
             lastSeenAt: row[10].integer ?? 0,
@@ -48,7 +49,7 @@ public struct TokenStore: Sendable {
                 id: id,
                 bundleId: bundleId,
                 externalPurchaseId: row[2].text,
-                environment: row[3].text,
+                environment: try row[3].closedSetIfPresent("tokens.environment"),
                 tokenExpiresAt: row[4].integer
             )
         }
@@ -59,7 +60,7 @@ public struct TokenStore: Sendable {
         limit: Int = Int.max,
         offset: Int = 0,
         search: String? = nil,
-        environment: String? = nil
+        environment: Environment? = nil
     ) throws(StorageError) -> [StoredToken] {
         try database.readers.read { connection throws(StorageError) in
             var conditions: [String] = []
@@ -70,7 +71,7 @@ public struct TokenStore: Sendable {
             }
             if let environment {
                 conditions.append("environment = ?")
-                parameters.append(.text(environment))
+                parameters.append(.text(environment.rawValue))
             }
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             parameters += [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
@@ -80,7 +81,7 @@ public struct TokenStore: Sendable {
                 FROM tokens \(filter) ORDER BY first_seen_at, external_purchase_id LIMIT ? OFFSET ?
                 """,
                 parameters
-            ).map(Self.storedToken)
+            ).decoded(Self.storedToken)
         }
     }
 
@@ -97,7 +98,7 @@ public struct TokenStore: Sendable {
             try connection.query(
                 "SELECT \(Self.tokenColumns) FROM tokens WHERE external_purchase_id = ?",
                 [.text(externalPurchaseId)]
-            ).first.map(Self.storedToken)
+            ).firstDecoded(Self.storedToken)
         }
     }
 
