@@ -3,7 +3,7 @@ import Domain
 /// A payment provider as one value: it starts checkouts, verifies and decodes its webhooks into `PaymentEvent`,
 /// says whether its money is real, and may ask its own API for more while an event is acted on. The application
 /// knows providers only through this protocol and `ProviderRegistry`; adding one is a folder of its own beside
-/// `Stripe/` and `Demo/`, one line in the registry, and its page texts.
+/// `Stripe/`, `Paddle/` and `Demo/`, one line in the registry, and its page texts.
 ///
 /// `startCheckout` and `resolve` block (a provider calls its API through the blocking libcurl client), so call
 /// them from a worker thread, never from an event loop. `startCheckout` is safe to call again for the same

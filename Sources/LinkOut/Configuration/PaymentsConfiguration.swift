@@ -7,7 +7,7 @@ import Payments
 extension Configuration {
     /// `payments` section: who takes the money.
     package struct Payments: Sendable {
-        /// Which provider takes the money, by its id in `ProviderRegistry` (`demo`, the default, or `stripe`).
+        /// Which provider takes the money, by its id in `ProviderRegistry` (`demo`, the default, or another).
         package var provider = ProviderID.demo
         /// Apple's `taxCountry` (ISO 3166-1 alpha-3) when the provider does not say where the customer is billed
         /// (the demo provider, or a Stripe session without an address). Default `DEU`.

@@ -7,8 +7,9 @@ import Synchronization
 
 /// Starts the payment for a product chosen on a checkout: one intent per product, currency and attempt, so the
 /// same form posted again (a double tap, a retry after the provider failed) reuses the session already made,
-/// and the provider's `Idempotency-Key` (derived from the intent) keeps it to one session even when our first
-/// call timed out after Stripe had created it. A new attempt starts only after a session expired or failed.
+/// and the provider keeps it to one session per intent even when our first call timed out after the session was
+/// made (Stripe by an `Idempotency-Key` derived from the intent; Paddle by looking for the intent's transaction).
+/// A new attempt starts only after a session expired or failed.
 struct PaymentStarter: Sendable {
     enum Outcome: Sendable {
         /// Send the person here (303).
