@@ -36,7 +36,9 @@ public final class PeriodicWorker: Sendable {
             while !stopping.load(ordering: .relaxed) {
                 let began = clock.nowMilliseconds()
                 let dueAgain = pass()
-                let interval = began + max(1, intervalMilliseconds)
+                // Never more than an interval from now either: a wall clock set back during the pass must not
+                // stretch the wait.
+                let interval = min(began, clock.nowMilliseconds()) + max(1, intervalMilliseconds)
                 wakeUp.wait(until: min(interval, dueAgain ?? interval))
             }
         }

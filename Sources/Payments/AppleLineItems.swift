@@ -5,7 +5,7 @@ import Foundation
 /// the same input always gives the same item. The caller stores what it reported and passes back what a
 /// later item depends on (the subscription's previous item, the refunded buy, what was refunded before).
 ///
-/// Amounts: Stripe's totals in minor units become milli-units (`StripeAmount.milliUnits`):
+/// Amounts: a provider's totals in minor units become milli-units (`MinorUnits.milliUnits`):
 /// `amountTaxInclusive` = the total paid, `taxAmount` = the tax in it, `amountTaxExclusive` = their
 /// difference, so inclusive = exclusive + tax holds by construction (`IncorrectAmountTaxInclusiveError`). A new
 /// buy's `netAmountTaxExclusive` is its `amountTaxExclusive` (nothing refunded yet; Apple's example "buy 1000,
@@ -187,7 +187,7 @@ public struct AppleLineItems: Sendable {
             conversion = (1, 1)
         }
         func reported(_ minor: Int64) -> Int64 {
-            let milli = StripeAmount.milliUnits(minor, currency: refund.currency)
+            let milli = MinorUnits.milliUnits(minor, currency: refund.currency)
             return min(
                 Self.mulDivRounded(milli, conversion.numerator, conversion.denominator),
                 original.amountTaxInclusive
@@ -236,8 +236,8 @@ public struct AppleLineItems: Sendable {
             throw .inconsistentAmounts("total \(total), tax \(tax)")
         }
         let pricing = currency.uppercased()
-        var inclusive = StripeAmount.milliUnits(total, currency: pricing)
-        var taxAmount = StripeAmount.milliUnits(tax, currency: pricing)
+        var inclusive = MinorUnits.milliUnits(total, currency: pricing)
+        var taxAmount = MinorUnits.milliUnits(tax, currency: pricing)
         var fields: [String: Any] = [
             "lineItemId": id,
             "creationDate": creationDate,

@@ -74,7 +74,7 @@ public struct CheckoutRequest: Sendable, Equatable {
     }
 
     /// A price as configured: an ISO 4217 code and decimal text (`"29.99"`). Configuration never holds money as
-    /// floating point; providers convert the text exactly (see `StripeAmount`).
+    /// floating point; providers convert the text exactly (see `MinorUnits`).
     public struct Price: Sendable, Equatable {
         /// ISO 4217, any case (`EUR`, `jpy`).
         public var currency: String

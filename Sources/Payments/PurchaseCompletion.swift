@@ -1,6 +1,6 @@
 /// The facts of a completed checkout, whoever took the payment: Stripe (`checkout.session.completed` or
 /// `…async_payment_succeeded`, stripe.md §5) or the demo provider. Amounts are integers in Stripe's minor units
-/// of `currency` (see `StripeAmount`); `AppleLineItems` turns them into Apple's milli-units.
+/// of `currency` (see `MinorUnits`); `AppleLineItems` turns them into Apple's milli-units.
 public struct PurchaseCompletion: Sendable, Equatable {
     public enum Mode: String, Sendable, Equatable {
         /// A one-time purchase.

@@ -86,6 +86,21 @@ struct PeriodicWorkerTests {
         #expect(passes.next())
     }
 
+    /// A wall clock set back during a pass (an NTP step) does not stretch the wait past one interval. The clock
+    /// here reads a value the test sets and waits in real time, as the system clock does.
+    @Test func aWallClockSetBackDoesNotStretchTheWait() {
+        let now = Atomic<Int64>(1_700_000_000_000)
+        let worker = PeriodicWorker(clock: Clock { now.load(ordering: .relaxed) })
+        defer { worker.stop() }
+        let passes = Passes()
+        worker.start(name: "test-worker", intervalMilliseconds: 20) {
+            passes.run()
+            if passes.count.load(ordering: .relaxed) == 1 { now.subtract(3_600_000, ordering: .relaxed) }
+        }
+        #expect(passes.next())
+        #expect(passes.next())
+    }
+
     @Test func stopWaitsForThePassInFlightAndEndsTheLoop() {
         let time = ManualClock(startingAt: 0)
         let worker = PeriodicWorker(clock: time.clock)

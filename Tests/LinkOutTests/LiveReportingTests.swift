@@ -44,8 +44,13 @@ struct LiveReportingTests {
 
     @Test func applesExampleVisitIsFollowedByExactlyOneNoLineItemReport() throws {
         let setup = try Setup()
-        let live = try LiveApplication { setup.configure(&$0, grace: 0) }
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) { setup.configure(&$0, grace: 0) }
         #expect(try live.get(AppleVectors.documentedTarget).status == 303)
+        // A landing does not wake reporting: the next poll (1 s on the server's clock) finds the visit once it is
+        // in the tables. The clock is moved, not waited for.
+        _ = live.ledger()
+        time.advance(by: 1_000)
         #expect(setup.apple.waitForRequest())
         live.application.reporting.tick()
         live.application.reporting.tick()

@@ -27,6 +27,7 @@ struct OpenAPIDocumentTests {
         Operation(method: "POST", path: "/checkout/{id}"),
         Operation(method: "GET", path: "/checkout/{id}/done"),
         Operation(method: "GET", path: "/checkout/{id}/qr.svg"),
+        Operation(method: "GET", path: "/pay/return"),
         // The demo provider's payment page and its form post.
         Operation(method: "GET", path: "/pay/demo/{intentId}"),
         Operation(method: "POST", path: "/pay/demo/{intentId}"),

@@ -60,7 +60,19 @@ struct PaddleFlowTests {
             let location = try #require(chosen.header("Location"))
             let transaction = try #require(location.split(separator: "=").last.map(String.init))
             #expect(location == "\(PaddleFlowTests.hostedCheckout)?transaction_id=\(transaction)")
+            #expect(chosen.header("Set-Cookie")?.hasPrefix("linkout_checkout=\(checkout.id);") == true)
             return transaction
+        }
+
+        /// Paddle's hosted checkout sends the person back to its one redirect URL, `/pay/return`: linkout finds
+        /// the checkout from the person's cookies and shows the result page.
+        func returnFromPaddle(_ checkout: PaymentHarness.Checkout) throws -> RawClient.Response {
+            let back = try live.get(
+                "/pay/return",
+                headers: ["Cookie": "\(checkout.cookie); linkout_checkout=\(checkout.id)"]
+            )
+            #expect(back.status == 303)
+            return try live.get(try #require(back.header("Location")), headers: ["Cookie": checkout.cookie])
         }
 
         func custom(_ checkout: PaymentHarness.Checkout, product: String) -> [String: String] {
@@ -109,6 +121,12 @@ struct PaddleFlowTests {
             totals: .init(subtotal: 2520, tax: 479, total: 2999),
             customData: harness.custom(checkout, product: "pro.lifetime")
         )
+        // Back before the notification: being confirmed. Another browser, or none, finds nothing.
+        #expect(try harness.returnFromPaddle(checkout).text.contains("Confirming your payment"))
+        #expect(
+            try harness.live.get("/pay/return", headers: ["Cookie": "linkout_checkout=\(checkout.id)"]).status == 404
+        )
+        #expect(try harness.live.get("/pay/return").status == 404)
         // Completed twice, then the earlier failed attempt late: one purchase, still complete.
         #expect(try harness.deliver(completed).status == 200)
         #expect(try harness.deliver(completed).status == 200)
@@ -120,6 +138,7 @@ struct PaddleFlowTests {
         #expect(purchases.count == 1)
         #expect(purchases.first?.provider == "paddle")
         #expect(try harness.live.application.ledger.payments.paymentSession(id: transaction)?.state == .complete)
+        #expect(try harness.returnFromPaddle(checkout).text.contains("Test payment completed"))
         // The country came from the transaction's address, asked for in the background.
         #expect(harness.paddle.requests.contains("GET /transactions/\(transaction)?include=address"))
         let items = harness.payments.reportedLineItems()
@@ -131,6 +150,12 @@ struct PaddleFlowTests {
         #expect(items.first?["creationDate"] as? Int64 == now * 1000 + 738)
         let report = try #require(harness.payments.apple.apple.received.first?.bodyObject)
         #expect(report["status"] as? String == "LINE_ITEM")
+        // Operations see the provider and Paddle's transaction id.
+        let admin = try harness.live.get("/admin/purchases", headers: ["Authorization": "Bearer admin-secret"])
+        #expect(admin.text.contains(#""provider":"paddle""#))
+        #expect(admin.text.contains(#""purchaseId":"\#(transaction)""#))
+        let csv = try harness.live.get("/admin/purchases.csv", headers: ["Authorization": "Bearer admin-secret"])
+        #expect(csv.text.contains("\(transaction),paddle,\(checkout.externalPurchaseId)"))
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
@@ -329,5 +354,25 @@ struct PaddleFlowTests {
         #expect(try harness.buy("pro.lifetime", checkout) == transaction)
         #expect(harness.paddle.transactions.count == 1)
         #expect(harness.paddle.requests.filter { $0.hasPrefix("POST") }.count == 2)
+        // The card is declined on Paddle's page: the transaction stays payable, so the person comes back to
+        // "being processed"; once Paddle cancels it, to "not completed".
+        let attempt = { (type: String, event: String) in
+            PaddleFixtures.transaction(
+                type: type,
+                eventId: event,
+                occurredAt: Self.time(Clock.system.nowSeconds()),
+                transactionId: transaction,
+                status: "ready",
+                currency: "EUR",
+                totals: .init(subtotal: 2999, tax: 0, total: 2999),
+                customData: harness.custom(checkout, product: "pro.lifetime")
+            )
+        }
+        #expect(try harness.deliver(attempt("transaction.payment_failed", "evt_04fail")).status == 200)
+        try harness.payments.waitForEvents()
+        #expect(try harness.returnFromPaddle(checkout).text.contains("Payment is being processed"))
+        #expect(try harness.deliver(attempt("transaction.canceled", "evt_04cancel")).status == 200)
+        try harness.payments.waitForEvents()
+        #expect(try harness.returnFromPaddle(checkout).text.contains("Payment not completed"))
     }
 }

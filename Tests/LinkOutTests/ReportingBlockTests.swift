@@ -140,6 +140,26 @@ struct ReportingBlockTests {
         #expect(harness.production.received.first?.signatureValid == true)
     }
 
+    /// A block that cannot be read at start (the database is gone) is said and counted, not taken for "not
+    /// blocked" in silence. SQLite only: the database is taken away by removing its folder.
+    @Test func aBlockThatCannotBeReadIsLoggedAndCounted() throws {
+        let harness = try ReportingHarness()
+        guard harness.configuration.storage.postgresURL == nil else { return }
+        harness.ledger.close()
+        try FileManager.default.removeItem(atPath: harness.configuration.storage.dataDir)
+        let log = LogLines()
+        let metrics = Metrics()
+        let service = ReportingService(
+            configuration: harness.configuration,
+            ledger: harness.ledger,
+            logger: Logger(label: "test", level: .info, sink: log.sink),
+            metrics: metrics
+        )
+        #expect(service.status == .running)
+        #expect(log.lines.withLock { $0 }.contains { $0.contains("reporting block could not be read") })
+        #expect(metrics.render().contains("linkout_reporting_storage_errors_total 1"))
+    }
+
     static func blockedGauge(_ harness: ReportingHarness, _ reason: String) -> Int? {
         ReportGauges.sample(
             ledger: harness.ledger,

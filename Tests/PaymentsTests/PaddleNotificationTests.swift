@@ -128,7 +128,7 @@ struct PaddleNotificationTests {
             totals: .init(subtotal: -1, tax: 0, total: -1),
             customData: custom
         )
-        #expect(throws: StripeEventError.negative("data.details.totals.subtotal")) { try decode(body) }
+        #expect(throws: ProviderJSONError.negative("data.details.totals.subtotal")) { try decode(body) }
     }
 
     @Test func refundsCountOnlyOnceApprovedAndChargebacksAtOnce() throws {
@@ -220,11 +220,11 @@ struct PaddleNotificationTests {
             try decode(failed).paymentEvent
                 == .purchasePending(PaymentEvent.SessionReference(sessionId: "txn_f", checkoutId: "chk_1"))
         )
-        #expect(throws: StripeEventError.notJSON) { try decode("[]") }
-        #expect(throws: StripeEventError.missingField("occurred_at")) {
+        #expect(throws: ProviderJSONError.notJSON) { try decode("[]") }
+        #expect(throws: ProviderJSONError.missingField("occurred_at")) {
             try decode(#"{"event_id":"evt_x","event_type":"customer.created"}"#)
         }
-        #expect(throws: StripeEventError.wrongType("occurred_at")) {
+        #expect(throws: ProviderJSONError.wrongType("occurred_at")) {
             try decode(#"{"event_id":"evt_x","event_type":"customer.created","occurred_at":"yesterday"}"#)
         }
     }

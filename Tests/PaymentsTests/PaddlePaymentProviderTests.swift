@@ -171,9 +171,11 @@ struct PaddlePaymentProviderTests {
             #expect(error.description.contains("LINKOUT_PADDLE_WEBHOOK_SECRET"))
         }
         settings["webhookSecret"] = "pdl_ntfset_x"
-        settings["priceIds"] = "pro.monthly=pri_01a, pro.lifetime = pri_01b"
-        #expect((try? registration.make(settings, ProviderContext()))?.mode == .test)
-        settings["priceIds"] = "pro.monthly=price_1"
+        settings["priceIds.pro.monthly"] = "pri_01a"
+        let made = try? registration.make(settings, ProviderContext())
+        #expect(made?.mode == .test)
+        #expect((made as? PaddlePaymentProvider)?.configuration.priceIds == ["pro.monthly": "pri_01a"])
+        settings["priceIds.pro.lifetime"] = "price_1"
         #expect(throws: ProviderConfigurationError.self) { try registration.make(settings, ProviderContext()) }
     }
 }

@@ -11,8 +11,8 @@ struct StripeAmountTests {
         #expect(try StripeAmount.minorUnits("10", currency: "USD") == 1000)
         #expect(try StripeAmount.minorUnits("0.5", currency: "EUR") == 50)
         #expect(try StripeAmount.minorUnits("29.990", currency: "EUR") == 2999)
-        #expect(StripeAmount.milliUnits(299, currency: "EUR") == 2990)
-        #expect(StripeAmount.milliUnits(2999, currency: "eur") == 29990)
+        #expect(MinorUnits.milliUnits(299, currency: "EUR") == 2990)
+        #expect(MinorUnits.milliUnits(2999, currency: "eur") == 29990)
     }
 
     @Test func yenIsZeroDecimal() throws {
@@ -21,7 +21,7 @@ struct StripeAmountTests {
         #expect(throws: StripeAmountError.tooPrecise("1.5", currency: "JPY", decimals: 0)) {
             try StripeAmount.minorUnits("1.5", currency: "JPY")
         }
-        #expect(StripeAmount.milliUnits(500, currency: "JPY") == 500_000)
+        #expect(MinorUnits.milliUnits(500, currency: "JPY") == 500_000)
     }
 
     @Test func kuwaitiDinarHasThreeDecimalsEndingInZero() throws {
@@ -30,17 +30,17 @@ struct StripeAmountTests {
         #expect(throws: StripeAmountError.notChargeable("5.124", currency: "KWD")) {
             try StripeAmount.minorUnits("5.124", currency: "KWD")
         }
-        #expect(StripeAmount.milliUnits(5120, currency: "KWD") == 5120)
+        #expect(MinorUnits.milliUnits(5120, currency: "KWD") == 5120)
     }
 
     @Test func icelandicKronaIsTwoDecimalInWholeUnits() throws {
-        #expect(StripeAmount.exponent(of: "ISK") == 2)
+        #expect(MinorUnits.exponent(of: "ISK") == 2)
         #expect(try StripeAmount.minorUnits("5", currency: "ISK") == 500)
         #expect(throws: StripeAmountError.notChargeable("5.50", currency: "ISK")) {
             try StripeAmount.minorUnits("5.50", currency: "ISK")
         }
-        #expect(StripeAmount.milliUnits(500, currency: "ISK") == 5000)
-        #expect(StripeAmount.exponent(of: "HUF") == 2)
+        #expect(MinorUnits.milliUnits(500, currency: "ISK") == 5000)
+        #expect(MinorUnits.exponent(of: "HUF") == 2)
     }
 
     @Test(arguments: ["", ".", "1.", "-1", "+1", "1e3", "1,00", " 1", "1.2.3", "abc", "٣"])
@@ -66,10 +66,10 @@ struct StripeAmountTests {
     }
 
     @Test func decimalTextRoundTrips() {
-        #expect(StripeAmount.decimalText(2999, currency: "EUR") == "29.99")
-        #expect(StripeAmount.decimalText(5, currency: "EUR") == "0.05")
-        #expect(StripeAmount.decimalText(500, currency: "JPY") == "500")
-        #expect(StripeAmount.decimalText(5120, currency: "KWD") == "5.120")
-        #expect(StripeAmount.decimalText(-250, currency: "EUR") == "-2.50")
+        #expect(MinorUnits.decimalText(2999, currency: "EUR") == "29.99")
+        #expect(MinorUnits.decimalText(5, currency: "EUR") == "0.05")
+        #expect(MinorUnits.decimalText(500, currency: "JPY") == "500")
+        #expect(MinorUnits.decimalText(5120, currency: "KWD") == "5.120")
+        #expect(MinorUnits.decimalText(-250, currency: "EUR") == "-2.50")
     }
 }

@@ -144,13 +144,13 @@ struct StripeEventTests {
     }
 
     @Test func malformedEventsNameTheField() {
-        #expect(throws: StripeEventError.notJSON) { try decode("not json") }
-        #expect(throws: StripeEventError.notJSON) { try decode("[1,2]") }
-        #expect(throws: StripeEventError.missingField("id")) { try decode(#"{"type":"x","created":1}"#) }
-        #expect(throws: StripeEventError.missingField("data")) {
+        #expect(throws: ProviderJSONError.notJSON) { try decode("not json") }
+        #expect(throws: ProviderJSONError.notJSON) { try decode("[1,2]") }
+        #expect(throws: ProviderJSONError.missingField("id")) { try decode(#"{"type":"x","created":1}"#) }
+        #expect(throws: ProviderJSONError.missingField("data")) {
             try decode(#"{"id":"e","type":"charge.refunded","created":1}"#)
         }
-        #expect(throws: StripeEventError.wrongType("data.object.amount_total")) {
+        #expect(throws: ProviderJSONError.wrongType("data.object.amount_total")) {
             try decode(
                 StripeEventFixtures.sessionCompleted().replacingOccurrences(
                     of: #""amount_total":2999"#,
@@ -159,7 +159,7 @@ struct StripeEventTests {
             )
         }
         // Validly signed but negative: never a paid purchase, a negative renewal or a refund that adds money.
-        #expect(throws: StripeEventError.negative("data.object.amount_total")) {
+        #expect(throws: ProviderJSONError.negative("data.object.amount_total")) {
             try decode(
                 StripeEventFixtures.sessionCompleted().replacingOccurrences(
                     of: #""amount_total":2999"#,
@@ -167,7 +167,7 @@ struct StripeEventTests {
                 )
             )
         }
-        #expect(throws: StripeEventError.negative("data.object.amount_paid")) {
+        #expect(throws: ProviderJSONError.negative("data.object.amount_paid")) {
             try decode(
                 StripeEventFixtures.invoicePaid().replacingOccurrences(
                     of: #""amount_paid":999"#,
@@ -175,10 +175,10 @@ struct StripeEventTests {
                 )
             )
         }
-        #expect(throws: StripeEventError.negative("data.object.amount_refunded")) {
+        #expect(throws: ProviderJSONError.negative("data.object.amount_refunded")) {
             try decode(StripeEventFixtures.chargeRefunded(amountRefunded: -1000, refunded: false))
         }
-        #expect(throws: StripeEventError.missingField("data.object.amount_refunded")) {
+        #expect(throws: ProviderJSONError.missingField("data.object.amount_refunded")) {
             try decode(
                 #"{"id":"e","type":"charge.refunded","created":1,"data":{"object":{"id":"ch","amount":1,"currency":"eur"}}}"#
             )
@@ -236,7 +236,7 @@ extension StripeEventTests {
         #expect(invoice.period == SubscriptionPeriod(start: 1_767_178_400_000, end: 1_771_066_400_000))
         // Everywhere else a negative amount is still a broken payload.
         let renewal = Self.planChange.replacingOccurrences(of: "subscription_update", with: "subscription_cycle")
-        #expect(throws: StripeEventError.negative("data.object.total_taxes[0].amount")) { try decode(renewal) }
+        #expect(throws: ProviderJSONError.negative("data.object.total_taxes[0].amount")) { try decode(renewal) }
     }
 
     static func disputeClosed(status: String) -> String {
@@ -271,6 +271,6 @@ extension StripeEventTests {
         }
         #expect(!won.isLost)
         let negative = Self.disputeClosed(status: "lost").replacingOccurrences(of: "2999", with: "-1")
-        #expect(throws: StripeEventError.negative("data.object.amount")) { try decode(negative) }
+        #expect(throws: ProviderJSONError.negative("data.object.amount")) { try decode(negative) }
     }
 }

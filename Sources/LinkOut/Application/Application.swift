@@ -35,7 +35,13 @@ package final class Application: Sendable {
             apps: configuration.apps
         )
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
-        let reporting = ReportingService(configuration: configuration, ledger: ledger, logger: logger, clock: clock)
+        let reporting = ReportingService(
+            configuration: configuration,
+            ledger: ledger,
+            logger: logger,
+            clock: clock,
+            metrics: metrics
+        )
         self.reporting = reporting
         let payments = try PaymentServices(
             configuration: configuration,

@@ -52,6 +52,7 @@ struct RouteTable: Sendable {
         router.post("/checkout/{id}", bodyLimit: form, handler: rateGuard.limitPage(checkout.submit))
         router.get("/checkout/{id}/done", handler: paymentResult.show)
         router.get("/checkout/{id}/qr.svg", handler: paymentResult.qrCode)
+        router.get("/pay/return", handler: paymentResult.returned)
         if let demoPayment {
             router.get("/pay/demo/{intentId}", handler: demoPayment.show)
             router.post("/pay/demo/{intentId}", bodyLimit: form, handler: rateGuard.limitPage(demoPayment.submit))

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Counters and a latency histogram in Prometheus text format. Label values come from bounded sets (route
 /// names, status codes, rejection codes, environments), never from request data, and never hold a token.
-final class Metrics: Sendable {
+package final class Metrics: Sendable {
     private struct RouteStatus: Hashable {
         var route: String
         var status: Int

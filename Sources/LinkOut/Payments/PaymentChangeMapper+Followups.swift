@@ -103,7 +103,7 @@ extension PaymentChangeMapper {
         guard let charge = try ledger.payments.charge(key: dispute.paymentIntentId ?? dispute.chargeId) else {
             return .wait("the disputed payment has no purchase yet")
         }
-        // Stripe's amounts are at most 10^12 (`StripeJSON`): the sum cannot overflow.
+        // Stripe's amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow.
         let taken = min(charge.amountRefunded + dispute.amount, charge.amountTotal)
         let chargeback = ChargeRefund(
             chargeId: dispute.chargeId,

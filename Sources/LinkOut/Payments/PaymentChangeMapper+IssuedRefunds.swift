@@ -18,7 +18,7 @@ extension PaymentChangeMapper {
         guard try ledger.payments.charge(key: marker) == nil else {
             return .apply(PaymentChange(event: event, outcome: "refund \(issued.refundId) already recorded", at: now))
         }
-        // Amounts are at most 10^12 (`StripeJSON`): the sum cannot overflow. Never more than was paid.
+        // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid.
         let refunded = min(charge.amountRefunded + issued.amount, charge.amountTotal)
         let cumulative = ChargeRefund(
             chargeId: issued.paymentId,

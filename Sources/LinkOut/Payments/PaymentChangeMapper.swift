@@ -68,11 +68,11 @@ struct PaymentChangeMapper: Sendable {
             }
             return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):
-            return .apply(try session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
+            return .apply(session(reference.sessionId, .pending, event: key, outcome: "payment pending", at: now))
         case .purchaseFailed(let reference):
-            return .apply(try session(reference.sessionId, .failed, event: key, outcome: "payment failed", at: now))
+            return .apply(session(reference.sessionId, .failed, event: key, outcome: "payment failed", at: now))
         case .sessionExpired(let reference):
-            return .apply(try session(reference.sessionId, .expired, event: key, outcome: "session expired", at: now))
+            return .apply(session(reference.sessionId, .expired, event: key, outcome: "session expired", at: now))
         case .firstInvoicePaid(let invoice):
             return try firstInvoice(invoice, event: key, at: now)
         case .renewalPaid(let invoice):
@@ -255,13 +255,8 @@ struct PaymentChangeMapper: Sendable {
         event: (provider: String, eventId: String),
         outcome: String,
         at now: Int64
-    ) throws -> PaymentChange {
-        // Providers deliver in any order: a failed attempt or a cancellation that arrives after the payment
-        // completed (Paddle's transaction retried on its checkout, then paid) never undoes it.
-        if try ledger.payments.paymentSession(id: sessionId)?.state == .complete {
-            return PaymentChange(event: event, outcome: "ignored: the payment already completed", at: now)
-        }
-        return PaymentChange(event: event, outcome: outcome, sessionState: (sessionId, state), at: now)
+    ) -> PaymentChange {
+        PaymentChange(event: event, outcome: outcome, sessionState: (sessionId, state), at: now)
     }
 
     /// Not reported (the session's completion was the start), but its payment can be refunded later: the

@@ -56,125 +56,132 @@ package struct AppleAnswer: Sendable {
                 message: "report accepted by Apple"
             )
         case .rejected(let body):
-            // What a 400 means is decided from Apple's errors (`rejected(_:report:…)`). After an earlier attempt,
-            // or when the body says so, it may first be Apple's "duplicate request" for a report whose 200 was
-            // lost: Retrieve settles that.
-            return AppleAnswer(
-                attempt: ReportAttempt(
-                    state: .rejected,
-                    httpStatus: 400,
-                    response: body,
-                    nextAttemptAt: sentAt,
-                    at: sentAt
-                ),
-                next: attempts > 0 || AppleRejection.mayBeDuplicateRequest(body)
-                    ? .confirmWithRetrieve : .continueSending,
-                logLevel: .warning,
-                message: "report rejected by Apple; it waits for corrected data"
-            )
-        case .unauthorized:
-            return AppleAnswer(
-                attempt: ReportAttempt(
-                    state: .pending,
-                    httpStatus: 401,
-                    response: "unauthorized",
-                    nextAttemptAt: sentAt,
-                    at: sentAt,
-                    // Apple refuses us, not the report: probes during a long block must not use up its retries.
-                    countsAsAttempt: false
-                ),
-                next: .block(
-                    .unauthorized,
-                    detail: "Apple answered 401 to the JWT: check apple.issuerId, apple.keyId, the .p8 key and "
-                        + "the clock"
-                ),
-                logLevel: .critical,
-                message: "reporting blocked: Apple rejected our credentials"
-            )
+            return rejectedAtFirst(body: body, attempts: attempts, sentAt: sentAt)
         case .rateLimited(let retryAt):
-            // Apple's limit is on us, not on this report: all sending pauses, and the attempt does not count, so
-            // the report's own backoff does not grow.
-            let until = retryAt ?? sentAt + backoff(attempts)
-            return AppleAnswer(
-                attempt: ReportAttempt(
-                    state: .pending,
-                    httpStatus: 429,
-                    response: "rate limited",
-                    nextAttemptAt: until,
-                    at: sentAt,
-                    countsAsAttempt: false
-                ),
-                next: .pause(until: until),
-                logLevel: .warning,
-                message: "Apple rate-limited reporting; sending pauses"
-            )
-        case .serverError(let status, let body) where (400..<500).contains(status):
-            // Apple documents 400, 401 and 429 for this call (spec §5.2). Any other 4xx (403, 404, ...) says our
-            // picture of the API or the account is wrong: retrying each report cannot fix it, but a probe every few
-            // minutes notices when it is fixed. The report is kept.
-            return AppleAnswer(
-                attempt: ReportAttempt(
-                    state: .pending,
-                    httpStatus: Int64(status),
-                    response: String(body.prefix(2000)),
-                    nextAttemptAt: sentAt,
-                    at: sentAt,
-                    // Not the report's fault either: the block's probes leave its retries and backoff as they were.
-                    countsAsAttempt: false
-                ),
-                next: .block(
-                    .undocumentedAnswer,
-                    detail: "Apple answered \(status), which it does not document for sending reports; check "
-                        + "apple.productionURL, apple.sandboxURL and the account"
-                ),
-                logLevel: .critical,
-                message: "reporting blocked: Apple gave an undocumented answer"
-            )
-        case .signingFailed(let message):
-            return AppleAnswer(
-                attempt: ReportAttempt(
-                    state: .pending,
-                    httpStatus: nil,
-                    response: message,
-                    nextAttemptAt: sentAt,
-                    at: sentAt,
-                    countsAsAttempt: false
-                ),
-                next: .block(
-                    .signingFailed,
-                    detail: "requests cannot be signed (\(message)): check that apple.privateKeyFile holds the "
-                        + ".p8 private key"
-                ),
-                logLevel: .critical,
-                message: "reporting blocked: requests cannot be signed"
-            )
+            return rateLimited(until: retryAt ?? sentAt + backoff(attempts), sentAt: sentAt)
+        case .unauthorized, .signingFailed:
+            return refused(outcome, sentAt: sentAt)
+        case .serverError(let status, _) where (400..<500).contains(status):
+            return refused(outcome, sentAt: sentAt)
         case .serverError(let status, let body):
-            return AppleAnswer(
-                attempt: ReportAttempt(
-                    state: .pending,
-                    httpStatus: Int64(status),
-                    response: String(body.prefix(2000)),
-                    nextAttemptAt: sentAt + backoff(attempts),
-                    at: sentAt
-                ),
-                next: .continueSending,
-                logLevel: .warning,
+            return retry(
+                httpStatus: Int64(status),
+                response: String(body.prefix(2000)),
+                at: sentAt + backoff(attempts),
+                sentAt: sentAt,
                 message: "report failed; will retry"
             )
         case .networkError(let message):
-            return AppleAnswer(
-                attempt: ReportAttempt(
-                    state: .pending,
-                    httpStatus: nil,
-                    response: message,
-                    nextAttemptAt: sentAt + backoff(attempts),
-                    at: sentAt
-                ),
-                next: .continueSending,
-                logLevel: .warning,
+            return retry(
+                httpStatus: nil,
+                response: message,
+                at: sentAt + backoff(attempts),
+                sentAt: sentAt,
                 message: "report not delivered; will retry"
             )
         }
+    }
+
+    /// What a 400 means is decided from Apple's errors (`rejected(_:body:…)`). After an earlier attempt, or when
+    /// the body says so, it may first be Apple's "duplicate request" for a report whose 200 was lost: Retrieve
+    /// settles that.
+    private static func rejectedAtFirst(body: String, attempts: Int64, sentAt: Int64) -> AppleAnswer {
+        AppleAnswer(
+            attempt: ReportAttempt(
+                state: .rejected,
+                httpStatus: 400,
+                response: body,
+                nextAttemptAt: sentAt,
+                at: sentAt
+            ),
+            next: attempts > 0 || AppleRejection.mayBeDuplicateRequest(body) ? .confirmWithRetrieve : .continueSending,
+            logLevel: .warning,
+            message: "report rejected by Apple; it waits for corrected data"
+        )
+    }
+
+    /// Apple's limit is on us, not on this report: all sending pauses, and the attempt does not count, so the
+    /// report's own backoff does not grow.
+    private static func rateLimited(until: Int64, sentAt: Int64) -> AppleAnswer {
+        AppleAnswer(
+            attempt: ReportAttempt(
+                state: .pending,
+                httpStatus: 429,
+                response: "rate limited",
+                nextAttemptAt: until,
+                at: sentAt,
+                countsAsAttempt: false
+            ),
+            next: .pause(until: until),
+            logLevel: .warning,
+            message: "Apple rate-limited reporting; sending pauses"
+        )
+    }
+
+    /// Apple refuses us, not the report: a 401, a 4xx it does not document for this call (spec §5.2 documents 400,
+    /// 401 and 429; a 403 or 404 says our picture of the API or the account is wrong), or a request we cannot
+    /// sign. Retrying each report cannot fix it, but a probe every few minutes notices when it is fixed
+    /// (`ReportingBlock`). The report is kept, and the attempt does not count: probes during a long block must
+    /// not use up its retries or grow its backoff.
+    private static func refused(_ outcome: ExternalPurchaseAPIClient.Outcome, sentAt: Int64) -> AppleAnswer {
+        let (status, response, reason, detail, message): (Int64?, String, ReportingBlock.Reason, String, String)
+        switch outcome {
+        case .serverError(let code, let body):
+            (status, response, reason, message) = (
+                Int64(code), String(body.prefix(2000)), .undocumentedAnswer,
+                "reporting blocked: Apple gave an undocumented answer"
+            )
+            detail =
+                "Apple answered \(code), which it does not document for sending reports; check "
+                + "apple.productionURL, apple.sandboxURL and the account"
+        case .signingFailed(let problem):
+            (status, response, reason, message) = (
+                nil, problem, .signingFailed, "reporting blocked: requests cannot be signed"
+            )
+            detail =
+                "requests cannot be signed (\(problem)): check that apple.privateKeyFile holds the .p8 private key"
+        default:
+            (status, response, reason, message) = (
+                401, "unauthorized", .unauthorized, "reporting blocked: Apple rejected our credentials"
+            )
+            detail =
+                "Apple answered 401 to the JWT: check apple.issuerId, apple.keyId, the .p8 key and the clock"
+        }
+        return AppleAnswer(
+            attempt: ReportAttempt(
+                state: .pending,
+                httpStatus: status,
+                response: response,
+                nextAttemptAt: sentAt,
+                at: sentAt,
+                countsAsAttempt: false
+            ),
+            next: .block(reason, detail: detail),
+            logLevel: .critical,
+            message: message
+        )
+    }
+
+    /// A 5xx or no answer at all: the same report goes again after its backoff.
+    private static func retry(
+        httpStatus: Int64?,
+        response: String,
+        at next: Int64,
+        sentAt: Int64,
+        message: String
+    ) -> AppleAnswer {
+        AppleAnswer(
+            attempt: ReportAttempt(
+                state: .pending,
+                httpStatus: httpStatus,
+                response: response,
+                nextAttemptAt: next,
+                at: sentAt
+            ),
+            next: .continueSending,
+            logLevel: .warning,
+            message: message
+        )
     }
 
     /// A 400 after an earlier attempt, settled with Apple's copy (Retrieve External Purchase Report): Apple

@@ -44,6 +44,7 @@ package final class ReportingService: Sendable {
     private let httpClient: HTTPClient
     let logger: Logger
     let clock: Clock
+    let metrics: Metrics
     private let state: Mutex<Status>
     /// The background loop: a pass every `pollIntervalSeconds`, sooner when a retry comes due or when woken.
     private let worker: PeriodicWorker
@@ -60,8 +61,16 @@ package final class ReportingService: Sendable {
     /// Most reports planned or sent per tick; the rest wait for the next tick.
     static let batchLimit = 200
 
-    package init(configuration: Configuration, ledger: Ledger, logger: Logger, clock: Clock = .system) {
+    /// `metrics`: where failed reads of the ledger are counted (`linkout_reporting_storage_errors_total`).
+    package init(
+        configuration: Configuration,
+        ledger: Ledger,
+        logger: Logger,
+        clock: Clock = .system,
+        metrics: Metrics = Metrics()
+    ) {
         self.configuration = configuration
+        self.metrics = metrics
         self.ledger = ledger
         outbox = ReportOutbox(store: ledger.reports)
         self.logger = logger
@@ -76,8 +85,14 @@ package final class ReportingService: Sendable {
         httpClient = HTTPClient(configuration: http)
         switch keys.current {
         case .success:
-            // A block survives a restart (and shows in `linkout report status`) until Apple takes a report.
-            let stored = (try? ledger.settings.setting(named: ReportingBlock.setting)) ?? nil
+            // A block survives a restart (and shows in `linkout report status`) until Apple takes a report. If
+            // it cannot be read, sending starts, and the next refusal blocks again.
+            var stored: String?
+            do {
+                stored = try ledger.settings.setting(named: ReportingBlock.setting)
+            } catch {
+                Self.storageFailed("reporting block could not be read; sending starts", error, logger, metrics)
+            }
             state = Mutex(stored.flatMap(ReportingBlock.init(stored:)).map(Status.blocked) ?? .running)
         case .failure(let problem):
             state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
@@ -134,9 +149,20 @@ package final class ReportingService: Sendable {
         do {
             return try ledger.reports.dueReports(now: .max, limit: 1).first.map { max(soonest, $0.nextAttemptAt) }
         } catch {
-            logger.error("due reports could not be read", ["error": "\(error)"])
+            Self.storageFailed(
+                "due reports could not be read; the next pass is at the poll interval",
+                error,
+                logger,
+                metrics
+            )
             return nil
         }
+    }
+
+    /// A read of the ledger failed: said in the log and counted, never taken for "nothing there".
+    static func storageFailed(_ message: String, _ error: any Error, _ logger: Logger, _ metrics: Metrics) {
+        logger.error(message, ["error": "\(error)"])
+        metrics.increment("linkout_reporting_storage_errors_total")
     }
 
     /// Whether the background thread is alive: not started (CLI), or seen within a few poll intervals and
@@ -180,7 +206,7 @@ package final class ReportingService: Sendable {
                 do {
                     planned = try plan(now: now)
                 } catch {
-                    logger.error("reporting pass failed", ["error": "\(error)"])
+                    Self.storageFailed("reporting pass failed", error, logger, metrics)
                     break
                 }
                 for report in planned {

@@ -176,7 +176,14 @@ struct CheckoutRoute: Sendable {
             browserSession: form.session
         ) {
         case .redirect(let url):
-            return pages.seeOther(url)
+            // A provider's hosted page that returns everyone to one address (`/pay/return`) is followed by the
+            // checkout this browser went to pay for.
+            var headers = HTTPHeaders()
+            headers.add(
+                name: "Set-Cookie",
+                value: PaymentResultRoute.returnCookie(checkoutId: checkout.id, secure: pages.isSecure)
+            )
+            return pages.seeOther(url, extraHeaders: headers)
         case .linkExpiring:
             return pages.message(
                 status: .badRequest,

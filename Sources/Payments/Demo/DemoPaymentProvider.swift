@@ -21,9 +21,9 @@ public struct DemoPaymentProvider: PaymentProvider {
         guard !request.intentId.isEmpty,
             request.intentId.utf8.allSatisfy({ Self.isUnreservedURLByte($0) })
         else { throw PaymentError(.rejected, "the checkout intent id must be URL-safe") }
-        // The price is checked as Stripe would, so a price the demo accepts is one Stripe can charge.
+        // The price must be exact in its currency's minor units, as any provider needs it.
         do {
-            _ = try StripeAmount.minorUnits(request.price.amount, currency: request.price.currency)
+            _ = try MinorUnits.parse(request.price.amount, currency: request.price.currency)
         } catch {
             throw PaymentError(.rejected, "price of \(request.product.id): \(error.description)")
         }
@@ -45,8 +45,8 @@ public struct DemoPaymentProvider: PaymentProvider {
         let total: Int64
         let taxAmount: Int64
         do {
-            total = try StripeAmount.minorUnits(request.price.amount, currency: request.price.currency)
-            taxAmount = try StripeAmount.minorUnits(tax, currency: request.price.currency)
+            total = try MinorUnits.parse(request.price.amount, currency: request.price.currency)
+            taxAmount = try MinorUnits.parse(tax, currency: request.price.currency)
         } catch {
             throw PaymentError(.rejected, "demo amounts: \(error.description)")
         }

@@ -41,8 +41,8 @@ public struct PaddleAPI: Sendable {
         }
         let response = try send("GET", "/transactions/\(id)?include=address", body: nil)
         do {
-            return try PaddleTransaction(StripeJSON(try Self.data(response), path: "data"))
-        } catch let error as StripeEventError {
+            return try PaddleTransaction(ProviderJSON(try Self.data(response), path: "data"))
+        } catch let error as ProviderJSONError {
             throw PaddleAPIError(.unexpectedAnswer, "Paddle's transaction: \(error)", status: response.status)
         } catch let error as PaddleAPIError {
             throw error

@@ -39,7 +39,7 @@ public struct PaddleAdjustment: Sendable, Equatable {
         self.tax = tax
     }
 
-    init(_ object: StripeJSON) throws(StripeEventError) {
+    init(_ object: ProviderJSON) throws(ProviderJSONError) {
         let totals = try object.child("totals")
         // Bounded by ±10^12 (`paddleSignedAmount`), so `abs` cannot overflow.
         let total = try totals.paddleSignedAmount("total")

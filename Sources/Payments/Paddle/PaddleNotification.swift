@@ -38,10 +38,10 @@ public struct PaddleNotification: Sendable, Equatable {
 
     /// Decodes a notification body. Other event types decode to `.other`; a known type with missing or
     /// mistyped fields throws, naming the field.
-    public static func decode(_ body: [UInt8]) throws(StripeEventError) -> PaddleNotification {
-        let event = try StripeJSON.parse(body)
+    public static func decode(_ body: [UInt8]) throws(ProviderJSONError) -> PaddleNotification {
+        let event = try ProviderJSON.parse(body)
         let type = try event.string("event_type")
-        let data = { () throws(StripeEventError) -> StripeJSON in try event.child("data") }
+        let data = { () throws(ProviderJSONError) -> ProviderJSON in try event.child("data") }
         let entity: Entity
         switch type {
         case _ where transactionTypes.contains(type): entity = .transaction(try PaddleTransaction(try data()))
@@ -93,7 +93,7 @@ public struct PaddleCustomData: Sendable, Equatable {
 
     /// Reads linkout's keys; other keys (a seller's own, or none: `null`) are left alone. A value that is not a
     /// string is taken as absent: custom data is the seller's to edit in Paddle's dashboard.
-    init(_ object: StripeJSON?) throws(StripeEventError) {
+    init(_ object: ProviderJSON?) throws(ProviderJSONError) {
         func text(_ key: String) -> String? { object?.object[key] as? String }
         self.init(
             checkoutId: text("linkout_checkout_id"),

@@ -14,7 +14,7 @@ extension PaddlePaymentProvider {
             ProviderSetting("webhookSecret", environment: "LINKOUT_PADDLE_WEBHOOK_SECRET", isSecret: true),
             ProviderSetting("checkoutURL"),
             ProviderSetting("apiBase"),
-            ProviderSetting("priceIds"),
+            ProviderSetting("priceIds", isMap: true),
             ProviderSetting("webhookToleranceSeconds"),
             ProviderSetting("caFile"),
         ]
@@ -42,21 +42,17 @@ extension PaddlePaymentProvider {
         )
     }
 
-    /// `priceIds`: the seller's Paddle catalog prices as `product=pri_…` pairs separated by commas
-    /// (`"pro.monthly=pri_01h…,pro.lifetime=pri_01j…"`). A product not named is sold at linkout's price.
+    /// `priceIds`: the seller's Paddle catalog prices by linkout product id, an object in the block
+    /// (`"priceIds": {"pro.monthly": "pri_01h…"}`). A product not named is sold at linkout's own price.
     static func priceIds(_ settings: ProviderSettings) throws(ProviderConfigurationError) -> [String: String] {
-        var result: [String: String] = [:]
-        for pair in (settings.optional("priceIds") ?? "").split(separator: ",") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces() }
-            guard parts.count == 2, !parts[0].isEmpty, parts[1].hasPrefix("pri_"), result[parts[0]] == nil else {
-                throw ProviderConfigurationError(
-                    field: settings.field("priceIds"),
-                    problem: "must be product=pri_… pairs separated by commas"
-                )
-            }
-            result[parts[0]] = parts[1]
+        let prices = settings.map("priceIds")
+        for (product, price) in prices where product.isEmpty || !price.hasPrefix("pri_") {
+            throw ProviderConfigurationError(
+                field: settings.field("priceIds"),
+                problem: "must name a Paddle price (pri_…) for each product"
+            )
         }
-        return result
+        return prices
     }
 
     public var id: ProviderID { .paddle }
@@ -70,14 +66,5 @@ extension PaddlePaymentProvider {
             checkoutNote: mode == .live ? "checkout_provider_paddle" : "checkout_provider_paddle_test",
             mode: mode
         )
-    }
-}
-
-extension String {
-    fileprivate func trimmingSpaces() -> String {
-        var result = Substring(self)
-        while result.first == " " { result.removeFirst() }
-        while result.last == " " { result.removeLast() }
-        return String(result)
     }
 }

@@ -81,7 +81,7 @@ public struct PaddlePaymentProvider: PaymentProvider {
             do {
                 // Paddle counts in the lowest denomination as Stripe does for the currencies both take (JPY and
                 // KRW whole units, the rest cents; paddle.md §3).
-                amount = try StripeAmount.minorUnits(request.price.amount, currency: currency)
+                amount = try MinorUnits.parse(request.price.amount, currency: currency)
             } catch {
                 throw PaymentError(.rejected, "price of \(request.product.id): \(error.description)")
             }

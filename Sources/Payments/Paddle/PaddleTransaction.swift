@@ -59,11 +59,11 @@ public struct PaddleTransaction: Sendable, Equatable {
 
     /// Reads a transaction object. Only a plan change's amounts may be negative; anything else below zero is a
     /// broken or forged payload and must not become a sale.
-    init(_ object: StripeJSON) throws(StripeEventError) {
+    init(_ object: ProviderJSON) throws(ProviderJSONError) {
         let origin = try object.optionalString("origin")
         let totals = try object.child("details").child("totals")
         let signed = origin == "subscription_update"
-        let read = { (key: String) throws(StripeEventError) -> Int64 in
+        let read = { (key: String) throws(ProviderJSONError) -> Int64 in
             try signed ? totals.paddleSignedAmount(key) : totals.paddleAmount(key)
         }
         var currency = try totals.optionalString("currency_code")

@@ -23,13 +23,13 @@ public struct StripeEvent: Sendable, Equatable {
 
     /// Decodes an event body. Unknown types decode to `.ignored(type:)`; a known type with missing or mistyped
     /// fields throws, naming the field.
-    public static func decode(_ body: [UInt8]) throws(StripeEventError) -> StripeEvent {
-        let event = try StripeJSON.parse(body)
+    public static func decode(_ body: [UInt8]) throws(ProviderJSONError) -> StripeEvent {
+        let event = try ProviderJSON.parse(body)
         let id = try event.string("id")
         let type = try event.string("type")
         let created = try event.integer("created")
         let at = created * 1000
-        let object = { () throws(StripeEventError) -> StripeJSON in try event.child("data").child("object") }
+        let object = { () throws(ProviderJSONError) -> ProviderJSON in try event.child("data").child("object") }
         let payload: PaymentEvent
         switch type {
         case "checkout.session.completed", "checkout.session.async_payment_succeeded":
@@ -101,14 +101,14 @@ public struct StripeEvent: Sendable, Equatable {
         )
     }
 
-    private static func reference(_ session: StripeJSON) throws(StripeEventError) -> PaymentEvent.SessionReference {
+    private static func reference(_ session: ProviderJSON) throws(ProviderJSONError) -> PaymentEvent.SessionReference {
         PaymentEvent.SessionReference(
             sessionId: try session.string("id"),
             checkoutId: try session.optionalString("client_reference_id")
         )
     }
 
-    private static func completion(_ session: StripeJSON, at: Int64) throws(StripeEventError) -> PurchaseCompletion {
+    private static func completion(_ session: ProviderJSON, at: Int64) throws(ProviderJSONError) -> PurchaseCompletion {
         let metadata = try session.optionalChild("metadata")
         let modeText = try session.string("mode")
         guard let mode = PurchaseCompletion.Mode(rawValue: modeText) else {
@@ -137,8 +137,8 @@ public struct StripeEvent: Sendable, Equatable {
     /// `proration`: a `subscription_update` invoice, whose lines credit the unused time of the old plan: its
     /// `total`, tax and line amounts may be below zero (a downgrade), so they are read signed. Its period is the
     /// span of all its lines (the proration lines and, when the billing cycle restarts, the new period).
-    private static func invoicePayment(_ invoice: StripeJSON, at: Int64, proration: Bool = false)
-        throws(StripeEventError) -> InvoicePayment
+    private static func invoicePayment(_ invoice: ProviderJSON, at: Int64, proration: Bool = false)
+        throws(ProviderJSONError) -> InvoicePayment
     {
         // Since basil the subscription and its metadata sit under `parent.subscription_details`; before, the
         // subscription id was top level (stripe.md §5).
@@ -197,7 +197,7 @@ public struct StripeEvent: Sendable, Equatable {
         )
     }
 
-    private static func refund(_ charge: StripeJSON, at: Int64) throws(StripeEventError) -> ChargeRefund {
+    private static func refund(_ charge: ProviderJSON, at: Int64) throws(ProviderJSONError) -> ChargeRefund {
         let metadata = try charge.optionalChild("metadata")
         return ChargeRefund(
             chargeId: try charge.string("id"),
@@ -210,25 +210,5 @@ public struct StripeEvent: Sendable, Equatable {
             productId: try metadata?.optionalString("product_id"),
             refundedAt: at
         )
-    }
-}
-
-/// Why an event body could not be decoded. Names a field, never a value.
-public enum StripeEventError: Error, Sendable, Equatable, CustomStringConvertible {
-    case notJSON
-    case missingField(String)
-    case wrongType(String)
-    case unsupported(String)
-    /// An amount below zero where Stripe only sends zero or more.
-    case negative(String)
-
-    public var description: String {
-        switch self {
-        case .notJSON: "the event is not a JSON object"
-        case .missingField(let path): "the event has no \(path)"
-        case .wrongType(let path): "the event's \(path) has the wrong type"
-        case .unsupported(let what): "unsupported: \(what)"
-        case .negative(let path): "the event's \(path) is negative"
-        }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 
-/// Typed reads from one JSON object of a Stripe payload, each failure naming the dotted path of the field
-/// (`data.object.amount_total`), so a malformed event says what is wrong without echoing the payload.
-struct StripeJSON {
+/// Typed reads from one JSON object of a provider's payload (Stripe's events, Paddle's notifications and API
+/// answers), each failure naming the dotted path of the field (`data.object.amount_total`), so a malformed event
+/// says what is wrong without echoing the payload.
+struct ProviderJSON {
     let object: [String: Any]
     let path: String
 
@@ -12,10 +13,10 @@ struct StripeJSON {
     }
 
     /// The top-level object of a JSON document.
-    static func parse(_ bytes: [UInt8]) throws(StripeEventError) -> StripeJSON {
+    static func parse(_ bytes: [UInt8]) throws(ProviderJSONError) -> ProviderJSON {
         guard let value = try? JSONSerialization.jsonObject(with: Data(bytes)), let object = value as? [String: Any]
         else { throw .notJSON }
-        return StripeJSON(object, path: "")
+        return ProviderJSON(object, path: "")
     }
 
     private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
@@ -25,28 +26,28 @@ struct StripeJSON {
         return value
     }
 
-    func string(_ key: String) throws(StripeEventError) -> String {
+    func string(_ key: String) throws(ProviderJSONError) -> String {
         guard let value = try optionalString(key) else { throw .missingField(name(key)) }
         return value
     }
 
-    func optionalString(_ key: String) throws(StripeEventError) -> String? {
+    func optionalString(_ key: String) throws(ProviderJSONError) -> String? {
         guard let value = present(key) else { return nil }
         guard let text = value as? String else { throw .wrongType(name(key)) }
         return text
     }
 
-    func integer(_ key: String) throws(StripeEventError) -> Int64 {
+    func integer(_ key: String) throws(ProviderJSONError) -> Int64 {
         guard let value = try optionalInteger(key) else { throw .missingField(name(key)) }
         return value
     }
 
-    /// Stripe's amounts and timestamps are JSON integers; a fraction is a malformed payload, never rounded.
+    /// A JSON integer (Stripe's amounts and timestamps); a fraction is a malformed payload, never rounded.
     /// Read through the number's decimal text, so no amount passes through floating point. Anything beyond
     /// ±10^12 is refused: Stripe's amounts have at most 8 digits and its timestamps 10, and staying far below
     /// Int64's range keeps every later conversion (seconds to milliseconds, minor units to milli-units) from
     /// overflowing on a hostile or broken value.
-    func optionalInteger(_ key: String) throws(StripeEventError) -> Int64? {
+    func optionalInteger(_ key: String) throws(ProviderJSONError) -> Int64? {
         guard let value = present(key) else { return nil }
         guard let number = value as? NSNumber, let integer = Int64(number.stringValue) else {
             throw .wrongType(name(key))
@@ -57,51 +58,51 @@ struct StripeJSON {
 
     static let largestInteger: Int64 = 1_000_000_000_000
 
-    /// An amount Stripe never sends below zero (what was charged, paid, refunded, or taxed). A signed event with a
+    /// An amount a provider never sends below zero (what was charged, paid, refunded, or taxed). A signed event with a
     /// negative one is broken or forged with a leaked secret, and must not become a "paid" purchase or a negative
     /// sale reported to Apple.
-    func amount(_ key: String) throws(StripeEventError) -> Int64 {
+    func amount(_ key: String) throws(ProviderJSONError) -> Int64 {
         guard let value = try optionalAmount(key) else { throw .missingField(name(key)) }
         return value
     }
 
-    func optionalAmount(_ key: String) throws(StripeEventError) -> Int64? {
+    func optionalAmount(_ key: String) throws(ProviderJSONError) -> Int64? {
         guard let value = try optionalInteger(key) else { return nil }
         guard value >= 0 else { throw .negative(name(key)) }
         return value
     }
 
-    func optionalBool(_ key: String) throws(StripeEventError) -> Bool? {
+    func optionalBool(_ key: String) throws(ProviderJSONError) -> Bool? {
         guard let value = present(key) else { return nil }
         guard let flag = value as? Bool else { throw .wrongType(name(key)) }
         return flag
     }
 
-    func child(_ key: String) throws(StripeEventError) -> StripeJSON {
+    func child(_ key: String) throws(ProviderJSONError) -> ProviderJSON {
         guard let value = try optionalChild(key) else { throw .missingField(name(key)) }
         return value
     }
 
-    func optionalChild(_ key: String) throws(StripeEventError) -> StripeJSON? {
+    func optionalChild(_ key: String) throws(ProviderJSONError) -> ProviderJSON? {
         guard let value = present(key) else { return nil }
         guard let object = value as? [String: Any] else { throw .wrongType(name(key)) }
-        return StripeJSON(object, path: name(key))
+        return ProviderJSON(object, path: name(key))
     }
 
     /// The objects of an array field (`total_taxes`, `lines.data`); absent is empty.
-    func children(_ key: String) throws(StripeEventError) -> [StripeJSON] {
+    func children(_ key: String) throws(ProviderJSONError) -> [ProviderJSON] {
         guard let value = present(key) else { return [] }
         guard let array = value as? [Any] else { throw .wrongType(name(key)) }
-        var result: [StripeJSON] = []
+        var result: [ProviderJSON] = []
         for (index, element) in array.enumerated() {
             guard let object = element as? [String: Any] else { throw .wrongType("\(name(key))[\(index)]") }
-            result.append(StripeJSON(object, path: "\(name(key))[\(index)]"))
+            result.append(ProviderJSON(object, path: "\(name(key))[\(index)]"))
         }
         return result
     }
 
-    /// An id field that Stripe sends as a string, or as the object itself when expanded.
-    func optionalID(_ key: String) throws(StripeEventError) -> String? {
+    /// An id field sent as a string (Stripe's), or as the object itself when expanded.
+    func optionalID(_ key: String) throws(ProviderJSONError) -> String? {
         guard let value = present(key) else { return nil }
         if let text = value as? String { return text }
         if let object = value as? [String: Any], let id = object["id"] as? String { return id }

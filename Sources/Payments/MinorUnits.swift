@@ -1,0 +1,78 @@
+/// Money as payment providers count it: integers in each currency's minor unit, converted from the decimal text
+/// of the configuration and on to Apple's milli-units (apple-external-purchase.md §5.5). Only integer arithmetic:
+/// a price is never rounded through floating point, and a price with more decimals than its currency has is an
+/// error instead of being rounded silently. A provider's own limits (Stripe's 8 digits, its whole krónur) are
+/// checked in its folder, on top of this.
+///
+/// The exponents are the ones confirmed for Stripe (stripe.md §3: every currency below, and two decimals for ISK
+/// and HUF, unlike ISO 4217). For Paddle only JPY's 0 is confirmed (paddle.md §3, its `decimal_places`); its other
+/// currencies are taken to count as Stripe's do (KRW and VND whole units, the rest cents), which is unconfirmed.
+public enum MinorUnits {
+    /// Counted in whole units: `500` JPY is ¥500.
+    public static let zeroDecimalCurrencies: Set<String> = [
+        "BIF", "CLP", "DJF", "GNF", "JPY", "KMF", "KRW", "MGA", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF",
+    ]
+
+    /// Three decimals: Stripe's example is KWD; the rest of the list is the ISO 4217 three-decimal set.
+    public static let threeDecimalCurrencies: Set<String> = ["BHD", "JOD", "KWD", "OMR", "TND"]
+
+    /// More than 12 significant digits is refused: far beyond any price, and it keeps every later conversion
+    /// (to milli-units, sums of amounts) inside Int64, as `ProviderJSON` bounds what providers send.
+    public static let maximumDigits = 12
+
+    /// The exponent for `currency`: 0 for zero-decimal, 3 for three-decimal, else 2.
+    public static func exponent(of currency: String) -> Int {
+        let code = currency.uppercased()
+        if zeroDecimalCurrencies.contains(code) { return 0 }
+        if threeDecimalCurrencies.contains(code) { return 3 }
+        return 2
+    }
+
+    /// Decimal text (`"29.99"`) → minor units (`2999`). Trailing zeros beyond the exponent are fine (`"500.00"`
+    /// JPY is `500`); any other extra precision throws.
+    public static func parse(_ text: String, currency: String) throws(MinorUnitsError) -> Int64 {
+        let code = currency.uppercased()
+        guard code.utf8.count == 3, code.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+            throw .notACurrency(currency)
+        }
+        let exponent = exponent(of: code)
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0]
+        let fraction = parts.count > 1 ? parts[1] : ""
+        guard !whole.isEmpty || !fraction.isEmpty,
+            (whole + fraction).utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            !(parts.count > 1 && fraction.isEmpty)
+        else { throw .notADecimal(text) }
+        let significantFraction = fraction.prefix(exponent)
+        guard fraction.dropFirst(exponent).allSatisfy({ $0 == "0" }) else {
+            throw .tooPrecise(text, currency: code, decimals: exponent)
+        }
+        let digits = (whole + significantFraction + String(repeating: "0", count: exponent - significantFraction.count))
+            .drop { $0 == "0" }
+        // Checking the length first rules out overflow.
+        guard digits.count <= maximumDigits, let minor = digits.isEmpty ? 0 : Int64(digits) else {
+            throw .tooLarge(text, currency: code)
+        }
+        return minor
+    }
+
+    /// Minor units → Apple milli-units: `milli = amount × 1000 / 10^e` (derived): EUR 299 → 2990, JPY 500 →
+    /// 500000, ISK 500 → 5000, KWD 5120 → 5120. Exact, because e ≤ 3.
+    public static func milliUnits(_ minor: Int64, currency: String) -> Int64 {
+        switch exponent(of: currency) {
+        case 0: minor * 1000
+        case 3: minor
+        default: minor * 10
+        }
+    }
+
+    /// Minor units as decimal text, for pages and messages: `2999` EUR → `"29.99"`.
+    public static func decimalText(_ minor: Int64, currency: String) -> String {
+        let exponent = exponent(of: currency)
+        guard exponent > 0 else { return String(minor) }
+        let sign = minor < 0 ? "-" : ""
+        let digits = String(minor.magnitude)
+        let padded = String(repeating: "0", count: max(0, exponent + 1 - digits.count)) + digits
+        return sign + padded.dropLast(exponent) + "." + padded.suffix(exponent)
+    }
+}

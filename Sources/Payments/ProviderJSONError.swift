@@ -1,0 +1,19 @@
+/// Why an event body could not be decoded. Names a field, never a value.
+public enum ProviderJSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notJSON
+    case missingField(String)
+    case wrongType(String)
+    case unsupported(String)
+    /// An amount below zero where the provider only sends zero or more.
+    case negative(String)
+
+    public var description: String {
+        switch self {
+        case .notJSON: "the event is not a JSON object"
+        case .missingField(let path): "the event has no \(path)"
+        case .wrongType(let path): "the event's \(path) has the wrong type"
+        case .unsupported(let what): "unsupported: \(what)"
+        case .negative(let path): "the event's \(path) is negative"
+        }
+    }
+}
