@@ -73,7 +73,12 @@ final class GroupCommitWriter: Sendable {
 
     /// Commits what is queued, then stops the thread.
     func stop() {
-        queue.withLock { $0 }?.stop()
+        // Taken out, not just stopped: the queue's thread holds this writer, so keeping the queue would keep
+        // both (and the connection, a server session on PostgreSQL) alive after the ledger is closed.
+        queue.withLock { queue in
+            defer { queue = nil }
+            return queue
+        }?.stop()
     }
 
     /// Runs the batch in one transaction. If a job fails, the batch is rolled back and every job runs again in

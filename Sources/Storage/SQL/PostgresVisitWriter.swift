@@ -41,7 +41,12 @@ final class PostgresVisitWriter: Sendable {
 
     /// Commits what is queued, then stops the thread.
     func stop() {
-        queue.withLock { $0 }?.stop()
+        // Taken out, not just stopped: the queue's thread holds this writer, so keeping the queue would keep
+        // both (and the connection, a server session on PostgreSQL) alive after the ledger is closed.
+        queue.withLock { queue in
+            defer { queue = nil }
+            return queue
+        }?.stop()
     }
 
     /// The batch in one statement, or, when a token comes more than once (`ON CONFLICT DO UPDATE` touches a row
