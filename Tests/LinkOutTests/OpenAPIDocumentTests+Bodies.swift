@@ -62,7 +62,7 @@ extension OpenAPIDocumentTests {
 
         static let purchase = PurchaseRecord(
             purchaseId: "cs_1",
-            provider: "stripe",
+            provider: ProviderID("stripe"),
             checkoutId: "c1",
             externalPurchaseId: token.externalPurchaseId,
             bundleId: "com.example",
@@ -84,7 +84,7 @@ extension OpenAPIDocumentTests {
 
         static let paymentSession = PaymentSessionRecord(
             sessionId: "s1",
-            provider: "stripe",
+            provider: ProviderID("stripe"),
             intentId: "i1",
             checkoutId: "c1",
             externalPurchaseId: token.externalPurchaseId,

@@ -128,7 +128,7 @@ struct OpenAPIDocumentTests {
         let purchaseSchema = try #require((event["properties"] as? [String: Any])?["purchase"] as? [String: Any])
         let bare = PurchaseRecord(
             purchaseId: "cs_bare",
-            provider: "demo",
+            provider: .demo,
             checkoutId: nil,
             externalPurchaseId: nil,
             bundleId: nil,
@@ -149,7 +149,7 @@ struct OpenAPIDocumentTests {
         )
         var full = bare
         full.purchaseId = "cs_full"
-        full.provider = "stripe"
+        full.provider = ProviderID("stripe")
         full.externalPurchaseId = "00000000-0000-0000-0000-000000000000"
         full.bundleId = "com.example"
         full.productId = "pro.monthly"

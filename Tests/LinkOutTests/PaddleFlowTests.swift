@@ -136,7 +136,7 @@ struct PaddleFlowTests {
             externalPurchaseId: checkout.externalPurchaseId
         )
         #expect(purchases.count == 1)
-        #expect(purchases.first?.provider == "paddle")
+        #expect(purchases.first?.provider == .paddle)
         #expect(try harness.live.application.ledger.payments.paymentSession(id: transaction)?.state == .complete)
         #expect(try harness.returnFromPaddle(checkout).text.contains("Test payment completed"))
         // The country came from the transaction's address, asked for in the background.

@@ -55,7 +55,7 @@ struct PaymentWebhookRouteTests {
         }
         #expect(try Self.stored(harness).isEmpty)
         #expect(try Self.deliver(harness, to: "/webhooks/stripe").status == 200)
-        #expect(try Self.stored(harness).map(\.provider) == ["stripe"])
+        #expect(try Self.stored(harness).map(\.provider) == [.stripe])
         // Metrics name a registered provider's route, never a path someone made up.
         let metrics = { (try? harness.live.get("/metrics").text) ?? "" }
         #expect(eventually(within: 10) { metrics().contains(#"route="stripe_webhook",status="200""#) })
@@ -115,7 +115,7 @@ struct PaymentWebhookRouteTests {
         }
         let intent = String(payment.dropFirst("/pay/demo/".count))
         let events = try Self.stored(harness)
-        #expect(events.map(\.provider) == ["demo"])
+        #expect(events.map(\.provider) == [.demo])
         #expect(events.map(\.eventId) == ["demo_\(intent)_completed"])
         #expect(events.map(\.type) == ["demo.payment.completed"])
         #expect(events.first?.processedAt != nil)

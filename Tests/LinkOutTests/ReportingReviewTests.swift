@@ -185,7 +185,7 @@ struct ReportingReviewTests {
             _ = try harness.ledger.payments.recordPaymentSession(
                 PaymentSessionRecord(
                     sessionId: "s-\(id)",
-                    provider: "demo",
+                    provider: ProviderID("demo"),
                     intentId: "i-\(id)",
                     checkoutId: "c-\(id)",
                     externalPurchaseId: id,

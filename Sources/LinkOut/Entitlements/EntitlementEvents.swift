@@ -67,7 +67,7 @@ struct EntitlementEvents: Sendable {
             cause: cause,
             purchase: Body.Purchase(
                 purchaseId: purchase.purchaseId,
-                provider: purchase.provider,
+                provider: purchase.provider.rawValue,
                 externalPurchaseId: purchase.externalPurchaseId,
                 bundleId: purchase.bundleId,
                 productId: purchase.productId,

@@ -12,7 +12,8 @@ package enum PurchasesCSV {
         var lines = [header.joined(separator: ",")]
         for row in rows {
             let fields: [String] = [
-                row.purchaseId, row.provider, row.externalPurchaseId ?? "", row.bundleId ?? "", row.productId ?? "",
+                row.purchaseId, row.provider.rawValue, row.externalPurchaseId ?? "", row.bundleId ?? "",
+                row.productId ?? "",
                 row.kind, row.status.rawValue, row.currency, String(row.amountTotal), String(row.amountTax),
                 row.taxCountry, row.subscriptionId ?? "", row.buyLineItemId ?? "", row.periodEnd.map(String.init) ?? "",
                 String(row.createdAt),

@@ -10,7 +10,7 @@ extension PaymentChangeMapper {
     /// Apple's `SUBSCRIPTION_CHANGE`): both follow the subscription's latest item and reference its start.
     func renewal(
         _ invoice: InvoicePayment,
-        event: (provider: String, eventId: String),
+        event: (provider: ProviderID, eventId: String),
         at now: Int64,
         planChange: Bool = false
     ) throws -> Decision {
@@ -92,7 +92,7 @@ extension PaymentChangeMapper {
     /// A dispute's end. Lost: a chargeback, reported as a `REFUND` of the disputed amount on top of what was
     /// refunded before (§5.5 "Chargebacks are reported as REFUND"), keyed on the dispute. Won (or an inquiry
     /// closed): nothing was reported while it was open, so nothing is reported now (see `DisputeClosure`).
-    func disputeClosed(_ dispute: DisputeClosure, event: (provider: String, eventId: String), at now: Int64) throws
+    func disputeClosed(_ dispute: DisputeClosure, event: (provider: ProviderID, eventId: String), at now: Int64) throws
         -> Decision
     {
         guard dispute.isLost else {
@@ -146,7 +146,9 @@ extension PaymentChangeMapper {
         }
     }
 
-    func refund(_ refund: ChargeRefund, event: (provider: String, eventId: String), at now: Int64) throws -> Decision {
+    func refund(_ refund: ChargeRefund, event: (provider: ProviderID, eventId: String), at now: Int64) throws
+        -> Decision
+    {
         let key = refund.paymentIntentId ?? refund.chargeId
         guard let charge = try ledger.payments.charge(key: key),
             var purchase = try ledger.payments.purchase(id: charge.purchaseId)

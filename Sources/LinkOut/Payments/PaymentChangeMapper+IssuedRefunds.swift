@@ -1,3 +1,4 @@
+import Domain
 import Payments
 import Storage
 
@@ -8,7 +9,7 @@ extension PaymentChangeMapper {
     /// adjustment created approved and then updated) finds it and changes nothing.
     static func issuedRefundKey(_ refundId: String) -> String { "refund:" + refundId }
 
-    func issuedRefund(_ issued: IssuedRefund, event: (provider: String, eventId: String), at now: Int64) throws
+    func issuedRefund(_ issued: IssuedRefund, event: (provider: ProviderID, eventId: String), at now: Int64) throws
         -> Decision
     {
         guard let charge = try ledger.payments.charge(key: issued.paymentId) else {
@@ -50,7 +51,11 @@ extension PaymentChangeMapper {
     /// A chargeback given back to the seller. The chargeback's `REFUND` stays with Apple until an operator
     /// withdraws it (`linkout report retract`): a retraction is a restatement of a line item Apple holds, which
     /// the report actions make, not the payment mapper. The outcome names the line item and is logged as an error.
-    func chargebackReversed(_ reversal: ChargebackReversal, event: (provider: String, eventId: String), at now: Int64)
+    func chargebackReversed(
+        _ reversal: ChargebackReversal,
+        event: (provider: ProviderID, eventId: String),
+        at now: Int64
+    )
         throws -> Decision
     {
         guard let charge = try ledger.payments.charge(key: reversal.paymentId) else {

@@ -45,7 +45,7 @@ struct PaymentChangeMapper: Sendable {
     func change(
         for payload: PaymentEvent,
         tookMoney: Bool,
-        event key: (provider: String, eventId: String),
+        event key: (provider: ProviderID, eventId: String),
         at now: Int64
     ) throws -> Decision {
         switch payload {
@@ -126,9 +126,9 @@ struct PaymentChangeMapper: Sendable {
     /// for a sandbox token: reporting it on a production token would declare a sale that never happened.
     func purchase(
         _ completion: PurchaseCompletion,
-        provider: String,
+        provider: ProviderID,
         tookMoney: Bool,
-        event: (provider: String, eventId: String)?,
+        event: (provider: ProviderID, eventId: String)?,
         at now: Int64
     ) throws -> PaymentChange {
         let product = catalog.first { $0.id == completion.productId }
@@ -252,7 +252,7 @@ struct PaymentChangeMapper: Sendable {
     private func session(
         _ sessionId: String,
         _ state: PaymentSessionState,
-        event: (provider: String, eventId: String),
+        event: (provider: ProviderID, eventId: String),
         outcome: String,
         at now: Int64
     ) -> PaymentChange {
@@ -261,7 +261,7 @@ struct PaymentChangeMapper: Sendable {
 
     /// Not reported (the session's completion was the start), but its payment can be refunded later: the
     /// charge is linked to the start's line item.
-    private func firstInvoice(_ invoice: InvoicePayment, event: (provider: String, eventId: String), at now: Int64)
+    private func firstInvoice(_ invoice: InvoicePayment, event: (provider: ProviderID, eventId: String), at now: Int64)
         throws -> Decision
     {
         guard let subscription = invoice.subscriptionId,

@@ -5,8 +5,8 @@ import Storage
 
 extension PaymentEventProcessor {
     /// The provider that stored `id`'s events, when it is one this server runs with.
-    func provider(_ id: String) -> (any PaymentProvider)? {
-        providers.first { $0.id.rawValue == id }
+    func provider(_ id: ProviderID) -> (any PaymentProvider)? {
+        providers.first { $0.id == id }
     }
 
     /// What a stored event changes: its provider decodes it and may complete it from its API (here, in the

@@ -74,7 +74,7 @@ final class PaymentEventProcessor: Sendable {
 
     private func process(_ event: StoredPaymentEvent) -> Bool {
         let metadata = [
-            "payment.provider": event.provider, "payment.event_id": event.eventId, "payment.type": event.type,
+            "payment.provider": event.provider.rawValue, "payment.event_id": event.eventId, "payment.type": event.type,
         ]
         do {
             switch try decision(for: event, mapper: mapper, at: clock.nowMilliseconds()) {
@@ -174,7 +174,7 @@ final class PaymentEventProcessor: Sendable {
             try ledger.payments.apply(try releaseChange(change, from: held, at: now))
             released += 1
             let metadata = [
-                "payment.provider": held.event.provider, "payment.event_id": held.event.eventId,
+                "payment.provider": held.event.provider.rawValue, "payment.event_id": held.event.eventId,
                 "outcome": change.outcome,
             ]
             if !change.heldLineItems.isEmpty {

@@ -153,7 +153,7 @@ struct PaymentStarter: Sendable {
         let recorded = try ledger.payments.recordPaymentSession(
             PaymentSessionRecord(
                 sessionId: redirect.sessionId,
-                provider: provider.id.rawValue,
+                provider: provider.id,
                 intentId: request.intentId,
                 checkoutId: request.checkoutId,
                 externalPurchaseId: request.externalPurchaseId,

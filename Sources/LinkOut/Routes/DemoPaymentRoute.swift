@@ -88,7 +88,7 @@ struct DemoPaymentRoute: Sendable {
     private func store(_ event: DemoEvent) throws {
         let isNew = try ledger.payments.storePaymentEvent(
             StoredPaymentEvent(
-                provider: provider.id.rawValue,
+                provider: provider.id,
                 eventId: event.id,
                 type: event.type,
                 body: String(decoding: try event.body(), as: UTF8.self),
@@ -124,7 +124,7 @@ struct DemoPaymentRoute: Sendable {
     )? {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
             let session = try ledger.payments.paymentSession(intentId: intentId),
-            session.provider == provider.id.rawValue,
+            session.provider == provider.id,
             let product = configuration.catalog.first(where: { $0.id == session.productId }),
             let checkout = try ledger.tokens.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })

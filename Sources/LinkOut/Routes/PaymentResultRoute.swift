@@ -46,7 +46,7 @@ struct PaymentResultRoute: Sendable {
             // A session of another provider than the one running now (the configuration changed since): its mode
             // is not known, so it is not called real money.
             let completed =
-                session.provider == provider.id.rawValue
+                session.provider == provider.id
                 ? provider.pageTexts : ProviderPageTexts(checkoutNote: "", mode: .test)
             texts = (completed.completedTitle, completed.completedMessage)
             context["paid"] = .flag(true)

@@ -62,7 +62,7 @@ struct PaymentWebhookRoute: Sendable {
         }
         let isNew = try ledger.payments.storePaymentEvent(
             StoredPaymentEvent(
-                provider: name,
+                provider: provider.id,
                 eventId: envelope.eventId,
                 type: envelope.type,
                 body: String(decoding: request.body, as: UTF8.self),

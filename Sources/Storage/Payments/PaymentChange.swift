@@ -4,7 +4,7 @@ import Domain
 /// crash leaves either all of it or none, and the event is then acted on again from storage.
 public struct PaymentChange: Sendable {
     /// The event this change acts on (marked processed with `outcome`); nil for changes without an event.
-    public var event: (provider: String, eventId: String)?
+    public var event: (provider: ProviderID, eventId: String)?
     public var outcome: String
     public var purchase: PurchaseRecord?
     /// Charges (a payment and the names it goes by: a PaymentIntent, an invoice) a later refund may refer to.
@@ -25,11 +25,11 @@ public struct PaymentChange: Sendable {
     public var hold: (externalPurchaseId: String, reason: String)?
     /// A held event whose line items (in `lineItems`) can be made now: its hold ends with this change, and the
     /// events of the token waiting behind it are due at once.
-    public var release: (provider: String, eventId: String, externalPurchaseId: String)?
+    public var release: (provider: ProviderID, eventId: String, externalPurchaseId: String)?
     public var at: Int64
 
     public init(
-        event: (provider: String, eventId: String)?,
+        event: (provider: ProviderID, eventId: String)?,
         outcome: String,
         purchase: PurchaseRecord? = nil,
         charges: [PurchaseCharge] = [],
@@ -39,7 +39,7 @@ public struct PaymentChange: Sendable {
         redemption: RedemptionRecord? = nil,
         webhooks: [WebhookDelivery] = [],
         hold: (externalPurchaseId: String, reason: String)? = nil,
-        release: (provider: String, eventId: String, externalPurchaseId: String)? = nil,
+        release: (provider: ProviderID, eventId: String, externalPurchaseId: String)? = nil,
         at: Int64
     ) {
         self.event = event

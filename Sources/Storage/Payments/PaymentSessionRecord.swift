@@ -6,7 +6,7 @@ import Domain
 public struct PaymentSessionRecord: Sendable, Equatable, Codable {
     public var sessionId: String
     /// `demo` or `stripe`.
-    public var provider: String
+    public var provider: ProviderID
     public var intentId: String
     public var checkoutId: String
     public var externalPurchaseId: String?
@@ -26,7 +26,7 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
 
     public init(
         sessionId: String,
-        provider: String,
+        provider: ProviderID,
         intentId: String,
         checkoutId: String,
         externalPurchaseId: String?,

@@ -13,13 +13,16 @@ extension PaymentStore {
                 UPDATE payment_events SET processed_at = ?, outcome = ?
                 WHERE provider = ? AND event_id = ? AND processed_at IS NULL RETURNING 1
                 """,
-                [.integer(change.at), .text(change.outcome), .text(event.provider), .text(event.eventId)]
+                [.integer(change.at), .text(change.outcome), .text(event.provider.rawValue), .text(event.eventId)]
             )
             guard !claimed.isEmpty else { return }
             if let hold = change.hold {
                 try connection.query(
                     "UPDATE payment_events SET held_reason = ?, held_token = ? WHERE provider = ? AND event_id = ?",
-                    [.text(hold.reason), .text(hold.externalPurchaseId), .text(event.provider), .text(event.eventId)]
+                    [
+                        .text(hold.reason), .text(hold.externalPurchaseId), .text(event.provider.rawValue),
+                        .text(event.eventId),
+                    ]
                 )
             }
         }
@@ -30,7 +33,7 @@ extension PaymentStore {
                 UPDATE payment_events SET held_reason = NULL, held_token = NULL, outcome = ?
                 WHERE provider = ? AND event_id = ? AND held_reason IS NOT NULL RETURNING 1
                 """,
-                [.text(change.outcome), .text(release.provider), .text(release.eventId)]
+                [.text(change.outcome), .text(release.provider.rawValue), .text(release.eventId)]
             )
             guard !claimed.isEmpty else { return }
             try connection.query(
@@ -131,7 +134,7 @@ extension PaymentStore {
                 paid_days = MAX(purchases.paid_days, excluded.paid_days), updated_at = excluded.updated_at
             """,
             [
-                .text(purchase.purchaseId), .text(purchase.provider), .optional(purchase.checkoutId),
+                .text(purchase.purchaseId), .text(purchase.provider.rawValue), .optional(purchase.checkoutId),
                 .optional(purchase.externalPurchaseId), .optional(purchase.bundleId), .optional(purchase.productId),
                 .text(purchase.kind), .text(purchase.status.rawValue), .text(purchase.currency),
                 .integer(purchase.amountTotal), .integer(purchase.amountTax), .text(purchase.taxCountry),

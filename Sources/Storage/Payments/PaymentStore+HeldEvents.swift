@@ -1,3 +1,5 @@
+import Domain
+
 /// Payment events whose Apple line item waits for an exchange rate (migration 9).
 extension PaymentStore {
     /// Held events, oldest first: the order their line items are made in once released. `after`: the key of the
@@ -5,7 +7,7 @@ extension PaymentStore {
     public func heldPaymentEvents(after key: HeldPaymentEvent.Key? = nil, limit: Int = 500) throws(StorageError)
         -> [HeldPaymentEvent]
     {
-        let key = key ?? HeldPaymentEvent.Key(receivedAt: .min, provider: "", eventId: "")
+        let key = key ?? HeldPaymentEvent.Key(receivedAt: .min, provider: ProviderID(""), eventId: "")
         return try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
@@ -15,13 +17,14 @@ extension PaymentStore {
                 ORDER BY received_at, provider, event_id LIMIT ?
                 """,
                 [
-                    .integer(key.receivedAt), .integer(key.receivedAt), .text(key.provider), .text(key.provider),
+                    .integer(key.receivedAt), .integer(key.receivedAt), .text(key.provider.rawValue),
+                    .text(key.provider.rawValue),
                     .text(key.eventId), .integer(Int64(limit)),
                 ]
             ).map { row in
                 HeldPaymentEvent(
                     event: StoredPaymentEvent(
-                        provider: row[0].text ?? "",
+                        provider: ProviderID(row[0].text ?? ""),
                         eventId: row[1].text ?? "",
                         type: row[2].text ?? "",
                         body: row[3].text ?? "",
@@ -49,7 +52,7 @@ extension PaymentStore {
 
     /// Puts off an event that waits behind a held line item of its token; the hold's release makes it due.
     public func deferBehindHold(
-        provider: String,
+        provider: ProviderID,
         eventId: String,
         externalPurchaseId: String,
         until: Int64,
@@ -62,7 +65,7 @@ extension PaymentStore {
                 WHERE provider = ? AND event_id = ? AND processed_at IS NULL
                 """,
                 [
-                    .integer(until), .text("waiting: " + reason), .text(externalPurchaseId), .text(provider),
+                    .integer(until), .text("waiting: " + reason), .text(externalPurchaseId), .text(provider.rawValue),
                     .text(eventId),
                 ]
             )

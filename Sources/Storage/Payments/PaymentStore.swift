@@ -13,7 +13,7 @@ public struct PaymentStore: Sendable {
     static func paymentSession(_ row: [SQLValue]) throws(StorageError) -> PaymentSessionRecord {
         PaymentSessionRecord(
             sessionId: row[0].text ?? "",
-            provider: row[1].text ?? "",
+            provider: ProviderID(row[1].text ?? ""),
             intentId: row[2].text ?? "",
             checkoutId: row[3].text ?? "",
             externalPurchaseId: row[4].text,
@@ -38,7 +38,7 @@ public struct PaymentStore: Sendable {
     static func purchase(_ row: [SQLValue]) throws(StorageError) -> PurchaseRecord {
         PurchaseRecord(
             purchaseId: row[0].text ?? "",
-            provider: row[1].text ?? "",
+            provider: ProviderID(row[1].text ?? ""),
             checkoutId: row[2].text,
             externalPurchaseId: row[3].text,
             bundleId: row[4].text,
@@ -68,7 +68,7 @@ public struct PaymentStore: Sendable {
                 ON CONFLICT(intent_id) DO NOTHING
                 """,
                 [
-                    .text(session.sessionId), .text(session.provider), .text(session.intentId),
+                    .text(session.sessionId), .text(session.provider.rawValue), .text(session.intentId),
                     .text(session.checkoutId), .optional(session.externalPurchaseId), .text(session.productId),
                     .text(session.currency), .text(session.amount), .text(session.language), .text(session.url),
                     .text(session.state.rawValue), .integer(session.createdAt), .integer(session.updatedAt),
@@ -120,7 +120,7 @@ public struct PaymentStore: Sendable {
                 ON CONFLICT(provider, event_id) DO NOTHING RETURNING 1
                 """,
                 [
-                    .text(event.provider), .text(event.eventId), .text(event.type), .text(event.body),
+                    .text(event.provider.rawValue), .text(event.eventId), .text(event.type), .text(event.body),
                     .integer(event.receivedAt),
                 ]
             )
@@ -145,7 +145,7 @@ public struct PaymentStore: Sendable {
                 (dueAt.map { [SQLValue.integer($0)] } ?? []) + [.integer(Int64(limit))]
             ).map { row in
                 StoredPaymentEvent(
-                    provider: row[0].text ?? "",
+                    provider: ProviderID(row[0].text ?? ""),
                     eventId: row[1].text ?? "",
                     type: row[2].text ?? "",
                     body: row[3].text ?? "",
@@ -158,7 +158,7 @@ public struct PaymentStore: Sendable {
     }
 
     /// Puts off an event that waits for another, so it does not hold up the ones behind it.
-    public func deferPaymentEvent(provider: String, eventId: String, until: Int64, reason: String)
+    public func deferPaymentEvent(provider: ProviderID, eventId: String, until: Int64, reason: String)
         throws(StorageError)
     {
         try database.writer.write { connection throws(StorageError) in
@@ -167,7 +167,7 @@ public struct PaymentStore: Sendable {
                 UPDATE payment_events SET next_attempt_at = ?, outcome = ?
                 WHERE provider = ? AND event_id = ? AND processed_at IS NULL
                 """,
-                [.integer(until), .text("waiting: " + reason), .text(provider), .text(eventId)]
+                [.integer(until), .text("waiting: " + reason), .text(provider.rawValue), .text(eventId)]
             )
         }
     }

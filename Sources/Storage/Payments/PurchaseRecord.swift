@@ -4,7 +4,7 @@ import Domain
 /// are in the provider's minor units of `currency`; never floating point.
 public struct PurchaseRecord: Sendable, Equatable, Codable {
     public var purchaseId: String
-    public var provider: String
+    public var provider: ProviderID
     public var checkoutId: String?
     public var externalPurchaseId: String?
     public var bundleId: String?
@@ -32,7 +32,7 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
 
     public init(
         purchaseId: String,
-        provider: String,
+        provider: ProviderID,
         checkoutId: String?,
         externalPurchaseId: String?,
         bundleId: String?,

@@ -1,7 +1,9 @@
+import Domain
+
 /// A provider's webhook event as received: stored (deduplicated by provider and event id) before it is
 /// acknowledged, then acted on from here, so a crash between the two loses nothing.
 public struct StoredPaymentEvent: Sendable, Equatable, Codable {
-    public var provider: String
+    public var provider: ProviderID
     public var eventId: String
     public var type: String
     /// The raw body, exactly as signed.
@@ -12,7 +14,7 @@ public struct StoredPaymentEvent: Sendable, Equatable, Codable {
     public var outcome: String?
 
     public init(
-        provider: String,
+        provider: ProviderID,
         eventId: String,
         type: String,
         body: String,
