@@ -119,7 +119,7 @@ let fuzzTargets: [(name: String, target: String, dependencies: [Target.Dependenc
     ("http-request", "LinkOutFuzzHTTPRequest", ["HTTPServer"]),
     ("chunked-body", "LinkOutFuzzChunkedBody", ["HTTPServer"]),
     ("form", "LinkOutFuzzForm", ["HTTPServer"]),
-    ("token", "LinkOutFuzzToken", ["ExternalPurchase"]),
+    ("token", "LinkOutFuzzToken", ["Domain", "ExternalPurchase"]),
     ("notification-jws", "LinkOutFuzzNotificationJWS", ["ExternalPurchase", "LinkOutFuzzSupport"]),
     ("x509", "LinkOutFuzzX509", ["Crypto", "LinkOutFuzzSupport"]),
     ("apple-report-error", "LinkOutFuzzAppleReportError", ["Domain", "LinkOut", "ExternalPurchase", "Storage"]),

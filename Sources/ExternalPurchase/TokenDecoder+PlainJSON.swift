@@ -1,3 +1,5 @@
+import Domain
+
 extension TokenDecoder {
     /// The token in `json` when it has the plain shape every token StoreKit issues has: one flat object whose
     /// keys are distinct and whose values are ASCII strings without escapes or integers of at most 18 digits,

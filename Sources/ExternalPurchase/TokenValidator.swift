@@ -1,3 +1,5 @@
+import Domain
+
 /// Checks a decoded token against the link it came in and the apps this server is configured for.
 ///
 /// The token is unsigned, so these are consistency checks, not proof. A token is never refused for being old:

@@ -1,6 +1,7 @@
 // libFuzzer target `token`: the externalPurchaseToken query value (Base64URL JSON from the App Store, or from
 // anyone) through the decoder and the validator every landing visit runs. The input is tried as it is and also
 // Base64URL-encoded first, so the fuzzer can mutate the JSON inside a token directly.
+import Domain
 import ExternalPurchase
 
 /// The validator as a server configured for Apple's example app would run it, at a fixed time (2026-01-01).

@@ -60,7 +60,7 @@ struct CommandLineTests {
         let live = try LiveApplication()
         let target = "/" + url.dropFirst("http://127.0.0.1:1".count)
         #expect(try live.get(target).status == 303)
-        let id = try #require(try live.ledger().tokens.tokens().first?.externalPurchaseId)
+        let id = try #require(try live.ledger().tokens.tokens().first?.token.externalPurchaseId)
         #expect(id.hasPrefix("SANDBOX_"))
         let csv = try run(["export", "--format", "csv", "--data-dir", live.dataDir.path])
         #expect(csv.code == 0)

@@ -38,9 +38,9 @@ struct LandingFlowTests {
         #expect(page.header("Content-Security-Policy")?.contains("default-src 'none'") == true)
 
         var rows = try live.ledger().tokens.tokens()
-        #expect(rows.map(\.externalPurchaseId) == ["00000000-0000-0000-0000-000000000000"])
+        #expect(rows.map(\.token.externalPurchaseId) == ["00000000-0000-0000-0000-000000000000"])
         #expect(rows.first?.visitCount == 1)
-        #expect(rows.first?.environment == .production)
+        #expect(rows.first?.token.environment == .production)
 
         let second = try live.get(AppleVectors.documentedTarget, headers: ["Cookie": session])
         #expect(second.header("Location") == location)
@@ -56,12 +56,14 @@ struct LandingFlowTests {
             #expect(try live.get("/?externalPurchaseToken=\(encoded)&bundleId=com.example").status == 303)
         }
         let rows = try live.ledger().tokens.tokens()
-        let sandbox = try #require(rows.first { $0.externalPurchaseId.hasPrefix("SANDBOX") })
-        #expect(sandbox.environment == .sandbox)
+        let sandbox = try #require(rows.first { $0.token.externalPurchaseId.hasPrefix("SANDBOX") })
+        #expect(sandbox.token.environment == .sandbox)
         #expect(sandbox.visitCount == 2)  // V3 and V4 carry the same externalPurchaseId
-        #expect(sandbox.tokenType == "SERVICES")
-        let production = try #require(rows.first { $0.externalPurchaseId == "00000000-0000-0000-0000-000000000000" })
-        #expect(production.environment == .production)
+        #expect(sandbox.token.tokenType == "SERVICES")
+        let production = try #require(
+            rows.first { $0.token.externalPurchaseId == "00000000-0000-0000-0000-000000000000" }
+        )
+        #expect(production.token.environment == .production)
     }
 
     @Test(

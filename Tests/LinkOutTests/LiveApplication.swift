@@ -69,14 +69,13 @@ final class LiveApplication {
     func recordAppToken(_ id: String, now: Int64) throws {
         _ = try application.ledger.tokens.recordForwardedToken(
             TokenFields(
-                externalPurchaseId: id,
-                rawToken: "raw",
-                appAppleId: 1_234_567_890,
-                bundleId: "com.example",
-                tokenType: nil,
-                createdAt: now - 60_000,
-                expiresAt: nil,
-                environment: .production,
+                ExternalPurchaseToken(
+                    appAppleId: 1_234_567_890,
+                    bundleId: "com.example",
+                    tokenCreationDate: now - 60_000,
+                    externalPurchaseId: id
+                ),
+                raw: "raw",
                 source: .app
             ),
             checkoutId: "c-\(id)",

@@ -216,8 +216,8 @@ struct LiveReportingTests {
             )
             #expect(forwarded.status == 201)
             let stored = try #require(try live.ledger().tokens.token(token.externalPurchaseId))
-            #expect(stored.tokenType == type)
-            #expect(stored.expiresAt == now + 30 * 86_400_000)
+            #expect(stored.token.tokenType == type)
+            #expect(stored.token.tokenExpirationDate == now + 30 * 86_400_000)
         }
         live.application.reporting.tick()
         for _ in tokens { #expect(setup.apple.waitForRequest()) }

@@ -13,13 +13,14 @@ extension OpenAPIDocumentTests {
     /// Each reply type with every optional set, and the schema that documents it.
     enum Populated {
         static let token = StoredToken(
-            externalPurchaseId: "00000000-0000-0000-0000-000000000001",
-            appAppleId: 1,
-            bundleId: "com.example",
-            tokenType: "ACQUISITION",
-            createdAt: 1,
-            expiresAt: 2,
-            environment: .sandbox,
+            token: ExternalPurchaseToken(
+                appAppleId: 1,
+                bundleId: "com.example",
+                tokenCreationDate: 1,
+                externalPurchaseId: "00000000-0000-0000-0000-000000000001",
+                tokenType: "ACQUISITION",
+                tokenExpirationDate: 2
+            ),
             source: .url,
             appAccountToken: "00000000-0000-0000-0000-000000000002",
             firstSeenAt: 1,
@@ -31,7 +32,7 @@ extension OpenAPIDocumentTests {
         static var report: StoredReport {
             var report = StoredReport(
                 requestIdentifier: "r1",
-                externalPurchaseId: token.externalPurchaseId,
+                externalPurchaseId: token.token.externalPurchaseId,
                 environment: .sandbox,
                 bundleId: "com.example",
                 status: .lineItem,
@@ -50,7 +51,7 @@ extension OpenAPIDocumentTests {
 
         static let lineItem = StoredLineItem(
             rowId: 1,
-            externalPurchaseId: token.externalPurchaseId,
+            externalPurchaseId: token.token.externalPurchaseId,
             lineItemId: "li1",
             body: "{}",
             receivedAt: 1,
@@ -64,7 +65,7 @@ extension OpenAPIDocumentTests {
             purchaseId: "cs_1",
             provider: ProviderID("stripe"),
             checkoutId: "c1",
-            externalPurchaseId: token.externalPurchaseId,
+            externalPurchaseId: token.token.externalPurchaseId,
             bundleId: "com.example",
             productId: "pro.monthly",
             kind: "subscription",
@@ -87,7 +88,7 @@ extension OpenAPIDocumentTests {
             provider: ProviderID("stripe"),
             intentId: "i1",
             checkoutId: "c1",
-            externalPurchaseId: token.externalPurchaseId,
+            externalPurchaseId: token.token.externalPurchaseId,
             productId: "pro.monthly",
             currency: "EUR",
             amount: "29.99",
@@ -104,7 +105,7 @@ extension OpenAPIDocumentTests {
             productId: "pro.monthly",
             kind: "subscription",
             status: "paid",
-            externalPurchaseId: token.externalPurchaseId,
+            externalPurchaseId: token.token.externalPurchaseId,
             bundleId: "com.example",
             appAccountToken: "00000000-0000-0000-0000-000000000002",
             currentPeriodEnd: 2,
@@ -116,7 +117,7 @@ extension OpenAPIDocumentTests {
 
         static func bodies() -> [(schema: String, value: any Encodable)] {
             let attention = AttentionEntry(
-                externalPurchaseId: token.externalPurchaseId,
+                externalPurchaseId: token.token.externalPurchaseId,
                 tokenCreationDate: 1,
                 tokenExpirationDate: 2,
                 report: report,
@@ -196,7 +197,7 @@ extension OpenAPIDocumentTests {
                 (
                     "TokenForwarded",
                     TokenAPI.Reply(
-                        externalPurchaseId: token.externalPurchaseId,
+                        externalPurchaseId: token.token.externalPurchaseId,
                         environment: .sandbox,
                         checkoutURL: "https://example.com/checkout/c1"
                     )

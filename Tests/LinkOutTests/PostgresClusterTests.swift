@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import ExternalPurchase
 import Foundation
 import Storage

@@ -78,14 +78,13 @@ struct ReportingBenchmark {
             let id = "bench-\(index)"
             _ = try ledger.tokens.recordForwardedToken(
                 TokenFields(
-                    externalPurchaseId: id,
-                    rawToken: "raw",
-                    appAppleId: 1_234_567_890,
-                    bundleId: "com.example",
-                    tokenType: nil,
-                    createdAt: created,
-                    expiresAt: nil,
-                    environment: .production,
+                    ExternalPurchaseToken(
+                        appAppleId: 1_234_567_890,
+                        bundleId: "com.example",
+                        tokenCreationDate: created,
+                        externalPurchaseId: id
+                    ),
+                    raw: "raw",
                     source: .app
                 ),
                 checkoutId: "c-\(id)",

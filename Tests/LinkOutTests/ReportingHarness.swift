@@ -77,14 +77,15 @@ final class ReportingHarness {
         expires: Int64? = nil
     ) throws -> String {
         let fields = TokenFields(
-            externalPurchaseId: id,
-            rawToken: "raw",
-            appAppleId: 1_234_567_890,
-            bundleId: "com.example",
-            tokenType: type,
-            createdAt: created,
-            expiresAt: expires,
-            environment: id.hasPrefix("SANDBOX") ? .sandbox : .production,
+            ExternalPurchaseToken(
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example",
+                tokenCreationDate: created,
+                externalPurchaseId: id,
+                tokenType: type,
+                tokenExpirationDate: expires
+            ),
+            raw: "raw",
             source: account == nil ? .url : .app,
             appAccountToken: account
         )

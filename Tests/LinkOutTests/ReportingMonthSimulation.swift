@@ -91,7 +91,7 @@ struct ReportingMonthSimulation {
         #expect(after[.needsAttention, default: []].isEmpty)
 
         // The custom-link tokens still active wait for their expiry (a year after creation), then go NO_LINE_ITEM.
-        let lastExpiry = try harness.ledger.tokens.tokens().compactMap(\.expiresAt).max() ?? moment
+        let lastExpiry = try harness.ledger.tokens.tokens().compactMap(\.token.tokenExpirationDate).max() ?? moment
         moment = max(moment, lastExpiry) + Self.step
         for _ in 0..<4 {
             moment += Self.step
@@ -108,14 +108,15 @@ struct ReportingMonthSimulation {
         case .token(let token):
             _ = try ledger.tokens.recordForwardedToken(
                 TokenFields(
-                    externalPurchaseId: token.id,
-                    rawToken: "raw",
-                    appAppleId: 1_234_567_890,
-                    bundleId: "com.example",
-                    tokenType: token.type,
-                    createdAt: token.created,
-                    expiresAt: token.expires,
-                    environment: .production,
+                    ExternalPurchaseToken(
+                        appAppleId: 1_234_567_890,
+                        bundleId: "com.example",
+                        tokenCreationDate: token.created,
+                        externalPurchaseId: token.id,
+                        tokenType: token.type,
+                        tokenExpirationDate: token.expires
+                    ),
+                    raw: "raw",
                     source: .app,
                     appAccountToken: token.account
                 ),
@@ -134,7 +135,7 @@ struct ReportingMonthSimulation {
         let attention = Set(try ledger.reports.needingAttention(limit: 1_000_000).map(\.externalPurchaseId))
         var result: [Standing: [String]] = [:]
         for token in try ledger.tokens.tokens() {
-            let id = token.externalPurchaseId
+            let id = token.token.externalPurchaseId
             let reports = try ledger.reports.reports(for: id)
             let items = try ledger.reports.lineItems(for: id)
             let standing: Standing
@@ -145,7 +146,7 @@ struct ReportingMonthSimulation {
                 && items.allSatisfy({ $0.reportRequestIdentifier != nil || $0.correctedAt != nil })
             {
                 standing = .accepted
-            } else if reports.isEmpty && items.isEmpty && (token.expiresAt ?? 0) > end {
+            } else if reports.isEmpty && items.isEmpty && (token.token.tokenExpirationDate ?? 0) > end {
                 standing = .waiting
             } else {
                 standing = .stuck

@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import ExternalPurchase
 import Foundation
 import Storage
@@ -135,7 +136,7 @@ struct ServeProcessTests {
         let promised = Set(acknowledged.withLock { $0 })
         let ledger = try Ledger(directory: dataDir.path)
         defer { ledger.close() }
-        let stored = Set(try ledger.tokens.tokens().map(\.externalPurchaseId))
+        let stored = Set(try ledger.tokens.tokens().map(\.token.externalPurchaseId))
         #expect(promised.count >= 200)
         #expect(promised.subtracting(stored).isEmpty, "\(promised.subtracting(stored).count) acknowledged visits lost")
         print("SIGKILL after \(promised.count) acknowledged visits: \(stored.count) tokens on disk, none lost")

@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import Foundation
 import Synchronization
 import Testing
@@ -86,7 +87,7 @@ struct JournalSegmentTests {
 
         let reopened = try Ledger(directory: folder.path)
         #expect(try reopened.tokens.count(.visits) == 5)
-        #expect(try reopened.tokens.tokens().map(\.externalPurchaseId) == (1...5).map { "v-\($0)" })
+        #expect(try reopened.tokens.tokens().map(\.token.externalPurchaseId) == (1...5).map { "v-\($0)" })
         #expect(Self.segmentFiles(folder.path).isEmpty)
         reopened.close()
 

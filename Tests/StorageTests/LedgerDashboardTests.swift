@@ -105,7 +105,7 @@ struct LedgerDashboardTests {
         #expect(try ledger.reports.oldestUnreportedCreation() == nil)
         for (id, created) in [("reported", Int64(100)), ("waiting", 200), ("newer", 300)] {
             var token = Self.token(id)
-            token.createdAt = created
+            token.token.tokenCreationDate = created
             // Seen in the opposite order to their creation: the age counts from creation.
             _ = try ledger.tokens.recordForwardedToken(token, checkoutId: "c-\(id)", at: 1_000 - created)
         }

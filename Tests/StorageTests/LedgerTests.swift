@@ -23,14 +23,13 @@ struct LedgerTests {
 
     static func token(_ id: String, source: TokenSource = .url) -> TokenFields {
         TokenFields(
-            externalPurchaseId: id,
-            rawToken: "raw-\(id)",
-            appAppleId: 1_234_567_890,
-            bundleId: "com.example",
-            tokenType: nil,
-            createdAt: 1_706_169_600_000,
-            expiresAt: nil,
-            environment: id.hasPrefix("SANDBOX") ? .sandbox : .production,
+            ExternalPurchaseToken(
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example",
+                tokenCreationDate: 1_706_169_600_000,
+                externalPurchaseId: id
+            ),
+            raw: "raw-\(id)",
             source: source
         )
     }
@@ -120,14 +119,14 @@ struct LedgerTests {
         let ledger = try Self.open(folder)
         defer { ledger.close() }
         var forged = Self.token("k")
-        forged.tokenType = "SERVICES"
-        forged.expiresAt = forged.createdAt + 60_000
+        forged.token.tokenType = "SERVICES"
+        forged.token.tokenExpirationDate = forged.token.tokenCreationDate + 60_000
         _ = try ledger.tokens.recordVisit(
             Visit(token: forged, checkoutId: "c-k", bundleId: "com.example", landingPath: "/", utm: [:], at: 1)
         )
         var apple = Self.token("k")
         apple.source = .notification
-        apple.createdAt -= 86_400_000
+        apple.token.tokenCreationDate -= 86_400_000
         func notify(_ uuid: String) throws -> AppliedNotification? {
             _ = try ledger.notifications.storeNotification(
                 StoredNotification(
@@ -152,17 +151,21 @@ struct LedgerTests {
             applied.corrections == [
                 TokenCorrection(
                     field: "tokenCreationDate",
-                    recorded: String(forged.createdAt),
-                    apple: String(apple.createdAt)
+                    recorded: String(forged.token.tokenCreationDate),
+                    apple: String(apple.token.tokenCreationDate)
                 ),
                 TokenCorrection(field: "tokenType", recorded: "SERVICES", apple: nil),
-                TokenCorrection(field: "tokenExpirationDate", recorded: String(forged.createdAt + 60_000), apple: nil),
+                TokenCorrection(
+                    field: "tokenExpirationDate",
+                    recorded: String(forged.token.tokenCreationDate + 60_000),
+                    apple: nil
+                ),
             ]
         )
         let token = try #require(try ledger.tokens.token("k"))
-        #expect(token.createdAt == apple.createdAt)
-        #expect(token.tokenType == nil)
-        #expect(token.expiresAt == nil)
+        #expect(token.token.tokenCreationDate == apple.token.tokenCreationDate)
+        #expect(token.token.tokenType == nil)
+        #expect(token.token.tokenExpirationDate == nil)
         #expect(token.source == .url)
         #expect(token.visitCount == 1)
         #expect(try notify("n1") == nil, "processed once")
@@ -208,7 +211,7 @@ struct LedgerTests {
         #expect(failed.isEmpty, "\(failed.count) writes failed, first: \(failed.first ?? "")")
         #expect(try ledger.tokens.count(.tokens) == 16 * 50 + 1)
         #expect(try ledger.tokens.count(.visits) == 16 * 50 * 2)
-        let shared = try #require(try ledger.tokens.tokens().first { $0.externalPurchaseId == "shared" })
+        let shared = try #require(try ledger.tokens.tokens().first { $0.token.externalPurchaseId == "shared" })
         #expect(shared.visitCount == 16 * 50)
         // 1,600 writes from 16 threads: group commit must have put several in each transaction.
         #expect(ledger.commitCount < 1_600)
@@ -223,7 +226,7 @@ struct LedgerTests {
         ledger.close()
         let reopened = try Self.open(folder)
         defer { reopened.close() }
-        #expect(try reopened.tokens.tokens().map(\.externalPurchaseId) == ["keep"])
+        #expect(try reopened.tokens.tokens().map(\.token.externalPurchaseId) == ["keep"])
         #expect(try reopened.settings.secret(named: "checkout-key") == secret)
         #expect(secret.count == 64)
         #expect(try reopened.tokens.recordVisit(Self.visit("keep", checkout: "c-keep")).visitCount == 2)
@@ -303,7 +306,7 @@ struct LedgerTests {
         defer { ledger.close() }
         var fields = Self.token("k", source: .app)
         fields.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-        fields.tokenType = "SERVICES"
+        fields.token.tokenType = "SERVICES"
         _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: "c-k", at: 9)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -33,7 +33,7 @@ struct UnknownStoredValueTests {
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         _ = try ledger.tokens.recordForwardedToken(LedgerTests.token("t"), checkoutId: "c-t", at: 1)
-        #expect(try ledger.tokens.token("t")?.environment == .production)
+        #expect(try ledger.tokens.token("t")?.token.environment == .production)
 
         try Self.write(ledger, "UPDATE tokens SET environment = 'staging' WHERE external_purchase_id = 't'")
         Self.expectUnknown("tokens.environment", "staging") { () throws(StorageError) in

@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import Foundation
 import Synchronization
 import Testing
@@ -19,7 +20,7 @@ struct VisitJournalTests {
         let third = JournalCoding.encode(Self.visit("c", checkout: "c-c"), sequence: 3)
         let records = JournalCoding.decodeAll(first + encodedSecond + Array(third.dropLast(5)))
         #expect(records.map(\.sequence) == [1, 2])
-        #expect(records[0].visit.token?.externalPurchaseId == "a")
+        #expect(records[0].visit.token?.token.externalPurchaseId == "a")
         #expect(records[0].visit.token?.rawToken == "raw-a")
         #expect(records[1].visit.token == nil)
         #expect(records[1].visit.utm == ["utm_campaign": "spring ☀︎"])
@@ -65,9 +66,9 @@ struct VisitJournalTests {
         bytes += Array(JournalCoding.encode(Self.visit("torn", checkout: "c-t"), sequence: 4).prefix(30))
         try Data(bytes).write(to: journal)
         let reopened = try Ledger(directory: folder.path)
-        let ids = try reopened.tokens.tokens().map(\.externalPurchaseId)
+        let ids = try reopened.tokens.tokens().map(\.token.externalPurchaseId)
         #expect(Set(ids) == ["before", "lost-1", "lost-2"])
-        #expect(try reopened.tokens.tokens().first { $0.externalPurchaseId == "lost-1" }?.visitCount == 2)
+        #expect(try reopened.tokens.tokens().first { $0.token.externalPurchaseId == "lost-1" }?.visitCount == 2)
         #expect((try? Data(contentsOf: journal).count) == 0)
         reopened.close()
         // A second reopen finds nothing more to apply: no visit is counted twice.

@@ -171,7 +171,7 @@ package final class Application: Sendable {
                 if let token = visit.token {
                     metrics.increment(
                         "linkout_tokens_recorded_total",
-                        [("environment", token.environment.rawValue), ("source", token.source.rawValue)]
+                        [("environment", token.token.environment.rawValue), ("source", token.source.rawValue)]
                     )
                 }
             }

@@ -12,10 +12,12 @@ package enum LedgerCSV {
     package static func render(_ rows: [StoredToken]) -> String {
         var lines = [header.joined(separator: ",")]
         for row in rows {
+            let token = row.token
             let fields: [String] = [
-                row.externalPurchaseId, row.environment.rawValue, row.source.rawValue, row.bundleId,
-                String(row.appAppleId),
-                row.tokenType ?? "", String(row.createdAt), row.expiresAt.map(String.init) ?? "",
+                token.externalPurchaseId, token.environment.rawValue, row.source.rawValue, token.bundleId,
+                String(token.appAppleId),
+                token.tokenType ?? "", String(token.tokenCreationDate),
+                token.tokenExpirationDate.map(String.init) ?? "",
                 String(row.firstSeenAt), String(row.lastSeenAt), String(row.visitCount),
             ]
             lines.append(fields.map(quote).joined(separator: ","))

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Storage
@@ -19,22 +20,22 @@ struct LineItemPlacement: Sendable {
     func token(at creationDate: Int64, purchaseToken: StoredToken, chain: [StoredLineItem]) throws -> StoredToken? {
         if Self.isActive(purchaseToken, at: creationDate) { return purchaseToken }
         var accounts: Set<String> = []
-        for id in Set([purchaseToken.externalPurchaseId] + chain.map(\.externalPurchaseId)) {
+        for id in Set([purchaseToken.token.externalPurchaseId] + chain.map(\.externalPurchaseId)) {
             if let account = try ledger.tokens.token(id)?.appAccountToken { accounts.insert(account) }
         }
         let candidates = try ledger.reports.activeCustomerTokens(
-            bundleId: purchaseToken.bundleId,
-            environment: purchaseToken.environment,
+            bundleId: purchaseToken.token.bundleId,
+            environment: purchaseToken.token.environment,
             accounts: accounts.sorted(),
             at: creationDate
         )
-        return candidates.first { $0.tokenType == purchaseToken.tokenType } ?? candidates.first
+        return candidates.first { $0.token.tokenType == purchaseToken.token.tokenType } ?? candidates.first
     }
 
     /// Between its creation and its expiration (spec §3.4). A token without an expiry has no active range.
     static func isActive(_ token: StoredToken, at milliseconds: Int64) -> Bool {
-        guard let expires = token.expiresAt else { return true }
-        return token.createdAt <= milliseconds && milliseconds <= expires
+        guard let expires = token.token.tokenExpirationDate else { return true }
+        return token.token.tokenCreationDate <= milliseconds && milliseconds <= expires
     }
 
     /// Places held line items whose customer now has a token active at their `creationDate` (one the app
@@ -63,9 +64,9 @@ struct LineItemPlacement: Sendable {
             let chain = try ledger.reports.purchaseLineItems(containing: held.lineItemId)
             guard
                 let target = try token(at: item.common.creationDate, purchaseToken: purchaseToken, chain: chain),
-                try ledger.reports.placeHeldLineItem(held.rowId, on: target.externalPurchaseId)
+                try ledger.reports.placeHeldLineItem(held.rowId, on: target.token.externalPurchaseId)
             else { continue }
-            placed.append((held, target.externalPurchaseId))
+            placed.append((held, target.token.externalPurchaseId))
         }
         return placed
     }

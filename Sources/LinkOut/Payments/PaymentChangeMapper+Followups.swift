@@ -135,9 +135,10 @@ extension PaymentChangeMapper {
         }
         let placement = LineItemPlacement(ledger: ledger)
         if let target = try placement.token(at: item.creationDate, purchaseToken: purchaseToken, chain: chain) {
-            change.lineItems = [(target.externalPurchaseId, item.lineItemId, body)]
-            if target.externalPurchaseId != token {
-                change.outcome += " on token \(target.externalPurchaseId), active at its date (the purchase's expired)"
+            change.lineItems = [(target.token.externalPurchaseId, item.lineItemId, body)]
+            if target.token.externalPurchaseId != token {
+                change.outcome +=
+                    " on token \(target.token.externalPurchaseId), active at its date (the purchase's expired)"
             }
         } else {
             change.heldLineItems = [(token, item.lineItemId, body)]

@@ -89,8 +89,8 @@ package struct ReportActions: Sendable {
                 StoredReport(
                     requestIdentifier: identifier,
                     externalPurchaseId: externalPurchaseId,
-                    environment: token.environment,
-                    bundleId: token.bundleId,
+                    environment: token.token.environment,
+                    bundleId: token.token.bundleId,
                     status: report.status,
                     body: try AppleRejection.encode(report),
                     nextAttemptAt: now,
@@ -243,18 +243,18 @@ package struct ReportActions: Sendable {
     /// Apple's rules for the item against what Apple holds for the token, before anything is stored.
     private func check(_ item: LineItem, of token: StoredToken) throws {
         let decoder = JSONDecoder()
-        let earlier = try ledger.reports.lineItems(for: token.externalPurchaseId).filter { $0.correction == nil }
+        let earlier = try ledger.reports.lineItems(for: token.token.externalPurchaseId).filter { $0.correction == nil }
             .compactMap {
                 try? decoder.decode(LineItem.self, from: Data($0.body.utf8))
             }
         let problems = ReportValidator(
-            token: token.externalPurchaseToken,
+            token: token.token,
             earlierLineItems: earlier,
             now: clock.nowMilliseconds()
         ).problems(
             in: ExternalPurchaseReport(
                 requestIdentifier: ReportPlanner.newIdentifier(),
-                externalPurchaseId: token.externalPurchaseId,
+                externalPurchaseId: token.token.externalPurchaseId,
                 status: .lineItem,
                 lineItems: [item]
             )

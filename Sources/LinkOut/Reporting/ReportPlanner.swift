@@ -38,7 +38,7 @@ struct ReportPlanner: Sendable {
             holdsEndForTokensCreatedBefore: now - Self.holdsEndAfterMilliseconds,
             limit: batchLimit
         ) {
-            let items = try sendableLineItems(of: token.externalPurchaseId)
+            let items = try sendableLineItems(of: token.token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
             let status: ReportStatus
             if !fresh.isEmpty {
@@ -76,7 +76,7 @@ struct ReportPlanner: Sendable {
             after = last.requestIdentifier
             for rejected in page where planned.count < batchLimit {
                 guard let token = try ledger.tokens.token(rejected.externalPurchaseId) else { continue }
-                let items = try sendableLineItems(of: token.externalPurchaseId)
+                let items = try sendableLineItems(of: token.token.externalPurchaseId)
                 let fresh = items.filter { $0.reportRequestIdentifier == nil }
                 guard !fresh.isEmpty else { continue }
                 // A restated item (same lineItemId, `restatement: true`) replaces the version the rejected report
@@ -122,15 +122,15 @@ struct ReportPlanner: Sendable {
         }
         let report = ExternalPurchaseReport(
             requestIdentifier: requestIdentifier,
-            externalPurchaseId: token.externalPurchaseId,
+            externalPurchaseId: token.token.externalPurchaseId,
             status: status,
             lineItems: status == .lineItem ? lineItems : nil
         )
-        let validator = ReportValidator(token: token.externalPurchaseToken, earlierLineItems: earlier, now: now)
+        let validator = ReportValidator(token: token.token, earlierLineItems: earlier, now: now)
         return PlannedReport(
             report: report,
-            environment: token.environment,
-            bundleId: token.bundleId,
+            environment: token.token.environment,
+            bundleId: token.token.bundleId,
             lineItemRows: claiming.map(\.rowId),
             revises: nil,
             problems: validator.problems(in: report)
@@ -150,7 +150,7 @@ struct ReportPlanner: Sendable {
     /// dates) and tokens of one `appAccountToken`; the token with line items, else the first seen, stays the one
     /// transactions are reported on. Only `ACQUISITION`/`SERVICES` tokens are ever duplicates (spec §5.4).
     func isDuplicate(_ token: StoredToken) throws -> Bool {
-        try ledger.reports.isDuplicateToken(token.externalPurchaseId)
+        try ledger.reports.isDuplicateToken(token.token.externalPurchaseId)
     }
 
     static func newIdentifier() -> String {

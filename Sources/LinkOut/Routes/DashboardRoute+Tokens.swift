@@ -42,21 +42,22 @@ extension DashboardRoute {
         )
         var reportStates: [String: String] = [:]
         for token in shown {
-            reportStates[token.externalPurchaseId] = try ledger.reports.reports(for: token.externalPurchaseId).last.map
-            {
+            reportStates[token.token.externalPurchaseId] = try ledger.reports.reports(
+                for: token.token.externalPurchaseId
+            ).last.map {
                 "\($0.status) \($0.state.rawValue)"
             }
         }
         context["tokens"] = .list(
             shown.map { token in
                 [
-                    "href": .text(Self.detailPath(token.externalPurchaseId)),
-                    "id": .text(token.externalPurchaseId),
-                    "environment": .text(token.environment.rawValue),
+                    "href": .text(Self.detailPath(token.token.externalPurchaseId)),
+                    "id": .text(token.token.externalPurchaseId),
+                    "environment": .text(token.token.environment.rawValue),
                     "source": .text(token.source.rawValue),
                     "first_seen": .text(DashboardTime.timestamp(token.firstSeenAt)),
                     "visits": .text(String(token.visitCount)),
-                    "report": .text(reportStates[token.externalPurchaseId] ?? "none yet"),
+                    "report": .text(reportStates[token.token.externalPurchaseId] ?? "none yet"),
                 ]
             }
         )
@@ -79,16 +80,16 @@ extension DashboardRoute {
         guard let token = try ledger.tokens.token(id) else { return notFound(request) }
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
-            "id": .text(token.externalPurchaseId),
+            "id": .text(token.token.externalPurchaseId),
         ]
         let facts: [(String, String)] = [
-            ("Environment", token.environment.rawValue),
+            ("Environment", token.token.environment.rawValue),
             ("Source", token.source == .url ? "landing page" : token.source.rawValue),
-            ("Bundle id", token.bundleId),
-            ("App Apple id", String(token.appAppleId)),
-            ("Token type", token.tokenType ?? "—"),
-            ("Token created", DashboardTime.timestamp(token.createdAt)),
-            ("Token expires", token.expiresAt.map(DashboardTime.timestamp) ?? "never"),
+            ("Bundle id", token.token.bundleId),
+            ("App Apple id", String(token.token.appAppleId)),
+            ("Token type", token.token.tokenType ?? "—"),
+            ("Token created", DashboardTime.timestamp(token.token.tokenCreationDate)),
+            ("Token expires", token.token.tokenExpirationDate.map(DashboardTime.timestamp) ?? "never"),
             ("First seen", DashboardTime.timestamp(token.firstSeenAt)),
             ("Last seen", DashboardTime.timestamp(token.lastSeenAt)),
             ("App account token", token.appAccountToken ?? "—"),

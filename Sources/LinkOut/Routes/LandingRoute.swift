@@ -192,21 +192,3 @@ struct LandingRoute: Sendable {
         )
     }
 }
-
-extension TokenFields {
-    /// The ledger's fields for a decoded token; `raw` is the token text as received.
-    init(_ token: ExternalPurchaseToken, raw: String, source: TokenSource, appAccountToken: String? = nil) {
-        self.init(
-            externalPurchaseId: token.externalPurchaseId,
-            rawToken: raw,
-            appAppleId: token.appAppleId,
-            bundleId: token.bundleId,
-            tokenType: token.tokenType,
-            createdAt: token.tokenCreationDate,
-            expiresAt: token.tokenExpirationDate,
-            environment: token.environment,
-            source: source,
-            appAccountToken: appAccountToken
-        )
-    }
-}

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -52,7 +53,7 @@ struct LineItemsAPI: Sendable {
         var sorted = try sort(items, for: token, stored: stored)
         let earlier = try stored.map { try JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
         let validator = ReportValidator(
-            token: token.externalPurchaseToken,
+            token: token.token,
             earlierLineItems: earlier,
             now: clock.nowMilliseconds()
         )
@@ -143,10 +144,13 @@ struct LineItemsAPI: Sendable {
 
     private func sort(_ items: [LineItem], for token: StoredToken, stored: [StoredLineItem]) throws -> Sorted {
         var sorted = Sorted()
-        let id = token.externalPurchaseId
+        let id = token.token.externalPurchaseId
         // Apple: a lineItemId "must be unique per app", and one transaction is never reported twice: an id
         // already posted for another token of the app is refused, restatement or not.
-        let owners = try ledger.notifications.lineItemOwners(items.map(\.common.lineItemId), bundleId: token.bundleId)
+        let owners = try ledger.notifications.lineItemOwners(
+            items.map(\.common.lineItemId),
+            bundleId: token.token.bundleId
+        )
         for item in items {
             let body = try AppleJSON.text(item)
             let itemId = item.common.lineItemId

@@ -13,19 +13,20 @@ package enum JournalCoding {
         put(visit.landingPath, &payload)
         put(visit.at, &payload)
         for name in Visit.utmParameterNames { put(visit.utm[name], &payload) }
-        if let token = visit.token {
+        if let fields = visit.token {
+            let token = fields.token
             payload.append(1)
             put(token.externalPurchaseId, &payload)
-            put(token.rawToken, &payload)
+            put(fields.rawToken, &payload)
             put(token.appAppleId, &payload)
             put(token.bundleId, &payload)
             put(token.tokenType, &payload)
-            put(token.createdAt, &payload)
-            payload.append(token.expiresAt == nil ? 0 : 1)
-            put(token.expiresAt ?? 0, &payload)
+            put(token.tokenCreationDate, &payload)
+            payload.append(token.tokenExpirationDate == nil ? 0 : 1)
+            put(token.tokenExpirationDate ?? 0, &payload)
             put(token.environment.rawValue, &payload)
-            put(token.source.rawValue, &payload)
-            put(token.appAccountToken, &payload)
+            put(fields.source.rawValue, &payload)
+            put(fields.appAccountToken, &payload)
         } else {
             payload.append(0)
         }
@@ -70,18 +71,20 @@ package enum JournalCoding {
             guard let id = reader.string(), let raw = reader.string(), let appAppleId = reader.int64(),
                 let tokenBundle = reader.string(), let type = reader.optionalString(), let created = reader.int64(),
                 let hasExpiry = reader.byte(), let expiry = reader.int64(),
-                let environment = reader.string().flatMap(Environment.init(rawValue:)),
+                // The environment stays in the format, though the token's own follows from its id.
+                reader.string().flatMap(Environment.init(rawValue:)) != nil,
                 let source = reader.string().flatMap(TokenSource.init(rawValue:)), let account = reader.optionalString()
             else { return nil }  // a value this version does not know reads as a torn record, never as a default
             token = TokenFields(
-                externalPurchaseId: id,
-                rawToken: raw,
-                appAppleId: appAppleId,
-                bundleId: tokenBundle,
-                tokenType: type,
-                createdAt: created,
-                expiresAt: hasExpiry == 1 ? expiry : nil,
-                environment: environment,
+                ExternalPurchaseToken(
+                    appAppleId: appAppleId,
+                    bundleId: tokenBundle,
+                    tokenCreationDate: created,
+                    externalPurchaseId: id,
+                    tokenType: type,
+                    tokenExpirationDate: hasExpiry == 1 ? expiry : nil
+                ),
+                raw: raw,
                 source: source,
                 appAccountToken: account
             )

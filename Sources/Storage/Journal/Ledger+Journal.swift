@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import Foundation
 import Synchronization
 
@@ -49,9 +50,9 @@ extension Ledger {
             checkouts[visit.checkoutId] = CheckoutRecord(
                 id: visit.checkoutId,
                 bundleId: visit.bundleId,
-                externalPurchaseId: visit.token?.externalPurchaseId,
-                environment: visit.token?.environment,
-                tokenExpiresAt: visit.token?.expiresAt
+                externalPurchaseId: visit.token?.token.externalPurchaseId,
+                environment: visit.token?.token.environment,
+                tokenExpiresAt: visit.token?.token.tokenExpirationDate
             )
         }
         let shared = self.shared

@@ -94,7 +94,7 @@ public struct NotificationStore: Sendable {
                     corrections = try Self.correct(token, connection)
                     if change.reportIfRecorded != nil {
                         outcome = change.outcomeIfKnown ?? outcome
-                        dueNow = token.externalPurchaseId
+                        dueNow = token.token.externalPurchaseId
                     }
                 }
             }
@@ -141,15 +141,15 @@ public struct NotificationStore: Sendable {
             SELECT app_apple_id, bundle_id, token_created_at, token_type, token_expires_at FROM tokens
             WHERE external_purchase_id = ?
             """,
-            [.text(token.externalPurchaseId)]
+            [.text(token.token.externalPurchaseId)]
         )
         guard let row = rows.first else { return [] }
         let pairs: [(String, String?, String?)] = [
-            ("appAppleId", row[0].integer.map(String.init), String(token.appAppleId)),
-            ("bundleId", row[1].text, token.bundleId),
-            ("tokenCreationDate", row[2].integer.map(String.init), String(token.createdAt)),
-            ("tokenType", row[3].text, token.tokenType),
-            ("tokenExpirationDate", row[4].integer.map(String.init), token.expiresAt.map(String.init)),
+            ("appAppleId", row[0].integer.map(String.init), String(token.token.appAppleId)),
+            ("bundleId", row[1].text, token.token.bundleId),
+            ("tokenCreationDate", row[2].integer.map(String.init), String(token.token.tokenCreationDate)),
+            ("tokenType", row[3].text, token.token.tokenType),
+            ("tokenExpirationDate", row[4].integer.map(String.init), token.token.tokenExpirationDate.map(String.init)),
         ]
         let corrections = pairs.filter { $0.1 != $0.2 }.map {
             TokenCorrection(field: $0.0, recorded: $0.1, apple: $0.2)
@@ -162,14 +162,15 @@ public struct NotificationStore: Sendable {
             WHERE external_purchase_id = ?
             """,
             [
-                .integer(token.appAppleId), .text(token.bundleId), .integer(token.createdAt),
-                .optional(token.tokenType), .optional(token.expiresAt), .text(token.externalPurchaseId),
+                .integer(token.token.appAppleId), .text(token.token.bundleId), .integer(token.token.tokenCreationDate),
+                .optional(token.token.tokenType), .optional(token.token.tokenExpirationDate),
+                .text(token.token.externalPurchaseId),
             ]
         )
         if corrections.contains(where: { $0.field == "bundleId" }) {
             try connection.query(
                 "UPDATE checkouts SET bundle_id = ? WHERE external_purchase_id = ?",
-                [.text(token.bundleId), .text(token.externalPurchaseId)]
+                [.text(token.token.bundleId), .text(token.token.externalPurchaseId)]
             )
         }
         return corrections
@@ -191,9 +192,11 @@ public struct NotificationStore: Sendable {
             ON CONFLICT(external_purchase_id) DO NOTHING RETURNING 1
             """,
             [
-                .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
-                .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
-                .optional(token.expiresAt), .text(token.environment.rawValue), .text(token.source.rawValue),
+                .text(token.token.externalPurchaseId), .text(checkoutId), .text(token.rawToken),
+                .integer(token.token.appAppleId),
+                .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
+                .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),
+                .text(token.source.rawValue),
                 .integer(at), .integer(at),
             ]
         )
@@ -203,7 +206,7 @@ public struct NotificationStore: Sendable {
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)
             ON CONFLICT(id) DO NOTHING
             """,
-            [.text(checkoutId), .text(token.externalPurchaseId), .text(token.bundleId), .integer(at)]
+            [.text(checkoutId), .text(token.token.externalPurchaseId), .text(token.token.bundleId), .integer(at)]
         )
         return true
     }

@@ -57,7 +57,7 @@ final class PostgresVisitWriter: Sendable {
     /// (the database gone, a timeout) fails the batch at once instead of paying it once per visit.
     private func commit(_ arrived: [Entry]) {
         let batch = arrived.sorted {
-            ($0.visit.token?.externalPurchaseId ?? "") < ($1.visit.token?.externalPurchaseId ?? "")
+            ($0.visit.token?.token.externalPurchaseId ?? "") < ($1.visit.token?.token.externalPurchaseId ?? "")
         }
         let visits = batch.map(\.visit)
         connection.withLock { connection in
@@ -105,7 +105,7 @@ final class PostgresVisitWriter: Sendable {
         var tokens: [Set<String>] = []
         for (index, visit) in visits.enumerated() {
             var round = 0
-            if let id = visit.token?.externalPurchaseId {
+            if let id = visit.token?.token.externalPurchaseId {
                 while round < tokens.count && tokens[round].contains(id) { round += 1 }
             }
             if round == rounds.count {
@@ -113,7 +113,7 @@ final class PostgresVisitWriter: Sendable {
                 tokens.append([])
             }
             rounds[round].append(index)
-            if let id = visit.token?.externalPurchaseId { tokens[round].insert(id) }
+            if let id = visit.token?.token.externalPurchaseId { tokens[round].insert(id) }
         }
         return rounds
     }
@@ -177,10 +177,10 @@ final class PostgresVisitWriter: Sendable {
         func column(_ value: (Visit) -> String?) -> SQLValue { .text(arrayLiteral(visits.map(value))) }
         func number(_ value: Int64?) -> String? { value.map { String($0) } }
         return [
-            column { $0.checkoutId }, column { $0.token?.externalPurchaseId }, column { $0.token?.rawToken },
-            column { number($0.token?.appAppleId) }, column { $0.bundleId }, column { $0.token?.bundleId },
-            column { $0.token?.tokenType }, column { number($0.token?.createdAt) },
-            column { number($0.token?.expiresAt) }, column { $0.token?.environment.rawValue },
+            column { $0.checkoutId }, column { $0.token?.token.externalPurchaseId }, column { $0.token?.rawToken },
+            column { number($0.token?.token.appAppleId) }, column { $0.bundleId }, column { $0.token?.token.bundleId },
+            column { $0.token?.token.tokenType }, column { number($0.token?.token.tokenCreationDate) },
+            column { number($0.token?.token.tokenExpirationDate) }, column { $0.token?.token.environment.rawValue },
             column { $0.token?.source.rawValue },
             column { $0.token?.appAccountToken }, column { number($0.at) }, column { $0.landingPath },
         ] + Visit.utmParameterNames.map { name in column { $0.utm[name] } }
@@ -212,7 +212,7 @@ final class PostgresVisitWriter: Sendable {
             if let id = row[0].text { byToken[id] = (row[1].integer ?? 0, row[2].integer == 1) }
         }
         return visits.map { visit in
-            let found = visit.token.flatMap { byToken[$0.externalPurchaseId] }
+            let found = visit.token.flatMap { byToken[$0.token.externalPurchaseId] }
             return RecordOutcome(
                 checkoutId: visit.checkoutId,
                 visitCount: found?.count ?? 0,

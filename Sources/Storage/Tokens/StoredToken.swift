@@ -1,17 +1,10 @@
 import Domain
 
-/// A token as the ledger holds it: the fields it was recorded with (without the raw token) and what the ledger
-/// learned since. The one read model for export, the admin API and reporting.
+/// A token as the ledger holds it: Apple's token and what arrived with it (without the raw token), and what the
+/// ledger learned since. The one read model for export, the admin API and reporting.
 public struct StoredToken: Sendable, Equatable {
-    public var externalPurchaseId: String
-    public var appAppleId: Int64
-    public var bundleId: String
-    public var tokenType: String?
-    /// Milliseconds since 1970, as Apple sends them.
-    public var createdAt: Int64
-    public var expiresAt: Int64?
-    /// `production` or `sandbox`.
-    public var environment: Environment
+    /// Apple's fields; the token's `environment` follows from its id.
+    public var token: ExternalPurchaseToken
     /// `url` (StoreKit redirect) or `app` (forwarded by the app).
     public var source: TokenSource
     public var appAccountToken: String?
@@ -31,14 +24,14 @@ extension StoredToken: Encodable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(externalPurchaseId, forKey: .externalPurchaseId)
-        try container.encode(environment, forKey: .environment)
+        try container.encode(token.externalPurchaseId, forKey: .externalPurchaseId)
+        try container.encode(token.environment, forKey: .environment)
         try container.encode(source, forKey: .source)
-        try container.encode(bundleId, forKey: .bundleId)
-        try container.encode(appAppleId, forKey: .appAppleId)
-        try container.encodeIfPresent(tokenType, forKey: .tokenType)
-        try container.encode(createdAt, forKey: .tokenCreationDate)
-        try container.encodeIfPresent(expiresAt, forKey: .tokenExpirationDate)
+        try container.encode(token.bundleId, forKey: .bundleId)
+        try container.encode(token.appAppleId, forKey: .appAppleId)
+        try container.encodeIfPresent(token.tokenType, forKey: .tokenType)
+        try container.encode(token.tokenCreationDate, forKey: .tokenCreationDate)
+        try container.encodeIfPresent(token.tokenExpirationDate, forKey: .tokenExpirationDate)
         try container.encode(firstSeenAt, forKey: .firstSeenAt)
         try container.encode(lastSeenAt, forKey: .lastSeenAt)
         try container.encode(visitCount, forKey: .visitCount)

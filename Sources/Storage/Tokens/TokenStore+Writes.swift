@@ -45,8 +45,8 @@ extension TokenStore {
             if upserted.isNew {
                 try Self.insertCheckout(
                     id: checkoutId,
-                    token: token.externalPurchaseId,
-                    bundleId: token.bundleId,
+                    token: token.token.externalPurchaseId,
+                    bundleId: token.token.bundleId,
                     at: at,
                     into: connection
                 )
@@ -104,14 +104,14 @@ extension TokenStore {
         if isNew {
             try insertCheckout(
                 id: checkoutId,
-                token: visit.token?.externalPurchaseId,
+                token: visit.token?.token.externalPurchaseId,
                 bundleId: visit.bundleId,
                 at: visit.at,
                 into: connection
             )
         }
         let parameters: [SQLValue] = [
-            .text(checkoutId), .optional(visit.token?.externalPurchaseId), .integer(visit.at),
+            .text(checkoutId), .optional(visit.token?.token.externalPurchaseId), .integer(visit.at),
             .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
         ]
         try connection.query(insertVisitSQL, parameters + Visit.utmParameterNames.map { .optional(visit.utm[$0]) })
@@ -141,9 +141,11 @@ extension TokenStore {
             RETURNING visit_count
             """,
             [
-                .text(token.externalPurchaseId), .text(checkoutId), .text(token.rawToken), .integer(token.appAppleId),
-                .text(token.bundleId), .optional(token.tokenType), .integer(token.createdAt),
-                .optional(token.expiresAt), .text(token.environment.rawValue), .text(token.source.rawValue),
+                .text(token.token.externalPurchaseId), .text(checkoutId), .text(token.rawToken),
+                .integer(token.token.appAppleId),
+                .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
+                .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),
+                .text(token.source.rawValue),
                 .optional(account),
                 .optional(account == nil ? nil : bindingSource.rawValue), .integer(at), .integer(at),
                 .integer(increment),
@@ -157,14 +159,14 @@ extension TokenStore {
             UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?
             WHERE external_purchase_id = ? RETURNING visit_count, app_account_token, app_account_source
             """,
-            [.integer(at), .integer(increment), .text(token.externalPurchaseId)]
+            [.integer(at), .integer(increment), .text(token.token.externalPurchaseId)]
         )
         guard let row = updated.first, let count = row.first?.integer else {
             throw StorageError(.notFound, "token upsert found no row")
         }
         guard let account else { return (false, count, .none) }
         let binding = try bind(
-            token.externalPurchaseId,
+            token.token.externalPurchaseId,
             to: account,
             by: bindingSource,
             current: (row[1].text, try row[2].closedSetIfPresent("tokens.app_account_source")),

@@ -15,14 +15,18 @@ public struct TokenStore: Sendable {
 
     /// A row of `tokenColumns`.
     static func storedToken(_ row: [SQLValue]) throws(StorageError) -> StoredToken {
-        StoredToken(
-            externalPurchaseId: row[0].text ?? "",
-            appAppleId: row[1].integer ?? 0,
-            bundleId: row[2].text ?? "",
-            tokenType: row[3].text,
-            createdAt: row[4].integer ?? 0,
-            expiresAt: row[5].integer,
-            environment: try row[6].closedSet("tokens.environment"),
+        // The environment column follows from the id (it is there for queries), but a value this version does not
+        // know is still refused rather than read past.
+        let _: Environment = try row[6].closedSet("tokens.environment")
+        return StoredToken(
+            token: ExternalPurchaseToken(
+                appAppleId: row[1].integer ?? 0,
+                bundleId: row[2].text ?? "",
+                tokenCreationDate: row[4].integer ?? 0,
+                externalPurchaseId: row[0].text ?? "",
+                tokenType: row[3].text,
+                tokenExpirationDate: row[5].integer
+            ),
             source: try row[7].closedSet("tokens.source"),
             appAccountToken: row[8].text,
             firstSeenAt: row[9].integer ?? 0,

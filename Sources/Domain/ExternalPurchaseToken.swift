@@ -1,5 +1,3 @@
-import Domain
-
 /// The decoded JSON of an external purchase token (Apple: "Receiving and decoding external purchase tokens").
 ///
 /// The token is not signed, so nothing here proves it came from Apple; `TokenValidator` checks it for shape and
