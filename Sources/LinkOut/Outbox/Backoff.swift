@@ -1,3 +1,5 @@
+import Domain
+
 /// How long a delivery that failed waits before its next try, the same for every outbox: 5 s doubling with each
 /// attempt, capped at an hour. A receiver down for a deploy is tried again within seconds; one down for a day is
 /// not hammered.
@@ -19,6 +21,6 @@ enum Backoff: Sendable {
 
     /// 5 s × 2^attempts, at most an hour.
     static func ceilingMilliseconds(attempts: Int64) -> Int64 {
-        min(3_600_000, 5_000 * (Int64(1) << min(max(0, attempts), 20)))
+        min(Milliseconds.hour, 5_000 * (Int64(1) << min(max(0, attempts), 20)))
     }
 }

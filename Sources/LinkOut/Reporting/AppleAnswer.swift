@@ -285,7 +285,7 @@ package struct AppleAnswer: Sendable {
         case .reportNoLineItem(let replacement):
             answer.rewrite = ReportRewrite(
                 body: try? AppleRejection.encode(replacement),
-                status: ReportStatus.noLineItem.rawValue
+                status: .noLineItem
             )
             answer.attempt.state = answer.rewrite?.body == nil ? .rejected : .pending
             answer.message = "Apple refused DUPLICATE_TOKEN for this token's type; it is reported NO_LINE_ITEM"

@@ -236,7 +236,7 @@ package struct ReportActions: Sendable {
         guard
             try ledger.reports.replaceRejectedReport(
                 rejected.requestIdentifier,
-                status: ReportStatus.noLineItem.rawValue,
+                status: .noLineItem,
                 body: body,
                 note: note,
                 now: now

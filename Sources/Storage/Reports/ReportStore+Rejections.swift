@@ -21,7 +21,8 @@ extension ReportStore {
                 [
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
                     .optional(attempt.httpStatus), .optional(attempt.response), .integer(attempt.nextAttemptAt),
-                    .optional(rewrite.body), .optional(rewrite.status), .text(requestIdentifier), .text(instance),
+                    .optional(rewrite.body), .optional(rewrite.status?.rawValue), .text(requestIdentifier),
+                    .text(instance),
                 ]
             )
             guard !updated.isEmpty else { return }
@@ -69,7 +70,7 @@ extension ReportStore {
     /// New content for a rejected report under its `requestIdentifier`; the line items it carried leave it.
     public func replaceRejectedReport(
         _ requestIdentifier: String,
-        status: String,
+        status: ReportStatus,
         body: String,
         note: String,
         now: Int64
@@ -80,7 +81,7 @@ extension ReportStore {
                 UPDATE reports SET status = ?, body = ?, state = 'pending', next_attempt_at = ?
                 WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
                 """,
-                [.text(status), .text(body), .integer(now), .text(requestIdentifier)]
+                [.text(status.rawValue), .text(body), .integer(now), .text(requestIdentifier)]
             )
             guard !updated.isEmpty else { return false }
             try connection.query(

@@ -4,7 +4,8 @@ import Synchronization
 /// Connections for reading, opened on demand and reused, so reads never wait for the writer or each other.
 final class ReaderPool: Sendable {
     private let open: @Sendable () throws(StorageError) -> any SQLConnection
-    private let idle = Mutex<[Reader]>([])
+    /// Idle readers, or nil once drained: a reader given back after that is let go (its connection closes).
+    private let idle = Mutex<[Reader]?>([])
     /// Bounds the connections (a database server has a connection limit for every instance together).
     private let slots: DispatchSemaphore?
 
@@ -20,18 +21,18 @@ final class ReaderPool: Sendable {
         slots?.wait()
         defer { slots?.signal() }
         let reader: Reader
-        if let borrowed = idle.withLock({ $0.popLast() }) {
+        if let borrowed = idle.withLock({ $0?.popLast() }) {
             reader = borrowed
         } else {
             reader = Reader(connection: try open())
         }
-        defer { idle.withLock { $0.append(reader) } }
+        defer { idle.withLock { $0?.append(reader) } }
         return try reader.connection.withLock { connection throws(StorageError) in try body(connection) }
     }
 
     /// Closes the idle connections (a closing ledger; a reader still borrowed is closed when it is released).
     func drain() {
-        idle.withLock { $0.removeAll() }
+        idle.withLock { $0 = nil }
     }
 
     /// A reader connection; the pool hands each to one caller at a time, the Mutex makes that provable.
