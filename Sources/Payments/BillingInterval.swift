@@ -1,32 +1,20 @@
 import Domain
 import Foundation
 
-/// How often a subscription bills: Stripe's `recurring[interval]` and `recurring[interval_count]` (stripe.md §2),
-/// e.g. every 1 month, every 3 months, every 1 year.
+/// How often a subscription bills (Stripe's `recurring[interval]` and `recurring[interval_count]`, stripe.md §2;
+/// Paddle's `billing_cycle`), e.g. every 1 month, every 3 months, every 1 year.
 public struct BillingInterval: Sendable, Equatable {
     public enum Unit: String, Sendable, Equatable, CaseIterable {
         case day, week, month, year
     }
 
     public var unit: Unit
-    /// At least 1. Stripe allows at most three years between bills (1095 days, 156 weeks, 36 months, 3 years).
+    /// At least 1. A provider may allow less (Stripe: at most three years between bills).
     public var count: Int
 
     public init(_ unit: Unit, count: Int = 1) {
         self.unit = unit
         self.count = count
-    }
-
-    /// Whether Stripe accepts the interval (count ≥ 1 and at most three years, stripe.md §2).
-    public var isValidForStripe: Bool {
-        let limit: Int =
-            switch unit {
-            case .day: 1095
-            case .week: 156
-            case .month: 36
-            case .year: 3
-            }
-        return count >= 1 && count <= limit
     }
 
     /// The end of the period that starts at `start` (UNIX ms), in calendar terms (UTC): a month from

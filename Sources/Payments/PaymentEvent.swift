@@ -23,8 +23,8 @@ public enum PaymentEvent: Sendable, Equatable {
     /// `SUBSCRIPTION_CHANGE`, paid days carried on.
     case subscriptionChanged(InvoicePayment)
     /// A payment was refunded, fully or partly, as far as the provider has approved it. `amountRefunded` is what
-    /// is refunded of the payment so far, this refund included, so the mapper reports only the new part; a
-    /// provider that reports each refund on its own sums the approved ones first (in `resolve`, from its API).
+    /// is refunded of the payment so far, this refund included, so the mapper reports only the new part. A
+    /// provider that reports each refund on its own sends `refundIssued` instead.
     case refunded(ChargeRefund)
     /// A dispute (chargeback) reached its end: lost, the money went back and is reported as a `REFUND` (Apple
     /// reports chargebacks as refunds); won or withdrawn, nothing was reported, so nothing is reported now.

@@ -3,7 +3,7 @@ import Domain
 /// A payment provider as one value: it starts checkouts, verifies and decodes its webhooks into `PaymentEvent`,
 /// says whether its money is real, and may ask its own API for more while an event is acted on. The application
 /// knows providers only through this protocol and `ProviderRegistry`; adding one is a folder of its own beside
-/// `Stripe/` and `Demo/`, one line in the registry, and its page texts.
+/// `Stripe/`, `Paddle/` and `Demo/`, one line in the registry, and its page texts.
 ///
 /// `startCheckout` and `resolve` block (a provider calls its API through the blocking libcurl client), so call
 /// them from a worker thread, never from an event loop. `startCheckout` is safe to call again for the same
@@ -24,6 +24,10 @@ public protocol PaymentProvider: Sendable {
 
     /// What the checkout and result pages say about this provider.
     var pageTexts: ProviderPageTexts { get }
+
+    /// Why the provider cannot sell a product of this kind (a billing interval it does not take), or nil. Asked
+    /// for every catalog product at start, so a shop never runs with a product no one could buy.
+    func refusal(of kind: CheckoutRequest.Product.Kind) -> String?
 
     /// Starts (or finds again) the payment session for one checkout intent.
     func startCheckout(_ request: CheckoutRequest) throws(PaymentError) -> CheckoutRedirect
@@ -52,6 +56,8 @@ public protocol PaymentProvider: Sendable {
 }
 
 extension PaymentProvider {
+    public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? { nil }
+
     public func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent { event }
 
     /// Only live payments are sales: test mode and the demo never are.

@@ -14,7 +14,7 @@ public enum ProviderRegistry {
         all.first { $0.id == id }
     }
 
-    /// `demo or stripe`: the ids, for messages.
+    /// `demo, stripe or paddle`: the ids, for messages.
     public static var names: String {
         let ids = all.map(\.id.rawValue)
         guard ids.count > 1, let last = ids.last else { return ids.joined() }

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Lifecycle
 import Payments
 import Testing
 
@@ -23,7 +24,7 @@ struct PaddleConfigurationTests {
                 "LINKOUT_PADDLE_API_KEY_FILE": file.path, "LINKOUT_PADDLE_WEBHOOK_SECRET": "pdl_ntfset_01x_y",
             ]
         )
-        let provider = try #require(try configuration.payments.makeProvider() as? PaddlePaymentProvider)
+        let provider = try #require(try configuration.payments.makeProvider(clock: .system) as? PaddlePaymentProvider)
         #expect(provider.id == .paddle)
         #expect(provider.mode == .test)
         #expect(provider.configuration.apiBase == "https://sandbox-api.paddle.com")
@@ -46,7 +47,7 @@ struct PaddleConfigurationTests {
                 Data(#"{"payments": {"provider": "paddle", "paddle": \#(block)}}"#.utf8)
             )
             do {
-                _ = try configuration.payments.makeProvider()
+                _ = try configuration.payments.makeProvider(clock: .system)
                 Issue.record("made a provider from \(block)")
             } catch {
                 #expect("\(error)".contains(field), "\(block): \(error)")

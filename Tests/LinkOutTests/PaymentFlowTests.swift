@@ -182,6 +182,16 @@ struct PaymentFlowTests {
         #expect(harness.stripe.received.count == 1)
     }
 
+    /// The shortest session is the provider's own, not Stripe's: the demo's page stays open as long as the token
+    /// does, so ten minutes left are enough to pay.
+    @Test func theShortestSessionIsTheProviders() throws {
+        let harness = try PaymentHarness(provider: .demo)
+        let tenMinutes = try harness.openCheckout(expiresIn: 600)
+        let started = try harness.choose(tenMinutes, product: "pro.lifetime", currency: "EUR")
+        #expect(started.status == 303)
+        #expect(started.header("Location")?.hasPrefix("/pay/demo/") == true)
+    }
+
     @Test func aSubscriptionStartsAndRenews() throws {
         let harness = try PaymentHarness(provider: .stripe)
         let checkout = try harness.openCheckout()

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Lifecycle
 import Payments
 import Testing
 
@@ -19,7 +20,7 @@ struct ProviderConfigurationTests {
         #expect(configuration.payments.provider == .stripe)
         #expect(configuration.payments[.stripe, "automaticTax"] == "true")
         #expect(configuration.payments[.stripe, "webhookToleranceSeconds"] == "60")
-        let provider = try configuration.payments.makeProvider()
+        let provider = try configuration.payments.makeProvider(clock: .system)
         #expect(provider.id == .stripe)
         #expect(provider.mode == .live)
         #expect(provider.pageTexts.addsTax)
@@ -34,6 +35,32 @@ struct ProviderConfigurationTests {
                 Issue.record("accepted \(json)")
             } catch {
                 #expect(error.field.hasPrefix(field), "\(json): \(error.field)")
+            }
+        }
+    }
+
+    /// A product the chosen provider cannot sell stops the start, naming the field; another provider may take it.
+    @Test func theChosenProviderChecksTheCatalog() throws {
+        let catalog =
+            #"[{"id": "pro.fouryears", "type": "subscription", "name": {"en": "Pro"}, "price": {"EUR": "99.00"}, "interval": "year", "intervalCount": 4}]"#
+        let stripe = #"{"secretKey": "sk_test_x", "webhookSecret": "whsec_x"}"#
+        for (provider, refused) in [("stripe", true), ("demo", false)] {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-config-\(UUID()).json")
+            try Data(
+                #"{"catalog": \#(catalog), "payments": {"provider": "\#(provider)", "stripe": \#(stripe)}}"#.utf8
+            ).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            do {
+                let configuration = try Configuration.load(
+                    overrides: Configuration.Overrides(configPath: file.path),
+                    environment: [:]
+                )
+                #expect(!refused, "\(provider) started with a four-year subscription")
+                #expect(configuration.catalog.first?.interval == BillingInterval(.year, count: 4))
+            } catch {
+                #expect(refused, "\(provider): \(error)")
+                #expect(error.field == "catalog[0].intervalCount")
+                #expect(error.problem.contains("three years"))
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 import TestSupport
 import Testing
 
@@ -97,6 +98,25 @@ struct PaddlePaymentProviderTests {
         #expect(fake.requests.filter { $0.hasPrefix("POST") }.count == 1)
         // Another intent is not confused with it.
         #expect(try paddle.startCheckout(request(intent: "int_2")).sessionId == "txn_01fake2")
+    }
+
+    /// The registration hands the provider the server's clock: a lost answer is looked for from that clock's
+    /// time (less a minute), so with the clock a day ahead the transaction Paddle made is out of the search.
+    @Test func theRegisteredProviderReadsTheInjectedClock() throws {
+        let fake = try FakePaddleServer()
+        defer { fake.stop() }
+        fake.enqueue(.createThenRespond(status: 500))
+        let registration = PaddlePaymentProvider.registration
+        var settings = registration.emptySettings()
+        settings["apiKey"] = fake.apiKey
+        settings["apiBase"] = fake.apiBase
+        settings["checkoutURL"] = "https://sandbox-pay.paddle.io/hsc_01fake"
+        settings["webhookSecret"] = "pdl_ntfset_test"
+        let dayAhead = ManualClock(startingAt: Clock.system.nowMilliseconds() + 86_400_000)
+        let paddle = try registration.make(settings, ProviderContext(clock: dayAhead.clock))
+        #expect(throws: PaymentError.self) { try paddle.startCheckout(request()) }
+        #expect(try paddle.startCheckout(request()).sessionId == "txn_01fake2")
+        #expect(fake.transactions.count == 2)
     }
 
     @Test func aRefusedKeyIsRejectedAndNeverEchoed() throws {

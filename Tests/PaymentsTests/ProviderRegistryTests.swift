@@ -33,6 +33,21 @@ struct ProviderRegistryTests {
         #expect(ProviderRegistry.names == "demo, stripe or paddle")
     }
 
+    /// Session lifetimes and product limits are each provider's own: Stripe's Checkout Session lives 30 minutes
+    /// to 24 hours and bills at least once in three years; the demo has no shortest session and sells any interval.
+    @Test func sessionsAndProductsFollowTheProvidersOwnRules() {
+        #expect(StripePaymentProvider.registration.sessionLifetime == Milliseconds.day)
+        #expect(StripePaymentProvider.registration.shortestSession == 30 * Milliseconds.minute)
+        #expect(DemoPaymentProvider.registration.shortestSession == 0)
+        let stripe = StripePaymentProvider(configuration: .init(secretKey: "sk_test_x"))
+        let demo = DemoPaymentProvider(publicURL: "", taxCountry: "DEU")
+        let fourYears = CheckoutRequest.Product.Kind.subscription(BillingInterval(.year, count: 4))
+        #expect(stripe.refusal(of: fourYears) != nil)
+        #expect(stripe.refusal(of: .subscription(BillingInterval(.month, count: 36))) == nil)
+        #expect(stripe.refusal(of: .oneTime) == nil)
+        #expect(demo.refusal(of: fourYears) == nil)
+    }
+
     @Test func stripeNamesWhatItLacks() {
         let stripe = StripePaymentProvider.registration
         let missingKey = Self.failure(stripe, Self.stripeSettings([:]))

@@ -45,7 +45,7 @@ struct AccessLog: Sendable {
             if path.hasSuffix("/done") { return "payment_result" }
             return path.hasSuffix("/qr.svg") ? "payment_qr" : "checkout"
         }
-        if path.hasPrefix("/pay/demo/") { return "demo_payment" }
+        if path.hasPrefix(DemoPaymentRoute.pathPrefix) { return "demo_payment" }
         // `stripe_webhook`: one label per registered provider, never one per path someone makes up.
         if path.hasPrefix("/webhooks/"),
             let provider = ProviderRegistry.all.first(where: { "/webhooks/" + $0.id.rawValue == path })

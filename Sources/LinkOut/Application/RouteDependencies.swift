@@ -92,6 +92,8 @@ struct RouteDependencies: Sendable {
         )
     }
 
+    /// The demo's own page, only while the demo is the running provider (see `DemoPaymentRoute` for why it is the
+    /// one provider with a route here).
     private func demoPayment() -> DemoPaymentRoute? {
         (payments.provider as? DemoPaymentProvider).map { demo in
             DemoPaymentRoute(

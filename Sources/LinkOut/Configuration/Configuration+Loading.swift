@@ -35,7 +35,7 @@ extension Configuration {
         }
         try configuration.apply(environment: environment)
         try configuration.apply(overrides: overrides)
-        try configuration.payments.validate()
+        try configuration.validateProvider()
         try configuration.webhooks.validate()
         return configuration
     }

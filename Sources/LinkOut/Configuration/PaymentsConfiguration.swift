@@ -1,12 +1,13 @@
 import Domain
 import ExternalPurchase
 import Foundation
+import Lifecycle
 import Payments
 
 extension Configuration {
     /// `payments` section: who takes the money.
     package struct Payments: Sendable {
-        /// Which provider takes the money, by its id in `ProviderRegistry` (`demo`, the default, or `stripe`).
+        /// Which provider takes the money, by its id in `ProviderRegistry` (`demo`, the default, or another).
         package var provider = ProviderID.demo
         /// Apple's `taxCountry` (ISO 3166-1 alpha-3) when the provider does not say where the customer is billed
         /// (the demo provider, or a Stripe session without an address). Default `DEU`.
@@ -103,16 +104,22 @@ extension Configuration {
             return settings
         }
 
+        /// The chosen provider's registration: how long its sessions live, what it is made from. `read` admits
+        /// only registered ids; a value set in code to another falls back to the first registered provider.
+        package var registration: ProviderRegistration {
+            ProviderRegistry.registration(provider) ?? ProviderRegistry.all[0]
+        }
+
         /// The chosen provider, made from its settings: what it needs and lacks stops the start, naming the
-        /// field (exit 2).
-        package func makeProvider() throws(ConfigurationError) -> any PaymentProvider {
+        /// field (exit 2). `clock`: the server's, which the provider reads the time from.
+        package func makeProvider(clock: Clock) throws(ConfigurationError) -> any PaymentProvider {
             guard let registration = ProviderRegistry.registration(provider) else {
                 throw ConfigurationError(field: "payments.provider", problem: "must be \(ProviderRegistry.names)")
             }
             do {
                 return try registration.make(
                     providers[provider] ?? registration.emptySettings(),
-                    ProviderContext(defaultTaxCountry: defaultTaxCountry)
+                    ProviderContext(defaultTaxCountry: defaultTaxCountry, clock: clock)
                 )
             } catch {
                 throw ConfigurationError(field: error.field, problem: error.problem)
@@ -183,12 +190,6 @@ extension Configuration {
                 throw ConfigurationError(field: field, problem: "is not a JSON object of rates by currency")
             }
             return try rates(JSONFields(object, path: field))
-        }
-
-        /// Checks that need the environment applied first: the chosen provider can be made (a Stripe shop cannot
-        /// start without its keys).
-        func validate() throws(ConfigurationError) {
-            _ = try makeProvider()
         }
     }
 }

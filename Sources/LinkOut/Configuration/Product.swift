@@ -93,9 +93,6 @@ package struct Product: Sendable, Equatable {
                     )
                 }
                 interval = BillingInterval(known, count: try item.int("intervalCount", default: 1, range: 1...365))
-                guard interval?.isValidForStripe == true else {
-                    throw ConfigurationError(field: item.name("intervalCount"), problem: "must be at most three years")
-                }
             }
             var product = Product(id: id, kind: kind, names: names, prices: prices, interval: interval)
             product.descriptions = try item.stringMap("description")

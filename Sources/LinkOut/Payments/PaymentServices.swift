@@ -27,7 +27,7 @@ struct PaymentServices: Sendable {
         clock: Clock
     ) throws {
         let payments = configuration.payments
-        provider = try payments.makeProvider()
+        provider = try payments.makeProvider(clock: clock)
         mapper = PaymentChangeMapper(
             ledger: ledger,
             catalog: configuration.catalog,

@@ -7,8 +7,9 @@ import Synchronization
 
 /// Starts the payment for a product chosen on a checkout: one intent per product, currency and attempt, so the
 /// same form posted again (a double tap, a retry after the provider failed) reuses the session already made,
-/// and the provider's `Idempotency-Key` (derived from the intent) keeps it to one session even when our first
-/// call timed out after Stripe had created it. A new attempt starts only after a session expired or failed.
+/// and the provider keeps it to one session per intent even when our first call timed out after the session was
+/// made (Stripe by an `Idempotency-Key` derived from the intent; Paddle by looking for the intent's transaction).
+/// A new attempt starts only after a session expired or failed.
 struct PaymentStarter: Sendable {
     enum Outcome: Sendable {
         /// Send the person here (303).
@@ -53,11 +54,15 @@ struct PaymentStarter: Sendable {
             )
         }
         // Apple takes no line item dated after the token's expiry, so the payment page closes before it does; with
-        // less than Stripe's minimum session life (30 minutes) left, a fresh link from the app is the way.
+        // less than the provider's shortest session (Stripe: 30 minutes) left, a fresh link from the app is the way.
         let nowSeconds = clock.nowSeconds()
+        let limits = configuration.payments.registration
         var expiresAt: Int64?
-        if let tokenExpiry = checkout.tokenExpiresAt.map({ $0 / 1000 }), tokenExpiry < nowSeconds + 24 * 3600 {
-            guard tokenExpiry - nowSeconds >= Self.shortestSessionSeconds else { return .linkExpiring }
+        if let tokenExpiry = checkout.tokenExpiresAt.map({ $0 / 1000 }),
+            tokenExpiry < nowSeconds + limits.sessionLifetime / 1000
+        {
+            let shortest = (limits.shortestSession + Self.callAllowance) / 1000
+            guard tokenExpiry - nowSeconds >= shortest else { return .linkExpiring }
             expiresAt = tokenExpiry
         }
         let request = checkoutRequest(
@@ -166,8 +171,8 @@ struct PaymentStarter: Sendable {
         return recorded.url
     }
 
-    /// Stripe's shortest Checkout Session (stripe.md §2), plus a minute for the call itself.
-    static let shortestSessionSeconds: Int64 = 31 * 60
+    /// Added to the provider's shortest session: the time the call itself may take.
+    static let callAllowance = Milliseconds.minute
 }
 
 /// Intents whose provider call is under way.

@@ -13,9 +13,10 @@ struct ReportPlanner: Sendable {
     let noLineItemAfterSeconds: Int64
     /// Most reports planned per pass; the rest wait for the next one.
     let batchLimit: Int
+    /// How long an open payment holds back a `NO_LINE_ITEM` report: the running provider's longest session
+    /// (`ProviderRegistration.sessionLifetime`; Stripe's Checkout Session: 24 hours).
+    let paymentHold: Int64
 
-    /// How long an open payment holds back a `NO_LINE_ITEM` report: a Checkout Session's longest life.
-    static let paymentHoldMilliseconds: Int64 = 24 * Milliseconds.hour
     /// How long a delayed payment method (SEPA debit: up to 14 days) holds it back once pending: long enough for
     /// most, and with the 48-hour quiet time still inside Apple's 10-day deadline.
     static let pendingPaymentHoldMilliseconds: Int64 = Milliseconds.days(7)
@@ -26,10 +27,9 @@ struct ReportPlanner: Sendable {
     func plan(now: Int64) throws -> [PlannedReport] {
         var planned: [PlannedReport] = []
         let quietSince = now - noLineItemAfterSeconds * 1000
-        // Stripe keeps a Checkout Session open for at most 24 hours; a payment started within that time may still
-        // complete, and its purchase would be the report. The hold ends with the session's lifetime, far inside
-        // Apple's 10-day deadline.
-        let paymentsOpenSince = now - Self.paymentHoldMilliseconds
+        // A payment started within the provider's session lifetime may still complete, and its purchase would be
+        // the report. The hold ends with the session's lifetime, far inside Apple's 10-day deadline.
+        let paymentsOpenSince = now - paymentHold
         for token in try ledger.reports.tokensNeedingReports(
             now: now,
             quietSince: quietSince,

@@ -6,6 +6,7 @@ import Foundation
 import Lifecycle
 import Logging
 import Outbound
+import Payments
 import Storage
 import Synchronization
 
@@ -273,7 +274,8 @@ package final class ReportingService: Sendable {
         try ReportPlanner(
             ledger: ledger,
             noLineItemAfterSeconds: configuration.reporting.noLineItemAfterSeconds,
-            batchLimit: Self.batchLimit
+            batchLimit: Self.batchLimit,
+            paymentHold: configuration.payments.registration.sessionLifetime
         ).plan(now: now)
     }
 

@@ -9,7 +9,15 @@ import Storage
 /// cancels it. The answer goes the way a provider's webhook goes: a `DemoEvent` is stored (deduplicated by its
 /// id, so a second click stores nothing new) and the payment processor acts on it from storage, here before
 /// the person is sent on, so the result page already shows it. Only served while `payments.provider` is `demo`.
+///
+/// The demo is the one provider with a page of linkout's own, so this route is here and not in its folder: the
+/// page is linkout's HTML, reads the ledger and hands its answer to the event processor, none of which a
+/// provider in `Payments` can reach. A provider that takes the payment on its own site needs no route but its
+/// webhook (`POST /webhooks/{provider}`).
 struct DemoPaymentRoute: Sendable {
+    /// The page's paths, `/pay/demo/{intentId}`; the access log's `demo_payment` label too.
+    static let pathPrefix = "/pay/demo/"
+
     let configuration: Configuration
     let ledger: Ledger
     let identifiers: Identifiers
@@ -30,7 +38,7 @@ struct DemoPaymentRoute: Sendable {
         context["price"] = .text(
             session.money.map { pages.price($0, interval: product.interval, language: language) } ?? ""
         )
-        context["action"] = .text("/pay/demo/" + session.intentId)
+        context["action"] = .text(Self.pathPrefix + session.intentId)
         context["csrf"] = .text(identifiers.csrfToken(session: browser.id, checkoutId: session.intentId))
         return pages.html(pages.paymentDemo.render(context), extraHeaders: extraHeaders)
     }

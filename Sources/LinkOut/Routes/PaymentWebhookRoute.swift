@@ -73,9 +73,9 @@ struct PaymentWebhookRoute: Sendable {
         )
         metrics.increment("linkout_payment_webhooks_total", [("outcome", isNew ? "stored" : "duplicate")])
         logger.info(
-            "\(name) webhook stored",
+            "payment webhook stored",
             [
-                "payment.event_id": envelope.eventId, "payment.type": envelope.type,
+                "payment.provider": name, "payment.event_id": envelope.eventId, "payment.type": envelope.type,
                 "duplicate": isNew ? "false" : "true",
             ]
         )

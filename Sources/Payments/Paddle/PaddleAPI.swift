@@ -10,16 +10,14 @@ public struct PaddleAPI: Sendable {
 
     public init(configuration: PaddleConfiguration, client: HTTPClient? = nil) {
         self.configuration = configuration
-        if let client {
-            self.client = client
-        } else {
-            var clientConfiguration = HTTPClient.Configuration()
-            clientConfiguration.connectTimeout = configuration.connectTimeout
-            clientConfiguration.totalTimeout = configuration.attemptTimeout
-            clientConfiguration.caFile = configuration.caFile
-            clientConfiguration.proxy = configuration.proxy
-            self.client = HTTPClient(configuration: clientConfiguration)
-        }
+        self.client =
+            client
+            ?? .forProvider(
+                connectTimeout: configuration.connectTimeout,
+                attemptTimeout: configuration.attemptTimeout,
+                caFile: configuration.caFile,
+                proxy: configuration.proxy
+            )
     }
 
     /// `POST /transactions`: the new transaction's id. Paddle has no idempotency key (paddle.md §1): callers keep

@@ -18,7 +18,7 @@ extension PaddlePaymentProvider {
             ProviderSetting("webhookToleranceSeconds"),
             ProviderSetting("caFile"),
         ]
-    ) { settings, _ throws(ProviderConfigurationError) in
+    ) { settings, context throws(ProviderConfigurationError) in
         let key = try settings.required("apiKey")
         var configuration = PaddleConfiguration(
             apiKey: key,
@@ -38,7 +38,8 @@ extension PaddlePaymentProvider {
         )
         return PaddlePaymentProvider(
             api: PaddleAPI(configuration: configuration),
-            signature: PaddleWebhookSignature(secret: secret, toleranceSeconds: tolerance)
+            signature: PaddleWebhookSignature(secret: secret, toleranceSeconds: tolerance),
+            clock: context.clock
         )
     }
 

@@ -85,12 +85,3 @@ public struct PaddleWebhookSignature: Sendable {
         return "ts=\(timestamp);h1=\(Hex.encode(mac))"
     }
 }
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> Substring {
-        var result = self
-        while result.first == " " { result.removeFirst() }
-        while result.last == " " { result.removeLast() }
-        return result
-    }
-}

@@ -16,7 +16,10 @@ extension StripePaymentProvider {
             ProviderSetting("automaticTax"),
             ProviderSetting("webhookToleranceSeconds"),
             ProviderSetting("caFile"),
-        ]
+        ],
+        // A Checkout Session lives 30 minutes to 24 hours (stripe.md §2).
+        sessionLifetime: Milliseconds.day,
+        shortestSession: 30 * Milliseconds.minute
     ) { settings, _ throws(ProviderConfigurationError) in
         var configuration = Configuration(secretKey: try settings.required("secretKey"))
         configuration.webhookSecret = try settings.required("webhookSecret")
@@ -29,6 +32,12 @@ extension StripePaymentProvider {
         )
         configuration.caFile = settings.optional("caFile")
         return StripePaymentProvider(configuration: configuration)
+    }
+
+    /// Stripe bills a subscription at least once in three years (stripe.md §2).
+    public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? {
+        guard case .subscription(let interval) = kind, !interval.isValidForStripe else { return nil }
+        return "must be at most three years: Stripe bills a subscription at least once in three years"
     }
 
     public var id: ProviderID { .stripe }

@@ -58,16 +58,14 @@ public struct StripePaymentProvider: PaymentProvider {
             secret: configuration.webhookSecret,
             toleranceSeconds: configuration.webhookToleranceSeconds
         )
-        if let client {
-            self.client = client
-        } else {
-            var clientConfiguration = HTTPClient.Configuration()
-            clientConfiguration.connectTimeout = configuration.connectTimeout
-            clientConfiguration.totalTimeout = configuration.attemptTimeout
-            clientConfiguration.caFile = configuration.caFile
-            clientConfiguration.proxy = configuration.proxy
-            self.client = HTTPClient(configuration: clientConfiguration)
-        }
+        self.client =
+            client
+            ?? .forProvider(
+                connectTimeout: configuration.connectTimeout,
+                attemptTimeout: configuration.attemptTimeout,
+                caFile: configuration.caFile,
+                proxy: configuration.proxy
+            )
         self.pause = pause
     }
 

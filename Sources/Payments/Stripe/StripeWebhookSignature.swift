@@ -46,7 +46,7 @@ public struct StripeWebhookSignature: Sendable {
                 timestamp = seconds
             case "v1":
                 // A v1 that is not 64 hex digits can never match; it is skipped like an unknown scheme.
-                if let bytes = Self.bytes(hex: value), bytes.count == 32 { signatures.append(bytes) }
+                if let bytes = Hex.decodeLowercase(value), bytes.count == 32 { signatures.append(bytes) }
             default:
                 continue
             }
@@ -73,36 +73,5 @@ public struct StripeWebhookSignature: Sendable {
     /// The header Stripe would send for `body` at `timestamp`: `t=…,v1=…`. For tests and fake servers.
     public static func sign(body: [UInt8], secret: String, timestamp: Int64) -> String {
         TimestampedSignature.header(body: body, secret: secret, timestamp: timestamp)
-    }
-
-    /// Lowercase hex only, as Stripe sends it.
-    static func bytes(hex: Substring) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            default: nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> Substring {
-        var result = self
-        while result.first == " " { result.removeFirst() }
-        while result.last == " " { result.removeLast() }
-        return result
     }
 }

@@ -1,0 +1,20 @@
+import Lifecycle
+import Payments
+
+extension Configuration {
+    /// Checks that need the environment applied first: the chosen provider can be made (a Stripe shop cannot
+    /// start without its keys), and it can sell every catalog product (Stripe: a subscription bills at least once
+    /// in three years).
+    func validateProvider() throws(ConfigurationError) {
+        // Made only to check it, never run: the system clock is as good as any.
+        let provider = try payments.makeProvider(clock: .system)
+        for (index, product) in catalog.enumerated() {
+            if let refusal = provider.refusal(of: product.interval.map { .subscription($0) } ?? .oneTime) {
+                throw ConfigurationError(
+                    field: "catalog[\(index)]" + (product.interval == nil ? "" : ".intervalCount"),
+                    problem: refusal
+                )
+            }
+        }
+    }
+}
