@@ -33,7 +33,8 @@ public enum PaymentEvent: Sendable, Equatable {
     /// its id makes it once, however often it is delivered. Report a `REFUND` of it.
     case refundIssued(IssuedRefund)
     /// A chargeback was reversed (Paddle's `chargeback_reverse`): the money went back to the seller, so the
-    /// `REFUND` reported for the chargeback is withdrawn.
+    /// `REFUND` reported for the chargeback is retracted at Apple (the same line item again, `restatement` and
+    /// `erroneouslySubmitted` true, as `linkout report retract` makes it), once Apple has accepted it.
     case chargebackReversed(ChargebackReversal)
     /// The subscription ended (Stripe: `customer.subscription.deleted`): no more renewals; the developer's backend
     /// gets `subscription.ended`.

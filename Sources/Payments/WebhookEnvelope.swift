@@ -5,9 +5,17 @@ public struct WebhookEnvelope: Sendable, Equatable {
     public var eventId: String
     /// At most 255 bytes.
     public var type: String
+    /// When the provider says the event happened (UNIX milliseconds), for providers whose events of one entity
+    /// can arrive out of order (Paddle's `occurred_at`); nil when arrival order is the order (Stripe).
+    public var occurredAt: Int64?
+    /// The entity whose events are acted on in `occurredAt` order (Paddle's transaction or subscription id).
+    /// At most 255 bytes.
+    public var orderKey: String?
 
-    public init(eventId: String, type: String) {
+    public init(eventId: String, type: String, occurredAt: Int64? = nil, orderKey: String? = nil) {
         self.eventId = eventId
         self.type = type
+        self.occurredAt = occurredAt
+        self.orderKey = orderKey
     }
 }

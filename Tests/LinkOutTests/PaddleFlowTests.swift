@@ -15,16 +15,22 @@ import Testing
 struct PaddleFlowTests {
     static let secret = "pdl_ntfset_01fake_linkouttests"
     static let hostedCheckout = "https://sandbox-pay.paddle.io/hsc_01fake"
+    static let backendSecret = "hook-secret-for-paddle-tests"
 
     final class Harness {
         let paddle: FakePaddleServer
         let payments: PaymentHarness
 
-        init() throws {
+        /// With `backend`, the developer's backend that gets the entitlement webhooks.
+        init(backend: WebhookReceiver? = nil) throws {
             let paddle = try FakePaddleServer()
             paddle.setCountry("DE")
             self.paddle = paddle
             payments = try PaymentHarness(provider: .paddle) { configuration in
+                if let backend {
+                    configuration.webhooks.url = backend.url
+                    configuration.webhooks.secret = PaddleFlowTests.backendSecret
+                }
                 configuration.payments[.paddle, "apiKey"] = paddle.apiKey
                 configuration.payments[.paddle, "webhookSecret"] = PaddleFlowTests.secret
                 configuration.payments[.paddle, "apiBase"] = paddle.apiBase
@@ -186,7 +192,9 @@ struct PaddleFlowTests {
     }
 
     @Test func aStartARenewalAndAProratedUpgradeGiveTheExactAppleBodies() throws {
-        let harness = try Harness()
+        let backend = try WebhookReceiver(secret: Self.backendSecret)
+        defer { backend.stop() }
+        let harness = try Harness(backend: backend)
         let checkout = try harness.payments.openCheckout()
         let transaction = try harness.buy("pro.monthly", checkout)
         #expect(harness.paddle.transactions.first?.body["billing_cycle"] == "1 month")
@@ -253,6 +261,17 @@ struct PaddleFlowTests {
         #expect(try harness.deliver(canceled).status == 200)
         try harness.payments.waitForEvents()
         #expect(try harness.live.application.ledger.payments.purchase(id: transaction)?.status == .ended)
+        // The developer's backend hears of the end: `subscription.ended`, signed, after the start's
+        // `purchase.completed` and the renewals.
+        #expect(
+            eventually(within: 10) { backend.deliveries.contains { $0.type == "subscription.ended" } }
+        )
+        let ended = try #require(backend.deliveries.first { $0.type == "subscription.ended" })
+        #expect(ended.signatureValid)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(ended.body)) as? [String: Any])
+        #expect(event["type"] as? String == "subscription.ended")
+        #expect((event["purchase"] as? [String: Any])?["productId"] as? String == "pro.monthly")
+        #expect(backend.deliveries.filter { $0.type == "subscription.ended" }.count == 1)
     }
 
     @Test func aPartialRefundApprovedLaterAndAChargebackSumToTheBuy() throws {

@@ -1,4 +1,5 @@
 import Domain
+import Lifecycle
 import Payments
 import Storage
 
@@ -48,38 +49,71 @@ extension PaymentChangeMapper {
         return .apply(change)
     }
 
-    /// A chargeback given back to the seller. The chargeback's `REFUND` stays with Apple until an operator
-    /// withdraws it (`linkout report retract`): a retraction is a restatement of a line item Apple holds, which
-    /// the report actions make, not the payment mapper. The outcome names the line item and is logged as an error.
-    func chargebackReversed(
-        _ reversal: ChargebackReversal,
-        event: (provider: ProviderID, eventId: String),
-        at now: Int64
-    )
+    /// A chargeback given back to the seller: the chargeback's `REFUND` is withdrawn at Apple as an operator's
+    /// `linkout report retract` would (spec §5.5: the same `lineItemId` again, `restatement` and
+    /// `erroneouslySubmitted` true), in the change that marks the reversal done. Paddle's reversal does not name the
+    /// chargeback it reverses: it is the one of the same payment and amount not reversed before. Until Apple has
+    /// accepted the chargeback's `REFUND` there is nothing to retract yet, and the reversal waits.
+    func chargebackReversed(_ reversal: ChargebackReversal, event: (provider: ProviderID, eventId: String), at now: Int64)
         throws -> Decision
     {
         guard let charge = try ledger.payments.charge(key: reversal.paymentId) else {
             return .wait("the charged-back payment has no purchase yet")
         }
-        let items = try ledger.reports.purchaseLineItems(containing: charge.lineItemId).filter {
-            $0.lineItemId.hasPrefix(reversal.paymentId + ":dispute:") && $0.correction == nil
+        let marker = Self.reversalKey(reversal.reversalId)
+        guard try ledger.payments.charge(key: marker) == nil else {
+            return .apply(
+                PaymentChange(event: event, outcome: "reversal \(reversal.reversalId) already recorded", at: now)
+            )
         }
-        guard let item = items.last else {
+        let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
+        let reversed = Set(charges.filter { $0.chargeKey.hasPrefix("reversal:") }.map(\.lineItemId))
+        // The first chargeback of this amount whose REFUND Apple was sent and no reversal withdrew.
+        var item: StoredLineItem?
+        for candidate in charges
+        where candidate.chargeKey.hasPrefix("refund:") && candidate.amountTotal == reversal.amount {
+            let lineItemId = reversal.paymentId + ":dispute:" + candidate.chargeKey.dropFirst("refund:".count)
+            guard !reversed.contains(lineItemId) else { continue }
+            item = try ledger.reports.lineItemVersions(lineItemId).first { $0.correction == nil }
+            if item != nil { break }
+        }
+        guard let item else {
             return .apply(
                 PaymentChange(
                     event: event,
-                    outcome: "chargeback reversed; no chargeback was reported to Apple",
+                    outcome: "chargeback reversed; no chargeback of \(reversal.amount) was reported to Apple",
                     at: now
                 )
             )
         }
-        return .apply(
-            PaymentChange(
-                event: event,
-                outcome: "chargeback reversed; not reportable automatically: retract line item \(item.lineItemId) "
-                    + "(linkout report retract \(item.externalPurchaseId) \(item.lineItemId))",
-                at: now
+        guard
+            let retraction = try ReportActions(ledger: ledger, clock: Clock(milliseconds: { now })).retraction(
+                of: item.lineItemId,
+                externalPurchaseId: item.externalPurchaseId
             )
+        else { return .wait("the charged-back payment's REFUND is not accepted by Apple yet") }
+        var change = PaymentChange(
+            event: event,
+            outcome: "chargeback reversed; line item \(item.lineItemId) retracted",
+            charges: [
+                PurchaseCharge(
+                    chargeKey: marker,
+                    purchaseId: charge.purchaseId,
+                    lineItemId: item.lineItemId,
+                    // A marker, not money: the reversal's amount is the chargeback's, which stays recorded.
+                    amountTotal: 0,
+                    amountTax: 0,
+                    amountRefunded: 0,
+                    createdAt: reversal.reversedAt
+                )
+            ],
+            at: now
         )
+        change.restatements = [(item.externalPurchaseId, item.lineItemId, retraction)]
+        return .apply(change)
     }
+
+    /// Stored as a charge of the purchase naming the retracted line item: the same reversal delivered again
+    /// changes nothing, and a second chargeback of the same amount is the one a second reversal withdraws.
+    static func reversalKey(_ reversalId: String) -> String { "reversal:" + reversalId }
 }

@@ -137,19 +137,12 @@ package struct ReportActions: Sendable {
     /// Apple says only "recalculating", so the validator and Apple's answer are the check).
     package func retract(_ externalPurchaseId: String, lineItemId: String) throws -> Outcome {
         let token = try token(externalPurchaseId)
-        let accepted = Set(
-            try ledger.reports.reports(for: externalPurchaseId).filter { $0.state == .accepted }.map(
-                \.requestIdentifier
-            )
-        )
         let versions = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
         guard !versions.isEmpty else {
             throw Refusal(kind: .conflict, description: "the token has no line item \(lineItemId)")
         }
         let now = clock.nowMilliseconds()
-        // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
-        let sent = versions.filter { $0.correction == nil }
-        guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
+        guard let retraction = try retraction(of: lineItemId, token: token) else {
             let dropped = try ledger.reports.correctLineItem(
                 lineItemId,
                 of: externalPurchaseId,
@@ -169,20 +162,38 @@ package struct ReportActions: Sendable {
                 detail: "line item \(lineItemId) dropped: Apple never accepted it" + (settled ?? "")
             )
         }
-        var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
-        item.markRetracted()
-        try check(item, of: token)
-        _ = try ledger.reports.correctLineItem(
-            lineItemId,
-            of: externalPurchaseId,
-            replacement: try AppleRejection.encodeLineItem(item),
-            now: now
-        )
+        _ = try ledger.reports.correctLineItem(lineItemId, of: externalPurchaseId, replacement: retraction, now: now)
         return Outcome(
             externalPurchaseId: externalPurchaseId,
             action: "retract",
             detail: "retraction of line item \(lineItemId) queued for the next report"
         )
+    }
+
+    /// The retraction of a line item Apple holds (the latest version in an accepted report), checked against
+    /// Apple's rules; nil when Apple holds no version of it. Also made, without an operator, when a chargeback
+    /// reported as a `REFUND` is reversed.
+    package func retraction(of lineItemId: String, externalPurchaseId: String) throws -> String? {
+        try retraction(of: lineItemId, token: token(externalPurchaseId))
+    }
+
+    private func retraction(of lineItemId: String, token: StoredToken) throws -> String? {
+        let accepted = Set(
+            try ledger.reports.reports(for: token.externalPurchaseId).filter { $0.state == .accepted }.map(
+                \.requestIdentifier
+            )
+        )
+        // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
+        let sent = try ledger.reports.lineItems(for: token.externalPurchaseId).filter {
+            $0.lineItemId == lineItemId && $0.correction == nil
+        }
+        guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
+            return nil
+        }
+        var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
+        item.markRetracted()
+        try check(item, of: token)
+        return try AppleRejection.encodeLineItem(item)
     }
 
     /// A rejected report whose line items the operator dropped, every one, has nothing left to carry, and no

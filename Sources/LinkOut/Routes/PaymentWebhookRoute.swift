@@ -66,7 +66,9 @@ struct PaymentWebhookRoute: Sendable {
                 eventId: envelope.eventId,
                 type: envelope.type,
                 body: String(decoding: request.body, as: UTF8.self),
-                receivedAt: clock.nowMilliseconds()
+                receivedAt: clock.nowMilliseconds(),
+                occurredAt: envelope.occurredAt,
+                orderKey: envelope.orderKey
             )
         )
         metrics.increment("linkout_payment_webhooks_total", [("outcome", isNew ? "stored" : "duplicate")])

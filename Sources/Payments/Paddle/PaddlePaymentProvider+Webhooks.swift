@@ -11,7 +11,9 @@ extension PaddlePaymentProvider {
     public var webhook: WebhookEndpoint? { Self.webhookEndpoint }
 
     /// The signature is checked over the raw body (`PaddleWebhookSignature`); then only the envelope is read
-    /// (`event_id`, `event_type`). A signed notification linkout cannot act on is stored and acknowledged, never
+    /// (`event_id`, `event_type`, and `occurred_at` with the transaction or subscription it is about, by which
+    /// the events of one transaction are acted on in the order they happened: Paddle does not deliver in order,
+    /// paddle.md §4). A signed notification linkout cannot act on is stored and acknowledged, never
     /// refused, or Paddle would resend it for three days.
     public func verifyWebhook(body: [UInt8], header: (String) -> String?, now: Int64) throws(WebhookRefusal)
         -> WebhookEnvelope
@@ -25,7 +27,27 @@ extension PaddlePaymentProvider {
             let id = envelope["event_id"] as? String, !id.isEmpty, id.utf8.count <= 255,
             let type = envelope["event_type"] as? String, type.utf8.count <= 255
         else { throw .notAnEvent("the body is not a Paddle notification") }
-        return WebhookEnvelope(eventId: id, type: type)
+        return WebhookEnvelope(
+            eventId: id,
+            type: type,
+            occurredAt: (envelope["occurred_at"] as? String).flatMap(PaddleTimestamp.milliseconds),
+            orderKey: Self.orderKey(type: type, data: envelope["data"] as? [String: Any])
+        )
+    }
+
+    /// A transaction's notifications and its adjustments' (refunds, chargebacks) share the transaction's id; a
+    /// subscription's share its own.
+    static func orderKey(type: String, data: [String: Any]?) -> String? {
+        let key: String?
+        if type.hasPrefix("adjustment.") {
+            key = data?["transaction_id"] as? String
+        } else if type.hasPrefix("transaction.") || type.hasPrefix("subscription.") {
+            key = data?["id"] as? String
+        } else {
+            key = nil
+        }
+        guard let key, !key.isEmpty, key.utf8.count <= 255 else { return nil }
+        return key
     }
 
     /// A stored notification. Paddle's notifications do not say live or test: the key does (`mode`).

@@ -322,6 +322,18 @@ enum Migrations {
                 WHERE held_reason IS NOT NULL;
             """
         ),
+        (
+            // A provider that does not deliver in order (Paddle) says when each event happened and which
+            // transaction or subscription it is about: that entity's events are acted on in the order they
+            // happened. NULL for the others (Stripe), whose events are acted on as they arrived.
+            15,
+            """
+            ALTER TABLE payment_events ADD COLUMN occurred_at INTEGER;
+            ALTER TABLE payment_events ADD COLUMN order_key TEXT;
+            CREATE INDEX payment_events_order ON payment_events(provider, order_key, occurred_at)
+                WHERE processed_at IS NULL AND order_key IS NOT NULL;
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;

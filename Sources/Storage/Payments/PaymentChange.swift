@@ -17,6 +17,9 @@ public struct PaymentChange: Sendable {
     /// Apple line items no token can carry yet, stored held (`StoredLineItem.heldSince`) under the purchase's
     /// token until one of the customer's tokens active at their `creationDate` is known.
     public var heldLineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = []
+    /// Later versions of line items Apple holds (a retraction, spec §5.5), stored beside the earlier ones as an
+    /// operator's `restate` or `retract` stores them, for the token's next report.
+    public var restatements: [(externalPurchaseId: String, lineItemId: String, body: String)] = []
     /// The purchase's redemption code (its hash), made with the purchase.
     public var redemption: RedemptionRecord?
     /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.

@@ -121,6 +121,12 @@ extension PaymentStore {
                 ]
             )
         }
+        for item in change.restatements {
+            try connection.query(
+                "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
+                [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at)]
+            )
+        }
     }
 
     private static func upsert(_ purchase: PurchaseRecord, into connection: any SQLConnection) throws(StorageError) {

@@ -111,24 +111,38 @@ public struct PaymentStore: Sendable {
         }
     }
 
-    /// Stores a provider's event durably; false when this event id was stored before (a redelivery).
+    /// Stores a provider's event durably; false when this event id was stored before (a redelivery). An event
+    /// dated before others of its entity that wait (a completion delivered after its refund) makes them due
+    /// again: they are read behind it (`paymentEvents`) and so acted on right after it.
     public func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool {
         try database.writer.write { connection throws(StorageError) in
             let rows = try connection.query(
                 """
-                INSERT INTO payment_events (provider, event_id, type, body, received_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO payment_events (provider, event_id, type, body, received_at, occurred_at, order_key)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(provider, event_id) DO NOTHING RETURNING 1
                 """,
                 [
                     .text(event.provider.rawValue), .text(event.eventId), .text(event.type), .text(event.body),
-                    .integer(event.receivedAt),
+                    .integer(event.receivedAt), .optional(event.occurredAt), .optional(event.orderKey),
                 ]
             )
+            if !rows.isEmpty, let key = event.orderKey, let occurredAt = event.occurredAt {
+                try connection.query(
+                    """
+                    UPDATE payment_events SET next_attempt_at = 0
+                    WHERE provider = ? AND order_key = ? AND occurred_at > ? AND processed_at IS NULL
+                    """,
+                    [.text(event.provider), .text(key), .integer(occurredAt)]
+                )
+            }
             return !rows.isEmpty
         }
     }
 
-    /// Stored events, oldest first; with `dueAt`, only unprocessed ones not deferred past it.
+    /// Stored events, oldest first; with `dueAt`, only unprocessed ones not deferred past it. The events of one
+    /// entity (`order_key`) come together, in the order they happened, where the first of them to arrive would
+    /// come: a refund delivered before its purchase is read after it.
     public func paymentEvents(unprocessedOnly: Bool, dueAt: Int64? = nil, limit: Int) throws(StorageError)
         -> [StoredPaymentEvent]
     {
@@ -139,8 +153,14 @@ public struct PaymentStore: Sendable {
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             return try connection.query(
                 """
-                SELECT provider, event_id, type, body, received_at, processed_at, outcome FROM payment_events
-                \(filter) ORDER BY received_at LIMIT ?
+                SELECT provider, event_id, type, body, received_at, processed_at, outcome, occurred_at, order_key
+                FROM (
+                    SELECT provider, event_id, type, body, received_at, processed_at, outcome, occurred_at, order_key,
+                        CASE WHEN order_key IS NULL THEN received_at
+                            ELSE min(received_at) OVER (PARTITION BY provider, order_key) END AS group_at
+                    FROM payment_events \(filter)
+                ) ordered
+                ORDER BY group_at, provider, order_key, occurred_at, received_at, event_id LIMIT ?
                 """,
                 (dueAt.map { [SQLValue.integer($0)] } ?? []) + [.integer(Int64(limit))]
             ).map { row in
@@ -151,23 +171,31 @@ public struct PaymentStore: Sendable {
                     body: row[3].text ?? "",
                     receivedAt: row[4].integer ?? 0,
                     processedAt: row[5].integer,
-                    outcome: row[6].text
+                    outcome: row[6].text,
+                    occurredAt: row[7].integer,
+                    orderKey: row[8].text
                 )
             }
         }
     }
 
-    /// Puts off an event that waits for another, so it does not hold up the ones behind it.
+    /// Puts off an event that waits for another, so it does not hold up the ones behind it. One whose entity
+    /// has an earlier-dated event still unprocessed stays due: it is read right behind that one, which may be
+    /// what it waits for.
     public func deferPaymentEvent(provider: ProviderID, eventId: String, until: Int64, reason: String)
         throws(StorageError)
     {
         try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 """
-                UPDATE payment_events SET next_attempt_at = ?, outcome = ?
+                UPDATE payment_events SET outcome = ?, next_attempt_at = CASE WHEN EXISTS (
+                    SELECT 1 FROM payment_events earlier
+                    WHERE earlier.provider = payment_events.provider AND earlier.order_key = payment_events.order_key
+                        AND earlier.occurred_at < payment_events.occurred_at AND earlier.processed_at IS NULL
+                ) THEN 0 ELSE ? END
                 WHERE provider = ? AND event_id = ? AND processed_at IS NULL
                 """,
-                [.integer(until), .text("waiting: " + reason), .text(provider.rawValue), .text(eventId)]
+                [.text("waiting: " + reason), .integer(until), .text(provider.rawValue), .text(eventId)]
             )
         }
     }

@@ -12,6 +12,11 @@ public struct StoredPaymentEvent: Sendable, Equatable, Codable {
     public var processedAt: Int64?
     /// What acting on it came to (`purchase recorded`, `ignored`, ...), for the admin view.
     public var outcome: String?
+    /// When the provider says it happened (UNIX milliseconds); with `orderKey`, the events of one entity are
+    /// acted on in this order, whatever order they arrived in. Nil for providers whose arrival order holds.
+    public var occurredAt: Int64?
+    /// The provider's entity (a Paddle transaction or subscription) whose events are ordered by `occurredAt`.
+    public var orderKey: String?
 
     public init(
         provider: ProviderID,
@@ -20,7 +25,9 @@ public struct StoredPaymentEvent: Sendable, Equatable, Codable {
         body: String,
         receivedAt: Int64,
         processedAt: Int64? = nil,
-        outcome: String? = nil
+        outcome: String? = nil,
+        occurredAt: Int64? = nil,
+        orderKey: String? = nil
     ) {
         self.provider = provider
         self.eventId = eventId
@@ -29,5 +36,7 @@ public struct StoredPaymentEvent: Sendable, Equatable, Codable {
         self.receivedAt = receivedAt
         self.processedAt = processedAt
         self.outcome = outcome
+        self.occurredAt = occurredAt
+        self.orderKey = orderKey
     }
 }

@@ -67,6 +67,16 @@ public struct ReportStore: Sendable {
         }
     }
 
+    /// Every version of the line item `lineItemId`, on whichever token it went, oldest first.
+    public func lineItemVersions(_ lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT \(Self.lineItemColumns) FROM line_items WHERE line_item_id = ? ORDER BY id",
+                [.text(lineItemId)]
+            ).decoded(Self.storedLineItem)
+        }
+    }
+
     /// Every line item of the purchase `lineItemId` belongs to (buy, renewals, and what refers to them), on
     /// whichever token each went, held ones included.
     public func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {

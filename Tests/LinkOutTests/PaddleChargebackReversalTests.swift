@@ -1,0 +1,81 @@
+import Domain
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// A chargeback Paddle reverses (the money went back to the seller) withdraws the chargeback's `REFUND` at Apple
+/// the way an operator's `linkout report retract` does: the same `lineItemId` again, a restatement marked
+/// `erroneouslySubmitted`, net 0.
+@Suite("Paddle chargeback reversal")
+struct PaddleChargebackReversalTests {
+    @Test func aReversedChargebackRetractsItsRefundAtApple() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        func adjustment(_ event: String, _ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64)
+            -> String
+        {
+            PaddleFixtures.adjustment(
+                type: "adjustment.created",
+                eventId: event,
+                occurredAt: PaddleFlowTests.time(at),
+                adjustmentId: id,
+                action: action,
+                status: "approved",
+                transactionId: transaction,
+                currency: "EUR",
+                total: total,
+                tax: tax
+            )
+        }
+        let completed = PaddleFixtures.transaction(
+            eventId: "evt_06done",
+            occurredAt: PaddleFlowTests.time(now - 9),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        // Two chargebacks of the transaction; the one of 1000 is reversed (Paddle's reversal names no chargeback:
+        // the amount picks it).
+        for body in [
+            completed,
+            adjustment("evt_06cb1", "adj_06cb1", "chargeback", 1000, 160, at: now - 8),
+            adjustment("evt_06cb2", "adj_06cb2", "chargeback", 500, 80, at: now - 7),
+        ] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+        }
+        let reported = harness.payments.reportedLineItems()
+        #expect(reported.count == 3)
+        let reversal = adjustment("evt_06rev", "adj_06rev", "chargeback_reverse", 1000, 160, at: now - 1)
+        #expect(try harness.deliver(reversal).status == 200)
+        try harness.payments.waitForEvents()
+        // Delivered again under another event id (an update of the same reversal): nothing more.
+        let again = adjustment("evt_06rev2", "adj_06rev", "chargeback_reverse", 1000, 160, at: now)
+        #expect(try harness.deliver(again).status == 200)
+        try harness.payments.waitForEvents()
+        let items = harness.payments.reportedLineItems()
+        #expect(items.count == 4)
+        let retraction = try #require(items.last)
+        #expect(
+            try PaymentHarness.canonical(retraction)
+                == #"{"amountTaxExclusive":8403,"amountTaxInclusive":10000,"creationDate":0,"erroneouslySubmitted":true,"eventType":"REFUND","lineItemId":"\#(transaction):dispute:adj_06cb1","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","restatement":true,"taxAmount":1597,"taxCountry":"DEU"}"#
+        )
+        // The retraction repeats the chargeback's REFUND as Apple holds it, creation date included.
+        let chargeback = try #require(
+            reported.first { $0["lineItemId"] as? String == "\(transaction):dispute:adj_06cb1" }
+        )
+        #expect(retraction["creationDate"] as? Int64 == chargeback["creationDate"] as? Int64)
+        let event = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
+            .first { $0.eventId == "evt_06rev" }
+        #expect(event?.outcome == "chargeback reversed; line item \(transaction):dispute:adj_06cb1 retracted")
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+}
