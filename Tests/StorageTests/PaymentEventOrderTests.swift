@@ -13,7 +13,7 @@ struct PaymentEventOrderTests {
         -> StoredPaymentEvent
     {
         StoredPaymentEvent(
-            provider: key == nil ? "stripe" : "paddle",
+            provider: ProviderID(key == nil ? "stripe" : "paddle"),
             eventId: id,
             type: "test",
             body: "{}",
@@ -44,8 +44,18 @@ struct PaymentEventOrderTests {
         let payments = ledger.payments
         #expect(try payments.storePaymentEvent(Self.event("refund", received: 10, occurred: 500, key: "txn_1")))
         #expect(try payments.storePaymentEvent(Self.event("late", received: 11, occurred: 900, key: "txn_1")))
-        try payments.deferPaymentEvent(provider: "paddle", eventId: "refund", until: 60_000, reason: "no sale")
-        try payments.deferPaymentEvent(provider: "paddle", eventId: "late", until: 60_000, reason: "no sale")
+        try payments.deferPaymentEvent(
+            provider: ProviderID("paddle"),
+            eventId: "refund",
+            until: 60_000,
+            reason: "no sale"
+        )
+        try payments.deferPaymentEvent(
+            provider: ProviderID("paddle"),
+            eventId: "late",
+            until: 60_000,
+            reason: "no sale"
+        )
         // `late` waits behind `refund`, dated before it and unprocessed: it stays due.
         #expect(try payments.paymentEvents(unprocessedOnly: true, dueAt: 1_000, limit: 10).map(\.eventId) == ["late"])
         // A later-dated event of the entity, or one of another, wakes nothing.

@@ -54,7 +54,11 @@ extension PaymentChangeMapper {
     /// `erroneouslySubmitted` true), in the change that marks the reversal done. Paddle's reversal does not name the
     /// chargeback it reverses: it is the one of the same payment and amount not reversed before. Until Apple has
     /// accepted the chargeback's `REFUND` there is nothing to retract yet, and the reversal waits.
-    func chargebackReversed(_ reversal: ChargebackReversal, event: (provider: ProviderID, eventId: String), at now: Int64)
+    func chargebackReversed(
+        _ reversal: ChargebackReversal,
+        event: (provider: ProviderID, eventId: String),
+        at now: Int64
+    )
         throws -> Decision
     {
         guard let charge = try ledger.payments.charge(key: reversal.paymentId) else {

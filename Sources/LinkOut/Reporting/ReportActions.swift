@@ -179,12 +179,12 @@ package struct ReportActions: Sendable {
 
     private func retraction(of lineItemId: String, token: StoredToken) throws -> String? {
         let accepted = Set(
-            try ledger.reports.reports(for: token.externalPurchaseId).filter { $0.state == .accepted }.map(
+            try ledger.reports.reports(for: token.token.externalPurchaseId).filter { $0.state == .accepted }.map(
                 \.requestIdentifier
             )
         )
         // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
-        let sent = try ledger.reports.lineItems(for: token.externalPurchaseId).filter {
+        let sent = try ledger.reports.lineItems(for: token.token.externalPurchaseId).filter {
             $0.lineItemId == lineItemId && $0.correction == nil
         }
         guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {

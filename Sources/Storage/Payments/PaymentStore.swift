@@ -133,7 +133,7 @@ public struct PaymentStore: Sendable {
                     UPDATE payment_events SET next_attempt_at = 0
                     WHERE provider = ? AND order_key = ? AND occurred_at > ? AND processed_at IS NULL
                     """,
-                    [.text(event.provider), .text(key), .integer(occurredAt)]
+                    [.text(event.provider.rawValue), .text(key), .integer(occurredAt)]
                 )
             }
             return !rows.isEmpty
