@@ -34,18 +34,18 @@ let package = Package(
         .target(
             name: "ExternalPurchase",
             dependencies: ["Domain", "Outbound", "Crypto"],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         .target(
             name: "Storage",
             dependencies: ["Domain", "CSQLite", "CLibPQ", "Lifecycle"],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         // Payment providers (demo, Stripe over Outbound), Stripe webhooks, and purchases as Apple line items.
         .target(
             name: "Payments",
             dependencies: ["Domain", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle"],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         .target(
             name: "LinkOut",
@@ -53,44 +53,44 @@ let package = Package(
                 "Domain", "HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound",
                 "Payments",
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         // The command line: argument parsing and printing; the work happens in LinkOut.
         .executableTarget(
             name: "linkout",
             dependencies: ["Domain", "LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",
             dependencies: ["Domain", "HTTPServer", "Logging", "Payments", "Crypto", "ExternalPurchase", "CLibPQ"],
             path: "Tests/TestSupport",
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "Logging", "TestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
-        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: swiftSettings),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"], swiftSettings: internalImports),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: internalImports),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: internalImports),
         .testTarget(
             name: "ExternalPurchaseTests",
             dependencies: ["Domain", "ExternalPurchase", "Crypto", "Outbound", "HTTPServer", "Logging", "TestSupport"],
             resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         .testTarget(
             name: "StorageTests",
             dependencies: ["Domain", "Storage", "TestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         .testTarget(
             name: "OutboundTests",
             dependencies: ["Outbound", "HTTPServer", "Logging"],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         .testTarget(
             name: "PaymentsTests",
@@ -98,7 +98,7 @@ let package = Package(
                 "Domain", "Payments", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle", "HTTPServer", "Logging",
                 "TestSupport",
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
         .testTarget(
             name: "LinkOutTests",
@@ -106,7 +106,7 @@ let package = Package(
                 "Domain", "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "ExternalPurchase",
                 "Crypto", "Payments",
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: internalImports
         ),
     ]
 )
@@ -136,12 +136,12 @@ if ProcessInfo.processInfo.environment["LINKOUT_FUZZ"] == "1" {
     package.targets.removeAll { $0.type == .test || $0.name == "TestSupport" || $0.name == "linkout" }
     // The fixed test chain the signed seeds were made with, shared by the targets that check signatures.
     package.targets.append(
-        .target(name: "LinkOutFuzzSupport", dependencies: ["ExternalPurchase", "Crypto"], swiftSettings: swiftSettings)
+        .target(name: "LinkOutFuzzSupport", dependencies: ["ExternalPurchase", "Crypto"], swiftSettings: internalImports)
     )
     for fuzz in fuzzTargets {
         package.products.append(.executable(name: "fuzz-\(fuzz.name)", targets: [fuzz.target]))
         package.targets.append(
-            .executableTarget(name: fuzz.target, dependencies: fuzz.dependencies, swiftSettings: swiftSettings)
+            .executableTarget(name: fuzz.target, dependencies: fuzz.dependencies, swiftSettings: internalImports)
         )
     }
 }

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// The decoded JSON of an external purchase token (Apple: "Receiving and decoding external purchase tokens").
 ///

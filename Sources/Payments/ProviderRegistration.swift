@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A kind of provider, declared beside its code: its id, the keys of its configuration block, and how it is
 /// made from them. `ProviderRegistry.all` lists one of these per provider.

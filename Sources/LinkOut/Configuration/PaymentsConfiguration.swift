@@ -1,7 +1,7 @@
-import Domain
+package import Domain
 import ExternalPurchase
 import Foundation
-import Payments
+package import Payments
 
 extension Configuration {
     /// `payments` section: who takes the money.

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A token's fields as the ledger records them (decoded by `ExternalPurchase`; kept as plain values here so
 /// storage does not depend on the domain module). What the ledger adds once it has seen the token is
