@@ -2,13 +2,13 @@
 import Foundation
 import PackageDescription
 
+// InternalImportsByDefault: an import is internal unless it says otherwise, so a module's public (or package) face
+// names exactly the modules it exposes (`public import`, `package import`); the others stay its own business.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
-// An import is internal unless it says otherwise, so a module's public face names exactly the modules it
-// exposes (`public import`); the others stay its own business.
-let internalImports = swiftSettings + [.enableUpcomingFeature("InternalImportsByDefault")]
 
 let package = Package(
     name: "linkout",
@@ -18,34 +18,34 @@ let package = Package(
     targets: [
         // Linux system calls the Glibc module hides (accept4, epoll, eventfd need _GNU_SOURCE or packed structs).
         .target(name: "CSystem", cSettings: [.define("_GNU_SOURCE")]),
-        .target(name: "Logging", swiftSettings: internalImports),
+        .target(name: "Logging", swiftSettings: swiftSettings),
         // The domain's small value types every layer shares, storage included: no dependencies of its own.
-        .target(name: "Domain", swiftSettings: internalImports),
+        .target(name: "Domain", swiftSettings: swiftSettings),
         // Threads of our own and an injectable clock, shared by every layer that runs in the background.
-        .target(name: "Lifecycle", swiftSettings: internalImports),
-        .target(name: "HTTPServer", dependencies: ["CSystem", "Logging", "Lifecycle"], swiftSettings: internalImports),
+        .target(name: "Lifecycle", swiftSettings: swiftSettings),
+        .target(name: "HTTPServer", dependencies: ["CSystem", "Logging", "Lifecycle"], swiftSettings: swiftSettings),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // HMAC-SHA256 and ES256 over OpenSSL: the only user of CCrypto.
-        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: internalImports),
-        .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: internalImports),
+        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
+        .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .target(
             name: "ExternalPurchase",
             dependencies: ["Domain", "Outbound", "Crypto"],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         .target(
             name: "Storage",
             dependencies: ["Domain", "CSQLite", "CLibPQ", "Lifecycle"],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         // Payment providers (demo, Stripe over Outbound), Stripe webhooks, and purchases as Apple line items.
         .target(
             name: "Payments",
             dependencies: ["Domain", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle"],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         .target(
             name: "LinkOut",
@@ -53,44 +53,44 @@ let package = Package(
                 "Domain", "HTTPServer", "Logging", "Lifecycle", "ExternalPurchase", "Storage", "Crypto", "Outbound",
                 "Payments",
             ],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         // The command line: argument parsing and printing; the work happens in LinkOut.
         .executableTarget(
             name: "linkout",
             dependencies: ["Domain", "LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",
             dependencies: ["Domain", "HTTPServer", "Logging", "Payments", "Crypto", "ExternalPurchase", "CLibPQ"],
             path: "Tests/TestSupport",
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "Logging", "TestSupport"],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
-        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"], swiftSettings: internalImports),
-        .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: internalImports),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: internalImports),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: swiftSettings),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ExternalPurchaseTests",
             dependencies: ["Domain", "ExternalPurchase", "Crypto", "Outbound", "HTTPServer", "Logging", "TestSupport"],
             resources: [.copy("Fixtures")],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "StorageTests",
             dependencies: ["Domain", "Storage", "TestSupport"],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "OutboundTests",
             dependencies: ["Outbound", "HTTPServer", "Logging"],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PaymentsTests",
@@ -98,7 +98,7 @@ let package = Package(
                 "Domain", "Payments", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle", "HTTPServer", "Logging",
                 "TestSupport",
             ],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LinkOutTests",
@@ -106,7 +106,7 @@ let package = Package(
                 "Domain", "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "ExternalPurchase",
                 "Crypto", "Payments",
             ],
-            swiftSettings: internalImports
+            swiftSettings: swiftSettings
         ),
     ]
 )
@@ -136,12 +136,12 @@ if ProcessInfo.processInfo.environment["LINKOUT_FUZZ"] == "1" {
     package.targets.removeAll { $0.type == .test || $0.name == "TestSupport" || $0.name == "linkout" }
     // The fixed test chain the signed seeds were made with, shared by the targets that check signatures.
     package.targets.append(
-        .target(name: "LinkOutFuzzSupport", dependencies: ["ExternalPurchase", "Crypto"], swiftSettings: internalImports)
+        .target(name: "LinkOutFuzzSupport", dependencies: ["ExternalPurchase", "Crypto"], swiftSettings: swiftSettings)
     )
     for fuzz in fuzzTargets {
         package.products.append(.executable(name: "fuzz-\(fuzz.name)", targets: [fuzz.target]))
         package.targets.append(
-            .executableTarget(name: fuzz.target, dependencies: fuzz.dependencies, swiftSettings: internalImports)
+            .executableTarget(name: fuzz.target, dependencies: fuzz.dependencies, swiftSettings: swiftSettings)
         )
     }
 }
