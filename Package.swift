@@ -2,13 +2,13 @@
 import Foundation
 import PackageDescription
 
+// InternalImportsByDefault: an import is internal unless it says otherwise, so a module's public (or package) face
+// names exactly the modules it exposes (`public import`, `package import`); the others stay its own business.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
-// An import is internal unless it says otherwise, so a module's public face names exactly the modules it
-// exposes (`public import`); the others stay its own business.
-let internalImports = swiftSettings + [.enableUpcomingFeature("InternalImportsByDefault")]
 
 let package = Package(
     name: "linkout",
@@ -18,19 +18,19 @@ let package = Package(
     targets: [
         // Linux system calls the Glibc module hides (accept4, epoll, eventfd need _GNU_SOURCE or packed structs).
         .target(name: "CSystem", cSettings: [.define("_GNU_SOURCE")]),
-        .target(name: "Logging", swiftSettings: internalImports),
+        .target(name: "Logging", swiftSettings: swiftSettings),
         // The domain's small value types every layer shares, storage included: no dependencies of its own.
-        .target(name: "Domain", swiftSettings: internalImports),
+        .target(name: "Domain", swiftSettings: swiftSettings),
         // Threads of our own and an injectable clock, shared by every layer that runs in the background.
-        .target(name: "Lifecycle", swiftSettings: internalImports),
-        .target(name: "HTTPServer", dependencies: ["CSystem", "Logging", "Lifecycle"], swiftSettings: internalImports),
+        .target(name: "Lifecycle", swiftSettings: swiftSettings),
+        .target(name: "HTTPServer", dependencies: ["CSystem", "Logging", "Lifecycle"], swiftSettings: swiftSettings),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // HMAC-SHA256 and ES256 over OpenSSL: the only user of CCrypto.
-        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: internalImports),
-        .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: internalImports),
+        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
+        .target(name: "Outbound", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .target(
             name: "ExternalPurchase",
             dependencies: ["Domain", "Outbound", "Crypto"],

@@ -1,4 +1,4 @@
-import Crypto
+public import Crypto
 import Foundation
 
 /// The bearer token for Apple's server APIs (App Store Server API "Generating JSON Web Tokens for API requests"):

@@ -1,6 +1,6 @@
-import Domain
+public import Domain
 import Foundation
-import Outbound
+public import Outbound
 
 /// Apple's App Store Server API over libcurl, as far as notifications need it: Get Notification History
 /// (`POST /inApps/v1/notifications/history`, S44). Same authentication as the External Purchase Server API: a

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The one encoding of what linkout stores for Apple and sends to it (reports, line items, tokens): sorted keys,
 /// slashes as they are. A retry must send the same bytes under the same `requestIdentifier` (spec §5.3), so every

@@ -1,6 +1,6 @@
-import Domain
+public import Domain
 import Foundation
-import Outbound
+public import Outbound
 
 /// Apple's External Purchase Server API over libcurl: `PUT /externalPurchase/v1/reports` and
 /// `GET /externalPurchase/v1/reports/{requestIdentifier}`, on the production or sandbox host by the token's

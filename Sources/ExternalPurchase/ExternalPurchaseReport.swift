@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// The body of Apple's Send External Purchase Report call (`ExternalPurchaseReport`), with Apple's JSON names.
 public struct ExternalPurchaseReport: Sendable, Equatable, Codable {

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// The decoded payload of an App Store Server Notification V2 (`responseBodyV2DecodedPayload`, spec §6.2), as
 /// far as external purchase tokens and `TEST` notifications need it. Unknown keys are ignored and unknown types

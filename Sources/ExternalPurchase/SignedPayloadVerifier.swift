@@ -1,4 +1,4 @@
-import Crypto
+public import Crypto
 import Foundation
 
 /// Verifies the `signedPayload` of an App Store Server Notification V2 the way spec §6.4 lays out, offline:

@@ -1,4 +1,4 @@
-import ExternalPurchase
+public import ExternalPurchase
 import Foundation
 
 /// Payment facts → Apple's line items (apple-external-purchase.md §5.5), as a pure mapping: no I/O, no clock,

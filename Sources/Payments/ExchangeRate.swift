@@ -1,4 +1,4 @@
-import ExternalPurchase
+public import ExternalPurchase
 
 /// The rate for reporting a purchase whose pricing currency Apple does not accept as a reporting currency:
 /// Apple then wants the amounts in EUR or USD and `exchangeRate` with `pricing × exchangeRate = reporting`,

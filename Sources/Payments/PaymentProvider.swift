@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A payment provider as one value: it starts checkouts, verifies and decodes its webhooks into `PaymentEvent`,
 /// says whether its money is real, and may ask its own API for more while an event is acted on. The application

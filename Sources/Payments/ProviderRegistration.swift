@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A kind of provider, declared beside its code: its id, the keys of its configuration block, how long its
 /// payment sessions live, and how it is made from its settings. `ProviderRegistry.all` lists one of these per

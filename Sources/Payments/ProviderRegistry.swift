@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// Every payment provider linkout can run with, by id. `payments.provider` names one of them; its block
 /// `payments.<id>` configures it. A new provider is a folder beside `Stripe/` with its registration, and one

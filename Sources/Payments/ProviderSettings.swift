@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Foundation
 
 /// A provider's configuration as the operator wrote it: `payments.<id>` with environment variables and secret

@@ -1,5 +1,5 @@
 import Foundation
-import Lifecycle
+public import Lifecycle
 import Synchronization
 
 /// The durable record of every token, visit, checkout and report, under one data folder.

@@ -2,9 +2,9 @@ import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
-import Lifecycle
-import Logging
-import Storage
+package import Lifecycle
+package import Logging
+package import Storage
 
 /// The linkout server: configuration in, ledger opened, routes wired, HTTP core started.
 package final class Application: Sendable {

@@ -1,7 +1,7 @@
 import ExternalPurchase
-import Foundation
-import HTTPServer
-import Logging
+package import Foundation
+package import HTTPServer
+package import Logging
 import Payments
 
 /// linkout's whole configuration, built in one place from `config.json`, then `LINKOUT_*` environment variables,

@@ -1,8 +1,8 @@
-import Domain
+package import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
-import Payments
+package import Payments
 
 extension Configuration {
     /// `payments` section: who takes the money.

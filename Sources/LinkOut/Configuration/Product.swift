@@ -1,4 +1,4 @@
-import Payments
+package import Payments
 
 /// A product offered on the checkout page (`catalog` in config.json).
 package struct Product: Sendable, Equatable {

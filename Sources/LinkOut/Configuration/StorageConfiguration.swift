@@ -1,4 +1,4 @@
-import Storage
+package import Storage
 
 extension Configuration {
     /// `storage` section.

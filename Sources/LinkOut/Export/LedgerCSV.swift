@@ -1,6 +1,6 @@
 import Domain
 import Foundation
-import Storage
+package import Storage
 
 /// The CSV form of the token ledger (RFC 4180 quoting), shared by the CLI export and the admin API.
 package enum LedgerCSV {

@@ -1,5 +1,5 @@
 import Domain
-import Storage
+package import Storage
 
 /// The CSV form of the purchases (RFC 4180 quoting as in `LedgerCSV`), for the CLI export and the admin API.
 package enum PurchasesCSV {

@@ -2,7 +2,7 @@ import Domain
 import ExternalPurchase
 import Lifecycle
 import Logging
-import Storage
+package import Storage
 
 /// Recovery through Get Notification History (spec §6), page by page: each page's notifications are stored and
 /// acted on, then the pagination token of the next page is written to the ledger (`history_recovery`), and only

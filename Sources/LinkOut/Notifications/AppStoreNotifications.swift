@@ -3,9 +3,9 @@ import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
-import Logging
+package import Logging
 import Outbound
-import Storage
+package import Storage
 import Synchronization
 
 /// App Store Server Notifications V2 for external purchase tokens (spec §6): receiving (the route and

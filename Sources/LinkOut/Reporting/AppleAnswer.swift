@@ -1,6 +1,6 @@
 import Domain
-import ExternalPurchase
-import Outbound
+package import ExternalPurchase
+package import Outbound
 import Storage
 
 /// What Apple's answer to one report means for the outbox: a pure function of the answer, the attempts so far

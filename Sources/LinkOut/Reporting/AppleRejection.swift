@@ -1,7 +1,7 @@
 import Domain
-import ExternalPurchase
+package import ExternalPurchase
 import Foundation
-import Storage
+package import Storage
 
 /// What a `400` Apple stands by means for one report, decided from what its `SendReportErrorResponse` carries
 /// (spec §5.6): Apple does not publish the numeric `errorCode` values, so the decision rests on the fields an

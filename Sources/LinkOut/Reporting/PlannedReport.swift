@@ -1,5 +1,5 @@
-import Domain
-import ExternalPurchase
+package import Domain
+package import ExternalPurchase
 
 /// A report to put in the outbox, or a rejected one to revise.
 package struct PlannedReport: Sendable {

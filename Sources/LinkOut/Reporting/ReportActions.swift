@@ -1,8 +1,8 @@
 import Domain
 import ExternalPurchase
 import Foundation
-import Lifecycle
-import Storage
+package import Lifecycle
+package import Storage
 
 /// What an operator can do about a token that needs attention, from the command line (`linkout report …`) or
 /// the admin API (`POST /admin/tokens/{id}/…`): send its rejected report again, report it `NO_LINE_ITEM`, or

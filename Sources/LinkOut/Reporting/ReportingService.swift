@@ -3,12 +3,12 @@ import Dispatch
 import Domain
 import ExternalPurchase
 import Foundation
-import Lifecycle
-import Logging
+package import Lifecycle
+package import Logging
 import Outbound
 import Payments
-import Storage
-import Synchronization
+package import Storage
+package import Synchronization
 
 /// Reports every recorded token to Apple, exactly once per piece of content, through the ledger's outbox.
 ///

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 extension ProviderID {
     /// The demo (`payments.provider: "demo"`, the default): no keys, nothing charged.

@@ -1,5 +1,5 @@
 import Foundation
-import Outbound
+public import Outbound
 
 /// Paddle Billing's API (v1, paddle.md §1–3) over the libcurl client: create a transaction for a checkout, read
 /// one back (with its address, for the customer's country), and find the transaction of an intent again.

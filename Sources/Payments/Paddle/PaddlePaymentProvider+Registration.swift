@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 extension ProviderID {
     /// Paddle Billing, API v1 (`payments.provider: "paddle"`): the merchant of record.

@@ -1,5 +1,5 @@
 import Foundation
-import Lifecycle
+public import Lifecycle
 import Synchronization
 
 /// Starts payments as Paddle transactions (`POST /transactions`, paddle.md §2) and sends the person to the

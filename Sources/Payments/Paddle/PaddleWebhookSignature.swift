@@ -1,5 +1,5 @@
 import Crypto
-import Lifecycle
+public import Lifecycle
 
 /// Checks the `Paddle-Signature` header of a notification (paddle.md §4) before anything in the body is
 /// believed: `ts=<unix seconds>;h1=<hex>[;h1=<hex>…]`, where each `h1` is the lowercase hex HMAC-SHA256 of

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 extension ProviderID {
     /// Stripe Checkout (`payments.provider: "stripe"`).

@@ -1,5 +1,5 @@
 import Foundation
-import Outbound
+public import Outbound
 
 /// Starts payments as Stripe Checkout Sessions (`POST /v1/checkout/sessions`, stripe.md §2) through the
 /// libcurl client, and sends the person to Stripe's hosted page. What Stripe learns about the purchase comes

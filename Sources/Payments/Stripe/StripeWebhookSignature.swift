@@ -1,5 +1,5 @@
 import Crypto
-import Lifecycle
+public import Lifecycle
 
 /// Checks the `Stripe-Signature` header of a webhook delivery (stripe.md §4), before anything in the body is
 /// believed: `t=<unix>,v1=<hex>[,v1=<hex>…][,v0=…]`, where each `v1` is the lowercase hex HMAC-SHA256 of

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// Tokens first seen on one UTC day, from one environment and one source (`url` or `app`). Days are whole UTC
 /// days counted from the epoch (`timestamp / Milliseconds.day`).

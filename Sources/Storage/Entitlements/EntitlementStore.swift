@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Foundation
 
 /// Redemption codes and the entitlement webhook outbox.

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// What one try to deliver an entitlement event came to.
 public struct WebhookAttempt: Sendable {

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// An entitlement event for the developer's backend, in the durable outbox: the exact bytes are fixed when the
 /// event is made, so every retry sends the same event id and body; events of one purchase go out in order.

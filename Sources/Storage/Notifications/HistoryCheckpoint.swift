@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// How far a notification history recovery got for one app and environment in one window (`history_recovery`).
 public struct HistoryCheckpoint: Sendable, Equatable {

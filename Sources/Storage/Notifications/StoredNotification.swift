@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// An App Store Server Notification as received: stored (deduplicated by `notificationUUID`, Apple: "Use this
 /// value to identify a duplicate notification") after its signature verified and before it is acknowledged,

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// Everything one payment event changes, written in one transaction together with marking the event done: a
 /// crash leaves either all of it or none, and the event is then acted on again from storage.

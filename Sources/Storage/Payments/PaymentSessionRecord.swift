@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A payment started for a checkout: the provider's session, which our intent created it (the idempotency
 /// key), and where it stands. An open session holds back the token's `NO_LINE_ITEM` report while the payment

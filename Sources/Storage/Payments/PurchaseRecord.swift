@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A paid purchase (one-time, or a subscription from its start), keyed by the provider's session id. Amounts
 /// are in the provider's minor units of `currency`; never floating point.

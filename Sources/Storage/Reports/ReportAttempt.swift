@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// What happened to one attempt to send a report.
 public struct ReportAttempt: Sendable {

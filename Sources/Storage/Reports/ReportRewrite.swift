@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// How Apple's rejection changes a report before it goes again under the same `requestIdentifier` (Apple:
 /// "resubmit the full report using the same requestIdentifier", spec §5.2): a new body and status, and the line

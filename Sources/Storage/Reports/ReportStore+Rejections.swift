@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// Apple's rejections (spec §5.6) in the outbox: recording what a `400` changed, the rejected reports that can
 /// go again, the tokens that need a person, and the operator's corrections.

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// The report outbox: line items posted for tokens, and the reports built from them or from their absence.
 /// Every change that sends or settles a report happens in one transaction with what it depends on, so a crash

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A report in the outbox, as stored: the exact JSON body, so every retry sends the same bytes.
 public struct StoredReport: Sendable, Equatable, Codable {

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A checkout as the checkout page needs it.
 public struct CheckoutRecord: Sendable, Equatable {

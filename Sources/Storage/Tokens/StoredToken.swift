@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A token as the ledger holds it: Apple's token and what arrived with it (without the raw token), and what the
 /// ledger learned since. The one read model for export, the admin API and reporting.

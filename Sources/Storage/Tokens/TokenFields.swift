@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A token as the ledger records it: Apple's token as decoded, and what arrived with it. What the ledger adds once
 /// it has seen the token is `StoredToken`.

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Synchronization
 
 /// Tokens and what leads to them: landing visits, checkouts and the products chosen on them. Reads never wait for
