@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Foundation
 
 /// Apple's documented rules for reports and line items, checked locally so a bad report is caught where it is

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Foundation
 
 /// Turns the text of an `externalPurchaseToken` into its JSON fields (Apple: "a string that is Base64URL-encoded

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Foundation
 
 /// Makes StoreKit-shaped tokens and redirect URLs for testing without a device (`linkout simulate`).

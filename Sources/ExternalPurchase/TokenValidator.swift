@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// Checks a decoded token against the link it came in and the apps this server is configured for.
 ///

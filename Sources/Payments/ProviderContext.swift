@@ -1,4 +1,4 @@
-import Lifecycle
+public import Lifecycle
 
 /// What every provider may use when it is made, beside its own settings.
 public struct ProviderContext: Sendable {

@@ -1,7 +1,7 @@
 package import Domain
 import ExternalPurchase
 import Foundation
-import Lifecycle
+package import Lifecycle
 package import Payments
 
 extension Configuration {

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A processed payment event whose Apple line item is held, for the token it belongs to and why (an exchange
 /// rate within 48 hours of the sale is missing). Its line item is made from the event once the cause is gone.

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// Payment events whose Apple line item waits for an exchange rate (migration 9).
 extension PaymentStore {

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Foundation
 
 /// Payment sessions, provider events, purchases and their charges.

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// A provider's webhook event as received: stored (deduplicated by provider and event id) before it is
 /// acknowledged, then acted on from here, so a crash between the two loses nothing.
