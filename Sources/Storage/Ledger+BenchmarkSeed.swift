@@ -22,10 +22,12 @@ extension Ledger {
             for (day, tokens) in days {
                 try connection.query(
                     """
-                    INSERT INTO token_days (day, environment, source, tokens) VALUES (?, 'production', 'url', ?)
-                    ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens
+                    INSERT INTO token_days (day, environment, source, tokens, reported)
+                    VALUES (?, 'production', 'url', ?, ?)
+                    ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens,
+                        reported = token_days.reported + excluded.reported
                     """,
-                    [.integer(day), .integer(tokens)]
+                    [.integer(day), .integer(tokens), .integer(tokens)]
                 )
             }
             try connection.query(
@@ -62,6 +64,7 @@ extension Ledger {
             let checkout = "chk-" + id
             tokens += [
                 .text(id), .text(checkout), .integer(created), .integer(seen), .integer(seen), .integer(reported),
+                .integer(reported),
             ]
             checkouts += [.text(checkout), .text(id), .integer(seen)]
             visits += [.text(checkout), .text(id), .integer(seen)]
@@ -78,8 +81,8 @@ extension Ledger {
             """
             INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
                 token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
-                last_seen_at, visit_count, report_queued_at)
-            VALUES \(values("(?, ?, '', 1234567890, 'com.example', NULL, ?, NULL, 'production', 'url', NULL, ?, ?, 1, ?)"))
+                last_seen_at, visit_count, report_queued_at, report_accepted_at)
+            VALUES \(values("(?, ?, '', 1234567890, 'com.example', NULL, ?, NULL, 'production', 'url', NULL, ?, ?, 1, ?, ?)"))
             """,
             tokens
         )
