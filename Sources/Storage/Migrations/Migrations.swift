@@ -1,3 +1,5 @@
+import Domain
+
 /// The schema, as numbered migrations applied in order at start-up. Never edit a released migration; add one.
 enum Migrations {
     /// Version 1. Tables the landing path writes are WITHOUT ROWID where their key is text, so each insert
@@ -335,6 +337,28 @@ enum Migrations {
             """
         ),
         (
+            // The report planner reads what may be due, not every token (issue: cost that does not grow with the
+            // ledger). `report_queued_at` says when a token's first report was queued (set in the transaction
+            // that queues it); a token without one is indexed by its creation date, apart by whether it waits
+            // for the quiet time (a range up to `now - wait`) or may be due at once (announced by Apple, or a
+            // custom-link type that may be a duplicate or expire). Line items no report carries yet are
+            // indexed by their token. Back-filled from the reports there are.
+            16,
+            """
+            ALTER TABLE tokens ADD COLUMN report_queued_at INTEGER;
+            UPDATE tokens SET report_queued_at = (SELECT min(r.created_at) FROM reports r
+                WHERE r.external_purchase_id = tokens.external_purchase_id);
+            CREATE INDEX tokens_awaiting_quiet ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL
+                    AND (token_type IS NULL OR token_type NOT IN ('ACQUISITION', 'SERVICES'));
+            CREATE INDEX tokens_awaiting_other ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL
+                    AND (report_due_at IS NOT NULL OR token_type IN ('ACQUISITION', 'SERVICES'));
+            CREATE INDEX line_items_unreported ON line_items(external_purchase_id)
+                WHERE report_request_identifier IS NULL AND held_since IS NULL AND correction IS NULL;
+            """
+        ),
+        (
             // The money view (issue 21): one row per line item as Apple sees it now (its latest version not set
             // aside), with amounts in milli-units, the report carrying it, Apple's acceptance and the commission
             // estimate; and a daily roll-up, added to as rows change, so revenue over a year reads days, not
@@ -404,6 +428,40 @@ enum Migrations {
                 PRIMARY KEY (day, bundle_id, environment, provider, product_id, tax_country, pricing_currency,
                     reporting_currency)
             ) WITHOUT ROWID;
+            """
+        ),
+        (
+            // The dashboard and the metrics read counts kept where the rows are written, not counted from every
+            // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent and
+            // those with a purchase (`token_days`, the dashboard's chart and funnel), and the reports ever queued
+            // (`ledger_counts`). They change by additive updates only, in the transaction that writes the rows,
+            // so instances writing at once stay exact. Both are back-filled here. The token list pages by
+            // first-seen time through an index, and a checkout's intents are found through theirs.
+            19,
+            """
+            CREATE INDEX checkout_intents_checkout ON checkout_intents(checkout_id);
+            CREATE TABLE token_days (
+                day INTEGER NOT NULL,
+                environment TEXT NOT NULL,
+                source TEXT NOT NULL,
+                tokens INTEGER NOT NULL,
+                checkouts INTEGER NOT NULL DEFAULT 0,
+                payments INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (day, environment, source)
+            ) WITHOUT ROWID;
+            INSERT INTO token_days (day, environment, source, tokens, checkouts, payments)
+                SELECT t.first_seen_at / \(Milliseconds.day), t.environment, t.source, count(*),
+                    sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i WHERE i.checkout_id = t.checkout_id)
+                        THEN 1 ELSE 0 END),
+                    sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p WHERE p.external_purchase_id = t.external_purchase_id)
+                        THEN 1 ELSE 0 END)
+                FROM tokens t GROUP BY t.first_seen_at / \(Milliseconds.day), t.environment, t.source;
+            CREATE TABLE ledger_counts (
+                name TEXT PRIMARY KEY,
+                n INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO ledger_counts (name, n) SELECT 'reports', count(*) FROM reports;
+            CREATE INDEX tokens_first_seen ON tokens(first_seen_at, external_purchase_id);
             """
         ),
     ]

@@ -202,6 +202,12 @@ public struct NotificationStore: Sendable {
             ]
         )
         guard !inserted.isEmpty else { return false }
+        try TokenDays.addToken(
+            firstSeenAt: at,
+            environment: token.token.environment,
+            source: token.source,
+            into: connection
+        )
         try connection.query(
             """
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)
