@@ -359,6 +359,78 @@ enum Migrations {
             """
         ),
         (
+            // The money view (issue 21): one row per line item as Apple sees it now (its latest version not set
+            // aside), with amounts in milli-units, the report carrying it, Apple's acceptance and the commission
+            // estimate; and a daily roll-up, added to as rows change, so revenue over a year reads days, not
+            // line items. Filled from the stored line items by `backfills[17]`.
+            17,
+            """
+            CREATE TABLE money_line_items (
+                environment TEXT NOT NULL,
+                bundle_id TEXT NOT NULL,
+                line_item_id TEXT NOT NULL,
+                line_item_row INTEGER NOT NULL,
+                external_purchase_id TEXT NOT NULL,
+                creation_date INTEGER NOT NULL,
+                event_type TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                product_type TEXT NOT NULL,
+                subscription_event TEXT,
+                quantity INTEGER,
+                reference_line_item_id TEXT,
+                amount_tax_inclusive INTEGER NOT NULL,
+                amount_tax_exclusive INTEGER NOT NULL,
+                tax_amount INTEGER NOT NULL,
+                net_amount_tax_exclusive INTEGER NOT NULL,
+                reporting_currency TEXT NOT NULL,
+                pricing_currency TEXT NOT NULL,
+                pricing_amount INTEGER NOT NULL,
+                pricing_amount_source TEXT NOT NULL,
+                exchange_rate TEXT,
+                tax_country TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                retracted INTEGER NOT NULL,
+                held INTEGER NOT NULL,
+                report_request_identifier TEXT,
+                report_state TEXT,
+                accepted_at INTEGER,
+                regime_id TEXT,
+                tap_at INTEGER,
+                days_from_tap INTEGER,
+                commissionable INTEGER NOT NULL,
+                commission_basis_points INTEGER NOT NULL,
+                commission INTEGER NOT NULL,
+                PRIMARY KEY (environment, bundle_id, line_item_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX money_line_items_date ON money_line_items(creation_date);
+            CREATE INDEX money_line_items_row ON money_line_items(line_item_row);
+            CREATE INDEX money_line_items_report ON money_line_items(report_request_identifier)
+                WHERE report_request_identifier IS NOT NULL;
+            CREATE TABLE money_daily (
+                day INTEGER NOT NULL,
+                bundle_id TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                tax_country TEXT NOT NULL,
+                pricing_currency TEXT NOT NULL,
+                reporting_currency TEXT NOT NULL,
+                sales INTEGER NOT NULL,
+                sales_amount INTEGER NOT NULL,
+                sales_tax INTEGER NOT NULL,
+                sales_pricing INTEGER NOT NULL,
+                refunds INTEGER NOT NULL,
+                refunds_amount INTEGER NOT NULL,
+                refunds_tax INTEGER NOT NULL,
+                refunds_pricing INTEGER NOT NULL,
+                commission INTEGER NOT NULL,
+                commissionable INTEGER NOT NULL,
+                PRIMARY KEY (day, bundle_id, environment, provider, product_id, tax_country, pricing_currency,
+                    reporting_currency)
+            ) WITHOUT ROWID;
+            """
+        ),
+        (
             // The dashboard and the metrics read counts kept where the rows are written, not counted from every
             // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent, with
             // a purchase and with an accepted report (`token_days`, the dashboard's chart and funnel), and the
@@ -404,6 +476,15 @@ enum Migrations {
         ),
     ]
 
+    /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows
+    /// and the daily roll-up from the line items already stored (no regime is in force yet; the server
+    /// classifies them again when it starts with regimes, see `MoneyStore.useRegimes`).
+    static let backfills: [Int64: @Sendable (any SQLConnection, SQLDialect) throws(StorageError) -> Void] = [
+        17: { connection, dialect throws(StorageError) in
+            try MoneyRows.rebuild(in: connection, dialect: dialect, regimes: [])
+        }
+    ]
+
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
     /// PostgreSQL calls them `LEAST` and `GREATEST` and has `min`/`max` only as aggregates of one argument.
     static let postgresFunctions = """
@@ -438,6 +519,7 @@ enum Migrations {
             try connection.begin()
             do throws(StorageError) {
                 try connection.execute(dialect.schema(migration.sql))
+                try backfills[migration.version]?(connection, dialect)
                 try connection.query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                     [.integer(migration.version), .integer(now)]

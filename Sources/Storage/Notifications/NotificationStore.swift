@@ -119,6 +119,7 @@ public struct NotificationStore: Sendable {
                     """,
                     [.integer(change.at), .text(dueNow)]
                 )
+                try MoneyRows.reportsChanged(forToken: dueNow, in: connection)
             }
             try connection.query(
                 "UPDATE notifications SET processed_at = ?, outcome = ? WHERE notification_uuid = ?",

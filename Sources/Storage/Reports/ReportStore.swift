@@ -117,14 +117,26 @@ public struct ReportStore: Sendable {
 
     /// Moves a held line item onto a token; false when it was placed already.
     public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
-        try database.writer.write { connection throws(StorageError) in
-            !(try connection.query(
-                """
-                UPDATE line_items SET external_purchase_id = ?, held_since = NULL
-                WHERE id = ? AND held_since IS NOT NULL RETURNING 1
-                """,
-                [.text(externalPurchaseId), .integer(rowId)]
-            ).isEmpty)
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
+            guard
+                let placed = try connection.query(
+                    """
+                    UPDATE line_items SET external_purchase_id = ?, held_since = NULL
+                    WHERE id = ? AND held_since IS NOT NULL RETURNING line_item_id
+                    """,
+                    [.text(externalPurchaseId), .integer(rowId)]
+                ).first
+            else { return false }
+            try MoneyRows.refresh(
+                lineItemId: placed[0].text ?? "",
+                externalPurchaseId: externalPurchaseId,
+                in: connection,
+                dialect: dialect,
+                regimes: regimes
+            )
+            return true
         }
     }
 
@@ -412,11 +424,20 @@ public struct ReportStore: Sendable {
         for externalPurchaseId: String,
         at: Int64
     ) throws(StorageError) {
-        try database.writer.write { connection throws(StorageError) in
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
             for item in items {
                 try connection.query(
                     "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
                     [.text(externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(at)]
+                )
+                try MoneyRows.refresh(
+                    lineItemId: item.lineItemId,
+                    externalPurchaseId: externalPurchaseId,
+                    in: connection,
+                    dialect: dialect,
+                    regimes: regimes
                 )
             }
         }
@@ -459,6 +480,7 @@ public struct ReportStore: Sendable {
                 )
                 guard !claimed.isEmpty else { throw StorageError(.conflict, "line item already reported") }
             }
+            try MoneyRows.claimed(rows: lineItemRows, by: report.requestIdentifier, in: connection)
         }
     }
 
@@ -485,6 +507,7 @@ public struct ReportStore: Sendable {
                     [.text(requestIdentifier), .integer(row)]
                 )
             }
+            try MoneyRows.claimed(rows: lineItemRows, by: requestIdentifier, in: connection)
         }
     }
 
@@ -510,6 +533,8 @@ public struct ReportStore: Sendable {
             if attempt.state == .accepted, let token = updated.first?.first?.text {
                 try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
             }
+            // Apple's acceptance reaches the money rows in the same transaction.
+            try MoneyRows.reportChanged(requestIdentifier, in: connection)
         }
     }
 
