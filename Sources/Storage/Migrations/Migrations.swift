@@ -439,6 +439,8 @@ enum Migrations {
             // token's first report was accepted; the tokens without one (the few not reported yet) are indexed
             // by first sighting for the oldest-unreported gauge. All are back-filled here. The token list pages
             // by first-seen time through an index, and a checkout's intents are found through theirs.
+            // `tokens_refresh` holds only the types that can be duplicates (spec §3.4): a landing's token has no
+            // type and paid for an entry no query reads.
             19,
             """
             CREATE INDEX checkout_intents_checkout ON checkout_intents(checkout_id);
@@ -472,6 +474,9 @@ enum Migrations {
             ) WITHOUT ROWID;
             INSERT INTO ledger_counts (name, n) SELECT 'reports', count(*) FROM reports;
             CREATE INDEX tokens_first_seen ON tokens(first_seen_at, external_purchase_id);
+            DROP INDEX tokens_refresh;
+            CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at)
+                WHERE token_type IN ('ACQUISITION', 'SERVICES');
             """
         ),
     ]

@@ -251,12 +251,14 @@ public struct ReportStore: Sendable {
     /// SQL true when a token `s` of the same app, environment and type as `t`, matching `condition`, is the one
     /// transactions are reported on rather than `t`: it has line items, or was seen first; one reported
     /// `DUPLICATE_TOKEN` never is. Two lookups (refreshed copy, same account) rather than one with an OR, so each
-    /// uses its index (`tokens_refresh`, `tokens_account`).
+    /// uses its index (`tokens_refresh`, `tokens_account`). The type's set is repeated (`t`'s is in it already)
+    /// so the lookup may use `tokens_refresh`, which holds only the types that can be duplicates.
     static func primarySibling(where condition: String) -> String {
         """
         EXISTS (SELECT 1 FROM tokens s WHERE \(condition)
             AND s.bundle_id = t.bundle_id AND s.app_apple_id = t.app_apple_id
             AND s.environment = t.environment AND s.token_type = t.token_type
+            AND s.token_type IN ('ACQUISITION', 'SERVICES')
             AND s.external_purchase_id <> t.external_purchase_id
             AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = s.external_purchase_id
                 AND d.status = 'DUPLICATE_TOKEN')
