@@ -64,10 +64,24 @@ extension OpenAPIDocumentTests {
         static let revenue = RevenueReport(
             days: [
                 MoneyDay(
-                    day: 20_400, bundleId: "com.example", environment: .production, provider: "stripe",
-                    productId: "pro", taxCountry: "DEU", pricingCurrency: "EUR", reportingCurrency: "EUR", sales: 1,
-                    salesAmount: 2990, salesTax: 477, salesPricing: 2990, refunds: 0, refundsAmount: 0, refundsTax: 0,
-                    refundsPricing: 0, commission: 377, commissionable: 1
+                    day: 20_400,
+                    bundleId: "com.example",
+                    environment: .production,
+                    provider: "stripe",
+                    productId: "pro",
+                    taxCountry: "DEU",
+                    pricingCurrency: "EUR",
+                    reportingCurrency: "EUR",
+                    sales: 1,
+                    salesAmount: 2990,
+                    salesTax: 477,
+                    salesPricing: 2990,
+                    refunds: 0,
+                    refundsAmount: 0,
+                    refundsTax: 0,
+                    refundsPricing: 0,
+                    commission: 377,
+                    commissionable: 1
                 )
             ],
             firstDay: 20_400,

@@ -86,10 +86,24 @@ struct RevenueReport: Encodable, Sendable {
 
     private static func empty(_ label: String, _ day: MoneyDay) -> Row {
         Row(
-            period: label, bundleId: day.bundleId, environment: day.environment, provider: day.provider,
-            productId: day.productId, taxCountry: day.taxCountry, pricingCurrency: day.pricingCurrency,
-            reportingCurrency: day.reportingCurrency, salesCount: 0, refundsCount: 0, grossSales: 0, refunds: 0,
-            net: 0, tax: 0, grossSalesPricing: 0, refundsPricing: 0, netPricing: 0, commissionEstimate: 0,
+            period: label,
+            bundleId: day.bundleId,
+            environment: day.environment,
+            provider: day.provider,
+            productId: day.productId,
+            taxCountry: day.taxCountry,
+            pricingCurrency: day.pricingCurrency,
+            reportingCurrency: day.reportingCurrency,
+            salesCount: 0,
+            refundsCount: 0,
+            grossSales: 0,
+            refunds: 0,
+            net: 0,
+            tax: 0,
+            grossSalesPricing: 0,
+            refundsPricing: 0,
+            netPricing: 0,
+            commissionEstimate: 0,
             commissionableLineItems: 0
         )
     }
@@ -115,8 +129,15 @@ struct RevenueReport: Encodable, Sendable {
             var total =
                 totals[key]
                 ?? Total(
-                    environment: row.environment, reportingCurrency: row.reportingCurrency, salesCount: 0,
-                    refundsCount: 0, grossSales: 0, refunds: 0, net: 0, tax: 0, commissionEstimate: 0
+                    environment: row.environment,
+                    reportingCurrency: row.reportingCurrency,
+                    salesCount: 0,
+                    refundsCount: 0,
+                    grossSales: 0,
+                    refunds: 0,
+                    net: 0,
+                    tax: 0,
+                    commissionEstimate: 0
                 )
             total.salesCount += row.salesCount
             total.refundsCount += row.refundsCount

@@ -15,7 +15,9 @@ struct RevenueChart {
     /// The reporting currency with the most sales in `days`, for the chart when none is asked for.
     static func busiestCurrency(_ days: [MoneyDay]) -> String? {
         var totals: [String: Int64] = [:]
-        for day in days where day.environment == .production { totals[day.reportingCurrency, default: 0] += day.salesAmount }
+        for day in days where day.environment == .production {
+            totals[day.reportingCurrency, default: 0] += day.salesAmount
+        }
         return totals.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key
     }
 
@@ -89,10 +91,22 @@ struct RevenueChart {
             let up = Int(Int64(above * 10) * min(sales[index], maximum) / max(maximum, 1))
             let down = Int(Int64(below * 10) * min(refunds[index], maximum) / max(maximum, 1))
             if up > 0 {
-                out += Self.rect(x: x, y: axis * 10 - up, width: bar, height: up, dark ? Self.salesDark : Self.salesLight)
+                out += Self.rect(
+                    x: x,
+                    y: axis * 10 - up,
+                    width: bar,
+                    height: up,
+                    dark ? Self.salesDark : Self.salesLight
+                )
             }
             if down > 0 {
-                out += Self.rect(x: x, y: axis * 10, width: bar, height: down, dark ? Self.refundsDark : Self.refundsLight)
+                out += Self.rect(
+                    x: x,
+                    y: axis * 10,
+                    width: bar,
+                    height: down,
+                    dark ? Self.refundsDark : Self.refundsLight
+                )
             }
             let step = dayCount > 60 ? 61 : 5
             if index % step == 0 || index == dayCount - 1 {

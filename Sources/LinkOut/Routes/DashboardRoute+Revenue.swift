@@ -63,13 +63,18 @@ extension DashboardRoute {
         }
         let today = clock.nowMilliseconds() / Milliseconds.day
         let rows = try ledger.money.days(fromDay: today - Int64(days) + 1, untilDay: today + 1)
-        let currency = RevenueChart.busiestCurrency(
-            try ledger.money.days(fromDay: today - 364, untilDay: today + 1)
-        ) ?? "EUR"
+        let currency =
+            RevenueChart.busiestCurrency(
+                try ledger.money.days(fromDay: today - 364, untilDay: today + 1)
+            ) ?? "EUR"
         let chart = RevenueChart(days: rows, currency: currency, lastDay: today, dayCount: days)
         var headers = pages.securityHeaders()
         headers.add(name: "Content-Type", value: "image/svg+xml; charset=utf-8")
-        return HTTPResponse(status: .ok, headers: headers, body: Array(chart.svg(dark: request.queryValue("theme") == "dark").utf8))
+        return HTTPResponse(
+            status: .ok,
+            headers: headers,
+            body: Array(chart.svg(dark: request.queryValue("theme") == "dark").utf8)
+        )
     }
 
     /// The first day of the month `count` months before the one holding `day`.
