@@ -47,7 +47,7 @@ extension MoneyStore {
         let inclusive = "CASE WHEN \(yen) THEN 4800000 ELSE 29990 END"
         let tax = "CASE WHEN \(yen) THEN 436000 ELSE 4790 END"
         return """
-            WITH RECURSIVE n(i) AS (SELECT \(start) UNION ALL SELECT i + 1 FROM n WHERE i < \(start + size - 1))
+            WITH RECURSIVE n(i) AS (SELECT CAST(\(start) AS BIGINT) UNION ALL SELECT i + 1 FROM n WHERE i < \(start + size - 1))
             INSERT INTO money_line_items (\(columns))
             SELECT 'production', 'com.example', 'bench-' || n.i, n.i, 'bench-token-' || (n.i / 2),
                 (\(firstDay) + n.i % \(days)) * 86400000 + (n.i * 7919) % 86400000,
