@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 items=${1:-1000000}
-swift build --build-tests >/dev/null
+swift build --build-tests -Xswiftc -warnings-as-errors >/dev/null
 LINKOUT_BENCH_LINE_ITEMS=$items swift test --skip-build --filter 'MoneyBenchmark' 2>&1 | grep -E '^BENCH|✘' || true
 dir=$(mktemp -d)
 trap 'scripts/postgres-throwaway.sh stop "$dir"' EXIT

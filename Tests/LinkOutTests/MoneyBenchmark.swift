@@ -68,6 +68,14 @@ struct MoneyBenchmark {
             )
         }
         results.append(("a month's totals and acceptance", totals))
+        let (read, readTime) = try Self.time {
+            try ledger.money.lineItems(
+                from: Milliseconds.days(month),
+                until: Milliseconds.days(next),
+                limit: Int(Int32.max)
+            ).count
+        }
+        results.append(("read a month's \(read) line items in one query", readTime))
         var bytes = 0
         let (_, export) = try Self.time {
             try LineItemsCSV.export(ledger, from: Milliseconds.days(month), until: Milliseconds.days(next)) {

@@ -62,7 +62,7 @@ extension MoneyStore {
                 CASE WHEN \(yen) THEN 'JPN' WHEN n.i % 5 = 1 THEN 'FRA' WHEN n.i % 5 = 2 THEN 'ESP' ELSE 'DEU' END,
                 'stripe', 0, 0, 'bench-report-' || (n.i / 2), 'accepted',
                 (\(firstDay) + n.i % \(days)) * 86400000 + 3600000, 'eu-2026-10', NULL, 0, 1, 2000,
-                CASE WHEN \(refund) THEN -1 ELSE 1 END * ((\(inclusive) - \(tax)) * 2000 + 5000) / 10000
+                CASE WHEN \(refund) THEN -1 ELSE 1 END * ((\(inclusive) - \(tax)) * CAST(2000 AS BIGINT) + 5000) / 10000
             FROM n
             """
     }
