@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import LinkOut
+@testable import Storage
 
 /// Purchases, a renewal and refunds in two currencies (EUR, and JPY whose minor unit is the yen) made through the
 /// real path (landing, checkout, Stripe's webhooks, Apple line items, reports accepted by the fake Apple), then
@@ -14,7 +15,7 @@ import Testing
 /// hand below.
 @Suite("Money flow")
 struct MoneyFlowTests {
-    static let adminToken = "money-admin-token-0123456789"
+    static let adminToken = DashboardTests.adminToken
 
     static func harness() throws -> PaymentHarness {
         try PaymentHarness(provider: .stripe) { configuration in
@@ -225,6 +226,28 @@ struct MoneyFlowTests {
             #expect(mine.reduce(0) { $0 + $1.commission } == figures.commission, "\(currency)")
         }
         #expect(try ledger.money.acceptance(from: 0, until: Int64.max) == (6, 6))
+
+        // The dashboard's money page: the month's net in each currency, the commission labelled an estimate.
+        let session = try DashboardTests.signIn(harness.live)
+        let page = try harness.live.get("/admin/money", headers: ["Cookie": session])
+        #expect(page.status == 200)
+        #expect(page.text.contains("Commission (estimate)") && page.text.contains("test-15 (test)"))
+        #expect(
+            page.text.contains(
+                "<td>EUR</td><td>37.97 (3)</td><td>3.99 (1)</td><td>33.98</td><td>4.79</td><td>4.38</td>"
+            )
+        )
+        #expect(
+            page.text.contains("<td>JPY</td><td>4800 (1)</td><td>1200 (1)</td><td>3600</td><td>327</td><td>491</td>")
+        )
+        // The chart is of production sales (real money); these are sandbox, so it has axes and no bars.
+        let chart = try harness.live.get("/admin/money/chart.svg?days=365", headers: ["Cookie": session])
+        #expect(
+            chart.status == 200 && chart.text.hasPrefix("<svg")
+                && chart.text.contains("<title>Sales and refunds per day in EUR")
+        )
+        #expect(try harness.live.get("/admin/money/chart.svg?days=7", headers: ["Cookie": session]).status == 400)
+        #expect(try harness.live.get("/admin/money/chart.svg").status == 401)
     }
 
     @Test func badRevenueParametersAreRefusedByName() throws {
@@ -241,5 +264,43 @@ struct MoneyFlowTests {
         #expect(try harness.live.get("/admin/revenue").status == 401)
         let csv = try harness.live.get("/admin/revenue?format=csv", headers: auth)
         #expect(csv.status == 200 && csv.text.hasPrefix("period,bundle_id,"))
+    }
+
+    @Test func theChartDrawsProductionSalesAboveAndRefundsBelowTheAxis() {
+        func day(_ day: Int64, _ environment: Environment, sales: Int64, refunds: Int64) -> MoneyDay {
+            MoneyDay(
+                day: day,
+                bundleId: "com.example",
+                environment: environment,
+                provider: "stripe",
+                productId: "pro",
+                taxCountry: "DEU",
+                pricingCurrency: "EUR",
+                reportingCurrency: "EUR",
+                sales: 1,
+                salesAmount: sales,
+                salesTax: 0,
+                salesPricing: sales,
+                refunds: 1,
+                refundsAmount: refunds,
+                refundsTax: 0,
+                refundsPricing: refunds,
+                commission: 0,
+                commissionable: 0
+            )
+        }
+        let days = [
+            day(100, .production, sales: 40_000, refunds: 10_000), day(100, .sandbox, sales: 900_000, refunds: 0),
+        ]
+        #expect(RevenueChart.busiestCurrency(days) == "EUR")
+        let chart = RevenueChart(days: days, currency: "EUR", lastDay: 100, dayCount: 30)
+        #expect(chart.totalSales == 40_000 && chart.totalRefunds == 10_000 && chart.axisMaximum == 40)
+        let svg = chart.svg(dark: false)
+        // 260 px of plot: 173 above the axis (y 185), 87 below. €40 fills the top; €10 is a quarter of the
+        // bottom (217 tenths). The last of 30 slots of 64.4 px starts at 64 + 644 × 29 / 30 = 686.5.
+        #expect(svg.contains(##"<rect x="686.5" y="12" width="14.9" height="173" fill="#1f5fa8"/>"##))
+        #expect(svg.contains(##"<rect x="686.5" y="185" width="14.9" height="21.7" fill="#a8530f"/>"##))
+        #expect(MilliUnitsText.text(-1_234_567, currency: "EUR") == "−1234.57")
+        #expect(MilliUnitsText.text(499, currency: "JPY") == "0" && MilliUnitsText.text(500, currency: "JPY") == "1")
     }
 }
