@@ -27,8 +27,11 @@ struct MoneyBenchmark {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-money-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let ledger =
-            try TestDatabase.postgresURL(for: folder).map {
-                try Ledger(postgres: PostgresTarget(url: $0, password: nil))
+            try TestDatabase.postgresURL(for: folder).map { url in
+                // The bulk fill's statements take longer than a request may.
+                var target = PostgresTarget(url: url, password: nil)
+                target.statementTimeoutMilliseconds = 600_000
+                return try Ledger(postgres: target)
             }
             ?? Ledger(directory: folder)
         defer { ledger.close() }
