@@ -61,6 +61,35 @@ extension OpenAPIDocumentTests {
             correctedAt: 2
         )
 
+        static let revenue = RevenueReport(
+            days: [
+                MoneyDay(
+                    day: 20_400,
+                    bundleId: "com.example",
+                    environment: .production,
+                    provider: "stripe",
+                    productId: "pro",
+                    taxCountry: "DEU",
+                    pricingCurrency: "EUR",
+                    reportingCurrency: "EUR",
+                    sales: 1,
+                    salesAmount: 2990,
+                    salesTax: 477,
+                    salesPricing: 2990,
+                    refunds: 0,
+                    refundsAmount: 0,
+                    refundsTax: 0,
+                    refundsPricing: 0,
+                    commission: 377,
+                    commissionable: 1
+                )
+            ],
+            firstDay: 20_400,
+            lastDay: 20_400,
+            by: .day,
+            regimes: ["eu-2026-10"]
+        )
+
         static let purchase = PurchaseRecord(
             purchaseId: "cs_1",
             provider: ProviderID("stripe"),
@@ -208,6 +237,9 @@ extension OpenAPIDocumentTests {
                 ("LineItemsAccepted", LineItemsAPI.Accepted(externalPurchaseId: "x", accepted: 1, unchanged: 0)),
                 ("Problems", LineItemsAPI.Problems(errors: [ReportProblem("Name", field: "f", lineItem: "li1", "m")])),
                 ("Error", JSONResponse.ErrorBody(error: .init(code: "c", message: "m"))),
+                ("RevenueReport", revenue),
+                ("RevenueRow", revenue.rows[0]),
+                ("RevenueTotal", revenue.totals[0]),
                 (
                     "ActionOutcome",
                     ReportActions.Outcome(

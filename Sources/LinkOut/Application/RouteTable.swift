@@ -117,6 +117,10 @@ struct RouteTable: Sendable {
         router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))
         router.get("/admin/purchases.csv", handler: failedAuth.guarding(admin.purchasesCSV))
         router.get("/admin/webhooks", handler: failedAuth.guarding(admin.webhooks))
+        router.get("/admin/revenue", handler: failedAuth.guarding(admin.revenue))
+        router.get("/admin/line-items.csv", handler: failedAuth.guarding(admin.lineItemsCSV))
+        router.get("/admin/money", handler: dashboard.money)
+        router.get("/admin/money/chart.svg", handler: dashboard.moneyChart)
     }
 
     /// Health, readiness, metrics and static files.

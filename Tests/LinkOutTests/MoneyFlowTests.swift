@@ -1,0 +1,245 @@
+import Domain
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Purchases, a renewal and refunds in two currencies (EUR, and JPY whose minor unit is the yen) made through the
+/// real path (landing, checkout, Stripe's webhooks, Apple line items, reports accepted by the fake Apple), then
+/// the revenue API, the reconciliation export and the ledger's month totals checked against totals worked out by
+/// hand below.
+@Suite("Money flow")
+struct MoneyFlowTests {
+    static let adminToken = "money-admin-token-0123456789"
+
+    static func harness() throws -> PaymentHarness {
+        try PaymentHarness(provider: .stripe) { configuration in
+            configuration.adminToken = Self.adminToken
+            for index in configuration.catalog.indices where configuration.catalog[index].id == "pro.lifetime" {
+                configuration.catalog[index].prices["JPY"] = Money(currency: "JPY", decimal: "4800")
+            }
+            configuration.commission.regimes = [
+                CommissionRegime(
+                    id: "test-15",
+                    countries: ["DEU", "JPN"],
+                    from: 0,
+                    standardBasisPoints: 1500,
+                    reducedBasisPoints: 1000,
+                    windowDays: 7,
+                    source: "test",
+                    confidence: "test"
+                )
+            ]
+        }
+    }
+
+    static func refund(id: String, charge: String, intent: String, amount: Int64, refunded: Int64, currency: String)
+        -> String
+    {
+        """
+        {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(Clock.system.nowSeconds()),\
+        "livemode":false,"type":"charge.refunded","data":{"object":{"id":"\(charge)","object":"charge",\
+        "payment_intent":"\(intent)","amount":\(amount),"amount_refunded":\(refunded),"currency":"\(currency)",\
+        "refunded":\(refunded == amount),"metadata":{}}}}
+        """
+    }
+
+    /// Makes the month's traffic: returns when every event is acted on and every report accepted.
+    static func makeTraffic(_ harness: PaymentHarness) throws {
+        // EUR one-time buy: €29.99 with €4.79 VAT (DE).
+        let lifetime = try harness.openCheckout()
+        #expect(try harness.choose(lifetime, product: "pro.lifetime", currency: "EUR").status == 303)
+        #expect(
+            try harness.deliver(
+                StripeEvents.sessionCompleted(
+                    id: "evt_a",
+                    session: "cs_test_fake1",
+                    checkout: lifetime,
+                    product: "pro.lifetime",
+                    total: 2999,
+                    tax: 479,
+                    country: "DE",
+                    paymentIntent: "pi_a"
+                )
+            ).status == 200
+        )
+        // EUR subscription: €3.99 start, a €3.99 renewal, the renewal refunded in full.
+        let monthly = try harness.openCheckout()
+        #expect(try harness.choose(monthly, product: "pro.monthly", currency: "EUR").status == 303)
+        #expect(
+            try harness.deliver(
+                StripeEvents.sessionCompleted(
+                    id: "evt_b",
+                    session: "cs_test_fake2",
+                    checkout: monthly,
+                    product: "pro.monthly",
+                    mode: "subscription",
+                    total: 399,
+                    tax: 0,
+                    country: "DE",
+                    subscription: "sub_b"
+                )
+            ).status == 200
+        )
+        try harness.waitForEvents()
+        let periodEnd = try #require(
+            try harness.live.application.ledger.payments.purchase(id: "cs_test_fake2")?.periodEnd
+        )
+        #expect(
+            try harness.deliver(
+                StripeEvents.renewal(
+                    id: "evt_b2",
+                    invoice: "in_b2",
+                    subscription: "sub_b",
+                    total: 399,
+                    start: periodEnd / 1000,
+                    end: periodEnd / 1000 + 30 * 86_400
+                )
+            ).status == 200
+        )
+        let link = """
+            {"id":"evt_b2link","object":"event","type":"invoice_payment.paid","created":\(Clock.system.nowSeconds()),\
+            "livemode":false,"data":{"object":{"id":"inpay_b2","object":"invoice_payment","invoice":"in_b2",\
+            "payment":{"type":"payment_intent","payment_intent":"pi_b2"},"status":"paid"}}}
+            """
+        #expect(try harness.deliver(link).status == 200)
+        #expect(
+            try harness.deliver(
+                Self.refund(
+                    id: "evt_b2r",
+                    charge: "ch_b2",
+                    intent: "pi_b2",
+                    amount: 399,
+                    refunded: 399,
+                    currency: "eur"
+                )
+            ).status == 200
+        )
+        // JPY one-time buy: ¥4,800 with ¥436 tax (JP), ¥1,200 of it refunded.
+        let yen = try harness.openCheckout()
+        #expect(try harness.choose(yen, product: "pro.lifetime", currency: "JPY").status == 303)
+        #expect(
+            try harness.deliver(
+                StripeEvents.sessionCompleted(
+                    id: "evt_c",
+                    session: "cs_test_fake3",
+                    checkout: yen,
+                    product: "pro.lifetime",
+                    currency: "jpy",
+                    total: 4800,
+                    tax: 436,
+                    country: "JP",
+                    paymentIntent: "pi_c"
+                )
+            ).status == 200
+        )
+        try harness.waitForEvents()
+        #expect(
+            try harness.deliver(
+                Self.refund(id: "evt_cr", charge: "ch_c", intent: "pi_c", amount: 4800, refunded: 1200, currency: "jpy")
+            ).status == 200
+        )
+        try harness.waitForEvents()
+        #expect(harness.reportedLineItems().count == 6)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    /// Worked out by hand, milli-units of the reporting currency (tax-inclusive; commission 15 % of the
+    /// tax-exclusive amount per line item, rounded half away from zero).
+    /// EUR: buys 29,990 (tax 4,790, excl 25,200 → 3,780) + 3,990 (→ 598.5 → 599) + 3,990 (→ 599) = 37,970;
+    ///      refund of the renewal 3,990 (→ −599); net 33,980; tax 4,790; commission 3,780 + 599 + 599 − 599 = 4,379.
+    /// JPY: buy 4,800,000 (tax 436,000, excl 4,364,000 → 654,600); refund 1,200,000 with tax
+    ///      1,200,000 × 436,000 / 4,800,000 = 109,000 (excl 1,091,000 → −163,650); net 3,600,000; tax 327,000;
+    ///      commission 490,950.
+    static let expected:
+        [String: (
+            sales: Int64, gross: Int64, refunds: Int64, refunded: Int64, net: Int64, tax: Int64, commission: Int64
+        )] = [
+            "EUR": (3, 37_970, 1, 3_990, 33_980, 4_790, 4_379),
+            "JPY": (1, 4_800_000, 1, 1_200_000, 3_600_000, 327_000, 490_950),
+        ]
+
+    @Test func revenueExportAndMonthTotalsAgreeWithTheHandComputedFigures() throws {
+        let harness = try Self.harness()
+        try Self.makeTraffic(harness)
+        let today = Clock.system.nowMilliseconds() / Milliseconds.day
+        let auth = ["Authorization": "Bearer \(Self.adminToken)"]
+        let from = UTCDate.text(days: today - 1)
+        let to = UTCDate.text(days: today)
+
+        // The revenue API (by month: a test run across midnight of a month's last day still sums right).
+        let answer = try harness.live.get("/admin/revenue?from=\(from)&to=\(to)&by=month", headers: auth)
+        #expect(answer.status == 200)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])
+        let totals = try #require(json["totals"] as? [[String: Any]])
+        for (currency, figures) in Self.expected {
+            let rows = totals.filter { $0["reportingCurrency"] as? String == currency }
+            func sum(_ key: String) -> Int64 { rows.reduce(0) { $0 + (($1[key] as? Int).map(Int64.init) ?? 0) } }
+            #expect(sum("salesCount") == figures.sales && sum("grossSales") == figures.gross, "\(currency)")
+            #expect(sum("refundsCount") == figures.refunds && sum("refunds") == figures.refunded, "\(currency)")
+            #expect(sum("net") == figures.net && sum("tax") == figures.tax, "\(currency)")
+            #expect(sum("commissionEstimate") == figures.commission, "\(currency)")
+        }
+        let rows = try #require(json["rows"] as? [[String: Any]])
+        #expect(rows.allSatisfy { $0["provider"] as? String == "stripe" })
+        #expect(
+            rows.filter { $0["pricingCurrency"] as? String == "JPY" }.reduce(0) { $0 + ($1["netPricing"] as? Int ?? 0) }
+                == 3_600_000
+        )
+
+        // The reconciliation export: one row per line item, the same sums, every one accepted by Apple.
+        let csv = try harness.live.get("/admin/line-items.csv?from=\(from)&to=\(to)", headers: auth)
+        #expect(csv.status == 200)
+        let lines = csv.text.split(separator: "\r\n").map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        let header = try #require(lines.first)
+        let column = { (name: String) in header.firstIndex(of: name) ?? 0 }
+        let items = lines.dropFirst()
+        #expect(items.count == 6)
+        #expect(items.allSatisfy { $0[column("reportState")] == "accepted" && !$0[column("acceptedAt")].isEmpty })
+        #expect(items.allSatisfy { $0[column("regime")] == "test-15" && $0[column("commissionable")] == "true" })
+        for (currency, figures) in Self.expected {
+            let mine = items.filter { $0[column("reportingCurrency")] == currency }
+            func sum(_ name: String, _ event: String? = nil) -> Int64 {
+                mine.filter { event == nil || $0[column("eventType")] == event }
+                    .reduce(0) { $0 + (Int64($1[column(name)]) ?? 0) }
+            }
+            #expect(sum("amountTaxInclusive", "BUY") == figures.gross, "\(currency)")
+            #expect(sum("amountTaxInclusive", "REFUND") == figures.refunded, "\(currency)")
+            #expect(sum("taxAmount", "BUY") - sum("taxAmount", "REFUND") == figures.tax, "\(currency)")
+            #expect(sum("commissionEstimate") == figures.commission, "\(currency)")
+        }
+
+        // The month's totals from the ledger, as the monthly close reads them.
+        let ledger = harness.live.application.ledger
+        let month = UTCDate.days(year: UTCDate.civil(days: today).year, month: UTCDate.civil(days: today).month, day: 1)
+        let monthTotals = try ledger.money.totals(fromDay: month - 31, untilDay: UTCDate.nextMonth(days: today))
+        for (currency, figures) in Self.expected {
+            let mine = monthTotals.filter { $0.reportingCurrency == currency }
+            #expect(mine.reduce(0) { $0 + $1.netAmount } == figures.net, "\(currency)")
+            #expect(mine.reduce(0) { $0 + $1.commission } == figures.commission, "\(currency)")
+        }
+        #expect(try ledger.money.acceptance(from: 0, until: Int64.max) == (6, 6))
+    }
+
+    @Test func badRevenueParametersAreRefusedByName() throws {
+        let harness = try Self.harness()
+        let auth = ["Authorization": "Bearer \(Self.adminToken)"]
+        for (query, code) in [
+            ("from=2026-13-01", "invalid_from"), ("to=yesterday", "invalid_to"),
+            ("from=2026-11-02&to=2026-11-01", "invalid_range"), ("by=week", "invalid_by"),
+            ("format=xml", "invalid_format"),
+        ] {
+            let answer = try harness.live.get("/admin/revenue?\(query)", headers: auth)
+            #expect(answer.status == 400 && answer.text.contains(code), "\(query)")
+        }
+        #expect(try harness.live.get("/admin/revenue").status == 401)
+        let csv = try harness.live.get("/admin/revenue?format=csv", headers: auth)
+        #expect(csv.status == 200 && csv.text.hasPrefix("period,bundle_id,"))
+    }
+}
