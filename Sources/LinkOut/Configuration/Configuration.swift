@@ -18,6 +18,7 @@ package struct Configuration: Sendable {
     package var payments = Payments()
     package var webhooks = Webhooks()
     package var redemption = Redemption()
+    package var close = Close()
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
     package var logLevel = Logger.Level.info
     /// `logging.accessLog`: `all` (default), `errors` or `off`.
@@ -46,7 +47,7 @@ package struct Configuration: Sendable {
 
     static let knownSections: Set<String> = [
         "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments", "webhooks",
-        "redemption",
+        "redemption", "close",
     ]
 
     /// Parses the JSON text of a configuration file.
@@ -74,6 +75,7 @@ package struct Configuration: Sendable {
         configuration.payments = try Payments.read(try fields.section("payments"))
         configuration.webhooks = try Webhooks.read(try fields.section("webhooks"))
         configuration.redemption = try Redemption.read(try fields.section("redemption"))
+        configuration.close = try Close.read(try fields.section("close"))
         let logging = try fields.section("logging")
         try logging.rejectUnknownKeys(["level", "accessLog"])
         if let level = try logging.optionalString("level") {

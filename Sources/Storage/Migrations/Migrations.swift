@@ -334,6 +334,27 @@ enum Migrations {
                 WHERE processed_at IS NULL AND order_key IS NOT NULL;
             """
         ),
+        (
+            // The monthly close (tokens created in a UTC month, line items dated in it, each accepted by Apple or
+            // not): `accepted_at` on a token and a line item says when Apple first accepted a report carrying it,
+            // kept when the report is accepted. A month's tokens and line items are read by ranges of these
+            // covering indexes, never by a scan; a line item's `creation_date` (Apple's `creationDate`) is filled
+            // in by the close pass for rows written without it (`line_items_undated` finds them).
+            18,
+            """
+            ALTER TABLE tokens ADD COLUMN accepted_at INTEGER;
+            UPDATE tokens SET accepted_at = (SELECT min(r.accepted_at) FROM reports r
+                WHERE r.external_purchase_id = tokens.external_purchase_id AND r.state = 'accepted');
+            CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at);
+            ALTER TABLE line_items ADD COLUMN creation_date INTEGER;
+            ALTER TABLE line_items ADD COLUMN accepted_at INTEGER;
+            UPDATE line_items SET accepted_at = (SELECT r.accepted_at FROM reports r
+                WHERE r.request_identifier = line_items.report_request_identifier AND r.state = 'accepted')
+            WHERE correction IS NULL AND report_request_identifier IS NOT NULL;
+            CREATE INDEX line_items_close ON line_items(creation_date, accepted_at, external_purchase_id);
+            CREATE INDEX line_items_undated ON line_items(id) WHERE creation_date IS NULL;
+            """
+        ),
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
