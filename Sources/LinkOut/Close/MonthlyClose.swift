@@ -50,6 +50,8 @@ package struct MonthlyClose: Sendable {
         includeTotals: Bool = true
     ) throws -> CloseReport {
         let close = ledger.monthlyClose
+        // Line items written since the last close pass get their date first (usually none: a partial index).
+        while try close.dateLineItems(limit: 1000) > 0 {}
         var tally = try counts(month: month, environment: environment, now: now)
         let blocked = status != .running
         if blocked {

@@ -30,6 +30,8 @@ public struct CloseStore: Sendable {
                 AND e.held_reason IS NOT NULL) THEN 'waiting_for_rate'
             WHEN EXISTS (SELECT 1 FROM line_items c WHERE c.external_purchase_id = t.external_purchase_id
                 AND c.correction IS NOT NULL AND c.corrected_at IS NULL) THEN 'needs_correction'
+            WHEN EXISTS (SELECT 1 FROM line_items u WHERE u.external_purchase_id = t.external_purchase_id
+                AND u.report_request_identifier IS NULL AND u.held_since IS NULL) THEN 'unreported'
             WHEN t.report_due_at IS NULL AND \(ReportStore.isCustomLink("t")) AND t.token_expires_at > ?
                 THEN 'not_due'
             WHEN t.report_due_at IS NULL AND NOT \(ReportStore.isCustomLink("t")) AND t.token_created_at > ?
