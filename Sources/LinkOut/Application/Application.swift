@@ -169,6 +169,7 @@ package final class Application: Sendable {
                     value: ledger.commitCount
                 ),
             ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock, logger: logger)
+                + LedgerGauges.sample(ledger: ledger, reporting: reporting, clock: clock)
         }
         // Every reason shows from the first scrape, so a dashboard's rate() has a series to start from.
         for code in TokenRejection.allCodes {
