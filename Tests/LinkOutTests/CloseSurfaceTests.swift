@@ -56,7 +56,9 @@ struct CloseSurfaceTests {
         do {
             let ledger = try configuration.storage.openLedger()
             defer { ledger.close() }
-            _ = try ledger.tokens.recordVisit(Self.visit("close-cli-old", created: january.start + Milliseconds.days(9)))
+            _ = try ledger.tokens.recordVisit(
+                Self.visit("close-cli-old", created: january.start + Milliseconds.days(9))
+            )
             _ = try ledger.tokens.recordVisit(Self.visit("close-cli-last", created: previous.start + 1000))
         }
         let flags = ["--data-dir", directory.path]
