@@ -338,14 +338,16 @@ enum Migrations {
             // The monthly close (tokens created in a UTC month, line items dated in it, each accepted by Apple or
             // not): `accepted_at` on a token and a line item says when Apple first accepted a report carrying it,
             // kept when the report is accepted. A month's tokens and line items are read by ranges of these
-            // covering indexes, never by a scan; a line item's `creation_date` (Apple's `creationDate`) is filled
+            // covering indexes, never by a scan (a token's state before its report, from its type and dates, is
+            // read from the index too: the table rows of a month's outstanding tokens are scattered); a line item's `creation_date` (Apple's `creationDate`) is filled
             // in by the close pass for rows written without it (`line_items_undated` finds them).
             18,
             """
             ALTER TABLE tokens ADD COLUMN accepted_at INTEGER;
             UPDATE tokens SET accepted_at = (SELECT min(r.accepted_at) FROM reports r
                 WHERE r.external_purchase_id = tokens.external_purchase_id AND r.state = 'accepted');
-            CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at);
+            CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at, token_type, token_expires_at,
+                report_due_at);
             ALTER TABLE line_items ADD COLUMN creation_date INTEGER;
             ALTER TABLE line_items ADD COLUMN accepted_at INTEGER;
             UPDATE line_items SET accepted_at = (SELECT r.accepted_at FROM reports r
