@@ -1,3 +1,5 @@
+import Domain
+
 /// Money as payment providers count it: integers in each currency's minor unit, converted from the decimal text
 /// of the configuration and on to Apple's milli-units (apple-external-purchase.md §5.5). Only integer arithmetic:
 /// a price is never rounded through floating point, and a price with more decimals than its currency has is an
@@ -9,24 +11,17 @@
 /// currencies are taken to count as Stripe's do (KRW and VND whole units, the rest cents), which is unconfirmed.
 public enum MinorUnits {
     /// Counted in whole units: `500` JPY is ¥500.
-    public static let zeroDecimalCurrencies: Set<String> = [
-        "BIF", "CLP", "DJF", "GNF", "JPY", "KMF", "KRW", "MGA", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF",
-    ]
+    public static let zeroDecimalCurrencies = CurrencyExponent.zeroDecimalCurrencies
 
-    /// Three decimals: Stripe's example is KWD; the rest of the list is the ISO 4217 three-decimal set.
-    public static let threeDecimalCurrencies: Set<String> = ["BHD", "JOD", "KWD", "OMR", "TND"]
+    /// Three decimals (ISO 4217's set, KWD among them).
+    public static let threeDecimalCurrencies = CurrencyExponent.threeDecimalCurrencies
 
     /// More than 12 significant digits is refused: far beyond any price, and it keeps every later conversion
     /// (to milli-units, sums of amounts) inside Int64, as `ProviderJSON` bounds what providers send.
     public static let maximumDigits = 12
 
     /// The exponent for `currency`: 0 for zero-decimal, 3 for three-decimal, else 2.
-    public static func exponent(of currency: String) -> Int {
-        let code = currency.uppercased()
-        if zeroDecimalCurrencies.contains(code) { return 0 }
-        if threeDecimalCurrencies.contains(code) { return 3 }
-        return 2
-    }
+    public static func exponent(of currency: String) -> Int { CurrencyExponent.of(currency) }
 
     /// Decimal text (`"29.99"`) → minor units (`2999`). Trailing zeros beyond the exponent are fine (`"500.00"`
     /// JPY is `500`); any other extra precision throws.
@@ -56,14 +51,9 @@ public enum MinorUnits {
         return minor
     }
 
-    /// Minor units → Apple milli-units: `milli = amount × 1000 / 10^e` (derived): EUR 299 → 2990, JPY 500 →
-    /// 500000, ISK 500 → 5000, KWD 5120 → 5120. Exact, because e ≤ 3.
+    /// Minor units → Apple milli-units (`CurrencyExponent.milliUnits`): EUR 299 → 2990, JPY 500 → 500000.
     public static func milliUnits(_ minor: Int64, currency: String) -> Int64 {
-        switch exponent(of: currency) {
-        case 0: minor * 1000
-        case 3: minor
-        default: minor * 10
-        }
+        CurrencyExponent.milliUnits(minor, currency: currency)
     }
 
     /// Minor units as decimal text, for pages and messages: `2999` EUR → `"29.99"`.

@@ -35,6 +35,8 @@ enum ReportActionCommand {
         // serialises the writes.
         let ledger = try configuration.storage.openLedger(role: .reader)
         defer { ledger.close() }
+        // A restated or retracted line item is classified as the server would classify it.
+        try ledger.money.useRegimes(configuration.commission.regimes)
         if subcommand == "attention" {
             let now = Clock.system.nowMilliseconds()
             let entries = try ledger.reports.needingAttention(limit: 10_000)

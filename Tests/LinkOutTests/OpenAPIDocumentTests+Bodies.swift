@@ -172,7 +172,10 @@ extension OpenAPIDocumentTests {
                 ("AttentionEntry", attention),
                 ("ReportList", AdminAPI.ReportList(reporting: "running", reports: [report], attention: [attention])),
                 ("TokenDetail", detail),
-                ("TokenPage", AdminAPI.TokenPage(tokens: [token], limit: 1, offset: 0, nextOffset: 1)),
+                (
+                    "TokenPage",
+                    AdminAPI.TokenPage(tokens: [token], limit: 1, offset: 0, nextOffset: 1, nextAfter: "1:abc")
+                ),
                 ("PurchaseRecord", purchase),
                 ("AppleLineItemState", appleState),
                 (

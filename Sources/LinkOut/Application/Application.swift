@@ -28,6 +28,9 @@ package final class Application: Sendable {
         self.logger = logger
         let ledger = try configuration.storage.openLedger()
         self.ledger = ledger
+        // Line items written from now on are classified under these; rows made under other regimes are
+        // classified again first (one transaction).
+        try ledger.money.useRegimes(configuration.commission.regimes)
         let metrics = Metrics()
         self.metrics = metrics
         Self.countIngestion(of: ledger, into: metrics)

@@ -19,6 +19,7 @@ package struct Configuration: Sendable {
     package var webhooks = Webhooks()
     package var redemption = Redemption()
     package var close = Close()
+    package var commission = Commission()
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
     package var logLevel = Logger.Level.info
     /// `logging.accessLog`: `all` (default), `errors` or `off`.
@@ -47,7 +48,7 @@ package struct Configuration: Sendable {
 
     static let knownSections: Set<String> = [
         "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments", "webhooks",
-        "redemption", "close",
+        "redemption", "commission", "close",
     ]
 
     /// Parses the JSON text of a configuration file.
@@ -76,6 +77,7 @@ package struct Configuration: Sendable {
         configuration.webhooks = try Webhooks.read(try fields.section("webhooks"))
         configuration.redemption = try Redemption.read(try fields.section("redemption"))
         configuration.close = try Close.read(try fields.section("close"))
+        configuration.commission = try Commission.read(try fields.section("commission"))
         let logging = try fields.section("logging")
         try logging.rejectUnknownKeys(["level", "accessLog"])
         if let level = try logging.optionalString("level") {

@@ -136,3 +136,13 @@ struct JSONFields {
         }
     }
 }
+
+extension JSONFields {
+    /// An integer in `range`, or nil when the field is absent or null.
+    func optionalInteger(_ key: String, range: ClosedRange<Int64>) throws(ConfigurationError) -> Int64? {
+        switch object[key] {
+        case nil, .null: return nil
+        default: return try integer(key, default: 0, range: range)
+        }
+    }
+}

@@ -7,17 +7,25 @@ public struct DashboardStore: Sendable {
     let database: SQLDatabase
 
     /// Tokens first seen at or after `since`, counted per day, environment and source; days without tokens are
-    /// left out.
+    /// left out. Whole days come from `token_days`; a day `since` cuts is counted through `tokens_first_seen`.
     public func dailyTokenCounts(since: Int64) throws(StorageError) -> [DailyTokenCount] {
         try database.readers.read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT first_seen_at / \(Milliseconds.day), environment, source, count(*) FROM tokens
-                WHERE first_seen_at >= ? GROUP BY first_seen_at / \(Milliseconds.day), environment, source
-                ORDER BY 1, 2, 3
-                """,
-                [.integer(since)]
-            ).decoded { row throws(StorageError) in
+            let firstWholeDay = Self.firstWholeDay(since)
+            var rows = try connection.query(
+                "SELECT day, environment, source, tokens FROM token_days WHERE day >= ? ORDER BY 1, 2, 3",
+                [.integer(firstWholeDay)]
+            )
+            if since < firstWholeDay * Milliseconds.day {
+                rows =
+                    try connection.query(
+                        """
+                        SELECT ?, environment, source, count(*) FROM tokens
+                        WHERE first_seen_at >= ? AND first_seen_at < ? GROUP BY environment, source ORDER BY 2, 3
+                        """,
+                        [.integer(firstWholeDay - 1), .integer(since), .integer(firstWholeDay * Milliseconds.day)]
+                    ) + rows
+            }
+            return try rows.filter { ($0[3].integer ?? 0) > 0 }.decoded { row throws(StorageError) in
                 DailyTokenCount(
                     day: row[0].integer ?? 0,
                     environment: try row[1].closedSet("tokens.environment"),
@@ -28,31 +36,70 @@ public struct DashboardStore: Sendable {
         }
     }
 
-    /// The funnel of the tokens first seen at or after `since`.
+    /// The first day that starts at or after `since` (days are `timestamp / day`, as in SQL).
+    static func firstWholeDay(_ since: Int64) -> Int64 {
+        let day = since / Milliseconds.day
+        return day * Milliseconds.day < since ? day + 1 : day
+    }
+
+    /// The funnel of the tokens first seen at or after `since`. Whole days' tokens, checkouts and payments come
+    /// from `token_days`, a day `since` cuts from its tokens (`tokens_first_seen`); the reported ones are the
+    /// tokens less those without an accepted report, which are the few without any report
+    /// (`tokens_awaiting_*`) or with only open ones (`reports_due`, `reports_rejected`).
     public func funnel(since: Int64) throws(StorageError) -> Funnel {
         try database.readers.read { connection throws(StorageError) in
-            let row = try connection.query(
+            let firstWholeDay = Self.firstWholeDay(since)
+            var rows = try connection.query(
                 """
-                SELECT count(*),
-                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i
-                        WHERE i.checkout_id = t.checkout_id) THEN 1 ELSE 0 END), 0),
-                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p
-                        WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0),
-                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM reports r
-                        WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
-                        THEN 1 ELSE 0 END), 0)
-                FROM tokens t WHERE t.first_seen_at >= ?
+                SELECT coalesce(sum(tokens), 0), coalesce(sum(checkouts), 0), coalesce(sum(payments), 0)
+                FROM token_days WHERE day >= ?
                 """,
-                [.integer(since)]
-            ).first
+                [.integer(firstWholeDay)]
+            )
+            if since < firstWholeDay * Milliseconds.day {
+                rows += try connection.query(
+                    """
+                    SELECT count(*),
+                        coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i
+                            WHERE i.checkout_id = t.checkout_id) THEN 1 ELSE 0 END), 0),
+                        coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p
+                            WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0)
+                    FROM tokens t WHERE t.first_seen_at >= ? AND t.first_seen_at < ?
+                    """,
+                    [.integer(since), .integer(firstWholeDay * Milliseconds.day)]
+                )
+            }
+            let sums = rows.reduce(into: [Int64](repeating: 0, count: 3)) { sums, row in
+                for index in 0..<3 { sums[index] += row[index].integer ?? 0 }
+            }
+            let unreported = try connection.query(Self.unreportedSinceSQL, Array(repeating: .integer(since), count: 3))
+            let without = unreported.first.map { ($0[0].integer ?? 0) + ($0[1].integer ?? 0) + ($0[2].integer ?? 0) }
             return Funnel(
-                tokens: row?[0].integer ?? 0,
-                checkouts: row?[1].integer ?? 0,
-                payments: row?[2].integer ?? 0,
-                reported: row?[3].integer ?? 0
+                tokens: sums[0],
+                checkouts: sums[1],
+                payments: sums[2],
+                reported: max(0, sums[0] - (without ?? 0))
             )
         }
     }
+
+    /// Tokens first seen since the parameter (three times) without an accepted report: without any report (two
+    /// partial indexes, by kind), and with only open ones.
+    static let unreportedSinceSQL = """
+        SELECT
+            (SELECT count(*) FROM tokens t WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                AND (t.token_type IS NULL OR t.token_type NOT IN ('ACQUISITION', 'SERVICES'))
+                AND t.first_seen_at >= ?),
+            (SELECT count(*) FROM tokens t WHERE t.report_queued_at IS NULL
+                AND (t.report_due_at IS NOT NULL OR t.token_type IN ('ACQUISITION', 'SERVICES'))
+                AND t.first_seen_at >= ?),
+            (SELECT count(*) FROM tokens t WHERE t.external_purchase_id IN (
+                    SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
+                    UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
+                AND t.first_seen_at >= ?
+                AND NOT EXISTS (SELECT 1 FROM reports a WHERE a.external_purchase_id = t.external_purchase_id
+                    AND a.state = 'accepted'))
+        """
 
     /// Reports Apple refused, or that failed at least once and wait for a retry; most recent attempt first.
     public func failingReports(limit: Int) throws(StorageError) -> [StoredReport] {

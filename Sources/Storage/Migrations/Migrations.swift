@@ -1,3 +1,5 @@
+import Domain
+
 /// The schema, as numbered migrations applied in order at start-up. Never edit a released migration; add one.
 enum Migrations {
     /// Version 1. Tables the landing path writes are WITHOUT ROWID where their key is text, so each insert
@@ -335,12 +337,107 @@ enum Migrations {
             """
         ),
         (
+            // The report planner reads what may be due, not every token (issue: cost that does not grow with the
+            // ledger). `report_queued_at` says when a token's first report was queued (set in the transaction
+            // that queues it); a token without one is indexed by its creation date, apart by whether it waits
+            // for the quiet time (a range up to `now - wait`) or may be due at once (announced by Apple, or a
+            // custom-link type that may be a duplicate or expire). Line items no report carries yet are
+            // indexed by their token. Back-filled from the reports there are.
+            16,
+            """
+            ALTER TABLE tokens ADD COLUMN report_queued_at INTEGER;
+            UPDATE tokens SET report_queued_at = (SELECT min(r.created_at) FROM reports r
+                WHERE r.external_purchase_id = tokens.external_purchase_id);
+            CREATE INDEX tokens_awaiting_quiet ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL
+                    AND (token_type IS NULL OR token_type NOT IN ('ACQUISITION', 'SERVICES'));
+            CREATE INDEX tokens_awaiting_other ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL
+                    AND (report_due_at IS NOT NULL OR token_type IN ('ACQUISITION', 'SERVICES'));
+            CREATE INDEX line_items_unreported ON line_items(external_purchase_id)
+                WHERE report_request_identifier IS NULL AND held_since IS NULL AND correction IS NULL;
+            """
+        ),
+        (
+            // The money view (issue 21): one row per line item as Apple sees it now (its latest version not set
+            // aside), with amounts in milli-units, the report carrying it, Apple's acceptance and the commission
+            // estimate; and a daily roll-up, added to as rows change, so revenue over a year reads days, not
+            // line items. Filled from the stored line items by `backfills[17]`.
+            17,
+            """
+            CREATE TABLE money_line_items (
+                environment TEXT NOT NULL,
+                bundle_id TEXT NOT NULL,
+                line_item_id TEXT NOT NULL,
+                line_item_row INTEGER NOT NULL,
+                external_purchase_id TEXT NOT NULL,
+                creation_date INTEGER NOT NULL,
+                event_type TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                product_type TEXT NOT NULL,
+                subscription_event TEXT,
+                quantity INTEGER,
+                reference_line_item_id TEXT,
+                amount_tax_inclusive INTEGER NOT NULL,
+                amount_tax_exclusive INTEGER NOT NULL,
+                tax_amount INTEGER NOT NULL,
+                net_amount_tax_exclusive INTEGER NOT NULL,
+                reporting_currency TEXT NOT NULL,
+                pricing_currency TEXT NOT NULL,
+                pricing_amount INTEGER NOT NULL,
+                pricing_amount_source TEXT NOT NULL,
+                exchange_rate TEXT,
+                tax_country TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                retracted INTEGER NOT NULL,
+                held INTEGER NOT NULL,
+                report_request_identifier TEXT,
+                report_state TEXT,
+                accepted_at INTEGER,
+                regime_id TEXT,
+                tap_at INTEGER,
+                days_from_tap INTEGER,
+                commissionable INTEGER NOT NULL,
+                commission_basis_points INTEGER NOT NULL,
+                commission INTEGER NOT NULL,
+                PRIMARY KEY (environment, bundle_id, line_item_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX money_line_items_date ON money_line_items(creation_date);
+            CREATE INDEX money_line_items_row ON money_line_items(line_item_row);
+            CREATE INDEX money_line_items_report ON money_line_items(report_request_identifier)
+                WHERE report_request_identifier IS NOT NULL;
+            CREATE TABLE money_daily (
+                day INTEGER NOT NULL,
+                bundle_id TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                tax_country TEXT NOT NULL,
+                pricing_currency TEXT NOT NULL,
+                reporting_currency TEXT NOT NULL,
+                sales INTEGER NOT NULL,
+                sales_amount INTEGER NOT NULL,
+                sales_tax INTEGER NOT NULL,
+                sales_pricing INTEGER NOT NULL,
+                refunds INTEGER NOT NULL,
+                refunds_amount INTEGER NOT NULL,
+                refunds_tax INTEGER NOT NULL,
+                refunds_pricing INTEGER NOT NULL,
+                commission INTEGER NOT NULL,
+                commissionable INTEGER NOT NULL,
+                PRIMARY KEY (day, bundle_id, environment, provider, product_id, tax_country, pricing_currency,
+                    reporting_currency)
+            ) WITHOUT ROWID;
+            """
+        ),
+        (
             // The monthly close (tokens created in a UTC month, line items dated in it, each accepted by Apple or
             // not): `accepted_at` on a token and a line item says when Apple first accepted a report carrying it,
             // kept when the report is accepted. A month's tokens and line items are read by ranges of these
             // covering indexes, never by a scan (a token's state before its report, from its type and dates, is
-            // read from the index too: the table rows of a month's outstanding tokens are scattered); a line item's `creation_date` (Apple's `creationDate`) is filled
-            // in by the close pass for rows written without it (`line_items_undated` finds them).
+            // read from the index too: the table rows of a month's outstanding tokens are scattered); a line
+            // item's `creation_date` (Apple's `creationDate`) is filled in by the close pass for rows written
+            // without it (`line_items_undated` finds them).
             18,
             """
             ALTER TABLE tokens ADD COLUMN accepted_at INTEGER;
@@ -357,6 +454,49 @@ enum Migrations {
             CREATE INDEX line_items_undated ON line_items(id) WHERE creation_date IS NULL;
             """
         ),
+        (
+            // The dashboard and the metrics read counts kept where the rows are written, not counted from every
+            // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent and
+            // those with a purchase (`token_days`, the dashboard's chart and funnel), and the reports ever queued
+            // (`ledger_counts`). They change by additive updates only, in the transaction that writes the rows,
+            // so instances writing at once stay exact. Both are back-filled here. The token list pages by
+            // first-seen time through an index, and a checkout's intents are found through theirs.
+            19,
+            """
+            CREATE INDEX checkout_intents_checkout ON checkout_intents(checkout_id);
+            CREATE TABLE token_days (
+                day INTEGER NOT NULL,
+                environment TEXT NOT NULL,
+                source TEXT NOT NULL,
+                tokens INTEGER NOT NULL,
+                checkouts INTEGER NOT NULL DEFAULT 0,
+                payments INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (day, environment, source)
+            ) WITHOUT ROWID;
+            INSERT INTO token_days (day, environment, source, tokens, checkouts, payments)
+                SELECT t.first_seen_at / \(Milliseconds.day), t.environment, t.source, count(*),
+                    sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i WHERE i.checkout_id = t.checkout_id)
+                        THEN 1 ELSE 0 END),
+                    sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p WHERE p.external_purchase_id = t.external_purchase_id)
+                        THEN 1 ELSE 0 END)
+                FROM tokens t GROUP BY t.first_seen_at / \(Milliseconds.day), t.environment, t.source;
+            CREATE TABLE ledger_counts (
+                name TEXT PRIMARY KEY,
+                n INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO ledger_counts (name, n) SELECT 'reports', count(*) FROM reports;
+            CREATE INDEX tokens_first_seen ON tokens(first_seen_at, external_purchase_id);
+            """
+        ),
+    ]
+
+    /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows
+    /// and the daily roll-up from the line items already stored (no regime is in force yet; the server
+    /// classifies them again when it starts with regimes, see `MoneyStore.useRegimes`).
+    static let backfills: [Int64: @Sendable (any SQLConnection, SQLDialect) throws(StorageError) -> Void] = [
+        17: { connection, dialect throws(StorageError) in
+            try MoneyRows.rebuild(in: connection, dialect: dialect, regimes: [])
+        }
     ]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
@@ -393,6 +533,7 @@ enum Migrations {
             try connection.begin()
             do throws(StorageError) {
                 try connection.execute(dialect.schema(migration.sql))
+                try backfills[migration.version]?(connection, dialect)
                 try connection.query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                     [.integer(migration.version), .integer(now)]

@@ -119,6 +119,7 @@ public struct NotificationStore: Sendable {
                     """,
                     [.integer(change.at), .text(dueNow)]
                 )
+                try MoneyRows.reportsChanged(forToken: dueNow, in: connection)
             }
             try connection.query(
                 "UPDATE notifications SET processed_at = ?, outcome = ? WHERE notification_uuid = ?",
@@ -201,6 +202,12 @@ public struct NotificationStore: Sendable {
             ]
         )
         guard !inserted.isEmpty else { return false }
+        try TokenDays.addToken(
+            firstSeenAt: at,
+            environment: token.token.environment,
+            source: token.source,
+            into: connection
+        )
         try connection.query(
             """
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)

@@ -2,9 +2,12 @@ import Domain
 
 /// One payment event's writes, in the transaction the caller opened.
 extension PaymentStore {
-    static func apply(_ change: PaymentChange, to connection: any SQLConnection, dialect: SQLDialect)
-        throws(StorageError)
-    {
+    static func apply(
+        _ change: PaymentChange,
+        to connection: any SQLConnection,
+        dialect: SQLDialect,
+        regimes: [CommissionRegime]
+    ) throws(StorageError) {
         if let event = change.event {
             // Acted on already (a redelivery raced the first one, or another instance): nothing may happen
             // twice. The update is the claim, so two instances at once cannot both find the event open.
@@ -41,7 +44,12 @@ extension PaymentStore {
                 [.integer(change.at), .text(release.externalPurchaseId)]
             )
         }
-        if let purchase = change.purchase { try upsert(purchase, into: connection) }
+        if let purchase = change.purchase {
+            if let token = purchase.externalPurchaseId {
+                try TokenDays.addPaymentIfFirst(externalPurchaseId: token, dialect: dialect, into: connection)
+            }
+            try upsert(purchase, into: connection)
+        }
         for charge in change.charges {
             try connection.query(
                 """
@@ -125,6 +133,16 @@ extension PaymentStore {
             try connection.query(
                 "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
                 [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at)]
+            )
+        }
+        // After the charges above, so a buy's pricing amount and provider come from its charge.
+        for item in change.lineItems + change.heldLineItems + change.restatements {
+            try MoneyRows.refresh(
+                lineItemId: item.lineItemId,
+                externalPurchaseId: item.externalPurchaseId,
+                in: connection,
+                dialect: dialect,
+                regimes: regimes
             )
         }
     }

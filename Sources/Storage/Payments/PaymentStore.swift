@@ -286,8 +286,8 @@ public struct PaymentStore: Sendable {
 
     /// Writes everything one event changes in one transaction, marking the event processed.
     public func apply(_ change: PaymentChange) throws(StorageError) {
-        try database.writer.write { connection throws(StorageError) in
-            try Self.apply(change, to: connection, dialect: database.dialect)
+        try database.writer.write { [regimes = database.commissionRegimes.current] connection throws(StorageError) in
+            try Self.apply(change, to: connection, dialect: database.dialect, regimes: regimes)
         }
     }
 }

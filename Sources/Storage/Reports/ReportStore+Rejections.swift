@@ -10,7 +10,9 @@ extension ReportStore {
         _ attempt: ReportAttempt,
         rewrite: ReportRewrite
     ) throws(StorageError) {
-        try database.writer.write { [instance] connection throws(StorageError) in
+        try database.writer.write {
+            [instance, dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
             let updated = try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
@@ -35,6 +37,8 @@ extension ReportStore {
                     [.text(message), .text(requestIdentifier), .text(lineItemId)]
                 )
             }
+            // Versions set aside are not what Apple holds: the money rows go back to the latest other version.
+            try MoneyRows.refreshReport(requestIdentifier, in: connection, dialect: dialect, regimes: regimes)
         }
     }
 
@@ -57,13 +61,16 @@ extension ReportStore {
     /// The token's rejected report goes again as it is; false if it has none.
     public func reviveRejectedReport(for externalPurchaseId: String, now: Int64) throws(StorageError) -> Bool {
         try database.writer.write { connection throws(StorageError) in
-            !(try connection.query(
-                """
-                UPDATE reports SET state = 'pending', next_attempt_at = ?
-                WHERE external_purchase_id = ? AND state = 'rejected' RETURNING 1
-                """,
-                [.integer(now), .text(externalPurchaseId)]
-            )).isEmpty
+            let revived =
+                !(try connection.query(
+                    """
+                    UPDATE reports SET state = 'pending', next_attempt_at = ?
+                    WHERE external_purchase_id = ? AND state = 'rejected' RETURNING 1
+                    """,
+                    [.integer(now), .text(externalPurchaseId)]
+                )).isEmpty
+            if revived { try MoneyRows.reportsChanged(forToken: externalPurchaseId, in: connection) }
+            return revived
         }
     }
 
@@ -75,7 +82,9 @@ extension ReportStore {
         note: String,
         now: Int64
     ) throws(StorageError) -> Bool {
-        try database.writer.write { connection throws(StorageError) in
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
             let updated = try connection.query(
                 """
                 UPDATE reports SET status = ?, body = ?, state = 'pending', next_attempt_at = ?
@@ -91,6 +100,7 @@ extension ReportStore {
                 """,
                 [.text(note), .integer(now), .text(requestIdentifier)]
             )
+            try MoneyRows.refreshReport(requestIdentifier, in: connection, dialect: dialect, regimes: regimes)
             return true
         }
     }
@@ -102,7 +112,9 @@ extension ReportStore {
         replacement: String?,
         now: Int64
     ) throws(StorageError) -> Int {
-        try database.writer.write { connection throws(StorageError) in
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
             let resolved = try connection.query(
                 """
                 UPDATE line_items SET corrected_at = ?
@@ -117,6 +129,13 @@ extension ReportStore {
                     [.text(externalPurchaseId), .text(lineItemId), .text(replacement), .integer(now)]
                 )
             }
+            try MoneyRows.refresh(
+                lineItemId: lineItemId,
+                externalPurchaseId: externalPurchaseId,
+                in: connection,
+                dialect: dialect,
+                regimes: regimes
+            )
             return resolved
         }
     }
@@ -127,10 +146,11 @@ extension ReportStore {
             let tokens = try connection.query(
                 """
                 SELECT t.external_purchase_id, t.token_created_at, t.token_expires_at FROM tokens t
-                WHERE EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
-                        AND r.state = 'rejected')
-                   OR EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.correction IS NOT NULL AND l.corrected_at IS NULL)
+                WHERE t.external_purchase_id IN (
+                    SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected'
+                    UNION ALL
+                    SELECT l.external_purchase_id FROM line_items l
+                    WHERE l.correction IS NOT NULL AND l.corrected_at IS NULL)
                 ORDER BY t.token_created_at, t.external_purchase_id LIMIT ?
                 """,
                 [.integer(Int64(limit))]

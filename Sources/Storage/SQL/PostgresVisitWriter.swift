@@ -131,8 +131,8 @@ final class PostgresVisitWriter: Sendable {
 
     /// Every visit of a batch in one statement, its columns passed as arrays (a twentieth of the cost of a
     /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
-    /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), its
-    /// checkout when the token is new (a tokenless visit always gets one), and the visit row. PostgreSQL runs
+    /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), the new
+    /// tokens added to their day's count (`TokenDays`), its checkout when the token is new (a tokenless visit always gets one), and the visit row. PostgreSQL runs
     /// every data-modifying part of a `WITH` exactly once.
     static let batchSQL = """
         WITH input AS (
@@ -154,7 +154,12 @@ final class PostgresVisitWriter: Sendable {
                 last_seen_at = GREATEST(tokens.last_seen_at, excluded.last_seen_at),
                 visit_count = tokens.visit_count + 1,
                 app_account_token = COALESCE(tokens.app_account_token, excluded.app_account_token)
-            RETURNING external_purchase_id, visit_count, xmax = 0 AS inserted
+            RETURNING external_purchase_id, visit_count, xmax = 0 AS inserted, first_seen_at, environment, source
+        ), d AS (
+            INSERT INTO token_days (day, environment, source, tokens)
+            SELECT first_seen_at / \(Milliseconds.day), environment, source, count(*) FROM t WHERE t.inserted
+            GROUP BY first_seen_at / \(Milliseconds.day), environment, source
+            ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens
         ), c AS (
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
             SELECT i.checkout_id, i.external_purchase_id, i.bundle_id, i.visited_at FROM input i

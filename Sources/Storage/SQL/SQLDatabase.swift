@@ -14,6 +14,8 @@ final class SQLDatabase: Sendable {
     let visitWriter: PostgresVisitWriter?
     /// SQLite's page limit as opened, restored by `limitPages(nil)` (nil on PostgreSQL).
     private let openedMaxPages: Int64?
+    /// The commission regimes the money rows are classified under (`MoneyStore.useRegimes`).
+    let commissionRegimes = CommissionRegimesHolder()
 
     /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
     convenience init(path: String, durability: Ledger.Durability, clock: Lifecycle.Clock) throws(StorageError) {

@@ -1,0 +1,62 @@
+public import Domain
+
+/// One line item as Apple sees it now, in structured form (`money_line_items`): the latest version of its
+/// `lineItemId` that was not set aside by Apple's rejection ("Apple uses only the most recent version", spec
+/// §5.5), with its amounts in milli-units, the report that carries it, Apple's acceptance, and its commission
+/// classification. A retracted item (`erroneouslySubmitted`) keeps its row and figures, flagged, and counts as
+/// zero in every total.
+public struct MoneyLineItem: Sendable, Equatable, Codable {
+    public var environment: Environment
+    /// The app (`bundleId`) of the token carrying the item; line item ids are unique per app.
+    public var bundleId: String
+    public var lineItemId: String
+    /// `line_items.id` of the version that counts.
+    public var lineItemRow: Int64
+    public var externalPurchaseId: String
+    public var creationDate: Int64
+    /// `BUY` or `REFUND`.
+    public var eventType: String
+    /// A refund's product and product type are its buy's.
+    public var productId: String
+    public var productType: String
+    public var subscriptionEvent: String?
+    public var quantity: Int64?
+    public var referenceLineItemId: String?
+    /// Milli-units of `reportingCurrency`, as reported to Apple.
+    public var amountTaxInclusive: Int64
+    public var amountTaxExclusive: Int64
+    public var taxAmount: Int64
+    public var netAmountTaxExclusive: Int64
+    public var reportingCurrency: String
+    public var pricingCurrency: String
+    /// The tax-inclusive amount in milli-units of `pricingCurrency`; `pricingAmountSource` says how it was found.
+    public var pricingAmount: Int64
+    public var pricingAmountSource: PricingAmountSource
+    /// Apple's `exchangeRate` as decimal text, exactly as reported; nil when the currencies are the same.
+    public var exchangeRate: String?
+    public var taxCountry: String
+    /// The payment provider the purchase went through (`stripe`, `paddle`, `demo`), or `backend` for items your
+    /// backend posted.
+    public var provider: String
+    public var retracted: Bool
+    /// Held: no token of the customer was active at its date yet, so it is on no report.
+    public var held: Bool
+    public var reportRequestIdentifier: String?
+    public var reportState: ReportState?
+    /// When Apple accepted the report carrying this version; nil until then.
+    public var acceptedAt: Int64?
+    public var classification: CommissionClassification
+
+    public var isRefund: Bool { eventType == "REFUND" }
+
+    /// How a line item's pricing-currency amount was found. Never floating point: milli-units throughout.
+    public enum PricingAmountSource: String, Sendable, Equatable, Codable {
+        /// Pricing and reporting currency are the same: the reported amount.
+        case reported
+        /// The provider's charge in minor units, scaled by the currency's exponent (`CurrencyExponent`): exact.
+        case charge
+        /// Derived from the reported amount and Apple's `exchangeRate` (pricing = reporting ÷ rate, rounded half
+        /// up in integers): within half a milli-unit of reporting currency of the true figure.
+        case exchangeRate = "exchange_rate"
+    }
+}

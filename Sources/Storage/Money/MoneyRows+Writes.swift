@@ -1,0 +1,152 @@
+import Domain
+import Foundation
+
+/// The writes behind `MoneyRows`: a money row, its share of the daily roll-up, the report and acceptance of rows
+/// when reports change, and the rebuild of both tables from `line_items`.
+extension MoneyRows {
+    static func upsert(_ item: MoneyLineItem, in connection: any SQLConnection) throws(StorageError) {
+        let values = MoneyStore.values(item)
+        let placeholders = values.map { _ in "?" }.joined(separator: ", ")
+        let updates = MoneyStore.columns.split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        .dropFirst(3).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        try connection.query(
+            """
+            INSERT INTO money_line_items (\(MoneyStore.columns)) VALUES (\(placeholders))
+            ON CONFLICT(environment, bundle_id, line_item_id) DO UPDATE SET \(updates)
+            """,
+            values
+        )
+    }
+
+    /// Adds (`sign` 1) or takes away (-1) the item's share of its day. Retracted items have none.
+    static func addToDay(_ item: MoneyLineItem, sign: Int64, in connection: any SQLConnection) throws(StorageError) {
+        guard !item.retracted else { return }
+        let buy: Int64 = item.isRefund ? 0 : 1
+        let refund: Int64 = 1 - buy
+        let commissionable: Int64 = item.classification.commissionable && item.classification.regimeId != nil ? 1 : 0
+        let deltas: [Int64] = [
+            sign * buy, sign * buy * item.amountTaxInclusive, sign * buy * item.taxAmount,
+            sign * buy * item.pricingAmount, sign * refund, sign * refund * item.amountTaxInclusive,
+            sign * refund * item.taxAmount, sign * refund * item.pricingAmount,
+            sign * item.classification.commission, sign * commissionable,
+        ]
+        let keys: [SQLValue] = [
+            .integer(item.creationDate / Milliseconds.day), .text(item.bundleId), .text(item.environment.rawValue),
+            .text(item.provider), .text(item.productId), .text(item.taxCountry), .text(item.pricingCurrency),
+            .text(item.reportingCurrency),
+        ]
+        let sums = MoneyStore.dayAmountColumns.map { "\($0) = money_daily.\($0) + excluded.\($0)" }
+        try connection.query(
+            """
+            INSERT INTO money_daily (\(MoneyStore.dayKeyColumns.joined(separator: ", ")),
+                \(MoneyStore.dayAmountColumns.joined(separator: ", ")))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(\(MoneyStore.dayKeyColumns.joined(separator: ", "))) DO UPDATE SET
+                \(sums.joined(separator: ", "))
+            """,
+            keys + deltas.map(SQLValue.integer)
+        )
+    }
+
+    /// The line items (rows of `line_items`) a new or revised report carries now point at it.
+    static func claimed(rows: [Int64], by requestIdentifier: String, in connection: any SQLConnection)
+        throws(StorageError)
+    {
+        for row in rows {
+            try connection.query(
+                """
+                UPDATE money_line_items SET report_request_identifier = ?, held = 0,
+                    report_state = (SELECT state FROM reports WHERE request_identifier = ?),
+                    accepted_at = (SELECT accepted_at FROM reports WHERE request_identifier = ?)
+                WHERE line_item_row = ?
+                """,
+                [.text(requestIdentifier), .text(requestIdentifier), .text(requestIdentifier), .integer(row)]
+            )
+        }
+    }
+
+    /// The report's state and Apple's acceptance, copied to the money rows it carries.
+    static func reportChanged(_ requestIdentifier: String, in connection: any SQLConnection) throws(StorageError) {
+        try connection.query(
+            """
+            UPDATE money_line_items SET report_state = (SELECT state FROM reports WHERE request_identifier = ?),
+                accepted_at = (SELECT accepted_at FROM reports WHERE request_identifier = ?)
+            WHERE report_request_identifier = ?
+            """,
+            [.text(requestIdentifier), .text(requestIdentifier), .text(requestIdentifier)]
+        )
+    }
+
+    /// As `reportChanged`, for every report of a token.
+    static func reportsChanged(forToken externalPurchaseId: String, in connection: any SQLConnection)
+        throws(StorageError)
+    {
+        for row in try connection.query(
+            "SELECT request_identifier FROM reports WHERE external_purchase_id = ?",
+            [.text(externalPurchaseId)]
+        ) {
+            if let id = row[0].text { try reportChanged(id, in: connection) }
+        }
+    }
+
+    /// Recomputes every line item of a report (the versions it carried were set aside, or replaced).
+    static func refreshReport(
+        _ requestIdentifier: String,
+        in connection: any SQLConnection,
+        dialect: SQLDialect,
+        regimes: [CommissionRegime]
+    ) throws(StorageError) {
+        let items = try connection.query(
+            "SELECT DISTINCT line_item_id, external_purchase_id FROM line_items WHERE report_request_identifier = ?",
+            [.text(requestIdentifier)]
+        )
+        for item in items {
+            try refresh(
+                lineItemId: item[0].text ?? "",
+                externalPurchaseId: item[1].text ?? "",
+                in: connection,
+                dialect: dialect,
+                regimes: regimes
+            )
+        }
+        try reportChanged(requestIdentifier, in: connection)
+    }
+
+    /// Builds both tables again from `line_items` under `regimes` (after the migration that made them, and when
+    /// the operator changes the regimes), and records the regimes' fingerprint. Buys are classified before the
+    /// refunds that reverse them: items go in the order their first version arrived.
+    static func rebuild(in connection: any SQLConnection, dialect: SQLDialect, regimes: [CommissionRegime])
+        throws(StorageError)
+    {
+        if dialect == .postgres {
+            // Writers of single items wait until the rebuild is done (it holds no per-item locks).
+            try connection.execute("LOCK TABLE money_line_items, money_daily IN EXCLUSIVE MODE")
+        }
+        try connection.execute("DELETE FROM money_daily; DELETE FROM money_line_items")
+        let items = try connection.query(
+            """
+            SELECT line_item_id, external_purchase_id, min(id) FROM line_items
+            GROUP BY line_item_id, external_purchase_id ORDER BY 3
+            """
+        )
+        for item in items {
+            try refresh(
+                lineItemId: item[0].text ?? "",
+                externalPurchaseId: item[1].text ?? "",
+                in: connection,
+                dialect: dialect,
+                regimes: regimes,
+                serialize: false
+            )
+        }
+        try connection.query(
+            """
+            INSERT INTO settings (name, value) VALUES ('money_regimes', ?)
+            ON CONFLICT(name) DO UPDATE SET value = excluded.value
+            """,
+            [.text(CommissionRegime.fingerprint(regimes))]
+        )
+    }
+}

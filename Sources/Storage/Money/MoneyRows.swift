@@ -1,0 +1,154 @@
+import Domain
+
+/// Keeps `money_line_items` and the daily roll-up `money_daily` in step with `line_items` and `reports`, inside
+/// the transaction that changes them, so the money view never disagrees with what is stored or reported. Each
+/// change recomputes one line item's row from its latest version and adds the difference to the roll-up
+/// (`UPDATE … SET x = x + ?` through an upsert), which several instances on one PostgreSQL database may do at
+/// once; writers of one line item take turns (`SQLDialect.serializeOnKey`).
+enum MoneyRows {
+    /// Recomputes the money row of `lineItemId` of the app and environment of `externalPurchaseId`'s token.
+    static func refresh(
+        lineItemId: String,
+        externalPurchaseId: String,
+        in connection: any SQLConnection,
+        dialect: SQLDialect,
+        regimes: [CommissionRegime],
+        serialize: Bool = true
+    ) throws(StorageError) {
+        guard
+            let token = try connection.query(
+                "SELECT bundle_id, environment FROM tokens WHERE external_purchase_id = ?",
+                [.text(externalPurchaseId)]
+            ).first, let bundleId = token[0].text, let environment = token[1].text
+        else { return }
+        // A rebuild holds its own lock instead: a lock per item would fill PostgreSQL's lock table.
+        if serialize, let serialize = dialect.serializeOnKey {
+            try connection.query(serialize, [.text("money\u{0}\(environment)\u{0}\(bundleId)\u{0}\(lineItemId)")])
+        }
+        let old = try connection.query(
+            "SELECT \(MoneyStore.columns) FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
+            [.text(environment), .text(bundleId), .text(lineItemId)]
+        ).firstDecoded(MoneyStore.moneyLineItem)
+        let new = try current(
+            lineItemId: lineItemId,
+            bundleId: bundleId,
+            environment: environment,
+            in: connection,
+            regimes: regimes
+        )
+        if let old { try addToDay(old, sign: -1, in: connection) }
+        if let new {
+            try upsert(new, in: connection)
+            try addToDay(new, sign: 1, in: connection)
+        } else if old != nil {
+            try connection.query(
+                "DELETE FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
+                [.text(environment), .text(bundleId), .text(lineItemId)]
+            )
+        }
+    }
+
+    /// The row the latest version of the line item makes, or nil when it has none that counts.
+    private static func current(
+        lineItemId: String,
+        bundleId: String,
+        environment: String,
+        in connection: any SQLConnection,
+        regimes: [CommissionRegime]
+    ) throws(StorageError) -> MoneyLineItem? {
+        // Versions Apple refused (set aside for correction) are not what Apple holds; the latest other one is.
+        guard
+            let row = try connection.query(
+                """
+                SELECT l.id, l.external_purchase_id, l.body, l.report_request_identifier, l.held_since,
+                    t.token_created_at, (SELECT min(v.visited_at) FROM visits v
+                        WHERE v.external_purchase_id = l.external_purchase_id), r.state, r.accepted_at
+                FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
+                LEFT JOIN reports r ON r.request_identifier = l.report_request_identifier
+                WHERE l.line_item_id = ? AND t.bundle_id = ? AND t.environment = ? AND l.correction IS NULL
+                ORDER BY l.id DESC LIMIT 1
+                """,
+                [.text(lineItemId), .text(bundleId), .text(environment)]
+            ).first,
+            let body = LineItemBody.decode(row[2].text ?? "")
+        else { return nil }
+        let referenced = try body.referenceLineItemId.flatMap { reference throws(StorageError) in
+            try connection.query(
+                """
+                SELECT \(MoneyStore.columns) FROM money_line_items
+                WHERE environment = ? AND bundle_id = ? AND line_item_id = ?
+                """,
+                [.text(environment), .text(bundleId), .text(reference)]
+            ).firstDecoded(MoneyStore.moneyLineItem)
+        }
+        let charge = try connection.query(
+            """
+            SELECT p.provider, c.amount_total, p.currency FROM purchase_charges c
+            JOIN purchases p ON p.purchase_id = c.purchase_id WHERE c.line_item_id = ? ORDER BY c.created_at LIMIT 1
+            """,
+            [.text(body.isRefund ? (body.referenceLineItemId ?? lineItemId) : lineItemId)]
+        ).first
+        let (pricing, source) = pricingAmount(body, chargeMinor: charge?[1].integer, chargeCurrency: charge?[2].text)
+        let classification = CommissionClassification.classify(
+            .init(
+                taxCountry: body.taxCountry,
+                creationDate: body.creationDate,
+                amountTaxExclusive: body.amountTaxExclusive,
+                isRefund: body.isRefund,
+                retracted: body.erroneouslySubmitted == true,
+                subscriptionDaysOfPaidService: body.subscriptionDaysOfPaidService,
+                tokenCreationDate: row[5].integer,
+                landedAt: row[6].integer,
+                refundedBuy: referenced?.isRefund == false ? referenced?.classification : nil
+            ),
+            regimes: regimes
+        )
+        return MoneyLineItem(
+            environment: try SQLValue.text(environment).closedSet("tokens.environment"),
+            bundleId: bundleId,
+            lineItemId: lineItemId,
+            lineItemRow: row[0].integer ?? 0,
+            externalPurchaseId: row[1].text ?? "",
+            creationDate: body.creationDate,
+            eventType: body.eventType,
+            productId: body.productIdentifier ?? referenced?.productId ?? "",
+            productType: body.productType ?? referenced?.productType ?? "",
+            subscriptionEvent: body.subscriptionEvent,
+            quantity: body.quantity,
+            referenceLineItemId: body.referenceLineItemId,
+            amountTaxInclusive: body.amountTaxInclusive,
+            amountTaxExclusive: body.amountTaxExclusive,
+            taxAmount: body.taxAmount,
+            netAmountTaxExclusive: body.netAmountTaxExclusive,
+            reportingCurrency: body.reportingCurrency,
+            pricingCurrency: body.pricingCurrency,
+            pricingAmount: pricing,
+            pricingAmountSource: source,
+            exchangeRate: body.exchangeRateText,
+            taxCountry: body.taxCountry,
+            provider: charge?[0].text ?? "backend",
+            retracted: body.erroneouslySubmitted == true,
+            held: row[4].integer != nil,
+            reportRequestIdentifier: row[3].text,
+            reportState: try row[7].closedSetIfPresent("reports.state"),
+            acceptedAt: row[8].integer,
+            classification: classification
+        )
+    }
+
+    /// The tax-inclusive amount in milli-units of the pricing currency: the reported amount when the currencies
+    /// agree; for a buy made from a provider's charge in that currency, the charge's minor units scaled by the
+    /// currency's exponent (exact); otherwise derived from Apple's `exchangeRate` in integers.
+    static func pricingAmount(_ body: LineItemBody, chargeMinor: Int64?, chargeCurrency: String?)
+        -> (Int64, MoneyLineItem.PricingAmountSource)
+    {
+        if body.pricingCurrency == body.reportingCurrency { return (body.amountTaxInclusive, .reported) }
+        if !body.isRefund, let chargeMinor, chargeCurrency?.uppercased() == body.pricingCurrency {
+            return (CurrencyExponent.milliUnits(chargeMinor, currency: body.pricingCurrency), .charge)
+        }
+        guard let rate = body.exchangeRateText.flatMap(ExchangeRateFraction.init) else {
+            return (body.amountTaxInclusive, .reported)
+        }
+        return (rate.pricing(fromReported: body.amountTaxInclusive), .exchangeRate)
+    }
+}

@@ -1,0 +1,128 @@
+import Domain
+import Foundation
+import Storage
+import Testing
+
+/// The money rows and the daily roll-up follow the line items as they are stored, restated, retracted, reported
+/// and accepted, in the same transactions; a rebuild gives the same figures as the incremental writes.
+@Suite("Money ledger")
+struct MoneyLedgerTests {
+    static let day: Int64 = 20_400  // 2025-11-08 (UTC)
+    static let at = day * Milliseconds.day + 3_600_000
+
+    static func buy(_ id: String, inclusive: Int64, tax: Int64, restated: Bool = false, retracted: Bool = false)
+        -> String
+    {
+        var fields = """
+            "lineItemId": "\(id)", "creationDate": \(at), "eventType": "BUY", "productType": "ONE_TIME_BUY",
+            "productIdentifier": "pro", "quantity": 1, "amountTaxInclusive": \(inclusive),
+            "amountTaxExclusive": \(inclusive - tax), "taxAmount": \(tax), "netAmountTaxExclusive": \(inclusive - tax),
+            "pricingCurrency": "EUR", "reportingCurrency": "EUR", "taxCountry": "DEU"
+            """
+        if restated { fields += ", \"restatement\": true" }
+        if retracted { fields += ", \"erroneouslySubmitted\": true" }
+        return "{\(fields)}"
+    }
+
+    static let refund = """
+        {"lineItemId": "r1", "creationDate": \(at + Milliseconds.day), "eventType": "REFUND",
+         "referenceLineItemId": "b1", "amountTaxInclusive": 11900, "amountTaxExclusive": 10000, "taxAmount": 1900,
+         "netAmountTaxExclusive": 0, "pricingCurrency": "EUR", "reportingCurrency": "EUR", "taxCountry": "DEU"}
+        """
+
+    static func open(_ folder: LedgerTests.TemporaryFolder) throws -> Ledger {
+        let ledger = try LedgerTests.open(folder)
+        _ = try ledger.tokens.recordForwardedToken(LedgerTests.token("t1", source: .app), checkoutId: "c1", at: at)
+        return ledger
+    }
+
+    static let regime = CommissionRegime(
+        id: "test",
+        countries: ["DEU"],
+        from: 0,
+        standardBasisPoints: 1500,
+        reducedBasisPoints: 1000,
+        source: "test",
+        confidence: "test"
+    )
+
+    @Test func rowsFollowStoresRestatementsRetractionsAndAcceptance() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        try ledger.money.useRegimes([Self.regime])
+        try ledger.reports.storeLineItems([("b1", Self.buy("b1", inclusive: 23800, tax: 3800))], for: "t1", at: Self.at)
+        try ledger.reports.storeLineItems([("r1", Self.refund)], for: "t1", at: Self.at)
+        let buy = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(buy.amountTaxInclusive == 23800 && buy.pricingAmount == 23800 && buy.pricingAmountSource == .reported)
+        #expect(buy.provider == "backend" && buy.productId == "pro" && buy.acceptedAt == nil)
+        #expect(buy.classification.regimeId == "test" && buy.classification.commission == 3000)
+        let refund = try #require(try ledger.money.lineItem("r1", bundleId: "com.example", environment: .production))
+        #expect(refund.productId == "pro" && refund.classification.commission == -1500)
+        var totals = try #require(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 2).first)
+        #expect(totals.sales == 1 && totals.salesAmount == 23800 && totals.refundsAmount == 11900)
+        #expect(totals.netAmount == 11900 && totals.netTax == 1900 && totals.commission == 1500)
+
+        // Restated: only the latest version counts, in the row and in the roll-up.
+        try ledger.reports.storeLineItems(
+            [("b1", Self.buy("b1", inclusive: 17850, tax: 2850, restated: true))],
+            for: "t1",
+            at: Self.at
+        )
+        totals = try #require(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 2).first)
+        #expect(totals.sales == 1 && totals.salesAmount == 17850 && totals.commission == 2250 - 1500)
+
+        // Reported and accepted: the row carries the report and Apple's acceptance.
+        let row = try #require(try ledger.reports.lineItems(for: "t1").last?.rowId)
+        try ledger.reports.enqueueReport(
+            StoredReport(
+                requestIdentifier: "req-1",
+                externalPurchaseId: "t1",
+                environment: .production,
+                bundleId: "com.example",
+                status: .lineItem,
+                body: "{}",
+                nextAttemptAt: 0,
+                createdAt: Self.at
+            ),
+            lineItemRows: [row]
+        )
+        try ledger.reports.recordAttempt(
+            "req-1",
+            ReportAttempt(state: .accepted, httpStatus: 200, response: nil, nextAttemptAt: 0, at: Self.at + 5)
+        )
+        let accepted = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(accepted.reportRequestIdentifier == "req-1" && accepted.acceptedAt == Self.at + 5)
+        #expect(try ledger.money.acceptance(from: 0, until: Int64.max) == (2, 1))
+
+        // Retracted: the row stays, flagged, and counts nowhere.
+        try ledger.reports.storeLineItems(
+            [("b1", Self.buy("b1", inclusive: 17850, tax: 2850, restated: true, retracted: true))],
+            for: "t1",
+            at: Self.at
+        )
+        let retracted = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(retracted.retracted && retracted.classification.commission == 0 && retracted.acceptedAt == nil)
+        totals = try #require(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 2).first)
+        #expect(totals.sales == 0 && totals.salesAmount == 0 && totals.refunds == 1 && totals.refundsAmount == 11900)
+        #expect(try ledger.money.acceptance(from: 0, until: Int64.max) == (1, 0))
+    }
+
+    @Test func aRebuildUnderNewRegimesMatchesTheIncrementalFigures() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        try ledger.reports.storeLineItems([("b1", Self.buy("b1", inclusive: 23800, tax: 3800))], for: "t1", at: Self.at)
+        try ledger.reports.storeLineItems([("r1", Self.refund)], for: "t1", at: Self.at)
+        let before = try ledger.money.days(fromDay: 0, untilDay: Self.day + 10)
+        #expect(before.map(\.commission) == [0, 0])
+        #expect(try ledger.money.useRegimes([Self.regime]))
+        #expect(!(try ledger.money.useRegimes([Self.regime])))
+        let after = try ledger.money.days(fromDay: 0, untilDay: Self.day + 10)
+        #expect(after.map(\.commission) == [3000, -1500])
+        #expect(after.map(\.salesAmount) == before.map(\.salesAmount))
+        let items = try ledger.money.lineItems(from: 0, until: Int64.max, limit: 1)
+        let next = try ledger.money.lineItems(from: 0, until: Int64.max, after: items.last, limit: 10)
+        #expect(items.map(\.lineItemId) + next.map(\.lineItemId) == ["b1", "r1"])
+    }
+}
