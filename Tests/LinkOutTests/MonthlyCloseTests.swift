@@ -169,23 +169,46 @@ struct MonthlyCloseTests {
         )
     }
 
-    /// Totals per reporting currency in milli-units: refunds subtract, a restatement replaces the version
-    /// before it, an item withdrawn as erroneously submitted counts nothing.
-    @Test func totalsSumTheLatestVersionOfEachLineItem() {
+    /// Totals per reporting currency in milli-units, from the money roll-up: refunds subtract, a restatement
+    /// replaces the version before it, an item withdrawn as erroneously submitted counts nothing, a sale of
+    /// another month or environment counts elsewhere. Hand-computed figures.
+    @Test func totalsComeFromTheMoneyRollUp() throws {
+        let november = Self.november
+        let harness = try ReportingHarness()
+        let day = november.start + Milliseconds.days(10)
+        try harness.record("money-a", created: day - 60_000)
+        try harness.record("SANDBOX_money-b", created: day - 60_000)
         let refund = """
-            {"lineItemId":"r1","creationDate":2,"eventType":"REFUND","productType":"ONE_TIME_BUY",\
+            {"lineItemId":"r1","creationDate":\(day + 5),"eventType":"REFUND","productType":"ONE_TIME_BUY",\
             "productIdentifier":"pro.lifetime","amountTaxInclusive":6000,"amountTaxExclusive":5000,"taxAmount":1000,\
             "netAmountTaxExclusive":5000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"DEU",\
             "referenceLineItemId":"b1"}
             """
-        let withdrawn = Self.buy("b3", at: 3).replacingOccurrences(
+        let withdrawn = Self.buy("b3", at: day + 3).replacingOccurrences(
             of: "\"quantity\":1",
             with: "\"quantity\":1,\"restatement\":true,\"erroneouslySubmitted\":true"
         )
-        let totals = LineItemBodyTotals.sum([
-            Self.buy("b1", at: 1), Self.buy("b2", at: 1, euros: 5), Self.buy("b2", at: 1, euros: 4), refund,
-            Self.buy("b3", at: 3), withdrawn, Self.buy("u1", at: 4, euros: 2, currency: "USD"),
-        ])
+        let restated = Self.buy("b2", at: day + 2, euros: 4).replacingOccurrences(
+            of: "\"quantity\":1",
+            with: "\"quantity\":1,\"restatement\":true"
+        )
+        for (id, body) in [
+            ("b1", Self.buy("b1", at: day + 1)), ("b2", Self.buy("b2", at: day + 2, euros: 5)), ("b2", restated),
+            ("r1", refund), ("b3", Self.buy("b3", at: day + 3)), ("b3", withdrawn),
+            ("u1", Self.buy("u1", at: day + 4, euros: 2, currency: "USD")),
+            ("late", Self.buy("late", at: november.end + 1)),
+        ] {
+            try harness.ledger.reports.storeLineItems([(id, body)], for: "money-a", at: day + 10)
+        }
+        try harness.ledger.reports.storeLineItems(
+            [("s1", Self.buy("s1", at: day))],
+            for: "SANDBOX_money-b",
+            at: day + 10
+        )
+        let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        let totals = try #require(
+            try close.report(month: november, now: november.end, status: .running).totals
+        )
         #expect(
             totals.currencies == [
                 .init(reportingCurrency: "EUR", sales: 16800, refunds: 6000, tax: 1800, netTaxExclusive: 9000),
@@ -193,6 +216,8 @@ struct MonthlyCloseTests {
             ]
         )
         #expect(totals.commissionEstimate == nil)
+        let sandbox = try close.report(month: november, environment: .sandbox, now: november.end, status: .running)
+        #expect(sandbox.totals?.currencies.map(\.sales) == [12000])
     }
 
     @Test func monthsParseStrictlyAndKnowTheirBounds() throws {

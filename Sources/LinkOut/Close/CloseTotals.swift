@@ -1,6 +1,4 @@
 package import Domain
-import ExternalPurchase
-import Foundation
 import Storage
 
 /// The money of a closed month, per reporting currency, in milli-units (Apple's unit, spec §5.5; never floating
@@ -29,50 +27,42 @@ package protocol CloseTotalsSource: Sendable {
     func totals(month: CloseMonth, environment: Environment) throws -> CloseTotals
 }
 
-/// The month's totals from the JSON of its line items (the latest version of each; one withdrawn with
-/// `erroneouslySubmitted` counts nothing). Reads the month's line items once, through `line_items_close`.
-package struct LineItemBodyTotals: CloseTotalsSource {
+/// The month's totals from the money roll-up (`money_daily`, one row per day and key: a month reads a few
+/// thousand rows, never its line items), so the close agrees with the revenue view and the reconciliation export.
+/// The commission is the roll-up's estimate, shown only while a commission regime is configured.
+package struct MoneyTotals: CloseTotalsSource {
     let ledger: Ledger
+    let regimesConfigured: Bool
 
     package func totals(month: CloseMonth, environment: Environment) throws -> CloseTotals {
-        let bodies = try ledger.monthlyClose.lineItemBodies(
-            environment: environment,
-            from: month.start,
-            until: month.end
+        let rows = try ledger.money.totals(
+            fromDay: month.start / Milliseconds.day,
+            untilDay: month.end / Milliseconds.day
         )
-        return Self.sum(bodies)
+        return Self.sum(rows.filter { $0.environment == environment }, regimesConfigured: regimesConfigured)
     }
 
-    /// Pure: the totals of line item bodies, a later version of an id replacing an earlier one.
-    static func sum(_ bodies: [String]) -> CloseTotals {
-        let decoder = JSONDecoder()
-        var latest: [String: LineItem] = [:]
-        var order: [String] = []
-        for body in bodies {
-            guard let item = try? decoder.decode(LineItem.self, from: Data(body.utf8)) else { continue }
-            let id = item.common.lineItemId
-            if latest.updateValue(item, forKey: id) == nil { order.append(id) }
-        }
+    /// Pure: roll-up rows summed per reporting currency.
+    static func sum(_ rows: [MoneyDay], regimesConfigured: Bool) -> CloseTotals {
         var byCurrency: [String: CloseTotals.Currency] = [:]
-        for id in order {
-            guard let item = latest[id], item.common.erroneouslySubmitted != true else { continue }
-            let amounts = item.common
-            var currency = byCurrency[amounts.reportingCurrency] ?? .init(reportingCurrency: amounts.reportingCurrency)
-            if item.isBuy {
-                currency.sales += amounts.amountTaxInclusive
-                currency.tax += amounts.taxAmount
-                currency.netTaxExclusive += amounts.amountTaxExclusive
-            } else {
-                currency.refunds += amounts.amountTaxInclusive
-                currency.tax -= amounts.taxAmount
-                currency.netTaxExclusive -= amounts.amountTaxExclusive
-            }
-            byCurrency[amounts.reportingCurrency] = currency
+        var commission: [String: Int64] = [:]
+        for row in rows {
+            var currency = byCurrency[row.reportingCurrency] ?? .init(reportingCurrency: row.reportingCurrency)
+            currency.sales += row.salesAmount
+            currency.refunds += row.refundsAmount
+            currency.tax += row.netTax
+            currency.netTaxExclusive += row.netAmount - row.netTax
+            byCurrency[row.reportingCurrency] = currency
+            commission[row.reportingCurrency, default: 0] += row.commission
         }
         return CloseTotals(
             currencies: byCurrency.keys.sorted().compactMap { byCurrency[$0] },
-            commissionEstimate: nil,
-            source: "line items as reported to Apple; no commission regime is configured, so no estimate"
+            commissionEstimate: regimesConfigured ? commission : nil,
+            source: regimesConfigured
+                ? "the line items as Apple sees them (latest versions, retractions left out); the commission is an "
+                    + "estimate under commission.regimes"
+                : "the line items as Apple sees them (latest versions, retractions left out); no commission regime "
+                    + "is configured (commission.regimes), so no estimate"
         )
     }
 }

@@ -11,7 +11,8 @@ package struct MonthlyClose: Sendable {
     package init(ledger: Ledger, configuration: Configuration, totalsSource: (any CloseTotalsSource)? = nil) {
         self.ledger = ledger
         self.configuration = configuration
-        self.totalsSource = totalsSource ?? LineItemBodyTotals(ledger: ledger)
+        self.totalsSource =
+            totalsSource ?? MoneyTotals(ledger: ledger, regimesConfigured: !configuration.commission.regimes.isEmpty)
     }
 
     /// How many entries a report lists at most by default; the rest are counted.
