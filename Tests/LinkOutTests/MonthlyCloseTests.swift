@@ -220,6 +220,37 @@ struct MonthlyCloseTests {
         #expect(sandbox.totals?.currencies.map(\.sales) == [12000])
     }
 
+    /// `linkout_tokens_near_notice`: tokens 8 to 10 days old without an accepted report, Apple's notice coming
+    /// at 10 days; custom-link tokens (reported when they expire) and older or reported ones are left out.
+    @Test func tokensNearAppleNoticeAreCountedByThePass() throws {
+        let clock = ManualClock(startingAt: Self.november.start + Milliseconds.days(20))
+        let harness = try ReportingHarness(graceSeconds: 604_800, clock: clock.clock)
+        let nine = clock.now - Milliseconds.days(9)
+        try harness.record("near-1", created: nine)
+        try harness.record("near-2", created: clock.now - Milliseconds.days(8) - 1)
+        try harness.record("custom", type: "SERVICES", created: nine, expires: clock.now + Milliseconds.days(90))
+        try harness.record("past", created: clock.now - Milliseconds.days(10) - 1)
+        try harness.record("young", created: clock.now - Milliseconds.days(8) + 1)
+        try harness.record("SANDBOX_near", created: nine)
+        let monitor = CloseMonitor(
+            close: MonthlyClose(ledger: harness.ledger, configuration: harness.configuration),
+            logger: Logger(label: "test", level: .critical),
+            clock: clock.clock
+        )
+        monitor.pass()
+        func near(_ environment: String) -> Int? {
+            monitor.gauges(now: clock.now).first {
+                $0.name == "linkout_tokens_near_notice" && $0.labels.first?.1 == environment
+            }?.value
+        }
+        #expect(near("production") == 2)
+        #expect(near("sandbox") == 1)
+        // Reported and accepted: no longer near anything.
+        try harness.tickUntilSettled()
+        monitor.pass()
+        #expect(near("production") == 0)
+    }
+
     @Test func monthsParseStrictlyAndKnowTheirBounds() throws {
         #expect(CloseMonth(parsing: "2026-11")?.description == "2026-11")
         for bad in [
