@@ -3,10 +3,10 @@ import ExternalPurchase
 import Foundation
 import Lifecycle
 import Logging
-import Storage
 import Testing
 
 @testable import LinkOut
+@testable import Storage
 
 /// The close of a UTC month across its states, on a manual clock: open while the month runs, closing once it
 /// is over with work outstanding, a warning from 5 days before the deadline, late at the deadline, closed once
@@ -290,5 +290,45 @@ struct MonthlyCloseTests {
         ] {
             #expect(throws: ConfigurationError.self) { try Configuration.parse(Data(bad.utf8)) }
         }
+    }
+}
+
+/// Migration 18 on a ledger that predates it: tokens and line items Apple already accepted are marked accepted
+/// from the outbox, and line items get their date from their money row, so the first close of an upgraded
+/// server is right.
+@Suite("Monthly close migration")
+struct MonthlyCloseMigrationTests {
+    @Test func anUpgradedLedgerKnowsWhatAppleAcceptedAndWhenItsLineItemsAreDated() throws {
+        let harness = try ReportingHarness()
+        try harness.record("upgraded-accepted")
+        try harness.addBuy("upgraded-accepted", lineItemId: "li-upgraded")
+        try harness.tickUntilSettled()
+        try harness.record("upgraded-waiting", created: Clock.system.nowMilliseconds() + 60_000)
+        // The ledger as it was before version 18.
+        try harness.ledger.database.writer.write { connection throws(StorageError) in
+            try connection.execute(
+                """
+                DROP INDEX tokens_close; DROP INDEX line_items_close; DROP INDEX line_items_undated;
+                ALTER TABLE tokens DROP COLUMN accepted_at; ALTER TABLE line_items DROP COLUMN creation_date;
+                ALTER TABLE line_items DROP COLUMN accepted_at; DELETE FROM schema_migrations WHERE version = 18;
+                """
+            )
+        }
+        let upgraded = try harness.configuration.storage.openLedger(role: .reader)
+        defer { upgraded.close() }
+        let rows = try upgraded.database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                """
+                SELECT t.external_purchase_id, t.accepted_at IS NOT NULL, l.creation_date IS NOT NULL,
+                    l.accepted_at IS NOT NULL
+                FROM tokens t LEFT JOIN line_items l ON l.external_purchase_id = t.external_purchase_id
+                ORDER BY t.external_purchase_id
+                """
+            )
+        }
+        #expect(rows.map { $0[0].text } == ["upgraded-accepted", "upgraded-waiting"])
+        #expect(rows[0][1].integer == 1 && rows[0][2].integer == 1 && rows[0][3].integer == 1)
+        #expect(rows[1][1].integer == 0)
+        #expect(try upgraded.monthlyClose.dateLineItems(limit: 10) == 0)
     }
 }

@@ -436,8 +436,9 @@ enum Migrations {
             // kept when the report is accepted. A month's tokens and line items are read by ranges of these
             // covering indexes, never by a scan (a token's state before its report, from its type and dates, is
             // read from the index too: the table rows of a month's outstanding tokens are scattered); a line
-            // item's `creation_date` (Apple's `creationDate`) is filled in by the close pass for rows written
-            // without it (`line_items_undated` finds them).
+            // item's `creation_date` (Apple's `creationDate`) is copied from its money row where it has one
+            // (migration 17), and filled in by the close pass for rows written without it (`line_items_undated`
+            // finds them).
             18,
             """
             ALTER TABLE tokens ADD COLUMN accepted_at INTEGER;
@@ -446,6 +447,8 @@ enum Migrations {
             CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at, token_type, token_expires_at,
                 report_due_at);
             ALTER TABLE line_items ADD COLUMN creation_date INTEGER;
+            UPDATE line_items SET creation_date = (SELECT m.creation_date FROM money_line_items m
+                WHERE m.line_item_row = line_items.id);
             ALTER TABLE line_items ADD COLUMN accepted_at INTEGER;
             UPDATE line_items SET accepted_at = (SELECT r.accepted_at FROM reports r
                 WHERE r.request_identifier = line_items.report_request_identifier AND r.state = 'accepted')
