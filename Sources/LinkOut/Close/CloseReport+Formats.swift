@@ -60,7 +60,11 @@ extension CloseReport {
                 estimate.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.amount($0.value))" }
                     .joined(separator: ", ")
             }
-            lines.append("Apple's commission (estimate): \(estimate ?? "not available: \(totals.source)")")
+            if totals.currencies.isEmpty { lines.append("totals: no sales or refunds dated in the month") }
+            lines.append(
+                "Apple's commission (estimate): "
+                    + (estimate ?? "none, as no commission regime is configured (commission.regimes)")
+            )
         }
         for entry in outstandingList {
             let item = entry.lineItemId.map { " line item \($0)" } ?? ""
