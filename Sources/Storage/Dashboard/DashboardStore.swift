@@ -42,16 +42,15 @@ public struct DashboardStore: Sendable {
         return day * Milliseconds.day < since ? day + 1 : day
     }
 
-    /// The funnel of the tokens first seen at or after `since`. Whole days' tokens, checkouts and payments come
-    /// from `token_days`, a day `since` cuts from its tokens (`tokens_first_seen`); the reported ones are the
-    /// tokens less those without an accepted report, which are the few without any report
-    /// (`tokens_awaiting_*`) or with only open ones (`reports_due`, `reports_rejected`).
+    /// The funnel of the tokens first seen at or after `since`: whole days from `token_days`, a day `since` cuts
+    /// from its tokens (`tokens_first_seen`).
     public func funnel(since: Int64) throws(StorageError) -> Funnel {
         try database.readers.read { connection throws(StorageError) in
             let firstWholeDay = Self.firstWholeDay(since)
             var rows = try connection.query(
                 """
-                SELECT coalesce(sum(tokens), 0), coalesce(sum(checkouts), 0), coalesce(sum(payments), 0)
+                SELECT coalesce(sum(tokens), 0), coalesce(sum(checkouts), 0), coalesce(sum(payments), 0),
+                    coalesce(sum(reported), 0)
                 FROM token_days WHERE day >= ?
                 """,
                 [.integer(firstWholeDay)]
@@ -63,43 +62,19 @@ public struct DashboardStore: Sendable {
                         coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i
                             WHERE i.checkout_id = t.checkout_id) THEN 1 ELSE 0 END), 0),
                         coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p
-                            WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0)
+                            WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0),
+                        coalesce(sum(CASE WHEN t.report_accepted_at IS NOT NULL THEN 1 ELSE 0 END), 0)
                     FROM tokens t WHERE t.first_seen_at >= ? AND t.first_seen_at < ?
                     """,
                     [.integer(since), .integer(firstWholeDay * Milliseconds.day)]
                 )
             }
-            let sums = rows.reduce(into: [Int64](repeating: 0, count: 3)) { sums, row in
-                for index in 0..<3 { sums[index] += row[index].integer ?? 0 }
+            let sums = rows.reduce(into: [Int64](repeating: 0, count: 4)) { sums, row in
+                for index in 0..<4 { sums[index] += row[index].integer ?? 0 }
             }
-            let unreported = try connection.query(Self.unreportedSinceSQL, Array(repeating: .integer(since), count: 3))
-            let without = unreported.first.map { ($0[0].integer ?? 0) + ($0[1].integer ?? 0) + ($0[2].integer ?? 0) }
-            return Funnel(
-                tokens: sums[0],
-                checkouts: sums[1],
-                payments: sums[2],
-                reported: max(0, sums[0] - (without ?? 0))
-            )
+            return Funnel(tokens: sums[0], checkouts: sums[1], payments: sums[2], reported: sums[3])
         }
     }
-
-    /// Tokens first seen since the parameter (three times) without an accepted report: without any report (two
-    /// partial indexes, by kind), and with only open ones.
-    static let unreportedSinceSQL = """
-        SELECT
-            (SELECT count(*) FROM tokens t WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
-                AND (t.token_type IS NULL OR t.token_type NOT IN ('ACQUISITION', 'SERVICES'))
-                AND t.first_seen_at >= ?),
-            (SELECT count(*) FROM tokens t WHERE t.report_queued_at IS NULL
-                AND (t.report_due_at IS NOT NULL OR t.token_type IN ('ACQUISITION', 'SERVICES'))
-                AND t.first_seen_at >= ?),
-            (SELECT count(*) FROM tokens t WHERE t.external_purchase_id IN (
-                    SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
-                    UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
-                AND t.first_seen_at >= ?
-                AND NOT EXISTS (SELECT 1 FROM reports a WHERE a.external_purchase_id = t.external_purchase_id
-                    AND a.state = 'accepted'))
-        """
 
     /// Reports Apple refused, or that failed at least once and wait for a retry; most recent attempt first.
     public func failingReports(limit: Int) throws(StorageError) -> [StoredReport] {

@@ -1,7 +1,7 @@
 import Domain
 
-/// Per first-seen UTC day, environment and source: the tokens, those that reached a checkout intent and those
-/// with a purchase (`token_days`), counted in the transaction that writes what they count, so the dashboard's
+/// Per first-seen UTC day, environment and source: the tokens, those that reached a checkout intent, those with
+/// a purchase and those with an accepted report (`token_days`), counted in the transaction that writes what they count, so the dashboard's
 /// chart and funnel read a row per day instead of every token. Only additive updates: instances writing at once
 /// on PostgreSQL each add their own, and the counts stay exact.
 enum TokenDays {
@@ -63,6 +63,25 @@ enum TokenDays {
         )
         guard let id = token.first?.first?.text else { return }
         try addOne(to: "checkouts", for: id, connection)
+    }
+
+    /// Counts the token as reported, if `at` is when its first report was accepted: the token's row, locked by
+    /// the update until the transaction ends, makes two acceptances at once count once.
+    static func addAcceptedReport(for externalPurchaseId: String, at: Int64, into connection: any SQLConnection)
+        throws(StorageError)
+    {
+        let first = try connection.query(
+            """
+            UPDATE tokens SET report_accepted_at = ? WHERE external_purchase_id = ? AND report_accepted_at IS NULL
+            RETURNING first_seen_at, environment, source
+            """,
+            [.integer(at), .text(externalPurchaseId)]
+        )
+        guard let row = first.first, let firstSeenAt = row[0].integer else { return }
+        try connection.query(
+            "UPDATE token_days SET reported = reported + 1 WHERE day = ? AND environment = ? AND source = ?",
+            [.integer(firstSeenAt / Milliseconds.day), row[1], row[2]]
+        )
     }
 
     /// Counts the token as having a purchase, if the one about to be written is its first. Writers of one token

@@ -459,14 +459,22 @@ enum Migrations {
         ),
         (
             // The dashboard and the metrics read counts kept where the rows are written, not counted from every
-            // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent and
-            // those with a purchase (`token_days`, the dashboard's chart and funnel), and the reports ever queued
-            // (`ledger_counts`). They change by additive updates only, in the transaction that writes the rows,
-            // so instances writing at once stay exact. Both are back-filled here. The token list pages by
-            // first-seen time through an index, and a checkout's intents are found through theirs.
+            // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent, with
+            // a purchase and with an accepted report (`token_days`, the dashboard's chart and funnel), and the
+            // reports ever queued (`ledger_counts`). They change by additive updates only, in the transaction
+            // that writes the rows, so instances writing at once stay exact. `report_accepted_at` says when a
+            // token's first report was accepted; the tokens without one (the few not reported yet) are indexed
+            // by first sighting for the oldest-unreported gauge. All are back-filled here. The token list pages
+            // by first-seen time through an index, and a checkout's intents are found through theirs.
             19,
             """
             CREATE INDEX checkout_intents_checkout ON checkout_intents(checkout_id);
+            ALTER TABLE tokens ADD COLUMN report_accepted_at INTEGER;
+            UPDATE tokens SET report_accepted_at = (SELECT coalesce(min(r.accepted_at), min(r.created_at)) FROM reports r
+                    WHERE r.external_purchase_id = tokens.external_purchase_id AND r.state = 'accepted')
+                WHERE EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = tokens.external_purchase_id
+                    AND r.state = 'accepted');
+            CREATE INDEX tokens_unaccepted ON tokens(first_seen_at) WHERE report_accepted_at IS NULL;
             CREATE TABLE token_days (
                 day INTEGER NOT NULL,
                 environment TEXT NOT NULL,
@@ -474,14 +482,16 @@ enum Migrations {
                 tokens INTEGER NOT NULL,
                 checkouts INTEGER NOT NULL DEFAULT 0,
                 payments INTEGER NOT NULL DEFAULT 0,
+                reported INTEGER NOT NULL DEFAULT 0,
                 PRIMARY KEY (day, environment, source)
             ) WITHOUT ROWID;
-            INSERT INTO token_days (day, environment, source, tokens, checkouts, payments)
+            INSERT INTO token_days (day, environment, source, tokens, checkouts, payments, reported)
                 SELECT t.first_seen_at / \(Milliseconds.day), t.environment, t.source, count(*),
                     sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i WHERE i.checkout_id = t.checkout_id)
                         THEN 1 ELSE 0 END),
                     sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p WHERE p.external_purchase_id = t.external_purchase_id)
-                        THEN 1 ELSE 0 END)
+                        THEN 1 ELSE 0 END),
+                    sum(CASE WHEN t.report_accepted_at IS NOT NULL THEN 1 ELSE 0 END)
                 FROM tokens t GROUP BY t.first_seen_at / \(Milliseconds.day), t.environment, t.source;
             CREATE TABLE ledger_counts (
                 name TEXT PRIMARY KEY,

@@ -193,7 +193,8 @@ public struct NotificationStore: Sendable {
             ON CONFLICT(external_purchase_id) DO NOTHING RETURNING 1
             """,
             [
-                .text(token.token.externalPurchaseId), .text(checkoutId), .text(token.rawToken),
+                // As a landing's: the raw token's fields are in their columns, the text itself is not kept.
+                .text(token.token.externalPurchaseId), .text(checkoutId), .text(""),
                 .integer(token.token.appAppleId),
                 .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
                 .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),

@@ -379,24 +379,27 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// The oldest first-seen time and `tokenCreationDate` of the tokens without an accepted report: those without
-    /// any report (two partial indexes, by kind) and those whose every report is open.
+    /// The oldest first-seen time and `tokenCreationDate` of the tokens without an accepted report, each read
+    /// from an index's first entry: `tokens_unaccepted` for the first; for the second the first of each of the
+    /// planner's indexes of tokens without a report, and the tokens whose every report is still open (few).
     static let oldestUnreportedSQL = """
-        SELECT min(first_seen_at), min(token_created_at) FROM (
-            SELECT t.first_seen_at, t.token_created_at FROM tokens t
-            WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
-                AND (t.token_type IS NULL OR t.token_type NOT IN ('ACQUISITION', 'SERVICES'))
-            UNION ALL
-            SELECT t.first_seen_at, t.token_created_at FROM tokens t
-            WHERE t.report_queued_at IS NULL
-                AND (t.report_due_at IS NOT NULL OR t.token_type IN ('ACQUISITION', 'SERVICES'))
-            UNION ALL
-            SELECT t.first_seen_at, t.token_created_at FROM tokens t WHERE t.external_purchase_id IN (
-                    SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
-                    UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
-                AND NOT EXISTS (SELECT 1 FROM reports a WHERE a.external_purchase_id = t.external_purchase_id
-                    AND a.state = 'accepted')
-        ) AS unreported
+        SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.report_accepted_at IS NULL),
+            (SELECT min(created) FROM (
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                        AND (t.token_type IS NULL OR t.token_type NOT IN ('ACQUISITION', 'SERVICES'))
+                    ORDER BY t.token_created_at LIMIT 1) AS quiet
+                UNION ALL
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL
+                        AND (t.report_due_at IS NOT NULL OR t.token_type IN ('ACQUISITION', 'SERVICES'))
+                    ORDER BY t.token_created_at LIMIT 1) AS other
+                UNION ALL
+                SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
+                        SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
+                        UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
+                    AND t.report_accepted_at IS NULL
+            ) AS unreported)
         """
 
     /// A report state outside the known ones, if any, each range read through `reports_due`.
@@ -512,12 +515,13 @@ public struct ReportStore: Sendable {
     /// (this one's lease ended mid-send): the other's attempt is the one that counts.
     public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
         try database.writer.write { [instance] connection throws(StorageError) in
-            try connection.query(
+            let updated = try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
                     accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
                 WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
+                RETURNING external_purchase_id
                 """,
                 [
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
@@ -527,6 +531,9 @@ public struct ReportStore: Sendable {
                 ]
             )
             if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
+            if attempt.state == .accepted, let token = updated.first?.first?.text {
+                try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
+            }
             // Apple's acceptance reaches the money rows in the same transaction.
             try MoneyRows.reportChanged(requestIdentifier, in: connection)
         }
@@ -573,6 +580,13 @@ public struct ReportStore: Sendable {
         )
         // Reports ever queued, for the gauges (reports are never deleted): counted here, not by reading them all.
         try connection.query("UPDATE ledger_counts SET n = n + 1 WHERE name = 'reports'")
+        if report.state == .accepted {
+            try TokenDays.addAcceptedReport(
+                for: report.externalPurchaseId,
+                at: report.acceptedAt ?? report.createdAt,
+                into: connection
+            )
+        }
         // The token leaves the planner's indexes of tokens without a report (`needingReportsCondition`).
         try connection.query(
             "UPDATE tokens SET report_queued_at = ? WHERE external_purchase_id = ? AND report_queued_at IS NULL",

@@ -132,8 +132,9 @@ final class PostgresVisitWriter: Sendable {
     /// Every visit of a batch in one statement, its columns passed as arrays (a twentieth of the cost of a
     /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
     /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), the new
-    /// tokens added to their day's count (`TokenDays`), its checkout when the token is new (a tokenless visit always gets one), and the visit row. PostgreSQL runs
-    /// every data-modifying part of a `WITH` exactly once.
+    /// tokens added to their day's count (`TokenDays`), its checkout when the token is new (a tokenless visit
+    /// always gets one), and the visit row. PostgreSQL runs every data-modifying part of a `WITH` exactly once.
+    /// The raw token is not kept (its fields are in their columns): its array goes empty.
     static let batchSQL = """
         WITH input AS (
             SELECT * FROM unnest(
@@ -147,7 +148,7 @@ final class PostgresVisitWriter: Sendable {
             INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
                 token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
                 last_seen_at, visit_count)
-            SELECT external_purchase_id, checkout_id, raw_token, app_apple_id, token_bundle_id, token_type,
+            SELECT external_purchase_id, checkout_id, '', app_apple_id, token_bundle_id, token_type,
                 token_created_at, token_expires_at, environment, source, app_account_token, visited_at, visited_at, 1
             FROM input WHERE external_purchase_id IS NOT NULL
             ON CONFLICT (external_purchase_id) DO UPDATE SET
@@ -182,7 +183,7 @@ final class PostgresVisitWriter: Sendable {
         func column(_ value: (Visit) -> String?) -> SQLValue { .text(arrayLiteral(visits.map(value))) }
         func number(_ value: Int64?) -> String? { value.map { String($0) } }
         return [
-            column { $0.checkoutId }, column { $0.token?.token.externalPurchaseId }, column { $0.token?.rawToken },
+            column { $0.checkoutId }, column { $0.token?.token.externalPurchaseId }, column { _ in nil },
             column { number($0.token?.token.appAppleId) }, column { $0.bundleId }, column { $0.token?.token.bundleId },
             column { $0.token?.token.tokenType }, column { number($0.token?.token.tokenCreationDate) },
             column { number($0.token?.token.tokenExpirationDate) }, column { $0.token?.token.environment.rawValue },

@@ -142,7 +142,9 @@ extension TokenStore {
             RETURNING visit_count
             """,
             [
-                .text(token.token.externalPurchaseId), .text(checkoutId), .text(token.rawToken),
+                // The raw token is not kept: every field of it is in its own column, and nothing reads it back
+                // (`raw_token` stays for older rows; see the README's "Disk per landing").
+                .text(token.token.externalPurchaseId), .text(checkoutId), .text(""),
                 .integer(token.token.appAppleId),
                 .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
                 .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),
