@@ -201,7 +201,10 @@ extension OpenAPIDocumentTests {
                 ("AttentionEntry", attention),
                 ("ReportList", AdminAPI.ReportList(reporting: "running", reports: [report], attention: [attention])),
                 ("TokenDetail", detail),
-                ("TokenPage", AdminAPI.TokenPage(tokens: [token], limit: 1, offset: 0, nextOffset: 1)),
+                (
+                    "TokenPage",
+                    AdminAPI.TokenPage(tokens: [token], limit: 1, offset: 0, nextOffset: 1, nextAfter: "1:abc")
+                ),
                 ("PurchaseRecord", purchase),
                 ("AppleLineItemState", appleState),
                 (
@@ -237,6 +240,7 @@ extension OpenAPIDocumentTests {
                 ("RevenueReport", revenue),
                 ("RevenueRow", revenue.rows[0]),
                 ("RevenueTotal", revenue.totals[0]),
+                ("CloseReport", OpenAPIDocumentTests.closeReport()),
                 (
                     "ActionOutcome",
                     ReportActions.Outcome(
@@ -247,6 +251,45 @@ extension OpenAPIDocumentTests {
                 ),
             ]
         }
+    }
+
+    /// A close report with every optional field set.
+    static func closeReport() -> CloseReport {
+        let counts = CloseReport.Counts(
+            CloseCounts(
+                total: 3,
+                outstanding: Dictionary(uniqueKeysWithValues: CloseItem.State.allCases.map { ($0, 1) })
+            )
+        )
+        return CloseReport(
+            month: "2026-11",
+            environment: "production",
+            state: .closing,
+            monthStart: "2026-11-01T00:00:00Z",
+            monthEnd: "2026-12-01T00:00:00Z",
+            deadline: "2026-12-15T00:00:00Z",
+            secondsToDeadline: 1,
+            tokens: counts,
+            lineItems: counts,
+            outstanding: 2,
+            totals: CloseTotals(
+                currencies: [.init(reportingCurrency: "EUR", sales: 1, refunds: 1, tax: 1, netTaxExclusive: 1)],
+                commissionEstimate: ["EUR": 1],
+                source: "s"
+            ),
+            outstandingList: [
+                .init(
+                    kind: "line_item",
+                    externalPurchaseId: "x",
+                    lineItemId: "li1",
+                    date: "2026-11-02T00:00:00Z",
+                    state: "held",
+                    reason: "r",
+                    action: "a"
+                )
+            ],
+            outstandingNotListed: 1
+        )
     }
 
     @Test func everyBodyHasExactlyItsSchemasProperties() throws {

@@ -98,6 +98,24 @@ struct OperationsTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(page.body)) as? [String: Any])
         #expect((object["tokens"] as? [Any])?.count == 1)
         #expect(object["nextOffset"] as? Int == 1)
+        // The next page by key: it starts after the last token of this one, and says where the one after starts.
+        let first = try #require((object["tokens"] as? [[String: Any]])?.first?["externalPurchaseId"] as? String)
+        let after = try #require(object["nextAfter"] as? String)
+        #expect(after.hasSuffix(":" + first))
+        let next = try live.get(
+            "/admin/tokens?limit=1&after=" + (after.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""),
+            headers: auth
+        )
+        let nextObject = try #require(try JSONSerialization.jsonObject(with: Data(next.body)) as? [String: Any])
+        let second = (nextObject["tokens"] as? [[String: Any]])?.first?["externalPurchaseId"] as? String
+        #expect(second != nil && second != first)
+        let last = try live.get(
+            "/admin/tokens?limit=1&after=" + (nextObject["nextAfter"] as? String ?? ""),
+            headers: auth
+        )
+        #expect(last.text.contains("\"tokens\":[]"))
+        #expect(!last.text.contains("nextAfter"))
+        #expect(try live.get("/admin/tokens?after=abc", headers: auth).status == 400)
         let search = try live.get("/admin/tokens?q=SANDBOX", headers: auth)
         #expect(search.text.contains("SANDBOX_00000000"))
         #expect(!search.text.contains("\"externalPurchaseId\":\"00000000"))

@@ -36,9 +36,13 @@ struct AdminAPI: Sendable {
         var offset: Int
         /// The offset of the next page, when there may be one.
         var nextOffset: Int?
+        /// The `after` of the next page, when there may be one: its cost is that page's, where an offset's grows
+        /// with the rows before it.
+        var nextAfter: String?
     }
 
-    /// `GET /admin/tokens?q=<externalPurchaseId prefix>&environment=&limit=&offset=`: tokens, oldest first.
+    /// `GET /admin/tokens?q=<externalPurchaseId prefix>&environment=&limit=&offset=&after=`: tokens, oldest first;
+    /// `after` (a page's `nextAfter`) starts after that token.
     func tokens(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         var environment: Environment?
@@ -53,21 +57,35 @@ struct AdminAPI: Sendable {
         case .paging(let read): paging = read
         case .refused(let response): return response
         }
+        var after: TokenCursor?
+        if let text = request.queryValue("after") {
+            guard let cursor = TokenCursor(text) else {
+                return JSONResponse.error(
+                    .badRequest,
+                    "invalid_after",
+                    "after is a page's nextAfter: <firstSeenAt>:<externalPurchaseId>."
+                )
+            }
+            after = cursor
+        }
         // Visits acknowledged a moment ago may still sit in the journal: an operator sees them at once.
         _ = ledger.flush(timeout: .seconds(2))
         let rows = try ledger.tokens.tokens(
             limit: paging.limit,
             offset: paging.offset,
             search: request.queryValue("q"),
-            environment: environment
+            environment: environment,
+            after: after
         )
+        let more = paging.nextOffset(afterReturning: rows.count)
         return JSONResponse.json(
             .ok,
             TokenPage(
                 tokens: rows,
                 limit: paging.limit,
                 offset: paging.offset,
-                nextOffset: paging.nextOffset(afterReturning: rows.count)
+                nextOffset: more,
+                nextAfter: more == nil ? nil : rows.last.map { TokenCursor(after: $0).text }
             )
         )
     }

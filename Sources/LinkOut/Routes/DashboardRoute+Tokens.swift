@@ -3,7 +3,7 @@ import Foundation
 import HTTPServer
 import Storage
 
-/// `GET /admin/find?q=&environment=&offset=`: the token list, searchable by externalPurchaseId prefix, and
+/// `GET /admin/find?q=&environment=&after=&offset=`: the token list, searchable by externalPurchaseId prefix, and
 /// `GET /admin/detail?id=<externalPurchaseId>` (a query, since an id may hold any character, `/` too): one token with its visits, payments and reports. Every value comes
 /// from outside (tokens, UTM tags, Apple's answers) and goes through the template's escaping.
 extension DashboardRoute {
@@ -15,13 +15,17 @@ extension DashboardRoute {
         let environment = request.queryValue("environment").flatMap(Environment.init(rawValue:))
         // Bounded: the caption adds to it, and no ledger has a billion tokens to page through.
         let offset = min(max(Int(request.queryValue("offset") ?? "") ?? 0, 0), 1_000_000_000)
+        // The next page starts after the last token shown (keyset paging: as quick at the end of a long ledger
+        // as at its start); `offset` still works for links made before.
+        let after = request.queryValue("after").flatMap(TokenCursor.init)
         _ = ledger.flush(timeout: .seconds(2))
         // One more than a page tells whether there is a next one.
         let rows = try ledger.tokens.tokens(
             limit: Self.pageSize + 1,
             offset: offset,
             search: query.isEmpty ? nil : query,
-            environment: environment
+            environment: environment,
+            after: after
         )
         let shown = rows.prefix(Self.pageSize)
         var context: Template.Context = [
@@ -30,7 +34,7 @@ extension DashboardRoute {
             "query": .text(query),
             "has_tokens": .flag(!shown.isEmpty),
             "caption": .text(
-                "Tokens \(offset + 1)–\(offset + shown.count)"
+                (after == nil ? "Tokens \(offset + 1)–\(offset + shown.count)" : "Tokens, continued,")
                     + (query.isEmpty ? "" : " whose externalPurchaseId starts with “\(query)”")
                     + ", first seen first"
             ),
@@ -61,16 +65,23 @@ extension DashboardRoute {
                 ]
             }
         )
-        let link = { (offset: Int) -> String in
+        let link = { (offset: Int, after: TokenCursor?) -> String in
             var parts = ["offset=\(offset)"]
+            if let after {
+                parts = ["after=" + (after.text.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")]
+            }
             if !query.isEmpty {
                 parts.append("q=" + (query.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? ""))
             }
             if let environment { parts.append("environment=\(environment)") }
             return "/admin/find?" + parts.joined(separator: "&")
         }
-        if offset > 0 { context["previous_href"] = .text(link(max(0, offset - Self.pageSize))) }
-        if rows.count > Self.pageSize { context["next_href"] = .text(link(offset + Self.pageSize)) }
+        if offset > 0 || after != nil {
+            context["previous_href"] = .text(link(after == nil ? max(0, offset - Self.pageSize) : 0, nil))
+        }
+        if rows.count > Self.pageSize, let last = shown.last {
+            context["next_href"] = .text(link(0, TokenCursor(after: last)))
+        }
         return pages.html(templates.tokens.render(context))
     }
 

@@ -7,17 +7,25 @@ public struct DashboardStore: Sendable {
     let database: SQLDatabase
 
     /// Tokens first seen at or after `since`, counted per day, environment and source; days without tokens are
-    /// left out.
+    /// left out. Whole days come from `token_days`; a day `since` cuts is counted through `tokens_first_seen`.
     public func dailyTokenCounts(since: Int64) throws(StorageError) -> [DailyTokenCount] {
         try database.readers.read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT first_seen_at / \(Milliseconds.day), environment, source, count(*) FROM tokens
-                WHERE first_seen_at >= ? GROUP BY first_seen_at / \(Milliseconds.day), environment, source
-                ORDER BY 1, 2, 3
-                """,
-                [.integer(since)]
-            ).decoded { row throws(StorageError) in
+            let firstWholeDay = Self.firstWholeDay(since)
+            var rows = try connection.query(
+                "SELECT day, environment, source, tokens FROM token_days WHERE day >= ? ORDER BY 1, 2, 3",
+                [.integer(firstWholeDay)]
+            )
+            if since < firstWholeDay * Milliseconds.day {
+                rows =
+                    try connection.query(
+                        """
+                        SELECT ?, environment, source, count(*) FROM tokens
+                        WHERE first_seen_at >= ? AND first_seen_at < ? GROUP BY environment, source ORDER BY 2, 3
+                        """,
+                        [.integer(firstWholeDay - 1), .integer(since), .integer(firstWholeDay * Milliseconds.day)]
+                    ) + rows
+            }
+            return try rows.filter { ($0[3].integer ?? 0) > 0 }.decoded { row throws(StorageError) in
                 DailyTokenCount(
                     day: row[0].integer ?? 0,
                     environment: try row[1].closedSet("tokens.environment"),
@@ -28,29 +36,43 @@ public struct DashboardStore: Sendable {
         }
     }
 
-    /// The funnel of the tokens first seen at or after `since`.
+    /// The first day that starts at or after `since` (days are `timestamp / day`, as in SQL).
+    static func firstWholeDay(_ since: Int64) -> Int64 {
+        let day = since / Milliseconds.day
+        return day * Milliseconds.day < since ? day + 1 : day
+    }
+
+    /// The funnel of the tokens first seen at or after `since`: whole days from `token_days`, a day `since` cuts
+    /// from its tokens (`tokens_first_seen`).
     public func funnel(since: Int64) throws(StorageError) -> Funnel {
         try database.readers.read { connection throws(StorageError) in
-            let row = try connection.query(
+            let firstWholeDay = Self.firstWholeDay(since)
+            var rows = try connection.query(
                 """
-                SELECT count(*),
-                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i
-                        WHERE i.checkout_id = t.checkout_id) THEN 1 ELSE 0 END), 0),
-                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p
-                        WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0),
-                    coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM reports r
-                        WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
-                        THEN 1 ELSE 0 END), 0)
-                FROM tokens t WHERE t.first_seen_at >= ?
+                SELECT coalesce(sum(tokens), 0), coalesce(sum(checkouts), 0), coalesce(sum(payments), 0),
+                    coalesce(sum(reported), 0)
+                FROM token_days WHERE day >= ?
                 """,
-                [.integer(since)]
-            ).first
-            return Funnel(
-                tokens: row?[0].integer ?? 0,
-                checkouts: row?[1].integer ?? 0,
-                payments: row?[2].integer ?? 0,
-                reported: row?[3].integer ?? 0
+                [.integer(firstWholeDay)]
             )
+            if since < firstWholeDay * Milliseconds.day {
+                rows += try connection.query(
+                    """
+                    SELECT count(*),
+                        coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i
+                            WHERE i.checkout_id = t.checkout_id) THEN 1 ELSE 0 END), 0),
+                        coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p
+                            WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0),
+                        coalesce(sum(CASE WHEN t.report_accepted_at IS NOT NULL THEN 1 ELSE 0 END), 0)
+                    FROM tokens t WHERE t.first_seen_at >= ? AND t.first_seen_at < ?
+                    """,
+                    [.integer(since), .integer(firstWholeDay * Milliseconds.day)]
+                )
+            }
+            let sums = rows.reduce(into: [Int64](repeating: 0, count: 4)) { sums, row in
+                for index in 0..<4 { sums[index] += row[index].integer ?? 0 }
+            }
+            return Funnel(tokens: sums[0], checkouts: sums[1], payments: sums[2], reported: sums[3])
         }
     }
 

@@ -1,3 +1,5 @@
+import Domain
+
 /// The schema, as numbered migrations applied in order at start-up. Never edit a released migration; add one.
 enum Migrations {
     /// Version 1. Tables the landing path writes are WITHOUT ROWID where their key is text, so each insert
@@ -335,6 +337,28 @@ enum Migrations {
             """
         ),
         (
+            // The report planner reads what may be due, not every token (issue: cost that does not grow with the
+            // ledger). `report_queued_at` says when a token's first report was queued (set in the transaction
+            // that queues it); a token without one is indexed by its creation date, apart by whether it waits
+            // for the quiet time (a range up to `now - wait`) or may be due at once (announced by Apple, or a
+            // custom-link type that may be a duplicate or expire). Line items no report carries yet are
+            // indexed by their token. Back-filled from the reports there are.
+            16,
+            """
+            ALTER TABLE tokens ADD COLUMN report_queued_at INTEGER;
+            UPDATE tokens SET report_queued_at = (SELECT min(r.created_at) FROM reports r
+                WHERE r.external_purchase_id = tokens.external_purchase_id);
+            CREATE INDEX tokens_awaiting_quiet ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL
+                    AND (token_type IS NULL OR token_type NOT IN ('ACQUISITION', 'SERVICES'));
+            CREATE INDEX tokens_awaiting_other ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL
+                    AND (report_due_at IS NOT NULL OR token_type IN ('ACQUISITION', 'SERVICES'));
+            CREATE INDEX line_items_unreported ON line_items(external_purchase_id)
+                WHERE report_request_identifier IS NULL AND held_since IS NULL AND correction IS NULL;
+            """
+        ),
+        (
             // The money view (issue 21): one row per line item as Apple sees it now (its latest version not set
             // aside), with amounts in milli-units, the report carrying it, Apple's acceptance and the commission
             // estimate; and a daily roll-up, added to as rows change, so revenue over a year reads days, not
@@ -404,6 +428,77 @@ enum Migrations {
                 PRIMARY KEY (day, bundle_id, environment, provider, product_id, tax_country, pricing_currency,
                     reporting_currency)
             ) WITHOUT ROWID;
+            """
+        ),
+        (
+            // The monthly close (tokens created in a UTC month, line items dated in it, each accepted by Apple or
+            // not): `accepted_at` on a token and a line item says when Apple first accepted a report carrying it,
+            // kept when the report is accepted. A month's tokens and line items are read by ranges of these
+            // covering indexes, never by a scan (a token's state before its report, from its type and dates, is
+            // read from the index too: the table rows of a month's outstanding tokens are scattered); a line
+            // item's `creation_date` (Apple's `creationDate`) is copied from its money row where it has one
+            // (migration 17), and filled in by the close pass for rows written without it (`line_items_undated`
+            // finds them).
+            18,
+            """
+            ALTER TABLE tokens ADD COLUMN accepted_at INTEGER;
+            UPDATE tokens SET accepted_at = (SELECT min(r.accepted_at) FROM reports r
+                WHERE r.external_purchase_id = tokens.external_purchase_id AND r.state = 'accepted');
+            CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at, token_type, token_expires_at,
+                report_due_at);
+            ALTER TABLE line_items ADD COLUMN creation_date INTEGER;
+            UPDATE line_items SET creation_date = (SELECT m.creation_date FROM money_line_items m
+                WHERE m.line_item_row = line_items.id);
+            ALTER TABLE line_items ADD COLUMN accepted_at INTEGER;
+            UPDATE line_items SET accepted_at = (SELECT r.accepted_at FROM reports r
+                WHERE r.request_identifier = line_items.report_request_identifier AND r.state = 'accepted')
+            WHERE correction IS NULL AND report_request_identifier IS NOT NULL;
+            CREATE INDEX line_items_close ON line_items(creation_date, accepted_at, external_purchase_id);
+            CREATE INDEX line_items_undated ON line_items(id) WHERE creation_date IS NULL;
+            """
+        ),
+        (
+            // The dashboard and the metrics read counts kept where the rows are written, not counted from every
+            // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent, with
+            // a purchase and with an accepted report (`token_days`, the dashboard's chart and funnel), and the
+            // reports ever queued (`ledger_counts`). They change by additive updates only, in the transaction
+            // that writes the rows, so instances writing at once stay exact. `report_accepted_at` says when a
+            // token's first report was accepted; the tokens without one (the few not reported yet) are indexed
+            // by first sighting for the oldest-unreported gauge. All are back-filled here. The token list pages
+            // by first-seen time through an index, and a checkout's intents are found through theirs.
+            19,
+            """
+            CREATE INDEX checkout_intents_checkout ON checkout_intents(checkout_id);
+            ALTER TABLE tokens ADD COLUMN report_accepted_at INTEGER;
+            UPDATE tokens SET report_accepted_at = (SELECT coalesce(min(r.accepted_at), min(r.created_at)) FROM reports r
+                    WHERE r.external_purchase_id = tokens.external_purchase_id AND r.state = 'accepted')
+                WHERE EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = tokens.external_purchase_id
+                    AND r.state = 'accepted');
+            CREATE INDEX tokens_unaccepted ON tokens(first_seen_at) WHERE report_accepted_at IS NULL;
+            CREATE TABLE token_days (
+                day INTEGER NOT NULL,
+                environment TEXT NOT NULL,
+                source TEXT NOT NULL,
+                tokens INTEGER NOT NULL,
+                checkouts INTEGER NOT NULL DEFAULT 0,
+                payments INTEGER NOT NULL DEFAULT 0,
+                reported INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (day, environment, source)
+            ) WITHOUT ROWID;
+            INSERT INTO token_days (day, environment, source, tokens, checkouts, payments, reported)
+                SELECT t.first_seen_at / \(Milliseconds.day), t.environment, t.source, count(*),
+                    sum(CASE WHEN EXISTS (SELECT 1 FROM checkout_intents i WHERE i.checkout_id = t.checkout_id)
+                        THEN 1 ELSE 0 END),
+                    sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p WHERE p.external_purchase_id = t.external_purchase_id)
+                        THEN 1 ELSE 0 END),
+                    sum(CASE WHEN t.report_accepted_at IS NOT NULL THEN 1 ELSE 0 END)
+                FROM tokens t GROUP BY t.first_seen_at / \(Milliseconds.day), t.environment, t.source;
+            CREATE TABLE ledger_counts (
+                name TEXT PRIMARY KEY,
+                n INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO ledger_counts (name, n) SELECT 'reports', count(*) FROM reports;
+            CREATE INDEX tokens_first_seen ON tokens(first_seen_at, external_purchase_id);
             """
         ),
         (

@@ -193,7 +193,8 @@ public struct NotificationStore: Sendable {
             ON CONFLICT(external_purchase_id) DO NOTHING RETURNING 1
             """,
             [
-                .text(token.token.externalPurchaseId), .text(checkoutId), .text(token.rawToken),
+                // As a landing's: the raw token's fields are in their columns, the text itself is not kept.
+                .text(token.token.externalPurchaseId), .text(checkoutId), .text(""),
                 .integer(token.token.appAppleId),
                 .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
                 .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),
@@ -202,6 +203,12 @@ public struct NotificationStore: Sendable {
             ]
         )
         guard !inserted.isEmpty else { return false }
+        try TokenDays.addToken(
+            firstSeenAt: at,
+            environment: token.token.environment,
+            source: token.source,
+            into: connection
+        )
         try connection.query(
             """
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)

@@ -44,7 +44,12 @@ extension PaymentStore {
                 [.integer(change.at), .text(release.externalPurchaseId)]
             )
         }
-        if let purchase = change.purchase { try upsert(purchase, into: connection) }
+        if let purchase = change.purchase {
+            if let token = purchase.externalPurchaseId {
+                try TokenDays.addPaymentIfFirst(externalPurchaseId: token, dialect: dialect, into: connection)
+            }
+            try upsert(purchase, into: connection)
+        }
         for charge in change.charges {
             try connection.query(
                 """

@@ -146,10 +146,11 @@ extension ReportStore {
             let tokens = try connection.query(
                 """
                 SELECT t.external_purchase_id, t.token_created_at, t.token_expires_at FROM tokens t
-                WHERE EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
-                        AND r.state = 'rejected')
-                   OR EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.correction IS NOT NULL AND l.corrected_at IS NULL)
+                WHERE t.external_purchase_id IN (
+                    SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected'
+                    UNION ALL
+                    SELECT l.external_purchase_id FROM line_items l
+                    WHERE l.correction IS NOT NULL AND l.corrected_at IS NULL)
                 ORDER BY t.token_created_at, t.external_purchase_id LIMIT ?
                 """,
                 [.integer(Int64(limit))]

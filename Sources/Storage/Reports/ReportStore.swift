@@ -280,38 +280,59 @@ public struct ReportStore: Sendable {
     ) throws(StorageError) -> [StoredToken] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
-                """
-                SELECT \(TokenStore.tokenColumns) FROM tokens t
-                WHERE NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
-                        AND r.state IN ('pending', 'rejected'))
-                  AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
-                        AND l.report_request_identifier IS NULL AND l.held_since IS NULL
-                        AND l.correction IS NULL)
-                    OR (NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
-                        AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
-                        AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
-                            AND e.held_reason IS NOT NULL)
-                        AND (t.report_due_at IS NOT NULL
-                            OR (NOT \(Self.isCustomLink("t")) AND t.token_created_at <= ?
-                                AND (t.token_created_at < ? OR NOT EXISTS (
-                                    SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
-                                    AND s.created_at < t.token_created_at + \(Self.lastHoldingPayment)
-                                    AND ((s.state = 'open' AND s.created_at > ?)
-                                        OR (s.state = 'pending' AND s.updated_at > ?)))))
-                            OR (\(Self.isCustomLink("t")) AND t.token_expires_at <= ? AND NOT EXISTS (
-                                    SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
-                                    AND s.state = 'open' AND s.created_at > ? AND s.created_at < t.token_expires_at))
-                            OR \(Self.isDuplicateToken))))
-                ORDER BY t.token_created_at LIMIT ?
-                """,
+                "SELECT \(TokenStore.tokenColumns) FROM tokens t \(Self.needingReportsCondition)",
                 [
-                    .integer(quietSince), .integer(holdsEndForTokensCreatedBefore), .integer(paymentsOpenSince),
-                    .integer(paymentsPendingSince), .integer(now), .integer(paymentsOpenSince),
-                    .integer(Int64(limit)),
+                    .integer(quietSince), .integer(quietSince), .integer(holdsEndForTokensCreatedBefore),
+                    .integer(paymentsOpenSince), .integer(paymentsPendingSince), .integer(now),
+                    .integer(paymentsOpenSince), .integer(Int64(limit)),
                 ]
             ).decoded(TokenStore.storedToken)
         }
     }
+
+    /// The planner's condition on `tokens t`, ordered and limited. Parameters: the quiet time's end (twice),
+    /// the end of holds, payments open since, payments pending since, now, payments open since, the limit.
+    ///
+    /// The first condition reads only what may be due, each through its own index, so a pass costs what is
+    /// due rather than what is stored: tokens with line items no report carries (`line_items_unreported`),
+    /// tokens without a report that waited the quiet time (`tokens_awaiting_quiet`, a range), and tokens without
+    /// a report that may be due at once (`tokens_awaiting_other`). Every token the rest of the condition admits
+    /// is in one of them, so the result is the same as the rest alone.
+    static let needingReportsCondition = """
+        WHERE t.external_purchase_id IN (
+                SELECT l.external_purchase_id FROM line_items l
+                WHERE l.report_request_identifier IS NULL AND l.held_since IS NULL AND l.correction IS NULL
+                UNION ALL
+                SELECT w.external_purchase_id FROM tokens w
+                WHERE w.report_queued_at IS NULL AND w.report_due_at IS NULL
+                    AND (w.token_type IS NULL OR w.token_type NOT IN ('ACQUISITION', 'SERVICES'))
+                    AND w.token_created_at <= ?
+                UNION ALL
+                SELECT w.external_purchase_id FROM tokens w
+                WHERE w.report_queued_at IS NULL
+                    AND (w.report_due_at IS NOT NULL OR w.token_type IN ('ACQUISITION', 'SERVICES')))
+          AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
+                AND r.state IN ('pending', 'rejected'))
+          AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
+                AND l.report_request_identifier IS NULL AND l.held_since IS NULL
+                AND l.correction IS NULL)
+            OR (NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
+                AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
+                AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
+                    AND e.held_reason IS NOT NULL)
+                AND (t.report_due_at IS NOT NULL
+                    OR (NOT \(isCustomLink("t")) AND t.token_created_at <= ?
+                        AND (t.token_created_at < ? OR NOT EXISTS (
+                            SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+                            AND s.created_at < t.token_created_at + \(lastHoldingPayment)
+                            AND ((s.state = 'open' AND s.created_at > ?)
+                                OR (s.state = 'pending' AND s.updated_at > ?)))))
+                    OR (\(isCustomLink("t")) AND t.token_expires_at <= ? AND NOT EXISTS (
+                            SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+                            AND s.state = 'open' AND s.created_at > ? AND s.created_at < t.token_expires_at))
+                    OR \(isDuplicateToken))))
+        ORDER BY t.token_created_at LIMIT ?
+        """
 
     /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
     /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (spec §3.4).
@@ -325,24 +346,69 @@ public struct ReportStore: Sendable {
     }
 
     /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
-    /// `tokenCreationDate`.
+    /// `tokenCreationDate`. Read from what is open, never from every report or token: pending and rejected
+    /// reports are counted through their indexes, accepted ones are the rest of `ledger_counts`' reports; the
+    /// tokens without an accepted report are those without any (`tokens_awaiting_*`) and those whose every
+    /// report is open.
     public func reportSummary() throws(StorageError) -> (
         counts: [ReportState: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
     ) {
         try database.readers.read { connection throws(StorageError) in
-            var counts: [ReportState: Int64] = [:]
-            for row in try connection.query("SELECT state, count(*) FROM reports GROUP BY state") {
-                counts[try row[0].closedSet("reports.state") as ReportState] = row[1].integer ?? 0
-            }
-            let oldest = try connection.query(
+            let row = try connection.query(
                 """
-                SELECT min(first_seen_at), min(token_created_at) FROM tokens t WHERE NOT EXISTS (SELECT 1 FROM reports r
-                    WHERE r.external_purchase_id = t.external_purchase_id AND r.state = 'accepted')
+                SELECT (SELECT count(*) FROM reports WHERE state = 'pending'),
+                    (SELECT count(*) FROM reports WHERE state = 'rejected'),
+                    (SELECT n FROM ledger_counts WHERE name = 'reports')
                 """
             ).first
+            // A state this version does not know is an error, not an accepted report: found through ranges of
+            // `reports_due` around the known states, never by reading every report.
+            for unknown in try connection.query(Self.unknownStateSQL) {
+                let _: ReportState = try unknown[0].closedSet("reports.state")
+            }
+            let pending = row?[0].integer ?? 0
+            let rejected = row?[1].integer ?? 0
+            let accepted = max(0, (row?[2].integer ?? 0) - pending - rejected)
+            var counts: [ReportState: Int64] = [:]
+            for (state, count) in [(ReportState.pending, pending), (.rejected, rejected), (.accepted, accepted)]
+            where count > 0 {
+                counts[state] = count
+            }
+            let oldest = try connection.query(Self.oldestUnreportedSQL).first
             return (counts, oldest?[0].integer, oldest?[1].integer)
         }
     }
+
+    /// The oldest first-seen time and `tokenCreationDate` of the tokens without an accepted report, each read
+    /// from an index's first entry: `tokens_unaccepted` for the first; for the second the first of each of the
+    /// planner's indexes of tokens without a report, and the tokens whose every report is still open (few).
+    static let oldestUnreportedSQL = """
+        SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.report_accepted_at IS NULL),
+            (SELECT min(created) FROM (
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                        AND (t.token_type IS NULL OR t.token_type NOT IN ('ACQUISITION', 'SERVICES'))
+                    ORDER BY t.token_created_at LIMIT 1) AS quiet
+                UNION ALL
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL
+                        AND (t.report_due_at IS NOT NULL OR t.token_type IN ('ACQUISITION', 'SERVICES'))
+                    ORDER BY t.token_created_at LIMIT 1) AS other
+                UNION ALL
+                SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
+                        SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
+                        UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
+                    AND t.report_accepted_at IS NULL
+            ) AS unreported)
+        """
+
+    /// A report state outside the known ones, if any, each range read through `reports_due`.
+    static let unknownStateSQL = """
+        SELECT * FROM (SELECT state FROM reports WHERE state < 'accepted' LIMIT 1) AS unknown_1
+        UNION ALL SELECT * FROM (SELECT state FROM reports WHERE state > 'accepted' AND state < 'pending' LIMIT 1) AS unknown_2
+        UNION ALL SELECT * FROM (SELECT state FROM reports WHERE state > 'pending' AND state < 'rejected' LIMIT 1) AS unknown_3
+        UNION ALL SELECT * FROM (SELECT state FROM reports WHERE state > 'rejected' LIMIT 1) AS unknown_4
+        """
 
     // MARK: writes
 
@@ -449,12 +515,13 @@ public struct ReportStore: Sendable {
     /// (this one's lease ended mid-send): the other's attempt is the one that counts.
     public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
         try database.writer.write { [instance] connection throws(StorageError) in
-            try connection.query(
+            let updated = try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
                     accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
                 WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
+                RETURNING external_purchase_id
                 """,
                 [
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
@@ -463,9 +530,39 @@ public struct ReportStore: Sendable {
                     .integer(attempt.at), .text(requestIdentifier), .text(instance),
                 ]
             )
+            if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
+            if attempt.state == .accepted, let token = updated.first?.first?.text {
+                try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
+            }
             // Apple's acceptance reaches the money rows in the same transaction.
             try MoneyRows.reportChanged(requestIdentifier, in: connection)
         }
+    }
+
+    /// Apple accepted the report: its token and the line items it carried (not those set aside) are accepted
+    /// from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
+    /// the report is accepted now: an attempt of another instance's lease was dropped above.
+    static func markAccepted(_ requestIdentifier: String, at: Int64, _ connection: any SQLConnection)
+        throws(StorageError)
+    {
+        guard
+            let token = try connection.query(
+                "SELECT external_purchase_id FROM reports WHERE request_identifier = ? AND state = 'accepted'",
+                [.text(requestIdentifier)]
+            ).first?.first?.text
+        else { return }
+        try connection.query(
+            "UPDATE tokens SET accepted_at = ? WHERE external_purchase_id = ? AND accepted_at IS NULL",
+            [.integer(at), .text(token)]
+        )
+        try connection.query(
+            """
+            UPDATE line_items SET accepted_at = ?
+            WHERE external_purchase_id = ? AND report_request_identifier = ? AND correction IS NULL
+              AND accepted_at IS NULL
+            """,
+            [.integer(at), .text(token), .text(requestIdentifier)]
+        )
     }
 
     static func insert(_ report: StoredReport, into connection: any SQLConnection) throws(StorageError) {
@@ -480,6 +577,20 @@ public struct ReportStore: Sendable {
                 .text(report.bundleId), .text(report.status.rawValue), .text(report.body), .text(report.state.rawValue),
                 .integer(report.attempts), .integer(report.nextAttemptAt), .integer(report.createdAt),
             ]
+        )
+        // Reports ever queued, for the gauges (reports are never deleted): counted here, not by reading them all.
+        try connection.query("UPDATE ledger_counts SET n = n + 1 WHERE name = 'reports'")
+        if report.state == .accepted {
+            try TokenDays.addAcceptedReport(
+                for: report.externalPurchaseId,
+                at: report.acceptedAt ?? report.createdAt,
+                into: connection
+            )
+        }
+        // The token leaves the planner's indexes of tokens without a report (`needingReportsCondition`).
+        try connection.query(
+            "UPDATE tokens SET report_queued_at = ? WHERE external_purchase_id = ? AND report_queued_at IS NULL",
+            [.integer(report.createdAt), .text(report.externalPurchaseId)]
         )
     }
 }

@@ -131,9 +131,10 @@ final class PostgresVisitWriter: Sendable {
 
     /// Every visit of a batch in one statement, its columns passed as arrays (a twentieth of the cost of a
     /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
-    /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), its
-    /// checkout when the token is new (a tokenless visit always gets one), and the visit row. PostgreSQL runs
-    /// every data-modifying part of a `WITH` exactly once.
+    /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), the new
+    /// tokens added to their day's count (`TokenDays`), its checkout when the token is new (a tokenless visit
+    /// always gets one), and the visit row. PostgreSQL runs every data-modifying part of a `WITH` exactly once.
+    /// The raw token is not kept (its fields are in their columns): its array goes empty.
     static let batchSQL = """
         WITH input AS (
             SELECT * FROM unnest(
@@ -147,14 +148,19 @@ final class PostgresVisitWriter: Sendable {
             INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
                 token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
                 last_seen_at, visit_count)
-            SELECT external_purchase_id, checkout_id, raw_token, app_apple_id, token_bundle_id, token_type,
+            SELECT external_purchase_id, checkout_id, '', app_apple_id, token_bundle_id, token_type,
                 token_created_at, token_expires_at, environment, source, app_account_token, visited_at, visited_at, 1
             FROM input WHERE external_purchase_id IS NOT NULL
             ON CONFLICT (external_purchase_id) DO UPDATE SET
                 last_seen_at = GREATEST(tokens.last_seen_at, excluded.last_seen_at),
                 visit_count = tokens.visit_count + 1,
                 app_account_token = COALESCE(tokens.app_account_token, excluded.app_account_token)
-            RETURNING external_purchase_id, visit_count, xmax = 0 AS inserted
+            RETURNING external_purchase_id, visit_count, xmax = 0 AS inserted, first_seen_at, environment, source
+        ), d AS (
+            INSERT INTO token_days (day, environment, source, tokens)
+            SELECT first_seen_at / \(Milliseconds.day), environment, source, count(*) FROM t WHERE t.inserted
+            GROUP BY first_seen_at / \(Milliseconds.day), environment, source
+            ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens
         ), c AS (
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
             SELECT i.checkout_id, i.external_purchase_id, i.bundle_id, i.visited_at FROM input i
@@ -177,7 +183,7 @@ final class PostgresVisitWriter: Sendable {
         func column(_ value: (Visit) -> String?) -> SQLValue { .text(arrayLiteral(visits.map(value))) }
         func number(_ value: Int64?) -> String? { value.map { String($0) } }
         return [
-            column { $0.checkoutId }, column { $0.token?.token.externalPurchaseId }, column { $0.token?.rawToken },
+            column { $0.checkoutId }, column { $0.token?.token.externalPurchaseId }, column { _ in nil },
             column { number($0.token?.token.appAppleId) }, column { $0.bundleId }, column { $0.token?.token.bundleId },
             column { $0.token?.token.tokenType }, column { number($0.token?.token.tokenCreationDate) },
             column { number($0.token?.token.tokenExpirationDate) }, column { $0.token?.token.environment.rawValue },

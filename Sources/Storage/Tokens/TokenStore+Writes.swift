@@ -68,7 +68,8 @@ extension TokenStore {
         amount: String,
         at: Int64
     ) throws(StorageError) -> Int64 {
-        try database.writer.write { connection throws(StorageError) in
+        try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
+            try TokenDays.addCheckoutIfFirstIntent(checkoutId: checkoutId, dialect: dialect, into: connection)
             let rows = try connection.query(
                 """
                 INSERT INTO checkout_intents (checkout_id, product_id, currency, amount, created_at)
@@ -141,7 +142,9 @@ extension TokenStore {
             RETURNING visit_count
             """,
             [
-                .text(token.token.externalPurchaseId), .text(checkoutId), .text(token.rawToken),
+                // The raw token is not kept: every field of it is in its own column, and nothing reads it back
+                // (`raw_token` stays for older rows; see the README's "Disk per landing").
+                .text(token.token.externalPurchaseId), .text(checkoutId), .text(""),
                 .integer(token.token.appAppleId),
                 .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
                 .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),
@@ -151,7 +154,15 @@ extension TokenStore {
                 .integer(increment),
             ]
         )
-        if let count = inserted.first?.first?.integer { return (true, count, account == nil ? .none : .bound) }
+        if let count = inserted.first?.first?.integer {
+            try TokenDays.addToken(
+                firstSeenAt: at,
+                environment: token.token.environment,
+                source: token.source,
+                into: connection
+            )
+            return (true, count, account == nil ? .none : .bound)
+        }
         // On PostgreSQL the update also locks the row until the transaction ends, so the binding read here is
         // the one `bind` changes: two forwards at once take turns.
         let updated = try connection.query(

@@ -59,31 +59,38 @@ public struct TokenStore: Sendable {
         }
     }
 
-    /// Tokens in first-seen order; `search` matches the start of an externalPurchaseId, `environment` filters.
+    /// Tokens in first-seen order; `search` matches the start of an externalPurchaseId, `environment` filters,
+    /// `after` starts after that token (keyset paging: a page costs its rows, wherever it is, where an offset
+    /// costs every row before it). Without a search the order is `tokens_first_seen`'s; with one, the matches
+    /// are found through the key and sorted (they are few), never by walking every token in order.
     public func tokens(
         limit: Int = Int.max,
         offset: Int = 0,
         search: String? = nil,
-        environment: Environment? = nil
+        environment: Environment? = nil,
+        after: TokenCursor? = nil
     ) throws(StorageError) -> [StoredToken] {
         try database.readers.read { connection throws(StorageError) in
             var conditions: [String] = []
             var parameters: [SQLValue] = []
+            var order = "first_seen_at, external_purchase_id"
             if let search, !search.isEmpty {
                 conditions.append("external_purchase_id >= ? AND external_purchase_id < ?")
                 parameters += [.text(search), .text(search + "\u{10FFFF}")]
+                order = "first_seen_at + 0, external_purchase_id"
             }
             if let environment {
                 conditions.append("environment = ?")
                 parameters.append(.text(environment.rawValue))
             }
+            if let after {
+                conditions.append("(first_seen_at, external_purchase_id) > (?, ?)")
+                parameters += [.integer(after.firstSeenAt), .text(after.externalPurchaseId)]
+            }
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             parameters += [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
             return try connection.query(
-                """
-                SELECT \(Self.tokenColumns)
-                FROM tokens \(filter) ORDER BY first_seen_at, external_purchase_id LIMIT ? OFFSET ?
-                """,
+                "SELECT \(Self.tokenColumns) FROM tokens \(filter) ORDER BY \(order) LIMIT ? OFFSET ?",
                 parameters
             ).decoded(Self.storedToken)
         }

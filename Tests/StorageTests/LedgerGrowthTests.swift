@@ -1,0 +1,55 @@
+import Domain
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Storage
+
+/// What a landing leaves on disk, and the growth benchmark's fill: its rows read as the server's would.
+@Suite("Ledger growth")
+struct LedgerGrowthTests {
+    @Test func aTokensRawTextIsNotKeptBesideItsFields() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        _ = try ledger.tokens.recordForwardedToken(LedgerTests.token("a"), checkoutId: "ca", at: 1)
+        let raw = try ledger.database.readers.read { connection throws(StorageError) in
+            try connection.query("SELECT raw_token FROM tokens").map { $0[0].text }
+        }
+        #expect(raw == [""])
+        #expect(try ledger.tokens.token("a")?.token == LedgerTests.token("a").token)
+    }
+
+    @Test func theBenchmarkFillReadsAsReportedLandings() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let start = 100 * Milliseconds.day
+        // Two batches, the second continuing the first, as bench/growth.sh grows a ledger.
+        try ledger.seedReportedLandings(first: 0, count: 250, start: start, spacing: Milliseconds.hour)
+        try ledger.seedReportedLandings(first: 250, count: 50, start: start, spacing: Milliseconds.hour)
+        #expect(try ledger.tokens.count(.tokens) == 300)
+        #expect(try ledger.reports.reportSummary().counts == [.accepted: 300])
+        #expect(try ledger.reports.oldestUnreportedCreation() == nil)
+        // 300 hours: 12.5 days from day 100.
+        let counts = try ledger.dashboard.dailyTokenCounts(since: 0)
+        #expect(counts.count == 13)
+        #expect(counts.reduce(0) { $0 + $1.count } == 300)
+        #expect(try ledger.dashboard.funnel(since: 0) == Funnel(tokens: 300, checkouts: 0, payments: 0, reported: 300))
+        let page = try ledger.tokens.tokens(
+            limit: 2,
+            after: TokenCursor(after: try #require(try ledger.tokens.token(Ledger.seedId(3))))
+        )
+        #expect(page.map(\.token.externalPurchaseId) == [Ledger.seedId(4), Ledger.seedId(5)])
+        #expect(
+            try ledger.reports.tokensNeedingReports(
+                now: 400 * Milliseconds.day,
+                quietSince: 398 * Milliseconds.day,
+                paymentsOpenSince: 0,
+                paymentsPendingSince: 0,
+                holdsEndForTokensCreatedBefore: 0,
+                limit: 10
+            ).isEmpty
+        )
+    }
+}
