@@ -1,7 +1,8 @@
 import Domain
 import Foundation
-import Storage
 import Testing
+
+@testable import Storage
 
 /// The money rows and the daily roll-up follow the line items as they are stored, restated, retracted, reported
 /// and accepted, in the same transactions; a rebuild gives the same figures as the incremental writes.
@@ -124,5 +125,34 @@ struct MoneyLedgerTests {
         let items = try ledger.money.lineItems(from: 0, until: Int64.max, limit: 1)
         let next = try ledger.money.lineItems(from: 0, until: Int64.max, after: items.last, limit: 10)
         #expect(items.map(\.lineItemId) + next.map(\.lineItemId) == ["b1", "r1"])
+    }
+
+    /// A ledger from before the money tables: migration 17 fills them from the line items already stored.
+    @Test func theMigrationFillsTheMoneyRowsFromTheLineItemsAlreadyStored() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        do {
+            let ledger = try Self.open(folder)
+            defer { ledger.close() }
+            try ledger.reports.storeLineItems(
+                [("b1", Self.buy("b1", inclusive: 23800, tax: 3800))],
+                for: "t1",
+                at: Self.at
+            )
+            try ledger.reports.storeLineItems([("r1", Self.refund)], for: "t1", at: Self.at)
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.execute(
+                    """
+                    DROP TABLE money_daily; DROP TABLE money_line_items;
+                    DELETE FROM schema_migrations WHERE version IN (17, 20)
+                    """
+                )
+            }
+        }
+        let upgraded = try LedgerTests.open(folder)
+        defer { upgraded.close() }
+        let totals = try #require(try upgraded.money.totals(fromDay: Self.day, untilDay: Self.day + 2).first)
+        #expect(totals.sales == 1 && totals.salesAmount == 23800 && totals.refundsAmount == 11900)
+        let refund = try #require(try upgraded.money.lineItem("r1", bundleId: "com.example", environment: .production))
+        #expect(refund.productId == "pro" && refund.amountTaxInclusive == 11900)
     }
 }
