@@ -155,4 +155,51 @@ struct MoneyLedgerTests {
         let refund = try #require(try upgraded.money.lineItem("r1", bundleId: "com.example", environment: .production))
         #expect(refund.productId == "pro" && refund.amountTaxInclusive == 11900)
     }
+
+    /// A restatement Apple refuses is set aside: Apple still holds the version it accepted, and so do the money
+    /// rows and the roll-up.
+    @Test func aRestatementAppleRefusesLeavesTheAcceptedVersionCounting() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        func report(_ id: String) throws {
+            let row = try #require(try ledger.reports.lineItems(for: "t1").last?.rowId)
+            try ledger.reports.enqueueReport(
+                StoredReport(
+                    requestIdentifier: id,
+                    externalPurchaseId: "t1",
+                    environment: .production,
+                    bundleId: "com.example",
+                    status: .lineItem,
+                    body: "{}",
+                    nextAttemptAt: 0,
+                    createdAt: Self.at
+                ),
+                lineItemRows: [row]
+            )
+        }
+        try ledger.reports.storeLineItems([("b1", Self.buy("b1", inclusive: 23800, tax: 3800))], for: "t1", at: Self.at)
+        try report("req-1")
+        try ledger.reports.recordAttempt(
+            "req-1",
+            ReportAttempt(state: .accepted, httpStatus: 200, response: nil, nextAttemptAt: 0, at: Self.at)
+        )
+        try ledger.reports.storeLineItems(
+            [("b1", Self.buy("b1", inclusive: 17850, tax: 2850, restated: true))],
+            for: "t1",
+            at: Self.at
+        )
+        try report("req-2")
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount == 17850)
+        try ledger.reports.recordRejection(
+            "req-2",
+            ReportAttempt(state: .rejected, httpStatus: 400, response: "{}", nextAttemptAt: 0, at: Self.at),
+            rewrite: ReportRewrite(setAside: ["b1": "IncorrectNetAmountError"])
+        )
+        let item = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(
+            item.amountTaxInclusive == 23800 && item.reportRequestIdentifier == "req-1" && item.acceptedAt == Self.at
+        )
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount == 23800)
+    }
 }
