@@ -202,4 +202,41 @@ struct MoneyLedgerTests {
         )
         #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount == 23800)
     }
+
+    /// Apple's notification corrects a token's `tokenCreationDate`: its line items are classified again from the
+    /// corrected tap (here the buy falls outside the 7-day window).
+    @Test func aTokenAppleCorrectsIsClassifiedAgain() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        var regime = Self.regime
+        regime.windowDays = 7
+        try ledger.money.useRegimes([regime])
+        // The token recorded by `open` was created 2024-01-25; the buy is dated 2025-11-08: outside the window.
+        try ledger.reports.storeLineItems([("b1", Self.buy("b1", inclusive: 23800, tax: 3800))], for: "t1", at: Self.at)
+        var item = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(!item.classification.commissionable && item.classification.commission == 0)
+        var apple = LedgerTests.token("t1", source: .notification)
+        apple.token.tokenCreationDate = Self.at - Milliseconds.days(2)
+        _ = try ledger.notifications.storeNotification(
+            StoredNotification(
+                notificationUUID: "n1",
+                notificationType: "EXTERNAL_PURCHASE_TOKEN",
+                subtype: "CREATED",
+                externalPurchaseId: "t1",
+                environment: .production,
+                signedDate: 2,
+                receivedAt: 2,
+                source: "delivery",
+                signedPayload: "x.y.z"
+            )
+        )
+        let applied = try ledger.notifications.apply(
+            NotificationChange(notificationUUID: "n1", at: 3, outcome: "known", token: apple, checkoutId: "c1")
+        )
+        #expect(applied?.corrections.map(\.field) == ["tokenCreationDate"])
+        item = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(item.classification.commissionable && item.classification.daysFromTap == 2)
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.commission == 3000)
+    }
 }
