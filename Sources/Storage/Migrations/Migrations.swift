@@ -509,6 +509,15 @@ enum Migrations {
             CREATE INDEX money_line_items_acceptance ON money_line_items(creation_date, retracted, accepted_at);
             """
         ),
+        (
+            // The monthly close counts a month's line items as Apple sees them (one money row per line item, its
+            // latest version) and reads the ones not accepted, per environment: from this index alone for the
+            // count, and only the outstanding rows' table entries.
+            21,
+            """
+            CREATE INDEX money_line_items_close ON money_line_items(environment, creation_date, accepted_at);
+            """
+        ),
     ]
 
     /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows
