@@ -1,19 +1,24 @@
 # The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test setup build lint unit fuzz smoke api browser bench format container
+.PHONY: run test setup build lint alerts unit fuzz smoke api browser bench format container
 
 run: setup
 	swift build -c release
 	.build/release/linkout serve
 
-test: setup lint unit fuzz smoke api browser
+test: setup lint alerts unit fuzz smoke api browser
 
 setup:
 	scripts/setup.sh
 
 lint:
 	swift format lint --strict --recursive Package.swift Sources Tests
+
+# The Prometheus alerting rules: promtool's syntax check and the rules' unit tests (installs Debian's prometheus
+# package for promtool if needed). The metric names they use are checked against a live server by AlertRulesTests.
+alerts:
+	scripts/check-alerts.sh
 
 # Every test on SQLite, then the PostgreSQL pass (a throwaway server; see scripts/test-postgres.sh).
 unit:

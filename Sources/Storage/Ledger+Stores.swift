@@ -15,6 +15,8 @@ extension Ledger {
     public var settings: SettingsStore { SettingsStore(database: database) }
     /// The operator dashboard's sign-in sessions.
     public var adminSessions: AdminSessionStore { AdminSessionStore(database: database) }
+    /// The monthly close: a month's tokens and line items, and those Apple has not accepted.
+    public var monthlyClose: CloseStore { CloseStore(database: database) }
     /// Line items as Apple sees them, in milli-units, with their commission estimate, and the daily roll-up.
     public var money: MoneyStore { MoneyStore(database: database) }
     /// The operator dashboard's reads.

@@ -26,6 +26,9 @@ public enum CommandLineInterface {
               send a rejected report again as it is, or report the token NO_LINE_ITEM
           report restate EXTERNAL_PURCHASE_ID LINE_ITEM_ID FILE | report retract EXTERNAL_PURCHASE_ID LINE_ITEM_ID
               replace a line item (Apple's JSON in FILE, - for stdin), or withdraw it
+          close --month YYYY-MM [--format json|csv|text] [--environment production|sandbox] [--limit N]
+              the close of a UTC month: tokens and line items accepted by Apple, or why not; exit 0 only when
+              closed (3 open, 4 closing, 5 late, 64 bad usage)
           notifications recover --since DATE [--until DATE] [--config PATH] [--data-dir DIR]
               fetch Apple's notification history (Get Notification History) and act on what was missed
           healthcheck [--port N] [--url URL]
@@ -49,6 +52,7 @@ public enum CommandLineInterface {
             case "simulate": return try SimulateCommand.run(rest)
             case "export": return try ExportCommand.run(rest)
             case "report": return try ReportCommand.run(rest)
+            case "close": return try CloseCommand.run(rest)
             case "notifications": return try NotificationsCommand.run(rest)
             case "healthcheck": return try HealthcheckCommand.run(rest)
             case "help", "--help", "-h":

@@ -2,8 +2,8 @@ import Foundation
 import LinkOut
 import Storage
 
-/// `linkout export`: the token ledger (or, with `--table purchases`, the purchases) as CSV or JSON on standard
-/// output (no raw tokens).
+/// `linkout export`: the token ledger (or, with `--table purchases`, the purchases; with `--table line-items`, every
+/// line item as Apple sees it, for reconciliation) as CSV or JSON on standard output (no raw tokens).
 enum ExportCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(
@@ -15,8 +15,8 @@ enum ExportCommand {
             throw CommandLineInterface.UsageError(description: "--format must be csv or json")
         }
         let table = flags["--table"] ?? "tokens"
-        guard table == "tokens" || table == "purchases" else {
-            throw CommandLineInterface.UsageError(description: "--table must be tokens or purchases")
+        guard table == "tokens" || table == "purchases" || table == "line-items" else {
+            throw CommandLineInterface.UsageError(description: "--table must be tokens, purchases or line-items")
         }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
@@ -26,6 +26,12 @@ enum ExportCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         switch (table, format) {
+        case ("line-items", "json"):
+            // Every line item as Apple sees it, in date order (the reconciliation export).
+            let rows = try ledger.money.lineItems(from: Int64.min, until: Int64.max, limit: Int.max)
+            CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
+        case ("line-items", _):
+            try LineItemsCSV.export(ledger) { CommandLineInterface.printOutput($0) }
         case ("purchases", "json"):
             let rows = try ledger.payments.purchases(limit: Int.max)
             CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")

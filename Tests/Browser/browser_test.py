@@ -347,6 +347,17 @@ class Run:
         heading = browser.find("h1", "detail heading").text
         assert "SANDBOX_" in heading, f"the detail page is titled {heading!r}"
         self.check("admin token detail", shots and f"admin-token-{shots}")
+        browser.find("nav a[href='/admin/money']", "Money link").click()
+        browser.wait_for_url("/admin/money")
+        WebDriverWait(browser.driver, WAIT_SECONDS).until(
+            lambda driver: driver.execute_script(
+                "const imgs = document.querySelectorAll('figure img');"
+                "return imgs.length === 2 && [...imgs].every(img => img.complete && img.naturalWidth > 0);"
+            ),
+            message="the sales and refunds charts did not load",
+        )
+        assert "estimate" in browser.find("main", "money page").text, "the money page does not say estimate"
+        self.check("admin money", shots and f"admin-money-{shots}")
         browser.find("form[action='/admin/logout'] [type=submit]", "sign-out button").click()
         browser.find("input[type=password]", "admin token field after signing out")
 

@@ -61,6 +61,35 @@ extension OpenAPIDocumentTests {
             correctedAt: 2
         )
 
+        static let revenue = RevenueReport(
+            days: [
+                MoneyDay(
+                    day: 20_400,
+                    bundleId: "com.example",
+                    environment: .production,
+                    provider: "stripe",
+                    productId: "pro",
+                    taxCountry: "DEU",
+                    pricingCurrency: "EUR",
+                    reportingCurrency: "EUR",
+                    sales: 1,
+                    salesAmount: 2990,
+                    salesTax: 477,
+                    salesPricing: 2990,
+                    refunds: 0,
+                    refundsAmount: 0,
+                    refundsTax: 0,
+                    refundsPricing: 0,
+                    commission: 377,
+                    commissionable: 1
+                )
+            ],
+            firstDay: 20_400,
+            lastDay: 20_400,
+            by: .day,
+            regimes: ["eu-2026-10"]
+        )
+
         static let purchase = PurchaseRecord(
             purchaseId: "cs_1",
             provider: ProviderID("stripe"),
@@ -208,6 +237,10 @@ extension OpenAPIDocumentTests {
                 ("LineItemsAccepted", LineItemsAPI.Accepted(externalPurchaseId: "x", accepted: 1, unchanged: 0)),
                 ("Problems", LineItemsAPI.Problems(errors: [ReportProblem("Name", field: "f", lineItem: "li1", "m")])),
                 ("Error", JSONResponse.ErrorBody(error: .init(code: "c", message: "m"))),
+                ("RevenueReport", revenue),
+                ("RevenueRow", revenue.rows[0]),
+                ("RevenueTotal", revenue.totals[0]),
+                ("CloseReport", OpenAPIDocumentTests.closeReport()),
                 (
                     "ActionOutcome",
                     ReportActions.Outcome(
@@ -218,6 +251,45 @@ extension OpenAPIDocumentTests {
                 ),
             ]
         }
+    }
+
+    /// A close report with every optional field set.
+    static func closeReport() -> CloseReport {
+        let counts = CloseReport.Counts(
+            CloseCounts(
+                total: 3,
+                outstanding: Dictionary(uniqueKeysWithValues: CloseItem.State.allCases.map { ($0, 1) })
+            )
+        )
+        return CloseReport(
+            month: "2026-11",
+            environment: "production",
+            state: .closing,
+            monthStart: "2026-11-01T00:00:00Z",
+            monthEnd: "2026-12-01T00:00:00Z",
+            deadline: "2026-12-15T00:00:00Z",
+            secondsToDeadline: 1,
+            tokens: counts,
+            lineItems: counts,
+            outstanding: 2,
+            totals: CloseTotals(
+                currencies: [.init(reportingCurrency: "EUR", sales: 1, refunds: 1, tax: 1, netTaxExclusive: 1)],
+                commissionEstimate: ["EUR": 1],
+                source: "s"
+            ),
+            outstandingList: [
+                .init(
+                    kind: "line_item",
+                    externalPurchaseId: "x",
+                    lineItemId: "li1",
+                    date: "2026-11-02T00:00:00Z",
+                    state: "held",
+                    reason: "r",
+                    action: "a"
+                )
+            ],
+            outstandingNotListed: 1
+        )
     }
 
     @Test func everyBodyHasExactlyItsSchemasProperties() throws {

@@ -38,6 +38,8 @@ struct OpenAPIDocumentTests {
         Operation(method: "GET", path: "/admin/chart.svg"),
         Operation(method: "GET", path: "/admin/find"),
         Operation(method: "GET", path: "/admin/detail"),
+        Operation(method: "GET", path: "/admin/money"),
+        Operation(method: "GET", path: "/admin/money/chart.svg"),
         // Files from `Public/`.
         Operation(method: "GET", path: "/static/{path...}"),
         Operation(method: "GET", path: "/favicon.ico"),

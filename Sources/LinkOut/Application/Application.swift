@@ -15,6 +15,8 @@ package final class Application: Sendable {
     let payments: PaymentServices
     let metrics: Metrics
     private let notifications: AppStoreNotifications
+    /// The monthly close's periodic watch (warning, gauges, `/readyz` detail).
+    package let close: CloseMonitor
     private let server: HTTPServer
     /// The routes the server answers (method and pattern), as registered.
     let routeRegistrations: [Router.Registration]
@@ -66,6 +68,12 @@ package final class Application: Sendable {
             clock: clock
         )
         self.notifications = notifications
+        let close = CloseMonitor(
+            close: MonthlyClose(ledger: ledger, configuration: configuration),
+            logger: logger,
+            clock: clock
+        )
+        self.close = close
         let routes = try Self.routeDependencies(
             configuration: configuration,
             ledger: ledger,
@@ -74,6 +82,7 @@ package final class Application: Sendable {
             reporting: reporting,
             payments: payments,
             notifications: notifications,
+            close: close,
             metrics: metrics,
             logger: logger,
             clock: clock
@@ -83,6 +92,8 @@ package final class Application: Sendable {
         let server = Self.httpServer(configuration: configuration, router: router, logger: logger, metrics: metrics)
         self.server = server
         Self.addGauges(to: metrics, server: server, ledger: ledger, reporting: reporting, clock: clock, logger: logger)
+        // The close's gauges come from its last pass, never from a read at scrape time.
+        metrics.addGauges { close.gauges(now: clock.nowMilliseconds()) }
     }
 
     /// The token validator and failed-login throttle the routes share, with the services made so far.
@@ -94,6 +105,7 @@ package final class Application: Sendable {
         reporting: ReportingService,
         payments: PaymentServices,
         notifications: AppStoreNotifications,
+        close: CloseMonitor,
         metrics: Metrics,
         logger: Logger,
         clock: Clock
@@ -109,6 +121,7 @@ package final class Application: Sendable {
             reporting: reporting,
             payments: payments,
             notifications: notifications,
+            close: close,
             failedAuth: FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
             metrics: metrics,
             logger: logger,
@@ -159,11 +172,18 @@ package final class Application: Sendable {
                     value: ledger.commitCount
                 ),
             ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock, logger: logger)
+                + LedgerGauges.sample(ledger: ledger, reporting: reporting, clock: clock)
         }
         // Every reason shows from the first scrape, so a dashboard's rate() has a series to start from.
         for code in TokenRejection.allCodes {
             metrics.increment("linkout_tokens_rejected_total", [("reason", code)], by: 0)
         }
+        // The counters the alert rules watch with increase() start at 0 too: a series whose first sample is
+        // already 1 shows no increase, so the first webhook given up would never alert.
+        for outcome in ["delivered", "retry", "failed"] {
+            metrics.increment("linkout_webhooks_total", [("outcome", outcome)], by: 0)
+        }
+        metrics.increment("linkout_reporting_storage_errors_total", by: 0)
     }
 
     /// Visits and new tokens are counted when they reach the tables, not when journaled.
@@ -197,6 +217,7 @@ package final class Application: Sendable {
         // Notifications stored but not acted on (a crash between the two) are acted on now, then swept on every
         // poll; Get Notification History runs once a day.
         notifications.start(interval: configuration.reporting.pollIntervalSeconds)
+        close.start()
         return port
     }
 
@@ -208,6 +229,7 @@ package final class Application: Sendable {
         payments.processor.stop()
         payments.webhooks?.stop()
         notifications.stop()
+        close.stop()
         reporting.stop()
         ledger.close()
         logger.info("server stopped")

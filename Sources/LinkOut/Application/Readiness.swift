@@ -8,6 +8,8 @@ struct Readiness: Sendable {
     let ledger: Ledger
     let reporting: ReportingService
     let clock: Clock
+    /// The monthly close's watch: a month near or past its deadline is a line here, never a reason to be unready.
+    var close: CloseMonitor? = nil
 
     func response() -> HTTPResponse {
         var lines: [String] = []
@@ -44,6 +46,7 @@ struct Readiness: Sendable {
             ready = false
             lines.append("reporting: the background service stopped answering")
         }
+        lines += close?.readinessLines(now: clock.nowMilliseconds()) ?? []
         return HTTPResponse(
             status: ready ? .ok : .serviceUnavailable,
             headers: ["Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"],

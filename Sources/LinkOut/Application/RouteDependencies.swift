@@ -16,6 +16,8 @@ struct RouteDependencies: Sendable {
     let reporting: ReportingService
     let payments: PaymentServices
     let notifications: AppStoreNotifications
+    /// The monthly close's watch (the admin route, the dashboard panel and `/readyz` read it).
+    let close: CloseMonitor
     let failedAuth: FailedAuthThrottle
     let metrics: Metrics
     let logger: Logger
@@ -53,6 +55,7 @@ struct RouteDependencies: Sendable {
             tokens: tokens(),
             lineItems: LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting, clock: clock),
             admin: AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting),
+            close: close,
             dashboard: try dashboard(),
             staticFiles: StaticFiles(
                 root: configuration.server.publicDir,
@@ -60,7 +63,7 @@ struct RouteDependencies: Sendable {
             ),
             rateGuard: rateGuard(),
             failedAuth: failedAuth,
-            readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock),
+            readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock, close: close),
             metrics: metrics,
             notificationPath: configuration.apple.notificationPath,
             appStoreNotifications: AppStoreNotificationRoute(notifications: notifications)
@@ -135,7 +138,8 @@ struct RouteDependencies: Sendable {
                 isSecure: configuration.server.isSecure
             ),
             throttle: failedAuth,
-            clock: clock
+            clock: clock,
+            close: close
         )
     }
 

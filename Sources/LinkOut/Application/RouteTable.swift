@@ -15,6 +15,7 @@ struct RouteTable: Sendable {
     let tokens: TokenAPI
     let lineItems: LineItemsAPI
     let admin: AdminAPI
+    let close: CloseMonitor
     let dashboard: DashboardRoute
     let staticFiles: StaticFiles
     let rateGuard: RateGuard
@@ -117,6 +118,14 @@ struct RouteTable: Sendable {
         router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))
         router.get("/admin/purchases.csv", handler: failedAuth.guarding(admin.purchasesCSV))
         router.get("/admin/webhooks", handler: failedAuth.guarding(admin.webhooks))
+        router.get("/admin/revenue", handler: failedAuth.guarding(admin.revenue))
+        router.get("/admin/line-items.csv", handler: failedAuth.guarding(admin.lineItemsCSV))
+        router.get("/admin/money", handler: dashboard.money)
+        router.get("/admin/money/chart.svg", handler: dashboard.moneyChart)
+        router.get(
+            "/admin/close",
+            handler: failedAuth.guarding { [admin, close] in try admin.close($0, monitor: close) }
+        )
     }
 
     /// Health, readiness, metrics and static files.

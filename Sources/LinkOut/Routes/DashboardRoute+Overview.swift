@@ -28,6 +28,7 @@ extension DashboardRoute {
         try addReports(to: &context, now: now)
         try addWebhooks(to: &context, now: now)
         try addRateHolds(to: &context)
+        addClose(to: &context, now: now)
         return context
     }
 

@@ -16,6 +16,8 @@ struct DashboardRoute: Sendable {
     let sessions: AdminSessions
     let throttle: FailedAuthThrottle
     let clock: Clock
+    /// The monthly close's watch, for its panel (none: no panel).
+    var close: CloseMonitor? = nil
 
     /// Largest login or logout form accepted.
     static let maxFormBytes = 4096

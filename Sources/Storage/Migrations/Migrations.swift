@@ -431,6 +431,33 @@ enum Migrations {
             """
         ),
         (
+            // The monthly close (tokens created in a UTC month, line items dated in it, each accepted by Apple or
+            // not): `accepted_at` on a token and a line item says when Apple first accepted a report carrying it,
+            // kept when the report is accepted. A month's tokens and line items are read by ranges of these
+            // covering indexes, never by a scan (a token's state before its report, from its type and dates, is
+            // read from the index too: the table rows of a month's outstanding tokens are scattered); a line
+            // item's `creation_date` (Apple's `creationDate`) is copied from its money row where it has one
+            // (migration 17), and filled in by the close pass for rows written without it (`line_items_undated`
+            // finds them).
+            18,
+            """
+            ALTER TABLE tokens ADD COLUMN accepted_at INTEGER;
+            UPDATE tokens SET accepted_at = (SELECT min(r.accepted_at) FROM reports r
+                WHERE r.external_purchase_id = tokens.external_purchase_id AND r.state = 'accepted');
+            CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at, token_type, token_expires_at,
+                report_due_at);
+            ALTER TABLE line_items ADD COLUMN creation_date INTEGER;
+            UPDATE line_items SET creation_date = (SELECT m.creation_date FROM money_line_items m
+                WHERE m.line_item_row = line_items.id);
+            ALTER TABLE line_items ADD COLUMN accepted_at INTEGER;
+            UPDATE line_items SET accepted_at = (SELECT r.accepted_at FROM reports r
+                WHERE r.request_identifier = line_items.report_request_identifier AND r.state = 'accepted')
+            WHERE correction IS NULL AND report_request_identifier IS NOT NULL;
+            CREATE INDEX line_items_close ON line_items(creation_date, accepted_at, external_purchase_id);
+            CREATE INDEX line_items_undated ON line_items(id) WHERE creation_date IS NULL;
+            """
+        ),
+        (
             // The dashboard and the metrics read counts kept where the rows are written, not counted from every
             // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent, with
             // a purchase and with an accepted report (`token_days`, the dashboard's chart and funnel), and the
@@ -477,6 +504,23 @@ enum Migrations {
             DROP INDEX tokens_refresh;
             CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at)
                 WHERE token_type IN ('ACQUISITION', 'SERVICES');
+            """
+        ),
+        (
+            // The monthly close counts a month's line items and how many Apple accepted: from the index alone,
+            // without a table lookup per line item.
+            20,
+            """
+            CREATE INDEX money_line_items_acceptance ON money_line_items(creation_date, retracted, accepted_at);
+            """
+        ),
+        (
+            // The monthly close counts a month's line items as Apple sees them (one money row per line item, its
+            // latest version) and reads the ones not accepted, per environment: from this index alone for the
+            // count, and only the outstanding rows' table entries.
+            21,
+            """
+            CREATE INDEX money_line_items_close ON money_line_items(environment, creation_date, accepted_at);
             """
         ),
     ]

@@ -150,3 +150,45 @@ extension MoneyRows {
         )
     }
 }
+
+extension MoneyRows {
+    /// Apple's signed copy of a token replaced what a landing recorded (spec §6): its line items are classified
+    /// again from the corrected `tokenCreationDate`, and rows kept under the app it named before move to Apple's.
+    static func tokenCorrected(
+        _ externalPurchaseId: String,
+        formerBundleId: String?,
+        in connection: any SQLConnection,
+        dialect: SQLDialect,
+        regimes: [CommissionRegime]
+    ) throws(StorageError) {
+        let items = try connection.query(
+            "SELECT DISTINCT line_item_id FROM line_items WHERE external_purchase_id = ?",
+            [.text(externalPurchaseId)]
+        ).compactMap { $0[0].text }
+        for lineItemId in items {
+            if let formerBundleId {
+                let former = try connection.query(
+                    """
+                    SELECT \(MoneyStore.columns) FROM money_line_items
+                    WHERE bundle_id = ? AND line_item_id = ? AND external_purchase_id = ?
+                    """,
+                    [.text(formerBundleId), .text(lineItemId), .text(externalPurchaseId)]
+                ).decoded(MoneyStore.moneyLineItem)
+                for row in former {
+                    try addToDay(row, sign: -1, in: connection)
+                    try connection.query(
+                        "DELETE FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
+                        [.text(row.environment.rawValue), .text(row.bundleId), .text(row.lineItemId)]
+                    )
+                }
+            }
+            try refresh(
+                lineItemId: lineItemId,
+                externalPurchaseId: externalPurchaseId,
+                in: connection,
+                dialect: dialect,
+                regimes: regimes
+            )
+        }
+    }
+}

@@ -88,6 +88,27 @@ enum MoneyRows {
             """,
             [.text(body.isRefund ? (body.referenceLineItemId ?? lineItemId) : lineItemId)]
         ).first
+        return try moneyLineItem(
+            body,
+            version: row,
+            key: (environment, bundleId, lineItemId),
+            referenced: referenced,
+            charge: charge,
+            regimes: regimes
+        )
+    }
+
+    /// The money row of a version (`row`: id, token, body, report, held, token creation, first landing, report
+    /// state, acceptance), its referenced buy's row and its provider charge.
+    private static func moneyLineItem(
+        _ body: LineItemBody,
+        version row: [SQLValue],
+        key: (environment: String, bundleId: String, lineItemId: String),
+        referenced: MoneyLineItem?,
+        charge: [SQLValue]?,
+        regimes: [CommissionRegime]
+    ) throws(StorageError) -> MoneyLineItem {
+        let (environment, bundleId, lineItemId) = key
         let (pricing, source) = pricingAmount(body, chargeMinor: charge?[1].integer, chargeCurrency: charge?[2].text)
         let classification = CommissionClassification.classify(
             .init(

@@ -9,6 +9,8 @@ extension MoneyStore {
         throws(StorageError) -> [MoneyLineItem]
     {
         try database.readers.read { connection throws(StorageError) in
+            // The next page starts at the last one's date (an index seek), past the rows of that date already
+            // given.
             let (keyset, keys): (String, [SQLValue]) =
                 if let after {
                     (
@@ -19,12 +21,13 @@ extension MoneyStore {
                         ]
                     )
                 } else { ("", []) }
+            let start = max(from, after?.creationDate ?? from)
             return try connection.query(
                 """
                 SELECT \(Self.columns) FROM money_line_items WHERE creation_date >= ? AND creation_date < ? \(keyset)
                 ORDER BY creation_date, environment, bundle_id, line_item_id LIMIT ?
                 """,
-                [.integer(from), .integer(until)] + keys + [.integer(Int64(limit))]
+                [.integer(start), .integer(until)] + keys + [.integer(Int64(limit))]
             ).decoded(Self.moneyLineItem)
         }
     }

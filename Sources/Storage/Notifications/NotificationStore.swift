@@ -74,7 +74,9 @@ public struct NotificationStore: Sendable {
     /// A known token takes Apple's values for the fields Apple sent; the result lists what changed.
     @discardableResult
     public func apply(_ change: NotificationChange) throws(StorageError) -> AppliedNotification? {
-        try database.writer.write { connection throws(StorageError) -> AppliedNotification? in
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) -> AppliedNotification? in
             // The claim is the update itself: of two instances acting on one notification at once, the second
             // waits for the first's row lock and then finds it processed (a read-then-write would let both act).
             let claimed = try connection.query(
@@ -92,6 +94,15 @@ public struct NotificationStore: Sendable {
                     // Known: Apple's values replace what a landing or a forward recorded from an unsigned token,
                     // and a report Apple asked for is made due instead of reporting the token as unrecognized.
                     corrections = try Self.correct(token, connection)
+                    if !corrections.isEmpty {
+                        try MoneyRows.tokenCorrected(
+                            token.token.externalPurchaseId,
+                            formerBundleId: corrections.first { $0.field == "bundleId" }?.recorded,
+                            in: connection,
+                            dialect: dialect,
+                            regimes: regimes
+                        )
+                    }
                     if change.reportIfRecorded != nil {
                         outcome = change.outcomeIfKnown ?? outcome
                         dueNow = token.token.externalPurchaseId

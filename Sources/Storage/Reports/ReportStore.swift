@@ -521,7 +521,7 @@ public struct ReportStore: Sendable {
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
-                    accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
+                    accepted_at = CASE WHEN ? = 'accepted' THEN coalesce(accepted_at, ?) ELSE accepted_at END
                 WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
                 RETURNING external_purchase_id
                 """,
@@ -532,12 +532,39 @@ public struct ReportStore: Sendable {
                     .integer(attempt.at), .text(requestIdentifier), .text(instance),
                 ]
             )
+            if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
             if attempt.state == .accepted, let token = updated.first?.first?.text {
                 try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
             }
             // Apple's acceptance reaches the money rows in the same transaction.
             try MoneyRows.reportChanged(requestIdentifier, in: connection)
         }
+    }
+
+    /// Apple accepted the report: its token and the line items it carried (not those set aside) are accepted
+    /// from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
+    /// the report is accepted now: an attempt of another instance's lease was dropped above.
+    static func markAccepted(_ requestIdentifier: String, at: Int64, _ connection: any SQLConnection)
+        throws(StorageError)
+    {
+        guard
+            let token = try connection.query(
+                "SELECT external_purchase_id FROM reports WHERE request_identifier = ? AND state = 'accepted'",
+                [.text(requestIdentifier)]
+            ).first?.first?.text
+        else { return }
+        try connection.query(
+            "UPDATE tokens SET accepted_at = ? WHERE external_purchase_id = ? AND accepted_at IS NULL",
+            [.integer(at), .text(token)]
+        )
+        try connection.query(
+            """
+            UPDATE line_items SET accepted_at = ?
+            WHERE external_purchase_id = ? AND report_request_identifier = ? AND correction IS NULL
+              AND accepted_at IS NULL
+            """,
+            [.integer(at), .text(token), .text(requestIdentifier)]
+        )
     }
 
     static func insert(_ report: StoredReport, into connection: any SQLConnection) throws(StorageError) {

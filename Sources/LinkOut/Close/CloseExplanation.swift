@@ -1,0 +1,95 @@
+import Domain
+import Storage
+
+/// Why a token or line item is not accepted yet and what would settle it, in the words of `linkout report`.
+struct CloseExplanation {
+    let ledger: Ledger
+    let configuration: Configuration
+    let status: ReportingService.Status
+
+    /// The states that are only waiting for a send: while reporting cannot send, they are `blocked`.
+    static let blockable: Set<CloseItem.State> = [.pending, .retrying, .unreported]
+
+    func entry(_ item: CloseItem) throws -> CloseReport.Entry {
+        let (reason, action) = try explain(item)
+        return CloseReport.Entry(
+            kind: item.kind.rawValue,
+            externalPurchaseId: item.externalPurchaseId,
+            lineItemId: item.lineItemId,
+            date: CloseReport.timestamp(item.date),
+            state: item.state.rawValue,
+            reason: reason,
+            action: action
+        )
+    }
+
+    private func explain(_ item: CloseItem) throws -> (String, String) {
+        switch item.state {
+        case .waiting:
+            let due = item.date + configuration.reporting.noLineItemAfterSeconds * 1000
+            return (
+                "within the wait before NO_LINE_ITEM (reporting.noLineItemAfterSeconds)",
+                "none: reported at \(CloseReport.timestamp(due)) unless a sale comes first"
+            )
+        case .notDue:
+            let expiry = item.tokenExpirationDate.map(CloseReport.timestamp) ?? "its expiry"
+            return (
+                "an active custom-link token: Apple expects it with line items, as a duplicate, or once it expires",
+                "none before \(expiry); it does not keep the month open"
+            )
+        case .pending:
+            return ("in a report waiting to be sent", "none: it goes out with the next send")
+        case .retrying:
+            let last = item.lastHTTPStatus.map { "HTTP \($0)" } ?? "no answer"
+            let next = item.nextAttemptAt.map(CloseReport.timestamp) ?? "soon"
+            return (
+                "in a report Apple has not taken yet (last answer: \(last))",
+                "none: retried at \(next); linkout report status says why reports wait"
+            )
+        case .rejected, .needsCorrection:
+            return try attention(item)
+        case .held:
+            return (
+                "held: no token of the customer active at the line item's date is known",
+                "forward a token of the customer active at \(CloseReport.timestamp(item.date)) with its "
+                    + "appAccountToken (POST /v1/tokens); it is placed at the next reporting pass"
+            )
+        case .waitingForRate:
+            return (
+                "a sale waits for an exchange rate within 48 hours of its date",
+                "add the rate to payments.exchangeRates or payments.exchangeRatesFile"
+            )
+        case .unreported:
+            return (
+                "due, on no report yet",
+                "none: the next reporting pass plans it (linkout report --dry-run shows it; if it stays, check "
+                    + "that the server runs)"
+            )
+        case .blocked:
+            return (
+                "reporting cannot send: \(status.description)",
+                "fix Apple's credentials (apple.issuerId, apple.keyId, apple.privateKeyFile); linkout report status"
+            )
+        }
+    }
+
+    /// A rejected report or items set aside: Apple's message and the command that resolves it, as `linkout
+    /// report attention` words them.
+    private func attention(_ item: CloseItem) throws -> (String, String) {
+        let reports = ledger.reports
+        let report = try item.requestIdentifier.flatMap { id throws(StorageError) in try reports.report(id) }
+        let setAside = try reports.lineItems(for: item.externalPurchaseId).filter {
+            $0.needsCorrection && (item.lineItemId == nil || $0.lineItemId == item.lineItemId)
+        }
+        let entry = AttentionEntry(
+            externalPurchaseId: item.externalPurchaseId,
+            tokenCreationDate: item.date,
+            tokenExpirationDate: item.tokenExpirationDate,
+            report: report?.state == .rejected ? report : nil,
+            lineItems: setAside
+        )
+        let what = item.state == .rejected ? "rejected by Apple" : "set aside by Apple's rejection for correction"
+        let message = entry.appleMessage
+        return (message.isEmpty ? what : "\(what): \(message)", entry.resolution)
+    }
+}

@@ -1,0 +1,165 @@
+package import Domain
+package import Lifecycle
+package import Logging
+import Storage
+import Synchronization
+
+/// Watches the close of the months whose deadline is near or past, on a periodic pass with the injected clock,
+/// and keeps what it found for `/metrics` and `/readyz` (which read this cache and never the ledger). From
+/// `Configuration.Close.warningDays` before a month's deadline while anything is outstanding it logs a warning
+/// (once per state, then once a day; never a token, only counts), and the gauge `linkout_close_outstanding`
+/// says how many. It also dates line items written without `creation_date` and counts the tokens near Apple's
+/// 10-day `UNREPORTED` notice (spec §5.8).
+package final class CloseMonitor: Sendable {
+    /// One watched month, as the last pass saw it.
+    package struct Watch: Sendable, Equatable {
+        package var month: CloseMonth
+        package var state: CloseReport.State
+        package var outstanding: Int64
+        package var deadline: Int64
+    }
+
+    package struct Snapshot: Sendable, Equatable {
+        package var months: [Watch]
+        package var tokensNearNotice: [Environment: Int64]
+        package var computedAt: Int64
+    }
+
+    /// A pass every 5 minutes: a month's deadline is days away, and each pass reads two months' index ranges.
+    package static let intervalMilliseconds: Int64 = 300_000
+    /// How many line items one pass dates per transaction.
+    static let datingBatch = 1000
+
+    let close: MonthlyClose
+    let logger: Logger
+    let clock: Clock
+    private let worker: PeriodicWorker
+    private let latest = Mutex<Snapshot?>(nil)
+    /// Per month: the state last warned about, and when.
+    private let warned = Mutex<[CloseMonth: (state: CloseReport.State, at: Int64)]>([:])
+
+    package init(close: MonthlyClose, logger: Logger, clock: Clock) {
+        self.close = close
+        self.logger = logger
+        self.clock = clock
+        worker = PeriodicWorker(clock: clock)
+    }
+
+    package var snapshot: Snapshot? { latest.withLock { $0 } }
+
+    package func start() {
+        worker.start(name: "linkout-close", intervalMilliseconds: Self.intervalMilliseconds) { [self] in pass() }
+    }
+
+    package func stop() { worker.stop() }
+
+    /// The months watched at `now`: the last two before the current one (the current month is open; the one
+    /// before is closing until its deadline; the one before that, if still outstanding, is late).
+    static func watched(at now: Int64) -> [CloseMonth] {
+        let current = CloseMonth(containing: now)
+        return [current.previous.previous, current.previous]
+    }
+
+    /// One pass: dates new line items, reads the watched months' counts, warns, and keeps the snapshot. A read
+    /// that fails keeps the previous snapshot and is logged.
+    package func pass() {
+        let now = clock.nowMilliseconds()
+        do {
+            var batches = 0
+            while try close.ledger.monthlyClose.dateLineItems(limit: Self.datingBatch) == Self.datingBatch,
+                batches < 100
+            {
+                batches += 1
+            }
+            var months: [Watch] = []
+            for month in Self.watched(at: now) {
+                let outstanding = MonthlyClose.blocking(
+                    try close.counts(month: month, environment: .production, now: now)
+                )
+                let deadline = close.deadline(of: month)
+                let state = CloseReport.state(month: month, deadline: deadline, outstanding: outstanding, now: now)
+                months.append(Watch(month: month, state: state, outstanding: outstanding, deadline: deadline))
+            }
+            var near: [Environment: Int64] = [:]
+            for environment in Environment.allCases {
+                near[environment] = try close.ledger.monthlyClose.tokensNearNotice(
+                    environment: environment,
+                    from: now - Milliseconds.days(10),
+                    until: now - Milliseconds.days(8)
+                )
+            }
+            latest.withLock { $0 = Snapshot(months: months, tokensNearNotice: near, computedAt: now) }
+            for watch in months { warnIfDue(watch, now: now) }
+        } catch {
+            logger.error("close pass could not read the ledger", ["error": "\(error)"])
+        }
+    }
+
+    /// Whether a month is in its warning window (from `warningDays` before the deadline) with work outstanding.
+    package static func isWarning(_ watch: Watch, now: Int64) -> Bool {
+        watch.outstanding > 0 && (watch.state == .closing || watch.state == .late)
+            && now >= watch.deadline - Milliseconds.days(Configuration.Close.warningDays)
+    }
+
+    private func warnIfDue(_ watch: Watch, now: Int64) {
+        guard Self.isWarning(watch, now: now) else { return }
+        let due = warned.withLock { warned -> Bool in
+            if let last = warned[watch.month], last.state == watch.state, now - last.at < Milliseconds.day {
+                return false
+            }
+            warned[watch.month] = (watch.state, now)
+            return true
+        }
+        guard due else { return }
+        logger.warning(
+            watch.state == .late ? "month close late" : "month close due soon",
+            [
+                "month": watch.month.description, "state": watch.state.rawValue,
+                "outstanding": "\(watch.outstanding)", "deadline": CloseReport.timestamp(watch.deadline),
+                "action": "linkout close --month \(watch.month)",
+            ]
+        )
+    }
+
+    /// `/readyz` lines: the watched months in their warning window. A late close is a warning, not an outage:
+    /// the server stays ready (visits are still recorded and reports still sent).
+    package func readinessLines(now: Int64) -> [String] {
+        guard let snapshot else { return [] }
+        return snapshot.months.filter { Self.isWarning($0, now: now) }.map { watch in
+            let hours = (watch.deadline - now) / Milliseconds.hour
+            let when = hours >= 0 ? "in \(hours) h" : "\(-hours) h ago"
+            return "close \(watch.month): \(watch.state.rawValue), \(watch.outstanding) outstanding, deadline "
+                + "\(CloseReport.timestamp(watch.deadline)) (\(when)); linkout close --month \(watch.month)"
+        }
+    }
+
+    /// The gauges of the last pass (none before the first).
+    func gauges(now: Int64) -> [Metrics.Gauge] {
+        guard let snapshot else { return [] }
+        var gauges = snapshot.months.map { watch in
+            Metrics.Gauge(
+                name: "linkout_close_outstanding",
+                help: "Tokens and line items of the month (UTC) Apple has not accepted, as of the last close pass.",
+                value: Int(watch.outstanding),
+                labels: [("month", watch.month.description)]
+            )
+        }
+        gauges += snapshot.months.map { watch in
+            Metrics.Gauge(
+                name: "linkout_close_deadline_seconds",
+                help: "Seconds until the month's close deadline (close.deadlineDay of the next month); negative after.",
+                value: Int((watch.deadline - now) / 1000),
+                labels: [("month", watch.month.description)]
+            )
+        }
+        gauges += Environment.allCases.map { environment in
+            Metrics.Gauge(
+                name: "linkout_tokens_near_notice",
+                help: "Tokens 8 to 10 days old without an accepted report: Apple's UNREPORTED notice comes at 10 days.",
+                value: Int(snapshot.tokensNearNotice[environment] ?? 0),
+                labels: [("environment", environment.rawValue)]
+            )
+        }
+        return gauges
+    }
+}

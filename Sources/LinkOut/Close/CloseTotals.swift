@@ -1,0 +1,68 @@
+package import Domain
+import Storage
+
+/// The money of a closed month, per reporting currency, in milli-units (Apple's unit, spec §5.5; never floating
+/// point): sales and refunds tax included, the tax in them, and the net excluding tax. The commission is an
+/// estimate (`commissionEstimate`, nil while no commission regime applies).
+package struct CloseTotals: Sendable, Encodable, Equatable {
+    package struct Currency: Sendable, Encodable, Equatable {
+        package var reportingCurrency: String
+        package var sales: Int64 = 0
+        package var refunds: Int64 = 0
+        package var tax: Int64 = 0
+        /// Sales less refunds, tax excluded.
+        package var netTaxExclusive: Int64 = 0
+    }
+
+    package var currencies: [Currency]
+    /// Apple's commission, estimated per reporting currency in milli-units; nil when none is known.
+    package var commissionEstimate: [String: Int64]?
+    /// Where the figures come from, for the reader.
+    package var source: String
+}
+
+/// Where the close reads a month's money from: a seam, so the totals can come from a structured store of line
+/// items (with its commission estimate) instead of Apple's JSON of each line item.
+package protocol CloseTotalsSource: Sendable {
+    func totals(month: CloseMonth, environment: Environment) throws -> CloseTotals
+}
+
+/// The month's totals from the money roll-up (`money_daily`, one row per day and key: a month reads a few
+/// thousand rows, never its line items), so the close agrees with the revenue view and the reconciliation export.
+/// The commission is the roll-up's estimate, shown only while a commission regime is configured.
+package struct MoneyTotals: CloseTotalsSource {
+    let ledger: Ledger
+    let regimesConfigured: Bool
+
+    package func totals(month: CloseMonth, environment: Environment) throws -> CloseTotals {
+        let rows = try ledger.money.totals(
+            fromDay: month.start / Milliseconds.day,
+            untilDay: month.end / Milliseconds.day
+        )
+        return Self.sum(rows.filter { $0.environment == environment }, regimesConfigured: regimesConfigured)
+    }
+
+    /// Pure: roll-up rows summed per reporting currency.
+    static func sum(_ rows: [MoneyDay], regimesConfigured: Bool) -> CloseTotals {
+        var byCurrency: [String: CloseTotals.Currency] = [:]
+        var commission: [String: Int64] = [:]
+        for row in rows {
+            var currency = byCurrency[row.reportingCurrency] ?? .init(reportingCurrency: row.reportingCurrency)
+            currency.sales += row.salesAmount
+            currency.refunds += row.refundsAmount
+            currency.tax += row.netTax
+            currency.netTaxExclusive += row.netAmount - row.netTax
+            byCurrency[row.reportingCurrency] = currency
+            commission[row.reportingCurrency, default: 0] += row.commission
+        }
+        return CloseTotals(
+            currencies: byCurrency.keys.sorted().compactMap { byCurrency[$0] },
+            commissionEstimate: regimesConfigured ? commission : nil,
+            source: regimesConfigured
+                ? "the line items as Apple sees them (latest versions, retractions left out); the commission is an "
+                    + "estimate under commission.regimes"
+                : "the line items as Apple sees them (latest versions, retractions left out); no commission regime "
+                    + "is configured (commission.regimes), so no estimate"
+        )
+    }
+}

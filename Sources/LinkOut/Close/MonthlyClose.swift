@@ -1,0 +1,113 @@
+package import Domain
+package import Storage
+
+/// Builds the close of a month from the ledger: counts by state, totals, and the outstanding tokens and line
+/// items with the reason and the action that would settle each (the words of `linkout report`).
+package struct MonthlyClose: Sendable {
+    let ledger: Ledger
+    let configuration: Configuration
+    let totalsSource: any CloseTotalsSource
+
+    package init(ledger: Ledger, configuration: Configuration, totalsSource: (any CloseTotalsSource)? = nil) {
+        self.ledger = ledger
+        self.configuration = configuration
+        self.totalsSource =
+            totalsSource ?? MoneyTotals(ledger: ledger, regimesConfigured: !configuration.commission.regimes.isEmpty)
+    }
+
+    /// How many entries a report lists at most by default; the rest are counted.
+    package static let defaultListLimit = 100
+
+    package func deadline(of month: CloseMonth) -> Int64 { month.deadline(day: configuration.close.deadlineDay) }
+
+    func moment(_ now: Int64) -> CloseStore.Moment {
+        .init(now: now, quietSince: now - configuration.reporting.noLineItemAfterSeconds * 1000)
+    }
+
+    /// Just the counts (no totals, no list): what the periodic pass needs for its warning and gauge.
+    package func counts(month: CloseMonth, environment: Environment, now: Int64) throws(StorageError) -> (
+        tokens: CloseCounts, lineItems: CloseCounts
+    ) {
+        let close = ledger.monthlyClose
+        return (
+            try close.tokenCounts(environment: environment, from: month.start, until: month.end, at: moment(now)),
+            try close.lineItemCounts(environment: environment, from: month.start, until: month.end)
+        )
+    }
+
+    /// What keeps the month from closing: everything outstanding but the tokens not due yet.
+    package static func blocking(_ counts: (tokens: CloseCounts, lineItems: CloseCounts)) -> Int64 {
+        counts.tokens.outstandingTotal - (counts.tokens.outstanding[.notDue] ?? 0) + counts.lineItems.outstandingTotal
+    }
+
+    /// The full report. `status`: reporting's state, which turns due work into `blocked` while Apple refuses us
+    /// or no credentials are configured.
+    package func report(
+        month: CloseMonth,
+        environment: Environment = .production,
+        now: Int64,
+        status: ReportingService.Status,
+        listLimit: Int = defaultListLimit,
+        includeTotals: Bool = true
+    ) throws -> CloseReport {
+        let close = ledger.monthlyClose
+        // Line items written since the last close pass get their date first (usually none: a partial index).
+        while try close.dateLineItems(limit: 1000) > 0 {}
+        var tally = try counts(month: month, environment: environment, now: now)
+        let blocked = status != .running
+        if blocked {
+            tally.tokens = Self.blocked(tally.tokens)
+            tally.lineItems = Self.blocked(tally.lineItems)
+        }
+        let outstanding = Self.blocking(tally)
+        var items = try close.outstandingTokens(
+            environment: environment,
+            from: month.start,
+            until: month.end,
+            at: moment(now),
+            limit: listLimit
+        )
+        if items.count < listLimit {
+            items += try close.outstandingLineItems(
+                environment: environment,
+                from: month.start,
+                until: month.end,
+                limit: listLimit - items.count
+            )
+        }
+        let deadline = deadline(of: month)
+        let explain = CloseExplanation(ledger: ledger, configuration: configuration, status: status)
+        let entries = try items.map { item in
+            var item = item
+            if blocked && CloseExplanation.blockable.contains(item.state) { item.state = .blocked }
+            return try explain.entry(item)
+        }
+        return CloseReport(
+            month: month.description,
+            environment: environment.rawValue,
+            state: CloseReport.state(month: month, deadline: deadline, outstanding: outstanding, now: now),
+            monthStart: CloseReport.timestamp(month.start),
+            monthEnd: CloseReport.timestamp(month.end),
+            deadline: CloseReport.timestamp(deadline),
+            secondsToDeadline: (deadline - now) / 1000,
+            tokens: .init(tally.tokens),
+            lineItems: .init(tally.lineItems),
+            outstanding: outstanding,
+            totals: includeTotals ? try totalsSource.totals(month: month, environment: environment) : nil,
+            outstandingList: entries,
+            outstandingNotListed: tally.tokens.outstandingTotal + tally.lineItems.outstandingTotal
+                - Int64(entries.count)
+        )
+    }
+
+    /// Due work counted as blocked while reporting cannot send.
+    private static func blocked(_ counts: CloseCounts) -> CloseCounts {
+        var counts = counts
+        for state in CloseExplanation.blockable {
+            if let count = counts.outstanding.removeValue(forKey: state) {
+                counts.outstanding[.blocked, default: 0] += count
+            }
+        }
+        return counts
+    }
+}

@@ -1,0 +1,56 @@
+/// A token created in a month, or a line item dated in it, that Apple has not accepted yet, with where it stands
+/// in the outbox: what the monthly close lists and counts by `state`.
+public struct CloseItem: Sendable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        case token
+        case lineItem = "line_item"
+    }
+
+    /// Where it stands, from the outbox: the close says why it is not accepted and what would settle it.
+    public enum State: String, Sendable, Codable, CaseIterable {
+        /// A token within `reporting.noLineItemAfterSeconds` of its creation: reported `NO_LINE_ITEM` after it.
+        case waiting
+        /// An active custom-link token: Apple expects it with its line items, as a duplicate, or once expired.
+        case notDue = "not_due"
+        /// In a report that waits for its first send.
+        case pending
+        /// In a report Apple has not taken yet after an attempt (5xx, timeout, 429): retried with backoff.
+        case retrying
+        /// In a report Apple rejected: the token needs attention.
+        case rejected
+        /// Set aside by Apple's rejection, waiting for a restatement or a retraction.
+        case needsCorrection = "needs_correction"
+        /// A line item no token of the customer active at its date can carry yet.
+        case held
+        /// A sale whose line item waits for an exchange rate.
+        case waitingForRate = "waiting_for_rate"
+        /// Due, but on no report yet: the next reporting pass plans it.
+        case unreported
+        /// Would be sent, but Apple refuses our credentials or none are configured (set by the application,
+        /// which knows the reporting service's state).
+        case blocked
+    }
+
+    public var kind: Kind
+    public var externalPurchaseId: String
+    /// For a line item: Apple's `lineItemId`.
+    public var lineItemId: String?
+    /// The token's `tokenCreationDate`, or the line item's `creationDate` (UNIX ms).
+    public var date: Int64
+    public var state: State
+    /// The token's expiry (custom-link tokens), for the time left before Apple's notice.
+    public var tokenExpirationDate: Int64?
+    /// The open report carrying it, if any.
+    public var requestIdentifier: String?
+    /// The open report's next attempt and its last HTTP answer, for a retrying one.
+    public var nextAttemptAt: Int64?
+    public var lastHTTPStatus: Int64?
+
+    public init(kind: Kind, externalPurchaseId: String, lineItemId: String? = nil, date: Int64, state: State) {
+        self.kind = kind
+        self.externalPurchaseId = externalPurchaseId
+        self.lineItemId = lineItemId
+        self.date = date
+        self.state = state
+    }
+}
