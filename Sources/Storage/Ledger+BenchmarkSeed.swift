@@ -89,7 +89,7 @@ extension Ledger {
             """
             INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
                 token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
-                last_seen_at, visit_count, report_queued_at, report_accepted_at)
+                last_seen_at, visit_count, report_queued_at, accepted_at)
             VALUES \(values("(?, ?, '', 1234567890, 'com.example', NULL, ?, NULL, 'production', 'url', NULL, ?, ?, 1, ?, ?)"))
             """,
             tokens
