@@ -98,6 +98,24 @@ struct LedgerDashboardTests {
         #expect(try ledger.dashboard.funnel(since: 0).tokens == 4)
     }
 
+    /// A checkout intent recorded while its landing was still only journaled finds no token row; the landing
+    /// counts it when it reaches the tables, so the funnel's checkout step is exact whatever the order.
+    @Test func anIntentRecordedBeforeItsLandingReachedTheTablesIsCounted() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        _ = try ledger.tokens.recordCheckoutIntent(
+            checkoutId: "c-late",
+            productId: "one",
+            currency: "EUR",
+            amount: "1",
+            at: 2_000
+        )
+        _ = try ledger.tokens.recordVisit(LedgerTests.visit("late", checkout: "c-late", at: 1_000))
+        _ = try ledger.tokens.recordVisit(LedgerTests.visit("plain", checkout: "c-plain", at: 1_000))
+        #expect(try ledger.dashboard.funnel(since: 0) == Funnel(tokens: 2, checkouts: 1, payments: 0, reported: 0))
+    }
+
     @Test func theOldestUnreportedTokenIsTheOldestCreatedWithoutAnAcceptedReport() throws {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try LedgerTests.open(folder)

@@ -65,6 +65,26 @@ enum TokenDays {
         try addOne(to: "checkouts", for: id, connection)
     }
 
+    /// Counts what a landing's checkout reached before the landing itself reached the tables: on SQLite a
+    /// landing waits in the journal for a moment, and a checkout intent (or a purchase) recorded in that moment
+    /// found no token row to count on. Called when the landing's new token is inserted.
+    static func addStepsTakenBeforeIngestion(
+        externalPurchaseId: String,
+        checkoutId: String,
+        into connection: any SQLConnection
+    ) throws(StorageError) {
+        let steps = try connection.query(
+            """
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM checkout_intents WHERE checkout_id = ?) THEN 1 ELSE 0 END,
+                CASE WHEN EXISTS (SELECT 1 FROM purchases WHERE external_purchase_id = ?) THEN 1 ELSE 0 END
+            """,
+            [.text(checkoutId), .text(externalPurchaseId)]
+        )
+        guard let row = steps.first else { return }
+        if row[0].integer == 1 { try addOne(to: "checkouts", for: externalPurchaseId, connection) }
+        if row[1].integer == 1 { try addOne(to: "payments", for: externalPurchaseId, connection) }
+    }
+
     /// Counts the token as reported, if `at` is when its first report was accepted (`tokens.accepted_at`, which
     /// this sets, as the monthly close reads it): the token's row, locked by the update until the transaction
     /// ends, makes two acceptances at once count once.

@@ -1,4 +1,5 @@
 import Domain
+import Synchronization
 
 /// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
 extension TokenStore {
@@ -68,7 +69,10 @@ extension TokenStore {
         amount: String,
         at: Int64
     ) throws(StorageError) -> Int64 {
-        try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
+        // A checkout whose landing is still only journaled (SQLite, a moment after the landing) reaches the
+        // tables first: the purchase that follows is made into money rows from the token's row.
+        if journal.pendingCheckouts.withLock({ $0[checkoutId] }) != nil { journal.flush(timeout: .seconds(2)) }
+        return try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
             try TokenDays.addCheckoutIfFirstIntent(checkoutId: checkoutId, dialect: dialect, into: connection)
             let rows = try connection.query(
                 """
@@ -110,6 +114,13 @@ extension TokenStore {
                 at: visit.at,
                 into: connection
             )
+            if let token = visit.token {
+                try TokenDays.addStepsTakenBeforeIngestion(
+                    externalPurchaseId: token.token.externalPurchaseId,
+                    checkoutId: checkoutId,
+                    into: connection
+                )
+            }
         }
         let parameters: [SQLValue] = [
             .text(checkoutId), .optional(visit.token?.token.externalPurchaseId), .integer(visit.at),
