@@ -509,6 +509,16 @@ enum Migrations {
             CREATE INDEX money_line_items_acceptance ON money_line_items(creation_date, retracted, accepted_at);
             """
         ),
+        (
+            // A buy's refunds are refreshed with it (they take its product, commission and pricing amount), and a
+            // token's money rows are made again when Apple corrects the token's app or creation date.
+            22,
+            """
+            CREATE INDEX money_line_items_refunds ON money_line_items(environment, bundle_id, reference_line_item_id)
+                WHERE reference_line_item_id IS NOT NULL;
+            CREATE INDEX money_line_items_token ON money_line_items(external_purchase_id);
+            """
+        ),
     ]
 
     /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows

@@ -48,6 +48,13 @@ enum MoneyRows {
         }
     }
 
+    /// `items` with the buys first and the refunds after them, each group in its order: a refund is classified
+    /// from its buy's row, so the buy's must be current first (a batch may list a refund before its buy).
+    static func buysFirst<Item>(_ items: [Item], body: (Item) -> String) -> [Item] {
+        let refund = items.map { LineItemBody.decode(body($0))?.isRefund == true }
+        return zip(items, refund).filter { !$0.1 }.map(\.0) + zip(items, refund).filter(\.1).map(\.0)
+    }
+
     /// The row the latest version of the line item makes, or nil when it has none that counts.
     private static func current(
         lineItemId: String,
