@@ -80,4 +80,41 @@ struct MoneyRowsRefreshTests {
         #expect(totals.map(\.sales) == [1] && totals.map(\.salesAmount) == [17850] && totals.map(\.refunds) == [1])
         #expect(totals.map(\.commission) == [2250 - 1500])
     }
+
+    /// One batch may list a refund before its buy (the validator finds the buy anywhere in it).
+    @Test func aRefundPostedBeforeItsBuyInOneBatchReversesTheBuy() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.ledger(folder)
+        defer { ledger.close() }
+        try ledger.reports.storeLineItems(
+            [("r1", MoneyLedgerTests.refund), ("b1", MoneyLedgerTests.buy("b1", inclusive: 23800, tax: 3800))],
+            for: "t1",
+            at: Self.at
+        )
+        let refund = try #require(try Self.row(ledger, "r1"))
+        #expect(refund.productId == "pro" && refund.productType == "ONE_TIME_BUY")
+        #expect(refund.classification.regimeId == "test" && refund.classification.commission == -1500)
+        #expect(try Self.totals(ledger).map(\.commission) == [1500])
+    }
+
+    /// A buy restated into a country no regime covers takes its refund's commission reversal with it.
+    @Test func aRefundFollowsItsBuysRestatement() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.ledger(folder)
+        defer { ledger.close() }
+        try ledger.reports.storeLineItems(
+            [("b1", MoneyLedgerTests.buy("b1", inclusive: 23800, tax: 3800))],
+            for: "t1",
+            at: Self.at
+        )
+        try ledger.reports.storeLineItems([("r1", MoneyLedgerTests.refund)], for: "t1", at: Self.at)
+        #expect(try Self.row(ledger, "r1")?.classification.commission == -1500)
+        let restated = MoneyLedgerTests.buy("b1", inclusive: 23800, tax: 3800, restated: true)
+            .replacingOccurrences(of: "\"DEU\"", with: "\"USA\"")
+        try ledger.reports.storeLineItems([("b1", restated)], for: "t1", at: Self.at)
+        let refund = try #require(try Self.row(ledger, "r1"))
+        #expect(refund.classification.regimeId == nil && refund.classification.commission == 0)
+        let commission: Int64 = try Self.totals(ledger).map(\.commission).reduce(0, +)
+        #expect(commission == 0)
+    }
 }

@@ -115,8 +115,9 @@ extension MoneyRows {
     }
 
     /// Builds both tables again from `line_items` under `regimes` (after the migration that made them, and when
-    /// the operator changes the regimes), and records the regimes' fingerprint. Buys are classified before the
-    /// refunds that reverse them: items go in the order their first version arrived.
+    /// the operator changes the regimes), and records the regimes' fingerprint. Items go in the order their first
+    /// version arrived, which puts a buy before its refunds unless one batch listed the refund first; then the
+    /// buy's refresh refreshes its refunds again (`refresh`), so every refund ends classified from its buy.
     static func rebuild(in connection: any SQLConnection, dialect: SQLDialect, regimes: [CommissionRegime])
         throws(StorageError)
     {

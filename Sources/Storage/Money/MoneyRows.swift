@@ -46,6 +46,27 @@ enum MoneyRows {
                 [.text(environment), .text(bundleId), .text(lineItemId)]
             )
         }
+        // A refund takes its product, its commission reversal and its pricing amount from its buy's row: when
+        // the buy changes (stored after the refund, set aside, restated, classified again), so do its refunds.
+        if (new ?? old)?.isRefund == false {
+            let refunds = try connection.query(
+                """
+                SELECT line_item_id, external_purchase_id FROM money_line_items
+                WHERE environment = ? AND bundle_id = ? AND reference_line_item_id = ? AND event_type = 'REFUND'
+                """,
+                [.text(environment), .text(bundleId), .text(lineItemId)]
+            )
+            for refund in refunds {
+                try self.refresh(
+                    lineItemId: refund[0].text ?? "",
+                    externalPurchaseId: refund[1].text ?? "",
+                    in: connection,
+                    dialect: dialect,
+                    regimes: regimes,
+                    serialize: serialize
+                )
+            }
+        }
     }
 
     /// `items` with the buys first and the refunds after them, each group in its order: a refund is classified
