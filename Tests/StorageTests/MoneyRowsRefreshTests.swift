@@ -117,4 +117,70 @@ struct MoneyRowsRefreshTests {
         let commission: Int64 = try Self.totals(ledger).map(\.commission).reduce(0, +)
         #expect(commission == 0)
     }
+
+    static func uzs(_ id: String, event: String, inclusive: Int64, rate: String, reference: String? = nil) -> String {
+        """
+        {"lineItemId": "\(id)", "creationDate": \(at), "eventType": "\(event)", "productType": "ONE_TIME_BUY",
+         "productIdentifier": "pro", "quantity": 1, "amountTaxInclusive": \(inclusive),
+         "amountTaxExclusive": \(inclusive), "taxAmount": 0, "netAmountTaxExclusive": \(inclusive),
+         "pricingCurrency": "UZS", "reportingCurrency": "EUR", "taxCountry": "UZB", "exchangeRate": \(rate)
+         \(reference.map { ", \"referenceLineItemId\": \"\($0)\"" } ?? "")}
+        """
+    }
+
+    /// Rates of more than 12 decimals or 15 digits convert exactly rounded (up to the 38 digits a rate may
+    /// have); a figure that cannot be converted is 0, never the reporting-currency amount.
+    @Test func pricingAmountsConvertAnyRateAndNeverFallBackToTheReportedFigure() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.ledger(folder)
+        defer { ledger.close() }
+        let longest = "0.0000714285714285714285714285714285714"  // 38 digits
+        try ledger.reports.storeLineItems(
+            [
+                ("b1", Self.uzs("b1", event: "BUY", inclusive: 1000, rate: "0.0000714285714286")),
+                ("b2", Self.uzs("b2", event: "BUY", inclusive: 1000, rate: longest)),
+                ("b3", Self.uzs("b3", event: "BUY", inclusive: 9_000_000_000_000_000, rate: "0.000001")),
+            ],
+            for: "t1",
+            at: Self.at
+        )
+        // 1 EUR ÷ 0.0000714285714286 = 13,999.99999997… UZS, in milli-units 14,000,000 (rounded); the same at
+        // the 38-digit rate.
+        let b1 = try #require(try Self.row(ledger, "b1"))
+        #expect(b1.pricingAmount == 14_000_000 && b1.pricingAmountSource == .exchangeRate)
+        let b2 = try #require(try Self.row(ledger, "b2"))
+        #expect(b2.pricingAmount == 14_000_000 && b2.pricingAmountSource == .exchangeRate)
+        // 9×10^15 EUR ÷ 10^-6 does not fit in 64-bit milli-units.
+        let b3 = try #require(try Self.row(ledger, "b3"))
+        #expect(b3.pricingAmount == 0 && b3.pricingAmountSource == .unknown)
+    }
+
+    /// A refund's pricing amount is its buy's in proportion, whatever the rate on the refund's day: a full refund
+    /// takes back exactly what the buy counted.
+    @Test func aFullRefundNetsToZeroInThePricingCurrency() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.ledger(folder)
+        defer { ledger.close() }
+        try ledger.reports.storeLineItems(
+            [
+                ("b1", Self.uzs("b1", event: "BUY", inclusive: 11900, rate: "0.0000714285714286")),
+                ("r1", Self.uzs("r1", event: "REFUND", inclusive: 11900, rate: "0.0000701", reference: "b1")),
+                ("b2", Self.uzs("b2", event: "BUY", inclusive: 3000, rate: "0.0000714285714286")),
+                ("r2", Self.uzs("r2", event: "REFUND", inclusive: 1000, rate: "0.0000701", reference: "b2")),
+            ],
+            for: "t1",
+            at: Self.at
+        )
+        let b1 = try #require(try Self.row(ledger, "b1"))
+        let r1 = try #require(try Self.row(ledger, "r1"))
+        #expect(r1.pricingAmount == b1.pricingAmount && r1.pricingAmountSource == .buy)
+        // A third of 42,000 UZS (3 EUR at the buy's rate), not 1 EUR at the refund's rate (14,265.335 UZS).
+        let b2 = try #require(try Self.row(ledger, "b2"))
+        let r2 = try #require(try Self.row(ledger, "r2"))
+        #expect(b2.pricingAmount == 42_000_000 && r2.pricingAmount == 14_000_000)
+        let totals = try Self.totals(ledger)
+        let sales: Int64 = totals.map(\.salesPricing).reduce(0, +)
+        let refunds: Int64 = totals.map(\.refundsPricing).reduce(0, +)
+        #expect(sales - refunds == 28_000_000)
+    }
 }

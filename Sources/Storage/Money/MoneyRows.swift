@@ -137,7 +137,12 @@ enum MoneyRows {
         regimes: [CommissionRegime]
     ) throws(StorageError) -> MoneyLineItem {
         let (environment, bundleId, lineItemId) = key
-        let (pricing, source) = pricingAmount(body, chargeMinor: charge?[1].integer, chargeCurrency: charge?[2].text)
+        let (pricing, source) = pricingAmount(
+            body,
+            chargeMinor: charge?[1].integer,
+            chargeCurrency: charge?[2].text,
+            refundedBuy: referenced
+        )
         let classification = CommissionClassification.classify(
             .init(
                 taxCountry: body.taxCountry,
@@ -187,17 +192,35 @@ enum MoneyRows {
 
     /// The tax-inclusive amount in milli-units of the pricing currency: the reported amount when the currencies
     /// agree; for a buy made from a provider's charge in that currency, the charge's minor units scaled by the
-    /// currency's exponent (exact); otherwise derived from Apple's `exchangeRate` in integers.
-    static func pricingAmount(_ body: LineItemBody, chargeMinor: Int64?, chargeCurrency: String?)
-        -> (Int64, MoneyLineItem.PricingAmountSource)
-    {
+    /// currency's exponent (exact); for a refund of a buy in the same pricing currency, the buy's pricing amount
+    /// in proportion to the reported amounts (a full refund nets to zero); otherwise derived from Apple's
+    /// `exchangeRate` in integers. When none works it is 0 (`unknown`): a reporting-currency figure in a
+    /// pricing-currency column would be nonsense.
+    static func pricingAmount(
+        _ body: LineItemBody,
+        chargeMinor: Int64?,
+        chargeCurrency: String?,
+        refundedBuy: MoneyLineItem? = nil
+    ) -> (Int64, MoneyLineItem.PricingAmountSource) {
         if body.pricingCurrency == body.reportingCurrency { return (body.amountTaxInclusive, .reported) }
         if !body.isRefund, let chargeMinor, chargeCurrency?.uppercased() == body.pricingCurrency {
             return (CurrencyExponent.milliUnits(chargeMinor, currency: body.pricingCurrency), .charge)
         }
-        guard let rate = body.exchangeRateText.flatMap(ExchangeRateFraction.init) else {
-            return (body.amountTaxInclusive, .reported)
+        if body.isRefund, let buy = refundedBuy, !buy.isRefund, buy.pricingCurrency == body.pricingCurrency,
+            buy.reportingCurrency == body.reportingCurrency, buy.pricingAmountSource != .unknown,
+            buy.amountTaxInclusive != 0,
+            let share = ExchangeRateFraction.scaled(
+                buy.pricingAmount,
+                by: UInt128(body.amountTaxInclusive.magnitude),
+                over: UInt128(buy.amountTaxInclusive.magnitude)
+            )
+        {
+            let sameSign = (body.amountTaxInclusive < 0) == (buy.amountTaxInclusive < 0)
+            return (sameSign ? share : -share, .buy)
         }
-        return (rate.pricing(fromReported: body.amountTaxInclusive), .exchangeRate)
+        guard let rate = body.exchangeRateText.flatMap(ExchangeRateFraction.init),
+            let pricing = rate.pricing(fromReported: body.amountTaxInclusive)
+        else { return (0, .unknown) }
+        return (pricing, .exchangeRate)
     }
 }
