@@ -11,8 +11,8 @@ import Testing
 
 /// Purchases, a renewal and refunds in two currencies (EUR, and JPY whose minor unit is the yen) made through the
 /// real path (landing, checkout, Stripe's webhooks, Apple line items, reports accepted by the fake Apple), then
-/// the revenue API, the reconciliation export and the ledger's month totals checked against totals worked out by
-/// hand below.
+/// the revenue API, the reconciliation export, the monthly close and the ledger's month totals checked against
+/// totals worked out by hand below, before and after a retraction.
 @Suite("Money flow")
 struct MoneyFlowTests {
     static let adminToken = DashboardTests.adminToken
@@ -49,8 +49,10 @@ struct MoneyFlowTests {
         """
     }
 
-    /// Makes the month's traffic: returns when every event is acted on and every report accepted.
-    static func makeTraffic(_ harness: PaymentHarness) throws {
+    /// Makes the month's traffic: returns when every event is acted on and every report accepted, with the
+    /// token of the EUR one-time buy.
+    @discardableResult
+    static func makeTraffic(_ harness: PaymentHarness) throws -> String {
         // EUR one-time buy: €29.99 with €4.79 VAT (DE).
         let lifetime = try harness.openCheckout()
         #expect(try harness.choose(lifetime, product: "pro.lifetime", currency: "EUR").status == 303)
@@ -147,7 +149,12 @@ struct MoneyFlowTests {
         try harness.waitForEvents()
         #expect(harness.reportedLineItems().count == 6)
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+        return lifetime.externalPurchaseId
     }
+
+    typealias Figures = [String: (
+        sales: Int64, gross: Int64, refunds: Int64, refunded: Int64, net: Int64, tax: Int64, commission: Int64
+    )]
 
     /// Worked out by hand, milli-units of the reporting currency (tax-inclusive; commission 15 % of the
     /// tax-exclusive amount per line item, rounded half away from zero).
@@ -156,28 +163,76 @@ struct MoneyFlowTests {
     /// JPY: buy 4,800,000 (tax 436,000, excl 4,364,000 → 654,600); refund 1,200,000 with tax
     ///      1,200,000 × 436,000 / 4,800,000 = 109,000 (excl 1,091,000 → −163,650); net 3,600,000; tax 327,000;
     ///      commission 490,950.
-    static let expected:
-        [String: (
-            sales: Int64, gross: Int64, refunds: Int64, refunded: Int64, net: Int64, tax: Int64, commission: Int64
-        )] = [
-            "EUR": (3, 37_970, 1, 3_990, 33_980, 4_790, 4_379),
-            "JPY": (1, 4_800_000, 1, 1_200_000, 3_600_000, 327_000, 490_950),
-        ]
+    static let expected: Figures = [
+        "EUR": (3, 37_970, 1, 3_990, 33_980, 4_790, 4_379),
+        "JPY": (1, 4_800_000, 1, 1_200_000, 3_600_000, 327_000, 490_950),
+    ]
 
-    @Test func revenueExportAndMonthTotalsAgreeWithTheHandComputedFigures() throws {
+    /// Once the EUR one-time buy is retracted at Apple (`erroneouslySubmitted`), it counts nothing: EUR keeps the
+    /// subscription's two buys of 3,990 and the renewal's refund: gross 7,980, net 3,990, tax 0, commission
+    /// 599 + 599 − 599 = 599. JPY is unchanged.
+    static let afterRetraction: Figures = [
+        "EUR": (2, 7_980, 1, 3_990, 3_990, 0, 599),
+        "JPY": (1, 4_800_000, 1, 1_200_000, 3_600_000, 327_000, 490_950),
+    ]
+
+    /// The revenue, the reconciliation export and the monthly close of one month of traffic agree with the hand
+    /// figures, and again after a line item is retracted: the close counts it once, outstanding until Apple
+    /// accepts the retraction, and like the other two leaves its amounts out.
+    @Test func revenueExportAndCloseAgreeWithTheHandComputedFigures() throws {
         let harness = try Self.harness()
-        try Self.makeTraffic(harness)
-        let today = Clock.system.nowMilliseconds() / Milliseconds.day
-        let auth = ["Authorization": "Bearer \(Self.adminToken)"]
-        let from = UTCDate.text(days: today - 1)
-        let to = UTCDate.text(days: today)
+        let started = Clock.system.nowMilliseconds()
+        let lifetime = try Self.makeTraffic(harness)
+        try Self.checkRevenue(harness, Self.expected)
+        let rows = try Self.checkExport(harness, Self.expected)
+        try Self.checkClose(harness, Self.expected, since: started)
+        try Self.checkMoneyPage(harness)
 
-        // The revenue API (by month: a test run across midnight of a month's last day still sums right).
-        let answer = try harness.live.get("/admin/revenue?from=\(from)&to=\(to)&by=month", headers: auth)
+        // The month's totals from the ledger, as the monthly close reads them.
+        let ledger = harness.live.application.ledger
+        let today = Clock.system.nowMilliseconds() / Milliseconds.day
+        let month = UTCDate.days(year: UTCDate.civil(days: today).year, month: UTCDate.civil(days: today).month, day: 1)
+        let monthTotals = try ledger.money.totals(fromDay: month - 31, untilDay: UTCDate.nextMonth(days: today))
+        for (currency, figures) in Self.expected {
+            let mine = monthTotals.filter { $0.reportingCurrency == currency }
+            #expect(mine.reduce(0) { $0 + $1.netAmount } == figures.net, "\(currency)")
+            #expect(mine.reduce(0) { $0 + $1.commission } == figures.commission, "\(currency)")
+        }
+        #expect(try ledger.money.acceptance(from: 0, until: Int64.max) == (6, 6))
+
+        // The operator retracts the EUR one-time buy Apple holds; until Apple accepts the retraction the close
+        // has that one line item outstanding (not a seventh), then the three figures leave it out.
+        let buy = try #require(rows.first { $0["amountTaxInclusive"] == "29990" }?["lineItemId"])
+        let retract = try harness.live.post(
+            "/admin/tokens/\(lifetime)/line-items/\(buy)/retract",
+            contentType: "application/json",
+            body: "",
+            headers: ["Authorization": "Bearer \(Self.adminToken)"]
+        )
+        #expect(retract.status == 200, "\(retract.text)")
+        let waiting = try Self.closeReports(harness, since: started)
+        #expect(waiting.reduce(0) { $0 + Self.count($1, "lineItems", "total") } == 6)
+        #expect(waiting.reduce(0) { $0 + Self.count($1, "lineItems", "outstanding") } == 1)
+        let sent = harness.reportedLineItems()
+        #expect(sent.count == 7 && sent.last?["erroneouslySubmitted"] as? Bool == true)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+        try Self.checkRevenue(harness, Self.afterRetraction)
+        #expect(try Self.checkExport(harness, Self.afterRetraction).filter { $0["retracted"] == "true" }.count == 1)
+        try Self.checkClose(harness, Self.afterRetraction, since: started)
+    }
+
+    /// The revenue API (by month over yesterday and today: a run across midnight of a month's last day still
+    /// sums right).
+    static func checkRevenue(_ harness: PaymentHarness, _ expected: Figures) throws {
+        let today = Clock.system.nowMilliseconds() / Milliseconds.day
+        let answer = try harness.live.get(
+            "/admin/revenue?from=\(UTCDate.text(days: today - 1))&to=\(UTCDate.text(days: today))&by=month",
+            headers: ["Authorization": "Bearer \(Self.adminToken)"]
+        )
         #expect(answer.status == 200)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])
         let totals = try #require(json["totals"] as? [[String: Any]])
-        for (currency, figures) in Self.expected {
+        for (currency, figures) in expected {
             let rows = totals.filter { $0["reportingCurrency"] as? String == currency }
             func sum(_ key: String) -> Int64 { rows.reduce(0) { $0 + (($1[key] as? Int).map(Int64.init) ?? 0) } }
             #expect(sum("salesCount") == figures.sales && sum("grossSales") == figures.gross, "\(currency)")
@@ -191,43 +246,84 @@ struct MoneyFlowTests {
             rows.filter { $0["pricingCurrency"] as? String == "JPY" }.reduce(0) { $0 + ($1["netPricing"] as? Int ?? 0) }
                 == 3_600_000
         )
+    }
 
-        // The reconciliation export: one row per line item, the same sums, every one accepted by Apple.
-        let csv = try harness.live.get("/admin/line-items.csv?from=\(from)&to=\(to)", headers: auth)
+    /// The reconciliation export: one row per line item (six), every one accepted by Apple; the rows not
+    /// retracted sum to the figures. Returns the rows by column name.
+    @discardableResult
+    static func checkExport(_ harness: PaymentHarness, _ expected: Figures) throws -> [[String: String]] {
+        let today = Clock.system.nowMilliseconds() / Milliseconds.day
+        let csv = try harness.live.get(
+            "/admin/line-items.csv?from=\(UTCDate.text(days: today - 1))&to=\(UTCDate.text(days: today))",
+            headers: ["Authorization": "Bearer \(Self.adminToken)"]
+        )
         #expect(csv.status == 200)
         let lines = csv.text.split(separator: "\r\n").map {
             $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         }
         let header = try #require(lines.first)
-        let column = { (name: String) in header.firstIndex(of: name) ?? 0 }
-        let items = lines.dropFirst()
-        #expect(items.count == 6)
-        #expect(items.allSatisfy { $0[column("reportState")] == "accepted" && !$0[column("acceptedAt")].isEmpty })
-        #expect(items.allSatisfy { $0[column("regime")] == "test-15" && $0[column("commissionable")] == "true" })
-        for (currency, figures) in Self.expected {
-            let mine = items.filter { $0[column("reportingCurrency")] == currency }
+        let rows = lines.dropFirst().map { Dictionary(zip(header, $0)) { a, _ in a } }
+        #expect(rows.count == 6)
+        #expect(rows.allSatisfy { $0["reportState"] == "accepted" && $0["acceptedAt"]?.isEmpty == false })
+        let counted = rows.filter { $0["retracted"] == "false" }
+        #expect(counted.allSatisfy { $0["regime"] == "test-15" && $0["commissionable"] == "true" })
+        for (currency, figures) in expected {
+            let mine = counted.filter { $0["reportingCurrency"] == currency }
             func sum(_ name: String, _ event: String? = nil) -> Int64 {
-                mine.filter { event == nil || $0[column("eventType")] == event }
-                    .reduce(0) { $0 + (Int64($1[column(name)]) ?? 0) }
+                mine.filter { event == nil || $0["eventType"] == event }.reduce(0) { $0 + (Int64($1[name] ?? "") ?? 0) }
             }
             #expect(sum("amountTaxInclusive", "BUY") == figures.gross, "\(currency)")
             #expect(sum("amountTaxInclusive", "REFUND") == figures.refunded, "\(currency)")
             #expect(sum("taxAmount", "BUY") - sum("taxAmount", "REFUND") == figures.tax, "\(currency)")
             #expect(sum("commissionEstimate") == figures.commission, "\(currency)")
         }
+        return rows
+    }
 
-        // The month's totals from the ledger, as the monthly close reads them.
-        let ledger = harness.live.application.ledger
-        let month = UTCDate.days(year: UTCDate.civil(days: today).year, month: UTCDate.civil(days: today).month, day: 1)
-        let monthTotals = try ledger.money.totals(fromDay: month - 31, untilDay: UTCDate.nextMonth(days: today))
-        for (currency, figures) in Self.expected {
-            let mine = monthTotals.filter { $0.reportingCurrency == currency }
-            #expect(mine.reduce(0) { $0 + $1.netAmount } == figures.net, "\(currency)")
-            #expect(mine.reduce(0) { $0 + $1.commission } == figures.commission, "\(currency)")
+    /// `GET /admin/close` (the report `linkout close` prints) of each month the traffic fell in (one, unless the
+    /// test ran across the end of a month), for the sandbox tokens the test's Stripe test mode reports.
+    static func closeReports(_ harness: PaymentHarness, since started: Int64) throws -> [[String: Any]] {
+        let now = Clock.system.nowMilliseconds()
+        let months = Set([CloseMonth(containing: started), CloseMonth(containing: now)]).sorted { $0.start < $1.start }
+        return try months.map { month in
+            let answer = try harness.live.get(
+                "/admin/close?month=\(month.description)&environment=sandbox",
+                headers: ["Authorization": "Bearer \(Self.adminToken)"]
+            )
+            #expect(answer.status == 200, "\(answer.text)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])
         }
-        #expect(try ledger.money.acceptance(from: 0, until: Int64.max) == (6, 6))
+    }
 
-        // The dashboard's money page: the month's net in each currency, the commission labelled an estimate.
+    static func count(_ report: [String: Any], _ group: String, _ key: String) -> Int64 {
+        ((report[group] as? [String: Any])?[key] as? Int).map(Int64.init) ?? 0
+    }
+
+    /// The close: three tokens and six line items, every one accepted; its totals and commission estimate are
+    /// the figures (the net without tax, as the close shows it, is `net - tax`).
+    static func checkClose(_ harness: PaymentHarness, _ expected: Figures, since started: Int64) throws {
+        let reports = try closeReports(harness, since: started)
+        for (group, total) in [("tokens", Int64(3)), ("lineItems", 6)] {
+            #expect(reports.reduce(0) { $0 + count($1, group, "total") } == total, "\(group)")
+            #expect(reports.reduce(0) { $0 + count($1, group, "accepted") } == total, "\(group)")
+        }
+        #expect(reports.allSatisfy { ($0["outstandingList"] as? [Any])?.isEmpty == true })
+        let totals = reports.compactMap { $0["totals"] as? [String: Any] }
+        let currencies = totals.flatMap { $0["currencies"] as? [[String: Any]] ?? [] }
+        for (currency, figures) in expected {
+            let mine = currencies.filter { $0["reportingCurrency"] as? String == currency }
+            func sum(_ key: String) -> Int64 { mine.reduce(0) { $0 + (($1[key] as? Int).map(Int64.init) ?? 0) } }
+            #expect(sum("sales") == figures.gross && sum("refunds") == figures.refunded, "\(currency)")
+            #expect(sum("tax") == figures.tax && sum("netTaxExclusive") == figures.net - figures.tax, "\(currency)")
+            let commission = totals.reduce(0) {
+                $0 + ((($1["commissionEstimate"] as? [String: Any])?[currency] as? Int).map(Int64.init) ?? 0)
+            }
+            #expect(commission == figures.commission, "\(currency)")
+        }
+    }
+
+    /// The dashboard's money page: the month's net in each currency, the commission labelled an estimate.
+    static func checkMoneyPage(_ harness: PaymentHarness) throws {
         let session = try DashboardTests.signIn(harness.live)
         let page = try harness.live.get("/admin/money", headers: ["Cookie": session])
         #expect(page.status == 200)

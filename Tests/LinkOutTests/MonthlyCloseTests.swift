@@ -3,6 +3,7 @@ import ExternalPurchase
 import Foundation
 import Lifecycle
 import Logging
+import TestSupport
 import Testing
 
 @testable import LinkOut
@@ -147,6 +148,8 @@ struct MonthlyCloseTests {
         #expect(byId["refused"]?.reason.contains("IncorrectNetAmountError") == true)
         #expect(byId["waiting-one"]?.state == "retrying")
         #expect(byId["custom"]?.state == "not_due")
+        // Its only version set aside, the refused item has no money row yet: it is counted and listed all the same.
+        #expect(report.lineItems.total == 1 && report.lineItems.byState == ["needs_correction": 1])
         // The custom-link token does not keep the month open; the other two tokens and the line item do.
         #expect(report.tokens.notDue == 1)
         #expect(report.outstanding == 3)
@@ -167,6 +170,101 @@ struct MonthlyCloseTests {
                 "month,kind,externalPurchaseId,lineItemId,date,state,reason,action\r\n"
             )
         )
+    }
+
+    /// One line item per `lineItemId`, as Apple sees it (its latest version), like the money view and the
+    /// export: a restatement or a retraction of an accepted item makes it outstanding again until Apple accepts
+    /// the new version, never a second line; a held one is listed as held until it is placed; a later version
+    /// Apple set aside makes it `needs_correction` though an earlier one was accepted.
+    @Test func lineItemsCountOncePerLineItemAsAppleSeesThem() throws {
+        let november = Self.november
+        let harness = try ReportingHarness()
+        let day = november.start + Milliseconds.days(3)
+        try harness.record("versions", created: day)
+        for (index, id) in ["kept", "restated", "withdrawn", "refused-later"].enumerated() {
+            try harness.ledger.reports.storeLineItems(
+                [(id, Self.buy(id, at: day + Int64(index)))],
+                for: "versions",
+                at: day
+            )
+        }
+        try harness.tickUntilSettled()
+        let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        func report() throws -> CloseReport {
+            try close.report(month: november, now: Clock.system.nowMilliseconds(), status: .running)
+        }
+        #expect(try report().lineItems.total == 4 && report().lineItems.accepted == 4)
+
+        let restatement = Self.buy("restated", at: day + 1, euros: 4).replacingOccurrences(
+            of: "\"quantity\":1",
+            with: "\"quantity\":1,\"restatement\":true"
+        )
+        let retraction = Self.buy("withdrawn", at: day + 2).replacingOccurrences(
+            of: "\"quantity\":1",
+            with: "\"quantity\":1,\"restatement\":true,\"erroneouslySubmitted\":true"
+        )
+        try harness.ledger.reports.storeLineItems([("restated", restatement)], for: "versions", at: day)
+        try harness.ledger.reports.storeLineItems([("withdrawn", retraction)], for: "versions", at: day)
+        try harness.record("held-one", created: day)
+        try harness.ledger.reports.storeLineItems([("held", Self.buy("held", at: day + 5))], for: "held-one", at: day)
+        try harness.ledger.database.writer.write { connection throws(StorageError) in
+            try connection.query("UPDATE line_items SET held_since = ? WHERE line_item_id = 'held'", [.integer(day)])
+        }
+        var counted = try report()
+        #expect(counted.lineItems.total == 5)
+        #expect(counted.lineItems.accepted == 2)
+        #expect(counted.lineItems.byState == ["unreported": 2, "held": 1])
+        let listed = counted.outstandingList.filter { $0.kind == "line_item" }
+        #expect(listed.compactMap(\.lineItemId) == ["restated", "withdrawn", "held"])
+        #expect(listed.last?.action.contains("forward a token of the customer") == true)
+
+        // The reporting pass places the held one on its customer's token; Apple takes it, the restatement and
+        // the retraction.
+        try harness.tickUntilSettled()
+        counted = try report()
+        #expect(counted.lineItems.total == 5 && counted.lineItems.accepted == 5)
+        #expect(counted.state == .closed)
+
+        // A restatement Apple refuses is set aside: the item Apple holds was accepted, but it needs correcting.
+        let refused = Self.buy("refused-later", at: day + 3, euros: 7).replacingOccurrences(
+            of: "\"quantity\":1",
+            with: "\"quantity\":1,\"restatement\":true"
+        )
+        try harness.ledger.reports.storeLineItems([("refused-later", refused)], for: "versions", at: day)
+        harness.production.respond { received in
+            received.report?.externalPurchaseId == "versions"
+                ? FakeAppleServer.rejection([FakeAppleServer.AppleError.incorrectNetAmount("refused-later")]) : nil
+        }
+        harness.service.tick()
+        counted = try report()
+        #expect(counted.lineItems.total == 5 && counted.lineItems.accepted == 4)
+        #expect(counted.lineItems.byState == ["needs_correction": 1])
+        #expect(counted.outstandingList.map(\.lineItemId) == ["refused-later"])
+        #expect(
+            counted.outstandingList.first?.action.contains("linkout report restate versions refused-later") == true
+        )
+    }
+
+    /// The month's line items are counted from an index alone, and only the outstanding ones are looked up: no
+    /// read of every money row or line item (SQLite's plan; PostgreSQL's depends on the table's size).
+    @Test(.enabled(if: TestDatabase.postgresURL == nil))
+    func lineItemCountsReadTheMonthThroughIndexes() throws {
+        let harness = try ReportingHarness()
+        func plan(_ sql: String, _ parameters: [SQLValue]) throws -> [String] {
+            try harness.ledger.database.readers.read { connection throws(StorageError) in
+                try connection.query("EXPLAIN QUERY PLAN " + sql, parameters).compactMap { $0.last?.text }
+            }
+        }
+        let count = try plan(CloseStore.moneyRowsInMonth, [.text("production"), .integer(0), .integer(1)])
+        #expect(count.contains { $0.contains("COVERING INDEX money_line_items_close") }, "\(count)")
+        let open = try plan(
+            "SELECT state, count(*) FROM (\(CloseStore.openItems(.production))) AS o GROUP BY state",
+            CloseStore.openItemsParameters(.production, from: 0, until: 1)
+        )
+        let scans = open.filter { $0.hasPrefix("SCAN") && !$0.contains("SCAN o") && !$0.contains("TEMP B-TREE") }
+        #expect(scans.isEmpty, "\(open)")
+        #expect(open.contains { $0.contains("money_line_items_close") }, "\(open)")
+        #expect(open.contains { $0.contains("line_items_close") }, "\(open)")
     }
 
     /// Totals per reporting currency in milli-units, from the money roll-up: refunds subtract, a restatement

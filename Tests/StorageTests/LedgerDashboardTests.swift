@@ -118,6 +118,23 @@ struct LedgerDashboardTests {
         #expect(try ledger.reports.oldestUnreportedCreation() == 200)
     }
 
+    /// An acceptance recorded again (a late answer to a retried send) keeps the first time: the export's
+    /// `acceptedAt` and the close's month never move later than when Apple first took the report.
+    @Test func anAcceptanceRecordedTwiceKeepsTheFirstTime() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        _ = try ledger.tokens.recordForwardedToken(Self.token("twice"), checkoutId: "c-twice", at: 1)
+        try ledger.reports.enqueueReport(Self.report("r-twice", for: "twice"), lineItemRows: [])
+        for at in [Int64(5), 9] {
+            try ledger.reports.recordAttempt(
+                "r-twice",
+                ReportAttempt(state: .accepted, httpStatus: 200, response: "", nextAttemptAt: 0, at: at)
+            )
+        }
+        #expect(try ledger.reports.report("r-twice")?.acceptedAt == 5)
+    }
+
     @Test func failingReportsAreRejectedOrRetriedOnes() throws {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try LedgerTests.open(folder)

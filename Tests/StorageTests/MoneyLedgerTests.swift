@@ -1,7 +1,8 @@
 import Domain
 import Foundation
-import Storage
 import Testing
+
+@testable import Storage
 
 /// The money rows and the daily roll-up follow the line items as they are stored, restated, retracted, reported
 /// and accepted, in the same transactions; a rebuild gives the same figures as the incremental writes.
@@ -124,5 +125,118 @@ struct MoneyLedgerTests {
         let items = try ledger.money.lineItems(from: 0, until: Int64.max, limit: 1)
         let next = try ledger.money.lineItems(from: 0, until: Int64.max, after: items.last, limit: 10)
         #expect(items.map(\.lineItemId) + next.map(\.lineItemId) == ["b1", "r1"])
+    }
+
+    /// A ledger from before the money tables: migration 17 fills them from the line items already stored.
+    @Test func theMigrationFillsTheMoneyRowsFromTheLineItemsAlreadyStored() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        do {
+            let ledger = try Self.open(folder)
+            defer { ledger.close() }
+            try ledger.reports.storeLineItems(
+                [("b1", Self.buy("b1", inclusive: 23800, tax: 3800))],
+                for: "t1",
+                at: Self.at
+            )
+            try ledger.reports.storeLineItems([("r1", Self.refund)], for: "t1", at: Self.at)
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.execute(
+                    """
+                    DROP TABLE money_daily; DROP TABLE money_line_items;
+                    DELETE FROM schema_migrations WHERE version IN (17, 20)
+                    """
+                )
+            }
+        }
+        let upgraded = try LedgerTests.open(folder)
+        defer { upgraded.close() }
+        let totals = try #require(try upgraded.money.totals(fromDay: Self.day, untilDay: Self.day + 2).first)
+        #expect(totals.sales == 1 && totals.salesAmount == 23800 && totals.refundsAmount == 11900)
+        let refund = try #require(try upgraded.money.lineItem("r1", bundleId: "com.example", environment: .production))
+        #expect(refund.productId == "pro" && refund.amountTaxInclusive == 11900)
+    }
+
+    /// A restatement Apple refuses is set aside: Apple still holds the version it accepted, and so do the money
+    /// rows and the roll-up.
+    @Test func aRestatementAppleRefusesLeavesTheAcceptedVersionCounting() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        func report(_ id: String) throws {
+            let row = try #require(try ledger.reports.lineItems(for: "t1").last?.rowId)
+            try ledger.reports.enqueueReport(
+                StoredReport(
+                    requestIdentifier: id,
+                    externalPurchaseId: "t1",
+                    environment: .production,
+                    bundleId: "com.example",
+                    status: .lineItem,
+                    body: "{}",
+                    nextAttemptAt: 0,
+                    createdAt: Self.at
+                ),
+                lineItemRows: [row]
+            )
+        }
+        try ledger.reports.storeLineItems([("b1", Self.buy("b1", inclusive: 23800, tax: 3800))], for: "t1", at: Self.at)
+        try report("req-1")
+        try ledger.reports.recordAttempt(
+            "req-1",
+            ReportAttempt(state: .accepted, httpStatus: 200, response: nil, nextAttemptAt: 0, at: Self.at)
+        )
+        try ledger.reports.storeLineItems(
+            [("b1", Self.buy("b1", inclusive: 17850, tax: 2850, restated: true))],
+            for: "t1",
+            at: Self.at
+        )
+        try report("req-2")
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount == 17850)
+        try ledger.reports.recordRejection(
+            "req-2",
+            ReportAttempt(state: .rejected, httpStatus: 400, response: "{}", nextAttemptAt: 0, at: Self.at),
+            rewrite: ReportRewrite(setAside: ["b1": "IncorrectNetAmountError"])
+        )
+        let item = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(
+            item.amountTaxInclusive == 23800 && item.reportRequestIdentifier == "req-1" && item.acceptedAt == Self.at
+        )
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount == 23800)
+    }
+
+    /// Apple's notification corrects a token's `tokenCreationDate`: its line items are classified again from the
+    /// corrected tap (here the buy falls outside the 7-day window).
+    @Test func aTokenAppleCorrectsIsClassifiedAgain() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        var regime = Self.regime
+        regime.windowDays = 7
+        try ledger.money.useRegimes([regime])
+        // The token recorded by `open` was created 2024-01-25; the buy is dated 2025-11-08: outside the window.
+        try ledger.reports.storeLineItems([("b1", Self.buy("b1", inclusive: 23800, tax: 3800))], for: "t1", at: Self.at)
+        var item = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(!item.classification.commissionable && item.classification.commission == 0)
+        var apple = LedgerTests.token("t1", source: .notification)
+        apple.token.tokenCreationDate = Self.at - Milliseconds.days(2)
+        _ = try ledger.notifications.storeNotification(
+            StoredNotification(
+                notificationUUID: "n1",
+                notificationType: "EXTERNAL_PURCHASE_TOKEN",
+                subtype: "CREATED",
+                externalPurchaseId: "t1",
+                environment: .production,
+                signedDate: 2,
+                receivedAt: 2,
+                source: "delivery",
+                signedPayload: "x.y.z"
+            )
+        )
+        let applied = try ledger.notifications.apply(
+            NotificationChange(notificationUUID: "n1", at: 3, outcome: "known", token: apple, checkoutId: "c1")
+        )
+        #expect(applied?.corrections.map(\.field) == ["tokenCreationDate"])
+        item = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(item.classification.commissionable && item.classification.daysFromTap == 2)
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.commission == 3000)
     }
 }

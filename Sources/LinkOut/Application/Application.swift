@@ -178,6 +178,12 @@ package final class Application: Sendable {
         for code in TokenRejection.allCodes {
             metrics.increment("linkout_tokens_rejected_total", [("reason", code)], by: 0)
         }
+        // The counters the alert rules watch with increase() start at 0 too: a series whose first sample is
+        // already 1 shows no increase, so the first webhook given up would never alert.
+        for outcome in ["delivered", "retry", "failed"] {
+            metrics.increment("linkout_webhooks_total", [("outcome", outcome)], by: 0)
+        }
+        metrics.increment("linkout_reporting_storage_errors_total", by: 0)
     }
 
     /// Visits and new tokens are counted when they reach the tables, not when journaled.

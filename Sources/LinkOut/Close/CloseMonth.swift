@@ -27,7 +27,7 @@ package struct CloseMonth: Sendable, Hashable, Comparable, CustomStringConvertib
     /// The month holding the instant (UNIX ms).
     package init(containing milliseconds: Int64) {
         let days = milliseconds >= 0 ? milliseconds / Milliseconds.day : (milliseconds + 1) / Milliseconds.day - 1
-        let civil = Self.civil(fromDays: days)
+        let civil = UTCDate.civil(days: days)
         year = min(9999, max(1970, civil.year))
         month = civil.month
     }
@@ -46,13 +46,13 @@ package struct CloseMonth: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 
     /// 00:00 UTC on the first day (UNIX ms).
-    package var start: Int64 { Self.days(year: year, month: month, day: 1) * Milliseconds.day }
+    package var start: Int64 { UTCDate.days(year: year, month: month, day: 1) * Milliseconds.day }
     /// 00:00 UTC on the first day of the next month: the first instant not in this month.
     package var end: Int64 { next.start }
 
     /// 00:00 UTC on day `day` of the next month: the close is due before that day begins.
     package func deadline(day: Int64) -> Int64 {
-        Self.days(year: next.year, month: next.month, day: day) * Milliseconds.day
+        UTCDate.days(year: next.year, month: next.month, day: day) * Milliseconds.day
     }
 
     package static func < (lhs: CloseMonth, rhs: CloseMonth) -> Bool {
@@ -62,27 +62,5 @@ package struct CloseMonth: Sendable, Hashable, Comparable, CustomStringConvertib
     private init(unchecked year: Int64, _ month: Int64) {
         self.year = year
         self.month = month
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The year and month of a day count since 1970-01-01 (`civil_from_days`).
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shifted = (5 * dayOfYear + 2) / 153
-        let month = shifted < 10 ? shifted + 3 : shifted - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month)
     }
 }

@@ -1,3 +1,5 @@
+import Domain
+
 /// Paddle's timestamps: RFC 3339 in UTC with up to microseconds, `2024-04-12T10:18:49.738971Z` (paddle.md §9 and
 /// the SDK fixtures), read into UNIX milliseconds without Foundation's date formatters, whose handling of six
 /// fraction digits differs between platforms. A numeric offset (`+02:00`) is accepted too. Digits beyond
@@ -45,18 +47,8 @@ enum PaddleTimestamp {
             offsetMinutes = (hours * 60 + minutes) * (bytes[index] == 0x2B ? 1 : -1)
         }
         let seconds =
-            days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+            UTCDate.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
             - offsetMinutes * 60
         return seconds * 1000 + millis
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -2,8 +2,9 @@ public import Domain
 import Foundation
 
 /// The monthly close's reads: a month's tokens (by `tokenCreationDate`) and line items (by Apple's
-/// `creationDate`), and of those the ones Apple has not accepted, with where each stands in the outbox. Every
-/// read is a range of `tokens_close` or `line_items_close` (migration 18): its cost grows with the month, never
+/// `creationDate`, one per line item as Apple sees it: `CloseStore+LineItems.swift`), and of those the ones Apple
+/// has not accepted, with where each stands in the outbox. Every read is a range of `tokens_close`,
+/// `money_line_items_close` or `line_items_close` (migrations 18 and 21): its cost grows with the month, never
 /// with the ledger, and the counts of a month's rows are read from the index alone.
 public struct CloseStore: Sendable {
     let database: SQLDatabase
@@ -46,26 +47,6 @@ public struct CloseStore: Sendable {
             AND r.state IN ('pending', 'rejected')
         WHERE t.environment = ? AND t.token_created_at >= ? AND t.token_created_at < ? AND t.accepted_at IS NULL
         """
-
-    /// SQL naming the state of a line item of `l` Apple has not accepted, its report (if any) in `r`.
-    static let lineItemState = """
-        CASE WHEN l.held_since IS NOT NULL THEN 'held'
-            WHEN l.correction IS NOT NULL THEN 'needs_correction'
-            WHEN r.state = 'rejected' THEN 'rejected'
-            WHEN r.state = 'pending' AND r.attempts > 0 THEN 'retrying'
-            WHEN r.state = 'pending' THEN 'pending'
-            ELSE 'unreported' END
-        """
-
-    /// Line items dated in `[from, until)` of tokens of the environment (Apple: sandbox ids begin with
-    /// `SANDBOX`, so the index answers it) that Apple has not accepted and that no later version replaced.
-    static func outstandingLineItems(_ environment: Environment) -> String {
-        """
-        FROM line_items l LEFT JOIN reports r ON r.request_identifier = l.report_request_identifier
-        WHERE l.creation_date >= ? AND l.creation_date < ? AND l.accepted_at IS NULL AND l.corrected_at IS NULL
-          AND \(sandboxTest(environment))
-        """
-    }
 
     static func sandboxTest(_ environment: Environment) -> String {
         "substr(l.external_purchase_id, 1, 7) \(environment == .sandbox ? "=" : "<>") 'SANDBOX'"
@@ -140,80 +121,6 @@ public struct CloseStore: Sendable {
                 """,
                 [.text(environment.rawValue), .integer(from), .integer(until)]
             ).first?.first?.integer ?? 0
-        }
-    }
-
-    // MARK: line items
-
-    /// The month's line items (a version replaced by a restatement or dropped is not counted; a restatement of
-    /// an accepted item is a line of its own, as Apple receives it), and those not accepted by state.
-    public func lineItemCounts(environment: Environment, from: Int64, until: Int64) throws(StorageError)
-        -> CloseCounts
-    {
-        try database.readers.read { connection throws(StorageError) in
-            let range: [SQLValue] = [.integer(from), .integer(until)]
-            let dated = """
-                FROM line_items l WHERE l.creation_date >= ? AND l.creation_date < ?
-                  AND \(Self.sandboxTest(environment))
-                """
-            let all = try connection.query("SELECT count(*) \(dated)", range).first?.first?.integer ?? 0
-            let replaced =
-                try connection.query(
-                    "SELECT count(*) \(dated) AND l.accepted_at IS NULL AND l.corrected_at IS NOT NULL",
-                    range
-                ).first?.first?.integer ?? 0
-            var counts = CloseCounts(total: all - replaced)
-            let rows = try connection.query(
-                "SELECT \(Self.lineItemState) AS state, count(*) \(Self.outstandingLineItems(environment)) GROUP BY 1",
-                range
-            )
-            for row in rows {
-                counts.outstanding[try row[0].closedSet("close.state") as CloseItem.State] = row[1].integer ?? 0
-            }
-            return counts
-        }
-    }
-
-    /// The month's line items not accepted, oldest first, at most `limit`.
-    public func outstandingLineItems(environment: Environment, from: Int64, until: Int64, limit: Int)
-        throws(StorageError) -> [CloseItem]
-    {
-        try database.readers.read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT l.external_purchase_id, l.line_item_id, l.creation_date, \(Self.lineItemState),
-                    r.request_identifier, r.next_attempt_at, r.last_http_status
-                \(Self.outstandingLineItems(environment))
-                ORDER BY l.creation_date, l.id LIMIT ?
-                """,
-                [.integer(from), .integer(until), .integer(Int64(limit))]
-            ).decoded { row throws(StorageError) in
-                var item = CloseItem(
-                    kind: .lineItem,
-                    externalPurchaseId: row[0].text ?? "",
-                    lineItemId: row[1].text,
-                    date: row[2].integer ?? 0,
-                    state: try row[3].closedSet("close.state")
-                )
-                item.requestIdentifier = row[4].text
-                item.nextAttemptAt = row[5].integer
-                item.lastHTTPStatus = row[6].integer
-                return item
-            }
-        }
-    }
-
-    /// The bodies (Apple's JSON) of the month's line items that count (see `lineItemCounts`), for totals.
-    public func lineItemBodies(environment: Environment, from: Int64, until: Int64) throws(StorageError) -> [String] {
-        try database.readers.read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT l.body FROM line_items l WHERE l.creation_date >= ? AND l.creation_date < ?
-                  AND \(Self.sandboxTest(environment)) AND (l.accepted_at IS NOT NULL OR l.corrected_at IS NULL)
-                ORDER BY l.creation_date, l.id
-                """,
-                [.integer(from), .integer(until)]
-            ).map { $0[0].text ?? "" }
         }
     }
 

@@ -510,13 +510,20 @@ enum Migrations {
             """
         ),
         (
-            // A buy's refunds are refreshed with it (they take its product, commission and pricing amount), and a
-            // token's money rows are made again when Apple corrects the token's app or creation date.
+            // The monthly close counts a month's line items as Apple sees them (one money row per line item, its
+            // latest version) and reads the ones not accepted, per environment: from this index alone for the
+            // count, and only the outstanding rows' table entries.
+            21,
+            """
+            CREATE INDEX money_line_items_close ON money_line_items(environment, creation_date, accepted_at);
+            """
+        ),
+        (
+            // A buy's refunds are refreshed with it: they take its product, commission and pricing amount.
             22,
             """
             CREATE INDEX money_line_items_refunds ON money_line_items(environment, bundle_id, reference_line_item_id)
                 WHERE reference_line_item_id IS NOT NULL;
-            CREATE INDEX money_line_items_token ON money_line_items(external_purchase_id);
             """
         ),
     ]

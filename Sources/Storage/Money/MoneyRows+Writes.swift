@@ -150,44 +150,41 @@ extension MoneyRows {
             [.text(CommissionRegime.fingerprint(regimes))]
         )
     }
+}
 
-    /// Takes a token's money rows out of the roll-up and deletes them, before the token's app or creation date
-    /// changes (the rows are keyed by app, and the tap time sets the commission window); `refreshToken` makes
-    /// them again afterwards.
-    static func removeToken(_ externalPurchaseId: String, in connection: any SQLConnection) throws(StorageError) {
-        let rows = try connection.query(
-            "SELECT \(MoneyStore.columns) FROM money_line_items WHERE external_purchase_id = ?",
-            [.text(externalPurchaseId)]
-        ).decoded(MoneyStore.moneyLineItem)
-        for row in rows {
-            try addToDay(row, sign: -1, in: connection)
-            try connection.query(
-                "DELETE FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
-                [.text(row.environment.rawValue), .text(row.bundleId), .text(row.lineItemId)]
-            )
-        }
-    }
-
-    /// Makes the money rows of every line item of a token from its current fields, buys before refunds.
-    static func refreshToken(
+extension MoneyRows {
+    /// Apple's signed copy of a token replaced what a landing recorded (spec §6): its line items are classified
+    /// again from the corrected `tokenCreationDate`, and rows kept under the app it named before move to Apple's.
+    static func tokenCorrected(
         _ externalPurchaseId: String,
+        formerBundleId: String?,
         in connection: any SQLConnection,
         dialect: SQLDialect,
         regimes: [CommissionRegime]
     ) throws(StorageError) {
-        // The latest version of each line item says whether it is a buy or a refund.
         let items = try connection.query(
-            """
-            SELECT l.line_item_id, l.body FROM line_items l WHERE l.external_purchase_id = ?
-                AND l.id = (SELECT max(v.id) FROM line_items v
-                    WHERE v.external_purchase_id = l.external_purchase_id AND v.line_item_id = l.line_item_id)
-            ORDER BY l.id
-            """,
+            "SELECT DISTINCT line_item_id FROM line_items WHERE external_purchase_id = ?",
             [.text(externalPurchaseId)]
-        ).map { (id: $0[0].text ?? "", body: $0[1].text ?? "") }
-        for item in buysFirst(items, body: { $0.body }) {
+        ).compactMap { $0[0].text }
+        for lineItemId in items {
+            if let formerBundleId {
+                let former = try connection.query(
+                    """
+                    SELECT \(MoneyStore.columns) FROM money_line_items
+                    WHERE bundle_id = ? AND line_item_id = ? AND external_purchase_id = ?
+                    """,
+                    [.text(formerBundleId), .text(lineItemId), .text(externalPurchaseId)]
+                ).decoded(MoneyStore.moneyLineItem)
+                for row in former {
+                    try addToDay(row, sign: -1, in: connection)
+                    try connection.query(
+                        "DELETE FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
+                        [.text(row.environment.rawValue), .text(row.bundleId), .text(row.lineItemId)]
+                    )
+                }
+            }
             try refresh(
-                lineItemId: item.id,
+                lineItemId: lineItemId,
                 externalPurchaseId: externalPurchaseId,
                 in: connection,
                 dialect: dialect,

@@ -93,12 +93,16 @@ public struct NotificationStore: Sendable {
                 } else {
                     // Known: Apple's values replace what a landing or a forward recorded from an unsigned token,
                     // and a report Apple asked for is made due instead of reporting the token as unrecognized.
-                    corrections = try Self.correct(
-                        token,
-                        connection,
-                        dialect: dialect,
-                        regimes: regimes
-                    )
+                    corrections = try Self.correct(token, connection)
+                    if !corrections.isEmpty {
+                        try MoneyRows.tokenCorrected(
+                            token.token.externalPurchaseId,
+                            formerBundleId: corrections.first { $0.field == "bundleId" }?.recorded,
+                            in: connection,
+                            dialect: dialect,
+                            regimes: regimes
+                        )
+                    }
                     if change.reportIfRecorded != nil {
                         outcome = change.outcomeIfKnown ?? outcome
                         dueNow = token.token.externalPurchaseId
@@ -141,14 +145,9 @@ public struct NotificationStore: Sendable {
     /// tokens (notifications since version 2.17, older than anything Get Notification History still returns),
     /// so a field Apple leaves out is absent for the token, and a recorded one is cleared. The raw token stays
     /// as it arrived: it is what was received, kept for audit, and nothing reads it for reporting.
-    /// The token's money rows are made again from the new fields in the same transaction: they are keyed by app,
-    /// and the creation date is the tap that starts a regime's commission window.
-    private static func correct(
-        _ token: TokenFields,
-        _ connection: any SQLConnection,
-        dialect: SQLDialect,
-        regimes: [CommissionRegime]
-    ) throws(StorageError) -> [TokenCorrection] {
+    private static func correct(_ token: TokenFields, _ connection: any SQLConnection) throws(StorageError)
+        -> [TokenCorrection]
+    {
         let rows = try connection.query(
             """
             SELECT app_apple_id, bundle_id, token_created_at, token_type, token_expires_at FROM tokens
@@ -168,7 +167,6 @@ public struct NotificationStore: Sendable {
             TokenCorrection(field: $0.0, recorded: $0.1, apple: $0.2)
         }
         guard !corrections.isEmpty else { return [] }
-        try MoneyRows.removeToken(token.token.externalPurchaseId, in: connection)
         try connection.query(
             """
             UPDATE tokens SET app_apple_id = ?, bundle_id = ?, token_created_at = ?, token_type = ?,
@@ -187,7 +185,6 @@ public struct NotificationStore: Sendable {
                 [.text(token.token.bundleId), .text(token.token.externalPurchaseId)]
             )
         }
-        try MoneyRows.refreshToken(token.token.externalPurchaseId, in: connection, dialect: dialect, regimes: regimes)
         return corrections
     }
 

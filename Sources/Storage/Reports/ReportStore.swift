@@ -521,7 +521,7 @@ public struct ReportStore: Sendable {
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
-                    accepted_at = CASE WHEN ? = 'accepted' THEN ? ELSE accepted_at END
+                    accepted_at = CASE WHEN ? = 'accepted' THEN coalesce(accepted_at, ?) ELSE accepted_at END
                 WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
                 RETURNING external_purchase_id
                 """,
