@@ -519,11 +519,12 @@ enum Migrations {
             """
         ),
         (
-            // A buy's refunds are refreshed with it: they take its product, commission and pricing amount.
+            // A buy's refunds are refreshed with it: they take its product, commission and pricing amount. The
+            // index covers the query, or SQLite walks every row of the app through the primary key instead.
             22,
             """
-            CREATE INDEX money_line_items_refunds ON money_line_items(environment, bundle_id, reference_line_item_id)
-                WHERE reference_line_item_id IS NOT NULL;
+            CREATE INDEX money_line_items_refunds ON money_line_items(environment, bundle_id, reference_line_item_id,
+                event_type, external_purchase_id) WHERE reference_line_item_id IS NOT NULL;
             """
         ),
     ]
