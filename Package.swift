@@ -61,6 +61,13 @@ let package = Package(
             dependencies: ["Domain", "LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
             swiftSettings: swiftSettings
         ),
+        // The growth benchmark's fill and planner timing (`bench/growth.sh`); not part of the server.
+        .executableTarget(
+            name: "linkout-bench",
+            dependencies: ["Domain", "LinkOut", "Storage", "Logging", "Lifecycle"],
+            path: "Sources/LinkOutBench",
+            swiftSettings: swiftSettings
+        ),
         // Test helpers shared by the test tiers (a raw socket client, a small tmpfs, polling with a deadline).
         .target(
             name: "TestSupport",

@@ -407,6 +407,7 @@ struct MonthlyCloseMigrationTests {
             try connection.execute(
                 """
                 DROP INDEX tokens_close; DROP INDEX line_items_close; DROP INDEX line_items_undated;
+                DROP INDEX tokens_unaccepted;
                 ALTER TABLE tokens DROP COLUMN accepted_at; ALTER TABLE line_items DROP COLUMN creation_date;
                 ALTER TABLE line_items DROP COLUMN accepted_at; DELETE FROM schema_migrations WHERE version = 18;
                 """

@@ -41,6 +41,8 @@ struct QueryPlanTests {
         #expect(Self.fullScans(lines, allowing: ["tokens_awaiting_other", "line_items_unreported"]) == [], "\(lines)")
         #expect(lines.contains { $0.contains("tokens_awaiting_quiet") }, "\(lines)")
         #expect(lines.contains { $0.contains("line_items_unreported") }, "\(lines)")
+        // The duplicate check's refreshed-copy lookup, on the index of the types that can be duplicates.
+        #expect(lines.contains { $0.contains("SEARCH s USING INDEX tokens_refresh") }, "\(lines)")
     }
 
     @Test func queuingATokensFirstReportTakesItOffTheWaitingIndexes() throws {

@@ -63,7 +63,7 @@ public struct DashboardStore: Sendable {
                             WHERE i.checkout_id = t.checkout_id) THEN 1 ELSE 0 END), 0),
                         coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p
                             WHERE p.external_purchase_id = t.external_purchase_id) THEN 1 ELSE 0 END), 0),
-                        coalesce(sum(CASE WHEN t.report_accepted_at IS NOT NULL THEN 1 ELSE 0 END), 0)
+                        coalesce(sum(CASE WHEN t.accepted_at IS NOT NULL THEN 1 ELSE 0 END), 0)
                     FROM tokens t WHERE t.first_seen_at >= ? AND t.first_seen_at < ?
                     """,
                     [.integer(since), .integer(firstWholeDay * Milliseconds.day)]

@@ -65,14 +65,15 @@ enum TokenDays {
         try addOne(to: "checkouts", for: id, connection)
     }
 
-    /// Counts the token as reported, if `at` is when its first report was accepted: the token's row, locked by
-    /// the update until the transaction ends, makes two acceptances at once count once.
+    /// Counts the token as reported, if `at` is when its first report was accepted (`tokens.accepted_at`, which
+    /// this sets, as the monthly close reads it): the token's row, locked by the update until the transaction
+    /// ends, makes two acceptances at once count once.
     static func addAcceptedReport(for externalPurchaseId: String, at: Int64, into connection: any SQLConnection)
         throws(StorageError)
     {
         let first = try connection.query(
             """
-            UPDATE tokens SET report_accepted_at = ? WHERE external_purchase_id = ? AND report_accepted_at IS NULL
+            UPDATE tokens SET accepted_at = ? WHERE external_purchase_id = ? AND accepted_at IS NULL
             RETURNING first_seen_at, environment, source
             """,
             [.integer(at), .text(externalPurchaseId)]

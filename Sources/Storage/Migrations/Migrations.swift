@@ -462,19 +462,16 @@ enum Migrations {
             // row: per first-seen UTC day, environment and source, the tokens, those with a checkout intent, with
             // a purchase and with an accepted report (`token_days`, the dashboard's chart and funnel), and the
             // reports ever queued (`ledger_counts`). They change by additive updates only, in the transaction
-            // that writes the rows, so instances writing at once stay exact. `report_accepted_at` says when a
-            // token's first report was accepted; the tokens without one (the few not reported yet) are indexed
-            // by first sighting for the oldest-unreported gauge. All are back-filled here. The token list pages
+            // that writes the rows, so instances writing at once stay exact. The tokens without an accepted report
+            // (`accepted_at`, migration 18: the few not reported yet) are indexed by first sighting for the
+            // oldest-unreported gauge. Both roll-ups are back-filled here. The token list pages
             // by first-seen time through an index, and a checkout's intents are found through theirs.
+            // `tokens_refresh` holds only the types that can be duplicates (spec §3.4): a landing's token has no
+            // type and paid for an entry no query reads.
             19,
             """
             CREATE INDEX checkout_intents_checkout ON checkout_intents(checkout_id);
-            ALTER TABLE tokens ADD COLUMN report_accepted_at INTEGER;
-            UPDATE tokens SET report_accepted_at = (SELECT coalesce(min(r.accepted_at), min(r.created_at)) FROM reports r
-                    WHERE r.external_purchase_id = tokens.external_purchase_id AND r.state = 'accepted')
-                WHERE EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = tokens.external_purchase_id
-                    AND r.state = 'accepted');
-            CREATE INDEX tokens_unaccepted ON tokens(first_seen_at) WHERE report_accepted_at IS NULL;
+            CREATE INDEX tokens_unaccepted ON tokens(first_seen_at) WHERE accepted_at IS NULL;
             CREATE TABLE token_days (
                 day INTEGER NOT NULL,
                 environment TEXT NOT NULL,
@@ -491,7 +488,7 @@ enum Migrations {
                         THEN 1 ELSE 0 END),
                     sum(CASE WHEN EXISTS (SELECT 1 FROM purchases p WHERE p.external_purchase_id = t.external_purchase_id)
                         THEN 1 ELSE 0 END),
-                    sum(CASE WHEN t.report_accepted_at IS NOT NULL THEN 1 ELSE 0 END)
+                    sum(CASE WHEN t.accepted_at IS NOT NULL THEN 1 ELSE 0 END)
                 FROM tokens t GROUP BY t.first_seen_at / \(Milliseconds.day), t.environment, t.source;
             CREATE TABLE ledger_counts (
                 name TEXT PRIMARY KEY,
@@ -499,6 +496,9 @@ enum Migrations {
             ) WITHOUT ROWID;
             INSERT INTO ledger_counts (name, n) SELECT 'reports', count(*) FROM reports;
             CREATE INDEX tokens_first_seen ON tokens(first_seen_at, external_purchase_id);
+            DROP INDEX tokens_refresh;
+            CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at)
+                WHERE token_type IN ('ACQUISITION', 'SERVICES');
             """
         ),
         (

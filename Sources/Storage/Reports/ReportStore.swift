@@ -251,12 +251,14 @@ public struct ReportStore: Sendable {
     /// SQL true when a token `s` of the same app, environment and type as `t`, matching `condition`, is the one
     /// transactions are reported on rather than `t`: it has line items, or was seen first; one reported
     /// `DUPLICATE_TOKEN` never is. Two lookups (refreshed copy, same account) rather than one with an OR, so each
-    /// uses its index (`tokens_refresh`, `tokens_account`).
+    /// uses its index (`tokens_refresh`, `tokens_account`). The type's set is repeated (`t`'s is in it already)
+    /// so the lookup may use `tokens_refresh`, which holds only the types that can be duplicates.
     static func primarySibling(where condition: String) -> String {
         """
         EXISTS (SELECT 1 FROM tokens s WHERE \(condition)
             AND s.bundle_id = t.bundle_id AND s.app_apple_id = t.app_apple_id
             AND s.environment = t.environment AND s.token_type = t.token_type
+            AND s.token_type IN ('ACQUISITION', 'SERVICES')
             AND s.external_purchase_id <> t.external_purchase_id
             AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = s.external_purchase_id
                 AND d.status = 'DUPLICATE_TOKEN')
@@ -383,7 +385,7 @@ public struct ReportStore: Sendable {
     /// from an index's first entry: `tokens_unaccepted` for the first; for the second the first of each of the
     /// planner's indexes of tokens without a report, and the tokens whose every report is still open (few).
     static let oldestUnreportedSQL = """
-        SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.report_accepted_at IS NULL),
+        SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.accepted_at IS NULL),
             (SELECT min(created) FROM (
                 SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
                     WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
@@ -398,7 +400,7 @@ public struct ReportStore: Sendable {
                 SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
                         SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
                         UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
-                    AND t.report_accepted_at IS NULL
+                    AND t.accepted_at IS NULL
             ) AS unreported)
         """
 
@@ -532,10 +534,11 @@ public struct ReportStore: Sendable {
                     .integer(attempt.at), .text(requestIdentifier), .text(instance),
                 ]
             )
-            if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
+            // The day's count first: it sets the token's `accepted_at` only if no report of it was accepted before.
             if attempt.state == .accepted, let token = updated.first?.first?.text {
                 try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
             }
+            if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
             // Apple's acceptance reaches the money rows in the same transaction.
             try MoneyRows.reportChanged(requestIdentifier, in: connection)
         }
