@@ -12,13 +12,16 @@ struct RevenueQuery: Equatable {
 
     /// The longest span one read covers: ten years of days.
     static let maximumDays: Int64 = 3_660
+    /// The longest span of one line-item export over HTTP (`GET /admin/line-items.csv`): the response is built in
+    /// memory, so a quarter at most; `linkout export --table line-items` streams any span.
+    static let exportMaximumDays: Int64 = 92
 
     enum Outcome: Equatable {
         case query(RevenueQuery)
         case refused(code: String, message: String)
     }
 
-    static func read(_ request: HTTPRequest, today: Int64) -> Outcome {
+    static func read(_ request: HTTPRequest, today: Int64, maximumDays: Int64 = maximumDays) -> Outcome {
         var last = today
         if let text = request.queryValue("to") {
             guard let day = UTCDate.parseDay(text) else {

@@ -35,11 +35,16 @@ extension AdminAPI {
 
 extension AdminAPI {
     /// `GET /admin/line-items.csv?from=&to=`: the reconciliation export of the line items dated in those UTC days
-    /// (default the last 30), the same columns as `linkout export --table line-items`.
+    /// (default the last 30, at most `RevenueQuery.exportMaximumDays`: the body is built in memory), the same
+    /// columns as `linkout export --table line-items`.
     func lineItemsCSV(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         let query: RevenueQuery
-        switch RevenueQuery.read(request, today: reporting.clock.nowMilliseconds() / Milliseconds.day) {
+        switch RevenueQuery.read(
+            request,
+            today: reporting.clock.nowMilliseconds() / Milliseconds.day,
+            maximumDays: RevenueQuery.exportMaximumDays
+        ) {
         case .query(let read): query = read
         case .refused(let code, let message): return JSONResponse.error(.badRequest, code, message)
         }

@@ -518,6 +518,15 @@ enum Migrations {
             CREATE INDEX money_line_items_close ON money_line_items(environment, creation_date, accepted_at);
             """
         ),
+        (
+            // A buy's refunds are refreshed with it: they take its product, commission and pricing amount. The
+            // index covers the query, or SQLite walks every row of the app through the primary key instead.
+            22,
+            """
+            CREATE INDEX money_line_items_refunds ON money_line_items(environment, bundle_id, reference_line_item_id,
+                event_type, external_purchase_id) WHERE reference_line_item_id IS NOT NULL;
+            """
+        ),
     ]
 
     /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows

@@ -58,5 +58,12 @@ public struct MoneyLineItem: Sendable, Equatable, Codable {
         /// Derived from the reported amount and Apple's `exchangeRate` (pricing = reporting ÷ rate, rounded half
         /// up in integers): within half a milli-unit of reporting currency of the true figure.
         case exchangeRate = "exchange_rate"
+        /// A refund in another currency than its buy's report: its buy's pricing amount in proportion to the
+        /// reported amounts (`buy.pricing × refund.amount ÷ buy.amount`, rounded half away from zero in
+        /// integers), so a full refund takes back exactly what the buy counted.
+        case buy
+        /// None of the above could be found (a rate too large or small to convert into 64-bit milli-units):
+        /// counted as 0, never as the reporting-currency figure.
+        case unknown
     }
 }

@@ -115,8 +115,9 @@ extension MoneyRows {
     }
 
     /// Builds both tables again from `line_items` under `regimes` (after the migration that made them, and when
-    /// the operator changes the regimes), and records the regimes' fingerprint. Buys are classified before the
-    /// refunds that reverse them: items go in the order their first version arrived.
+    /// the operator changes the regimes), and records the regimes' fingerprint. Items go in the order their first
+    /// version arrived, which puts a buy before its refunds unless one batch listed the refund first; then the
+    /// buy's refresh refreshes its refunds again (`refresh`), so every refund ends classified from its buy.
     static func rebuild(in connection: any SQLConnection, dialect: SQLDialect, regimes: [CommissionRegime])
         throws(StorageError)
     {
@@ -165,14 +166,20 @@ extension MoneyRows {
             "SELECT DISTINCT line_item_id FROM line_items WHERE external_purchase_id = ?",
             [.text(externalPurchaseId)]
         ).compactMap { $0[0].text }
+        // Apple does not change a token's environment; with it the former rows are found by primary key, not by
+        // reading every money row.
+        let environment = try connection.query(
+            "SELECT environment FROM tokens WHERE external_purchase_id = ?",
+            [.text(externalPurchaseId)]
+        ).first?[0].text
         for lineItemId in items {
-            if let formerBundleId {
+            if let formerBundleId, let environment {
                 let former = try connection.query(
                     """
                     SELECT \(MoneyStore.columns) FROM money_line_items
-                    WHERE bundle_id = ? AND line_item_id = ? AND external_purchase_id = ?
+                    WHERE environment = ? AND bundle_id = ? AND line_item_id = ? AND external_purchase_id = ?
                     """,
-                    [.text(formerBundleId), .text(lineItemId), .text(externalPurchaseId)]
+                    [.text(environment), .text(formerBundleId), .text(lineItemId), .text(externalPurchaseId)]
                 ).decoded(MoneyStore.moneyLineItem)
                 for row in former {
                     try addToDay(row, sign: -1, in: connection)

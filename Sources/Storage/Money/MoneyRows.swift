@@ -46,6 +46,34 @@ enum MoneyRows {
                 [.text(environment), .text(bundleId), .text(lineItemId)]
             )
         }
+        // A refund takes its product, its commission reversal and its pricing amount from its buy's row: when
+        // the buy changes (stored after the refund, set aside, restated, classified again), so do its refunds.
+        if (new ?? old)?.isRefund == false {
+            let refunds = try connection.query(
+                """
+                SELECT line_item_id, external_purchase_id FROM money_line_items
+                WHERE environment = ? AND bundle_id = ? AND reference_line_item_id = ? AND event_type = 'REFUND'
+                """,
+                [.text(environment), .text(bundleId), .text(lineItemId)]
+            )
+            for refund in refunds {
+                try self.refresh(
+                    lineItemId: refund[0].text ?? "",
+                    externalPurchaseId: refund[1].text ?? "",
+                    in: connection,
+                    dialect: dialect,
+                    regimes: regimes,
+                    serialize: serialize
+                )
+            }
+        }
+    }
+
+    /// `items` with the buys first and the refunds after them, each group in its order: a refund is classified
+    /// from its buy's row, so the buy's must be current first (a batch may list a refund before its buy).
+    static func buysFirst<Item>(_ items: [Item], body: (Item) -> String) -> [Item] {
+        let refund = items.map { LineItemBody.decode(body($0))?.isRefund == true }
+        return zip(items, refund).filter { !$0.1 }.map(\.0) + zip(items, refund).filter(\.1).map(\.0)
     }
 
     /// The row the latest version of the line item makes, or nil when it has none that counts.
@@ -109,7 +137,12 @@ enum MoneyRows {
         regimes: [CommissionRegime]
     ) throws(StorageError) -> MoneyLineItem {
         let (environment, bundleId, lineItemId) = key
-        let (pricing, source) = pricingAmount(body, chargeMinor: charge?[1].integer, chargeCurrency: charge?[2].text)
+        let (pricing, source) = pricingAmount(
+            body,
+            chargeMinor: charge?[1].integer,
+            chargeCurrency: charge?[2].text,
+            refundedBuy: referenced
+        )
         let classification = CommissionClassification.classify(
             .init(
                 taxCountry: body.taxCountry,
@@ -159,17 +192,35 @@ enum MoneyRows {
 
     /// The tax-inclusive amount in milli-units of the pricing currency: the reported amount when the currencies
     /// agree; for a buy made from a provider's charge in that currency, the charge's minor units scaled by the
-    /// currency's exponent (exact); otherwise derived from Apple's `exchangeRate` in integers.
-    static func pricingAmount(_ body: LineItemBody, chargeMinor: Int64?, chargeCurrency: String?)
-        -> (Int64, MoneyLineItem.PricingAmountSource)
-    {
+    /// currency's exponent (exact); for a refund of a buy in the same pricing currency, the buy's pricing amount
+    /// in proportion to the reported amounts (a full refund nets to zero); otherwise derived from Apple's
+    /// `exchangeRate` in integers. When none works it is 0 (`unknown`): a reporting-currency figure in a
+    /// pricing-currency column would be nonsense.
+    static func pricingAmount(
+        _ body: LineItemBody,
+        chargeMinor: Int64?,
+        chargeCurrency: String?,
+        refundedBuy: MoneyLineItem? = nil
+    ) -> (Int64, MoneyLineItem.PricingAmountSource) {
         if body.pricingCurrency == body.reportingCurrency { return (body.amountTaxInclusive, .reported) }
         if !body.isRefund, let chargeMinor, chargeCurrency?.uppercased() == body.pricingCurrency {
             return (CurrencyExponent.milliUnits(chargeMinor, currency: body.pricingCurrency), .charge)
         }
-        guard let rate = body.exchangeRateText.flatMap(ExchangeRateFraction.init) else {
-            return (body.amountTaxInclusive, .reported)
+        if body.isRefund, let buy = refundedBuy, !buy.isRefund, buy.pricingCurrency == body.pricingCurrency,
+            buy.reportingCurrency == body.reportingCurrency, buy.pricingAmountSource != .unknown,
+            buy.amountTaxInclusive != 0,
+            let share = ExchangeRateFraction.scaled(
+                buy.pricingAmount,
+                by: UInt128(body.amountTaxInclusive.magnitude),
+                over: UInt128(buy.amountTaxInclusive.magnitude)
+            )
+        {
+            let sameSign = (body.amountTaxInclusive < 0) == (buy.amountTaxInclusive < 0)
+            return (sameSign ? share : -share, .buy)
         }
-        return (rate.pricing(fromReported: body.amountTaxInclusive), .exchangeRate)
+        guard let rate = body.exchangeRateText.flatMap(ExchangeRateFraction.init),
+            let pricing = rate.pricing(fromReported: body.amountTaxInclusive)
+        else { return (0, .unknown) }
+        return (pricing, .exchangeRate)
     }
 }

@@ -135,8 +135,10 @@ extension PaymentStore {
                 [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at)]
             )
         }
-        // After the charges above, so a buy's pricing amount and provider come from its charge.
-        for item in change.lineItems + change.heldLineItems + change.restatements {
+        // After the charges above, so a buy's pricing amount and provider come from its charge; buys before the
+        // refunds that take their product and commission from them.
+        let changed = change.lineItems + change.heldLineItems + change.restatements
+        for item in MoneyRows.buysFirst(changed, body: { $0.body }) {
             try MoneyRows.refresh(
                 lineItemId: item.lineItemId,
                 externalPurchaseId: item.externalPurchaseId,

@@ -434,6 +434,8 @@ public struct ReportStore: Sendable {
                     "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
                     [.text(externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(at)]
                 )
+            }
+            for item in MoneyRows.buysFirst(items, body: { $0.body }) {
                 try MoneyRows.refresh(
                     lineItemId: item.lineItemId,
                     externalPurchaseId: externalPurchaseId,
