@@ -138,9 +138,11 @@ let fuzzTargets: [(name: String, target: String, dependencies: [Target.Dependenc
 ]
 if ProcessInfo.processInfo.environment["LINKOUT_FUZZ"] == "1" {
     // A fuzz build is one `swift build` of every target left: the libraries and the fuzz targets. The server's
-    // executable has no fuzzer entry point, and the tests are not fuzzed.
+    // and benchmark executables have no fuzzer entry point, and the tests are not fuzzed.
     package.products = []
-    package.targets.removeAll { $0.type == .test || $0.name == "TestSupport" || $0.name == "linkout" }
+    package.targets.removeAll {
+        $0.type == .test || $0.name == "TestSupport" || $0.name == "linkout" || $0.name == "linkout-bench"
+    }
     // The fixed test chain the signed seeds were made with, shared by the targets that check signatures.
     package.targets.append(
         .target(name: "LinkOutFuzzSupport", dependencies: ["ExternalPurchase", "Crypto"], swiftSettings: swiftSettings)
