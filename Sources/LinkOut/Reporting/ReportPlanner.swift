@@ -4,7 +4,8 @@ import Foundation
 import Storage
 
 /// Decides what is due: tokens created `noLineItemAfterSeconds` ago without line items → `NO_LINE_ITEM`;
-/// custom-link tokens once expired → `NO_LINE_ITEM`, and extra ones of a customer → `DUPLICATE_TOKEN` at once;
+/// custom-link tokens once expired → `NO_LINE_ITEM`, and extra ones of a customer → `DUPLICATE_TOKEN` once the
+/// pass's window of custom-link tokens reaches them (`duplicateCursor`);
 /// new line items → `LINE_ITEM`; a rejected report whose token got new line items → the full report again under the
 /// same `requestIdentifier` (Apple: resend corrected data under the original identifier). It reads the ledger
 /// and writes nothing, so `linkout report --dry-run` can print exactly what a pass would queue.

@@ -532,9 +532,11 @@ enum Migrations {
             // grow with the ledger): an app forwards one or two per install and each waits up to a year for its
             // expiry. Tokens Apple announced are indexed apart; unreported custom-link tokens by their expiry (a
             // range up to `now`), and in the order the duplicate check walks them, a window per pass
-            // (`ReportStore.needingReportsCondition`).
+            // (`ReportStore.needingReportsCondition`). Between them they hold what `tokens_awaiting_other` held,
+            // which goes.
             23,
             """
+            DROP INDEX tokens_awaiting_other;
             CREATE INDEX tokens_awaiting_announced ON tokens(token_created_at)
                 WHERE report_queued_at IS NULL AND report_due_at IS NOT NULL;
             CREATE INDEX tokens_awaiting_expiry ON tokens(token_expires_at)

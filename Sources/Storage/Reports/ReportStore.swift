@@ -460,9 +460,12 @@ public struct ReportStore: Sendable {
                     ORDER BY t.token_created_at LIMIT 1) AS quiet
                 UNION ALL
                 SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
-                    WHERE t.report_queued_at IS NULL
-                        AND (t.report_due_at IS NOT NULL OR t.token_type IN ('ACQUISITION', 'SERVICES'))
-                    ORDER BY t.token_created_at LIMIT 1) AS other
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NOT NULL
+                    ORDER BY t.token_created_at LIMIT 1) AS announced
+                UNION ALL
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.token_type IN ('ACQUISITION', 'SERVICES')
+                    ORDER BY t.token_created_at, t.external_purchase_id LIMIT 1) AS custom_link
                 UNION ALL
                 SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
                         SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
