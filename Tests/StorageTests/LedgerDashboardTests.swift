@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Storage
+import TestSupport
 import Testing
 
 @Suite("Ledger dashboard queries")
@@ -99,8 +100,10 @@ struct LedgerDashboardTests {
     }
 
     /// A checkout intent recorded while its landing was still only journaled finds no token row; the landing
-    /// counts it when it reaches the tables, so the funnel's checkout step is exact whatever the order.
-    @Test func anIntentRecordedBeforeItsLandingReachedTheTablesIsCounted() throws {
+    /// counts it when it reaches the tables, so the funnel's checkout step is exact whatever the order. SQLite
+    /// only: on PostgreSQL a landing is committed before it answers (no journal), so no intent can come first.
+    @Test(.enabled(if: TestDatabase.postgresURL == nil))
+    func anIntentRecordedBeforeItsLandingReachedTheTablesIsCounted() throws {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
