@@ -48,6 +48,7 @@ struct LedgerGrowthTests {
                 paymentsOpenSince: 0,
                 paymentsPendingSince: 0,
                 holdsEndForTokensCreatedBefore: 0,
+                duplicateWindow: try ledger.reports.duplicateWindow(after: nil, size: 10),
                 limit: 10
             ).isEmpty
         )

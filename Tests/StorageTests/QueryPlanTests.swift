@@ -20,7 +20,9 @@ struct QueryPlanTests {
     /// Lines that read a whole table, or a whole index other than the partial ones named in `allowed`. A
     /// subquery's rows (`SCAN unreported`: a few, already read through indexes) are no table.
     static func fullScans(_ lines: [String], allowing allowed: [String] = []) -> [String] {
-        let subqueries = ["unreported", "quiet", "other", "unknown_1", "unknown_2", "unknown_3", "unknown_4"]
+        let subqueries = [
+            "unreported", "quiet", "announced", "custom_link", "unknown_1", "unknown_2", "unknown_3", "unknown_4",
+        ]
         return lines.filter { line in
             line.hasPrefix("SCAN") && !line.contains("CONSTANT ROW") && !subqueries.contains { line == "SCAN \($0)" }
                 && !allowed.contains { line.contains("INDEX \($0)") }
@@ -34,15 +36,68 @@ struct QueryPlanTests {
         let lines = try Self.plan(
             ledger,
             "SELECT \(TokenStore.tokenColumns) FROM tokens t \(ReportStore.needingReportsCondition)",
-            Array(repeating: .integer(0), count: 7) + [.integer(100)]
+            Self.plannerParameters
         )
-        // Both partial indexes read whole hold only what may be due: line items no report carries, and tokens
-        // without a report that may be due at once.
-        #expect(Self.fullScans(lines, allowing: ["tokens_awaiting_other", "line_items_unreported"]) == [], "\(lines)")
+        // Both partial indexes read whole hold only what is due: line items no report carries, and tokens
+        // Apple announced.
+        #expect(
+            Self.fullScans(lines, allowing: ["tokens_awaiting_announced", "line_items_unreported"]) == [],
+            "\(lines)"
+        )
         #expect(lines.contains { $0.contains("tokens_awaiting_quiet") }, "\(lines)")
         #expect(lines.contains { $0.contains("line_items_unreported") }, "\(lines)")
         // The duplicate check's refreshed-copy lookup, on the index of the types that can be duplicates.
         #expect(lines.contains { $0.contains("SEARCH s USING INDEX tokens_refresh") }, "\(lines)")
+    }
+
+    /// The planner's parameters: the duplicate window's range has text keys, the rest are integers.
+    static let plannerParameters: [SQLValue] =
+        [.integer(0), .integer(0), .integer(0), .text(""), .integer(0), .text("")]
+        + Array(repeating: .integer(0), count: 6) + [.integer(100)]
+
+    @Test func thePlannerReadsCustomLinkTokensByExpiryAndAWindow() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let lines = try Self.plan(
+            ledger,
+            "SELECT \(TokenStore.tokenColumns) FROM tokens t \(ReportStore.needingReportsCondition)",
+            Self.plannerParameters
+        )
+        // Expired custom-link tokens: a range of their expiry up to now, not every custom-link token.
+        #expect(
+            lines.contains { $0.contains("SEARCH w USING INDEX tokens_awaiting_expiry (token_expires_at<?)") },
+            "\(lines)"
+        )
+        // The duplicate check's window: a range of the key between two places.
+        #expect(
+            lines.contains {
+                $0.contains("SEARCH w USING INDEX tokens_custom_link_order")
+                    && $0.contains("(token_created_at,external_purchase_id)>(?,?)")
+                    && $0.contains("(token_created_at,external_purchase_id)<(?,?)")
+            },
+            "\(lines)"
+        )
+        // No index that holds every custom-link token without a report is read whole.
+        #expect(!lines.contains { $0.contains("tokens_awaiting_other") }, "\(lines)")
+        #expect(!lines.contains { $0.hasPrefix("SCAN") && $0.contains("tokens_custom_link_order") }, "\(lines)")
+        #expect(!lines.contains { $0.hasPrefix("SCAN") && $0.contains("tokens_awaiting_expiry") }, "\(lines)")
+    }
+
+    @Test func theDuplicateWindowIsReadAsARangeOfItsKey() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let lines = try Self.plan(ledger, ReportStore.customLinkKeysSQL, [.integer(0), .text(""), .integer(500)])
+        #expect(Self.fullScans(lines) == [], "\(lines)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("SEARCH w USING")
+                    && $0.contains("tokens_custom_link_order ((token_created_at,external_purchase_id)>(?,?))")
+            },
+            "\(lines)"
+        )
+        #expect(!lines.contains { $0.contains("TEMP B-TREE") }, "\(lines)")
     }
 
     @Test func queuingATokensFirstReportTakesItOffTheWaitingIndexes() throws {
@@ -66,7 +121,7 @@ extension QueryPlanTests {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
-        let awaiting = ["tokens_awaiting_other", "tokens_awaiting_quiet"]
+        let awaiting = ["tokens_awaiting_announced", "tokens_custom_link_order", "tokens_awaiting_quiet"]
         for sql in [ReportStore.oldestUnreportedSQL, ReportStore.unknownStateSQL] {
             let lines = try Self.plan(ledger, sql, [])
             #expect(Self.fullScans(lines, allowing: awaiting) == [], "\(lines)")

@@ -17,8 +17,8 @@ import Synchronization
 /// - `CREATED`: the custom-link token is recorded with its type and expiry (source `notification`); it is then
 ///   reported like any other token.
 /// - `ACTIVE_TOKEN_REMINDER`: Apple repeats it monthly "unless you report the token as a duplicate". The token
-///   is recorded if unknown; the planner reports it `DUPLICATE_TOKEN` at once when it is an extra token of its
-///   customer, and otherwise leaves it alone while it is active: it may still take purchases, and a
+///   is recorded if unknown; the planner reports it `DUPLICATE_TOKEN` when it is an extra token of its customer
+///   (once its window of custom-link tokens reaches it, `ReportStore.needingReportsCondition`), and otherwise leaves it alone while it is active: it may still take purchases, and a
 ///   `NO_LINE_ITEM` now would stand against them (spec §3.4). A reminder for a token Apple says has expired
 ///   makes it due now.
 ///

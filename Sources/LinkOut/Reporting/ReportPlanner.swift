@@ -4,7 +4,8 @@ import Foundation
 import Storage
 
 /// Decides what is due: tokens created `noLineItemAfterSeconds` ago without line items → `NO_LINE_ITEM`;
-/// custom-link tokens once expired → `NO_LINE_ITEM`, and extra ones of a customer → `DUPLICATE_TOKEN` at once;
+/// custom-link tokens once expired → `NO_LINE_ITEM`, and extra ones of a customer → `DUPLICATE_TOKEN` once the
+/// pass's window of custom-link tokens reaches them (`duplicateCursor`);
 /// new line items → `LINE_ITEM`; a rejected report whose token got new line items → the full report again under the
 /// same `requestIdentifier` (Apple: resend corrected data under the original identifier). It reads the ledger
 /// and writes nothing, so `linkout report --dry-run` can print exactly what a pass would queue.
@@ -16,6 +17,15 @@ struct ReportPlanner: Sendable {
     /// How long an open payment holds back a `NO_LINE_ITEM` report: the running provider's longest session
     /// (`ProviderRegistration.sessionLifetime`; Stripe's Checkout Session: 24 hours).
     let paymentHold: Int64
+    /// Where this pass's window of unexpired custom-link tokens checked for duplicates starts; moved on by it.
+    var duplicateCursor = DuplicateScanCursor()
+    /// Most unexpired custom-link tokens checked for duplicates per pass (see `duplicateCursor`).
+    var duplicateWindowSize = Self.duplicateWindowSize
+
+    /// A pass checks this many unexpired custom-link tokens for duplicates, the next pass the next ones: a
+    /// duplicate waits at most as many passes as there are windows of them, which Apple allows (it reminds of
+    /// an unreported custom-link token monthly, spec §3.4, §5.8).
+    static let duplicateWindowSize = 500
 
     /// How long a delayed payment method (SEPA debit: up to 14 days) holds it back once pending: long enough for
     /// most, and with the 48-hour quiet time still inside Apple's 10-day deadline.
@@ -30,14 +40,20 @@ struct ReportPlanner: Sendable {
         // A payment started within the provider's session lifetime may still complete, and its purchase would be
         // the report. The hold ends with the session's lifetime, far inside Apple's 10-day deadline.
         let paymentsOpenSince = now - paymentHold
-        for token in try ledger.reports.tokensNeedingReports(
+        let window = try ledger.reports.duplicateWindow(after: duplicateCursor.current, size: duplicateWindowSize)
+        let tokens = try ledger.reports.tokensNeedingReports(
             now: now,
             quietSince: quietSince,
             paymentsOpenSince: paymentsOpenSince,
             paymentsPendingSince: now - Self.pendingPaymentHoldMilliseconds,
             holdsEndForTokensCreatedBefore: now - Self.holdsEndAfterMilliseconds,
+            duplicateWindow: window,
             limit: batchLimit
-        ) {
+        )
+        // A batch cut at its limit may have left some of the window's duplicates for later: the same window is
+        // checked again until a batch holds all that is due.
+        if tokens.count < batchLimit { duplicateCursor.move(to: window.next) }
+        for token in tokens {
             let items = try sendableLineItems(of: token.token.externalPurchaseId)
             let fresh = items.filter { $0.reportRequestIdentifier == nil }
             let status: ReportStatus

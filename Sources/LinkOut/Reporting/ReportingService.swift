@@ -56,6 +56,8 @@ package final class ReportingService: Sendable {
     let heartbeat = Atomic<Int64>(0)
     /// Ticks never overlap (the background thread, a wake-up and a test or CLI call may race for one).
     private let tickLock = Mutex(())
+    /// Where the planner's next window of custom-link tokens checked for duplicates starts (`ReportPlanner`).
+    private let duplicateCursor = DuplicateScanCursor()
     /// No report is sent before this moment (UNIX ms): Apple answered 429.
     private let pausedUntil = Atomic<Int64>(0)
 
@@ -275,7 +277,8 @@ package final class ReportingService: Sendable {
             ledger: ledger,
             noLineItemAfterSeconds: configuration.reporting.noLineItemAfterSeconds,
             batchLimit: Self.batchLimit,
-            paymentHold: configuration.payments.registration.sessionLifetime
+            paymentHold: configuration.payments.registration.sessionLifetime,
+            duplicateCursor: duplicateCursor
         ).plan(now: now)
     }
 

@@ -527,6 +527,25 @@ enum Migrations {
                 event_type, external_purchase_id) WHERE reference_line_item_id IS NOT NULL;
             """
         ),
+        (
+            // The planner reads custom-link tokens by what is due, not all of them (issue: cost that does not
+            // grow with the ledger): an app forwards one or two per install and each waits up to a year for its
+            // expiry. Tokens Apple announced are indexed apart; unreported custom-link tokens by their expiry (a
+            // range up to `now`), and in the order the duplicate check walks them, a window per pass
+            // (`ReportStore.needingReportsCondition`). Between them they hold what `tokens_awaiting_other` held,
+            // which goes.
+            23,
+            """
+            DROP INDEX tokens_awaiting_other;
+            CREATE INDEX tokens_awaiting_announced ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NOT NULL;
+            CREATE INDEX tokens_awaiting_expiry ON tokens(token_expires_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL
+                    AND token_type IN ('ACQUISITION', 'SERVICES');
+            CREATE INDEX tokens_custom_link_order ON tokens(token_created_at, external_purchase_id)
+                WHERE report_queued_at IS NULL AND token_type IN ('ACQUISITION', 'SERVICES');
+            """
+        ),
     ]
 
     /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows

@@ -278,13 +278,14 @@ public struct ReportStore: Sendable {
         paymentsOpenSince: Int64,
         paymentsPendingSince: Int64,
         holdsEndForTokensCreatedBefore: Int64,
+        duplicateWindow: DuplicateWindow,
         limit: Int
     ) throws(StorageError) -> [StoredToken] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(TokenStore.tokenColumns) FROM tokens t \(Self.needingReportsCondition)",
-                [
-                    .integer(quietSince), .integer(quietSince), .integer(holdsEndForTokensCreatedBefore),
+                [.integer(quietSince), .integer(now)] + duplicateWindow.parameters + [
+                    .integer(quietSince), .integer(holdsEndForTokensCreatedBefore),
                     .integer(paymentsOpenSince), .integer(paymentsPendingSince), .integer(now),
                     .integer(paymentsOpenSince), .integer(Int64(limit)),
                 ]
@@ -292,16 +293,45 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// The planner's condition on `tokens t`, ordered and limited. Parameters: the quiet time's end (twice),
-    /// the end of holds, payments open since, payments pending since, now, payments open since, the limit.
-    ///
-    /// The first condition reads only what may be due, each through its own index, so a pass costs what is
-    /// due rather than what is stored: tokens with line items no report carries (`line_items_unreported`),
-    /// tokens without a report that waited the quiet time (`tokens_awaiting_quiet`, a range), and tokens without
-    /// a report that may be due at once (`tokens_awaiting_other`). Every token the rest of the condition admits
-    /// is in one of them, so the result is the same as the rest alone.
-    static let needingReportsCondition = """
-        WHERE t.external_purchase_id IN (
+    /// The next `size` custom-link tokens without a report after `after`, in the order of
+    /// `tokens_custom_link_order`: the window of unexpired ones a planner pass checks for duplicates. When none
+    /// follows `after` the window starts at the start again, so a pass never checks nothing while some wait.
+    public func duplicateWindow(after: CustomLinkKey?, size: Int) throws(StorageError) -> DuplicateWindow {
+        try database.readers.read { connection throws(StorageError) in
+            var keys = try Self.customLinkKeys(connection, after: after ?? .start, size: size)
+            var start = after
+            if keys.isEmpty, after != nil {
+                keys = try Self.customLinkKeys(connection, after: .start, size: size)
+                start = nil
+            }
+            return DuplicateWindow(after: start, through: keys.last, isFull: keys.count >= size)
+        }
+    }
+
+    private static func customLinkKeys(
+        _ connection: any SQLConnection,
+        after: CustomLinkKey,
+        size: Int
+    ) throws(StorageError) -> [CustomLinkKey] {
+        try connection.query(
+            customLinkKeysSQL,
+            [.integer(after.createdAt), .text(after.externalPurchaseId), .integer(Int64(size))]
+        ).map { row in
+            CustomLinkKey(createdAt: row[0].integer ?? 0, externalPurchaseId: row[1].text ?? "")
+        }
+    }
+
+    /// The keys of the custom-link tokens without a report after a place (creation date, identifier), in order,
+    /// limited: a range of `tokens_custom_link_order`, at most the limit's entries read.
+    static let customLinkKeysSQL = """
+        SELECT w.token_created_at, w.external_purchase_id FROM tokens w
+        WHERE w.report_queued_at IS NULL AND w.token_type IN ('ACQUISITION', 'SERVICES')
+            AND (w.token_created_at, w.external_purchase_id) > (?, ?)
+        ORDER BY w.token_created_at, w.external_purchase_id LIMIT ?
+        """
+
+    /// What may be due: the first condition of `needingReportsCondition`, each part through its own index.
+    static let needingReportsCandidates = """
                 SELECT l.external_purchase_id FROM line_items l
                 WHERE l.report_request_identifier IS NULL AND l.held_since IS NULL AND l.correction IS NULL
                 UNION ALL
@@ -311,8 +341,45 @@ public struct ReportStore: Sendable {
                     AND w.token_created_at <= ?
                 UNION ALL
                 SELECT w.external_purchase_id FROM tokens w
-                WHERE w.report_queued_at IS NULL
-                    AND (w.report_due_at IS NOT NULL OR w.token_type IN ('ACQUISITION', 'SERVICES')))
+                WHERE w.report_queued_at IS NULL AND w.report_due_at IS NOT NULL
+                UNION ALL
+                SELECT w.external_purchase_id FROM tokens w
+                WHERE w.report_queued_at IS NULL AND w.report_due_at IS NULL
+                    AND w.token_type IN ('ACQUISITION', 'SERVICES') AND w.token_expires_at <= ?
+                UNION ALL
+                SELECT w.external_purchase_id FROM tokens w
+                WHERE w.report_queued_at IS NULL AND w.report_due_at IS NULL
+                    AND w.token_type IN ('ACQUISITION', 'SERVICES') AND w.token_expires_at IS NULL
+                UNION ALL
+                SELECT w.external_purchase_id FROM tokens w
+                WHERE w.report_queued_at IS NULL AND w.token_type IN ('ACQUISITION', 'SERVICES')
+                    AND (w.token_created_at, w.external_purchase_id) > (?, ?)
+                    AND (w.token_created_at, w.external_purchase_id) <= (?, ?)
+        """
+
+    /// The planner's condition on `tokens t`, ordered and limited. Parameters: the quiet time's end, now, the
+    /// duplicate window (after: creation date and identifier; through: the same), the quiet time's end, the end
+    /// of holds, payments open since, payments pending since, now, payments open since, the limit.
+    ///
+    /// The first condition reads only what may be due, each through its own index, so a pass costs what is
+    /// due rather than what is stored: tokens with line items no report carries (`line_items_unreported`),
+    /// tokens without a report that waited the quiet time (`tokens_awaiting_quiet`, a range), tokens Apple
+    /// announced (`tokens_awaiting_announced`), custom-link tokens without a report that expired
+    /// (`tokens_awaiting_expiry`, a range up to now; those of a custom-link type without an expiry, which
+    /// Apple does not issue, are its NULL entries and wait the quiet time as other tokens), and a window of the
+    /// rest of the custom-link tokens (`tokens_custom_link_order`, a range of the key between two places).
+    ///
+    /// An unexpired custom-link token is due only as a duplicate, and only the window's are checked: a pass
+    /// reads at most what is due plus the window, never every custom-link token (one or two per install, each
+    /// unreported until it expires, up to a year). The planner moves the window on each pass and starts again at
+    /// the start after the last, so a duplicate is found within as many passes as there are windows of
+    /// unreported custom-link tokens (at 500 a window and a pass a minute, a million of them take 2,000 passes,
+    /// about a day and a half). Apple is not waiting on a duplicate: it reminds of an active custom-link token
+    /// without a report only monthly (spec §3.4, §5.8), and the token is reported on its expiry if not before.
+    /// Every other token the rest of the condition admits is in one of the ranges, so apart from that delay the
+    /// result is the same as the rest alone.
+    static let needingReportsCondition = """
+        WHERE t.external_purchase_id IN (\(needingReportsCandidates))
           AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
                 AND r.state IN ('pending', 'rejected'))
           AND (EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
@@ -393,9 +460,12 @@ public struct ReportStore: Sendable {
                     ORDER BY t.token_created_at LIMIT 1) AS quiet
                 UNION ALL
                 SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
-                    WHERE t.report_queued_at IS NULL
-                        AND (t.report_due_at IS NOT NULL OR t.token_type IN ('ACQUISITION', 'SERVICES'))
-                    ORDER BY t.token_created_at LIMIT 1) AS other
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NOT NULL
+                    ORDER BY t.token_created_at LIMIT 1) AS announced
+                UNION ALL
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.token_type IN ('ACQUISITION', 'SERVICES')
+                    ORDER BY t.token_created_at, t.external_purchase_id LIMIT 1) AS custom_link
                 UNION ALL
                 SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
                         SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'

@@ -1,0 +1,132 @@
+import Domain
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Storage
+
+/// The planner checks unexpired custom-link tokens for duplicates a window at a time: a pass reads what is due
+/// and the window, never every custom-link token, and a duplicate far in the order is found once the window
+/// reaches it.
+@Suite("Duplicate window")
+struct DuplicateWindowTests {
+    static let created: Int64 = 1_706_169_600_000
+    static let now = created + Milliseconds.days(30)
+
+    static func customLink(_ id: String, created: Int64, expires: Int64) -> TokenFields {
+        TokenFields(
+            ExternalPurchaseToken(
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example",
+                tokenCreationDate: created,
+                externalPurchaseId: id,
+                tokenType: "ACQUISITION",
+                tokenExpirationDate: expires
+            ),
+            raw: "raw-\(id)",
+            source: .url
+        )
+    }
+
+    /// How many tokens the planner's query considers at all (before the rest of its condition).
+    static func candidates(_ ledger: Ledger, window: DuplicateWindow) throws -> Int64 {
+        try ledger.database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT count(*) FROM (\(ReportStore.needingReportsCandidates)) AS candidates",
+                [.integer(now - Milliseconds.days(2)), .integer(now)] + window.parameters
+            ).first?[0].integer ?? -1
+        }
+    }
+
+    static func due(_ ledger: Ledger, window: DuplicateWindow) throws -> [String] {
+        try ledger.reports.tokensNeedingReports(
+            now: now,
+            quietSince: now - Milliseconds.days(2),
+            paymentsOpenSince: now - Milliseconds.day,
+            paymentsPendingSince: now - Milliseconds.days(7),
+            holdsEndForTokensCreatedBefore: now - Milliseconds.days(9),
+            duplicateWindow: window,
+            limit: 100
+        ).map(\.token.externalPurchaseId)
+    }
+
+    @Test func aDuplicateFarInTheOrderIsFoundOnceTheWindowReachesIt() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let created = Self.created
+        let year = created + Milliseconds.days(365)
+        // Three expired (due every pass), twenty unexpired, then a refreshed copy pair: the later seen of
+        // "y" and "z" (same creation and expiry) is the duplicate, last in the window's order.
+        for index in 0..<3 {
+            let token = Self.customLink(
+                "e\(index)",
+                created: created - Int64(index),
+                expires: created + Milliseconds.day
+            )
+            _ = try ledger.tokens.recordForwardedToken(token, checkoutId: "c-e\(index)", at: created)
+        }
+        for index in 0..<20 {
+            let id = String(format: "u%02d", index)
+            let token = Self.customLink(id, created: created + Int64(index) * Milliseconds.minute, expires: year)
+            _ = try ledger.tokens.recordForwardedToken(token, checkoutId: "c-\(id)", at: created)
+        }
+        let last = created + Milliseconds.day
+        _ = try ledger.tokens.recordForwardedToken(
+            Self.customLink("y", created: last, expires: year),
+            checkoutId: "c-y",
+            at: last
+        )
+        _ = try ledger.tokens.recordForwardedToken(
+            Self.customLink("z", created: last, expires: year),
+            checkoutId: "c-z",
+            at: last + 1
+        )
+        #expect(try ledger.reports.isDuplicateToken("z"))
+
+        let size = 4
+        var cursor: CustomLinkKey?
+        var foundAt: Int?
+        for pass in 1...10 {
+            let window = try ledger.reports.duplicateWindow(after: cursor, size: size)
+            #expect(try Self.candidates(ledger, window: window) <= Int64(3 + size))
+            let due = try Self.due(ledger, window: window)
+            #expect(Set(["e0", "e1", "e2"]).isSubset(of: Set(due)), "pass \(pass): \(due)")
+            #expect(!due.contains("y"))
+            #expect(due.count <= 3 + 1)
+            if due.contains("z") {
+                foundAt = pass
+                // The last window is not full: the next starts at the start again.
+                #expect(window.next == nil)
+                break
+            }
+            cursor = window.next
+        }
+        // 25 custom-link tokens in windows of 4: "z" is the only one of the seventh.
+        #expect(foundAt == 7)
+        #expect(try ledger.reports.duplicateWindow(after: nil, size: size).after == nil)
+    }
+
+    @Test func aWindowAfterTheLastTokenStartsAtTheStartAgain() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let created = Self.created
+        let year = created + Milliseconds.days(365)
+        for id in ["a", "b"] {
+            _ = try ledger.tokens.recordForwardedToken(
+                Self.customLink(id, created: created, expires: year),
+                checkoutId: "c-\(id)",
+                at: created
+            )
+        }
+        let past = CustomLinkKey(createdAt: created + 1, externalPurchaseId: "")
+        let window = try ledger.reports.duplicateWindow(after: past, size: 10)
+        #expect(window.after == nil)
+        #expect(window.through == CustomLinkKey(createdAt: created, externalPurchaseId: "b"))
+        #expect(!window.isFull)
+        // "b", seen with "a" but after it by key, is the duplicate of the pair.
+        #expect(try Self.due(ledger, window: window) == ["b"])
+        #expect(try Self.due(ledger, window: .empty).isEmpty)
+    }
+}
