@@ -340,9 +340,9 @@ enum Migrations {
             // The report planner reads what may be due, not every token (issue: cost that does not grow with the
             // ledger). `report_queued_at` says when a token's first report was queued (set in the transaction
             // that queues it); a token without one is indexed by its creation date, apart by whether it waits
-            // for the quiet time (a range up to `now - wait`) or may be due at once (announced by Apple, or a
-            // custom-link type that may be a duplicate or expire). Line items no report carries yet are
-            // indexed by their token. Back-filled from the reports there are.
+            // for the quiet time (a range up to `now - wait`; the tokens that may be due at once have their own
+            // indexes, version 23). Line items no report carries yet are indexed by their token. Back-filled from
+            // the reports there are.
             16,
             """
             ALTER TABLE tokens ADD COLUMN report_queued_at INTEGER;
@@ -351,9 +351,6 @@ enum Migrations {
             CREATE INDEX tokens_awaiting_quiet ON tokens(token_created_at)
                 WHERE report_queued_at IS NULL AND report_due_at IS NULL
                     AND (token_type IS NULL OR token_type NOT IN ('ACQUISITION', 'SERVICES'));
-            CREATE INDEX tokens_awaiting_other ON tokens(token_created_at)
-                WHERE report_queued_at IS NULL
-                    AND (report_due_at IS NOT NULL OR token_type IN ('ACQUISITION', 'SERVICES'));
             CREATE INDEX line_items_unreported ON line_items(external_purchase_id)
                 WHERE report_request_identifier IS NULL AND held_since IS NULL AND correction IS NULL;
             """
@@ -532,11 +529,11 @@ enum Migrations {
             // grow with the ledger): an app forwards one or two per install and each waits up to a year for its
             // expiry. Tokens Apple announced are indexed apart; unreported custom-link tokens by their expiry (a
             // range up to `now`), and in the order the duplicate check walks them, a window per pass
-            // (`ReportStore.needingReportsCondition`). Between them they hold what `tokens_awaiting_other` held,
-            // which goes.
+            // (`ReportStore.needingReportsCondition`). They replace `tokens_awaiting_other`, which a development
+            // ledger from before them may still hold.
             23,
             """
-            DROP INDEX tokens_awaiting_other;
+            DROP INDEX IF EXISTS tokens_awaiting_other;
             CREATE INDEX tokens_awaiting_announced ON tokens(token_created_at)
                 WHERE report_queued_at IS NULL AND report_due_at IS NOT NULL;
             CREATE INDEX tokens_awaiting_expiry ON tokens(token_expires_at)
