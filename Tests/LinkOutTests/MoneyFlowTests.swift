@@ -1,3 +1,4 @@
+import Dispatch
 import Domain
 import Foundation
 import Lifecycle
@@ -203,6 +204,16 @@ struct MoneyFlowTests {
         // The operator retracts the EUR one-time buy Apple holds; until Apple accepts the retraction the close
         // has that one line item outstanding (not a seventh), then the three figures leave it out.
         let buy = try #require(rows.first { $0["amountTaxInclusive"] == "29990" }?["lineItemId"])
+        // The retract action wakes reporting at once: the fake Apple holds the retraction's report until the close
+        // has been read with it outstanding, then takes it.
+        let release = DispatchSemaphore(value: 0)
+        harness.apple.apple.respond { received in
+            let items = received.bodyObject?["lineItems"] as? [[String: Any]] ?? []
+            if items.contains(where: { $0["erroneouslySubmitted"] as? Bool == true }) {
+                _ = release.wait(timeout: .now() + 10)
+            }
+            return nil
+        }
         let retract = try harness.live.post(
             "/admin/tokens/\(lifetime)/line-items/\(buy)/retract",
             contentType: "application/json",
@@ -213,6 +224,13 @@ struct MoneyFlowTests {
         let waiting = try Self.closeReports(harness, since: started)
         #expect(waiting.reduce(0) { $0 + Self.count($1, "lineItems", "total") } == 6)
         #expect(waiting.reduce(0) { $0 + Self.count($1, "lineItems", "outstanding") } == 1)
+        release.signal()
+        #expect(
+            eventually(within: 10) {
+                let reports = (try? Self.closeReports(harness, since: started)) ?? []
+                return !reports.isEmpty && reports.allSatisfy { Self.count($0, "lineItems", "outstanding") == 0 }
+            }
+        )
         let sent = harness.reportedLineItems()
         #expect(sent.count == 7 && sent.last?["erroneouslySubmitted"] as? Bool == true)
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
