@@ -61,6 +61,23 @@ public final class ES256Key: Sendable {
         }
     }
 
+    /// The public point's affine coordinates, 32 bytes each: a JWK's `x` and `y` (RFC 7518 §6.2.1).
+    public func publicCoordinates() throws(CryptoError) -> (x: [UInt8], y: [UInt8]) {
+        let point = try key.withLock { box throws(CryptoError) -> [UInt8] in
+            var encoded = [UInt8](repeating: 0, count: 65)
+            var length = 0
+            guard
+                EVP_PKEY_get_octet_string_param(box.pointer, OSSL_PKEY_PARAM_PUB_KEY, &encoded, 65, &length) == 1
+            else { throw .openSSL("EVP_PKEY_get_octet_string_param") }
+            return Array(encoded.prefix(length))
+        }
+        // SEC 1 uncompressed form: 0x04, then X and Y.
+        guard point.count == 65, point[0] == 4 else {
+            throw CryptoError(operation: "publicCoordinates", detail: "the public point is not uncompressed P-256")
+        }
+        return (Array(point[1...32]), Array(point[33...64]))
+    }
+
     /// The 64-byte JOSE signature r‖s (RFC 7518 §3.4) of SHA-256(message), not OpenSSL's DER form.
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         let der = try key.withLock { box throws(CryptoError) -> [UInt8] in

@@ -9,6 +9,10 @@ extension Ledger {
     public var payments: PaymentStore { PaymentStore(database: database) }
     /// Redemption codes and the entitlement webhook outbox.
     public var entitlements: EntitlementStore { EntitlementStore(database: database, instance: instance) }
+    /// The customer credentials apps check their entitlements with.
+    public var credentials: CredentialStore { CredentialStore(database: database) }
+    /// The keys that sign the entitlements apps verify.
+    public var signingKeys: SigningKeyStore { SigningKeyStore(database: database) }
     /// App Store Server Notifications and the recovery of their history.
     public var notifications: NotificationStore { NotificationStore(database: database) }
     /// Named values: progress markers and secrets.

@@ -31,6 +31,12 @@ public enum CommandLineInterface {
               closed (3 open, 4 closing, 5 late, 64 bad usage)
           notifications recover --since DATE [--until DATE] [--config PATH] [--data-dir DIR]
               fetch Apple's notification history (Get Notification History) and act on what was missed
+          credentials list --purchase ID | revoke ID | reissue ID [--data-dir DIR] [--config PATH]
+              the customer credentials apps check their entitlements with: list a purchase's, revoke one, or
+              issue a new one in its place (the secret is printed once)
+          keys list | rotate [--publish-ahead SECONDS] | retire KID [--data-dir DIR] [--config PATH]
+              the keys that sign entitlements (published at /.well-known/jwks.json): rotate in a new one, or
+              take an old one out once nothing it signed is still valid
           healthcheck [--port N] [--url URL]
               exit 0 when the local server answers /healthz (for container health checks)
           help
@@ -54,6 +60,8 @@ public enum CommandLineInterface {
             case "report": return try ReportCommand.run(rest)
             case "close": return try CloseCommand.run(rest)
             case "notifications": return try NotificationsCommand.run(rest)
+            case "credentials": return try AppAccessCommand.credentials(rest)
+            case "keys": return try AppAccessCommand.keys(rest)
             case "healthcheck": return try HealthcheckCommand.run(rest)
             case "help", "--help", "-h":
                 printOutput(usage)

@@ -30,7 +30,7 @@ struct AbuseTests {
         let live = try LiveApplication { $0.apiToken = "backend-secret" }
         let cases: [(target: String, length: Int, status: Int, json: Bool)] = [
             ("POST /v1/tokens", TokenAPI.maxBodyBytes + 1, 413, true),
-            ("POST /v1/redemptions", RedemptionAPI.maxBodyBytes + 1, 413, true),
+            ("POST /v1/redemptions", RedemptionBody.maxBodyBytes + 1, 413, true),
             ("POST /v1/tokens/SANDBOX_1/line-items", LineItemsAPI.maxBodyBytes + 1, 413, true),
             ("POST /admin/tokens/SANDBOX_1/line-items/li1/restate", LineItemsAPI.maxBodyBytes + 1, 413, true),
             ("POST /notifications/appstore", AppStoreNotificationRoute.maxBodyBytes + 1, 413, true),

@@ -72,6 +72,31 @@ final class Identifiers: Sendable {
         Hex.encode(mac.authenticate("redemption-hash\u{0}" + code))
     }
 
+    /// A customer credential's secret: 256 bits from the system generator (it is a bearer secret an app keeps
+    /// for months, so not derived from the process nonce), with a prefix that secret scanners and people can
+    /// recognise.
+    static func credentialSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+        return credentialPrefix + base32(bytes)
+    }
+
+    static let credentialPrefix = "lcr_"
+
+    /// Whether `text` has the shape of a credential secret (the prefix and 52 base32 characters).
+    static func isCredentialSecret(_ text: String) -> Bool {
+        text.hasPrefix(credentialPrefix) && text.utf8.count == credentialPrefix.utf8.count + 52
+            && text.utf8.dropFirst(credentialPrefix.utf8.count).allSatisfy { alphabet.contains($0) }
+    }
+
+    /// What the ledger keeps of a credential (hex of a keyed hash): enough to find it, not enough to use it. The
+    /// lookup is by this hash, so the time it takes tells a guesser nothing about the secrets it is near.
+    func credentialHash(_ secret: String) -> String {
+        Hex.encode(mac.authenticate("credential-hash\u{0}" + secret))
+    }
+
     /// What the ledger keeps of a browser session (to recognise it, not to recreate it).
     func browserHash(session: String) -> String {
         Hex.encode(Array(mac.authenticate("browser\u{0}" + session).prefix(16)))

@@ -25,7 +25,13 @@ struct RouteDependencies: Sendable {
 
     /// Every route of the server, wired.
     func routeTable() throws -> RouteTable {
-        RouteTable(
+        let admin = AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting)
+        let keyring = try EntitlementKeyring(
+            ledger: ledger,
+            configuration: configuration.appEntitlements,
+            clock: clock
+        )
+        return RouteTable(
             landingPaths: configuration.landing.paths,
             landing: landing(),
             checkout: checkout(),
@@ -50,11 +56,21 @@ struct RouteDependencies: Sendable {
                 identifiers: identifiers,
                 clock: clock
             ),
+            appAccess: appAccess(keyring: keyring),
+            appAccessAdmin: AppAccessAdminAPI(
+                administration: AppAccessAdministration(
+                    ledger: ledger,
+                    identifiers: identifiers,
+                    keyring: keyring,
+                    clock: clock
+                ),
+                admin: admin
+            ),
             appSiteAssociation: AppSiteAssociationRoute(apps: configuration.apps),
             openAPI: try OpenAPIRoute(publicDir: configuration.server.publicDir),
             tokens: tokens(),
             lineItems: LineItemsAPI(configuration: configuration, ledger: ledger, reporting: reporting, clock: clock),
-            admin: AdminAPI(configuration: configuration, ledger: ledger, reporting: reporting),
+            admin: admin,
             close: close,
             dashboard: try dashboard(),
             staticFiles: StaticFiles(
@@ -67,6 +83,26 @@ struct RouteDependencies: Sendable {
             metrics: metrics,
             notificationPath: configuration.apple.notificationPath,
             appStoreNotifications: AppStoreNotificationRoute(notifications: notifications)
+        )
+    }
+
+    private func appAccess(keyring: EntitlementKeyring) -> AppAccessAPI {
+        AppAccessAPI(
+            ledger: ledger,
+            identifiers: identifiers,
+            issuer: EntitlementIssuer(
+                ledger: ledger,
+                keyring: keyring,
+                policy: EntitlementPolicy(
+                    renewalGraceMilliseconds: configuration.appEntitlements.renewalGraceSeconds * 1000
+                ),
+                issuer: configuration.server.publicURL,
+                lifetimeSeconds: configuration.appEntitlements.lifetimeSeconds
+            ),
+            keyring: keyring,
+            throttles: AppAccessThrottles(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
+            logger: logger,
+            clock: clock
         )
     }
 

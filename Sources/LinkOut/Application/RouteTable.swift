@@ -10,6 +10,8 @@ struct RouteTable: Sendable {
     let demoPayment: DemoPaymentRoute?
     let paymentWebhook: PaymentWebhookRoute
     let redemptions: RedemptionAPI
+    let appAccess: AppAccessAPI
+    let appAccessAdmin: AppAccessAdminAPI
     let appSiteAssociation: AppSiteAssociationRoute
     let openAPI: OpenAPIRoute
     let tokens: TokenAPI
@@ -32,6 +34,7 @@ struct RouteTable: Sendable {
         addPages(to: &router)
         addAPIs(to: &router)
         addAdmin(to: &router)
+        addAppAccess(to: &router)
         addOperations(to: &router)
         return router
     }
@@ -57,6 +60,11 @@ struct RouteTable: Sendable {
         if let demoPayment {
             router.get("/pay/demo/{intentId}", handler: demoPayment.show)
             router.post("/pay/demo/{intentId}", bodyLimit: form, handler: rateGuard.limitPage(demoPayment.submit))
+            router.post(
+                "/admin/demo/purchases/{purchaseId}/refund",
+                bodyLimit: .noBody,
+                handler: failedAuth.guarding(demoPayment.refund)
+            )
         }
         router.post(
             PaymentWebhookRoute.path,
@@ -86,7 +94,7 @@ struct RouteTable: Sendable {
         )
         router.post(
             "/v1/redemptions",
-            bodyLimit: .upTo(RedemptionAPI.maxBodyBytes, tooLarge: RedemptionAPI.tooLarge),
+            bodyLimit: .upTo(RedemptionBody.maxBodyBytes, tooLarge: RedemptionBody.tooLarge),
             handler: rateGuard.limit(failedAuth.guarding(redemptions.redeem))
         )
         router.get("/v1/purchases", handler: rateGuard.limit(failedAuth.guarding(redemptions.purchases)))
@@ -125,6 +133,33 @@ struct RouteTable: Sendable {
         router.get(
             "/admin/close",
             handler: failedAuth.guarding { [admin, close] in try admin.close($0, monitor: close) }
+        )
+    }
+
+    /// Apps without a backend: the app's redemption and entitlement checks, the keys they verify with, and the
+    /// operator's credential and key actions.
+    private func addAppAccess(to router: inout Router) {
+        router.post(
+            "/v1/app/redemptions",
+            bodyLimit: .upTo(RedemptionBody.maxBodyBytes, tooLarge: RedemptionBody.tooLarge),
+            handler: rateGuard.limit(appAccess.redeem)
+        )
+        router.get("/v1/app/entitlements", handler: rateGuard.limit(failedAuth.guarding(appAccess.entitlements)))
+        router.get("/.well-known/jwks.json", handler: appAccess.keySet)
+        router.get("/admin/credentials", handler: failedAuth.guarding(appAccessAdmin.credentials))
+        let credential = "/admin/credentials/{credentialId}"
+        router.post(credential + "/revoke", bodyLimit: .noBody, handler: failedAuth.guarding(appAccessAdmin.revoke))
+        router.post(credential + "/reissue", bodyLimit: .noBody, handler: failedAuth.guarding(appAccessAdmin.reissue))
+        router.get("/admin/signing-keys", handler: failedAuth.guarding(appAccessAdmin.keys))
+        router.post(
+            "/admin/signing-keys/rotate",
+            bodyLimit: .noBody,
+            handler: failedAuth.guarding(appAccessAdmin.rotate)
+        )
+        router.post(
+            "/admin/signing-keys/{kid}/retire",
+            bodyLimit: .noBody,
+            handler: failedAuth.guarding(appAccessAdmin.retire)
         )
     }
 

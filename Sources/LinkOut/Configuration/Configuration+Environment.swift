@@ -41,6 +41,9 @@ extension Configuration {
         if let issuer = environment["LINKOUT_APPLE_ISSUER_ID"], !issuer.isEmpty { apple.issuerId = issuer }
         if let keyId = environment["LINKOUT_APPLE_KEY_ID"], !keyId.isEmpty { apple.keyId = keyId }
         if let file = environment["LINKOUT_APPLE_PRIVATE_KEY_FILE"], !file.isEmpty { apple.privateKeyFile = file }
+        if let file = environment["LINKOUT_ENTITLEMENT_KEY_FILE"], !file.isEmpty {
+            appEntitlements.signingKeyFile = file
+        }
         try payments.apply(environment: environment)
         if let secret = environment["LINKOUT_WEBHOOK_SECRET"], !secret.isEmpty { webhooks.secret = secret }
         if let path = environment["LINKOUT_WEBHOOK_SECRET_FILE"] {

@@ -18,6 +18,7 @@ package struct Configuration: Sendable {
     package var payments = Payments()
     package var webhooks = Webhooks()
     package var redemption = Redemption()
+    package var appEntitlements = AppEntitlements()
     package var close = Close()
     package var commission = Commission()
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
@@ -48,7 +49,7 @@ package struct Configuration: Sendable {
 
     static let knownSections: Set<String> = [
         "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments", "webhooks",
-        "redemption", "commission", "close",
+        "redemption", "commission", "close", "appEntitlements",
     ]
 
     /// Parses the JSON text of a configuration file.
@@ -76,6 +77,7 @@ package struct Configuration: Sendable {
         configuration.payments = try Payments.read(try fields.section("payments"))
         configuration.webhooks = try Webhooks.read(try fields.section("webhooks"))
         configuration.redemption = try Redemption.read(try fields.section("redemption"))
+        configuration.appEntitlements = try AppEntitlements.read(try fields.section("appEntitlements"))
         configuration.close = try Close.read(try fields.section("close"))
         configuration.commission = try Commission.read(try fields.section("commission"))
         let logging = try fields.section("logging")

@@ -83,6 +83,31 @@ struct DemoPaymentRoute: Sendable {
         }
     }
 
+    /// `POST /admin/demo/purchases/{purchaseId}/refund` (bearer `LINKOUT_ADMIN_TOKEN`): gives a completed demo
+    /// purchase back in full, as a provider's refund would (a `REFUND` line item for Apple's sandbox,
+    /// `purchase.refunded` for the backend, the app's entitlement ended), so the loop can be tried end to end.
+    func refund(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let adminToken = configuration.adminToken else { return HTTPError(.notFound, "Not found.").response }
+        guard BearerAuth.isAuthorized(request, token: adminToken) else { return BearerAuth.unauthorized() }
+        let purchaseId = request.pathParameters["purchaseId"] ?? ""
+        guard let purchase = try ledger.payments.purchase(id: purchaseId), purchase.provider == provider.id,
+            let session = try ledger.payments.paymentSession(id: purchaseId),
+            let product = configuration.catalog.first(where: { $0.id == session.productId }),
+            let checkout = try ledger.tokens.checkout(id: session.checkoutId)
+        else {
+            return JSONResponse.error(.notFound, "unknown_purchase", "No demo purchase has this id.")
+        }
+        guard purchase.status != .refunded else {
+            return JSONResponse.error(.conflict, "already_refunded", "This purchase was refunded before.")
+        }
+        let now = clock.nowMilliseconds()
+        try store(DemoEvent(DemoEvent.refunded, request: checkoutRequest(session, product, checkout), at: now))
+        guard let refunded = try ledger.payments.purchase(id: purchaseId) else {
+            return JSONResponse.error(.notFound, "unknown_purchase", "No demo purchase has this id.")
+        }
+        return JSONResponse.json(.ok, refunded)
+    }
+
     /// Stores the page's answer as the demo's event, then has the processor act on it (and anything else
     /// pending) at once.
     private func store(_ event: DemoEvent) throws {

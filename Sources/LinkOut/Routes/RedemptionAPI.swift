@@ -13,14 +13,6 @@ struct RedemptionAPI: Sendable {
     let identifiers: Identifiers
     let clock: Clock
 
-    /// A redemption is `{"code": "…"}`; anything far larger is not one.
-    static let maxBodyBytes = 4096
-
-    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
-    @Sendable static func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
-        JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than \(maxBodyBytes) bytes.")
-    }
-
     /// A purchase as the backend needs it to grant what was bought.
     struct PurchaseView: Encodable {
         var purchaseId: String
@@ -60,25 +52,13 @@ struct RedemptionAPI: Sendable {
 
     func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        guard request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
-            return JSONResponse.error(
-                .unsupportedMediaType,
-                "unsupported_media_type",
-                "Send the body as application/json."
-            )
-        }
-        guard request.body.count <= Self.maxBodyBytes else { return Self.tooLarge(request) }
-        struct Body: Decodable { var code: String }
-        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
-            return JSONResponse.error(.badRequest, "invalid_body", #"Send {"code": "<the code from the link>"}."#)
-        }
-        if let refusal = JSONBody.duplicateKeyRefusal(request.body, fields: ["code"]) { return refusal }
-        let code = body.code.lowercased()
-        guard Identifiers.isRedemptionCode(code) else {
-            return JSONResponse.error(.badRequest, "invalid_code", "This is not a redemption code.")
+        let body: RedemptionBody
+        switch RedemptionBody.read(request) {
+        case .body(let read): body = read
+        case .refused(let response): return response
         }
         switch try ledger.entitlements.redeem(
-            codeHash: identifiers.redemptionCodeHash(code),
+            codeHash: identifiers.redemptionCodeHash(body.code),
             at: clock.nowMilliseconds()
         ) {
         case .redeemed(let record):
@@ -87,24 +67,17 @@ struct RedemptionAPI: Sendable {
             }
             return JSONResponse.json(.ok, Redeemed(purchase: try view(purchase), redeemedAt: record.redeemedAt ?? 0))
         case .alreadyRedeemed(let at):
-            return JSONResponse.json(
-                .conflict,
-                Refusal(error: .init(code: "already_redeemed", message: "This code was redeemed before.", at: at))
-            )
+            return Self.refusal(.conflict, "already_redeemed", "This code was redeemed before.", at: at)
         case .expired(let at):
-            return JSONResponse.json(
-                .gone,
-                Refusal(
-                    error: .init(
-                        code: "expired",
-                        message: "This code has expired; restore the purchase instead.",
-                        at: at
-                    )
-                )
-            )
+            return Self.refusal(.gone, "expired", "This code has expired; restore the purchase instead.", at: at)
         case .notFound:
             return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
         }
+    }
+
+    /// A refused redemption with when it was used up or expired.
+    static func refusal(_ status: HTTPStatus, _ code: String, _ message: String, at: Int64) -> HTTPResponse {
+        JSONResponse.json(status, Refusal(error: .init(code: code, message: message, at: at)))
     }
 
     /// `GET /v1/purchases?appAccountToken=…` or `?externalPurchaseId=…`.
@@ -134,6 +107,11 @@ struct RedemptionAPI: Sendable {
     }
 
     private func view(_ purchase: PurchaseRecord) throws -> PurchaseView {
+        try Self.view(purchase, ledger: ledger)
+    }
+
+    /// The purchase as the backend and the app see it, with the account of the token it was made on.
+    static func view(_ purchase: PurchaseRecord, ledger: Ledger) throws -> PurchaseView {
         PurchaseView(
             purchaseId: purchase.purchaseId,
             productId: purchase.productId,

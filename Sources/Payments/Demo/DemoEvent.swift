@@ -6,9 +6,13 @@ import Foundation
 public struct DemoEvent: Sendable, Equatable, Codable {
     public static let completed = "demo.payment.completed"
     public static let cancelled = "demo.payment.cancelled"
+    /// The operator refunded a completed demo purchase in full (`POST /admin/demo/purchases/{id}/refund`), so
+    /// the refund's whole path (Apple's `REFUND` line item, `purchase.refunded`, the app's entitlement ending)
+    /// runs without a provider.
+    public static let refunded = "demo.payment.refunded"
 
-    /// `demo_<intentId>_completed`: one completion (and one cancellation) per intent, however often the page
-    /// is posted.
+    /// `demo_<intentId>_completed`: one completion (and one cancellation, one refund) per intent, however often
+    /// the page is posted.
     public var id: String
     public var type: String
     /// UNIX ms: when the person pressed the button.
@@ -27,7 +31,12 @@ public struct DemoEvent: Sendable, Equatable, Codable {
 
     /// The event for `request` of `type` at `at`.
     public init(_ type: String, request: CheckoutRequest, at: Int64) {
-        let suffix = type == Self.completed ? "_completed" : "_cancelled"
+        let suffix =
+            switch type {
+            case Self.completed: "_completed"
+            case Self.refunded: "_refunded"
+            default: "_cancelled"
+            }
         id = DemoPaymentProvider.sessionId(intentId: request.intentId) + suffix
         self.type = type
         created = at

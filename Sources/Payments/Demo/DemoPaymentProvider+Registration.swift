@@ -26,7 +26,8 @@ extension DemoPaymentProvider {
         throw .signature("the demo provider takes no webhooks")
     }
 
-    /// A stored `DemoEvent`: a completion is a paid purchase (never live), a cancellation ends the session.
+    /// A stored `DemoEvent`: a completion is a paid purchase (never live), a refund gives all of it back, a
+    /// cancellation ends the session.
     public func decodeEvent(_ body: [UInt8]) throws -> ProviderEvent {
         let event = try DemoEvent.decode(body)
         let sessionId = Self.sessionId(intentId: event.intentId)
@@ -36,6 +37,8 @@ extension DemoPaymentProvider {
                 payload: .purchaseCompleted(try completion(of: event.request, at: event.created)),
                 isLive: false
             )
+        case DemoEvent.refunded:
+            return ProviderEvent(payload: .refundIssued(try refund(of: event)), isLive: false)
         case DemoEvent.cancelled:
             return ProviderEvent(
                 payload: .sessionExpired(.init(sessionId: sessionId, checkoutId: event.checkoutId)),
@@ -44,5 +47,20 @@ extension DemoPaymentProvider {
         default:
             return ProviderEvent(payload: .ignored(type: event.type), isLive: false)
         }
+    }
+
+    /// The whole price back, under the payment the completion recorded (its payment intent, or the session of
+    /// a subscription), tax in the same share as the completion's (none).
+    private func refund(of event: DemoEvent) throws -> IssuedRefund {
+        let completion = try completion(of: event.request, at: event.created)
+        return IssuedRefund(
+            refundId: event.id,
+            paymentId: completion.paymentIntentId ?? completion.sessionId,
+            kind: .refund,
+            amount: completion.amountTotal,
+            tax: completion.amountTax,
+            currency: completion.currency,
+            refundedAt: event.created
+        )
     }
 }

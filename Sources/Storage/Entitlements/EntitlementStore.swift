@@ -10,37 +10,57 @@ public struct EntitlementStore: Sendable {
     /// Uses up a code (by its hash) if it is valid now; returns once committed.
     public func redeem(codeHash: String, at now: Int64) throws(StorageError) -> RedemptionOutcome {
         try database.writer.write { connection throws(StorageError) in
-            let rows = try connection.query(
-                "SELECT purchase_id, created_at, expires_at, redeemed_at FROM redemptions WHERE code_hash = ?",
-                [.text(codeHash)]
-            )
-            guard let row = rows.first else { return .notFound }
-            let record = RedemptionRecord(
+            try Self.claim(codeHash: codeHash, at: now, in: connection)
+        }
+    }
+
+    /// The code's record as it stands, without using it up.
+    public func redemption(codeHash: String) throws(StorageError) -> RedemptionRecord? {
+        try database.readers.read { connection throws(StorageError) in
+            try Self.record(codeHash: codeHash, in: connection)
+        }
+    }
+
+    static func record(codeHash: String, in connection: any SQLConnection) throws(StorageError) -> RedemptionRecord? {
+        let rows = try connection.query(
+            "SELECT purchase_id, created_at, expires_at, redeemed_at FROM redemptions WHERE code_hash = ?",
+            [.text(codeHash)]
+        )
+        return rows.first.map { row in
+            RedemptionRecord(
                 codeHash: codeHash,
                 purchaseId: row[0].text ?? "",
                 createdAt: row[1].integer ?? 0,
                 expiresAt: row[2].integer ?? 0,
                 redeemedAt: row[3].integer
             )
-            if let redeemedAt = record.redeemedAt { return .alreadyRedeemed(at: redeemedAt) }
-            if now > record.expiresAt { return .expired(at: record.expiresAt) }
-            // The update is the claim: of two instances redeeming at once, the second finds it done (a read
-            // before it cannot tell, under PostgreSQL's read committed).
-            let claimed = try connection.query(
-                "UPDATE redemptions SET redeemed_at = ? WHERE code_hash = ? AND redeemed_at IS NULL RETURNING 1",
-                [.integer(now), .text(codeHash)]
-            )
-            guard !claimed.isEmpty else {
-                let again = try connection.query(
-                    "SELECT redeemed_at FROM redemptions WHERE code_hash = ?",
-                    [.text(codeHash)]
-                )
-                return .alreadyRedeemed(at: again.first?.first?.integer ?? now)
-            }
-            var redeemed = record
-            redeemed.redeemedAt = now
-            return .redeemed(redeemed)
         }
+    }
+
+    /// Uses up a code inside the caller's transaction, so what the redemption grants is written with it (a
+    /// crash between the two can neither burn a code for nothing nor grant twice).
+    static func claim(codeHash: String, at now: Int64, in connection: any SQLConnection) throws(StorageError)
+        -> RedemptionOutcome
+    {
+        guard let record = try record(codeHash: codeHash, in: connection) else { return .notFound }
+        if let redeemedAt = record.redeemedAt { return .alreadyRedeemed(at: redeemedAt) }
+        if now > record.expiresAt { return .expired(at: record.expiresAt) }
+        // The update is the claim: of two instances redeeming at once, the second finds it done (a read
+        // before it cannot tell, under PostgreSQL's read committed).
+        let claimed = try connection.query(
+            "UPDATE redemptions SET redeemed_at = ? WHERE code_hash = ? AND redeemed_at IS NULL RETURNING 1",
+            [.integer(now), .text(codeHash)]
+        )
+        guard !claimed.isEmpty else {
+            let again = try connection.query(
+                "SELECT redeemed_at FROM redemptions WHERE code_hash = ?",
+                [.text(codeHash)]
+            )
+            return .alreadyRedeemed(at: again.first?.first?.integer ?? now)
+        }
+        var redeemed = record
+        redeemed.redeemedAt = now
+        return .redeemed(redeemed)
     }
 
     static let webhookColumns = """

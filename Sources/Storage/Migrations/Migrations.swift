@@ -543,6 +543,39 @@ enum Migrations {
                 WHERE report_queued_at IS NULL AND token_type IN ('ACQUISITION', 'SERVICES');
             """
         ),
+        (
+            // Apps without a backend: the keys that sign entitlements (a generated key keeps its private half
+            // here, so every instance on one PostgreSQL ledger signs with the same key; a key read from a file
+            // keeps only its public half, published until retired), and the customer credentials an app
+            // checks its entitlements with (a keyed hash of each, never the credential) and what each covers.
+            24,
+            """
+            CREATE TABLE signing_keys (
+                kid TEXT PRIMARY KEY,
+                public_jwk TEXT NOT NULL,
+                private_key TEXT,
+                created_at INTEGER NOT NULL,
+                signs_from INTEGER NOT NULL,
+                retired_at INTEGER
+            ) WITHOUT ROWID;
+            CREATE TABLE customer_credentials (
+                id TEXT PRIMARY KEY,
+                secret_hash TEXT NOT NULL UNIQUE,
+                bundle_id TEXT NOT NULL,
+                app_account_token TEXT,
+                created_at INTEGER NOT NULL,
+                revoked_at INTEGER,
+                replaced_by TEXT
+            ) WITHOUT ROWID;
+            CREATE TABLE credential_purchases (
+                credential_id TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                added_at INTEGER NOT NULL,
+                PRIMARY KEY (credential_id, purchase_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX credential_purchases_purchase ON credential_purchases(purchase_id, credential_id);
+            """
+        ),
     ]
 
     /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows

@@ -1,0 +1,212 @@
+import Domain
+import Foundation
+import HTTPServer
+import Lifecycle
+import Logging
+import Storage
+
+/// Apps without a backend: `POST /v1/app/redemptions` takes the code from the return link (no bearer: the code
+/// is the credential) and answers the purchase, a signed entitlement and a customer credential;
+/// `GET /v1/app/entitlements` answers the current signed entitlements for that credential; `GET
+/// /.well-known/jwks.json` publishes the keys they verify with.
+struct AppAccessAPI: Sendable {
+    let ledger: Ledger
+    let identifiers: Identifiers
+    let issuer: EntitlementIssuer
+    let keyring: EntitlementKeyring
+    let throttles: AppAccessThrottles
+    let logger: Logger
+    let clock: Clock
+
+    struct Redeemed: Encodable {
+        var purchase: RedemptionAPI.PurchaseView
+        var redeemedAt: Int64
+        /// The signed entitlement, or nil when the purchase entitles to nothing now (refunded before redeemed).
+        var entitlement: String?
+        /// The customer credential for `GET /v1/app/entitlements`: shown this once, kept only as a hash.
+        var credential: String
+        var credentialId: String
+    }
+
+    struct Entitlements: Encodable {
+        struct Entitled: Encodable {
+            var purchaseId: String
+            var productId: String?
+            var expiresDate: Int64?
+            var entitlement: String
+        }
+        struct Ended: Encodable {
+            var purchaseId: String
+            var productId: String?
+            var reason: String
+        }
+        var credentialId: String
+        var entitlements: [Entitled]
+        var ended: [Ended]
+    }
+
+    struct KeySet: Encodable {
+        var keys: [PublicJWK]
+    }
+
+    /// `POST /v1/app/redemptions` `{"code", "appAccountToken"?}`, with `Authorization: Bearer <credential>` to add
+    /// the purchase to the credential the app already holds.
+    func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
+        let client = throttles.client(of: request)
+        if let refusal = throttles.clientRefusal(client) { return refusal }
+        let answer = try redeem(request, client: client)
+        if answer.status.code >= 400, answer.status != .tooManyRequests { throttles.clients.recordFailure(for: client) }
+        return answer
+    }
+
+    private func redeem(_ request: HTTPRequest, client: String) throws -> HTTPResponse {
+        let body: RedemptionBody
+        switch RedemptionBody.read(request) {
+        case .body(let read): body = read
+        case .refused(let response): return response
+        }
+        let codeHash = identifiers.redemptionCodeHash(body.code)
+        if let refusal = throttles.codeRefusal(codeHash) { return refusal }
+        var existing: CustomerCredential?
+        if request.headers["authorization"] != nil {
+            guard let held = try presentedCredential(request), held.revokedAt == nil else {
+                return BearerAuth.unauthorized()
+            }
+            existing = held
+        }
+        guard let redemption = try ledger.entitlements.redemption(codeHash: codeHash),
+            let purchase = try ledger.payments.purchase(id: redemption.purchaseId)
+        else {
+            return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
+        }
+        let bundleId = purchase.bundleId ?? ""
+        let account = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken }
+        if let refusal = mismatch(body: body, account: account, bundleId: bundleId, existing: existing) {
+            throttles.codes.recordFailure(for: codeHash)
+            return refusal
+        }
+        let now = clock.nowMilliseconds()
+        let secret = existing == nil ? Identifiers.credentialSecret() : nil
+        let credentialId = existing?.id ?? "cred_" + Identifiers.random()
+        let grant: CredentialGrant =
+            if let secret {
+                .issue(
+                    CustomerCredential(
+                        id: credentialId,
+                        bundleId: bundleId,
+                        appAccountToken: body.appAccountToken ?? account,
+                        createdAt: now
+                    ),
+                    secretHash: identifiers.credentialHash(secret)
+                )
+            } else {
+                .extend(credentialId: credentialId)
+            }
+        switch try ledger.credentials.redeem(codeHash: codeHash, at: now, grant: grant) {
+        case .redeemed(let record):
+            logger.info("redeemed by the app", ["purchase_id": purchase.purchaseId, "credential_id": credentialId])
+            var signed: String?
+            if case .entitled(let jws, _) = try issuer.entitlement(for: purchase, at: now) { signed = jws }
+            return JSONResponse.json(
+                .ok,
+                Redeemed(
+                    purchase: try RedemptionAPI.view(purchase, ledger: ledger),
+                    redeemedAt: record.redeemedAt ?? now,
+                    entitlement: signed,
+                    credential: secret ?? String(request.headers["authorization"]?.dropFirst(7) ?? ""),
+                    credentialId: credentialId
+                )
+            )
+        case .alreadyRedeemed(let at):
+            throttles.codes.recordFailure(for: codeHash)
+            return RedemptionAPI.refusal(.conflict, "already_redeemed", "This code was redeemed before.", at: at)
+        case .expired(let at):
+            throttles.codes.recordFailure(for: codeHash)
+            return RedemptionAPI.refusal(.gone, "expired", "This code has expired; ask for help in the app.", at: at)
+        case .notFound:
+            return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
+        case nil:
+            return BearerAuth.unauthorized()
+        }
+    }
+
+    /// A redemption that would tie the purchase to another account or app than the one it was made for.
+    private func mismatch(body: RedemptionBody, account: String?, bundleId: String, existing: CustomerCredential?)
+        -> HTTPResponse?
+    {
+        if let sent = body.appAccountToken, let account, sent != account.lowercased() {
+            return JSONResponse.error(
+                .conflict,
+                "account_mismatch",
+                "The purchase was made for another appAccountToken."
+            )
+        }
+        guard let existing else { return nil }
+        if existing.bundleId != bundleId {
+            return JSONResponse.error(.conflict, "app_mismatch", "The credential belongs to another app.")
+        }
+        if let held = existing.appAccountToken, let other = account ?? body.appAccountToken, held != other {
+            return JSONResponse.error(
+                .conflict,
+                "account_mismatch",
+                "The credential belongs to another appAccountToken."
+            )
+        }
+        return nil
+    }
+
+    /// `GET /v1/app/entitlements` with `Authorization: Bearer <credential>`.
+    func entitlements(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let credential = try presentedCredential(request) else { return BearerAuth.unauthorized() }
+        guard credential.revokedAt == nil else {
+            var response = JSONResponse.error(
+                .unauthorized,
+                "credential_revoked",
+                "This credential was revoked; redeem a new code or ask for help in the app."
+            )
+            response.headers.add(name: "WWW-Authenticate", value: "Bearer error=\"invalid_token\"")
+            return response
+        }
+        let now = clock.nowMilliseconds()
+        var answer = Entitlements(credentialId: credential.id, entitlements: [], ended: [])
+        for purchaseId in credential.purchaseIds {
+            guard let purchase = try ledger.payments.purchase(id: purchaseId) else { continue }
+            switch try issuer.entitlement(for: purchase, at: now) {
+            case .entitled(let jws, let claims):
+                answer.entitlements.append(
+                    .init(
+                        purchaseId: purchaseId,
+                        productId: purchase.productId,
+                        expiresDate: claims.expiresDate,
+                        entitlement: jws
+                    )
+                )
+            case .notEntitled(let reason):
+                answer.ended.append(.init(purchaseId: purchaseId, productId: purchase.productId, reason: reason))
+            }
+        }
+        return JSONResponse.json(.ok, answer)
+    }
+
+    /// `GET /.well-known/jwks.json`: cacheable for a few minutes; an app that meets a `kid` it does not know
+    /// fetches it again.
+    func keySet(_ request: HTTPRequest) throws -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return HTTPResponse(
+            status: .ok,
+            headers: ["Content-Type": "application/jwk-set+json", "Cache-Control": "public, max-age=300"],
+            body: Array(try encoder.encode(KeySet(keys: try keyring.publishedKeys())))
+        )
+    }
+
+    /// The credential named by the bearer header, revoked or not; nil when there is none or it is unknown.
+    private func presentedCredential(_ request: HTTPRequest) throws -> CustomerCredential? {
+        guard let header = request.headers["authorization"], header.count > 7,
+            header.prefix(7).lowercased() == "bearer "
+        else { return nil }
+        let secret = String(header.dropFirst(7))
+        guard Identifiers.isCredentialSecret(secret) else { return nil }
+        return try ledger.credentials.credential(secretHash: identifiers.credentialHash(secret))
+    }
+}

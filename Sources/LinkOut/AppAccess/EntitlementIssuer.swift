@@ -1,0 +1,47 @@
+import Domain
+import Storage
+
+/// Signs what a purchase entitles the person to now, or says why it entitles them to nothing.
+struct EntitlementIssuer: Sendable {
+    enum Outcome {
+        case entitled(jws: String, claims: SignedEntitlement)
+        case notEntitled(reason: String)
+    }
+
+    let ledger: Ledger
+    let keyring: EntitlementKeyring
+    let policy: EntitlementPolicy
+    /// `server.publicURL`: the `iss` claim.
+    let issuer: String
+    let lifetimeSeconds: Int64
+
+    func entitlement(for purchase: PurchaseRecord, at now: Int64) throws -> Outcome {
+        let until: Int64?
+        switch policy.state(of: purchase, at: now) {
+        case .ended(let reason): return .notEntitled(reason: reason)
+        case .active(let end): until = end
+        }
+        let token = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0) }
+        let issuedAt = now / 1000
+        // Never valid past the paid period and its grace: an app that stops checking loses a lapsed
+        // subscription on time.
+        let expiry = min(issuedAt + lifetimeSeconds, until.map { ($0 + 999) / 1000 } ?? Int64.max)
+        let claims = SignedEntitlement(
+            iss: issuer,
+            aud: purchase.bundleId ?? token?.token.bundleId ?? "",
+            sub: purchase.purchaseId,
+            iat: issuedAt,
+            exp: expiry,
+            productId: purchase.productId,
+            kind: purchase.kind,
+            environment: (token?.token.environment ?? .production).rawValue,
+            test: !purchase.live,
+            purchaseDate: purchase.createdAt,
+            expiresDate: purchase.kind == "subscription" ? purchase.periodEnd : nil,
+            appAccountToken: token?.appAccountToken
+        )
+        let key = try keyring.signingKey()
+        guard let signer = key.signer else { throw KeyringError("the signing key \(key.kid) has no private half") }
+        return .entitled(jws: try claims.signed(kid: key.kid, with: signer), claims: claims)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import HTTPServer
+
+/// The body of a redemption, `{"code": "…", "appAccountToken": "…"}` (the account only from the app), checked the
+/// way every JSON route checks its body.
+struct RedemptionBody {
+    /// Lower case, as the codes are minted.
+    var code: String
+    /// Lower case UUID.
+    var appAccountToken: String?
+
+    enum Read {
+        case body(RedemptionBody)
+        case refused(HTTPResponse)
+    }
+
+    /// A redemption is a code and perhaps an account; anything far larger is not one.
+    static let maxBodyBytes = 4096
+
+    /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
+    @Sendable static func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than \(maxBodyBytes) bytes.")
+    }
+
+    static func read(_ request: HTTPRequest) -> Read {
+        guard request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
+            return .refused(
+                JSONResponse.error(
+                    .unsupportedMediaType,
+                    "unsupported_media_type",
+                    "Send the body as application/json."
+                )
+            )
+        }
+        guard request.body.count <= maxBodyBytes else { return .refused(tooLarge(request)) }
+        struct Fields: Decodable {
+            var code: String
+            var appAccountToken: String?
+        }
+        guard let fields = try? JSONDecoder().decode(Fields.self, from: Data(request.body)) else {
+            return .refused(
+                JSONResponse.error(.badRequest, "invalid_body", #"Send {"code": "<the code from the link>"}."#)
+            )
+        }
+        if let refusal = JSONBody.duplicateKeyRefusal(request.body, fields: ["code", "appAccountToken"]) {
+            return .refused(refusal)
+        }
+        let code = fields.code.lowercased()
+        guard Identifiers.isRedemptionCode(code) else {
+            return .refused(JSONResponse.error(.badRequest, "invalid_code", "This is not a redemption code."))
+        }
+        var account: String?
+        if let sent = fields.appAccountToken {
+            guard let uuid = UUID(uuidString: sent) else {
+                return .refused(JSONResponse.error(.badRequest, "invalid_account", "appAccountToken must be a UUID."))
+            }
+            account = uuid.uuidString.lowercased()
+        }
+        return .body(RedemptionBody(code: code, appAccountToken: account))
+    }
+}

@@ -1,0 +1,157 @@
+/// Customer credentials (`customer_credentials`, `credential_purchases`): issued when an app redeems a code,
+/// looked up by the keyed hash of the secret the app presents, revoked or reissued by the operator.
+public struct CredentialStore: Sendable {
+    let database: SQLDatabase
+
+    static let columns = "id, bundle_id, app_account_token, created_at, revoked_at, replaced_by"
+
+    static func credential(_ row: [SQLValue], in connection: any SQLConnection) throws(StorageError)
+        -> CustomerCredential
+    {
+        var credential = CustomerCredential(
+            id: row[0].text ?? "",
+            bundleId: row[1].text ?? "",
+            appAccountToken: row[2].text,
+            createdAt: row[3].integer ?? 0,
+            revokedAt: row[4].integer,
+            replacedBy: row[5].text
+        )
+        credential.purchaseIds = try connection.query(
+            "SELECT purchase_id FROM credential_purchases WHERE credential_id = ? ORDER BY added_at, purchase_id",
+            [.text(credential.id)]
+        ).compactMap { $0.first?.text }
+        return credential
+    }
+
+    static func find(_ condition: String, _ value: String, in connection: any SQLConnection) throws(StorageError)
+        -> CustomerCredential?
+    {
+        guard
+            let row = try connection.query(
+                "SELECT \(columns) FROM customer_credentials WHERE \(condition) = ?",
+                [.text(value)]
+            ).first
+        else { return nil }
+        return try credential(row, in: connection)
+    }
+
+    /// The credential whose secret hashes to `secretHash`, revoked or not.
+    public func credential(secretHash: String) throws(StorageError) -> CustomerCredential? {
+        try database.readers.read { connection throws(StorageError) in
+            try Self.find("secret_hash", secretHash, in: connection)
+        }
+    }
+
+    public func credential(id: String) throws(StorageError) -> CustomerCredential? {
+        try database.readers.read { connection throws(StorageError) in try Self.find("id", id, in: connection) }
+    }
+
+    /// The credentials that cover a purchase, newest first.
+    public func credentials(purchaseId: String) throws(StorageError) -> [CustomerCredential] {
+        try database.readers.read { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                SELECT c.id, c.bundle_id, c.app_account_token, c.created_at, c.revoked_at, c.replaced_by
+                FROM credential_purchases p JOIN customer_credentials c ON c.id = p.credential_id
+                WHERE p.purchase_id = ? ORDER BY c.created_at DESC, c.id
+                """,
+                [.text(purchaseId)]
+            )
+            var credentials: [CustomerCredential] = []
+            for row in rows { credentials.append(try Self.credential(row, in: connection)) }
+            return credentials
+        }
+    }
+
+    /// Uses up the code and grants what the redemption gives, in one transaction: either both are written or
+    /// neither. A credential to extend that was revoked meanwhile leaves the code unused (`.notFound` is not
+    /// returned for it: the caller checked the credential; it gets `nil` and answers 401).
+    public func redeem(codeHash: String, at now: Int64, grant: CredentialGrant) throws(StorageError)
+        -> RedemptionOutcome?
+    {
+        try database.writer.write { connection throws(StorageError) in
+            if case .extend(let id) = grant {
+                let live = try connection.query(
+                    "SELECT 1 FROM customer_credentials WHERE id = ? AND revoked_at IS NULL",
+                    [.text(id)]
+                )
+                guard !live.isEmpty else { return nil }
+            }
+            let outcome = try EntitlementStore.claim(codeHash: codeHash, at: now, in: connection)
+            guard case .redeemed(let record) = outcome else { return outcome }
+            let credentialId: String
+            switch grant {
+            case .issue(let credential, let secretHash):
+                try Self.insert(credential, secretHash: secretHash, in: connection)
+                credentialId = credential.id
+            case .extend(let id):
+                credentialId = id
+            }
+            try Self.add(purchaseId: record.purchaseId, to: credentialId, at: now, in: connection)
+            return outcome
+        }
+    }
+
+    static func insert(_ credential: CustomerCredential, secretHash: String, in connection: any SQLConnection)
+        throws(StorageError)
+    {
+        try connection.query(
+            """
+            INSERT INTO customer_credentials (id, secret_hash, bundle_id, app_account_token, created_at)
+            VALUES (?, ?, ?, ?, ?)
+            """,
+            [
+                .text(credential.id), .text(secretHash), .text(credential.bundleId),
+                .optional(credential.appAccountToken), .integer(credential.createdAt),
+            ]
+        )
+    }
+
+    static func add(purchaseId: String, to credentialId: String, at now: Int64, in connection: any SQLConnection)
+        throws(StorageError)
+    {
+        try connection.query(
+            """
+            INSERT INTO credential_purchases (credential_id, purchase_id, added_at) VALUES (?, ?, ?)
+            ON CONFLICT(credential_id, purchase_id) DO NOTHING
+            """,
+            [.text(credentialId), .text(purchaseId), .integer(now)]
+        )
+    }
+
+    /// Revokes a credential: from now on it gets 401. Nil when there is no such credential; a revoked one is
+    /// returned as it is.
+    public func revoke(id: String, at now: Int64) throws(StorageError) -> CustomerCredential? {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                "UPDATE customer_credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                [.integer(now), .text(id)]
+            )
+            return try Self.find("id", id, in: connection)
+        }
+    }
+
+    /// Revokes `id` and issues `replacement` in its place, covering the same purchases for the same app and
+    /// account (a person who lost the device that held it). Nil when there is no such credential.
+    public func reissue(id: String, as replacement: CustomerCredential, secretHash: String) throws(StorageError)
+        -> CustomerCredential?
+    {
+        try database.writer.write { connection throws(StorageError) in
+            guard let old = try Self.find("id", id, in: connection) else { return nil }
+            try connection.query(
+                """
+                UPDATE customer_credentials SET revoked_at = COALESCE(revoked_at, ?), replaced_by = ? WHERE id = ?
+                """,
+                [.integer(replacement.createdAt), .text(replacement.id), .text(id)]
+            )
+            var fresh = replacement
+            fresh.bundleId = old.bundleId
+            fresh.appAccountToken = old.appAccountToken
+            try Self.insert(fresh, secretHash: secretHash, in: connection)
+            for purchaseId in old.purchaseIds {
+                try Self.add(purchaseId: purchaseId, to: fresh.id, at: fresh.createdAt, in: connection)
+            }
+            return try Self.find("id", fresh.id, in: connection)
+        }
+    }
+}

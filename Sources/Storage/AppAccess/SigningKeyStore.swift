@@ -1,0 +1,55 @@
+/// The entitlement signing keys (`signing_keys`): every instance on one ledger signs with the same key and
+/// publishes the same set.
+public struct SigningKeyStore: Sendable {
+    let database: SQLDatabase
+
+    static let columns = "kid, public_jwk, private_key, created_at, signs_from, retired_at"
+
+    static func record(_ row: [SQLValue]) -> SigningKeyRecord {
+        SigningKeyRecord(
+            kid: row[0].text ?? "",
+            publicJWK: row[1].text ?? "",
+            privateKeyPEM: row[2].text,
+            createdAt: row[3].integer ?? 0,
+            signsFrom: row[4].integer ?? 0,
+            retiredAt: row[5].integer
+        )
+    }
+
+    /// Every key, oldest first; retired ones only when asked.
+    public func keys(includingRetired: Bool = false) throws(StorageError) -> [SigningKeyRecord] {
+        try database.readers.read { connection throws(StorageError) in
+            let filter = includingRetired ? "" : "WHERE retired_at IS NULL"
+            return try connection.query(
+                "SELECT \(Self.columns) FROM signing_keys \(filter) ORDER BY signs_from, created_at, kid"
+            ).map(Self.record)
+        }
+    }
+
+    /// Adds a key; false when one with its id is there already (a key file read again at start-up).
+    @discardableResult
+    public func insert(_ key: SigningKeyRecord) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                INSERT INTO signing_keys (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(kid) DO NOTHING RETURNING 1
+                """,
+                [
+                    .text(key.kid), .text(key.publicJWK), .optional(key.privateKeyPEM), .integer(key.createdAt),
+                    .integer(key.signsFrom), .optional(key.retiredAt),
+                ]
+            ).isEmpty)
+        }
+    }
+
+    /// Takes a key out of the JWKS; false when there is no such key still published.
+    public func retire(kid: String, at now: Int64) throws(StorageError) -> Bool {
+        try database.writer.write { connection throws(StorageError) in
+            !(try connection.query(
+                "UPDATE signing_keys SET retired_at = ? WHERE kid = ? AND retired_at IS NULL RETURNING 1",
+                [.integer(now), .text(kid)]
+            ).isEmpty)
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import LinkOut
+import Storage
+
+/// `linkout credentials list --purchase ID | revoke ID | reissue ID` and `linkout keys list | rotate
+/// [--publish-ahead SECONDS] | retire KID`: the operator's side of apps without a backend, the same actions as
+/// the admin API. Safe next to a running server: each action is one transaction; a running server signs with a
+/// rotated key within a minute and publishes it at once.
+enum AppAccessCommand {
+    static func credentials(_ arguments: [String]) throws -> Int32 {
+        let subcommand = arguments.first ?? ""
+        let expected = ["list": 0, "revoke": 1, "reissue": 1]
+        guard let count = expected[subcommand] else {
+            throw CommandLineInterface.UsageError(
+                description: "use 'linkout credentials list --purchase ID', 'revoke ID' or 'reissue ID'"
+            )
+        }
+        let (flags, positional) = try CommandLineInterface.parseFlags(
+            Array(arguments.dropFirst()),
+            allowed: ["--config", "--data-dir", "--purchase"],
+            positional: count
+        )
+        return try withAdministration(flags) { administration in
+            switch subcommand {
+            case "list":
+                guard let purchaseId = flags["--purchase"] else {
+                    throw CommandLineInterface.UsageError(description: "use 'linkout credentials list --purchase ID'")
+                }
+                for credential in try administration.credentials(purchaseId: purchaseId) {
+                    CommandLineInterface.printOutput(describe(credential))
+                }
+                return 0
+            case "revoke":
+                guard let revoked = try administration.revoke(credentialId: positional[0]) else {
+                    CommandLineInterface.printError("linkout credentials: no credential has the id \(positional[0])\n")
+                    return 1
+                }
+                CommandLineInterface.printOutput(describe(revoked))
+                return 0
+            default:
+                guard let (credential, secret) = try administration.reissue(credentialId: positional[0]) else {
+                    CommandLineInterface.printError("linkout credentials: no credential has the id \(positional[0])\n")
+                    return 1
+                }
+                CommandLineInterface.printOutput(describe(credential) + "secret (shown once): \(secret)\n")
+                return 0
+            }
+        }
+    }
+
+    static func keys(_ arguments: [String]) throws -> Int32 {
+        let subcommand = arguments.first ?? ""
+        let expected = ["list": 0, "rotate": 0, "retire": 1]
+        guard let count = expected[subcommand] else {
+            throw CommandLineInterface.UsageError(
+                description: "use 'linkout keys list', 'keys rotate [--publish-ahead SECONDS]' or 'keys retire KID'"
+            )
+        }
+        let (flags, positional) = try CommandLineInterface.parseFlags(
+            Array(arguments.dropFirst()),
+            allowed: ["--config", "--data-dir", "--publish-ahead"],
+            positional: count
+        )
+        return try withAdministration(flags) { administration in
+            switch subcommand {
+            case "rotate":
+                let ahead = Int64(flags["--publish-ahead"] ?? "0") ?? -1
+                guard (0...(30 * 86_400)).contains(ahead) else {
+                    throw CommandLineInterface.UsageError(description: "--publish-ahead is 0 to 2592000 seconds")
+                }
+                let key = try administration.rotate(publishAheadSeconds: ahead)
+                CommandLineInterface.printOutput("rotated: \(key.kid) signs from \(date(key.signsFrom))\n")
+            case "retire":
+                try administration.retire(kid: positional[0])
+                CommandLineInterface.printOutput("retired: \(positional[0])\n")
+            default:
+                for key in try administration.keys() {
+                    let state = key.retiredAt.map { "retired \(date($0))" } ?? "published"
+                    let origin = key.privateKeyPEM == nil ? "key file" : "generated"
+                    CommandLineInterface.printOutput(
+                        "\(key.kid)  \(origin)  signs from \(date(key.signsFrom))  \(state)\n"
+                    )
+                }
+            }
+            return 0
+        }
+    }
+
+    private static func withAdministration(
+        _ flags: [String: String],
+        _ body: (AppAccessAdministration) throws -> Int32
+    ) throws -> Int32 {
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+        )
+        // The reader role leaves the visit journal to a server that may be running on the same folder.
+        let ledger = try configuration.storage.openLedger(role: .reader)
+        defer { ledger.close() }
+        return try body(try AppAccessAdministration(configuration: configuration, ledger: ledger))
+    }
+
+    private static func describe(_ credential: CustomerCredential) -> String {
+        let state = credential.revokedAt.map { "revoked \(date($0))" } ?? "active"
+        let replaced = credential.replacedBy.map { ", replaced by \($0)" } ?? ""
+        return "\(credential.id)  \(credential.bundleId)  \(state)\(replaced)  purchases: "
+            + credential.purchaseIds.joined(separator: " ") + "\n"
+    }
+
+    private static func date(_ milliseconds: Int64) -> String {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
+    }
+}
