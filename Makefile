@@ -1,13 +1,13 @@
 # The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test setup build lint alerts unit fuzz smoke api browser bench format container
+.PHONY: run test setup build lint alerts unit fuzz smoke api app browser bench format container
 
 run: setup
 	swift build -c release
 	.build/release/linkout serve
 
-test: setup lint alerts unit fuzz smoke api browser
+test: setup lint alerts unit fuzz smoke api app browser
 
 setup:
 	scripts/setup.sh
@@ -42,6 +42,13 @@ smoke:
 api:
 	swift build -c release $(SWIFT_FLAGS)
 	scripts/api-test.sh .build/release/linkout
+
+# Apps without a backend from outside the Swift code: a demo purchase redeemed by the "app", its entitlement verified
+# with PyJWT and the published JWKS, replayed and guessed codes, a key rotation, a refund, a revoked credential, and
+# the log searched for secrets (installs PyJWT into .build/app-venv if needed).
+app:
+	swift build -c release $(SWIFT_FLAGS)
+	scripts/app-test.sh .build/release/linkout
 
 # Headless Chromium through the purchase flow, the error pages and the dashboard at phone and desktop width, with
 # axe-core's WCAG 2.2 AA rules; writes docs/screenshots/. Installs chromium, chromium-driver and Selenium if needed.
