@@ -144,6 +144,41 @@ extension OpenAPIDocumentTests {
             test: false
         )
 
+        static let credential = CustomerCredential(
+            id: "cred_x",
+            bundleId: "com.example",
+            appAccountToken: "00000000-0000-0000-0000-000000000002",
+            createdAt: 1,
+            revokedAt: 2,
+            replacedBy: "cred_y",
+            purchaseIds: ["p1"]
+        )
+
+        static let signingKey = AppAccessAdminAPI.KeyView(
+            SigningKeyRecord(kid: "k", publicJWK: "{}", privateKeyPEM: "pem", createdAt: 1, signsFrom: 1, retiredAt: 2)
+        )
+
+        static let signedEntitlement = SignedEntitlement(
+            iss: "https://pay.example.com",
+            aud: "com.example",
+            sub: "p1",
+            iat: 1,
+            exp: 2,
+            productId: "pro.monthly",
+            kind: "subscription",
+            environment: "sandbox",
+            test: true,
+            purchaseDate: 1,
+            expiresDate: 2,
+            appAccountToken: "00000000-0000-0000-0000-000000000002"
+        )
+
+        static let appEntitlements = AppAccessAPI.Entitlements(
+            credentialId: "cred_x",
+            entitlements: [.init(purchaseId: "p1", productId: "pro", expiresDate: 2, entitlement: "a.b.c")],
+            ended: [.init(purchaseId: "p2", productId: "pro", reason: "refunded")]
+        )
+
         static func bodies() -> [(schema: String, value: any Encodable)] {
             let attention = AttentionEntry(
                 externalPurchaseId: token.token.externalPurchaseId,
@@ -226,6 +261,24 @@ extension OpenAPIDocumentTests {
                     RedemptionAPI.Refusal(error: .init(code: "already_redeemed", message: "m", at: 1))
                 ),
                 ("PurchaseList", RedemptionAPI.PurchaseList(purchases: [redemptionPurchase])),
+                (
+                    "AppRedeemed",
+                    AppAccessAPI.Redeemed(
+                        purchase: redemptionPurchase,
+                        redeemedAt: 1,
+                        entitlement: "a.b.c",
+                        credential: "lcr_x",
+                        credentialId: "cred_x"
+                    )
+                ),
+                ("AppEntitlements", appEntitlements),
+                ("SignedEntitlement", signedEntitlement),
+                ("JWKS", AppAccessAPI.KeySet(keys: [PublicJWK(x: "x", y: "y", kid: "k")])),
+                ("CustomerCredential", credential),
+                ("CredentialList", AppAccessAdminAPI.CredentialList(credentials: [credential])),
+                ("ReissuedCredential", AppAccessAdminAPI.Reissued(credential: credential, secret: "lcr_x")),
+                ("SigningKey", signingKey),
+                ("SigningKeyList", AppAccessAdminAPI.KeyList(keys: [signingKey])),
                 (
                     "TokenForwarded",
                     TokenAPI.Reply(

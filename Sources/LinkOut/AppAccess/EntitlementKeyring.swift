@@ -129,7 +129,10 @@ final class EntitlementKeyring: Sendable {
             )
         }
         let now = clock.nowMilliseconds()
-        let record = try Self.generate(at: now, signsFrom: now + max(0, publishAheadSeconds) * 1000)
+        // Strictly after every key before it, so "the key that began signing last" is never a tie.
+        let latest = try ledger.signingKeys.keys(includingRetired: true).map(\.signsFrom).max() ?? now
+        let signsFrom = max(now + max(0, publishAheadSeconds) * 1000, latest + 1)
+        let record = try Self.generate(at: now, signsFrom: signsFrom)
         try ledger.signingKeys.insert(record)
         try loaded.withLock { loaded throws in loaded = try Self.load(ledger, at: now) }
         return record

@@ -1,0 +1,376 @@
+import Crypto
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Apps without a backend, through the live routes: the app redeems its code for a signed entitlement and a
+/// customer credential, checks its entitlements with the credential, and verifies them with the published keys.
+/// (The same flow from outside the Swift code, with PyJWT: `scripts/app-test.sh`.)
+@Suite("Apps without a backend")
+struct AppEntitlementTests {
+    static let form = "application/x-www-form-urlencoded"
+
+    /// A demo purchase of `product` on the token of `landing` through the pages; returns the code from the
+    /// return link and the purchase id.
+    static func purchase(
+        _ live: LiveApplication,
+        product: String = "pro.lifetime",
+        landing: String = AppleVectors.documentedTarget
+    ) throws -> (code: String, purchaseId: String) {
+        let landed = try live.get(landing)
+        let checkout = try #require(landed.header("Location"))
+        let cookie = try #require(landed.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let page = try live.get(checkout, headers: ["Cookie": cookie])
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let payment = try #require(
+            try live.post(
+                checkout,
+                contentType: form,
+                body: "csrf=\(csrf)&currency=EUR&product=\(product)",
+                headers: ["Cookie": cookie]
+            ).header("Location")
+        )
+        let demo = try live.get(payment, headers: ["Cookie": cookie])
+        let demoCSRF = try #require(demo.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let done = try #require(
+            try live.post(
+                payment,
+                contentType: form,
+                body: "csrf=\(demoCSRF)&action=complete",
+                headers: ["Cookie": cookie]
+            )
+            .header("Location")
+        )
+        let iPhone = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X)"
+        let result = try live.get(done, headers: ["User-Agent": iPhone, "Cookie": cookie])
+        let code = String(try #require(result.text.firstMatch(of: /open\?code=([a-z2-7]{32})/)?.1))
+        let purchaseId = String(try #require(done.firstMatch(of: /session_id=(demo_[a-z2-7]+)/)?.1))
+        return (code, purchaseId)
+    }
+
+    static func json(_ response: RawClient.Response) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    static func redeem(_ live: LiveApplication, _ body: String, headers: [String: String] = [:]) throws
+        -> RawClient.Response
+    {
+        try live.post("/v1/app/redemptions", contentType: "application/json", body: body, headers: headers)
+    }
+
+    static func entitlements(_ live: LiveApplication, _ credential: String) throws -> RawClient.Response {
+        try live.get("/v1/app/entitlements", headers: ["Authorization": "Bearer \(credential)"])
+    }
+
+    struct Undecodable: Error {}
+
+    /// The JSON object of a base64url part of a JWS.
+    static func object(_ part: some StringProtocol) throws -> [String: Any] {
+        guard let bytes = Base64URL.decode(Array(part.utf8)),
+            let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+        else { throw Undecodable() }
+        return object
+    }
+
+    static func bytes(_ text: Any?) throws -> [UInt8] {
+        guard let text = text as? String, let bytes = Base64URL.decode(Array(text.utf8)) else { throw Undecodable() }
+        return bytes
+    }
+
+    /// Verifies a compact JWS the way an app does: the key its header names, from the JWKS, rebuilt from the
+    /// JWK's coordinates. Returns the claims.
+    static func verify(_ jws: String, _ live: LiveApplication) throws -> [String: Any] {
+        let parts = jws.split(separator: ".").map(String.init)
+        try #require(parts.count == 3)
+        let header = try object(parts[0])
+        #expect(header["alg"] as? String == "ES256")
+        let keys = try #require(try json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
+        let jwk = try #require(keys.first { $0["kid"] as? String == header["kid"] as? String })
+        let x = try bytes(jwk["x"])
+        let y = try bytes(jwk["y"])
+        // SubjectPublicKeyInfo of a P-256 key: the fixed algorithm prefix, then the uncompressed point.
+        let prefix: [UInt8] = [
+            0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48,
+            0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
+        ]
+        let pem =
+            "-----BEGIN PUBLIC KEY-----\n" + Data(prefix + x + y).base64EncodedString() + "\n-----END PUBLIC KEY-----\n"
+        let key = try ES256Key(pem: pem)
+        #expect(
+            key.verify(try bytes(parts[2]), message: Array((parts[0] + "." + parts[1]).utf8)),
+            "the signature verifies"
+        )
+        return try object(parts[1])
+    }
+
+    @Test func theAppRedeemsVerifiesAndChecksUntilARefundEndsIt() throws {
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
+        let (code, purchaseId) = try Self.purchase(live)
+        let first = try Self.redeem(live, #"{"code": "\#(code.uppercased())"}"#)
+        #expect(first.status == 200)
+        let redeemed = try Self.json(first)
+        let credential = try #require(redeemed["credential"] as? String)
+        #expect(Identifiers.isCredentialSecret(credential))
+        let claims = try Self.verify(try #require(redeemed["entitlement"] as? String), live)
+        #expect(claims["sub"] as? String == purchaseId)
+        #expect(claims["aud"] as? String == "com.example")
+        #expect(claims["iss"] as? String == live.application.configuration.server.publicURL)
+        #expect(claims["productId"] as? String == "pro.lifetime")
+        #expect(claims["kind"] as? String == "oneTime")
+        #expect(claims["environment"] as? String == "production")
+        #expect(claims["test"] as? Bool == true)
+        #expect(claims["iat"] as? Int64 == time.clock.nowMilliseconds() / 1000)
+        #expect(claims["exp"] as? Int64 == time.clock.nowMilliseconds() / 1000 + 86_400)
+        // Single use, whichever route tries it next.
+        let replay = try Self.redeem(live, #"{"code": "\#(code)"}"#)
+        #expect(replay.status == 409 && replay.text.contains("already_redeemed"))
+
+        let check = try Self.entitlements(live, credential)
+        #expect(check.status == 200)
+        let entitled = try #require(try Self.json(check)["entitlements"] as? [[String: Any]])
+        #expect(entitled.count == 1)
+        _ = try Self.verify(try #require(entitled.first?["entitlement"] as? String), live)
+
+        let refund = try live.post(
+            "/admin/demo/purchases/\(purchaseId)/refund",
+            contentType: "application/json",
+            body: "",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(refund.status == 200)
+        #expect(try Self.json(refund)["status"] as? String == "refunded")
+        let after = try Self.json(try Self.entitlements(live, credential))
+        #expect((after["entitlements"] as? [Any])?.isEmpty == true)
+        let ended = try #require((after["ended"] as? [[String: Any]])?.first)
+        #expect(ended["purchaseId"] as? String == purchaseId && ended["reason"] as? String == "refunded")
+        // A second refund of the same purchase changes nothing.
+        let again = try live.post(
+            "/admin/demo/purchases/\(purchaseId)/refund",
+            contentType: "application/json",
+            body: "",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(again.status == 409)
+        // Neither the code nor the credential is in any log line.
+        #expect(!live.logLines.all.contains { $0.contains(code) || $0.contains(credential) })
+        #expect(live.logLines.all.contains { $0.contains("redeemed by the app") })
+    }
+
+    @Test func aCodeForAnotherAccountIsRefusedAndStaysUnused() throws {
+        let live = try LiveApplication()
+        let account = "6f1c1a52-5d3c-4c84-9a57-8f0c42e6d1a0"
+        let forwarded = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "\#(account.uppercased())"}"#
+        )
+        #expect(forwarded.status == 201)
+        let (code, _) = try Self.purchase(live)
+        let other = try Self.redeem(
+            live,
+            #"{"code": "\#(code)", "appAccountToken": "00000000-0000-4000-8000-000000000001"}"#
+        )
+        #expect(other.status == 409 && other.text.contains("account_mismatch"))
+        #expect(try Self.redeem(live, #"{"code": "\#(code)", "appAccountToken": "not-a-uuid"}"#).status == 400)
+        let right = try Self.redeem(live, #"{"code": "\#(code)", "appAccountToken": "\#(account)"}"#)
+        #expect(right.status == 200)
+        let claims = try Self.verify(try #require(try Self.json(right)["entitlement"] as? String), live)
+        #expect(claims["appAccountToken"] as? String == account)
+        let credentialId = try #require(try Self.json(right)["credentialId"] as? String)
+        let stored = try #require(try live.ledger().credentials.credential(id: credentialId))
+        #expect(stored.appAccountToken == account)
+    }
+
+    @Test func aSecondPurchaseJoinsTheCredentialTheAppHolds() throws {
+        let live = try LiveApplication()
+        let (firstCode, firstId) = try Self.purchase(live)
+        let first = try Self.json(try Self.redeem(live, #"{"code": "\#(firstCode)"}"#))
+        let credential = try #require(first["credential"] as? String)
+        let (secondCode, secondId) = try Self.purchase(live, product: "pro.monthly")
+        #expect(
+            try Self.redeem(live, #"{"code": "\#(secondCode)"}"#, headers: ["Authorization": "Bearer lcr_x"]).status
+                == 401
+        )
+        let second = try Self.json(
+            try Self.redeem(live, #"{"code": "\#(secondCode)"}"#, headers: ["Authorization": "Bearer \(credential)"])
+        )
+        #expect(second["credential"] as? String == credential)
+        #expect(second["credentialId"] as? String == first["credentialId"] as? String)
+        let claims = try Self.verify(try #require(second["entitlement"] as? String), live)
+        #expect(claims["kind"] as? String == "subscription")
+        let purchase = try #require(try live.ledger().payments.purchase(id: secondId))
+        #expect(claims["expiresDate"] as? Int64 == purchase.periodEnd)
+        let listed = try #require(
+            try Self.json(try Self.entitlements(live, credential))["entitlements"] as? [[String: Any]]
+        )
+        #expect(Set(listed.compactMap { $0["purchaseId"] as? String }) == [firstId, secondId])
+    }
+
+    @Test func anOperatorRevokesAndReissuesACredential() throws {
+        let live = try LiveApplication { $0.adminToken = "admin-secret" }
+        let admin = ["Authorization": "Bearer admin-secret"]
+        let (code, purchaseId) = try Self.purchase(live)
+        let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
+        let credential = try #require(redeemed["credential"] as? String)
+        let id = try #require(redeemed["credentialId"] as? String)
+        let listed = try Self.json(try live.get("/admin/credentials?purchaseId=\(purchaseId)", headers: admin))
+        #expect((listed["credentials"] as? [[String: Any]])?.first?["id"] as? String == id)
+        let reissued = try live.post(
+            "/admin/credentials/\(id)/reissue",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(reissued.status == 201)
+        let secret = try #require(try Self.json(reissued)["secret"] as? String)
+        let old = try Self.entitlements(live, credential)
+        #expect(old.status == 401 && old.text.contains("credential_revoked"))
+        #expect(try Self.entitlements(live, secret).status == 200)
+        let replacement = try #require((try Self.json(reissued)["credential"] as? [String: Any])?["id"] as? String)
+        let revoked = try live.post(
+            "/admin/credentials/\(replacement)/revoke",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(revoked.status == 200)
+        #expect(try Self.entitlements(live, secret).status == 401)
+        #expect(
+            try live.post("/admin/credentials/cred_none/revoke", contentType: "text/plain", body: "", headers: admin)
+                .status == 404
+        )
+    }
+
+    @Test func aRotatedKeySignsAndTheOldOneStaysPublishedUntilWhatItSignedExpired() throws {
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
+        let admin = ["Authorization": "Bearer admin-secret"]
+        let (code, _) = try Self.purchase(live)
+        let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
+        let before = try #require(redeemed["entitlement"] as? String)
+        let credential = try #require(redeemed["credential"] as? String)
+        time.advance(seconds: 60)
+        let rotated = try live.post("/admin/signing-keys/rotate", contentType: "text/plain", body: "", headers: admin)
+        #expect(rotated.status == 201)
+        let newKid = try #require(try Self.json(rotated)["kid"] as? String)
+        let oldKid = try #require(
+            try Self.json(try live.get("/admin/signing-keys", headers: admin))["keys"] as? [[String: Any]]
+        ).compactMap { $0["kid"] as? String }.first { $0 != newKid }
+        _ = try Self.verify(before, live)  // signed before the rotation, still verifies
+        let after = try #require(
+            (try Self.json(try Self.entitlements(live, credential))["entitlements"] as? [[String: Any]])?.first?[
+                "entitlement"
+            ] as? String
+        )
+        #expect(after.contains(".") && !after.isEmpty)
+        #expect(try Self.object(after.split(separator: ".")[0])["kid"] as? String == newKid)
+        let retire = { (kid: String) throws in
+            try live.post("/admin/signing-keys/\(kid)/retire", contentType: "text/plain", body: "", headers: admin)
+        }
+        let oldId = try #require(oldKid)
+        #expect(try retire(oldId).status == 409)  // what it signed is valid for a day yet
+        #expect(try retire(newKid).status == 409)  // it signs now
+        time.advance(seconds: 86_400)
+        #expect(try retire(oldId).status == 200)
+        let published = try #require(try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
+        #expect(published.compactMap { $0["kid"] as? String } == [newKid])
+        #expect(try retire("no-such-key").status == 404)
+    }
+
+    @Test func aKeyFileSignsAndStaysPublishedAfterItIsReplaced() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-keys-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = folder.appendingPathComponent("first.pem")
+        let second = folder.appendingPathComponent("second.pem")
+        try ES256Key.generate().privateKeyPEM().write(to: first, atomically: true, encoding: .utf8)
+        try ES256Key.generate().privateKeyPEM().write(to: second, atomically: true, encoding: .utf8)
+        let dataDir = folder.appendingPathComponent("data")
+        var firstKid = ""
+        do {
+            let live = try LiveApplication(dataDir: dataDir) {
+                $0.appEntitlements.signingKeyFile = first.path
+                $0.adminToken = "admin-secret"
+            }
+            let keys = try #require(try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
+            #expect(keys.count == 1)
+            firstKid = try #require(keys.first?["kid"] as? String)
+            let rotation = try live.post(
+                "/admin/signing-keys/rotate",
+                contentType: "text/plain",
+                body: "",
+                headers: ["Authorization": "Bearer admin-secret"]
+            )
+            #expect(rotation.status == 409 && rotation.text.contains("key_from_file"))
+        }
+        let live = try LiveApplication(dataDir: dataDir) { $0.appEntitlements.signingKeyFile = second.path }
+        let (code, _) = try Self.purchase(live)
+        let signed = try #require(
+            try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
+        )
+        _ = try Self.verify(signed, live)
+        let kids = try #require(try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
+            .compactMap { $0["kid"] as? String }
+        #expect(kids.count == 2 && kids.contains(firstKid))
+        #expect(!signed.isEmpty && !kids.isEmpty)
+        let bad = folder.appendingPathComponent("bad.pem")
+        try "not a key".write(to: bad, atomically: true, encoding: .utf8)
+        #expect(throws: ConfigurationError.self) {
+            _ = try LiveApplication { $0.appEntitlements.signingKeyFile = bad.path }
+        }
+    }
+}
+
+/// The rule both app routes share: what a purchase entitles to at a moment.
+@Suite("Entitlement policy")
+struct EntitlementPolicyTests {
+    static func purchase(kind: String, status: PurchaseStatus, periodEnd: Int64? = nil) -> PurchaseRecord {
+        PurchaseRecord(
+            purchaseId: "p",
+            provider: .demo,
+            checkoutId: nil,
+            externalPurchaseId: nil,
+            bundleId: "com.example",
+            productId: "pro",
+            kind: kind,
+            status: status,
+            currency: "EUR",
+            amountTotal: 100,
+            amountTax: 0,
+            taxCountry: "DEU",
+            subscriptionId: nil,
+            buyLineItemId: nil,
+            periodEnd: periodEnd,
+            paidDays: 0,
+            createdAt: 0,
+            updatedAt: 0
+        )
+    }
+
+    @Test func refundsAndCancellationsEndItRenewalsExtendIt() {
+        let policy = EntitlementPolicy(renewalGraceMilliseconds: 1000)
+        #expect(policy.state(of: Self.purchase(kind: "oneTime", status: .paid), at: 5) == .active(until: nil))
+        #expect(
+            policy.state(of: Self.purchase(kind: "oneTime", status: .partiallyRefunded), at: 5) == .active(until: nil)
+        )
+        #expect(
+            policy.state(of: Self.purchase(kind: "oneTime", status: .refunded), at: 5) == .ended(reason: "refunded")
+        )
+        let subscription = Self.purchase(kind: "subscription", status: .paid, periodEnd: 10_000)
+        #expect(policy.state(of: subscription, at: 10_999) == .active(until: 11_000))
+        #expect(policy.state(of: subscription, at: 11_000) == .ended(reason: "period_over"))
+        var renewed = subscription
+        renewed.periodEnd = 20_000  // a renewal moves the paid period on
+        #expect(policy.state(of: renewed, at: 11_000) == .active(until: 21_000))
+        renewed.status = .ended
+        #expect(policy.state(of: renewed, at: 11_000) == .ended(reason: "subscription_ended"))
+    }
+}
