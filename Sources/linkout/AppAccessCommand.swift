@@ -53,12 +53,14 @@ enum AppAccessCommand {
         let expected = ["list": 0, "rotate": 0, "retire": 1]
         guard let count = expected[subcommand] else {
             throw CommandLineInterface.UsageError(
-                description: "use 'linkout keys list', 'keys rotate [--publish-ahead SECONDS]' or 'keys retire KID'"
+                description:
+                    "use 'linkout keys list', 'keys rotate [--publish-ahead SECONDS]' or 'keys retire KID [--force]'"
             )
         }
         let (flags, positional) = try CommandLineInterface.parseFlags(
             Array(arguments.dropFirst()),
             allowed: ["--config", "--data-dir", "--publish-ahead"],
+            switches: ["--force"],
             positional: count
         )
         return try withAdministration(flags) { administration in
@@ -71,7 +73,7 @@ enum AppAccessCommand {
                 let key = try administration.rotate(publishAheadSeconds: ahead)
                 CommandLineInterface.printOutput("rotated: \(key.kid) signs from \(date(key.signsFrom))\n")
             case "retire":
-                try administration.retire(kid: positional[0])
+                try administration.retire(kid: positional[0], force: flags["--force"] != nil)
                 CommandLineInterface.printOutput("retired: \(positional[0])\n")
             default:
                 for key in try administration.keys() {

@@ -34,9 +34,9 @@ public enum CommandLineInterface {
           credentials list --purchase ID | revoke ID | reissue ID [--data-dir DIR] [--config PATH]
               the customer credentials apps check their entitlements with: list a purchase's, revoke one, or
               issue a new one in its place (the secret is printed once)
-          keys list | rotate [--publish-ahead SECONDS] | retire KID [--data-dir DIR] [--config PATH]
+          keys list | rotate [--publish-ahead SECONDS] | retire KID [--force] [--data-dir DIR] [--config PATH]
               the keys that sign entitlements (published at /.well-known/jwks.json): rotate in a new one, or
-              take an old one out once nothing it signed is still valid
+              take an old one out once nothing it signed is still valid (at once with --force: a leaked key)
           healthcheck [--port N] [--url URL]
               exit 0 when the local server answers /healthz (for container health checks)
           help

@@ -283,6 +283,20 @@ struct AppEntitlementTests {
         let published = try #require(try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
         #expect(published.compactMap { $0["kid"] as? String } == [newKid])
         #expect(try retire("no-such-key").status == 404)
+        // A key that leaked is taken out at once, whatever it signed.
+        time.advance(seconds: 60)
+        let third = try live.post("/admin/signing-keys/rotate", contentType: "text/plain", body: "", headers: admin)
+        let thirdKid = try #require(try Self.json(third)["kid"] as? String)
+        #expect(try retire(newKid).status == 409)
+        let forced = try live.post(
+            "/admin/signing-keys/\(newKid)/retire?force=true",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(forced.status == 200)
+        let left = try #require(try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
+        #expect(left.compactMap { $0["kid"] as? String } == [thirdKid])
     }
 
     @Test func aKeyFileSignsAndStaysPublishedAfterItIsReplaced() throws {

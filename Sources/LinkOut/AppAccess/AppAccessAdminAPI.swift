@@ -101,15 +101,19 @@ struct AppAccessAdminAPI: Sendable {
         }
     }
 
-    /// `POST /admin/signing-keys/{kid}/retire`.
+    /// `POST /admin/signing-keys/{kid}/retire[?force=true]`.
     func retire(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = admin.authorize(request) { return refusal }
         let kid = request.pathParameters["kid"] ?? ""
         guard try administration.keys().contains(where: { $0.kid == kid && $0.retiredAt == nil }) else {
             return JSONResponse.error(.notFound, "unknown_key", "No published key has this id.")
         }
+        let force = request.queryValue("force")
+        guard force == nil || force == "true" || force == "false" else {
+            return JSONResponse.error(.badRequest, "invalid_query", "force is true or false.")
+        }
         do {
-            try administration.retire(kid: kid)
+            try administration.retire(kid: kid, force: force == "true")
         } catch let refusal as KeyringError {
             return JSONResponse.error(.conflict, "key_in_use", refusal.description)
         }

@@ -64,7 +64,7 @@ package struct AppAccessAdministration: Sendable {
         try keyring.rotate(publishAheadSeconds: publishAheadSeconds)
     }
 
-    package func retire(kid: String) throws {
-        try keyring.retire(kid: kid)
+    package func retire(kid: String, force: Bool = false) throws {
+        try keyring.retire(kid: kid, force: force)
     }
 }

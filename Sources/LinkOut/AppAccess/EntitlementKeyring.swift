@@ -139,8 +139,9 @@ final class EntitlementKeyring: Sendable {
     }
 
     /// Takes a key out of the JWKS. Refused for the key that signs now, and while entitlements it signed may
-    /// still be valid (until `lifetimeSeconds` after the next key began signing).
-    func retire(kid: String) throws {
+    /// still be valid (until `lifetimeSeconds` after the next key began signing) unless `force`d: a key that
+    /// leaked must stop verifying at once, whatever it signed.
+    func retire(kid: String, force: Bool = false) throws {
         let now = clock.nowMilliseconds()
         let records = try ledger.signingKeys.keys()
         guard let record = records.first(where: { $0.kid == kid }) else {
@@ -149,10 +150,11 @@ final class EntitlementKeyring: Sendable {
         guard try kid != signingKey().kid else { throw KeyringError("\(kid) is the key that signs now") }
         let successorStart = records.filter { $0.signsFrom > record.signsFrom && $0.signsFrom <= now }
             .map(\.signsFrom).min()
-        if let successorStart, successorStart + lifetimeMilliseconds > now {
+        if !force, let successorStart, successorStart + lifetimeMilliseconds > now {
             let date = Date(timeIntervalSince1970: Double(successorStart + lifetimeMilliseconds) / 1000)
             throw KeyringError(
-                "entitlements \(kid) signed may be valid until \(date.formatted(.iso8601)); retire it after that"
+                "entitlements \(kid) signed may be valid until \(date.formatted(.iso8601)); retire it after that "
+                    + "(or force it, if the key leaked)"
             )
         }
         guard try ledger.signingKeys.retire(kid: kid, at: now) else {
