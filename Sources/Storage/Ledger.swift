@@ -29,6 +29,10 @@ public final class Ledger: Sendable {
         case reader
     }
 
+    /// The schema version this release migrates ledgers to (its last migration); a ledger at a later version is
+    /// refused at open (`StorageError.Code.newerSchema`).
+    public static var schemaVersion: Int64 { Migrations.latestVersion }
+
     /// The SQLite database file, or the PostgreSQL URL without its password.
     let path: String
     /// Landing visits go straight to the tables in group commits (PostgreSQL: the server's WAL is the durable

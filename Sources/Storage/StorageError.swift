@@ -30,6 +30,9 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         /// A column holds a value outside its closed set (an unknown `state`, `environment`, ...): written by a
         /// newer version, or by hand. Never read as a default.
         case unknownValue
+        /// The ledger's schema is newer than this release knows: a later release migrated it. Running older code
+        /// on it could misread or damage what the newer one wrote, so nothing opens it.
+        case newerSchema
         /// The database server cannot be reached (PostgreSQL down, restarting or unreachable): retry later.
         case unavailable
         /// Any other SQLite failure; the primary result code.

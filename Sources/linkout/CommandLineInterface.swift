@@ -1,6 +1,7 @@
 import Foundation
 import LinkOut
 import Logging
+import Storage
 
 /// `linkout <subcommand> [flags]`: argument parsing only; the work happens in the library.
 public enum CommandLineInterface {
@@ -37,6 +38,8 @@ public enum CommandLineInterface {
           keys list | rotate [--publish-ahead SECONDS] | retire KID [--force] [--data-dir DIR] [--config PATH]
               the keys that sign entitlements (published at /.well-known/jwks.json): rotate in a new one, or
               take an old one out once nothing it signed is still valid (at once with --force: a leaked key)
+          version, --version
+              print the release and the ledger schema version it migrates to
           healthcheck [--port N] [--url URL]
               exit 0 when the local server answers /healthz (for container health checks)
           help
@@ -63,6 +66,9 @@ public enum CommandLineInterface {
             case "credentials": return try AppAccessCommand.credentials(rest)
             case "keys": return try AppAccessCommand.keys(rest)
             case "healthcheck": return try HealthcheckCommand.run(rest)
+            case "version", "--version":
+                printOutput(Release.summary + "\n")
+                return 0
             case "help", "--help", "-h":
                 printOutput(usage)
                 return 0
@@ -75,6 +81,10 @@ public enum CommandLineInterface {
             return 2
         } catch let error as ConfigurationError {
             printError("linkout: \(error)\n")
+            return 2
+        } catch let error as StorageError where error.code == .newerSchema {
+            // A rollback onto a ledger a later release migrated: refused like a bad configuration.
+            printError("linkout \(command): \(error.message)\n")
             return 2
         } catch {
             printError("linkout \(command): \(error)\n")

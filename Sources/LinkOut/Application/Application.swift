@@ -171,6 +171,12 @@ package final class Application: Sendable {
                     help: "Ledger transactions (each carries a batch of writes).",
                     value: ledger.commitCount
                 ),
+                .init(
+                    name: "linkout_build_info",
+                    help: "Always 1: the release and the schema version it migrates ledgers to.",
+                    value: 1,
+                    labels: [("version", Release.version), ("schema", String(Release.schemaVersion))]
+                ),
             ] + ReportGauges.sample(ledger: ledger, reporting: reporting, clock: clock, logger: logger)
                 + LedgerGauges.sample(ledger: ledger, reporting: reporting, clock: clock)
         }

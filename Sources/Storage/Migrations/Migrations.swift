@@ -578,6 +578,9 @@ enum Migrations {
         ),
     ]
 
+    /// The schema version this release writes: its last migration's.
+    static var latestVersion: Int64 { all.last?.version ?? 0 }
+
     /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows
     /// and the daily roll-up from the line items already stored (no regime is in force yet; the server
     /// classifies them again when it starts with regimes, see `MoneyStore.useRegimes`).
@@ -617,6 +620,13 @@ enum Migrations {
         let applied = Set(
             try connection.query("SELECT version FROM schema_migrations").compactMap { $0.first?.integer }
         )
+        if let newest = applied.max(), newest > latestVersion {
+            throw StorageError(
+                .newerSchema,
+                "the ledger's schema is version \(newest), migrated by a newer release; this release knows schema "
+                    + "versions up to \(latestVersion): run that release again (see README \"Upgrades and rollbacks\")"
+            )
+        }
         for migration in all where !applied.contains(migration.version) {
             try connection.begin()
             do throws(StorageError) {
