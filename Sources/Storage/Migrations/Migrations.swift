@@ -604,7 +604,13 @@ enum Migrations {
 
     /// Applies the migrations not applied yet, each in its own transaction with its version row. On PostgreSQL
     /// under an advisory lock, so two instances starting together migrate once (the second finds them applied).
-    static func apply(to connection: any SQLConnection, dialect: SQLDialect, now: Int64) throws(StorageError) {
+    /// `upTo`: the last version to apply (tests build the ledger an earlier release left, then upgrade it).
+    static func apply(
+        to connection: any SQLConnection,
+        dialect: SQLDialect,
+        now: Int64,
+        upTo last: Int64 = .max
+    ) throws(StorageError) {
         if dialect == .postgres { try connection.query("SELECT pg_advisory_lock(?)", [.integer(advisoryLock)]) }
         defer {
             if dialect == .postgres {
@@ -627,7 +633,7 @@ enum Migrations {
                     + "versions up to \(latestVersion): run that release again (see README \"Upgrades and rollbacks\")"
             )
         }
-        for migration in all where !applied.contains(migration.version) {
+        for migration in all where !applied.contains(migration.version) && migration.version <= last {
             try connection.begin()
             do throws(StorageError) {
                 try connection.execute(dialect.schema(migration.sql))
