@@ -66,9 +66,11 @@ enum AppAccessCommand {
         return try withAdministration(flags) { administration in
             switch subcommand {
             case "rotate":
-                let ahead = Int64(flags["--publish-ahead"] ?? "0") ?? -1
-                guard (0...(30 * 86_400)).contains(ahead) else {
-                    throw CommandLineInterface.UsageError(description: "--publish-ahead is 0 to 2592000 seconds")
+                let ahead = try flags["--publish-ahead"].map { text in
+                    guard let value = Int64(text), (0...(30 * 86_400)).contains(value) else {
+                        throw CommandLineInterface.UsageError(description: "--publish-ahead is 0 to 2592000 seconds")
+                    }
+                    return value
                 }
                 let key = try administration.rotate(publishAheadSeconds: ahead)
                 CommandLineInterface.printOutput("rotated: \(key.kid) signs from \(date(key.signsFrom))\n")

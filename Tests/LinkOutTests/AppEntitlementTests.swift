@@ -235,6 +235,14 @@ struct AppEntitlementTests {
         #expect(old.status == 401 && old.text.contains("credential_revoked"))
         #expect(try Self.entitlements(live, secret).status == 200)
         let replacement = try #require((try Self.json(reissued)["credential"] as? [String: Any])?["id"] as? String)
+        // The replaced one cannot be reissued again: that would leave two live replacements.
+        let twice = try live.post(
+            "/admin/credentials/\(id)/reissue",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(twice.status == 409 && twice.text.contains(replacement), "\(twice.status) \(twice.text)")
         let revoked = try live.post(
             "/admin/credentials/\(replacement)/revoke",
             contentType: "text/plain",
@@ -258,7 +266,12 @@ struct AppEntitlementTests {
         let before = try #require(redeemed["entitlement"] as? String)
         let credential = try #require(redeemed["credential"] as? String)
         time.advance(seconds: 60)
-        let rotated = try live.post("/admin/signing-keys/rotate", contentType: "text/plain", body: "", headers: admin)
+        let rotated = try live.post(
+            "/admin/signing-keys/rotate?publishAheadSeconds=0",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
         #expect(rotated.status == 201)
         let newKid = try #require(try Self.json(rotated)["kid"] as? String)
         let oldKid = try #require(
@@ -279,6 +292,8 @@ struct AppEntitlementTests {
         #expect(try retire(oldId).status == 409)  // what it signed is valid for a day yet
         #expect(try retire(newKid).status == 409)  // it signs now
         time.advance(seconds: 86_400)
+        #expect(try retire(oldId).status == 409)  // an instance may have signed with it for a minute more
+        time.advance(seconds: 60)
         #expect(try retire(oldId).status == 200)
         let published = try #require(try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
         #expect(published.compactMap { $0["kid"] as? String } == [newKid])
@@ -287,6 +302,9 @@ struct AppEntitlementTests {
         time.advance(seconds: 60)
         let third = try live.post("/admin/signing-keys/rotate", contentType: "text/plain", body: "", headers: admin)
         let thirdKid = try #require(try Self.json(third)["kid"] as? String)
+        // Published now, signing only once clients that cache the JWKS can have fetched it.
+        #expect(try Self.json(third)["signsFrom"] as? Int64 == time.clock.nowMilliseconds() + 360_000)
+        time.advance(seconds: 360)
         #expect(try retire(newKid).status == 409)
         let forced = try live.post(
             "/admin/signing-keys/\(newKid)/retire?force=true",
@@ -325,16 +343,30 @@ struct AppEntitlementTests {
             )
             #expect(rotation.status == 409 && rotation.text.contains("key_from_file"))
         }
-        let live = try LiveApplication(dataDir: dataDir) { $0.appEntitlements.signingKeyFile = second.path }
-        let (code, _) = try Self.purchase(live)
-        let signed = try #require(
-            try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
-        )
-        _ = try Self.verify(signed, live)
-        let kids = try #require(try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]])
-            .compactMap { $0["kid"] as? String }
-        #expect(kids.count == 2 && kids.contains(firstKid))
-        #expect(!signed.isEmpty && !kids.isEmpty)
+        do {
+            let live = try LiveApplication(dataDir: dataDir) { $0.appEntitlements.signingKeyFile = second.path }
+            let (code, _) = try Self.purchase(live)
+            let signed = try #require(
+                try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
+            )
+            _ = try Self.verify(signed, live)
+            let kids = try #require(
+                try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]]
+            ).compactMap { $0["kid"] as? String }
+            #expect(kids.count == 2 && kids.contains(firstKid))
+            // The operator's tools, with a configuration that names no key file, add no key and rotate none: the
+            // server signs with its file.
+            var tools = live.application.configuration
+            tools.appEntitlements.signingKeyFile = ""
+            let administration = try AppAccessAdministration(configuration: tools, ledger: live.ledger())
+            #expect(try administration.keys().count == 2)
+            #expect(throws: AppAccessRefusal.self) { _ = try administration.rotate(publishAheadSeconds: 0) }
+            try administration.retire(kid: firstKid, force: true)
+        }
+        // A key file whose key was retired signs nothing any more: refused at start.
+        #expect(throws: ConfigurationError.self) {
+            _ = try LiveApplication(dataDir: dataDir) { $0.appEntitlements.signingKeyFile = first.path }
+        }
         let bad = folder.appendingPathComponent("bad.pem")
         try "not a key".write(to: bad, atomically: true, encoding: .utf8)
         #expect(throws: ConfigurationError.self) {

@@ -35,6 +35,7 @@ struct DuplicateScanPlannerTests {
             noLineItemAfterSeconds: 172_800,
             batchLimit: batchLimit,
             paymentHold: Milliseconds.day,
+            identifiers: ReportIdentifiers(secret: "planner-tests"),
             duplicateCursor: cursor,
             duplicateWindowSize: 3
         )

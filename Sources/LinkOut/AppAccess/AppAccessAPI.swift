@@ -79,13 +79,18 @@ struct AppAccessAPI: Sendable {
         else {
             return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
         }
-        let bundleId = purchase.bundleId ?? ""
-        let account = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken }
+        let token = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0) }
+        let bundleId = EntitlementIssuer.audience(of: purchase, token: token)
+        let account = token?.appAccountToken
         if let refusal = mismatch(body: body, account: account, bundleId: bundleId, existing: existing) {
             throttles.codes.recordFailure(for: codeHash)
             return refusal
         }
         let now = clock.nowMilliseconds()
+        // Everything the answer needs is ready before the code is used up: once it is, nothing may fail, or the
+        // code would be gone and the credential's secret with it.
+        let view = try RedemptionAPI.view(purchase, ledger: ledger)
+        let signed = signedEntitlement(purchase, at: now)
         let secret = existing == nil ? Identifiers.credentialSecret() : nil
         let credentialId = existing?.id ?? "cred_" + Identifiers.random()
         let grant: CredentialGrant =
@@ -100,17 +105,15 @@ struct AppAccessAPI: Sendable {
                     secretHash: identifiers.credentialHash(secret)
                 )
             } else {
-                .extend(credentialId: credentialId)
+                .extend(credentialId: credentialId, account: account ?? body.appAccountToken)
             }
         switch try ledger.credentials.redeem(codeHash: codeHash, at: now, grant: grant) {
         case .redeemed(let record):
             logger.info("redeemed by the app", ["purchase_id": purchase.purchaseId, "credential_id": credentialId])
-            var signed: String?
-            if case .entitled(let jws, _) = try issuer.entitlement(for: purchase, at: now) { signed = jws }
             return JSONResponse.json(
                 .ok,
                 Redeemed(
-                    purchase: try RedemptionAPI.view(purchase, ledger: ledger),
+                    purchase: view,
                     redeemedAt: record.redeemedAt ?? now,
                     entitlement: signed,
                     credential: secret ?? String(request.headers["authorization"]?.dropFirst(7) ?? ""),
@@ -127,6 +130,18 @@ struct AppAccessAPI: Sendable {
             return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
         case nil:
             return BearerAuth.unauthorized()
+        }
+    }
+
+    /// The purchase's signed entitlement, or nil when it entitles to nothing now or cannot be signed (logged: the
+    /// app gets it from `GET /v1/app/entitlements` once the key is back).
+    private func signedEntitlement(_ purchase: PurchaseRecord, at now: Int64) -> String? {
+        do {
+            guard case .entitled(let jws, _) = try issuer.entitlement(for: purchase, at: now) else { return nil }
+            return jws
+        } catch {
+            logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(error)"])
+            return nil
         }
     }
 
@@ -195,7 +210,10 @@ struct AppAccessAPI: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return HTTPResponse(
             status: .ok,
-            headers: ["Content-Type": "application/jwk-set+json", "Cache-Control": "public, max-age=300"],
+            headers: [
+                "Content-Type": "application/jwk-set+json",
+                "Cache-Control": "public, max-age=\(EntitlementKeyring.keySetMaxAgeSeconds)",
+            ],
             body: Array(try encoder.encode(KeySet(keys: try keyring.publishedKeys())))
         )
     }

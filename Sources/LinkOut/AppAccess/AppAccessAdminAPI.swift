@@ -64,11 +64,13 @@ struct AppAccessAdminAPI: Sendable {
     /// `POST /admin/credentials/{credentialId}/reissue`.
     func reissue(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = admin.authorize(request) { return refusal }
-        guard
-            let (credential, secret) = try administration.reissue(
-                credentialId: request.pathParameters["credentialId"] ?? ""
-            )
-        else {
+        let reissued: (credential: CustomerCredential, secret: String)?
+        do {
+            reissued = try administration.reissue(credentialId: request.pathParameters["credentialId"] ?? "")
+        } catch let refusal as AppAccessRefusal {
+            return JSONResponse.error(.conflict, "already_replaced", refusal.description)
+        }
+        guard let (credential, secret) = reissued else {
             return JSONResponse.error(.notFound, "unknown_credential", "No credential has this id.")
         }
         return JSONResponse.json(.created, Reissued(credential: credential, secret: secret))
@@ -80,10 +82,11 @@ struct AppAccessAdminAPI: Sendable {
         return JSONResponse.json(.ok, KeyList(keys: try administration.keys().map(KeyView.init)))
     }
 
-    /// `POST /admin/signing-keys/rotate?publishAheadSeconds=N` (default 0, at most 30 days).
+    /// `POST /admin/signing-keys/rotate?publishAheadSeconds=N` (default `EntitlementKeyring
+    /// .defaultPublishAheadSeconds`, at most 30 days).
     func rotate(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = admin.authorize(request) { return refusal }
-        var ahead: Int64 = 0
+        var ahead: Int64?
         if let text = request.queryValue("publishAheadSeconds") {
             guard let value = Int64(text), (0...(30 * 86_400)).contains(value) else {
                 return JSONResponse.error(
@@ -96,7 +99,7 @@ struct AppAccessAdminAPI: Sendable {
         }
         do {
             return JSONResponse.json(.created, KeyView(try administration.rotate(publishAheadSeconds: ahead)))
-        } catch let refusal as KeyringError {
+        } catch let refusal as AppAccessRefusal {
             return JSONResponse.error(.conflict, "key_from_file", refusal.description)
         }
     }
@@ -114,7 +117,7 @@ struct AppAccessAdminAPI: Sendable {
         }
         do {
             try administration.retire(kid: kid, force: force == "true")
-        } catch let refusal as KeyringError {
+        } catch let refusal as AppAccessRefusal {
             return JSONResponse.error(.conflict, "key_in_use", refusal.description)
         }
         return JSONResponse.json(.ok, KeyList(keys: try administration.keys().map(KeyView.init)))

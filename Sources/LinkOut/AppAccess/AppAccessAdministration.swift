@@ -21,7 +21,12 @@ package struct AppAccessAdministration: Sendable {
         self.init(
             ledger: ledger,
             identifiers: Identifiers(secret: try ledger.settings.secret(named: "identifiers")),
-            keyring: try EntitlementKeyring(ledger: ledger, configuration: configuration.appEntitlements, clock: clock),
+            keyring: try EntitlementKeyring(
+                ledger: ledger,
+                configuration: configuration.appEntitlements,
+                clock: clock,
+                role: .administration
+            ),
             clock: clock
         )
     }
@@ -36,7 +41,8 @@ package struct AppAccessAdministration: Sendable {
     }
 
     /// A new credential in place of `credentialId` (revoked), covering the same purchases; the secret is shown
-    /// this once. Nil when there is no such credential.
+    /// this once. Nil when there is no such credential; refused for one already replaced (its replacement is the
+    /// one to reissue).
     package func reissue(credentialId: String) throws -> (credential: CustomerCredential, secret: String)? {
         let secret = Identifiers.credentialSecret()
         let replacement = CustomerCredential(
@@ -45,14 +51,16 @@ package struct AppAccessAdministration: Sendable {
             appAccountToken: nil,
             createdAt: clock.nowMilliseconds()
         )
-        guard
-            let issued = try ledger.credentials.reissue(
-                id: credentialId,
-                as: replacement,
-                secretHash: identifiers.credentialHash(secret)
-            )
-        else { return nil }
-        return (issued, secret)
+        switch try ledger.credentials.reissue(
+            id: credentialId,
+            as: replacement,
+            secretHash: identifiers.credentialHash(secret)
+        ) {
+        case .reissued(let issued): return (issued, secret)
+        case .notFound: return nil
+        case .alreadyReplaced(let by):
+            throw AppAccessRefusal("\(credentialId) was already replaced by \(by); reissue that one")
+        }
     }
 
     /// Every signing key, retired ones too, oldest first.
@@ -60,8 +68,9 @@ package struct AppAccessAdministration: Sendable {
         try ledger.signingKeys.keys(includingRetired: true)
     }
 
-    package func rotate(publishAheadSeconds: Int64) throws -> SigningKeyRecord {
-        try keyring.rotate(publishAheadSeconds: publishAheadSeconds)
+    /// `publishAheadSeconds`: nil for the default (longer than the JWKS may be cached).
+    package func rotate(publishAheadSeconds: Int64?) throws -> SigningKeyRecord {
+        try keyring.rotate(publishAheadSeconds: publishAheadSeconds ?? EntitlementKeyring.defaultPublishAheadSeconds)
     }
 
     package func retire(kid: String, force: Bool = false) throws {

@@ -15,6 +15,11 @@ struct EntitlementIssuer: Sendable {
     let issuer: String
     let lifetimeSeconds: Int64
 
+    /// The app a purchase belongs to: the `aud` of its entitlements and the app of the credentials that cover it.
+    static func audience(of purchase: PurchaseRecord, token: StoredToken?) -> String {
+        purchase.bundleId ?? token?.token.bundleId ?? ""
+    }
+
     func entitlement(for purchase: PurchaseRecord, at now: Int64) throws -> Outcome {
         let until: Int64?
         switch policy.state(of: purchase, at: now) {
@@ -28,7 +33,7 @@ struct EntitlementIssuer: Sendable {
         let expiry = min(issuedAt + lifetimeSeconds, until.map { ($0 + 999) / 1000 } ?? Int64.max)
         let claims = SignedEntitlement(
             iss: issuer,
-            aud: purchase.bundleId ?? token?.token.bundleId ?? "",
+            aud: Self.audience(of: purchase, token: token),
             sub: purchase.purchaseId,
             iat: issuedAt,
             exp: expiry,
@@ -41,7 +46,7 @@ struct EntitlementIssuer: Sendable {
             appAccountToken: token?.appAccountToken
         )
         let key = try keyring.signingKey()
-        guard let signer = key.signer else { throw KeyringError("the signing key \(key.kid) has no private half") }
+        guard let signer = key.signer else { throw AppAccessRefusal("the signing key \(key.kid) has no private half") }
         return .entitled(jws: try claims.signed(kid: key.kid, with: signer), claims: claims)
     }
 }

@@ -10,8 +10,17 @@ import Synchronization
 /// A rotated-out key stays published until it is retired, which is refused while entitlements it signed may
 /// still be valid: an entitlement signed before a rotation verifies until it expires.
 final class EntitlementKeyring: Sendable {
+    /// Who holds the keyring: the server may add keys (the first generated one, its key file's public half);
+    /// the operator's tools only read, rotate and retire.
+    enum Role {
+        case server
+        case administration
+    }
+
     private struct Loaded {
+        /// The published keys, in the order they began signing.
         var records: [SigningKeyRecord]
+        var retired: Set<String>
         var signers: [String: ES256Key]
         var at: Int64
     }
@@ -19,6 +28,11 @@ final class EntitlementKeyring: Sendable {
     /// Another instance's rotation reaches this one's signing within this time (the JWKS is read from the ledger
     /// on every request, so the new key is published everywhere at once).
     static let refreshMilliseconds: Int64 = 60_000
+    /// How long `/.well-known/jwks.json` may be cached (its `Cache-Control`).
+    static let keySetMaxAgeSeconds: Int64 = 300
+    /// A rotated-in key is published this long before it signs by default: longer than a client may cache the
+    /// JWKS and than an instance takes to see the rotation, so no client meets a key it cannot have fetched.
+    static let defaultPublishAheadSeconds = keySetMaxAgeSeconds + refreshMilliseconds / 1000
 
     private let ledger: Ledger
     private let clock: Clock
@@ -26,30 +40,42 @@ final class EntitlementKeyring: Sendable {
     private let lifetimeMilliseconds: Int64
     private let loaded: Mutex<Loaded>
 
-    /// Reads the key file, or generates the first key into the ledger when none is there.
-    init(ledger: Ledger, configuration: Configuration.AppEntitlements, clock: Clock) throws {
+    /// As the server: reads the key file (refused when that key was retired), or generates the first key into
+    /// the ledger when none is there. As the operator's tools: reads the key file named in the configuration,
+    /// and adds nothing.
+    init(ledger: Ledger, configuration: Configuration.AppEntitlements, clock: Clock, role: Role = .server) throws {
         self.ledger = ledger
         self.clock = clock
         lifetimeMilliseconds = configuration.lifetimeSeconds * 1000
         let now = clock.nowMilliseconds()
+        let known = try ledger.signingKeys.keys(includingRetired: true)
         if configuration.signingKeyFile.isEmpty {
             fileKey = nil
-            if try !ledger.signingKeys.keys().contains(where: { $0.privateKeyPEM != nil }) {
+            if role == .server, !known.contains(where: { $0.privateKeyPEM != nil && $0.retiredAt == nil }) {
                 try ledger.signingKeys.insert(try Self.generate(at: now, signsFrom: now))
             }
         } else {
             let key = try Self.readKeyFile(configuration.signingKeyFile)
             let jwk = try EntitlementKey.publicJWK(of: key)
-            fileKey = EntitlementKey(jwk: jwk, signer: key)
-            try ledger.signingKeys.insert(
-                SigningKeyRecord(
-                    kid: jwk.kid,
-                    publicJWK: try EntitlementKey.jsonText(jwk),
-                    privateKeyPEM: nil,
-                    createdAt: now,
-                    signsFrom: now
+            // A retired key no longer verifies anywhere: what it signed now would fail every app's check.
+            if known.contains(where: { $0.kid == jwk.kid && $0.retiredAt != nil }) {
+                throw ConfigurationError(
+                    field: "appEntitlements.signingKeyFile",
+                    problem: "holds the key \(jwk.kid), which was retired; name a new key file"
                 )
-            )
+            }
+            fileKey = EntitlementKey(jwk: jwk, signer: key)
+            if role == .server {
+                try ledger.signingKeys.insert(
+                    SigningKeyRecord(
+                        kid: jwk.kid,
+                        publicJWK: try EntitlementKey.jsonText(jwk),
+                        privateKeyPEM: nil,
+                        createdAt: now,
+                        signsFrom: now
+                    )
+                )
+            }
         }
         loaded = Mutex(try Self.load(ledger, at: now))
     }
@@ -84,29 +110,57 @@ final class EntitlementKeyring: Sendable {
     }
 
     private static func load(_ ledger: Ledger, at now: Int64) throws -> Loaded {
-        let records = try ledger.signingKeys.keys()
+        let all = try ledger.signingKeys.keys(includingRetired: true)
+        let records = all.filter { $0.retiredAt == nil }
         var signers: [String: ES256Key] = [:]
         for record in records {
             guard let pem = record.privateKeyPEM else { continue }
             signers[record.kid] = try ES256Key(pem: pem)
         }
-        return Loaded(records: records, signers: signers, at: now)
+        return Loaded(
+            records: records,
+            retired: Set(all.filter { $0.retiredAt != nil }.map(\.kid)),
+            signers: signers,
+            at: now
+        )
     }
 
-    /// The key that signs now: the key file's, else the generated key that began signing last.
-    func signingKey() throws -> EntitlementKey {
-        if let fileKey { return fileKey }
-        let now = clock.nowMilliseconds()
-        let current = try loaded.withLock { loaded throws -> Loaded in
+    /// The published keys as last read, re-read once `refreshMilliseconds` old.
+    private func current(at now: Int64) throws -> Loaded {
+        try loaded.withLock { loaded throws -> Loaded in
             if now - loaded.at >= Self.refreshMilliseconds || now < loaded.at {
                 loaded = try Self.load(ledger, at: now)
             }
             return loaded
         }
-        guard
-            let record = current.records.last(where: { $0.signsFrom <= now && current.signers[$0.kid] != nil }),
-            let signer = current.signers[record.kid]
-        else { throw KeyringError("no entitlement signing key is in force; run 'linkout keys rotate'") }
+    }
+
+    /// The id of the key that signs now: the key file's, else the published key that began signing last (a key
+    /// file's too, when another configuration's server put it there).
+    private func signingKid(_ current: Loaded, at now: Int64) throws -> String {
+        if let fileKey { return fileKey.kid }
+        guard let record = current.records.last(where: { $0.signsFrom <= now }) else {
+            throw AppAccessRefusal("no entitlement signing key is in force; run 'linkout keys rotate'")
+        }
+        return record.kid
+    }
+
+    /// The key that signs now, with its private half. Refused when that key has been retired (by another
+    /// instance or the operator's tools), or is a key file's this process does not hold: nothing is signed that
+    /// the JWKS would not verify.
+    func signingKey() throws -> EntitlementKey {
+        let now = clock.nowMilliseconds()
+        let current = try current(at: now)
+        let kid = try signingKid(current, at: now)
+        guard !current.retired.contains(kid) else {
+            throw AppAccessRefusal("the signing key \(kid) was retired; name a new appEntitlements.signingKeyFile")
+        }
+        if let fileKey { return fileKey }
+        guard let record = current.records.first(where: { $0.kid == kid }), let signer = current.signers[kid] else {
+            throw AppAccessRefusal(
+                "the key that signs now (\(kid)) comes from a key file this configuration does not name"
+            )
+        }
         return EntitlementKey(jwk: try Self.jwk(record), signer: signer)
     }
 
@@ -120,15 +174,17 @@ final class EntitlementKeyring: Sendable {
         try ledger.signingKeys.keys().map(Self.jwk)
     }
 
-    /// A new generated key, published now and signing from `publishAhead` seconds on (so clients that cache
-    /// the JWKS can fetch it before they meet it). The key it replaces stays published until retired.
-    func rotate(publishAheadSeconds: Int64 = 0) throws -> SigningKeyRecord {
-        guard fileKey == nil else {
-            throw KeyringError(
-                "the signing key comes from appEntitlements.signingKeyFile: point it at a new key file and restart"
+    /// A new generated key, published now and signing from `publishAheadSeconds` on. The key it replaces stays
+    /// published until retired. Refused while a key file signs: that key is rotated by replacing the file.
+    func rotate(publishAheadSeconds: Int64 = defaultPublishAheadSeconds) throws -> SigningKeyRecord {
+        let now = clock.nowMilliseconds()
+        let current = try current(at: now)
+        let signing = try signingKid(current, at: now)
+        guard fileKey == nil, current.signers[signing] != nil else {
+            throw AppAccessRefusal(
+                "a key file signs (\(signing)): point appEntitlements.signingKeyFile at a new key and restart"
             )
         }
-        let now = clock.nowMilliseconds()
         // Strictly after every key before it, so "the key that began signing last" is never a tie.
         let latest = try ledger.signingKeys.keys(includingRetired: true).map(\.signsFrom).max() ?? now
         let signsFrom = max(now + max(0, publishAheadSeconds) * 1000, latest + 1)
@@ -139,33 +195,30 @@ final class EntitlementKeyring: Sendable {
     }
 
     /// Takes a key out of the JWKS. Refused for the key that signs now, and while entitlements it signed may
-    /// still be valid (until `lifetimeSeconds` after the next key began signing) unless `force`d: a key that
-    /// leaked must stop verifying at once, whatever it signed.
+    /// still be valid (until `lifetimeSeconds` after the next key began signing, plus the time an instance takes
+    /// to see that) unless `force`d: a key that leaked must stop verifying at once, whatever it signed.
     func retire(kid: String, force: Bool = false) throws {
         let now = clock.nowMilliseconds()
         let records = try ledger.signingKeys.keys()
         guard let record = records.first(where: { $0.kid == kid }) else {
-            throw KeyringError("no published key has the id \(kid)")
+            throw AppAccessRefusal("no published key has the id \(kid)")
         }
-        guard try kid != signingKey().kid else { throw KeyringError("\(kid) is the key that signs now") }
+        guard try kid != signingKid(current(at: now), at: now) else {
+            throw AppAccessRefusal("\(kid) is the key that signs now")
+        }
         let successorStart = records.filter { $0.signsFrom > record.signsFrom && $0.signsFrom <= now }
             .map(\.signsFrom).min()
-        if !force, let successorStart, successorStart + lifetimeMilliseconds > now {
-            let date = Date(timeIntervalSince1970: Double(successorStart + lifetimeMilliseconds) / 1000)
-            throw KeyringError(
+        let validUntil = successorStart.map { $0 + Self.refreshMilliseconds + lifetimeMilliseconds }
+        if !force, let validUntil, validUntil > now {
+            let date = Date(timeIntervalSince1970: Double(validUntil) / 1000)
+            throw AppAccessRefusal(
                 "entitlements \(kid) signed may be valid until \(date.formatted(.iso8601)); retire it after that "
                     + "(or force it, if the key leaked)"
             )
         }
         guard try ledger.signingKeys.retire(kid: kid, at: now) else {
-            throw KeyringError("no published key has the id \(kid)")
+            throw AppAccessRefusal("no published key has the id \(kid)")
         }
         try loaded.withLock { loaded throws in loaded = try Self.load(ledger, at: now) }
     }
-}
-
-/// Why a key operation was refused, in words for the operator.
-struct KeyringError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

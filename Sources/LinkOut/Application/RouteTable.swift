@@ -145,7 +145,7 @@ struct RouteTable: Sendable {
             handler: rateGuard.limit(appAccess.redeem)
         )
         router.get("/v1/app/entitlements", handler: rateGuard.limit(failedAuth.guarding(appAccess.entitlements)))
-        router.get("/.well-known/jwks.json", handler: appAccess.keySet)
+        router.get("/.well-known/jwks.json", handler: rateGuard.limit(appAccess.keySet))
         router.get("/admin/credentials", handler: failedAuth.guarding(appAccessAdmin.credentials))
         let credential = "/admin/credentials/{credentialId}"
         router.post(credential + "/revoke", bodyLimit: .noBody, handler: failedAuth.guarding(appAccessAdmin.revoke))

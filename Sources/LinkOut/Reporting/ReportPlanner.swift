@@ -17,6 +17,8 @@ struct ReportPlanner: Sendable {
     /// How long an open payment holds back a `NO_LINE_ITEM` report: the running provider's longest session
     /// (`ProviderRegistration.sessionLifetime`; Stripe's Checkout Session: 24 hours).
     let paymentHold: Int64
+    /// The identifier each new report gets, from its content.
+    let identifiers: ReportIdentifiers
     /// Where this pass's window of unexpired custom-link tokens checked for duplicates starts; moved on by it.
     var duplicateCursor = DuplicateScanCursor()
     /// Most unexpired custom-link tokens checked for duplicates per pass (see `duplicateCursor`).
@@ -64,14 +66,15 @@ struct ReportPlanner: Sendable {
             } else {
                 status = .noLineItem
             }
+            let carrying = Self.latestVersions(fresh)
             planned.append(
                 try build(
                     token,
                     status: status,
                     items: items,
-                    carrying: Self.latestVersions(fresh),
+                    carrying: carrying,
                     claiming: fresh,
-                    requestIdentifier: Self.newIdentifier(),
+                    requestIdentifier: try identifier(token, status, carrying),
                     now: now
                 )
             )
@@ -167,6 +170,19 @@ struct ReportPlanner: Sendable {
     /// transactions are reported on. Only `ACQUISITION`/`SERVICES` tokens are ever duplicates (spec §5.4).
     func isDuplicate(_ token: StoredToken) throws -> Bool {
         try ledger.reports.isDuplicateToken(token.token.externalPurchaseId)
+    }
+
+    /// The content's identifier, unless this ledger already used it for a report of the same content (sent
+    /// and refused before, say): a report is never queued under an identifier the outbox holds.
+    private func identifier(_ token: StoredToken, _ status: ReportStatus, _ carrying: [StoredLineItem]) throws
+        -> String
+    {
+        let derived = identifiers.identifier(
+            externalPurchaseId: token.token.externalPurchaseId,
+            status: status,
+            lineItemBodies: status == .lineItem ? carrying.map(\.body) : []
+        )
+        return try ledger.reports.report(derived) == nil ? derived : Self.newIdentifier()
     }
 
     static func newIdentifier() -> String {

@@ -60,6 +60,9 @@ package final class ReportingService: Sendable {
     private let duplicateCursor = DuplicateScanCursor()
     /// No report is sent before this moment (UNIX ms): Apple answered 429.
     private let pausedUntil = Atomic<Int64>(0)
+    private let identifiers = Mutex<ReportIdentifiers?>(nil)
+    /// When this ledger was restored from a backup, if it was (`RestoreDoubt`).
+    let restoredAt: Int64?
 
     /// Most reports planned or sent per tick; the rest wait for the next tick.
     static let batchLimit = 200
@@ -86,6 +89,7 @@ package final class ReportingService: Sendable {
         http.caFile = configuration.apple.caFile
         http.proxy = configuration.apple.proxy
         httpClient = HTTPClient(configuration: http)
+        restoredAt = RestoreDoubt.restoredAt(ledger, logger: logger, metrics: metrics)
         switch keys.current {
         case .success:
             // A block survives a restart (and shows in `linkout report status`) until Apple takes a report. If
@@ -278,8 +282,17 @@ package final class ReportingService: Sendable {
             noLineItemAfterSeconds: configuration.reporting.noLineItemAfterSeconds,
             batchLimit: Self.batchLimit,
             paymentHold: configuration.payments.registration.sessionLifetime,
+            identifiers: try reportIdentifiers(),
             duplicateCursor: duplicateCursor
         ).plan(now: now)
+    }
+
+    /// The planner's identifiers, keyed by the installation's secret (read from the ledger once).
+    private func reportIdentifiers() throws -> ReportIdentifiers {
+        if let made = identifiers.withLock({ $0 }) { return made }
+        let made = ReportIdentifiers(secret: try ledger.settings.secret(named: "identifiers"))
+        identifiers.withLock { $0 = made }
+        return made
     }
 
     /// Puts a planned report in the outbox; false when it breaks Apple's rules and is left out (logged).
@@ -334,6 +347,18 @@ package final class ReportingService: Sendable {
     func send(_ report: StoredReport, client: ExternalPurchaseAPIClient) -> Bool {
         let environment = report.environment
         let began = clock.nowMilliseconds()
+        if RestoreDoubt.applies(to: report, restoredAt: restoredAt, now: began) {
+            // It may have gone out from the ledger's lost future: Apple's copy decides before anything is sent.
+            let retrieved = client.retrieve(
+                requestIdentifier: report.requestIdentifier,
+                environment: environment,
+                bundleId: report.bundleId,
+                now: began
+            )
+            if let settled = RestoreDoubt.settle(report, retrieved: retrieved, at: clock.nowMilliseconds()) {
+                return record(settled, for: report, outcome: nil, began: began)
+            }
+        }
         let outcome = client.send(
             body: Array(report.body.utf8),
             environment: environment,
@@ -367,6 +392,19 @@ package final class ReportingService: Sendable {
                 sentAt: answer.attempt.at
             )
         }
+        return record(answer, for: report, outcome: outcome, began: began)
+    }
+
+    /// Records Apple's answer to a report (or what Retrieve settled), logs it, and acts on what it means for the
+    /// other reports (a block, a pause). `outcome`: the send's, nil when nothing was sent. Returns whether the
+    /// report left the pending state.
+    private func record(
+        _ answer: AppleAnswer,
+        for report: StoredReport,
+        outcome: ExternalPurchaseAPIClient.Outcome?,
+        began: Int64
+    ) -> Bool {
+        let sentAt = answer.attempt.at
         var metadata = [
             "external_purchase_id": report.externalPurchaseId, "request_identifier": report.requestIdentifier,
             "report.status": report.status.rawValue,

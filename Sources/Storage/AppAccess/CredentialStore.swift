@@ -64,16 +64,21 @@ public struct CredentialStore: Sendable {
     }
 
     /// Uses up the code and grants what the redemption gives, in one transaction: either both are written or
-    /// neither. A credential to extend that was revoked meanwhile leaves the code unused (`.notFound` is not
-    /// returned for it: the caller checked the credential; it gets `nil` and answers 401).
+    /// neither. Nil, with the code unused, when the credential to extend was revoked meanwhile (the caller
+    /// answers 401).
     public func redeem(codeHash: String, at now: Int64, grant: CredentialGrant) throws(StorageError)
         -> RedemptionOutcome?
     {
         try database.writer.write { connection throws(StorageError) in
-            if case .extend(let id) = grant {
+            if case .extend(let id, let account) = grant {
+                // The update locks the row (a revocation racing this waits for it, or wins before it), and binds
+                // a credential without an account to the purchase's.
                 let live = try connection.query(
-                    "SELECT 1 FROM customer_credentials WHERE id = ? AND revoked_at IS NULL",
-                    [.text(id)]
+                    """
+                    UPDATE customer_credentials SET app_account_token = COALESCE(app_account_token, ?)
+                    WHERE id = ? AND revoked_at IS NULL RETURNING 1
+                    """,
+                    [.optional(account), .text(id)]
                 )
                 guard !live.isEmpty else { return nil }
             }
@@ -84,7 +89,7 @@ public struct CredentialStore: Sendable {
             case .issue(let credential, let secretHash):
                 try Self.insert(credential, secretHash: secretHash, in: connection)
                 credentialId = credential.id
-            case .extend(let id):
+            case .extend(let id, _):
                 credentialId = id
             }
             try Self.add(purchaseId: record.purchaseId, to: credentialId, at: now, in: connection)
@@ -132,18 +137,21 @@ public struct CredentialStore: Sendable {
     }
 
     /// Revokes `id` and issues `replacement` in its place, covering the same purchases for the same app and
-    /// account (a person who lost the device that held it). Nil when there is no such credential.
+    /// account (a person who lost the device that held it).
     public func reissue(id: String, as replacement: CustomerCredential, secretHash: String) throws(StorageError)
-        -> CustomerCredential?
+        -> ReissueOutcome
     {
         try database.writer.write { connection throws(StorageError) in
-            guard let old = try Self.find("id", id, in: connection) else { return nil }
-            try connection.query(
+            // Claimed by the update, so two reissues at once cannot both replace it.
+            let claimed = try connection.query(
                 """
-                UPDATE customer_credentials SET revoked_at = COALESCE(revoked_at, ?), replaced_by = ? WHERE id = ?
+                UPDATE customer_credentials SET revoked_at = COALESCE(revoked_at, ?), replaced_by = ?
+                WHERE id = ? AND replaced_by IS NULL RETURNING id
                 """,
                 [.integer(replacement.createdAt), .text(replacement.id), .text(id)]
             )
+            guard let old = try Self.find("id", id, in: connection) else { return .notFound }
+            guard !claimed.isEmpty else { return .alreadyReplaced(by: old.replacedBy ?? "") }
             var fresh = replacement
             fresh.bundleId = old.bundleId
             fresh.appAccountToken = old.appAccountToken
@@ -151,7 +159,8 @@ public struct CredentialStore: Sendable {
             for purchaseId in old.purchaseIds {
                 try Self.add(purchaseId: purchaseId, to: fresh.id, at: fresh.createdAt, in: connection)
             }
-            return try Self.find("id", fresh.id, in: connection)
+            guard let issued = try Self.find("id", fresh.id, in: connection) else { return .notFound }
+            return .reissued(issued)
         }
     }
 }

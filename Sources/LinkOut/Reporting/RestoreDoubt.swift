@@ -1,0 +1,83 @@
+import Domain
+import ExternalPurchase
+import Logging
+import Outbound
+import Storage
+
+/// After `linkout restore`, the ledger has forgotten what happened since the backup was made: a report it
+/// holds as pending, or plans again under the same identifier (`ReportIdentifiers`), may already be at Apple.
+/// For `window` after the restore, the first send of every report is preceded by Retrieve External Purchase
+/// Report: Apple's copy settles it as accepted without a second send; Apple's `NotFoundError` lets it go out;
+/// no answer keeps it pending, never sent blind.
+enum RestoreDoubt {
+    /// The ledger setting `linkout restore` writes: when the backup was restored (UNIX ms).
+    static let setting = "restored_at"
+    /// How long after a restore a first send checks Apple first: the longest a provider redelivers the events
+    /// the lost days were made of (Stripe retries webhooks for 3 days), with room to spare.
+    static let window: Int64 = Milliseconds.days(30)
+    /// When a report whose copy Apple could not show is tried again.
+    static let retryMilliseconds: Int64 = 5 * Milliseconds.minute
+
+    static func restoredAt(_ ledger: Ledger, logger: Logger, metrics: Metrics) -> Int64? {
+        do {
+            return try ledger.settings.setting(named: setting).flatMap { Int64($0) }
+        } catch {
+            // Unknown: a report of the lost days may then be sent again under its identifier, and Apple's
+            // duplicate 400 is settled with Retrieve as for a lost answer.
+            ReportingService.storageFailed("restore time could not be read", error, logger, metrics)
+            return nil
+        }
+    }
+
+    static func applies(to report: StoredReport, restoredAt: Int64?, now: Int64) -> Bool {
+        guard let restoredAt, report.attempts == 0 else { return false }
+        return now < restoredAt + window
+    }
+
+    /// What Retrieve says of a report before its first send: accepted, or nil when it may go out now; an
+    /// attempt that keeps it pending when Apple could not tell.
+    static func settle(
+        _ report: StoredReport,
+        retrieved: Result<(status: Int, body: String), HTTPClientError>,
+        at now: Int64
+    ) -> AppleAnswer? {
+        switch retrieved {
+        case .success(let answer) where answer.status == 200 && answer.body.contains(report.requestIdentifier):
+            return AppleAnswer(
+                attempt: ReportAttempt(
+                    state: .accepted,
+                    httpStatus: 200,
+                    response: "accepted: Apple holds this report (sent before the ledger was restored)",
+                    nextAttemptAt: now,
+                    at: now
+                ),
+                next: .continueSending,
+                logLevel: .info,
+                message: "report accepted by Apple before the restore (settled with Retrieve External Purchase Report)"
+            )
+        case .success(let answer) where answer.status == 400 || answer.status == 404:
+            return nil
+        case .success(let answer):
+            return unsettled("Retrieve answered \(answer.status)", now)
+        case .failure(let error):
+            return unsettled("Retrieve failed: \(error)", now)
+        }
+    }
+
+    private static func unsettled(_ why: String, _ now: Int64) -> AppleAnswer {
+        AppleAnswer(
+            attempt: ReportAttempt(
+                state: .pending,
+                httpStatus: nil,
+                response: "not sent: the ledger was restored and Apple's copy could not be read (\(why))",
+                nextAttemptAt: now + retryMilliseconds,
+                at: now,
+                // Still never sent: the next try checks Apple's copy first again.
+                countsAsAttempt: false
+            ),
+            next: .continueSending,
+            logLevel: .warning,
+            message: "report held: restored ledger, Apple's copy not read yet"
+        )
+    }
+}
