@@ -15,4 +15,4 @@ echo "test-postgres: PostgreSQL on 127.0.0.1:$port"
 LINKOUT_TEST_POSTGRES_URL="postgresql://postgres@127.0.0.1:$port/postgres" \
   swift test --skip-build "$@" \
   --filter 'StorageTests.(Ledger|LedgerDashboard|SharedLedger|UnknownStoredValue|MoneyLedger|MigrationUpgrade)Tests|LinkOutTests' \
-  --skip 'CommandLineTests|DiskFullLandingTests'
+  --skip 'CommandLineTests|DiskFullLandingTests|BackupRestoreTests'

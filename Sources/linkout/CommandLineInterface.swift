@@ -32,6 +32,12 @@ public enum CommandLineInterface {
               closed (3 open, 4 closing, 5 late, 64 bad usage)
           notifications recover --since DATE [--until DATE] [--config PATH] [--data-dir DIR]
               fetch Apple's notification history (Get Notification History) and act on what was missed
+          backup --to PATH [--data-dir DIR] [--config PATH]
+              a consistent copy of the SQLite ledger, safe next to a running server, with every visit it
+              acknowledged (the file must not exist)
+          restore --from PATH --data-dir DIR [--force] [--config PATH]
+              check a backup and put it in place as the ledger of an empty folder (--force: replace the one
+              there; never under a running server)
           credentials list --purchase ID | revoke ID | reissue ID [--data-dir DIR] [--config PATH]
               the customer credentials apps check their entitlements with: list a purchase's, revoke one, or
               issue a new one in its place (the secret is printed once)
@@ -63,6 +69,8 @@ public enum CommandLineInterface {
             case "report": return try ReportCommand.run(rest)
             case "close": return try CloseCommand.run(rest)
             case "notifications": return try NotificationsCommand.run(rest)
+            case "backup": return try BackupCommand.backup(rest)
+            case "restore": return try BackupCommand.restore(rest)
             case "credentials": return try AppAccessCommand.credentials(rest)
             case "keys": return try AppAccessCommand.keys(rest)
             case "healthcheck": return try HealthcheckCommand.run(rest)

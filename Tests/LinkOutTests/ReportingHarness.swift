@@ -74,8 +74,10 @@ final class ReportingHarness {
         type: String? = nil,
         account: String? = nil,
         created: Int64 = Clock.system.nowMilliseconds() - 60_000,
-        expires: Int64? = nil
+        expires: Int64? = nil,
+        into other: Ledger? = nil
     ) throws -> String {
+        let ledger = other ?? self.ledger
         let fields = TokenFields(
             ExternalPurchaseToken(
                 appAppleId: 1_234_567_890,

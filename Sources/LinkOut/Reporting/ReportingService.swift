@@ -89,7 +89,7 @@ package final class ReportingService: Sendable {
         http.caFile = configuration.apple.caFile
         http.proxy = configuration.apple.proxy
         httpClient = HTTPClient(configuration: http)
-        restoredAt = RestoreDoubt.restoredAt(ledger, logger: logger, metrics: metrics)
+        restoredAt = RestoreDoubt.restoredAt(ledger, logger: logger)
         switch keys.current {
         case .success:
             // A block survives a restart (and shows in `linkout report status`) until Apple takes a report. If

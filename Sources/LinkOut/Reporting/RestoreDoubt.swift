@@ -18,13 +18,14 @@ enum RestoreDoubt {
     /// When a report whose copy Apple could not show is tried again.
     static let retryMilliseconds: Int64 = 5 * Milliseconds.minute
 
-    static func restoredAt(_ ledger: Ledger, logger: Logger, metrics: Metrics) -> Int64? {
+    /// Read once at start, next to the reporting block (whose failed read is the one counted).
+    static func restoredAt(_ ledger: Ledger, logger: Logger) -> Int64? {
         do {
             return try ledger.settings.setting(named: setting).flatMap { Int64($0) }
         } catch {
             // Unknown: a report of the lost days may then be sent again under its identifier, and Apple's
             // duplicate 400 is settled with Retrieve as for a lost answer.
-            ReportingService.storageFailed("restore time could not be read", error, logger, metrics)
+            logger.error("restore time could not be read", ["error": "\(error)"])
             return nil
         }
     }

@@ -1,0 +1,66 @@
+import Foundation
+import LinkOut
+import Storage
+
+/// `linkout backup --to PATH` and `linkout restore --from PATH --data-dir DIR [--force]`: the SQLite ledger
+/// copied whole and consistent next to a running server, and put back (see `LedgerBackup`). On PostgreSQL the
+/// database server's own tools do this (`pg_dump`, point-in-time recovery; README "Operating it").
+enum BackupCommand {
+    static func backup(_ arguments: [String]) throws -> Int32 {
+        let (flags, _) = try CommandLineInterface.parseFlags(arguments, allowed: ["--to", "--data-dir", "--config"])
+        guard let destination = flags["--to"] else {
+            throw CommandLineInterface.UsageError(description: "use 'linkout backup --to PATH'")
+        }
+        let configuration = try sqliteConfiguration(flags, command: "backup")
+        let started = Date()
+        let summary = try LedgerBackup.backup(directory: configuration.storage.dataDir, to: destination)
+        CommandLineInterface.printOutput(
+            "backup written: \(destination): schema \(summary.schemaVersion), \(summary.tokens) tokens (\(summary.journaledVisits) "
+                + "visits from the journal), \(summary.bytes) bytes in \(seconds(since: started)) s\n"
+        )
+        return 0
+    }
+
+    static func restore(_ arguments: [String]) throws -> Int32 {
+        let (flags, _) = try CommandLineInterface.parseFlags(
+            arguments,
+            allowed: ["--from", "--data-dir", "--config"],
+            switches: ["--force"]
+        )
+        guard let source = flags["--from"], flags["--data-dir"] != nil else {
+            throw CommandLineInterface.UsageError(
+                description: "use 'linkout restore --from PATH --data-dir DIR [--force]'"
+            )
+        }
+        let configuration = try sqliteConfiguration(flags, command: "restore")
+        let started = Date()
+        let summary = try LedgerBackup.restore(
+            from: source,
+            into: configuration.storage.dataDir,
+            replacing: flags["--force"] != nil
+        )
+        CommandLineInterface.printOutput(
+            "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion), \(summary.tokens) tokens, "
+                + "\(summary.bytes) bytes in \(seconds(since: started)) s; reports Apple may hold are checked "
+                + "with Apple before they are sent\n"
+        )
+        return 0
+    }
+
+    private static func sqliteConfiguration(_ flags: [String: String], command: String) throws -> Configuration {
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+        )
+        guard configuration.storage.postgresURL == nil else {
+            throw CommandLineInterface.UsageError(
+                description: "\(command) is for the SQLite ledger; on PostgreSQL use pg_dump and pg_restore, or "
+                    + "point-in-time recovery (README \"Operating it\")"
+            )
+        }
+        return configuration
+    }
+
+    private static func seconds(since start: Date) -> String {
+        String(format: "%.1f", Date().timeIntervalSince(start))
+    }
+}

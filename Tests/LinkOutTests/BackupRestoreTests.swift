@@ -1,0 +1,198 @@
+import Dispatch
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Logging
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import LinkOut
+@testable import Storage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `linkout backup` and `linkout restore` of the SQLite ledger (PostgreSQL has its own tools:
+/// `PostgresDumpTests`), and what a restored ledger reports to Apple.
+@Suite("Backup and restore")
+struct BackupRestoreTests {
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-backup-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Landings from four clients until stopped, each acknowledged one recorded.
+    final class Flood: Sendable {
+        let acknowledged = Mutex<[String]>([])
+        let stopped = Atomic<Bool>(false)
+        let done = DispatchGroup()
+
+        init(port: Int) {
+            for _ in 0..<4 {
+                done.enter()
+                Thread.detachNewThread { [self] in
+                    defer { done.leave() }
+                    guard let client = try? RawClient(port: port) else { return }
+                    for _ in 0..<5_000 where !stopped.load(ordering: .relaxed) {
+                        let token = TokenMinter.mint(
+                            bundleId: "com.example",
+                            appAppleId: 1_234_567_890,
+                            sandbox: false,
+                            tokenType: nil,
+                            nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)
+                        )
+                        let target = "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
+                        guard let response = try? client.roundTrip("GET \(target) HTTP/1.1\r\nHost: t\r\n\r\n"),
+                            response.status == 303
+                        else { return }
+                        acknowledged.withLock { $0.append(token.externalPurchaseId) }
+                    }
+                }
+            }
+        }
+
+        var count: Int { acknowledged.withLock { $0.count } }
+
+        /// Stops the clients; true once they all have.
+        func stop() -> Bool {
+            stopped.store(true, ordering: .relaxed)
+            return done.wait(timeout: .now() + 60) == .success
+        }
+    }
+
+    @Test func aBackupUnderLandingsHoldsEveryLandingAcknowledgedBeforeItAndTheServerStartsOnIt() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data").path
+        let server = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir],
+            directory: LiveApplication.repositoryRoot,
+            environment: ["LINKOUT_RATE_LIMIT_PER_SECOND": "0"]
+        )
+        defer { server.signal(SIGTERM) }
+        let port = try server.waitForPort()
+        let flood = Flood(port: port)
+        defer { _ = flood.stop() }
+        // Polls progress; not a race guard.
+        #expect(eventually(within: 60) { flood.count >= 1_000 })
+        let before = Set(flood.acknowledged.withLock { $0 })
+        let file = directory.appendingPathComponent("ledger.backup").path
+        let backup = try LinkOutProcess(["backup", "--to", file, "--data-dir", dataDir])
+        #expect(backup.waitForExit() == 0, "\(backup.stderrText())")
+        #expect(flood.stop())
+        #expect(backup.stdoutText().contains("backup written"))
+        let during = flood.count - before.count
+        #expect(during > 0, "the landings went on while the backup ran")
+
+        let restoredDir = directory.appendingPathComponent("restored").path
+        let restore = try LinkOutProcess(["restore", "--from", file, "--data-dir", restoredDir])
+        #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
+        do {
+            let ledger = try Ledger(directory: restoredDir)
+            defer { ledger.close() }
+            let stored = Set(try ledger.tokens.tokens().map(\.token.externalPurchaseId))
+            let missing = before.subtracting(stored)
+            #expect(missing.isEmpty, "\(missing.count) of \(before.count) landings acknowledged before the backup")
+            #expect(try ledger.settings.setting(named: RestoreDoubt.setting) != nil)
+        }
+        let restored = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", restoredDir],
+            directory: LiveApplication.repositoryRoot
+        )
+        let restoredPort = try restored.waitForPort()
+        #expect(try RawClient(port: restoredPort).roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+        restored.signal(SIGTERM)
+        #expect(restored.waitForExit() == 0)
+        print("backup under landings: \(before.count) acknowledged before it, \(during) during it, none lost")
+    }
+
+    @Test func aRestoreChecksTheFileAndNeverReplacesALedgerUnasked() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data").path
+        do {
+            let ledger = try Ledger(directory: dataDir)
+            ledger.close()
+        }
+        let file = directory.appendingPathComponent("ledger.backup").path
+        _ = try LedgerBackup.backup(directory: dataDir, to: file)
+        // Never over an existing file.
+        #expect(throws: StorageError.self) { _ = try LedgerBackup.backup(directory: dataDir, to: file) }
+        // Not into a folder that holds a ledger, unless told.
+        let refused = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir])
+        #expect(refused.waitForExit() == 1)
+        #expect(refused.stderrText().contains("is not empty"))
+        // Never under a running server, even when told.
+        do {
+            let running = try Ledger(directory: dataDir)
+            defer { running.close() }
+            let underServer = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
+            #expect(underServer.waitForExit() == 1)
+        }
+        let forced = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
+        #expect(forced.waitForExit() == 0, "\(forced.stderrText())")
+        // Not a SQLite file, or a damaged one.
+        let garbage = directory.appendingPathComponent("garbage").path
+        try Data("not a ledger".utf8).write(to: URL(fileURLWithPath: garbage))
+        let notSQLite = try LinkOutProcess(["restore", "--from", garbage, "--data-dir", directory.path + "/g"])
+        #expect(notSQLite.waitForExit() == 1)
+        #expect(notSQLite.stderrText().contains("not a SQLite database"))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        for offset in stride(from: 4096 * 3, to: min(bytes.count, 4096 * 12), by: 97) { bytes[offset] ^= 0x5A }
+        let damaged = directory.appendingPathComponent("damaged").path
+        try bytes.write(to: URL(fileURLWithPath: damaged))
+        #expect(throws: StorageError.self) { _ = try LedgerBackup.verify(damaged) }
+        // A backup a newer release made: exit 2 with both schema versions.
+        let newer = directory.appendingPathComponent("newer").path
+        try FileManager.default.copyItem(atPath: file, toPath: newer)
+        try SQLiteConnection(path: newer).query(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, 1)",
+            [.integer(Ledger.schemaVersion + 1)]
+        )
+        let tooNew = try LinkOutProcess(["restore", "--from", newer, "--data-dir", directory.path + "/n"])
+        #expect(tooNew.waitForExit() == 2)
+        #expect(tooNew.stderrText().contains("version \(Ledger.schemaVersion + 1)"))
+    }
+
+    /// A backup from before a token was reported, restored after Apple accepted its report: the restored
+    /// ledger plans the report again under the same identifier, asks Apple first, and finds it there, so Apple
+    /// gets one report, not two. A token Apple never heard of is still sent.
+    @Test func aRestoredLedgerNeverReportsTwiceWhatApplePossiblyHolds() throws {
+        let harness = try ReportingHarness()
+        // The installation's secret, made when a server first starts (`Application`), so every backup holds it.
+        _ = try harness.ledger.settings.secret(named: "identifiers")
+        try harness.record("reported-after-the-backup")
+        harness.ledger.flush()
+        let file = harness.directory.appendingPathComponent("ledger.backup").path
+        _ = try LedgerBackup.backup(directory: harness.configuration.storage.dataDir, to: file)
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("reported-after-the-backup").first?.state == .accepted)
+        #expect(harness.production.received.count == 1)
+        let sent = try #require(harness.production.received.first?.report?.requestIdentifier)
+
+        let restoredDir = harness.directory.appendingPathComponent("restored").path
+        _ = try LedgerBackup.restore(from: file, into: restoredDir, replacing: false)
+        var configuration = harness.configuration
+        configuration.storage.dataDir = restoredDir
+        let ledger = try configuration.storage.openLedger()
+        defer { ledger.close() }
+        try harness.record("new-after-the-restore", into: ledger)
+        let service = ReportingService(
+            configuration: configuration,
+            ledger: ledger,
+            logger: Logger(label: "test", level: .critical)
+        )
+        for _ in 0..<3 { service.tick() }
+        let again = try #require(try ledger.reports.reports(for: "reported-after-the-backup").first)
+        #expect(again.requestIdentifier == sent)
+        #expect(again.state == .accepted)
+        #expect(try ledger.reports.reports(for: "new-after-the-restore").first?.state == .accepted)
+        let puts = harness.production.received.compactMap { $0.report?.externalPurchaseId }
+        #expect(puts == ["reported-after-the-backup", "new-after-the-restore"])
+        #expect(harness.production.retrieveCount == 2)
+    }
+}
