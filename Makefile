@@ -23,7 +23,7 @@ alerts:
 # Every test on SQLite, then the PostgreSQL pass (a throwaway server; see scripts/test-postgres.sh).
 unit:
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS) --skip 'Postgres(Cluster|Outage)Tests'
+	swift test $(SWIFT_FLAGS) --skip 'Postgres(Cluster|Outage|Dump)Tests'
 	scripts/test-postgres.sh $(SWIFT_FLAGS)
 
 # Every libFuzzer target for 3 s from its seeds (scripts/fuzz.sh): a target that no longer builds, or crashes, leaks
