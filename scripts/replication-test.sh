@@ -35,23 +35,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Starts linkout on a data folder; prints its URL.
+# Starts linkout on a data folder; sets `server` (its pid) and `url`.
 serve() {
   local data=$1 log=$2
   LINKOUT_RATE_LIMIT_PER_SECOND=0 "$binary" serve --config "$here/config.json" --host 127.0.0.1 --port 0 \
     --data-dir "$data" >"$log.out" 2>"$log.err" &
-  pids+=($!)
+  server=$!
+  pids+=("$server")
   for _ in $(seq 1 100); do
     grep -q "listening on" "$log.out" 2>/dev/null && break
-    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$log.err" >&2; echo "replication-test: linkout exited" >&2; exit 1; }
+    kill -0 "$server" 2>/dev/null || { cat "$log.err" >&2; echo "replication-test: linkout exited" >&2; exit 1; }
     sleep 0.1
   done
-  sed -nE 's/^linkout listening on (http:[^ ]+)$/\1/p' "$log.out"
+  url=$(sed -nE 's/^linkout listening on (http:[^ ]+)$/\1/p' "$log.out")
+  [[ -n $url ]] || { echo "replication-test: linkout did not report its address" >&2; exit 1; }
 }
 
 cd "$here"
-url=$(serve "$work/data" "$work/linkout")
-server=${pids[-1]}
+serve "$work/data" "$work/linkout"
 cat >"$work/litestream.yml" <<YAML
 dbs:
   - path: $work/data/linkout.sqlite
@@ -97,13 +98,13 @@ done
 [[ $count -ge $expected ]] || { tail -20 "$work/litestream.log" >&2; echo "replication-test: replica holds $count of $expected" >&2; exit 1; }
 
 "$binary" restore --from "$work/restored.sqlite" --data-dir "$work/restored-data"
-url=$(serve "$work/restored-data" "$work/restored")
+serve "$work/restored-data" "$work/restored"
 curl -sf "$url/healthz" >/dev/null || { echo "replication-test: the restored server does not answer" >&2; exit 1; }
-kill -TERM "${pids[-1]}"
-wait "${pids[-1]}" || true
+kill -TERM "$server"
+wait "$server" || true
 "$binary" export --format json --data-dir "$work/restored-data" | python3 -c '
 import json, sys
-stored = {row["token"]["externalPurchaseId"] for row in json.load(sys.stdin)}
+stored = {row["externalPurchaseId"] for row in json.load(sys.stdin)}
 acknowledged = set(open(sys.argv[1]).read().split())
 missing = acknowledged - stored
 print(f"replication-test: {len(acknowledged)} acknowledged landings, {len(missing)} missing from the restored replica")
