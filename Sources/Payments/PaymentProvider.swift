@@ -53,12 +53,18 @@ public protocol PaymentProvider: Sendable {
     /// request; an error leaves the event stored and it is tried again later. Most providers have nothing to
     /// add: the default returns the event as it is.
     func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent
+
+    /// Proves the provider takes this installation's key by reading one harmless object with it (`linkout check
+    /// --online`); changes nothing. Returns what was read. A provider without keys (the demo) has nothing to prove.
+    func checkCredentials() throws(PaymentError) -> String
 }
 
 extension PaymentProvider {
     public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? { nil }
 
     public func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent { event }
+
+    public func checkCredentials() throws(PaymentError) -> String { "no keys to check" }
 
     /// Only live payments are sales: test mode and the demo never are.
     public var takesRealMoney: Bool { mode == .live }

@@ -32,6 +32,10 @@ public enum CommandLineInterface {
               closed (3 open, 4 closing, 5 late, 64 bad usage)
           notifications recover --since DATE [--until DATE] [--config PATH] [--data-dir DIR]
               fetch Apple's notification history (Get Notification History) and act on what was missed
+          check [--online] [--config PATH] [--data-dir DIR]
+              the pre-flight check before launch: configuration, keys and secrets, the ledger; with --online,
+              Apple takes the key, the provider its key, the webhook receiver a signed test event, and
+              publicURL answers; exit 0 only when every check passes
           backup --to PATH [--data-dir DIR] [--config PATH]
               a consistent copy of the SQLite ledger, safe next to a running server, with every visit it
               acknowledged (the file must not exist)
@@ -69,6 +73,7 @@ public enum CommandLineInterface {
             case "report": return try ReportCommand.run(rest)
             case "close": return try CloseCommand.run(rest)
             case "notifications": return try NotificationsCommand.run(rest)
+            case "check": return try CheckCommand.run(rest)
             case "backup": return try BackupCommand.backup(rest)
             case "restore": return try BackupCommand.restore(rest)
             case "credentials": return try AppAccessCommand.credentials(rest)

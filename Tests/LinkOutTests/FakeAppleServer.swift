@@ -114,6 +114,11 @@ final class FakeAppleServer: Sendable {
         router.get("/externalPurchase/v1/reports/{id}") { request in
             let id = request.pathParameters["id"] ?? ""
             shared.retrieves.withLock { $0 += 1 }
+            if shared.checksSignatures.withLock({ $0 }),
+                !Self.inspect(request, publicKey: publicKey, history: []).signatureValid
+            {
+                return HTTPResponse(status: HTTPStatus(code: 401, reasonPhrase: "Unauthorized"))
+            }
             let known = shared.held.withLock { $0[id] }
             guard let known else {
                 let notFound =

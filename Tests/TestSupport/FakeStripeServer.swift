@@ -61,6 +61,19 @@ package final class FakeStripeServer: Sendable {
                 body: Array(body.utf8)
             )
         }
+        // A harmless read (`linkout check --online`): the balance, for the right key only.
+        router.add("GET", "/v1/balance") { request in
+            let known = request.headers["authorization"] == "Bearer \(secretKey)"
+            return HTTPResponse(
+                status: HTTPStatus(code: known ? 200 : 401, reasonPhrase: "Fake"),
+                headers: ["Content-Type": "application/json"],
+                body: Array(
+                    (known
+                        ? #"{"object":"balance","available":[],"pending":[]}"#
+                        : Self.error("invalid_request_error", "Invalid API Key provided")).utf8
+                )
+            )
+        }
         server = HTTPServer(
             configuration: configuration,
             router: router,

@@ -76,6 +76,11 @@ public struct PaddleAPI: Sendable {
         return nil
     }
 
+    /// Lists Paddle's event types (`GET /event-types`): readable with any API key, changes nothing.
+    public func readEventTypes() throws(PaddleAPIError) {
+        _ = try send("GET", "/event-types", body: nil)
+    }
+
     private func send(_ method: String, _ path: String, body: [UInt8]?) throws(PaddleAPIError) -> HTTPClientResponse {
         var headers: [(name: String, value: String)] = [
             ("Authorization", "Bearer \(configuration.apiKey)"),

@@ -53,6 +53,16 @@ public struct PaddlePaymentProvider: PaymentProvider {
         }
     }
 
+    /// Lists Paddle's event types with the API key: proves Paddle takes it, changes nothing.
+    public func checkCredentials() throws(PaymentError) -> String {
+        do {
+            try api.readEventTypes()
+        } catch {
+            throw Self.paymentError(error)
+        }
+        return "listed the event types (\(mode == .live ? "live" : "sandbox") key)"
+    }
+
     /// The hosted checkout for a transaction: the launch URL with `transaction_id` (paddle.md §2).
     func redirect(_ transactionId: String) -> CheckoutRedirect {
         let base = configuration.checkoutURL

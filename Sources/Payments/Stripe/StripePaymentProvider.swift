@@ -89,6 +89,23 @@ public struct StripePaymentProvider: PaymentProvider {
         return try Self.redirect(from: response)
     }
 
+    /// Reads the account's balance (`GET /v1/balance`): any key that may read it is a key Stripe takes, and
+    /// reading it changes nothing.
+    public func checkCredentials() throws(PaymentError) -> String {
+        _ = try send(
+            HTTPClientRequest(
+                method: "GET",
+                url: configuration.apiBase + "/v1/balance",
+                headers: [
+                    ("Authorization", "Bearer \(configuration.secretKey)"),
+                    ("Stripe-Version", configuration.apiVersion),
+                    ("Accept", "application/json"),
+                ]
+            )
+        )
+        return "read the balance (\(mode == .live ? "live" : "test") key)"
+    }
+
     /// Sends one request with Stripe's retry rules inside the total time budget.
     private func send(_ request: HTTPClientRequest) throws(PaymentError) -> HTTPClientResponse {
         let clock = ContinuousClock()

@@ -1,0 +1,140 @@
+import Crypto
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Outbound
+import Payments
+
+/// The checks that call out: each proves a key or an address works without changing anything.
+extension PreflightCheck {
+    package func online() -> [Result] {
+        var results = Environment.allCases.map(appleHost)
+        results.append(paymentProvider())
+        if configuration.webhooks.isEnabled { results.append(webhookReceiver()) }
+        results.append(health())
+        results.append(appSiteAssociation())
+        return results
+    }
+
+    private var client: HTTPClient {
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(10)
+        http.caFile = configuration.apple.caFile
+        http.proxy = configuration.apple.proxy
+        return HTTPClient(configuration: http)
+    }
+
+    /// Retrieve External Purchase Report of a random `requestIdentifier`, signed with the key: Apple finds no
+    /// such report (`404`, or its `NotFoundError`) only after it took the JWT; `401` is the key refused.
+    func appleHost(_ environment: Environment) -> Result {
+        let name = "apple \(environment.rawValue)"
+        guard case .success(let credentials) = AppleCredentials.load(configuration.apple) else {
+            return Self.fail(name, "no usable key (see apple key)")
+        }
+        let api = ExternalPurchaseAPIClient(
+            credentials: credentials,
+            productionURL: configuration.apple.productionURL,
+            sandboxURL: configuration.apple.sandboxURL,
+            httpClient: client
+        )
+        let retrieved = api.retrieve(
+            requestIdentifier: UUID().uuidString.lowercased(),
+            environment: environment,
+            bundleId: configuration.apps.first?.bundleId ?? "",
+            now: clock.nowMilliseconds()
+        )
+        switch retrieved {
+        case .success(let answer)
+        where answer.status == 404 || (answer.status == 400 && answer.body.contains("NotFound")):
+            return Self.pass(name, "the key is accepted (a report that does not exist is not found)")
+        case .success(let answer) where answer.status == 401:
+            return Self.fail(name, "Apple refused the key (401): check apple.issuerId, apple.keyId and the .p8")
+        case .success(let answer):
+            return Self.fail(name, "Apple answered \(answer.status) to a harmless read")
+        case .failure(let error):
+            return Self.fail(name, "no answer: \(error.description)")
+        }
+    }
+
+    /// The provider reads one harmless object with its key.
+    func paymentProvider() -> Result {
+        do {
+            let provider = try configuration.payments.makeProvider(clock: clock)
+            return Self.pass("payment provider", "\(provider.id.rawValue): \(try provider.checkCredentials())")
+        } catch let error as PaymentError {
+            return Self.fail("payment provider", error.description)
+        } catch {
+            return Self.fail("payment provider", "\(error)")
+        }
+    }
+
+    /// A signed `linkout.check` event, as the entitlement events are signed: the receiver must answer 2xx.
+    func webhookReceiver() -> Result {
+        let id = "evt_check_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) })
+        let now = clock.nowMilliseconds()
+        let body = Array(#"{"created":\#(now / 1000),"id":"\#(id)","type":"linkout.check"}"#.utf8)
+        let request = HTTPClientRequest(
+            method: "POST",
+            url: configuration.webhooks.url,
+            headers: [
+                ("Content-Type", "application/json"),
+                ("Linkout-Event-Id", id),
+                ("Linkout-Event-Type", "linkout.check"),
+                (
+                    "Linkout-Signature",
+                    TimestampedSignature.header(
+                        body: body,
+                        secret: configuration.webhooks.secret,
+                        timestamp: now / 1000
+                    )
+                ),
+            ],
+            body: body
+        )
+        do {
+            let response = try client.perform(request)
+            guard (200..<300).contains(response.status) else {
+                return Self.fail("webhook receiver", "\(configuration.webhooks.url) answered \(response.status)")
+            }
+            return Self.pass("webhook receiver", "took a signed linkout.check event (\(response.status))")
+        } catch {
+            return Self.fail("webhook receiver", "no answer: \(error.description)")
+        }
+    }
+
+    /// `publicURL/healthz` answers from outside, as people and the App Store reach it.
+    func health() -> Result {
+        let url = configuration.server.baseURL + "/healthz"
+        do {
+            let response = try client.perform(HTTPClientRequest(method: "GET", url: url))
+            guard response.status == 200 else {
+                return Self.fail("public health", "\(url) answered \(response.status)")
+            }
+            return Self.pass("public health", "\(url) answers 200")
+        } catch {
+            return Self.fail("public health", "\(url): \(error.description)")
+        }
+    }
+
+    /// The app-site association file, when an app names its Team ID: served as JSON with the app's links.
+    func appSiteAssociation() -> Result {
+        guard let app = configuration.apps.first(where: { $0.teamId != nil }), let team = app.teamId else {
+            return Self.pass("app-site association", "not served: no app names a teamId")
+        }
+        let url = configuration.server.baseURL + "/.well-known/apple-app-site-association"
+        do {
+            let response = try client.perform(HTTPClientRequest(method: "GET", url: url))
+            let text = String(decoding: response.body, as: UTF8.self)
+            guard response.status == 200, text.contains("\(team).\(app.bundleId)") else {
+                return Self.fail(
+                    "app-site association",
+                    "\(url) answered \(response.status) without \(team).\(app.bundleId)"
+                )
+            }
+            return Self.pass("app-site association", "\(url) names \(team).\(app.bundleId)")
+        } catch {
+            return Self.fail("app-site association", "\(url): \(error.description)")
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Crypto
+import Domain
+import ExternalPurchase
+import Foundation
+package import Lifecycle
+import Payments
+import Storage
+
+/// `linkout check [--online]`: what an operator verifies before launch, one line per check. Offline: the
+/// configuration and every secret it names, read and parsed; the ledger opens. Online (`PreflightCheck+Online`):
+/// Apple takes the key on both hosts, the payment provider takes its key, the entitlement webhook receiver takes
+/// a signed test event, and `publicURL` serves the health check and the app-site association file. Nothing is
+/// reported to Apple, charged, or changed anywhere.
+package struct PreflightCheck: Sendable {
+    package struct Result: Sendable, Equatable {
+        package var name: String
+        package var passed: Bool
+        package var detail: String
+
+        /// `ok   name: detail` or `FAIL name: detail`.
+        package var line: String { (passed ? "ok   " : "FAIL ") + name + ": " + detail }
+    }
+
+    let configuration: Configuration
+    let clock: Clock
+
+    package init(configuration: Configuration, clock: Clock = .system) {
+        self.configuration = configuration
+        self.clock = clock
+    }
+
+    /// The checks that need nothing but this machine.
+    package func offline() -> [Result] {
+        [appleKey(), publicURL(), apps(), catalog(), regimes(), payments(), webhooks(), ledger()]
+    }
+
+    static func pass(_ name: String, _ detail: String) -> Result { Result(name: name, passed: true, detail: detail) }
+    static func fail(_ name: String, _ detail: String) -> Result { Result(name: name, passed: false, detail: detail) }
+
+    /// Apple's key: the issuer is a UUID, the key ID ten characters, the `.p8` a P-256 key that signs.
+    func appleKey() -> Result {
+        let apple = configuration.apple
+        switch AppleCredentials.load(apple) {
+        case .failure(let problem):
+            return Self.fail("apple key", "\(problem.field) \(problem.problem): nothing can be reported to Apple")
+        case .success(let credentials):
+            guard UUID(uuidString: apple.issuerId) != nil else {
+                return Self.fail(
+                    "apple key",
+                    "apple.issuerId is not a UUID (App Store Connect → Users and Access → Keys)"
+                )
+            }
+            guard apple.keyId.utf8.count == 10, apple.keyId.utf8.allSatisfy({ Self.isAlphanumeric($0) }) else {
+                return Self.fail("apple key", "apple.keyId is not Apple's 10-character key ID")
+            }
+            do {
+                _ = try credentials.key.sign(Array("linkout check".utf8))
+            } catch {
+                return Self.fail("apple key", "the key in apple.privateKeyFile cannot sign: \(error.description)")
+            }
+            return Self.pass("apple key", "P-256 key \(apple.keyId) of issuer \(apple.issuerId) signs")
+        }
+    }
+
+    static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+
+    /// `publicURL` is https, unless it names this machine (a laptop trying linkout out).
+    func publicURL() -> Result {
+        let url = configuration.server.publicURL
+        let host = URL(string: url)?.host?.lowercased() ?? ""
+        if configuration.server.isSecure { return Self.pass("public URL", url) }
+        if ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host) {
+            return Self.fail(
+                "public URL",
+                "\(url) is this machine: set server.publicURL to the https address people use"
+            )
+        }
+        return Self.fail("public URL", "\(url) is not https: browsers and the App Store need https in production")
+    }
+
+    /// Every app: a reverse-DNS bundle ID, an Apple ID, and a way back into it.
+    func apps() -> Result {
+        for app in configuration.apps {
+            let parts = app.bundleId.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty }) else {
+                return Self.fail("apps", "\(app.bundleId) is not a bundle ID (reverse DNS, e.g. com.example.app)")
+            }
+            guard app.appAppleId > 0 else { return Self.fail("apps", "\(app.bundleId) has no appAppleId") }
+            guard app.returnURL != nil || app.urlScheme != nil else {
+                return Self.fail("apps", "\(app.bundleId) has neither returnURL nor urlScheme: no way back into it")
+            }
+        }
+        return Self.pass("apps", configuration.apps.map(\.bundleId).joined(separator: ", "))
+    }
+
+    /// Every product is priced in every currency the catalog sells in, so no shopper meets a product without a
+    /// price in theirs.
+    func catalog() -> Result {
+        let currencies = Set(configuration.catalog.flatMap { $0.prices.keys })
+        for product in configuration.catalog {
+            let missing = currencies.subtracting(product.prices.keys).sorted()
+            if !missing.isEmpty {
+                return Self.fail("catalog", "\(product.id) has no price in \(missing.joined(separator: ", "))")
+            }
+        }
+        return Self.pass(
+            "catalog",
+            "\(configuration.catalog.count) products in \(currencies.sorted().joined(separator: ", "))"
+        )
+    }
+
+    /// The commission regimes in force, with their sources' confidence (parsed at load: unknown ids stop it).
+    func regimes() -> Result {
+        let regimes = configuration.commission.regimes
+        guard !regimes.isEmpty else { return Self.pass("commission regimes", "none: no commission estimate") }
+        return Self.pass(
+            "commission regimes",
+            regimes.map { "\($0.id) (\($0.confidence))" }.joined(separator: ", ")
+        )
+    }
+
+    /// The payment provider is built from its settings; the demo takes no money.
+    func payments() -> Result {
+        let provider: any PaymentProvider
+        do {
+            provider = try configuration.payments.makeProvider(clock: clock)
+        } catch {
+            return Self.fail("payments", "\(error.field) \(error.problem)")
+        }
+        guard provider.mode != .simulated else {
+            return Self.fail("payments", "payments.provider is demo: nothing is charged")
+        }
+        return Self.pass("payments", "\(provider.id.rawValue), \(provider.mode == .live ? "live" : "test") mode")
+    }
+
+    /// The entitlement webhook receiver is https and has a secret, when one is set.
+    func webhooks() -> Result {
+        let webhooks = configuration.webhooks
+        guard webhooks.isEnabled else { return Self.pass("webhooks", "no receiver (webhooks.url is empty)") }
+        guard webhooks.url.hasPrefix("https://") else {
+            return Self.fail("webhooks", "webhooks.url is not https: the events carry purchases")
+        }
+        guard webhooks.secret.utf8.count >= 16 else {
+            return Self.fail("webhooks", "webhooks.secret is shorter than 16 characters")
+        }
+        return Self.pass("webhooks", webhooks.url)
+    }
+
+    /// The ledger opens with a schema this release knows.
+    func ledger() -> Result {
+        do {
+            let ledger = try configuration.storage.openLedger(role: .reader)
+            ledger.close()
+            let engine = configuration.storage.postgresURL == nil ? configuration.storage.dataDir : "PostgreSQL"
+            return Self.pass("ledger", "\(engine), schema \(Ledger.schemaVersion)")
+        } catch {
+            return Self.fail("ledger", error.message)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Crypto
+import Foundation
+import Payments
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// `linkout check [--online]` against local fakes: Apple's hosts (a key it takes, a key it refuses), Stripe (its
+/// key, a wrong one), a webhook receiver, and a live server as `publicURL`.
+@Suite("Pre-flight check")
+struct PreflightCheckTests {
+    /// A live server selling through `stripe`, reporting with `apple`'s key, sending events to `receiver`.
+    static func configure(
+        _ configuration: inout Configuration,
+        apple: LiveReportingTests.Setup,
+        stripe: FakeStripeServer,
+        stripeKey: String,
+        receiver: WebhookReceiver
+    ) {
+        apple.configure(&configuration, grace: 86_400)
+        configuration.apple.issuerId = "57246542-96fe-1a63-e053-0824d011072a"  // Apple's documented example
+        configuration.payments.provider = .stripe
+        configuration.payments[.stripe, "secretKey"] = stripeKey
+        configuration.payments[.stripe, "webhookSecret"] = "whsec_check_0123456789"
+        configuration.payments[.stripe, "apiBase"] = stripe.apiBase
+        configuration.webhooks.url = receiver.url
+        configuration.webhooks.secret = receiver.secret
+        configuration.apps[0].teamId = "ABCDE12345"
+        configuration.apps[0].universalLinkPaths = ["/open/*"]
+    }
+
+    static func results(_ results: [PreflightCheck.Result]) -> [String: PreflightCheck.Result] {
+        Dictionary(results.map { ($0.name, $0) }) { first, _ in first }
+    }
+
+    @Test func everyOnlineCheckPassesAgainstGoodFakes() throws {
+        let apple = try LiveReportingTests.Setup()
+        apple.apple.checkSignatures()
+        let stripe = try FakeStripeServer()
+        defer { stripe.stop() }
+        let receiver = try WebhookReceiver(secret: "hook-secret-0123456789")
+        defer { receiver.stop() }
+        let live = try LiveApplication {
+            Self.configure(&$0, apple: apple, stripe: stripe, stripeKey: stripe.secretKey, receiver: receiver)
+        }
+        var configuration = live.application.configuration
+        configuration.server.publicURL = "http://127.0.0.1:\(live.port)"
+        let check = PreflightCheck(configuration: configuration)
+        let online = Self.results(check.online())
+        for name in ["apple production", "apple sandbox", "payment provider", "webhook receiver", "public health"] {
+            #expect(online[name]?.passed == true, "\(online[name]?.line ?? name)")
+        }
+        #expect(online["app-site association"]?.detail.contains("ABCDE12345.com.example") == true)
+        #expect(apple.apple.retrieveCount == 2)
+        #expect(apple.apple.received.isEmpty, "nothing was reported")
+        #expect(stripe.sessionsCreated == 0, "nothing was charged")
+        #expect(receiver.deliveries.map(\.type) == ["linkout.check"])
+        #expect(receiver.deliveries.first?.signatureValid == true)
+        let offline = Self.results(check.offline())
+        for name in ["apple key", "apps", "catalog", "commission regimes", "payments", "ledger"] {
+            #expect(offline[name]?.passed == true, "\(offline[name]?.line ?? name)")
+        }
+        // A test server has a plain-http address; production needs https, here and for the receiver.
+        #expect(offline["public URL"]?.passed == false)
+        configuration.server.publicURL = "https://pay.example.com"
+        configuration.webhooks.url = "https://hooks.example.com/linkout"
+        let https = Self.results(PreflightCheck(configuration: configuration).offline())
+        #expect(https["public URL"]?.passed == true && https["webhooks"]?.passed == true)
+    }
+
+    @Test func aRefusedKeyAWrongProviderKeyAndADeadReceiverFail() throws {
+        let apple = try LiveReportingTests.Setup()
+        apple.apple.checkSignatures()
+        let stripe = try FakeStripeServer()
+        defer { stripe.stop() }
+        let receiver = try WebhookReceiver(secret: "hook-secret-0123456789", failFirst: 1)
+        defer { receiver.stop() }
+        let live = try LiveApplication {
+            Self.configure(&$0, apple: apple, stripe: stripe, stripeKey: "sk_test_wrong_key_000000", receiver: receiver)
+        }
+        var configuration = live.application.configuration
+        configuration.server.publicURL = "http://127.0.0.1:\(live.port)"
+        // Another key than the one Apple knows: App Store Connect's refusal is a 401.
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-other-\(UUID()).p8")
+        defer { try? FileManager.default.removeItem(at: other) }
+        try Data(try ES256Key.generate().privateKeyPEM().utf8).write(to: other)
+        configuration.apple.privateKeyFile = other.path
+        let online = Self.results(PreflightCheck(configuration: configuration).online())
+        #expect(online["apple production"]?.passed == false)
+        #expect(online["apple production"]?.detail.contains("401") == true)
+        #expect(online["payment provider"]?.passed == false)
+        #expect(online["payment provider"]?.detail.contains("sk_test_wrong") == false, "the key is never printed")
+        #expect(online["webhook receiver"]?.passed == false)
+        configuration.server.publicURL = "http://127.0.0.1:9"
+        #expect(Self.results(PreflightCheck(configuration: configuration).online())["public health"]?.passed == false)
+        // Offline: a key file that is not a key, an app without a way back, a product missing a currency.
+        try Data("not a key".utf8).write(to: other)
+        configuration.apps[0].returnURL = nil
+        configuration.apps[0].urlScheme = nil
+        configuration.catalog[1].prices["EUR"] = nil
+        let offline = Self.results(PreflightCheck(configuration: configuration).offline())
+        #expect(offline["apple key"]?.passed == false)
+        #expect(offline["apps"]?.passed == false)
+        #expect(offline["catalog"]?.detail.contains("has no price in EUR") == true)
+    }
+
+    @Test func theCommandPrintsALinePerCheckAndExits1UnlessAllPass() throws {
+        let process = try LinkOutProcess(["check"], directory: LiveApplication.repositoryRoot)
+        #expect(process.waitForExit() == 1)
+        let output = process.stdoutText()
+        #expect(output.contains("FAIL payments: payments.provider is demo"))
+        #expect(output.contains("ok   catalog:"))
+        #expect(output.contains("8 checks:"))
+    }
+}
