@@ -13,6 +13,8 @@ extension Ledger {
     public var credentials: CredentialStore { CredentialStore(database: database) }
     /// The keys that sign the entitlements apps verify.
     public var signingKeys: SigningKeyStore { SigningKeyStore(database: database) }
+    /// The audit log: who changed what Apple, the provider or the backend receives.
+    public var audit: AuditStore { AuditStore(database: database) }
     /// App Store Server Notifications and the recovery of their history.
     public var notifications: NotificationStore { NotificationStore(database: database) }
     /// Named values: progress markers and secrets.

@@ -20,7 +20,7 @@ enum AppAccessCommand {
             allowed: ["--config", "--data-dir", "--purchase"],
             positional: count
         )
-        return try withAdministration(flags) { administration in
+        return try withAdministration(flags) { administration, ledger in
             switch subcommand {
             case "list":
                 guard let purchaseId = flags["--purchase"] else {
@@ -35,6 +35,7 @@ enum AppAccessCommand {
                     CommandLineInterface.printError("linkout credentials: no credential has the id \(positional[0])\n")
                     return 1
                 }
+                try CommandAudit.record(ledger, action: "credential.revoke", subject: revoked.id, after: "revoked")
                 CommandLineInterface.printOutput(describe(revoked))
                 return 0
             default:
@@ -42,6 +43,12 @@ enum AppAccessCommand {
                     CommandLineInterface.printError("linkout credentials: no credential has the id \(positional[0])\n")
                     return 1
                 }
+                try CommandAudit.record(
+                    ledger,
+                    action: "credential.reissue",
+                    subject: positional[0],
+                    after: "replaced by \(credential.id)"
+                )
                 CommandLineInterface.printOutput(describe(credential) + "secret (shown once): \(secret)\n")
                 return 0
             }
@@ -63,7 +70,7 @@ enum AppAccessCommand {
             switches: ["--force"],
             positional: count
         )
-        return try withAdministration(flags) { administration in
+        return try withAdministration(flags) { administration, ledger in
             switch subcommand {
             case "rotate":
                 let ahead = try flags["--publish-ahead"].map { text in
@@ -73,9 +80,16 @@ enum AppAccessCommand {
                     return value
                 }
                 let key = try administration.rotate(publishAheadSeconds: ahead)
+                try CommandAudit.record(ledger, action: "signing_key.rotate", subject: nil, after: "new key \(key.kid)")
                 CommandLineInterface.printOutput("rotated: \(key.kid) signs from \(date(key.signsFrom))\n")
             case "retire":
                 try administration.retire(kid: positional[0], force: flags["--force"] != nil)
+                try CommandAudit.record(
+                    ledger,
+                    action: "signing_key.retire",
+                    subject: positional[0],
+                    after: flags["--force"] == nil ? "retired" : "retired (forced)"
+                )
                 CommandLineInterface.printOutput("retired: \(positional[0])\n")
             default:
                 for key in try administration.keys() {
@@ -92,7 +106,7 @@ enum AppAccessCommand {
 
     private static func withAdministration(
         _ flags: [String: String],
-        _ body: (AppAccessAdministration) throws -> Int32
+        _ body: (AppAccessAdministration, Ledger) throws -> Int32
     ) throws -> Int32 {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
@@ -100,7 +114,7 @@ enum AppAccessCommand {
         // The reader role leaves the visit journal to a server that may be running on the same folder.
         let ledger = try configuration.storage.openLedger(role: .reader)
         defer { ledger.close() }
-        return try body(try AppAccessAdministration(configuration: configuration, ledger: ledger))
+        return try body(try AppAccessAdministration(configuration: configuration, ledger: ledger), ledger)
     }
 
     private static func describe(_ credential: CustomerCredential) -> String {

@@ -36,6 +36,8 @@ public enum CommandLineInterface {
               the pre-flight check before launch: configuration, keys and secrets, the ledger; with --online,
               Apple takes the key, the provider its key, the webhook receiver a signed test event, and
               publicURL answers; exit 0 only when every check passes
+          audit [--limit N] [--before ID] [--format text|json] [--data-dir DIR] [--config PATH]
+              who changed what Apple, the provider or the backend receives, newest first
           backup --to PATH [--data-dir DIR] [--config PATH]
               a consistent copy of the SQLite ledger, safe next to a running server, with every visit it
               acknowledged (the file must not exist)
@@ -74,6 +76,7 @@ public enum CommandLineInterface {
             case "close": return try CloseCommand.run(rest)
             case "notifications": return try NotificationsCommand.run(rest)
             case "check": return try CheckCommand.run(rest)
+            case "audit": return try AuditCommand.run(rest)
             case "backup": return try BackupCommand.backup(rest)
             case "restore": return try BackupCommand.restore(rest)
             case "credentials": return try AppAccessCommand.credentials(rest)

@@ -15,8 +15,8 @@ enum ExportCommand {
             throw CommandLineInterface.UsageError(description: "--format must be csv or json")
         }
         let table = flags["--table"] ?? "tokens"
-        guard table == "tokens" || table == "purchases" || table == "line-items" else {
-            throw CommandLineInterface.UsageError(description: "--table must be tokens, purchases or line-items")
+        guard ["tokens", "purchases", "line-items", "audit"].contains(table) else {
+            throw CommandLineInterface.UsageError(description: "--table must be tokens, purchases, line-items or audit")
         }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
@@ -26,6 +26,11 @@ enum ExportCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         switch (table, format) {
+        case ("audit", "json"):
+            let rows = try ledger.audit.entries(limit: Int.max)
+            CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
+        case ("audit", _):
+            CommandLineInterface.printOutput(AuditCSV.render(try ledger.audit.entries(limit: Int.max)))
         case ("line-items", "json"):
             // Every line item as Apple sees it, in date order (the reconciliation export).
             let rows = try ledger.money.lineItems(from: Int64.min, until: Int64.max, limit: Int.max)

@@ -51,6 +51,7 @@ enum ReportActionCommand {
             return 0
         }
         let actions = ReportActions(ledger: ledger)
+        let before = try CommandAudit.reportState(ledger, positional[0])
         let outcome: ReportActions.Outcome
         do {
             switch subcommand {
@@ -65,6 +66,16 @@ enum ReportActionCommand {
             CommandLineInterface.printError("linkout report \(subcommand): \(refusal.description)\n")
             return 1
         }
+        let audited = [
+            "resend": "report.resend", "no-line-item": "report.no_line_item", "restate": "line_item.restate",
+        ]
+        try CommandAudit.record(
+            ledger,
+            action: audited[subcommand] ?? "line_item.retract",
+            subject: positional.count > 1 ? positional[0] + " " + positional[1] : positional[0],
+            before: before,
+            after: outcome.detail
+        )
         CommandLineInterface.printOutput("\(outcome.externalPurchaseId): \(outcome.detail)\n")
         return 0
     }

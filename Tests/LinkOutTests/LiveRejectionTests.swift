@@ -98,6 +98,13 @@ struct LiveRejectionTests {
         )
         #expect(resolved.status == 200)
         #expect(resolved.text.contains(#""action":"no-line-item""#))
+        // The audit log has the action that changed what Apple gets, and none of the refused ones.
+        let audited = try live.ledger().audit.entries().filter { $0.action.hasPrefix("report.") }
+        #expect(audited.map(\.action) == ["report.no_line_item"])
+        #expect(audited.first?.subject == id)
+        #expect(audited.first?.before?.contains("rejected") == true)
+        #expect(audited.first?.actor == "admin:" + AuditTrail.fingerprint("admin-secret"))
+        #expect(audited.first?.origin == "127.0.0.1")
         live.application.reporting.tick()
         #expect(setup.apple.received.count == 2)
         #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.accepted])

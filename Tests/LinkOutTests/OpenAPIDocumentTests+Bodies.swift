@@ -154,6 +154,20 @@ extension OpenAPIDocumentTests {
             purchaseIds: ["p1"]
         )
 
+        static var auditEntry: AuditEntry {
+            var entry = AuditEntry(
+                at: 1,
+                actor: "admin:x",
+                origin: "127.0.0.1",
+                action: "report.resend",
+                subject: "t",
+                before: "b",
+                after: "a"
+            )
+            entry.id = 2
+            return entry
+        }
+
         static let signingKey = AppAccessAdminAPI.KeyView(
             SigningKeyRecord(kid: "k", publicJWK: "{}", privateKeyPEM: "pem", createdAt: 1, signsFrom: 1, retiredAt: 2)
         )
@@ -279,6 +293,7 @@ extension OpenAPIDocumentTests {
                 ("ReissuedCredential", AppAccessAdminAPI.Reissued(credential: credential, secret: "lcr_x")),
                 ("SigningKey", signingKey),
                 ("SigningKeyList", AppAccessAdminAPI.KeyList(keys: [signingKey])),
+                ("AuditPage", AdminAPI.AuditPage(entries: [auditEntry], nextBefore: 1)),
                 (
                     "TokenForwarded",
                     TokenAPI.Reply(

@@ -179,10 +179,12 @@ final class EntitlementKeyring: Sendable {
     func rotate(publishAheadSeconds: Int64 = defaultPublishAheadSeconds) throws -> SigningKeyRecord {
         let now = clock.nowMilliseconds()
         let current = try current(at: now)
-        let signing = try signingKid(current, at: now)
-        guard fileKey == nil, current.signers[signing] != nil else {
+        // No key yet (a ledger no server has opened): the rotation makes the first.
+        let signing = current.records.isEmpty ? nil : try signingKid(current, at: now)
+        guard fileKey == nil, signing.map({ current.signers[$0] != nil }) ?? true else {
             throw AppAccessRefusal(
-                "a key file signs (\(signing)): point appEntitlements.signingKeyFile at a new key and restart"
+                "a key file signs (\(signing ?? fileKey?.kid ?? "")): point appEntitlements.signingKeyFile at a new key "
+                    + "and restart"
             )
         }
         // Strictly after every key before it, so "the key that began signing last" is never a tie.

@@ -40,6 +40,14 @@ package final class Application: Sendable {
             apps: configuration.apps
         )
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
+        let audit = AuditTrail(
+            ledger: ledger,
+            clock: clock,
+            logger: logger,
+            trustedProxies: Set(configuration.server.trustedProxies),
+            adminToken: configuration.adminToken
+        )
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: audit)
         let reporting = ReportingService(
             configuration: configuration,
             ledger: ledger,
@@ -83,6 +91,7 @@ package final class Application: Sendable {
             payments: payments,
             notifications: notifications,
             close: close,
+            audit: audit,
             metrics: metrics,
             logger: logger,
             clock: clock
@@ -106,6 +115,7 @@ package final class Application: Sendable {
         payments: PaymentServices,
         notifications: AppStoreNotifications,
         close: CloseMonitor,
+        audit: AuditTrail,
         metrics: Metrics,
         logger: Logger,
         clock: Clock
@@ -123,6 +133,7 @@ package final class Application: Sendable {
             notifications: notifications,
             close: close,
             failedAuth: FailedAuthThrottle(trustedProxies: Set(configuration.server.trustedProxies), clock: clock),
+            audit: audit,
             metrics: metrics,
             logger: logger,
             clock: clock

@@ -19,6 +19,8 @@ struct RouteDependencies: Sendable {
     /// The monthly close's watch (the admin route, the dashboard panel and `/readyz` read it).
     let close: CloseMonitor
     let failedAuth: FailedAuthThrottle
+    /// Who changed what: the admin API's writes and the dashboard's sign-ins.
+    let audit: AuditTrail
     let metrics: Metrics
     let logger: Logger
     let clock: Clock
@@ -79,6 +81,7 @@ struct RouteDependencies: Sendable {
             ),
             rateGuard: rateGuard(),
             failedAuth: failedAuth,
+            audit: audit,
             readiness: Readiness(ledger: ledger, reporting: reporting, clock: clock, close: close),
             metrics: metrics,
             notificationPath: configuration.apple.notificationPath,
@@ -174,6 +177,7 @@ struct RouteDependencies: Sendable {
                 isSecure: configuration.server.isSecure
             ),
             throttle: failedAuth,
+            audit: audit,
             clock: clock,
             close: close
         )

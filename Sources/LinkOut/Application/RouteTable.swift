@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 
 /// Every route the server answers, in one table: which handler, on which thread (event loop for cheap
@@ -22,6 +23,8 @@ struct RouteTable: Sendable {
     let staticFiles: StaticFiles
     let rateGuard: RateGuard
     let failedAuth: FailedAuthThrottle
+    /// Records every admin write that succeeded.
+    let audit: AuditTrail
     let readiness: Readiness
     let metrics: Metrics
     let notificationPath: String
@@ -63,7 +66,9 @@ struct RouteTable: Sendable {
             router.post(
                 "/admin/demo/purchases/{purchaseId}/refund",
                 bodyLimit: .noBody,
-                handler: failedAuth.guarding(demoPayment.refund)
+                handler: failedAuth.guarding(
+                    audit.audited("demo.refund", subject: Self.path("purchaseId"), demoPayment.refund)
+                )
             )
         }
         router.post(
@@ -126,6 +131,7 @@ struct RouteTable: Sendable {
         router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))
         router.get("/admin/purchases.csv", handler: failedAuth.guarding(admin.purchasesCSV))
         router.get("/admin/webhooks", handler: failedAuth.guarding(admin.webhooks))
+        router.get("/admin/audit", handler: failedAuth.guarding(admin.audit))
         router.get("/admin/revenue", handler: failedAuth.guarding(admin.revenue))
         router.get("/admin/line-items.csv", handler: failedAuth.guarding(admin.lineItemsCSV))
         router.get("/admin/money", handler: dashboard.money)
@@ -148,19 +154,53 @@ struct RouteTable: Sendable {
         router.get("/.well-known/jwks.json", handler: rateGuard.limit(appAccess.keySet))
         router.get("/admin/credentials", handler: failedAuth.guarding(appAccessAdmin.credentials))
         let credential = "/admin/credentials/{credentialId}"
-        router.post(credential + "/revoke", bodyLimit: .noBody, handler: failedAuth.guarding(appAccessAdmin.revoke))
-        router.post(credential + "/reissue", bodyLimit: .noBody, handler: failedAuth.guarding(appAccessAdmin.reissue))
+        let credentialId = Self.path("credentialId")
+        router.post(
+            credential + "/revoke",
+            bodyLimit: .noBody,
+            handler: failedAuth.guarding(
+                audit.audited("credential.revoke", subject: credentialId, appAccessAdmin.revoke)
+            )
+        )
+        router.post(
+            credential + "/reissue",
+            bodyLimit: .noBody,
+            handler: failedAuth.guarding(
+                audit.audited("credential.reissue", subject: credentialId, after: Self.reissued, appAccessAdmin.reissue)
+            )
+        )
         router.get("/admin/signing-keys", handler: failedAuth.guarding(appAccessAdmin.keys))
         router.post(
             "/admin/signing-keys/rotate",
             bodyLimit: .noBody,
-            handler: failedAuth.guarding(appAccessAdmin.rotate)
+            handler: failedAuth.guarding(
+                audit.audited("signing_key.rotate", subject: { _ in nil }, after: Self.kid, appAccessAdmin.rotate)
+            )
         )
         router.post(
             "/admin/signing-keys/{kid}/retire",
             bodyLimit: .noBody,
-            handler: failedAuth.guarding(appAccessAdmin.retire)
+            handler: failedAuth.guarding(
+                audit.audited("signing_key.retire", subject: Self.path("kid"), appAccessAdmin.retire)
+            )
         )
+    }
+
+    /// The audit subject of a route: one of its path parameters.
+    static func path(_ name: String) -> @Sendable (HTTPRequest) -> String? {
+        { $0.pathParameters[name] }
+    }
+
+    /// A reissue's new credential id, never its secret.
+    @Sendable static func reissued(_ response: HTTPResponse) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return ((object?["credential"] as? [String: Any])?["id"] as? String).map { "replaced by " + $0 }
+    }
+
+    /// A rotation's new key.
+    @Sendable static func kid(_ response: HTTPResponse) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return (object?["kid"] as? String).map { "new key " + $0 }
     }
 
     /// Health, readiness, metrics and static files.
@@ -196,19 +236,40 @@ struct RouteTable: Sendable {
     private func addAttentionActions(to router: inout Router) {
         let token = "/admin/tokens/{externalPurchaseId}"
         // Resend, no-line-item and retract take no body: one is refused when the head arrives.
-        router.post(token + "/resend", bodyLimit: .noBody, handler: failedAuth.guarding(admin.resend))
-        router.post(token + "/no-line-item", bodyLimit: .noBody, handler: failedAuth.guarding(admin.reportNoLineItem))
+        let tokenId = Self.path("externalPurchaseId")
+        let lineItem: @Sendable (HTTPRequest) -> String? = { request in
+            (request.pathParameters["externalPurchaseId"] ?? "") + " " + (request.pathParameters["lineItemId"] ?? "")
+        }
+        let reportState: @Sendable (HTTPRequest) throws -> String? = { [admin] in try admin.reportState($0) }
+        router.post(
+            token + "/resend",
+            bodyLimit: .noBody,
+            handler: failedAuth.guarding(
+                audit.audited("report.resend", subject: tokenId, before: reportState, admin.resend)
+            )
+        )
+        router.post(
+            token + "/no-line-item",
+            bodyLimit: .noBody,
+            handler: failedAuth.guarding(
+                audit.audited("report.no_line_item", subject: tokenId, before: reportState, admin.reportNoLineItem)
+            )
+        )
         // A restated line item is one of Apple's line items: the line-item API's limit, refused when the head
         // arrives like a posted one.
         router.post(
             token + "/line-items/{lineItemId}/restate",
             bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge),
-            handler: failedAuth.guarding(admin.restate)
+            handler: failedAuth.guarding(
+                audit.audited("line_item.restate", subject: lineItem, before: reportState, admin.restate)
+            )
         )
         router.post(
             token + "/line-items/{lineItemId}/retract",
             bodyLimit: .noBody,
-            handler: failedAuth.guarding(admin.retract)
+            handler: failedAuth.guarding(
+                audit.audited("line_item.retract", subject: lineItem, before: reportState, admin.retract)
+            )
         )
     }
 }

@@ -53,4 +53,9 @@ extension AdminAPI {
             }
         }
     }
+
+    /// The token's latest report as the audit log's "before" of an action on it: status and state.
+    func reportState(_ request: HTTPRequest) throws -> String? {
+        try CommandAudit.reportState(ledger, request.pathParameters["externalPurchaseId"] ?? "")
+    }
 }

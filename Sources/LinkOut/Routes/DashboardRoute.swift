@@ -15,6 +15,8 @@ struct DashboardRoute: Sendable {
     let templates: DashboardPages
     let sessions: AdminSessions
     let throttle: FailedAuthThrottle
+    /// Sign-ins and refused ones are recorded.
+    let audit: AuditTrail
     let clock: Clock
     /// The monthly close's watch, for its panel (none: no panel).
     var close: CloseMonitor? = nil
@@ -54,8 +56,16 @@ struct DashboardRoute: Sendable {
         }
         guard AdminSessions.isAdminToken(fields["token"] ?? "", adminToken) else {
             throttle.recordFailure(for: client)
+            audit.record(
+                request,
+                actor: "refused:" + AuditTrail.fingerprint(fields["token"] ?? ""),
+                action: "dashboard.sign_in_failed",
+                subject: nil,
+                after: "refused"
+            )
             return loginForm(request, status: .unauthorized, error: "That is not the admin token.")
         }
+        audit.record(request, action: "dashboard.sign_in", subject: nil, after: "signed in")
         // A sign-in replaces the browser's earlier session rather than leaving it valid beside the new one.
         if let earlier = try sessions.signedIn(request) { try sessions.end(earlier) }
         let session = try sessions.create()

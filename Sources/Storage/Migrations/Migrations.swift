@@ -576,6 +576,23 @@ enum Migrations {
             CREATE INDEX credential_purchases_purchase ON credential_purchases(purchase_id, credential_id);
             """
         ),
+        (
+            // The audit log: every action that changes what Apple, the provider or the developer's backend
+            // receives, appended and never changed (triggers in `appendOnlyAuditLog` refuse updates and deletes).
+            25,
+            """
+            CREATE TABLE audit_log (
+                id INTEGER PRIMARY KEY,
+                at INTEGER NOT NULL,
+                actor TEXT NOT NULL,
+                origin TEXT NOT NULL,
+                action TEXT NOT NULL,
+                subject TEXT,
+                before_state TEXT,
+                after_state TEXT
+            );
+            """
+        ),
     ]
 
     /// The schema version this release writes: its last migration's.
@@ -583,12 +600,37 @@ enum Migrations {
 
     /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows
     /// and the daily roll-up from the line items already stored (no regime is in force yet; the server
-    /// classifies them again when it starts with regimes, see `MoneyStore.useRegimes`).
+    /// classifies them again when it starts with regimes, see `MoneyStore.useRegimes`); version 25 adds the
+    /// audit log's triggers, which differ between the engines.
     static let backfills: [Int64: @Sendable (any SQLConnection, SQLDialect) throws(StorageError) -> Void] = [
         17: { connection, dialect throws(StorageError) in
             try MoneyRows.rebuild(in: connection, dialect: dialect, regimes: [])
-        }
+        },
+        25: { connection, dialect throws(StorageError) in
+            try connection.execute(appendOnlyAuditLog(dialect))
+        },
     ]
+
+    /// The database itself refuses to change or remove an audit row, whatever client asks: the triggers are
+    /// each engine's own language.
+    static func appendOnlyAuditLog(_ dialect: SQLDialect) -> String {
+        switch dialect {
+        case .sqlite:
+            """
+            CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+                BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+            CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+                BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+            """
+        case .postgres:
+            """
+            CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
+            CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
+                FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+            """
+        }
+    }
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
     /// PostgreSQL calls them `LEAST` and `GREATEST` and has `min`/`max` only as aggregates of one argument.

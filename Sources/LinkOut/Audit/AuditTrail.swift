@@ -1,0 +1,98 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Lifecycle
+import Logging
+import Storage
+
+/// Appends to the ledger's audit log who did what: the admin API's writes, the dashboard's sign-ins (and failed
+/// ones), the command line's actions, and changes the server notices at start. A credential is named by a
+/// fingerprint (the first 12 hex digits of its SHA-256), never by itself. A failed append never undoes the action
+/// it records: it is logged as an error, loudly, since the trail then has a gap.
+struct AuditTrail: Sendable {
+    let ledger: Ledger
+    let clock: Clock
+    let logger: Logger
+    let trustedProxies: Set<String>
+    /// `admin:<fingerprint>` of `LINKOUT_ADMIN_TOKEN`.
+    let adminActor: String
+
+    init(ledger: Ledger, clock: Clock, logger: Logger, trustedProxies: Set<String>, adminToken: String?) {
+        self.ledger = ledger
+        self.clock = clock
+        self.logger = logger
+        self.trustedProxies = trustedProxies
+        adminActor = "admin:" + (adminToken.map(Self.fingerprint) ?? "none")
+    }
+
+    /// The first 12 hex digits of a secret's SHA-256: the same credential is recognisable across entries, and
+    /// nothing of it can be recovered.
+    static func fingerprint(_ secret: String) -> String {
+        ((try? SHA256.digest(Array(secret.utf8))).map { Hex.encode($0.prefix(6)) }) ?? "unknown"
+    }
+
+    /// `cli:<user>@<host>`: who ran a command on the server's machine.
+    static var commandLineActor: String {
+        let environment = ProcessInfo.processInfo.environment
+        return "cli:\(environment["USER"] ?? environment["LOGNAME"] ?? "unknown")@\(ProcessInfo.processInfo.hostName)"
+    }
+
+    func append(_ entry: AuditEntry) {
+        do {
+            try ledger.audit.append(entry)
+        } catch {
+            logger.error("audit entry not written", ["action": entry.action, "error": "\(error)"])
+        }
+    }
+
+    /// An entry for an HTTP request by the admin token's holder (or, `actor`, by whoever presented another).
+    func record(
+        _ request: HTTPRequest,
+        actor: String? = nil,
+        action: String,
+        subject: String?,
+        before: String? = nil,
+        after: String?
+    ) {
+        append(
+            AuditEntry(
+                at: clock.nowMilliseconds(),
+                actor: actor ?? adminActor,
+                origin: ClientAddress.resolve(request, trustedProxies: trustedProxies),
+                action: action,
+                subject: subject,
+                before: before,
+                after: after
+            )
+        )
+    }
+
+    /// An admin API write, recorded once it succeeded (2xx): `subject` from the path, `before` read before the
+    /// handler runs, `after` from its answer.
+    func audited(
+        _ action: String,
+        subject: @escaping @Sendable (HTTPRequest) -> String?,
+        before: (@Sendable (HTTPRequest) throws -> String?)? = nil,
+        after: @escaping @Sendable (HTTPResponse) -> String? = AuditTrail.detail,
+        _ handler: @escaping Router.Handler
+    ) -> Router.Handler {
+        { request in
+            let prior = try before?(request)
+            let response = try handler(request)
+            if (200..<300).contains(response.status.code) {
+                record(request, action: action, subject: subject(request), before: prior, after: after(response))
+            }
+            return response
+        }
+    }
+
+    /// The `detail`, `state` or `status` of a JSON answer, whichever it has: what the action came to, never a
+    /// secret the answer may carry (a reissued credential's).
+    @Sendable static func detail(_ response: HTTPResponse) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            return nil
+        }
+        for key in ["detail", "state", "status"] { if let text = object[key] as? String { return text } }
+        return nil
+    }
+}

@@ -1,0 +1,68 @@
+import Crypto
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Logging
+import Storage
+
+/// What the server notices at start and records in the audit log when it changed since the last start: the
+/// commission regimes, the exchange rates, and the App Store Connect key (by id and public key fingerprint).
+/// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
+/// the value before and after.
+enum ConfigurationAudit {
+    static func notice(_ configuration: Configuration, ledger: Ledger, trail: AuditTrail) {
+        let observed: [(setting: String, action: String, value: String)] = [
+            ("audit.commission_regimes", "config.commission_regimes", regimes(configuration)),
+            ("audit.exchange_rates", "config.exchange_rates", exchangeRates(configuration)),
+            ("audit.apple_key", "config.apple_key", appleKey(configuration)),
+        ]
+        for (setting, action, value) in observed {
+            do {
+                let before = try ledger.settings.setting(named: setting)
+                guard before != value else { continue }
+                trail.append(
+                    AuditEntry(
+                        at: trail.clock.nowMilliseconds(),
+                        actor: "linkout",
+                        origin: "start",
+                        action: action,
+                        before: before,
+                        after: value
+                    )
+                )
+                try ledger.settings.setSetting(named: setting, to: value)
+            } catch {
+                trail.logger.error("configuration change not audited", ["action": action, "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The regimes by id with a digest of their terms, so an override of a built-in's rate is a change too.
+    static func regimes(_ configuration: Configuration) -> String {
+        let regimes = configuration.commission.regimes
+        guard !regimes.isEmpty else { return "none" }
+        return regimes.map(\.id).joined(separator: ", ") + " (terms " + digest(String(describing: regimes)) + ")"
+    }
+
+    /// A digest of the configured rates and of the rates file's bytes.
+    static func exchangeRates(_ configuration: Configuration) -> String {
+        let file = configuration.payments.exchangeRatesFile
+        let bytes = file.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) } ?? []
+        return "configured " + digest(String(describing: configuration.payments.exchangeRates))
+            + (file.map { ", file \($0) " + digest(String(decoding: bytes, as: UTF8.self)) } ?? "")
+    }
+
+    /// The key id and issuer, and the RFC 7638 thumbprint of the key's public half: never the key.
+    static func appleKey(_ configuration: Configuration) -> String {
+        let apple = configuration.apple
+        guard case .success(let credentials) = AppleCredentials.load(apple),
+            let jwk = try? EntitlementKey.publicJWK(of: credentials.key)
+        else { return "none usable (\(apple.keyId.isEmpty ? "no key id" : apple.keyId))" }
+        return "key \(apple.keyId) of issuer \(apple.issuerId), public key \(jwk.kid)"
+    }
+
+    static func digest(_ text: String) -> String {
+        AuditTrail.fingerprint(text)
+    }
+}

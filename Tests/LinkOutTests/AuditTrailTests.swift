@@ -1,0 +1,139 @@
+import Domain
+import Foundation
+import LinkOut
+import TestSupport
+import Testing
+
+@testable import LinkOut
+@testable import Storage
+
+/// The audit log: who changed what Apple, the provider or the developer's backend receives, from where, before
+/// and after; kept as written, shown at `/admin/audit`, by `linkout audit` and in the export.
+@Suite("Audit trail")
+struct AuditTrailTests {
+    static let admin = ["Authorization": "Bearer admin-secret"]
+
+    static func post(_ live: LiveApplication, _ path: String, headers: [String: String] = admin) throws
+        -> RawClient.Response
+    {
+        try live.post(path, contentType: "text/plain", body: "", headers: headers)
+    }
+
+    @Test func adminWritesAndSignInsAreRecordedWithoutSecrets() throws {
+        let live = try LiveApplication { $0.adminToken = "admin-secret" }
+        let (code, purchaseId) = try AppEntitlementTests.purchase(live)
+        let redeemed = try AppEntitlementTests.json(try AppEntitlementTests.redeem(live, #"{"code": "\#(code)"}"#))
+        let credentialId = try #require(redeemed["credentialId"] as? String)
+        let reissued = try Self.post(live, "/admin/credentials/\(credentialId)/reissue")
+        let secret = try #require(try AppEntitlementTests.json(reissued)["secret"] as? String)
+        #expect(try Self.post(live, "/admin/signing-keys/rotate").status == 201)
+        #expect(try Self.post(live, "/admin/demo/purchases/\(purchaseId)/refund").status == 200)
+        #expect(try Self.post(live, "/admin/demo/purchases/\(purchaseId)/refund").status == 409)  // not recorded
+        #expect(try Self.post(live, "/admin/signing-keys/rotate", headers: [:]).status == 401)  // not recorded
+        // The dashboard: a refused token, then the right one.
+        let form = try live.get("/admin")
+        let cookie = try #require(form.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let csrf = try #require(form.text.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+        for token in ["guessed-token", "admin-secret"] {
+            _ = try live.post(
+                "/admin/login",
+                contentType: "application/x-www-form-urlencoded",
+                body: "csrf=\(csrf)&token=\(token)",
+                headers: ["Cookie": cookie]
+            )
+        }
+
+        let page = try AppEntitlementTests.json(try live.get("/admin/audit?limit=100", headers: Self.admin))
+        let entries = try #require(page["entries"] as? [[String: Any]])
+        let actions = entries.compactMap { $0["action"] as? String }
+        #expect(
+            Array(actions.prefix(5)) == [
+                "dashboard.sign_in", "dashboard.sign_in_failed", "demo.refund", "signing_key.rotate",
+                "credential.reissue",
+            ]
+        )
+        let admin = "admin:" + AuditTrail.fingerprint("admin-secret")
+        #expect(entries[0]["actor"] as? String == admin)
+        #expect(entries[1]["actor"] as? String == "refused:" + AuditTrail.fingerprint("guessed-token"))
+        #expect(entries[2]["subject"] as? String == purchaseId && entries[2]["after"] as? String == "refunded")
+        #expect((entries[3]["after"] as? String)?.hasPrefix("new key ") == true)
+        #expect(entries[4]["subject"] as? String == credentialId)
+        #expect((entries[4]["after"] as? String)?.hasPrefix("replaced by cred_") == true)
+        #expect(entries.allSatisfy { $0["origin"] as? String == "127.0.0.1" || $0["origin"] as? String == "start" })
+        // Never a secret: not the admin token, not the guessed one, not the reissued credential.
+        let text = try live.get("/admin/audit", headers: Self.admin).text
+        for secret in ["admin-secret", "guessed-token", secret] { #expect(!text.contains(secret)) }
+        // Paged by id: the next page starts below the last entry shown.
+        let first = try AppEntitlementTests.json(try live.get("/admin/audit?limit=2", headers: Self.admin))
+        let next = try #require(first["nextBefore"] as? Int64)
+        let second = try AppEntitlementTests.json(
+            try live.get("/admin/audit?limit=2&before=\(next)", headers: Self.admin)
+        )
+        #expect((second["entries"] as? [[String: Any]])?.first?["action"] as? String == "demo.refund")
+        #expect(try live.get("/admin/audit?before=x", headers: Self.admin).status == 400)
+    }
+
+    @Test func changesOfRegimesRatesAndAppleKeyAreNoticedAtStart() throws {
+        let setup = try LiveReportingTests.Setup()
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        do {
+            _ = try LiveApplication(dataDir: dataDir) { setup.configure(&$0, grace: 86_400) }
+        }
+        do {
+            _ = try LiveApplication(dataDir: dataDir) { setup.configure(&$0, grace: 86_400) }  // nothing changed
+        }
+        let live = try LiveApplication(dataDir: dataDir) { configuration in
+            setup.configure(&configuration, grace: 86_400)
+            configuration.commission.regimes = CommissionRegime.builtIn.filter { $0.id == "jp" }
+            configuration.apple.keyId = "NEWKEY0001"
+        }
+        let entries = try live.ledger().audit.entries()
+        let noticed = entries.filter { $0.actor == "linkout" }
+        #expect(
+            noticed.map(\.action).sorted() == [
+                "config.apple_key", "config.apple_key", "config.commission_regimes", "config.commission_regimes",
+                "config.exchange_rates",
+            ]
+        )
+        let regimes = try #require(noticed.first { $0.action == "config.commission_regimes" })
+        #expect(regimes.before == "none" && regimes.after?.hasPrefix("jp (terms ") == true)
+        let key = try #require(noticed.first { $0.action == "config.apple_key" })
+        #expect(key.after?.contains("NEWKEY0001") == true && key.before?.contains("2X9R4HXF34") == true)
+        #expect(!(key.after ?? "").contains("PRIVATE"))
+    }
+
+    @Test func theLogCannotBeChangedOrEmptiedEvenInTheDatabase() throws {
+        let live = try LiveApplication { $0.adminToken = "admin-secret" }
+        #expect(try Self.post(live, "/admin/signing-keys/rotate").status == 201)
+        let ledger = live.ledger()
+        #expect(throws: StorageError.self) {
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.query("UPDATE audit_log SET actor = 'someone else'")
+            }
+        }
+        #expect(throws: StorageError.self) {
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.query("DELETE FROM audit_log")
+            }
+        }
+        #expect(try ledger.audit.entries().contains { $0.action == "signing_key.rotate" })
+    }
+}
+
+extension AuditTrailTests {
+    @Test func theCommandLinesActionsAreRecordedAndListed() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rotate = try LinkOutProcess(["keys", "rotate", "--data-dir", directory.path])
+        #expect(rotate.waitForExit() == 0, "\(rotate.stderrText())")
+        let listed = try LinkOutProcess(["audit", "--data-dir", directory.path])
+        #expect(listed.waitForExit() == 0)
+        let line = try #require(listed.stdoutText().split(separator: "\n").first { $0.contains("signing_key.rotate") })
+        #expect(line.contains(" cli:") && line.contains("from local") && line.contains("after: new key "))
+        let exported = try LinkOutProcess(["export", "--table", "audit", "--data-dir", directory.path])
+        #expect(exported.waitForExit() == 0)
+        #expect(exported.stdoutText().hasPrefix("id,at,actor,origin,action,subject,before,after\r\n"))
+        #expect(exported.stdoutText().contains(",signing_key.rotate,"))
+    }
+}
