@@ -15,6 +15,8 @@ extension Ledger {
     public var signingKeys: SigningKeyStore { SigningKeyStore(database: database) }
     /// The audit log: who changed what Apple, the provider or the backend receives.
     public var audit: AuditStore { AuditStore(database: database) }
+    /// A person's data in stored bodies, found and removed (`linkout erase`, the retention pass).
+    public var privacy: PrivacyStore { PrivacyStore(database: database) }
     /// App Store Server Notifications and the recovery of their history.
     public var notifications: NotificationStore { NotificationStore(database: database) }
     /// Named values: progress markers and secrets.

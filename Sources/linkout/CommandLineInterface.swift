@@ -38,6 +38,9 @@ public enum CommandLineInterface {
               publicURL answers; exit 0 only when every check passes
           audit [--limit N] [--before ID] [--format text|json] [--data-dir DIR] [--config PATH]
               who changed what Apple, the provider or the backend receives, newest first
+          erase --email ADDRESS | --account-token UUID [--data-dir DIR] [--config PATH]
+              take a person's data (e-mail, names, address lines, phone, account token) out of the ledger,
+              keeping ids, amounts, dates and country; recorded in the audit trail
           backup --to PATH [--data-dir DIR] [--config PATH]
               a consistent copy of the SQLite ledger, safe next to a running server, with every visit it
               acknowledged (the file must not exist)
@@ -77,6 +80,7 @@ public enum CommandLineInterface {
             case "notifications": return try NotificationsCommand.run(rest)
             case "check": return try CheckCommand.run(rest)
             case "audit": return try AuditCommand.run(rest)
+            case "erase": return try EraseCommand.run(rest)
             case "backup": return try BackupCommand.backup(rest)
             case "restore": return try BackupCommand.restore(rest)
             case "credentials": return try AppAccessCommand.credentials(rest)

@@ -17,6 +17,8 @@ package final class Application: Sendable {
     private let notifications: AppStoreNotifications
     /// The monthly close's periodic watch (warning, gauges, `/readyz` detail).
     package let close: CloseMonitor
+    /// The retention pass, when `retention.personalDataDays` is set.
+    let retention: RetentionPass?
     private let server: HTTPServer
     /// The routes the server answers (method and pattern), as registered.
     let routeRegistrations: [Router.Registration]
@@ -48,6 +50,9 @@ package final class Application: Sendable {
             adminToken: configuration.adminToken
         )
         ConfigurationAudit.notice(configuration, ledger: ledger, trail: audit)
+        retention = configuration.retention.personalDataDays.map { days in
+            RetentionPass(ledger: ledger, days: days, trail: audit, logger: logger, clock: clock)
+        }
         let reporting = ReportingService(
             configuration: configuration,
             ledger: ledger,
@@ -235,6 +240,7 @@ package final class Application: Sendable {
         // poll; Get Notification History runs once a day.
         notifications.start(interval: configuration.reporting.pollIntervalSeconds)
         close.start()
+        retention?.start()
         return port
     }
 
@@ -247,6 +253,7 @@ package final class Application: Sendable {
         payments.webhooks?.stop()
         notifications.stop()
         close.stop()
+        retention?.stop()
         reporting.stop()
         ledger.close()
         logger.info("server stopped")

@@ -19,6 +19,7 @@ package struct Configuration: Sendable {
     package var webhooks = Webhooks()
     package var redemption = Redemption()
     package var appEntitlements = AppEntitlements()
+    package var retention = Retention()
     package var close = Close()
     package var commission = Commission()
     /// `logging.level`: trace, debug, info, notice, warning, error or critical. Default info.
@@ -49,7 +50,7 @@ package struct Configuration: Sendable {
 
     static let knownSections: Set<String> = [
         "server", "storage", "logging", "landing", "apps", "catalog", "apple", "reporting", "payments", "webhooks",
-        "redemption", "commission", "close", "appEntitlements",
+        "redemption", "commission", "close", "appEntitlements", "retention",
     ]
 
     /// Parses the JSON text of a configuration file.
@@ -78,6 +79,7 @@ package struct Configuration: Sendable {
         configuration.webhooks = try Webhooks.read(try fields.section("webhooks"))
         configuration.redemption = try Redemption.read(try fields.section("redemption"))
         configuration.appEntitlements = try AppEntitlements.read(try fields.section("appEntitlements"))
+        configuration.retention = try Retention.read(try fields.section("retention"))
         configuration.close = try Close.read(try fields.section("close"))
         configuration.commission = try Commission.read(try fields.section("commission"))
         let logging = try fields.section("logging")

@@ -593,6 +593,19 @@ enum Migrations {
             );
             """
         ),
+        (
+            // Privacy: when a person's data was taken out of a stored body (`linkout erase`, the retention pass of
+            // `retention.personalDataDays`), and the bodies still holding it, by age, for that pass.
+            26,
+            """
+            ALTER TABLE payment_events ADD COLUMN personal_data_erased_at INTEGER;
+            ALTER TABLE webhook_deliveries ADD COLUMN personal_data_erased_at INTEGER;
+            CREATE INDEX payment_events_personal_data ON payment_events(received_at)
+                WHERE personal_data_erased_at IS NULL;
+            CREATE INDEX webhook_deliveries_personal_data ON webhook_deliveries(created_at)
+                WHERE personal_data_erased_at IS NULL;
+            """
+        ),
     ]
 
     /// The schema version this release writes: its last migration's.

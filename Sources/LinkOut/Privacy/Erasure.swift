@@ -1,0 +1,70 @@
+import Foundation
+package import Lifecycle
+package import Storage
+
+/// `linkout erase --email|--account-token`: a person's data taken out of the ledger, everything Apple's reporting
+/// and the developer's accounts need kept (ids, amounts, dates, country, the reports themselves). Found by the
+/// e-mail address or account token in stored bodies, then by the provider's customer ids and the purchases they
+/// lead to; recorded in the audit trail under a fingerprint of what was asked for, never the value itself.
+package struct Erasure: Sendable {
+    package struct Summary: Sendable, Equatable {
+        /// Stored bodies rewritten without the person's data.
+        package var bodies: Int
+        /// Customer credentials that lost the account token.
+        package var credentials: Int
+    }
+
+    let ledger: Ledger
+    let clock: Clock
+
+    package init(ledger: Ledger, clock: Clock = .system) {
+        self.ledger = ledger
+        self.clock = clock
+    }
+
+    package func erase(email: String) throws -> Summary {
+        let summary = try eraseBodies(mentioning: [email.lowercased()])
+        try audit("email:" + AuditTrail.fingerprint(email.lowercased()), summary)
+        return summary
+    }
+
+    package func erase(accountToken: String) throws -> Summary {
+        let account = accountToken.lowercased()
+        // The purchases made on tokens of the account lead to the provider's events about them.
+        let purchases = try ledger.payments.purchases(appAccountToken: account)
+        let keys = [account] + purchases.flatMap { [$0.purchaseId] + ($0.subscriptionId.map { [$0] } ?? []) }
+        var summary = try eraseBodies(mentioning: keys)
+        summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
+        try audit("account:" + AuditTrail.fingerprint(account), summary)
+        return summary
+    }
+
+    /// Every body that mentions one of `keys` or a customer id found in those, rewritten.
+    private func eraseBodies(mentioning keys: [String]) throws -> Summary {
+        var found: [StoredBody.Kind: StoredBody] = [:]
+        var searched: Set<String> = []
+        var pending = keys
+        while let key = pending.popLast() {
+            guard searched.insert(key).inserted, searched.count <= 1_000 else { continue }
+            for stored in try ledger.privacy.bodies(mentioning: key) where found[stored.kind] == nil {
+                found[stored.kind] = stored
+                pending += PersonalData.customerIds(in: stored.body).filter { !searched.contains($0) }
+            }
+        }
+        let rewritten = found.values.compactMap { stored -> StoredBody? in
+            guard let redacted = PersonalData.redact(stored.body) else { return nil }
+            return StoredBody(kind: stored.kind, body: redacted)
+        }
+        try ledger.privacy.replace(rewritten, at: clock.nowMilliseconds())
+        return Summary(bodies: rewritten.count, credentials: 0)
+    }
+
+    private func audit(_ subject: String, _ summary: Summary) throws {
+        try CommandAudit.record(
+            ledger,
+            action: "privacy.erase",
+            subject: subject,
+            after: "\(summary.bodies) stored bodies rewritten, \(summary.credentials) credentials unbound"
+        )
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A person's data in a stored JSON body (a provider's event, an entitlement event), and the body without it.
+/// Kept: every id, amount, currency, date and status, and the country of an address (Apple's `taxCountry`, the
+/// developer's accounts). Removed: e-mail addresses, names, phone numbers, tax ids, IP addresses, the lines of
+/// addresses, and account tokens.
+enum PersonalData {
+    /// Keys whose values are a person's wherever they appear.
+    static let personalKeys: Set<String> = [
+        "email", "customer_email", "receipt_email", "name", "customer_name", "phone", "tax_ids", "ip_address",
+        "appAccountToken", "app_account_token",
+    ]
+    /// Keys whose values are addresses: only the country stays.
+    static let addressKeys: Set<String> = ["address", "billing_address", "shipping_address", "customer_address"]
+    static let addressKeep: Set<String> = ["country", "country_code"]
+    /// What an erased value reads as.
+    static let erased = "[erased]"
+
+    /// The body with the person's data replaced; nil when it is not a JSON object or array.
+    static func redact(_ body: String) -> String? {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]),
+            value is [String: Any] || value is [Any],
+            let data = try? JSONSerialization.data(
+                withJSONObject: redact(value),
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func redact(_ value: Any) -> Any {
+        if let array = value as? [Any] { return array.map(redact) }
+        guard let object = value as? [String: Any] else { return value }
+        var result: [String: Any] = [:]
+        for (key, field) in object {
+            if personalKeys.contains(key) {
+                result[key] = field is NSNull ? field : erased
+            } else if addressKeys.contains(key), let address = field as? [String: Any] {
+                result[key] = address.filter { addressKeep.contains($0.key) }
+            } else {
+                result[key] = redact(field)
+            }
+        }
+        return result
+    }
+
+    /// The provider's customer ids in a body (Stripe `cus_…`, Paddle `ctm_…`): the person's other events carry
+    /// them even when they do not carry the e-mail address.
+    static func customerIds(in body: String) -> Set<String> {
+        Set(body.matches(of: /"(cus_[A-Za-z0-9]{6,64}|ctm_[a-z0-9]{6,64})"/).map { String($0.output.1) })
+    }
+}

@@ -1,0 +1,70 @@
+import Domain
+import Lifecycle
+import Logging
+import Storage
+
+/// `retention.personalDataDays`: once an hour, stored provider and entitlement events older than that lose a
+/// person's data (`PersonalData`), in batches; what was acted on is never changed before it was acted on. Each
+/// pass that erased something is one audit entry.
+final class RetentionPass: Sendable {
+    let ledger: Ledger
+    let days: Int64
+    let trail: AuditTrail
+    let logger: Logger
+    let clock: Clock
+    private let worker: PeriodicWorker
+
+    static let intervalMilliseconds = Milliseconds.hour
+    static let batch = 500
+    /// Most batches per pass: a first pass over years of events spreads over several hours.
+    static let batchesPerPass = 40
+
+    init(ledger: Ledger, days: Int64, trail: AuditTrail, logger: Logger, clock: Clock) {
+        self.ledger = ledger
+        self.days = days
+        self.trail = trail
+        self.logger = logger
+        self.clock = clock
+        worker = PeriodicWorker(clock: clock)
+    }
+
+    func start() {
+        worker.start(name: "linkout-retention", intervalMilliseconds: Self.intervalMilliseconds) { [self] in pass() }
+    }
+
+    func stop() { worker.stop() }
+
+    /// One pass; returns how many bodies it rewrote.
+    @discardableResult
+    func pass() -> Int {
+        let now = clock.nowMilliseconds()
+        let cutoff = now - Milliseconds.days(days)
+        var rewritten = 0
+        do {
+            for _ in 0..<Self.batchesPerPass {
+                let bodies = try ledger.privacy.bodies(receivedBefore: cutoff, limit: Self.batch)
+                guard !bodies.isEmpty else { break }
+                // A body that is not JSON is marked done as it is: there is nothing of a person to find in it.
+                try ledger.privacy.replace(
+                    bodies.map { StoredBody(kind: $0.kind, body: PersonalData.redact($0.body) ?? $0.body) },
+                    at: now
+                )
+                rewritten += bodies.count
+            }
+        } catch {
+            logger.error("retention pass failed", ["error": "\(error)"])
+        }
+        if rewritten > 0 {
+            trail.append(
+                AuditEntry(
+                    at: now,
+                    actor: "linkout",
+                    origin: "retention",
+                    action: "privacy.retention",
+                    after: "\(rewritten) stored bodies older than \(days) days rewritten"
+                )
+            )
+        }
+        return rewritten
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Where a person's data sits in the ledger (the bodies of providers' events and of entitlement events), found
+/// and rewritten without it: `linkout erase` and the retention pass. Everything Apple's reporting and the
+/// developer's accounts need is in the tables' own columns (ids, amounts, dates, country), which nothing here
+/// touches.
+public struct PrivacyStore: Sendable {
+    let database: SQLDatabase
+
+    /// Bodies that mention `text` (an e-mail address, a customer id, an account token), case-insensitively.
+    public func bodies(mentioning text: String, limit: Int = 10_000) throws(StorageError) -> [StoredBody] {
+        try database.readers.read { connection throws(StorageError) in
+            let pattern = "%" + Self.escapingLike(text.lowercased()) + "%"
+            let events = try connection.query(
+                """
+                SELECT provider, event_id, body FROM payment_events WHERE lower(body) LIKE ? ESCAPE '\\' LIMIT ?
+                """,
+                [.text(pattern), .integer(Int64(limit))]
+            ).map {
+                StoredBody(
+                    kind: .paymentEvent(provider: $0[0].text ?? "", eventId: $0[1].text ?? ""),
+                    body: $0[2].text ?? ""
+                )
+            }
+            let webhooks = try connection.query(
+                "SELECT event_id, body FROM webhook_deliveries WHERE lower(body) LIKE ? ESCAPE '\\' LIMIT ?",
+                [.text(pattern), .integer(Int64(limit))]
+            ).map { StoredBody(kind: .webhook(eventId: $0[0].text ?? ""), body: $0[1].text ?? "") }
+            return events + webhooks
+        }
+    }
+
+    /// Bodies received before `cutoff` (UNIX ms) that still hold what they arrived with: the retention pass's
+    /// work, oldest first, `limit` at a time. Provider events not acted on yet are left for later.
+    public func bodies(receivedBefore cutoff: Int64, limit: Int) throws(StorageError) -> [StoredBody] {
+        try database.readers.read { connection throws(StorageError) in
+            let events = try connection.query(
+                """
+                SELECT provider, event_id, body FROM payment_events
+                WHERE personal_data_erased_at IS NULL AND received_at < ? AND processed_at IS NOT NULL
+                ORDER BY received_at LIMIT ?
+                """,
+                [.integer(cutoff), .integer(Int64(limit))]
+            ).map {
+                StoredBody(
+                    kind: .paymentEvent(provider: $0[0].text ?? "", eventId: $0[1].text ?? ""),
+                    body: $0[2].text ?? ""
+                )
+            }
+            let webhooks = try connection.query(
+                """
+                SELECT event_id, body FROM webhook_deliveries
+                WHERE personal_data_erased_at IS NULL AND created_at < ? AND state <> 'pending'
+                ORDER BY created_at LIMIT ?
+                """,
+                [.integer(cutoff), .integer(Int64(limit))]
+            ).map { StoredBody(kind: .webhook(eventId: $0[0].text ?? ""), body: $0[1].text ?? "") }
+            return events + webhooks
+        }
+    }
+
+    /// Writes the bodies back as given (without the person's data), marked as done, in one transaction.
+    public func replace(_ bodies: [StoredBody], at now: Int64) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            for stored in bodies {
+                switch stored.kind {
+                case .paymentEvent(let provider, let eventId):
+                    try connection.query(
+                        """
+                        UPDATE payment_events SET body = ?, personal_data_erased_at = ? WHERE provider = ? AND event_id = ?
+                        """,
+                        [.text(stored.body), .integer(now), .text(provider), .text(eventId)]
+                    )
+                case .webhook(let eventId):
+                    try connection.query(
+                        "UPDATE webhook_deliveries SET body = ?, personal_data_erased_at = ? WHERE event_id = ?",
+                        [.text(stored.body), .integer(now), .text(eventId)]
+                    )
+                }
+            }
+        }
+    }
+
+    /// Takes an account token off the customer credentials bound to it (they keep their purchases); returns how
+    /// many.
+    public func unbindCredentials(appAccountToken: String) throws(StorageError) -> Int {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                "UPDATE customer_credentials SET app_account_token = NULL WHERE app_account_token = ? RETURNING id",
+                [.text(appAccountToken)]
+            ).count
+        }
+    }
+
+    static func escapingLike(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+    }
+}

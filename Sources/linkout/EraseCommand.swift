@@ -1,0 +1,39 @@
+import Foundation
+import LinkOut
+import Storage
+
+/// `linkout erase --email ADDRESS | --account-token UUID`: a person's data taken out of the ledger (see
+/// `Erasure`), recorded in the audit trail. Safe next to a running server: one transaction.
+enum EraseCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let (flags, _) = try CommandLineInterface.parseFlags(
+            arguments,
+            allowed: ["--email", "--account-token", "--data-dir", "--config"]
+        )
+        let email = flags["--email"]
+        let account = flags["--account-token"]
+        guard (email == nil) != (account == nil) else {
+            throw CommandLineInterface.UsageError(
+                description: "use 'linkout erase --email ADDRESS' or '--account-token UUID'"
+            )
+        }
+        if let email, email.utf8.count < 3 || !email.contains("@") {
+            throw CommandLineInterface.UsageError(description: "--email must be an e-mail address")
+        }
+        if let account, UUID(uuidString: account) == nil {
+            throw CommandLineInterface.UsageError(description: "--account-token must be a UUID")
+        }
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+        )
+        let ledger = try configuration.storage.openLedger(role: .reader)
+        defer { ledger.close() }
+        let erasure = Erasure(ledger: ledger)
+        let summary = try email.map { try erasure.erase(email: $0) } ?? erasure.erase(accountToken: account ?? "")
+        CommandLineInterface.printOutput(
+            "erased: \(summary.bodies) stored bodies rewritten without the person's data, \(summary.credentials) "
+                + "credentials unbound; reports to Apple and amounts unchanged\n"
+        )
+        return 0
+    }
+}

@@ -1,0 +1,152 @@
+import Domain
+import Foundation
+import Lifecycle
+import Payments
+import TestSupport
+import Testing
+
+@testable import LinkOut
+@testable import Storage
+
+/// A person's data out of the ledger: `linkout erase` by e-mail or account token, and the retention pass of
+/// `retention.personalDataDays`. What Apple was sent, and the ids, amounts, dates and country behind it, stay.
+@Suite("Privacy")
+struct PrivacyTests {
+    static let email = "Ada.Lovelace@example.com"
+
+    /// A Stripe checkout paid by Ada: her e-mail, name, phone and address in the event, as Stripe sends them.
+    static func adasCheckout(_ harness: PaymentHarness) throws -> PaymentHarness.Checkout {
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let event = StripeEvents.sessionCompleted(
+            id: "evt_ada",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 479,
+            country: "DE",
+            paymentIntent: "pi_ada"
+        ).replacingOccurrences(
+            of: #""customer_details":{"address":{"country":"DE"}}"#,
+            with: #""customer":"cus_ADA0001","customer_details":{"email":"\#(email)","name":"Ada Lovelace","#
+                + #""phone":"+44 20 7946 0000","address":{"country":"DE","line1":"Analytical Street 1","#
+                + #""city":"Berlin","postal_code":"10115"}}"#
+        )
+        #expect(try harness.deliver(event).status == 200)
+        // A later event of hers that names only her customer id.
+        let customer = """
+            {"id":"evt_ada_customer","object":"event","type":"customer.updated","created":\(Clock.system.nowSeconds()),\
+            "livemode":false,"data":{"object":{"id":"cus_ADA0001","object":"customer","name":"Ada Lovelace",\
+            "address":{"country":"DE","line1":"Analytical Street 1"}}}}
+            """
+        #expect(try harness.deliver(customer).status == 200)
+        try harness.waitForEvents()
+        return checkout
+    }
+
+    static func personal(_ text: String) -> [String] {
+        [email.lowercased(), "Lovelace", "Analytical Street", "7946", "10115"].filter {
+            text.lowercased().contains($0.lowercased())
+        }
+    }
+
+    @Test func theRedactionKeepsIdsAmountsAndCountry() throws {
+        let body =
+            #"{"id":"evt_1","data":{"object":{"amount_total":2999,"customer":"cus_X1234567","customer_details":{"email":"a@b.c","name":"A B","phone":"1","address":{"country":"DE","line1":"x","city":"y"}},"metadata":{"product_id":"pro"}}}}"#
+        let redacted = try #require(PersonalData.redact(body))
+        #expect(!redacted.contains("a@b.c") && !redacted.contains("A B") && !redacted.contains("line1"))
+        #expect(redacted.contains(#""country":"DE""#) && redacted.contains("2999") && redacted.contains("cus_X1234567"))
+        #expect(redacted.contains(#""product_id":"pro""#) && redacted.contains("evt_1"))
+        #expect(PersonalData.customerIds(in: body) == ["cus_X1234567"])
+        #expect(PersonalData.redact("not json") == nil)
+    }
+
+    @Test func erasingByEmailRemovesHerDataAndChangesNothingAppleWasSent() throws {
+        let harness = try PaymentHarness(provider: .stripe) { $0.adminToken = "admin-secret" }
+        let checkout = try Self.adasCheckout(harness)
+        harness.live.application.reporting.tick()
+        let ledger = harness.live.ledger()
+        let reportsBefore = try ledger.reports.reports(for: checkout.externalPurchaseId).map { $0.body }
+        let itemsBefore = try ledger.reports.lineItems(for: checkout.externalPurchaseId).map(\.body)
+        let purchasesBefore = PurchasesCSV.render(try ledger.payments.purchases(limit: 100))
+        #expect(!itemsBefore.isEmpty)
+        #expect(try !ledger.privacy.bodies(mentioning: Self.email).isEmpty, "her data is there to begin with")
+
+        let summary = try Erasure(ledger: ledger).erase(email: Self.email)
+        #expect(summary.bodies == 2, "the checkout and the event that names only her customer id")
+        // Gone from the tables: every stored body, searched for each piece.
+        let stored = try ledger.privacy.bodies(mentioning: "cus_ADA0001").map(\.body).joined()
+        #expect(Self.personal(stored).isEmpty, "\(Self.personal(stored))")
+        #expect(stored.contains(#""country":"DE""#))
+        // Gone from the exports and pages (and never in them): the purchases, the token's admin page, the audit.
+        let admin = ["Authorization": "Bearer admin-secret"]
+        for page in [
+            "/admin/purchases", "/admin/tokens/\(checkout.externalPurchaseId)", "/admin/audit", "/admin/purchases.csv",
+        ] {
+            let text = try harness.live.get(page, headers: admin).text
+            #expect(Self.personal(text).isEmpty, "\(page): \(Self.personal(text))")
+        }
+        #expect(PurchasesCSV.render(try ledger.payments.purchases(limit: 100)) == purchasesBefore)
+        // Apple's side unchanged: the same reports and line items, and nothing more sent.
+        let sent = harness.apple.apple.received.count
+        harness.live.application.reporting.tick()
+        #expect(try ledger.reports.reports(for: checkout.externalPurchaseId).map { $0.body } == reportsBefore)
+        #expect(try ledger.reports.lineItems(for: checkout.externalPurchaseId).map(\.body) == itemsBefore)
+        #expect(harness.apple.apple.received.count == sent)
+        // Recorded, under a fingerprint of the address, never the address.
+        let entry = try #require(try ledger.audit.entries().first { $0.action == "privacy.erase" })
+        #expect(entry.subject == "email:" + AuditTrail.fingerprint(Self.email.lowercased()))
+        #expect(entry.actor.hasPrefix("cli:"))
+    }
+
+    @Test func erasingByAccountTokenUnbindsCredentialsAndEntitlementEvents() throws {
+        let receiver = try WebhookReceiver(secret: "hook-secret-0123456789")
+        defer { receiver.stop() }
+        let live = try LiveApplication {
+            $0.webhooks.url = receiver.url
+            $0.webhooks.secret = receiver.secret
+        }
+        let account = "6f1c1a52-5d3c-4c84-9a57-8f0c42e6d1a0"
+        #expect(
+            try live.post(
+                "/v1/tokens",
+                contentType: "application/json",
+                body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "\#(account)"}"#
+            ).status == 201
+        )
+        let (code, _) = try AppEntitlementTests.purchase(live)
+        let redeemed = try AppEntitlementTests.json(try AppEntitlementTests.redeem(live, #"{"code": "\#(code)"}"#))
+        let credentialId = try #require(redeemed["credentialId"] as? String)
+        #expect(eventually(within: 30) { !receiver.deliveries.isEmpty })
+        let ledger = live.ledger()
+        #expect(
+            try ledger.privacy.bodies(mentioning: account).contains {
+                if case .webhook = $0.kind { true } else { false }
+            }
+        )
+
+        let summary = try Erasure(ledger: ledger).erase(accountToken: account.uppercased())
+        #expect(summary.credentials == 1)
+        #expect(summary.bodies >= 1)
+        #expect(try ledger.privacy.bodies(mentioning: account).isEmpty)
+        #expect(try ledger.credentials.credential(id: credentialId)?.appAccountToken == nil)
+        // Kept: the token's account, which places a customer's renewals on Apple's tokens (README "Privacy").
+        #expect(try ledger.tokens.token("00000000-0000-0000-0000-000000000000")?.appAccountToken == account)
+    }
+
+    @Test func theRetentionPassErasesWhatIsOlderThanTheSetting() throws {
+        let time = ManualClock()
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { $0.retention.personalDataDays = 30 }
+        _ = try Self.adasCheckout(harness)
+        let ledger = harness.live.ledger()
+        let retention = try #require(harness.live.application.retention)
+        #expect(retention.pass() == 0, "nothing is 30 days old yet")
+        #expect(try !ledger.privacy.bodies(mentioning: Self.email).isEmpty)
+        time.advance(seconds: 31 * 86_400)
+        #expect(retention.pass() == 2)
+        #expect(try ledger.privacy.bodies(mentioning: Self.email).isEmpty)
+        #expect(retention.pass() == 0, "done once")
+        #expect(try ledger.audit.entries().contains { $0.action == "privacy.retention" })
+    }
+}
