@@ -105,6 +105,21 @@ struct PreflightCheckTests {
         #expect(offline["catalog"]?.detail.contains("has no price in EUR") == true)
     }
 
+    @Test func paddlesKeyIsCheckedWithAHarmlessRead() throws {
+        let paddle = try FakePaddleServer()
+        defer { paddle.stop() }
+        var configuration = Configuration()
+        configuration.payments.provider = .paddle
+        configuration.payments[.paddle, "apiKey"] = paddle.apiKey
+        configuration.payments[.paddle, "webhookSecret"] = PaddleFlowTests.secret
+        configuration.payments[.paddle, "apiBase"] = paddle.apiBase
+        configuration.payments[.paddle, "checkoutURL"] = PaddleFlowTests.hostedCheckout
+        let good = PreflightCheck(configuration: configuration).paymentProvider()
+        #expect(good.passed && good.detail.contains("listed the event types"), "\(good.line)")
+        configuration.payments[.paddle, "apiKey"] = "pdl_sdbx_apikey_01wrongkey_0000000000000000"
+        #expect(!PreflightCheck(configuration: configuration).paymentProvider().passed)
+    }
+
     @Test func theCommandPrintsALinePerCheckAndExits1UnlessAllPass() throws {
         let process = try LinkOutProcess(["check"], directory: LiveApplication.repositoryRoot)
         #expect(process.waitForExit() == 1)

@@ -58,6 +58,14 @@ package final class FakePaddleServer: Sendable {
         router.add("GET", "/transactions") { request in
             Self.answer(Self.list(request, shared: shared, apiKey: apiKey))
         }
+        // A harmless read (`linkout check --online`): Paddle's event types, for the right key only.
+        router.add("GET", "/event-types") { request in
+            Self.answer(
+                request.headers["authorization"] == "Bearer \(apiKey)"
+                    ? (200, #"{"data":[{"name":"transaction.completed"}]}"#)
+                    : (403, #"{"error":{"type":"request_error","code":"forbidden","detail":"invalid key"}}"#)
+            )
+        }
         server = HTTPServer(
             configuration: configuration,
             router: router,
