@@ -39,10 +39,17 @@ enum BackupCommand {
             into: configuration.storage.dataDir,
             replacing: flags["--force"] != nil
         )
+        let lastActivity = try LedgerBackup.lastActivity(
+            (configuration.storage.dataDir as NSString).appendingPathComponent("linkout.sqlite")
+        )
+        let since =
+            lastActivity.map { Date(timeIntervalSince1970: Double($0) / 1000).formatted(.iso8601) } ?? "its start"
         CommandLineInterface.printOutput(
             "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion), \(summary.tokens) tokens, "
-                + "\(summary.bytes) bytes in \(seconds(since: started)) s; reports Apple may hold are checked "
-                + "with Apple before they are sent\n"
+                + "\(summary.bytes) bytes in \(seconds(since: started)) s\n"
+                + "the backup holds what happened up to \(since): before starting the server, have the payment "
+                + "provider send its events since then again (README \"Backup and restore\"); reports Apple may "
+                + "hold are checked with Apple before they are sent\n"
         )
         return 0
     }

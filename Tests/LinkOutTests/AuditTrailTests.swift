@@ -52,9 +52,10 @@ struct AuditTrailTests {
                 "credential.reissue",
             ]
         )
-        let admin = "admin:" + AuditTrail.fingerprint("admin-secret")
+        let fingerprint = try AuditFingerprint(ledger: live.ledger())
+        let admin = "admin:" + fingerprint("admin-secret")
         #expect(entries[0]["actor"] as? String == admin)
-        #expect(entries[1]["actor"] as? String == "refused:" + AuditTrail.fingerprint("guessed-token"))
+        #expect(entries[1]["actor"] as? String == "refused:" + fingerprint("guessed-token"))
         #expect(entries[2]["subject"] as? String == purchaseId && entries[2]["after"] as? String == "refunded")
         #expect((entries[3]["after"] as? String)?.hasPrefix("new key ") == true)
         #expect(entries[4]["subject"] as? String == credentialId)

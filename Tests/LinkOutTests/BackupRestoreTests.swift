@@ -133,6 +133,22 @@ struct BackupRestoreTests {
             let underServer = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
             #expect(underServer.waitForExit() == 1)
         }
+        // Never the folder's own ledger onto itself (it would be gone before it was copied).
+        let onto = try LinkOutProcess([
+            "restore", "--from", dataDir + "/linkout.sqlite", "--data-dir", dataDir, "--force",
+        ])
+        #expect(onto.waitForExit() == 1)
+        #expect(FileManager.default.fileExists(atPath: dataDir + "/linkout.sqlite"))
+        // A ledger at an older schema is backed up by the release that runs it, never migrated in the copy.
+        let older = directory.appendingPathComponent("older").path
+        try FileManager.default.createDirectory(atPath: older, withIntermediateDirectories: true)
+        try Migrations.apply(
+            to: try SQLiteConnection(path: older + "/linkout.sqlite"),
+            dialect: .sqlite,
+            now: 1,
+            upTo: Ledger.schemaVersion - 1
+        )
+        #expect(throws: StorageError.self) { _ = try LedgerBackup.backup(directory: older, to: older + ".backup") }
         let forced = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
         #expect(forced.waitForExit() == 0, "\(forced.stderrText())")
         // Not a SQLite file, or a damaged one.

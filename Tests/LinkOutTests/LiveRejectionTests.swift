@@ -103,7 +103,7 @@ struct LiveRejectionTests {
         #expect(audited.map(\.action) == ["report.no_line_item"])
         #expect(audited.first?.subject == id)
         #expect(audited.first?.before?.contains("rejected") == true)
-        #expect(audited.first?.actor == "admin:" + AuditTrail.fingerprint("admin-secret"))
+        #expect(audited.first?.actor == "admin:" + (try AuditFingerprint(ledger: live.ledger()))("admin-secret"))
         #expect(audited.first?.origin == "127.0.0.1")
         live.application.reporting.tick()
         #expect(setup.apple.received.count == 2)

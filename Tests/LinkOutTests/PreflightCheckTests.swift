@@ -127,5 +127,14 @@ struct PreflightCheckTests {
         #expect(output.contains("FAIL payments: payments.provider is demo"))
         #expect(output.contains("ok   catalog:"))
         #expect(output.contains("8 checks:"))
+        // A mistyped data folder fails the check, and the check makes no ledger there.
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-nowhere-\(UUID())")
+        let mistyped = try LinkOutProcess(
+            ["check", "--data-dir", missing.path],
+            directory: LiveApplication.repositoryRoot
+        )
+        #expect(mistyped.waitForExit() == 1)
+        #expect(mistyped.stdoutText().contains("FAIL ledger: no ledger at"))
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
     }
 }

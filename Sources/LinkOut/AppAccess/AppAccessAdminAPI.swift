@@ -122,4 +122,23 @@ struct AppAccessAdminAPI: Sendable {
         }
         return JSONResponse.json(.ok, KeyList(keys: try administration.keys().map(KeyView.init)))
     }
+
+    // MARK: what the audit log keeps of these actions
+
+    /// A reissue's new credential id, never its secret.
+    @Sendable static func reissued(_ response: HTTPResponse) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return ((object?["credential"] as? [String: Any])?["id"] as? String).map { "replaced by " + $0 }
+    }
+
+    /// A rotation's new key.
+    @Sendable static func newKey(_ response: HTTPResponse) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return (object?["kid"] as? String).map { "new key " + $0 }
+    }
+
+    /// The retired key, and whether it was forced (a leak).
+    @Sendable static func retired(_ request: HTTPRequest) -> String? {
+        request.pathParameters["kid"].map { $0 + (request.queryValue("force") == "true" ? " (forced)" : "") }
+    }
 }

@@ -47,7 +47,8 @@ package final class Application: Sendable {
             clock: clock,
             logger: logger,
             trustedProxies: Set(configuration.server.trustedProxies),
-            adminToken: configuration.adminToken
+            adminToken: configuration.adminToken,
+            fingerprint: AuditFingerprint(secret: try ledger.settings.secret(named: "identifiers"))
         )
         ConfigurationAudit.notice(configuration, ledger: ledger, trail: audit)
         retention = configuration.retention.personalDataDays.map { days in

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPServer
 
 /// Every route the server answers, in one table: which handler, on which thread (event loop for cheap
@@ -166,7 +165,12 @@ struct RouteTable: Sendable {
             credential + "/reissue",
             bodyLimit: .noBody,
             handler: failedAuth.guarding(
-                audit.audited("credential.reissue", subject: credentialId, after: Self.reissued, appAccessAdmin.reissue)
+                audit.audited(
+                    "credential.reissue",
+                    subject: credentialId,
+                    after: AppAccessAdminAPI.reissued,
+                    appAccessAdmin.reissue
+                )
             )
         )
         router.get("/admin/signing-keys", handler: failedAuth.guarding(appAccessAdmin.keys))
@@ -174,7 +178,12 @@ struct RouteTable: Sendable {
             "/admin/signing-keys/rotate",
             bodyLimit: .noBody,
             handler: failedAuth.guarding(
-                audit.audited("signing_key.rotate", subject: { _ in nil }, after: Self.kid, appAccessAdmin.rotate)
+                audit.audited(
+                    "signing_key.rotate",
+                    subject: { _ in nil },
+                    after: AppAccessAdminAPI.newKey,
+                    appAccessAdmin.rotate
+                )
             )
         )
         router.post(
@@ -189,18 +198,6 @@ struct RouteTable: Sendable {
     /// The audit subject of a route: one of its path parameters.
     static func path(_ name: String) -> @Sendable (HTTPRequest) -> String? {
         { $0.pathParameters[name] }
-    }
-
-    /// A reissue's new credential id, never its secret.
-    @Sendable static func reissued(_ response: HTTPResponse) -> String? {
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        return ((object?["credential"] as? [String: Any])?["id"] as? String).map { "replaced by " + $0 }
-    }
-
-    /// A rotation's new key.
-    @Sendable static func kid(_ response: HTTPResponse) -> String? {
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        return (object?["kid"] as? String).map { "new key " + $0 }
     }
 
     /// Health, readiness, metrics and static files.

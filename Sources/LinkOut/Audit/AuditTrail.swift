@@ -7,7 +7,7 @@ import Storage
 
 /// Appends to the ledger's audit log who did what: the admin API's writes, the dashboard's sign-ins (and failed
 /// ones), the command line's actions, and changes the server notices at start. A credential is named by a
-/// fingerprint (the first 12 hex digits of its SHA-256), never by itself. A failed append never undoes the action
+/// fingerprint (`AuditFingerprint`), never by itself. A failed append never undoes the action
 /// it records: it is logged as an error, loudly, since the trail then has a gap.
 struct AuditTrail: Sendable {
     let ledger: Ledger
@@ -17,18 +17,22 @@ struct AuditTrail: Sendable {
     /// `admin:<fingerprint>` of `LINKOUT_ADMIN_TOKEN`.
     let adminActor: String
 
-    init(ledger: Ledger, clock: Clock, logger: Logger, trustedProxies: Set<String>, adminToken: String?) {
+    let fingerprint: AuditFingerprint
+
+    init(
+        ledger: Ledger,
+        clock: Clock,
+        logger: Logger,
+        trustedProxies: Set<String>,
+        adminToken: String?,
+        fingerprint: AuditFingerprint
+    ) {
         self.ledger = ledger
         self.clock = clock
         self.logger = logger
         self.trustedProxies = trustedProxies
-        adminActor = "admin:" + (adminToken.map(Self.fingerprint) ?? "none")
-    }
-
-    /// The first 12 hex digits of a secret's SHA-256: the same credential is recognisable across entries, and
-    /// nothing of it can be recovered.
-    static func fingerprint(_ secret: String) -> String {
-        ((try? SHA256.digest(Array(secret.utf8))).map { Hex.encode($0.prefix(6)) }) ?? "unknown"
+        self.fingerprint = fingerprint
+        adminActor = "admin:" + (adminToken.map(fingerprint.callAsFunction) ?? "none")
     }
 
     /// `cli:<user>@<host>`: who ran a command on the server's machine.

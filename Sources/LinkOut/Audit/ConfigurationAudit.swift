@@ -62,7 +62,8 @@ enum ConfigurationAudit {
         return "key \(apple.keyId) of issuer \(apple.issuerId), public key \(jwk.kid)"
     }
 
+    /// A short digest of settings text (not secret: regimes and rates are the operator's own configuration).
     static func digest(_ text: String) -> String {
-        AuditTrail.fingerprint(text)
+        ((try? SHA256.digest(Array(text.utf8))).map { Hex.encode($0.prefix(6)) }) ?? "unknown"
     }
 }

@@ -38,22 +38,24 @@ extension PreflightCheck {
             sandboxURL: configuration.apple.sandboxURL,
             httpClient: client
         )
+        let identifier = UUID().uuidString.lowercased()
         let retrieved = api.retrieve(
-            requestIdentifier: UUID().uuidString.lowercased(),
+            requestIdentifier: identifier,
             environment: environment,
             bundleId: configuration.apps.first?.bundleId ?? "",
             now: clock.nowMilliseconds()
         )
-        switch retrieved {
-        case .success(let answer)
-        where answer.status == 404 || (answer.status == 400 && answer.body.contains("NotFound")):
+        switch RetrievedReport.read(retrieved, requestIdentifier: identifier) {
+        case .notFound:
             return Self.pass(name, "the key is accepted (a report that does not exist is not found)")
-        case .success(let answer) where answer.status == 401:
-            return Self.fail(name, "Apple refused the key (401): check apple.issuerId, apple.keyId and the .p8")
-        case .success(let answer):
-            return Self.fail(name, "Apple answered \(answer.status) to a harmless read")
-        case .failure(let error):
-            return Self.fail(name, "no answer: \(error.description)")
+        case .refused(let status):
+            return Self.fail(name, "Apple refused the key (\(status)): check apple.issuerId, apple.keyId and the .p8")
+        case .held:
+            return Self.fail(name, "Apple holds a report under a random identifier")
+        case .rateLimited:
+            return Self.fail(name, "Apple answered 429: try again in a minute")
+        case .unknown(let why):
+            return Self.fail(name, why)
         }
     }
 

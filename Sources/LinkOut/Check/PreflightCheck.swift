@@ -148,15 +148,28 @@ package struct PreflightCheck: Sendable {
         return Self.pass("webhooks", webhooks.url)
     }
 
-    /// The ledger opens with a schema this release knows.
+    /// The ledger is there, at the schema this release runs: read without opening it, so the check neither
+    /// creates a ledger in a mistyped folder nor migrates one an older release still serves.
     func ledger() -> Result {
+        let storage = configuration.storage
+        let version: Int64
         do {
-            let ledger = try configuration.storage.openLedger(role: .reader)
-            ledger.close()
-            let engine = configuration.storage.postgresURL == nil ? configuration.storage.dataDir : "PostgreSQL"
-            return Self.pass("ledger", "\(engine), schema \(Ledger.schemaVersion)")
+            if let target = storage.postgresTarget {
+                version = try Ledger.existingSchemaVersion(postgres: target)
+            } else {
+                version = try Ledger.existingSchemaVersion(directory: storage.dataDir)
+            }
         } catch {
-            return Self.fail("ledger", error.message)
+            return Self.fail("ledger", "\(error.message) (the server makes it on its first start)")
         }
+        let engine = storage.postgresURL == nil ? storage.dataDir : "PostgreSQL"
+        guard version == Ledger.schemaVersion else {
+            return Self.fail(
+                "ledger",
+                "\(engine) is at schema \(version); this release runs \(Ledger.schemaVersion)"
+                    + (version < Ledger.schemaVersion ? " (it migrates at its next start)" : "")
+            )
+        }
+        return Self.pass("ledger", "\(engine), schema \(version)")
     }
 }

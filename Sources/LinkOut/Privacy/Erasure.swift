@@ -24,7 +24,7 @@ package struct Erasure: Sendable {
 
     package func erase(email: String) throws -> Summary {
         let summary = try eraseBodies(mentioning: [email.lowercased()])
-        try audit("email:" + AuditTrail.fingerprint(email.lowercased()), summary)
+        try audit("email:" + AuditFingerprint(ledger: ledger)(email.lowercased()), summary)
         return summary
     }
 
@@ -35,7 +35,7 @@ package struct Erasure: Sendable {
         let keys = [account] + purchases.flatMap { [$0.purchaseId] + ($0.subscriptionId.map { [$0] } ?? []) }
         var summary = try eraseBodies(mentioning: keys)
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
-        try audit("account:" + AuditTrail.fingerprint(account), summary)
+        try audit("account:" + AuditFingerprint(ledger: ledger)(account), summary)
         return summary
     }
 
@@ -48,7 +48,7 @@ package struct Erasure: Sendable {
             guard searched.insert(key).inserted, searched.count <= 1_000 else { continue }
             for stored in try ledger.privacy.bodies(mentioning: key) where found[stored.kind] == nil {
                 found[stored.kind] = stored
-                pending += PersonalData.customerIds(in: stored.body).filter { !searched.contains($0) }
+                pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) }
             }
         }
         let rewritten = found.values.compactMap { stored -> StoredBody? in

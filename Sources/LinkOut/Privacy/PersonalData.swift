@@ -5,12 +5,15 @@ import Foundation
 /// developer's accounts). Removed: e-mail addresses, names, phone numbers, tax ids, IP addresses, the lines of
 /// addresses, and account tokens.
 enum PersonalData {
-    /// Keys whose values are a person's wherever they appear.
+    /// Keys whose values are a person's wherever they appear: Stripe's and Paddle's names for contact details,
+    /// tax ids, addresses' lines, IP addresses, and the app's account token.
     static let personalKeys: Set<String> = [
-        "email", "customer_email", "receipt_email", "name", "customer_name", "phone", "tax_ids", "ip_address",
-        "appAccountToken", "app_account_token",
+        "email", "customer_email", "customer_email_address", "receipt_email", "name", "customer_name",
+        "individual_name", "business_name", "description", "phone", "customer_phone", "tax_id", "tax_ids",
+        "customer_tax_ids", "tax_identifier", "ip_address", "customer_purchase_ip", "line1", "line2", "first_line",
+        "second_line", "city", "postal_code", "state", "region", "appAccountToken", "app_account_token",
     ]
-    /// Keys whose values are addresses: only the country stays.
+    /// Keys whose values are addresses: only the country stays (and a written-out address is erased whole).
     static let addressKeys: Set<String> = ["address", "billing_address", "shipping_address", "customer_address"]
     static let addressKeep: Set<String> = ["country", "country_code"]
     /// What an erased value reads as.
@@ -37,6 +40,8 @@ enum PersonalData {
                 result[key] = field is NSNull ? field : erased
             } else if addressKeys.contains(key), let address = field as? [String: Any] {
                 result[key] = address.filter { addressKeep.contains($0.key) }
+            } else if addressKeys.contains(key), field is String {
+                result[key] = erased
             } else {
                 result[key] = redact(field)
             }
@@ -44,9 +49,15 @@ enum PersonalData {
         return result
     }
 
-    /// The provider's customer ids in a body (Stripe `cus_…`, Paddle `ctm_…`): the person's other events carry
-    /// them even when they do not carry the e-mail address.
-    static func customerIds(in body: String) -> Set<String> {
-        Set(body.matches(of: /"(cus_[A-Za-z0-9]{6,64}|ctm_[a-z0-9]{6,64})"/).map { String($0.output.1) })
+    /// The provider's ids of the person and of their payments in a body (Stripe customers `cus_`, payment
+    /// intents `pi_` and charges `ch_`; Paddle customers `ctm_` and transactions `txn_`): the person's other
+    /// events (a refund, a dispute, a guest's later charge) carry them even when they do not carry the e-mail
+    /// address.
+    static func linkedIds(in body: String) -> Set<String> {
+        Set(
+            body.matches(of: /"((?:cus|pi|ch)_[A-Za-z0-9]{6,64}|(?:ctm|txn)_[a-z0-9]{6,64})"/).map {
+                String($0.output.1)
+            }
+        )
     }
 }

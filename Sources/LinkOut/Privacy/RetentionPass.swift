@@ -45,11 +45,12 @@ final class RetentionPass: Sendable {
                 let bodies = try ledger.privacy.bodies(receivedBefore: cutoff, limit: Self.batch)
                 guard !bodies.isEmpty else { break }
                 // A body that is not JSON is marked done as it is: there is nothing of a person to find in it.
-                try ledger.privacy.replace(
+                // Only bodies still undone are written: another instance on the same database may be at it too.
+                rewritten += try ledger.privacy.replace(
                     bodies.map { StoredBody(kind: $0.kind, body: PersonalData.redact($0.body) ?? $0.body) },
-                    at: now
+                    at: now,
+                    onlyOnce: true
                 )
-                rewritten += bodies.count
             }
         } catch {
             logger.error("retention pass failed", ["error": "\(error)"])

@@ -196,8 +196,8 @@ package struct AppleAnswer: Sendable {
         sentAt: Int64,
         backoff: (Int64) -> Int64 = ReportOutbox.backoff.milliseconds
     ) -> AppleAnswer {
-        switch retrieved {
-        case .success(let answer) where answer.status == 200 && answer.body.contains(requestIdentifier):
+        switch RetrievedReport.read(retrieved, requestIdentifier: requestIdentifier) {
+        case .held:
             return AppleAnswer(
                 attempt: ReportAttempt(
                     state: .accepted,
@@ -210,14 +210,16 @@ package struct AppleAnswer: Sendable {
                 logLevel: .info,
                 message: "report accepted by Apple (settled with Retrieve External Purchase Report)"
             )
-        case .success(let answer) where answer.status == 400:
+        case .notFound:
             var confirmed = rejection
             confirmed.next = .continueSending
             return confirmed
-        case .success(let answer):
-            return unsettled("Retrieve answered \(answer.status)", rejection, attempts, sentAt, backoff)
-        case .failure(let error):
-            return unsettled("Retrieve failed: \(error)", rejection, attempts, sentAt, backoff)
+        case .refused(let status):
+            return unsettled("Retrieve answered \(status)", rejection, attempts, sentAt, backoff)
+        case .rateLimited:
+            return unsettled("Retrieve answered 429", rejection, attempts, sentAt, backoff)
+        case .unknown(let why):
+            return unsettled(why, rejection, attempts, sentAt, backoff)
         }
     }
 

@@ -12,8 +12,9 @@ import Storage
 enum RestoreDoubt {
     /// The ledger setting `linkout restore` writes: when the backup was restored (UNIX ms).
     static let setting = "restored_at"
-    /// How long after a restore a first send checks Apple first: the longest a provider redelivers the events
-    /// the lost days were made of (Stripe retries webhooks for 3 days), with room to spare.
+    /// How long after a restore a first send checks Apple first: the time it takes to send the lost days' events
+    /// again (the operator has the provider resend them, README "Backup and restore"; a delivery the provider
+    /// never got an answer to comes again by itself, Stripe's for 3 days), with room to spare.
     static let window: Int64 = Milliseconds.days(30)
     /// When a report whose copy Apple could not show is tried again.
     static let retryMilliseconds: Int64 = 5 * Milliseconds.minute
@@ -42,8 +43,8 @@ enum RestoreDoubt {
         retrieved: Result<(status: Int, body: String), HTTPClientError>,
         at now: Int64
     ) -> AppleAnswer? {
-        switch retrieved {
-        case .success(let answer) where answer.status == 200 && answer.body.contains(report.requestIdentifier):
+        switch RetrievedReport.read(retrieved, requestIdentifier: report.requestIdentifier) {
+        case .held:
             return AppleAnswer(
                 attempt: ReportAttempt(
                     state: .accepted,
@@ -56,12 +57,14 @@ enum RestoreDoubt {
                 logLevel: .info,
                 message: "report accepted by Apple before the restore (settled with Retrieve External Purchase Report)"
             )
-        case .success(let answer) where answer.status == 400 || answer.status == 404:
+        case .notFound:
             return nil
-        case .success(let answer):
-            return unsettled("Retrieve answered \(answer.status)", now)
-        case .failure(let error):
-            return unsettled("Retrieve failed: \(error)", now)
+        case .refused, .rateLimited:
+            // Apple's answer to the send will be the same, and the send's handling (the block, the pause) acts on
+            // it; nothing is accepted that Apple already holds, since Apple refuses to read anything now.
+            return nil
+        case .unknown(let why):
+            return unsettled(why, now)
         }
     }
 

@@ -58,7 +58,7 @@ struct DashboardRoute: Sendable {
             throttle.recordFailure(for: client)
             audit.record(
                 request,
-                actor: "refused:" + AuditTrail.fingerprint(fields["token"] ?? ""),
+                actor: "refused:" + audit.fingerprint(fields["token"] ?? ""),
                 action: "dashboard.sign_in_failed",
                 subject: nil,
                 after: "refused"

@@ -33,13 +33,28 @@ public enum LedgerBackup {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw StorageError(.conflict, "\(destination) exists; a backup never overwrites a file")
         }
+        // The copy is opened to take the journal in; at another schema this release would migrate it, and a
+        // backup meant for a rollback would come out at the new schema.
+        let version = try whileBusy { () throws(StorageError) in
+            try schemaVersion(try SQLiteConnection(path: source, readOnly: true))
+        }
+        guard version == Migrations.latestVersion else {
+            throw StorageError(
+                version > Migrations.latestVersion ? .newerSchema : .conflict,
+                "the ledger's schema is version \(version) and this release's \(Migrations.latestVersion): back it up "
+                    + "with the release that runs it"
+            )
+        }
         // The journal is read before the snapshot is taken: a visit acknowledged before this moment is either in
         // these records, or was ingested (and its segment deleted) before the snapshot, which then holds it.
         let journaled = readJournal(directory)
         let partial = destination + ".partial"
         unlink(partial)
         do throws(StorageError) {
-            try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
+            try whileBusy { () throws(StorageError) in
+                unlink(partial)
+                try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
+            }
             let added = try apply(journaled, to: partial, clock: clock)
             var summary = try seal(partial)
             summary.journaledVisits = added
@@ -48,6 +63,20 @@ public enum LedgerBackup {
         } catch {
             unlink(partial)
             throw error
+        }
+    }
+
+    /// Runs `body` again while SQLite answers busy (a fresh connection can meet the running server's writer
+    /// between its WAL index updates, where the busy timeout does not apply), at most 20 times over about 5 s.
+    static func whileBusy<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch  where error.code == .sqlite(5) && attempt < 20 {
+                attempt += 1
+                usleep(useconds_t(min(attempt, 10) * 50_000))
+            }
         }
     }
 
@@ -68,15 +97,7 @@ public enum LedgerBackup {
     {
         let database = try SQLDatabase(path: path, durability: .full, clock: clock)
         defer { database.close() }
-        let applied = try database.journalApplied()
-        let missing = records.filter { $0.sequence > applied }.sorted { $0.sequence < $1.sequence }
-        var start = 0
-        while start < missing.count {
-            let end = min(start + Ledger.replayBatch, missing.count)
-            _ = try database.applyJournaled(Array(missing[start..<end]))
-            start = end
-        }
-        return missing.count
+        return try database.applyMissing(records)
     }
 
     /// Folds the copy's WAL into it, leaves it one file in rollback-journal mode, and checks it.
@@ -96,10 +117,22 @@ public enum LedgerBackup {
                 "\(path) fails SQLite's integrity check: \(integrity.prefix(3).joined(separator: "; "))"
             )
         }
-        let version =
-            try connection.query("SELECT max(version) FROM schema_migrations").first?.first?.integer ?? 0
+        return try summary(connection, path: path)
+    }
+
+    /// What a ledger file holds: its schema version and tokens.
+    static func summary(_ connection: any SQLConnection, path: String) throws(StorageError) -> Summary {
         let tokens = try connection.query("SELECT count(*) FROM tokens").first?.first?.integer ?? 0
-        return Summary(schemaVersion: version, tokens: tokens, journaledVisits: 0, bytes: fileSize(path))
+        return Summary(
+            schemaVersion: try schemaVersion(connection),
+            tokens: tokens,
+            journaledVisits: 0,
+            bytes: fileSize(path)
+        )
+    }
+
+    static func schemaVersion(_ connection: any SQLConnection) throws(StorageError) -> Int64 {
+        try connection.query("SELECT max(version) FROM schema_migrations").first?.first?.integer ?? 0
     }
 
     /// Syncs the finished file and renames it into place, so `destination` is whole or absent.
@@ -132,8 +165,9 @@ public enum LedgerBackup {
     }
 
     /// Puts the backup at `source` in place as the ledger of `directory`, which must be empty (or `replacing` is
-    /// set, and its ledger and journal are removed first) and not in use by a server. An older backup is
-    /// upgraded; the restore time is recorded for reporting.
+    /// set, and its ledger and journal are replaced) and not in use by a server. The backup is copied and synced
+    /// beside the ledger first, so a failed copy (a full disk) leaves the ledger there as it was. An older backup
+    /// is upgraded; the restore time is recorded for reporting.
     public static func restore(
         from source: String,
         into directory: String,
@@ -145,6 +179,10 @@ public enum LedgerBackup {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw StorageError(.dataFolder, "cannot create \(directory): \(error)")
+        }
+        let target = (directory as NSString).appendingPathComponent(fileName)
+        guard (source as NSString).resolvingSymlinksInPath != (target as NSString).resolvingSymlinksInPath else {
+            throw StorageError(.conflict, "\(source) is the ledger of \(directory) itself")
         }
         let present = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         guard present.isEmpty || replacing else {
@@ -158,17 +196,19 @@ public enum LedgerBackup {
         let lockFile = try JournalFile(path: (directory as NSString).appendingPathComponent(VisitJournal.lockFileName))
         try lockFile.lockExclusively()
         defer { lockFile.unlock() }
-        let target = (directory as NSString).appendingPathComponent(fileName)
-        for suffix in ["", "-wal", "-shm"] { unlink(target + suffix) }
-        for segment in VisitJournal.segmentPaths(in: directory) { unlink(segment.path) }
-        try lockFile.truncate()
         let partial = target + ".partial"
         unlink(partial)
         do {
             try FileManager.default.copyItem(atPath: source, toPath: partial)
         } catch {
+            unlink(partial)
             throw StorageError(.dataFolder, "cannot copy \(source) into \(directory): \(error)")
         }
+        try JournalFile(path: partial).sync()
+        // Only now is the replaced ledger let go: its WAL and journal belong to it, not to the backup.
+        for suffix in ["-wal", "-shm"] { unlink(target + suffix) }
+        for segment in VisitJournal.segmentPaths(in: directory) { unlink(segment.path) }
+        try lockFile.truncate()
         try publish(partial, as: target)
         let database = try SQLDatabase(path: target, durability: .full, clock: clock)
         defer { database.close() }
@@ -183,11 +223,21 @@ public enum LedgerBackup {
         }
         try database.releaseLeases()
         return try database.readers.read { connection throws(StorageError) in
-            let version =
-                try connection.query("SELECT max(version) FROM schema_migrations").first?.first?.integer ?? 0
-            let tokens = try connection.query("SELECT count(*) FROM tokens").first?.first?.integer ?? 0
-            return Summary(schemaVersion: version, tokens: tokens, journaledVisits: 0, bytes: fileSize(target))
+            try summary(connection, path: target)
         }
+    }
+
+    /// When the backup's ledger last recorded anything (its newest visit, payment event or report), UNIX ms:
+    /// what happened after that is not in it.
+    public static func lastActivity(_ path: String) throws(StorageError) -> Int64? {
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        return try connection.query(
+            """
+            SELECT max(at) FROM (SELECT max(last_seen_at) AS at FROM tokens
+                UNION ALL SELECT max(received_at) FROM payment_events
+                UNION ALL SELECT max(created_at) FROM reports)
+            """
+        ).first?.first?.integer
     }
 }
 

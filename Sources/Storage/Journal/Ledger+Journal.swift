@@ -23,13 +23,7 @@ extension Ledger {
             let file = try JournalFile(path: segment.path)
             records += JournalCoding.decodeAll(try file.readAll())
         }
-        let missing = records.filter { $0.sequence > applied }.sorted { $0.sequence < $1.sequence }
-        var start = 0
-        while start < missing.count {
-            let end = min(start + replayBatch, missing.count)
-            _ = try database.applyJournaled(Array(missing[start..<end]))
-            start = end
-        }
+        try database.applyMissing(records, applied: applied)
         for segment in segments { unlink(segment.path) }
         try lockFile.truncate()
         return max(applied, records.map(\.sequence).max() ?? 0) + 1

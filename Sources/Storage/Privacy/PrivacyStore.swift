@@ -7,10 +7,11 @@ import Foundation
 public struct PrivacyStore: Sendable {
     let database: SQLDatabase
 
-    /// Bodies that mention `text` (an e-mail address, a customer id, an account token), case-insensitively.
+    /// Bodies that hold `text` (an e-mail address, a customer id, an account token) as a whole JSON string,
+    /// case-insensitively: `"bob@example.com"`, never inside `"jimbob@example.com"`.
     public func bodies(mentioning text: String, limit: Int = 10_000) throws(StorageError) -> [StoredBody] {
         try database.readers.read { connection throws(StorageError) in
-            let pattern = "%" + Self.escapingLike(text.lowercased()) + "%"
+            let pattern = "%\"" + Self.escapingLike(text.lowercased()) + "\"%"
             let events = try connection.query(
                 """
                 SELECT provider, event_id, body FROM payment_events WHERE lower(body) LIKE ? ESCAPE '\\' LIMIT ?
@@ -38,6 +39,7 @@ public struct PrivacyStore: Sendable {
                 """
                 SELECT provider, event_id, body FROM payment_events
                 WHERE personal_data_erased_at IS NULL AND received_at < ? AND processed_at IS NOT NULL
+                    AND held_reason IS NULL
                 ORDER BY received_at LIMIT ?
                 """,
                 [.integer(cutoff), .integer(Int64(limit))]
@@ -59,25 +61,35 @@ public struct PrivacyStore: Sendable {
         }
     }
 
-    /// Writes the bodies back as given (without the person's data), marked as done, in one transaction.
-    public func replace(_ bodies: [StoredBody], at now: Int64) throws(StorageError) {
+    /// Writes the bodies back as given (without the person's data), marked as done, in one transaction. With
+    /// `onlyOnce`, a body already done (by another instance's retention pass) is left alone. Returns how many
+    /// were written.
+    @discardableResult
+    public func replace(_ bodies: [StoredBody], at now: Int64, onlyOnce: Bool = false) throws(StorageError) -> Int {
         try database.writer.write { connection throws(StorageError) in
+            let once = onlyOnce ? " AND personal_data_erased_at IS NULL" : ""
+            var written = 0
             for stored in bodies {
                 switch stored.kind {
                 case .paymentEvent(let provider, let eventId):
-                    try connection.query(
+                    written += try connection.query(
                         """
-                        UPDATE payment_events SET body = ?, personal_data_erased_at = ? WHERE provider = ? AND event_id = ?
+                        UPDATE payment_events SET body = ?, personal_data_erased_at = ?
+                        WHERE provider = ? AND event_id = ?\(once) RETURNING 1
                         """,
                         [.text(stored.body), .integer(now), .text(provider), .text(eventId)]
-                    )
+                    ).count
                 case .webhook(let eventId):
-                    try connection.query(
-                        "UPDATE webhook_deliveries SET body = ?, personal_data_erased_at = ? WHERE event_id = ?",
+                    written += try connection.query(
+                        """
+                        UPDATE webhook_deliveries SET body = ?, personal_data_erased_at = ?
+                        WHERE event_id = ?\(once) RETURNING 1
+                        """,
                         [.text(stored.body), .integer(now), .text(eventId)]
-                    )
+                    ).count
                 }
             }
+            return written
         }
     }
 

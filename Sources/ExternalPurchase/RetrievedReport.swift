@@ -1,0 +1,37 @@
+public import Outbound
+
+/// What Retrieve External Purchase Report said of one `requestIdentifier`, read by one rule wherever linkout
+/// asks: Apple holds a report under an identifier only if it accepted one ("a report that you successfully
+/// submitted"); its `NotFoundError` comes as a `400` (a `404` is read the same way); `401` is the key refused.
+public enum RetrievedReport: Sendable, Equatable {
+    /// Apple holds the report: it was accepted.
+    case held
+    /// Apple holds no report under the identifier (and took the JWT to say so).
+    case notFound
+    /// Apple refused the request itself (`401`, `403`): the key.
+    case refused(status: Int)
+    /// `429`: come back later.
+    case rateLimited
+    /// Another status, or no answer: nothing can be concluded.
+    case unknown(String)
+
+    public static func read(
+        _ retrieved: Result<(status: Int, body: String), HTTPClientError>,
+        requestIdentifier: String
+    ) -> RetrievedReport {
+        switch retrieved {
+        case .success(let answer) where answer.status == 200 && answer.body.contains(requestIdentifier):
+            .held
+        case .success(let answer) where answer.status == 400 || answer.status == 404:
+            .notFound
+        case .success(let answer) where answer.status == 401 || answer.status == 403:
+            .refused(status: answer.status)
+        case .success(let answer) where answer.status == 429:
+            .rateLimited
+        case .success(let answer):
+            .unknown("Retrieve answered \(answer.status)")
+        case .failure(let error):
+            .unknown("Retrieve failed: \(error)")
+        }
+    }
+}

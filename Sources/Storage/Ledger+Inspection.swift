@@ -1,0 +1,19 @@
+import Foundation
+
+/// A ledger's schema version read without opening it as a ledger: nothing is created and nothing migrated (the
+/// pre-flight check must not upgrade a ledger a running older release serves).
+extension Ledger {
+    /// The SQLite ledger in `directory`; `.notFound` when there is none.
+    public static func existingSchemaVersion(directory: String) throws(StorageError) -> Int64 {
+        let path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StorageError(.notFound, "no ledger at \(path)")
+        }
+        return try LedgerBackup.schemaVersion(try SQLiteConnection(path: path, readOnly: true))
+    }
+
+    /// The PostgreSQL ledger at `target`.
+    public static func existingSchemaVersion(postgres target: PostgresTarget) throws(StorageError) -> Int64 {
+        try LedgerBackup.schemaVersion(try PostgresConnection(target: target))
+    }
+}
