@@ -4,6 +4,7 @@ import ExternalPurchase
 import Foundation
 import Lifecycle
 import Logging
+import Payments
 import Storage
 
 /// What the server notices at start and records in the audit log when it changed since the last start: the
@@ -42,14 +43,15 @@ enum ConfigurationAudit {
     static func regimes(_ configuration: Configuration) -> String {
         let regimes = configuration.commission.regimes
         guard !regimes.isEmpty else { return "none" }
-        return regimes.map(\.id).joined(separator: ", ") + " (terms " + digest(String(describing: regimes)) + ")"
+        return regimes.map(\.id).joined(separator: ", ") + " (terms " + digest(CommissionRegime.fingerprint(regimes))
+            + ")"
     }
 
     /// A digest of the configured rates and of the rates file's bytes.
     static func exchangeRates(_ configuration: Configuration) -> String {
         let file = configuration.payments.exchangeRatesFile
         let bytes = file.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) } ?? []
-        return "configured " + digest(String(describing: configuration.payments.exchangeRates))
+        return "configured " + digest(text(configuration.payments.exchangeRates))
             + (file.map { ", file \($0) " + digest(String(decoding: bytes, as: UTF8.self)) } ?? "")
     }
 
@@ -60,6 +62,15 @@ enum ConfigurationAudit {
             let jwk = try? EntitlementKey.publicJWK(of: credentials.key)
         else { return "none usable (\(apple.keyId.isEmpty ? "no key id" : apple.keyId))" }
         return "key \(apple.keyId) of issuer \(apple.issuerId), public key \(jwk.kid)"
+    }
+
+    /// The rates as text in a fixed order (a dictionary's own order changes from one process to the next, and
+    /// every start would look like a change).
+    static func text(_ table: ExchangeRateTable) -> String {
+        table.entries.sorted { $0.key < $1.key }.map { currency, entry in
+            "\(currency)>\(entry.reportingCurrency):\(entry.undated ?? "")|"
+                + entry.dated.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        }.joined(separator: ";")
     }
 
     /// A short digest of settings text (not secret: regimes and rates are the operator's own configuration).
