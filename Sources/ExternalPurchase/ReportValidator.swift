@@ -104,6 +104,10 @@ public struct ReportValidator: Sendable {
 
     /// `a + b`, held at the ends of Int64: the amounts and dates come from the developer's backend, and a sum
     /// near Int64's limits must be a validation problem, never an overflow that stops the server.
+    /// linkout's ceiling on one line item's amounts: a billion units of the reporting currency, far above any
+    /// sale, and low enough that millions of such items still sum inside 64 bits (the money roll-ups, the close).
+    public static let maximumMilliUnits: Int64 = 1_000_000_000_000
+
     static func saturating(_ a: Int64, plus b: Int64) -> Int64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
         guard overflow else { return sum }
@@ -141,10 +145,21 @@ public struct ReportValidator: Sendable {
         for (field, value) in [
             ("amountTaxInclusive", item.amountTaxInclusive), ("amountTaxExclusive", item.amountTaxExclusive),
             ("taxAmount", item.taxAmount), ("netAmountTaxExclusive", item.netAmountTaxExclusive),
-        ] where value < 0 {
-            problems.append(
-                .init("NegativeValueNotAllowedError", field: field, lineItem: id, "amounts are never negative")
-            )
+        ] {
+            if value < 0 {
+                problems.append(
+                    .init("NegativeValueNotAllowedError", field: field, lineItem: id, "amounts are never negative")
+                )
+            } else if value > Self.maximumMilliUnits {
+                problems.append(
+                    .init(
+                        "MaximumValueExceededError",
+                        field: field,
+                        lineItem: id,
+                        "at most \(Self.maximumMilliUnits) milli-units (a billion in the reporting currency)"
+                    )
+                )
+            }
         }
         if item.amountTaxInclusive != Self.saturating(item.amountTaxExclusive, plus: item.taxAmount) {
             problems.append(

@@ -25,6 +25,55 @@ extension TokenDecoder {
     }
 }
 
+extension TokenDecoder {
+    /// The first key that occurs twice in any object of `json`, at any depth (a line item inside a list names a
+    /// field twice), or nil. Objects nested deeper than `maxDepth` are not looked into: no body linkout takes
+    /// nests that deep, and the JSON parser refuses what is malformed.
+    public static func duplicateKeyAnywhere(in json: [UInt8], maxDepth: Int = 32) -> String? {
+        var scanner = KeyScanner(bytes: json)
+        return scanner.duplicateKey(depth: maxDepth)
+    }
+}
+
+extension KeyScanner {
+    /// Walks one value; the first repeated key of an object in it, or nil.
+    fileprivate mutating func duplicateKey(depth: Int) -> String? {
+        skipWhitespace()
+        guard depth > 0, index < bytes.count else {
+            _ = skipValue()
+            return nil
+        }
+        if take(UInt8(ascii: "{")) {
+            var seen = Set<String>()
+            skipWhitespace()
+            if take(UInt8(ascii: "}")) { return nil }
+            while true {
+                skipWhitespace()
+                guard let key = string() else { return nil }
+                guard seen.insert(key).inserted else { return key }
+                skipWhitespace()
+                guard take(UInt8(ascii: ":")) else { return nil }
+                if let repeated = duplicateKey(depth: depth - 1) { return repeated }
+                skipWhitespace()
+                if take(UInt8(ascii: ",")) { continue }
+                return nil
+            }
+        }
+        if take(UInt8(ascii: "[")) {
+            skipWhitespace()
+            if take(UInt8(ascii: "]")) { return nil }
+            while true {
+                if let repeated = duplicateKey(depth: depth - 1) { return repeated }
+                skipWhitespace()
+                if take(UInt8(ascii: ",")) { continue }
+                return nil
+            }
+        }
+        _ = skipValue()
+        return nil
+    }
+}
+
 /// A forward-only reader over JSON bytes that knows just enough to walk the top level of an object.
 private struct KeyScanner {
     let bytes: [UInt8]

@@ -1,9 +1,11 @@
 import Foundation
 
 extension PaddlePaymentProvider {
-    /// Paddle's transaction notifications carry every item with its price and product: larger than Stripe's events.
+    /// Sized like Stripe's route: a transaction notification with its items and prices is a few KB, and every
+    /// byte is read before the signature can be checked, so an unsigned flood holds no more than this per
+    /// connection.
     public static let webhookEndpoint = WebhookEndpoint(
-        maxBodyBytes: 1024 * 1024,
+        maxBodyBytes: 256 * 1024,
         signatureHeader: "Paddle-Signature",
         eventName: "a Paddle notification"
     )

@@ -35,8 +35,10 @@ public enum LedgerBackup {
         }
         // The copy is opened to take the journal in; at another schema this release would migrate it, and a
         // backup meant for a rollback would come out at the new schema.
+        // Read-write connections, though nothing is written through them: a read-only one cannot take over a
+        // WAL read mark another process left, and under a flood of landings it can be refused again and again.
         let version = try whileBusy { () throws(StorageError) in
-            try schemaVersion(try SQLiteConnection(path: source, readOnly: true))
+            try schemaVersion(try SQLiteConnection(path: source))
         }
         guard version == Migrations.latestVersion else {
             throw StorageError(
@@ -53,7 +55,7 @@ public enum LedgerBackup {
         do throws(StorageError) {
             try whileBusy { () throws(StorageError) in
                 unlink(partial)
-                try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
+                try SQLiteConnection(path: source).query("VACUUM INTO ?", [.text(partial)])
             }
             let added = try apply(journaled, to: partial, clock: clock)
             var summary = try seal(partial)
@@ -67,13 +69,13 @@ public enum LedgerBackup {
     }
 
     /// Runs `body` again while SQLite answers busy (a fresh connection can meet the running server's writer
-    /// between its WAL index updates, where the busy timeout does not apply), at most 20 times over about 5 s.
+    /// between its WAL index updates, where the busy timeout does not apply), at most 60 times over about 30 s.
     static func whileBusy<T>(_ body: () throws(StorageError) -> T) throws(StorageError) -> T {
         var attempt = 0
         while true {
             do {
                 return try body()
-            } catch  where error.code == .sqlite(5) && attempt < 20 {
+            } catch  where error.code == .sqlite(5) && attempt < 60 {
                 attempt += 1
                 usleep(useconds_t(min(attempt, 10) * 50_000))
             }

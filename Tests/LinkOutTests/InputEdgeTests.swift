@@ -1,0 +1,75 @@
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Inputs found by an outside attack run (issue "money right at the edges", 9): an amount near Int64's end is
+/// refused where it enters instead of stopping the money views, a line item naming a field twice is refused, and
+/// Paddle's route takes no more than Stripe's before a signature is checked.
+@Suite("Input edges")
+struct InputEdgeTests {
+    @Test func anAbsurdAmountOrARepeatedFieldIsRefusedAndTheMoneyViewsStayUp() throws {
+        let setup = try LiveReportingTests.Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
+        let now = Clock.system.nowMilliseconds()
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: now
+        )
+        #expect(
+            try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example").status == 303
+        )
+        func post(_ body: String) throws -> RawClient.Response {
+            try live.post(
+                "/v1/tokens/\(token.externalPurchaseId)/line-items",
+                contentType: "application/json",
+                body: body,
+                headers: ["Authorization": "Bearer backend-secret"]
+            )
+        }
+        func buy(_ amount: Int64, extra: String = "") -> String {
+            #"{"lineItems": [{"lineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","creationDate":\#(now - 60_000),"#
+                + #""eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"pro","#
+                + #""amountTaxInclusive":\#(amount),"amountTaxExclusive":\#(amount),"taxAmount":0,"#
+                + #""netAmountTaxExclusive":\#(amount),"reportingCurrency":"EUR","pricingCurrency":"EUR","#
+                + #""taxCountry":"DEU","quantity":1\#(extra)}]}"#
+        }
+        let huge = try post(buy(Int64.max))
+        #expect(huge.status == 400)
+        #expect(huge.text.contains("MaximumValueExceededError"))
+        let repeated = try post(buy(29_990, extra: #","amountTaxInclusive":1"#))
+        #expect(repeated.status == 400)
+        #expect(repeated.text.contains("duplicate_key"))
+        #expect(try post(buy(ReportValidator.maximumMilliUnits)).status == 202)
+        let admin = ["Authorization": "Bearer admin-secret"]
+        for path in ["/admin/revenue", "/admin/close", "/admin/money", "/admin/line-items.csv"] {
+            #expect(try live.get(path, headers: admin).status < 500, "\(path)")
+        }
+        #expect(try live.get("/healthz").status == 200)
+    }
+
+    @Test func paddlesRouteRefusesABodyOverStripesLimitAsTheHeadArrives() throws {
+        let paddle = try FakePaddleServer()
+        defer { paddle.stop() }
+        let live = try LiveApplication { configuration in
+            configuration.payments.provider = .paddle
+            configuration.payments[.paddle, "apiKey"] = paddle.apiKey
+            configuration.payments[.paddle, "webhookSecret"] = PaddleFlowTests.secret
+            configuration.payments[.paddle, "apiBase"] = paddle.apiBase
+            configuration.payments[.paddle, "checkoutURL"] = PaddleFlowTests.hostedCheckout
+        }
+        let head = try RawClient(port: live.port).roundTrip(
+            "POST /webhooks/paddle HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(256 * 1024 + 1)\r\n\r\n"
+        )
+        #expect(head.status == 413)
+    }
+}
