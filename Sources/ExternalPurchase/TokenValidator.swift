@@ -38,6 +38,12 @@ public struct TokenValidator: Sendable {
         self.apps = apps
     }
 
+    /// The longest a custom-link token lives: Apple's production example spans 365 days (the sandbox's, an
+    /// hour); the production figure is not documented, so a leap year and a month's margin are allowed. An
+    /// expiry beyond it, or before the token's creation, is made up, and would hold the token unreported until
+    /// then (Apple reports an active custom-link token only at its expiry).
+    public static let longestLifetimeMilliseconds: Int64 = 400 * 86_400_000
+
     /// 2020-01-01T00:00:00Z: well before Apple's external purchase tokens (2024), so every real one passes.
     public static let earliestCreationDate: Int64 = 1_577_836_800_000
 
@@ -59,6 +65,11 @@ public struct TokenValidator: Sendable {
         // ledger as "the oldest unreported token" for good (an extreme one overflowed the age arithmetic).
         if token.tokenCreationDate < Self.earliestCreationDate {
             return TokenRejection(.invalidField("tokenCreationDate"))
+        }
+        if let expiry = token.tokenExpirationDate,
+            expiry < token.tokenCreationDate || expiry - token.tokenCreationDate > Self.longestLifetimeMilliseconds
+        {
+            return TokenRejection(.invalidField("tokenExpirationDate"))
         }
         return nil
     }

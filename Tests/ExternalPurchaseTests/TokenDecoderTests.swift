@@ -334,12 +334,28 @@ struct TokenValidatorTests {
     }
 
     @Test func expiryOnlyStopsNewPurchases() {
-        var custom = token()
+        var custom = token(created: now - 30 * 86_400_000)
         custom.tokenExpirationDate = now - 1
         #expect(validator.validate(custom, queryBundleId: nil, nowMilliseconds: now) == nil)
         #expect(!custom.acceptsPurchases(atMilliseconds: now))
         #expect(custom.acceptsPurchases(atMilliseconds: now - 1))
         #expect(token().acceptsPurchases(atMilliseconds: now))
+    }
+
+    /// An expiry Apple never issues (before the creation, or far beyond a custom-link token's year) is refused:
+    /// it would hold the token unreported until then.
+    @Test func anExpiryAppleNeverIssuesIsRefused() {
+        let created = now - 86_400_000
+        for (expiry, accepted) in [
+            (created + 365 * 86_400_000, true), (created + 3_600_000, true), (created - 1, false),
+            (created + 50 * 365 * 86_400_000, false), (Int64.max, false), (Int64.min, false),
+        ] {
+            var custom = token(created: created)
+            custom.tokenExpirationDate = expiry
+            let rejection = validator.validate(custom, queryBundleId: nil, nowMilliseconds: now)
+            #expect((rejection == nil) == accepted, "\(expiry)")
+            if !accepted { #expect(rejection?.code == "invalid_field") }
+        }
     }
 
     @Test func mintedTokensRoundTrip() throws {
