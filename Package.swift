@@ -133,6 +133,9 @@ let fuzzTargets: [(name: String, target: String, dependencies: [Target.Dependenc
     ("notification-history", "LinkOutFuzzNotificationHistory", ["ExternalPurchase", "LinkOutFuzzSupport"]),
     ("stripe-event", "LinkOutFuzzStripeEvent", ["Payments"]),
     ("stripe-signature", "LinkOutFuzzStripeSignature", ["Payments"]),
+    ("paddle-notification", "LinkOutFuzzPaddleNotification", ["Payments"]),
+    ("paddle-adjustment", "LinkOutFuzzPaddleAdjustment", ["Payments"]),
+    ("paddle-signature", "LinkOutFuzzPaddleSignature", ["Payments"]),
     ("journal", "LinkOutFuzzJournal", ["Storage"]),
     ("config", "LinkOutFuzzConfig", ["LinkOut"]),
 ]
