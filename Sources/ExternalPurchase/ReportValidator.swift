@@ -102,24 +102,9 @@ public struct ReportValidator: Sendable {
         return problems
     }
 
-    /// `a + b`, held at the ends of Int64: the amounts and dates come from the developer's backend, and a sum
-    /// near Int64's limits must be a validation problem, never an overflow that stops the server.
     /// linkout's ceiling on one line item's amounts: a billion units of the reporting currency, far above any
     /// sale, and low enough that millions of such items still sum inside 64 bits (the money roll-ups, the close).
     public static let maximumMilliUnits: Int64 = 1_000_000_000_000
-
-    static func saturating(_ a: Int64, plus b: Int64) -> Int64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        guard overflow else { return sum }
-        return b > 0 ? .max : .min
-    }
-
-    /// `a - b`, held at the ends of Int64 (see `saturating(_:plus:)`).
-    static func saturating(_ a: Int64, minus b: Int64) -> Int64 {
-        let (difference, overflow) = a.subtractingReportingOverflow(b)
-        guard overflow else { return difference }
-        return b < 0 ? .max : .min
-    }
 
     /// What Apple checks on every line item, whatever its kind.
     private func commonProblems(_ item: LineItemAmounts) -> [ReportProblem] {
@@ -161,7 +146,7 @@ public struct ReportValidator: Sendable {
                 )
             }
         }
-        if item.amountTaxInclusive != Self.saturating(item.amountTaxExclusive, plus: item.taxAmount) {
+        if item.amountTaxInclusive != Int64.saturating(item.amountTaxExclusive, plus: item.taxAmount) {
             problems.append(
                 .init(
                     "IncorrectAmountTaxInclusiveError",
@@ -384,7 +369,7 @@ public struct ReportValidator: Sendable {
         guard item.restatement == true else { return [] }
         let id = item.lineItemId
         var problems: [ReportProblem] = []
-        if now > Self.saturating(item.creationDate, plus: Self.year) {
+        if now > Int64.saturating(item.creationDate, plus: Self.year) {
             problems.append(
                 .init(
                     "RestatementNotAllowedCreationDateError",
@@ -527,7 +512,7 @@ public struct ReportValidator: Sendable {
                 .init("ExchangeRateMismatchError", field: "exchangeRate", lineItem: id, "must match the buy")
             )
         }
-        if refund.creationDate > Self.saturating(buy.creationDate, plus: Self.year) {
+        if refund.creationDate > Int64.saturating(buy.creationDate, plus: Self.year) {
             problems.append(
                 .init(
                     "RefundNotAllowedCreationDateError",
@@ -553,10 +538,10 @@ public struct ReportValidator: Sendable {
                 return nil
             }
             return other.amountTaxExclusive
-        }.reduce(0) { Self.saturating($0, plus: $1) }
-        let expectedNet = Self.saturating(
+        }.reduce(0) { Int64.saturating($0, plus: $1) }
+        let expectedNet = Int64.saturating(
             buy.amountTaxExclusive,
-            minus: Self.saturating(refunded, plus: refund.amountTaxExclusive)
+            minus: Int64.saturating(refunded, plus: refund.amountTaxExclusive)
         )
         if expectedNet < 0 {
             problems.append(

@@ -48,12 +48,12 @@ package struct MoneyTotals: CloseTotalsSource {
         var commission: [String: Int64] = [:]
         for row in rows {
             var currency = byCurrency[row.reportingCurrency] ?? .init(reportingCurrency: row.reportingCurrency)
-            currency.sales += row.salesAmount
-            currency.refunds += row.refundsAmount
-            currency.tax += row.netTax
-            currency.netTaxExclusive += row.netAmount - row.netTax
+            currency.sales.add(saturating: row.salesAmount)
+            currency.refunds.add(saturating: row.refundsAmount)
+            currency.tax.add(saturating: row.netTax)
+            currency.netTaxExclusive.add(saturating: Int64.saturating(row.netAmount, minus: row.netTax))
             byCurrency[row.reportingCurrency] = currency
-            commission[row.reportingCurrency, default: 0] += row.commission
+            commission[row.reportingCurrency, default: 0].add(saturating: row.commission)
         }
         return CloseTotals(
             currencies: byCurrency.keys.sorted().compactMap { byCurrency[$0] },

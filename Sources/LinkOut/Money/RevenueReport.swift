@@ -109,17 +109,17 @@ struct RevenueReport: Encodable, Sendable {
     }
 
     private static func add(_ day: MoneyDay, to row: inout Row) {
-        row.salesCount += day.sales
-        row.refundsCount += day.refunds
-        row.grossSales += day.salesAmount
-        row.refunds += day.refundsAmount
-        row.net += day.netAmount
-        row.tax += day.netTax
-        row.grossSalesPricing += day.salesPricing
-        row.refundsPricing += day.refundsPricing
-        row.netPricing += day.netPricing
-        row.commissionEstimate += day.commission
-        row.commissionableLineItems += day.commissionable
+        row.salesCount.add(saturating: day.sales)
+        row.refundsCount.add(saturating: day.refunds)
+        row.grossSales.add(saturating: day.salesAmount)
+        row.refunds.add(saturating: day.refundsAmount)
+        row.net.add(saturating: day.netAmount)
+        row.tax.add(saturating: day.netTax)
+        row.grossSalesPricing.add(saturating: day.salesPricing)
+        row.refundsPricing.add(saturating: day.refundsPricing)
+        row.netPricing.add(saturating: day.netPricing)
+        row.commissionEstimate.add(saturating: day.commission)
+        row.commissionableLineItems.add(saturating: day.commissionable)
     }
 
     private static func totals(of rows: [Row]) -> [Total] {
@@ -139,13 +139,13 @@ struct RevenueReport: Encodable, Sendable {
                     tax: 0,
                     commissionEstimate: 0
                 )
-            total.salesCount += row.salesCount
-            total.refundsCount += row.refundsCount
-            total.grossSales += row.grossSales
-            total.refunds += row.refunds
-            total.net += row.net
-            total.tax += row.tax
-            total.commissionEstimate += row.commissionEstimate
+            total.salesCount.add(saturating: row.salesCount)
+            total.refundsCount.add(saturating: row.refundsCount)
+            total.grossSales.add(saturating: row.grossSales)
+            total.refunds.add(saturating: row.refunds)
+            total.net.add(saturating: row.net)
+            total.tax.add(saturating: row.tax)
+            total.commissionEstimate.add(saturating: row.commissionEstimate)
             totals[key] = total
         }
         return totals.keys.sorted().compactMap { totals[$0] }
