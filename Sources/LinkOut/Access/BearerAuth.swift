@@ -3,18 +3,19 @@ import HTTPServer
 
 /// `Authorization: Bearer <token>` checked in constant time against a configured secret.
 enum BearerAuth {
-    static func isAuthorized(_ request: HTTPRequest, token: String) -> Bool {
+    /// The token of an `Authorization: Bearer …` header, or nil when there is none.
+    static func presented(in request: HTTPRequest) -> String? {
         guard let header = request.headers["authorization"], header.count > 7,
             header.prefix(7).lowercased() == "bearer "
-        else { return false }
-        let presented = Array(header.dropFirst(7).utf8)
-        let expected = Array(token.utf8)
+        else { return nil }
+        return String(header.dropFirst(7))
+    }
+
+    static func isAuthorized(_ request: HTTPRequest, token: String) -> Bool {
+        guard let bearer = presented(in: request) else { return false }
         // Compare digests so the time does not depend on where, or whether, the lengths differ.
         let mac = HMACSHA256(key: Array("linkout-bearer-comparison".utf8))
-        return HMACSHA256.constantTimeEqual(
-            mac.authenticate(String(decoding: presented, as: UTF8.self)),
-            mac.authenticate(String(decoding: expected, as: UTF8.self))
-        )
+        return HMACSHA256.constantTimeEqual(mac.authenticate(bearer), mac.authenticate(token))
     }
 
     static func unauthorized() -> HTTPResponse {

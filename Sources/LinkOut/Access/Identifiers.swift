@@ -76,11 +76,7 @@ final class Identifiers: Sendable {
     /// for months, so not derived from the process nonce), with a prefix that secret scanners and people can
     /// recognise.
     static func credentialSecret() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for _ in 0..<4 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
-        return credentialPrefix + base32(bytes)
+        credentialPrefix + base32(randomBytes(words: 4))
     }
 
     static let credentialPrefix = "lcr_"
@@ -115,12 +111,17 @@ final class Identifiers: Sendable {
 
     /// A random id straight from the system generator: 130 random bits.
     static func random() -> String {
-        // Three 64-bit draws (one getrandom(2) each) rather than a call per byte.
+        base32(Array(randomBytes(words: 3).prefix(17))).prefix(26).description
+    }
+
+    /// `words` × 8 bytes from the system generator: 64-bit draws (one getrandom(2) each) rather than a call per
+    /// byte.
+    private static func randomBytes(words: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
-        for _ in 0..<3 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
-        return base32(Array(bytes.prefix(17))).prefix(26).description
+        bytes.reserveCapacity(words * 8)
+        for _ in 0..<words { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+        return bytes
     }
 
     /// The CSRF token for a form on `checkoutId` shown to `session`.

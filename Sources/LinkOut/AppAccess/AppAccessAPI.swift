@@ -116,7 +116,7 @@ struct AppAccessAPI: Sendable {
                     purchase: view,
                     redeemedAt: record.redeemedAt ?? now,
                     entitlement: signed,
-                    credential: secret ?? String(request.headers["authorization"]?.dropFirst(7) ?? ""),
+                    credential: secret ?? BearerAuth.presented(in: request) ?? "",
                     credentialId: credentialId
                 )
             )
@@ -220,11 +220,9 @@ struct AppAccessAPI: Sendable {
 
     /// The credential named by the bearer header, revoked or not; nil when there is none or it is unknown.
     private func presentedCredential(_ request: HTTPRequest) throws -> CustomerCredential? {
-        guard let header = request.headers["authorization"], header.count > 7,
-            header.prefix(7).lowercased() == "bearer "
-        else { return nil }
-        let secret = String(header.dropFirst(7))
-        guard Identifiers.isCredentialSecret(secret) else { return nil }
+        guard let secret = BearerAuth.presented(in: request), Identifiers.isCredentialSecret(secret) else {
+            return nil
+        }
         return try ledger.credentials.credential(secretHash: identifiers.credentialHash(secret))
     }
 }

@@ -127,14 +127,12 @@ struct AppAccessAdminAPI: Sendable {
 
     /// A reissue's new credential id, never its secret.
     @Sendable static func reissued(_ response: HTTPResponse) -> String? {
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        return ((object?["credential"] as? [String: Any])?["id"] as? String).map { "replaced by " + $0 }
+        ((AuditTrail.object(response)?["credential"] as? [String: Any])?["id"] as? String).map { "replaced by " + $0 }
     }
 
     /// A rotation's new key.
     @Sendable static func newKey(_ response: HTTPResponse) -> String? {
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        return (object?["kid"] as? String).map { "new key " + $0 }
+        (AuditTrail.object(response)?["kid"] as? String).map { "new key " + $0 }
     }
 
     /// The retired key, and whether it was forced (a leak).

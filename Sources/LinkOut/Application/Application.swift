@@ -41,14 +41,15 @@ package final class Application: Sendable {
             isSecure: configuration.server.isSecure,
             apps: configuration.apps
         )
-        let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
+        let installationSecret = try ledger.settings.secret(named: "identifiers")
+        let identifiers = Identifiers(secret: installationSecret)
         let audit = AuditTrail(
             ledger: ledger,
             clock: clock,
             logger: logger,
             trustedProxies: Set(configuration.server.trustedProxies),
             adminToken: configuration.adminToken,
-            fingerprint: AuditFingerprint(secret: try ledger.settings.secret(named: "identifiers"))
+            fingerprint: AuditFingerprint(secret: installationSecret)
         )
         ConfigurationAudit.notice(configuration, ledger: ledger, trail: audit)
         retention = configuration.retention.personalDataDays.map { days in

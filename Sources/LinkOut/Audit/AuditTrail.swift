@@ -93,10 +93,13 @@ struct AuditTrail: Sendable {
     /// The `detail`, `state` or `status` of a JSON answer, whichever it has: what the action came to, never a
     /// secret the answer may carry (a reissued credential's).
     @Sendable static func detail(_ response: HTTPResponse) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
-            return nil
-        }
+        guard let object = object(response) else { return nil }
         for key in ["detail", "state", "status"] { if let text = object[key] as? String { return text } }
         return nil
+    }
+
+    /// A JSON answer's top-level object, for the summaries above and the routes' own.
+    static func object(_ response: HTTPResponse) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
     }
 }
