@@ -113,6 +113,45 @@ struct MonthlyCloseTests {
         #expect(monitor.readinessLines(now: clock.now).isEmpty)
     }
 
+    /// A month still late three (or more) months on stays in the gauges, `/readyz` and the dashboard's panel
+    /// until it closes; it never drops out because time passed.
+    @Test func aLateMonthStaysWatchedUntilItCloses() throws {
+        let november = Self.november
+        let clock = ManualClock(startingAt: november.start + Milliseconds.days(3))
+        let harness = try ReportingHarness(clock: clock.clock)
+        try harness.record("still-late", created: november.start + Milliseconds.days(2))
+        try harness.record("closed-early", created: november.previous.start + Milliseconds.days(2))
+        let monitor = CloseMonitor(
+            close: MonthlyClose(ledger: harness.ledger, configuration: harness.configuration),
+            logger: Logger(label: "test", level: .critical),
+            clock: clock.clock
+        )
+        // Nothing is reported for months (no reporting pass runs).
+        let march = CloseMonth(year: 2027, month: 3)!
+        clock.advance(by: march.start + Milliseconds.days(20) - clock.now)
+        monitor.pass()
+        func outstanding(_ month: CloseMonth) -> Int? {
+            monitor.gauges(now: clock.now).first {
+                $0.name == "linkout_close_outstanding" && $0.labels.first?.1 == month.description
+            }?.value
+        }
+        #expect(outstanding(november) == 1)
+        #expect(outstanding(november.previous) == 1)
+        #expect(monitor.snapshot?.months.first { $0.month == november }?.state == .late)
+        #expect(monitor.readinessLines(now: clock.now).contains { $0.hasPrefix("close 2026-11: late, 1 outstanding") })
+        // The months between with nothing open are not listed; the last two always are.
+        #expect(
+            monitor.snapshot?.months.map(\.month)
+                == [november.previous, november, march.previous.previous, march.previous]
+        )
+
+        try harness.tickUntilSettled()
+        monitor.pass()
+        #expect(outstanding(november) == nil)
+        #expect(outstanding(november.previous) == nil)
+        #expect(monitor.snapshot?.months.map(\.month) == [march.previous.previous, march.previous])
+    }
+
     /// A rejected report, a line item Apple refused, and reporting that cannot send: each is listed with why
     /// and the action, in the words of `linkout report`.
     @Test func outstandingItemsSayWhyAndWhatSettlesThem() throws {

@@ -25,7 +25,7 @@ package final class CloseMonitor: Sendable {
         package var computedAt: Int64
     }
 
-    /// A pass every 5 minutes: a month's deadline is days away, and each pass reads two months' index ranges.
+    /// A pass every 5 minutes: a month's deadline is days away, and each pass reads the open months' index ranges.
     package static let intervalMilliseconds: Int64 = 300_000
     /// How many line items one pass dates per transaction.
     static let datingBatch = 1000
@@ -53,11 +53,39 @@ package final class CloseMonitor: Sendable {
 
     package func stop() { worker.stop() }
 
-    /// The months watched at `now`: the last two before the current one (the current month is open; the one
-    /// before is closing until its deadline; the one before that, if still outstanding, is late).
-    static func watched(at now: Int64) -> [CloseMonth] {
+    /// The months watched at `now`: every month from the earliest with anything open (a late month stays watched
+    /// until it closes, however old), and always the last two before the current one (the current month is
+    /// open; the one before is closing until its deadline; the one before that, if outstanding, is late).
+    static func watched(at now: Int64, earliestOpen: Int64?) -> [CloseMonth] {
         let current = CloseMonth(containing: now)
-        return [current.previous.previous, current.previous]
+        var month = min(earliestOpen.map(CloseMonth.init(containing:)) ?? current.previous, current.previous.previous)
+        var months: [CloseMonth] = []
+        while month < current {
+            months.append(month)
+            month = month.next
+        }
+        return months
+    }
+
+    /// Whether a watched month is shown: the last two always, an earlier one while something in it is open.
+    static func isShown(_ watch: Watch, now: Int64) -> Bool {
+        watch.outstanding > 0 || watch.month >= CloseMonth(containing: now).previous.previous
+    }
+
+    /// The earliest open date the last full read found, and when that read was. Tokens and money rows before it
+    /// are not read again (their acceptance never goes back); a full read is made once a day in case a money row
+    /// was written into an old month (a restatement keeps its line item's date).
+    private let floor = Mutex<(date: Int64, readAt: Int64)?>(nil)
+
+    private func earliestOpen(now: Int64) throws(StorageError) -> Int64? {
+        let known = floor.withLock { $0 }.flatMap { now - $0.readAt < Milliseconds.day ? $0 : nil }
+        let earliest = try close.ledger.monthlyClose.earliestOpen(
+            environment: .production,
+            since: known?.date ?? Int64.min,
+            before: CloseMonth(containing: now).start
+        )
+        floor.withLock { $0 = (earliest ?? CloseMonth(containing: now).start, known?.readAt ?? now) }
+        return earliest
     }
 
     /// One pass: dates new line items, reads the watched months' counts, warns, and keeps the snapshot. A read
@@ -72,13 +100,14 @@ package final class CloseMonitor: Sendable {
                 batches += 1
             }
             var months: [Watch] = []
-            for month in Self.watched(at: now) {
+            for month in Self.watched(at: now, earliestOpen: try earliestOpen(now: now)) {
                 let outstanding = MonthlyClose.blocking(
                     try close.counts(month: month, environment: .production, now: now)
                 )
                 let deadline = close.deadline(of: month)
                 let state = CloseReport.state(month: month, deadline: deadline, outstanding: outstanding, now: now)
-                months.append(Watch(month: month, state: state, outstanding: outstanding, deadline: deadline))
+                let watch = Watch(month: month, state: state, outstanding: outstanding, deadline: deadline)
+                if Self.isShown(watch, now: now) { months.append(watch) }
             }
             var near: [Environment: Int64] = [:]
             for environment in Environment.allCases {

@@ -124,6 +124,41 @@ public struct CloseStore: Sendable {
         }
     }
 
+    // MARK: the earliest open month
+
+    /// The earliest date (UNIX ms, before `before`) of anything of `environment` Apple has not accepted: a token,
+    /// a money row, or a version set aside and not corrected; nil when there is none. Tokens and money rows are
+    /// read from `since` on (their acceptance never goes back, so a caller that found nothing open before
+    /// `since` need not read that range again); set-aside versions, which a rejection can add to any month, from
+    /// the start (a partial index of the few there are).
+    public func earliestOpen(environment: Environment, since: Int64, before: Int64) throws(StorageError) -> Int64? {
+        try database.readers.read { connection throws(StorageError) in
+            let range: [SQLValue] = [.text(environment.rawValue), .integer(since), .integer(before)]
+            let token = try connection.query(
+                """
+                SELECT token_created_at FROM tokens WHERE environment = ? AND token_created_at >= ?
+                  AND token_created_at < ? AND accepted_at IS NULL ORDER BY token_created_at LIMIT 1
+                """,
+                range
+            ).first?.first?.integer
+            let money = try connection.query(
+                """
+                SELECT creation_date FROM money_line_items WHERE environment = ? AND creation_date >= ?
+                  AND creation_date < ? AND accepted_at IS NULL ORDER BY creation_date LIMIT 1
+                """,
+                range
+            ).first?.first?.integer
+            let setAside = try connection.query(
+                """
+                SELECT min(l.creation_date) FROM line_items l WHERE l.correction IS NOT NULL
+                  AND l.corrected_at IS NULL AND l.creation_date < ? AND \(Self.sandboxTest(environment))
+                """,
+                [.integer(before)]
+            ).first?.first?.integer
+            return [token, money, setAside].compactMap { $0 }.min()
+        }
+    }
+
     // MARK: dating line items
 
     /// Gives line items written without a `creation_date` Apple's `creationDate` from their body (the time
