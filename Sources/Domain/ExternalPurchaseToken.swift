@@ -67,9 +67,8 @@ public struct ExternalPurchaseToken: Sendable, Equatable, Codable {
     }
 
     /// Whether the token may still take new purchases at `milliseconds` (custom-link tokens expire; link-out
-    /// tokens from `ExternalPurchaseLink.open` carry no expiry).
+    /// tokens from `ExternalPurchaseLink.open` carry no expiry): `ReportingPolicy.hasExpired`.
     public func acceptsPurchases(atMilliseconds milliseconds: Int64) -> Bool {
-        guard let expiry = tokenExpirationDate else { return true }
-        return milliseconds <= expiry
+        !ReportingPolicy.hasExpired(self, at: milliseconds)
     }
 }

@@ -53,7 +53,7 @@ public struct ReportValidator: Sendable {
                 )
             }
         }
-        if report.status == .duplicateToken, token?.tokenType != "ACQUISITION", token?.tokenType != "SERVICES" {
+        if report.status == .duplicateToken, !(token.map(ReportingPolicy.mayBeDuplicate) ?? false) {
             problems.append(
                 .init(
                     "DuplicateTokenStatusNotAllowedError",
@@ -269,9 +269,7 @@ public struct ReportValidator: Sendable {
                 )
             )
         }
-        if let token, let expiry = token.tokenExpirationDate,
-            item.creationDate < token.tokenCreationDate || item.creationDate > expiry
-        {
+        if let token, !ReportingPolicy.isActive(token, at: item.creationDate) {
             problems.append(
                 .init(
                     "LineItemCreationDateOutOfRangeError",

@@ -187,17 +187,20 @@ struct LiveReportingTests {
     }
 
     /// Japan (iOS 26.4) and Brazil (26.5): the app asks StoreKit for a token before every potential transaction
-    /// and forwards it with `POST /v1/tokens`. Each keeps its type and expiry, is reported like a link-out token
-    /// (`NO_LINE_ITEM` after the wait, counted from its creation), and is never `DUPLICATE_TOKEN`, even when two
-    /// of them carry the same dates.
-    @Test func japanAndBrazilTokensForwardedByTheAppAreReportedLikeLinkOutTokens() throws {
+    /// and forwards it with `POST /v1/tokens`. Each keeps its type and expiry, is reported like the EU's
+    /// custom-link tokens (`NO_LINE_ITEM` once it expired, not after the link-out tokens' wait: a purchase may
+    /// come until then), and is never `DUPLICATE_TOKEN`, even when two of them carry the same dates.
+    @Test func japanAndBrazilTokensForwardedByTheAppAreReportedAtTheirExpiry() throws {
         let setup = try Setup()
         let live = try LiveApplication { setup.configure(&$0, grace: 172_800) }
         #expect(live.firstReportingPassIsOver())
         let now = Clock.system.nowMilliseconds()
         let created = now - 3 * 86_400_000
         var tokens: [ExternalPurchaseToken] = []
-        for type in ["IN_APP", "IN_APP", "LINK_OUT", "WITHIN_APP", "OUT_OF_APP"] {
+        for (type, expires) in [
+            ("IN_APP", now - 60_000), ("IN_APP", now - 60_000), ("LINK_OUT", now - 60_000),
+            ("WITHIN_APP", now - 60_000), ("OUT_OF_APP", now - 60_000), ("LINK_OUT", now + 30 * 86_400_000),
+        ] {
             var token = TokenMinter.mint(
                 bundleId: "com.example",
                 appAppleId: 1_234_567_890,
@@ -206,7 +209,7 @@ struct LiveReportingTests {
                 nowMilliseconds: created
             )
             token.tokenType = type
-            token.tokenExpirationDate = now + 30 * 86_400_000
+            token.tokenExpirationDate = expires
             tokens.append(token)
             let forwarded = try live.post(
                 "/v1/tokens",
@@ -217,18 +220,19 @@ struct LiveReportingTests {
             #expect(forwarded.status == 201)
             let stored = try #require(try live.ledger().tokens.token(token.externalPurchaseId))
             #expect(stored.token.tokenType == type)
-            #expect(stored.token.tokenExpirationDate == now + 30 * 86_400_000)
+            #expect(stored.token.tokenExpirationDate == expires)
         }
+        let expired = tokens.filter { ($0.tokenExpirationDate ?? 0) < now }
         live.application.reporting.tick()
-        for _ in tokens { #expect(setup.apple.waitForRequest()) }
+        for _ in expired { #expect(setup.apple.waitForRequest()) }
         live.application.reporting.tick()
         var statuses: [String: ReportStatus] = [:]
         for request in setup.apple.received {
             if let report = request.report { statuses[report.externalPurchaseId] = report.status }
             #expect(request.problems == [])
         }
-        #expect(setup.apple.received.count == tokens.count)
-        #expect(statuses == Dictionary(uniqueKeysWithValues: tokens.map { ($0.externalPurchaseId, .noLineItem) }))
+        #expect(setup.apple.received.count == expired.count, "the token still active three days on waits")
+        #expect(statuses == Dictionary(uniqueKeysWithValues: expired.map { ($0.externalPurchaseId, .noLineItem) }))
     }
 
     @Test func readinessSaysWhyReportsWait() throws {

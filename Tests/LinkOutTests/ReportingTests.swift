@@ -318,19 +318,28 @@ struct ReportingTests {
         )
     }
 
-    @Test func japanAndBrazilTokensAreNeverDuplicatesAndGetTheLinkOutWait() throws {
+    /// Japan's and Brazil's tokens carry an expiry: like the EU's custom-link tokens they are reported at their
+    /// expiry (a purchase in their active range still has somewhere to go), never after the link-out tokens'
+    /// quiet wait; and they are never duplicates, however alike.
+    @Test func japanAndBrazilTokensAreNeverDuplicatesAndWaitForTheirExpiry() throws {
         let harness = try ReportingHarness(graceSeconds: 172_800)
         let now = Clock.system.nowMilliseconds()
         let created = now - 60_000
+        let expires = now + 30 * 86_400_000
         // One token per potential transaction, possibly alike in dates: each is reported on its own.
         for (id, type) in [
             ("in-app", "IN_APP"), ("in-app-2", "IN_APP"), ("link-out", "LINK_OUT"), ("within", "WITHIN_APP"),
         ] {
-            try harness.record(id, type: type, created: created, expires: now + 30 * 86_400_000)
+            try harness.record(id, type: type, created: created, expires: expires)
         }
         harness.service.tick()
         #expect(harness.production.received.isEmpty)
         harness.service.tick(now: created + 172_800_000)
+        #expect(harness.production.received.isEmpty, "two days on, the tokens are active for four weeks more")
+        // Their last active millisecond still belongs to them; the next one reports them.
+        harness.service.tick(now: expires)
+        #expect(harness.production.received.isEmpty)
+        harness.service.tick(now: expires + 1)
         #expect(
             Self.statuses(harness.production) == [
                 "in-app": .noLineItem, "in-app-2": .noLineItem, "link-out": .noLineItem, "within": .noLineItem,

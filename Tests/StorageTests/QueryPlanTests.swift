@@ -66,7 +66,9 @@ struct QueryPlanTests {
         )
         // Expired custom-link tokens: a range of their expiry up to now, not every custom-link token.
         #expect(
-            lines.contains { $0.contains("SEARCH w USING INDEX tokens_awaiting_expiry (token_expires_at<?)") },
+            lines.contains {
+                $0.hasPrefix("SEARCH w USING INDEX tokens_awaiting_expiry (") && $0.contains("token_expires_at<?)")
+            },
             "\(lines)"
         )
         // The duplicate check's window: a range of the key between two places.

@@ -132,7 +132,7 @@ final class NotificationProcessor: Sendable {
             change.token = fields
             change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
             if reports.isEmpty {
-                if let expires = token.tokenExpirationDate, expires > now {
+                if ReportingPolicy.isReportedAtExpiry(token), !ReportingPolicy.hasExpired(token, at: now) {
                     change.outcome = known == nil ? "recorded" : "known"
                 } else {
                     change.dueNow = token.externalPurchaseId

@@ -18,7 +18,7 @@ struct LineItemPlacement: Sendable {
     /// purchase made on a token without one has no other token to go to. Nil when no such token is known: the
     /// item is held.
     func token(at creationDate: Int64, purchaseToken: StoredToken, chain: [StoredLineItem]) throws -> StoredToken? {
-        if Self.isActive(purchaseToken, at: creationDate) { return purchaseToken }
+        if ReportingPolicy.isActive(purchaseToken.token, at: creationDate) { return purchaseToken }
         var accounts: Set<String> = []
         for id in Set([purchaseToken.token.externalPurchaseId] + chain.map(\.externalPurchaseId)) {
             if let account = try ledger.tokens.token(id)?.appAccountToken { accounts.insert(account) }
@@ -30,12 +30,6 @@ struct LineItemPlacement: Sendable {
             at: creationDate
         )
         return candidates.first { $0.token.tokenType == purchaseToken.token.tokenType } ?? candidates.first
-    }
-
-    /// Between its creation and its expiration (spec §3.4). A token without an expiry has no active range.
-    static func isActive(_ token: StoredToken, at milliseconds: Int64) -> Bool {
-        guard let expires = token.token.tokenExpirationDate else { return true }
-        return token.token.tokenCreationDate <= milliseconds && milliseconds <= expires
     }
 
     /// Places held line items whose customer now has a token active at their `creationDate` (one the app

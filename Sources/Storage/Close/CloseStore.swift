@@ -33,9 +33,9 @@ public struct CloseStore: Sendable {
                 AND c.correction IS NOT NULL AND c.corrected_at IS NULL) THEN 'needs_correction'
             WHEN EXISTS (SELECT 1 FROM line_items u WHERE u.external_purchase_id = t.external_purchase_id
                 AND u.report_request_identifier IS NULL AND u.held_since IS NULL) THEN 'unreported'
-            WHEN t.report_due_at IS NULL AND \(ReportStore.isCustomLink("t")) AND t.token_expires_at > ?
-                THEN 'not_due'
-            WHEN t.report_due_at IS NULL AND NOT \(ReportStore.isCustomLink("t")) AND t.token_created_at > ?
+            WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
+                AND \(ReportingPolicy.SQL.hasNotExpired("t")) THEN 'not_due'
+            WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at > ?
                 THEN 'waiting'
             ELSE 'unreported' END
         """
@@ -117,7 +117,7 @@ public struct CloseStore: Sendable {
             try connection.query(
                 """
                 SELECT count(*) FROM tokens t WHERE t.environment = ? AND t.token_created_at >= ?
-                  AND t.token_created_at < ? AND t.accepted_at IS NULL AND NOT \(ReportStore.isCustomLink("t"))
+                  AND t.token_created_at < ? AND t.accepted_at IS NULL AND \(ReportingPolicy.SQL.waitsQuietTime("t"))
                 """,
                 [.text(environment.rawValue), .integer(from), .integer(until)]
             ).first?.first?.integer ?? 0

@@ -606,6 +606,24 @@ enum Migrations {
                 WHERE personal_data_erased_at IS NULL;
             """
         ),
+        (
+            // A token is reported at its expiry when it carries one, whatever its type (`ReportingPolicy`): Japan's
+            // and Brazil's custom-link tokens waited the quiet time as link-out tokens do and were reported
+            // `NO_LINE_ITEM` while a purchase could still come in their active range. The planner's indexes are
+            // rebuilt on the presence of an expiry instead of the type (the terms `ReportingPolicy+SQL` writes).
+            27,
+            """
+            DROP INDEX tokens_awaiting_quiet;
+            CREATE INDEX tokens_awaiting_quiet ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL AND token_expires_at IS NULL;
+            DROP INDEX tokens_awaiting_expiry;
+            CREATE INDEX tokens_awaiting_expiry ON tokens(token_expires_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL AND token_expires_at IS NOT NULL;
+            DROP INDEX tokens_custom_link_order;
+            CREATE INDEX tokens_custom_link_order ON tokens(token_created_at, external_purchase_id)
+                WHERE report_queued_at IS NULL AND token_expires_at IS NOT NULL;
+            """
+        ),
     ]
 
     /// The schema version this release writes: its last migration's.

@@ -152,7 +152,7 @@ public struct ReportStore: Sendable {
                 """
                 SELECT \(TokenStore.tokenColumns) FROM tokens t
                 WHERE t.app_account_token IN (\(placeholders)) AND t.bundle_id = ? AND t.environment = ?
-                  AND \(Self.isCustomLink("t")) AND t.token_created_at <= ? AND t.token_expires_at >= ?
+                  AND \(ReportingPolicy.SQL.isActive("t"))
                   AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = t.external_purchase_id
                       AND d.status = 'DUPLICATE_TOKEN')
                 ORDER BY CASE WHEN EXISTS (SELECT 1 FROM line_items l
@@ -213,16 +213,6 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
-    /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
-    /// creation, before Apple's `UNREPORTED` notice at 10 days (spec §5.8).
-    static let lastHoldingPayment: Int64 = Milliseconds.days(8)
-
-    /// SQL true for a custom-link token (`ACQUISITION`/`SERVICES` with a `tokenExpirationDate`) in `alias`.
-    static func isCustomLink(_ alias: String) -> String {
-        "(\(alias).token_type IN ('ACQUISITION', 'SERVICES') AND \(alias).token_expires_at IS NOT NULL)"
-    }
-
     /// SQL true when the token in `t` is an extra custom-link token of its customer (spec §3.4, §5.4), to be
     /// reported `DUPLICATE_TOKEN`. Only `ACQUISITION`/`SERVICES` tokens without line items qualify (Apple refuses
     /// the status for any other type: `DuplicateTokenStatusNotAllowedError`). Its siblings are tokens of the same
@@ -234,7 +224,7 @@ public struct ReportStore: Sendable {
     /// Of a group, the token transactions are reported on is the first with line items, else the first seen;
     /// every other one is the duplicate. A sibling already reported `DUPLICATE_TOKEN` never counts as that one.
     static let isDuplicateToken = """
-        (t.token_type IN ('ACQUISITION', 'SERVICES')
+        (\(ReportingPolicy.SQL.mayBeDuplicate("t"))
             AND NOT EXISTS (SELECT 1 FROM line_items tl WHERE tl.external_purchase_id = t.external_purchase_id)
             AND (\(primarySibling(where: """
                 s.token_created_at = t.token_created_at AND s.token_expires_at = t.token_expires_at
@@ -258,7 +248,7 @@ public struct ReportStore: Sendable {
         EXISTS (SELECT 1 FROM tokens s WHERE \(condition)
             AND s.bundle_id = t.bundle_id AND s.app_apple_id = t.app_apple_id
             AND s.environment = t.environment AND s.token_type = t.token_type
-            AND s.token_type IN ('ACQUISITION', 'SERVICES')
+            AND \(ReportingPolicy.SQL.mayBeDuplicate("s"))
             AND s.external_purchase_id <> t.external_purchase_id
             AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = s.external_purchase_id
                 AND d.status = 'DUPLICATE_TOKEN')
@@ -325,7 +315,7 @@ public struct ReportStore: Sendable {
     /// limited: a range of `tokens_custom_link_order`, at most the limit's entries read.
     static let customLinkKeysSQL = """
         SELECT w.token_created_at, w.external_purchase_id FROM tokens w
-        WHERE w.report_queued_at IS NULL AND w.token_type IN ('ACQUISITION', 'SERVICES')
+        WHERE w.report_queued_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("w"))
             AND (w.token_created_at, w.external_purchase_id) > (?, ?)
         ORDER BY w.token_created_at, w.external_purchase_id LIMIT ?
         """
@@ -337,22 +327,17 @@ public struct ReportStore: Sendable {
                 UNION ALL
                 SELECT w.external_purchase_id FROM tokens w
                 WHERE w.report_queued_at IS NULL AND w.report_due_at IS NULL
-                    AND (w.token_type IS NULL OR w.token_type NOT IN ('ACQUISITION', 'SERVICES'))
-                    AND w.token_created_at <= ?
+                    AND \(ReportingPolicy.SQL.waitsQuietTime("w")) AND w.token_created_at <= ?
                 UNION ALL
                 SELECT w.external_purchase_id FROM tokens w
                 WHERE w.report_queued_at IS NULL AND w.report_due_at IS NOT NULL
                 UNION ALL
                 SELECT w.external_purchase_id FROM tokens w
                 WHERE w.report_queued_at IS NULL AND w.report_due_at IS NULL
-                    AND w.token_type IN ('ACQUISITION', 'SERVICES') AND w.token_expires_at <= ?
+                    AND \(ReportingPolicy.SQL.isReportedAtExpiry("w")) AND \(ReportingPolicy.SQL.hasExpired("w"))
                 UNION ALL
                 SELECT w.external_purchase_id FROM tokens w
-                WHERE w.report_queued_at IS NULL AND w.report_due_at IS NULL
-                    AND w.token_type IN ('ACQUISITION', 'SERVICES') AND w.token_expires_at IS NULL
-                UNION ALL
-                SELECT w.external_purchase_id FROM tokens w
-                WHERE w.report_queued_at IS NULL AND w.token_type IN ('ACQUISITION', 'SERVICES')
+                WHERE w.report_queued_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("w"))
                     AND (w.token_created_at, w.external_purchase_id) > (?, ?)
                     AND (w.token_created_at, w.external_purchase_id) <= (?, ?)
         """
@@ -363,11 +348,11 @@ public struct ReportStore: Sendable {
     ///
     /// The first condition reads only what may be due, each through its own index, so a pass costs what is
     /// due rather than what is stored: tokens with line items no report carries (`line_items_unreported`),
-    /// tokens without a report that waited the quiet time (`tokens_awaiting_quiet`, a range), tokens Apple
-    /// announced (`tokens_awaiting_announced`), custom-link tokens without a report that expired
-    /// (`tokens_awaiting_expiry`, a range up to now; those of a custom-link type without an expiry, which
-    /// Apple does not issue, are its NULL entries and wait the quiet time as other tokens), and a window of the
-    /// rest of the custom-link tokens (`tokens_custom_link_order`, a range of the key between two places).
+    /// tokens without an expiry and a report that waited the quiet time (`tokens_awaiting_quiet`, a range),
+    /// tokens Apple announced (`tokens_awaiting_announced`), custom-link tokens (any with an expiry, see
+    /// `ReportingPolicy`) without a report that expired (`tokens_awaiting_expiry`, a range up to now), and a
+    /// window of the rest of the custom-link tokens (`tokens_custom_link_order`, a range of the key between two
+    /// places).
     ///
     /// An unexpired custom-link token is due only as a duplicate, and only the window's are checked: a pass
     /// reads at most what is due plus the window, never every custom-link token (one or two per install, each
@@ -390,13 +375,14 @@ public struct ReportStore: Sendable {
                 AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
                     AND e.held_reason IS NOT NULL)
                 AND (t.report_due_at IS NOT NULL
-                    OR (NOT \(isCustomLink("t")) AND t.token_created_at <= ?
+                    OR (\(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at <= ?
                         AND (t.token_created_at < ? OR NOT EXISTS (
                             SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
-                            AND s.created_at < t.token_created_at + \(lastHoldingPayment)
+                            AND s.created_at < t.token_created_at + \(ReportingPolicy.lastHoldingPaymentMilliseconds)
                             AND ((s.state = 'open' AND s.created_at > ?)
                                 OR (s.state = 'pending' AND s.updated_at > ?)))))
-                    OR (\(isCustomLink("t")) AND t.token_expires_at <= ? AND NOT EXISTS (
+                    OR (\(ReportingPolicy.SQL.isReportedAtExpiry("t")) AND \(ReportingPolicy.SQL.hasExpired("t"))
+                        AND NOT EXISTS (
                             SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
                             AND s.state = 'open' AND s.created_at > ? AND s.created_at < t.token_expires_at))
                     OR \(isDuplicateToken))))
@@ -456,7 +442,7 @@ public struct ReportStore: Sendable {
             (SELECT min(created) FROM (
                 SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
                     WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
-                        AND (t.token_type IS NULL OR t.token_type NOT IN ('ACQUISITION', 'SERVICES'))
+                        AND \(ReportingPolicy.SQL.waitsQuietTime("t"))
                     ORDER BY t.token_created_at LIMIT 1) AS quiet
                 UNION ALL
                 SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
@@ -464,7 +450,7 @@ public struct ReportStore: Sendable {
                     ORDER BY t.token_created_at LIMIT 1) AS announced
                 UNION ALL
                 SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
-                    WHERE t.report_queued_at IS NULL AND t.token_type IN ('ACQUISITION', 'SERVICES')
+                    WHERE t.report_queued_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
                     ORDER BY t.token_created_at, t.external_purchase_id LIMIT 1) AS custom_link
                 UNION ALL
                 SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (

@@ -1,0 +1,46 @@
+/// Apple's rules for when a token is reported and what it may carry, written once. The checks in Swift are here;
+/// the ledger's SQL conditions are generated from the same facts (`ReportingPolicy+SQL` in Storage), so a new
+/// token type or window is one edit.
+///
+/// - A token that carries `tokenExpirationDate` has an active range, its creation to its expiry, both ends
+///   included: "UNIX time, in milliseconds, when the token expires, after which you no longer associate the
+///   token with new transactions" (Apple's `tokenExpirationDate`). Line items dated outside it are refused
+///   (`LineItemCreationDateOutOfRangeError`), and the token is reported once it has expired, or earlier with
+///   line items. Apple documents the field for the EU's custom-link tokens; Japan's and Brazil's tokens come
+///   from the same `ExternalPurchaseCustomLink` API, so any token with an expiry is treated the same way rather
+///   than reported `NO_LINE_ITEM` after the quiet wait while a purchase may still come in its range.
+/// - A token without an expiry (a link-out token from `ExternalPurchaseLink.open`) is always active and is
+///   reported `NO_LINE_ITEM` once the quiet wait has passed without a purchase, before Apple's `UNREPORTED`
+///   notice 10 days after its creation.
+/// - Only `ACQUISITION` and `SERVICES` tokens may be reported `DUPLICATE_TOKEN`
+///   (`DuplicateTokenStatusNotAllowedError`).
+public enum ReportingPolicy {
+    /// The token types Apple lets be reported `DUPLICATE_TOKEN`: the EU's custom-link tokens.
+    public static let duplicateTokenTypes: [String] = ["ACQUISITION", "SERVICES"]
+
+    /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
+    /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
+    /// creation, before Apple's `UNREPORTED` notice at 10 days.
+    public static let lastHoldingPaymentMilliseconds: Int64 = Milliseconds.days(8)
+
+    /// Whether the token may be reported `DUPLICATE_TOKEN`.
+    public static func mayBeDuplicate(_ token: ExternalPurchaseToken) -> Bool {
+        token.tokenType.map(duplicateTokenTypes.contains) ?? false
+    }
+
+    /// Whether the token waits for its expiry (or line items) rather than the quiet wait.
+    public static func isReportedAtExpiry(_ token: ExternalPurchaseToken) -> Bool {
+        token.tokenExpirationDate != nil
+    }
+
+    /// Whether `milliseconds` lies in the token's active range (a token without an expiry always is).
+    public static func isActive(_ token: ExternalPurchaseToken, at milliseconds: Int64) -> Bool {
+        guard let expiry = token.tokenExpirationDate else { return true }
+        return token.tokenCreationDate <= milliseconds && milliseconds <= expiry
+    }
+
+    /// Whether the token's active range is over at `milliseconds`: after its last millisecond.
+    public static func hasExpired(_ token: ExternalPurchaseToken, at milliseconds: Int64) -> Bool {
+        token.tokenExpirationDate.map { milliseconds > $0 } ?? false
+    }
+}

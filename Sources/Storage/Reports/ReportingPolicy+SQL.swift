@@ -1,0 +1,31 @@
+import Domain
+
+/// `ReportingPolicy`'s conditions as SQL on a `tokens` row under an alias, so the ledger's queries and the Swift
+/// checks read the same rule. The planner's partial indexes (`tokens_awaiting_quiet`, `tokens_awaiting_expiry`,
+/// `tokens_custom_link_order`, `tokens_refresh`) are written with these terms, since SQLite uses a partial
+/// index only for a query that names its condition: changing a term here takes a migration that rebuilds them.
+extension ReportingPolicy {
+    enum SQL {
+        /// A token reported at its expiry (or with line items): one that carries an expiry.
+        static func isReportedAtExpiry(_ alias: String) -> String { "\(alias).token_expires_at IS NOT NULL" }
+
+        /// A token reported `NO_LINE_ITEM` after the quiet wait: one without an expiry.
+        static func waitsQuietTime(_ alias: String) -> String { "\(alias).token_expires_at IS NULL" }
+
+        /// A token of a type that may be reported `DUPLICATE_TOKEN`.
+        static func mayBeDuplicate(_ alias: String) -> String {
+            "\(alias).token_type IN (\(duplicateTokenTypes.map { "'\($0)'" }.joined(separator: ", ")))"
+        }
+
+        /// A token with an expiry whose active range is over. Parameter: now.
+        static func hasExpired(_ alias: String) -> String { "\(alias).token_expires_at < ?" }
+
+        /// A token with an expiry still in its active range's end. Parameter: now.
+        static func hasNotExpired(_ alias: String) -> String { "\(alias).token_expires_at >= ?" }
+
+        /// A token with an expiry whose active range holds a moment. Parameters: the moment, twice.
+        static func isActive(_ alias: String) -> String {
+            "(\(isReportedAtExpiry(alias)) AND \(alias).token_created_at <= ? AND \(hasNotExpired(alias)))"
+        }
+    }
+}
