@@ -6,16 +6,8 @@ import Domain
 /// error instead of being rounded silently. A provider's own limits (Stripe's 8 digits, its whole krónur) are
 /// checked in its folder, on top of this.
 ///
-/// The exponents are the ones confirmed for Stripe (stripe.md §3: every currency below, and two decimals for ISK
-/// and HUF, unlike ISO 4217). For Paddle only JPY's 0 is confirmed (paddle.md §3, its `decimal_places`); its other
-/// currencies are taken to count as Stripe's do (KRW and VND whole units, the rest cents), which is unconfirmed.
+/// The exponents are the one table's (`CurrencyExponent`: ISO 4217, with Stripe's ISK and MGA).
 public enum MinorUnits {
-    /// Counted in whole units: `500` JPY is ¥500.
-    public static let zeroDecimalCurrencies = CurrencyExponent.zeroDecimalCurrencies
-
-    /// Three decimals (ISO 4217's set, KWD among them).
-    public static let threeDecimalCurrencies = CurrencyExponent.threeDecimalCurrencies
-
     /// More than 12 significant digits is refused: far beyond any price, and it keeps every later conversion
     /// (to milli-units, sums of amounts) inside Int64, as `ProviderJSON` bounds what providers send.
     public static let maximumDigits = 12
@@ -58,11 +50,6 @@ public enum MinorUnits {
 
     /// Minor units as decimal text, for pages and messages: `2999` EUR → `"29.99"`.
     public static func decimalText(_ minor: Int64, currency: String) -> String {
-        let exponent = exponent(of: currency)
-        guard exponent > 0 else { return String(minor) }
-        let sign = minor < 0 ? "-" : ""
-        let digits = String(minor.magnitude)
-        let padded = String(repeating: "0", count: max(0, exponent + 1 - digits.count)) + digits
-        return sign + padded.dropLast(exponent) + "." + padded.suffix(exponent)
+        CurrencyExponent.decimalText(minor, currency: currency)
     }
 }

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Payments
@@ -75,6 +76,29 @@ struct LocalizationTests {
         #expect(dollars.formatted(language: "en") == "$1,234.50")
         // Asked again, the same text (from the cache).
         #expect(euros.formatted(language: "de") == "29,99\u{A0}€")
+    }
+
+    /// One table of exponents for every amount: the catalog's prices, the providers' minor units, the token
+    /// page's purchases and the money pages' milli-units agree for every currency. Before, the pages had a table
+    /// of their own (ISK, HUF and TWD in whole units), so a Stripe charge of ISK 500.00 (`50000`) showed as
+    /// "50000 ISK".
+    @Test func everyPageReadsAmountsThroughTheOneTable() throws {
+        for (currency, text, minor, shown) in [
+            ("ISK", "500", Int64(50_000), "500.00"), ("HUF", "2990", 299_000, "2990.00"),
+            ("TWD", "150", 15_000, "150.00"), ("JPY", "480", 480, "480"), ("KWD", "5.12", 5_120, "5.120"),
+            ("EUR", "29.99", 2_999, "29.99"), ("MGA", "1000", 1_000, "1000"),
+        ] {
+            let money = try #require(Money(currency: currency, decimal: text), "\(currency)")
+            #expect(money.minorUnits == minor, "\(currency)")
+            #expect(try MinorUnits.parse(text, currency: currency) == minor, "\(currency)")
+            #expect(DashboardRoute.amount(minor, currency: currency) == "\(shown) \(currency)")
+            #expect(money.decimalText == shown, "\(currency)")
+            let milli = CurrencyExponent.milliUnits(minor, currency: currency)
+            #expect(MilliUnitsText.text(milli, currency: currency) == shown, "\(currency)")
+        }
+        // A person reads krónur whole, and sees øre only where there are some.
+        #expect(try #require(Money(currency: "ISK", decimal: "500")).formatted(language: "en") == "ISK\u{A0}500")
+        #expect(try #require(Money(currency: "ISK", decimal: "500.50")).formatted(language: "en") == "ISK\u{A0}500.50")
     }
 
     @Test func formattingFromManyThreadsAtOnceAgrees() async throws {

@@ -36,8 +36,8 @@ final class LocaleFormats: Sendable {
             formatter.locale = Locale(identifier: Self.locales[language] ?? "en_US")
             formatter.numberStyle = .currency
             formatter.currencyCode = amount.currency
-            formatter.minimumFractionDigits = amount.fractionDigits
-            formatter.maximumFractionDigits = amount.fractionDigits
+            formatter.minimumFractionDigits = amount.displayDigits
+            formatter.maximumFractionDigits = amount.displayDigits
             // Exact decimal from the integer minor units: never a binary floating-point amount.
             let number = NSDecimalNumber(
                 mantissa: amount.minorUnits.magnitude,

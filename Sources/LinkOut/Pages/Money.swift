@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// An amount of money in minor units (cents) of a currency. Never a floating-point number: prices come from
@@ -8,18 +9,11 @@ package struct Money: Sendable, Equatable {
     /// Amount in the currency's minor unit (cents for EUR and USD, yen for JPY).
     package var minorUnits: Int64
 
-    /// Currencies without a minor unit in everyday prices.
-    static let zeroDecimalCurrencies: Set<String> = ["JPY", "KRW", "ISK", "CLP", "VND", "HUF", "TWD", "UGX"]
+    /// The decimals of the minor unit, from the one table (`CurrencyExponent`).
+    package var fractionDigits: Int { CurrencyExponent.of(currency) }
 
-    /// Currencies whose minor unit is a thousandth (ISO 4217 exponent 3).
-    static let threeDecimalCurrencies: Set<String> = ["BHD", "JOD", "KWD", "OMR", "TND"]
-
-    package var fractionDigits: Int { Self.fractionDigits(currency) }
-
-    static func fractionDigits(_ currency: String) -> Int {
-        if zeroDecimalCurrencies.contains(currency) { return 0 }
-        return threeDecimalCurrencies.contains(currency) ? 3 : 2
-    }
+    /// The decimals a person reads (ISK in whole krónur): `CurrencyExponent.displayDigits`.
+    package var displayDigits: Int { CurrencyExponent.displayDigits(minorUnits, currency: currency) }
 
     /// Parses `"29.99"`, `"30"` or `"30.5"`; nil for signs, exponents, too many decimals or absurd sizes.
     package init?(currency: String, decimal text: String) {
@@ -29,7 +23,7 @@ package struct Money: Sendable, Equatable {
         guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 12,
             whole.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
         else { return nil }
-        let digits = Self.fractionDigits(currency)
+        let digits = CurrencyExponent.of(currency)
         var fraction = parts.count == 2 ? String(parts[1]) : ""
         guard parts.count == 1 || !fraction.isEmpty, fraction.count <= digits,
             fraction.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
@@ -40,14 +34,7 @@ package struct Money: Sendable, Equatable {
     }
 
     /// The amount as plain decimal text, e.g. `29.99` (for records and APIs).
-    package var decimalText: String {
-        let digits = fractionDigits
-        guard digits > 0 else { return String(minorUnits) }
-        var divisor: Int64 = 1
-        for _ in 0..<digits { divisor *= 10 }
-        let fraction = String(minorUnits % divisor)
-        return "\(minorUnits / divisor).\(String(repeating: "0", count: digits - fraction.count))\(fraction)"
-    }
+    package var decimalText: String { CurrencyExponent.decimalText(minorUnits, currency: currency) }
 
     /// The amount as a person reads it in `language`: `€29.99` in English, `29,99 €` in German, `¥480` in Japanese.
     package func formatted(language: String) -> String {

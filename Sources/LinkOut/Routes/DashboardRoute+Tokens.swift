@@ -160,15 +160,8 @@ extension DashboardRoute {
         return pages.html(templates.token.render(context))
     }
 
-    /// `29.99 EUR` from minor units.
+    /// `29.99 EUR` from minor units (`CurrencyExponent`).
     static func amount(_ minorUnits: Int64, currency: String) -> String {
-        let digits = Money.fractionDigits(currency)
-        guard digits > 0 else { return "\(minorUnits) \(currency)" }
-        var divisor: Int64 = 1
-        for _ in 0..<digits { divisor *= 10 }
-        let fraction = String(abs(minorUnits) % divisor)
-        let sign = minorUnits < 0 ? "-" : ""
-        return
-            "\(sign)\(abs(minorUnits) / divisor).\(String(repeating: "0", count: digits - fraction.count))\(fraction) \(currency)"
+        CurrencyExponent.decimalText(minorUnits, currency: currency) + " " + currency
     }
 }
