@@ -4,9 +4,9 @@
 ///
 /// The exponents are ISO 4217's ("Minor unit" of its list one), with the two places where the payment providers'
 /// minor units differ: Stripe counts ISK in hundredths (charging whole krónur only) and MGA in whole units
-/// (Stripe's currency documentation). Paddle counts in "the lowest denomination" of its `decimal_places`, which
-/// matches ISO 4217 for every currency it supports (JPY 0 confirmed; ISK and MGA are not among them), so one
-/// table serves both. A person reads ISK in whole krónur: `displayDigits` gives ISO's 0 when there is no
+/// (Stripe's currency documentation). Paddle counts in "the lowest denomination" of each currency's
+/// `decimal_places`: JPY's 0 is confirmed, ISO 4217's exponent is assumed for the rest (unconfirmed; ISK and MGA
+/// are not among its currencies), so one table serves both. A person reads ISK in whole krónur: `displayDigits` gives ISO's 0 when there is no
 /// fraction.
 public enum CurrencyExponent {
     /// ISO 4217's currencies whose minor unit is not a hundredth (funds codes with four decimals left out:
