@@ -213,6 +213,36 @@ struct ReportingTests {
         return statuses
     }
 
+    /// A line item that reached the ledger without the check at its making (stored directly, as an older
+    /// release or a restore may have left it) and breaks Apple's rules is set aside by the planner with the
+    /// rule and the action; the token's other items go to Apple on the next pass.
+    @Test func thePlannerSetsAsideAnItemAppleWouldRefuseAndReportsTheRest() throws {
+        let harness = try ReportingHarness()
+        let now = Clock.system.nowMilliseconds()
+        let created = now - 3 * 86_400_000
+        _ = try harness.record("custom", type: "SERVICES", created: created, expires: now + 86_400_000)
+        try harness.ledger.reports.storeLineItems(
+            [
+                ("li-in-range", MonthlyCloseTests.buy("li-in-range", at: created + 60_000)),
+                ("li-before", MonthlyCloseTests.buy("li-before", at: created - 86_400_000)),
+            ],
+            for: "custom",
+            at: now
+        )
+        try harness.tickUntilSettled()
+        let sent = harness.production.received.compactMap(\.report)
+        #expect(sent.count == 1)
+        #expect(sent.first?.lineItems?.map(\.common.lineItemId) == ["li-in-range"])
+        #expect(harness.production.received.allSatisfy { $0.problems.isEmpty })
+        let aside = try #require(
+            try harness.ledger.reports.lineItems(for: "custom").first { $0.lineItemId == "li-before" }
+        )
+        #expect(aside.needsCorrection)
+        #expect(aside.correction?.contains("LineItemCreationDateOutOfRangeError") == true)
+        #expect(aside.correction?.contains("linkout report retract custom li-before") == true)
+        #expect(try harness.ledger.reports.needingAttention(limit: 10).map(\.externalPurchaseId) == ["custom"])
+    }
+
     @Test func extraCustomLinkTokensOfOneCustomerAreReportedAsDuplicates() throws {
         let harness = try ReportingHarness()
         let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"

@@ -78,12 +78,21 @@ final class PaymentEventProcessor: Sendable {
         ]
         do {
             switch try decision(for: event, mapper: mapper, at: clock.nowMilliseconds()) {
-            case .apply(let change):
+            case .apply(let made):
+                let change = try LineItemScreen(ledger: ledger).screened(made, now: clock.nowMilliseconds())
                 try ledger.payments.apply(change)
                 // A paid sale that cannot become an Apple line item, or waits for a rate, needs a person: say so
                 // loudly.
                 if change.outcome.contains("not reportable") || change.hold != nil {
                     logger.error("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                } else if !change.setAside.isEmpty {
+                    logger.error(
+                        "payment event processed; line item set aside: Apple would refuse it",
+                        metadata.merging([
+                            "outcome": change.outcome,
+                            "line_item_ids": change.setAside.map(\.lineItemId).joined(separator: ","),
+                        ]) { a, _ in a }
+                    )
                 } else if !change.heldLineItems.isEmpty {
                     // Revenue Apple cannot take yet (no token of the customer active at its date): logged once,
                     // shown on the dashboard until a token of the customer places it.
@@ -171,7 +180,9 @@ final class PaymentEventProcessor: Sendable {
                 blocked.insert(held.externalPurchaseId)
                 continue
             }
-            try ledger.payments.apply(try releaseChange(change, from: held, at: now))
+            try ledger.payments.apply(
+                try LineItemScreen(ledger: ledger).screened(try releaseChange(change, from: held, at: now), now: now)
+            )
             released += 1
             let metadata = [
                 "payment.provider": held.event.provider.rawValue, "payment.event_id": held.event.eventId,

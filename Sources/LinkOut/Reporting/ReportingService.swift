@@ -209,6 +209,7 @@ package final class ReportingService: Sendable {
             // rules) come back in every plan and must not keep the pass going.
             for _ in 0..<Self.planningBatchesPerPass where !worker.isStopping {
                 var queued = 0
+                var setAside = false
                 var planned: [PlannedReport] = []
                 do {
                     planned = try plan(now: now)
@@ -218,7 +219,12 @@ package final class ReportingService: Sendable {
                 }
                 for report in planned {
                     do {
-                        if try enqueue(report, now: now) { queued += 1 }
+                        // Items Apple would refuse leave the report; the token is planned again without them.
+                        if try setAsideRefused(report) {
+                            setAside = true
+                        } else if try enqueue(report, now: now) {
+                            queued += 1
+                        }
                     } catch {
                         logger.error(
                             "report not queued",
@@ -227,7 +233,7 @@ package final class ReportingService: Sendable {
                     }
                 }
                 senders?.moreAdded()
-                guard planned.count >= Self.batchLimit, queued > 0 else { break }
+                guard setAside || (planned.count >= Self.batchLimit && queued > 0) else { break }
             }
             senders?.finish()
         }
@@ -331,6 +337,33 @@ package final class ReportingService: Sendable {
             logger.debug("report already queued", ["external_purchase_id": stored.externalPurchaseId])
             return false
         }
+        return true
+    }
+
+    /// Sets aside the unsent line items the planned report's problems name (`LineItemScreen`), so the token is
+    /// planned again without them: one bad item never blocks its token. True when any was.
+    private func setAsideRefused(_ planned: PlannedReport) throws -> Bool {
+        let named = Dictionary(grouping: planned.problems.filter { $0.lineItemId != nil }) { $0.lineItemId ?? "" }
+        guard !named.isEmpty else { return false }
+        let token = planned.report.externalPurchaseId
+        let rows = Set(planned.lineItemRows)
+        let notes = try ledger.reports.lineItems(for: token).filter {
+            rows.contains($0.rowId) && named[$0.lineItemId] != nil
+        }.map { item in
+            (
+                rowId: item.rowId,
+                note: LineItemScreen.note(
+                    named[item.lineItemId] ?? [],
+                    externalPurchaseId: token,
+                    lineItemId: item.lineItemId
+                )
+            )
+        }
+        guard try ledger.reports.setAsideUnsent(notes) > 0 else { return false }
+        logger.error(
+            "line item set aside: Apple would refuse it",
+            ["external_purchase_id": token, "problems": planned.problems.map(\.description).joined(separator: "; ")]
+        )
         return true
     }
 

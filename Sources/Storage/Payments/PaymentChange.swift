@@ -20,6 +20,10 @@ public struct PaymentChange: Sendable {
     /// Later versions of line items Apple holds (a retraction, spec §5.5), stored beside the earlier ones as an
     /// operator's `restate` or `retract` stores them, for the token's next report.
     public var restatements: [(externalPurchaseId: String, lineItemId: String, body: String)] = []
+    /// Line items (new ones or later versions) Apple would refuse, stored set aside with `note` (the rule and
+    /// the action that settles it), as a `400` naming them would leave them: never sent as they are, listed for
+    /// a person, and never holding back the token's other items.
+    public var setAside: [(externalPurchaseId: String, lineItemId: String, body: String, note: String)] = []
     /// The purchase's redemption code (its hash), made with the purchase.
     public var redemption: RedemptionRecord?
     /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.

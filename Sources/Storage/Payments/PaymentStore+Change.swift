@@ -135,9 +135,23 @@ extension PaymentStore {
                 [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at)]
             )
         }
+        for item in change.setAside {
+            try connection.query(
+                """
+                INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at, correction)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at),
+                    .text(item.note),
+                ]
+            )
+        }
         // After the charges above, so a buy's pricing amount and provider come from its charge; buys before the
         // refunds that take their product and commission from them.
-        let changed = change.lineItems + change.heldLineItems + change.restatements
+        let changed =
+            change.lineItems + change.heldLineItems + change.restatements
+            + change.setAside.map { ($0.externalPurchaseId, $0.lineItemId, $0.body) }
         for item in MoneyRows.buysFirst(changed, body: { $0.body }) {
             try MoneyRows.refresh(
                 lineItemId: item.lineItemId,

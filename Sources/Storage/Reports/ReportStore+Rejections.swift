@@ -42,6 +42,39 @@ extension ReportStore {
         }
     }
 
+    /// Sets aside line items no report carries yet, each with its note (the rule Apple would refuse it by and the
+    /// action that settles it), as a rejection naming them would: the token's other items are reported without
+    /// them. Returns how many were set aside (a row sent or set aside meanwhile is left as it is).
+    @discardableResult
+    public func setAsideUnsent(_ notes: [(rowId: Int64, note: String)]) throws(StorageError) -> Int {
+        guard !notes.isEmpty else { return 0 }
+        return try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
+            var count = 0
+            for (rowId, note) in notes {
+                let set = try connection.query(
+                    """
+                    UPDATE line_items SET correction = ?
+                    WHERE id = ? AND report_request_identifier IS NULL AND correction IS NULL
+                    RETURNING external_purchase_id, line_item_id
+                    """,
+                    [.text(note), .integer(rowId)]
+                )
+                guard let row = set.first, let token = row[0].text, let lineItemId = row[1].text else { continue }
+                count += 1
+                try MoneyRows.refresh(
+                    lineItemId: lineItemId,
+                    externalPurchaseId: token,
+                    in: connection,
+                    dialect: dialect,
+                    regimes: regimes
+                )
+            }
+            return count
+        }
+    }
+
     /// Rejected reports whose token has new line items, in key order after `after` (keyset paging).
     public func rejectedReportsWithNewLineItems(after: String?, limit: Int) throws(StorageError) -> [StoredReport] {
         try database.readers.read { connection throws(StorageError) in

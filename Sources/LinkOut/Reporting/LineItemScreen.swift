@@ -1,0 +1,78 @@
+import Domain
+import ExternalPurchase
+import Foundation
+import Storage
+
+/// Apple's rules for one line item, checked when the item is made from a provider's event, not only when its
+/// report is planned: an item Apple would refuse (a refund more than a year after its buy,
+/// `RefundNotAllowedCreationDateError`; an item dated outside its token's active range,
+/// `LineItemCreationDateOutOfRangeError`; ...) is stored set aside with the rule's name and the action that
+/// settles it, as Apple's `400` naming it would leave it. It shows in `linkout report attention`,
+/// `/admin/reports`, the close and `linkout_reports_needing_attention`, and the token's other items and later
+/// renewals are reported as usual. The planner checks again what reaches a report another way
+/// (`ReportingService.enqueue`).
+struct LineItemScreen: Sendable {
+    let ledger: Ledger
+
+    /// `change` with the line items and later versions Apple would refuse moved to `setAside`. Held items are
+    /// checked once placed on a token (they belong to none yet).
+    func screened(_ change: PaymentChange, now: Int64) throws -> PaymentChange {
+        var screened = change
+        screened.lineItems = []
+        screened.restatements = []
+        for (item, isRestatement) in change.lineItems.map({ ($0, false) }) + change.restatements.map({ ($0, true) }) {
+            let problems = try problems(item.body, on: item.externalPurchaseId, now: now)
+            if problems.isEmpty {
+                if isRestatement { screened.restatements.append(item) } else { screened.lineItems.append(item) }
+            } else {
+                screened.setAside.append(
+                    (
+                        item.externalPurchaseId, item.lineItemId, item.body,
+                        Self.note(problems, externalPurchaseId: item.externalPurchaseId, lineItemId: item.lineItemId)
+                    )
+                )
+            }
+        }
+        return screened
+    }
+
+    /// What Apple would find wrong with `body` sent on the token, beside the items the token holds or will send
+    /// (those not set aside); none for a token the ledger does not know (the planner reports it as it can).
+    func problems(_ body: String, on externalPurchaseId: String, now: Int64) throws -> [ReportProblem] {
+        guard let token = try ledger.tokens.token(externalPurchaseId) else { return [] }
+        let decoder = JSONDecoder()
+        let item = try decoder.decode(LineItem.self, from: Data(body.utf8))
+        let earlier = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }.map {
+            try decoder.decode(LineItem.self, from: Data($0.body.utf8))
+        }
+        return ReportValidator(token: token.token, earlierLineItems: earlier, now: now).problems(
+            in: ExternalPurchaseReport(
+                requestIdentifier: ReportPlanner.newIdentifier(),
+                externalPurchaseId: externalPurchaseId,
+                status: .lineItem,
+                lineItems: [item]
+            )
+        )
+    }
+
+    /// The note kept with an item set aside: each rule broken, then the action that settles it.
+    static func note(_ problems: [ReportProblem], externalPurchaseId: String, lineItemId: String) -> String {
+        let rules = problems.map(\.description).joined(separator: "; ")
+        let drop = "linkout report retract \(externalPurchaseId) \(lineItemId)"
+        let action: String
+        if problems.contains(where: { $0.name == "RefundNotAllowedCreationDateError" }) {
+            action =
+                "Apple takes no refund more than a year after its buy, so it stays in your own books only: "
+                + "drop the item (\(drop))"
+        } else if problems.contains(where: { $0.name == "LineItemCreationDateOutOfRangeError" }) {
+            action =
+                "the item is dated outside its token's active range, and one that refers to an item on this "
+                + "token (a refund) cannot go on another: drop it (\(drop)) and keep it in your own books"
+        } else {
+            action =
+                "correct it (linkout report restate \(externalPurchaseId) \(lineItemId) FILE) or drop it "
+                + "(\(drop))"
+        }
+        return "set aside before sending, Apple would refuse it: \(rules). Action: \(action)"
+    }
+}
