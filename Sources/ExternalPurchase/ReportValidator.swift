@@ -69,7 +69,9 @@ public struct ReportValidator: Sendable {
     public func problems(in items: [LineItem]) -> [ReportProblem] {
         var problems: [ReportProblem] = []
         var seen: Set<String> = []
-        for item in items {
+        for (index, item) in items.enumerated() {
+            // What Apple holds when it reads this item: the earlier items, and those before it in the report.
+            let before = earlierLineItems + items[..<index]
             let id = item.common.lineItemId
             if !seen.insert(id).inserted {
                 problems.append(
@@ -96,8 +98,9 @@ public struct ReportValidator: Sendable {
                 problems += subscriptionProblems(buy)
                 problems += subscriptionReferenceProblems(buy, batch: items)
             case .refund(let refund):
-                problems += refundProblems(refund, batch: items)
+                problems += refundProblems(refund, batch: items, before: Array(before))
             }
+            problems += correctionNetProblems(item, before: Array(before))
         }
         return problems
     }
@@ -452,7 +455,7 @@ public struct ReportValidator: Sendable {
     /// Apple counts a leap year's 366th day; the shorter year is the safe reading.
     static let year = Milliseconds.days(365)
 
-    private func refundProblems(_ refund: RefundLineItem, batch: [LineItem]) -> [ReportProblem] {
+    private func refundProblems(_ refund: RefundLineItem, batch: [LineItem], before: [LineItem]) -> [ReportProblem] {
         let id = refund.lineItemId
         var problems: [ReportProblem] = []
         if refund.quantity != nil {
@@ -484,8 +487,7 @@ public struct ReportValidator: Sendable {
                 )
             ]
         }
-        return problems + matchProblems(refund, buy: referenced.common)
-            + netProblems(refund, buy: referenced.common, candidates: candidates)
+        return problems + matchProblems(refund, buy: referenced.common) + netProblems(refund, before: before)
     }
 
     /// A refund repeats its buy's currencies, country and rate, within a year of the buy.
@@ -523,44 +525,47 @@ public struct ReportValidator: Sendable {
         return problems
     }
 
-    private func netProblems(_ refund: RefundLineItem, buy: LineItemAmounts, candidates: [LineItem])
-        -> [ReportProblem]
-    {
+    /// A new refund's net: its buy's after every refund of it so far, this one included (Apple's example: 8000 −
+    /// 2000 = 6000), "so far" being the order they happened in (`PurchaseNet`).
+    private func netProblems(_ refund: RefundLineItem, before: [LineItem]) -> [ReportProblem] {
         let id = refund.lineItemId
-        var problems: [ReportProblem] = []
-        // Net after all refunds of that buy so far, this one included (Apple's example: 8000 − 2000 = 6000). "So
-        // far" is the order they happened in: refunds reported earlier, and those before this one in the report.
-        let position = candidates.firstIndex { $0.common.lineItemId == id } ?? candidates.endIndex
-        let refunded = candidates[..<position].compactMap { item -> Int64? in
-            guard case .refund(let other) = item, other.referenceLineItemId == refund.referenceLineItemId else {
-                return nil
-            }
-            return other.amountTaxExclusive
-        }.reduce(0) { Int64.saturating($0, plus: $1) }
-        let expectedNet = Int64.saturating(
-            buy.amountTaxExclusive,
-            minus: Int64.saturating(refunded, plus: refund.amountTaxExclusive)
-        )
-        if expectedNet < 0 {
-            problems.append(
+        let expectedNet = PurchaseNet.ofBuy(refund.referenceLineItemId, in: before + [.refund(refund)])
+        if expectedNet < 0 && refund.erroneouslySubmitted != true {
+            return [
                 .init(
                     "IncorrectAmountTaxInclusiveError",
                     field: "amountTaxExclusive",
                     lineItem: id,
                     "refunds exceed the amount of the buy"
                 )
-            )
-        } else if refund.restatement != true && refund.netAmountTaxExclusive != expectedNet {
-            problems.append(
-                .init(
-                    "IncorrectNetAmountError",
-                    field: "netAmountTaxExclusive",
-                    lineItem: id,
-                    "netAmountTaxExclusive must be \(expectedNet): the buy's amount less all its refunds"
-                )
-            )
+            ]
         }
-        return problems
+        guard refund.restatement != true, refund.netAmountTaxExclusive != expectedNet else { return [] }
+        return [
+            .init(
+                "IncorrectNetAmountError",
+                field: "netAmountTaxExclusive",
+                lineItem: id,
+                "netAmountTaxExclusive must be \(expectedNet): the buy's amount less all its refunds"
+            )
+        ]
+    }
+
+    /// A restatement or a retraction (of a buy or a refund) carries its buy's net recalculated: what stands
+    /// once this version replaces the earlier ones (a retracted item stands for nothing), as Apple holds it.
+    private func correctionNetProblems(_ item: LineItem, before: [LineItem]) -> [ReportProblem] {
+        guard item.common.restatement == true else { return [] }
+        let expectedNet = max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: item), in: before + [item]))
+        guard item.common.netAmountTaxExclusive != expectedNet else { return [] }
+        return [
+            .init(
+                "IncorrectNetAmountError",
+                field: "netAmountTaxExclusive",
+                lineItem: item.common.lineItemId,
+                "netAmountTaxExclusive must be \(expectedNet): the buy's amount less the refunds that stand once "
+                    + "this version replaces the earlier ones"
+            )
+        ]
     }
 
     static func isUppercaseCode(_ text: String) -> Bool {

@@ -20,7 +20,8 @@ import Foundation
 /// Line item ids are the Stripe object that caused the item, so a webhook delivered three times makes one
 /// line item (Apple: unique per app, reuse only to restate): a buy is its Checkout Session id (`cs_…`), a
 /// renewal its invoice id (`in_…`), a refund `<charge id>:refund:<cumulative amount_refunded>`, which differs
-/// for each partial refund and repeats for a redelivery of the same one.
+/// for each partial refund and repeats for a redelivery of the same one (a refund that is a record of its own,
+/// a Paddle adjustment, `<payment id>:refund:<its id>`), a chargeback `<charge id>:dispute:<its id>`.
 public struct AppleLineItems: Sendable {
     /// Apple's `taxCountry` when the payment has no billing country (alpha-3, e.g. `DEU`).
     public var fallbackTaxCountry: String
@@ -205,7 +206,7 @@ public struct AppleLineItems: Sendable {
         let exclusiveRefundedSoFar = after - taxShare(after)
         let fields: [String: Any] = [
             "lineItemId": refund.disputeId.map { "\(refund.chargeId):dispute:\($0)" }
-                ?? "\(refund.chargeId):refund:\(refund.amountRefunded)",
+                ?? "\(refund.chargeId):refund:\(refund.refundId ?? String(refund.amountRefunded))",
             "creationDate": refund.refundedAt,
             "eventType": "REFUND",
             "amountTaxInclusive": inclusive,

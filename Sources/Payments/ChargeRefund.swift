@@ -22,6 +22,9 @@ public struct ChargeRefund: Sendable, Equatable {
     /// Set when the money went back through a lost dispute (a chargeback) rather than a refund: the line item
     /// is then keyed on the dispute, which happens once per dispute.
     public var disputeId: String?
+    /// Set when the refund is a record of its own with an id (a Paddle adjustment): the line item is keyed on
+    /// it, since the cumulative amount can repeat once a reversed chargeback lowered it.
+    public var refundId: String?
 
     public init(
         chargeId: String,
@@ -33,7 +36,8 @@ public struct ChargeRefund: Sendable, Equatable {
         externalPurchaseId: String? = nil,
         productId: String? = nil,
         refundedAt: Int64,
-        disputeId: String? = nil
+        disputeId: String? = nil,
+        refundId: String? = nil
     ) {
         self.chargeId = chargeId
         self.paymentIntentId = paymentIntentId
@@ -45,5 +49,6 @@ public struct ChargeRefund: Sendable, Equatable {
         self.productId = productId
         self.refundedAt = refundedAt
         self.disputeId = disputeId
+        self.refundId = refundId
     }
 }

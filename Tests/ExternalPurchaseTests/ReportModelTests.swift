@@ -242,13 +242,29 @@ struct ReportCorrectionRuleTests {
         guard case .oneTimeBuy(var buy) = item(ReportModelTests.oneTimeBuy) else { fatalError("example changed") }
         buy.creationDate = date
         if restated || retracted { buy.restatement = true }
-        if retracted { buy.erroneouslySubmitted = true }
+        // A retracted buy stands for nothing: its net is recalculated to 0 (`PurchaseNet`).
+        if retracted { (buy.erroneouslySubmitted, buy.netAmountTaxExclusive) = (true, 0) }
         return .oneTimeBuy(buy)
     }
 
     static func refund(at date: Int64) -> LineItem {
         guard case .refund(var refund) = item(ReportModelTests.refund) else { fatalError("example changed") }
         refund.creationDate = date
+        return .refund(refund)
+    }
+
+    /// Apple's example refund (2000 of the 8000 buy, tax-exclusive) under another id, or retracted, with a net.
+    static func refund(
+        at date: Int64,
+        id: String = "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb",
+        net: Int64,
+        retracted: Bool = false
+    )
+        -> LineItem
+    {
+        guard case .refund(var refund) = item(ReportModelTests.refund) else { fatalError("example changed") }
+        (refund.creationDate, refund.lineItemId, refund.netAmountTaxExclusive) = (date, id, net)
+        if retracted { (refund.restatement, refund.erroneouslySubmitted) = (true, true) }
         return .refund(refund)
     }
 
@@ -354,6 +370,27 @@ struct ReportCorrectionRuleTests {
             name: "a zero-amount RENEWAL (a free period is still reported)",
             earlier: [start],
             sent: [subscription("RENEWAL", amount: 0)],
+            expected: []
+        ),
+        Case(
+            name: "a retracted refund's net is the buy less the refunds that still stand",
+            earlier: [buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000)],
+            sent: [refund(at: now - 20 * day, net: 8000, retracted: true)],
+            expected: []
+        ),
+        Case(
+            name: "a retracted refund with a net of 0",
+            earlier: [buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000)],
+            sent: [refund(at: now - 20 * day, net: 0, retracted: true)],
+            expected: ["IncorrectNetAmountError"]
+        ),
+        Case(
+            name: "a refund after a retracted one counts only what stands (not both versions of the retracted)",
+            earlier: [
+                buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000),
+                refund(at: now - 20 * day, net: 8000, retracted: true),
+            ],
+            sent: [refund(at: now - 10 * day, id: "cccccccc-0000-0000-0000-000000000000", net: 6000)],
             expected: []
         ),
     ]

@@ -241,7 +241,7 @@ struct MonthlyCloseTests {
         let retraction = Self.buy("withdrawn", at: day + 2).replacingOccurrences(
             of: "\"quantity\":1",
             with: "\"quantity\":1,\"restatement\":true,\"erroneouslySubmitted\":true"
-        )
+        ).replacingOccurrences(of: "\"netAmountTaxExclusive\":10000", with: "\"netAmountTaxExclusive\":0")
         try harness.ledger.reports.storeLineItems([("restated", restatement)], for: "versions", at: day)
         try harness.ledger.reports.storeLineItems([("withdrawn", retraction)], for: "versions", at: day)
         try harness.record("held-one", created: day)

@@ -10,7 +10,7 @@ import Testing
 
 /// A chargeback Paddle reverses (the money went back to the seller) withdraws the chargeback's `REFUND` at Apple
 /// the way an operator's `linkout report retract` does: the same `lineItemId` again, a restatement marked
-/// `erroneouslySubmitted`, net 0.
+/// `erroneouslySubmitted`, its net recalculated without it (the buy less the refunds that still stand).
 @Suite("Paddle chargeback reversal")
 struct PaddleChargebackReversalTests {
     @Test func aReversedChargebackRetractsItsRefundAtApple() throws {
@@ -64,10 +64,16 @@ struct PaddleChargebackReversalTests {
         let items = harness.payments.reportedLineItems()
         #expect(items.count == 4)
         let retraction = try #require(items.last)
+        // Its net is the buy's less the refunds that still stand: the other chargeback only.
+        let standing = try #require(
+            reported.first { $0["lineItemId"] as? String == "\(transaction):dispute:adj_06cb2" }?["amountTaxExclusive"]
+                as? Int
+        )
         #expect(
-            try PaymentHarness.canonical(retraction)
+            try PaymentHarness.canonical(retraction, zeroing: ["netAmountTaxExclusive"])
                 == #"{"amountTaxExclusive":8403,"amountTaxInclusive":10000,"creationDate":0,"erroneouslySubmitted":true,"eventType":"REFUND","lineItemId":"\#(transaction):dispute:adj_06cb1","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","restatement":true,"taxAmount":1597,"taxCountry":"DEU"}"#
         )
+        #expect(retraction["netAmountTaxExclusive"] as? Int == 25200 - standing)
         // The retraction repeats the chargeback's REFUND as Apple holds it, creation date included.
         let chargeback = try #require(
             reported.first { $0["lineItemId"] as? String == "\(transaction):dispute:adj_06cb1" }
@@ -76,6 +82,61 @@ struct PaddleChargebackReversalTests {
         let event = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
             .first { $0.eventId == "evt_06rev" }
         #expect(event?.outcome == "chargeback reversed; line item \(transaction):dispute:adj_06cb1 retracted")
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    /// A reversed chargeback gives the money back to the seller: a refund after it is a refund of money the
+    /// seller holds again, reported in full (before, the purchase's refunded total kept the chargeback and the
+    /// later refund was capped to nothing and dropped).
+    @Test func aRefundAfterAReversedChargebackIsReported() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
+            PaddleFixtures.adjustment(
+                type: "adjustment.created",
+                eventId: "evt_" + id,
+                occurredAt: PaddleFlowTests.time(at),
+                adjustmentId: id,
+                action: action,
+                status: "approved",
+                transactionId: transaction,
+                currency: "EUR",
+                total: total,
+                tax: tax
+            )
+        }
+        for body in [
+            PaddleFixtures.transaction(
+                eventId: "evt_07done",
+                occurredAt: PaddleFlowTests.time(now - 9),
+                transactionId: transaction,
+                currency: "EUR",
+                totals: .init(subtotal: 2520, tax: 479, total: 2999),
+                customData: harness.custom(checkout, product: "pro.lifetime")
+            ),
+            adjustment("adj_07cb", "chargeback", 2999, 479, at: now - 8),
+        ] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+            _ = harness.payments.reportedLineItems()
+        }
+        for body in [
+            adjustment("adj_07rev", "chargeback_reverse", 2999, 479, at: now - 7),
+            adjustment("adj_07refund", "refund", 1000, 160, at: now - 6),
+        ] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+            _ = harness.payments.reportedLineItems()
+        }
+        let items = harness.payments.reportedLineItems()
+        let refund = try #require(items.last)
+        #expect(refund["lineItemId"] as? String == "\(transaction):refund:adj_07refund")
+        #expect(refund["amountTaxInclusive"] as? Int == 10000)
+        let exclusive = try #require(refund["amountTaxExclusive"] as? Int)
+        #expect(refund["netAmountTaxExclusive"] as? Int == 25200 - exclusive)
+        #expect(try harness.live.application.ledger.payments.purchase(id: transaction)?.status == .partiallyRefunded)
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 }

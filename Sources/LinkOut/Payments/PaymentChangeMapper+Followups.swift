@@ -212,7 +212,10 @@ extension PaymentChangeMapper {
             return .wait("the refunded buy's line item is not recorded yet")
         }
         do {
-            if let item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {
+            if var item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {
+                // The net is the buy's after what Apple holds: a refund retracted since (a reversed chargeback,
+                // an operator's retraction) no longer counts, though the provider's cumulative amount has it.
+                item.netAmountTaxExclusive = try netAfter(item, on: stored.externalPurchaseId)
                 change.lineItems = [(stored.externalPurchaseId, item.lineItemId, try Self.encode(.refund(item)))]
                 change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
             } else {
@@ -222,5 +225,14 @@ extension PaymentChangeMapper {
             change.outcome = "refund recorded; not reportable: \(error)"
         }
         return .apply(change)
+    }
+
+    /// The buy's net once `refund` joins what the token holds (`PurchaseNet`): never below 0.
+    private func netAfter(_ refund: RefundLineItem, on token: String) throws -> Int64 {
+        let decoder = JSONDecoder()
+        let holds = try ledger.reports.lineItems(for: token).filter { $0.correction == nil }.map {
+            try decoder.decode(LineItem.self, from: Data($0.body.utf8))
+        }
+        return max(0, PurchaseNet.ofBuy(refund.referenceLineItemId, in: holds + [.refund(refund)]))
     }
 }

@@ -30,8 +30,10 @@ extension PaymentChangeMapper {
             currency: issued.currency,
             fullyRefunded: refunded >= charge.amountTotal,
             refundedAt: issued.refundedAt,
-            // A chargeback's line item is keyed on it, as a Stripe dispute's is (`AppleLineItems.refund`).
-            disputeId: issued.kind == .chargeback ? issued.refundId : nil
+            // A chargeback's line item is keyed on it, as a Stripe dispute's is (`AppleLineItems.refund`); a
+            // refund's on its id too, since a reversal can bring the cumulative amount back to one used before.
+            disputeId: issued.kind == .chargeback ? issued.refundId : nil,
+            refundId: issued.kind == .chargeback ? nil : issued.refundId
         )
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
@@ -114,6 +116,16 @@ extension PaymentChangeMapper {
             at: now
         )
         change.restatements = [(item.externalPurchaseId, item.lineItemId, retraction)]
+        // The money came back: what the payment had refunded goes down by it, so a later refund is not capped.
+        change.refundReversal = (charge.chargeKey, reversal.amount)
+        if var purchase = try ledger.payments.purchase(id: charge.purchaseId),
+            purchase.status == .refunded || purchase.status == .partiallyRefunded
+        {
+            let left = max(0, charge.amountRefunded - reversal.amount)
+            purchase.status = left == 0 ? .paid : .partiallyRefunded
+            purchase.updatedAt = now
+            change.purchase = purchase
+        }
         return .apply(change)
     }
 

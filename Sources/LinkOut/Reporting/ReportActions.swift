@@ -133,8 +133,8 @@ package struct ReportActions: Sendable {
 
     /// Withdraws a line item. One Apple never accepted (set aside after its rejection) is dropped; one Apple
     /// holds is retracted (spec §5.5: same `lineItemId`, `restatement` and `erroneouslySubmitted` true, all
-    /// original fields). Its `netAmountTaxExclusive` becomes 0: a retracted item contributes nothing (derived;
-    /// Apple says only "recalculating", so the validator and Apple's answer are the check).
+    /// original fields). Its `netAmountTaxExclusive` is recalculated without it (`PurchaseNet`): 0 for a buy,
+    /// the buy less the refunds that still stand for a refund.
     package func retract(_ externalPurchaseId: String, lineItemId: String) throws -> Outcome {
         let token = try token(externalPurchaseId)
         let versions = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
@@ -190,8 +190,13 @@ package struct ReportActions: Sendable {
         guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
             return nil
         }
-        var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
+        let decoder = JSONDecoder()
+        var item = try decoder.decode(LineItem.self, from: Data(held.body.utf8))
+        // The net without this item: the buy's less the refunds that still stand (`PurchaseNet`).
+        let holds = try ledger.reports.lineItems(for: token.token.externalPurchaseId).filter { $0.correction == nil }
+            .map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
         item.markRetracted()
+        item.setNet(max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: item), in: holds + [item])))
         try check(item, of: token)
         return try AppleRejection.encodeLineItem(item)
     }
@@ -277,17 +282,32 @@ package struct ReportActions: Sendable {
 }
 
 extension LineItem {
-    /// Apple's retraction of this item (spec §5.5): a restatement marked `erroneouslySubmitted`, net 0.
+    /// Apple's retraction of this item (spec §5.5): a restatement marked `erroneouslySubmitted`, every original
+    /// field kept; its net is recalculated by the caller (`setNet`).
     mutating func markRetracted() {
         switch self {
         case .oneTimeBuy(var item):
-            (item.restatement, item.erroneouslySubmitted, item.netAmountTaxExclusive) = (true, true, 0)
+            (item.restatement, item.erroneouslySubmitted) = (true, true)
             self = .oneTimeBuy(item)
         case .subscriptionBuy(var item):
-            (item.restatement, item.erroneouslySubmitted, item.netAmountTaxExclusive) = (true, true, 0)
+            (item.restatement, item.erroneouslySubmitted) = (true, true)
             self = .subscriptionBuy(item)
         case .refund(var item):
-            (item.restatement, item.erroneouslySubmitted, item.netAmountTaxExclusive) = (true, true, 0)
+            (item.restatement, item.erroneouslySubmitted) = (true, true)
+            self = .refund(item)
+        }
+    }
+
+    mutating func setNet(_ net: Int64) {
+        switch self {
+        case .oneTimeBuy(var item):
+            item.netAmountTaxExclusive = net
+            self = .oneTimeBuy(item)
+        case .subscriptionBuy(var item):
+            item.netAmountTaxExclusive = net
+            self = .subscriptionBuy(item)
+        case .refund(var item):
+            item.netAmountTaxExclusive = net
             self = .refund(item)
         }
     }

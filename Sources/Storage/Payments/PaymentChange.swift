@@ -11,6 +11,9 @@ public struct PaymentChange: Sendable {
     public var charges: [PurchaseCharge]
     /// A charge's new cumulative refunded amount.
     public var refund: (chargeKey: String, amountRefunded: Int64)?
+    /// A reversed chargeback: the charge's refunded amount goes down by this much (never below 0). Written with
+    /// the reversal's marker, so it is applied once.
+    public var refundReversal: (chargeKey: String, amount: Int64)?
     public var sessionState: (sessionId: String, state: PaymentSessionState)?
     /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
     public var lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)]

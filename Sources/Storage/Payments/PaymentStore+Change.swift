@@ -71,6 +71,15 @@ extension PaymentStore {
                 [.integer(refund.amountRefunded), .text(refund.chargeKey)]
             )
         }
+        if let reversal = change.refundReversal {
+            try connection.query(
+                """
+                UPDATE purchase_charges SET amount_refunded = CASE WHEN amount_refunded > ? THEN amount_refunded - ?
+                    ELSE 0 END WHERE charge_key = ?
+                """,
+                [.integer(reversal.amount), .integer(reversal.amount), .text(reversal.chargeKey)]
+            )
+        }
         if let session = change.sessionState {
             // A paid session stays paid whatever arrives after it.
             try connection.query(

@@ -1,0 +1,247 @@
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Whatever happens to a purchase (refunds, partial refunds, chargebacks, reversals, the operator's
+/// retractions), what Apple holds adds up to what the developer kept, and every version Apple gets is
+/// consistent with those before it. Random sequences, seeded (a failure names its seed), bounded, through the
+/// real webhook routes of both providers and a fake Apple that checks every rule linkout knows; the PostgreSQL
+/// pass runs them again on that engine.
+@Suite("Corrections add up")
+struct CorrectionsAddUpPropertyTests {
+    /// SplitMix64: a small, seeded generator, so a failing sequence can be replayed from its seed.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Money that went back, as the test's model sees it: a slice stands at Apple until reversed or retracted,
+    /// and stays gone at the provider unless reversed (an operator's retraction is Apple's side only).
+    struct Slice {
+        var lineItemId: String
+        var amount: Int64
+        var isChargeback: Bool
+        var standing = true
+        var returned = true
+    }
+
+    static let paid: Int64 = 2999
+    static let sequences = 10
+    static let steps = 8
+
+    /// What Apple holds for the buy, from every line item it accepted: the sum of what stands (buy less refunds,
+    /// tax included) and the net of the most recent version it got.
+    static func applesView(_ harness: PaymentHarness, buy: String) throws -> (kept: Int64, lastNet: Int64?, net: Int64)
+    {
+        let items = harness.apple.apple.received.compactMap(\.report).filter { $0.status == .lineItem }
+            .flatMap { $0.lineItems ?? [] }
+        let standing = PurchaseNet.standing(items)
+        let kept = standing.reduce(Int64(0)) { sum, item in
+            guard PurchaseNet.buyId(of: item) == buy else { return sum }
+            return sum + (item.isBuy ? item.common.amountTaxInclusive : -item.common.amountTaxInclusive)
+        }
+        let last = items.last { PurchaseNet.buyId(of: $0) == buy }
+        return (kept, last?.common.netAmountTaxExclusive, PurchaseNet.ofBuy(buy, in: items))
+    }
+
+    static func check(_ harness: PaymentHarness, buy: String, slices: [Slice], seed: UInt64) throws {
+        let view = try applesView(harness, buy: buy)
+        let returned = slices.filter(\.standing).reduce(Int64(0)) { $0 + $1.amount }
+        #expect(view.kept == (paid - returned) * 10, "seed \(seed): Apple holds \(view.kept), kept \(paid - returned)")
+        #expect(view.lastNet == view.net, "seed \(seed): Apple's latest net is not what stands")
+        #expect(view.net >= 0, "seed \(seed)")
+        let refused = harness.apple.apple.received.flatMap(\.problems)
+        #expect(refused.isEmpty, "seed \(seed): \(refused)")
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.reports.attentionCount() == 0, "seed \(seed): something was set aside")
+        #expect(try ledger.reports.reports(limit: 100, state: .pending).isEmpty, "seed \(seed)")
+    }
+
+    /// Retracts a random standing refund Apple accepted, as an operator would; true when one was.
+    static func retractOne(
+        _ harness: PaymentHarness,
+        token: String,
+        slices: inout [Slice],
+        using random: inout Seeded
+    ) throws -> Bool {
+        let candidates = slices.indices.filter { slices[$0].standing && !slices[$0].isChargeback }
+        guard let index = candidates.randomElement(using: &random) else { return false }
+        _ = try ReportActions(ledger: harness.live.application.ledger).retract(
+            token,
+            lineItemId: slices[index].lineItemId
+        )
+        slices[index].standing = false
+        return true
+    }
+
+    @Test(arguments: 0..<sequences)
+    func paddleRefundsChargebacksReversalsAndRetractions(_ sequence: Int) throws {
+        let seed = UInt64(0x5EED_0000 + sequence)
+        var random = Seeded(state: seed)
+        let harness = try PaddleFlowTests.Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let start = Clock.system.nowSeconds() - 60
+        var tick: Int64 = 0
+        func deliver(_ body: String) throws {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+            _ = harness.payments.reportedLineItems()
+        }
+        try deliver(
+            PaddleFixtures.transaction(
+                eventId: "evt_buy",
+                occurredAt: PaddleFlowTests.time(start),
+                transactionId: transaction,
+                currency: "EUR",
+                totals: .init(subtotal: 2520, tax: 479, total: Self.paid),
+                customData: harness.custom(checkout, product: "pro.lifetime")
+            )
+        )
+        var slices: [Slice] = []
+        for step in 0..<Self.steps {
+            tick += 1
+            let left = Self.paid - slices.filter(\.returned).reduce(0) { $0 + $1.amount }
+            let reversible = slices.indices.filter { slices[$0].standing && slices[$0].isChargeback }
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0 where !reversible.isEmpty:
+                let index = try #require(reversible.randomElement(using: &random))
+                try deliver(
+                    PaddleFixtures.adjustment(
+                        type: "adjustment.created",
+                        eventId: "evt_rev\(step)",
+                        occurredAt: PaddleFlowTests.time(start + tick),
+                        adjustmentId: "adj_rev\(step)",
+                        action: "chargeback_reverse",
+                        status: "approved",
+                        transactionId: transaction,
+                        currency: "EUR",
+                        total: slices[index].amount,
+                        tax: 0
+                    )
+                )
+                // Paddle's reversal names no chargeback: the first standing one of its amount is withdrawn.
+                let first = try #require(
+                    slices.indices.first {
+                        slices[$0].standing && slices[$0].isChargeback
+                            && slices[$0].amount == slices[index].amount
+                    }
+                )
+                (slices[first].standing, slices[first].returned) = (false, false)
+            case 1 where slices.contains { $0.standing && !$0.isChargeback }:
+                _ = try Self.retractOne(
+                    harness.payments,
+                    token: checkout.externalPurchaseId,
+                    slices: &slices,
+                    using: &random
+                )
+                _ = harness.payments.reportedLineItems()
+            default:
+                guard left > 0 else { continue }
+                let amount = Int64.random(in: 1...left, using: &random)
+                let isChargeback = Bool.random(using: &random)
+                let id = isChargeback ? "adj_cb\(step)" : "adj_rf\(step)"
+                try deliver(
+                    PaddleFixtures.adjustment(
+                        type: "adjustment.created",
+                        eventId: "evt_\(id)",
+                        occurredAt: PaddleFlowTests.time(start + tick),
+                        adjustmentId: id,
+                        action: isChargeback ? "chargeback" : "refund",
+                        status: "approved",
+                        transactionId: transaction,
+                        currency: "EUR",
+                        total: amount,
+                        tax: amount * 479 / Self.paid
+                    )
+                )
+                slices.append(
+                    Slice(
+                        lineItemId: "\(transaction):\(isChargeback ? "dispute" : "refund"):\(id)",
+                        amount: amount,
+                        isChargeback: isChargeback
+                    )
+                )
+            }
+        }
+        try Self.check(harness.payments, buy: transaction, slices: slices, seed: seed)
+    }
+
+    @Test(arguments: 0..<sequences)
+    func stripeRefundsADisputeAndRetractions(_ sequence: Int) throws {
+        let seed = UInt64(0x57_0000 + sequence)
+        var random = Seeded(state: seed)
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        func deliver(_ body: String) throws {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.waitForEvents()
+            _ = harness.reportedLineItems()
+        }
+        try deliver(
+            StripeEvents.sessionCompleted(
+                id: "evt_buy",
+                session: "cs_test_fake1",
+                checkout: checkout,
+                product: "pro.lifetime",
+                total: Self.paid,
+                tax: 479,
+                country: "DE",
+                paymentIntent: "pi_1"
+            )
+        )
+        var slices: [Slice] = []
+        // Stripe's `amount_refunded` is cumulative and never goes down; an operator's retraction is Apple's side
+        // only.
+        var refunded: Int64 = 0
+        for step in 0..<Self.steps {
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0 where slices.contains { $0.standing }:
+                _ = try Self.retractOne(harness, token: checkout.externalPurchaseId, slices: &slices, using: &random)
+                _ = harness.reportedLineItems()
+            default:
+                guard refunded < Self.paid else { continue }
+                let amount = Int64.random(in: 1...(Self.paid - refunded), using: &random)
+                refunded += amount
+                let event = StripeEvents.refunded(
+                    id: "evt_rf\(step)",
+                    charge: "ch_1",
+                    paymentIntent: "pi_1",
+                    amount: Self.paid,
+                    refunded: refunded
+                )
+                try deliver(event)
+                // A redelivery changes nothing.
+                if Bool.random(using: &random) { try deliver(event) }
+                slices.append(Slice(lineItemId: "ch_1:refund:\(refunded)", amount: amount, isChargeback: false))
+            }
+        }
+        // What is left may be charged back in the end (Stripe refunds nothing more on a disputed charge).
+        if refunded < Self.paid, Bool.random(using: &random) {
+            try deliver(
+                PaymentChangeFlowTests.disputeClosed(
+                    id: "evt_lost",
+                    dispute: "dp_1",
+                    status: "lost",
+                    amount: Self.paid - refunded
+                )
+            )
+            slices.append(Slice(lineItemId: "ch_1:dispute:dp_1", amount: Self.paid - refunded, isChargeback: true))
+        }
+        try Self.check(harness, buy: "cs_test_fake1", slices: slices, seed: seed)
+    }
+}
