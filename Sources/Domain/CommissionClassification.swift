@@ -48,6 +48,8 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
         public var landedAt: Int64?
         /// A refund's buy, as classified: a refund gives back the buy's commission at the buy's rate.
         public var refundedBuy: CommissionClassification?
+        /// A renewal's or plan change's `SUBSCRIPTION_START`, as classified (`renewalsInheritWindow`).
+        public var subscriptionStart: CommissionClassification?
 
         public init(
             taxCountry: String,
@@ -58,7 +60,8 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
             subscriptionDaysOfPaidService: Int64? = nil,
             tokenCreationDate: Int64? = nil,
             landedAt: Int64? = nil,
-            refundedBuy: CommissionClassification? = nil
+            refundedBuy: CommissionClassification? = nil,
+            subscriptionStart: CommissionClassification? = nil
         ) {
             self.taxCountry = taxCountry
             self.creationDate = creationDate
@@ -69,6 +72,7 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
             self.tokenCreationDate = tokenCreationDate
             self.landedAt = landedAt
             self.refundedBuy = refundedBuy
+            self.subscriptionStart = subscriptionStart
         }
     }
 
@@ -92,7 +96,10 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
         guard let regime = regimes.first(where: { $0.covers(taxCountry: sale.taxCountry, at: sale.creationDate) })
         else { return CommissionClassification(tapAt: tap, daysFromTap: days) }
         let inWindow: Bool
-        if let window = regime.windowDays {
+        if regime.renewalsInheritWindow, let start = sale.subscriptionStart, start.regimeId == regime.id {
+            // A renewal counts as its subscription's start did: the tap led to the subscription.
+            inWindow = start.commissionable
+        } else if let window = regime.windowDays {
             // Without a known tap the window cannot be shown to have passed: counted as within it (the estimate
             // errs towards what Apple could charge).
             inWindow = tap.map { sale.creationDate - $0 <= Milliseconds.days(window) } ?? true

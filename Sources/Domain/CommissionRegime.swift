@@ -27,6 +27,9 @@ public struct CommissionRegime: Sendable, Equatable, Codable {
     public var everySaleBasisPoints: Int64
     /// Days from the tap within which a sale carries the standard or reduced rate; nil: every sale does.
     public var windowDays: Int64?
+    /// Whether a subscription's renewals and plan changes take the window result of its start (commissionable
+    /// when the start was) rather than being measured from the tap themselves.
+    public var renewalsInheritWindow: Bool
     /// Where the figures come from, and how sure they are (`confirmed`, `secondary`, `UNCONFIRMED`).
     public var source: String
     public var confidence: String
@@ -41,6 +44,7 @@ public struct CommissionRegime: Sendable, Equatable, Codable {
         reducedRate: ReducedRate = .never,
         everySaleBasisPoints: Int64 = 0,
         windowDays: Int64? = nil,
+        renewalsInheritWindow: Bool = false,
         source: String,
         confidence: String
     ) {
@@ -53,6 +57,7 @@ public struct CommissionRegime: Sendable, Equatable, Codable {
         self.reducedRate = reducedRate
         self.everySaleBasisPoints = everySaleBasisPoints
         self.windowDays = windowDays
+        self.renewalsInheritWindow = renewalsInheritWindow
         self.source = source
         self.confidence = confidence
     }
@@ -70,7 +75,7 @@ public struct CommissionRegime: Sendable, Equatable, Codable {
                 regime.id, regime.countries.sorted().joined(separator: ","), String(regime.from),
                 regime.until.map(String.init) ?? "", String(regime.standardBasisPoints),
                 String(regime.reducedBasisPoints), regime.reducedRate.rawValue, String(regime.everySaleBasisPoints),
-                regime.windowDays.map(String.init) ?? "",
+                regime.windowDays.map(String.init) ?? "", regime.renewalsInheritWindow ? "inherit" : "",
             ].joined(separator: "|")
         }.joined(separator: ";")
     }

@@ -33,7 +33,7 @@ func seed(_ flags: [String: String]) throws {
     let first = Int(flags["--from"] ?? "") ?? 0
     let days = Int64(flags["--days"] ?? "") ?? 365
     let all = max(first + total, Int(flags["--total"] ?? "") ?? 0)
-    let ledger = try configuration(flags).storage.openLedger(role: .owner)
+    let ledger = try configuration(flags).openLedger(role: .owner)
     defer { ledger.close() }
     let end = Clock.system.nowMilliseconds() - Milliseconds.days(3)
     let span = Milliseconds.days(days)
@@ -58,7 +58,7 @@ func seed(_ flags: [String: String]) throws {
 func plan(_ flags: [String: String]) throws {
     let configuration = try configuration(flags)
     let runs = Int(flags["--runs"] ?? "") ?? 5
-    let ledger = try configuration.storage.openLedger(role: .reader)
+    let ledger = try configuration.openLedger(role: .reader)
     defer { ledger.close() }
     let reporting = ReportingService(
         configuration: configuration,

@@ -35,7 +35,7 @@ enum CloseCommand {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
-        let ledger = try configuration.storage.openLedger(role: .reader)
+        let ledger = try configuration.openLedger(role: .reader)
         defer { ledger.close() }
         let reporting = ReportingService(
             configuration: configuration,

@@ -33,10 +33,8 @@ enum ReportActionCommand {
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
         // serialises the writes.
-        let ledger = try configuration.storage.openLedger(role: .reader)
+        let ledger = try configuration.openLedger(role: .reader)
         defer { ledger.close() }
-        // A restated or retracted line item is classified as the server would classify it.
-        try ledger.money.useRegimes(configuration.commission.regimes)
         if subcommand == "attention" {
             let now = Clock.system.nowMilliseconds()
             let entries = try ledger.reports.needingAttention(limit: 10_000)

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Storage
 import Testing
 
 @testable import LinkOut
@@ -25,14 +26,14 @@ struct CommissionTests {
             regimes: Self.regimes
         )
         #expect(last.regimeId == "eu-2026-10" && last.commissionable && last.daysFromTap == 7)
-        // 15 % in the window plus the 5 % every sale carries: 2,000 of 10,000.
-        #expect(last.basisPoints == 2000 && last.commission == 2000)
+        // 15 % in the window; no Core Technology Commission on an App Store app's link-out since 2026-10-01.
+        #expect(last.basisPoints == 1500 && last.commission == 1500)
         let after = CommissionClassification.classify(
             Self.sale(at: tap + Milliseconds.days(7) + 1, tap: tap),
             regimes: Self.regimes
         )
         #expect(after.regimeId == "eu-2026-10" && !after.commissionable && after.daysFromTap == 7)
-        #expect(after.basisPoints == 500 && after.commission == 500)
+        #expect(after.basisPoints == 0 && after.commission == 0)
     }
 
     @Test func aRegimeStartsAtMidnightUTCOfItsFirstDay() {
@@ -41,6 +42,7 @@ struct CommissionTests {
             regimes: Self.regimes
         )
         #expect(before.regimeId == "eu-2025-06" && before.basisPoints == 1800)
+        #expect(CommissionRegime.builtIn.first { $0.id == "eu-2025-06" }?.windowDays == nil)
         let first = CommissionClassification.classify(
             Self.sale(at: Self.october1, tap: Self.october1 - 1000),
             regimes: Self.regimes
@@ -64,8 +66,8 @@ struct CommissionTests {
         refund.refundedBuy = buy
         let reversed = CommissionClassification.classify(refund, regimes: Self.regimes)
         #expect(reversed.regimeId == "eu-2026-10" && reversed.commissionable && reversed.daysFromTap == 40)
-        // 2,501 × 20 % = 500.2 → 500, given back.
-        #expect(reversed.commission == -500)
+        // 2,501 × 15 % = 375.15 → 375, given back.
+        #expect(reversed.commission == -375)
         refund.retracted = true
         #expect(CommissionClassification.classify(refund, regimes: Self.regimes).commission == 0)
     }
@@ -81,14 +83,96 @@ struct CommissionTests {
         #expect(CommissionClassification.apply(1500, to: 29_990) == 4_499)
     }
 
-    @Test func subscriptionsAfterAYearTakeTheReducedRateWhenTheRegimeSaysSo() {
-        var regime = CommissionRegime.builtIn[2]
-        regime.reducedRate = .subscriptionAfterOneYear
-        var sale = Self.sale(at: Self.october1, tap: Self.october1, country: "JPN")
+    /// Apple: the reduced rate is "for App Store Small Business Program participants or subscriptions after
+    /// their first year", in every built-in; a program participant says `reducedRate: always`.
+    @Test(arguments: ["eu-2025-06", "eu-2026-10", "jp", "br"])
+    func subscriptionsAfterTheirFirstYearTakeTheReducedRate(_ id: String) throws {
+        let regime = try #require(CommissionRegime.builtIn.first { $0.id == id })
+        #expect(regime.reducedRate == .subscriptionAfterOneYear)
+        let country = regime.countries.sorted().first ?? ""
+        var sale = Self.sale(at: regime.from + 1000, tap: regime.from, country: country)
         sale.subscriptionDaysOfPaidService = 364
-        #expect(CommissionClassification.classify(sale, regimes: [regime]).basisPoints == 1500)
+        #expect(
+            CommissionClassification.classify(sale, regimes: [regime]).basisPoints
+                == regime.standardBasisPoints + regime.everySaleBasisPoints
+        )
         sale.subscriptionDaysOfPaidService = 365
-        #expect(CommissionClassification.classify(sale, regimes: [regime]).basisPoints == 1000)
+        #expect(
+            CommissionClassification.classify(sale, regimes: [regime]).basisPoints
+                == regime.reducedBasisPoints + regime.everySaleBasisPoints
+        )
+    }
+
+    /// A renewal a month after the tap counts as its subscription's start did: commissionable when the start
+    /// was (it came within 7 days of the tap), not when it was not; an operator can turn that off.
+    @Test(arguments: ["eu-2026-10", "jp", "br"])
+    func renewalsInheritTheirStartsWindow(_ id: String) throws {
+        var regime = try #require(CommissionRegime.builtIn.first { $0.id == id })
+        let country = regime.countries.sorted().first ?? ""
+        let tap = regime.from + Milliseconds.days(1)
+        let start = CommissionClassification.classify(
+            Self.sale(at: tap + Milliseconds.days(2), tap: tap, country: country),
+            regimes: [regime]
+        )
+        #expect(start.commissionable)
+        var renewal = Self.sale(at: tap + Milliseconds.days(32), tap: tap, country: country)
+        renewal.subscriptionDaysOfPaidService = 60
+        renewal.subscriptionStart = start
+        let inherited = CommissionClassification.classify(renewal, regimes: [regime])
+        #expect(inherited.commissionable && inherited.basisPoints == regime.standardBasisPoints)
+        let late = CommissionClassification.classify(
+            Self.sale(at: tap + Milliseconds.days(9), tap: tap, country: country),
+            regimes: [regime]
+        )
+        renewal.subscriptionStart = late
+        #expect(!CommissionClassification.classify(renewal, regimes: [regime]).commissionable)
+        regime.renewalsInheritWindow = false
+        renewal.subscriptionStart = start
+        #expect(!CommissionClassification.classify(renewal, regimes: [regime]).commissionable)
+    }
+
+    /// Every built-in names its source and how sure it is; the EU's terms since 2026-10-01 add no Core
+    /// Technology Commission to an App Store app's link-out (it is for apps distributed outside the App Store),
+    /// the June 2025 terms do (the External Purchase Link addendum's), and Brazil's start is marked unconfirmed.
+    @Test func builtInsCarryTheirSourcesAndConfidence() throws {
+        for regime in CommissionRegime.builtIn {
+            #expect(!regime.source.isEmpty && ["confirmed", "secondary", "UNCONFIRMED"].contains(regime.confidence))
+        }
+        let byId = Dictionary(uniqueKeysWithValues: CommissionRegime.builtIn.map { ($0.id, $0) })
+        #expect(byId["eu-2026-10"]?.everySaleBasisPoints == 0)
+        #expect(byId["eu-2025-06"]?.everySaleBasisPoints == 500)
+        #expect(byId["eu-2025-06"]?.source.contains("Alternative Terms") == true)
+        #expect(byId["br"]?.confidence == "UNCONFIRMED")
+        #expect(byId["br"]?.from == UTCDate.milliseconds(year: 2026, month: 6, day: 18))
+        // An Alternative Terms developer turns the Core Technology Commission off.
+        let alternative = try Configuration.parse(
+            Data(#"{"commission": {"regimes": [{"id": "eu-2025-06", "everySaleBasisPoints": 0}]}}"#.utf8)
+        )
+        #expect(alternative.commission.regimes.first?.everySaleBasisPoints == 0)
+    }
+
+    /// Beside every estimate, what it rests on: the revenue report and the close name each regime in force
+    /// with its source and confidence (the dashboard shows the same).
+    @Test func everyEstimateNamesItsRegimesSourcesAndConfidence() throws {
+        let japan = CommissionRegime.builtIn.filter { $0.id == "jp" }
+        let revenue = RevenueReport(days: [], firstDay: 20_400, lastDay: 20_400, by: .day, regimes: japan)
+        #expect(revenue.regimeSources == [CommissionBasis(id: "jp", confidence: "secondary", source: japan[0].source)])
+        let close = MoneyTotals.sum([], regimes: japan)
+        #expect(close.commissionEstimate == [:])
+        #expect(close.source.contains("jp (secondary: Apple, \"Payment options on the App Store in Japan\""))
+        #expect(MoneyTotals.sum([], regimes: []).commissionEstimate == nil)
+    }
+
+    /// Every entry point opens the ledger with the configured regimes in force (`linkout notifications
+    /// recover` used to write with none).
+    @Test func aLedgerOpenedFromTheConfigurationClassifiesUnderItsRegimes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-regimes-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = try Configuration.parse(Data(#"{"commission": {"regimes": ["jp"]}}"#.utf8))
+        configuration.storage.dataDir = folder.path
+        let ledger = try configuration.openLedger(role: .reader)
+        defer { ledger.close() }
+        #expect(ledger.money.regimes.map(\.id) == ["jp"])
     }
 
     @Test func regimesAreOffUntilPickedAndReadFromTheConfiguration() throws {

@@ -87,7 +87,7 @@ extension OpenAPIDocumentTests {
             firstDay: 20_400,
             lastDay: 20_400,
             by: .day,
-            regimes: ["eu-2026-10"]
+            regimes: CommissionRegime.builtIn.filter { $0.id == "eu-2026-10" }
         )
 
         static let purchase = PurchaseRecord(

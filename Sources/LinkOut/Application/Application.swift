@@ -28,11 +28,10 @@ package final class Application: Sendable {
         self.configuration = configuration
         let logger = logger ?? Logger(label: "linkout", level: configuration.logLevel)
         self.logger = logger
-        let ledger = try configuration.storage.openLedger()
+        // Line items written from now on are classified under the configured regimes; rows made under other
+        // regimes are classified again first (one transaction).
+        let ledger = try configuration.openLedger()
         self.ledger = ledger
-        // Line items written from now on are classified under these; rows made under other regimes are
-        // classified again first (one transaction).
-        try ledger.money.useRegimes(configuration.commission.regimes)
         let metrics = Metrics()
         self.metrics = metrics
         Self.countIngestion(of: ledger, into: metrics)

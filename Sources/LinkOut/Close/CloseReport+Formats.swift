@@ -63,7 +63,8 @@ extension CloseReport {
             if totals.currencies.isEmpty { lines.append("totals: no sales or refunds dated in the month") }
             lines.append(
                 "Apple's commission (estimate): "
-                    + (estimate ?? "none, as no commission regime is configured (commission.regimes)")
+                    + (estimate.map { "\($0), from \(totals.source)" }
+                        ?? "none, as no commission regime is configured (commission.regimes)")
             )
         }
         for entry in outstandingList {

@@ -32,18 +32,20 @@ package protocol CloseTotalsSource: Sendable {
 /// The commission is the roll-up's estimate, shown only while a commission regime is configured.
 package struct MoneyTotals: CloseTotalsSource {
     let ledger: Ledger
-    let regimesConfigured: Bool
+    let regimes: [CommissionRegime]
 
     package func totals(month: CloseMonth, environment: Environment) throws -> CloseTotals {
         let rows = try ledger.money.totals(
             fromDay: month.start / Milliseconds.day,
             untilDay: month.end / Milliseconds.day
         )
-        return Self.sum(rows.filter { $0.environment == environment }, regimesConfigured: regimesConfigured)
+        return Self.sum(rows.filter { $0.environment == environment }, regimes: regimes)
     }
 
-    /// Pure: roll-up rows summed per reporting currency.
-    static func sum(_ rows: [MoneyDay], regimesConfigured: Bool) -> CloseTotals {
+    /// Pure: roll-up rows summed per reporting currency; the estimate rests on `regimes` (named with their
+    /// sources and confidence in `source`).
+    static func sum(_ rows: [MoneyDay], regimes: [CommissionRegime]) -> CloseTotals {
+        let regimesConfigured = !regimes.isEmpty
         var byCurrency: [String: CloseTotals.Currency] = [:]
         var commission: [String: Int64] = [:]
         for row in rows {
@@ -60,7 +62,7 @@ package struct MoneyTotals: CloseTotalsSource {
             commissionEstimate: regimesConfigured ? commission : nil,
             source: regimesConfigured
                 ? "the line items as Apple sees them (latest versions, retractions left out); the commission is an "
-                    + "estimate under commission.regimes"
+                    + "estimate under commission.regimes: " + CommissionBasis.text(regimes)
                 : "the line items as Apple sees them (latest versions, retractions left out); no commission regime "
                     + "is configured (commission.regimes), so no estimate"
         )

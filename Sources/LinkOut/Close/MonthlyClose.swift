@@ -12,7 +12,7 @@ package struct MonthlyClose: Sendable {
         self.ledger = ledger
         self.configuration = configuration
         self.totalsSource =
-            totalsSource ?? MoneyTotals(ledger: ledger, regimesConfigured: !configuration.commission.regimes.isEmpty)
+            totalsSource ?? MoneyTotals(ledger: ledger, regimes: configuration.commission.regimes)
     }
 
     /// How many entries a report lists at most by default; the rest are counted.

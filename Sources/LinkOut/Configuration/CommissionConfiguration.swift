@@ -15,7 +15,7 @@ extension Configuration {
 
         static let fields: Set<String> = [
             "id", "region", "from", "until", "standardBasisPoints", "reducedBasisPoints", "reducedRate",
-            "everySaleBasisPoints", "windowDays", "source", "confidence",
+            "everySaleBasisPoints", "windowDays", "renewalsInheritWindow", "source", "confidence",
         ]
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Commission {
@@ -112,6 +112,10 @@ extension Configuration {
             if fields.object["windowDays"] != nil {
                 regime.windowDays = try fields.optionalInteger("windowDays", range: 1...3650)
             }
+            regime.renewalsInheritWindow = try fields.bool(
+                "renewalsInheritWindow",
+                default: regime.renewalsInheritWindow
+            )
             regime.source = try fields.string("source", default: regime.source)
             regime.confidence = try fields.string("confidence", default: regime.confidence)
             if let until = regime.until, until <= regime.from {

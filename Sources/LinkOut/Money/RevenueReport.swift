@@ -53,15 +53,18 @@ struct RevenueReport: Encodable, Sendable {
     var unit = "milli-units (1/1000) of the reporting currency; *Pricing fields: of the pricing currency"
     var commissionNote = "commissionEstimate is an estimate under the configured commission regimes"
     var regimes: [String]
+    /// Each regime in force with its source and confidence: what the estimates rest on.
+    var regimeSources: [CommissionBasis]
     var rows: [Row]
     var totals: [Total]
 
     /// The report of the UTC days `[firstDay, lastDay]` from their roll-up rows.
-    init(days: [MoneyDay], firstDay: Int64, lastDay: Int64, by period: Period, regimes: [String]) {
+    init(days: [MoneyDay], firstDay: Int64, lastDay: Int64, by period: Period, regimes: [CommissionRegime]) {
         from = UTCDate.text(days: firstDay)
         to = UTCDate.text(days: lastDay)
         by = period.rawValue
-        self.regimes = regimes
+        self.regimes = regimes.map(\.id)
+        regimeSources = CommissionBasis.of(regimes)
         var rows: [Row] = []
         var index: [String: Int] = [:]
         for day in days {

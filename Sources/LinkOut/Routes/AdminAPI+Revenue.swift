@@ -18,7 +18,7 @@ extension AdminAPI {
             firstDay: query.firstDay,
             lastDay: query.lastDay,
             by: query.period,
-            regimes: ledger.money.regimes.map(\.id)
+            regimes: ledger.money.regimes
         )
         guard query.csv else { return JSONResponse.json(.ok, report) }
         return HTTPResponse(

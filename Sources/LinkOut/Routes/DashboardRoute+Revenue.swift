@@ -47,7 +47,7 @@ extension DashboardRoute {
             firstDay: firstMonth,
             lastDay: today,
             by: .month,
-            regimes: regimes.map(\.id)
+            regimes: regimes
         )
         context["has_months"] = .flag(!months.rows.isEmpty)
         context["month_rows"] = .list(Self.monthRows(months.rows))

@@ -153,7 +153,9 @@ enum MoneyRows {
                 subscriptionDaysOfPaidService: body.subscriptionDaysOfPaidService,
                 tokenCreationDate: row[5].integer,
                 landedAt: row[6].integer,
-                refundedBuy: referenced?.isRefund == false ? referenced?.classification : nil
+                refundedBuy: referenced?.isRefund == false ? referenced?.classification : nil,
+                // A subscription item's reference is its SUBSCRIPTION_START (Apple's rule).
+                subscriptionStart: !body.isRefund && referenced?.isRefund == false ? referenced?.classification : nil
             ),
             regimes: regimes
         )
