@@ -172,8 +172,10 @@ public struct AppleLineItems: Sendable {
     /// The refund of what is new in `refund`: `amount_refunded` is cumulative, `alreadyRefunded` is the part of
     /// it reported before (Stripe minor units). Nil when nothing is new (a redelivered or out-of-order event).
     /// Currencies, exchange rate and tax country are the buy's, as Apple requires them to match (§5.5). The tax
-    /// is split in proportion to the buy's, rounded on the cumulative amounts so that the refunds of a buy
-    /// always add up to exactly its amounts, and inclusive = exclusive + tax on each.
+    /// is the provider's own figure where it states one (`ChargeRefund.statedTax`, Paddle's adjustment
+    /// `totals.tax`), never more than the buy's tax or the refund; else it is split in proportion to the buy's,
+    /// rounded on the cumulative amounts so that the refunds of a buy always add up to exactly its amounts.
+    /// Either way inclusive = exclusive + tax on each.
     public func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
         throws(AppleLineItemError) -> RefundLineItem?
     {
@@ -210,8 +212,15 @@ public struct AppleLineItems: Sendable {
         let after = reported(refund.amountRefunded)
         guard after > before else { return nil }
         let inclusive = after - before
-        let tax = taxShare(after) - taxShare(before)
-        let exclusiveRefundedSoFar = after - taxShare(after)
+        var taxBefore = taxShare(before)
+        var taxAfter = taxShare(after)
+        if let stated = refund.statedTax {
+            taxBefore = min(reported(max(stated.before, 0)), original.taxAmount, before)
+            taxAfter = max(min(reported(max(stated.after, 0)), original.taxAmount, after), taxBefore)
+            taxAfter = min(taxAfter, taxBefore + inclusive)
+        }
+        let tax = taxAfter - taxBefore
+        let exclusiveRefundedSoFar = after - taxAfter
         let fields: [String: Any] = [
             "lineItemId": refund.disputeId.map { "\(refund.chargeId):dispute:\($0)" }
                 ?? "\(refund.chargeId):refund:\(refund.amountRefunded)",

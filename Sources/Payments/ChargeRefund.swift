@@ -22,6 +22,20 @@ public struct ChargeRefund: Sendable, Equatable {
     /// Set when the money went back through a lost dispute (a chargeback) rather than a refund: the line item
     /// is then keyed on the dispute, which happens once per dispute.
     public var disputeId: String?
+    /// The tax refunded of the payment as the provider states it (Paddle's adjustment `totals.tax`), so far without
+    /// this refund and with it. Nil when the provider gives no tax of its own (Stripe's charge): the tax is then
+    /// split in proportion to the buy's.
+    public var statedTax: StatedTax?
+
+    public struct StatedTax: Sendable, Equatable {
+        public var before: Int64
+        public var after: Int64
+
+        public init(before: Int64, after: Int64) {
+            self.before = before
+            self.after = after
+        }
+    }
 
     public init(
         chargeId: String,
@@ -33,7 +47,8 @@ public struct ChargeRefund: Sendable, Equatable {
         externalPurchaseId: String? = nil,
         productId: String? = nil,
         refundedAt: Int64,
-        disputeId: String? = nil
+        disputeId: String? = nil,
+        statedTax: StatedTax? = nil
     ) {
         self.chargeId = chargeId
         self.paymentIntentId = paymentIntentId
@@ -45,5 +60,6 @@ public struct ChargeRefund: Sendable, Equatable {
         self.productId = productId
         self.refundedAt = refundedAt
         self.disputeId = disputeId
+        self.statedTax = statedTax
     }
 }

@@ -22,6 +22,10 @@ extension PaymentChangeMapper {
         }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid.
         let refunded = min(charge.amountRefunded + issued.amount, charge.amountTotal)
+        // The provider states each refund's tax: the tax refunded before is the sum of the earlier ones'.
+        let taxBefore = try ledger.payments.charges(purchaseId: charge.purchaseId).filter {
+            $0.chargeKey.hasPrefix("refund:") && $0.lineItemId == charge.lineItemId
+        }.reduce(Int64(0)) { $0 + $1.amountTax }
         let cumulative = ChargeRefund(
             chargeId: issued.paymentId,
             paymentIntentId: issued.paymentId,
@@ -31,7 +35,8 @@ extension PaymentChangeMapper {
             fullyRefunded: refunded >= charge.amountTotal,
             refundedAt: issued.refundedAt,
             // A chargeback's line item is keyed on it, as a Stripe dispute's is (`AppleLineItems.refund`).
-            disputeId: issued.kind == .chargeback ? issued.refundId : nil
+            disputeId: issued.kind == .chargeback ? issued.refundId : nil,
+            statedTax: ChargeRefund.StatedTax(before: taxBefore, after: taxBefore + issued.tax)
         )
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
