@@ -81,11 +81,15 @@ public struct AppleLineItems: Sendable {
     }
 
     /// A renewal (`RENEWAL`) referencing the start. `previous` is the subscription's latest reported item (the
-    /// start or the last renewal): its paid period is added to the days of paid service, which count paid
-    /// days only, so a free first period (amount 0) adds nothing (§5.5).
+    /// start or the last renewal): its period is added to the days of paid service when it was paid service
+    /// (`previousPaid`, which the caller knows from the subscription's history; without it, when `previous`
+    /// charged something). The days count paid days only, so a free first period adds nothing (§5.5), but a
+    /// period paid from the customer's credit balance (a downgrade's, charged 0) does.
+    /// The amounts are what the person was charged (`InvoicePayment.charged`), tax in proportion.
     public func renewal(
         _ invoice: InvoicePayment,
         previous: SubscriptionBuyLineItem,
+        previousPaid: Bool? = nil,
         exchangeRate: ExchangeRate? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
         let product = invoice.productId ?? previous.productIdentifier
@@ -94,8 +98,8 @@ public struct AppleLineItems: Sendable {
             start: previous.subscriptionStartDate,
             end: previous.subscriptionEndDate
         )
-        let paidDays =
-            previous.subscriptionDaysOfPaidService + (previous.amountTaxInclusive > 0 ? previousPeriod.days : 0)
+        let paid = previousPaid ?? (previous.amountTaxInclusive > 0)
+        let paidDays = previous.subscriptionDaysOfPaidService + (paid ? previousPeriod.days : 0)
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"
             ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
@@ -105,6 +109,7 @@ public struct AppleLineItems: Sendable {
             currency: invoice.currency,
             total: invoice.total,
             tax: invoice.tax,
+            charged: invoice.charged,
             country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry),
             exchangeRate: exchangeRate
         )
@@ -122,30 +127,34 @@ public struct AppleLineItems: Sendable {
 
     /// A plan change or proration (`SUBSCRIPTION_CHANGE`, §5.5) referencing the start. The paid days carry on
     /// across the change: those of `previous` up to the change (its period, cut at the change's start) are
-    /// added when `previous` was paid. The change reports what the customer paid for it: a downgrade's invoice
-    /// can total below zero (the unused time is credited to the customer's balance and lowers a later invoice,
-    /// which then reports what was really paid), so it reports 0, as Apple asks for subscription events "even
-    /// if they don't include a payment" (§5.5); tax is kept within the amount.
+    /// added when `previous` was paid service (`previousPaid`, as for `renewal`). The change reports what the
+    /// customer was charged for it (`InvoicePayment.charged`, tax in proportion): a downgrade's invoice can
+    /// total below zero (the unused time is credited to the customer's balance and lowers a later invoice,
+    /// which then reports what was really charged), so it reports 0, as Apple asks for subscription events
+    /// "even if they don't include a payment" (§5.5).
     public func subscriptionChange(
         _ invoice: InvoicePayment,
         previous: SubscriptionBuyLineItem,
+        previousPaid: Bool? = nil,
         exchangeRate: ExchangeRate? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
         let product = invoice.productId ?? previous.productIdentifier
         guard !product.isEmpty else { throw .missingProduct }
         let usedUntil = min(max(invoice.period.start, previous.subscriptionStartDate), previous.subscriptionEndDate)
         let used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: usedUntil)
-        let paidDays = previous.subscriptionDaysOfPaidService + (previous.amountTaxInclusive > 0 ? used.days : 0)
+        let paidBefore = previousPaid ?? (previous.amountTaxInclusive > 0)
+        let paidDays = previous.subscriptionDaysOfPaidService + (paidBefore ? used.days : 0)
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"
             ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
-        let paid = max(invoice.total, 0)
+        let total = max(invoice.total, 0)
         var fields = try buyFields(
             id: invoice.invoiceId,
             at: invoice.paidAt,
             currency: invoice.currency,
-            total: paid,
-            tax: min(max(invoice.tax, 0), paid),
+            total: total,
+            tax: min(max(invoice.tax, 0), total),
+            charged: invoice.charged,
             country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry),
             exchangeRate: exchangeRate
         )
@@ -164,8 +173,10 @@ public struct AppleLineItems: Sendable {
     /// The refund of what is new in `refund`: `amount_refunded` is cumulative, `alreadyRefunded` is the part of
     /// it reported before (Stripe minor units). Nil when nothing is new (a redelivered or out-of-order event).
     /// Currencies, exchange rate and tax country are the buy's, as Apple requires them to match (§5.5). The tax
-    /// is split in proportion to the buy's, rounded on the cumulative amounts so that the refunds of a buy
-    /// always add up to exactly its amounts, and inclusive = exclusive + tax on each.
+    /// is the provider's own figure where it states one (`ChargeRefund.statedTax`, Paddle's adjustment
+    /// `totals.tax`), never more than the buy's tax or the refund; else it is split in proportion to the buy's,
+    /// rounded on the cumulative amounts so that the refunds of a buy always add up to exactly its amounts.
+    /// Either way inclusive = exclusive + tax on each.
     public func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
         throws(AppleLineItemError) -> RefundLineItem?
     {
@@ -202,8 +213,18 @@ public struct AppleLineItems: Sendable {
         let after = reported(refund.amountRefunded)
         guard after > before else { return nil }
         let inclusive = after - before
-        let tax = taxShare(after) - taxShare(before)
-        let exclusiveRefundedSoFar = after - taxShare(after)
+        var taxBefore = taxShare(before)
+        var taxAfter = taxShare(after)
+        if let stated = refund.statedTax {
+            taxBefore = min(reported(max(stated.before, 0)), original.taxAmount, before)
+            taxAfter = max(min(reported(max(stated.after, 0)), original.taxAmount, after), taxBefore)
+            taxAfter = min(taxAfter, taxBefore + inclusive)
+            // Stated taxes rounded their own way must not leave more tax-exclusive refunded than the buy had:
+            // the tax takes up at least what is over (a full refund's is exactly the buy's).
+            taxAfter = min(max(taxAfter, after - original.amountTaxExclusive), taxBefore + inclusive)
+        }
+        let tax = taxAfter - taxBefore
+        let exclusiveRefundedSoFar = after - taxAfter
         let fields: [String: Any] = [
             "lineItemId": refund.disputeId.map { "\(refund.chargeId):dispute:\($0)" }
                 ?? "\(refund.chargeId):refund:\(refund.refundId ?? String(refund.amountRefunded))",
@@ -223,22 +244,29 @@ public struct AppleLineItems: Sendable {
         return item
     }
 
-    /// The fields every buy shares: id, date, currencies, amounts and tax country.
+    /// The fields every buy shares: id, date, currencies, amounts and tax country. `charged`: what the person
+    /// paid of `total` when the provider's credit balance paid the rest; the tax is then the same share of `tax`.
     private func buyFields(
         id: String,
         at creationDate: Int64,
         currency: String,
         total: Int64,
         tax: Int64,
+        charged: Int64? = nil,
         country: String?,
         exchangeRate: ExchangeRate?
     ) throws(AppleLineItemError) -> [String: Any] {
-        guard total >= 0, tax >= 0, tax <= total else {
-            throw .inconsistentAmounts("total \(total), tax \(tax)")
+        guard total >= 0, tax >= 0, tax <= total, (charged ?? total) >= 0, (charged ?? total) <= total else {
+            throw .inconsistentAmounts("total \(total), tax \(tax), charged \(charged ?? total)")
         }
         let pricing = currency.uppercased()
         var inclusive = MinorUnits.milliUnits(total, currency: pricing)
         var taxAmount = MinorUnits.milliUnits(tax, currency: pricing)
+        if let charged, charged < total {
+            let paid = MinorUnits.milliUnits(charged, currency: pricing)
+            taxAmount = Self.mulDivRounded(taxAmount, paid, inclusive)
+            inclusive = paid
+        }
         var fields: [String: Any] = [
             "lineItemId": id,
             "creationDate": creationDate,

@@ -25,6 +25,20 @@ public struct ChargeRefund: Sendable, Equatable {
     /// Set when the refund is a record of its own with an id (a Paddle adjustment): the line item is keyed on
     /// it, since the cumulative amount can repeat once a reversed chargeback lowered it.
     public var refundId: String?
+    /// The tax refunded of the payment as the provider states it (Paddle's adjustment `totals.tax`), so far without
+    /// this refund and with it. Nil when the provider gives no tax of its own (Stripe's charge): the tax is then
+    /// split in proportion to the buy's.
+    public var statedTax: StatedTax?
+
+    public struct StatedTax: Sendable, Equatable {
+        public var before: Int64
+        public var after: Int64
+
+        public init(before: Int64, after: Int64) {
+            self.before = before
+            self.after = after
+        }
+    }
 
     public init(
         chargeId: String,
@@ -37,7 +51,8 @@ public struct ChargeRefund: Sendable, Equatable {
         productId: String? = nil,
         refundedAt: Int64,
         disputeId: String? = nil,
-        refundId: String? = nil
+        refundId: String? = nil,
+        statedTax: StatedTax? = nil
     ) {
         self.chargeId = chargeId
         self.paymentIntentId = paymentIntentId
@@ -50,5 +65,6 @@ public struct ChargeRefund: Sendable, Equatable {
         self.refundedAt = refundedAt
         self.disputeId = disputeId
         self.refundId = refundId
+        self.statedTax = statedTax
     }
 }

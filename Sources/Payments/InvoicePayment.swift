@@ -20,16 +20,18 @@ public struct InvoicePayment: Sendable, Equatable {
     public var tax: Int64
     /// `total`: after discounts, tax included.
     public var total: Int64
-    /// `amount_paid`.
+    /// `amount_paid`: what the person was charged. Less than `total` when the customer's credit balance paid part
+    /// of it (`starting_balance` → `ending_balance`, stripe.md §5), e.g. the credit of an earlier downgrade.
     public var amountPaid: Int64
-    /// `lines.data[0].period`.
+    /// The period of the new billing cycle's line (`lines.data[].period` of the first line that is not a
+    /// proration), or the span of the lines when all are prorations.
     public var period: SubscriptionPeriod
     /// `customer_address.country` (alpha-2), when the invoice has it.
     public var customerCountry: String?
     /// The PaymentIntent that paid it (`payments.data[].payment.payment_intent`, or `payment_intent` before
     /// basil), so a refund of its charge finds this renewal.
     public var paymentIntentId: String?
-    /// When it was paid, UNIX ms (the event's `created`).
+    /// When it was paid, UNIX ms (`status_transitions.paid_at`, else the event's `created`).
     public var paidAt: Int64
 
     public init(
@@ -64,5 +66,12 @@ public struct InvoicePayment: Sendable, Equatable {
         self.customerCountry = customerCountry
         self.paymentIntentId = paymentIntentId
         self.paidAt = paidAt
+    }
+
+    /// What the person was charged for this invoice, tax included: `amountPaid`, never more than the invoice's
+    /// `total` (a customer balance owed from before is not this period's sale) and never below zero (a credit is
+    /// kept on the balance, not paid out).
+    public var charged: Int64 {
+        max(min(amountPaid, total), 0)
     }
 }

@@ -71,7 +71,7 @@ struct PaddleChargebackReversalTests {
         )
         #expect(
             try PaymentHarness.canonical(retraction, zeroing: ["netAmountTaxExclusive"])
-                == #"{"amountTaxExclusive":8403,"amountTaxInclusive":10000,"creationDate":0,"erroneouslySubmitted":true,"eventType":"REFUND","lineItemId":"\#(transaction):dispute:adj_06cb1","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","restatement":true,"taxAmount":1597,"taxCountry":"DEU"}"#
+                == #"{"amountTaxExclusive":8400,"amountTaxInclusive":10000,"creationDate":0,"erroneouslySubmitted":true,"eventType":"REFUND","lineItemId":"\#(transaction):dispute:adj_06cb1","netAmountTaxExclusive":0,"pricingCurrency":"EUR","referenceLineItemId":"\#(transaction)","reportingCurrency":"EUR","restatement":true,"taxAmount":1600,"taxCountry":"DEU"}"#
         )
         #expect(retraction["netAmountTaxExclusive"] as? Int == 25200 - standing)
         // The retraction repeats the chargeback's REFUND as Apple holds it, creation date included.

@@ -70,11 +70,26 @@ extension PaymentChangeMapper {
         guard let previous = items.max(by: { $0.subscriptionStartDate < $1.subscriptionStartDate }) else {
             return .wait("the subscription's start is not recorded yet")
         }
+        // A renewal's or plan change's price is the invoice total its charge was recorded with.
+        let previousPaid = try PaidService.latestIsPaid(items) { lineItemId in
+            guard lineItemId != buy else { return nil }
+            return try ledger.payments.charge(key: "invoice:" + lineItemId)?.amountTotal
+        }
         do {
             let item =
                 planChange
-                ? try lineItems.subscriptionChange(invoice, previous: previous, exchangeRate: exchangeRate)
-                : try lineItems.renewal(invoice, previous: previous, exchangeRate: exchangeRate)
+                ? try lineItems.subscriptionChange(
+                    invoice,
+                    previous: previous,
+                    previousPaid: previousPaid,
+                    exchangeRate: exchangeRate
+                )
+                : try lineItems.renewal(
+                    invoice,
+                    previous: previous,
+                    previousPaid: previousPaid,
+                    exchangeRate: exchangeRate
+                )
             let body = try Self.encode(.subscriptionBuy(item))
             change.charges = charges
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)

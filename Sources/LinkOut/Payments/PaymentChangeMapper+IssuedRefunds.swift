@@ -22,6 +22,14 @@ extension PaymentChangeMapper {
         }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid.
         let refunded = min(charge.amountRefunded + issued.amount, charge.amountTotal)
+        // The provider states each refund's tax: the tax refunded before is the sum of the earlier ones', less a
+        // chargeback's that was reversed (its money, and so its tax, came back).
+        let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
+        let reversed = Set(charges.filter { $0.chargeKey.hasPrefix("reversal:") }.map(\.lineItemId))
+        let taxBefore = charges.filter {
+            $0.chargeKey.hasPrefix("refund:") && $0.lineItemId == charge.lineItemId
+                && !reversed.contains(issued.paymentId + ":dispute:" + $0.chargeKey.dropFirst("refund:".count))
+        }.reduce(Int64(0)) { $0 + $1.amountTax }
         let cumulative = ChargeRefund(
             chargeId: issued.paymentId,
             paymentIntentId: issued.paymentId,
@@ -33,7 +41,8 @@ extension PaymentChangeMapper {
             // A chargeback's line item is keyed on it, as a Stripe dispute's is (`AppleLineItems.refund`); a
             // refund's on its id too, since a reversal can bring the cumulative amount back to one used before.
             disputeId: issued.kind == .chargeback ? issued.refundId : nil,
-            refundId: issued.kind == .chargeback ? nil : issued.refundId
+            refundId: issued.kind == .chargeback ? nil : issued.refundId,
+            statedTax: ChargeRefund.StatedTax(before: taxBefore, after: taxBefore + issued.tax)
         )
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }

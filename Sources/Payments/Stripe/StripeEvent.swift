@@ -135,8 +135,7 @@ public struct StripeEvent: Sendable, Equatable {
     }
 
     /// `proration`: a `subscription_update` invoice, whose lines credit the unused time of the old plan: its
-    /// `total`, tax and line amounts may be below zero (a downgrade), so they are read signed. Its period is the
-    /// span of all its lines (the proration lines and, when the billing cycle restarts, the new period).
+    /// `total`, tax and line amounts may be below zero (a downgrade), so they are read signed.
     private static func invoicePayment(_ invoice: ProviderJSON, at: Int64, proration: Bool = false)
         throws(ProviderJSONError) -> InvoicePayment
     {
@@ -156,18 +155,7 @@ public struct StripeEvent: Sendable, Equatable {
             for entry in taxes { tax += try proration ? entry.integer("amount") : entry.amount("amount") }
         }
         let lines = try invoice.optionalChild("lines")?.children("data") ?? []
-        guard let line = lines.first else { throw .missingField("data.object.lines.data[0]") }
-        var period = SubscriptionPeriod(
-            start: try line.child("period").integer("start") * 1000,
-            end: try line.child("period").integer("end") * 1000
-        )
-        if proration {
-            for other in lines.dropFirst() {
-                let span = try other.child("period")
-                period.start = min(period.start, try span.integer("start") * 1000)
-                period.end = max(period.end, try span.integer("end") * 1000)
-            }
-        }
+        let period = try billedPeriod(lines, proration: proration)
         var paymentIntent = try invoice.optionalID("payment_intent")
         if paymentIntent == nil, let payments = try invoice.optionalChild("payments") {
             for payment in try payments.children("data") where paymentIntent == nil {
@@ -193,8 +181,45 @@ public struct StripeEvent: Sendable, Equatable {
             period: period,
             customerCountry: try invoice.optionalChild("customer_address")?.optionalString("country"),
             paymentIntentId: paymentIntent,
-            paidAt: at
+            // When the person paid (Apple's `creationDate`), not when the event was made: an invoice paid by a
+            // slow method (SEPA, bank transfer) is paid when the money arrived, which `paid_at` records.
+            paidAt: try invoice.optionalChild("status_transitions")?.optionalInteger("paid_at").map { $0 * 1000 } ?? at
         )
+    }
+
+    /// The period an invoice pays for. A renewal's is its line of the new billing cycle, the first that is not a
+    /// proration (a proration line of an earlier plan change can come first, stripe.md §5). A plan change's
+    /// (`proration`) starts at the change: the span of all its lines, the prorations and, when the billing cycle
+    /// restarts, the new period; so is a renewal's whose lines are all prorations.
+    private static func billedPeriod(_ lines: [ProviderJSON], proration: Bool) throws(ProviderJSONError)
+        -> SubscriptionPeriod
+    {
+        guard !lines.isEmpty else { throw .missingField("data.object.lines.data[0]") }
+        var span: SubscriptionPeriod?
+        for line in lines {
+            let period = SubscriptionPeriod(
+                start: try line.child("period").integer("start") * 1000,
+                end: try line.child("period").integer("end") * 1000
+            )
+            if !proration, try !isProration(line) { return period }
+            span = SubscriptionPeriod(
+                start: min(span?.start ?? period.start, period.start),
+                end: max(span?.end ?? period.end, period.end)
+            )
+        }
+        guard let span else { throw .missingField("data.object.lines.data[0]") }
+        return span
+    }
+
+    /// `parent.subscription_item_details.proration` or `parent.invoice_item_details.proration` since basil, the
+    /// line's own `proration` before.
+    private static func isProration(_ line: ProviderJSON) throws(ProviderJSONError) -> Bool {
+        if let flag = try line.optionalBool("proration") { return flag }
+        let parent = try line.optionalChild("parent")
+        for details in ["subscription_item_details", "invoice_item_details"] {
+            if let flag = try parent?.optionalChild(details)?.optionalBool("proration") { return flag }
+        }
+        return false
     }
 
     private static func refund(_ charge: ProviderJSON, at: Int64) throws(ProviderJSONError) -> ChargeRefund {
