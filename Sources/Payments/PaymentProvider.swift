@@ -23,6 +23,10 @@ public protocol PaymentProvider: Sendable {
     var mode: PaymentMode { get }
 
     /// What the checkout and result pages say about this provider.
+    /// Whether the provider works out the tax in what it charges and says how much it is (Paddle as merchant of
+    /// record; Stripe with Stripe Tax). When not, the catalog's prices are charged as they are, tax included, and
+    /// linkout splits the tax out by `payments.taxRates` (`TaxRates`).
+    var chargesTax: Bool { get }
     var pageTexts: ProviderPageTexts { get }
 
     /// Why the provider cannot sell a product of this kind (a billing interval it does not take), or nil. Asked

@@ -21,6 +21,12 @@ extension Configuration {
         /// A file of the same shape the operator updates (e.g. daily from a rate feed); read again when it
         /// changes, its currencies taking the place of `exchangeRates`' own.
         package var exchangeRatesFile: String?
+        /// How the catalog's prices carry tax when the provider works none out (Stripe without `automaticTax`):
+        /// `"standard"` (tax-inclusive prices, split by each country's standard rate, `TaxRates.standard`), an
+        /// object of rates in percent by alpha-3 country over the standard ones (`{"DEU": "7"}`; `"0"` takes a
+        /// country out), or `"none"` (prices carry no tax). Unset: none in test mode; a live provider that works
+        /// out no tax refuses to start without it (the whole price would go to Apple as tax-exclusive).
+        package var taxRates: TaxRates?
         /// `payments.<id>` of every registered provider (keys as the provider declares them), with environment
         /// variables and secret files applied. Only the chosen provider's is checked for what it needs.
         package var providers: [ProviderID: ProviderSettings] = Dictionary(
@@ -37,7 +43,7 @@ extension Configuration {
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Payments {
             try section.rejectUnknownKeys(
-                Set(["provider", "defaultTaxCountry", "exchangeRates", "exchangeRatesFile"])
+                Set(["provider", "defaultTaxCountry", "exchangeRates", "exchangeRatesFile", "taxRates"])
                     .union(ProviderRegistry.all.map(\.id.rawValue))
             )
             var payments = Payments()
@@ -56,6 +62,7 @@ extension Configuration {
             if let file = try section.optionalString("exchangeRatesFile"), !file.isEmpty {
                 payments.exchangeRatesFile = file
             }
+            payments.taxRates = try taxRates(section)
             for registration in ProviderRegistry.all {
                 payments.providers[registration.id] = try settings(
                     of: registration,
@@ -116,14 +123,68 @@ extension Configuration {
             guard let registration = ProviderRegistry.registration(provider) else {
                 throw ConfigurationError(field: "payments.provider", problem: "must be \(ProviderRegistry.names)")
             }
+            let made: any PaymentProvider
             do {
-                return try registration.make(
+                made = try registration.make(
                     providers[provider] ?? registration.emptySettings(),
                     ProviderContext(defaultTaxCountry: defaultTaxCountry, clock: clock)
                 )
             } catch {
                 throw ConfigurationError(field: error.field, problem: error.problem)
             }
+            // Real sales with no tax worked out: Apple would get each whole price as tax-exclusive (and the
+            // commission estimated on it) unless the operator says how the prices carry tax.
+            if made.mode == .live, !made.chargesTax, taxRates == nil {
+                throw ConfigurationError(
+                    field: "payments.taxRates",
+                    problem: "is required: \(made.id) works out no tax, so each price is charged as it is; say how "
+                        + "prices carry tax: \"standard\" (tax included, split by each country's standard VAT "
+                        + "rate), an object of your own rates, or \"none\" (set automaticTax to let Stripe Tax work "
+                        + "it out instead)"
+                )
+            }
+            return made
+        }
+
+        /// `payments.taxRates`: `"standard"`, `"none"`, or rates in percent by alpha-3 country over the standard.
+        static func taxRates(_ section: JSONFields) throws(ConfigurationError) -> TaxRates? {
+            let field = section.name("taxRates")
+            switch section.object["taxRates"] {
+            case nil, .null: return nil
+            case .string("standard"): return .standard
+            case .string("none"): return TaxRates.none
+            case .object:
+                var rates = TaxRates.standard
+                for (country, text) in try section.stringMap("taxRates") {
+                    guard CountryCodes.isAlpha3(country) else {
+                        throw ConfigurationError(field: "\(field).\(country)", problem: "must be an alpha-3 code")
+                    }
+                    guard let points = Self.basisPoints(percent: text), points <= 10_000 else {
+                        throw ConfigurationError(
+                            field: "\(field).\(country)",
+                            problem: "must be a percent as decimal text, at most two decimals (\"19\", \"25.5\")"
+                        )
+                    }
+                    rates.basisPoints[country] = points
+                }
+                return rates
+            default:
+                throw ConfigurationError(
+                    field: field,
+                    problem: "must be \"standard\", \"none\" or an object of rates in percent by alpha-3 country"
+                )
+            }
+        }
+
+        /// `"25.5"` → 2550: decimal text with at most two decimals, in integers.
+        static func basisPoints(percent text: String) -> Int64? {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), let whole = parts.first, (1...3).contains(whole.count),
+                parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } })
+            else { return nil }
+            let fraction = parts.count == 2 ? String(parts[1]) : ""
+            guard parts.count == 1 || (1...2).contains(fraction.count), let units = Int64(whole) else { return nil }
+            return units * 100 + (Int64(fraction.padding(toLength: 2, withPad: "0", startingAt: 0)) ?? 0)
         }
 
         /// Exchange rates by pricing currency, from `payments.exchangeRates` or a rates file of the same shape.

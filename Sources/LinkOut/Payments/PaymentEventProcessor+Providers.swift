@@ -38,6 +38,14 @@ extension PaymentEventProcessor {
         } catch {
             return .wait("\(provider.id.rawValue) could not complete the event: \(error.description)")
         }
+        // A provider that works out no tax charged the catalog's price as it is, tax included: the tax is split
+        // out by the billing country's rate (`payments.taxRates`).
+        if !provider.chargesTax {
+            decoded.payload = taxRates.applied(
+                to: decoded.payload,
+                fallbackCountry: mapper.lineItems.fallbackTaxCountry
+            )
+        }
         // Money changed hands only when the event says live and the provider runs live: a test key's events
         // never count as sales.
         return try mapper.change(

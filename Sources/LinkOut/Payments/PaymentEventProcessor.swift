@@ -17,6 +17,8 @@ final class PaymentEventProcessor: Sendable {
     let mapper: PaymentChangeMapper
     /// The providers whose stored events this acts on, by id: each decodes (and may resolve) its own.
     let providers: [any PaymentProvider]
+    /// How the catalog's prices carry tax, for a provider that works none out (`payments.taxRates`).
+    let taxRates: TaxRates
     let logger: Logger
     let clock: Clock
     /// Held events are read this many at a time, by key, until all were tried.
@@ -35,6 +37,7 @@ final class PaymentEventProcessor: Sendable {
         ledger: Ledger,
         mapper: PaymentChangeMapper,
         providers: [any PaymentProvider],
+        taxRates: TaxRates = .none,
         logger: Logger,
         clock: Clock,
         heldPageSize: Int = 500,
@@ -43,6 +46,7 @@ final class PaymentEventProcessor: Sendable {
         self.ledger = ledger
         self.mapper = mapper
         self.providers = providers
+        self.taxRates = taxRates
         self.logger = logger
         self.clock = clock
         worker = PeriodicWorker(clock: clock)

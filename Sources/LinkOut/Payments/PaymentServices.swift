@@ -60,6 +60,7 @@ struct PaymentServices: Sendable {
             ledger: ledger,
             mapper: mapper,
             providers: [provider],
+            taxRates: payments.taxRates ?? .none,
             logger: logger,
             clock: clock
         ) {

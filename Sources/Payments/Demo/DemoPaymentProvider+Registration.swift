@@ -17,6 +17,9 @@ extension DemoPaymentProvider {
 
     public var pageTexts: ProviderPageTexts { ProviderPageTexts(checkoutNote: "checkout_provider_demo", mode: mode) }
 
+    /// The demo states the tax its page is given (none by default); it takes no money, so nothing is split.
+    public var chargesTax: Bool { true }
+
     /// Its events come from its own page, not from a webhook: `POST /webhooks/demo` is a 404.
     public var webhook: WebhookEndpoint? { nil }
 

@@ -62,6 +62,9 @@ extension PaddlePaymentProvider {
     public var mode: PaymentMode { configuration.takesRealMoney ? .live : .test }
 
     /// Paddle is the seller of record, and the page says so near the button (`checkout_provider_paddle`).
+    /// Paddle is the merchant of record: it works out and states the tax of every transaction.
+    public var chargesTax: Bool { true }
+
     public var pageTexts: ProviderPageTexts {
         ProviderPageTexts(
             checkoutNote: mode == .live ? "checkout_provider_paddle" : "checkout_provider_paddle_test",

@@ -47,6 +47,8 @@ extension StripePaymentProvider {
         ["sk_live_", "rk_live_"].contains { configuration.secretKey.hasPrefix($0) } ? .live : .test
     }
 
+    public var chargesTax: Bool { configuration.automaticTax }
+
     public var pageTexts: ProviderPageTexts {
         ProviderPageTexts(
             checkoutNote: mode == .live ? "checkout_provider_stripe" : "checkout_provider_stripe_test",

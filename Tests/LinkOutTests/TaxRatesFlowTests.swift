@@ -1,0 +1,110 @@
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Stripe without Stripe Tax charges the catalog's price as it is. Before, Apple got that whole price as
+/// tax-exclusive (tax 0) and the commission was estimated on it; with `payments.taxRates` the tax is split out of
+/// the tax-inclusive price by the billing country's rate, and a live key without it refuses to start.
+@Suite("Tax rates")
+struct TaxRatesFlowTests {
+    static func buy(_ harness: PaymentHarness, country: String, session: String = "cs_test_fake1") throws
+        -> [String: Any]
+    {
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_\(session)",
+            session: session,
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 0,
+            country: country,
+            paymentIntent: "pi_\(session)"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        return try #require(harness.reportedLineItems().last)
+    }
+
+    @Test func taxIncludedInThePriceIsSplitOutByTheBillingCountrysRate() throws {
+        var rates = TaxRates.standard
+        rates.basisPoints["ESP"] = 1000
+        let harness = try PaymentHarness(provider: .stripe) { $0.payments.taxRates = rates }
+        // Germany, 19 %: 29.99 = 25.20 + 4.79.
+        let german = try Self.buy(harness, country: "DE")
+        #expect(german["taxCountry"] as? String == "DEU")
+        #expect(german["amountTaxInclusive"] as? Int == 29990)
+        #expect(german["taxAmount"] as? Int == 4790)
+        #expect(german["amountTaxExclusive"] as? Int == 25200)
+        #expect(german["netAmountTaxExclusive"] as? Int == 25200)
+        // Spain at the operator's own 10 %: 29.99 = 27.26 + 2.73.
+        let spanish = try Self.buy(harness, country: "ES", session: "cs_test_fake2")
+        #expect(spanish["taxAmount"] as? Int == 2730)
+        // A country without a rate (the United States): no tax split out.
+        let american = try Self.buy(harness, country: "US", session: "cs_test_fake3")
+        #expect(american["taxAmount"] as? Int == 0)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    @Test func withoutRatesATestKeyReportsTheTaxAsStripeGaveIt() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        #expect(try Self.buy(harness, country: "DE")["taxAmount"] as? Int == 0)
+    }
+
+    @Test func aLiveKeyWithoutStripeTaxOrRatesRefusesToStart() throws {
+        var configuration = try Configuration.parse(
+            Data(
+                #"{"payments": {"provider": "stripe", "stripe": {"secretKey": "sk_live_x", "webhookSecret": "whsec_x"}}}"#
+                    .utf8
+            )
+        )
+        #expect(throws: ConfigurationError.self) { _ = try configuration.payments.makeProvider(clock: .system) }
+        do {
+            _ = try configuration.payments.makeProvider(clock: .system)
+        } catch {
+            #expect(error.field == "payments.taxRates")
+        }
+        configuration.payments.taxRates = .standard
+        #expect(try configuration.payments.makeProvider(clock: .system).chargesTax == false)
+        configuration.payments[.stripe, "automaticTax"] = "true"
+        configuration.payments.taxRates = nil
+        #expect(try configuration.payments.makeProvider(clock: .system).chargesTax)
+    }
+
+    @Test(arguments: [
+        (#"{"payments": {"taxRates": "some"}}"#, "payments.taxRates"),
+        (#"{"payments": {"taxRates": {"DE": "19"}}}"#, "payments.taxRates.DE"),
+        (#"{"payments": {"taxRates": {"DEU": "19.555"}}}"#, "payments.taxRates.DEU"),
+        (#"{"payments": {"taxRates": {"DEU": "-1"}}}"#, "payments.taxRates.DEU"),
+        (#"{"payments": {"taxRates": {"DEU": "101"}}}"#, "payments.taxRates.DEU"),
+    ])
+    func mistakesNameTheirField(json: String, field: String) {
+        do {
+            _ = try Configuration.parse(Data(json.utf8))
+            Issue.record("accepted \(json)")
+        } catch {
+            #expect(error.field == field)
+        }
+    }
+
+    @Test func ratesReadAsConfigured() throws {
+        let standard = try Configuration.parse(Data(#"{"payments": {"taxRates": "standard"}}"#.utf8))
+        #expect(standard.payments.taxRates == .standard)
+        let none = try Configuration.parse(Data(#"{"payments": {"taxRates": "none"}}"#.utf8))
+        #expect(none.payments.taxRates == TaxRates.none)
+        let own = try Configuration.parse(Data(#"{"payments": {"taxRates": {"DEU": "7", "FRA": "0"}}}"#.utf8))
+        #expect(own.payments.taxRates?.basisPoints["DEU"] == 700)
+        #expect(own.payments.taxRates?.includedTax(in: 2999, country: "FR") == 0)
+        #expect(own.payments.taxRates?.basisPoints["FIN"] == 2550)
+        #expect(TaxRates.standard.includedTax(in: 2999, country: "DE") == 479)
+        #expect(TaxRates.standard.includedTax(in: 500, country: "JPN") == 45)
+    }
+}
