@@ -54,6 +54,44 @@ struct TaxRatesFlowTests {
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// A renewal's invoice without Stripe Tax: its total is split the same way.
+    @Test func aRenewalsTaxIsSplitOutToo() throws {
+        let harness = try PaymentHarness(provider: .stripe) { $0.payments.taxRates = .standard }
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let start = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            subscription: "sub_1"
+        )
+        #expect(try harness.deliver(start).status == 200)
+        try harness.waitForEvents()
+        let now = Clock.system.nowSeconds()
+        let renewal = StripeEvents.renewal(
+            id: "evt_in_2",
+            invoice: "in_2",
+            subscription: "sub_1",
+            total: 399,
+            start: now,
+            end: now + 30 * 86_400,
+            paymentIntent: "pi_in_2"
+        )
+        #expect(try harness.deliver(renewal).status == 200)
+        try harness.waitForEvents()
+        let items = harness.reportedLineItems()
+        #expect(items.count == 2)
+        // 3.99 at 19 %: 3.35 + 0.64, the start and the renewal alike.
+        #expect(items.map { $0["taxAmount"] as? Int } == [640, 640])
+        #expect(items.map { $0["amountTaxExclusive"] as? Int } == [3350, 3350])
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     @Test func withoutRatesATestKeyReportsTheTaxAsStripeGaveIt() throws {
         let harness = try PaymentHarness(provider: .stripe)
         #expect(try Self.buy(harness, country: "DE")["taxAmount"] as? Int == 0)
