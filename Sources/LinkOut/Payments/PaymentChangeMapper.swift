@@ -117,6 +117,8 @@ struct PaymentChangeMapper: Sendable {
             )
         case .ignored(let type):
             return .apply(PaymentChange(event: key, outcome: "ignored (\(type))", at: now))
+        case .notReported(let type, let reason):
+            return .apply(PaymentChange(event: key, outcome: Self.notReported + "\(type): \(reason)", at: now))
         }
     }
 
@@ -281,6 +283,9 @@ struct PaymentChangeMapper: Sendable {
         }
         return .apply(change)
     }
+
+    /// The start of the outcome of money linkout does not report, which the processor logs as a warning.
+    static let notReported = "not reported to Apple: "
 
     static func encode(_ item: LineItem) throws -> String {
         try AppleJSON.text(item)

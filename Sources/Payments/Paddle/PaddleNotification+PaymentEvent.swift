@@ -8,7 +8,9 @@
 ///   `grand_total_tax` (paddle.md §3, derived).
 ///   Only a transaction linkout created (`origin` `api`, or `web`) is a buy: Paddle copies `custom_data` onto every
 ///   later transaction of a subscription, so a one-off charge (`subscription_charge`) or a card update
-///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout.
+///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout. A
+///   one-off charge, and a plan change with no `billing_period`, are money linkout does not report: the event's
+///   outcome and a warning say why (README, "What linkout reports").
 /// - `transaction.payment_failed`: an attempt failed, and the transaction stays payable (the person may try another
 ///   card in the same checkout), so the session is pending, not finished; `transaction.canceled`: it will never be
 ///   paid.
@@ -54,11 +56,23 @@ extension PaddleNotification {
             return .renewalPaid(payment)
         case "subscription_update":
             guard let payment = invoicePayment(transaction, reason: "subscription_update") else {
-                return .ignored(type: eventType + " without billing_period")
+                return .notReported(
+                    type: eventType + " (subscription_update without billing_period)",
+                    reason: "a plan change's transaction names no period, which Apple's SUBSCRIPTION_CHANGE needs "
+                        + "(subscriptionStartDate, subscriptionEndDate); report it to Apple yourself"
+                )
             }
             return .subscriptionChanged(payment)
         case nil, "api", "web":
             return .purchaseCompleted(completion(transaction))
+        case "subscription_charge":
+            return .notReported(
+                type: eventType + " (origin subscription_charge)",
+                reason: "a one-off charge on a subscription is for something the seller added (Paddle copies the "
+                    + "subscription's custom_data onto it, so the product named is not what was charged for): it is "
+                    + "neither a renewal nor a plan change, and Apple's only other subscription event "
+                    + "(SUBSCRIPTION_PAYMENT) is not documented; report it to Apple yourself"
+            )
         case let origin?:
             return .ignored(type: "\(eventType) (origin \(origin))")
         }

@@ -50,8 +50,17 @@ public struct StripeEvent: Sendable, Equatable {
             case "subscription_create": payload = .firstInvoicePaid(try invoicePayment(invoice, at: at))
             case "subscription_update":
                 payload = .subscriptionChanged(try invoicePayment(invoice, at: at, proration: true))
-            default: payload = .ignored(type: type)
+            case let reason:
+                payload =
+                    unreportedInvoice(reason).map { .notReported(type: "\(type) (\(reason))", reason: $0) }
+                    ?? .ignored(type: type)
             }
+        case "customer.subscription.updated":
+            payload =
+                try planChangeWithoutInvoice(event, at: at).map { .subscriptionChanged($0) } ?? .ignored(type: type)
+        case "refund.failed", "refund.updated", "charge.refund.updated":
+            payload =
+                try failedRefund(try object()).map { .notReported(type: type, reason: $0) } ?? .ignored(type: type)
         case "invoice_payment.paid":
             let link = try object()
             if let invoice = try link.optionalID("invoice"),
