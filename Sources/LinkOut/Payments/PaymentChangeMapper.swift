@@ -65,6 +65,12 @@ struct PaymentChangeMapper: Sendable {
                 if let product = catalog.first(where: { $0.id == session.productId }) {
                     completion.mode = product.interval == nil ? .payment : .subscription
                 }
+                // A delayed payment clears days after the person completed the checkout, and Apple's
+                // `creationDate` is when the person authorized the purchase (§5.5): the completion linkout
+                // recorded, when the session turned pending, not the day the money arrived.
+                if completion.clearedLater, session.state == .pending {
+                    completion.completedAt = min(completion.completedAt, session.updatedAt)
+                }
             }
             return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):

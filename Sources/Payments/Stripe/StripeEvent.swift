@@ -36,7 +36,10 @@ public struct StripeEvent: Sendable, Equatable {
             let session = try object()
             // Fulfil only when paid or nothing was due; `unpaid` waits for the async events (stripe.md §5).
             switch try session.string("payment_status") {
-            case "paid", "no_payment_required": payload = .purchaseCompleted(try completion(session, at: at))
+            case "paid", "no_payment_required":
+                var completion = try completion(session, at: at)
+                completion.clearedLater = type == "checkout.session.async_payment_succeeded"
+                payload = .purchaseCompleted(completion)
             default: payload = .purchasePending(try reference(session))
             }
         case "checkout.session.async_payment_failed":
