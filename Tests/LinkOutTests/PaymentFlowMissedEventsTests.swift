@@ -178,4 +178,23 @@ struct PaymentFlowMissedEventsTests {
         #expect(outcome.hasPrefix("not reported to Apple: transaction.completed (origin subscription_charge): "))
         #expect(harness.payments.reportedLineItems().isEmpty)
     }
+
+    /// A Paddle plan change billed later or not at all (`do_not_bill`, `prorated_next_billing_period`) makes only
+    /// a `subscription.updated`, which does not say what changed: before, its outcome was a bare "ignored"; now
+    /// it says such a change is not reported, and the README says why.
+    @Test func aPaddlePlanChangeWithoutATransactionSaysItIsNotReported() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let updated = """
+            {"event_id":"evt_01upd","event_type":"subscription.updated",\
+            "occurred_at":"\(PaddleFlowTests.time(Clock.system.nowSeconds()))","notification_id":"ntf_01upd",\
+            "data":{"id":"sub_01x","status":"active","items":[{"price":{"id":"pri_plus"},"quantity":1}],\
+            "custom_data":null}}
+            """
+        #expect(try harness.deliver(updated).status == 200)
+        try harness.payments.waitForEvents()
+        let outcomes = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 50)
+        let outcome = outcomes.first { $0.eventId == "evt_01upd" }?.outcome ?? ""
+        #expect(outcome.contains("a plan change Paddle bills later or not at all is not reported"))
+        #expect(harness.payments.reportedLineItems().isEmpty)
+    }
 }

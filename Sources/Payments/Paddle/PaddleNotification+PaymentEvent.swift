@@ -19,7 +19,8 @@
 ///   it (its status is not documented, paddle.md UNCONFIRMED: only `pending_approval`, `rejected` and `reversed` are
 ///   taken to mean "not yet" or "no"); a `chargeback_reverse` withdraws it. Credits, warnings and their reversals move no
 ///   money back to the customer and are ignored.
-/// - `subscription.canceled`: the subscription ended.
+/// - `subscription.canceled`: the subscription ended. `subscription.updated` (when a destination sends it) is
+///   acknowledged and says why a plan change with no transaction is not reported.
 extension PaddleNotification {
     public var paymentEvent: PaymentEvent {
         switch entity {
@@ -32,6 +33,15 @@ extension PaddleNotification {
                     endedAt: end.canceledAt ?? occurredAt,
                     externalPurchaseId: end.customData.externalPurchaseId
                 )
+            )
+        case .other where eventType == "subscription.updated":
+            // Paddle's `subscription.updated` is the subscription as it is now, not what changed (Stripe's
+            // `previous_attributes` has no Paddle counterpart), and comes for every new period, scheduled
+            // cancellation, pause or card change too; a plan change billed now comes with its own
+            // `subscription_update` transaction. So one billed later or not at all cannot be told apart.
+            .ignored(
+                type: "subscription.updated: a plan change Paddle bills later or not at all is not reported "
+                    + "(README, Payments)"
             )
         case .other: .ignored(type: eventType)
         }
