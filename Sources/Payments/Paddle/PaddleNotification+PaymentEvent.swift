@@ -80,8 +80,9 @@ extension PaddleNotification {
                 type: eventType + " (origin subscription_charge)",
                 reason: "a one-off charge on a subscription is for something the seller added (Paddle copies the "
                     + "subscription's custom_data onto it, so the product named is not what was charged for): it is "
-                    + "neither a renewal nor a plan change, and Apple's only other subscription event "
-                    + "(SUBSCRIPTION_PAYMENT) is not documented; report it to Apple yourself"
+                    + "neither a renewal nor a plan change, and whether Apple's SUBSCRIPTION_PAYMENT is meant for "
+                    + "it is not confirmed (apple-external-purchase.md lists the value, not its meaning); report it "
+                    + "to Apple yourself"
             )
         case let origin?:
             return .ignored(type: "\(eventType) (origin \(origin))")

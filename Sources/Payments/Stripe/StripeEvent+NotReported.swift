@@ -9,8 +9,9 @@ extension StripeEvent {
                 + "if it is for digital goods of the app, report it to Apple yourself"
         case "subscription_threshold":
             "a usage-threshold invoice bills metered usage within the current period: it is neither a renewal "
-                + "(no new period) nor a plan change, Apple's only other subscription event (SUBSCRIPTION_PAYMENT) "
-                + "is not documented, and linkout's catalog has no metered prices; report it to Apple yourself"
+                + "(no new period) nor a plan change, whether Apple's SUBSCRIPTION_PAYMENT is meant for it is not "
+                + "confirmed (apple-external-purchase.md lists the value, not its meaning), and linkout's catalog "
+                + "has no metered prices; report it to Apple yourself"
         default: nil
         }
     }
