@@ -44,6 +44,9 @@ public enum PaymentEvent: Sendable, Equatable {
     case invoicePaymentLinked(invoiceId: String, paymentIntentId: String)
     /// Anything else (other event types, other billing reasons): stored, acknowledged, not acted on.
     case ignored(type: String)
+    /// Money moved, and linkout does not report it to Apple: `reason` says why and what a person can do. Logged
+    /// as a warning and kept as the event's outcome, so it is never silent (README, "What linkout reports").
+    case notReported(type: String, reason: String)
 
     /// A session named by an event that reports nothing.
     public struct SessionReference: Sendable, Equatable {

@@ -36,6 +36,10 @@ public struct PurchaseCompletion: Sendable, Equatable {
     public var invoiceId: String?
     /// When it completed, UNIX ms (the event's `created`); Apple's `creationDate`.
     public var completedAt: Int64
+    /// The payment cleared after the person completed the checkout (Stripe's `…async_payment_succeeded`: SEPA
+    /// and other delayed methods, days later). The person authorized the purchase at the checkout's completion,
+    /// which is Apple's `creationDate` (§5.5), so the caller dates the purchase from its own record of it.
+    public var clearedLater: Bool
     /// The first billing period, when known: the demo provider computes it; for Stripe it comes with the first
     /// invoice (`PaymentEvent.firstInvoicePaid`), which the caller may put here.
     public var period: SubscriptionPeriod?
@@ -56,7 +60,8 @@ public struct PurchaseCompletion: Sendable, Equatable {
         subscriptionId: String? = nil,
         invoiceId: String? = nil,
         completedAt: Int64,
-        period: SubscriptionPeriod? = nil
+        period: SubscriptionPeriod? = nil,
+        clearedLater: Bool = false
     ) {
         self.sessionId = sessionId
         self.checkoutId = checkoutId
@@ -74,5 +79,6 @@ public struct PurchaseCompletion: Sendable, Equatable {
         self.invoiceId = invoiceId
         self.completedAt = completedAt
         self.period = period
+        self.clearedLater = clearedLater
     }
 }

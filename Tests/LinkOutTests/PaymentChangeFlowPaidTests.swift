@@ -120,4 +120,49 @@ struct PaymentChangeFlowPaidTests {
         #expect(renewed["creationDate"] as? Int64 == paidAt * 1000)
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
+
+    /// A SEPA debit clears three days after the person completed the checkout. Apple's `creationDate` is when the
+    /// customer authorized the purchase: before, the buy was dated when the money arrived.
+    @Test func aDelayedPaymentIsDatedWhenThePersonCompletedTheCheckout() throws {
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10 * 86_400_000)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: nil,
+            nowMilliseconds: time.clock.nowMilliseconds() - 60_000
+        )
+        let checkout = try harness.openCheckout(token: token)
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        func session(_ type: String, status: String) -> String {
+            StripeEvents.sessionCompleted(
+                id: "evt_\(status)",
+                session: "cs_test_fake1",
+                checkout: checkout,
+                product: "pro.lifetime",
+                total: 2999,
+                tax: 479,
+                country: "DE",
+                paymentIntent: "pi_1",
+                created: time.clock.nowSeconds()
+            )
+            .replacingOccurrences(of: #""type":"checkout.session.completed""#, with: #""type":"\#(type)""#)
+            .replacingOccurrences(of: #""payment_status":"paid""#, with: #""payment_status":"\#(status)""#)
+        }
+        let completedAt = time.clock.nowMilliseconds()
+        let completed = session("checkout.session.completed", status: "unpaid")
+        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+
+        time.advance(seconds: 3 * 86_400)
+        let cleared = session("checkout.session.async_payment_succeeded", status: "paid")
+        #expect(try harness.deliver(cleared, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+
+        let items = harness.reportedLineItems()
+        #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
+        #expect(items.first?["creationDate"] as? Int64 == completedAt)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
 }

@@ -65,6 +65,12 @@ struct PaymentChangeMapper: Sendable {
                 if let product = catalog.first(where: { $0.id == session.productId }) {
                     completion.mode = product.interval == nil ? .payment : .subscription
                 }
+                // A delayed payment clears days after the person completed the checkout, and Apple's
+                // `creationDate` is when the person authorized the purchase (§5.5): the completion linkout
+                // recorded, when the session turned pending, not the day the money arrived.
+                if completion.clearedLater, session.state == .pending {
+                    completion.completedAt = min(completion.completedAt, session.updatedAt)
+                }
             }
             return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):
@@ -117,6 +123,8 @@ struct PaymentChangeMapper: Sendable {
             )
         case .ignored(let type):
             return .apply(PaymentChange(event: key, outcome: "ignored (\(type))", at: now))
+        case .notReported(let type, let reason):
+            return .apply(PaymentChange(event: key, outcome: Self.notReported + "\(type): \(reason)", at: now))
         }
     }
 
@@ -281,6 +289,9 @@ struct PaymentChangeMapper: Sendable {
         }
         return .apply(change)
     }
+
+    /// The start of the outcome of money linkout does not report, which the processor logs as a warning.
+    static let notReported = "not reported to Apple: "
 
     static func encode(_ item: LineItem) throws -> String {
         try AppleJSON.text(item)

@@ -97,6 +97,12 @@ final class PaymentEventProcessor: Sendable {
                             "line_item_ids": change.setAside.map(\.lineItemId).joined(separator: ","),
                         ]) { a, _ in a }
                     )
+                } else if change.outcome.hasPrefix(PaymentChangeMapper.notReported) {
+                    // Money that does not go to Apple (README, "What linkout reports"): the reason is the outcome.
+                    logger.warning(
+                        "payment event processed; money not reported to Apple",
+                        metadata.merging(["outcome": change.outcome]) { a, _ in a }
+                    )
                 } else if !change.heldLineItems.isEmpty {
                     // Revenue Apple cannot take yet (no token of the customer active at its date): logged once,
                     // shown on the dashboard until a token of the customer places it.

@@ -8,7 +8,9 @@
 ///   `grand_total_tax` (paddle.md §3, derived).
 ///   Only a transaction linkout created (`origin` `api`, or `web`) is a buy: Paddle copies `custom_data` onto every
 ///   later transaction of a subscription, so a one-off charge (`subscription_charge`) or a card update
-///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout.
+///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout. A
+///   one-off charge, and a plan change with no `billing_period`, are money linkout does not report: the event's
+///   outcome and a warning say why (README, "What linkout reports").
 /// - `transaction.payment_failed`: an attempt failed, and the transaction stays payable (the person may try another
 ///   card in the same checkout), so the session is pending, not finished; `transaction.canceled`: it will never be
 ///   paid.
@@ -17,7 +19,8 @@
 ///   it (its status is not documented, paddle.md UNCONFIRMED: only `pending_approval`, `rejected` and `reversed` are
 ///   taken to mean "not yet" or "no"); a `chargeback_reverse` withdraws it. Credits, warnings and their reversals move no
 ///   money back to the customer and are ignored.
-/// - `subscription.canceled`: the subscription ended.
+/// - `subscription.canceled`: the subscription ended. `subscription.updated` (when a destination sends it) is
+///   acknowledged and says why a plan change with no transaction is not reported.
 extension PaddleNotification {
     public var paymentEvent: PaymentEvent {
         switch entity {
@@ -30,6 +33,15 @@ extension PaddleNotification {
                     endedAt: end.canceledAt ?? occurredAt,
                     externalPurchaseId: end.customData.externalPurchaseId
                 )
+            )
+        case .other where eventType == "subscription.updated":
+            // Paddle's `subscription.updated` is the subscription as it is now, not what changed (Stripe's
+            // `previous_attributes` has no Paddle counterpart), and comes for every new period, scheduled
+            // cancellation, pause or card change too; a plan change billed now comes with its own
+            // `subscription_update` transaction. So one billed later or not at all cannot be told apart.
+            .ignored(
+                type: "subscription.updated: a plan change Paddle bills later or not at all is not reported "
+                    + "(README, Payments)"
             )
         case .other: .ignored(type: eventType)
         }
@@ -54,11 +66,24 @@ extension PaddleNotification {
             return .renewalPaid(payment)
         case "subscription_update":
             guard let payment = invoicePayment(transaction, reason: "subscription_update") else {
-                return .ignored(type: eventType + " without billing_period")
+                return .notReported(
+                    type: eventType + " (subscription_update without billing_period)",
+                    reason: "a plan change's transaction names no period, which Apple's SUBSCRIPTION_CHANGE needs "
+                        + "(subscriptionStartDate, subscriptionEndDate); report it to Apple yourself"
+                )
             }
             return .subscriptionChanged(payment)
         case nil, "api", "web":
             return .purchaseCompleted(completion(transaction))
+        case "subscription_charge":
+            return .notReported(
+                type: eventType + " (origin subscription_charge)",
+                reason: "a one-off charge on a subscription is for something the seller added (Paddle copies the "
+                    + "subscription's custom_data onto it, so the product named is not what was charged for): it is "
+                    + "neither a renewal nor a plan change, and whether Apple's SUBSCRIPTION_PAYMENT is meant for "
+                    + "it is not confirmed (apple-external-purchase.md lists the value, not its meaning); report it "
+                    + "to Apple yourself"
+            )
         case let origin?:
             return .ignored(type: "\(eventType) (origin \(origin))")
         }

@@ -36,7 +36,10 @@ public struct StripeEvent: Sendable, Equatable {
             let session = try object()
             // Fulfil only when paid or nothing was due; `unpaid` waits for the async events (stripe.md §5).
             switch try session.string("payment_status") {
-            case "paid", "no_payment_required": payload = .purchaseCompleted(try completion(session, at: at))
+            case "paid", "no_payment_required":
+                var completion = try completion(session, at: at)
+                completion.clearedLater = type == "checkout.session.async_payment_succeeded"
+                payload = .purchaseCompleted(completion)
             default: payload = .purchasePending(try reference(session))
             }
         case "checkout.session.async_payment_failed":
@@ -50,8 +53,17 @@ public struct StripeEvent: Sendable, Equatable {
             case "subscription_create": payload = .firstInvoicePaid(try invoicePayment(invoice, at: at))
             case "subscription_update":
                 payload = .subscriptionChanged(try invoicePayment(invoice, at: at, proration: true))
-            default: payload = .ignored(type: type)
+            case let reason:
+                payload =
+                    unreportedInvoice(reason).map { .notReported(type: "\(type) (\(reason))", reason: $0) }
+                    ?? .ignored(type: type)
             }
+        case "customer.subscription.updated":
+            payload =
+                try planChangeWithoutInvoice(event, at: at).map { .subscriptionChanged($0) } ?? .ignored(type: type)
+        case "refund.failed", "refund.updated", "charge.refund.updated":
+            payload =
+                try failedRefund(try object()).map { .notReported(type: type, reason: $0) } ?? .ignored(type: type)
         case "invoice_payment.paid":
             let link = try object()
             if let invoice = try link.optionalID("invoice"),
