@@ -23,7 +23,7 @@ struct DuplicateScanPlannerTests {
             tokenExpirationDate: expires
         )
         _ = try ledger.tokens.recordForwardedToken(
-            TokenFields(token, raw: "raw-\(id)", source: .app),
+            TokenFields(token, source: .app),
             checkoutId: "c-\(id)",
             at: seen
         )

@@ -38,7 +38,6 @@ struct HeldLineItemPagingTests {
         for (token, checkout) in [(purchase, "c1"), (active, "c2")] {
             let fields = TokenFields(
                 token,
-                raw: TokenMinter.encode(token),
                 source: .app,
                 appAccountToken: Self.account
             )

@@ -75,7 +75,6 @@ final class LiveApplication {
                     tokenCreationDate: now - 60_000,
                     externalPurchaseId: id
                 ),
-                raw: "raw",
                 source: .app
             ),
             checkoutId: "c-\(id)",

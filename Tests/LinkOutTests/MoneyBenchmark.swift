@@ -93,7 +93,7 @@ struct MoneyBenchmark {
             tokenCreationDate: Milliseconds.days(today - 1),
             externalPurchaseId: "bench-w"
         )
-        _ = try ledger.tokens.recordForwardedToken(TokenFields(token, raw: "raw", source: .app), checkoutId: "c", at: 1)
+        _ = try ledger.tokens.recordForwardedToken(TokenFields(token, source: .app), checkoutId: "c", at: 1)
         let (_, writes) = try Self.time {
             for index in 0..<200 {
                 let body = """

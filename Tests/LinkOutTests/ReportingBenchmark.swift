@@ -84,7 +84,6 @@ struct ReportingBenchmark {
                         tokenCreationDate: created,
                         externalPurchaseId: id
                     ),
-                    raw: "raw",
                     source: .app
                 ),
                 checkoutId: "c-\(id)",

@@ -87,7 +87,6 @@ final class ReportingHarness {
                 tokenType: type,
                 tokenExpirationDate: expires
             ),
-            raw: "raw",
             source: account == nil ? .url : .app,
             appAccountToken: account
         )

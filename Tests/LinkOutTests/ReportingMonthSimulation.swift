@@ -116,7 +116,6 @@ struct ReportingMonthSimulation {
                         tokenType: token.type,
                         tokenExpirationDate: token.expires
                     ),
-                    raw: "raw",
                     source: .app,
                     appAccountToken: token.account
                 ),

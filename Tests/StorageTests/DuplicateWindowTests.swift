@@ -23,7 +23,6 @@ struct DuplicateWindowTests {
                 tokenType: "ACQUISITION",
                 tokenExpirationDate: expires
             ),
-            raw: "raw-\(id)",
             source: .url
         )
     }

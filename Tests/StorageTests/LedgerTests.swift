@@ -29,7 +29,6 @@ struct LedgerTests {
                 tokenCreationDate: 1_706_169_600_000,
                 externalPurchaseId: id
             ),
-            raw: "raw-\(id)",
             source: source
         )
     }

@@ -21,12 +21,40 @@ struct VisitJournalTests {
         let records = JournalCoding.decodeAll(first + encodedSecond + Array(third.dropLast(5)))
         #expect(records.map(\.sequence) == [1, 2])
         #expect(records[0].visit.token?.token.externalPurchaseId == "a")
-        #expect(records[0].visit.token?.rawToken == "raw-a")
+        #expect(records[0].visit.token == Self.visit("a", checkout: "c-a").token)
         #expect(records[1].visit.token == nil)
         #expect(records[1].visit.utm == ["utm_campaign": "spring ☀︎"])
         var damaged = first + encodedSecond
         damaged[first.count + 20] ^= 0xFF
         #expect(JournalCoding.decodeAll(damaged).map(\.sequence) == [1])
+    }
+
+    /// Earlier releases journaled the token text as received, which the ledger never stored; a record they wrote
+    /// (a journal left by a crash before an upgrade) still reads, the text read and dropped. New records leave
+    /// it out: every landing journals and syncs less.
+    @Test func aRecordAnEarlierReleaseWroteWithTheTokenTextStillReads() throws {
+        let visit = Self.visit("older", checkout: "c-older")
+        let current = JournalCoding.encode(visit, sequence: 9)
+        func text(_ value: String) -> [UInt8] {
+            withUnsafeBytes(of: UInt32(value.utf8.count).littleEndian) { Array($0) } + Array(value.utf8)
+        }
+        // The payload after the length and checksum; the token begins with its mark and id.
+        var payload = Array(current.dropFirst(12))
+        let marked = [JournalCoding.TokenMark.fields.rawValue] + text("older")
+        let start = try #require(
+            payload.indices.first { payload[$0...].starts(with: marked) }
+        )
+        payload.replaceSubrange(
+            start..<start + marked.count,
+            with: [JournalCoding.TokenMark.withText.rawValue] + text("older") + text("eyJ0b2tlbiI6InRleHQifQ")
+        )
+        var older = withUnsafeBytes(of: UInt32(payload.count).littleEndian) { Array($0) }
+        older += withUnsafeBytes(of: JournalCoding.checksum(payload).littleEndian) { Array($0) } + payload
+        let records = JournalCoding.decodeAll(older + current)
+        #expect(records.map(\.sequence) == [9, 9])
+        #expect(records.allSatisfy { $0.visit.token == visit.token && $0.visit.checkoutId == visit.checkoutId })
+        #expect(records.allSatisfy { $0.visit.utm == visit.utm && $0.visit.at == visit.at })
+        #expect(older.count > current.count)
     }
 
     @Test func journaledVisitsReachTheTablesAndTheirCheckoutIsFoundAtOnce() throws {

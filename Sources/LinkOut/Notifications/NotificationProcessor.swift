@@ -162,7 +162,7 @@ final class NotificationProcessor: Sendable {
     /// The token as the ledger records one learned from Apple; its raw form is the Base64URL of the JSON Apple
     /// sent, which is what a token is (Apple: "the Base64URL-decoded JSON of the external purchase token").
     static func fields(_ token: ExternalPurchaseToken) throws -> TokenFields {
-        return TokenFields(token, raw: Base64URL.encode(try AppleJSON.bytes(token)), source: .notification)
+        return TokenFields(token, source: .notification)
     }
 
     /// `UNRECOGNIZED_TOKEN` for a token only Apple told us about, checked against Apple's rules like every

@@ -86,7 +86,7 @@ struct LandingRoute: Sendable {
         }
         return .success(
             Visit(
-                token: TokenFields(token, raw: tokenText, source: .url),
+                token: TokenFields(token, source: .url),
                 checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
                 bundleId: token.bundleId,
                 landingPath: String(request.path),

@@ -81,7 +81,6 @@ struct TokenAPI: Sendable {
         }
         let fields = TokenFields(
             token,
-            raw: body.token,
             source: .app,
             appAccountToken: body.appAccountToken?.lowercased()
         )

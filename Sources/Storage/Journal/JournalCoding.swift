@@ -4,6 +4,14 @@ import Domain
 /// A record is `[UInt32 length][UInt64 checksum][payload]`; a torn or damaged tail fails its checksum and
 /// ends the replay there (it was never acknowledged).
 package enum JournalCoding {
+    /// What follows a record's UTM fields: no token, a token as earlier releases wrote it (with the token text as
+    /// received, which the ledger never stored: it is read and dropped), or a token without that text.
+    enum TokenMark: UInt8 {
+        case none = 0
+        case withText = 1
+        case fields = 2
+    }
+
     static func encode(_ visit: Visit, sequence: Int64) -> [UInt8] {
         var payload: [UInt8] = []
         payload.reserveCapacity(512)
@@ -15,9 +23,8 @@ package enum JournalCoding {
         for name in Visit.utmParameterNames { put(visit.utm[name], &payload) }
         if let fields = visit.token {
             let token = fields.token
-            payload.append(1)
+            payload.append(TokenMark.fields.rawValue)
             put(token.externalPurchaseId, &payload)
-            put(fields.rawToken, &payload)
             put(token.appAppleId, &payload)
             put(token.bundleId, &payload)
             put(token.tokenType, &payload)
@@ -28,7 +35,7 @@ package enum JournalCoding {
             put(fields.source.rawValue, &payload)
             put(fields.appAccountToken, &payload)
         } else {
-            payload.append(0)
+            payload.append(TokenMark.none.rawValue)
         }
         var record: [UInt8] = []
         record.reserveCapacity(payload.count + 12)
@@ -65,10 +72,10 @@ package enum JournalCoding {
             guard let value = reader.optionalString() else { return nil }
             if let value { utm[name] = value }
         }
-        guard let hasToken = reader.byte() else { return nil }
+        guard let mark = reader.byte().flatMap(TokenMark.init(rawValue:)) else { return nil }
         var token: TokenFields?
-        if hasToken == 1 {
-            guard let id = reader.string(), let raw = reader.string(), let appAppleId = reader.int64(),
+        if mark != .none {
+            guard let id = reader.string(), mark == .fields || reader.string() != nil, let appAppleId = reader.int64(),
                 let tokenBundle = reader.string(), let type = reader.optionalString(), let created = reader.int64(),
                 let hasExpiry = reader.byte(), let expiry = reader.int64(),
                 // The environment stays in the format, though the token's own follows from its id.
@@ -84,7 +91,6 @@ package enum JournalCoding {
                     tokenType: type,
                     tokenExpirationDate: hasExpiry == 1 ? expiry : nil
                 ),
-                raw: raw,
                 source: source,
                 appAccountToken: account
             )

@@ -5,16 +5,12 @@ public import Domain
 public struct TokenFields: Sendable, Equatable {
     /// Apple's fields; the token's `environment` follows from its id.
     public var token: ExternalPurchaseToken
-    /// The token text as received, kept so the exact token can be reported or audited later. Never logged.
-    public var rawToken: String
     /// `url` (StoreKit redirect) or `app` (forwarded by the app with `POST /v1/tokens`).
     public var source: TokenSource
     public var appAccountToken: String?
 
-    /// `raw` is the token text as received.
-    public init(_ token: ExternalPurchaseToken, raw: String, source: TokenSource, appAccountToken: String? = nil) {
+    public init(_ token: ExternalPurchaseToken, source: TokenSource, appAccountToken: String? = nil) {
         self.token = token
-        self.rawToken = raw
         self.source = source
         self.appAccountToken = appAccountToken
     }
