@@ -21,16 +21,10 @@ package struct CloseTotals: Sendable, Encodable, Equatable {
     package var source: String
 }
 
-/// Where the close reads a month's money from: a seam, so the totals can come from a structured store of line
-/// items (with its commission estimate) instead of Apple's JSON of each line item.
-package protocol CloseTotalsSource: Sendable {
-    func totals(month: CloseMonth, environment: Environment) throws -> CloseTotals
-}
-
 /// The month's totals from the money roll-up (`money_daily`, one row per day and key: a month reads a few
 /// thousand rows, never its line items), so the close agrees with the revenue view and the reconciliation export.
 /// The commission is the roll-up's estimate, shown only while a commission regime is configured.
-package struct MoneyTotals: CloseTotalsSource {
+package struct MoneyTotals: Sendable {
     let ledger: Ledger
     let regimes: [CommissionRegime]
 

@@ -6,13 +6,12 @@ package import Storage
 package struct MonthlyClose: Sendable {
     let ledger: Ledger
     let configuration: Configuration
-    let totalsSource: any CloseTotalsSource
+    let totals: MoneyTotals
 
-    package init(ledger: Ledger, configuration: Configuration, totalsSource: (any CloseTotalsSource)? = nil) {
+    package init(ledger: Ledger, configuration: Configuration) {
         self.ledger = ledger
         self.configuration = configuration
-        self.totalsSource =
-            totalsSource ?? MoneyTotals(ledger: ledger, regimes: configuration.commission.regimes)
+        totals = MoneyTotals(ledger: ledger, regimes: configuration.commission.regimes)
     }
 
     /// How many entries a report lists at most by default; the rest are counted.
@@ -93,7 +92,7 @@ package struct MonthlyClose: Sendable {
             tokens: .init(tally.tokens),
             lineItems: .init(tally.lineItems),
             outstanding: outstanding,
-            totals: includeTotals ? try totalsSource.totals(month: month, environment: environment) : nil,
+            totals: includeTotals ? try totals.totals(month: month, environment: environment) : nil,
             outstandingList: entries,
             outstandingNotListed: tally.tokens.outstandingTotal + tally.lineItems.outstandingTotal
                 - Int64(entries.count)

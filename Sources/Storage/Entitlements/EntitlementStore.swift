@@ -86,22 +86,6 @@ public struct EntitlementStore: Sendable {
         )
     }
 
-    /// Deliveries due now, the earliest pending one per purchase.
-    public func dueWebhooks(now: Int64, limit: Int) throws(StorageError) -> [WebhookDelivery] {
-        try database.readers.read { connection throws(StorageError) in
-            try connection.query(
-                """
-                SELECT \(Self.webhookColumns) FROM webhook_deliveries w
-                WHERE w.state = 'pending' AND w.next_attempt_at <= ?
-                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.purchase_id = w.purchase_id
-                      AND e.state = 'pending' AND e.sequence < w.sequence)
-                ORDER BY w.next_attempt_at LIMIT ?
-                """,
-                [.integer(now), .integer(Int64(limit))]
-            ).decoded(Self.webhook)
-        }
-    }
-
     public func webhooks(state: WebhookState? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
         -> [WebhookDelivery]
     {
