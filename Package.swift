@@ -118,7 +118,7 @@ let package = Package(
     ]
 )
 
-// libFuzzer targets, one per parser of outside bytes: `fuzz-<name>` from `Sources/LinkOutFuzz<Name>`. They exist
+// libFuzzer targets, one per parser of outside bytes: `fuzz-<name>` from `Sources/Fuzz/<Name>`. They exist
 // only when LINKOUT_FUZZ=1 (scripts/fuzz.sh sets it and builds with --sanitize=fuzzer, under which SwiftPM lets
 // libFuzzer supply main). As no-op executables in every build they would add a dozen links of the whole server to
 // each `swift build` and `swift test` for code that only means something under the fuzzer.
@@ -148,12 +148,23 @@ if ProcessInfo.processInfo.environment["LINKOUT_FUZZ"] == "1" {
     }
     // The fixed test chain the signed seeds were made with, shared by the targets that check signatures.
     package.targets.append(
-        .target(name: "LinkOutFuzzSupport", dependencies: ["ExternalPurchase", "Crypto"], swiftSettings: swiftSettings)
+        .target(
+            name: "LinkOutFuzzSupport",
+            dependencies: ["ExternalPurchase", "Crypto"],
+            path: "Sources/Fuzz/Support",
+            swiftSettings: swiftSettings
+        )
     )
     for fuzz in fuzzTargets {
         package.products.append(.executable(name: "fuzz-\(fuzz.name)", targets: [fuzz.target]))
         package.targets.append(
-            .executableTarget(name: fuzz.target, dependencies: fuzz.dependencies, swiftSettings: swiftSettings)
+            .executableTarget(
+                name: fuzz.target,
+                dependencies: fuzz.dependencies,
+                // One folder for them all beside the modules: `Sources/Fuzz/Token` for `LinkOutFuzzToken`.
+                path: "Sources/Fuzz/" + fuzz.target.dropFirst("LinkOutFuzz".count),
+                swiftSettings: swiftSettings
+            )
         )
     }
 }
