@@ -33,6 +33,9 @@ public struct InvoicePayment: Sendable, Equatable {
     public var paymentIntentId: String?
     /// When it was paid, UNIX ms (`status_transitions.paid_at`, else the event's `created`).
     public var paidAt: Int64
+    /// The provider named no period (a Paddle plan change's transaction without `billing_period`): the change
+    /// runs from its payment to the end of the period the subscription already had, which the caller knows.
+    public var periodRunsToCurrentEnd = false
 
     public init(
         invoiceId: String,
@@ -73,5 +76,12 @@ public struct InvoicePayment: Sendable, Equatable {
     /// kept on the balance, not paid out).
     public var charged: Int64 {
         max(min(amountPaid, total), 0)
+    }
+
+    /// This payment with `periodRunsToCurrentEnd` set.
+    public var runningToCurrentEnd: InvoicePayment {
+        var payment = self
+        payment.periodRunsToCurrentEnd = true
+        return payment
     }
 }

@@ -179,6 +179,52 @@ struct PaymentFlowMissedEventsTests {
         #expect(harness.payments.reportedLineItems().isEmpty)
     }
 
+    /// A Paddle plan change whose transaction names no `billing_period`: before, it was not reported; now it is a
+    /// `SUBSCRIPTION_CHANGE` from its payment to the end of the subscription's current period.
+    @Test func aPaddlePlanChangeWithoutABillingPeriodRunsToTheCurrentPeriodsEnd() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.monthly", checkout)
+        let now = Clock.system.nowSeconds()
+        let day: Int64 = 86_400
+        let custom = harness.custom(checkout, product: "pro.monthly")
+        let start = PaddleFixtures.transaction(
+            eventId: "evt_09start",
+            occurredAt: PaddleFlowTests.time(now - 2),
+            transactionId: transaction,
+            origin: "web",
+            subscriptionId: "sub_09x",
+            currency: "EUR",
+            totals: .init(subtotal: 335, tax: 64, total: 399),
+            customData: custom,
+            billingPeriod: (PaddleFlowTests.time(now - 10 * day), PaddleFlowTests.time(now + 20 * day))
+        )
+        let change = PaddleFixtures.transaction(
+            eventId: "evt_09change",
+            occurredAt: PaddleFlowTests.time(now),
+            transactionId: "txn_09change",
+            origin: "subscription_update",
+            subscriptionId: "sub_09x",
+            currency: "EUR",
+            totals: .init(subtotal: 210, tax: 40, total: 250),
+            customData: custom
+        )
+        harness.paddle.addTransaction("txn_09change", customData: custom)
+        for body in [start, change] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+        }
+        let items = harness.payments.reportedLineItems()
+        let reported = try #require(items.last)
+        #expect(items.count == 2)
+        #expect(reported["lineItemId"] as? String == "txn_09change")
+        #expect(reported["subscriptionEvent"] as? String == "SUBSCRIPTION_CHANGE")
+        #expect(reported["amountTaxInclusive"] as? Int == 2500)
+        #expect(reported["subscriptionStartDate"] as? Int64 == now * 1000)
+        #expect(reported["subscriptionEndDate"] as? Int64 == (now + 20 * day) * 1000)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     /// A Paddle plan change billed later or not at all (`do_not_bill`, `prorated_next_billing_period`) makes only
     /// a `subscription.updated`, which does not say what changed: before, its outcome was a bare "ignored"; now
     /// it says such a change is not reported, and the README says why.

@@ -9,15 +9,22 @@ extension PaymentChangeMapper {
     /// A renewal (`subscription_cycle`), or with `planChange` a plan change or proration (`subscription_update`,
     /// Apple's `SUBSCRIPTION_CHANGE`): both follow the subscription's latest item and reference its start.
     func renewal(
-        _ invoice: InvoicePayment,
+        _ named: InvoicePayment,
         event: (provider: ProviderID, eventId: String),
         at now: Int64,
         planChange: Bool = false
     ) throws -> Decision {
         let what = planChange ? "plan change" : "renewal"
-        guard let subscription = invoice.subscriptionId,
+        guard let subscription = named.subscriptionId,
             var purchase = try ledger.payments.purchase(subscriptionId: subscription)
         else { return .wait("the \(what)'s subscription has no purchase yet") }
+        var invoice = named
+        if invoice.periodRunsToCurrentEnd {
+            invoice.period = SubscriptionPeriod(
+                start: invoice.paidAt,
+                end: max(purchase.periodEnd ?? invoice.paidAt, invoice.paidAt)
+            )
+        }
         var change = PaymentChange(event: event, outcome: "\(what) recorded", at: now)
         purchase.periodEnd = max(purchase.periodEnd ?? 0, invoice.period.end)
         purchase.updatedAt = now

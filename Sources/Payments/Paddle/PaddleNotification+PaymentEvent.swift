@@ -3,14 +3,15 @@
 ///
 /// - `transaction.completed` (Paddle fulfils on it, paddle.md §4): by `origin`, a renewal
 ///   (`subscription_recurring`, Apple's `RENEWAL`, paid period from `billing_period`), a plan change
-///   (`subscription_update`, `SUBSCRIPTION_CHANGE`; prorated, possibly negative amounts), else a buy: a subscription
+///   (`subscription_update`, `SUBSCRIPTION_CHANGE`; prorated, possibly negative amounts; without `billing_period`
+///   it runs from its payment to the end of the subscription's current period), else a buy: a subscription
 ///   start when it has a `subscription_id`, a one-time buy otherwise. Tax-inclusive is `grand_total`, tax
 ///   `grand_total_tax` (paddle.md §3, derived).
 ///   Only a transaction linkout created (`origin` `api`, or `web`) is a buy: Paddle copies `custom_data` onto every
 ///   later transaction of a subscription, so a one-off charge (`subscription_charge`) or a card update
 ///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout. A
-///   one-off charge, and a plan change with no `billing_period`, are money linkout does not report: the event's
-///   outcome and a warning say why (README, "What linkout reports").
+///   one-off charge is money linkout does not report: the event's outcome and a warning say why (README, "What
+///   linkout reports").
 /// - `transaction.payment_failed`: an attempt failed, and the transaction stays payable (the person may try another
 ///   card in the same checkout), so the session is pending, not finished; `transaction.canceled`: it will never be
 ///   paid.
@@ -65,14 +66,16 @@ extension PaddleNotification {
             }
             return .renewalPaid(payment)
         case "subscription_update":
-            guard let payment = invoicePayment(transaction, reason: "subscription_update") else {
-                return .notReported(
-                    type: eventType + " (subscription_update without billing_period)",
-                    reason: "a plan change's transaction names no period, which Apple's SUBSCRIPTION_CHANGE needs "
-                        + "(subscriptionStartDate, subscriptionEndDate); report it to Apple yourself"
-                )
-            }
-            return .subscriptionChanged(payment)
+            // Without `billing_period` the change runs from its payment to the end of the subscription's current
+            // period (the mapper knows it): Apple wants a plan change reported, with or without a payment.
+            return .subscriptionChanged(
+                invoicePayment(transaction, reason: "subscription_update")
+                    ?? invoicePayment(
+                        transaction,
+                        reason: "subscription_update",
+                        period: SubscriptionPeriod(start: occurredAt, end: occurredAt)
+                    ).runningToCurrentEnd
+            )
         case nil, "api", "web":
             return .purchaseCompleted(completion(transaction))
         case "subscription_charge":
@@ -114,8 +117,13 @@ extension PaddleNotification {
 
     /// A later transaction of a subscription: a renewal or a plan change.
     func invoicePayment(_ transaction: PaddleTransaction, reason: String) -> InvoicePayment? {
-        guard let period = transaction.billingPeriod else { return nil }
-        return InvoicePayment(
+        transaction.billingPeriod.map { invoicePayment(transaction, reason: reason, period: $0) }
+    }
+
+    private func invoicePayment(_ transaction: PaddleTransaction, reason: String, period: SubscriptionPeriod)
+        -> InvoicePayment
+    {
+        InvoicePayment(
             invoiceId: transaction.id,
             subscriptionId: transaction.subscriptionId,
             billingReason: reason,
