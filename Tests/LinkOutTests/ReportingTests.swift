@@ -243,6 +243,33 @@ struct ReportingTests {
         #expect(try harness.ledger.reports.needingAttention(limit: 10).map(\.externalPurchaseId) == ["custom"])
     }
 
+    /// A token whose only line item was set aside, then dropped by the operator, is reported as a token without
+    /// line items: it never stays unreported (before, the dropped row kept it out of `NO_LINE_ITEM` for good).
+    @Test func aTokenWhoseOnlyItemWasSetAsideAndDroppedIsReportedWithoutLineItems() throws {
+        let harness = try ReportingHarness()
+        let now = Clock.system.nowMilliseconds()
+        _ = try harness.record("alone", created: now - 3 * 86_400_000)
+        try harness.ledger.reports.storeLineItems(
+            [("li-future", MonthlyCloseTests.buy("li-future", at: now + 86_400_000))],
+            for: "alone",
+            at: now
+        )
+        try harness.tickUntilSettled()
+        #expect(harness.production.received.isEmpty)
+        #expect(try harness.ledger.reports.needingAttention(limit: 10).map(\.externalPurchaseId) == ["alone"])
+        _ = try ReportActions(ledger: harness.ledger).retract("alone", lineItemId: "li-future")
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+        try harness.tickUntilSettled()
+        #expect(Self.statuses(harness.production) == ["alone": .noLineItem])
+        let close = try harness.ledger.monthlyClose.tokenCounts(
+            environment: .production,
+            from: now - 30 * 86_400_000,
+            until: now + 1,
+            at: .init(now: now, quietSince: now)
+        )
+        #expect(close.outstanding.isEmpty)
+    }
+
     @Test func extraCustomLinkTokensOfOneCustomerAreReportedAsDuplicates() throws {
         let harness = try ReportingHarness()
         let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"

@@ -54,8 +54,10 @@ struct TaxRatesFlowTests {
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
-    /// A renewal's invoice without Stripe Tax: its total is split the same way.
-    @Test func aRenewalsTaxIsSplitOutToo() throws {
+    /// A renewal's invoice without Stripe Tax: its total is split the same way; an invoice without a billing
+    /// address is split at the rate of the country its line item is reported under (the subscription's).
+    @Test(arguments: [("DE", true, 640, 3350), ("FR", false, 670, 3320)])
+    func aRenewalsTaxIsSplitOutToo(country: String, invoiceNamesIt: Bool, tax: Int, exclusive: Int) throws {
         let harness = try PaymentHarness(provider: .stripe) { $0.payments.taxRates = .standard }
         let checkout = try harness.openCheckout()
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
@@ -67,13 +69,13 @@ struct TaxRatesFlowTests {
             mode: "subscription",
             total: 399,
             tax: 0,
-            country: "DE",
+            country: country,
             subscription: "sub_1"
         )
         #expect(try harness.deliver(start).status == 200)
         try harness.waitForEvents()
         let now = Clock.system.nowSeconds()
-        let renewal = StripeEvents.renewal(
+        var renewal = StripeEvents.renewal(
             id: "evt_in_2",
             invoice: "in_2",
             subscription: "sub_1",
@@ -82,13 +84,17 @@ struct TaxRatesFlowTests {
             end: now + 30 * 86_400,
             paymentIntent: "pi_in_2"
         )
+        if !invoiceNamesIt {
+            renewal = renewal.replacingOccurrences(of: #""customer_address":{"country":"DE"},"#, with: "")
+        }
         #expect(try harness.deliver(renewal).status == 200)
         try harness.waitForEvents()
         let items = harness.reportedLineItems()
         #expect(items.count == 2)
-        // 3.99 at 19 %: 3.35 + 0.64, the start and the renewal alike.
-        #expect(items.map { $0["taxAmount"] as? Int } == [640, 640])
-        #expect(items.map { $0["amountTaxExclusive"] as? Int } == [3350, 3350])
+        // 3.99 at 19 % is 3.35 + 0.64, at 20 % 3.32 + 0.67 (0.665 rounded half up in cents): the start and the renewal alike.
+        #expect(items.map { $0["taxAmount"] as? Int } == [tax, tax])
+        #expect(items.map { $0["amountTaxExclusive"] as? Int } == [exclusive, exclusive])
+        #expect(Set(items.compactMap { $0["taxCountry"] as? String }).count == 1)
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 

@@ -92,40 +92,9 @@ extension PaymentChangeMapper {
             item = try ledger.reports.lineItemVersions(lineItemId).first { $0.correction == nil }
             if item != nil { break }
         }
-        guard let item else {
-            return .apply(
-                PaymentChange(
-                    event: event,
-                    outcome: "chargeback reversed; no chargeback of \(reversal.amount) was reported to Apple",
-                    at: now
-                )
-            )
-        }
-        guard
-            let retraction = try ReportActions(ledger: ledger, clock: Clock(milliseconds: { now })).retraction(
-                of: item.lineItemId,
-                externalPurchaseId: item.externalPurchaseId
-            )
-        else { return .wait("the charged-back payment's REFUND is not accepted by Apple yet") }
-        var change = PaymentChange(
-            event: event,
-            outcome: "chargeback reversed; line item \(item.lineItemId) retracted",
-            charges: [
-                PurchaseCharge(
-                    chargeKey: marker,
-                    purchaseId: charge.purchaseId,
-                    lineItemId: item.lineItemId,
-                    // A marker, not money: the reversal's amount is the chargeback's, which stays recorded.
-                    amountTotal: 0,
-                    amountTax: 0,
-                    amountRefunded: 0,
-                    createdAt: reversal.reversedAt
-                )
-            ],
-            at: now
-        )
-        change.restatements = [(item.externalPurchaseId, item.lineItemId, retraction)]
-        // The money came back: what the payment had refunded goes down by it, so a later refund is not capped.
+        // The money came back, whatever Apple holds: what the payment had refunded goes down by it, so a later
+        // refund is not capped, and the purchase is no longer refunded by it.
+        var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
         change.refundReversal = (charge.chargeKey, reversal.amount)
         if var purchase = try ledger.payments.purchase(id: charge.purchaseId),
             purchase.status == .refunded || purchase.status == .partiallyRefunded
@@ -135,6 +104,43 @@ extension PaymentChangeMapper {
             purchase.updatedAt = now
             change.purchase = purchase
         }
+        func marked(_ lineItemId: String) -> [PurchaseCharge] {
+            [
+                PurchaseCharge(
+                    chargeKey: marker,
+                    purchaseId: charge.purchaseId,
+                    lineItemId: lineItemId,
+                    // A marker, not money: the reversal's amount is the chargeback's, which stays recorded.
+                    amountTotal: 0,
+                    amountTax: 0,
+                    amountRefunded: 0,
+                    createdAt: reversal.reversedAt
+                )
+            ]
+        }
+        guard let item else {
+            change.charges = marked("")
+            change.outcome = "chargeback reversed; no chargeback of \(reversal.amount) was reported to Apple"
+            return .apply(change)
+        }
+        change.charges = marked(item.lineItemId)
+        let retraction: String?
+        do {
+            retraction = try ReportActions(ledger: ledger, clock: Clock(milliseconds: { now })).retraction(
+                of: item.lineItemId,
+                externalPurchaseId: item.externalPurchaseId
+            )
+        } catch {
+            // Apple's rules forbid the retraction (more than a year after the chargeback, say): the money is
+            // recorded back, the REFUND stands at Apple, and a person decides (never an event failing each pass).
+            change.outcome =
+                "chargeback reversed; not reportable: its REFUND \(item.lineItemId) cannot be retracted (\(error)); "
+                + "the refunded total is lowered, settle the REFUND with Apple yourself"
+            return .apply(change)
+        }
+        guard let retraction else { return .wait("the charged-back payment's REFUND is not accepted by Apple yet") }
+        change.outcome = "chargeback reversed; line item \(item.lineItemId) retracted"
+        change.restatements = [(item.externalPurchaseId, item.lineItemId, retraction)]
         return .apply(change)
     }
 

@@ -1,4 +1,6 @@
 import Domain
+import ExternalPurchase
+import Foundation
 import Logging
 import Payments
 import Storage
@@ -43,7 +45,7 @@ extension PaymentEventProcessor {
         if !provider.chargesTax {
             decoded.payload = taxRates.applied(
                 to: decoded.payload,
-                fallbackCountry: mapper.lineItems.fallbackTaxCountry
+                fallbackCountry: try subscriptionTaxCountry(of: decoded.payload) ?? mapper.lineItems.fallbackTaxCountry
             )
         }
         // Money changed hands only when the event says live and the provider runs live: a test key's events
@@ -54,5 +56,21 @@ extension PaymentEventProcessor {
             event: key,
             at: now
         )
+    }
+
+    /// The tax country a subscription's invoice without a billing address is reported under: its subscription's
+    /// latest line item's, as `AppleLineItems` takes it, so the tax is split at the rate of the country the line
+    /// item names.
+    private func subscriptionTaxCountry(of event: PaymentEvent) throws -> String? {
+        let invoice: InvoicePayment
+        switch event {
+        case .renewalPaid(let paid), .subscriptionChanged(let paid), .firstInvoicePaid(let paid): invoice = paid
+        default: return nil
+        }
+        guard invoice.customerCountry == nil, let subscription = invoice.subscriptionId,
+            let buy = try ledger.payments.purchase(subscriptionId: subscription)?.buyLineItemId,
+            let latest = try ledger.reports.purchaseLineItems(containing: buy).last
+        else { return nil }
+        return (try? JSONDecoder().decode(LineItem.self, from: Data(latest.body.utf8)))?.common.taxCountry
     }
 }

@@ -371,7 +371,8 @@ public struct ReportStore: Sendable {
                 AND l.report_request_identifier IS NULL AND l.held_since IS NULL
                 AND l.correction IS NULL)
             OR (NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id)
-                AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id)
+                AND NOT EXISTS (SELECT 1 FROM line_items l WHERE l.external_purchase_id = t.external_purchase_id
+                    AND \(Self.standsForSomething("l")))
                 AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
                     AND e.held_reason IS NOT NULL)
                 AND (t.report_due_at IS NOT NULL
@@ -388,6 +389,13 @@ public struct ReportStore: Sendable {
                     OR \(isDuplicateToken))))
         ORDER BY t.token_created_at LIMIT ?
         """
+
+    /// SQL true for a line item version in `alias` that counts for its token: anything but a version set aside
+    /// and then dropped (corrected without a replacement), which Apple never got. A token whose only item was
+    /// set aside and dropped is reported as a token without line items, not left unreported.
+    static func standsForSomething(_ alias: String) -> String {
+        "(\(alias).correction IS NULL OR \(alias).corrected_at IS NULL)"
+    }
 
     /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
     /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (spec §3.4).
