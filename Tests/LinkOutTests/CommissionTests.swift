@@ -143,6 +143,7 @@ struct CommissionTests {
         #expect(byId["eu-2025-06"]?.everySaleBasisPoints == 500)
         #expect(byId["eu-2025-06"]?.source.contains("Alternative Terms") == true)
         #expect(byId["br"]?.confidence == "UNCONFIRMED")
+        #expect(byId["eu-2026-10"]?.confidence == "UNCONFIRMED")
         #expect(byId["br"]?.from == UTCDate.milliseconds(year: 2026, month: 6, day: 18))
         // An Alternative Terms developer turns the Core Technology Commission off.
         let alternative = try Configuration.parse(

@@ -42,27 +42,61 @@ struct CorrectionsAddUpPropertyTests {
     static let sequences = 10
     static let steps = 8
 
-    /// What Apple holds for the buy, from every line item it accepted: the sum of what stands (buy less refunds,
-    /// tax included) and the net of the most recent version it got.
-    static func applesView(_ harness: PaymentHarness, buy: String) throws -> (kept: Int64, lastNet: Int64?, net: Int64)
-    {
+    /// What Apple holds for the buy, worked out here from what it received and nothing of linkout's: the latest
+    /// version of each line item counts, a retracted one (`erroneouslySubmitted`) for nothing.
+    struct ApplesView {
+        /// The buy less its refunds, tax included.
+        var kept: Int64 = 0
+        /// The buy's tax-exclusive amount less its refunds'.
+        var net: Int64 = 0
+    }
+
+    /// Apple's view after each item it received (in order), for every item about the buy.
+    static func applesViews(_ harness: PaymentHarness, buy: String) -> [(item: LineItem, view: ApplesView)] {
+        var latest: [String: LineItem] = [:]
+        var order: [String] = []
+        var views: [(item: LineItem, view: ApplesView)] = []
         let items = harness.apple.apple.received.compactMap(\.report).filter { $0.status == .lineItem }
             .flatMap { $0.lineItems ?? [] }
-        let standing = PurchaseNet.standing(items)
-        let kept = standing.reduce(Int64(0)) { sum, item in
-            guard PurchaseNet.buyId(of: item) == buy else { return sum }
-            return sum + (item.isBuy ? item.common.amountTaxInclusive : -item.common.amountTaxInclusive)
+        for item in items {
+            let id = item.common.lineItemId
+            if latest[id] == nil { order.append(id) }
+            latest[id] = item
+            var view = ApplesView()
+            for standing in order.compactMap({ latest[$0] }) where standing.common.erroneouslySubmitted != true {
+                switch standing {
+                case .refund(let refund) where refund.referenceLineItemId == buy:
+                    view.kept -= refund.amountTaxInclusive
+                    view.net -= refund.amountTaxExclusive
+                case .oneTimeBuy(let bought) where bought.lineItemId == buy:
+                    view.kept += bought.amountTaxInclusive
+                    view.net += bought.amountTaxExclusive
+                default: break
+                }
+            }
+            if case .refund(let refund) = item, refund.referenceLineItemId != buy { continue }
+            if item.isBuy, id != buy { continue }
+            views.append((item, view))
         }
-        let last = items.last { PurchaseNet.buyId(of: $0) == buy }
-        return (kept, last?.common.netAmountTaxExclusive, PurchaseNet.ofBuy(buy, in: items))
+        return views
     }
 
     static func check(_ harness: PaymentHarness, buy: String, slices: [Slice], seed: UInt64) throws {
-        let view = try applesView(harness, buy: buy)
+        let views = applesViews(harness, buy: buy)
+        let final = views.last?.view ?? ApplesView()
         let returned = slices.filter(\.standing).reduce(Int64(0)) { $0 + $1.amount }
-        #expect(view.kept == (paid - returned) * 10, "seed \(seed): Apple holds \(view.kept), kept \(paid - returned)")
-        #expect(view.lastNet == view.net, "seed \(seed): Apple's latest net is not what stands")
-        #expect(view.net >= 0, "seed \(seed)")
+        #expect(
+            final.kept == (paid - returned) * 10,
+            "seed \(seed): Apple holds \(final.kept), kept \(paid - returned)"
+        )
+        // Every version Apple got states the net that stands once it is in (Apple's "net after all refunds and
+        // restatements"), never below zero.
+        for (item, view) in views {
+            #expect(
+                item.common.netAmountTaxExclusive == max(0, view.net),
+                "seed \(seed): \(item.common.lineItemId) says \(item.common.netAmountTaxExclusive), \(view.net) stands"
+            )
+        }
         let refused = harness.apple.apple.received.flatMap(\.problems)
         #expect(refused.isEmpty, "seed \(seed): \(refused)")
         let ledger = harness.live.application.ledger

@@ -42,8 +42,9 @@ extension CommissionRegime {
                 + "StoreKit External Purchase Link Entitlement (EU) Addendum (Alternative Terms developers paid the "
                 + "Core Technology Fee instead: set everySaleBasisPoints to 0; Tier 1 developers set 500/500). Apple's "
                 + "windows count from the app's install or update, which linkout cannot see, so every sale counts; "
-                + "the 2 % initial acquisition fee is not included",
-            confidence: "confirmed"
+                + "the 2 % initial acquisition fee is not included. Read through a word-for-word copy of the page, "
+                + "not on Apple's site itself",
+            confidence: "secondary"
         ),
         CommissionRegime(
             id: "eu-2026-10",
@@ -58,8 +59,8 @@ extension CommissionRegime {
                 + "in force 2026-10-01), as quoted word for word by others: store services commission 15 % on "
                 + "out-of-app offers, 10 % for program participants and subscriptions after their first year, \"only "
                 + "sales made within 7 days of the link tap\"; the 5 % Core Technology Commission is for apps "
-                + "distributed outside the App Store, so none is added here",
-            confidence: "secondary"
+                + "distributed outside the App Store, so none is added here. No page of Apple's was read here",
+            confidence: "UNCONFIRMED"
         ),
         CommissionRegime(
             id: "jp",
