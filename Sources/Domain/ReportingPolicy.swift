@@ -41,6 +41,11 @@ public enum ReportingPolicy {
 
     /// Whether the token's active range is over at `milliseconds`: after its last millisecond.
     public static func hasExpired(_ token: ExternalPurchaseToken, at milliseconds: Int64) -> Bool {
-        token.tokenExpirationDate.map { milliseconds > $0 } ?? false
+        hasExpired(expiresAt: token.tokenExpirationDate, at: milliseconds)
+    }
+
+    /// The same for a token known only by its expiry (nil: none, never expired).
+    public static func hasExpired(expiresAt expiry: Int64?, at milliseconds: Int64) -> Bool {
+        expiry.map { milliseconds > $0 } ?? false
     }
 }

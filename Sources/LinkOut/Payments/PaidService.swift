@@ -8,7 +8,7 @@ import ExternalPurchase
 /// - a renewal is paid when its price (the invoice's total, before any credit balance) is above 0;
 /// - a plan change is paid when it cost something, or when the plan before it was paid: a downgrade is bought
 ///   with the unused part of the paid plan (its invoice totals 0 or less), so its period is paid service too.
-struct PaidService {
+enum PaidService {
     /// `items`: the subscription's items, any order; `price`: an item's invoice total by its line item id, when
     /// the ledger has it.
     static func latestIsPaid(

@@ -25,6 +25,7 @@ struct LineItemScreen: Sendable {
             if problems.isEmpty {
                 if isRestatement { screened.restatements.append(item) } else { screened.lineItems.append(item) }
             } else {
+                screened.outcome += "; line item \(item.lineItemId) set aside: Apple would refuse it"
                 screened.setAside.append(
                     (
                         item.externalPurchaseId, item.lineItemId, item.body,
@@ -42,9 +43,9 @@ struct LineItemScreen: Sendable {
         guard let token = try ledger.tokens.token(externalPurchaseId) else { return [] }
         let decoder = JSONDecoder()
         let item = try decoder.decode(LineItem.self, from: Data(body.utf8))
-        let earlier = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }.map {
-            try decoder.decode(LineItem.self, from: Data($0.body.utf8))
-        }
+        // A stored body that no longer decodes is left out rather than failing every event of its token.
+        let earlier = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
+            .compactMap { try? decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
         return ReportValidator(token: token.token, earlierLineItems: earlier, now: now).problems(
             in: ExternalPurchaseReport(
                 requestIdentifier: ReportPlanner.newIdentifier(),

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import HTTPServer
 import Lifecycle
@@ -213,8 +214,7 @@ struct CheckoutRoute: Sendable {
 
     /// Apple: after `tokenExpirationDate`, "you no longer associate the token with new transactions".
     private func isExpired(_ checkout: CheckoutRecord) -> Bool {
-        guard let expiry = checkout.tokenExpiresAt else { return false }
-        return clock.nowMilliseconds() > expiry
+        ReportingPolicy.hasExpired(expiresAt: checkout.tokenExpiresAt, at: clock.nowMilliseconds())
     }
 
     /// `?currency=` if offered, else the region of `Accept-Language`, else EUR, else the first offered.

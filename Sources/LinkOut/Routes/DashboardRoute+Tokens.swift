@@ -160,8 +160,9 @@ extension DashboardRoute {
         return pages.html(templates.token.render(context))
     }
 
-    /// `29.99 EUR` from minor units (`CurrencyExponent`).
+    /// `29.99 EUR` from minor units (`CurrencyExponent`), as a person reads them (`500 ISK`).
     static func amount(_ minorUnits: Int64, currency: String) -> String {
-        CurrencyExponent.decimalText(minorUnits, currency: currency) + " " + currency
+        let digits = CurrencyExponent.displayDigits(minorUnits, currency: currency)
+        return CurrencyExponent.decimalText(minorUnits, currency: currency, digits: digits) + " " + currency
     }
 }

@@ -145,6 +145,12 @@ extension PaymentStore {
             )
         }
         for item in change.setAside {
+            // The same version again (a redelivery) is not stored twice; a new version is kept beside the others.
+            let known = try connection.query(
+                "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ? AND body = ?",
+                [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body)]
+            )
+            guard known.isEmpty else { continue }
             try connection.query(
                 """
                 INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at, correction)

@@ -385,7 +385,7 @@ public struct ReportStore: Sendable {
                     OR (\(ReportingPolicy.SQL.isReportedAtExpiry("t")) AND \(ReportingPolicy.SQL.hasExpired("t"))
                         AND NOT EXISTS (
                             SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
-                            AND s.state = 'open' AND s.created_at > ? AND s.created_at < t.token_expires_at))
+                            AND s.state = 'open' AND s.created_at > ? AND s.created_at <= t.token_expires_at))
                     OR \(isDuplicateToken))))
         ORDER BY t.token_created_at LIMIT ?
         """
