@@ -339,6 +339,69 @@ struct PaddleFlowTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// A renewal paid from the credit a downgrade left (Paddle's `grand_total` 0, `total` the period's price):
+    /// Apple gets what was charged (0), and the period counts as paid service (before, it added 0 days).
+    @Test func aRenewalPaidFromCreditChargesNothingAndCountsItsDays() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.monthly", checkout)
+        let now = Clock.system.nowSeconds()
+        let day: Int64 = 86_400
+        let custom = harness.custom(checkout, product: "pro.monthly")
+        let start = PaddleFixtures.transaction(
+            eventId: "evt_08start",
+            occurredAt: Self.time(now - 2),
+            transactionId: transaction,
+            origin: "web",
+            subscriptionId: "sub_08x",
+            currency: "EUR",
+            totals: .init(subtotal: 335, tax: 64, total: 399),
+            customData: custom,
+            billingPeriod: (Self.time(now - 40 * day), Self.time(now - 10 * day))
+        )
+        let renewal = PaddleFixtures.transaction(
+            eventId: "evt_08renew",
+            occurredAt: Self.time(now - 1),
+            transactionId: "txn_08renew",
+            origin: "subscription_recurring",
+            subscriptionId: "sub_08x",
+            currency: "EUR",
+            totals: .init(subtotal: 335, tax: 64, total: 399),
+            customData: custom,
+            billingPeriod: (Self.time(now - 10 * day), Self.time(now + 20 * day))
+        ).replacingOccurrences(
+            of: #""grand_total":"399","grand_total_tax":"64""#,
+            with: #""grand_total":"0","grand_total_tax":"0""#
+        )
+        #expect(renewal.contains(#""grand_total":"0""#))
+        let next = PaddleFixtures.transaction(
+            eventId: "evt_08next",
+            occurredAt: Self.time(now),
+            transactionId: "txn_08next",
+            origin: "subscription_recurring",
+            subscriptionId: "sub_08x",
+            currency: "EUR",
+            totals: .init(subtotal: 335, tax: 64, total: 399),
+            customData: custom,
+            billingPeriod: (Self.time(now + 20 * day), Self.time(now + 50 * day))
+        )
+        harness.paddle.addTransaction("txn_08renew", customData: custom)
+        harness.paddle.addTransaction("txn_08next", customData: custom)
+        for body in [start, renewal, next] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+        }
+        let items = harness.payments.reportedLineItems()
+        #expect(items.count == 3)
+        let renewed = try #require(items.first { $0["lineItemId"] as? String == "txn_08renew" })
+        #expect(renewed["subscriptionEvent"] as? String == "RENEWAL")
+        #expect(renewed["amountTaxInclusive"] as? Int == 0)
+        // The next renewal counts the start's 30 days and the 30 paid from credit.
+        let after = try #require(items.first { $0["lineItemId"] as? String == "txn_08next" })
+        #expect(after["subscriptionDaysOfPaidService"] as? Int == 60)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     @Test func wrongOldAndMissingSignaturesAre400AndStoreNothing() throws {
         let harness = try Harness()
         let body =

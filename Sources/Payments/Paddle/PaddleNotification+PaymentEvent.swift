@@ -131,9 +131,11 @@ extension PaddleNotification {
             bundleId: transaction.customData.bundleId,
             productId: transaction.customData.productId,
             currency: transaction.currency,
-            totalExcludingTax: transaction.grandTotal - transaction.grandTotalTax,
-            tax: transaction.grandTotalTax,
-            total: transaction.grandTotal,
+            // The period's price before credits, and what was charged after them (`InvoicePayment.charged`):
+            // a period paid from a downgrade's credit is paid service though it charges less, or nothing.
+            totalExcludingTax: transaction.total - transaction.tax,
+            tax: transaction.tax,
+            total: transaction.total,
             amountPaid: max(transaction.grandTotal, 0),
             period: period,
             customerCountry: transaction.countryCode,

@@ -23,6 +23,10 @@ public struct PaddleTransaction: Sendable, Equatable {
     public var grandTotal: Int64
     /// `details.totals.grand_total_tax`: the tax in `grandTotal`.
     public var grandTotalTax: Int64
+    /// `details.totals.total` and `.tax`: the price of the period, tax included, before credits (a renewal paid
+    /// from the credit of a downgrade costs this though it charges less); `grandTotal` when absent.
+    public var total: Int64 = 0
+    public var tax: Int64 = 0
     /// `address.country_code` (ISO 3166-1 alpha-2), only when read with `?include=address`: notifications carry
     /// only `address_id` (paddle.md §3).
     public var countryCode: String?
@@ -87,5 +91,7 @@ public struct PaddleTransaction: Sendable, Equatable {
             grandTotalTax: try read("grand_total_tax"),
             countryCode: try object.optionalChild("address")?.optionalString("country_code")
         )
+        total = totals.object["total"] == nil ? grandTotal : try read("total")
+        tax = totals.object["tax"] == nil ? grandTotalTax : try read("tax")
     }
 }
