@@ -16,18 +16,6 @@ import Testing
 /// pass runs them again on that engine.
 @Suite("Corrections add up")
 struct CorrectionsAddUpPropertyTests {
-    /// SplitMix64: a small, seeded generator, so a failing sequence can be replayed from its seed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Money that went back, as the test's model sees it: a slice stands at Apple until reversed or retracted,
     /// and stays gone at the provider unless reversed (an operator's retraction is Apple's side only).
     struct Slice {
@@ -112,7 +100,7 @@ struct CorrectionsAddUpPropertyTests {
         _ harness: PaymentHarness,
         token: String,
         slices: inout [Slice],
-        using random: inout Seeded
+        using random: inout SplitMix64
     ) throws -> Bool {
         let candidates = slices.indices.filter { slices[$0].standing && !slices[$0].isChargeback }
         guard let index = candidates.randomElement(using: &random) else { return false }
@@ -127,7 +115,7 @@ struct CorrectionsAddUpPropertyTests {
     @Test(arguments: 0..<sequences)
     func paddleRefundsChargebacksReversalsAndRetractions(_ sequence: Int) throws {
         let seed = UInt64(0x5EED_0000 + sequence)
-        var random = Seeded(state: seed)
+        var random = SplitMix64(seed: seed)
         let harness = try PaddleFlowTests.Harness()
         let checkout = try harness.payments.openCheckout()
         let transaction = try harness.buy("pro.lifetime", checkout)
@@ -220,7 +208,7 @@ struct CorrectionsAddUpPropertyTests {
     @Test(arguments: 0..<sequences)
     func stripeRefundsADisputeAndRetractions(_ sequence: Int) throws {
         let seed = UInt64(0x57_0000 + sequence)
-        var random = Seeded(state: seed)
+        var random = SplitMix64(seed: seed)
         let harness = try PaymentHarness(provider: .stripe)
         let checkout = try harness.openCheckout()
         #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
