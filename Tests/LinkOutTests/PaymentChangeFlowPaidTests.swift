@@ -123,7 +123,10 @@ struct PaymentChangeFlowPaidTests {
 
     /// A SEPA debit clears three days after the person completed the checkout. Apple's `creationDate` is when the
     /// customer authorized the purchase: before, the buy was dated when the money arrived.
-    @Test func aDelayedPaymentIsDatedWhenThePersonCompletedTheCheckout() throws {
+    /// In order, the pending completion linkout recorded dates it; out of order (the clearing delivered first),
+    /// the session linkout started for the person does, never the day the money arrived.
+    @Test(arguments: [false, true])
+    func aDelayedPaymentIsDatedWhenThePersonCompletedTheCheckout(clearingFirst: Bool) throws {
         let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10 * 86_400_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let token = TokenMinter.mint(
@@ -152,8 +155,10 @@ struct PaymentChangeFlowPaidTests {
         }
         let completedAt = time.clock.nowMilliseconds()
         let completed = session("checkout.session.completed", status: "unpaid")
-        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
-        try harness.waitForEvents()
+        if !clearingFirst {
+            #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+            try harness.waitForEvents()
+        }
 
         time.advance(seconds: 3 * 86_400)
         let cleared = session("checkout.session.async_payment_succeeded", status: "paid")

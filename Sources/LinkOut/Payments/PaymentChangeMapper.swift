@@ -67,9 +67,12 @@ struct PaymentChangeMapper: Sendable {
                 }
                 // A delayed payment clears days after the person completed the checkout, and Apple's
                 // `creationDate` is when the person authorized the purchase (§5.5): the completion linkout
-                // recorded, when the session turned pending, not the day the money arrived.
-                if completion.clearedLater, session.state == .pending {
-                    completion.completedAt = min(completion.completedAt, session.updatedAt)
+                // recorded, when the session turned pending, not the day the money arrived. Delivered out of
+                // order (the clearing before the completion), the person authorized it after linkout started the
+                // session: that is the nearer date, within the session's life rather than days later.
+                if completion.clearedLater {
+                    let authorized = session.state == .pending ? session.updatedAt : session.createdAt
+                    completion.completedAt = min(completion.completedAt, authorized)
                 }
             }
             return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
