@@ -10,7 +10,7 @@ import Storage
 /// settles it, as Apple's `400` naming it would leave it. It shows in `linkout report attention`,
 /// `/admin/reports`, the close and `linkout_reports_needing_attention`, and the token's other items and later
 /// renewals are reported as usual. The planner checks again what reaches a report another way
-/// (`ReportingService.enqueue`).
+/// (`ReportingService.setAsideRefused`).
 struct LineItemScreen: Sendable {
     let ledger: Ledger
 
