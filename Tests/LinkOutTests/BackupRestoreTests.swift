@@ -106,7 +106,7 @@ struct BackupRestoreTests {
         let restoredPort = try restored.waitForPort()
         #expect(try RawClient(port: restoredPort).roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
         restored.signal(SIGTERM)
-        #expect(restored.waitForExit() == 0)
+        #expect(restored.waitForExit() == 0, "\(restored.stderrText())")
         print("backup under landings: \(before.count) acknowledged before it, \(during) during it, none lost")
     }
 
