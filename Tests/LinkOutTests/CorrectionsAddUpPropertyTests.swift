@@ -14,7 +14,9 @@ import Testing
 /// consistent with those before it. Random sequences, seeded (a failure names its seed), bounded, through the
 /// real webhook routes of both providers and a fake Apple that checks every rule linkout knows; the PostgreSQL
 /// pass runs them again on that engine.
-@Suite("Corrections add up")
+/// The sequences run one at a time: each is a server of its own, and twenty at once on the shared PostgreSQL
+/// would take more connections than it allows.
+@Suite("Corrections add up", .serialized)
 struct CorrectionsAddUpPropertyTests {
     /// Money that went back, as the test's model sees it: a slice stands at Apple until reversed or retracted,
     /// and stays gone at the provider unless reversed (an operator's retraction is Apple's side only).
