@@ -19,7 +19,7 @@ start)
   [[ $(id -u) == 0 ]] && chown postgres:postgres "$dir"
   as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log"
   if ! as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c max_connections=400" start >/dev/null; then
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c max_connections=1000" start >/dev/null; then
     echo "postgres-throwaway: the server did not start; its log:" >&2
     tail -n 20 "$dir/server.log" >&2
     exit 1
