@@ -134,9 +134,19 @@ final class PaymentHarness {
         }
     }
 
-    /// Runs reporting passes until nothing is due, then returns every line item Apple received, in order.
+    /// Runs reporting passes until nothing is due, then returns every line item Apple received, in order. The
+    /// server's own pass, woken by a payment, may hold a report of the token a moment (one open report per
+    /// token), so passes go on until none is pending and a pass sends nothing more (bounded; polling, not a
+    /// race guard).
     func reportedLineItems() -> [[String: Any]] {
-        for _ in 0..<6 { live.application.reporting.tick() }
+        let ledger = live.application.ledger
+        var sent = -1
+        _ = eventually(within: 20) {
+            live.application.reporting.tick()
+            let count = apple.apple.received.count
+            defer { sent = count }
+            return count == sent && (try? ledger.reports.reports(limit: 1, state: .pending).isEmpty) == true
+        }
         return apple.apple.received.flatMap { request -> [[String: Any]] in
             (request.bodyObject?["lineItems"] as? [[String: Any]]) ?? []
         }
