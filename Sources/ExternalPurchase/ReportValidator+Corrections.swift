@@ -1,0 +1,151 @@
+import Domain
+
+/// Apple's rules for corrections (restatements and retractions), refunds and the nets a line item states: a refund refers to a buy of the token and
+/// repeats its currencies, country and rate within a year, and every version carries its buy's net as it stands
+/// (`PurchaseNet`).
+extension ReportValidator {
+    /// Apple's limits on restating or retracting a line item (§5.5 "Time limits"): only for one year after its
+    /// `creationDate` (`RestatementNotAllowedCreationDateError`), and always with the `creationDate` it was first
+    /// reported with (`RestatementCreationDateMismatchError`). A retraction is a restatement too.
+    func correctionProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+        guard item.restatement == true else { return [] }
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if now > Int64.saturating(item.creationDate, plus: Self.year) {
+            problems.append(
+                .init(
+                    "RestatementNotAllowedCreationDateError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "a line item can be restated or retracted for one year after its creationDate"
+                )
+            )
+        }
+        if let original = earlierLineItems.last(where: { $0.common.lineItemId == id }),
+            original.common.creationDate != item.creationDate
+        {
+            problems.append(
+                .init(
+                    "RestatementCreationDateMismatchError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "a restatement keeps the creationDate the line item was reported with"
+                )
+            )
+        }
+        return problems
+    }
+
+    func refundProblems(_ refund: RefundLineItem, batch: [LineItem], before: [LineItem]) -> [ReportProblem] {
+        let id = refund.lineItemId
+        var problems: [ReportProblem] = []
+        if refund.quantity != nil {
+            problems.append(.init("FieldNotAllowedError", field: "quantity", lineItem: id, "refunds carry no quantity"))
+        }
+        if refund.referenceLineItemId == id {
+            return problems + [
+                .init("SelfReferenceError", field: "referenceLineItemId", lineItem: id, "references itself")
+            ]
+        }
+        let candidates = earlierLineItems + batch
+        guard let referenced = candidates.last(where: { $0.common.lineItemId == refund.referenceLineItemId }) else {
+            return problems + [
+                .init(
+                    "NotFoundError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "the refunded line item is not known for this token"
+                )
+            ]
+        }
+        guard referenced.isBuy else {
+            return problems + [
+                .init(
+                    "RefundReferencedByRefundError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "a refund references a buy"
+                )
+            ]
+        }
+        return problems + matchProblems(refund, buy: referenced.common) + netProblems(refund, before: before)
+    }
+
+    /// A refund repeats its buy's currencies, country and rate, within a year of the buy.
+    func matchProblems(_ refund: RefundLineItem, buy: LineItemAmounts) -> [ReportProblem] {
+        let id = refund.lineItemId
+        var problems: [ReportProblem] = []
+        if buy.pricingCurrency != refund.pricingCurrency {
+            problems.append(
+                .init("PricingCurrencyMismatchError", field: "pricingCurrency", lineItem: id, "must match the buy")
+            )
+        }
+        if buy.reportingCurrency != refund.reportingCurrency {
+            problems.append(
+                .init("ReportingCurrencyMismatchError", field: "reportingCurrency", lineItem: id, "must match the buy")
+            )
+        }
+        if buy.taxCountry != refund.taxCountry {
+            problems.append(.init("TaxCountryMismatchError", field: "taxCountry", lineItem: id, "must match the buy"))
+        }
+        if buy.exchangeRate != refund.exchangeRate {
+            problems.append(
+                .init("ExchangeRateMismatchError", field: "exchangeRate", lineItem: id, "must match the buy")
+            )
+        }
+        if refund.creationDate > Int64.saturating(buy.creationDate, plus: Self.year) {
+            problems.append(
+                .init(
+                    "RefundNotAllowedCreationDateError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "a buy can be refunded for one year"
+                )
+            )
+        }
+        return problems
+    }
+
+    /// A new refund's net: its buy's after every refund of it so far, this one included (Apple's example: 8000 −
+    /// 2000 = 6000), "so far" being the order they happened in (`PurchaseNet`).
+    func netProblems(_ refund: RefundLineItem, before: [LineItem]) -> [ReportProblem] {
+        let id = refund.lineItemId
+        let expectedNet = PurchaseNet.ofBuy(refund.referenceLineItemId, in: before + [.refund(refund)])
+        if expectedNet < 0 && refund.erroneouslySubmitted != true {
+            return [
+                .init(
+                    "IncorrectAmountTaxInclusiveError",
+                    field: "amountTaxExclusive",
+                    lineItem: id,
+                    "refunds exceed the amount of the buy"
+                )
+            ]
+        }
+        guard refund.restatement != true, refund.netAmountTaxExclusive != expectedNet else { return [] }
+        return [
+            .init(
+                "IncorrectNetAmountError",
+                field: "netAmountTaxExclusive",
+                lineItem: id,
+                "netAmountTaxExclusive must be \(expectedNet): the buy's amount less all its refunds"
+            )
+        ]
+    }
+
+    /// A restatement or a retraction (of a buy or a refund) carries its buy's net recalculated: what stands
+    /// once this version replaces the earlier ones (a retracted item stands for nothing), as Apple holds it.
+    func correctionNetProblems(_ item: LineItem, before: [LineItem]) -> [ReportProblem] {
+        guard item.common.restatement == true else { return [] }
+        let expectedNet = max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: item), in: before + [item]))
+        guard item.common.netAmountTaxExclusive != expectedNet else { return [] }
+        return [
+            .init(
+                "IncorrectNetAmountError",
+                field: "netAmountTaxExclusive",
+                lineItem: item.common.lineItemId,
+                "netAmountTaxExclusive must be \(expectedNet): the buy's amount less the refunds that stand once "
+                    + "this version replaces the earlier ones"
+            )
+        ]
+    }
+}

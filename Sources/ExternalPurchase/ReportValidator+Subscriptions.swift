@@ -1,0 +1,111 @@
+import Domain
+
+/// Apple's rules for subscription line items: the events Apple knows, their dates and paid days, and what a
+/// renewal or plan change refers to.
+extension ReportValidator {
+    func subscriptionProblems(_ item: SubscriptionBuyLineItem) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if !Self.subscriptionEvents.contains(item.subscriptionEvent) {
+            problems.append(
+                .init("UnknownEnumError", field: "subscriptionEvent", lineItem: id, "not a subscription event")
+            )
+        }
+        if item.subscriptionStartDate >= item.subscriptionEndDate {
+            problems.append(
+                .init(
+                    "StartDateAfterEndDateError",
+                    field: "subscriptionStartDate",
+                    lineItem: id,
+                    "the period must start before it ends"
+                )
+            )
+        }
+        if item.subscriptionDaysOfPaidService < 0 {
+            problems.append(
+                .init(
+                    "NegativeValueNotAllowedError",
+                    field: "subscriptionDaysOfPaidService",
+                    lineItem: id,
+                    "never negative"
+                )
+            )
+        }
+        if item.subscriptionEvent == "SUBSCRIPTION_START" && item.subscriptionDaysOfPaidService != 0 {
+            problems.append(
+                .init(
+                    "SubscriptionStartNonZeroDaysPaidServiceError",
+                    field: "subscriptionDaysOfPaidService",
+                    lineItem: id,
+                    "a subscription starts with 0 days of paid service"
+                )
+            )
+        }
+        if item.referenceLineItemId == id {
+            problems.append(
+                .init("SelfReferenceError", field: "referenceLineItemId", lineItem: id, "references itself")
+            )
+        }
+        return problems
+    }
+
+    /// A subscription item's `referenceLineItemId` names the subscription's start (§5.5: "the lineItemId of the
+    /// subscription-start item"); Apple refuses a reference to anything else
+    /// (`ReferenceInvalidSubscriptionEventError`: "the referenced line item has no subscription event or its
+    /// subscription event is not subscription start"; `ReferenceLineItemNotABuyError` for a refund). A reference
+    /// to an item this token does not hold is left to Apple: the start may sit on another token of the same
+    /// customer. A `SUBSCRIPTION_PAYMENT` must carry money
+    /// (`InvalidTaxInclusiveAmountForSubscriptionPaymentError`: "the tax inclusive amount must be positive").
+    func subscriptionReferenceProblems(_ item: SubscriptionBuyLineItem, batch: [LineItem]) -> [ReportProblem] {
+        let id = item.lineItemId
+        var problems: [ReportProblem] = []
+        if item.subscriptionEvent == "SUBSCRIPTION_PAYMENT" && item.amountTaxInclusive <= 0 {
+            problems.append(
+                .init(
+                    "InvalidTaxInclusiveAmountForSubscriptionPaymentError",
+                    field: "amountTaxInclusive",
+                    lineItem: id,
+                    "a SUBSCRIPTION_PAYMENT reports a payment: amountTaxInclusive above 0"
+                )
+            )
+        }
+        guard let reference = item.referenceLineItemId, reference != id,
+            let referenced = (earlierLineItems + batch).last(where: { $0.common.lineItemId == reference })
+        else { return problems }
+        switch referenced {
+        case .refund:
+            problems.append(
+                .init(
+                    "ReferenceLineItemNotABuyError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "a subscription item references its subscription's start, not a refund"
+                )
+            )
+        case .oneTimeBuy:
+            problems.append(
+                .init(
+                    "ReferenceInvalidSubscriptionEventError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "the referenced line item is a one-time buy, not a SUBSCRIPTION_START"
+                )
+            )
+        case .subscriptionBuy(let start) where start.subscriptionEvent != "SUBSCRIPTION_START":
+            problems.append(
+                .init(
+                    "ReferenceInvalidSubscriptionEventError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "the referenced line item is a \(start.subscriptionEvent), not the SUBSCRIPTION_START"
+                )
+            )
+        case .subscriptionBuy: break
+        }
+        return problems
+    }
+
+    /// 365 days in milliseconds: Apple's "one year" for refunds and restatements (§5.5). UNCONFIRMED whether
+    /// Apple counts a leap year's 366th day; the shorter year is the safe reading.
+    static let year = Milliseconds.days(365)
+}

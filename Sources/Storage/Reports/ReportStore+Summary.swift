@@ -1,0 +1,72 @@
+public import Domain
+
+/// The outbox in figures: reports by state and the oldest token without an accepted report.
+extension ReportStore {
+    /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
+    /// `tokenCreationDate`. Read from what is open, never from every report or token: pending and rejected
+    /// reports are counted through their indexes, accepted ones are the rest of `ledger_counts`' reports; the
+    /// tokens without an accepted report are those without any (`tokens_awaiting_*`) and those whose every
+    /// report is open.
+    public func reportSummary() throws(StorageError) -> (
+        counts: [ReportState: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
+    ) {
+        try database.readers.read { connection throws(StorageError) in
+            let row = try connection.query(
+                """
+                SELECT (SELECT count(*) FROM reports WHERE state = 'pending'),
+                    (SELECT count(*) FROM reports WHERE state = 'rejected'),
+                    (SELECT n FROM ledger_counts WHERE name = 'reports')
+                """
+            ).first
+            // A state this version does not know is an error, not an accepted report: found through ranges of
+            // `reports_due` around the known states, never by reading every report.
+            for unknown in try connection.query(Self.unknownStateSQL) {
+                let _: ReportState = try unknown[0].closedSet("reports.state")
+            }
+            let pending = row?[0].integer ?? 0
+            let rejected = row?[1].integer ?? 0
+            let accepted = max(0, (row?[2].integer ?? 0) - pending - rejected)
+            var counts: [ReportState: Int64] = [:]
+            for (state, count) in [(ReportState.pending, pending), (.rejected, rejected), (.accepted, accepted)]
+            where count > 0 {
+                counts[state] = count
+            }
+            let oldest = try connection.query(Self.oldestUnreportedSQL).first
+            return (counts, oldest?[0].integer, oldest?[1].integer)
+        }
+    }
+
+    /// The oldest first-seen time and `tokenCreationDate` of the tokens without an accepted report, each read
+    /// from an index's first entry: `tokens_unaccepted` for the first; for the second the first of each of the
+    /// planner's indexes of tokens without a report, and the tokens whose every report is still open (few).
+    static let oldestUnreportedSQL = """
+        SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.accepted_at IS NULL),
+            (SELECT min(created) FROM (
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                        AND \(ReportingPolicy.SQL.waitsQuietTime("t"))
+                    ORDER BY t.token_created_at LIMIT 1) AS quiet
+                UNION ALL
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NOT NULL
+                    ORDER BY t.token_created_at LIMIT 1) AS announced
+                UNION ALL
+                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
+                    ORDER BY t.token_created_at, t.external_purchase_id LIMIT 1) AS custom_link
+                UNION ALL
+                SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
+                        SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
+                        UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
+                    AND t.accepted_at IS NULL
+            ) AS unreported)
+        """
+
+    /// A report state outside the known ones, if any, each range read through `reports_due`.
+    static let unknownStateSQL = """
+        SELECT * FROM (SELECT state FROM reports WHERE state < 'accepted' LIMIT 1) AS unknown_1
+        UNION ALL SELECT * FROM (SELECT state FROM reports WHERE state > 'accepted' AND state < 'pending' LIMIT 1) AS unknown_2
+        UNION ALL SELECT * FROM (SELECT state FROM reports WHERE state > 'pending' AND state < 'rejected' LIMIT 1) AS unknown_3
+        UNION ALL SELECT * FROM (SELECT state FROM reports WHERE state > 'rejected' LIMIT 1) AS unknown_4
+        """
+}

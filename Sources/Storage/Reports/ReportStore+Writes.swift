@@ -1,0 +1,190 @@
+import Domain
+
+/// The outbox's writes: line items stored, reports queued, revised, attempted and accepted, each in one
+/// transaction with what it depends on.
+extension ReportStore {
+    /// The `tokenCreationDate` of the oldest token without an accepted report: Apple's UNREPORTED notice counts
+    /// from creation, not from when linkout first saw the token.
+    public func oldestUnreportedCreation() throws(StorageError) -> Int64? {
+        try reportSummary().oldestUnreportedCreation
+    }
+
+    /// Stores posted line items for a token; they wait for the next report.
+    public func storeLineItems(
+        _ items: [(lineItemId: String, body: String)],
+        for externalPurchaseId: String,
+        at: Int64
+    ) throws(StorageError) {
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
+            for item in items {
+                try connection.query(
+                    "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
+                    [.text(externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(at)]
+                )
+            }
+            for item in MoneyRows.buysFirst(items, body: { $0.body }) {
+                try MoneyRows.refresh(
+                    lineItemId: item.lineItemId,
+                    externalPurchaseId: externalPurchaseId,
+                    in: connection,
+                    dialect: dialect,
+                    regimes: regimes
+                )
+            }
+        }
+    }
+
+    /// Puts a new report in the outbox and marks the line items it carries, in one transaction. Fails with
+    /// `.conflict` (and changes nothing) if the token has an open report already: at most one report in flight
+    /// per token.
+    public func enqueueReport(_ report: StoredReport, lineItemRows: [Int64]) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            if lineItemRows.isEmpty {
+                // NO_LINE_ITEM and DUPLICATE_TOKEN are decided once: a token with any report gets no second one.
+                let any = try connection.query(
+                    "SELECT 1 FROM reports WHERE external_purchase_id = ?",
+                    [.text(report.externalPurchaseId)]
+                )
+                guard any.isEmpty else { throw StorageError(.conflict, "token already reported") }
+            }
+            let open = try connection.query(
+                "SELECT 1 FROM reports WHERE external_purchase_id = ? AND state IN ('pending', 'rejected')",
+                [.text(report.externalPurchaseId)]
+            )
+            guard open.isEmpty else {
+                throw StorageError(.conflict, "token already has an open report")
+            }
+            do throws(StorageError) {
+                try Self.insert(report, into: connection)
+            } catch {
+                // `reports_one_open`: another instance queued one for this token since the check above.
+                guard error.code != .constraint else {
+                    throw StorageError(.conflict, "token already has an open report")
+                }
+                throw error
+            }
+            for row in lineItemRows {
+                // A line item goes into one report only: planning from a stale read must not claim it twice.
+                let claimed = try connection.query(
+                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ? AND report_request_identifier IS NULL RETURNING 1",
+                    [.text(report.requestIdentifier), .integer(row)]
+                )
+                guard !claimed.isEmpty else { throw StorageError(.conflict, "line item already reported") }
+            }
+            try MoneyRows.claimed(rows: lineItemRows, by: report.requestIdentifier, in: connection)
+        }
+    }
+
+    /// A rejected report whose token's data changed: the new full body under the same requestIdentifier (Apple:
+    /// "resubmit the full report using the same requestIdentifier"), pending again.
+    public func reviseRejectedReport(
+        _ requestIdentifier: String,
+        body: String,
+        lineItemRows: [Int64],
+        now: Int64
+    ) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            let rows = try connection.query(
+                """
+                UPDATE reports SET body = ?, state = 'pending', next_attempt_at = ?
+                WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
+                """,
+                [.text(body), .integer(now), .text(requestIdentifier)]
+            )
+            guard !rows.isEmpty else { throw StorageError(.conflict, "report is not rejected") }
+            for row in lineItemRows {
+                try connection.query(
+                    "UPDATE line_items SET report_request_identifier = ? WHERE id = ?",
+                    [.text(requestIdentifier), .integer(row)]
+                )
+            }
+            try MoneyRows.claimed(rows: lineItemRows, by: requestIdentifier, in: connection)
+        }
+    }
+
+    /// Records the outcome of a send by this instance. Dropped if another instance has leased the report since
+    /// (this one's lease ended mid-send): the other's attempt is the one that counts.
+    public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
+        try database.writer.write { [instance] connection throws(StorageError) in
+            let updated = try connection.query(
+                """
+                UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
+                    last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+                    accepted_at = CASE WHEN ? = 'accepted' THEN coalesce(accepted_at, ?) ELSE accepted_at END
+                WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
+                RETURNING external_purchase_id
+                """,
+                [
+                    .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
+                    .optional(attempt.httpStatus),
+                    .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
+                    .integer(attempt.at), .text(requestIdentifier), .text(instance),
+                ]
+            )
+            // The day's count first: it sets the token's `accepted_at` only if no report of it was accepted before.
+            if attempt.state == .accepted, let token = updated.first?.first?.text {
+                try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
+            }
+            if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
+            // Apple's acceptance reaches the money rows in the same transaction.
+            try MoneyRows.reportChanged(requestIdentifier, in: connection)
+        }
+    }
+
+    /// Apple accepted the report: its token and the line items it carried (not those set aside) are accepted
+    /// from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
+    /// the report is accepted now: an attempt of another instance's lease was dropped above.
+    static func markAccepted(_ requestIdentifier: String, at: Int64, _ connection: any SQLConnection)
+        throws(StorageError)
+    {
+        guard
+            let token = try connection.query(
+                "SELECT external_purchase_id FROM reports WHERE request_identifier = ? AND state = 'accepted'",
+                [.text(requestIdentifier)]
+            ).first?.first?.text
+        else { return }
+        try connection.query(
+            "UPDATE tokens SET accepted_at = ? WHERE external_purchase_id = ? AND accepted_at IS NULL",
+            [.integer(at), .text(token)]
+        )
+        try connection.query(
+            """
+            UPDATE line_items SET accepted_at = ?
+            WHERE external_purchase_id = ? AND report_request_identifier = ? AND correction IS NULL
+              AND accepted_at IS NULL
+            """,
+            [.integer(at), .text(token), .text(requestIdentifier)]
+        )
+    }
+
+    static func insert(_ report: StoredReport, into connection: any SQLConnection) throws(StorageError) {
+        try connection.query(
+            """
+            INSERT INTO reports (request_identifier, external_purchase_id, environment, bundle_id, status, body, state,
+                attempts, next_attempt_at, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(report.requestIdentifier), .text(report.externalPurchaseId), .text(report.environment.rawValue),
+                .text(report.bundleId), .text(report.status.rawValue), .text(report.body), .text(report.state.rawValue),
+                .integer(report.attempts), .integer(report.nextAttemptAt), .integer(report.createdAt),
+            ]
+        )
+        // Reports ever queued, for the gauges (reports are never deleted): counted here, not by reading them all.
+        try connection.query("UPDATE ledger_counts SET n = n + 1 WHERE name = 'reports'")
+        if report.state == .accepted {
+            try TokenDays.addAcceptedReport(
+                for: report.externalPurchaseId,
+                at: report.acceptedAt ?? report.createdAt,
+                into: connection
+            )
+        }
+        // The token leaves the planner's indexes of tokens without a report (`needingReportsCondition`).
+        try connection.query(
+            "UPDATE tokens SET report_queued_at = ? WHERE external_purchase_id = ? AND report_queued_at IS NULL",
+            [.integer(report.createdAt), .text(report.externalPurchaseId)]
+        )
+    }
+}
