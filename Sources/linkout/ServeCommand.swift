@@ -17,12 +17,13 @@ enum ServeCommand {
             )
         )
         let application = try Application(configuration: configuration)
+        let termination = SignalWaiter()
         let port = try application.start()
         // Scripts and tests read the bound port from this line (with --port 0 it is the only way to learn it).
         let host =
             configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
         CommandLineInterface.printOutput("linkout listening on http://\(host):\(port)\n")
-        let signalName = SignalWaiter.waitForTermination()
+        let signalName = termination.wait()
         application.logger.info("signal received", ["signal": signalName])
         application.shutdown()
         return 0

@@ -6,25 +6,35 @@ import Synchronization
 import Glibc
 #endif
 
-/// Blocks until SIGTERM or SIGINT arrives. The default actions are replaced by dispatch sources, so the
-/// process can drain connections and exit 0 instead of dying mid-response (also when it is PID 1 in a container).
-public enum SignalWaiter {
-    /// Returns the name of the signal that arrived.
-    public static func waitForTermination() -> String {
-        let arrived = DispatchSemaphore(value: 0)
+/// Waits for SIGTERM or SIGINT. The default actions are replaced by dispatch sources, so the process can drain
+/// connections and exit 0 instead of dying mid-response (also when it is PID 1 in a container). Installed before
+/// the server announces its port: a signal sent the moment a supervisor or a test reads that line arrives at a
+/// listening source. Installed after the announcement (as before), a signal could fall between the default action
+/// being set aside and the source starting, and be lost: the process then never stopped (seen once in CI).
+final class SignalWaiter {
+    private let arrived = DispatchSemaphore(value: 0)
+    private let received = SignalBox()
+    /// The sources live as long as the waiter; cancelled when it is done.
+    private var sources: [any DispatchSourceSignal] = []
+
+    /// Starts listening for SIGTERM and SIGINT at once.
+    init() {
         let queue = DispatchQueue(label: "linkout.signals")
-        var sources: [any DispatchSourceSignal] = []
-        let received = SignalBox()
         for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            // Dispatch's signal sources want the default action (termination) set aside first.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
+            source.setEventHandler { [received, arrived] in
                 received.set(name)
                 arrived.signal()
             }
             source.resume()
             sources.append(source)
         }
+    }
+
+    /// Blocks until a signal arrived (or had arrived) and returns its name.
+    func wait() -> String {
         arrived.wait()
         for source in sources { source.cancel() }
         return received.get()
