@@ -251,10 +251,7 @@ extension PaymentChangeMapper {
 
     /// The buy's net once `refund` joins what the token holds (`PurchaseNet`): never below 0.
     private func netAfter(_ refund: RefundLineItem, on token: String) throws -> Int64 {
-        let decoder = JSONDecoder()
-        let holds = try ledger.reports.lineItems(for: token).filter { $0.correction == nil }.map {
-            try decoder.decode(LineItem.self, from: Data($0.body.utf8))
-        }
+        let holds = try LineItemScreen(ledger: ledger).standing(on: token)
         return max(0, PurchaseNet.ofBuy(refund.referenceLineItemId, in: holds + [.refund(refund)]))
     }
 }

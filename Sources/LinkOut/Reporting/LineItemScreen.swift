@@ -37,23 +37,36 @@ struct LineItemScreen: Sendable {
         return screened
     }
 
-    /// What Apple would find wrong with `body` sent on the token, beside the items the token holds or will send
-    /// (those not set aside); none for a token the ledger does not know (the planner reports it as it can).
+    /// What Apple would find wrong with `body` sent on the token; none for a token the ledger does not know (the
+    /// planner reports it as it can).
     func problems(_ body: String, on externalPurchaseId: String, now: Int64) throws -> [ReportProblem] {
         guard let token = try ledger.tokens.token(externalPurchaseId) else { return [] }
-        let decoder = JSONDecoder()
-        let item = try decoder.decode(LineItem.self, from: Data(body.utf8))
-        // A stored body that no longer decodes is left out rather than failing every event of its token.
-        let earlier = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
-            .compactMap { try? decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
-        return ReportValidator(token: token.token, earlierLineItems: earlier, now: now).problems(
+        return try problems(JSONDecoder().decode(LineItem.self, from: Data(body.utf8)), on: token, now: now)
+    }
+
+    /// What Apple would find wrong with `item` sent on `token`, beside the items the token holds or will send.
+    func problems(_ item: LineItem, on token: StoredToken, now: Int64) throws -> [ReportProblem] {
+        ReportValidator(
+            token: token.token,
+            earlierLineItems: try standing(on: token.token.externalPurchaseId),
+            now: now
+        )
+        .problems(
             in: ExternalPurchaseReport(
                 requestIdentifier: ReportPlanner.newIdentifier(),
-                externalPurchaseId: externalPurchaseId,
+                externalPurchaseId: token.token.externalPurchaseId,
                 status: .lineItem,
                 lineItems: [item]
             )
         )
+    }
+
+    /// The items the token holds at Apple or will send, in the order they came (those set aside are not at
+    /// Apple). A stored body that no longer decodes is left out rather than failing every event of its token.
+    func standing(on externalPurchaseId: String) throws -> [LineItem] {
+        let decoder = JSONDecoder()
+        return try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
+            .compactMap { try? decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
     }
 
     /// The note kept with an item set aside: each rule broken, then the action that settles it.

@@ -190,11 +190,9 @@ package struct ReportActions: Sendable {
         guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
             return nil
         }
-        let decoder = JSONDecoder()
-        var item = try decoder.decode(LineItem.self, from: Data(held.body.utf8))
+        var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
         // The net without this item: the buy's less the refunds that still stand (`PurchaseNet`).
-        let holds = try ledger.reports.lineItems(for: token.token.externalPurchaseId).filter { $0.correction == nil }
-            .map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
+        let holds = try LineItemScreen(ledger: ledger).standing(on: token.token.externalPurchaseId)
         item.markRetracted()
         item.setNet(max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: item), in: holds + [item])))
         try check(item, of: token)
@@ -258,23 +256,7 @@ package struct ReportActions: Sendable {
 
     /// Apple's rules for the item against what Apple holds for the token, before anything is stored.
     private func check(_ item: LineItem, of token: StoredToken) throws {
-        let decoder = JSONDecoder()
-        let earlier = try ledger.reports.lineItems(for: token.token.externalPurchaseId).filter { $0.correction == nil }
-            .compactMap {
-                try? decoder.decode(LineItem.self, from: Data($0.body.utf8))
-            }
-        let problems = ReportValidator(
-            token: token.token,
-            earlierLineItems: earlier,
-            now: clock.nowMilliseconds()
-        ).problems(
-            in: ExternalPurchaseReport(
-                requestIdentifier: ReportPlanner.newIdentifier(),
-                externalPurchaseId: token.token.externalPurchaseId,
-                status: .lineItem,
-                lineItems: [item]
-            )
-        )
+        let problems = try LineItemScreen(ledger: ledger).problems(item, on: token, now: clock.nowMilliseconds())
         guard problems.isEmpty else {
             throw Refusal(kind: .invalid, description: problems.map(\.description).joined(separator: "; "))
         }
