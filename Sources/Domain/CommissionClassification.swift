@@ -35,7 +35,7 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
 
     /// What a line item brings to the classification.
     public struct Sale: Sendable, Equatable {
-        public var taxCountry: String
+        public var taxCountry: TaxCountry
         /// The line item's `creationDate` (a refund's: the refund's date).
         public var creationDate: Int64
         public var amountTaxExclusive: Int64
@@ -52,7 +52,7 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
         public var subscriptionStart: CommissionClassification?
 
         public init(
-            taxCountry: String,
+            taxCountry: TaxCountry,
             creationDate: Int64,
             amountTaxExclusive: Int64,
             isRefund: Bool = false,

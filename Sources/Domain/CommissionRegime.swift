@@ -63,8 +63,8 @@ public struct CommissionRegime: Sendable, Equatable, Codable {
     }
 
     /// Whether a sale in `taxCountry` dated `date` falls under this regime.
-    public func covers(taxCountry: String, at date: Int64) -> Bool {
-        countries.contains(taxCountry) && date >= from && (until.map { date < $0 } ?? true)
+    public func covers(taxCountry: TaxCountry, at date: Int64) -> Bool {
+        countries.contains(taxCountry.rawValue) && date >= from && (until.map { date < $0 } ?? true)
     }
 
     /// A stable text of the regimes in force, stored with the money rows: when the operator changes the

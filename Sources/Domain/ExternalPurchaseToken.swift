@@ -6,11 +6,11 @@ public struct ExternalPurchaseToken: Sendable, Equatable, Codable {
     /// "Uniquely identifies the app to which the token applies."
     public var appAppleId: Int64
     /// "The bundle ID of the app."
-    public var bundleId: String
+    public var bundleId: BundleID
     /// "UNIX time, in milliseconds, when the system created the token."
     public var tokenCreationDate: Int64
     /// "A unique value the system creates to identify the token." Everything is keyed on it.
-    public var externalPurchaseId: String
+    public var externalPurchaseId: ExternalPurchaseID
     /// Custom-link tokens only: `ACQUISITION`, `SERVICES`, or values Apple adds later (kept as sent).
     public var tokenType: String?
     /// Custom-link tokens only: UNIX ms after which the token takes no new transactions.
@@ -18,9 +18,9 @@ public struct ExternalPurchaseToken: Sendable, Equatable, Codable {
 
     public init(
         appAppleId: Int64,
-        bundleId: String,
+        bundleId: BundleID,
         tokenCreationDate: Int64,
-        externalPurchaseId: String,
+        externalPurchaseId: ExternalPurchaseID,
         tokenType: String? = nil,
         tokenExpirationDate: Int64? = nil
     ) {
@@ -39,9 +39,9 @@ public struct ExternalPurchaseToken: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         appAppleId = try Self.integer(container, .appAppleId)
-        bundleId = try container.decode(String.self, forKey: .bundleId)
+        bundleId = try container.decode(BundleID.self, forKey: .bundleId)
         tokenCreationDate = try Self.integer(container, .tokenCreationDate)
-        externalPurchaseId = try container.decode(String.self, forKey: .externalPurchaseId)
+        externalPurchaseId = try container.decode(ExternalPurchaseID.self, forKey: .externalPurchaseId)
         tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
         tokenExpirationDate =
             container.contains(.tokenExpirationDate) ? try Self.integer(container, .tokenExpirationDate) : nil
@@ -60,11 +60,8 @@ public struct ExternalPurchaseToken: Sendable, Equatable, Codable {
         }
     }
 
-    /// Where reports for this token go. Apple: sandbox ids begin with `SANDBOX`, and sandbox tokens are reported
-    /// only to the sandbox host.
-    public var environment: Environment {
-        externalPurchaseId.hasPrefix("SANDBOX") ? .sandbox : .production
-    }
+    /// Where reports for this token go (`ExternalPurchaseID.environment`).
+    public var environment: Environment { externalPurchaseId.environment }
 
     /// Whether the token may still take new purchases at `milliseconds` (custom-link tokens expire; link-out
     /// tokens from `ExternalPurchaseLink.open` carry no expiry): `ReportingPolicy.hasExpired`.

@@ -1,4 +1,5 @@
 public import Crypto
+public import Domain
 import Foundation
 
 /// The bearer token for Apple's server APIs (App Store Server API "Generating JSON Web Tokens for API requests"):
@@ -43,12 +44,17 @@ public struct AppStoreJWT: Sendable {
     public static let clockSkewSeconds: Int64 = 60
 
     /// A signed token for requests about `bundleId`, made at `now` (UNIX seconds).
-    public static func make(credentials: Credentials, bundleId: String, now: Int64) throws -> String {
+    public static func make(credentials: Credentials, bundleId: BundleID, now: Int64) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let header = try encoder.encode(Header(kid: credentials.keyId))
         let claims = try encoder.encode(
-            Claims(iss: credentials.issuerId, iat: now - clockSkewSeconds, exp: now + lifetimeSeconds, bid: bundleId)
+            Claims(
+                iss: credentials.issuerId,
+                iat: now - clockSkewSeconds,
+                exp: now + lifetimeSeconds,
+                bid: bundleId.rawValue
+            )
         )
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
         let signature = try credentials.key.sign(Array(signingInput.utf8))

@@ -64,7 +64,7 @@ public struct AppStoreServerAPIClient: Sendable {
         _ query: NotificationHistoryRequest,
         paginationToken: String? = nil,
         environment: Environment,
-        bundleId: String,
+        bundleId: BundleID,
         now: Int64
     ) -> Result<NotificationHistoryResponse, Failure> {
         var url = baseURL(environment) + "/inApps/v1/notifications/history"
@@ -110,7 +110,7 @@ public struct AppStoreServerAPIClient: Sendable {
     public func allNotificationHistory(
         _ query: NotificationHistoryRequest,
         environment: Environment,
-        bundleId: String,
+        bundleId: BundleID,
         maximumPages: Int = 1000,
         now: @Sendable () -> Int64
     ) -> Result<[String], Failure> {

@@ -1,3 +1,4 @@
+import Domain
 import Outbound
 
 /// A request to one of Apple's server APIs (External Purchase, App Store Server): a fresh ES256 JWT per request
@@ -8,7 +9,7 @@ enum AppleAPIRequest {
         url: String,
         body: [UInt8]? = nil,
         credentials: AppStoreJWT.Credentials,
-        bundleId: String,
+        bundleId: BundleID,
         now: Int64
     ) throws -> HTTPClientRequest {
         // `now` is the caller's clock (UNIX ms): the JWT's issue and expiry times come from it.

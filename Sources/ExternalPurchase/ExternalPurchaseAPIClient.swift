@@ -45,7 +45,7 @@ public struct ExternalPurchaseAPIClient: Sendable {
 
     /// Sends a report (already validated). `body` is the exact JSON to send, so a retry sends the same bytes.
     /// `now` (UNIX ms, the caller's clock) dates the JWT and anchors a `Retry-After` given in seconds.
-    public func send(body: [UInt8], environment: Environment, bundleId: String, now: Int64) -> Outcome {
+    public func send(body: [UInt8], environment: Environment, bundleId: BundleID, now: Int64) -> Outcome {
         let request: HTTPClientRequest
         do {
             request = try AppleAPIRequest.signed(
@@ -87,19 +87,19 @@ public struct ExternalPurchaseAPIClient: Sendable {
 
     /// Apple's copy of a report (Retrieve External Purchase Report): the HTTP status and body, or the error.
     public func retrieve(
-        requestIdentifier: String,
+        requestIdentifier: RequestIdentifier,
         environment: Environment,
-        bundleId: String,
+        bundleId: BundleID,
         now: Int64
     ) -> Result<(status: Int, body: String), HTTPClientError> {
-        guard UUID(uuidString: requestIdentifier) != nil else {
+        guard UUID(uuidString: requestIdentifier.rawValue) != nil else {
             return .failure(HTTPClientError(kind: .other, code: -1, message: "requestIdentifier is not a UUID"))
         }
         let request: HTTPClientRequest
         do {
             request = try AppleAPIRequest.signed(
                 "GET",
-                url: baseURL(environment) + "/externalPurchase/v1/reports/" + requestIdentifier,
+                url: baseURL(environment) + "/externalPurchase/v1/reports/" + requestIdentifier.rawValue,
                 credentials: credentials,
                 bundleId: bundleId,
                 now: now

@@ -3,15 +3,15 @@ public import Domain
 /// The body of Apple's Send External Purchase Report call (`ExternalPurchaseReport`), with Apple's JSON names.
 public struct ExternalPurchaseReport: Sendable, Equatable, Codable {
     /// A UUID; new for each new report, the same for each retry of one report.
-    public var requestIdentifier: String
-    public var externalPurchaseId: String
+    public var requestIdentifier: RequestIdentifier
+    public var externalPurchaseId: ExternalPurchaseID
     public var status: ReportStatus
     /// Only with `LINE_ITEM`.
     public var lineItems: [LineItem]?
 
     public init(
-        requestIdentifier: String,
-        externalPurchaseId: String,
+        requestIdentifier: RequestIdentifier,
+        externalPurchaseId: ExternalPurchaseID,
         status: ReportStatus,
         lineItems: [LineItem]? = nil
     ) {
@@ -85,17 +85,17 @@ public enum LineItem: Sendable, Equatable, Codable {
 
 /// The fields all line items carry. Amounts are in milli-units of `reportingCurrency` (€2.99 is 2990).
 public struct LineItemAmounts: Sendable, Equatable {
-    public var lineItemId: String
+    public var lineItemId: LineItemID
     /// UNIX ms the customer authorized the purchase (for refunds: the date of the refund).
     public var creationDate: Int64
     public var amountTaxInclusive: Int64
     public var amountTaxExclusive: Int64
     public var taxAmount: Int64
     public var netAmountTaxExclusive: Int64
-    public var reportingCurrency: String
-    public var pricingCurrency: String
+    public var reportingCurrency: CurrencyCode
+    public var pricingCurrency: CurrencyCode
     /// ISO 3166-1 alpha-3.
-    public var taxCountry: String
+    public var taxCountry: TaxCountry
     public var exchangeRate: DecimalNumber?
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
@@ -103,15 +103,15 @@ public struct LineItemAmounts: Sendable, Equatable {
 
 /// What every line item kind has, so the shared fields are read one way.
 protocol LineItemFields {
-    var lineItemId: String { get }
+    var lineItemId: LineItemID { get }
     var creationDate: Int64 { get }
     var amountTaxInclusive: Int64 { get }
     var amountTaxExclusive: Int64 { get }
     var taxAmount: Int64 { get }
     var netAmountTaxExclusive: Int64 { get }
-    var reportingCurrency: String { get }
-    var pricingCurrency: String { get }
-    var taxCountry: String { get }
+    var reportingCurrency: CurrencyCode { get }
+    var pricingCurrency: CurrencyCode { get }
+    var taxCountry: TaxCountry { get }
     var exchangeRate: DecimalNumber? { get }
     var restatement: Bool? { get }
     var erroneouslySubmitted: Bool? { get }
@@ -138,7 +138,7 @@ extension LineItemFields {
 
 /// `OneTimeBuyLineItem`.
 public struct OneTimeBuyLineItem: Sendable, Equatable, Codable, LineItemFields {
-    public var lineItemId: String
+    public var lineItemId: LineItemID
     public var creationDate: Int64
     public var eventType = "BUY"
     public var productType = "ONE_TIME_BUY"
@@ -147,9 +147,9 @@ public struct OneTimeBuyLineItem: Sendable, Equatable, Codable, LineItemFields {
     public var amountTaxExclusive: Int64
     public var taxAmount: Int64
     public var netAmountTaxExclusive: Int64
-    public var reportingCurrency: String
-    public var pricingCurrency: String
-    public var taxCountry: String
+    public var reportingCurrency: CurrencyCode
+    public var pricingCurrency: CurrencyCode
+    public var taxCountry: TaxCountry
     public var quantity: Int64
     public var exchangeRate: DecimalNumber?
     public var restatement: Bool?
@@ -159,7 +159,7 @@ public struct OneTimeBuyLineItem: Sendable, Equatable, Codable, LineItemFields {
 
 /// `SubscriptionBuyLineItem`.
 public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable, LineItemFields {
-    public var lineItemId: String
+    public var lineItemId: LineItemID
     public var creationDate: Int64
     public var eventType = "BUY"
     public var productType = "SUBSCRIPTION"
@@ -168,9 +168,9 @@ public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable, LineItemFie
     public var amountTaxExclusive: Int64
     public var taxAmount: Int64
     public var netAmountTaxExclusive: Int64
-    public var reportingCurrency: String
-    public var pricingCurrency: String
-    public var taxCountry: String
+    public var reportingCurrency: CurrencyCode
+    public var pricingCurrency: CurrencyCode
+    public var taxCountry: TaxCountry
     public var quantity: Int64
     /// `SUBSCRIPTION_START`, `RENEWAL`, `SUBSCRIPTION_CHANGE` or `SUBSCRIPTION_PAYMENT`.
     public var subscriptionEvent: String
@@ -179,7 +179,7 @@ public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable, LineItemFie
     /// Paid days so far: 0 at the start, accumulating over renewals.
     public var subscriptionDaysOfPaidService: Int32
     /// For renewals: the `lineItemId` of the subscription start.
-    public var referenceLineItemId: String?
+    public var referenceLineItemId: LineItemID?
     public var exchangeRate: DecimalNumber?
     public var restatement: Bool?
     public var erroneouslySubmitted: Bool?
@@ -188,18 +188,18 @@ public struct SubscriptionBuyLineItem: Sendable, Equatable, Codable, LineItemFie
 
 /// `RefundLineItem`: a refund or chargeback of a buy, up to its full amount.
 public struct RefundLineItem: Sendable, Equatable, Codable, LineItemFields {
-    public var lineItemId: String
+    public var lineItemId: LineItemID
     public var creationDate: Int64
     public var eventType = "REFUND"
     public var amountTaxInclusive: Int64
     public var amountTaxExclusive: Int64
     public var taxAmount: Int64
     public var netAmountTaxExclusive: Int64
-    public var reportingCurrency: String
-    public var pricingCurrency: String
-    public var taxCountry: String
+    public var reportingCurrency: CurrencyCode
+    public var pricingCurrency: CurrencyCode
+    public var taxCountry: TaxCountry
     /// The `lineItemId` of the refunded buy.
-    public var referenceLineItemId: String
+    public var referenceLineItemId: LineItemID
     /// Not allowed on refunds (Apple: "Don't include a quantity for refunds"); kept only to reject it.
     public var quantity: Int64?
     public var exchangeRate: DecimalNumber?

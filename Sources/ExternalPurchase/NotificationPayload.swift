@@ -50,13 +50,13 @@ public struct NotificationPayload: Sendable, Equatable, Codable {
 public struct NotificationData: Sendable, Equatable, Codable {
     /// `Sandbox` or `Production` as Apple writes it (other values, such as Xcode's, are kept as sent).
     public var environmentName: String?
-    public var bundleId: String?
+    public var bundleId: BundleID?
     public var appAppleId: Int64?
     public var bundleVersion: String?
 
     public init(
         environmentName: String? = nil,
-        bundleId: String? = nil,
+        bundleId: BundleID? = nil,
         appAppleId: Int64? = nil,
         bundleVersion: String? = nil
     ) {

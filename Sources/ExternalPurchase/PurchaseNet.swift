@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// Apple's `netAmountTaxExclusive` of a buy, written once: "Net after all refunds and restatements (e.g. buy
 /// 1000, refund 300 → 700; restate buy to 800 → 500)". Apple "uses only the most recent version" of a
@@ -10,7 +10,7 @@ import Domain
 public enum PurchaseNet {
     /// The latest version of each line item of `items` (in the order given), without the retracted ones.
     public static func standing(_ items: [LineItem]) -> [LineItem] {
-        var latest: [String: Int] = [:]
+        var latest: [LineItemID: Int] = [:]
         for (index, item) in items.enumerated() { latest[item.common.lineItemId] = index }
         return items.enumerated().filter { index, item in
             latest[item.common.lineItemId] == index && item.common.erroneouslySubmitted != true
@@ -19,7 +19,7 @@ public enum PurchaseNet {
 
     /// The net of the buy `buyId` after what stands of `items`: its tax-exclusive amount less its standing
     /// refunds'; 0 when the buy itself does not stand (retracted, or not among them).
-    public static func ofBuy(_ buyId: String, in items: [LineItem]) -> Int64 {
+    public static func ofBuy(_ buyId: LineItemID, in items: [LineItem]) -> Int64 {
         let standing = standing(items)
         guard let buy = standing.last(where: { $0.isBuy && $0.common.lineItemId == buyId }) else { return 0 }
         let refunded = standing.reduce(Int64(0)) { sum, item in
@@ -30,7 +30,7 @@ public enum PurchaseNet {
     }
 
     /// The buy a line item's net is about: itself, or the buy a refund refers to.
-    public static func buyId(of item: LineItem) -> String {
+    public static func buyId(of item: LineItem) -> LineItemID {
         if case .refund(let refund) = item { return refund.referenceLineItemId }
         return item.common.lineItemId
     }

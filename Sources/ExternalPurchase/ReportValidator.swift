@@ -6,7 +6,7 @@ import Foundation
 public struct ReportValidator: Sendable {
     /// Apple's allowed `reportingCurrency` values. A pricing currency in this list must also be the reporting
     /// currency (no exchange rate); any other pricing currency reports in EUR or USD with an exchange rate.
-    public static let reportingCurrencies: Set<String> = [
+    public static let reportingCurrencies: Set<CurrencyCode> = [
         "CLP", "EUR", "QAR", "COP", "VND", "EGP", "THB", "HKD", "NOK", "BRL", "GBP", "AUD", "SEK", "INR", "BGN", "ZAR",
         "KZT", "NGN", "TWD", "MXN", "CHF", "PEN", "DKK", "AED", "ILS", "KRW", "PHP", "TZS", "PKR", "HUF", "IDR", "CNY",
         "MYR", "RUB", "RON", "SGD", "TRY", "CZK", "SAR", "USD", "NZD", "PLN", "JPY", "CAD",
@@ -31,7 +31,7 @@ public struct ReportValidator: Sendable {
 
     public func problems(in report: ExternalPurchaseReport) -> [ReportProblem] {
         var problems: [ReportProblem] = []
-        if UUID(uuidString: report.requestIdentifier) == nil {
+        if UUID(uuidString: report.requestIdentifier.rawValue) == nil {
             problems.append(.init("UnknownEnumError", field: "requestIdentifier", "requestIdentifier must be a UUID"))
         }
         let items = report.lineItems ?? []
@@ -68,7 +68,7 @@ public struct ReportValidator: Sendable {
     /// The problems of a set of new line items for the token (also used when the developer posts them).
     public func problems(in items: [LineItem]) -> [ReportProblem] {
         var problems: [ReportProblem] = []
-        var seen: Set<String> = []
+        var seen: Set<LineItemID> = []
         for (index, item) in items.enumerated() {
             // What Apple holds when it reads this item: the earlier items, and those before it in the report.
             let before = earlierLineItems + items[..<index]
@@ -119,7 +119,7 @@ public struct ReportValidator: Sendable {
         let id = item.lineItemId
         var problems: [ReportProblem] = []
         if id.isEmpty { problems.append(.init("OmittedFieldError", field: "lineItemId", "lineItemId is empty")) }
-        if id.utf8.count > 128 {
+        if id.rawValue.utf8.count > 128 {
             problems.append(
                 .init("MaximumLengthExceededError", field: "lineItemId", lineItem: id, "at most 128 characters")
             )
@@ -168,7 +168,7 @@ public struct ReportValidator: Sendable {
         let id = item.lineItemId
         var problems: [ReportProblem] = []
         // Apple: "ISO 3166-1 alpha-3" (spec §5.5); three capitals that name no country are Apple's UnknownEnumError.
-        if !CountryCodes.isAlpha3(item.taxCountry) {
+        if !CountryCodes.isAlpha3(item.taxCountry.rawValue) {
             problems.append(
                 .init(
                     "UnknownEnumError",
@@ -178,7 +178,7 @@ public struct ReportValidator: Sendable {
                 )
             )
         }
-        if !Self.isUppercaseCode(item.pricingCurrency) {
+        if !Self.isUppercaseCode(item.pricingCurrency.rawValue) {
             problems.append(
                 .init("UnknownEnumError", field: "pricingCurrency", lineItem: id, "an ISO 4217 code like EUR")
             )
@@ -285,7 +285,7 @@ public struct ReportValidator: Sendable {
         return problems
     }
 
-    private func buyProblems(id: String, productIdentifier: String, quantity: Int64, _ item: LineItemAmounts)
+    private func buyProblems(id: LineItemID, productIdentifier: String, quantity: Int64, _ item: LineItemAmounts)
         -> [ReportProblem]
     {
         var problems: [ReportProblem] = []

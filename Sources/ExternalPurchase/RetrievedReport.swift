@@ -1,3 +1,4 @@
+public import Domain
 public import Outbound
 
 /// What Retrieve External Purchase Report said of one `requestIdentifier`, read by one rule wherever linkout
@@ -17,10 +18,10 @@ public enum RetrievedReport: Sendable, Equatable {
 
     public static func read(
         _ retrieved: Result<(status: Int, body: String), HTTPClientError>,
-        requestIdentifier: String
+        requestIdentifier: RequestIdentifier
     ) -> RetrievedReport {
         switch retrieved {
-        case .success(let answer) where answer.status == 200 && answer.body.contains(requestIdentifier):
+        case .success(let answer) where answer.status == 200 && answer.body.contains(requestIdentifier.rawValue):
             .held
         case .success(let answer) where answer.status == 400 || answer.status == 404:
             .notFound

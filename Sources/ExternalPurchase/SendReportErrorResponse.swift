@@ -1,3 +1,4 @@
+public import Domain
 import Foundation
 
 /// Apple's `SendReportErrorResponse` (spec §5.6): the body of a `400` to Send External Purchase Report when
@@ -9,13 +10,13 @@ public struct SendReportErrorResponse: Sendable, Equatable, Codable {
         public var errorCode: Int64?
         public var errorMessage: String?
         public var fieldName: String?
-        public var lineItemId: String?
+        public var lineItemId: LineItemID?
 
         public init(
             errorCode: Int64? = nil,
             errorMessage: String? = nil,
             fieldName: String? = nil,
-            lineItemId: String? = nil
+            lineItemId: LineItemID? = nil
         ) {
             self.errorCode = errorCode
             self.errorMessage = errorMessage

@@ -1,3 +1,5 @@
+public import Domain
+
 /// Why a payment fact cannot become an Apple line item. Each case is something the caller has to supply or
 /// decide, never a rounding problem.
 public enum AppleLineItemError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -6,7 +8,7 @@ public enum AppleLineItemError: Error, Sendable, Equatable, CustomStringConverti
     /// A subscription start needs its billing period (from the first invoice, or computed from the interval).
     case missingPeriod
     /// The pricing currency is not one Apple accepts for reporting, and no EUR/USD `ExchangeRate` was given.
-    case exchangeRateRequired(currency: String)
+    case exchangeRateRequired(currency: CurrencyCode)
     /// The rate is not positive decimal text, or its reporting currency is not EUR or USD.
     case invalidExchangeRate(String)
     /// Neither the billing country nor the fallback is an ISO 3166-1 alpha-3 code.

@@ -1,3 +1,4 @@
+public import Domain
 public import ExternalPurchase
 import Foundation
 
@@ -92,7 +93,7 @@ public struct AppleLineItems: Sendable {
         previousPaid: Bool? = nil,
         exchangeRate: ExchangeRate? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
-        let product = invoice.productId ?? previous.productIdentifier
+        let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
         let previousPeriod = SubscriptionPeriod(
             start: previous.subscriptionStartDate,
@@ -110,7 +111,7 @@ public struct AppleLineItems: Sendable {
             total: invoice.total,
             tax: invoice.tax,
             charged: invoice.charged,
-            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry),
+            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry.rawValue),
             exchangeRate: exchangeRate
         )
         fields["productType"] = "SUBSCRIPTION"
@@ -138,7 +139,7 @@ public struct AppleLineItems: Sendable {
         previousPaid: Bool? = nil,
         exchangeRate: ExchangeRate? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
-        let product = invoice.productId ?? previous.productIdentifier
+        let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
         let usedUntil = min(max(invoice.period.start, previous.subscriptionStartDate), previous.subscriptionEndDate)
         let used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: usedUntil)
@@ -155,7 +156,7 @@ public struct AppleLineItems: Sendable {
             total: total,
             tax: min(max(invoice.tax, 0), total),
             charged: invoice.charged,
-            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry),
+            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry.rawValue),
             exchangeRate: exchangeRate
         )
         fields["productType"] = "SUBSCRIPTION"
@@ -180,10 +181,10 @@ public struct AppleLineItems: Sendable {
     public func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
         throws(AppleLineItemError) -> RefundLineItem?
     {
-        guard buy.isBuy else { throw .notABuy(buy.common.lineItemId) }
+        guard buy.isBuy else { throw .notABuy(buy.common.lineItemId.rawValue) }
         let original = buy.common
         guard refund.currency == original.pricingCurrency else {
-            throw .currencyMismatch(buy: original.pricingCurrency, refund: refund.currency)
+            throw .currencyMismatch(buy: original.pricingCurrency.rawValue, refund: refund.currency.rawValue)
         }
         guard refund.amountRefunded >= 0, alreadyRefunded >= 0 else {
             throw .inconsistentAmounts("negative refund amounts")
@@ -192,14 +193,16 @@ public struct AppleLineItems: Sendable {
         // The buy's own conversion, so a full refund converts to exactly the buy's amount.
         let conversion: (numerator: Int64, denominator: Int64)
         if let rate = original.exchangeRate {
-            guard let fraction = ExchangeRate(reportingCurrency: original.reportingCurrency, rate: rate.text).fraction
+            guard
+                let fraction = ExchangeRate(reportingCurrency: original.reportingCurrency.rawValue, rate: rate.text)
+                    .fraction
             else { throw .invalidExchangeRate(rate.text) }
             conversion = fraction
         } else {
             conversion = (1, 1)
         }
         func reported(_ minor: Int64) -> Int64 {
-            let milli = MinorUnits.milliUnits(minor, currency: refund.currency)
+            let milli = MinorUnits.milliUnits(minor, currency: refund.currency.rawValue)
             return min(
                 Self.mulDivRounded(milli, conversion.numerator, conversion.denominator),
                 original.amountTaxInclusive
@@ -249,7 +252,7 @@ public struct AppleLineItems: Sendable {
     private func buyFields(
         id: String,
         at creationDate: Int64,
-        currency: String,
+        currency: CurrencyCode,
         total: Int64,
         tax: Int64,
         charged: Int64? = nil,
@@ -260,10 +263,10 @@ public struct AppleLineItems: Sendable {
             throw .inconsistentAmounts("total \(total), tax \(tax), charged \(charged ?? total)")
         }
         let pricing = currency.uppercased()
-        var inclusive = MinorUnits.milliUnits(total, currency: pricing)
-        var taxAmount = MinorUnits.milliUnits(tax, currency: pricing)
+        var inclusive = MinorUnits.milliUnits(total, currency: pricing.rawValue)
+        var taxAmount = MinorUnits.milliUnits(tax, currency: pricing.rawValue)
         if let charged, charged < total {
-            let paid = MinorUnits.milliUnits(charged, currency: pricing)
+            let paid = MinorUnits.milliUnits(charged, currency: pricing.rawValue)
             taxAmount = Self.mulDivRounded(taxAmount, paid, inclusive)
             inclusive = paid
         }
@@ -296,7 +299,7 @@ public struct AppleLineItems: Sendable {
 
     /// The `exchangeRate` field: none when Apple takes the pricing currency as it is (§5.5), else the rate's
     /// decimal text (`buyFields` has checked it).
-    static func reportedRate(currency: String, _ exchangeRate: ExchangeRate?) -> DecimalNumber? {
+    static func reportedRate(currency: CurrencyCode, _ exchangeRate: ExchangeRate?) -> DecimalNumber? {
         guard !ReportValidator.reportingCurrencies.contains(currency.uppercased()) else { return nil }
         return exchangeRate?.decimal
     }
@@ -328,7 +331,9 @@ public struct AppleLineItems: Sendable {
     /// this mapping next to Apple's documentation and independent of the types' initialisers.
     private static func build<Item: Decodable>(_ fields: [String: Any]) throws(AppleLineItemError) -> Item {
         do {
-            let data = try JSONSerialization.data(withJSONObject: fields)
+            // JSONSerialization takes plain values only: an id goes in as its text.
+            let plain = fields.mapValues { ($0 as? any Identifier)?.rawValue ?? $0 }
+            let data = try JSONSerialization.data(withJSONObject: plain)
             return try JSONDecoder().decode(Item.self, from: data)
         } catch {
             throw .unrepresentable(String(describing: Item.self))

@@ -1,3 +1,5 @@
+public import Domain
+
 /// Everything a provider needs to start one payment: which checkout it belongs to, what is bought, at what
 /// price, and where the person returns afterwards. The application fills it from its catalog and the checkout
 /// intent it has just recorded.
@@ -6,11 +8,11 @@ public struct CheckoutRequest: Sendable, Equatable {
     /// the same intent never opens two payment sessions. At most 200 characters.
     public var intentId: String
     /// linkout's checkout id; Stripe gets it as `client_reference_id` and returns it in every session event.
-    public var checkoutId: String
+    public var checkoutId: CheckoutID
     /// The Apple token's `externalPurchaseId`, when the visit came with a token (US link-outs carry none).
-    public var externalPurchaseId: String?
+    public var externalPurchaseId: ExternalPurchaseID?
     /// The app the purchase is for.
-    public var bundleId: String
+    public var bundleId: BundleID
     public var product: Product
     public var price: Price
     /// The language the checkout page was shown in (BCP 47, e.g. `de`, `en-GB`, `pt-BR`); the payment page
@@ -29,9 +31,9 @@ public struct CheckoutRequest: Sendable, Equatable {
 
     public init(
         intentId: String,
-        checkoutId: String,
-        externalPurchaseId: String?,
-        bundleId: String,
+        checkoutId: CheckoutID,
+        externalPurchaseId: ExternalPurchaseID?,
+        bundleId: BundleID,
         product: Product,
         price: Price,
         language: String,
@@ -77,11 +79,11 @@ public struct CheckoutRequest: Sendable, Equatable {
     /// floating point; providers convert the text exactly (see `MinorUnits`).
     public struct Price: Sendable, Equatable {
         /// ISO 4217, any case (`EUR`, `jpy`).
-        public var currency: String
+        public var currency: CurrencyCode
         /// Decimal text with `.` as the separator: `"29.99"`, `"500"`, `"5.120"`.
         public var amount: String
 
-        public init(currency: String, amount: String) {
+        public init(currency: CurrencyCode, amount: String) {
             self.currency = currency
             self.amount = amount
         }

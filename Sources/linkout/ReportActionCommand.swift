@@ -49,16 +49,21 @@ enum ReportActionCommand {
             return 0
         }
         let actions = ReportActions(ledger: ledger)
-        let before = try CommandAudit.reportState(ledger, positional[0])
+        let before = try CommandAudit.reportState(ledger, ExternalPurchaseID(positional[0]))
         let outcome: ReportActions.Outcome
         do {
             switch subcommand {
-            case "resend": outcome = try actions.resend(positional[0])
-            case "no-line-item": outcome = try actions.reportNoLineItem(positional[0])
+            case "resend": outcome = try actions.resend(ExternalPurchaseID(positional[0]))
+            case "no-line-item": outcome = try actions.reportNoLineItem(ExternalPurchaseID(positional[0]))
             case "restate":
                 let body = try readBody(positional[2])
-                outcome = try actions.restate(positional[0], lineItemId: positional[1], body: body)
-            default: outcome = try actions.retract(positional[0], lineItemId: positional[1])
+                outcome = try actions.restate(
+                    ExternalPurchaseID(positional[0]),
+                    lineItemId: LineItemID(positional[1]),
+                    body: body
+                )
+            default:
+                outcome = try actions.retract(ExternalPurchaseID(positional[0]), lineItemId: LineItemID(positional[1]))
             }
         } catch let refusal as ReportActions.Refusal {
             CommandLineInterface.printError("linkout report \(subcommand): \(refusal.description)\n")

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Lifecycle
 import LinkOut
@@ -12,7 +13,7 @@ enum SimulateCommand {
         )
         let configuration = try Configuration.load(overrides: .init(configPath: flags["--config"]))
         let bundleId = flags["--bundle-id"] ?? configuration.landing.defaultBundleId
-        let configuredApp = configuration.apps.first { $0.bundleId == bundleId }
+        let configuredApp = configuration.apps.first { $0.bundleId.rawValue == bundleId }
         guard let appAppleId = flags["--app-apple-id"].flatMap({ Int64($0) }) ?? configuredApp?.appAppleId else {
             throw CommandLineInterface.UsageError(description: "no app configured for \(bundleId); pass --app-apple-id")
         }
@@ -20,7 +21,7 @@ enum SimulateCommand {
             throw CommandLineInterface.UsageError(description: "--type must be ACQUISITION or SERVICES")
         }
         let token = TokenMinter.mint(
-            bundleId: bundleId,
+            bundleId: BundleID(bundleId),
             appAppleId: appAppleId,
             sandbox: flags["--sandbox"] != nil,
             tokenType: flags["--type"],

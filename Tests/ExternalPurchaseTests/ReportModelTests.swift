@@ -113,10 +113,14 @@ struct ReportModelTests {
         #expect(try problems { $0.erroneouslySubmitted = true } == ["ErroneouslySubmittedNotRestatementError"])
         #expect(try problems { $0.creationDate = Self.now + 3_600_000 } == ["FutureDateError"])
         #expect(try problems { $0.creationDate = Self.now - 4 * 365 * 86_400_000 } == ["DateTooFarInPastError"])
-        #expect(try problems { $0.lineItemId = String(repeating: "x", count: 129) } == ["MaximumLengthExceededError"])
+        #expect(
+            try problems { $0.lineItemId = LineItemID(String(repeating: "x", count: 129)) } == [
+                "MaximumLengthExceededError"
+            ]
+        )
         #expect(try problems({ _ in }, status: .noLineItem) == ["LineItemsNotAllowedForStatusError"])
         let empty = ExternalPurchaseReport(
-            requestIdentifier: UUID().uuidString,
+            requestIdentifier: RequestIdentifier(UUID().uuidString),
             externalPurchaseId: "e",
             status: .lineItem
         )
@@ -263,7 +267,7 @@ struct ReportCorrectionRuleTests {
         -> LineItem
     {
         guard case .refund(var refund) = item(ReportModelTests.refund) else { fatalError("example changed") }
-        (refund.creationDate, refund.lineItemId, refund.netAmountTaxExclusive) = (date, id, net)
+        (refund.creationDate, refund.lineItemId, refund.netAmountTaxExclusive) = (date, LineItemID(id), net)
         if retracted { (refund.restatement, refund.erroneouslySubmitted) = (true, true) }
         return .refund(refund)
     }
@@ -277,9 +281,9 @@ struct ReportCorrectionRuleTests {
         amount: Int64 = 10000
     ) -> LineItem {
         guard case .subscriptionBuy(var item) = item(ReportModelTests.renewal) else { fatalError("example changed") }
-        item.lineItemId = id
+        item.lineItemId = LineItemID(id)
         item.subscriptionEvent = event
-        item.referenceLineItemId = reference
+        item.referenceLineItemId = reference.map(LineItemID.init)
         item.amountTaxInclusive = amount
         item.taxAmount = amount / 5
         item.amountTaxExclusive = amount - amount / 5

@@ -197,7 +197,7 @@ struct TokenDecoderTests {
     func externalPurchaseIdShape(id: String, accepted: Bool) {
         let json = #"{"appAppleId":1,"bundleId":"a","tokenCreationDate":1,"externalPurchaseId":"\#(id)"}"#
         switch TokenDecoder.decode(Self.encode(json)) {
-        case .success(let token): #expect(accepted && token.externalPurchaseId == id, "\(id)")
+        case .success(let token): #expect(accepted && token.externalPurchaseId.rawValue == id, "\(id)")
         case .failure(let rejection): #expect(!accepted && rejection.code == "invalid_external_purchase_id", "\(id)")
         }
     }
@@ -271,7 +271,12 @@ struct TokenValidatorTests {
     func token(bundle: String = "com.example", app: Int64 = 1_234_567_890, created: Int64 = 1_706_169_600_000)
         -> ExternalPurchaseToken
     {
-        ExternalPurchaseToken(appAppleId: app, bundleId: bundle, tokenCreationDate: created, externalPurchaseId: "e")
+        ExternalPurchaseToken(
+            appAppleId: app,
+            bundleId: BundleID(bundle),
+            tokenCreationDate: created,
+            externalPurchaseId: "e"
+        )
     }
 
     @Test func acceptsAConsistentTokenHoweverOldButNotFromBeforeTokensExisted() {

@@ -119,7 +119,7 @@ import Testing
         let held = AppleAnswer.settle(
             retried,
             retrieved: .success((200, #"{"report":{"requestIdentifier":"\#(id)"}}"#)),
-            requestIdentifier: id,
+            requestIdentifier: RequestIdentifier(id),
             attempts: 1,
             sentAt: sentAt
         )
@@ -127,7 +127,7 @@ import Testing
         let unknown = AppleAnswer.settle(
             retried,
             retrieved: .success((400, "NotFoundError")),
-            requestIdentifier: id,
+            requestIdentifier: RequestIdentifier(id),
             attempts: 1,
             sentAt: sentAt
         )
@@ -136,7 +136,7 @@ import Testing
         let silent = AppleAnswer.settle(
             retried,
             retrieved: .success((503, "")),
-            requestIdentifier: id,
+            requestIdentifier: RequestIdentifier(id),
             attempts: 1,
             sentAt: sentAt,
             backoff: fixedBackoff
@@ -182,7 +182,7 @@ import Testing
     @Test func onlyDuplicateTokenNotAllowedTurnsADuplicateTokenReportIntoNoLineItem() throws {
         let duplicate = try WebhookSignatureTests.stored(
             ExternalPurchaseReport(
-                requestIdentifier: UUID().uuidString.lowercased(),
+                requestIdentifier: RequestIdentifier(UUID().uuidString.lowercased()),
                 externalPurchaseId: "t",
                 status: .duplicateToken
             )

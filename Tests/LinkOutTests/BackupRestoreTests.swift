@@ -49,7 +49,7 @@ struct BackupRestoreTests {
                         guard let response = try? client.roundTrip("GET \(target) HTTP/1.1\r\nHost: t\r\n\r\n"),
                             response.status == 303
                         else { return }
-                        acknowledged.withLock { $0.append(token.externalPurchaseId) }
+                        acknowledged.withLock { $0.append(token.externalPurchaseId.rawValue) }
                     }
                 }
             }
@@ -94,7 +94,7 @@ struct BackupRestoreTests {
         do {
             let ledger = try Ledger(directory: restoredDir)
             defer { ledger.close() }
-            let stored = Set(try ledger.tokens.tokens().map(\.token.externalPurchaseId))
+            let stored = Set(try ledger.tokens.tokens().map(\.token.externalPurchaseId.rawValue))
             let missing = before.subtracting(stored)
             #expect(missing.isEmpty, "\(missing.count) of \(before.count) landings acknowledged before the backup")
             #expect(try ledger.settings.setting(named: RestoreDoubt.setting) != nil)

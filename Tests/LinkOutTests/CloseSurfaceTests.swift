@@ -28,7 +28,7 @@ struct CloseSurfaceTests {
                     appAppleId: 1_234_567_890,
                     bundleId: "com.example",
                     tokenCreationDate: created,
-                    externalPurchaseId: id
+                    externalPurchaseId: ExternalPurchaseID(id)
                 ),
                 source: .url
             ),

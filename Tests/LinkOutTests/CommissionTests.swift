@@ -16,7 +16,7 @@ struct CommissionTests {
     static func sale(at date: Int64, tap: Int64, country: String = "DEU", amount: Int64 = 10_000)
         -> CommissionClassification.Sale
     {
-        .init(taxCountry: country, creationDate: date, amountTaxExclusive: amount, tokenCreationDate: tap)
+        .init(taxCountry: TaxCountry(country), creationDate: date, amountTaxExclusive: amount, tokenCreationDate: tap)
     }
 
     @Test func sevenDaysFromTheTapExactlyIsStillCommissionable() {

@@ -50,22 +50,22 @@ struct CorrectionsAddUpPropertyTests {
             .flatMap { $0.lineItems ?? [] }
         for item in items {
             let id = item.common.lineItemId
-            if latest[id] == nil { order.append(id) }
-            latest[id] = item
+            if latest[id.rawValue] == nil { order.append(id.rawValue) }
+            latest[id.rawValue] = item
             var view = ApplesView()
             for standing in order.compactMap({ latest[$0] }) where standing.common.erroneouslySubmitted != true {
                 switch standing {
-                case .refund(let refund) where refund.referenceLineItemId == buy:
+                case .refund(let refund) where refund.referenceLineItemId.rawValue == buy:
                     view.kept -= refund.amountTaxInclusive
                     view.net -= refund.amountTaxExclusive
-                case .oneTimeBuy(let bought) where bought.lineItemId == buy:
+                case .oneTimeBuy(let bought) where bought.lineItemId.rawValue == buy:
                     view.kept += bought.amountTaxInclusive
                     view.net += bought.amountTaxExclusive
                 default: break
                 }
             }
-            if case .refund(let refund) = item, refund.referenceLineItemId != buy { continue }
-            if item.isBuy, id != buy { continue }
+            if case .refund(let refund) = item, refund.referenceLineItemId.rawValue != buy { continue }
+            if item.isBuy, id.rawValue != buy { continue }
             views.append((item, view))
         }
         return views
@@ -107,8 +107,8 @@ struct CorrectionsAddUpPropertyTests {
         let candidates = slices.indices.filter { slices[$0].standing && !slices[$0].isChargeback }
         guard let index = candidates.randomElement(using: &random) else { return false }
         _ = try ReportActions(ledger: harness.live.application.ledger).retract(
-            token,
-            lineItemId: slices[index].lineItemId
+            ExternalPurchaseID(token),
+            lineItemId: LineItemID(slices[index].lineItemId)
         )
         slices[index].standing = false
         return true

@@ -18,7 +18,7 @@ struct DuplicateScanPlannerTests {
             appAppleId: 1_234_567_890,
             bundleId: "com.example",
             tokenCreationDate: created,
-            externalPurchaseId: id,
+            externalPurchaseId: ExternalPurchaseID(id),
             tokenType: "ACQUISITION",
             tokenExpirationDate: expires
         )
@@ -68,7 +68,7 @@ struct DuplicateScanPlannerTests {
             try Self.record(ledger, "z", created: created + 100, expires: year, seen: created + 1)
             let cursor = DuplicateScanCursor()
             let planner = Self.planner(ledger, cursor: cursor)
-            var plans: [[String: ReportStatus]] = []
+            var plans: [[ExternalPurchaseID: ReportStatus]] = []
             for _ in 0..<8 {
                 let planned = try planner.plan(now: Self.now)
                 plans.append(
@@ -76,7 +76,7 @@ struct DuplicateScanPlannerTests {
                 )
             }
             // Ten custom-link tokens in windows of three: "z" is alone in the fourth, and again after a round.
-            let found: [String: ReportStatus] = ["z": .duplicateToken]
+            let found: [ExternalPurchaseID: ReportStatus] = ["z": .duplicateToken]
             #expect(plans == [[:], [:], [:], found, [:], [:], [:], found])
         }
     }

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle

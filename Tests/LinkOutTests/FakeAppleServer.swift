@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import Domain
 import ExternalPurchase
 import Foundation
 import HTTPServer
@@ -88,8 +89,9 @@ final class FakeAppleServer: Sendable {
             let behavior = decided ?? shared.script.withLock { $0.isEmpty ? Behavior.ok : $0.removeFirst() }
             if let id = received.report?.requestIdentifier {
                 switch behavior {
-                case .respond(let status, _, _) where status == 200: shared.held.withLock { $0[id] = request.body }
-                case .hang, .holdAndRespond: shared.held.withLock { $0[id] = request.body }
+                case .respond(let status, _, _) where status == 200:
+                    shared.held.withLock { $0[id.rawValue] = request.body }
+                case .hang, .holdAndRespond: shared.held.withLock { $0[id.rawValue] = request.body }
                 default: break
                 }
             }
@@ -169,7 +171,7 @@ final class FakeAppleServer: Sendable {
                 errorCode: 4_000_017,
                 errorMessage: "IncorrectNetAmountError: netAmountTaxExclusive does not match the line item's amounts",
                 fieldName: "netAmountTaxExclusive",
-                lineItemId: lineItemId
+                lineItemId: LineItemID(lineItemId)
             )
         }
 
@@ -178,7 +180,7 @@ final class FakeAppleServer: Sendable {
                 errorCode: 4_000_041,
                 errorMessage: "LineItemCreationDateOutOfRangeError: creationDate is outside the token's active range",
                 fieldName: "creationDate",
-                lineItemId: lineItemId
+                lineItemId: LineItemID(lineItemId)
             )
         }
 

@@ -41,13 +41,13 @@ struct HeldLineItemPagingTests {
                 source: .app,
                 appAccountToken: Self.account
             )
-            _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: checkout, at: now)
+            _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: CheckoutID(checkout), at: now)
         }
         // Three items dated when no token of the customer was active, then one dated an hour ago.
         var change = PaymentChange(event: nil, outcome: "held", at: now)
         change.heldLineItems =
             ["early1", "early2", "early3"].map {
-                (purchase.externalPurchaseId, $0, Self.buy($0, at: now - 5 * day))
+                (purchase.externalPurchaseId, LineItemID($0), Self.buy($0, at: now - 5 * day))
             } + [(purchase.externalPurchaseId, "late", Self.buy("late", at: now - 3_600_000))]
         try ledger.payments.apply(change)
 

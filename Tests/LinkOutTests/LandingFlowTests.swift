@@ -56,7 +56,7 @@ struct LandingFlowTests {
             #expect(try live.get("/?externalPurchaseToken=\(encoded)&bundleId=com.example").status == 303)
         }
         let rows = try live.ledger().tokens.tokens()
-        let sandbox = try #require(rows.first { $0.token.externalPurchaseId.hasPrefix("SANDBOX") })
+        let sandbox = try #require(rows.first { $0.token.externalPurchaseId.rawValue.hasPrefix("SANDBOX") })
         #expect(sandbox.token.environment == .sandbox)
         #expect(sandbox.visitCount == 2)  // V3 and V4 carry the same externalPurchaseId
         #expect(sandbox.token.tokenType == "SERVICES")
@@ -245,7 +245,7 @@ struct LandingFlowTests {
         )
         #expect(pressed.status == 303)
         let intents = try live.ledger().tokens.checkoutIntents(
-            checkoutId: String(location.dropFirst("/checkout/".count))
+            checkoutId: CheckoutID(String(location.dropFirst("/checkout/".count)))
         )
         #expect(intents.last?.productId == "pro.monthly")
         #expect(try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa").status == 404)

@@ -73,7 +73,7 @@ final class LiveApplication {
                     appAppleId: 1_234_567_890,
                     bundleId: "com.example",
                     tokenCreationDate: now - 60_000,
-                    externalPurchaseId: id
+                    externalPurchaseId: ExternalPurchaseID(id)
                 ),
                 source: .app
             ),

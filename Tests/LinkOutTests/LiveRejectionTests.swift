@@ -27,7 +27,7 @@ struct LiveRejectionTests {
         live.application.reporting.tick()
         live.application.reporting.tick()
         #expect(apple.received.count == 1)
-        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.rejected])
+        #expect(try live.ledger().reports.reports(for: ExternalPurchaseID(id)).map(\.state) == [.rejected])
         let signed = try setup.signer.sign(
             NotificationSigner.tokenPayload(
                 subtype: "UNREPORTED",
@@ -40,7 +40,7 @@ struct LiveRejectionTests {
         let received = apple.received
         #expect(received.count == 2)
         #expect(received.count == 2 && received[1].body == received[0].body)
-        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.accepted])
+        #expect(try live.ledger().reports.reports(for: ExternalPurchaseID(id)).map(\.state) == [.accepted])
     }
 
     @Test func theOperatorSeesAndResolvesARejectedTokenThroughTheAdminAPI() throws {
@@ -51,7 +51,7 @@ struct LiveRejectionTests {
         setup.apple.enqueue(FakeAppleServer.rejection([FakeAppleServer.AppleError.statusRegression]))
         try live.recordAppToken(id, now: Clock.system.nowMilliseconds())
         live.application.reporting.tick()
-        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.rejected])
+        #expect(try live.ledger().reports.reports(for: ExternalPurchaseID(id)).map(\.state) == [.rejected])
 
         let listed = try live.get("/admin/reports?state=needs_attention", headers: Self.admin)
         #expect(listed.status == 200)
@@ -107,7 +107,7 @@ struct LiveRejectionTests {
         #expect(audited.first?.origin == "127.0.0.1")
         live.application.reporting.tick()
         #expect(setup.apple.received.count == 2)
-        #expect(try live.ledger().reports.reports(for: id).map(\.state) == [.accepted])
+        #expect(try live.ledger().reports.reports(for: ExternalPurchaseID(id)).map(\.state) == [.accepted])
         #expect(try live.get("/metrics").text.contains("linkout_reports_needing_attention 0\n"))
         let again = try live.post(
             "/admin/tokens/\(id)/resend",

@@ -228,11 +228,13 @@ struct LiveReportingTests {
         live.application.reporting.tick()
         var statuses: [String: ReportStatus] = [:]
         for request in setup.apple.received {
-            if let report = request.report { statuses[report.externalPurchaseId] = report.status }
+            if let report = request.report { statuses[report.externalPurchaseId.rawValue] = report.status }
             #expect(request.problems == [])
         }
         #expect(setup.apple.received.count == expired.count, "the token still active three days on waits")
-        #expect(statuses == Dictionary(uniqueKeysWithValues: expired.map { ($0.externalPurchaseId, .noLineItem) }))
+        #expect(
+            statuses == Dictionary(uniqueKeysWithValues: expired.map { ($0.externalPurchaseId.rawValue, .noLineItem) })
+        )
     }
 
     @Test func readinessSaysWhyReportsWait() throws {

@@ -88,14 +88,14 @@ struct LocalizationTests {
             ("TWD", "150", 15_000, "150.00"), ("JPY", "480", 480, "480"), ("KWD", "5.12", 5_120, "5.120"),
             ("EUR", "29.99", 2_999, "29.99"), ("MGA", "1000", 1_000, "1000"),
         ] {
-            let money = try #require(Money(currency: currency, decimal: text), "\(currency)")
+            let money = try #require(Money(currency: CurrencyCode(currency), decimal: text), "\(currency)")
             #expect(money.minorUnits == minor, "\(currency)")
             #expect(try MinorUnits.parse(text, currency: currency) == minor, "\(currency)")
             let read = currency == "ISK" ? "500" : shown
-            #expect(DashboardRoute.amount(minor, currency: currency) == "\(read) \(currency)")
+            #expect(DashboardRoute.amount(minor, currency: CurrencyCode(currency)) == "\(read) \(currency)")
             #expect(money.decimalText == shown, "\(currency)")
             let milli = CurrencyExponent.milliUnits(minor, currency: currency)
-            #expect(MilliUnitsText.text(milli, currency: currency) == shown, "\(currency)")
+            #expect(MilliUnitsText.text(milli, currency: CurrencyCode(currency)) == shown, "\(currency)")
         }
         // A person reads krónur whole, and sees øre only where there are some.
         #expect(try #require(Money(currency: "ISK", decimal: "500")).formatted(language: "en") == "ISK\u{A0}500")

@@ -195,7 +195,7 @@ struct MoneyFlowTests {
         let month = UTCDate.days(year: UTCDate.civil(days: today).year, month: UTCDate.civil(days: today).month, day: 1)
         let monthTotals = try ledger.money.totals(fromDay: month - 31, untilDay: UTCDate.nextMonth(days: today))
         for (currency, figures) in Self.expected {
-            let mine = monthTotals.filter { $0.reportingCurrency == currency }
+            let mine = monthTotals.filter { $0.reportingCurrency.rawValue == currency }
             #expect(mine.reduce(0) { $0 + $1.netAmount } == figures.net, "\(currency)")
             #expect(mine.reduce(0) { $0 + $1.commission } == figures.commission, "\(currency)")
         }

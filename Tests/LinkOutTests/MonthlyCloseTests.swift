@@ -180,7 +180,9 @@ struct MonthlyCloseTests {
         let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
 
         let report = try close.report(month: november, now: clock.now, status: .running)
-        let byId = Dictionary(report.outstandingList.map { ($0.lineItemId ?? $0.externalPurchaseId, $0) }) { a, _ in a }
+        let byId = Dictionary(
+            report.outstandingList.map { ($0.lineItemId?.rawValue ?? $0.externalPurchaseId.rawValue, $0) }
+        ) { a, _ in a }
         #expect(byId["li-refused"]?.state == "needs_correction")
         #expect(byId["li-refused"]?.action.contains("linkout report restate refused li-refused") == true)
         #expect(byId["refused"]?.state == "rejected")
@@ -222,7 +224,7 @@ struct MonthlyCloseTests {
         try harness.record("versions", created: day)
         for (index, id) in ["kept", "restated", "withdrawn", "refused-later"].enumerated() {
             try harness.ledger.reports.storeLineItems(
-                [(id, Self.buy(id, at: day + Int64(index)))],
+                [(LineItemID(id), Self.buy(id, at: day + Int64(index)))],
                 for: "versions",
                 at: day
             )
@@ -335,7 +337,7 @@ struct MonthlyCloseTests {
             ("u1", Self.buy("u1", at: day + 4, euros: 2, currency: "USD")),
             ("late", Self.buy("late", at: november.end + 1)),
         ] {
-            try harness.ledger.reports.storeLineItems([(id, body)], for: "money-a", at: day + 10)
+            try harness.ledger.reports.storeLineItems([(LineItemID(id), body)], for: "money-a", at: day + 10)
         }
         try harness.ledger.reports.storeLineItems(
             [("s1", Self.buy("s1", at: day))],

@@ -66,18 +66,18 @@ struct NotificationTests {
         #expect(received.count == 1)
         let report = try #require(received.first?.report)
         #expect(report.status == .unrecognizedToken)
-        #expect(report.externalPurchaseId == id)
+        #expect(report.externalPurchaseId.rawValue == id)
         #expect(report.lineItems == nil)
         #expect(received.first?.problems == [])
         let ledger = live.ledger()
-        let token = try #require(try ledger.tokens.token(id))
+        let token = try #require(try ledger.tokens.token(ExternalPurchaseID(id)))
         #expect(token.source == .notification)
         #expect(token.visitCount == 0)
         let stored = try ledger.notifications.notifications()
         #expect(stored.count == 1)
         #expect(stored.first?.outcome == "unrecognized_reported")
         #expect(stored.first?.processedAt != nil)
-        #expect(try ledger.reports.reports(for: id).count == 1)
+        #expect(try ledger.reports.reports(for: ExternalPurchaseID(id)).count == 1)
         let metrics = try live.get("/metrics").text
         #expect(
             metrics.contains(
@@ -107,9 +107,9 @@ struct NotificationTests {
         let received = try setup.fakeApple.received
         #expect(received.count == 1)
         #expect(received.first?.report?.status == .noLineItem)
-        #expect(received.first?.report?.externalPurchaseId == id)
+        #expect(received.first?.report?.externalPurchaseId.rawValue == id)
         #expect(try live.ledger().notifications.notifications().first?.outcome == "due_now")
-        #expect(try live.ledger().tokens.token(id)?.source == .app)
+        #expect(try live.ledger().tokens.token(ExternalPurchaseID(id))?.source == .app)
     }
 
     @Test func createdRecordsTheCustomLinkTokenWithItsTypeAndExpiry() throws {
@@ -127,14 +127,14 @@ struct NotificationTests {
             )
         )
         #expect(try Self.deliver(live, signed).status == 200)
-        let token = try #require(try live.ledger().tokens.token(id))
+        let token = try #require(try live.ledger().tokens.token(ExternalPurchaseID(id)))
         #expect(token.source == .notification)
         #expect(token.token.tokenType == "SERVICES")
         #expect(token.token.tokenCreationDate == created)
         #expect(token.token.tokenExpirationDate == created + 3_600_000)
         #expect(token.token.environment == .sandbox)
         #expect(try live.ledger().notifications.notifications().first?.outcome == "recorded")
-        #expect(try live.ledger().reports.reports(for: id).isEmpty)
+        #expect(try live.ledger().reports.reports(for: ExternalPurchaseID(id)).isEmpty)
     }
 
     /// A made-up token for a real id lands first (inside the five minutes of skew allowed, typed and expiring as
@@ -150,7 +150,7 @@ struct NotificationTests {
             appAppleId: 1_234_567_890,
             bundleId: "com.example",
             tokenCreationDate: now + 4 * 60_000,
-            externalPurchaseId: id,
+            externalPurchaseId: ExternalPurchaseID(id),
             tokenType: "SERVICES",
             tokenExpirationDate: now + 3_600_000
         )
@@ -170,7 +170,7 @@ struct NotificationTests {
             )
         )
         #expect(try Self.deliver(live, signed).status == 200)
-        let token = try #require(try live.ledger().tokens.token(id))
+        let token = try #require(try live.ledger().tokens.token(ExternalPurchaseID(id)))
         #expect(token.token.tokenCreationDate == created)
         #expect(token.token.tokenType == "ACQUISITION")
         #expect(token.token.tokenExpirationDate == created + 2 * 86_400_000)
@@ -191,7 +191,7 @@ struct NotificationTests {
         let received = try setup.fakeApple.received
         #expect(received.count == 1)
         #expect(received.first?.report?.status == .noLineItem)
-        #expect(received.first?.report?.externalPurchaseId == id)
+        #expect(received.first?.report?.externalPurchaseId.rawValue == id)
 
         // The same values again correct nothing and log nothing.
         let again = try setup.signer.sign(
@@ -229,14 +229,14 @@ struct NotificationTests {
         #expect(try Self.deliver(live, try setup.signer.sign(payload("ACTIVE_TOKEN_REMINDER", id))).status == 200)
         live.application.reporting.tick()
         #expect(try setup.fakeApple.received.isEmpty)
-        #expect(try live.ledger().tokens.token(id)?.token.tokenType == "ACQUISITION")
+        #expect(try live.ledger().tokens.token(ExternalPurchaseID(id))?.token.tokenType == "ACQUISITION")
         #expect(try live.ledger().notifications.notifications().first?.outcome == "recorded")
 
         // Apple's CREATED notice for a refreshed copy: no appAccountToken anywhere, grouped by Apple's dates.
         #expect(try Self.deliver(live, try setup.signer.sign(payload("CREATED", copy))).status == 200)
         live.application.reporting.tick()
         #expect(try setup.fakeApple.waitForRequest())
-        #expect(try setup.fakeApple.received.map { $0.report?.externalPurchaseId } == [copy])
+        #expect(try setup.fakeApple.received.map { $0.report?.externalPurchaseId } == [ExternalPurchaseID(copy)])
         #expect(try setup.fakeApple.received.first?.report?.status == .duplicateToken)
 
         #expect(try Self.deliver(live, try setup.signer.sign(payload("UNREPORTED", id))).status == 200)
@@ -244,7 +244,7 @@ struct NotificationTests {
         #expect(try setup.fakeApple.waitForRequest())
         let received = try setup.fakeApple.received
         #expect(received.count == 2)
-        #expect(received.last?.report?.externalPurchaseId == id)
+        #expect(received.last?.report?.externalPurchaseId.rawValue == id)
         #expect(received.last?.report?.status == .noLineItem)
         #expect(received.last?.problems == [])
     }
@@ -383,8 +383,8 @@ struct NotificationTests {
         }
         let ledger = live.ledger()
         #expect(try ledger.notifications.notifications().isEmpty)
-        #expect(try ledger.tokens.token(id) == nil)
-        #expect(try ledger.tokens.token(id + "x") == nil)
+        #expect(try ledger.tokens.token(ExternalPurchaseID(id)) == nil)
+        #expect(try ledger.tokens.token(ExternalPurchaseID(id + "x")) == nil)
         #expect(try setup.fakeApple.received.isEmpty)
         #expect(!live.logLines.all.contains { $0.contains(parts[1]) })
     }

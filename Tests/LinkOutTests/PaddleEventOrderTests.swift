@@ -54,8 +54,10 @@ struct PaddleEventOrderTests {
             ]
         )
         #expect(
-            try harness.live.application.ledger.payments.purchases(externalPurchaseId: checkout.externalPurchaseId)
-                .count == 1
+            try harness.live.application.ledger.payments.purchases(
+                externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
+            )
+            .count == 1
         )
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }

@@ -139,7 +139,7 @@ struct PaddleFlowTests {
         #expect(try harness.deliver(failed).status == 200)
         try harness.payments.waitForEvents()
         let purchases = try harness.live.application.ledger.payments.purchases(
-            externalPurchaseId: checkout.externalPurchaseId
+            externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
         )
         #expect(purchases.count == 1)
         #expect(purchases.first?.provider == .paddle)
@@ -184,7 +184,7 @@ struct PaddleFlowTests {
         #expect(try harness.deliver(completed).status == 200)
         try harness.payments.waitForEvents()
         let purchases = try harness.live.application.ledger.payments.purchases(
-            externalPurchaseId: checkout.externalPurchaseId
+            externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
         )
         #expect(purchases.count == 1)
         #expect(harness.paddle.requests.contains("GET /transactions/\(transaction)?include=address"))

@@ -254,8 +254,10 @@ struct PageContentTests {
         let again = try harness.live.get(location, headers: ["Cookie": checkout.cookie])
         #expect(again.text.contains("<h1>Demo payment completed</h1>"))
         #expect(
-            try harness.live.application.ledger.payments.purchases(externalPurchaseId: checkout.externalPurchaseId)
-                .count == 1
+            try harness.live.application.ledger.payments.purchases(
+                externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
+            )
+            .count == 1
         )
     }
 
@@ -267,7 +269,7 @@ struct PageContentTests {
         let session = "cs_test_fake1"
         // Stripe sends the person back before any webhook: the page waits and says so, with the order reference.
         let waiting = try harness.live.get(
-            PaymentResultRoute.path(checkoutId: checkout.id, sessionId: session),
+            PaymentResultRoute.path(checkoutId: CheckoutID(checkout.id), sessionId: session),
             headers: ["Cookie": checkout.cookie]
         )
         #expect(waiting.text.contains("Confirming your payment"))

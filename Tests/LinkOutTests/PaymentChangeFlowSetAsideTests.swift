@@ -75,7 +75,7 @@ struct PaymentChangeFlowSetAsideTests {
             headers: ["Authorization": "Bearer admin-secret"]
         )
         #expect(attention.status == 200)
-        #expect(attention.text.contains(token.externalPurchaseId))
+        #expect(attention.text.contains(token.externalPurchaseId.rawValue))
         #expect(attention.text.contains("RefundNotAllowedCreationDateError"))
         #expect(try ledger.reports.attentionCount() == 1)
         let metrics = try harness.live.get("/metrics", headers: ["Authorization": "Bearer admin-secret"])

@@ -58,8 +58,10 @@ struct PaymentFlowTests {
         #expect(report["status"] as? String == "LINE_ITEM")
         #expect(report["externalPurchaseId"] as? String == checkout.externalPurchaseId)
         #expect(
-            try harness.live.application.ledger.payments.purchases(externalPurchaseId: checkout.externalPurchaseId)
-                .count == 1
+            try harness.live.application.ledger.payments.purchases(
+                externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
+            )
+            .count == 1
         )
     }
 
@@ -148,7 +150,10 @@ struct PaymentFlowTests {
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
         #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .paid)
-        #expect(try harness.live.application.ledger.reports.lineItems(for: checkout.externalPurchaseId).isEmpty)
+        #expect(
+            try harness.live.application.ledger.reports.lineItems(for: ExternalPurchaseID(checkout.externalPurchaseId))
+                .isEmpty
+        )
         let event = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 5).first
         #expect(event?.outcome?.contains("not reported to Apple") == true)
         // A checkout Stripe knows but linkout never started is not linkout's purchase.

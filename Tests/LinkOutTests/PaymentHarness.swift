@@ -76,7 +76,7 @@ final class PaymentHarness {
             id: String(location.dropFirst("/checkout/".count)),
             cookie: cookie,
             csrf: String(csrf),
-            externalPurchaseId: token.externalPurchaseId
+            externalPurchaseId: token.externalPurchaseId.rawValue
         )
     }
 

@@ -121,7 +121,7 @@ struct PaymentWebhookRouteTests {
         #expect(events.first?.processedAt != nil)
         #expect(events.first?.outcome?.hasPrefix("purchase recorded") == true)
         let purchases = try harness.live.application.ledger.payments.purchases(
-            externalPurchaseId: checkout.externalPurchaseId
+            externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
         )
         #expect(purchases.map(\.purchaseId) == ["demo_\(intent)"])
     }
@@ -149,8 +149,10 @@ struct PaymentWebhookRouteTests {
         let session = try harness.live.application.ledger.payments.paymentSession(intentId: intent)
         #expect(session?.state == .expired)
         #expect(
-            try harness.live.application.ledger.payments.purchases(externalPurchaseId: checkout.externalPurchaseId)
-                .isEmpty
+            try harness.live.application.ledger.payments.purchases(
+                externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
+            )
+            .isEmpty
         )
     }
 }

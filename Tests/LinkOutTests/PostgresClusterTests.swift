@@ -94,13 +94,13 @@ struct PostgresClusterTests {
         // Every token reaches Apple; the killed instance's claimed reports after its lease ends.
         let wanted = Set(ids)
         let allReported = eventually(within: 90) {
-            wanted.isSubset(of: Set(apple.apple.received.compactMap { $0.report?.externalPurchaseId }))
+            wanted.isSubset(of: Set(apple.apple.received.compactMap { $0.report?.externalPurchaseId.rawValue }))
         }
         #expect(allReported)
 
         let ledger = try Ledger(postgres: PostgresTarget(url: url, password: nil))
         defer { ledger.close() }
-        let missing = try ids.filter { try ledger.tokens.token($0) == nil }
+        let missing = try ids.filter { try ledger.tokens.token(ExternalPurchaseID($0)) == nil }
         #expect(missing.isEmpty, "\(missing.count) acknowledged visits missing from the ledger: \(missing.prefix(3))")
 
         // Once: one report (one requestIdentifier) per token. A send the killed instance had in flight may be
@@ -110,7 +110,7 @@ struct PostgresClusterTests {
         var sends = 0
         for request in apple.apple.received {
             guard let report = request.report else { continue }
-            identifiers[report.externalPurchaseId, default: []].insert(report.requestIdentifier)
+            identifiers[report.externalPurchaseId.rawValue, default: []].insert(report.requestIdentifier.rawValue)
             sends += 1
         }
         let twice = identifiers.filter { $0.value.count != 1 }
@@ -136,7 +136,7 @@ struct PostgresClusterTests {
             tokenType: nil,
             nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)
         )
-        token.externalPurchaseId = externalPurchaseId
+        token.externalPurchaseId = ExternalPurchaseID(externalPurchaseId)
         return "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
     }
 

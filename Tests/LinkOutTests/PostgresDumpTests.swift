@@ -46,7 +46,7 @@ struct PostgresDumpTests {
                     nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)
                 )
                 let landing = try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
-                if landing.status == 303 { acknowledged.append(token.externalPurchaseId) }
+                if landing.status == 303 { acknowledged.append(token.externalPurchaseId.rawValue) }
             }
             // Taken while the server runs: pg_dump reads one snapshot, so the dump is consistent.
             let dumped = try Self.run("pg_dump", ["--format=custom", "--no-owner", "--file", dump.path, source.url])
@@ -55,7 +55,7 @@ struct PostgresDumpTests {
         let restored = try Self.run("pg_restore", ["--no-owner", "--exit-on-error", "--dbname", target.url, dump.path])
         #expect(restored.status == 0, "\(restored.errors)")
         let live = try LiveApplication { $0.storage.postgresURL = target.url }
-        let stored = Set(try live.ledger().tokens.tokens().map(\.token.externalPurchaseId))
+        let stored = Set(try live.ledger().tokens.tokens().map(\.token.externalPurchaseId.rawValue))
         #expect(acknowledged.count == 200)
         #expect(Set(acknowledged).subtracting(stored).isEmpty)
         #expect(try live.get("/healthz").status == 200)

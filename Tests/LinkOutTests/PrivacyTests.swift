@@ -74,8 +74,10 @@ struct PrivacyTests {
         let checkout = try Self.adasCheckout(harness)
         harness.live.application.reporting.tick()
         let ledger = harness.live.ledger()
-        let reportsBefore = try ledger.reports.reports(for: checkout.externalPurchaseId).map { $0.body }
-        let itemsBefore = try ledger.reports.lineItems(for: checkout.externalPurchaseId).map(\.body)
+        let reportsBefore = try ledger.reports.reports(for: ExternalPurchaseID(checkout.externalPurchaseId)).map {
+            $0.body
+        }
+        let itemsBefore = try ledger.reports.lineItems(for: ExternalPurchaseID(checkout.externalPurchaseId)).map(\.body)
         let purchasesBefore = PurchasesCSV.render(try ledger.payments.purchases(limit: 100))
         #expect(!itemsBefore.isEmpty)
         #expect(try !ledger.privacy.bodies(mentioning: Self.email).isEmpty, "her data is there to begin with")
@@ -99,8 +101,14 @@ struct PrivacyTests {
         // Apple's side unchanged: the same reports and line items, and nothing more sent.
         let sent = harness.apple.apple.received.count
         harness.live.application.reporting.tick()
-        #expect(try ledger.reports.reports(for: checkout.externalPurchaseId).map { $0.body } == reportsBefore)
-        #expect(try ledger.reports.lineItems(for: checkout.externalPurchaseId).map(\.body) == itemsBefore)
+        #expect(
+            try ledger.reports.reports(for: ExternalPurchaseID(checkout.externalPurchaseId)).map { $0.body }
+                == reportsBefore
+        )
+        #expect(
+            try ledger.reports.lineItems(for: ExternalPurchaseID(checkout.externalPurchaseId)).map(\.body)
+                == itemsBefore
+        )
         #expect(harness.apple.apple.received.count == sent)
         // Recorded, under a fingerprint of the address, never the address.
         let entry = try #require(try ledger.audit.entries().first { $0.action == "privacy.erase" })

@@ -50,7 +50,9 @@ final class RejectingApple: Sendable {
             switch kind {
             case .lineItem:
                 let id = items[Int(state.random.next() % UInt64(items.count))].common.lineItemId
-                let error = state.random.next() % 2 == 0 ? AppleError.incorrectNetAmount(id) : AppleError.outOfRange(id)
+                let error =
+                    state.random.next() % 2 == 0
+                    ? AppleError.incorrectNetAmount(id.rawValue) : AppleError.outOfRange(id.rawValue)
                 return FakeAppleServer.rejection([error])
             case .simultaneous:
                 return FakeAppleServer.rejection([AppleError.simultaneous])

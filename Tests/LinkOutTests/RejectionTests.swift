@@ -30,10 +30,10 @@ struct RejectionTests {
         let received = harness.production.received
         #expect(received.count == 2)
         #expect(received.count == 2 && received[1].report?.requestIdentifier == received[0].report?.requestIdentifier)
-        #expect(received.last?.report?.lineItems?.map(\.common.lineItemId) == [good])
+        #expect(received.last?.report?.lineItems?.map(\.common.lineItemId) == [LineItemID(good)])
         #expect(try harness.reports("split").map(\.state) == [.accepted])
         let setAside = try harness.ledger.reports.lineItems(for: "split").filter(\.needsCorrection)
-        #expect(setAside.map(\.lineItemId) == [bad])
+        #expect(setAside.map(\.lineItemId) == [LineItemID(bad)])
         #expect(setAside.first?.correction?.contains("IncorrectNetAmountError") == true)
         let attention = try harness.ledger.reports.needingAttention(limit: 10)
         #expect(attention.map(\.externalPurchaseId) == ["split"])
@@ -42,14 +42,14 @@ struct RejectionTests {
 
         let outcome = try ReportActions(ledger: harness.ledger).restate(
             "split",
-            lineItemId: bad,
+            lineItemId: LineItemID(bad),
             body: ReportingHarness.buyJSON(lineItemId: bad)
         )
         #expect(outcome.action == "restate")
         try harness.tickUntilSettled()
         let after = harness.production.received
         #expect(after.count == 3)
-        #expect(after.last?.report?.lineItems?.map(\.common.lineItemId) == [bad])
+        #expect(after.last?.report?.lineItems?.map(\.common.lineItemId) == [LineItemID(bad)])
         #expect(after.last?.report?.requestIdentifier != received.first?.report?.requestIdentifier)
         #expect(try harness.reports("split").map(\.state) == [.accepted, .accepted])
         #expect(try harness.ledger.reports.attentionCount() == 0)
@@ -205,10 +205,10 @@ struct RejectionTests {
         try harness.tickUntilSettled()
         #expect(try harness.reports("emptied").map(\.state) == [.rejected])
         let actions = ReportActions(ledger: harness.ledger)
-        let dropped = try actions.retract("emptied", lineItemId: first)
+        let dropped = try actions.retract("emptied", lineItemId: LineItemID(first))
         #expect(!dropped.detail.contains("NO_LINE_ITEM"), "a refused item still waits for the operator")
         #expect(try harness.reports("emptied").map(\.state) == [.rejected])
-        let last = try actions.retract("emptied", lineItemId: second)
+        let last = try actions.retract("emptied", lineItemId: LineItemID(second))
         #expect(last.detail.contains("NO_LINE_ITEM"))
         try harness.tickUntilSettled()
         let received = harness.production.received
@@ -230,16 +230,16 @@ struct RejectionTests {
         harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(bad)]))
         try harness.tickUntilSettled()
         #expect(try harness.reports("dropped").map(\.state) == [.accepted])
-        let outcome = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: bad)
+        let outcome = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: LineItemID(bad))
         #expect(outcome.detail.contains("dropped"))
         try harness.tickUntilSettled()
         #expect(harness.production.received.count == 2)
         #expect(try harness.ledger.reports.attentionCount() == 0)
-        let good2 = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: good)
+        let good2 = try ReportActions(ledger: harness.ledger).retract("dropped", lineItemId: LineItemID(good))
         #expect(good2.detail.contains("retraction"))
         try harness.tickUntilSettled()
         let retraction = try #require(harness.production.received.last?.report?.lineItems?.first?.common)
-        #expect(retraction.lineItemId == good)
+        #expect(retraction.lineItemId.rawValue == good)
         #expect(retraction.restatement == true && retraction.erroneouslySubmitted == true)
     }
 
@@ -265,7 +265,7 @@ struct RejectionTests {
             createdAt: 0
         )
         accepted.state = .accepted
-        let reports = ["r": accepted]
+        let reports: [RequestIdentifier: StoredReport] = ["r": accepted]
         #expect(AdminAPI.state(of: try item(nil, nil), reports: reports) == "accepted")
         #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", nil), reports: reports) == "needs_correction")
         #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", 5), reports: reports) == "corrected")

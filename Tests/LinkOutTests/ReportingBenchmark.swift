@@ -82,7 +82,7 @@ struct ReportingBenchmark {
                         appAppleId: 1_234_567_890,
                         bundleId: "com.example",
                         tokenCreationDate: created,
-                        externalPurchaseId: id
+                        externalPurchaseId: ExternalPurchaseID(id)
                     ),
                     source: .app
                 ),

@@ -83,7 +83,7 @@ final class ReportingHarness {
                 appAppleId: 1_234_567_890,
                 bundleId: "com.example",
                 tokenCreationDate: created,
-                externalPurchaseId: id,
+                externalPurchaseId: ExternalPurchaseID(id),
                 tokenType: type,
                 tokenExpirationDate: expires
             ),
@@ -114,7 +114,11 @@ final class ReportingHarness {
     /// Stores a one-time buy of `amount` cents (EUR, tax included at 20%) for the token.
     func addBuy(_ id: String, lineItemId: String = UUID().uuidString.lowercased(), euros: Int64 = 10) throws {
         let body = Self.buyJSON(lineItemId: lineItemId, euros: euros)
-        try ledger.reports.storeLineItems([(lineItemId, body)], for: id, at: Clock.system.nowMilliseconds())
+        try ledger.reports.storeLineItems(
+            [(LineItemID(lineItemId), body)],
+            for: ExternalPurchaseID(id),
+            at: Clock.system.nowMilliseconds()
+        )
     }
 
     /// Apple's shape of a one-time buy of `euros` (EUR, 20% tax), created a second ago.
@@ -128,7 +132,7 @@ final class ReportingHarness {
     }
 
     func reports(_ id: String) throws -> [StoredReport] {
-        try ledger.reports.reports(for: id)
+        try ledger.reports.reports(for: ExternalPurchaseID(id))
     }
 
     /// Runs ticks at the moments the outbox asks for, until nothing is due or `limit` passes.

@@ -112,7 +112,7 @@ struct ReportingMonthSimulation {
                         appAppleId: 1_234_567_890,
                         bundleId: "com.example",
                         tokenCreationDate: token.created,
-                        externalPurchaseId: token.id,
+                        externalPurchaseId: ExternalPurchaseID(token.id),
                         tokenType: token.type,
                         tokenExpirationDate: token.expires
                     ),
@@ -123,7 +123,11 @@ struct ReportingMonthSimulation {
                 at: event.at
             )
         case .lineItem(let tokenId, let lineItemId, let body):
-            try ledger.reports.storeLineItems([(lineItemId, body)], for: tokenId, at: event.at)
+            try ledger.reports.storeLineItems(
+                [(LineItemID(lineItemId), body)],
+                for: ExternalPurchaseID(tokenId),
+                at: event.at
+            )
         }
     }
 
@@ -150,7 +154,7 @@ struct ReportingMonthSimulation {
             } else {
                 standing = .stuck
             }
-            result[standing, default: []].append(id)
+            result[standing, default: []].append(id.rawValue)
         }
         return result
     }

@@ -39,7 +39,7 @@ struct ReportingReviewTests {
             restated.replaceSubrange(date, with: "\"creationDate\":\(created)")
         }
         try harness.ledger.reports.storeLineItems(
-            [(itemId, restated)],
+            [(LineItemID(itemId), restated)],
             for: "restated",
             at: Clock.system.nowMilliseconds()
         )
@@ -188,7 +188,7 @@ struct ReportingReviewTests {
                     provider: ProviderID("demo"),
                     intentId: "i-\(id)",
                     checkoutId: "c-\(id)",
-                    externalPurchaseId: id,
+                    externalPurchaseId: ExternalPurchaseID(id),
                     productId: "pro.lifetime",
                     currency: "EUR",
                     amount: "29.99",

@@ -208,7 +208,7 @@ struct ReportingTests {
     static func statuses(_ server: FakeAppleServer) -> [String: ReportStatus] {
         var statuses: [String: ReportStatus] = [:]
         for request in server.received {
-            if let report = request.report { statuses[report.externalPurchaseId] = report.status }
+            if let report = request.report { statuses[report.externalPurchaseId.rawValue] = report.status }
         }
         return statuses
     }

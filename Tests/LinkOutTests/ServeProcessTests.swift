@@ -124,7 +124,7 @@ struct ServeProcessTests {
                     guard let response = try? client.roundTrip("GET \(target) HTTP/1.1\r\nHost: t\r\n\r\n"),
                         response.status == 303
                     else { return }
-                    acknowledged.withLock { $0.append(token.externalPurchaseId) }
+                    acknowledged.withLock { $0.append(token.externalPurchaseId.rawValue) }
                 }
             }
         }
@@ -136,7 +136,7 @@ struct ServeProcessTests {
         let promised = Set(acknowledged.withLock { $0 })
         let ledger = try Ledger(directory: dataDir.path)
         defer { ledger.close() }
-        let stored = Set(try ledger.tokens.tokens().map(\.token.externalPurchaseId))
+        let stored = Set(try ledger.tokens.tokens().map(\.token.externalPurchaseId.rawValue))
         #expect(promised.count >= 200)
         #expect(promised.subtracting(stored).isEmpty, "\(promised.subtracting(stored).count) acknowledged visits lost")
         print("SIGKILL after \(promised.count) acknowledged visits: \(stored.count) tokens on disk, none lost")

@@ -41,7 +41,7 @@ struct TokenAPITests {
     }
 
     static func boundAccount(_ live: LiveApplication) throws -> String? {
-        try live.ledger().tokens.token(id)?.appAccountToken
+        try live.ledger().tokens.token(ExternalPurchaseID(id))?.appAccountToken
     }
 
     /// Whoever forwards a token first binds it (the route cannot know who is asking); a different account later
@@ -87,7 +87,7 @@ struct TokenAPITests {
         #expect(backendConflict.status == 409)
         #expect(try Self.errorCode(backendConflict) == "account_conflict")
         #expect(try Self.boundAccount(live) == Self.owner)
-        #expect(try live.ledger().tokens.token(Self.id)?.source == .app)
+        #expect(try live.ledger().tokens.token(ExternalPurchaseID(Self.id))?.source == .app)
     }
 
     /// A token the backend forwards first is recorded like the app's (201) and bound on the backend's word: the

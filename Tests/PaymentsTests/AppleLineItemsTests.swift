@@ -26,7 +26,7 @@ struct AppleLineItemsTests {
             bundleId: "com.example",
             productId: "pro.lifetime",
             mode: mode,
-            currency: currency,
+            currency: CurrencyCode(currency),
             amountSubtotal: total,
             amountTax: tax,
             amountTotal: total,
@@ -39,7 +39,7 @@ struct AppleLineItemsTests {
     /// Apple's local checks for `items` sent after `earlier`; no problems expected.
     func expectValid(_ items: [LineItem], after earlier: [LineItem] = [], now: Int64 = paidAt + 90 * 86_400_000) {
         let report = ExternalPurchaseReport(
-            requestIdentifier: UUID().uuidString,
+            requestIdentifier: RequestIdentifier(UUID().uuidString),
             externalPurchaseId: "0000-epid",
             status: .lineItem,
             lineItems: items

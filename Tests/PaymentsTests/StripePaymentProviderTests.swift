@@ -1,3 +1,4 @@
+import Domain
 import Outbound
 import Synchronization
 import TestSupport
@@ -28,7 +29,7 @@ struct StripePaymentProviderTests {
             externalPurchaseId: "0000-epid",
             bundleId: "com.example",
             product: .init(id: "pro.lifetime", displayName: "Pro für immer & mehr", kind: kind),
-            price: .init(currency: currency, amount: amount),
+            price: .init(currency: CurrencyCode(currency), amount: amount),
             language: language,
             successURL: "https://pay.example/return/chk_abc",
             cancelURL: "https://pay.example/checkout/chk_abc",

@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import Foundation
 import TestSupport
 import Testing
@@ -56,7 +57,7 @@ struct DiskFullTests {
         #expect(slowest < .seconds(1), "a visit took \(slowest)")
         #expect(ledger.writeFailure?.code == .diskFull)
         // A visit that failed was not acknowledged, so its checkout is not offered.
-        #expect(try ledger.tokens.checkout(id: refusedCheckout) == nil)
+        #expect(try ledger.tokens.checkout(id: CheckoutID(refusedCheckout)) == nil)
 
         try FileManager.default.removeItem(atPath: filler)
         #expect(JournalSegmentTests.journal(ledger, VisitJournalTests.visit("after", checkout: "c-after")) == nil)

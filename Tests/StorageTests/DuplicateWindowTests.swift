@@ -19,7 +19,7 @@ struct DuplicateWindowTests {
                 appAppleId: 1_234_567_890,
                 bundleId: "com.example",
                 tokenCreationDate: created,
-                externalPurchaseId: id,
+                externalPurchaseId: ExternalPurchaseID(id),
                 tokenType: "ACQUISITION",
                 tokenExpirationDate: expires
             ),
@@ -46,7 +46,7 @@ struct DuplicateWindowTests {
             holdsEndForTokensCreatedBefore: now - Milliseconds.days(9),
             duplicateWindow: window,
             limit: 100
-        ).map(\.token.externalPurchaseId)
+        ).map(\.token.externalPurchaseId.rawValue)
     }
 
     @Test func aDuplicateFarInTheOrderIsFoundOnceTheWindowReachesIt() throws {

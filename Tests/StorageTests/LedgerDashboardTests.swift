@@ -14,8 +14,8 @@ struct LedgerDashboardTests {
 
     static func report(_ id: String, for token: String) -> StoredReport {
         StoredReport(
-            requestIdentifier: id,
-            externalPurchaseId: token,
+            requestIdentifier: RequestIdentifier(id),
+            externalPurchaseId: ExternalPurchaseID(token),
             environment: .production,
             bundleId: "com.example",
             status: .noLineItem,
@@ -73,7 +73,7 @@ struct LedgerDashboardTests {
         for product in ["one", "two"] {
             _ = try ledger.tokens.recordCheckoutIntent(
                 checkoutId: "c-a",
-                productId: product,
+                productId: ProductID(product),
                 currency: "EUR",
                 amount: "1.00",
                 at: 10 * Self.day

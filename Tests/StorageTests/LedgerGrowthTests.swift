@@ -38,9 +38,9 @@ struct LedgerGrowthTests {
         #expect(try ledger.dashboard.funnel(since: 0) == Funnel(tokens: 300, checkouts: 0, payments: 0, reported: 300))
         let page = try ledger.tokens.tokens(
             limit: 2,
-            after: TokenCursor(after: try #require(try ledger.tokens.token(Ledger.seedId(3))))
+            after: TokenCursor(after: try #require(try ledger.tokens.token(ExternalPurchaseID(Ledger.seedId(3)))))
         )
-        #expect(page.map(\.token.externalPurchaseId) == [Ledger.seedId(4), Ledger.seedId(5)])
+        #expect(page.map(\.token.externalPurchaseId.rawValue) == [Ledger.seedId(4), Ledger.seedId(5)])
         #expect(
             try ledger.reports.tokensNeedingReports(
                 now: 400 * Milliseconds.day,

@@ -27,7 +27,7 @@ struct LedgerTests {
                 appAppleId: 1_234_567_890,
                 bundleId: "com.example",
                 tokenCreationDate: 1_706_169_600_000,
-                externalPurchaseId: id
+                externalPurchaseId: ExternalPurchaseID(id)
             ),
             source: source
         )
@@ -36,7 +36,7 @@ struct LedgerTests {
     static func visit(_ id: String?, checkout: String, at: Int64 = 1_000) -> Visit {
         Visit(
             token: id.map { token($0) },
-            checkoutId: checkout,
+            checkoutId: CheckoutID(checkout),
             bundleId: "com.example",
             landingPath: "/",
             utm: ["utm_source": "newsletter"],

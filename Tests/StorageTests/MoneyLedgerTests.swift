@@ -166,7 +166,7 @@ struct MoneyLedgerTests {
             let row = try #require(try ledger.reports.lineItems(for: "t1").last?.rowId)
             try ledger.reports.enqueueReport(
                 StoredReport(
-                    requestIdentifier: id,
+                    requestIdentifier: RequestIdentifier(id),
                     externalPurchaseId: "t1",
                     environment: .production,
                     bundleId: "com.example",

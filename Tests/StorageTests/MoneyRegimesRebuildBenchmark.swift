@@ -32,9 +32,9 @@ struct MoneyRegimesRebuildBenchmark {
                     at: MoneyLedgerTests.at
                 )
                 let items = (first..<min(first + batch, total)).map { index in
-                    ("b\(index)", MoneyLedgerTests.buy("b\(index)", inclusive: 11900, tax: 1900))
+                    (LineItemID("b\(index)"), MoneyLedgerTests.buy("b\(index)", inclusive: 11900, tax: 1900))
                 }
-                try ledger.reports.storeLineItems(items, for: token, at: MoneyLedgerTests.at)
+                try ledger.reports.storeLineItems(items, for: ExternalPurchaseID(token), at: MoneyLedgerTests.at)
             }
         }
         var rebuilt = false

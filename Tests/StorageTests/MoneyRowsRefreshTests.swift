@@ -19,7 +19,7 @@ struct MoneyRowsRefreshTests {
     }
 
     static func row(_ ledger: Ledger, _ id: String, bundleId: String = "com.example") throws -> MoneyLineItem? {
-        try ledger.money.lineItem(id, bundleId: bundleId, environment: .production)
+        try ledger.money.lineItem(LineItemID(id), bundleId: BundleID(bundleId), environment: .production)
     }
 
     static func totals(_ ledger: Ledger) throws -> [MoneyDay] {

@@ -170,7 +170,7 @@ extension QueryPlanTests {
         for product in ["one", "two"] {
             _ = try ledger.tokens.recordCheckoutIntent(
                 checkoutId: "c-a",
-                productId: product,
+                productId: ProductID(product),
                 currency: "EUR",
                 amount: "1",
                 at: 4 * day

@@ -12,9 +12,9 @@ extension TokenDecoder {
     static func decodePlain(_ json: [UInt8]) -> ExternalPurchaseToken? {
         var reader = PlainReader(bytes: json)
         var appAppleId: Int64?
-        var bundleId: String?
+        var bundleId: BundleID?
         var tokenCreationDate: Int64?
-        var externalPurchaseId: String?
+        var externalPurchaseId: ExternalPurchaseID?
         var tokenType: String?
         var tokenExpirationDate: Int64?
         // Keys seen so far, as byte ranges: tokens have a handful, so a linear scan beats hashing.
@@ -41,9 +41,9 @@ extension TokenDecoder {
                 }
                 switch (Self.field(json[key]), value) {
                 case (.appAppleId, .integer(let integer)): appAppleId = integer
-                case (.bundleId, .string(let string)): bundleId = string
+                case (.bundleId, .string(let string)): bundleId = BundleID(string)
                 case (.tokenCreationDate, .integer(let integer)): tokenCreationDate = integer
-                case (.externalPurchaseId, .string(let string)): externalPurchaseId = string
+                case (.externalPurchaseId, .string(let string)): externalPurchaseId = ExternalPurchaseID(string)
                 case (.tokenType, .string(let string)): tokenType = string
                 case (.tokenExpirationDate, .integer(let integer)): tokenExpirationDate = integer
                 case (nil, _): break  // unknown keys are ignored, as JSONDecoder ignores them

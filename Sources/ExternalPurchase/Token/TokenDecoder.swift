@@ -105,11 +105,11 @@ public enum TokenDecoder {
 
     /// Shape checks the JSON types alone do not give.
     private static func checkFields(_ token: ExternalPurchaseToken) -> TokenRejection? {
-        guard isExternalPurchaseId(token.externalPurchaseId) else {
+        guard isExternalPurchaseId(token.externalPurchaseId.rawValue) else {
             return TokenRejection(.invalidExternalPurchaseId)
         }
-        guard !token.bundleId.isEmpty, token.bundleId.utf8.count <= 255,
-            token.bundleId.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        guard !token.bundleId.isEmpty, token.bundleId.rawValue.utf8.count <= 255,
+            token.bundleId.rawValue.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return TokenRejection(.invalidField("bundleId")) }
         guard token.appAppleId > 0 else { return TokenRejection(.invalidField("appAppleId")) }
         guard token.tokenCreationDate > 0 else { return TokenRejection(.invalidField("tokenCreationDate")) }

@@ -6,7 +6,7 @@ public enum TokenMinter {
     /// A fresh token; sandbox ids carry Apple's `SANDBOX_` prefix, custom-link types get an expiry
     /// (sandbox: one hour, as Apple documents; production: a year, as in Apple's example).
     public static func mint(
-        bundleId: String,
+        bundleId: BundleID,
         appAppleId: Int64,
         sandbox: Bool,
         tokenType: String?,
@@ -17,7 +17,7 @@ public enum TokenMinter {
             appAppleId: appAppleId,
             bundleId: bundleId,
             tokenCreationDate: nowMilliseconds,
-            externalPurchaseId: id
+            externalPurchaseId: ExternalPurchaseID(id)
         )
         if let tokenType {
             token.tokenType = tokenType
@@ -37,6 +37,6 @@ public enum TokenMinter {
     /// The URL StoreKit would open: the destination with `externalPurchaseToken` and `bundleId` appended
     /// (Apple: destination URLs carry no query, so StoreKit appends with `?`).
     public static func redirectURL(base: String, token: ExternalPurchaseToken) -> String {
-        base + "?externalPurchaseToken=" + encode(token) + "&bundleId=" + token.bundleId
+        base + "?externalPurchaseToken=" + encode(token) + "&bundleId=" + token.bundleId.rawValue
     }
 }

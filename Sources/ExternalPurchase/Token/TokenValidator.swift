@@ -7,7 +7,7 @@ public import Domain
 /// new purchases (`ExternalPurchaseToken.acceptsPurchases`).
 public struct TokenValidator: Sendable {
     /// Configured `appAppleId` by bundle ID.
-    public var apps: [String: Int64]
+    public var apps: [BundleID: Int64]
     /// How far ahead of our clock a creation date may lie: five minutes. The date is stamped by Apple when it
     /// issues the token, not by the phone, so the only skew to allow for is between Apple's clock and ours, both
     /// kept by NTP to well under a second; minutes cover a server whose clock drifted. A wider window (it was a
@@ -34,7 +34,7 @@ public struct TokenValidator: Sendable {
         "ACQUISITION", "SERVICES", "IN_APP", "LINK_OUT", "WITHIN_APP", "OUT_OF_APP",
     ]
 
-    public init(apps: [String: Int64]) {
+    public init(apps: [BundleID: Int64]) {
         self.apps = apps
     }
 
@@ -51,7 +51,7 @@ public struct TokenValidator: Sendable {
     /// tokens the app forwards itself).
     public func validate(
         _ token: ExternalPurchaseToken,
-        queryBundleId: String?,
+        queryBundleId: BundleID?,
         nowMilliseconds: Int64
     ) -> TokenRejection? {
         if let queryBundleId, queryBundleId != token.bundleId { return TokenRejection(.bundleIdMismatch) }

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Synchronization
 
 /// The ids linkout hands out: checkout ids (stable per token, unguessable), session ids and CSRF tokens.
@@ -47,8 +48,11 @@ final class Identifiers: Sendable {
 
     /// The checkout for a token: the same externalPurchaseId always maps to the same id, and nobody without the
     /// secret can compute it (130 bits of an HMAC).
-    func checkoutId(externalPurchaseId: String) -> String {
-        Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId).prefix(17))).prefix(26).description
+    func checkoutId(externalPurchaseId: ExternalPurchaseID) -> CheckoutID {
+        CheckoutID(
+            Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId.rawValue).prefix(17))).prefix(26)
+                .description
+        )
     }
 
     /// The payment intent for one product in one currency on one checkout, in its `attempt`th try (a new try
@@ -56,8 +60,11 @@ final class Identifiers: Sendable {
     /// POST reuses the provider's session (its `Idempotency-Key`) instead of creating a second one.
     /// The amount is part of it: after a price change, a new session (Stripe refuses a key reused with other
     /// parameters).
-    func intentId(checkoutId: String, productId: String, amount: String, currency: String, attempt: Int) -> String {
-        let message = ["intent", checkoutId, productId, amount, currency, String(attempt)].joined(separator: "\u{0}")
+    func intentId(checkoutId: CheckoutID, productId: ProductID, amount: String, currency: CurrencyCode, attempt: Int)
+        -> String
+    {
+        let message = ["intent", checkoutId.rawValue, productId.rawValue, amount, currency.rawValue, String(attempt)]
+            .joined(separator: "\u{0}")
         return Self.base32(Array(mac.authenticate(message).prefix(17))).prefix(26).description
     }
 
@@ -125,11 +132,11 @@ final class Identifiers: Sendable {
     }
 
     /// The CSRF token for a form on `checkoutId` shown to `session`.
-    func csrfToken(session: String, checkoutId: String) -> String {
-        Self.base32(Array(mac.authenticate("csrf\u{0}" + session + "\u{0}" + checkoutId).prefix(20)))
+    func csrfToken(session: String, checkoutId: CheckoutID) -> String {
+        Self.base32(Array(mac.authenticate("csrf\u{0}" + session + "\u{0}" + checkoutId.rawValue).prefix(20)))
     }
 
-    func isValidCSRF(_ candidate: String, session: String, checkoutId: String) -> Bool {
+    func isValidCSRF(_ candidate: String, session: String, checkoutId: CheckoutID) -> Bool {
         HMACSHA256.constantTimeEqual(
             Array(candidate.utf8),
             Array(csrfToken(session: session, checkoutId: checkoutId).utf8)

@@ -1,3 +1,4 @@
+import Domain
 import HTTPServer
 
 /// A posted form whose `csrf` field is the token of this browser's session for the page it was shown on (a
@@ -20,7 +21,7 @@ struct VerifiedForm {
         let fields = FormDecoding.items(Substring(String(decoding: request.body.prefix(maxBytes), as: UTF8.self)))
         guard let session = Session.id(in: request, identifiers: identifiers, secure: secure),
             let csrf = fields.first(where: { $0.name == "csrf" })?.value,
-            identifiers.isValidCSRF(csrf, session: session, checkoutId: scope)
+            identifiers.isValidCSRF(csrf, session: session, checkoutId: CheckoutID(scope))
         else { return nil }
         return VerifiedForm(session: session, fields: fields)
     }

@@ -31,13 +31,13 @@ struct AppAccessAPI: Sendable {
     struct Entitlements: Encodable {
         struct Entitled: Encodable {
             var purchaseId: String
-            var productId: String?
+            var productId: ProductID?
             var expiresDate: Int64?
             var entitlement: String
         }
         struct Ended: Encodable {
             var purchaseId: String
-            var productId: String?
+            var productId: ProductID?
             var reason: String
         }
         var credentialId: String
@@ -82,7 +82,7 @@ struct AppAccessAPI: Sendable {
         let token = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0) }
         let bundleId = EntitlementIssuer.audience(of: purchase, token: token)
         let account = token?.appAccountToken
-        if let refusal = mismatch(body: body, account: account, bundleId: bundleId, existing: existing) {
+        if let refusal = mismatch(body: body, account: account, bundleId: BundleID(bundleId), existing: existing) {
             throttles.codes.recordFailure(for: codeHash)
             return refusal
         }
@@ -98,7 +98,7 @@ struct AppAccessAPI: Sendable {
                 .issue(
                     CustomerCredential(
                         id: credentialId,
-                        bundleId: bundleId,
+                        bundleId: BundleID(bundleId),
                         appAccountToken: body.appAccountToken ?? account,
                         createdAt: now
                     ),
@@ -146,7 +146,7 @@ struct AppAccessAPI: Sendable {
     }
 
     /// A redemption that would tie the purchase to another account or app than the one it was made for.
-    private func mismatch(body: RedemptionBody, account: String?, bundleId: String, existing: CustomerCredential?)
+    private func mismatch(body: RedemptionBody, account: String?, bundleId: BundleID, existing: CustomerCredential?)
         -> HTTPResponse?
     {
         if let sent = body.appAccountToken, let account, sent != account.lowercased() {

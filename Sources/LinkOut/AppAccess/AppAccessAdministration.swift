@@ -1,3 +1,4 @@
+package import Domain
 package import Lifecycle
 package import Storage
 

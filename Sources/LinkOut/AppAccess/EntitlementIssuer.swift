@@ -17,7 +17,7 @@ struct EntitlementIssuer: Sendable {
 
     /// The app a purchase belongs to: the `aud` of its entitlements and the app of the credentials that cover it.
     static func audience(of purchase: PurchaseRecord, token: StoredToken?) -> String {
-        purchase.bundleId ?? token?.token.bundleId ?? ""
+        (purchase.bundleId ?? token?.token.bundleId)?.rawValue ?? ""
     }
 
     func entitlement(for purchase: PurchaseRecord, at now: Int64) throws -> Outcome {

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import ExternalPurchase
 import Foundation
 
@@ -21,7 +22,7 @@ struct SignedEntitlement: Codable, Sendable, Equatable {
     var iat: Int64
     /// `iat` + `appEntitlements.lifetimeSeconds`, never later than a subscription's paid period and its grace.
     var exp: Int64
-    var productId: String?
+    var productId: ProductID?
     /// `oneTime` or `subscription`.
     var kind: String
     /// `production` or `sandbox`: the environment of the App Store token the purchase was made on.

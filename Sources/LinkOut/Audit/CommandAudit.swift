@@ -1,4 +1,4 @@
-import Domain
+package import Domain
 import Foundation
 import Lifecycle
 package import Storage
@@ -26,7 +26,7 @@ package enum CommandAudit {
     }
 
     /// The token's latest report, as the "before" of an action on it.
-    package static func reportState(_ ledger: Ledger, _ externalPurchaseId: String) throws -> String? {
+    package static func reportState(_ ledger: Ledger, _ externalPurchaseId: ExternalPurchaseID) throws -> String? {
         try ledger.reports.reports(for: externalPurchaseId).first.map { "\($0.status.rawValue) \($0.state.rawValue)" }
     }
 }

@@ -40,12 +40,12 @@ extension PreflightCheck {
         )
         let identifier = UUID().uuidString.lowercased()
         let retrieved = api.retrieve(
-            requestIdentifier: identifier,
+            requestIdentifier: RequestIdentifier(identifier),
             environment: environment,
             bundleId: configuration.apps.first?.bundleId ?? "",
             now: clock.nowMilliseconds()
         )
-        switch RetrievedReport.read(retrieved, requestIdentifier: identifier) {
+        switch RetrievedReport.read(retrieved, requestIdentifier: RequestIdentifier(identifier)) {
         case .notFound:
             return Self.pass(name, "the key is accepted (a report that does not exist is not found)")
         case .refused(let status):

@@ -83,7 +83,7 @@ package struct PreflightCheck: Sendable {
     /// Every app: a reverse-DNS bundle ID, an Apple ID, and a way back into it.
     func apps() -> Result {
         for app in configuration.apps {
-            let parts = app.bundleId.split(separator: ".", omittingEmptySubsequences: false)
+            let parts = app.bundleId.rawValue.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count >= 2, parts.allSatisfy({ !$0.isEmpty }) else {
                 return Self.fail("apps", "\(app.bundleId) is not a bundle ID (reverse DNS, e.g. com.example.app)")
             }
@@ -92,7 +92,7 @@ package struct PreflightCheck: Sendable {
                 return Self.fail("apps", "\(app.bundleId) has neither returnURL nor urlScheme: no way back into it")
             }
         }
-        return Self.pass("apps", configuration.apps.map(\.bundleId).joined(separator: ", "))
+        return Self.pass("apps", configuration.apps.map(\.bundleId.rawValue).joined(separator: ", "))
     }
 
     /// Every product is priced in every currency the catalog sells in, so no shopper meets a product without a

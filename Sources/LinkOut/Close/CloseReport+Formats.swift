@@ -1,3 +1,4 @@
+package import Domain
 import Foundation
 
 /// The close report as `linkout close` prints it and `GET /admin/close` serves it: JSON (the whole report),
@@ -27,7 +28,8 @@ extension CloseReport {
         var lines = [Self.csvHeader.joined(separator: ",")]
         for entry in outstandingList {
             let fields = [
-                month, entry.kind, entry.externalPurchaseId, entry.lineItemId ?? "", entry.date, entry.state,
+                month, entry.kind, entry.externalPurchaseId.rawValue, entry.lineItemId?.rawValue ?? "", entry.date,
+                entry.state,
                 entry.reason, entry.action,
             ]
             lines.append(fields.map(LedgerCSV.quote).joined(separator: ","))

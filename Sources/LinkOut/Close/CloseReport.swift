@@ -1,4 +1,4 @@
-import Domain
+package import Domain
 import Foundation
 import Storage
 
@@ -31,8 +31,8 @@ package struct CloseReport: Sendable, Encodable {
     /// A token or line item Apple has not accepted: why, and what would settle it. Never the raw token.
     package struct Entry: Sendable, Encodable, Equatable {
         package var kind: String
-        package var externalPurchaseId: String
-        package var lineItemId: String?
+        package var externalPurchaseId: ExternalPurchaseID
+        package var lineItemId: LineItemID?
         /// The token's `tokenCreationDate` or the line item's `creationDate`, ISO 8601 UTC.
         package var date: String
         package var state: String

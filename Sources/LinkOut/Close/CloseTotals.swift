@@ -6,7 +6,7 @@ import Storage
 /// estimate (`commissionEstimate`, nil while no commission regime applies).
 package struct CloseTotals: Sendable, Encodable, Equatable {
     package struct Currency: Sendable, Encodable, Equatable {
-        package var reportingCurrency: String
+        package var reportingCurrency: CurrencyCode
         package var sales: Int64 = 0
         package var refunds: Int64 = 0
         package var tax: Int64 = 0
@@ -43,13 +43,13 @@ package struct MoneyTotals: Sendable {
         var byCurrency: [String: CloseTotals.Currency] = [:]
         var commission: [String: Int64] = [:]
         for row in rows {
-            var currency = byCurrency[row.reportingCurrency] ?? .init(reportingCurrency: row.reportingCurrency)
+            var currency = byCurrency[row.reportingCurrency.rawValue] ?? .init(reportingCurrency: row.reportingCurrency)
             currency.sales.add(saturating: row.salesAmount)
             currency.refunds.add(saturating: row.refundsAmount)
             currency.tax.add(saturating: row.netTax)
             currency.netTaxExclusive.add(saturating: Int64.saturating(row.netAmount, minus: row.netTax))
-            byCurrency[row.reportingCurrency] = currency
-            commission[row.reportingCurrency, default: 0].add(saturating: row.commission)
+            byCurrency[row.reportingCurrency.rawValue] = currency
+            commission[row.reportingCurrency.rawValue, default: 0].add(saturating: row.commission)
         }
         return CloseTotals(
             currencies: byCurrency.keys.sorted().compactMap { byCurrency[$0] },

@@ -1,6 +1,8 @@
+package import Domain
+
 /// An app this server takes tokens for (`apps` in config.json).
 package struct AppConfiguration: Sendable, Equatable {
-    package var bundleId: String
+    package var bundleId: BundleID
     /// Must equal the token's `appAppleId`.
     package var appAppleId: Int64
     /// Shown on the checkout page.
@@ -22,7 +24,7 @@ package struct AppConfiguration: Sendable, Equatable {
     /// Terms, privacy, refunds, imprint and support address for the pages' footer.
     package var legal = LegalLinks()
 
-    package init(bundleId: String, appAppleId: Int64, name: String, returnURL: String?, urlScheme: String?) {
+    package init(bundleId: BundleID, appAppleId: Int64, name: String, returnURL: String?, urlScheme: String?) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         self.name = name
@@ -52,7 +54,7 @@ package struct AppConfiguration: Sendable, Equatable {
                 "icon", "legal",
             ])
             var app = AppConfiguration(
-                bundleId: try item.requiredString("bundleId"),
+                bundleId: try BundleID(item.requiredString("bundleId")),
                 appAppleId: try item.requiredInteger("appAppleId"),
                 name: try item.requiredString("name"),
                 returnURL: try item.object["returnURL"] == nil ? nil : item.requiredString("returnURL"),

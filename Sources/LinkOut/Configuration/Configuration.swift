@@ -1,3 +1,4 @@
+package import Domain
 import ExternalPurchase
 package import Foundation
 package import HTTPServer
@@ -138,14 +139,16 @@ package struct Configuration: Sendable {
         if let file = payments.exchangeRatesFile { rates = rates.overlaid(by: try Payments.ratesFile(file)) }
         for (index, product) in catalog.enumerated() {
             for currency in product.prices.keys.sorted()
-            where !ReportValidator.reportingCurrencies.contains(currency) && rates.entries[currency] == nil {
+            where !ReportValidator.reportingCurrencies.contains(CurrencyCode(currency))
+                && rates.entries[currency] == nil
+            {
                 throw ConfigurationError(
                     field: "catalog[\(index)].price.\(currency)",
                     problem: "Apple does not take reports in \(currency): add payments.exchangeRates.\(currency)"
                 )
             }
         }
-        if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId == landing.defaultBundleId }) {
+        if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId.rawValue == landing.defaultBundleId }) {
             throw ConfigurationError(field: "landing.defaultBundleId", problem: "is not one of the configured apps")
         }
     }

@@ -1,3 +1,4 @@
+package import Domain
 package import Payments
 
 /// A product offered on the checkout page (`catalog` in config.json).
@@ -73,7 +74,7 @@ package struct Product: Sendable, Equatable {
             }
             var prices: [String: Money] = [:]
             for (currency, text) in try item.stringMap("price") {
-                guard let money = Money(currency: currency, decimal: text) else {
+                guard let money = Money(currency: CurrencyCode(currency), decimal: text) else {
                     throw ConfigurationError(
                         field: item.name("price") + "." + currency,
                         problem: "must be a decimal amount like \"29.99\" in a three-letter currency"

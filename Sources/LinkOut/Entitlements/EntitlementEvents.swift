@@ -23,14 +23,14 @@ struct EntitlementEvents: Sendable {
     struct Body: Encodable {
         struct Purchase: Encodable {
             var purchaseId: String
-            var provider: String
-            var externalPurchaseId: String?
-            var bundleId: String?
-            var productId: String?
+            var provider: ProviderID
+            var externalPurchaseId: ExternalPurchaseID?
+            var bundleId: BundleID?
+            var productId: ProductID?
             var kind: String
             var status: String
             var appAccountToken: String?
-            var currency: String
+            var currency: CurrencyCode
             var amountTotal: Int64
             var periodEnd: Int64?
             /// No money changed hands (the demo provider, a provider's test mode).
@@ -67,7 +67,7 @@ struct EntitlementEvents: Sendable {
             cause: cause,
             purchase: Body.Purchase(
                 purchaseId: purchase.purchaseId,
-                provider: purchase.provider.rawValue,
+                provider: ProviderID(purchase.provider.rawValue),
                 externalPurchaseId: purchase.externalPurchaseId,
                 bundleId: purchase.bundleId,
                 productId: purchase.productId,

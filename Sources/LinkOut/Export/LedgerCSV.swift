@@ -14,7 +14,8 @@ package enum LedgerCSV {
         for row in rows {
             let token = row.token
             let fields: [String] = [
-                token.externalPurchaseId, token.environment.rawValue, row.source.rawValue, token.bundleId,
+                token.externalPurchaseId.rawValue, token.environment.rawValue, row.source.rawValue,
+                token.bundleId.rawValue,
                 String(token.appAppleId),
                 token.tokenType ?? "", String(token.tokenCreationDate),
                 token.tokenExpirationDate.map(String.init) ?? "",

@@ -12,10 +12,12 @@ package enum PurchasesCSV {
         var lines = [header.joined(separator: ",")]
         for row in rows {
             let fields: [String] = [
-                row.purchaseId, row.provider.rawValue, row.externalPurchaseId ?? "", row.bundleId ?? "",
-                row.productId ?? "",
-                row.kind, row.status.rawValue, row.currency, String(row.amountTotal), String(row.amountTax),
-                row.taxCountry, row.subscriptionId ?? "", row.buyLineItemId ?? "", row.periodEnd.map(String.init) ?? "",
+                row.purchaseId, row.provider.rawValue, row.externalPurchaseId?.rawValue ?? "",
+                row.bundleId?.rawValue ?? "",
+                row.productId?.rawValue ?? "",
+                row.kind, row.status.rawValue, row.currency.rawValue, String(row.amountTotal), String(row.amountTax),
+                row.taxCountry.rawValue, row.subscriptionId ?? "", row.buyLineItemId?.rawValue ?? "",
+                row.periodEnd.map(String.init) ?? "",
                 String(row.createdAt),
             ]
             lines.append(fields.map(LedgerCSV.quote).joined(separator: ","))

@@ -3,8 +3,8 @@ import Domain
 /// Milli-units as text for people: rounded half away from zero to the currency's minor unit (`29990` EUR →
 /// `29.99`, `480000` JPY → `480`), in integers.
 enum MilliUnitsText {
-    static func text(_ milli: Int64, currency: String) -> String {
-        let exponent = CurrencyExponent.of(currency)
+    static func text(_ milli: Int64, currency: CurrencyCode) -> String {
+        let exponent = CurrencyExponent.of(currency.rawValue)
         var divisor: Int64 = 1
         for _ in exponent..<3 { divisor *= 10 }
         let minor = (milli.magnitude + UInt64(divisor / 2)) / UInt64(divisor)

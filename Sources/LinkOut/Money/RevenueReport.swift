@@ -12,13 +12,13 @@ struct RevenueReport: Encodable, Sendable {
     struct Row: Encodable, Sendable, Equatable {
         /// `2026-11-08` (by day) or `2026-11` (by month), UTC.
         var period: String
-        var bundleId: String
+        var bundleId: BundleID
         var environment: Environment
-        var provider: String
-        var productId: String
-        var taxCountry: String
-        var pricingCurrency: String
-        var reportingCurrency: String
+        var provider: ProviderID
+        var productId: ProductID
+        var taxCountry: TaxCountry
+        var pricingCurrency: CurrencyCode
+        var reportingCurrency: CurrencyCode
         var salesCount: Int64
         var refundsCount: Int64
         /// Tax included, reporting currency.
@@ -37,7 +37,7 @@ struct RevenueReport: Encodable, Sendable {
     /// Sums per environment and reporting currency (amounts in different currencies are never added).
     struct Total: Encodable, Sendable, Equatable {
         var environment: Environment
-        var reportingCurrency: String
+        var reportingCurrency: CurrencyCode
         var salesCount: Int64
         var refundsCount: Int64
         var grossSales: Int64
@@ -70,8 +70,8 @@ struct RevenueReport: Encodable, Sendable {
         for day in days {
             let label = period == .day ? UTCDate.text(days: day.day) : UTCDate.monthText(days: day.day)
             let key = [
-                label, day.bundleId, day.environment.rawValue, day.provider, day.productId, day.taxCountry,
-                day.pricingCurrency, day.reportingCurrency,
+                label, day.bundleId.rawValue, day.environment.rawValue, day.provider.rawValue, day.productId.rawValue,
+                day.taxCountry.rawValue, day.pricingCurrency.rawValue, day.reportingCurrency.rawValue,
             ].joined(separator: "\u{0}")
             let position =
                 index[key]
@@ -128,7 +128,7 @@ struct RevenueReport: Encodable, Sendable {
     private static func totals(of rows: [Row]) -> [Total] {
         var totals: [String: Total] = [:]
         for row in rows {
-            let key = row.environment.rawValue + " " + row.reportingCurrency
+            let key = row.environment.rawValue + " " + row.reportingCurrency.rawValue
             var total =
                 totals[key]
                 ?? Total(
@@ -166,8 +166,10 @@ struct RevenueReport: Encodable, Sendable {
         var out = Self.csvHeader.joined(separator: ",") + "\r\n"
         for row in rows {
             let fields: [String] = [
-                row.period, row.bundleId, row.environment.rawValue, row.provider, row.productId, row.taxCountry,
-                row.pricingCurrency, row.reportingCurrency, String(row.salesCount), String(row.refundsCount),
+                row.period, row.bundleId.rawValue, row.environment.rawValue, row.provider.rawValue,
+                row.productId.rawValue, row.taxCountry.rawValue,
+                row.pricingCurrency.rawValue, row.reportingCurrency.rawValue, String(row.salesCount),
+                String(row.refundsCount),
                 String(row.grossSales), String(row.refunds), String(row.net), String(row.tax),
                 String(row.grossSalesPricing), String(row.refundsPricing), String(row.netPricing),
                 String(row.commissionEstimate), String(row.commissionableLineItems),

@@ -37,13 +37,15 @@ extension AppStoreNotifications {
         let query = NotificationHistoryRequest.externalPurchaseTokens(from: start, to: until)
         for bundleId in bundleIds {
             for environment in Environment.allCases {
-                let stored = progress.first { $0.bundleId == bundleId && $0.environment == environment }
+                let stored = progress.first {
+                    $0.bundleId.rawValue == bundleId.rawValue && $0.environment == environment
+                }
                 // Done in an earlier run of this window.
                 if let stored, stored.paginationToken == nil { continue }
                 var checkpoint =
                     stored
                     ?? HistoryCheckpoint(
-                        bundleId: bundleId,
+                        bundleId: BundleID(bundleId.rawValue),
                         environment: environment,
                         startDate: start,
                         endDate: until,

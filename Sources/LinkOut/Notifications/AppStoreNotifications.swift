@@ -48,7 +48,7 @@ package final class AppStoreNotifications: Sendable {
     private let keys: RotatingCredentials
     private let historyHTTP: HTTPClient
     private let apple: Configuration.Apple
-    let bundleIds: [String]
+    let bundleIds: [BundleID]
     let ledger: Ledger
     let logger: Logger
     let clock: Clock

@@ -169,7 +169,7 @@ final class NotificationProcessor: Sendable {
     /// report.
     static func unrecognizedReport(_ token: ExternalPurchaseToken, now: Int64) throws -> StoredReport {
         let report = ExternalPurchaseReport(
-            requestIdentifier: ReportPlanner.newIdentifier(),
+            requestIdentifier: RequestIdentifier(ReportPlanner.newIdentifier()),
             externalPurchaseId: token.externalPurchaseId,
             status: .unrecognizedToken
         )

@@ -31,7 +31,7 @@ struct NotificationReceiver: Sendable {
 
     let verifier: SignedPayloadVerifier
     /// Configured apps: bundle ID → App Apple ID.
-    let apps: [String: Int64]
+    let apps: [BundleID: Int64]
     let ledger: Ledger
     let metrics: Metrics
     let logger: Logger
@@ -145,7 +145,7 @@ struct NotificationReceiver: Sendable {
             "notification.source": notification.source,
         ]
         if let subtype = notification.subtype { metadata["notification.subtype"] = subtype }
-        if let id = notification.externalPurchaseId { metadata["external_purchase_id"] = id }
+        if let id = notification.externalPurchaseId { metadata["external_purchase_id"] = id.rawValue }
         return metadata
     }
 }

@@ -30,12 +30,12 @@ final class LocaleFormats: Sendable {
 
     /// `amount` in `language`'s notation: symbol placement, separators and the currency's own decimals.
     func price(_ amount: Money, language: String) -> String {
-        let key = language + "|" + amount.currency + "|" + String(amount.minorUnits)
+        let key = language + "|" + amount.currency.rawValue + "|" + String(amount.minorUnits)
         return cached(key) {
             let formatter = NumberFormatter()
             formatter.locale = Locale(identifier: Self.locales[language] ?? "en_US")
             formatter.numberStyle = .currency
-            formatter.currencyCode = amount.currency
+            formatter.currencyCode = amount.currency.rawValue
             formatter.minimumFractionDigits = amount.displayDigits
             formatter.maximumFractionDigits = amount.displayDigits
             // Exact decimal from the integer minor units: never a binary floating-point amount.
@@ -44,7 +44,7 @@ final class LocaleFormats: Sendable {
                 exponent: Int16(-amount.fractionDigits),
                 isNegative: amount.minorUnits < 0
             )
-            return formatter.string(from: number) ?? amount.currency + " " + amount.decimalText
+            return formatter.string(from: number) ?? amount.currency.rawValue + " " + amount.decimalText
         }
     }
 

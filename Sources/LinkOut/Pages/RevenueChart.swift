@@ -7,21 +7,21 @@ import Storage
 struct RevenueChart {
     let firstDay: Int64
     let dayCount: Int
-    let currency: String
+    let currency: CurrencyCode
     /// Tax-inclusive milli-units of `currency` per day.
     let sales: [Int64]
     let refunds: [Int64]
 
     /// The reporting currency with the most sales in `days`, for the chart when none is asked for.
-    static func busiestCurrency(_ days: [MoneyDay]) -> String? {
-        var totals: [String: Int64] = [:]
+    static func busiestCurrency(_ days: [MoneyDay]) -> CurrencyCode? {
+        var totals: [CurrencyCode: Int64] = [:]
         for day in days where day.environment == .production {
             totals[day.reportingCurrency, default: 0] += day.salesAmount
         }
         return totals.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key
     }
 
-    init(days: [MoneyDay], currency: String, lastDay: Int64, dayCount: Int) {
+    init(days: [MoneyDay], currency: CurrencyCode, lastDay: Int64, dayCount: Int) {
         self.dayCount = dayCount
         self.currency = currency
         firstDay = lastDay - Int64(dayCount) + 1

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Logging
 import Payments
@@ -26,8 +27,8 @@ final class ExchangeRateSource: Sendable {
     }
 
     /// The rate for a sale in `currency` at `transaction` (UNIX ms), or why there is none (§5.5's 48 hours).
-    func rate(for currency: String, at transaction: Int64) -> ExchangeRateTable.Lookup {
-        current().rate(for: currency, at: transaction)
+    func rate(for currency: CurrencyCode, at transaction: Int64) -> ExchangeRateTable.Lookup {
+        current().rate(for: currency.rawValue, at: transaction)
     }
 
     /// The rates now, reading the file again if it changed since the last look.

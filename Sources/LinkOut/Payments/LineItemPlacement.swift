@@ -36,8 +36,8 @@ struct LineItemPlacement: Sendable {
     /// forwarded since, with the customer's `appAccountToken`); returns those placed. Each then waits for that
     /// token's next report. Every held item is tried, `pageSize` at a time by key: items that cannot be placed yet
     /// never keep those behind them from being tried.
-    func placeHeld(pageSize: Int = 500) throws -> [(item: StoredLineItem, token: String)] {
-        var placed: [(item: StoredLineItem, token: String)] = []
+    func placeHeld(pageSize: Int = 500) throws -> [(item: StoredLineItem, token: ExternalPurchaseID)] {
+        var placed: [(item: StoredLineItem, token: ExternalPurchaseID)] = []
         var after: Int64 = 0
         while true {
             let page = try ledger.reports.heldLineItems(after: after, limit: pageSize)
@@ -48,8 +48,8 @@ struct LineItemPlacement: Sendable {
         return placed
     }
 
-    private func place(_ page: [StoredLineItem]) throws -> [(item: StoredLineItem, token: String)] {
-        var placed: [(item: StoredLineItem, token: String)] = []
+    private func place(_ page: [StoredLineItem]) throws -> [(item: StoredLineItem, token: ExternalPurchaseID)] {
+        var placed: [(item: StoredLineItem, token: ExternalPurchaseID)] = []
         let decoder = JSONDecoder()
         for held in page {
             guard let purchaseToken = try ledger.tokens.token(held.externalPurchaseId),

@@ -1,3 +1,4 @@
+import Domain
 import ExternalPurchase
 
 /// Whether a subscription's latest period was paid service, which Apple's `subscriptionDaysOfPaidService` counts
@@ -17,7 +18,7 @@ enum PaidService {
     ) rethrows -> Bool {
         var paid = false
         for item in items.sorted(by: { $0.subscriptionStartDate < $1.subscriptionStartDate }) {
-            let cost = try price(item.lineItemId) ?? item.amountTaxInclusive
+            let cost = try price(item.lineItemId.rawValue) ?? item.amountTaxInclusive
             switch item.subscriptionEvent {
             case "SUBSCRIPTION_CHANGE": paid = cost > 0 || paid
             case "SUBSCRIPTION_START": paid = item.amountTaxInclusive > 0

@@ -42,12 +42,14 @@ extension PaymentChangeMapper {
             change.outcome = "\(what) recorded; nothing to report to Apple"
             return .apply(change)
         }
-        if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
+        if let reason = try heldBehind(ExternalPurchaseID(token.rawValue)) {
+            return .holdBehind(token: ExternalPurchaseID(token.rawValue), reason: reason)
+        }
         let charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in
             PurchaseCharge(
                 chargeKey: key,
                 purchaseId: purchase.purchaseId,
-                lineItemId: invoice.invoiceId,
+                lineItemId: LineItemID(invoice.invoiceId),
                 amountTotal: invoice.total,
                 amountTax: invoice.tax,
                 amountRefunded: 0,
@@ -79,7 +81,7 @@ extension PaymentChangeMapper {
         }
         // A renewal's or plan change's price is the invoice total its charge was recorded with.
         let previousPaid = try PaidService.latestIsPaid(items) { lineItemId in
-            guard lineItemId != buy else { return nil }
+            guard lineItemId != buy.rawValue else { return nil }
             return try ledger.payments.charge(key: "invoice:" + lineItemId)?.amountTotal
         }
         do {
@@ -104,7 +106,14 @@ extension PaymentChangeMapper {
             purchase.updatedAt = now
             change.purchase = purchase
             change.outcome = "\(what) recorded; line item \(item.lineItemId) queued for Apple"
-            try place(item, what: what, body: body, purchaseToken: token, chain: chain, in: &change)
+            try place(
+                item,
+                what: what,
+                body: body,
+                purchaseToken: ExternalPurchaseID(token.rawValue),
+                chain: chain,
+                in: &change
+            )
         } catch let error as AppleLineItemError {
             change.outcome = "\(what) recorded; not reportable: \(error)"
         }
@@ -147,11 +156,11 @@ extension PaymentChangeMapper {
         _ item: SubscriptionBuyLineItem,
         what: String,
         body: String,
-        purchaseToken token: String,
+        purchaseToken token: ExternalPurchaseID,
         chain: [StoredLineItem],
         in change: inout PaymentChange
     ) throws {
-        guard let purchaseToken = try ledger.tokens.token(token) else {
+        guard let purchaseToken = try ledger.tokens.token(ExternalPurchaseID(token.rawValue)) else {
             change.lineItems = [(token, item.lineItemId, body)]
             return
         }
@@ -203,7 +212,9 @@ extension PaymentChangeMapper {
             return .apply(change)
         }
         // Its buy is held for an exchange rate: the refund follows it (with the buy's rate, §5.5).
-        if let reason = try heldBehind(token) { return .holdBehind(token: token, reason: reason) }
+        if let reason = try heldBehind(ExternalPurchaseID(token.rawValue)) {
+            return .holdBehind(token: ExternalPurchaseID(token.rawValue), reason: reason)
+        }
         // The refunded item may be a renewal on another token of the customer: the refund goes on the token of
         // the item it refers to (Apple looks the reference up on the report's token).
         let versions = try ledger.reports.purchaseLineItems(containing: charge.lineItemId).filter {
@@ -219,14 +230,14 @@ extension PaymentChangeMapper {
                 return .apply(change)
             }
             return .holdBehind(
-                token: first.externalPurchaseId,
+                token: ExternalPurchaseID(first.externalPurchaseId.rawValue),
                 reason: "the refunded line item \(charge.lineItemId) is set aside for correction"
             )
         }
         // A renewal held for a token may wait weeks (until the app forwards one): the refund never gives up on it.
         guard stored.heldSince == nil else {
             return .holdBehind(
-                token: stored.externalPurchaseId,
+                token: ExternalPurchaseID(stored.externalPurchaseId.rawValue),
                 reason: "the refunded renewal is held until a token of the customer can carry it"
             )
         }
@@ -237,7 +248,10 @@ extension PaymentChangeMapper {
             if var item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {
                 // The net is the buy's after what Apple holds: a refund retracted since (a reversed chargeback,
                 // an operator's retraction) no longer counts, though the provider's cumulative amount has it.
-                item.netAmountTaxExclusive = try netAfter(item, on: stored.externalPurchaseId)
+                item.netAmountTaxExclusive = try netAfter(
+                    item,
+                    on: ExternalPurchaseID(stored.externalPurchaseId.rawValue)
+                )
                 change.lineItems = [(stored.externalPurchaseId, item.lineItemId, try Self.encode(.refund(item)))]
                 change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
             } else {
@@ -250,8 +264,8 @@ extension PaymentChangeMapper {
     }
 
     /// The buy's net once `refund` joins what the token holds (`PurchaseNet`): never below 0.
-    private func netAfter(_ refund: RefundLineItem, on token: String) throws -> Int64 {
-        let holds = try LineItemScreen(ledger: ledger).standing(on: token)
+    private func netAfter(_ refund: RefundLineItem, on token: ExternalPurchaseID) throws -> Int64 {
+        let holds = try LineItemScreen(ledger: ledger).standing(on: ExternalPurchaseID(token.rawValue))
         return max(0, PurchaseNet.ofBuy(refund.referenceLineItemId, in: holds + [.refund(refund)]))
     }
 }

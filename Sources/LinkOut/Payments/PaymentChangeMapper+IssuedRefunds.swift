@@ -28,7 +28,9 @@ extension PaymentChangeMapper {
         let reversed = Set(charges.filter { $0.chargeKey.hasPrefix("reversal:") }.map(\.lineItemId))
         let taxBefore = charges.filter {
             $0.chargeKey.hasPrefix("refund:") && $0.lineItemId == charge.lineItemId
-                && !reversed.contains(issued.paymentId + ":dispute:" + $0.chargeKey.dropFirst("refund:".count))
+                && !reversed.contains(
+                    LineItemID(issued.paymentId + ":dispute:" + $0.chargeKey.dropFirst("refund:".count))
+                )
         }.reduce(Int64(0)) { $0 + $1.amountTax }
         let cumulative = ChargeRefund(
             chargeId: issued.paymentId,
@@ -87,7 +89,9 @@ extension PaymentChangeMapper {
         var item: StoredLineItem?
         for candidate in charges
         where candidate.chargeKey.hasPrefix("refund:") && candidate.amountTotal == reversal.amount {
-            let lineItemId = reversal.paymentId + ":dispute:" + candidate.chargeKey.dropFirst("refund:".count)
+            let lineItemId = LineItemID(
+                reversal.paymentId + ":dispute:" + candidate.chargeKey.dropFirst("refund:".count)
+            )
             guard !reversed.contains(lineItemId) else { continue }
             item = try ledger.reports.lineItemVersions(lineItemId).first { $0.correction == nil }
             if item != nil { break }
@@ -104,7 +108,7 @@ extension PaymentChangeMapper {
             purchase.updatedAt = now
             change.purchase = purchase
         }
-        func marked(_ lineItemId: String) -> [PurchaseCharge] {
+        func marked(_ lineItemId: LineItemID) -> [PurchaseCharge] {
             [
                 PurchaseCharge(
                     chargeKey: marker,

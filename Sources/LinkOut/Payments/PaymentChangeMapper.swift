@@ -14,7 +14,7 @@ struct PaymentChangeMapper: Sendable {
         case wait(String)
         /// Not yet: an earlier line item of the same token is held (for an exchange rate), and Apple gets a
         /// token's line items in the order they happened. Never given up: it goes on once the hold ends.
-        case holdBehind(token: String, reason: String)
+        case holdBehind(token: ExternalPurchaseID, reason: String)
     }
 
     let ledger: Ledger
@@ -29,14 +29,15 @@ struct PaymentChangeMapper: Sendable {
 
     /// The rate for a sale in `currency` at `date` (UNIX ms): nil when Apple takes the currency as it is, else
     /// the rate of the transaction's 48 hours or why there is none (§5.5), which holds the line item.
-    func rate(_ currency: String, at date: Int64) -> ExchangeRateTable.Lookup? {
+    func rate(_ currency: CurrencyCode, at date: Int64) -> ExchangeRateTable.Lookup? {
         guard !ReportValidator.reportingCurrencies.contains(currency.uppercased()) else { return nil }
         return rates.rate(for: currency, at: date)
     }
 
     /// The reason a token's new line items wait, when an earlier one of it is held.
-    func heldBehind(_ token: String) throws -> String? {
-        guard !releasing, try ledger.payments.hasHeldLineItems(externalPurchaseId: token) else { return nil }
+    func heldBehind(_ token: ExternalPurchaseID) throws -> String? {
+        guard !releasing, try ledger.payments.hasHeldLineItems(externalPurchaseId: ExternalPurchaseID(token.rawValue))
+        else { return nil }
         return "an earlier line item of this token waits for an exchange rate"
     }
 
@@ -62,7 +63,7 @@ struct PaymentChangeMapper: Sendable {
                 completion.externalPurchaseId = session.externalPurchaseId
                 completion.checkoutId = session.checkoutId
                 completion.productId = session.productId
-                if let product = catalog.first(where: { $0.id == session.productId }) {
+                if let product = catalog.first(where: { $0.id == session.productId.rawValue }) {
                     completion.mode = product.interval == nil ? .payment : .subscription
                 }
                 // A delayed payment clears days after the person completed the checkout, and Apple's
@@ -142,7 +143,7 @@ struct PaymentChangeMapper: Sendable {
         event: (provider: ProviderID, eventId: String)?,
         at now: Int64
     ) throws -> PaymentChange {
-        let product = catalog.first { $0.id == completion.productId }
+        let product = catalog.first { $0.id == completion.productId?.rawValue }
         var record = PurchaseRecord(
             purchaseId: completion.sessionId,
             provider: provider,
@@ -155,8 +156,9 @@ struct PaymentChangeMapper: Sendable {
             currency: completion.currency.uppercased(),
             amountTotal: completion.amountTotal,
             amountTax: completion.amountTax,
-            taxCountry: completion.customerCountry.flatMap(CountryCodes.alpha3(forAlpha2:))
-                ?? lineItems.fallbackTaxCountry,
+            taxCountry: TaxCountry(
+                completion.customerCountry.flatMap(CountryCodes.alpha3(forAlpha2:)) ?? lineItems.fallbackTaxCountry
+            ),
             subscriptionId: completion.subscriptionId,
             buyLineItemId: nil,
             periodEnd: nil,
@@ -171,7 +173,7 @@ struct PaymentChangeMapper: Sendable {
             sessionState: (completion.sessionId, .complete),
             at: now
         )
-        let reported = completion.externalPurchaseId.map { tookMoney || $0.hasPrefix("SANDBOX") } ?? false
+        let reported = completion.externalPurchaseId.map { tookMoney || $0.environment == .sandbox } ?? false
         try addBuy(completion, product: product, reported: reported, to: &record, &change)
         change.purchase = record
         change.redemption = entitlements.redemption(for: record, at: now)
@@ -197,9 +199,9 @@ struct PaymentChangeMapper: Sendable {
         if case .missing(let reason) = lookup, reported, let token = completion.externalPurchaseId {
             // Held until a rate for the sale's date arrives. The buy's id is its session (`AppleLineItems`), so
             // renewals and refunds can refer to it now; they wait behind it.
-            record.buyLineItemId = completion.sessionId
+            record.buyLineItemId = LineItemID(completion.sessionId)
             if completion.mode == .subscription { record.periodEnd = firstPeriod(completion, product).end }
-            change.charges = buyCharges(completion, lineItemId: completion.sessionId)
+            change.charges = buyCharges(completion, lineItemId: LineItemID(completion.sessionId))
             change.hold = (token, reason)
             change.outcome = "purchase recorded; line item \(completion.sessionId) held: \(reason)"
         } else {
@@ -243,7 +245,7 @@ struct PaymentChangeMapper: Sendable {
 
     /// A buy's payment under every name a later refund may use. A subscription's first payment is known by its
     /// invoice until `invoice_payment.paid` names it.
-    private func buyCharges(_ completion: PurchaseCompletion, lineItemId: String) -> [PurchaseCharge] {
+    private func buyCharges(_ completion: PurchaseCompletion, lineItemId: LineItemID) -> [PurchaseCharge] {
         let keys =
             [completion.paymentIntentId ?? completion.sessionId]
             + (completion.invoiceId.map { ["invoice:" + $0] } ?? [])

@@ -71,6 +71,6 @@ extension PaymentEventProcessor {
             let buy = try ledger.payments.purchase(subscriptionId: subscription)?.buyLineItemId,
             let latest = try ledger.reports.purchaseLineItems(containing: buy).last
         else { return nil }
-        return (try? JSONDecoder().decode(LineItem.self, from: Data(latest.body.utf8)))?.common.taxCountry
+        return (try? JSONDecoder().decode(LineItem.self, from: Data(latest.body.utf8)))?.common.taxCountry.rawValue
     }
 }

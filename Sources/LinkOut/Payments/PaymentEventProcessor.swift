@@ -94,7 +94,7 @@ final class PaymentEventProcessor: Sendable {
                         "payment event processed; line item set aside: Apple would refuse it",
                         metadata.merging([
                             "outcome": change.outcome,
-                            "line_item_ids": change.setAside.map(\.lineItemId).joined(separator: ","),
+                            "line_item_ids": change.setAside.map(\.lineItemId.rawValue).joined(separator: ","),
                         ]) { a, _ in a }
                     )
                 } else if change.outcome.hasPrefix(PaymentChangeMapper.notReported) {
@@ -119,7 +119,7 @@ final class PaymentEventProcessor: Sendable {
                 try ledger.payments.deferBehindHold(
                     provider: event.provider,
                     eventId: event.eventId,
-                    externalPurchaseId: token,
+                    externalPurchaseId: ExternalPurchaseID(token.rawValue),
                     until: clock.nowMilliseconds() + Milliseconds.hour,
                     reason: reason
                 )
@@ -182,12 +182,12 @@ final class PaymentEventProcessor: Sendable {
         throws -> Int
     {
         var released = 0
-        for held in page where !blocked.contains(held.externalPurchaseId) {
+        for held in page where !blocked.contains(held.externalPurchaseId.rawValue) {
             let now = clock.nowMilliseconds()
             guard case .apply(let change) = try decision(for: held.event, mapper: releasing, at: now),
                 change.hold == nil
             else {
-                blocked.insert(held.externalPurchaseId)
+                blocked.insert(held.externalPurchaseId.rawValue)
                 continue
             }
             try ledger.payments.apply(

@@ -37,12 +37,12 @@ struct PaymentStarter: Sendable {
         browserSession: String
     ) throws -> Outcome {
         let sessions = try ledger.payments.paymentSessions(checkoutId: checkout.id).filter {
-            $0.productId == product.id && $0.currency == price.currency
+            $0.productId.rawValue == product.id && $0.currency == price.currency
         }
         let attempt = sessions.filter { $0.state == .expired || $0.state == .failed }.count
         let intentId = identifiers.intentId(
             checkoutId: checkout.id,
-            productId: product.id,
+            productId: ProductID(product.id),
             amount: price.decimalText,
             currency: price.currency,
             attempt: attempt
@@ -145,7 +145,7 @@ struct PaymentStarter: Sendable {
         let now = clock.nowMilliseconds()
         _ = try ledger.tokens.recordCheckoutIntent(
             checkoutId: request.checkoutId,
-            productId: request.product.id,
+            productId: ProductID(request.product.id),
             currency: price.currency,
             amount: price.decimalText,
             at: now
@@ -157,7 +157,7 @@ struct PaymentStarter: Sendable {
                 intentId: request.intentId,
                 checkoutId: request.checkoutId,
                 externalPurchaseId: request.externalPurchaseId,
-                productId: request.product.id,
+                productId: ProductID(request.product.id),
                 currency: price.currency,
                 amount: price.decimalText,
                 language: request.language,

@@ -1,4 +1,4 @@
-import Domain
+package import Domain
 package import ExternalPurchase
 package import Outbound
 import Storage
@@ -191,7 +191,7 @@ package struct AppleAnswer: Sendable {
     package static func settle(
         _ rejection: AppleAnswer,
         retrieved: Result<(status: Int, body: String), HTTPClientError>,
-        requestIdentifier: String,
+        requestIdentifier: RequestIdentifier,
         attempts: Int64,
         sentAt: Int64,
         backoff: (Int64) -> Int64 = ReportOutbox.backoff.milliseconds

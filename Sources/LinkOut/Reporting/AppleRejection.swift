@@ -55,9 +55,9 @@ package enum AppleRejection: Sendable, Equatable {
         var messages: [String: String] = [:]
         for error in response.errors {
             guard let id = error.lineItemId else { continue }
-            messages[id] = messages[id].map { $0 + "; " + error.summary } ?? error.summary
+            messages[id.rawValue] = messages[id.rawValue].map { $0 + "; " + error.summary } ?? error.summary
         }
-        let remaining = (sent.lineItems ?? []).filter { messages[$0.common.lineItemId] == nil }
+        let remaining = (sent.lineItems ?? []).filter { messages[$0.common.lineItemId.rawValue] == nil }
         guard !remaining.isEmpty else { return .setAside(messages, rest: nil) }
         var rest = sent
         rest.lineItems = remaining

@@ -39,7 +39,7 @@ struct LineItemScreen: Sendable {
 
     /// What Apple would find wrong with `body` sent on the token; none for a token the ledger does not know (the
     /// planner reports it as it can).
-    func problems(_ body: String, on externalPurchaseId: String, now: Int64) throws -> [ReportProblem] {
+    func problems(_ body: String, on externalPurchaseId: ExternalPurchaseID, now: Int64) throws -> [ReportProblem] {
         guard let token = try ledger.tokens.token(externalPurchaseId) else { return [] }
         return try problems(JSONDecoder().decode(LineItem.self, from: Data(body.utf8)), on: token, now: now)
     }
@@ -53,7 +53,7 @@ struct LineItemScreen: Sendable {
         )
         .problems(
             in: ExternalPurchaseReport(
-                requestIdentifier: ReportPlanner.newIdentifier(),
+                requestIdentifier: RequestIdentifier(ReportPlanner.newIdentifier()),
                 externalPurchaseId: token.token.externalPurchaseId,
                 status: .lineItem,
                 lineItems: [item]
@@ -63,14 +63,16 @@ struct LineItemScreen: Sendable {
 
     /// The items the token holds at Apple or will send, in the order they came (those set aside are not at
     /// Apple). A stored body that no longer decodes is left out rather than failing every event of its token.
-    func standing(on externalPurchaseId: String) throws -> [LineItem] {
+    func standing(on externalPurchaseId: ExternalPurchaseID) throws -> [LineItem] {
         let decoder = JSONDecoder()
         return try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
             .compactMap { try? decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
     }
 
     /// The note kept with an item set aside: each rule broken, then the action that settles it.
-    static func note(_ problems: [ReportProblem], externalPurchaseId: String, lineItemId: String) -> String {
+    static func note(_ problems: [ReportProblem], externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID)
+        -> String
+    {
         let rules = problems.map(\.description).joined(separator: "; ")
         let drop = "linkout report retract \(externalPurchaseId) \(lineItemId)"
         let action: String

@@ -5,11 +5,11 @@ package import ExternalPurchase
 package struct PlannedReport: Sendable {
     package var report: ExternalPurchaseReport
     package var environment: Environment
-    package var bundleId: String
+    package var bundleId: BundleID
     /// Line items (ledger rows) the report settles: those it carries, and earlier versions a restatement in it
     /// replaces.
     package var lineItemRows: [Int64]
     /// The rejected report this revises, keeping its `requestIdentifier`.
-    package var revises: String?
+    package var revises: RequestIdentifier?
     package var problems: [ReportProblem]
 }

@@ -1,4 +1,4 @@
-import Domain
+package import Domain
 import ExternalPurchase
 import Foundation
 package import Lifecycle
@@ -24,7 +24,7 @@ package struct ReportActions: Sendable {
 
     /// What the action did, for the admin API's JSON and the command's output.
     package struct Outcome: Sendable, Equatable, Encodable {
-        package var externalPurchaseId: String
+        package var externalPurchaseId: ExternalPurchaseID
         package var action: String
         package var detail: String
     }
@@ -39,7 +39,7 @@ package struct ReportActions: Sendable {
 
     /// The token's rejected report goes again, same bytes and `requestIdentifier` (after the cause was fixed
     /// at Apple's side, say).
-    package func resend(_ externalPurchaseId: String) throws -> Outcome {
+    package func resend(_ externalPurchaseId: ExternalPurchaseID) throws -> Outcome {
         _ = try token(externalPurchaseId)
         guard try ledger.reports.reviveRejectedReport(for: externalPurchaseId, now: clock.nowMilliseconds()) else {
             throw Refusal(kind: .conflict, description: "the token has no rejected report to send again")
@@ -50,7 +50,7 @@ package struct ReportActions: Sendable {
     /// Reports the token `NO_LINE_ITEM`: its rejected report's content is replaced under the same
     /// `requestIdentifier`, or, with no report yet, a new one is queued. Refused once Apple holds line items for
     /// the token (Apple: `LineItemStatusRegressionError`, spec §5.4).
-    package func reportNoLineItem(_ externalPurchaseId: String) throws -> Outcome {
+    package func reportNoLineItem(_ externalPurchaseId: ExternalPurchaseID) throws -> Outcome {
         let token = try token(externalPurchaseId)
         let reports = try ledger.reports.reports(for: externalPurchaseId)
         if reports.contains(where: {
@@ -80,14 +80,14 @@ package struct ReportActions: Sendable {
         }
         let identifier = ReportPlanner.newIdentifier()
         let report = ExternalPurchaseReport(
-            requestIdentifier: identifier,
+            requestIdentifier: RequestIdentifier(identifier),
             externalPurchaseId: externalPurchaseId,
             status: .noLineItem
         )
         do {
             try ledger.reports.enqueueReport(
                 StoredReport(
-                    requestIdentifier: identifier,
+                    requestIdentifier: RequestIdentifier(identifier),
                     externalPurchaseId: externalPurchaseId,
                     environment: token.token.environment,
                     bundleId: token.token.bundleId,
@@ -106,7 +106,9 @@ package struct ReportActions: Sendable {
 
     /// A corrected version of a line item (`restatement: true` when Apple holds an earlier one): it replaces the
     /// versions set aside and goes in the token's next report.
-    package func restate(_ externalPurchaseId: String, lineItemId: String, body: String) throws -> Outcome {
+    package func restate(_ externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String) throws
+        -> Outcome
+    {
         let token = try token(externalPurchaseId)
         let item: LineItem
         do {
@@ -135,7 +137,7 @@ package struct ReportActions: Sendable {
     /// holds is retracted (spec §5.5: same `lineItemId`, `restatement` and `erroneouslySubmitted` true, all
     /// original fields). Its `netAmountTaxExclusive` is recalculated without it (`PurchaseNet`): 0 for a buy,
     /// the buy less the refunds that still stand for a refund.
-    package func retract(_ externalPurchaseId: String, lineItemId: String) throws -> Outcome {
+    package func retract(_ externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID) throws -> Outcome {
         let token = try token(externalPurchaseId)
         let versions = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
         guard !versions.isEmpty else {
@@ -173,11 +175,11 @@ package struct ReportActions: Sendable {
     /// The retraction of a line item Apple holds (the latest version in an accepted report), checked against
     /// Apple's rules; nil when Apple holds no version of it. Also made, without an operator, when a chargeback
     /// reported as a `REFUND` is reversed.
-    package func retraction(of lineItemId: String, externalPurchaseId: String) throws -> String? {
+    package func retraction(of lineItemId: LineItemID, externalPurchaseId: ExternalPurchaseID) throws -> String? {
         try retraction(of: lineItemId, token: token(externalPurchaseId))
     }
 
-    private func retraction(of lineItemId: String, token: StoredToken) throws -> String? {
+    private func retraction(of lineItemId: LineItemID, token: StoredToken) throws -> String? {
         let accepted = Set(
             try ledger.reports.reports(for: token.token.externalPurchaseId).filter { $0.state == .accepted }.map(
                 \.requestIdentifier
@@ -205,7 +207,7 @@ package struct ReportActions: Sendable {
     /// under its identifier, spec §5.2), so the token is reported. Returns what was done, nil when something is
     /// left to carry (a version Apple never refused, one still waiting for a correction) or Apple holds line
     /// items for the token (`NO_LINE_ITEM` would be a status regression).
-    private func settleEmptiedRejection(of externalPurchaseId: String, now: Int64) throws -> String? {
+    private func settleEmptiedRejection(of externalPurchaseId: ExternalPurchaseID, now: Int64) throws -> String? {
         let reports = try ledger.reports.reports(for: externalPurchaseId)
         guard let rejected = reports.first(where: { $0.state == .rejected }),
             !reports.contains(where: {
@@ -247,7 +249,7 @@ package struct ReportActions: Sendable {
         else { throw Refusal(kind: .conflict, description: "the rejected report changed meanwhile; try again") }
     }
 
-    private func token(_ externalPurchaseId: String) throws -> StoredToken {
+    private func token(_ externalPurchaseId: ExternalPurchaseID) throws -> StoredToken {
         guard let token = try ledger.tokens.token(externalPurchaseId) else {
             throw Refusal(kind: .unknownToken, description: "no token \(externalPurchaseId) is recorded")
         }

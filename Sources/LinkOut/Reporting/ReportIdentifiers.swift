@@ -13,9 +13,11 @@ struct ReportIdentifiers: Sendable {
     }
 
     /// A UUID (Apple's requestIdentifier is one) in the version-4 layout, lower case.
-    func identifier(externalPurchaseId: String, status: ReportStatus, lineItemBodies: [String]) -> String {
+    func identifier(externalPurchaseId: ExternalPurchaseID, status: ReportStatus, lineItemBodies: [String]) -> String {
         // Sorted: the same line items give the same identifier whatever order they were stored in.
-        let message = ([externalPurchaseId, status.rawValue] + lineItemBodies.sorted()).joined(separator: "\u{0}")
+        let message = ([externalPurchaseId.rawValue, status.rawValue] + lineItemBodies.sorted()).joined(
+            separator: "\u{0}"
+        )
         var bytes = Array(mac.authenticate(message).prefix(16))
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80

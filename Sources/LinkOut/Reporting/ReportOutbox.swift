@@ -1,3 +1,4 @@
+import Domain
 import Storage
 
 /// Reports to Apple as an outbox over the report store, one open report per token (`enqueueReport`).
@@ -13,7 +14,7 @@ struct ReportOutbox: Outbox {
 
     static let backoff = Backoff.jittered
 
-    static func key(of report: StoredReport) -> String { report.requestIdentifier }
+    static func key(of report: StoredReport) -> String { report.requestIdentifier.rawValue }
 
     func claimDue(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [StoredReport] {
         try store.claimDueReports(now: now, limit: limit, leaseUntil: leaseUntil)

@@ -74,7 +74,7 @@ struct ReportPlanner: Sendable {
                     items: items,
                     carrying: carrying,
                     claiming: fresh,
-                    requestIdentifier: try identifier(token, status, carrying),
+                    requestIdentifier: try RequestIdentifier(identifier(token, status, carrying)),
                     now: now
                 )
             )
@@ -88,7 +88,7 @@ struct ReportPlanner: Sendable {
     /// Paged by key through all of them, so rejected reports without news never hold back those behind them.
     private func revisions(now: Int64) throws -> [PlannedReport] {
         var planned: [PlannedReport] = []
-        var after: String?
+        var after: RequestIdentifier?
         while planned.count < batchLimit {
             let page = try ledger.reports.rejectedReportsWithNewLineItems(after: after, limit: batchLimit)
             guard let last = page.last else { break }
@@ -120,7 +120,7 @@ struct ReportPlanner: Sendable {
 
     /// A token's line items, without those Apple refused and that are set aside (spec §5.6): they are never
     /// sent as they are, and Apple holds nothing of them, so they are not earlier items either.
-    private func sendableLineItems(of externalPurchaseId: String) throws -> [StoredLineItem] {
+    private func sendableLineItems(of externalPurchaseId: ExternalPurchaseID) throws -> [StoredLineItem] {
         try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
     }
 
@@ -130,7 +130,7 @@ struct ReportPlanner: Sendable {
         items: [StoredLineItem],
         carrying: [StoredLineItem],
         claiming: [StoredLineItem],
-        requestIdentifier: String,
+        requestIdentifier: RequestIdentifier,
         now: Int64
     ) throws -> PlannedReport {
         let decoder = JSONDecoder()
@@ -160,8 +160,8 @@ struct ReportPlanner: Sendable {
     /// the original replaces it (Apple "uses only the most recent version" of a lineItemId).
     static func latestVersions(_ items: [StoredLineItem]) -> [StoredLineItem] {
         var last: [String: Int64] = [:]
-        for item in items { last[item.lineItemId] = item.rowId }
-        return items.filter { last[$0.lineItemId] == $0.rowId }
+        for item in items { last[item.lineItemId.rawValue] = item.rowId }
+        return items.filter { last[$0.lineItemId.rawValue] == $0.rowId }
     }
 
     /// Apple: report every extra custom-link token of one customer and type, active at the same time, as
@@ -182,7 +182,7 @@ struct ReportPlanner: Sendable {
             status: status,
             lineItemBodies: status == .lineItem ? carrying.map(\.body) : []
         )
-        return try ledger.reports.report(derived) == nil ? derived : Self.newIdentifier()
+        return try ledger.reports.report(RequestIdentifier(derived)) == nil ? derived : Self.newIdentifier()
     }
 
     static func newIdentifier() -> String {

@@ -18,8 +18,9 @@ extension ReportingService {
                 logger.info(
                     "held line item placed on a token of the customer",
                     [
-                        "line_item_id": placed.item.lineItemId, "held_on": placed.item.externalPurchaseId,
-                        "external_purchase_id": placed.token,
+                        "line_item_id": placed.item.lineItemId.rawValue,
+                        "held_on": placed.item.externalPurchaseId.rawValue,
+                        "external_purchase_id": placed.token.rawValue,
                     ]
                 )
             }
@@ -57,7 +58,7 @@ extension ReportingService {
             logger.error(
                 "report not queued: it breaks Apple's rules",
                 [
-                    "external_purchase_id": planned.report.externalPurchaseId,
+                    "external_purchase_id": planned.report.externalPurchaseId.rawValue,
                     "problems": planned.problems.map(\.description).joined(separator: "; "),
                 ]
             )
@@ -65,7 +66,12 @@ extension ReportingService {
         }
         let body = try AppleJSON.text(planned.report)
         if let revised = planned.revises {
-            try ledger.reports.reviseRejectedReport(revised, body: body, lineItemRows: planned.lineItemRows, now: now)
+            try ledger.reports.reviseRejectedReport(
+                RequestIdentifier(revised.rawValue),
+                body: body,
+                lineItemRows: planned.lineItemRows,
+                now: now
+            )
             return true
         }
         let stored = StoredReport(
@@ -84,7 +90,7 @@ extension ReportingService {
             // Another instance on the same database queued this token's report first (both planned it from the
             // same tables): theirs goes out, nothing is wrong.
             guard error.code == .conflict else { throw error }
-            logger.debug("report already queued", ["external_purchase_id": stored.externalPurchaseId])
+            logger.debug("report already queued", ["external_purchase_id": stored.externalPurchaseId.rawValue])
             return false
         }
         return true
@@ -112,7 +118,10 @@ extension ReportingService {
         guard try ledger.reports.setAsideUnsent(notes) > 0 else { return false }
         logger.error(
             "line item set aside: Apple would refuse it",
-            ["external_purchase_id": token, "problems": planned.problems.map(\.description).joined(separator: "; ")]
+            [
+                "external_purchase_id": token.rawValue,
+                "problems": planned.problems.map(\.description).joined(separator: "; "),
+            ]
         )
         return true
     }

@@ -80,7 +80,8 @@ extension ReportingService {
     ) -> Bool {
         let sentAt = answer.attempt.at
         var metadata = [
-            "external_purchase_id": report.externalPurchaseId, "request_identifier": report.requestIdentifier,
+            "external_purchase_id": report.externalPurchaseId.rawValue,
+            "request_identifier": report.requestIdentifier.rawValue,
             "report.status": report.status.rawValue,
         ]
         if let status = answer.attempt.httpStatus { metadata["http.status"] = "\(status)" }

@@ -228,7 +228,7 @@ package final class ReportingService: Sendable {
                     } catch {
                         logger.error(
                             "report not queued",
-                            ["external_purchase_id": report.report.externalPurchaseId, "error": "\(error)"]
+                            ["external_purchase_id": report.report.externalPurchaseId.rawValue, "error": "\(error)"]
                         )
                     }
                 }

@@ -34,7 +34,7 @@ struct CheckoutRoute: Sendable {
         let currencies = Set(configuration.catalog.flatMap { $0.prices.keys })
         let currency = chooseCurrency(request, available: currencies)
         var context = pages.context(language: language, app: app, request: request)
-        context["action"] = .text("/checkout/" + checkout.id)
+        context["action"] = .text("/checkout/" + checkout.id.rawValue)
         context["csrf"] = .text(identifiers.csrfToken(session: session.id, checkoutId: checkout.id))
         context["currency"] = .text(currency)
         context["expired"] = .flag(isExpired(checkout))
@@ -133,7 +133,7 @@ struct CheckoutRoute: Sendable {
                 request,
                 identifiers: identifiers,
                 secure: pages.isSecure,
-                scope: checkout.id,
+                scope: checkout.id.rawValue,
                 maxBytes: Self.maxFormBytes
             )
         else {
@@ -196,7 +196,7 @@ struct CheckoutRoute: Sendable {
             )
         case .unavailable:
             var context = pages.context(language: language, app: app, request: request)
-            context["action"] = .text("/checkout/" + checkout.id)
+            context["action"] = .text("/checkout/" + checkout.id.rawValue)
             context["csrf"] = .text(identifiers.csrfToken(session: form.session, checkoutId: checkout.id))
             context["currency"] = .text(currency)
             context["product"] = .text(product.id)
@@ -206,7 +206,7 @@ struct CheckoutRoute: Sendable {
 
     private func find(_ request: HTTPRequest) throws -> (CheckoutRecord, AppConfiguration)? {
         guard let id = request.pathParameters["id"], Identifiers.isWellFormed(id),
-            let checkout = try ledger.tokens.checkout(id: id),
+            let checkout = try ledger.tokens.checkout(id: CheckoutID(id)),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
         else { return nil }
         return (checkout, app)

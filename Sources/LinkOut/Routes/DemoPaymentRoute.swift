@@ -39,7 +39,7 @@ struct DemoPaymentRoute: Sendable {
             session.money.map { pages.price($0, interval: product.interval, language: language) } ?? ""
         )
         context["action"] = .text(Self.pathPrefix + session.intentId)
-        context["csrf"] = .text(identifiers.csrfToken(session: browser.id, checkoutId: session.intentId))
+        context["csrf"] = .text(identifiers.csrfToken(session: browser.id, checkoutId: CheckoutID(session.intentId)))
         return pages.html(pages.paymentDemo.render(context), extraHeaders: extraHeaders)
     }
 
@@ -71,7 +71,7 @@ struct DemoPaymentRoute: Sendable {
             return pages.seeOther(result(session))
         case "cancel":
             try store(DemoEvent(DemoEvent.cancelled, request: checkoutRequest(session, product, checkout), at: now))
-            return pages.seeOther("/checkout/" + session.checkoutId)
+            return pages.seeOther("/checkout/" + session.checkoutId.rawValue)
         default:
             return pages.message(
                 status: .badRequest,
@@ -92,7 +92,7 @@ struct DemoPaymentRoute: Sendable {
         let purchaseId = request.pathParameters["purchaseId"] ?? ""
         guard let purchase = try ledger.payments.purchase(id: purchaseId), purchase.provider == provider.id,
             let session = try ledger.payments.paymentSession(id: purchaseId),
-            let product = configuration.catalog.first(where: { $0.id == session.productId }),
+            let product = configuration.catalog.first(where: { $0.id == session.productId.rawValue }),
             let checkout = try ledger.tokens.checkout(id: session.checkoutId)
         else {
             return JSONResponse.error(.notFound, "unknown_purchase", "No demo purchase has this id.")
@@ -140,7 +140,7 @@ struct DemoPaymentRoute: Sendable {
             price: CheckoutRequest.Price(currency: session.currency, amount: session.amount),
             language: session.language,
             successURL: result(session),
-            cancelURL: "/checkout/" + session.checkoutId
+            cancelURL: "/checkout/" + session.checkoutId.rawValue
         )
     }
 
@@ -150,7 +150,7 @@ struct DemoPaymentRoute: Sendable {
         guard let intentId = request.pathParameters["intentId"], Identifiers.isWellFormed(intentId),
             let session = try ledger.payments.paymentSession(intentId: intentId),
             session.provider == provider.id,
-            let product = configuration.catalog.first(where: { $0.id == session.productId }),
+            let product = configuration.catalog.first(where: { $0.id == session.productId.rawValue }),
             let checkout = try ledger.tokens.checkout(id: session.checkoutId),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
         else { return nil }

@@ -44,14 +44,14 @@ struct LandingRoute: Sendable {
     /// The parts of a landing's query linkout reads: the first of each, UTM values cut to 200 characters.
     struct Query {
         var tokenText: String?
-        var bundleId: String?
+        var bundleId: BundleID?
         var utm: [String: String] = [:]
 
         init(_ request: HTTPRequest) {
             for item in request.queryItems {
                 switch item.name {
                 case "externalPurchaseToken": tokenText = tokenText ?? item.value
-                case "bundleId": bundleId = bundleId ?? item.value
+                case "bundleId": bundleId = bundleId ?? BundleID(item.value)
                 case let name where LandingRoute.utmParameters.contains(name):
                     utm[name] = String(item.value.prefix(200))
                 default: break
@@ -106,12 +106,12 @@ struct LandingRoute: Sendable {
                         title: "open_from_app_title",
                         message: "open_from_app_message",
                         request: request,
-                        app: app(query.bundleId ?? configuration.landing.defaultBundleId)
+                        app: app(query.bundleId ?? BundleID(configuration.landing.defaultBundleId))
                     )
                 )
             )
         }
-        let bundleId = query.bundleId ?? configuration.landing.defaultBundleId
+        let bundleId = query.bundleId ?? BundleID(configuration.landing.defaultBundleId)
         guard configuration.apps.contains(where: { $0.bundleId == bundleId }) else {
             let rejection = TokenRejection(.bundleIdNotConfigured)
             return .failure(
@@ -121,7 +121,7 @@ struct LandingRoute: Sendable {
         return .success(
             Visit(
                 token: nil,
-                checkoutId: identifiers.fresh(),
+                checkoutId: CheckoutID(identifiers.fresh()),
                 bundleId: bundleId,
                 landingPath: String(request.path),
                 utm: query.utm,
@@ -158,7 +158,7 @@ struct LandingRoute: Sendable {
     /// session the browser brings: over plain http a cookie can be planted by anyone on the path or on a
     /// neighbouring host, and a session fixed that way before the landing would carry the buyer's checkout (its
     /// CSRF tokens) into the planter's hands. The checkout page reads the new id, so its form works as before.
-    private func redirect(to checkoutId: String, request: HTTPRequest) -> HTTPResponse {
+    private func redirect(to checkoutId: CheckoutID, request: HTTPRequest) -> HTTPResponse {
         var extraHeaders = HTTPHeaders()
         if request.method != "HEAD" {
             extraHeaders.add(
@@ -166,17 +166,17 @@ struct LandingRoute: Sendable {
                 value: Session.rotated(secure: pages.isSecure, identifiers: identifiers)
             )
         }
-        return pages.seeOther("/checkout/" + checkoutId, extraHeaders: extraHeaders)
+        return pages.seeOther("/checkout/" + checkoutId.rawValue, extraHeaders: extraHeaders)
     }
 
     /// The configured app with `bundleId`, if any.
-    private func app(_ bundleId: String?) -> AppConfiguration? {
+    private func app(_ bundleId: BundleID?) -> AppConfiguration? {
         configuration.apps.first { $0.bundleId == bundleId }
     }
 
     /// The 400 page in the visitor's language (worked out only here: a valid visit never needs it). The link's
     /// `bundleId` names the app to go back to when it is one of ours.
-    private func reject(_ rejection: TokenRejection, isHead: Bool, request: HTTPRequest, bundleId: String?)
+    private func reject(_ rejection: TokenRejection, isHead: Bool, request: HTTPRequest, bundleId: BundleID?)
         -> HTTPResponse
     {
         let language = pages.language(for: request)

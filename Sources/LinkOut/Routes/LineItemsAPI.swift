@@ -25,7 +25,7 @@ struct LineItemsAPI: Sendable {
     }
 
     struct Accepted: Encodable {
-        var externalPurchaseId: String
+        var externalPurchaseId: ExternalPurchaseID
         var accepted: Int
         var unchanged: Int
     }
@@ -37,7 +37,7 @@ struct LineItemsAPI: Sendable {
     func post(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = refusal(request) { return refusal }
         let id = request.pathParameters["externalPurchaseId"] ?? ""
-        guard let token = try ledger.tokens.token(id) else {
+        guard let token = try ledger.tokens.token(ExternalPurchaseID(id)) else {
             return JSONResponse.error(
                 .notFound,
                 "unknown_token",
@@ -49,7 +49,7 @@ struct LineItemsAPI: Sendable {
         case .success(let decoded): items = decoded
         case .failure(let refusal): return refusal.response
         }
-        let stored = try ledger.reports.lineItems(for: id)
+        let stored = try ledger.reports.lineItems(for: ExternalPurchaseID(id))
         var sorted = try sort(items, for: token, stored: stored)
         let earlier = try stored.map { try JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
         let validator = ReportValidator(
@@ -62,14 +62,18 @@ struct LineItemsAPI: Sendable {
         if !sorted.fresh.isEmpty {
             try ledger.reports.storeLineItems(
                 sorted.fresh.map { ($0.item.common.lineItemId, $0.body) },
-                for: id,
+                for: ExternalPurchaseID(id),
                 at: clock.nowMilliseconds()
             )
             reporting.wake()
         }
         return JSONResponse.json(
             sorted.fresh.isEmpty ? .ok : .accepted,
-            Accepted(externalPurchaseId: id, accepted: sorted.fresh.count, unchanged: sorted.unchanged)
+            Accepted(
+                externalPurchaseId: ExternalPurchaseID(id),
+                accepted: sorted.fresh.count,
+                unchanged: sorted.unchanged
+            )
         )
     }
 
@@ -128,7 +132,7 @@ struct LineItemsAPI: Sendable {
         // An id is a key in the ledger: a control character (`\u0000` ends a C string, and PostgreSQL refuses it
         // in text) would make two ids look alike or fail the write.
         let hasControlCharacter = items.contains { item in
-            item.common.lineItemId.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+            item.common.lineItemId.rawValue.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
         }
         if hasControlCharacter {
             return .failure(

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import HTTPServer
 import Storage
@@ -14,7 +15,7 @@ extension PaymentResultRoute {
     static let returnCookieName = "linkout_checkout"
 
     /// The `Set-Cookie` the checkout adds when it sends the person to a provider's page.
-    static func returnCookie(checkoutId: String, secure: Bool) -> String {
+    static func returnCookie(checkoutId: CheckoutID, secure: Bool) -> String {
         "\(returnCookieName)=\(checkoutId); Path=/pay/return; Max-Age=86400; HttpOnly; SameSite=Lax"
             + (secure ? "; Secure" : "")
     }
@@ -24,11 +25,11 @@ extension PaymentResultRoute {
             let browser = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure)
         else { return notFound(request) }
         let hash = Array(identifiers.browserHash(session: browser).utf8)
-        let mine = try ledger.payments.paymentSessions(checkoutId: checkoutId).filter { session in
+        let mine = try ledger.payments.paymentSessions(checkoutId: CheckoutID(checkoutId)).filter { session in
             session.browserHash.map { HMACSHA256.constantTimeEqual(Array($0.utf8), hash) } ?? false
         }
         guard let latest = mine.max(by: { $0.createdAt < $1.createdAt }) else { return notFound(request) }
-        return pages.seeOther(Self.path(checkoutId: checkoutId, sessionId: latest.sessionId))
+        return pages.seeOther(Self.path(checkoutId: CheckoutID(checkoutId), sessionId: latest.sessionId))
     }
 
     private func notFound(_ request: HTTPRequest) -> HTTPResponse {

@@ -18,10 +18,10 @@ struct PaymentResultRoute: Sendable {
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
         guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
-            let checkout = try ledger.tokens.checkout(id: checkoutId),
+            let checkout = try ledger.tokens.checkout(id: CheckoutID(checkoutId)),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId }),
             let sessionId = request.queryValue("session_id"),
-            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId == checkoutId
+            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId.rawValue == checkoutId
         else {
             return pages.message(
                 status: .notFound,
@@ -31,8 +31,8 @@ struct PaymentResultRoute: Sendable {
             )
         }
         var context = pages.context(language: language, app: app, request: request)
-        let product = configuration.catalog.first { $0.id == session.productId }
-        context["product_name"] = .text(product?.name(language: language) ?? session.productId)
+        let product = configuration.catalog.first { $0.id == session.productId.rawValue }
+        context["product_name"] = .text(product?.name(language: language) ?? session.productId.rawValue)
         // A subscription's price keeps its period: "€3.99/month", not a bare "€3.99".
         context["price"] = .text(
             session.money.map { pages.price($0, interval: product?.interval, language: language) } ?? ""
@@ -87,10 +87,10 @@ struct PaymentResultRoute: Sendable {
     /// third party sees the code), for a person on a computer to scan with the phone that has the app.
     func qrCode(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
-            let checkout = try ledger.tokens.checkout(id: checkoutId),
+            let checkout = try ledger.tokens.checkout(id: CheckoutID(checkoutId)),
             let returnURL = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })?.returnURL,
             let sessionId = request.queryValue("session_id"),
-            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId == checkoutId,
+            let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId.rawValue == checkoutId,
             session.state == .complete, isPayer(request, session)
         else { return HTTPError(.notFound, "Not found.").response }
         let link = Self.appending(code: identifiers.redemptionCode(purchaseId: session.sessionId), to: returnURL)
@@ -119,7 +119,7 @@ struct PaymentResultRoute: Sendable {
     }
 
     /// Where a payment's person lands when it is done (or to look at it again).
-    static func path(checkoutId: String, sessionId: String) -> String {
+    static func path(checkoutId: CheckoutID, sessionId: String) -> String {
         "/checkout/\(checkoutId)/done?session_id=\(sessionId)"
     }
 

@@ -16,15 +16,15 @@ struct RedemptionAPI: Sendable {
     /// A purchase as the backend needs it to grant what was bought.
     struct PurchaseView: Encodable {
         var purchaseId: String
-        var productId: String?
+        var productId: ProductID?
         var kind: String
         var status: String
-        var externalPurchaseId: String?
-        var bundleId: String?
+        var externalPurchaseId: ExternalPurchaseID?
+        var bundleId: BundleID?
         var appAccountToken: String?
         /// End of the paid period of a subscription, UNIX ms.
         var currentPeriodEnd: Int64?
-        var currency: String
+        var currency: CurrencyCode
         var amountTotal: Int64
         var purchasedAt: Int64
         /// A test purchase (the demo provider, a provider's test mode): no money changed hands.
@@ -95,7 +95,7 @@ struct RedemptionAPI: Sendable {
             guard !id.isEmpty, id.utf8.count <= 128 else {
                 return JSONResponse.error(.badRequest, "invalid_query", "externalPurchaseId is 1 to 128 bytes.")
             }
-            rows = try ledger.payments.purchases(externalPurchaseId: id)
+            rows = try ledger.payments.purchases(externalPurchaseId: ExternalPurchaseID(id))
         } else {
             return JSONResponse.error(
                 .badRequest,

@@ -37,7 +37,7 @@ struct TokenAPI: Sendable {
     }
 
     struct Reply: Encodable {
-        var externalPurchaseId: String
+        var externalPurchaseId: ExternalPurchaseID
         var environment: Environment
         var checkoutURL: String
     }
@@ -116,7 +116,7 @@ struct TokenAPI: Sendable {
             // The app's route is unauthenticated: someone else's forward may have named another account first.
             logger.warning(
                 "backend replaced the app's appAccountToken binding",
-                ["external_purchase_id": token.externalPurchaseId]
+                ["external_purchase_id": token.externalPurchaseId.rawValue]
             )
         case .none, .bound, .unchanged:
             break
@@ -127,7 +127,7 @@ struct TokenAPI: Sendable {
         let reply = Reply(
             externalPurchaseId: token.externalPurchaseId,
             environment: token.environment,
-            checkoutURL: base + "/checkout/" + outcome.checkoutId
+            checkoutURL: base + "/checkout/" + outcome.checkoutId.rawValue
         )
         return JSONResponse.json(outcome.isNewToken ? .created : .ok, reply)
     }

@@ -1,3 +1,4 @@
+public import Domain
 import Foundation
 
 /// What the demo's payment page stores when the person completes or cancels it: the same kind of raw event a
@@ -18,14 +19,14 @@ public struct DemoEvent: Sendable, Equatable, Codable {
     /// UNIX ms: when the person pressed the button.
     public var created: Int64
     public var intentId: String
-    public var checkoutId: String
-    public var externalPurchaseId: String?
-    public var bundleId: String
-    public var productId: String
+    public var checkoutId: CheckoutID
+    public var externalPurchaseId: ExternalPurchaseID?
+    public var bundleId: BundleID
+    public var productId: ProductID
     /// The subscription's interval (`month`, 1); nil for a one-time purchase.
     public var intervalUnit: String?
     public var intervalCount: Int?
-    public var currency: String
+    public var currency: CurrencyCode
     /// Decimal text, as the catalog has it.
     public var amount: String
 
@@ -44,7 +45,7 @@ public struct DemoEvent: Sendable, Equatable, Codable {
         checkoutId = request.checkoutId
         externalPurchaseId = request.externalPurchaseId
         bundleId = request.bundleId
-        productId = request.product.id
+        productId = ProductID(request.product.id)
         if case .subscription(let interval) = request.product.kind {
             intervalUnit = interval.unit.rawValue
             intervalCount = interval.count
@@ -75,7 +76,7 @@ public struct DemoEvent: Sendable, Equatable, Codable {
             checkoutId: checkoutId,
             externalPurchaseId: externalPurchaseId,
             bundleId: bundleId,
-            product: CheckoutRequest.Product(id: productId, displayName: productId, kind: kind),
+            product: CheckoutRequest.Product(id: productId.rawValue, displayName: productId.rawValue, kind: kind),
             price: CheckoutRequest.Price(currency: currency, amount: amount),
             language: "en",
             successURL: "",

@@ -8,7 +8,7 @@ extension ProviderID {
 extension DemoPaymentProvider {
     /// No settings of its own: it runs on linkout's own pages, at whatever address the person used.
     public static let registration = ProviderRegistration(id: .demo, settings: []) { _, context in
-        DemoPaymentProvider(publicURL: "", taxCountry: context.defaultTaxCountry)
+        DemoPaymentProvider(publicURL: "", taxCountry: TaxCountry(context.defaultTaxCountry))
     }
 
     public var id: ProviderID { .demo }

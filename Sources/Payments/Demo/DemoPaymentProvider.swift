@@ -1,3 +1,4 @@
+public import Domain
 import ExternalPurchase
 
 /// A provider that takes no money and needs no keys: it sends the person to linkout's own demo page
@@ -8,9 +9,9 @@ public struct DemoPaymentProvider: PaymentProvider {
     /// linkout's public base URL (`server.publicURL`), without a trailing slash.
     public let publicURL: String
     /// The billing country of demo purchases, as Apple's alpha-3 `taxCountry` (e.g. `DEU`).
-    public let taxCountry: String
+    public let taxCountry: TaxCountry
 
-    public init(publicURL: String, taxCountry: String = "DEU") {
+    public init(publicURL: String, taxCountry: TaxCountry = "DEU") {
         var base = publicURL
         while base.hasSuffix("/") { base.removeLast() }
         self.publicURL = base
@@ -23,7 +24,7 @@ public struct DemoPaymentProvider: PaymentProvider {
         else { throw PaymentError(.rejected, "the checkout intent id must be URL-safe") }
         // The price must be exact in its currency's minor units, as any provider needs it.
         do {
-            _ = try MinorUnits.parse(request.price.amount, currency: request.price.currency)
+            _ = try MinorUnits.parse(request.price.amount, currency: request.price.currency.rawValue)
         } catch {
             throw PaymentError(.rejected, "price of \(request.product.id): \(error.description)")
         }
@@ -45,8 +46,8 @@ public struct DemoPaymentProvider: PaymentProvider {
         let total: Int64
         let taxAmount: Int64
         do {
-            total = try MinorUnits.parse(request.price.amount, currency: request.price.currency)
-            taxAmount = try MinorUnits.parse(tax, currency: request.price.currency)
+            total = try MinorUnits.parse(request.price.amount, currency: request.price.currency.rawValue)
+            taxAmount = try MinorUnits.parse(tax, currency: request.price.currency.rawValue)
         } catch {
             throw PaymentError(.rejected, "demo amounts: \(error.description)")
         }
@@ -63,13 +64,13 @@ public struct DemoPaymentProvider: PaymentProvider {
             checkoutId: request.checkoutId,
             externalPurchaseId: request.externalPurchaseId,
             bundleId: request.bundleId,
-            productId: request.product.id,
+            productId: ProductID(request.product.id),
             mode: mode,
             currency: request.price.currency,
             amountSubtotal: total,
             amountTax: taxAmount,
             amountTotal: total,
-            customerCountry: CountryCodes.alpha2(forAlpha3: taxCountry),
+            customerCountry: CountryCodes.alpha2(forAlpha3: taxCountry.rawValue),
             paymentIntentId: mode == .payment ? "demo_pi_" + request.intentId : nil,
             subscriptionId: mode == .subscription ? "demo_sub_" + request.intentId : nil,
             completedAt: at,

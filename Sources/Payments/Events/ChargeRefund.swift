@@ -1,3 +1,5 @@
+public import Domain
+
 /// A charge refunded in full or in part (`charge.refunded`, stripe.md §5). `amountRefunded` is cumulative over
 /// all refunds of the charge, so the caller, who knows what it already reported, works out what is new.
 /// Amounts in Stripe minor units.
@@ -11,12 +13,12 @@ public struct ChargeRefund: Sendable, Equatable {
     /// `amount_refunded`: refunded so far, this refund included.
     public var amountRefunded: Int64
     /// ISO 4217, upper case.
-    public var currency: String
+    public var currency: CurrencyCode
     /// `refunded`: true only once the whole amount is refunded.
     public var fullyRefunded: Bool
     /// The charge's metadata, which the checkout put on its PaymentIntent (one-time purchases).
-    public var externalPurchaseId: String?
-    public var productId: String?
+    public var externalPurchaseId: ExternalPurchaseID?
+    public var productId: ProductID?
     /// When it was refunded, UNIX ms (the event's `created`).
     public var refundedAt: Int64
     /// Set when the money went back through a lost dispute (a chargeback) rather than a refund: the line item
@@ -45,10 +47,10 @@ public struct ChargeRefund: Sendable, Equatable {
         paymentIntentId: String?,
         amount: Int64,
         amountRefunded: Int64,
-        currency: String,
+        currency: CurrencyCode,
         fullyRefunded: Bool,
-        externalPurchaseId: String? = nil,
-        productId: String? = nil,
+        externalPurchaseId: ExternalPurchaseID? = nil,
+        productId: ProductID? = nil,
         refundedAt: Int64,
         disputeId: String? = nil,
         refundId: String? = nil,

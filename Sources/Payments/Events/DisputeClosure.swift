@@ -1,3 +1,5 @@
+public import Domain
+
 /// A dispute (chargeback) that reached its end (`charge.dispute.closed`). Stripe's dispute object: `id`
 /// (`dp_…`), `charge`, `payment_intent`, `amount` (the disputed amount, in the charge's currency and minor
 /// units; usually the whole charge), `currency`, `status` (`won`, `lost`, or `warning_closed` for an inquiry
@@ -17,7 +19,7 @@ public struct DisputeClosure: Sendable, Equatable {
     /// Stripe minor units.
     public var amount: Int64
     /// ISO 4217, upper case.
-    public var currency: String
+    public var currency: CurrencyCode
     public var status: String
     /// When it closed, UNIX ms (the event's `created`).
     public var closedAt: Int64
@@ -27,7 +29,7 @@ public struct DisputeClosure: Sendable, Equatable {
         chargeId: String,
         paymentIntentId: String?,
         amount: Int64,
-        currency: String,
+        currency: CurrencyCode,
         status: String,
         closedAt: Int64
     ) {

@@ -1,3 +1,5 @@
+public import Domain
+
 /// A paid subscription invoice (`invoice.paid`, stripe.md §5): a renewal (`billing_reason`
 /// `subscription_cycle`), or the first invoice of a subscription (`subscription_create`), whose purchase the
 /// session completion already reported and which only lends its period. Amounts in Stripe minor units.
@@ -9,11 +11,11 @@ public struct InvoicePayment: Sendable, Equatable {
     /// `billing_reason`.
     public var billingReason: String
     /// The subscription's metadata (`parent.subscription_details.metadata`), which the checkout put there.
-    public var externalPurchaseId: String?
-    public var bundleId: String?
-    public var productId: String?
+    public var externalPurchaseId: ExternalPurchaseID?
+    public var bundleId: BundleID?
+    public var productId: ProductID?
     /// ISO 4217, upper case.
-    public var currency: String
+    public var currency: CurrencyCode
     /// `total_excluding_tax`.
     public var totalExcludingTax: Int64
     /// Σ `total_taxes[].amount` (basil and later), or `tax` (before).
@@ -41,10 +43,10 @@ public struct InvoicePayment: Sendable, Equatable {
         invoiceId: String,
         subscriptionId: String?,
         billingReason: String,
-        externalPurchaseId: String?,
-        bundleId: String?,
-        productId: String?,
-        currency: String,
+        externalPurchaseId: ExternalPurchaseID?,
+        bundleId: BundleID?,
+        productId: ProductID?,
+        currency: CurrencyCode,
         totalExcludingTax: Int64,
         tax: Int64,
         total: Int64,

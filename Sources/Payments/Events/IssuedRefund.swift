@@ -1,3 +1,5 @@
+public import Domain
+
 /// A refund or chargeback that a provider keeps as its own record (Paddle's adjustments, paddle.md §6), unlike
 /// Stripe's charge, whose `amount_refunded` is a running total (`ChargeRefund`). Amounts are in the lowest
 /// denomination of `currency`, this refund alone.
@@ -17,7 +19,7 @@ public struct IssuedRefund: Sendable, Equatable {
     public var amount: Int64
     public var tax: Int64
     /// ISO 4217, upper case.
-    public var currency: String
+    public var currency: CurrencyCode
     /// UNIX ms.
     public var refundedAt: Int64
 
@@ -27,7 +29,7 @@ public struct IssuedRefund: Sendable, Equatable {
         kind: Kind,
         amount: Int64,
         tax: Int64,
-        currency: String,
+        currency: CurrencyCode,
         refundedAt: Int64
     ) {
         self.refundId = refundId

@@ -1,3 +1,5 @@
+public import Domain
+
 /// What a provider's event means for linkout, independent of how the provider spells it: each provider decodes
 /// its own events into these (`PaymentProvider.decodeEvent`), and the mapper sees nothing else. The application
 /// stores the raw event first (deduplicated by provider and event id), then acts on this. The words are neutral;
@@ -52,9 +54,9 @@ public enum PaymentEvent: Sendable, Equatable {
     public struct SessionReference: Sendable, Equatable {
         public var sessionId: String
         /// linkout's checkout id (Stripe: `client_reference_id`).
-        public var checkoutId: String?
+        public var checkoutId: CheckoutID?
 
-        public init(sessionId: String, checkoutId: String?) {
+        public init(sessionId: String, checkoutId: CheckoutID?) {
             self.sessionId = sessionId
             self.checkoutId = checkoutId
         }
@@ -64,9 +66,9 @@ public enum PaymentEvent: Sendable, Equatable {
         public var subscriptionId: String
         /// When it ended, UNIX ms, when the provider says.
         public var endedAt: Int64?
-        public var externalPurchaseId: String?
+        public var externalPurchaseId: ExternalPurchaseID?
 
-        public init(subscriptionId: String, endedAt: Int64?, externalPurchaseId: String?) {
+        public init(subscriptionId: String, endedAt: Int64?, externalPurchaseId: ExternalPurchaseID?) {
             self.subscriptionId = subscriptionId
             self.endedAt = endedAt
             self.externalPurchaseId = externalPurchaseId

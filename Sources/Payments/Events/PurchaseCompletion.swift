@@ -1,3 +1,5 @@
+public import Domain
+
 /// The facts of a completed checkout, whoever took the payment: Stripe (`checkout.session.completed` or
 /// `…async_payment_succeeded`, stripe.md §5) or the demo provider. Amounts are integers in Stripe's minor units
 /// of `currency` (see `MinorUnits`); `AppleLineItems` turns them into Apple's milli-units.
@@ -12,14 +14,14 @@ public struct PurchaseCompletion: Sendable, Equatable {
     /// `cs_…` (or `demo_<intentId>`): the line item of this purchase is keyed on it.
     public var sessionId: String
     /// linkout's checkout id (`client_reference_id`).
-    public var checkoutId: String?
+    public var checkoutId: CheckoutID?
     /// From the session's metadata, as the provider put them in.
-    public var externalPurchaseId: String?
-    public var bundleId: String?
-    public var productId: String?
+    public var externalPurchaseId: ExternalPurchaseID?
+    public var bundleId: BundleID?
+    public var productId: ProductID?
     public var mode: Mode
     /// ISO 4217, upper case (Stripe sends lower case).
-    public var currency: String
+    public var currency: CurrencyCode
     /// `amount_subtotal`: before discounts and tax.
     public var amountSubtotal: Int64
     /// `total_details.amount_tax`.
@@ -46,12 +48,12 @@ public struct PurchaseCompletion: Sendable, Equatable {
 
     public init(
         sessionId: String,
-        checkoutId: String?,
-        externalPurchaseId: String?,
-        bundleId: String?,
-        productId: String?,
+        checkoutId: CheckoutID?,
+        externalPurchaseId: ExternalPurchaseID?,
+        bundleId: BundleID?,
+        productId: ProductID?,
         mode: Mode,
-        currency: String,
+        currency: CurrencyCode,
         amountSubtotal: Int64,
         amountTax: Int64,
         amountTotal: Int64,

@@ -1,3 +1,5 @@
+import Domain
+
 /// What a Paddle notification means for linkout, in the provider-neutral `PaymentEvent` the Stripe provider
 /// produces too. All of Paddle's meaning lives here, so a change of `PaymentEvent` is a change of this file.
 ///
@@ -32,7 +34,7 @@ extension PaddleNotification {
                 PaymentEvent.SubscriptionEnd(
                     subscriptionId: end.subscriptionId,
                     endedAt: end.canceledAt ?? occurredAt,
-                    externalPurchaseId: end.customData.externalPurchaseId
+                    externalPurchaseId: end.customData.externalPurchaseId.map(ExternalPurchaseID.init)
                 )
             )
         case .other where eventType == "subscription.updated":
@@ -51,7 +53,7 @@ extension PaddleNotification {
     private func transactionEvent(_ transaction: PaddleTransaction) -> PaymentEvent {
         let reference = PaymentEvent.SessionReference(
             sessionId: transaction.id,
-            checkoutId: transaction.customData.checkoutId
+            checkoutId: transaction.customData.checkoutId.map(CheckoutID.init)
         )
         switch eventType {
         case "transaction.payment_failed": return .purchasePending(reference)
@@ -97,12 +99,12 @@ extension PaddleNotification {
         let subscription = transaction.subscriptionId != nil
         return PurchaseCompletion(
             sessionId: transaction.id,
-            checkoutId: transaction.customData.checkoutId,
-            externalPurchaseId: transaction.customData.externalPurchaseId,
-            bundleId: transaction.customData.bundleId,
-            productId: transaction.customData.productId,
+            checkoutId: transaction.customData.checkoutId.map(CheckoutID.init),
+            externalPurchaseId: transaction.customData.externalPurchaseId.map(ExternalPurchaseID.init),
+            bundleId: transaction.customData.bundleId.map(BundleID.init),
+            productId: transaction.customData.productId.map(ProductID.init),
             mode: subscription ? .subscription : .payment,
-            currency: transaction.currency,
+            currency: CurrencyCode(transaction.currency),
             amountSubtotal: transaction.subtotal,
             amountTax: transaction.grandTotalTax,
             amountTotal: transaction.grandTotal,
@@ -127,10 +129,10 @@ extension PaddleNotification {
             invoiceId: transaction.id,
             subscriptionId: transaction.subscriptionId,
             billingReason: reason,
-            externalPurchaseId: transaction.customData.externalPurchaseId,
-            bundleId: transaction.customData.bundleId,
-            productId: transaction.customData.productId,
-            currency: transaction.currency,
+            externalPurchaseId: transaction.customData.externalPurchaseId.map(ExternalPurchaseID.init),
+            bundleId: transaction.customData.bundleId.map(BundleID.init),
+            productId: transaction.customData.productId.map(ProductID.init),
+            currency: CurrencyCode(transaction.currency),
             // The period's price before credits, and what was charged after them (`InvoicePayment.charged`):
             // a period paid from a downgrade's credit is paid service though it charges less, or nothing.
             totalExcludingTax: transaction.total - transaction.tax,
@@ -173,7 +175,7 @@ extension PaddleNotification {
                 kind: kind,
                 amount: adjustment.total,
                 tax: min(adjustment.tax, adjustment.total),
-                currency: adjustment.currency,
+                currency: CurrencyCode(adjustment.currency),
                 refundedAt: occurredAt
             )
         )

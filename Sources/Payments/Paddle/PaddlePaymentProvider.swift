@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 public import Lifecycle
 import Synchronization
@@ -82,7 +83,7 @@ public struct PaddlePaymentProvider: PaymentProvider {
         guard !request.intentId.isEmpty, request.intentId.utf8.count <= 200 else {
             throw PaymentError(.rejected, "the checkout intent id must have 1 to 200 characters")
         }
-        let currency = request.price.currency.uppercased()
+        let currency = request.price.currency.uppercased().rawValue
         var item: [String: Any] = ["quantity": 1]
         if let priceId {
             item["price_id"] = priceId
@@ -108,12 +109,12 @@ public struct PaddlePaymentProvider: PaymentProvider {
             item["price"] = price
         }
         var custom: [String: Any] = [
-            "linkout_checkout_id": request.checkoutId,
+            "linkout_checkout_id": request.checkoutId.rawValue,
             "linkout_intent_id": request.intentId,
-            "bundle_id": request.bundleId,
+            "bundle_id": request.bundleId.rawValue,
             "product_id": request.product.id,
         ]
-        if let token = request.externalPurchaseId { custom["external_purchase_id"] = token }
+        if let token = request.externalPurchaseId { custom["external_purchase_id"] = token.rawValue }
         let body: [String: Any] = [
             "items": [item],
             "currency_code": currency,

@@ -1,3 +1,5 @@
+import Domain
+
 /// A plan change Stripe bills with no invoice of its own (stripe.md §5): `customer.subscription.updated` whose
 /// price changed while `latest_invoice` did not, as with `proration_behavior` `none` (nothing billed) or
 /// `create_prorations` (pending invoice items, billed with the next renewal, which then reports what was charged).
@@ -25,10 +27,10 @@ extension StripeEvent {
             invoiceId: try event.string("id"),
             subscriptionId: try subscription.string("id"),
             billingReason: "subscription_update",
-            externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
-            bundleId: try metadata?.optionalString("bundle_id"),
-            productId: try metadata?.optionalString("product_id"),
-            currency: try subscription.string("currency"),
+            externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
+            bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),
+            productId: try metadata?.optionalString("product_id").map(ProductID.init),
+            currency: try CurrencyCode(subscription.string("currency")),
             totalExcludingTax: 0,
             tax: 0,
             total: 0,

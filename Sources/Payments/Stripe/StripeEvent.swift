@@ -1,3 +1,5 @@
+import Domain
+
 /// A Stripe webhook event (stripe.md §4–5), decoded from the raw body after `StripeWebhookSignature` accepted
 /// it: the envelope (`id` to deduplicate on, `type`, `created`) and what it means for linkout (`payload`).
 /// Shapes of API version basil (2025-03-31) and later are read, with the older invoice fields as fallbacks.
@@ -84,7 +86,7 @@ public struct StripeEvent: Sendable, Equatable {
                     chargeId: charge,
                     paymentIntentId: try dispute.optionalID("payment_intent"),
                     amount: try dispute.amount("amount"),
-                    currency: try dispute.string("currency"),
+                    currency: try CurrencyCode(dispute.string("currency")),
                     status: try dispute.string("status"),
                     closedAt: at
                 )
@@ -97,7 +99,7 @@ public struct StripeEvent: Sendable, Equatable {
                     endedAt: try subscription.optionalInteger("ended_at").map { $0 * 1000 },
                     externalPurchaseId: try subscription.optionalChild("metadata")?.optionalString(
                         "external_purchase_id"
-                    )
+                    ).map(ExternalPurchaseID.init)
                 )
             )
         default:
@@ -116,7 +118,7 @@ public struct StripeEvent: Sendable, Equatable {
     private static func reference(_ session: ProviderJSON) throws(ProviderJSONError) -> PaymentEvent.SessionReference {
         PaymentEvent.SessionReference(
             sessionId: try session.string("id"),
-            checkoutId: try session.optionalString("client_reference_id")
+            checkoutId: try session.optionalString("client_reference_id").map(CheckoutID.init)
         )
     }
 
@@ -129,12 +131,12 @@ public struct StripeEvent: Sendable, Equatable {
         let address = try session.optionalChild("customer_details")?.optionalChild("address")
         return PurchaseCompletion(
             sessionId: try session.string("id"),
-            checkoutId: try session.optionalString("client_reference_id"),
-            externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
-            bundleId: try metadata?.optionalString("bundle_id"),
-            productId: try metadata?.optionalString("product_id"),
+            checkoutId: try session.optionalString("client_reference_id").map(CheckoutID.init),
+            externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
+            bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),
+            productId: try metadata?.optionalString("product_id").map(ProductID.init),
             mode: mode,
-            currency: try session.string("currency"),
+            currency: try CurrencyCode(session.string("currency")),
             amountSubtotal: try session.amount("amount_subtotal"),
             amountTax: try session.optionalChild("total_details")?.optionalAmount("amount_tax") ?? 0,
             amountTotal: try session.amount("amount_total"),
@@ -182,10 +184,10 @@ public struct StripeEvent: Sendable, Equatable {
             invoiceId: try invoice.string("id"),
             subscriptionId: subscription,
             billingReason: try invoice.string("billing_reason"),
-            externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
-            bundleId: try metadata?.optionalString("bundle_id"),
-            productId: try metadata?.optionalString("product_id"),
-            currency: try invoice.string("currency"),
+            externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
+            bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),
+            productId: try metadata?.optionalString("product_id").map(ProductID.init),
+            currency: try CurrencyCode(invoice.string("currency")),
             totalExcludingTax: excluding ?? total - tax,
             tax: tax,
             total: total,
@@ -241,10 +243,10 @@ public struct StripeEvent: Sendable, Equatable {
             paymentIntentId: try charge.optionalID("payment_intent"),
             amount: try charge.amount("amount"),
             amountRefunded: try charge.amount("amount_refunded"),
-            currency: try charge.string("currency"),
+            currency: try CurrencyCode(charge.string("currency")),
             fullyRefunded: try charge.optionalBool("refunded") ?? false,
-            externalPurchaseId: try metadata?.optionalString("external_purchase_id"),
-            productId: try metadata?.optionalString("product_id"),
+            externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
+            productId: try metadata?.optionalString("product_id").map(ProductID.init),
             refundedAt: at
         )
     }

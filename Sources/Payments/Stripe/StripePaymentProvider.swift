@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 public import Outbound
 
@@ -154,7 +155,7 @@ public struct StripePaymentProvider: PaymentProvider {
         guard !request.product.id.isEmpty, !request.product.displayName.isEmpty else {
             throw PaymentError(.rejected, "the product needs an id and a display name")
         }
-        let currency = request.price.currency.lowercased()
+        let currency = request.price.currency.rawValue.lowercased()
         let unitAmount: Int64
         do {
             unitAmount = try StripeAmount.minorUnits(request.price.amount, currency: currency)
@@ -163,11 +164,11 @@ public struct StripePaymentProvider: PaymentProvider {
         }
         var metadata: [StripeForm.Field] = []
         if let externalPurchaseId = request.externalPurchaseId {
-            metadata.append(.init("external_purchase_id", .string(externalPurchaseId)))
+            metadata.append(.init("external_purchase_id", .string(externalPurchaseId.rawValue)))
         }
-        metadata.append(.init("bundle_id", .string(request.bundleId)))
+        metadata.append(.init("bundle_id", .string(request.bundleId.rawValue)))
         metadata.append(.init("product_id", .string(request.product.id)))
-        metadata.append(.init("checkout_id", .string(request.checkoutId)))
+        metadata.append(.init("checkout_id", .string(request.checkoutId.rawValue)))
         // Stripe keeps metadata values up to 500 characters (stripe.md §1).
         for field in metadata {
             if case .string(let value) = field.value, value.utf8.count > 500 {
@@ -202,7 +203,7 @@ public struct StripePaymentProvider: PaymentProvider {
 
         var form = StripeForm()
         form.add("mode", .string(mode))
-        form.add("client_reference_id", .string(request.checkoutId))
+        form.add("client_reference_id", .string(request.checkoutId.rawValue))
         form.add(
             "line_items",
             .array([.object([.init("price_data", .object(priceData)), .init("quantity", .integer(1))])])

@@ -1,3 +1,5 @@
+public import Domain
+
 /// Customer credentials (`customer_credentials`, `credential_purchases`): issued when an app redeems a code,
 /// looked up by the keyed hash of the secret the app presents, revoked or reissued by the operator.
 public struct CredentialStore: Sendable {
@@ -10,7 +12,7 @@ public struct CredentialStore: Sendable {
     {
         var credential = CustomerCredential(
             id: row[0].text ?? "",
-            bundleId: row[1].text ?? "",
+            bundleId: row[1].id() ?? "",
             appAccountToken: row[2].text,
             createdAt: row[3].integer ?? 0,
             revokedAt: row[4].integer,
@@ -106,7 +108,7 @@ public struct CredentialStore: Sendable {
             VALUES (?, ?, ?, ?, ?)
             """,
             [
-                .text(credential.id), .text(secretHash), .text(credential.bundleId),
+                .text(credential.id), .text(secretHash), .id(credential.bundleId),
                 .optional(credential.appAccountToken), .integer(credential.createdAt),
             ]
         )

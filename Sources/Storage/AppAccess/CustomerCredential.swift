@@ -1,9 +1,11 @@
+public import Domain
+
 /// What an app holds to check its entitlements later without a backend of its own: a random secret of which
 /// the ledger keeps only a keyed hash, covering the purchases redeemed with it.
 public struct CustomerCredential: Sendable, Equatable, Codable {
     /// Public id, for the operator (revoke, reissue) and the logs; it grants nothing.
     public var id: String
-    public var bundleId: String
+    public var bundleId: BundleID
     /// The app's account for the person, when the app sent one at redemption.
     public var appAccountToken: String?
     public var createdAt: Int64
@@ -15,7 +17,7 @@ public struct CustomerCredential: Sendable, Equatable, Codable {
 
     public init(
         id: String,
-        bundleId: String,
+        bundleId: BundleID,
         appAccountToken: String?,
         createdAt: Int64,
         revokedAt: Int64? = nil,

@@ -1,3 +1,5 @@
+public import Domain
+
 /// A token created in a month, or a line item dated in it, that Apple has not accepted yet, with where it stands
 /// in the outbox: what the monthly close lists and counts by `state`.
 public struct CloseItem: Sendable, Equatable {
@@ -32,21 +34,27 @@ public struct CloseItem: Sendable, Equatable {
     }
 
     public var kind: Kind
-    public var externalPurchaseId: String
+    public var externalPurchaseId: ExternalPurchaseID
     /// For a line item: Apple's `lineItemId`.
-    public var lineItemId: String?
+    public var lineItemId: LineItemID?
     /// The token's `tokenCreationDate`, or the line item's `creationDate` (UNIX ms).
     public var date: Int64
     public var state: State
     /// The token's expiry (custom-link tokens), for the time left before Apple's notice.
     public var tokenExpirationDate: Int64?
     /// The open report carrying it, if any.
-    public var requestIdentifier: String?
+    public var requestIdentifier: RequestIdentifier?
     /// The open report's next attempt and its last HTTP answer, for a retrying one.
     public var nextAttemptAt: Int64?
     public var lastHTTPStatus: Int64?
 
-    public init(kind: Kind, externalPurchaseId: String, lineItemId: String? = nil, date: Int64, state: State) {
+    public init(
+        kind: Kind,
+        externalPurchaseId: ExternalPurchaseID,
+        lineItemId: LineItemID? = nil,
+        date: Int64,
+        state: State
+    ) {
         self.kind = kind
         self.externalPurchaseId = externalPurchaseId
         self.lineItemId = lineItemId

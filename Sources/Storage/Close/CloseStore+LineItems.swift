@@ -128,12 +128,12 @@ extension CloseStore {
             ).decoded { row throws(StorageError) in
                 var item = CloseItem(
                     kind: .lineItem,
-                    externalPurchaseId: row[0].text ?? "",
-                    lineItemId: row[1].text,
+                    externalPurchaseId: row[0].id() ?? "",
+                    lineItemId: row[1].id(),
                     date: row[2].integer ?? 0,
                     state: try row[3].closedSet("close.state")
                 )
-                item.requestIdentifier = row[4].text
+                item.requestIdentifier = row[4].id()
                 item.nextAttemptAt = row[5].integer
                 item.lastHTTPStatus = row[6].integer
                 return item

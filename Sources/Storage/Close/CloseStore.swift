@@ -97,12 +97,12 @@ public struct CloseStore: Sendable {
             ).decoded { row throws(StorageError) in
                 var item = CloseItem(
                     kind: .token,
-                    externalPurchaseId: row[0].text ?? "",
+                    externalPurchaseId: row[0].id() ?? "",
                     date: row[1].integer ?? 0,
                     state: try row[2].closedSet("close.state")
                 )
                 item.tokenExpirationDate = row[3].integer
-                item.requestIdentifier = row[4].text
+                item.requestIdentifier = row[4].id()
                 item.nextAttemptAt = row[5].integer
                 item.lastHTTPStatus = row[6].integer
                 return item

@@ -22,7 +22,7 @@ enum TokenDays {
     }
 
     /// Adds 1 to `column` on the day of the token `externalPurchaseId` (nothing for an unknown token).
-    static func addOne(to column: String, for externalPurchaseId: String, _ connection: any SQLConnection)
+    static func addOne(to column: String, for externalPurchaseId: ExternalPurchaseID, _ connection: any SQLConnection)
         throws(StorageError)
     {
         try connection.query(
@@ -32,7 +32,7 @@ enum TokenDays {
               AND environment = (SELECT t.environment FROM tokens t WHERE t.external_purchase_id = ?)
               AND source = (SELECT t.source FROM tokens t WHERE t.external_purchase_id = ?)
             """,
-            Array(repeating: .text(externalPurchaseId), count: 3)
+            Array(repeating: .id(externalPurchaseId), count: 3)
         )
     }
 
@@ -40,16 +40,16 @@ enum TokenDays {
     /// (the one about to be inserted). Writers of one checkout take turns on PostgreSQL, so two first intents
     /// at once count once.
     static func addCheckoutIfFirstIntent(
-        checkoutId: String,
+        checkoutId: CheckoutID,
         dialect: SQLDialect,
         into connection: any SQLConnection
     ) throws(StorageError) {
         if let serialize = dialect.serializeOnKey {
-            try connection.query(serialize, [.text("funnel-checkout\u{0}" + checkoutId)])
+            try connection.query(serialize, [.text("funnel-checkout\u{0}" + checkoutId.rawValue)])
         }
         let earlier = try connection.query(
             "SELECT 1 FROM checkout_intents WHERE checkout_id = ? LIMIT 1",
-            [.text(checkoutId)]
+            [.id(checkoutId)]
         )
         guard earlier.isEmpty else { return }
         // The token whose checkout this is (the funnel's `tokens.checkout_id`).
@@ -59,9 +59,9 @@ enum TokenDays {
             JOIN tokens t ON t.external_purchase_id = c.external_purchase_id AND t.checkout_id = c.id
             WHERE c.id = ?
             """,
-            [.text(checkoutId)]
+            [.id(checkoutId)]
         )
-        guard let id = token.first?.first?.text else { return }
+        guard let id: ExternalPurchaseID = token.first?.first?.id() else { return }
         try addOne(to: "checkouts", for: id, connection)
     }
 
@@ -69,8 +69,8 @@ enum TokenDays {
     /// landing waits in the journal for a moment, and a checkout intent (or a purchase) recorded in that moment
     /// found no token row to count on. Called when the landing's new token is inserted.
     static func addStepsTakenBeforeIngestion(
-        externalPurchaseId: String,
-        checkoutId: String,
+        externalPurchaseId: ExternalPurchaseID,
+        checkoutId: CheckoutID,
         into connection: any SQLConnection
     ) throws(StorageError) {
         let steps = try connection.query(
@@ -78,7 +78,7 @@ enum TokenDays {
             SELECT CASE WHEN EXISTS (SELECT 1 FROM checkout_intents WHERE checkout_id = ?) THEN 1 ELSE 0 END,
                 CASE WHEN EXISTS (SELECT 1 FROM purchases WHERE external_purchase_id = ?) THEN 1 ELSE 0 END
             """,
-            [.text(checkoutId), .text(externalPurchaseId)]
+            [.id(checkoutId), .id(externalPurchaseId)]
         )
         guard let row = steps.first else { return }
         if row[0].integer == 1 { try addOne(to: "checkouts", for: externalPurchaseId, connection) }
@@ -88,7 +88,11 @@ enum TokenDays {
     /// Counts the token as reported, if `at` is when its first report was accepted (`tokens.accepted_at`, which
     /// this sets, as the monthly close reads it): the token's row, locked by the update until the transaction
     /// ends, makes two acceptances at once count once.
-    static func addAcceptedReport(for externalPurchaseId: String, at: Int64, into connection: any SQLConnection)
+    static func addAcceptedReport(
+        for externalPurchaseId: ExternalPurchaseID,
+        at: Int64,
+        into connection: any SQLConnection
+    )
         throws(StorageError)
     {
         let first = try connection.query(
@@ -96,7 +100,7 @@ enum TokenDays {
             UPDATE tokens SET accepted_at = ? WHERE external_purchase_id = ? AND accepted_at IS NULL
             RETURNING first_seen_at, environment, source
             """,
-            [.integer(at), .text(externalPurchaseId)]
+            [.integer(at), .id(externalPurchaseId)]
         )
         guard let row = first.first, let firstSeenAt = row[0].integer else { return }
         try connection.query(
@@ -108,16 +112,16 @@ enum TokenDays {
     /// Counts the token as having a purchase, if the one about to be written is its first. Writers of one token
     /// take turns on PostgreSQL, so two first purchases at once count once.
     static func addPaymentIfFirst(
-        externalPurchaseId: String,
+        externalPurchaseId: ExternalPurchaseID,
         dialect: SQLDialect,
         into connection: any SQLConnection
     ) throws(StorageError) {
         if let serialize = dialect.serializeOnKey {
-            try connection.query(serialize, [.text("funnel-payment\u{0}" + externalPurchaseId)])
+            try connection.query(serialize, [.text("funnel-payment\u{0}" + externalPurchaseId.rawValue)])
         }
         let earlier = try connection.query(
             "SELECT purchase_id FROM purchases WHERE external_purchase_id = ? LIMIT 1",
-            [.text(externalPurchaseId)]
+            [.id(externalPurchaseId)]
         )
         guard earlier.isEmpty else { return }
         try addOne(to: "payments", for: externalPurchaseId, connection)

@@ -85,9 +85,9 @@ package enum JournalCoding {
             token = TokenFields(
                 ExternalPurchaseToken(
                     appAppleId: appAppleId,
-                    bundleId: tokenBundle,
+                    bundleId: BundleID(tokenBundle),
                     tokenCreationDate: created,
-                    externalPurchaseId: id,
+                    externalPurchaseId: ExternalPurchaseID(id),
                     tokenType: type,
                     tokenExpirationDate: hasExpiry == 1 ? expiry : nil
                 ),
@@ -97,8 +97,8 @@ package enum JournalCoding {
         }
         let visit = Visit(
             token: token,
-            checkoutId: checkoutId,
-            bundleId: bundleId,
+            checkoutId: CheckoutID(checkoutId),
+            bundleId: BundleID(bundleId),
             landingPath: landingPath,
             utm: utm,
             at: at
@@ -125,6 +125,8 @@ package enum JournalCoding {
         put(UInt32(bytes.count), &out)
         out.append(contentsOf: bytes)
     }
+
+    private static func put(_ id: some Identifier, _ out: inout [UInt8]) { put(id.rawValue, &out) }
 
     private static func put(_ text: String?, _ out: inout [UInt8]) {
         guard let text else {

@@ -1,4 +1,5 @@
 import Dispatch
+import Domain
 import Synchronization
 
 extension Ledger {
@@ -6,7 +7,7 @@ extension Ledger {
     final class JournalState: Sendable {
         /// Checkouts of visits that are journaled but not yet in the tables, so the page behind a fresh 303 is
         /// found.
-        let pendingCheckouts = Mutex<[String: CheckoutRecord]>([:])
+        let pendingCheckouts = Mutex<[CheckoutID: CheckoutRecord]>([:])
         /// Told about each ingested batch (metrics of new tokens). Boxed: a closure kept directly in a Mutex is
         /// re-wrapped in a conversion thunk on every `withLock` that touches it, so each call would grow a chain
         /// of thunks (and its cost) without end.

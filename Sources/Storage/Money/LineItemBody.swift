@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// The fields of Apple's line item JSON (as stored in `line_items.body`) that the money rows keep. The body was
@@ -11,14 +12,14 @@ struct LineItemBody: Decodable {
     var subscriptionEvent: String?
     var subscriptionDaysOfPaidService: Int64?
     var quantity: Int64?
-    var referenceLineItemId: String?
+    var referenceLineItemId: LineItemID?
     var amountTaxInclusive: Int64
     var amountTaxExclusive: Int64
     var taxAmount: Int64
     var netAmountTaxExclusive: Int64
-    var reportingCurrency: String
-    var pricingCurrency: String
-    var taxCountry: String
+    var reportingCurrency: CurrencyCode
+    var pricingCurrency: CurrencyCode
+    var taxCountry: TaxCountry
     /// Read as `Decimal` (base 10, digit by digit) and kept as its plain text: no binary floating point.
     var exchangeRate: Decimal?
     var erroneouslySubmitted: Bool?

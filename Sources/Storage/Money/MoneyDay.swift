@@ -8,13 +8,13 @@ public import Domain
 public struct MoneyDay: Sendable, Equatable, Codable {
     /// Days since 1970-01-01 (UTC): `creationDate / 86,400,000`.
     public var day: Int64
-    public var bundleId: String
+    public var bundleId: BundleID
     public var environment: Environment
-    public var provider: String
-    public var productId: String
-    public var taxCountry: String
-    public var pricingCurrency: String
-    public var reportingCurrency: String
+    public var provider: ProviderID
+    public var productId: ProductID
+    public var taxCountry: TaxCountry
+    public var pricingCurrency: CurrencyCode
+    public var reportingCurrency: CurrencyCode
     public var sales: Int64
     public var salesAmount: Int64
     public var salesTax: Int64

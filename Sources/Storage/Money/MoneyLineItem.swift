@@ -8,40 +8,40 @@ public import Domain
 public struct MoneyLineItem: Sendable, Equatable, Codable {
     public var environment: Environment
     /// The app (`bundleId`) of the token carrying the item; line item ids are unique per app.
-    public var bundleId: String
-    public var lineItemId: String
+    public var bundleId: BundleID
+    public var lineItemId: LineItemID
     /// `line_items.id` of the version that counts.
     public var lineItemRow: Int64
-    public var externalPurchaseId: String
+    public var externalPurchaseId: ExternalPurchaseID
     public var creationDate: Int64
     /// `BUY` or `REFUND`.
     public var eventType: String
     /// A refund's product and product type are its buy's.
-    public var productId: String
+    public var productId: ProductID
     public var productType: String
     public var subscriptionEvent: String?
     public var quantity: Int64?
-    public var referenceLineItemId: String?
+    public var referenceLineItemId: LineItemID?
     /// Milli-units of `reportingCurrency`, as reported to Apple.
     public var amountTaxInclusive: Int64
     public var amountTaxExclusive: Int64
     public var taxAmount: Int64
     public var netAmountTaxExclusive: Int64
-    public var reportingCurrency: String
-    public var pricingCurrency: String
+    public var reportingCurrency: CurrencyCode
+    public var pricingCurrency: CurrencyCode
     /// The tax-inclusive amount in milli-units of `pricingCurrency`; `pricingAmountSource` says how it was found.
     public var pricingAmount: Int64
     public var pricingAmountSource: PricingAmountSource
     /// Apple's `exchangeRate` as decimal text, exactly as reported; nil when the currencies are the same.
     public var exchangeRate: String?
-    public var taxCountry: String
+    public var taxCountry: TaxCountry
     /// The payment provider the purchase went through (`stripe`, `paddle`, `demo`), or `backend` for items your
     /// backend posted.
-    public var provider: String
+    public var provider: ProviderID
     public var retracted: Bool
     /// Held: no token of the customer was active at its date yet, so it is on no report.
     public var held: Bool
-    public var reportRequestIdentifier: String?
+    public var reportRequestIdentifier: RequestIdentifier?
     public var reportState: ReportState?
     /// When Apple accepted the report carrying this version; nil until then.
     public var acceptedAt: Int64?

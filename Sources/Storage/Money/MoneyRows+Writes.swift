@@ -33,9 +33,9 @@ extension MoneyRows {
             sign * item.classification.commission, sign * commissionable,
         ]
         let keys: [SQLValue] = [
-            .integer(item.creationDate / Milliseconds.day), .text(item.bundleId), .text(item.environment.rawValue),
-            .text(item.provider), .text(item.productId), .text(item.taxCountry), .text(item.pricingCurrency),
-            .text(item.reportingCurrency),
+            .integer(item.creationDate / Milliseconds.day), .id(item.bundleId), .text(item.environment.rawValue),
+            .id(item.provider), .id(item.productId), .id(item.taxCountry), .id(item.pricingCurrency),
+            .id(item.reportingCurrency),
         ]
         let sums = MoneyStore.dayAmountColumns.map { "\($0) = money_daily.\($0) + excluded.\($0)" }
         try connection.query(
@@ -51,7 +51,7 @@ extension MoneyRows {
     }
 
     /// The line items (rows of `line_items`) a new or revised report carries now point at it.
-    static func claimed(rows: [Int64], by requestIdentifier: String, in connection: any SQLConnection)
+    static func claimed(rows: [Int64], by requestIdentifier: RequestIdentifier, in connection: any SQLConnection)
         throws(StorageError)
     {
         for row in rows {
@@ -62,50 +62,52 @@ extension MoneyRows {
                     accepted_at = (SELECT accepted_at FROM reports WHERE request_identifier = ?)
                 WHERE line_item_row = ?
                 """,
-                [.text(requestIdentifier), .text(requestIdentifier), .text(requestIdentifier), .integer(row)]
+                [.id(requestIdentifier), .id(requestIdentifier), .id(requestIdentifier), .integer(row)]
             )
         }
     }
 
     /// The report's state and Apple's acceptance, copied to the money rows it carries.
-    static func reportChanged(_ requestIdentifier: String, in connection: any SQLConnection) throws(StorageError) {
+    static func reportChanged(_ requestIdentifier: RequestIdentifier, in connection: any SQLConnection)
+        throws(StorageError)
+    {
         try connection.query(
             """
             UPDATE money_line_items SET report_state = (SELECT state FROM reports WHERE request_identifier = ?),
                 accepted_at = (SELECT accepted_at FROM reports WHERE request_identifier = ?)
             WHERE report_request_identifier = ?
             """,
-            [.text(requestIdentifier), .text(requestIdentifier), .text(requestIdentifier)]
+            [.id(requestIdentifier), .id(requestIdentifier), .id(requestIdentifier)]
         )
     }
 
     /// As `reportChanged`, for every report of a token.
-    static func reportsChanged(forToken externalPurchaseId: String, in connection: any SQLConnection)
+    static func reportsChanged(forToken externalPurchaseId: ExternalPurchaseID, in connection: any SQLConnection)
         throws(StorageError)
     {
         for row in try connection.query(
             "SELECT request_identifier FROM reports WHERE external_purchase_id = ?",
-            [.text(externalPurchaseId)]
+            [.id(externalPurchaseId)]
         ) {
-            if let id = row[0].text { try reportChanged(id, in: connection) }
+            if let id = row[0].id(RequestIdentifier.self) { try reportChanged(id, in: connection) }
         }
     }
 
     /// Recomputes every line item of a report (the versions it carried were set aside, or replaced).
     static func refreshReport(
-        _ requestIdentifier: String,
+        _ requestIdentifier: RequestIdentifier,
         in connection: any SQLConnection,
         dialect: SQLDialect,
         regimes: [CommissionRegime]
     ) throws(StorageError) {
         let items = try connection.query(
             "SELECT DISTINCT line_item_id, external_purchase_id FROM line_items WHERE report_request_identifier = ?",
-            [.text(requestIdentifier)]
+            [.id(requestIdentifier)]
         )
         for item in items {
             try refresh(
-                lineItemId: item[0].text ?? "",
-                externalPurchaseId: item[1].text ?? "",
+                lineItemId: item[0].id() ?? "",
+                externalPurchaseId: item[1].id() ?? "",
                 in: connection,
                 dialect: dialect,
                 regimes: regimes
@@ -134,8 +136,8 @@ extension MoneyRows {
         )
         for item in items {
             try refresh(
-                lineItemId: item[0].text ?? "",
-                externalPurchaseId: item[1].text ?? "",
+                lineItemId: item[0].id() ?? "",
+                externalPurchaseId: item[1].id() ?? "",
                 in: connection,
                 dialect: dialect,
                 regimes: regimes,
@@ -156,21 +158,21 @@ extension MoneyRows {
     /// Apple's signed copy of a token replaced what a landing recorded (spec §6): its line items are classified
     /// again from the corrected `tokenCreationDate`, and rows kept under the app it named before move to Apple's.
     static func tokenCorrected(
-        _ externalPurchaseId: String,
-        formerBundleId: String?,
+        _ externalPurchaseId: ExternalPurchaseID,
+        formerBundleId: BundleID?,
         in connection: any SQLConnection,
         dialect: SQLDialect,
         regimes: [CommissionRegime]
     ) throws(StorageError) {
         let items = try connection.query(
             "SELECT DISTINCT line_item_id FROM line_items WHERE external_purchase_id = ?",
-            [.text(externalPurchaseId)]
-        ).compactMap { $0[0].text }
+            [.id(externalPurchaseId)]
+        ).compactMap { $0[0].id(LineItemID.self) }
         // Apple does not change a token's environment; with it the former rows are found by primary key, not by
         // reading every money row.
         let environment = try connection.query(
             "SELECT environment FROM tokens WHERE external_purchase_id = ?",
-            [.text(externalPurchaseId)]
+            [.id(externalPurchaseId)]
         ).first?[0].text
         for lineItemId in items {
             if let formerBundleId, let environment {
@@ -179,13 +181,13 @@ extension MoneyRows {
                     SELECT \(MoneyStore.columns) FROM money_line_items
                     WHERE environment = ? AND bundle_id = ? AND line_item_id = ? AND external_purchase_id = ?
                     """,
-                    [.text(environment), .text(formerBundleId), .text(lineItemId), .text(externalPurchaseId)]
+                    [.text(environment), .id(formerBundleId), .id(lineItemId), .id(externalPurchaseId)]
                 ).decoded(MoneyStore.moneyLineItem)
                 for row in former {
                     try addToDay(row, sign: -1, in: connection)
                     try connection.query(
                         "DELETE FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
-                        [.text(row.environment.rawValue), .text(row.bundleId), .text(row.lineItemId)]
+                        [.text(row.environment.rawValue), .id(row.bundleId), .id(row.lineItemId)]
                     )
                 }
             }

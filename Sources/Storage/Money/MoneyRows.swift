@@ -8,8 +8,8 @@ import Domain
 enum MoneyRows {
     /// Recomputes the money row of `lineItemId` of the app and environment of `externalPurchaseId`'s token.
     static func refresh(
-        lineItemId: String,
-        externalPurchaseId: String,
+        lineItemId: LineItemID,
+        externalPurchaseId: ExternalPurchaseID,
         in connection: any SQLConnection,
         dialect: SQLDialect,
         regimes: [CommissionRegime],
@@ -18,8 +18,8 @@ enum MoneyRows {
         guard
             let token = try connection.query(
                 "SELECT bundle_id, environment FROM tokens WHERE external_purchase_id = ?",
-                [.text(externalPurchaseId)]
-            ).first, let bundleId = token[0].text, let environment = token[1].text
+                [.id(externalPurchaseId)]
+            ).first, let bundleId = token[0].id(BundleID.self), let environment = token[1].text
         else { return }
         // A rebuild holds its own lock instead: a lock per item would fill PostgreSQL's lock table.
         if serialize, let serialize = dialect.serializeOnKey {
@@ -27,7 +27,7 @@ enum MoneyRows {
         }
         let old = try connection.query(
             "SELECT \(MoneyStore.columns) FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
-            [.text(environment), .text(bundleId), .text(lineItemId)]
+            [.text(environment), .id(bundleId), .id(lineItemId)]
         ).firstDecoded(MoneyStore.moneyLineItem)
         let new = try current(
             lineItemId: lineItemId,
@@ -43,7 +43,7 @@ enum MoneyRows {
         } else if old != nil {
             try connection.query(
                 "DELETE FROM money_line_items WHERE environment = ? AND bundle_id = ? AND line_item_id = ?",
-                [.text(environment), .text(bundleId), .text(lineItemId)]
+                [.text(environment), .id(bundleId), .id(lineItemId)]
             )
         }
         // A refund takes its product, its commission reversal and its pricing amount from its buy's row: when
@@ -54,12 +54,12 @@ enum MoneyRows {
                 SELECT line_item_id, external_purchase_id FROM money_line_items
                 WHERE environment = ? AND bundle_id = ? AND reference_line_item_id = ? AND event_type = 'REFUND'
                 """,
-                [.text(environment), .text(bundleId), .text(lineItemId)]
+                [.text(environment), .id(bundleId), .id(lineItemId)]
             )
             for refund in refunds {
                 try self.refresh(
-                    lineItemId: refund[0].text ?? "",
-                    externalPurchaseId: refund[1].text ?? "",
+                    lineItemId: refund[0].id() ?? "",
+                    externalPurchaseId: refund[1].id() ?? "",
                     in: connection,
                     dialect: dialect,
                     regimes: regimes,
@@ -78,8 +78,8 @@ enum MoneyRows {
 
     /// The row the latest version of the line item makes, or nil when it has none that counts.
     private static func current(
-        lineItemId: String,
-        bundleId: String,
+        lineItemId: LineItemID,
+        bundleId: BundleID,
         environment: String,
         in connection: any SQLConnection,
         regimes: [CommissionRegime]
@@ -96,7 +96,7 @@ enum MoneyRows {
                 WHERE l.line_item_id = ? AND t.bundle_id = ? AND t.environment = ? AND l.correction IS NULL
                 ORDER BY l.id DESC LIMIT 1
                 """,
-                [.text(lineItemId), .text(bundleId), .text(environment)]
+                [.id(lineItemId), .id(bundleId), .text(environment)]
             ).first,
             let body = LineItemBody.decode(row[2].text ?? "")
         else { return nil }
@@ -106,7 +106,7 @@ enum MoneyRows {
                 SELECT \(MoneyStore.columns) FROM money_line_items
                 WHERE environment = ? AND bundle_id = ? AND line_item_id = ?
                 """,
-                [.text(environment), .text(bundleId), .text(reference)]
+                [.text(environment), .id(bundleId), .id(reference)]
             ).firstDecoded(MoneyStore.moneyLineItem)
         }
         let charge = try connection.query(
@@ -114,7 +114,7 @@ enum MoneyRows {
             SELECT p.provider, c.amount_total, p.currency FROM purchase_charges c
             JOIN purchases p ON p.purchase_id = c.purchase_id WHERE c.line_item_id = ? ORDER BY c.created_at LIMIT 1
             """,
-            [.text(body.isRefund ? (body.referenceLineItemId ?? lineItemId) : lineItemId)]
+            [.id(body.isRefund ? (body.referenceLineItemId ?? lineItemId) : lineItemId)]
         ).first
         return try moneyLineItem(
             body,
@@ -131,7 +131,7 @@ enum MoneyRows {
     private static func moneyLineItem(
         _ body: LineItemBody,
         version row: [SQLValue],
-        key: (environment: String, bundleId: String, lineItemId: String),
+        key: (environment: String, bundleId: BundleID, lineItemId: LineItemID),
         referenced: MoneyLineItem?,
         charge: [SQLValue]?,
         regimes: [CommissionRegime]
@@ -164,10 +164,10 @@ enum MoneyRows {
             bundleId: bundleId,
             lineItemId: lineItemId,
             lineItemRow: row[0].integer ?? 0,
-            externalPurchaseId: row[1].text ?? "",
+            externalPurchaseId: row[1].id() ?? "",
             creationDate: body.creationDate,
             eventType: body.eventType,
-            productId: body.productIdentifier ?? referenced?.productId ?? "",
+            productId: body.productIdentifier.map(ProductID.init) ?? referenced?.productId ?? "",
             productType: body.productType ?? referenced?.productType ?? "",
             subscriptionEvent: body.subscriptionEvent,
             quantity: body.quantity,
@@ -182,10 +182,10 @@ enum MoneyRows {
             pricingAmountSource: source,
             exchangeRate: body.exchangeRateText,
             taxCountry: body.taxCountry,
-            provider: charge?[0].text ?? "backend",
+            provider: charge?[0].id() ?? "backend",
             retracted: body.erroneouslySubmitted == true,
             held: row[4].integer != nil,
-            reportRequestIdentifier: row[3].text,
+            reportRequestIdentifier: row[3].id(),
             reportState: try row[7].closedSetIfPresent("reports.state"),
             acceptedAt: row[8].integer,
             classification: classification
@@ -205,8 +205,8 @@ enum MoneyRows {
         refundedBuy: MoneyLineItem? = nil
     ) -> (Int64, MoneyLineItem.PricingAmountSource) {
         if body.pricingCurrency == body.reportingCurrency { return (body.amountTaxInclusive, .reported) }
-        if !body.isRefund, let chargeMinor, chargeCurrency?.uppercased() == body.pricingCurrency {
-            return (CurrencyExponent.milliUnits(chargeMinor, currency: body.pricingCurrency), .charge)
+        if !body.isRefund, let chargeMinor, chargeCurrency?.uppercased() == body.pricingCurrency.rawValue {
+            return (CurrencyExponent.milliUnits(chargeMinor, currency: body.pricingCurrency.rawValue), .charge)
         }
         if body.isRefund, let buy = refundedBuy, !buy.isRefund, buy.pricingCurrency == body.pricingCurrency,
             buy.reportingCurrency == body.reportingCurrency, buy.pricingAmountSource != .unknown,

@@ -16,8 +16,8 @@ extension MoneyStore {
                     (
                         "AND (creation_date, environment, bundle_id, line_item_id) > (?, ?, ?, ?)",
                         [
-                            .integer(after.creationDate), .text(after.environment.rawValue), .text(after.bundleId),
-                            .text(after.lineItemId),
+                            .integer(after.creationDate), .text(after.environment.rawValue), .id(after.bundleId),
+                            .id(after.lineItemId),
                         ]
                     )
                 } else { ("", []) }
@@ -33,7 +33,7 @@ extension MoneyStore {
     }
 
     /// One line item as Apple sees it now, or nil when none counts (unknown, or only refused versions).
-    public func lineItem(_ lineItemId: String, bundleId: String, environment: Environment) throws(StorageError)
+    public func lineItem(_ lineItemId: LineItemID, bundleId: BundleID, environment: Environment) throws(StorageError)
         -> MoneyLineItem?
     {
         try database.readers.read { connection throws(StorageError) in
@@ -42,7 +42,7 @@ extension MoneyStore {
                 SELECT \(Self.columns) FROM money_line_items
                 WHERE environment = ? AND bundle_id = ? AND line_item_id = ?
                 """,
-                [.text(environment.rawValue), .text(bundleId), .text(lineItemId)]
+                [.text(environment.rawValue), .id(bundleId), .id(lineItemId)]
             ).firstDecoded(Self.moneyLineItem)
         }
     }

@@ -2,7 +2,7 @@ public import Domain
 
 /// How far a notification history recovery got for one app and environment in one window (`history_recovery`).
 public struct HistoryCheckpoint: Sendable, Equatable {
-    public var bundleId: String
+    public var bundleId: BundleID
     public var environment: Environment
     /// The window asked for (UNIX ms): Apple's pagination token belongs to this exact query.
     public var startDate: Int64
@@ -15,7 +15,7 @@ public struct HistoryCheckpoint: Sendable, Equatable {
     public var updatedAt: Int64
 
     public init(
-        bundleId: String,
+        bundleId: BundleID,
         environment: Environment,
         startDate: Int64,
         endDate: Int64,

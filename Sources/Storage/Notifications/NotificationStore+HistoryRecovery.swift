@@ -11,7 +11,7 @@ extension NotificationStore {
                 """
             ).decoded { row throws(StorageError) in
                 HistoryCheckpoint(
-                    bundleId: row[0].text ?? "",
+                    bundleId: row[0].id() ?? "",
                     environment: try row[1].closedSet("history_recovery.environment"),
                     startDate: row[2].integer ?? 0,
                     endDate: row[3].integer ?? 0,
@@ -37,7 +37,7 @@ extension NotificationStore {
                     fetched = excluded.fetched, updated_at = excluded.updated_at
                 """,
                 [
-                    .text(checkpoint.bundleId), .text(checkpoint.environment.rawValue), .integer(checkpoint.startDate),
+                    .id(checkpoint.bundleId), .text(checkpoint.environment.rawValue), .integer(checkpoint.startDate),
                     .integer(checkpoint.endDate), .optional(checkpoint.paginationToken),
                     .integer(checkpoint.pages), .integer(checkpoint.fetched), .integer(checkpoint.updatedAt),
                 ]

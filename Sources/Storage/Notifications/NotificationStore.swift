@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// App Store Server Notifications: stored before they are acknowledged, acted on exactly once (the action and
 /// the `processed_at` mark share one transaction).
@@ -15,7 +15,7 @@ public struct NotificationStore: Sendable {
             notificationUUID: row[0].text ?? "",
             notificationType: row[1].text ?? "",
             subtype: row[2].text,
-            externalPurchaseId: row[3].text,
+            externalPurchaseId: row[3].id(),
             environment: try row[4].closedSetIfPresent("notifications.environment"),
             signedDate: row[5].integer ?? 0,
             receivedAt: row[6].integer ?? 0,
@@ -97,7 +97,7 @@ public struct NotificationStore: Sendable {
                     if !corrections.isEmpty {
                         try MoneyRows.tokenCorrected(
                             token.token.externalPurchaseId,
-                            formerBundleId: corrections.first { $0.field == "bundleId" }?.recorded,
+                            formerBundleId: corrections.first { $0.field == "bundleId" }?.recorded.map(BundleID.init),
                             in: connection,
                             dialect: dialect,
                             regimes: regimes
@@ -112,14 +112,14 @@ public struct NotificationStore: Sendable {
             if let dueNow {
                 try connection.query(
                     "UPDATE tokens SET report_due_at = COALESCE(report_due_at, ?) WHERE external_purchase_id = ?",
-                    [.integer(change.at), .text(dueNow)]
+                    [.integer(change.at), .id(dueNow)]
                 )
                 try connection.query(
                     """
                     UPDATE reports SET next_attempt_at = min(next_attempt_at, ?)
                     WHERE external_purchase_id = ? AND state = 'pending'
                     """,
-                    [.integer(change.at), .text(dueNow)]
+                    [.integer(change.at), .id(dueNow)]
                 )
                 // A report Apple rejected goes again (same bytes, same requestIdentifier): Apple says it has no
                 // report for the token, so the rejection must not keep it silent (spec §5.8, §6.3).
@@ -128,7 +128,7 @@ public struct NotificationStore: Sendable {
                     UPDATE reports SET state = 'pending', next_attempt_at = ?
                     WHERE external_purchase_id = ? AND state = 'rejected'
                     """,
-                    [.integer(change.at), .text(dueNow)]
+                    [.integer(change.at), .id(dueNow)]
                 )
                 try MoneyRows.reportsChanged(forToken: dueNow, in: connection)
             }
@@ -153,12 +153,12 @@ public struct NotificationStore: Sendable {
             SELECT app_apple_id, bundle_id, token_created_at, token_type, token_expires_at FROM tokens
             WHERE external_purchase_id = ?
             """,
-            [.text(token.token.externalPurchaseId)]
+            [.id(token.token.externalPurchaseId)]
         )
         guard let row = rows.first else { return [] }
         let pairs: [(String, String?, String?)] = [
             ("appAppleId", row[0].integer.map(String.init), String(token.token.appAppleId)),
-            ("bundleId", row[1].text, token.token.bundleId),
+            ("bundleId", row[1].text, token.token.bundleId.rawValue),
             ("tokenCreationDate", row[2].integer.map(String.init), String(token.token.tokenCreationDate)),
             ("tokenType", row[3].text, token.token.tokenType),
             ("tokenExpirationDate", row[4].integer.map(String.init), token.token.tokenExpirationDate.map(String.init)),
@@ -174,15 +174,15 @@ public struct NotificationStore: Sendable {
             WHERE external_purchase_id = ?
             """,
             [
-                .integer(token.token.appAppleId), .text(token.token.bundleId), .integer(token.token.tokenCreationDate),
+                .integer(token.token.appAppleId), .id(token.token.bundleId), .integer(token.token.tokenCreationDate),
                 .optional(token.token.tokenType), .optional(token.token.tokenExpirationDate),
-                .text(token.token.externalPurchaseId),
+                .id(token.token.externalPurchaseId),
             ]
         )
         if corrections.contains(where: { $0.field == "bundleId" }) {
             try connection.query(
                 "UPDATE checkouts SET bundle_id = ? WHERE external_purchase_id = ?",
-                [.text(token.token.bundleId), .text(token.token.externalPurchaseId)]
+                [.id(token.token.bundleId), .id(token.token.externalPurchaseId)]
             )
         }
         return corrections
@@ -191,7 +191,7 @@ public struct NotificationStore: Sendable {
     /// A token learned from a notification: one row per externalPurchaseId, never overwriting a sighting.
     private static func insertIfAbsent(
         _ token: TokenFields,
-        checkoutId: String,
+        checkoutId: CheckoutID,
         at: Int64,
         _ connection: any SQLConnection
     ) throws(StorageError) -> Bool {
@@ -205,9 +205,9 @@ public struct NotificationStore: Sendable {
             """,
             [
                 // As a landing's: the raw token's fields are in their columns, the text itself is not kept.
-                .text(token.token.externalPurchaseId), .text(checkoutId), .text(""),
+                .id(token.token.externalPurchaseId), .id(checkoutId), .text(""),
                 .integer(token.token.appAppleId),
-                .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
+                .id(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
                 .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),
                 .text(token.source.rawValue),
                 .integer(at), .integer(at),
@@ -225,17 +225,20 @@ public struct NotificationStore: Sendable {
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)
             ON CONFLICT(id) DO NOTHING
             """,
-            [.text(checkoutId), .text(token.token.externalPurchaseId), .text(token.token.bundleId), .integer(at)]
+            [.id(checkoutId), .id(token.token.externalPurchaseId), .id(token.token.bundleId), .integer(at)]
         )
         return true
     }
 
     /// Which token each of `lineItemIds` was posted for, among the tokens of the app `bundleId` (Apple: a
     /// `lineItemId` "must be unique per app").
-    public func lineItemOwners(_ lineItemIds: [String], bundleId: String) throws(StorageError) -> [String: String] {
+    public func lineItemOwners(
+        _ lineItemIds: [LineItemID],
+        bundleId: BundleID
+    ) throws(StorageError) -> [LineItemID: ExternalPurchaseID] {
         guard !lineItemIds.isEmpty else { return [:] }
         return try database.readers.read { connection throws(StorageError) in
-            var owners: [String: String] = [:]
+            var owners: [LineItemID: ExternalPurchaseID] = [:]
             for id in Set(lineItemIds) {
                 let rows = try connection.query(
                     """
@@ -243,9 +246,9 @@ public struct NotificationStore: Sendable {
                     JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
                     WHERE l.line_item_id = ? AND t.bundle_id = ? ORDER BY l.id LIMIT 1
                     """,
-                    [.text(id), .text(bundleId)]
+                    [.id(id), .id(bundleId)]
                 )
-                if let owner = rows.first?.first?.text { owners[id] = owner }
+                if let owner: ExternalPurchaseID = rows.first?.first?.id() { owners[id] = owner }
             }
             return owners
         }

@@ -7,7 +7,7 @@ public struct StoredNotification: Sendable, Equatable, Codable {
     public var notificationUUID: String
     public var notificationType: String
     public var subtype: String?
-    public var externalPurchaseId: String?
+    public var externalPurchaseId: ExternalPurchaseID?
     /// `production` or `sandbox` (the `SANDBOX` prefix of `externalPurchaseId`), when the payload says.
     public var environment: Environment?
     /// UNIX ms when Apple signed it.
@@ -25,7 +25,7 @@ public struct StoredNotification: Sendable, Equatable, Codable {
         notificationUUID: String,
         notificationType: String,
         subtype: String?,
-        externalPurchaseId: String?,
+        externalPurchaseId: ExternalPurchaseID?,
         environment: Environment?,
         signedDate: Int64,
         receivedAt: Int64,
@@ -57,7 +57,7 @@ public struct NotificationChange: Sendable {
     public var outcome: String
     /// A token to record when the ledger has none with its id (source `notification`), with its checkout.
     public var token: TokenFields?
-    public var checkoutId: String?
+    public var checkoutId: CheckoutID?
     /// A report to put in the outbox when `token` was recorded by this change (`UNRECOGNIZED_TOKEN`).
     public var reportIfRecorded: StoredReport?
     /// The outcome when `token` turned out to be known after all (a visit was ingested meanwhile): its report is
@@ -65,17 +65,17 @@ public struct NotificationChange: Sendable {
     public var outcomeIfKnown: String?
     /// A known token whose report is due now (Apple announced it as unreported): the `NO_LINE_ITEM` wait and the
     /// payment hold end for it, and a pending report of it is sent at once.
-    public var dueNow: String?
+    public var dueNow: ExternalPurchaseID?
 
     public init(
         notificationUUID: String,
         at: Int64,
         outcome: String,
         token: TokenFields? = nil,
-        checkoutId: String? = nil,
+        checkoutId: CheckoutID? = nil,
         reportIfRecorded: StoredReport? = nil,
         outcomeIfKnown: String? = nil,
-        dueNow: String? = nil
+        dueNow: ExternalPurchaseID? = nil
     ) {
         self.notificationUUID = notificationUUID
         self.at = at

@@ -4,7 +4,7 @@ public import Domain
 /// rate within 48 hours of the sale is missing). Its line item is made from the event once the cause is gone.
 public struct HeldPaymentEvent: Sendable {
     public var event: StoredPaymentEvent
-    public var externalPurchaseId: String
+    public var externalPurchaseId: ExternalPurchaseID
     public var reason: String
 
     /// Where an event stands in the order held events are released in: oldest first, then by provider and id.
@@ -22,7 +22,7 @@ public struct HeldPaymentEvent: Sendable {
 
     public var key: Key { Key(receivedAt: event.receivedAt, provider: event.provider, eventId: event.eventId) }
 
-    public init(event: StoredPaymentEvent, externalPurchaseId: String, reason: String) {
+    public init(event: StoredPaymentEvent, externalPurchaseId: ExternalPurchaseID, reason: String) {
         self.event = event
         self.externalPurchaseId = externalPurchaseId
         self.reason = reason

@@ -16,26 +16,27 @@ public struct PaymentChange: Sendable {
     public var refundReversal: (chargeKey: String, amount: Int64)?
     public var sessionState: (sessionId: String, state: PaymentSessionState)?
     /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
-    public var lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)]
+    public var lineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)]
     /// Apple line items no token can carry yet, stored held (`StoredLineItem.heldSince`) under the purchase's
     /// token until one of the customer's tokens active at their `creationDate` is known.
-    public var heldLineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = []
+    public var heldLineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
     /// Later versions of line items Apple holds (a retraction, spec §5.5), stored beside the earlier ones as an
     /// operator's `restate` or `retract` stores them, for the token's next report.
-    public var restatements: [(externalPurchaseId: String, lineItemId: String, body: String)] = []
+    public var restatements: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
     /// Line items (new ones or later versions) Apple would refuse, stored set aside with `note` (the rule and
     /// the action that settles it), as a `400` naming them would leave them: never sent as they are, listed for
     /// a person, and never holding back the token's other items.
-    public var setAside: [(externalPurchaseId: String, lineItemId: String, body: String, note: String)] = []
+    public var setAside:
+        [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String, note: String)] = []
     /// The purchase's redemption code (its hash), made with the purchase.
     public var redemption: RedemptionRecord?
     /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.
     public var webhooks: [WebhookDelivery]
     /// The event is processed but its Apple line item waits (for an exchange rate): for which token, and why.
-    public var hold: (externalPurchaseId: String, reason: String)?
+    public var hold: (externalPurchaseId: ExternalPurchaseID, reason: String)?
     /// A held event whose line items (in `lineItems`) can be made now: its hold ends with this change, and the
     /// events of the token waiting behind it are due at once.
-    public var release: (provider: ProviderID, eventId: String, externalPurchaseId: String)?
+    public var release: (provider: ProviderID, eventId: String, externalPurchaseId: ExternalPurchaseID)?
     public var at: Int64
 
     public init(
@@ -45,11 +46,11 @@ public struct PaymentChange: Sendable {
         charges: [PurchaseCharge] = [],
         refund: (chargeKey: String, amountRefunded: Int64)? = nil,
         sessionState: (sessionId: String, state: PaymentSessionState)? = nil,
-        lineItems: [(externalPurchaseId: String, lineItemId: String, body: String)] = [],
+        lineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = [],
         redemption: RedemptionRecord? = nil,
         webhooks: [WebhookDelivery] = [],
-        hold: (externalPurchaseId: String, reason: String)? = nil,
-        release: (provider: ProviderID, eventId: String, externalPurchaseId: String)? = nil,
+        hold: (externalPurchaseId: ExternalPurchaseID, reason: String)? = nil,
+        release: (provider: ProviderID, eventId: String, externalPurchaseId: ExternalPurchaseID)? = nil,
         at: Int64
     ) {
         self.event = event

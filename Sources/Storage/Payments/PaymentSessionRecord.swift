@@ -8,10 +8,10 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
     /// `demo` or `stripe`.
     public var provider: ProviderID
     public var intentId: String
-    public var checkoutId: String
-    public var externalPurchaseId: String?
-    public var productId: String
-    public var currency: String
+    public var checkoutId: CheckoutID
+    public var externalPurchaseId: ExternalPurchaseID?
+    public var productId: ProductID
+    public var currency: CurrencyCode
     /// Decimal text, as in the catalog (`"29.99"`).
     public var amount: String
     public var language: String
@@ -28,10 +28,10 @@ public struct PaymentSessionRecord: Sendable, Equatable, Codable {
         sessionId: String,
         provider: ProviderID,
         intentId: String,
-        checkoutId: String,
-        externalPurchaseId: String?,
-        productId: String,
-        currency: String,
+        checkoutId: CheckoutID,
+        externalPurchaseId: ExternalPurchaseID?,
+        productId: ProductID,
+        currency: CurrencyCode,
         amount: String,
         language: String,
         url: String,

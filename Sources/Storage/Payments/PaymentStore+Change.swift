@@ -23,7 +23,7 @@ extension PaymentStore {
                 try connection.query(
                     "UPDATE payment_events SET held_reason = ?, held_token = ? WHERE provider = ? AND event_id = ?",
                     [
-                        .text(hold.reason), .text(hold.externalPurchaseId), .text(event.provider.rawValue),
+                        .text(hold.reason), .id(hold.externalPurchaseId), .text(event.provider.rawValue),
                         .text(event.eventId),
                     ]
                 )
@@ -41,7 +41,7 @@ extension PaymentStore {
             guard !claimed.isEmpty else { return }
             try connection.query(
                 "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL",
-                [.integer(change.at), .text(release.externalPurchaseId)]
+                [.integer(change.at), .id(release.externalPurchaseId)]
             )
         }
         if let purchase = change.purchase {
@@ -58,7 +58,7 @@ extension PaymentStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(charge_key) DO NOTHING
                 """,
                 [
-                    .text(charge.chargeKey), .text(charge.purchaseId), .text(charge.lineItemId),
+                    .text(charge.chargeKey), .text(charge.purchaseId), .id(charge.lineItemId),
                     .integer(charge.amountTotal), .integer(charge.amountTax), .integer(charge.amountRefunded),
                     .integer(charge.createdAt),
                 ]
@@ -124,7 +124,7 @@ extension PaymentStore {
         for (item, heldSince) in items {
             let known = try connection.query(
                 "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ?",
-                [.text(item.externalPurchaseId), .text(item.lineItemId)]
+                [.id(item.externalPurchaseId), .id(item.lineItemId)]
             )
             guard known.isEmpty else { continue }
             try connection.query(
@@ -133,7 +133,7 @@ extension PaymentStore {
                 VALUES (?, ?, ?, ?, ?)
                 """,
                 [
-                    .text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at),
+                    .id(item.externalPurchaseId), .id(item.lineItemId), .text(item.body), .integer(change.at),
                     heldSince.map(SQLValue.integer) ?? .null,
                 ]
             )
@@ -141,14 +141,14 @@ extension PaymentStore {
         for item in change.restatements {
             try connection.query(
                 "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
-                [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at)]
+                [.id(item.externalPurchaseId), .id(item.lineItemId), .text(item.body), .integer(change.at)]
             )
         }
         for item in change.setAside {
             // The same version again (a redelivery) is not stored twice; a new version is kept beside the others.
             let known = try connection.query(
                 "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ? AND body = ?",
-                [.text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body)]
+                [.id(item.externalPurchaseId), .id(item.lineItemId), .text(item.body)]
             )
             guard known.isEmpty else { continue }
             try connection.query(
@@ -157,7 +157,7 @@ extension PaymentStore {
                 VALUES (?, ?, ?, ?, ?)
                 """,
                 [
-                    .text(item.externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(change.at),
+                    .id(item.externalPurchaseId), .id(item.lineItemId), .text(item.body), .integer(change.at),
                     .text(item.note),
                 ]
             )
@@ -191,8 +191,8 @@ extension PaymentStore {
             [
                 .text(purchase.purchaseId), .text(purchase.provider.rawValue), .optional(purchase.checkoutId),
                 .optional(purchase.externalPurchaseId), .optional(purchase.bundleId), .optional(purchase.productId),
-                .text(purchase.kind), .text(purchase.status.rawValue), .text(purchase.currency),
-                .integer(purchase.amountTotal), .integer(purchase.amountTax), .text(purchase.taxCountry),
+                .text(purchase.kind), .text(purchase.status.rawValue), .id(purchase.currency),
+                .integer(purchase.amountTotal), .integer(purchase.amountTax), .id(purchase.taxCountry),
                 .optional(purchase.subscriptionId), .optional(purchase.buyLineItemId), .optional(purchase.periodEnd),
                 .integer(purchase.paidDays), .integer(purchase.createdAt), .integer(purchase.updatedAt),
                 .integer(purchase.live ? 1 : 0),

@@ -32,7 +32,7 @@ extension PaymentStore {
                         processedAt: row[5].integer,
                         outcome: row[6].text
                     ),
-                    externalPurchaseId: row[7].text ?? "",
+                    externalPurchaseId: row[7].id() ?? "",
                     reason: row[8].text ?? ""
                 )
             }
@@ -41,11 +41,11 @@ extension PaymentStore {
 
     /// Whether a line item of this token is held: later line items of the token wait behind it, so Apple gets
     /// them in the order they happened (a renewal after its start, a refund after its buy).
-    public func hasHeldLineItems(externalPurchaseId: String) throws(StorageError) -> Bool {
+    public func hasHeldLineItems(externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
         try database.readers.read { connection throws(StorageError) in
             try !connection.query(
                 "SELECT 1 FROM payment_events WHERE held_token = ? AND held_reason IS NOT NULL LIMIT 1",
-                [.text(externalPurchaseId)]
+                [.id(externalPurchaseId)]
             ).isEmpty
         }
     }
@@ -54,7 +54,7 @@ extension PaymentStore {
     public func deferBehindHold(
         provider: ProviderID,
         eventId: String,
-        externalPurchaseId: String,
+        externalPurchaseId: ExternalPurchaseID,
         until: Int64,
         reason: String
     ) throws(StorageError) {
@@ -65,7 +65,7 @@ extension PaymentStore {
                 WHERE provider = ? AND event_id = ? AND processed_at IS NULL
                 """,
                 [
-                    .integer(until), .text("waiting: " + reason), .text(externalPurchaseId), .text(provider.rawValue),
+                    .integer(until), .text("waiting: " + reason), .id(externalPurchaseId), .text(provider.rawValue),
                     .text(eventId),
                 ]
             )

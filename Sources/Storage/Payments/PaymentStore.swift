@@ -15,10 +15,10 @@ public struct PaymentStore: Sendable {
             sessionId: row[0].text ?? "",
             provider: ProviderID(row[1].text ?? ""),
             intentId: row[2].text ?? "",
-            checkoutId: row[3].text ?? "",
-            externalPurchaseId: row[4].text,
-            productId: row[5].text ?? "",
-            currency: row[6].text ?? "",
+            checkoutId: row[3].id() ?? "",
+            externalPurchaseId: row[4].id(),
+            productId: row[5].id() ?? "",
+            currency: row[6].id() ?? "",
             amount: row[7].text ?? "",
             language: row[8].text ?? "",
             url: row[9].text ?? "",
@@ -39,18 +39,18 @@ public struct PaymentStore: Sendable {
         PurchaseRecord(
             purchaseId: row[0].text ?? "",
             provider: ProviderID(row[1].text ?? ""),
-            checkoutId: row[2].text,
-            externalPurchaseId: row[3].text,
-            bundleId: row[4].text,
-            productId: row[5].text,
+            checkoutId: row[2].id(),
+            externalPurchaseId: row[3].id(),
+            bundleId: row[4].id(),
+            productId: row[5].id(),
             kind: row[6].text ?? "",
             status: try row[7].closedSet("purchases.status"),
-            currency: row[8].text ?? "",
+            currency: row[8].id() ?? "",
             amountTotal: row[9].integer ?? 0,
             amountTax: row[10].integer ?? 0,
-            taxCountry: row[11].text ?? "",
+            taxCountry: row[11].id() ?? "",
             subscriptionId: row[12].text,
-            buyLineItemId: row[13].text,
+            buyLineItemId: row[13].id(),
             periodEnd: row[14].integer,
             paidDays: row[15].integer ?? 0,
             createdAt: row[16].integer ?? 0,
@@ -69,8 +69,8 @@ public struct PaymentStore: Sendable {
                 """,
                 [
                     .text(session.sessionId), .text(session.provider.rawValue), .text(session.intentId),
-                    .text(session.checkoutId), .optional(session.externalPurchaseId), .text(session.productId),
-                    .text(session.currency), .text(session.amount), .text(session.language), .text(session.url),
+                    .id(session.checkoutId), .optional(session.externalPurchaseId), .id(session.productId),
+                    .id(session.currency), .text(session.amount), .text(session.language), .text(session.url),
                     .text(session.state.rawValue), .integer(session.createdAt), .integer(session.updatedAt),
                     .optional(session.browserHash),
                 ]
@@ -102,11 +102,11 @@ public struct PaymentStore: Sendable {
         }
     }
 
-    public func paymentSessions(checkoutId: String) throws(StorageError) -> [PaymentSessionRecord] {
+    public func paymentSessions(checkoutId: CheckoutID) throws(StorageError) -> [PaymentSessionRecord] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.sessionColumns) FROM payment_sessions WHERE checkout_id = ? ORDER BY created_at",
-                [.text(checkoutId)]
+                [.id(checkoutId)]
             ).decoded(Self.paymentSession)
         }
     }
@@ -219,13 +219,14 @@ public struct PaymentStore: Sendable {
     }
 
     /// Purchases, newest first; of one token when `externalPurchaseId` is given.
-    public func purchases(externalPurchaseId: String? = nil, limit: Int = 100, offset: Int = 0) throws(StorageError)
+    public func purchases(externalPurchaseId: ExternalPurchaseID? = nil, limit: Int = 100, offset: Int = 0)
+        throws(StorageError)
         -> [PurchaseRecord]
     {
         try database.readers.read { connection throws(StorageError) in
             let filter = externalPurchaseId == nil ? "" : "WHERE external_purchase_id = ?"
             let parameters: [SQLValue] =
-                (externalPurchaseId.map { [SQLValue.text($0)] } ?? [])
+                (externalPurchaseId.map { [SQLValue.id($0)] } ?? [])
                 + [.integer(Int64(limit)), .integer(Int64(offset))]
             return try connection.query(
                 "SELECT \(Self.purchaseColumns) FROM purchases \(filter) ORDER BY created_at DESC LIMIT ? OFFSET ?",
@@ -241,7 +242,7 @@ public struct PaymentStore: Sendable {
         PurchaseCharge(
             chargeKey: row[0].text ?? "",
             purchaseId: row[1].text ?? "",
-            lineItemId: row[2].text ?? "",
+            lineItemId: row[2].id() ?? "",
             amountTotal: row[3].integer ?? 0,
             amountTax: row[4].integer ?? 0,
             amountRefunded: row[5].integer ?? 0,

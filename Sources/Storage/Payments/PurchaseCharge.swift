@@ -1,10 +1,12 @@
+public import Domain
+
 /// One paid charge of a purchase (the buy, or a renewal) with the Apple line item that reported it, so a refund
 /// of that charge can reference it and report only what is newly refunded.
 public struct PurchaseCharge: Sendable, Equatable, Codable {
     /// The provider's payment reference (Stripe: the PaymentIntent id).
     public var chargeKey: String
     public var purchaseId: String
-    public var lineItemId: String
+    public var lineItemId: LineItemID
     public var amountTotal: Int64
     public var amountTax: Int64
     /// Refunded so far (the provider reports a cumulative figure).
@@ -14,7 +16,7 @@ public struct PurchaseCharge: Sendable, Equatable, Codable {
     public init(
         chargeKey: String,
         purchaseId: String,
-        lineItemId: String,
+        lineItemId: LineItemID,
         amountTotal: Int64,
         amountTax: Int64,
         amountRefunded: Int64,

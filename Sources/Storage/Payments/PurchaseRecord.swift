@@ -5,21 +5,21 @@ public import Domain
 public struct PurchaseRecord: Sendable, Equatable, Codable {
     public var purchaseId: String
     public var provider: ProviderID
-    public var checkoutId: String?
-    public var externalPurchaseId: String?
-    public var bundleId: String?
-    public var productId: String?
+    public var checkoutId: CheckoutID?
+    public var externalPurchaseId: ExternalPurchaseID?
+    public var bundleId: BundleID?
+    public var productId: ProductID?
     /// `oneTime` or `subscription`.
     public var kind: String
     public var status: PurchaseStatus
-    public var currency: String
+    public var currency: CurrencyCode
     public var amountTotal: Int64
     public var amountTax: Int64
     /// Apple's `taxCountry` (alpha-3).
-    public var taxCountry: String
+    public var taxCountry: TaxCountry
     public var subscriptionId: String?
     /// The Apple line item of the buy (a subscription's start): renewals and refunds reference it.
-    public var buyLineItemId: String?
+    public var buyLineItemId: LineItemID?
     /// End of the paid period (subscriptions), UNIX ms.
     public var periodEnd: Int64?
     /// Days of paid service reported so far (Apple's `subscriptionDaysOfPaidService`).
@@ -33,18 +33,18 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
     public init(
         purchaseId: String,
         provider: ProviderID,
-        checkoutId: String?,
-        externalPurchaseId: String?,
-        bundleId: String?,
-        productId: String?,
+        checkoutId: CheckoutID?,
+        externalPurchaseId: ExternalPurchaseID?,
+        bundleId: BundleID?,
+        productId: ProductID?,
         kind: String,
         status: PurchaseStatus,
-        currency: String,
+        currency: CurrencyCode,
         amountTotal: Int64,
         amountTax: Int64,
-        taxCountry: String,
+        taxCountry: TaxCountry,
         subscriptionId: String?,
-        buyLineItemId: String?,
+        buyLineItemId: LineItemID?,
         periodEnd: Int64?,
         paidDays: Int64,
         createdAt: Int64,

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// Where a person's data sits in the ledger (the bodies of providers' events and of entitlement events), found
@@ -19,7 +20,7 @@ public struct PrivacyStore: Sendable {
                 [.text(pattern), .integer(Int64(limit))]
             ).map {
                 StoredBody(
-                    kind: .paymentEvent(provider: $0[0].text ?? "", eventId: $0[1].text ?? ""),
+                    kind: .paymentEvent(provider: $0[0].id() ?? "", eventId: $0[1].text ?? ""),
                     body: $0[2].text ?? ""
                 )
             }
@@ -45,7 +46,7 @@ public struct PrivacyStore: Sendable {
                 [.integer(cutoff), .integer(Int64(limit))]
             ).map {
                 StoredBody(
-                    kind: .paymentEvent(provider: $0[0].text ?? "", eventId: $0[1].text ?? ""),
+                    kind: .paymentEvent(provider: $0[0].id() ?? "", eventId: $0[1].text ?? ""),
                     body: $0[2].text ?? ""
                 )
             }
@@ -77,7 +78,7 @@ public struct PrivacyStore: Sendable {
                         UPDATE payment_events SET body = ?, personal_data_erased_at = ?
                         WHERE provider = ? AND event_id = ?\(once) RETURNING 1
                         """,
-                        [.text(stored.body), .integer(now), .text(provider), .text(eventId)]
+                        [.text(stored.body), .integer(now), .id(provider), .text(eventId)]
                     ).count
                 case .webhook(let eventId):
                     written += try connection.query(

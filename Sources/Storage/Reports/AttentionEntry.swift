@@ -1,8 +1,10 @@
+public import Domain
+
 /// A token that needs a person: its report was rejected by Apple for a reason linkout cannot fix by itself, or
 /// line items of it were set aside with Apple's message. Listed with the token's dates, so the dashboard can
 /// say how long is left before Apple's notice.
 public struct AttentionEntry: Sendable, Equatable, Encodable {
-    public var externalPurchaseId: String
+    public var externalPurchaseId: ExternalPurchaseID
     public var tokenCreationDate: Int64
     public var tokenExpirationDate: Int64?
     /// The rejected report (state `rejected`), if that is why.
@@ -11,7 +13,7 @@ public struct AttentionEntry: Sendable, Equatable, Encodable {
     public var lineItems: [StoredLineItem]
 
     public init(
-        externalPurchaseId: String,
+        externalPurchaseId: ExternalPurchaseID,
         tokenCreationDate: Int64,
         tokenExpirationDate: Int64?,
         report: StoredReport?,

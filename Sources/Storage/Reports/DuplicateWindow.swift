@@ -1,10 +1,12 @@
+public import Domain
+
 /// A place in the order the duplicate check walks the custom-link tokens without a report: by
 /// `tokenCreationDate`, then `externalPurchaseId` (the key of `tokens_custom_link_order`).
 public struct CustomLinkKey: Sendable, Equatable {
     public var createdAt: Int64
-    public var externalPurchaseId: String
+    public var externalPurchaseId: ExternalPurchaseID
 
-    public init(createdAt: Int64, externalPurchaseId: String) {
+    public init(createdAt: Int64, externalPurchaseId: ExternalPurchaseID) {
         self.createdAt = createdAt
         self.externalPurchaseId = externalPurchaseId
     }
@@ -45,8 +47,8 @@ public struct DuplicateWindow: Sendable, Equatable {
         let low = after ?? .start
         let high = through ?? low
         return [
-            .integer(low.createdAt), .text(low.externalPurchaseId), .integer(high.createdAt),
-            .text(high.externalPurchaseId),
+            .integer(low.createdAt), .id(low.externalPurchaseId), .integer(high.createdAt),
+            .id(high.externalPurchaseId),
         ]
     }
 }

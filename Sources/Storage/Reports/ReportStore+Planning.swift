@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// What the report planner reads: the tokens due a report, the duplicate window, and the conditions behind them
 /// (`ReportingPolicy+SQL` writes Apple's rules into them).
@@ -95,9 +95,9 @@ extension ReportStore {
     ) throws(StorageError) -> [CustomLinkKey] {
         try connection.query(
             customLinkKeysSQL,
-            [.integer(after.createdAt), .text(after.externalPurchaseId), .integer(Int64(size))]
+            [.integer(after.createdAt), .id(after.externalPurchaseId), .integer(Int64(size))]
         ).map { row in
-            CustomLinkKey(createdAt: row[0].integer ?? 0, externalPurchaseId: row[1].text ?? "")
+            CustomLinkKey(createdAt: row[0].integer ?? 0, externalPurchaseId: row[1].id() ?? "")
         }
     }
 
@@ -189,11 +189,11 @@ extension ReportStore {
 
     /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
     /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (spec §3.4).
-    public func isDuplicateToken(_ externalPurchaseId: String) throws(StorageError) -> Bool {
+    public func isDuplicateToken(_ externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
         try database.readers.read { connection throws(StorageError) in
             !(try connection.query(
                 "SELECT 1 FROM tokens t WHERE t.external_purchase_id = ? AND \(Self.isDuplicateToken)",
-                [.text(externalPurchaseId)]
+                [.id(externalPurchaseId)]
             ).isEmpty)
         }
     }

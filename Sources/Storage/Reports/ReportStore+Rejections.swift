@@ -6,7 +6,7 @@ extension ReportStore {
     /// Records a send answered `400` and, in the same transaction, the report's new body and status and the line
     /// items Apple named, set aside with its message. Nothing changes if another instance leased the report since.
     public func recordRejection(
-        _ requestIdentifier: String,
+        _ requestIdentifier: RequestIdentifier,
         _ attempt: ReportAttempt,
         rewrite: ReportRewrite
     ) throws(StorageError) {
@@ -23,7 +23,7 @@ extension ReportStore {
                 [
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
                     .optional(attempt.httpStatus), .optional(attempt.response), .integer(attempt.nextAttemptAt),
-                    .optional(rewrite.body), .optional(rewrite.status?.rawValue), .text(requestIdentifier),
+                    .optional(rewrite.body), .optional(rewrite.status?.rawValue), .id(requestIdentifier),
                     .text(instance),
                 ]
             )
@@ -34,7 +34,7 @@ extension ReportStore {
                     UPDATE line_items SET correction = ?
                     WHERE report_request_identifier = ? AND line_item_id = ? AND correction IS NULL
                     """,
-                    [.text(message), .text(requestIdentifier), .text(lineItemId)]
+                    [.text(message), .id(requestIdentifier), .text(lineItemId)]
                 )
             }
             // Versions set aside are not what Apple holds: the money rows go back to the latest other version.
@@ -61,7 +61,9 @@ extension ReportStore {
                     """,
                     [.text(note), .integer(rowId)]
                 )
-                guard let row = set.first, let token = row[0].text, let lineItemId = row[1].text else { continue }
+                guard let row = set.first, let token: ExternalPurchaseID = row[0].id(),
+                    let lineItemId: LineItemID = row[1].id()
+                else { continue }
                 count += 1
                 try MoneyRows.refresh(
                     lineItemId: lineItemId,
@@ -76,7 +78,9 @@ extension ReportStore {
     }
 
     /// Rejected reports whose token has new line items, in key order after `after` (keyset paging).
-    public func rejectedReportsWithNewLineItems(after: String?, limit: Int) throws(StorageError) -> [StoredReport] {
+    public func rejectedReportsWithNewLineItems(after: RequestIdentifier?, limit: Int) throws(StorageError)
+        -> [StoredReport]
+    {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
@@ -86,13 +90,15 @@ extension ReportStore {
                         AND l.report_request_identifier IS NULL AND l.correction IS NULL)
                 ORDER BY r.request_identifier LIMIT ?
                 """,
-                [.text(after ?? ""), .integer(Int64(limit))]
+                [.text(after?.rawValue ?? ""), .integer(Int64(limit))]
             ).decoded(Self.storedReport)
         }
     }
 
     /// The token's rejected report goes again as it is; false if it has none.
-    public func reviveRejectedReport(for externalPurchaseId: String, now: Int64) throws(StorageError) -> Bool {
+    public func reviveRejectedReport(for externalPurchaseId: ExternalPurchaseID, now: Int64) throws(StorageError)
+        -> Bool
+    {
         try database.writer.write { connection throws(StorageError) in
             let revived =
                 !(try connection.query(
@@ -100,7 +106,7 @@ extension ReportStore {
                     UPDATE reports SET state = 'pending', next_attempt_at = ?
                     WHERE external_purchase_id = ? AND state = 'rejected' RETURNING 1
                     """,
-                    [.integer(now), .text(externalPurchaseId)]
+                    [.integer(now), .id(externalPurchaseId)]
                 )).isEmpty
             if revived { try MoneyRows.reportsChanged(forToken: externalPurchaseId, in: connection) }
             return revived
@@ -109,7 +115,7 @@ extension ReportStore {
 
     /// New content for a rejected report under its `requestIdentifier`; the line items it carried leave it.
     public func replaceRejectedReport(
-        _ requestIdentifier: String,
+        _ requestIdentifier: RequestIdentifier,
         status: ReportStatus,
         body: String,
         note: String,
@@ -123,7 +129,7 @@ extension ReportStore {
                 UPDATE reports SET status = ?, body = ?, state = 'pending', next_attempt_at = ?
                 WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
                 """,
-                [.text(status.rawValue), .text(body), .integer(now), .text(requestIdentifier)]
+                [.text(status.rawValue), .text(body), .integer(now), .id(requestIdentifier)]
             )
             guard !updated.isEmpty else { return false }
             try connection.query(
@@ -131,7 +137,7 @@ extension ReportStore {
                 UPDATE line_items SET correction = coalesce(correction, ?), corrected_at = coalesce(corrected_at, ?)
                 WHERE report_request_identifier = ?
                 """,
-                [.text(note), .integer(now), .text(requestIdentifier)]
+                [.text(note), .integer(now), .id(requestIdentifier)]
             )
             try MoneyRows.refreshReport(requestIdentifier, in: connection, dialect: dialect, regimes: regimes)
             return true
@@ -140,8 +146,8 @@ extension ReportStore {
 
     /// Resolves a line item's set-aside versions and stores `replacement`, if any, for the next report.
     public func correctLineItem(
-        _ lineItemId: String,
-        of externalPurchaseId: String,
+        _ lineItemId: LineItemID,
+        of externalPurchaseId: ExternalPurchaseID,
         replacement: String?,
         now: Int64
     ) throws(StorageError) -> Int {
@@ -154,12 +160,12 @@ extension ReportStore {
                 WHERE external_purchase_id = ? AND line_item_id = ? AND correction IS NOT NULL
                   AND corrected_at IS NULL RETURNING 1
                 """,
-                [.integer(now), .text(externalPurchaseId), .text(lineItemId)]
+                [.integer(now), .id(externalPurchaseId), .id(lineItemId)]
             ).count
             if let replacement {
                 try connection.query(
                     "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
-                    [.text(externalPurchaseId), .text(lineItemId), .text(replacement), .integer(now)]
+                    [.id(externalPurchaseId), .id(lineItemId), .text(replacement), .integer(now)]
                 )
             }
             try MoneyRows.refresh(
@@ -190,17 +196,17 @@ extension ReportStore {
             )
             var entries: [AttentionEntry] = []
             for row in tokens {
-                let id = row[0].text ?? ""
+                let id: ExternalPurchaseID = row[0].id() ?? ""
                 let report = try connection.query(
                     "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? AND state = 'rejected'",
-                    [.text(id)]
+                    [.id(id)]
                 ).firstDecoded(Self.storedReport)
                 let items = try connection.query(
                     """
                     SELECT \(Self.lineItemColumns) FROM line_items
                     WHERE external_purchase_id = ? AND correction IS NOT NULL AND corrected_at IS NULL ORDER BY id
                     """,
-                    [.text(id)]
+                    [.id(id)]
                 ).decoded(Self.storedLineItem)
                 entries.append(
                     AttentionEntry(

@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 
 /// The outbox's writes: line items stored, reports queued, revised, attempted and accepted, each in one
 /// transaction with what it depends on.
@@ -11,8 +11,8 @@ extension ReportStore {
 
     /// Stores posted line items for a token; they wait for the next report.
     public func storeLineItems(
-        _ items: [(lineItemId: String, body: String)],
-        for externalPurchaseId: String,
+        _ items: [(lineItemId: LineItemID, body: String)],
+        for externalPurchaseId: ExternalPurchaseID,
         at: Int64
     ) throws(StorageError) {
         try database.writer.write {
@@ -21,7 +21,7 @@ extension ReportStore {
             for item in items {
                 try connection.query(
                     "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
-                    [.text(externalPurchaseId), .text(item.lineItemId), .text(item.body), .integer(at)]
+                    [.id(externalPurchaseId), .id(item.lineItemId), .text(item.body), .integer(at)]
                 )
             }
             for item in MoneyRows.buysFirst(items, body: { $0.body }) {
@@ -45,13 +45,13 @@ extension ReportStore {
                 // NO_LINE_ITEM and DUPLICATE_TOKEN are decided once: a token with any report gets no second one.
                 let any = try connection.query(
                     "SELECT 1 FROM reports WHERE external_purchase_id = ?",
-                    [.text(report.externalPurchaseId)]
+                    [.id(report.externalPurchaseId)]
                 )
                 guard any.isEmpty else { throw StorageError(.conflict, "token already reported") }
             }
             let open = try connection.query(
                 "SELECT 1 FROM reports WHERE external_purchase_id = ? AND state IN ('pending', 'rejected')",
-                [.text(report.externalPurchaseId)]
+                [.id(report.externalPurchaseId)]
             )
             guard open.isEmpty else {
                 throw StorageError(.conflict, "token already has an open report")
@@ -69,7 +69,7 @@ extension ReportStore {
                 // A line item goes into one report only: planning from a stale read must not claim it twice.
                 let claimed = try connection.query(
                     "UPDATE line_items SET report_request_identifier = ? WHERE id = ? AND report_request_identifier IS NULL RETURNING 1",
-                    [.text(report.requestIdentifier), .integer(row)]
+                    [.id(report.requestIdentifier), .integer(row)]
                 )
                 guard !claimed.isEmpty else { throw StorageError(.conflict, "line item already reported") }
             }
@@ -80,7 +80,7 @@ extension ReportStore {
     /// A rejected report whose token's data changed: the new full body under the same requestIdentifier (Apple:
     /// "resubmit the full report using the same requestIdentifier"), pending again.
     public func reviseRejectedReport(
-        _ requestIdentifier: String,
+        _ requestIdentifier: RequestIdentifier,
         body: String,
         lineItemRows: [Int64],
         now: Int64
@@ -91,13 +91,13 @@ extension ReportStore {
                 UPDATE reports SET body = ?, state = 'pending', next_attempt_at = ?
                 WHERE request_identifier = ? AND state = 'rejected' RETURNING 1
                 """,
-                [.text(body), .integer(now), .text(requestIdentifier)]
+                [.text(body), .integer(now), .id(requestIdentifier)]
             )
             guard !rows.isEmpty else { throw StorageError(.conflict, "report is not rejected") }
             for row in lineItemRows {
                 try connection.query(
                     "UPDATE line_items SET report_request_identifier = ? WHERE id = ?",
-                    [.text(requestIdentifier), .integer(row)]
+                    [.id(requestIdentifier), .integer(row)]
                 )
             }
             try MoneyRows.claimed(rows: lineItemRows, by: requestIdentifier, in: connection)
@@ -106,7 +106,7 @@ extension ReportStore {
 
     /// Records the outcome of a send by this instance. Dropped if another instance has leased the report since
     /// (this one's lease ended mid-send): the other's attempt is the one that counts.
-    public func recordAttempt(_ requestIdentifier: String, _ attempt: ReportAttempt) throws(StorageError) {
+    public func recordAttempt(_ requestIdentifier: RequestIdentifier, _ attempt: ReportAttempt) throws(StorageError) {
         try database.writer.write { [instance] connection throws(StorageError) in
             let updated = try connection.query(
                 """
@@ -120,11 +120,11 @@ extension ReportStore {
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
                     .optional(attempt.httpStatus),
                     .optional(attempt.response), .integer(attempt.nextAttemptAt), .text(attempt.state.rawValue),
-                    .integer(attempt.at), .text(requestIdentifier), .text(instance),
+                    .integer(attempt.at), .id(requestIdentifier), .text(instance),
                 ]
             )
             // The day's count first: it sets the token's `accepted_at` only if no report of it was accepted before.
-            if attempt.state == .accepted, let token = updated.first?.first?.text {
+            if attempt.state == .accepted, let token: ExternalPurchaseID = updated.first?.first?.id() {
                 try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
             }
             if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
@@ -136,13 +136,13 @@ extension ReportStore {
     /// Apple accepted the report: its token and the line items it carried (not those set aside) are accepted
     /// from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
     /// the report is accepted now: an attempt of another instance's lease was dropped above.
-    static func markAccepted(_ requestIdentifier: String, at: Int64, _ connection: any SQLConnection)
+    static func markAccepted(_ requestIdentifier: RequestIdentifier, at: Int64, _ connection: any SQLConnection)
         throws(StorageError)
     {
         guard
             let token = try connection.query(
                 "SELECT external_purchase_id FROM reports WHERE request_identifier = ? AND state = 'accepted'",
-                [.text(requestIdentifier)]
+                [.id(requestIdentifier)]
             ).first?.first?.text
         else { return }
         try connection.query(
@@ -155,7 +155,7 @@ extension ReportStore {
             WHERE external_purchase_id = ? AND report_request_identifier = ? AND correction IS NULL
               AND accepted_at IS NULL
             """,
-            [.integer(at), .text(token), .text(requestIdentifier)]
+            [.integer(at), .text(token), .id(requestIdentifier)]
         )
     }
 
@@ -167,8 +167,8 @@ extension ReportStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                .text(report.requestIdentifier), .text(report.externalPurchaseId), .text(report.environment.rawValue),
-                .text(report.bundleId), .text(report.status.rawValue), .text(report.body), .text(report.state.rawValue),
+                .id(report.requestIdentifier), .id(report.externalPurchaseId), .text(report.environment.rawValue),
+                .id(report.bundleId), .text(report.status.rawValue), .text(report.body), .text(report.state.rawValue),
                 .integer(report.attempts), .integer(report.nextAttemptAt), .integer(report.createdAt),
             ]
         )
@@ -184,7 +184,7 @@ extension ReportStore {
         // The token leaves the planner's indexes of tokens without a report (`needingReportsCondition`).
         try connection.query(
             "UPDATE tokens SET report_queued_at = ? WHERE external_purchase_id = ? AND report_queued_at IS NULL",
-            [.integer(report.createdAt), .text(report.externalPurchaseId)]
+            [.integer(report.createdAt), .id(report.externalPurchaseId)]
         )
     }
 }

@@ -15,10 +15,10 @@ public struct ReportStore: Sendable {
 
     static func storedReport(_ row: [SQLValue]) throws(StorageError) -> StoredReport {
         var report = StoredReport(
-            requestIdentifier: row[0].text ?? "",
-            externalPurchaseId: row[1].text ?? "",
+            requestIdentifier: row[0].id() ?? "",
+            externalPurchaseId: row[1].id() ?? "",
             environment: try row[2].closedSet("reports.environment"),
-            bundleId: row[3].text ?? "",
+            bundleId: row[3].id() ?? "",
             status: try row[4].closedSet("reports.status"),
             body: row[5].text ?? "",
             state: try row[6].closedSet("reports.state"),
@@ -41,11 +41,11 @@ public struct ReportStore: Sendable {
     static func storedLineItem(_ row: [SQLValue]) -> StoredLineItem {
         StoredLineItem(
             rowId: row[0].integer ?? 0,
-            externalPurchaseId: row[1].text ?? "",
-            lineItemId: row[2].text ?? "",
+            externalPurchaseId: row[1].id() ?? "",
+            lineItemId: row[2].id() ?? "",
             body: row[3].text ?? "",
             receivedAt: row[4].integer ?? 0,
-            reportRequestIdentifier: row[5].text,
+            reportRequestIdentifier: row[5].id(),
             heldSince: row[6].integer,
             correction: row[7].text,
             correctedAt: row[8].integer
@@ -55,31 +55,31 @@ public struct ReportStore: Sendable {
     // MARK: reads
 
     /// A token's posted line items, in the order they arrived.
-    public func lineItems(for externalPurchaseId: String) throws(StorageError) -> [StoredLineItem] {
+    public func lineItems(for externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> [StoredLineItem] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT \(Self.lineItemColumns)
                 FROM line_items WHERE external_purchase_id = ? AND held_since IS NULL ORDER BY id
                 """,
-                [.text(externalPurchaseId)]
+                [.id(externalPurchaseId)]
             ).decoded(Self.storedLineItem)
         }
     }
 
     /// Every version of the line item `lineItemId`, on whichever token it went, oldest first.
-    public func lineItemVersions(_ lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+    public func lineItemVersions(_ lineItemId: LineItemID) throws(StorageError) -> [StoredLineItem] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.lineItemColumns) FROM line_items WHERE line_item_id = ? ORDER BY id",
-                [.text(lineItemId)]
+                [.id(lineItemId)]
             ).decoded(Self.storedLineItem)
         }
     }
 
     /// Every line item of the purchase `lineItemId` belongs to (buy, renewals, and what refers to them), on
     /// whichever token each went, held ones included.
-    public func purchaseLineItems(containing lineItemId: String) throws(StorageError) -> [StoredLineItem] {
+    public func purchaseLineItems(containing lineItemId: LineItemID) throws(StorageError) -> [StoredLineItem] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
@@ -88,7 +88,7 @@ public struct ReportStore: Sendable {
                         SELECT p.purchase_id FROM purchase_charges p WHERE p.line_item_id = ?))
                 ORDER BY id
                 """,
-                [.text(lineItemId), .text(lineItemId)]
+                [.id(lineItemId), .id(lineItemId)]
             ).decoded(Self.storedLineItem)
         }
     }
@@ -116,7 +116,9 @@ public struct ReportStore: Sendable {
     }
 
     /// Moves a held line item onto a token; false when it was placed already.
-    public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: String) throws(StorageError) -> Bool {
+    public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: ExternalPurchaseID) throws(StorageError)
+        -> Bool
+    {
         try database.writer.write {
             [dialect = database.dialect, regimes = database.commissionRegimes.current]
             connection throws(StorageError) in
@@ -126,11 +128,11 @@ public struct ReportStore: Sendable {
                     UPDATE line_items SET external_purchase_id = ?, held_since = NULL
                     WHERE id = ? AND held_since IS NOT NULL RETURNING line_item_id
                     """,
-                    [.text(externalPurchaseId), .integer(rowId)]
+                    [.id(externalPurchaseId), .integer(rowId)]
                 ).first
             else { return false }
             try MoneyRows.refresh(
-                lineItemId: placed[0].text ?? "",
+                lineItemId: placed[0].id() ?? "",
                 externalPurchaseId: externalPurchaseId,
                 in: connection,
                 dialect: dialect,
@@ -142,7 +144,7 @@ public struct ReportStore: Sendable {
 
     /// Custom-link tokens of one of `accounts` active at `at`, that a line item dated `at` may go on; the token
     /// already carrying line items first.
-    public func activeCustomerTokens(bundleId: String, environment: Environment, accounts: [String], at: Int64)
+    public func activeCustomerTokens(bundleId: BundleID, environment: Environment, accounts: [String], at: Int64)
         throws(StorageError) -> [StoredToken]
     {
         guard !accounts.isEmpty else { return [] }
@@ -160,27 +162,27 @@ public struct ReportStore: Sendable {
                     t.first_seen_at, t.external_purchase_id
                 """,
                 accounts.map { SQLValue.text($0) } + [
-                    .text(bundleId), .text(environment.rawValue), .integer(at), .integer(at),
+                    .id(bundleId), .text(environment.rawValue), .integer(at), .integer(at),
                 ]
             ).decoded(TokenStore.storedToken)
         }
     }
 
     /// A token's reports, oldest first.
-    public func reports(for externalPurchaseId: String) throws(StorageError) -> [StoredReport] {
+    public func reports(for externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> [StoredReport] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports WHERE external_purchase_id = ? ORDER BY created_at",
-                [.text(externalPurchaseId)]
+                [.id(externalPurchaseId)]
             ).decoded(Self.storedReport)
         }
     }
 
-    public func report(_ requestIdentifier: String) throws(StorageError) -> StoredReport? {
+    public func report(_ requestIdentifier: RequestIdentifier) throws(StorageError) -> StoredReport? {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.reportColumns) FROM reports WHERE request_identifier = ?",
-                [.text(requestIdentifier)]
+                [.id(requestIdentifier)]
             ).firstDecoded(Self.storedReport)
         }
     }

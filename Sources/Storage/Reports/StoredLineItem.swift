@@ -1,11 +1,13 @@
+public import Domain
+
 /// A line item posted for a token (Apple's JSON), and the report that carries it once there is one.
 public struct StoredLineItem: Sendable, Equatable, Codable {
     public var rowId: Int64
-    public var externalPurchaseId: String
-    public var lineItemId: String
+    public var externalPurchaseId: ExternalPurchaseID
+    public var lineItemId: LineItemID
     public var body: String
     public var receivedAt: Int64
-    public var reportRequestIdentifier: String?
+    public var reportRequestIdentifier: RequestIdentifier?
     /// Set while the item is held (no token of the customer was active at its `creationDate`): it goes on no
     /// report until it is placed on such a token.
     public var heldSince: Int64? = nil

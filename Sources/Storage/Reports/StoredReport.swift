@@ -2,10 +2,10 @@ public import Domain
 
 /// A report in the outbox, as stored: the exact JSON body, so every retry sends the same bytes.
 public struct StoredReport: Sendable, Equatable, Codable {
-    public var requestIdentifier: String
-    public var externalPurchaseId: String
+    public var requestIdentifier: RequestIdentifier
+    public var externalPurchaseId: ExternalPurchaseID
     public var environment: Environment
-    public var bundleId: String
+    public var bundleId: BundleID
     public var status: ReportStatus
     public var body: String
     public var state: ReportState
@@ -19,10 +19,10 @@ public struct StoredReport: Sendable, Equatable, Codable {
     public var acceptedAt: Int64?
 
     public init(
-        requestIdentifier: String,
-        externalPurchaseId: String,
+        requestIdentifier: RequestIdentifier,
+        externalPurchaseId: ExternalPurchaseID,
         environment: Environment,
-        bundleId: String,
+        bundleId: BundleID,
         status: ReportStatus,
         body: String,
         state: ReportState = .pending,

@@ -102,7 +102,7 @@ final class PostgresVisitWriter: Sendable {
     /// visit goes in the round after its first.
     static func rounds(_ visits: [Visit]) -> [[Int]] {
         var rounds: [[Int]] = []
-        var tokens: [Set<String>] = []
+        var tokens: [Set<ExternalPurchaseID>] = []
         for (index, visit) in visits.enumerated() {
             var round = 0
             if let id = visit.token?.token.externalPurchaseId {
@@ -183,8 +183,10 @@ final class PostgresVisitWriter: Sendable {
         func column(_ value: (Visit) -> String?) -> SQLValue { .text(arrayLiteral(visits.map(value))) }
         func number(_ value: Int64?) -> String? { value.map { String($0) } }
         return [
-            column { $0.checkoutId }, column { $0.token?.token.externalPurchaseId }, column { _ in nil },
-            column { number($0.token?.token.appAppleId) }, column { $0.bundleId }, column { $0.token?.token.bundleId },
+            column { $0.checkoutId.rawValue }, column { $0.token?.token.externalPurchaseId.rawValue },
+            column { _ in nil },
+            column { number($0.token?.token.appAppleId) }, column { $0.bundleId.rawValue },
+            column { $0.token?.token.bundleId.rawValue },
             column { $0.token?.token.tokenType }, column { number($0.token?.token.tokenCreationDate) },
             column { number($0.token?.token.tokenExpirationDate) }, column { $0.token?.token.environment.rawValue },
             column { $0.token?.source.rawValue },
@@ -213,9 +215,9 @@ final class PostgresVisitWriter: Sendable {
 
     /// Each visit's outcome from the rows of the tokens the batch touched.
     static func outcomes(_ visits: [Visit], _ rows: [[SQLValue]]) -> [RecordOutcome] {
-        var byToken: [String: (count: Int64, inserted: Bool)] = [:]
+        var byToken: [ExternalPurchaseID: (count: Int64, inserted: Bool)] = [:]
         for row in rows where row.count == 3 {
-            if let id = row[0].text { byToken[id] = (row[1].integer ?? 0, row[2].integer == 1) }
+            if let id: ExternalPurchaseID = row[0].id() { byToken[id] = (row[1].integer ?? 0, row[2].integer == 1) }
         }
         return visits.map { visit in
             let found = visit.token.flatMap { byToken[$0.token.externalPurchaseId] }

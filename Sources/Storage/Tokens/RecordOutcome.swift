@@ -1,6 +1,8 @@
+public import Domain
+
 /// What recording a token or visit found.
 public struct RecordOutcome: Sendable, Equatable {
-    public var checkoutId: String
+    public var checkoutId: CheckoutID
     /// The token's visit count after this visit (0 for tokenless visits and app-forwarded tokens).
     public var visitCount: Int64
     /// Whether this was the first time the token was seen.
@@ -8,7 +10,7 @@ public struct RecordOutcome: Sendable, Equatable {
     /// What a forwarded token's `appAccountToken` did to the token's binding (`.none` for visits).
     public var binding: AccountBinding
 
-    package init(checkoutId: String, visitCount: Int64, isNewToken: Bool, binding: AccountBinding = .none) {
+    package init(checkoutId: CheckoutID, visitCount: Int64, isNewToken: Bool, binding: AccountBinding = .none) {
         self.checkoutId = checkoutId
         self.visitCount = visitCount
         self.isNewToken = isNewToken

@@ -11,7 +11,7 @@ public struct StoredToken: Sendable, Equatable {
     public var firstSeenAt: Int64
     public var lastSeenAt: Int64
     public var visitCount: Int64
-    public var checkoutId: String
+    public var checkoutId: CheckoutID
 }
 
 /// The JSON form `linkout export` and the admin API print: Apple's names for the token's dates, and no customer

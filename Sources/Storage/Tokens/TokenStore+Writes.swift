@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Synchronization
 
 /// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
@@ -30,7 +30,7 @@ extension TokenStore {
     /// holds against the app, and only a backend binding holds against the backend.
     public func recordForwardedToken(
         _ token: TokenFields,
-        checkoutId: String,
+        checkoutId: CheckoutID,
         at: Int64,
         bindingSource: AccountBindingSource = .app
     ) throws(StorageError) -> RecordOutcome {
@@ -63,9 +63,9 @@ extension TokenStore {
 
     /// Records the product a person chose on a checkout page; returns the intent's id once committed.
     public func recordCheckoutIntent(
-        checkoutId: String,
-        productId: String,
-        currency: String,
+        checkoutId: CheckoutID,
+        productId: ProductID,
+        currency: CurrencyCode,
         amount: String,
         at: Int64
     ) throws(StorageError) -> Int64 {
@@ -79,7 +79,7 @@ extension TokenStore {
                 INSERT INTO checkout_intents (checkout_id, product_id, currency, amount, created_at)
                 VALUES (?, ?, ?, ?, ?) RETURNING id
                 """,
-                [.text(checkoutId), .text(productId), .text(currency), .text(amount), .integer(at)]
+                [.id(checkoutId), .id(productId), .id(currency), .text(amount), .integer(at)]
             )
             return rows.first?.first?.integer ?? 0
         }
@@ -123,7 +123,7 @@ extension TokenStore {
             }
         }
         let parameters: [SQLValue] = [
-            .text(checkoutId), .optional(visit.token?.token.externalPurchaseId), .integer(visit.at),
+            .id(checkoutId), .optional(visit.token?.token.externalPurchaseId), .integer(visit.at),
             .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
         ]
         try connection.query(insertVisitSQL, parameters + Visit.utmParameterNames.map { .optional(visit.utm[$0]) })
@@ -135,7 +135,7 @@ extension TokenStore {
     /// binds as `bind` decides.
     private static func upsert(
         _ token: TokenFields,
-        checkoutId: String,
+        checkoutId: CheckoutID,
         countVisit: Bool,
         bindingSource: AccountBindingSource = .app,
         at: Int64,
@@ -155,9 +155,9 @@ extension TokenStore {
             [
                 // The raw token is not kept: every field of it is in its own column, and nothing reads it back
                 // (`raw_token` stays for older rows; see the README's "Disk per landing").
-                .text(token.token.externalPurchaseId), .text(checkoutId), .text(""),
+                .id(token.token.externalPurchaseId), .id(checkoutId), .text(""),
                 .integer(token.token.appAppleId),
-                .text(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
+                .id(token.token.bundleId), .optional(token.token.tokenType), .integer(token.token.tokenCreationDate),
                 .optional(token.token.tokenExpirationDate), .text(token.token.environment.rawValue),
                 .text(token.source.rawValue),
                 .optional(account),
@@ -181,7 +181,7 @@ extension TokenStore {
             UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?
             WHERE external_purchase_id = ? RETURNING visit_count, app_account_token, app_account_source
             """,
-            [.integer(at), .integer(increment), .text(token.token.externalPurchaseId)]
+            [.integer(at), .integer(increment), .id(token.token.externalPurchaseId)]
         )
         guard let row = updated.first, let count = row.first?.integer else {
             throw StorageError(.notFound, "token upsert found no row")
@@ -202,7 +202,7 @@ extension TokenStore {
     /// against everyone but a later backend binding of the same account. Rows bound before bindings had a
     /// source count as the app's.
     private static func bind(
-        _ externalPurchaseId: String,
+        _ externalPurchaseId: ExternalPurchaseID,
         to account: String,
         by source: AccountBindingSource,
         current: (account: String?, source: AccountBindingSource?),
@@ -223,21 +223,21 @@ extension TokenStore {
         }
         try connection.query(
             "UPDATE tokens SET app_account_token = ?, app_account_source = ? WHERE external_purchase_id = ?",
-            [.text(account), .text(source.rawValue), .text(externalPurchaseId)]
+            [.text(account), .text(source.rawValue), .id(externalPurchaseId)]
         )
         return result
     }
 
     private static func insertCheckout(
-        id: String,
-        token: String?,
-        bundleId: String,
+        id: CheckoutID,
+        token: ExternalPurchaseID?,
+        bundleId: BundleID,
         at: Int64,
         into connection: any SQLConnection
     ) throws(StorageError) {
         try connection.query(
             "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
-            [.text(id), .optional(token), .text(bundleId), .integer(at)]
+            [.id(id), .optional(token), .id(bundleId), .integer(at)]
         )
     }
 }

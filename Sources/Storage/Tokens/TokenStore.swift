@@ -21,9 +21,9 @@ public struct TokenStore: Sendable {
         return StoredToken(
             token: ExternalPurchaseToken(
                 appAppleId: row[1].integer ?? 0,
-                bundleId: row[2].text ?? "",
+                bundleId: row[2].id() ?? "",
                 tokenCreationDate: row[4].integer ?? 0,
-                externalPurchaseId: row[0].text ?? "",
+                externalPurchaseId: row[0].id() ?? "",
                 tokenType: row[3].text,
                 tokenExpirationDate: row[5].integer
             ),
@@ -32,12 +32,12 @@ public struct TokenStore: Sendable {
             firstSeenAt: row[9].integer ?? 0,
             lastSeenAt: row[10].integer ?? 0,
             visitCount: row[11].integer ?? 0,
-            checkoutId: row[12].text ?? ""
+            checkoutId: row[12].id() ?? ""
         )
     }
 
     /// The checkout behind `/checkout/{id}`; one whose visit is journaled but not yet ingested is found too.
-    public func checkout(id: String) throws(StorageError) -> CheckoutRecord? {
+    public func checkout(id: CheckoutID) throws(StorageError) -> CheckoutRecord? {
         if let pending = journal.pendingCheckouts.withLock({ $0[id] }) { return pending }
         return try database.readers.read { connection throws(StorageError) in
             let rows = try connection.query(
@@ -46,13 +46,14 @@ public struct TokenStore: Sendable {
                 FROM checkouts c LEFT JOIN tokens t ON t.external_purchase_id = c.external_purchase_id
                 WHERE c.id = ?
                 """,
-                [.text(id)]
+                [.id(id)]
             )
-            guard let row = rows.first, let id = row[0].text, let bundleId = row[1].text else { return nil }
+            guard let row = rows.first, let id: CheckoutID = row[0].id(), let bundleId: BundleID = row[1].id()
+            else { return nil }
             return CheckoutRecord(
                 id: id,
                 bundleId: bundleId,
-                externalPurchaseId: row[2].text,
+                externalPurchaseId: row[2].id(),
                 environment: try row[3].closedSetIfPresent("tokens.environment"),
                 tokenExpiresAt: row[4].integer
             )
@@ -85,7 +86,7 @@ public struct TokenStore: Sendable {
             }
             if let after {
                 conditions.append("(first_seen_at, external_purchase_id) > (?, ?)")
-                parameters += [.integer(after.firstSeenAt), .text(after.externalPurchaseId)]
+                parameters += [.integer(after.firstSeenAt), .id(after.externalPurchaseId)]
             }
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             parameters += [.integer(Int64(min(limit, Int(Int64.max)))), .integer(Int64(offset))]
@@ -98,30 +99,31 @@ public struct TokenStore: Sendable {
 
     /// The token; one the journal holds but the tables do not yet is waited for (briefly), so a token seen a
     /// moment ago is never reported unknown.
-    public func token(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
+    public func token(_ externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> StoredToken? {
         if let token = try storedToken(externalPurchaseId) { return token }
         guard journal.flush(timeout: .seconds(2)) else { return nil }
         return try storedToken(externalPurchaseId)
     }
 
-    private func storedToken(_ externalPurchaseId: String) throws(StorageError) -> StoredToken? {
+    private func storedToken(_ externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> StoredToken? {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.tokenColumns) FROM tokens WHERE external_purchase_id = ?",
-                [.text(externalPurchaseId)]
+                [.id(externalPurchaseId)]
             ).firstDecoded(Self.storedToken)
         }
     }
 
     /// A token's landing visits, oldest first.
-    public func visits(for externalPurchaseId: String, limit: Int = 1000) throws(StorageError) -> [VisitRow] {
+    public func visits(for externalPurchaseId: ExternalPurchaseID, limit: Int = 1000) throws(StorageError) -> [VisitRow]
+    {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT visited_at, landing_path, checkout_id, \(Visit.utmParameterNames.joined(separator: ", "))
                 FROM visits WHERE external_purchase_id = ? ORDER BY id LIMIT ?
                 """,
-                [.text(externalPurchaseId), .integer(Int64(limit))]
+                [.id(externalPurchaseId), .integer(Int64(limit))]
             ).map { row in
                 var utm: [String: String] = [:]
                 for (index, name) in Visit.utmParameterNames.enumerated() {
@@ -130,7 +132,7 @@ public struct TokenStore: Sendable {
                 return VisitRow(
                     visitedAt: row[0].integer ?? 0,
                     landingPath: row[1].text ?? "",
-                    checkoutId: row[2].text ?? "",
+                    checkoutId: row[2].id() ?? "",
                     utm: utm
                 )
             }
@@ -138,19 +140,19 @@ public struct TokenStore: Sendable {
     }
 
     /// The products chosen on a checkout's page, oldest first.
-    public func checkoutIntents(checkoutId: String) throws(StorageError) -> [CheckoutIntentRow] {
+    public func checkoutIntents(checkoutId: CheckoutID) throws(StorageError) -> [CheckoutIntentRow] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
                 SELECT checkout_id, product_id, currency, amount, created_at FROM checkout_intents
                 WHERE checkout_id = ? ORDER BY id
                 """,
-                [.text(checkoutId)]
+                [.id(checkoutId)]
             ).map { row in
                 CheckoutIntentRow(
-                    checkoutId: row[0].text ?? "",
-                    productId: row[1].text ?? "",
-                    currency: row[2].text ?? "",
+                    checkoutId: row[0].id() ?? "",
+                    productId: row[1].id() ?? "",
+                    currency: row[2].id() ?? "",
                     amount: row[3].text ?? "",
                     createdAt: row[4].integer ?? 0
                 )

@@ -1,3 +1,5 @@
+public import Domain
+
 /// One landing visit to record.
 public struct Visit: Sendable {
     /// The campaign parameters a landing URL may carry and the ledger keeps, in the order the journal encodes
@@ -6,8 +8,8 @@ public struct Visit: Sendable {
 
     /// The token it carried, if any (US link-outs and plain visits carry none).
     public var token: TokenFields?
-    public var checkoutId: String
-    public var bundleId: String
+    public var checkoutId: CheckoutID
+    public var bundleId: BundleID
     public var landingPath: String
     /// Values of `utmParameterNames` that were present.
     public var utm: [String: String]
@@ -16,8 +18,8 @@ public struct Visit: Sendable {
 
     public init(
         token: TokenFields?,
-        checkoutId: String,
-        bundleId: String,
+        checkoutId: CheckoutID,
+        bundleId: BundleID,
         landingPath: String,
         utm: [String: String],
         at: Int64

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import HTTPServer
 import Storage
@@ -7,12 +8,12 @@ import Storage
 extension AdminAPI {
     /// `POST /admin/tokens/{id}/resend`: the rejected report goes again as it is.
     func resend(_ request: HTTPRequest) throws -> HTTPResponse {
-        try act(request) { actions, id in try actions.resend(id) }
+        try act(request) { actions, id in try actions.resend(ExternalPurchaseID(id)) }
     }
 
     /// `POST /admin/tokens/{id}/no-line-item`: the token is reported `NO_LINE_ITEM`.
     func reportNoLineItem(_ request: HTTPRequest) throws -> HTTPResponse {
-        try act(request) { actions, id in try actions.reportNoLineItem(id) }
+        try act(request) { actions, id in try actions.reportNoLineItem(ExternalPurchaseID(id)) }
     }
 
     /// `POST /admin/tokens/{id}/line-items/{lineItemId}/restate` with the corrected line item (Apple's JSON).
@@ -25,14 +26,18 @@ extension AdminAPI {
         if let refusal = JSONBody.duplicateKeyRefusal(request.body, fields: []) { return refusal }
         let body = String(decoding: request.body, as: UTF8.self)
         let lineItemId = request.pathParameters["lineItemId"] ?? ""
-        return try act(request) { actions, id in try actions.restate(id, lineItemId: lineItemId, body: body) }
+        return try act(request) { actions, id in
+            try actions.restate(ExternalPurchaseID(id), lineItemId: LineItemID(lineItemId), body: body)
+        }
     }
 
     /// `POST /admin/tokens/{id}/line-items/{lineItemId}/retract`: dropped if Apple never accepted it, else
     /// retracted (`erroneouslySubmitted`).
     func retract(_ request: HTTPRequest) throws -> HTTPResponse {
         let lineItemId = request.pathParameters["lineItemId"] ?? ""
-        return try act(request) { actions, id in try actions.retract(id, lineItemId: lineItemId) }
+        return try act(request) { actions, id in
+            try actions.retract(ExternalPurchaseID(id), lineItemId: LineItemID(lineItemId))
+        }
     }
 
     private func act(
@@ -56,6 +61,6 @@ extension AdminAPI {
 
     /// The token's latest report as the audit log's "before" of an action on it: status and state.
     func reportState(_ request: HTTPRequest) throws -> String? {
-        try CommandAudit.reportState(ledger, request.pathParameters["externalPurchaseId"] ?? "")
+        try CommandAudit.reportState(ledger, ExternalPurchaseID(request.pathParameters["externalPurchaseId"] ?? ""))
     }
 }

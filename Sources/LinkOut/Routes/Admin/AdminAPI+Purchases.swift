@@ -11,9 +11,9 @@ extension AdminAPI {
     }
 
     struct AppleLineItemState: Encodable {
-        var lineItemId: String
+        var lineItemId: LineItemID
         /// The report carrying it, once planned.
-        var requestIdentifier: String?
+        var requestIdentifier: RequestIdentifier?
         /// `unreported`, `held` (waiting for an exchange rate), the report's state (`pending`, `accepted`,
         /// `rejected`), or, for a version Apple refused and that was set aside, `needs_correction` (then
         /// `corrected` once restated or dropped).
@@ -95,7 +95,7 @@ extension AdminAPI {
 
     /// A set-aside version keeps the identifier of the report it left, which may be accepted since: its own
     /// state comes first.
-    static func state(of item: StoredLineItem, reports: [String: StoredReport]) -> String {
+    static func state(of item: StoredLineItem, reports: [RequestIdentifier: StoredReport]) -> String {
         if item.correction != nil { return item.correctedAt == nil ? "needs_correction" : "corrected" }
         return item.reportRequestIdentifier.flatMap { reports[$0]?.state.rawValue } ?? "unreported"
     }

@@ -148,7 +148,7 @@ struct AdminAPI: Sendable {
     }
 
     struct AppleCopy: Encodable {
-        var requestIdentifier: String
+        var requestIdentifier: RequestIdentifier
         var appleStatus: Int
         var appleBody: String
     }
@@ -158,7 +158,7 @@ struct AdminAPI: Sendable {
     func appleCopy(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         let id = request.pathParameters["requestIdentifier"] ?? ""
-        guard let report = try ledger.reports.report(id) else {
+        guard let report = try ledger.reports.report(RequestIdentifier(id)) else {
             return JSONResponse.error(.notFound, "unknown_report", "No report with this requestIdentifier.")
         }
         guard let client = reporting.client else {
@@ -166,7 +166,7 @@ struct AdminAPI: Sendable {
         }
         let environment = report.environment
         switch client.retrieve(
-            requestIdentifier: id,
+            requestIdentifier: RequestIdentifier(id),
             environment: environment,
             bundleId: report.bundleId,
             now: reporting.clock.nowMilliseconds()
@@ -174,7 +174,7 @@ struct AdminAPI: Sendable {
         case .success(let answer):
             return JSONResponse.json(
                 .ok,
-                AppleCopy(requestIdentifier: id, appleStatus: answer.status, appleBody: answer.body)
+                AppleCopy(requestIdentifier: RequestIdentifier(id), appleStatus: answer.status, appleBody: answer.body)
             )
         case .failure(let error):
             return JSONResponse.error(.serviceUnavailable, "apple_unreachable", error.description)
@@ -185,7 +185,7 @@ struct AdminAPI: Sendable {
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
         let id = request.pathParameters["externalPurchaseId"] ?? ""
-        guard let token = try ledger.tokens.token(id) else {
+        guard let token = try ledger.tokens.token(ExternalPurchaseID(id)) else {
             return JSONResponse.error(
                 .notFound,
                 "unknown_token",
@@ -196,12 +196,12 @@ struct AdminAPI: Sendable {
             .ok,
             TokenDetail(
                 token: token,
-                visits: try ledger.tokens.visits(for: id),
+                visits: try ledger.tokens.visits(for: ExternalPurchaseID(id)),
                 checkoutIntents: try ledger.tokens.checkoutIntents(checkoutId: token.checkoutId),
-                lineItems: try ledger.reports.lineItems(for: id),
-                reports: try ledger.reports.reports(for: id),
+                lineItems: try ledger.reports.lineItems(for: ExternalPurchaseID(id)),
+                reports: try ledger.reports.reports(for: ExternalPurchaseID(id)),
                 paymentSessions: try ledger.payments.paymentSessions(checkoutId: token.checkoutId),
-                purchases: try ledger.payments.purchases(externalPurchaseId: id)
+                purchases: try ledger.payments.purchases(externalPurchaseId: ExternalPurchaseID(id))
             )
         )
     }

@@ -40,7 +40,7 @@ extension DashboardRoute {
         context["rate_hold_rows"] = .list(
             held.map { item in
                 [
-                    "token": .text(item.externalPurchaseId),
+                    "token": .text(item.externalPurchaseId.rawValue),
                     "href": .text(Self.detailPath(item.externalPurchaseId)),
                     "event": .text(item.event.eventId),
                     "since": .text(DashboardTime.timestamp(item.event.processedAt ?? item.event.receivedAt)),
@@ -129,8 +129,8 @@ extension DashboardRoute {
             held.map { item in
                 [
                     "href": .text(Self.detailPath(item.externalPurchaseId)),
-                    "token": .text(item.externalPurchaseId),
-                    "line_item": .text(item.lineItemId),
+                    "token": .text(item.externalPurchaseId.rawValue),
+                    "line_item": .text(item.lineItemId.rawValue),
                     "since": .text(item.heldSince.map(DashboardTime.timestamp) ?? "—"),
                 ]
             }
@@ -142,7 +142,7 @@ extension DashboardRoute {
             failing.map { report in
                 [
                     "href": .text(Self.detailPath(report.externalPurchaseId)),
-                    "token": .text(report.externalPurchaseId),
+                    "token": .text(report.externalPurchaseId.rawValue),
                     "status": .text(report.status.rawValue),
                     "state": .text(report.state.rawValue),
                     "attempts": .text(String(report.attempts)),
@@ -170,7 +170,7 @@ extension DashboardRoute {
                 let message = entry.appleMessage
                 return [
                     "href": .text(Self.detailPath(entry.externalPurchaseId)),
-                    "token": .text(entry.externalPurchaseId),
+                    "token": .text(entry.externalPurchaseId.rawValue),
                     "what": .text(what),
                     "message": .text(
                         message.count > Self.reasonCharacters
@@ -225,8 +225,8 @@ extension DashboardRoute {
     )
 
     /// The detail page of a token; the id is percent-encoded, as it came from outside.
-    static func detailPath(_ externalPurchaseId: String) -> String {
+    static func detailPath(_ externalPurchaseId: ExternalPurchaseID) -> String {
         return "/admin/detail?id="
-            + (externalPurchaseId.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
+            + (externalPurchaseId.rawValue.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
     }
 }

@@ -26,7 +26,7 @@ extension DashboardRoute {
         ]
         let year = try ledger.money.days(fromDay: today - 364, untilDay: today + 1)
         let currency = RevenueChart.busiestCurrency(year) ?? "EUR"
-        context["currency"] = .text(currency)
+        context["currency"] = .text(currency.rawValue)
         context["charts"] = .list(
             Self.revenueChartDays.sorted().map { days in
                 let chart = RevenueChart(days: year, currency: currency, lastDay: today, dayCount: days)
@@ -109,7 +109,7 @@ extension DashboardRoute {
             return [
                 "month": .text(row.period),
                 "environment": .text(row.environment.rawValue),
-                "currency": .text(row.reportingCurrency),
+                "currency": .text(row.reportingCurrency.rawValue),
                 "sales": .text("\(money(row.grossSales)) (\(row.salesCount))"),
                 "refunds": .text("\(money(row.refunds)) (\(row.refundsCount))"),
                 "net": .text(money(row.net)),

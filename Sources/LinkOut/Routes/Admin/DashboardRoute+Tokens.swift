@@ -46,7 +46,7 @@ extension DashboardRoute {
         )
         var reportStates: [String: String] = [:]
         for token in shown {
-            reportStates[token.token.externalPurchaseId] = try ledger.reports.reports(
+            reportStates[token.token.externalPurchaseId.rawValue] = try ledger.reports.reports(
                 for: token.token.externalPurchaseId
             ).last.map {
                 "\($0.status) \($0.state.rawValue)"
@@ -56,12 +56,12 @@ extension DashboardRoute {
             shown.map { token in
                 [
                     "href": .text(Self.detailPath(token.token.externalPurchaseId)),
-                    "id": .text(token.token.externalPurchaseId),
+                    "id": .text(token.token.externalPurchaseId.rawValue),
                     "environment": .text(token.token.environment.rawValue),
                     "source": .text(token.source.rawValue),
                     "first_seen": .text(DashboardTime.timestamp(token.firstSeenAt)),
                     "visits": .text(String(token.visitCount)),
-                    "report": .text(reportStates[token.token.externalPurchaseId] ?? "none yet"),
+                    "report": .text(reportStates[token.token.externalPurchaseId.rawValue] ?? "none yet"),
                 ]
             }
         )
@@ -88,15 +88,15 @@ extension DashboardRoute {
     func detail(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let session = try sessions.signedIn(request) else { return requireSignIn(request) }
         let id = request.queryValue("id") ?? ""
-        guard let token = try ledger.tokens.token(id) else { return notFound(request) }
+        guard let token = try ledger.tokens.token(ExternalPurchaseID(id)) else { return notFound(request) }
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),
-            "id": .text(token.token.externalPurchaseId),
+            "id": .text(token.token.externalPurchaseId.rawValue),
         ]
         let facts: [(String, String)] = [
             ("Environment", token.token.environment.rawValue),
             ("Source", token.source == .url ? "landing page" : token.source.rawValue),
-            ("Bundle id", token.token.bundleId),
+            ("Bundle id", token.token.bundleId.rawValue),
             ("App Apple id", String(token.token.appAppleId)),
             ("Token type", token.token.tokenType ?? "—"),
             ("Token created", DashboardTime.timestamp(token.token.tokenCreationDate)),
@@ -104,10 +104,10 @@ extension DashboardRoute {
             ("First seen", DashboardTime.timestamp(token.firstSeenAt)),
             ("Last seen", DashboardTime.timestamp(token.lastSeenAt)),
             ("App account token", token.appAccountToken ?? "—"),
-            ("Checkout", token.checkoutId),
+            ("Checkout", token.checkoutId.rawValue),
         ]
         context["facts"] = .list(facts.map { ["name": .text($0.0), "value": .text($0.1)] })
-        let visits = try ledger.tokens.visits(for: id, limit: 100)
+        let visits = try ledger.tokens.visits(for: ExternalPurchaseID(id), limit: 100)
         context["has_visits"] = .flag(!visits.isEmpty)
         context["visits"] = .list(
             visits.map { visit in
@@ -126,30 +126,30 @@ extension DashboardRoute {
             intents.map { intent in
                 [
                     "at": .text(DashboardTime.timestamp(intent.createdAt)),
-                    "product": .text(intent.productId),
+                    "product": .text(intent.productId.rawValue),
                     "amount": .text("\(intent.amount) \(intent.currency)"),
                 ]
             }
         )
-        let purchases = try ledger.payments.purchases(externalPurchaseId: id)
+        let purchases = try ledger.payments.purchases(externalPurchaseId: ExternalPurchaseID(id))
         context["has_purchases"] = .flag(!purchases.isEmpty)
         context["purchases"] = .list(
             purchases.map { purchase in
                 [
                     "id": .text(purchase.purchaseId),
-                    "product": .text(purchase.productId ?? "—"),
+                    "product": .text(purchase.productId?.rawValue ?? "—"),
                     "status": .text(purchase.status.rawValue),
                     "total": .text(Self.amount(purchase.amountTotal, currency: purchase.currency)),
                     "at": .text(DashboardTime.timestamp(purchase.createdAt)),
                 ]
             }
         )
-        let reports = try ledger.reports.reports(for: id)
+        let reports = try ledger.reports.reports(for: ExternalPurchaseID(id))
         context["has_reports"] = .flag(!reports.isEmpty)
         context["reports"] = .list(
             reports.map { report in
                 [
-                    "request": .text(report.requestIdentifier),
+                    "request": .text(report.requestIdentifier.rawValue),
                     "status": .text(report.status.rawValue),
                     "state": .text(report.state.rawValue),
                     "attempts": .text(String(report.attempts)),
@@ -161,8 +161,9 @@ extension DashboardRoute {
     }
 
     /// `29.99 EUR` from minor units (`CurrencyExponent`), as a person reads them (`500 ISK`).
-    static func amount(_ minorUnits: Int64, currency: String) -> String {
-        let digits = CurrencyExponent.displayDigits(minorUnits, currency: currency)
-        return CurrencyExponent.decimalText(minorUnits, currency: currency, digits: digits) + " " + currency
+    static func amount(_ minorUnits: Int64, currency: CurrencyCode) -> String {
+        let digits = CurrencyExponent.displayDigits(minorUnits, currency: currency.rawValue)
+        return CurrencyExponent.decimalText(minorUnits, currency: currency.rawValue, digits: digits) + " "
+            + currency.rawValue
     }
 }

@@ -3,12 +3,8 @@
 ///
 /// An open set, not an enum: a provider is a plug-in, so adding one must not touch the types every layer
 /// shares. Each provider declares its own id beside its code.
-public struct ProviderID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+public struct ProviderID: Identifier {
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
-
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-
-    public var description: String { rawValue }
 }

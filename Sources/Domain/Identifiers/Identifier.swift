@@ -1,0 +1,24 @@
+/// A name the domain gives one kind of thing (a token's purchase, a checkout, a line item, a product, ...), kept
+/// as text wherever it is stored or sent. Each kind is its own type, so an id of one kind handed where another is
+/// expected does not compile: the ledger once keyed a charge by a purchase id because both were `String`.
+///
+/// A literal converts, interpolated or not (tests and fixed names read naturally); a `String` variable converts
+/// only by naming the kind, `ExternalPurchaseID(text)`.
+public protocol Identifier: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringInterpolation
+where RawValue == String {
+    init(rawValue: String)
+}
+
+extension Identifier {
+    public init(_ rawValue: String) { self.init(rawValue: rawValue) }
+
+    public init(stringLiteral value: String) { self.init(rawValue: value) }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The empty id stands for "none given" in the few records whose column is NOT NULL but may hold no value.
+    public var isEmpty: Bool { rawValue.isEmpty }
+}
