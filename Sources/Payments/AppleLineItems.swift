@@ -1,4 +1,4 @@
-public import Domain
+import Domain
 public import ExternalPurchase
 import Foundation
 
