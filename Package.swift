@@ -132,10 +132,10 @@ let fuzzTargets: [(name: String, target: String, dependencies: [Target.Dependenc
     ("apple-report-error", "LinkOutFuzzAppleReportError", ["Domain", "LinkOut", "ExternalPurchase", "Storage"]),
     ("notification-history", "LinkOutFuzzNotificationHistory", ["ExternalPurchase", "LinkOutFuzzSupport"]),
     ("stripe-event", "LinkOutFuzzStripeEvent", ["Payments"]),
-    ("stripe-signature", "LinkOutFuzzStripeSignature", ["Payments"]),
+    ("stripe-signature", "LinkOutFuzzStripeSignature", ["Crypto", "Payments"]),
     ("paddle-notification", "LinkOutFuzzPaddleNotification", ["Payments"]),
     ("paddle-adjustment", "LinkOutFuzzPaddleAdjustment", ["Payments"]),
-    ("paddle-signature", "LinkOutFuzzPaddleSignature", ["Payments"]),
+    ("paddle-signature", "LinkOutFuzzPaddleSignature", ["Crypto", "Payments"]),
     ("journal", "LinkOutFuzzJournal", ["Storage"]),
     ("config", "LinkOutFuzzConfig", ["LinkOut"]),
 ]

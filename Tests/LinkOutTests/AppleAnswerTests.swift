@@ -205,9 +205,8 @@ import Testing
 /// (`printf '1700000000.{"id":"evt_1"}' | openssl dgst -sha256 -hmac s3cret`).
 @Suite struct WebhookSignatureTests {
     @Test func matchesOpenSSL() {
-        let header = TimestampedSignature.header(
+        let header = TimestampedHMAC.linkout(secret: "s3cret").header(
             body: Array(#"{"id":"evt_1"}"#.utf8),
-            secret: "s3cret",
             timestamp: 1_700_000_000
         )
         #expect(header == "t=1700000000,v1=8e6f5c9e12ccd802130a0cf337c2d90395d59605481627c32bb6c530172adf23")

@@ -33,7 +33,7 @@ struct PaddlePaymentProviderTests {
                     priceIds: priceIds
                 )
             ),
-            signature: PaddleWebhookSignature(secret: "pdl_ntfset_test")
+            signature: .paddle(secret: "pdl_ntfset_test")
         )
     }
 
@@ -131,7 +131,7 @@ struct PaddlePaymentProviderTests {
                     checkoutURL: "https://sandbox-pay.paddle.io/hsc_01fake"
                 )
             ),
-            signature: PaddleWebhookSignature(secret: "pdl_ntfset_test")
+            signature: .paddle(secret: "pdl_ntfset_test")
         )
         do {
             _ = try paddle.startCheckout(request())

@@ -1,3 +1,4 @@
+import Crypto
 import Domain
 import Testing
 
@@ -94,7 +95,7 @@ struct ProviderRegistryTests {
         let stripe = StripePaymentProvider(configuration: configuration)
         let now: Int64 = 1_800_000_000_000
         let body = Array(#"{"id":"evt_1","type":"made.up","data":{}}"#.utf8)
-        let header = StripeWebhookSignature.sign(body: body, secret: "whsec_x", timestamp: now / 1000)
+        let header = TimestampedHMAC.stripe(secret: "whsec_x").header(body: body, timestamp: now / 1000)
         let envelope = try stripe.verifyWebhook(
             body: body,
             header: { $0 == "stripe-signature" ? header : nil },
@@ -105,7 +106,7 @@ struct ProviderRegistryTests {
             try stripe.verifyWebhook(body: body, header: { _ in nil }, now: now)
         }
         let notAnEvent = Array(#"{"type":"x"}"#.utf8)
-        let signed = StripeWebhookSignature.sign(body: notAnEvent, secret: "whsec_x", timestamp: now / 1000)
+        let signed = TimestampedHMAC.stripe(secret: "whsec_x").header(body: notAnEvent, timestamp: now / 1000)
         #expect(throws: WebhookRefusal.notAnEvent("the body is not a Stripe event")) {
             try stripe.verifyWebhook(body: notAnEvent, header: { _ in signed }, now: now)
         }

@@ -1,3 +1,4 @@
+import Crypto
 import Domain
 import Foundation
 import TestSupport
@@ -205,7 +206,7 @@ struct SignedWebhookDeliveryTests {
             secret: secret,
             timestamp: 1_765_000_000
         )
-        let verifier = StripeWebhookSignature(secret: secret)
+        let verifier = TimestampedHMAC.stripe(secret: secret)
         try verifier.verify(header: delivery.header, body: delivery.body, nowSeconds: 1_765_000_030)
         let event = try StripeEvent.decode(delivery.body)
         guard case .refunded(let refund) = event.payload else {

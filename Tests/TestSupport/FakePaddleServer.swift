@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Logging
@@ -114,7 +115,7 @@ package final class FakePaddleServer: Sendable {
         header: String, body: [UInt8]
     ) {
         let bytes = Array(body.utf8)
-        return (PaddleWebhookSignature.sign(body: bytes, secret: secret, timestamp: timestamp), bytes)
+        return (TimestampedHMAC.paddle(secret: secret).header(body: bytes, timestamp: timestamp), bytes)
     }
 
     private static func answer(_ result: (Int, String)) -> HTTPResponse {

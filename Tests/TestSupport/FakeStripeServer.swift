@@ -1,3 +1,4 @@
+import Crypto
 import Dispatch
 import Foundation
 import HTTPServer
@@ -100,7 +101,7 @@ package final class FakeStripeServer: Sendable {
         header: String, body: [UInt8]
     ) {
         let body = Array(event.utf8)
-        return (StripeWebhookSignature.sign(body: body, secret: secret, timestamp: timestamp), body)
+        return (TimestampedHMAC.stripe(secret: secret).header(body: body, timestamp: timestamp), body)
     }
 
     private static func answer(_ request: HTTPRequest, shared: Shared, secretKey: String) -> (

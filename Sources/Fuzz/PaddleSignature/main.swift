@@ -1,10 +1,11 @@
 // libFuzzer target `paddle-signature`: the `Paddle-Signature` header of an unauthenticated notification, checked
 // over its body. The input is the header, a line feed, then the body.
+import Crypto
 import Payments
 
 /// A fixed secret and time (2026-01-01): the seeds carry headers signed with them, so the fuzzer starts from a
 /// delivery that verifies.
-let signature = PaddleWebhookSignature(secret: "pdl_ntfset_01fuzz")
+let signature = TimestampedHMAC.paddle(secret: "pdl_ntfset_01fuzz")
 let now: Int64 = 1_767_225_600
 
 @_cdecl("LLVMFuzzerTestOneInput")

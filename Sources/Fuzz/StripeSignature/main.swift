@@ -1,10 +1,11 @@
 // libFuzzer target `stripe-signature`: the `Stripe-Signature` header of an unauthenticated webhook delivery,
 // checked over its body. The input is the header, a line feed, then the body.
+import Crypto
 import Payments
 
 /// A fixed secret and time (2026-01-01): the seeds carry headers signed with them, so the fuzzer starts from a
 /// delivery that verifies.
-let signature = StripeWebhookSignature(secret: "whsec_fuzz")
+let signature = TimestampedHMAC.stripe(secret: "whsec_fuzz")
 let now: Int64 = 1_767_225_600
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -85,9 +85,8 @@ extension PreflightCheck {
                 ("Linkout-Event-Type", "linkout.check"),
                 (
                     "Linkout-Signature",
-                    TimestampedSignature.header(
+                    TimestampedHMAC.linkout(secret: configuration.webhooks.secret).header(
                         body: body,
-                        secret: configuration.webhooks.secret,
                         timestamp: now / 1000
                     )
                 ),

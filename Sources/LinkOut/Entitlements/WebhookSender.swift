@@ -12,8 +12,8 @@ import Synchronization
 /// retry window (three days) closes, then marked failed and shown at `/admin/webhooks`.
 final class WebhookSender: Sendable {
     let url: String
-    /// The key of the `Linkout-Signature` HMAC (the scheme Stripe signs its webhooks with).
-    let secret: String
+    /// Signs every delivery's `Linkout-Signature`, keyed once with `webhooks.secret`.
+    let signature: TimestampedHMAC
     let retryForMilliseconds: Int64
     /// How long a claimed delivery stays this instance's (see `Lease`).
     let leaseMilliseconds: Int64
@@ -35,7 +35,7 @@ final class WebhookSender: Sendable {
         clock: Clock
     ) {
         url = configuration.url
-        secret = configuration.secret
+        signature = .linkout(secret: configuration.secret)
         retryForMilliseconds = configuration.retryForSeconds * 1000
         self.leaseMilliseconds = leaseMilliseconds
         var http = HTTPClient.Configuration()
@@ -95,7 +95,7 @@ final class WebhookSender: Sendable {
                 ("Content-Type", "application/json"),
                 ("Linkout-Event-Id", delivery.eventId),
                 ("Linkout-Event-Type", delivery.type),
-                ("Linkout-Signature", TimestampedSignature.header(body: body, secret: secret, timestamp: now / 1000)),
+                ("Linkout-Signature", signature.header(body: body, timestamp: now / 1000)),
             ],
             body: body
         )

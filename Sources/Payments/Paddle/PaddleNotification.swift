@@ -1,4 +1,4 @@
-/// A Paddle notification (paddle.md §4), decoded from the raw body after `PaddleWebhookSignature` accepted it:
+/// A Paddle notification (paddle.md §4), decoded from the raw body after `TimestampedHMAC.paddle` accepted it:
 /// the envelope (`event_id` to deduplicate on, `event_type`, `occurred_at`) and the entity linkout acts on.
 /// What it means for linkout, as a provider-neutral `PaymentEvent`, is worked out in
 /// `PaddleNotification+PaymentEvent.swift`.

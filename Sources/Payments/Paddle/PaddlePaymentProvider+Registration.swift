@@ -1,3 +1,4 @@
+import Crypto
 public import Domain
 
 extension ProviderID {
@@ -33,12 +34,12 @@ extension PaddlePaymentProvider {
         let secret = try settings.required("webhookSecret")
         let tolerance = try settings.integer(
             "webhookToleranceSeconds",
-            default: PaddleWebhookSignature.defaultToleranceSeconds,
+            default: TimestampedHMAC.paddleDefaultToleranceSeconds,
             range: 5...3_600
         )
         return PaddlePaymentProvider(
             api: PaddleAPI(configuration: configuration),
-            signature: PaddleWebhookSignature(secret: secret, toleranceSeconds: tolerance),
+            signature: .paddle(secret: secret, toleranceSeconds: tolerance),
             clock: context.clock
         )
     }

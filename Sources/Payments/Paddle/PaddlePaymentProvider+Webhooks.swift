@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 extension PaddlePaymentProvider {
@@ -12,7 +13,7 @@ extension PaddlePaymentProvider {
 
     public var webhook: WebhookEndpoint? { Self.webhookEndpoint }
 
-    /// The signature is checked over the raw body (`PaddleWebhookSignature`); then only the envelope is read
+    /// The signature is checked over the raw body (`TimestampedHMAC.paddle`); then only the envelope is read
     /// (`event_id`, `event_type`, and `occurred_at` with the transaction or subscription it is about, by which
     /// the events of one transaction are acted on in the order they happened: Paddle does not deliver in order,
     /// paddle.md §4). A signed notification linkout cannot act on is stored and acknowledged, never

@@ -1,3 +1,4 @@
+public import Crypto
 import Domain
 import Foundation
 public import Lifecycle
@@ -14,13 +15,13 @@ import Synchronization
 /// have made anyway, by the intent id in its `custom_data`, and uses it.
 public struct PaddlePaymentProvider: PaymentProvider {
     public let api: PaddleAPI
-    let signature: PaddleWebhookSignature
+    let signature: TimestampedHMAC
     private let clock: Clock
     /// Intents whose last create call may have made a transaction without our learning its id. In memory: after
     /// a restart the person's next press creates a new one, and the abandoned draft expires unused.
     private let uncertain = UncertainIntents()
 
-    public init(api: PaddleAPI, signature: PaddleWebhookSignature, clock: Clock = .system) {
+    public init(api: PaddleAPI, signature: TimestampedHMAC, clock: Clock = .system) {
         self.api = api
         self.signature = signature
         self.clock = clock

@@ -1,6 +1,6 @@
 import Domain
 
-/// A Stripe webhook event (stripe.md §4–5), decoded from the raw body after `StripeWebhookSignature` accepted
+/// A Stripe webhook event (stripe.md §4–5), decoded from the raw body after `TimestampedHMAC.stripe` accepted
 /// it: the envelope (`id` to deduplicate on, `type`, `created`) and what it means for linkout (`payload`).
 /// Shapes of API version basil (2025-03-31) and later are read, with the older invoice fields as fallbacks.
 public struct StripeEvent: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import Crypto
 import Domain
 import Foundation
 public import Outbound
@@ -42,7 +43,7 @@ public struct StripePaymentProvider: PaymentProvider {
     }
 
     public let configuration: Configuration
-    let signature: StripeWebhookSignature
+    let signature: TimestampedHMAC
     private let client: HTTPClient
     private let pause: @Sendable (Duration) -> Void
 
@@ -55,7 +56,7 @@ public struct StripePaymentProvider: PaymentProvider {
         pause: @escaping @Sendable (Duration) -> Void = StripePaymentProvider.sleep
     ) {
         self.configuration = configuration
-        signature = StripeWebhookSignature(
+        signature = .stripe(
             secret: configuration.webhookSecret,
             toleranceSeconds: configuration.webhookToleranceSeconds
         )
