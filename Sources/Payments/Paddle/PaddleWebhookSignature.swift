@@ -1,10 +1,10 @@
 import Crypto
 public import Lifecycle
 
-/// Checks the `Paddle-Signature` header of a notification (paddle.md §4) before anything in the body is
-/// believed: `ts=<unix seconds>;h1=<hex>[;h1=<hex>…]`, where each `h1` is the lowercase hex HMAC-SHA256 of
-/// `"<ts>:"` followed by the raw body, keyed with the whole notification secret (`pdl_ntfset_…`) as UTF-8. Any
-/// `h1` may match (Paddle's Python SDK parses several, for a secret being rotated); unknown keys are ignored.
+/// Checks the `Paddle-Signature` header of a notification (Paddle: "Verify webhook signatures") before anything in the
+/// body is believed: `ts=<unix seconds>;h1=<hex>[;h1=<hex>…]`, where each `h1` is the lowercase hex HMAC-SHA256 of
+/// `"<ts>:"` followed by the raw body, keyed with the whole notification secret (`pdl_ntfset_…`) as UTF-8. Any `h1` may
+/// match (Paddle's Python SDK parses several, for a secret being rotated); unknown keys are ignored.
 ///
 /// Tolerance: Paddle's docs and SDKs refuse a `ts` more than 5 s from now. linkout allows 60 s either way by
 /// default (`payments.paddle.webhookToleranceSeconds`): a self-hosted server's clock may drift by seconds, a

@@ -1,10 +1,10 @@
 import Crypto
 public import Lifecycle
 
-/// Checks the `Stripe-Signature` header of a webhook delivery (stripe.md §4), before anything in the body is
-/// believed: `t=<unix>,v1=<hex>[,v1=<hex>…][,v0=…]`, where each `v1` is the lowercase hex HMAC-SHA256 of
-/// `"{t}.{raw body}"` keyed with the whole endpoint secret as UTF-8 (`whsec_` included, no base64). Any `v1`
-/// may match (a rolled secret stays valid for a while); other schemes such as test events' `v0` are ignored.
+/// Checks the `Stripe-Signature` header of a webhook delivery (Stripe: "Check the webhook signatures"), before anything
+/// in the body is believed: `t=<unix>,v1=<hex>[,v1=<hex>…][,v0=…]`, where each `v1` is the lowercase hex HMAC-SHA256 of
+/// `"{t}.{raw body}"` keyed with the whole endpoint secret as UTF-8 (`whsec_` included, no base64). Any `v1` may match
+/// (a rolled secret stays valid for a while); other schemes such as test events' `v0` are ignored.
 public struct StripeWebhookSignature: Sendable {
     /// Why a delivery is not believed. The cases name the problem, never the secret or a signature.
     public enum Failure: String, Error, Sendable, Equatable, CustomStringConvertible {
@@ -18,8 +18,9 @@ public struct StripeWebhookSignature: Sendable {
     }
 
     private let mac: HMACSHA256
-    /// How old a signature may be, in seconds. Stripe's SDKs use 300; only too-old timestamps are refused,
-    /// future ones pass, as in every SDK (stripe.md §4). This bounds how long a captured delivery can be replayed.
+    /// How old a signature may be, in seconds. Stripe's SDKs use 300; only too-old timestamps are refused, future ones
+    /// pass, as in every SDK (Stripe's Python, Node and Go SDKs). This bounds how long a captured delivery can be
+    /// replayed.
     public let toleranceSeconds: Int64
 
     /// `secret` is the endpoint's signing secret (`whsec_…`).
