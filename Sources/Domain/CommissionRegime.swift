@@ -1,7 +1,8 @@
-/// One set of Apple's commission terms for sales made outside the App Store: where it applies (the tax countries
-/// of its storefront region), when (by the sale's `creationDate`), the rates in basis points, and how long after
-/// the link tap a sale counts. Figures are the operator's or the built-in defaults (spec §7; most are from
-/// secondary sources), so every amount computed from them is an estimate.
+/// One set of Apple's commission terms for sales made outside the App Store: where it applies (the tax countries of its
+/// storefront region), when (by the sale's `creationDate`), the rates in basis points, and how long after the link tap
+/// a sale counts. Figures are the operator's or the built-in defaults (their sources and confidence are in the README,
+/// "Revenue and Apple's commission"; most are from secondary sources), so every amount computed from them is an
+/// estimate.
 public struct CommissionRegime: Sendable, Equatable, Codable {
     /// When the reduced rate applies instead of the standard one.
     public enum ReducedRate: String, Sendable, Equatable, Codable, CaseIterable {

@@ -38,9 +38,9 @@ public struct AppStoreJWT: Sendable {
     /// for a new token per request, so a short one suffices.
     public static let lifetimeSeconds: Int64 = 20 * 60
 
-    /// `iat` is set this far before `now`, so a clock a little ahead of Apple's does not issue a token "from
-    /// the future". `exp` stays `lifetimeSeconds` after `now`: `exp − iat` is 21 minutes, within Apple's
-    /// 60 (spec §4, S40).
+    /// `iat` is set this far before `now`, so a clock a little ahead of Apple's does not issue a token "from the
+    /// future". `exp` stays `lifetimeSeconds` after `now`: `exp − iat` is 21 minutes, within Apple's 60 (Apple:
+    /// "Generating JSON Web Tokens for API requests").
     public static let clockSkewSeconds: Int64 = 60
 
     /// A signed token for requests about `bundleId`, made at `now` (UNIX seconds).

@@ -3,8 +3,9 @@ import Foundation
 public import Outbound
 
 /// Apple's App Store Server API over libcurl, as far as notifications need it: Get Notification History
-/// (`POST /inApps/v1/notifications/history`, S44). Same authentication as the External Purchase Server API: a
-/// fresh ES256 JWT from the In-App Purchase key per request (S40, S41).
+/// (`POST /inApps/v1/notifications/history`, Apple: "Get Notification History"). Same authentication as the External
+/// Purchase Server API: a fresh ES256 JWT from the In-App Purchase key per request (Apple: "Generating JSON Web Tokens
+/// for API requests", "Creating API keys to authorize API requests").
 public struct AppStoreServerAPIClient: Sendable {
     /// Why a call produced no page.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -12,7 +13,8 @@ public struct AppStoreServerAPIClient: Sendable {
         case rejected(status: Int, body: String)
         /// 401: the JWT (so the key or its IDs) is wrong; retrying cannot help.
         case unauthorized
-        /// 429, with the moment Apple allows the next try when it said (UNIX ms, as this API sends it, S42).
+        /// 429, with the moment Apple allows the next try when it said (UNIX ms, as this API sends it; Apple:
+        /// "Identifying rate limits").
         case rateLimited(retryAt: Int64?)
         /// 5xx or another status: try again later.
         case serverError(status: Int, body: String)

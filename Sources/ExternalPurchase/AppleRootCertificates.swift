@@ -1,10 +1,12 @@
 /// The Apple roots a notification chain may end in, shipped with the code rather than read from the system store:
-/// Apple's guidance (spec §6.4) is to validate against a root downloaded from Apple PKI and never the one inside
+/// Apple's guidance ("JWSDecodedHeader" sends you to Apple PKI for the root certificates, and Apple's own verifier
+/// takes its roots from the caller) is to validate against a root downloaded from Apple PKI and never the one inside
 /// `x5c`.
 public enum AppleRootCertificates {
-    /// Apple Root CA - G3 (https://www.apple.com/certificateauthority/AppleRootCA-G3.cer): the root of the chain
-    /// that signs App Store Server Notifications V2, checked against a real Apple-signed notification (spec §6.5).
-    /// P-384, valid 2014-04-30 to 2039-04-30, SHA-256 fingerprint
+    /// Apple Root CA - G3 (https://www.apple.com/certificateauthority/AppleRootCA-G3.cer): the root of the chain that
+    /// signs App Store Server Notifications V2: Apple names no root for this chain, but a real notification from
+    /// Apple's sandbox chained to exactly this one (docs/apple-facts.md, "Verifying a signed notification"). P-384,
+    /// valid 2014-04-30 to 2039-04-30, SHA-256 fingerprint
     /// `63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79`.
     public static let appleRootCAG3PEM = """
         -----BEGIN CERTIFICATE-----

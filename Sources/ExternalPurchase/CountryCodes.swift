@@ -1,7 +1,7 @@
-/// ISO 3166-1 country codes. Stripe reports a billing country as alpha-2 (`DE`); Apple's `taxCountry` must be
-/// alpha-3 (`DEU`, apple-external-purchase.md §5.5). The table is generated from Debian's `iso-codes` package
-/// (`/usr/share/iso-codes/json/iso_3166-1.json`, 249 entries; stripe.md §7) and embedded, so the server
-/// needs no data file at run time. `XK` (Kosovo) has no ISO code and is not in it.
+/// ISO 3166-1 country codes. Stripe reports a billing country as alpha-2 (`DE`); Apple's `taxCountry` must be alpha-3
+/// (`DEU`, Apple: "taxCountry"). The table is generated from Debian's `iso-codes` package
+/// (`/usr/share/iso-codes/json/iso_3166-1.json`, 249 entries) and embedded, so the server needs no data file at run
+/// time. `XK` (Kosovo) has no ISO code and is not in it.
 public enum CountryCodes {
     /// alpha-2 → alpha-3, every officially assigned code.
     public static let alpha3ByAlpha2: [String: String] = [

@@ -1,10 +1,10 @@
 import Foundation
 
-/// A decimal number kept as its text, for Apple's `exchangeRate`. Apple's field is "a number that can
-/// optionally be followed by a '.'" (apple-external-purchase.md §5.5): plain digits, never an exponent. A
-/// `Double` would write a UZS rate as `7.9e-05` and carry a binary approximation of the operator's figure, so
-/// the rate stays decimal text from the configuration to the request body: written as a JSON number with
-/// exactly the digits given (through `Decimal`, which is base 10 and holds 38 digits exactly).
+/// A decimal number kept as its text, for Apple's `exchangeRate`. Apple's field is "a number that can optionally be
+/// followed by a '.'" (Apple: "exchangeRate"): plain digits, never an exponent. A `Double` would write a UZS rate as
+/// `7.9e-05` and carry a binary approximation of the operator's figure, so the rate stays decimal text from the
+/// configuration to the request body: written as a JSON number with exactly the digits given (through `Decimal`, which
+/// is base 10 and holds 38 digits exactly).
 public struct DecimalNumber: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Canonical plain text: an optional `-`, no leading zeros before the point (but one `0`), no trailing
     /// zeros after it, no trailing point. `"3.2510"` is kept as `"3.251"`, so equal rates compare equal.

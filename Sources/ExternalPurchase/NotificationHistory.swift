@@ -1,6 +1,6 @@
-/// The body of Get Notification History (App Store Server API, `POST /inApps/v1/notifications/history`, S44):
-/// recovery for notifications that never arrived or were refused. Apple: dates within the past 180 days;
-/// "Include either the transactionId or the notificationType in your query, but not both".
+/// The body of Get Notification History (App Store Server API, `POST /inApps/v1/notifications/history`; Apple: "Get
+/// Notification History"): recovery for notifications that never arrived or were refused. Apple: dates within the past
+/// 180 days; "Include either the transactionId or the notificationType in your query, but not both".
 public struct NotificationHistoryRequest: Sendable, Equatable, Codable {
     /// UNIX ms, inclusive.
     public var startDate: Int64

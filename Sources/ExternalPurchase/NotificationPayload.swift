@@ -1,8 +1,8 @@
 public import Domain
 
-/// The decoded payload of an App Store Server Notification V2 (`responseBodyV2DecodedPayload`, spec §6.2), as
-/// far as external purchase tokens and `TEST` notifications need it. Unknown keys are ignored and unknown types
-/// are kept as sent, so a notification Apple adds later still decodes and can be stored.
+/// The decoded payload of an App Store Server Notification V2 (Apple: "responseBodyV2DecodedPayload"), as far as
+/// external purchase tokens and `TEST` notifications need it. Unknown keys are ignored and unknown types are kept as
+/// sent, so a notification Apple adds later still decodes and can be stored.
 public struct NotificationPayload: Sendable, Equatable, Codable {
     public var notificationType: NotificationType
     /// Absent for types without subtypes (`TEST`).
@@ -15,8 +15,9 @@ public struct NotificationPayload: Sendable, Equatable, Codable {
     public var signedDate: Int64
     /// App metadata; present on `TEST` and on App Store transaction notifications.
     public var data: NotificationData?
-    /// Present on `EXTERNAL_PURCHASE_TOKEN` notifications: a sibling of `data`, not inside it (spec §6.2, S53).
-    /// Apple: "the Base64URL-decoded JSON of the external purchase token your app or website receives".
+    /// Present on `EXTERNAL_PURCHASE_TOKEN` notifications: a sibling of `data`, not inside it (Apple:
+    /// "responseBodyV2DecodedPayload", "externalPurchaseToken"). Apple: "the Base64URL-decoded JSON of the external
+    /// purchase token your app or website receives".
     public var externalPurchaseToken: ExternalPurchaseToken?
 
     public init(
@@ -37,9 +38,10 @@ public struct NotificationPayload: Sendable, Equatable, Codable {
         self.externalPurchaseToken = externalPurchaseToken
     }
 
-    /// Where the notification comes from. For external purchase tokens Apple's own verifier goes by the
-    /// `SANDBOX` prefix of `externalPurchaseId` (spec §3.3, S70), because such payloads carry no `data`;
-    /// otherwise `data.environment` says it. Nil when neither is present or the name is unknown.
+    /// Where the notification comes from. For external purchase tokens Apple's own verifier goes by the `SANDBOX`
+    /// prefix of `externalPurchaseId` (`SignedDataVerifier` in Apple's App Store Server Library for Swift), because
+    /// such payloads carry no `data`; otherwise `data.environment` says it. Nil when neither is present or the name is
+    /// unknown.
     public var environment: Environment? {
         if let token = externalPurchaseToken { return token.environment }
         return data?.environment
@@ -83,7 +85,7 @@ public struct NotificationData: Sendable, Equatable, Codable {
 /// `notificationType`. Only the types this server acts on are named; the rest keep their text. Values compare by
 /// their text, so `.unknown("TEST")` equals `.test`.
 public enum NotificationType: Sendable, Equatable, Hashable, TextCoded {
-    /// A token Apple created or wants reported (spec §6.3).
+    /// A token Apple created or wants reported (Apple: "notificationType", "subtype").
     case externalPurchaseToken
     /// Sent on request from App Store Connect or the App Store Server API to test the endpoint.
     case test
@@ -107,7 +109,7 @@ public enum NotificationType: Sendable, Equatable, Hashable, TextCoded {
 
 }
 
-/// `subtype` of an `EXTERNAL_PURCHASE_TOKEN` notification (spec §6.3); other subtypes keep their text. Values
+/// `subtype` of an `EXTERNAL_PURCHASE_TOKEN` notification (Apple: "subtype"); other subtypes keep their text. Values
 /// compare by their text.
 public enum NotificationSubtype: Sendable, Equatable, Hashable, TextCoded {
     /// "Apple created a token for your app but didn't receive a report": report it, as `UNRECOGNIZED_TOKEN` when

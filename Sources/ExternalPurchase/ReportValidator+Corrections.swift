@@ -4,7 +4,7 @@ import Domain
 /// repeats its currencies, country and rate within a year, and every version carries its buy's net as it stands
 /// (`PurchaseNet`).
 extension ReportValidator {
-    /// Apple's limits on restating or retracting a line item (§5.5 "Time limits"): only for one year after its
+    /// Apple's limits on restating or retracting a line item ("Error messages and codes"): only for one year after its
     /// `creationDate` (`RestatementNotAllowedCreationDateError`), and always with the `creationDate` it was first
     /// reported with (`RestatementCreationDateMismatchError`). A retraction is a restatement too.
     func correctionProblems(_ item: LineItemAmounts) -> [ReportProblem] {

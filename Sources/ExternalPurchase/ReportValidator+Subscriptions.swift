@@ -49,13 +49,13 @@ extension ReportValidator {
         return problems
     }
 
-    /// A subscription item's `referenceLineItemId` names the subscription's start (§5.5: "the lineItemId of the
-    /// subscription-start item"); Apple refuses a reference to anything else
+    /// A subscription item's `referenceLineItemId` names the subscription's start (Apple: "referenceLineItemId",
+    /// "SubscriptionBuyLineItem"); Apple refuses a reference to anything else
     /// (`ReferenceInvalidSubscriptionEventError`: "the referenced line item has no subscription event or its
-    /// subscription event is not subscription start"; `ReferenceLineItemNotABuyError` for a refund). A reference
-    /// to an item this token does not hold is left to Apple: the start may sit on another token of the same
-    /// customer. A `SUBSCRIPTION_PAYMENT` must carry money
-    /// (`InvalidTaxInclusiveAmountForSubscriptionPaymentError`: "the tax inclusive amount must be positive").
+    /// subscription event is not subscription start"; `ReferenceLineItemNotABuyError` for a refund). A reference to an
+    /// item this token does not hold is left to Apple: the start may sit on another token of the same customer. A
+    /// `SUBSCRIPTION_PAYMENT` must carry money (`InvalidTaxInclusiveAmountForSubscriptionPaymentError`: "the tax
+    /// inclusive amount must be positive").
     func subscriptionReferenceProblems(_ item: SubscriptionBuyLineItem, batch: [LineItem]) -> [ReportProblem] {
         let id = item.lineItemId
         var problems: [ReportProblem] = []
@@ -105,7 +105,8 @@ extension ReportValidator {
         return problems
     }
 
-    /// 365 days in milliseconds: Apple's "one year" for refunds and restatements (§5.5). UNCONFIRMED whether
-    /// Apple counts a leap year's 366th day; the shorter year is the safe reading.
+    /// 365 days in milliseconds: Apple's "one year" for refunds and restatements (Apple:
+    /// `RefundNotAllowedCreationDateError`, `RestatementNotAllowedCreationDateError`). Not confirmed whether Apple
+    /// counts a leap year's 366th day; the shorter year is the safe reading.
     static let year = Milliseconds.days(365)
 }

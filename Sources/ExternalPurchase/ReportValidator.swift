@@ -167,7 +167,7 @@ public struct ReportValidator: Sendable {
     private func currencyProblems(_ item: LineItemAmounts) -> [ReportProblem] {
         let id = item.lineItemId
         var problems: [ReportProblem] = []
-        // Apple: "ISO 3166-1 alpha-3" (spec §5.5); three capitals that name no country are Apple's UnknownEnumError.
+        // Apple: "ISO 3166-1 alpha-3" ("taxCountry"); three capitals that name no country are Apple's UnknownEnumError.
         if !CountryCodes.isAlpha3(item.taxCountry.rawValue) {
             problems.append(
                 .init(

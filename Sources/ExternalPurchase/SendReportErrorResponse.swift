@@ -1,10 +1,11 @@
 public import Domain
 import Foundation
 
-/// Apple's `SendReportErrorResponse` (spec §5.6): the body of a `400` to Send External Purchase Report when
-/// validation failed. Every field of an error object is optional here: Apple marks `fieldName` as absent on
-/// `SimultaneousSubmissionError` and `lineItemId` as optional on most errors, and the numeric `errorCode` values
-/// are not published, so decisions are made from what the body carries, never from the code alone.
+/// Apple's `SendReportErrorResponse` (Apple: "SendReportErrorResponse", "Error messages and codes"): the body of a
+/// `400` to Send External Purchase Report when validation failed. Every field of an error object is optional here:
+/// Apple marks `fieldName` as absent on `SimultaneousSubmissionError` and `lineItemId` as optional on most errors, and
+/// the numeric `errorCode` values are not published, so decisions are made from what the body carries, never from the
+/// code alone.
 public struct SendReportErrorResponse: Sendable, Equatable, Codable {
     public struct Failure: Sendable, Equatable, Codable {
         public var errorCode: Int64?

@@ -1,7 +1,9 @@
 public import Crypto
 import Foundation
 
-/// Verifies the `signedPayload` of an App Store Server Notification V2 the way spec §6.4 lays out, offline:
+/// Verifies the `signedPayload` of an App Store Server Notification V2 offline, following Apple's "JWSDecodedHeader"
+/// and Apple's own verifier (App Store Server Library, `SignedDataVerifier` and `ChainVerifier`; docs/apple-facts.md,
+/// "Verifying a signed notification"):
 ///
 /// 1. JWS compact form, header `alg` exactly `ES256` (never `none`, never an HMAC);
 /// 2. `x5c` holds exactly three standard-Base64 DER certificates: leaf, intermediate, root;
@@ -14,9 +16,9 @@ import Foundation
 /// The payload is read before it is trusted for one thing only, `signedDate`, which the chain check needs; the
 /// notification is decoded only after every check passed.
 public struct SignedPayloadVerifier: Sendable {
-    /// Apple WWDR intermediate marker ("Apple Worldwide Developer Relations", S55).
+    /// Apple WWDR intermediate marker ("Apple Worldwide Developer Relations", Apple: "JWSDecodedHeader").
     public static let intermediateOID = "1.2.840.113635.100.6.2.1"
-    /// Apple receipt-signing leaf marker (`RECEIPT_SIGNER_OID` in Apple's library, S70).
+    /// Apple receipt-signing leaf marker (`RECEIPT_SIGNER_OID` in Apple's App Store Server Library).
     public static let leafOID = "1.2.840.113635.100.6.11.1"
     /// Larger than any notification Apple sends (a few KB with three certificates); bounds the work on junk.
     public static let maximumLength = 64 * 1024

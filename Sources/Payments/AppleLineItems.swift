@@ -2,9 +2,9 @@ import Domain
 public import ExternalPurchase
 import Foundation
 
-/// Payment facts → Apple's line items (apple-external-purchase.md §5.5), as a pure mapping: no I/O, no clock,
-/// the same input always gives the same item. The caller stores what it reported and passes back what a
-/// later item depends on (the subscription's previous item, the refunded buy, what was refunded before).
+/// Payment facts → Apple's line items (Apple: "Reporting tokens with transactions", "Line item fields"), as a pure
+/// mapping: no I/O, no clock, the same input always gives the same item. The caller stores what it reported and passes
+/// back what a later item depends on (the subscription's previous item, the refunded buy, what was refunded before).
 ///
 /// Amounts: a provider's totals in minor units become milli-units (`MinorUnits.milliUnits`):
 /// `amountTaxInclusive` = the total paid, `taxAmount` = the tax in it, `amountTaxExclusive` = their
@@ -12,11 +12,12 @@ import Foundation
 /// buy's `netAmountTaxExclusive` is its `amountTaxExclusive` (nothing refunded yet; Apple's example "buy 1000,
 /// refund 300 → 700"); a refund's is the buy's exclusive amount less every refund so far, this one included.
 ///
-/// Currencies: `pricingCurrency` is the charged currency. When Apple accepts it as a reporting currency, it is
-/// also the `reportingCurrency` and no `exchangeRate` is sent, as §5.5 demands. Otherwise §5.5 requires EUR or
-/// USD with the Bloomberg rate of the transaction's 48 hours; linkout cannot know that rate, so the caller
-/// passes an `ExchangeRate` (decimal text, written to Apple as a plain decimal), and without one the mapping throws `exchangeRateRequired` rather than report a
-/// made-up figure (the item can wait in the caller's queue for an operator-supplied rate).
+/// Currencies: `pricingCurrency` is the charged currency. When Apple accepts it as a reporting currency, it is also the
+/// `reportingCurrency` and no `exchangeRate` is sent, as Apple's "reportingCurrency" demands. Otherwise Apple requires
+/// EUR or USD with the Bloomberg rate of the transaction's 48 hours; linkout cannot know that rate, so the caller
+/// passes an `ExchangeRate` (decimal text, written to Apple as a plain decimal), and without one the mapping throws
+/// `exchangeRateRequired` rather than report a made-up figure (the item can wait in the caller's queue for an
+/// operator-supplied rate).
 ///
 /// Line item ids are the Stripe object that caused the item, so a webhook delivered three times makes one
 /// line item (Apple: unique per app, reuse only to restate): a buy is its Checkout Session id (`cs_…`), a
@@ -81,12 +82,12 @@ public struct AppleLineItems: Sendable {
         return item
     }
 
-    /// A renewal (`RENEWAL`) referencing the start. `previous` is the subscription's latest reported item (the
-    /// start or the last renewal): its period is added to the days of paid service when it was paid service
-    /// (`previousPaid`, which the caller knows from the subscription's history; without it, when `previous`
-    /// charged something). The days count paid days only, so a free first period adds nothing (§5.5), but a
-    /// period paid from the customer's credit balance (a downgrade's, charged 0) does.
-    /// The amounts are what the person was charged (`InvoicePayment.charged`), tax in proportion.
+    /// A renewal (`RENEWAL`) referencing the start. `previous` is the subscription's latest reported item (the start or
+    /// the last renewal): its period is added to the days of paid service when it was paid service (`previousPaid`,
+    /// which the caller knows from the subscription's history; without it, when `previous` charged something). The days
+    /// count paid days only, so a free first period adds nothing (Apple: "subscriptionDaysOfPaidService"), but a period
+    /// paid from the customer's credit balance (a downgrade's, charged 0) does. The amounts are what the person was
+    /// charged (`InvoicePayment.charged`), tax in proportion.
     public func renewal(
         _ invoice: InvoicePayment,
         previous: SubscriptionBuyLineItem,
@@ -126,13 +127,13 @@ public struct AppleLineItems: Sendable {
         return item
     }
 
-    /// A plan change or proration (`SUBSCRIPTION_CHANGE`, §5.5) referencing the start. The paid days carry on
-    /// across the change: those of `previous` up to the change (its period, cut at the change's start) are
-    /// added when `previous` was paid service (`previousPaid`, as for `renewal`). The change reports what the
-    /// customer was charged for it (`InvoicePayment.charged`, tax in proportion): a downgrade's invoice can
-    /// total below zero (the unused time is credited to the customer's balance and lowers a later invoice,
-    /// which then reports what was really charged), so it reports 0, as Apple asks for subscription events
-    /// "even if they don't include a payment" (§5.5).
+    /// A plan change or proration (`SUBSCRIPTION_CHANGE`, Apple: "SubscriptionBuyLineItem") referencing the start. The
+    /// paid days carry on across the change: those of `previous` up to the change (its period, cut at the change's
+    /// start) are added when `previous` was paid service (`previousPaid`, as for `renewal`). The change reports what
+    /// the customer was charged for it (`InvoicePayment.charged`, tax in proportion): a downgrade's invoice can total
+    /// below zero (the unused time is credited to the customer's balance and lowers a later invoice, which then reports
+    /// what was really charged), so it reports 0, as Apple asks for subscription events "even if they don't include a
+    /// payment" (Apple: "Reporting tokens with transactions").
     public func subscriptionChange(
         _ invoice: InvoicePayment,
         previous: SubscriptionBuyLineItem,
@@ -171,13 +172,13 @@ public struct AppleLineItems: Sendable {
         return item
     }
 
-    /// The refund of what is new in `refund`: `amount_refunded` is cumulative, `alreadyRefunded` is the part of
-    /// it reported before (Stripe minor units). Nil when nothing is new (a redelivered or out-of-order event).
-    /// Currencies, exchange rate and tax country are the buy's, as Apple requires them to match (§5.5). The tax
-    /// is the provider's own figure where it states one (`ChargeRefund.statedTax`, Paddle's adjustment
-    /// `totals.tax`), never more than the buy's tax or the refund; else it is split in proportion to the buy's,
-    /// rounded on the cumulative amounts so that the refunds of a buy always add up to exactly its amounts.
-    /// Either way inclusive = exclusive + tax on each.
+    /// The refund of what is new in `refund`: `amount_refunded` is cumulative, `alreadyRefunded` is the part of it
+    /// reported before (Stripe minor units). Nil when nothing is new (a redelivered or out-of-order event). Currencies,
+    /// exchange rate and tax country are the buy's, as Apple requires them to match (Apple's
+    /// `PricingCurrencyMismatchError` and the other mismatch errors). The tax is the provider's own figure where it
+    /// states one (`ChargeRefund.statedTax`, Paddle's adjustment `totals.tax`), never more than the buy's tax or the
+    /// refund; else it is split in proportion to the buy's, rounded on the cumulative amounts so that the refunds of a
+    /// buy always add up to exactly its amounts. Either way inclusive = exclusive + tax on each.
     public func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
         throws(AppleLineItemError) -> RefundLineItem?
     {
@@ -297,8 +298,8 @@ public struct AppleLineItems: Sendable {
         return fields
     }
 
-    /// The `exchangeRate` field: none when Apple takes the pricing currency as it is (§5.5), else the rate's
-    /// decimal text (`buyFields` has checked it).
+    /// The `exchangeRate` field: none when Apple takes the pricing currency as it is (Apple: "reportingCurrency"), else
+    /// the rate's decimal text (`buyFields` has checked it).
     static func reportedRate(currency: CurrencyCode, _ exchangeRate: ExchangeRate?) -> DecimalNumber? {
         guard !ReportValidator.reportingCurrencies.contains(currency.uppercased()) else { return nil }
         return exchangeRate?.decimal

@@ -18,8 +18,8 @@ public struct CheckoutRequest: Sendable, Equatable {
     /// The language the checkout page was shown in (BCP 47, e.g. `de`, `en-GB`, `pt-BR`); the payment page
     /// follows it when the provider supports it.
     public var language: String
-    /// Where the person goes after paying. The Stripe provider adds `session_id={CHECKOUT_SESSION_ID}` when the
-    /// URL does not already carry the placeholder (stripe.md §2).
+    /// Where the person goes after paying. The Stripe provider adds `session_id={CHECKOUT_SESSION_ID}` when the URL
+    /// does not already carry the placeholder (Stripe: "Customize your success page").
     public var successURL: String
     /// Where the person goes when they back out of the payment page.
     public var cancelURL: String
@@ -57,7 +57,7 @@ public struct CheckoutRequest: Sendable, Equatable {
 
     /// The catalog product being bought.
     public struct Product: Sendable, Equatable {
-        /// The catalog id; it becomes Apple's `productIdentifier` (at most 256 characters, §5.5).
+        /// The catalog id; it becomes Apple's `productIdentifier` (at most 256 characters; Apple: "productIdentifier").
         public var id: String
         /// The name the person sees on the payment page, in the page's language.
         public var displayName: String

@@ -7,7 +7,8 @@ import Testing
 
 @Suite("Report models and Apple's rules")
 struct ReportModelTests {
-    /// Apple's example report bodies (spec §8), verbatim; the refund example gets the comma Apple's page lacks.
+    /// Apple's example report bodies ("Reporting tokens with transactions", "Reporting unrecognized tokens and tokens
+    /// without transactions"), verbatim; the refund example gets the comma Apple's page lacks.
     static let oneTimeBuy =
         #"{"requestIdentifier":"1cdc286e-7389-417c-b58f-7a7d196e5bbe","externalPurchaseId":"2924c319-5205-4188-831a-1ca2c00326b4","status":"LINE_ITEM","lineItems":[{"lineItemId":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","creationDate":1706047472367,"eventType":"BUY","productType":"ONE_TIME_BUY","productIdentifier":"example.one-time-buy.product","amountTaxInclusive":10000,"amountTaxExclusive":8000,"taxAmount":2000,"netAmountTaxExclusive":8000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"ESP","quantity":6}]}"#
     static let subscriptionStart =
@@ -201,7 +202,8 @@ struct AppStoreJWTTests {
         #expect(claims["bid"] as? String == "com.example")
         let iat = try #require(claims["iat"] as? Int)
         let exp = try #require(claims["exp"] as? Int)
-        // Issued a minute early for clock skew; still within Apple's 60 minutes (spec §4).
+        // Issued a minute early for clock skew; still within Apple's 60 minutes ("Generating JSON Web Tokens for API
+        // requests").
         #expect(iat == 1_623_085_200 - 60)
         #expect(exp == 1_623_085_200 + 20 * 60)
         #expect(exp > iat && exp - iat <= 3600)
@@ -222,8 +224,8 @@ struct AppStoreJWTTests {
     }
 }
 
-/// Apple's limits on corrections, refunds and subscription references (§5.5 "Time limits", §5.6 names), one
-/// row per rule: what was reported before, what is sent now, and the errors Apple would answer with.
+/// Apple's limits on corrections, refunds and subscription references (the error objects of Apple's "Error messages and
+/// codes"), one row per rule: what was reported before, what is sent now, and the errors Apple would answer with.
 @Suite("Apple's correction and reference rules")
 struct ReportCorrectionRuleTests {
     struct Case: Sendable, CustomTestStringConvertible {

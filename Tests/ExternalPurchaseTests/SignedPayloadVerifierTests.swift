@@ -6,7 +6,7 @@ import Testing
 
 @testable import ExternalPurchase
 
-@Suite("Signed notification payloads (spec §6.4)")
+@Suite("Signed notification payloads")
 struct SignedPayloadVerifierTests {
     /// Milliseconds of a moment in the test chain's validity (2025-01-01).
     static let signedDate = TestPKI.middle * 1000
@@ -43,7 +43,8 @@ struct SignedPayloadVerifierTests {
     }
 
     @Test func theSandboxTwinIsSandbox() throws {
-        // Apple's sandbox example differs only by the SANDBOX prefix of externalPurchaseId (spec §6.2, §3.3).
+        // Apple's sandbox example differs only by the SANDBOX prefix of externalPurchaseId (App Store Server Library
+        // test resources; "Receiving and decoding external purchase tokens").
         let pki = try TestPKI()
         let payload = TestPKI.unreportedPayload(
             signedDate: Self.signedDate,

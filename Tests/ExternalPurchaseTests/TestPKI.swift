@@ -13,7 +13,8 @@ extension TestCertificateChain {
         try SignedPayloadVerifier(trustedRootPEMs: [root.pem])
     }
 
-    /// Apple's example `EXTERNAL_PURCHASE_TOKEN`/`UNREPORTED` payload (spec §6.2), signed at `signedDate` (ms).
+    /// Apple's example `EXTERNAL_PURCHASE_TOKEN`/`UNREPORTED` payload (from the test resources of Apple's App Store
+    /// Server Library for Swift), signed at `signedDate` (ms).
     static func unreportedPayload(
         signedDate: Int64,
         externalPurchaseId: String = "b2158121-7af9-49d4-9561-1f588205523e"

@@ -218,7 +218,7 @@ import Testing
         #expect(Backoff.exact.milliseconds(attempts: 30) == 3_600_000)
     }
 
-    // MARK: Apple's rejections (spec §5.6)
+    // MARK: Apple's rejections (SendReportErrorResponse)
 
     static func stored(_ report: ExternalPurchaseReport, attempts: Int64 = 0) throws -> StoredReport {
         StoredReport(

@@ -5,9 +5,9 @@ import Testing
 
 @testable import LinkOut
 
-/// Classifying line items under Apple's commission regimes (spec §7), on the boundaries: the 7-day window, a
-/// regime's first day, a refund of a commissionable buy, the integer rounding; and `commission.regimes` in the
-/// configuration.
+/// Classifying line items under Apple's commission regimes (README, "Revenue and Apple's commission"), on the
+/// boundaries: the 7-day window, a regime's first day, a refund of a commissionable buy, the integer rounding; and
+/// `commission.regimes` in the configuration.
 @Suite("Commission")
 struct CommissionTests {
     static let october1 = UTCDate.milliseconds(year: 2026, month: 10, day: 1)

@@ -8,9 +8,9 @@ import Testing
 
 @testable import LinkOut
 
-/// A sale whose exchange rate is older than Apple's 48 hours (apple-external-purchase.md §5.5) is recorded at
-/// once, its line item held with the reason, a refund of it waits behind it, and both reach Apple when the
-/// operator's rates file gets the day's rate, with `exchangeRate` as a plain decimal.
+/// A sale whose exchange rate is older than Apple's 48 hours (Apple: "exchangeRate") is recorded at once, its line item
+/// held with the reason, a refund of it waits behind it, and both reach Apple when the operator's rates file gets the
+/// day's rate, with `exchangeRate` as a plain decimal.
 @Suite("Payment flow: exchange rates by date")
 struct ExchangeRateHoldFlowTests {
     static func refunded(amount: Int64, refunded: Int64) -> String {

@@ -153,8 +153,8 @@ final class FakeAppleServer: Sendable {
     /// Retrieve External Purchase Report calls answered so far.
     var retrieveCount: Int { shared.retrieves.withLock { $0 } }
 
-    /// A `400` with Apple's `SendReportErrorResponse` (spec §5.6). The numeric codes are made up: Apple does not
-    /// publish them, and linkout must not depend on them.
+    /// A `400` with Apple's `SendReportErrorResponse` (Apple: "Error messages and codes"). The numeric codes are made
+    /// up: Apple does not publish them, and linkout must not depend on them.
     static func rejection(_ errors: [SendReportErrorResponse.Failure]) -> Behavior {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys

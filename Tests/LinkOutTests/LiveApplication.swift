@@ -108,7 +108,8 @@ final class LiveApplication {
     }
 }
 
-/// Apple's example tokens (shared/vectors, copied into the ExternalPurchase fixtures).
+/// Apple's example tokens (from "Receiving and decoding external purchase tokens", as in the ExternalPurchase
+/// fixtures).
 enum AppleVectors {
     static let v1 =
         "ewoJImFwcEFwcGxlSWQiOjEyMzQ1Njc4OTAsCgkiYnVuZGxlSWQiOiJjb20uZXhhbXBsZSIsCgkidG9rZW5DcmVhdGlvbkRhdGUiOjE3MDYxNjk2MDAwMDAsCgkiZXh0ZXJuYWxQdXJjaGFzZUlkIjoiMDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAwIgp9"

@@ -15,7 +15,8 @@ struct LocalizationTests {
         try Localization.load(from: publicDir.appendingPathComponent("locales").path)
     }
 
-    /// The languages of the storefronts where link-outs are allowed (apple-external-purchase.md §7).
+    /// The languages of the storefronts where link-outs are allowed (docs/apple-facts.md, "Storefronts and
+    /// commission").
     static let shipped = ["de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "sv"]
 
     @Test func everyStorefrontLanguageShips() throws {

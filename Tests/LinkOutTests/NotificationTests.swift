@@ -207,9 +207,10 @@ struct NotificationTests {
         #expect(live.logLines.all.filter { $0.contains("token corrected to Apple's values") }.count == 1)
     }
 
-    /// A custom-link token may take purchases for up to a year (spec §3.4): Apple's monthly reminder does not make
-    /// it due; a refreshed copy of it (same dates, another id) is reported `DUPLICATE_TOKEN` at once; Apple's
-    /// `UNREPORTED` notice makes the token itself due.
+    /// A custom-link token may take purchases until it expires (a year in Apple's one production example; Apple:
+    /// "Receiving and decoding external purchase tokens"): Apple's monthly reminder does not make it due; a refreshed
+    /// copy of it (same dates, another id) is reported `DUPLICATE_TOKEN` at once; Apple's `UNREPORTED` notice makes the
+    /// token itself due.
     @Test func anActiveTokenIsReportedOnlyAsADuplicateOrWhenAppleSaysItIsUnreported() throws {
         let setup = try Setup()
         let live = try setup.live(grace: 86_400)

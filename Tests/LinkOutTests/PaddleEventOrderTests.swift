@@ -8,8 +8,9 @@ import Testing
 
 @testable import LinkOut
 
-/// Paddle delivers notifications in any order (paddle.md §4): a transaction's are acted on in `occurred_at`
-/// order, so a refund that arrives before the sale it refunds is made right after the sale, not three days later.
+/// Paddle delivers notifications in any order (Paddle: "How webhooks work"): a transaction's are acted on in
+/// `occurred_at` order, so a refund that arrives before the sale it refunds is made right after the sale, not three
+/// days later.
 @Suite("Paddle event order")
 struct PaddleEventOrderTests {
     @Test func aRefundDeliveredBeforeItsSaleIsActedOnRightAfterIt() throws {

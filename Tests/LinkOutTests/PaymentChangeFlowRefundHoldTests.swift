@@ -9,9 +9,9 @@ import Testing
 
 @testable import LinkOut
 
-/// A refund of an item Apple does not hold yet waits for it as long as that takes, and never refers to a version
-/// Apple refused: a renewal held until a token of the customer can carry it (weeks, possibly), or a buy set aside
-/// by Apple's rejection until the operator corrects it (spec §5.6; Apple would answer `NotFoundError`).
+/// A refund of an item Apple does not hold yet waits for it as long as that takes, and never refers to a version Apple
+/// refused: a renewal held until a token of the customer can carry it (weeks, possibly), or a buy set aside by Apple's
+/// rejection until the operator corrects it (Apple: "SendReportErrorResponse"; Apple would answer `NotFoundError`).
 @Suite("Payment flow: a refund of an item Apple does not hold yet")
 struct PaymentChangeFlowRefundHoldTests {
     static let account = PaymentHarness.account

@@ -3,9 +3,9 @@ import ExternalPurchase
 import Foundation
 import Synchronization
 
-/// The fake Apple's rejections for the month simulation: about `percent` % of reports, the first time Apple
-/// sees their exact bytes, get a `400` with a realistic `SendReportErrorResponse` of one of Apple's kinds (spec
-/// §5.6). The same bytes again are accepted, as once the cause is gone.
+/// The fake Apple's rejections for the month simulation: about `percent` % of reports, the first time Apple sees their
+/// exact bytes, get a `400` with a realistic `SendReportErrorResponse` of one of Apple's kinds (Apple: "Error messages
+/// and codes"). The same bytes again are accepted, as once the cause is gone.
 final class RejectingApple: Sendable {
     enum Kind: String, CaseIterable, Sendable {
         /// `IncorrectNetAmountError` or `LineItemCreationDateOutOfRangeError` naming one line item.

@@ -7,8 +7,8 @@ import Testing
 
 @testable import LinkOut
 
-/// Apple's `400`s (spec §5.6), through the real libcurl client against the fake Apple: each kind of rejection is
-/// acted on, and a token is never left rejected in silence.
+/// Apple's `400`s (Apple: "SendReportErrorResponse"), through the real libcurl client against the fake Apple: each kind
+/// of rejection is acted on, and a token is never left rejected in silence.
 @Suite("Apple's rejections")
 struct RejectionTests {
     typealias AppleError = FakeAppleServer.AppleError

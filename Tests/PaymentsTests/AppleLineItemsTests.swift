@@ -324,7 +324,8 @@ struct DemoPaymentProviderTests {
 }
 
 extension AppleLineItemsTests {
-    /// Apple's `exchangeRate` is a plain decimal (§5.5); a `Double` once wrote a UZS rate as `7.9e-05`.
+    /// Apple's `exchangeRate` is a plain decimal (Apple: "exchangeRate"); a `Double` once wrote a UZS rate as
+    /// `7.9e-05`.
     @Test func smallRatesGoToAppleAsPlainDecimals() throws {
         let som = Self.purchase(currency: "UZS", total: 12_000_000, tax: 0, country: "UZ")
         let item = try mapper.oneTimeBuy(som, exchangeRate: ExchangeRate(reportingCurrency: "EUR", rate: "0.0000790"))
@@ -360,8 +361,8 @@ extension AppleLineItemsTests {
     }
 }
 
-/// Plan changes and chargebacks (apple-external-purchase.md §5.5): `SUBSCRIPTION_CHANGE` with the paid days
-/// carried on, and a lost dispute as a `REFUND` of its buy.
+/// Plan changes and chargebacks (Apple: "Reporting tokens with transactions", "SubscriptionBuyLineItem"):
+/// `SUBSCRIPTION_CHANGE` with the paid days carried on, and a lost dispute as a `REFUND` of its buy.
 extension AppleLineItemsTests {
     static let day: Int64 = 86_400_000
 

@@ -2,8 +2,7 @@ import Testing
 
 @testable import Payments
 
-/// Rates by date (apple-external-purchase.md §5.5: "the Bloomberg exchange rate from within 48 hours of the
-/// transaction date").
+/// Rates by date (Apple's "exchangeRate": "the Bloomberg exchange rate from within 48 hours of the transaction date").
 @Suite("ExchangeRateTable")
 struct ExchangeRateTableTests {
     static let day: Int64 = 86_400_000

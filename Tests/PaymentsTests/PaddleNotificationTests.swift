@@ -4,7 +4,7 @@ import Testing
 
 @testable import Payments
 
-/// Paddle notifications → `PaymentEvent` (paddle.md §3–6; `PaddleNotification+PaymentEvent.swift`).
+/// Paddle notifications → `PaymentEvent` (docs/provider-facts.md, Paddle; `PaddleNotification+PaymentEvent.swift`).
 @Suite("PaddleNotification")
 struct PaddleNotificationTests {
     let custom = [

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Payments
 
-/// Paddle transactions through the real libcurl client against `FakePaddleServer` (paddle.md §1–3).
+/// Paddle transactions through the real libcurl client against `FakePaddleServer` (Paddle API reference: Transactions).
 @Suite("PaddlePaymentProvider")
 struct PaddlePaymentProviderTests {
     func request(intent: String = "int_1", kind: CheckoutRequest.Product.Kind = .oneTime) -> CheckoutRequest {

@@ -3,7 +3,8 @@ import Testing
 
 @testable import Payments
 
-/// `Paddle-Signature` verification (paddle.md §4 and its test vector, §8).
+/// `Paddle-Signature` verification (Paddle: "Verify webhook signatures"; the test vector of paddle-python-sdk's
+/// `examples/webhook_verification.py`).
 @Suite("PaddleWebhookSignature")
 struct PaddleWebhookSignatureTests {
     /// Paddle's published example: the notification secret, the body of the Python SDK's

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Payments
 
-/// Decimal text → Stripe minor units → Apple milli-units (stripe.md §3).
+/// Decimal text → Stripe minor units → Apple milli-units (Stripe: "Supported currencies"; Apple: "Line item fields").
 @Suite("StripeAmount")
 struct StripeAmountTests {
     @Test func euroHasTwoDecimals() throws {

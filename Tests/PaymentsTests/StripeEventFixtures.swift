@@ -1,4 +1,5 @@
-/// Webhook bodies shaped like Stripe's (API version basil and later unless named otherwise), stripe.md §4–5.
+/// Webhook bodies shaped like Stripe's (API version basil and later unless named otherwise; Stripe API reference:
+/// Events and the objects they carry).
 enum StripeEventFixtures {
     static func sessionCompleted(
         type: String = "checkout.session.completed",

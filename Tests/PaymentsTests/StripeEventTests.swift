@@ -6,7 +6,7 @@ import Testing
 
 @testable import Payments
 
-/// Stripe events → `PaymentEvent` (stripe.md §4–5).
+/// Stripe events → `PaymentEvent` (docs/provider-facts.md, Stripe).
 @Suite("StripeEvent")
 struct StripeEventTests {
     func decode(_ text: String) throws -> StripeEvent {
@@ -218,7 +218,7 @@ struct SignedWebhookDeliveryTests {
     }
 }
 
-/// Plan changes and disputes (stripe.md §5; Stripe's dispute object).
+/// Plan changes and disputes (Stripe API reference: The Invoice object, Update a subscription, The Dispute object).
 extension StripeEventTests {
     static let planChange = """
         {"id":"evt_update","object":"event","api_version":"2026-09-30.endive","created":1767178400,\

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Payments
 
-/// `Stripe-Signature` verification (stripe.md §4).
+/// `Stripe-Signature` verification (Stripe: "Check the webhook signatures").
 @Suite("StripeWebhookSignature")
 struct StripeWebhookSignatureTests {
     let secret = "whsec_test_secret"

@@ -5,10 +5,10 @@ import Logging
 import Payments
 import Synchronization
 
-/// A stand-in for Paddle Billing's API on 127.0.0.1, reached through the real libcurl client (paddle.md §1–3):
-/// `POST /transactions` (bearer key, `Paddle-Version: 1`, one catalog or non-catalog item, `custom_data`),
-/// `GET /transactions/{id}` (with `?include=address`, the customer's country) and `GET /transactions` (open
-/// transactions created since a time, newest first). It can be scripted to answer 429 or 5xx first, before or
+/// A stand-in for Paddle Billing's API on 127.0.0.1, reached through the real libcurl client (Paddle API reference:
+/// Transactions): `POST /transactions` (bearer key, `Paddle-Version: 1`, one catalog or non-catalog item,
+/// `custom_data`), `GET /transactions/{id}` (with `?include=address`, the customer's country) and `GET /transactions`
+/// (open transactions created since a time, newest first). It can be scripted to answer 429 or 5xx first, before or
 /// after making the transaction (a lost answer), and it signs notifications the way Paddle does.
 package final class FakePaddleServer: Sendable {
     package enum Behavior: Sendable {

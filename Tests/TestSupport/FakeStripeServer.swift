@@ -6,10 +6,10 @@ import Logging
 import Payments
 import Synchronization
 
-/// A stand-in for Stripe's `POST /v1/checkout/sessions` on 127.0.0.1, reached through the real libcurl client.
-/// It checks each request as Stripe would (bearer secret key, `Idempotency-Key`, form fields: required ones,
-/// lowercase currency, integer `unit_amount`, mode-specific parameters), creates session objects, replays the
-/// stored answer for a repeated `Idempotency-Key` (stripe.md §1), and can be scripted to answer 500, 429, or
+/// A stand-in for Stripe's `POST /v1/checkout/sessions` on 127.0.0.1, reached through the real libcurl client. It
+/// checks each request as Stripe would (bearer secret key, `Idempotency-Key`, form fields: required ones, lowercase
+/// currency, integer `unit_amount`, mode-specific parameters), creates session objects, replays the stored answer for a
+/// repeated `Idempotency-Key` (Stripe API reference: Idempotent requests), and can be scripted to answer 500, 429, or
 /// anything else first. It also signs webhook deliveries for tests of the receiving side.
 package final class FakeStripeServer: Sendable {
     package enum Behavior: Sendable {
@@ -136,7 +136,8 @@ package final class FakeStripeServer: Sendable {
     private static func respond(_ request: HTTPRequest, fields: [String: String], shared: Shared, secretKey: String)
         -> (Int, [String: String], String)
     {
-        // Stripe checks the key and rate limits before idempotency (stripe.md §1): nothing is stored for these.
+        // Stripe checks the key and rate limits before idempotency (Stripe API reference: Idempotent requests): nothing
+        // is stored for these.
         guard request.headers["authorization"] == "Bearer \(secretKey)" else {
             // Echoes the key it got, so tests can prove the client never lets it into an error message.
             let given = request.headers["authorization"] ?? ""

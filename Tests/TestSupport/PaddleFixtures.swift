@@ -1,8 +1,8 @@
 import Foundation
 
-/// Notification bodies shaped like Paddle's (paddle.md §4 and §9, and the Python SDK's notification fixtures):
-/// the envelope around a transaction, an adjustment or a subscription. Times are RFC 3339 with microseconds, as
-/// Paddle sends them; amounts are strings.
+/// Notification bodies shaped like Paddle's (Paddle: "How webhooks work", the API reference's entities, and the Python
+/// SDK's notification fixtures): the envelope around a transaction, an adjustment or a subscription. Times are RFC 3339
+/// with microseconds, as Paddle sends them; amounts are strings.
 package enum PaddleFixtures {
     package struct Totals: Sendable {
         package var subtotal: Int64

@@ -1,4 +1,4 @@
-package import Domain
+import Domain
 package import Lifecycle
 package import Storage
 

@@ -4,12 +4,12 @@ package import Logging
 import Storage
 import Synchronization
 
-/// Watches the close of the months whose deadline is near or past, on a periodic pass with the injected clock,
-/// and keeps what it found for `/metrics` and `/readyz` (which read this cache and never the ledger). From
-/// `Configuration.Close.warningDays` before a month's deadline while anything is outstanding it logs a warning
-/// (once per state, then once a day; never a token, only counts), and the gauge `linkout_close_outstanding`
-/// says how many. It also dates line items written without `creation_date` and counts the tokens near Apple's
-/// 10-day `UNREPORTED` notice (spec §5.8).
+/// Watches the close of the months whose deadline is near or past, on a periodic pass with the injected clock, and
+/// keeps what it found for `/metrics` and `/readyz` (which read this cache and never the ledger). From
+/// `Configuration.Close.warningDays` before a month's deadline while anything is outstanding it logs a warning (once
+/// per state, then once a day; never a token, only counts), and the gauge `linkout_close_outstanding` says how many. It
+/// also dates line items written without `creation_date` and counts the tokens near Apple's 10-day `UNREPORTED` notice
+/// (Apple: "External Purchase Server API").
 package final class CloseMonitor: Sendable {
     /// One watched month, as the last pass saw it.
     package struct Watch: Sendable, Equatable {

@@ -1,4 +1,4 @@
-package import Domain
+import Domain
 import Foundation
 
 /// The close report as `linkout close` prints it and `GET /admin/close` serves it: JSON (the whole report),

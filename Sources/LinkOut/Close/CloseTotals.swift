@@ -1,8 +1,8 @@
 package import Domain
 import Storage
 
-/// The money of a closed month, per reporting currency, in milli-units (Apple's unit, spec §5.5; never floating
-/// point): sales and refunds tax included, the tax in them, and the net excluding tax. The commission is an
+/// The money of a closed month, per reporting currency, in milli-units (Apple's unit, Apple: "Line item fields"; never
+/// floating point): sales and refunds tax included, the tax in them, and the net excluding tax. The commission is an
 /// estimate (`commissionEstimate`, nil while no commission regime applies).
 package struct CloseTotals: Sendable, Encodable, Equatable {
     package struct Currency: Sendable, Encodable, Equatable {

@@ -15,8 +15,9 @@ extension Configuration {
         package var proxy: String?
         /// Where Apple POSTs App Store Server Notifications V2 (the URL entered in App Store Connect).
         package var notificationPath = "/notifications/appstore"
-        /// PEM files of the roots a notification's chain may end in. Empty: Apple Root CA - G3, shipped with the
-        /// code (spec §6.4: validate against a root you ship, never the one inside `x5c`).
+        /// PEM files of the roots a notification's chain may end in. Empty: Apple Root CA - G3, shipped with the code
+        /// (validate against a root you ship, never the one inside `x5c`; docs/apple-facts.md, "Verifying a signed
+        /// notification").
         package var notificationRootCertificates: [String] = []
 
         package init() {}

@@ -1,4 +1,4 @@
-package import Domain
+import Domain
 import ExternalPurchase
 package import Foundation
 package import HTTPServer
@@ -134,7 +134,8 @@ package struct Configuration: Sendable {
             }
         }
         // Apple takes reports only in its reporting currencies; a sale in another one needs a rate to EUR or USD
-        // (apple-external-purchase.md §5.5). Without one it could never be reported, so refuse to sell in it.
+        // (Apple: "reportingCurrency", "exchangeRate"). Without one it could never be reported, so refuse to sell in
+        // it.
         var rates = payments.exchangeRates
         if let file = payments.exchangeRatesFile { rates = rates.overlaid(by: try Payments.ratesFile(file)) }
         for (index, product) in catalog.enumerated() {

@@ -1,4 +1,4 @@
-package import Domain
+import Domain
 package import Payments
 
 /// A product offered on the checkout page (`catalog` in config.json).

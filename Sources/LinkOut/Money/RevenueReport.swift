@@ -1,9 +1,9 @@
 import Domain
 import Storage
 
-/// Revenue per day or per month, by app, environment, provider, product, tax country and currency, from the
-/// daily money roll-up. Amounts are integer milli-units (Apple's unit, spec §5.5): of the reporting currency,
-/// or of the pricing currency where named `…Pricing`. The commission figures are estimates.
+/// Revenue per day or per month, by app, environment, provider, product, tax country and currency, from the daily money
+/// roll-up. Amounts are integer milli-units (Apple's unit; Apple: "Line item fields"): of the reporting currency, or of
+/// the pricing currency where named `…Pricing`. The commission figures are estimates.
 struct RevenueReport: Encodable, Sendable {
     enum Period: String, Sendable {
         case day, month

@@ -4,10 +4,10 @@ import Lifecycle
 import Logging
 package import Storage
 
-/// Recovery through Get Notification History (spec §6), page by page: each page's notifications are stored and
-/// acted on, then the pagination token of the next page is written to the ledger (`history_recovery`), and only
-/// then is the next page fetched. A failure keeps everything done so far; running the same window again goes on
-/// from the stored page. However many notifications a window holds, none is fetched and then thrown away.
+/// Recovery through Get Notification History (Apple's App Store Server API), page by page: each page's notifications
+/// are stored and acted on, then the pagination token of the next page is written to the ledger (`history_recovery`),
+/// and only then is the next page fetched. A failure keeps everything done so far; running the same window again goes
+/// on from the stored page. However many notifications a window holds, none is fetched and then thrown away.
 extension AppStoreNotifications {
     /// Most pages one run fetches per app and environment: a bound on a server that never stops saying
     /// `hasMore`. A window with more is not lost: the next run of it goes on from the stored page.

@@ -8,9 +8,10 @@ import Outbound
 package import Storage
 import Synchronization
 
-/// App Store Server Notifications V2 for external purchase tokens (spec §6): receiving (the route and
-/// recovery share `NotificationReceiver`), acting (`NotificationProcessor`), and recovery through Get
-/// Notification History, run by hand (`linkout notifications recover`) and once a day in the background.
+/// App Store Server Notifications V2 for external purchase tokens (Apple: "App Store Server Notifications V2",
+/// "externalPurchaseToken"): receiving (the route and recovery share `NotificationReceiver`), acting
+/// (`NotificationProcessor`), and recovery through Get Notification History, run by hand
+/// (`linkout notifications recover`) and once a day in the background.
 package final class AppStoreNotifications: Sendable {
     /// A recovery run: what came back from Apple and what became of it.
     package struct RecoverySummary: Sendable, Equatable, CustomStringConvertible {
@@ -80,8 +81,9 @@ package final class AppStoreNotifications: Sendable {
             clock: clock
         )
         bundleIds = configuration.apps.map(\.bundleId)
-        // Get Notification History takes the same In-App Purchase key as reporting (S40, S44), on the same hosts,
-        // and the same key file: a rotated key reaches both.
+        // Get Notification History takes the same In-App Purchase key as reporting (Apple: "Creating API keys to
+        // authorize API requests", "Get Notification History"), on the same hosts, and the same key file: a rotated key
+        // reaches both.
         var http = HTTPClient.Configuration()
         http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
         http.caFile = configuration.apple.caFile

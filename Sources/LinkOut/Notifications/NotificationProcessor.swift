@@ -6,21 +6,22 @@ import Logging
 import Storage
 import Synchronization
 
-/// Acts on stored notifications (spec §6.3), each exactly once: the action and the `processed_at` mark are one
+/// Acts on stored notifications (Apple: "subtype"), each exactly once: the action and the `processed_at` mark are one
 /// transaction, so a redelivery, a recovered copy, a crash or a second pass never acts twice.
 ///
 /// - `UNREPORTED`, token known: its report is due now. The token is marked (`tokens.report_due_at`), which
 ///   ends the `NO_LINE_ITEM` wait and any payment hold for it, and a pending report of it is sent at once.
-/// - `UNREPORTED`, token unknown: the token is recorded (source `notification`) and reported
-///   `UNRECOGNIZED_TOKEN` (spec §5.4: "the token came in an App Store Server Notification and you have no record
-///   of it").
+/// - `UNREPORTED`, token unknown: the token is recorded (source `notification`) and reported `UNRECOGNIZED_TOKEN`
+///   (Apple's "Reporting unrecognized tokens and tokens without transactions": a token you learn of from a notification
+///   and have no record of).
 /// - `CREATED`: the custom-link token is recorded with its type and expiry (source `notification`); it is then
 ///   reported like any other token.
-/// - `ACTIVE_TOKEN_REMINDER`: Apple repeats it monthly "unless you report the token as a duplicate". The token
-///   is recorded if unknown; the planner reports it `DUPLICATE_TOKEN` when it is an extra token of its customer
-///   (once its window of custom-link tokens reaches it, `ReportStore.needingReportsCondition`), and otherwise leaves it alone while it is active: it may still take purchases, and a
-///   `NO_LINE_ITEM` now would stand against them (spec §3.4). A reminder for a token Apple says has expired
-///   makes it due now.
+/// - `ACTIVE_TOKEN_REMINDER`: Apple repeats it monthly "unless you report the token as a duplicate". The token is
+///   recorded if unknown; the planner reports it `DUPLICATE_TOKEN` when it is an extra token of its customer (once its
+///   window of custom-link tokens reaches it, `ReportStore.needingReportsCondition`), and otherwise leaves it alone
+///   while it is active: it may still take purchases, and a `NO_LINE_ITEM` now would stand against them (any token
+///   active at a transaction's time may carry it; Apple: "Testing transactions that use custom link tokens"). A
+///   reminder for a token Apple says has expired makes it due now.
 ///
 /// Each of them carries Apple's own copy of the token, signed. When a landing or a forward recorded the token
 /// first (from a token nobody signed) with other values (app, creation date, type, expiry), Apple's replace

@@ -5,10 +5,10 @@ import Lifecycle
 import Logging
 import Storage
 
-/// Takes a signed notification from wherever it came (Apple's POST, or Get Notification History), checks it
-/// the way spec §6.4 lays out, and stores it before anyone is told it arrived. Delivery and recovery share this
-/// one path, so a notification recovered from history is judged, deduplicated and acted on exactly like one
-/// Apple delivered.
+/// Takes a signed notification from wherever it came (Apple's POST, or Get Notification History), checks it the way
+/// docs/apple-facts.md ("Verifying a signed notification") lays out, and stores it before anyone is told it arrived.
+/// Delivery and recovery share this one path, so a notification recovered from history is judged, deduplicated and
+/// acted on exactly like one Apple delivered.
 struct NotificationReceiver: Sendable {
     /// What became of one signed payload.
     enum Receipt: Sendable, Equatable {
@@ -24,7 +24,8 @@ struct NotificationReceiver: Sendable {
         case refused(reason: String, detail: String)
     }
 
-    /// Reason codes besides `SignedPayloadError.Reason`: the checks after the signature (§6.4 step 6).
+    /// Reason codes besides `SignedPayloadError.Reason`: the checks after the signature (docs/apple-facts.md,
+    /// "Verifying a signed notification", step 5).
     static let appReasons = [
         "unknown_app", "app_apple_id_mismatch", "missing_token", "malformed_body", "body_too_large",
     ]
@@ -92,8 +93,9 @@ struct NotificationReceiver: Sendable {
         guard let token = payload.externalPurchaseToken else {
             return .refused(reason: "missing_token", detail: "EXTERNAL_PURCHASE_TOKEN without externalPurchaseToken")
         }
-        // §6.4 step 6, as Apple's own verifier does it: the bundle ID always, the App Apple ID in production
-        // (sandbox builds may carry none of their own); the environment from the `SANDBOX` prefix.
+        // As Apple's own verifier does it (App Store Server Library, `SignedDataVerifier`): the bundle ID always, the
+        // App Apple ID in production (sandbox builds may carry none of their own); the environment from the `SANDBOX`
+        // prefix.
         guard let appAppleId = apps[token.bundleId] else {
             return .refused(reason: "unknown_app", detail: "bundleId is not a configured app")
         }

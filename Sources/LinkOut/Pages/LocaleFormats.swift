@@ -11,8 +11,9 @@ import Synchronization
 final class LocaleFormats: Sendable {
     static let shared = LocaleFormats()
 
-    /// The locale whose conventions a page language follows. Portuguese follows Brazil, the storefront Apple
-    /// names for link-outs (apple-external-purchase.md §7); Portugal writes the same digits, only the symbol moves.
+    /// The locale whose conventions a page language follows. Portuguese follows Brazil, the storefront Apple names for
+    /// link-outs (docs/apple-facts.md, "Storefronts and commission"); Portugal writes the same digits, only the symbol
+    /// moves.
     static let locales = [
         "en": "en_US", "de": "de_DE", "fr": "fr_FR", "es": "es_ES", "it": "it_IT", "nl": "nl_NL", "pl": "pl_PL",
         "pt": "pt_BR", "sv": "sv_SE", "ja": "ja_JP", "ko": "ko_KR",

@@ -82,7 +82,8 @@ extension QRCode {
         return totalCodewords(version: version) - perBlock * blocks
     }
 
-    /// Character count indicator length for byte mode (§7.4.1, Table 3): 8 bits up to version 9, then 16.
+    /// Character count indicator length for byte mode (ISO/IEC 18004:2015 §7.4.1, Table 3): 8 bits up to version 9,
+    /// then 16.
     static func countIndicatorBits(version: Int) -> Int {
         version <= 9 ? 8 : 16
     }

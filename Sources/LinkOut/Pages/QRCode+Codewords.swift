@@ -1,4 +1,4 @@
-// MARK: - Data and error correction codewords (§7.4, §7.5, §7.6)
+// MARK: - Data and error correction codewords (ISO/IEC 18004:2015 §7.4, §7.5, §7.6)
 
 extension QRCode {
     /// The data codewords: byte mode indicator 0100 (§7.4.5, Table 2), the count, the bytes, then the terminator,

@@ -1,4 +1,4 @@
-// MARK: - Format and version information (§7.9, §7.10, Annexes C and D)
+// MARK: - Format and version information (ISO/IEC 18004:2015 §7.9, §7.10, Annexes C and D)
 
 extension QRCode {
     /// The remainder of `value × x^degree` divided by `generator`, a binary polynomial of that degree.

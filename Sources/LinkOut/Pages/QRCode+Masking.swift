@@ -1,4 +1,4 @@
-// MARK: - The module matrix (§6.3, §7.7, §7.8)
+// MARK: - The module matrix (ISO/IEC 18004:2015 §6.3, §7.7, §7.8)
 
 extension QRCode {
     /// The data mask condition of Table 10 (§7.8.2), i the row and j the column: where it holds, a module of the

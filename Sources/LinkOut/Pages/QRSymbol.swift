@@ -1,5 +1,5 @@
 /// The symbol while it is built: modules row after row, and which of them are function patterns or reserved for
-/// format and version information (everything outside the encoding region, §6.3.7).
+/// format and version information (everything outside the encoding region, ISO/IEC 18004:2015 §6.3.7).
 struct QRSymbol {
     let version: Int
     let size: Int

@@ -1,4 +1,5 @@
-/// Reed–Solomon error correction over GF(2⁸) with the prime polynomial x⁸ + x⁴ + x³ + x² + 1 (§7.5.2).
+/// Reed–Solomon error correction over GF(2⁸) with the prime polynomial x⁸ + x⁴ + x³ + x² + 1 (ISO/IEC 18004:2015
+/// §7.5.2).
 enum ReedSolomon {
     /// `exponentials[i]` is αⁱ for i in 0..<255.
     static let exponentials: [UInt8] = {

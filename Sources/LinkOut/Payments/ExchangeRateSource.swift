@@ -26,7 +26,8 @@ final class ExchangeRateSource: Sendable {
         self.logger = logger
     }
 
-    /// The rate for a sale in `currency` at `transaction` (UNIX ms), or why there is none (§5.5's 48 hours).
+    /// The rate for a sale in `currency` at `transaction` (UNIX ms), or why there is none (Apple's "exchangeRate":
+    /// within 48 hours).
     func rate(for currency: CurrencyCode, at transaction: Int64) -> ExchangeRateTable.Lookup {
         current().rate(for: currency.rawValue, at: transaction)
     }

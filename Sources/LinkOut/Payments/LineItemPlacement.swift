@@ -4,10 +4,10 @@ import Foundation
 import Storage
 
 /// Which token a line item goes on. Apple: "To report transactions for custom link tokens, you can use any token
-/// associated with the customer that is active (not expired) at the time of the transaction" (spec §3.4), and it
-/// refuses a line item dated outside its token's active range (`LineItemCreationDateOutOfRangeError`, §5.5). A
-/// renewal paid after the purchase's custom-link token expired therefore goes on another token of the customer,
-/// or waits (held) until one is known.
+/// associated with the customer that is active (not expired) at the time of the transaction" ("Receiving and decoding
+/// external purchase tokens"), and it refuses a line item dated outside its token's active range
+/// (`LineItemCreationDateOutOfRangeError`, "Error messages and codes"). A renewal paid after the purchase's custom-link
+/// token expired therefore goes on another token of the customer, or waits (held) until one is known.
 struct LineItemPlacement: Sendable {
     let ledger: Ledger
 

@@ -1,10 +1,10 @@
 import Domain
 import ExternalPurchase
 
-/// Whether a subscription's latest period was paid service, which Apple's `subscriptionDaysOfPaidService` counts
-/// ("paid days only", no free trials; it keeps counting across `SUBSCRIPTION_CHANGE`, §5.5). What a line item
-/// charged does not say it: a period paid from the customer's credit balance charges 0 and is paid all the same.
-/// The rule, item by item in the order of their periods:
+/// Whether a subscription's latest period was paid service, which Apple's `subscriptionDaysOfPaidService` counts ("paid
+/// days only", no free trials; it keeps counting across `SUBSCRIPTION_CHANGE`; Apple: "subscriptionDaysOfPaidService").
+/// What a line item charged does not say it: a period paid from the customer's credit balance charges 0 and is paid all
+/// the same. The rule, item by item in the order of their periods:
 /// - the start is paid when it charged something (a free trial charges 0);
 /// - a renewal is paid when its price (the invoice's total, before any credit balance) is above 0;
 /// - a plan change is paid when it cost something, or when the plan before it was paid: a downgrade is bought

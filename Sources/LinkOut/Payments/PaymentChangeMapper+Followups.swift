@@ -120,9 +120,10 @@ extension PaymentChangeMapper {
         return .apply(change)
     }
 
-    /// A dispute's end. Lost: a chargeback, reported as a `REFUND` of the disputed amount on top of what was
-    /// refunded before (§5.5 "Chargebacks are reported as REFUND"), keyed on the dispute. Won (or an inquiry
-    /// closed): nothing was reported while it was open, so nothing is reported now (see `DisputeClosure`).
+    /// A dispute's end. Lost: a chargeback, reported as a `REFUND` of the disputed amount on top of what was refunded
+    /// before (Apple reports chargebacks as refunds: "Reporting tokens with transactions"), keyed on the dispute. Won
+    /// (or an inquiry closed): nothing was reported while it was open, so nothing is reported now (see
+    /// `DisputeClosure`).
     func disputeClosed(_ dispute: DisputeClosure, event: (provider: ProviderID, eventId: String), at now: Int64) throws
         -> Decision
     {
@@ -211,7 +212,8 @@ extension PaymentChangeMapper {
             change.outcome = "refund recorded; nothing to report to Apple"
             return .apply(change)
         }
-        // Its buy is held for an exchange rate: the refund follows it (with the buy's rate, §5.5).
+        // Its buy is held for an exchange rate: the refund follows it (with the buy's rate; Apple:
+        // ExchangeRateMismatchError).
         if let reason = try heldBehind(ExternalPurchaseID(token.rawValue)) {
             return .holdBehind(token: ExternalPurchaseID(token.rawValue), reason: reason)
         }

@@ -63,7 +63,7 @@ extension PaymentChangeMapper {
     }
 
     /// A chargeback given back to the seller: the chargeback's `REFUND` is withdrawn at Apple as an operator's
-    /// `linkout report retract` would (spec §5.5: the same `lineItemId` again, `restatement` and
+    /// `linkout report retract` would (Apple's "Reporting corrections": the same `lineItemId` again, `restatement` and
     /// `erroneouslySubmitted` true), in the change that marks the reversal done. Paddle's reversal does not name the
     /// chargeback it reverses: it is the one of the same payment and amount not reversed before. Until Apple has
     /// accepted the chargeback's `REFUND` there is nothing to retract yet, and the reversal waits.

@@ -27,8 +27,8 @@ struct PaymentChangeMapper: Sendable {
     /// Set while making the line items of a held event: it no longer waits behind its own hold.
     var releasing = false
 
-    /// The rate for a sale in `currency` at `date` (UNIX ms): nil when Apple takes the currency as it is, else
-    /// the rate of the transaction's 48 hours or why there is none (§5.5), which holds the line item.
+    /// The rate for a sale in `currency` at `date` (UNIX ms): nil when Apple takes the currency as it is, else the rate
+    /// of the transaction's 48 hours or why there is none (Apple: "exchangeRate"), which holds the line item.
     func rate(_ currency: CurrencyCode, at date: Int64) -> ExchangeRateTable.Lookup? {
         guard !ReportValidator.reportingCurrencies.contains(currency.uppercased()) else { return nil }
         return rates.rate(for: currency, at: date)
@@ -66,11 +66,11 @@ struct PaymentChangeMapper: Sendable {
                 if let product = catalog.first(where: { $0.id == session.productId.rawValue }) {
                     completion.mode = product.interval == nil ? .payment : .subscription
                 }
-                // A delayed payment clears days after the person completed the checkout, and Apple's
-                // `creationDate` is when the person authorized the purchase (§5.5): the completion linkout
-                // recorded, when the session turned pending, not the day the money arrived. Delivered out of
-                // order (the clearing before the completion), the person authorized it after linkout started the
-                // session: that is the nearer date, within the session's life rather than days later.
+                // A delayed payment clears days after the person completed the checkout, and Apple's `creationDate` is
+                // when the person authorized the purchase (Apple: "creationDate"): the completion linkout recorded,
+                // when the session turned pending, not the day the money arrived. Delivered out of order (the clearing
+                // before the completion), the person authorized it after linkout started the session: that is the
+                // nearer date, within the session's life rather than days later.
                 if completion.clearedLater {
                     let authorized = session.state == .pending ? session.updatedAt : session.createdAt
                     completion.completedAt = min(completion.completedAt, authorized)

@@ -118,10 +118,10 @@ package struct AppleAnswer: Sendable {
         )
     }
 
-    /// Apple refuses us, not the report: a 401, a 4xx it does not document for this call (spec §5.2 documents 400,
-    /// 401 and 429; a 403 or 404 says our picture of the API or the account is wrong), or a request we cannot
-    /// sign. Retrying each report cannot fix it, but a probe every few minutes notices when it is fixed
-    /// (`ReportingBlock`). The report is kept, and the attempt does not count: probes during a long block must
+    /// Apple refuses us, not the report: a 401, a 4xx it does not document for this call (Apple's "Send External
+    /// Purchase Report" documents 400, 401 and 429; a 403 or 404 says our picture of the API or the account is wrong),
+    /// or a request we cannot sign. Retrying each report cannot fix it, but a probe every few minutes notices when it
+    /// is fixed (`ReportingBlock`). The report is kept, and the attempt does not count: probes during a long block must
     /// not use up its retries or grow its backoff.
     private static func refused(_ outcome: ExternalPurchaseAPIClient.Outcome, sentAt: Int64) -> AppleAnswer {
         let (status, response, reason, detail, message): (Int64?, String, ReportingBlock.Reason, String, String)
@@ -246,8 +246,8 @@ package struct AppleAnswer: Sendable {
         )
     }
 
-    /// A `400` Apple stands by (Retrieve found nothing under the identifier), acted on as its errors say
-    /// (spec §5.6). A token that needs a person gets one critical log line, here, when its report turns
+    /// A `400` Apple stands by (Retrieve found nothing under the identifier), acted on as its errors say (Apple:
+    /// "SendReportErrorResponse"). A token that needs a person gets one critical log line, here, when its report turns
     /// rejected; it stays rejected (and silent in the log) until its data changes or someone acts.
     static func rejected(
         _ rejection: AppleRejection,

@@ -3,16 +3,17 @@ package import ExternalPurchase
 import Foundation
 package import Storage
 
-/// What a `400` Apple stands by means for one report, decided from what its `SendReportErrorResponse` carries
-/// (spec §5.6): Apple does not publish the numeric `errorCode` values, so the decision rests on the fields an
-/// error names (`fieldName`, `lineItemId`) and on the report itself, and the whole body is kept.
+/// What a `400` Apple stands by means for one report, decided from what its `SendReportErrorResponse` carries (Apple:
+/// "SendReportErrorResponse", "Error messages and codes"): Apple does not publish the numeric `errorCode` values, so
+/// the decision rests on the fields an error names (`fieldName`, `lineItemId`) and on the report itself, and the whole
+/// body is kept.
 package enum AppleRejection: Sendable, Equatable {
-    /// Every error names a line item the report carries: those are set aside with Apple's message, and the rest
-    /// goes again under the same `requestIdentifier` (Apple: "resubmit the full report using the same
-    /// requestIdentifier", §5.2). `rest` is nil when nothing is left to send.
+    /// Every error names a line item the report carries: those are set aside with Apple's message, and the rest goes
+    /// again under the same `requestIdentifier` (Apple: "resubmit the full report using the same requestIdentifier",
+    /// "Send External Purchase Report"). `rest` is nil when nothing is left to send.
     case setAside([String: String], rest: ExternalPurchaseReport?)
-    /// `DUPLICATE_TOKEN` refused for the token's type (`DuplicateTokenStatusNotAllowedError`, §5.4): the token
-    /// is reported `NO_LINE_ITEM` instead, under the same `requestIdentifier`.
+    /// `DUPLICATE_TOKEN` refused for the token's type (`DuplicateTokenStatusNotAllowedError`, "Error messages and
+    /// codes"): the token is reported `NO_LINE_ITEM` instead, under the same `requestIdentifier`.
     case reportNoLineItem(ExternalPurchaseReport)
     /// No error names a field or a line item: Apple's `SimultaneousSubmissionError` carries only a code and a
     /// message. Another submission touching the same data was in flight; the same bytes go again later.
@@ -64,8 +65,8 @@ package enum AppleRejection: Sendable, Equatable {
         return .setAside(messages, rest: rest)
     }
 
-    /// Apple's "duplicate request" (§5.2): a report it already holds under this `requestIdentifier`. Settled
-    /// with Retrieve External Purchase Report, as for a lost `200`. A body that is not a
+    /// Apple's "duplicate request" ("Send External Purchase Report", its `400`): a report it already holds under this
+    /// `requestIdentifier`. Settled with Retrieve External Purchase Report, as for a lost `200`. A body that is not a
     /// `SendReportErrorResponse` may be one too, so it is checked the same way.
     static func mayBeDuplicateRequest(_ body: String) -> Bool {
         guard let response = SendReportErrorResponse.parse(body) else { return true }

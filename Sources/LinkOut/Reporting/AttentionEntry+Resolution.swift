@@ -3,8 +3,9 @@ import ExternalPurchase
 import Storage
 
 extension AttentionEntry {
-    /// Apple's notice for an unreported token (spec §5.8): 10 days after creation, or, for a custom-link token,
-    /// soon after it expires. The time left before it is what makes a token urgent.
+    /// Apple's notice for an unreported token (Apple: "External Purchase Server API", "subtype"): 10 days after
+    /// creation, or, for a custom-link token, soon after it expires. The time left before it is what makes a token
+    /// urgent.
     package var noticeAt: Int64 {
         tokenExpirationDate ?? (tokenCreationDate + Milliseconds.days(10))
     }

@@ -4,10 +4,10 @@ import Foundation
 package import Lifecycle
 package import Storage
 
-/// What an operator can do about a token that needs attention, from the command line (`linkout report …`) or
-/// the admin API (`POST /admin/tokens/{id}/…`): send its rejected report again, report it `NO_LINE_ITEM`, or
-/// restate or retract one of its line items (spec §5.5 "Corrections"). Each action is one ledger transaction;
-/// the reporting pass sends the result.
+/// What an operator can do about a token that needs attention, from the command line (`linkout report …`) or the admin
+/// API (`POST /admin/tokens/{id}/…`): send its rejected report again, report it `NO_LINE_ITEM`, or restate or retract
+/// one of its line items (Apple: "Reporting corrections"). Each action is one ledger transaction; the reporting pass
+/// sends the result.
 package struct ReportActions: Sendable {
     package struct Refusal: Error, Equatable, CustomStringConvertible {
         package enum Kind: Sendable, Equatable {
@@ -47,9 +47,9 @@ package struct ReportActions: Sendable {
         return Outcome(externalPurchaseId: externalPurchaseId, action: "resend", detail: "the rejected report is due")
     }
 
-    /// Reports the token `NO_LINE_ITEM`: its rejected report's content is replaced under the same
-    /// `requestIdentifier`, or, with no report yet, a new one is queued. Refused once Apple holds line items for
-    /// the token (Apple: `LineItemStatusRegressionError`, spec §5.4).
+    /// Reports the token `NO_LINE_ITEM`: its rejected report's content is replaced under the same `requestIdentifier`,
+    /// or, with no report yet, a new one is queued. Refused once Apple holds line items for the token (Apple:
+    /// `LineItemStatusRegressionError`, "Error messages and codes").
     package func reportNoLineItem(_ externalPurchaseId: ExternalPurchaseID) throws -> Outcome {
         let token = try token(externalPurchaseId)
         let reports = try ledger.reports.reports(for: externalPurchaseId)
@@ -133,10 +133,10 @@ package struct ReportActions: Sendable {
         )
     }
 
-    /// Withdraws a line item. One Apple never accepted (set aside after its rejection) is dropped; one Apple
-    /// holds is retracted (spec §5.5: same `lineItemId`, `restatement` and `erroneouslySubmitted` true, all
-    /// original fields). Its `netAmountTaxExclusive` is recalculated without it (`PurchaseNet`): 0 for a buy,
-    /// the buy less the refunds that still stand for a refund.
+    /// Withdraws a line item. One Apple never accepted (set aside after its rejection) is dropped; one Apple holds is
+    /// retracted (Apple's "Reporting corrections": same `lineItemId`, `restatement` and `erroneouslySubmitted` true,
+    /// all original fields). Its `netAmountTaxExclusive` is recalculated without it (`PurchaseNet`): 0 for a buy, the
+    /// buy less the refunds that still stand for a refund.
     package func retract(_ externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID) throws -> Outcome {
         let token = try token(externalPurchaseId)
         let versions = try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.lineItemId == lineItemId }
@@ -201,12 +201,12 @@ package struct ReportActions: Sendable {
         return try AppleRejection.encodeLineItem(item)
     }
 
-    /// A rejected report whose line items the operator dropped, every one, has nothing left to carry, and no
-    /// action would take the token out of needs attention. When Apple holds no line items for the token, the
-    /// report goes again as `NO_LINE_ITEM` under the same `requestIdentifier` (Apple: resubmit a failed report
-    /// under its identifier, spec §5.2), so the token is reported. Returns what was done, nil when something is
-    /// left to carry (a version Apple never refused, one still waiting for a correction) or Apple holds line
-    /// items for the token (`NO_LINE_ITEM` would be a status regression).
+    /// A rejected report whose line items the operator dropped, every one, has nothing left to carry, and no action
+    /// would take the token out of needs attention. When Apple holds no line items for the token, the report goes again
+    /// as `NO_LINE_ITEM` under the same `requestIdentifier` (Apple: resubmit a failed report under its identifier,
+    /// "Send External Purchase Report"), so the token is reported. Returns what was done, nil when something is left to
+    /// carry (a version Apple never refused, one still waiting for a correction) or Apple holds line items for the
+    /// token (`NO_LINE_ITEM` would be a status regression).
     private func settleEmptiedRejection(of externalPurchaseId: ExternalPurchaseID, now: Int64) throws -> String? {
         let reports = try ledger.reports.reports(for: externalPurchaseId)
         guard let rejected = reports.first(where: { $0.state == .rejected }),
@@ -266,8 +266,8 @@ package struct ReportActions: Sendable {
 }
 
 extension LineItem {
-    /// Apple's retraction of this item (spec §5.5): a restatement marked `erroneouslySubmitted`, every original
-    /// field kept; its net is recalculated by the caller (`setNet`).
+    /// Apple's retraction of this item (Apple: "Reporting corrections"): a restatement marked `erroneouslySubmitted`,
+    /// every original field kept; its net is recalculated by the caller (`setNet`).
     mutating func markRetracted() {
         switch self {
         case .oneTimeBuy(var item):

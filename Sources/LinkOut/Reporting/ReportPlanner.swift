@@ -24,9 +24,9 @@ struct ReportPlanner: Sendable {
     /// Most unexpired custom-link tokens checked for duplicates per pass (see `duplicateCursor`).
     var duplicateWindowSize = Self.duplicateWindowSize
 
-    /// A pass checks this many unexpired custom-link tokens for duplicates, the next pass the next ones: a
-    /// duplicate waits at most as many passes as there are windows of them, which Apple allows (it reminds of
-    /// an unreported custom-link token monthly, spec §3.4, §5.8).
+    /// A pass checks this many unexpired custom-link tokens for duplicates, the next pass the next ones: a duplicate
+    /// waits at most as many passes as there are windows of them, which Apple allows (it reminds of an unreported
+    /// custom-link token monthly: `ACTIVE_TOKEN_REMINDER`, Apple: "subtype").
     static let duplicateWindowSize = 500
 
     /// How long a delayed payment method (SEPA debit: up to 14 days) holds it back once pending: long enough for
@@ -83,9 +83,10 @@ struct ReportPlanner: Sendable {
         return planned
     }
 
-    /// Rejected reports whose token got new line items (a correction, or new ones): the full report again
-    /// under the same `requestIdentifier` (Apple: resubmit a failed report under its identifier, spec §5.2).
-    /// Paged by key through all of them, so rejected reports without news never hold back those behind them.
+    /// Rejected reports whose token got new line items (a correction, or new ones): the full report again under the
+    /// same `requestIdentifier` (Apple: resubmit a failed report under its identifier, "Send External Purchase Report",
+    /// "requestIdentifier"). Paged by key through all of them, so rejected reports without news never hold back those
+    /// behind them.
     private func revisions(now: Int64) throws -> [PlannedReport] {
         var planned: [PlannedReport] = []
         var after: RequestIdentifier?
@@ -118,8 +119,8 @@ struct ReportPlanner: Sendable {
         return planned
     }
 
-    /// A token's line items, without those Apple refused and that are set aside (spec §5.6): they are never
-    /// sent as they are, and Apple holds nothing of them, so they are not earlier items either.
+    /// A token's line items, without those Apple refused and that are set aside (Apple: "SendReportErrorResponse"):
+    /// they are never sent as they are, and Apple holds nothing of them, so they are not earlier items either.
     private func sendableLineItems(of externalPurchaseId: ExternalPurchaseID) throws -> [StoredLineItem] {
         try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
     }
@@ -165,9 +166,10 @@ struct ReportPlanner: Sendable {
     }
 
     /// Apple: report every extra custom-link token of one customer and type, active at the same time, as
-    /// `DUPLICATE_TOKEN` (spec §3.4). The ledger groups refreshed tokens (same app, type, creation and expiration
-    /// dates) and tokens of one `appAccountToken`; the token with line items, else the first seen, stays the one
-    /// transactions are reported on. Only `ACQUISITION`/`SERVICES` tokens are ever duplicates (spec §5.4).
+    /// `DUPLICATE_TOKEN` ("Reporting unrecognized tokens and tokens without transactions"). The ledger groups refreshed
+    /// tokens (same app, type, creation and expiration dates) and tokens of one `appAccountToken`; the token with line
+    /// items, else the first seen, stays the one transactions are reported on. Only `ACQUISITION`/`SERVICES` tokens are
+    /// ever duplicates (Apple: `DuplicateTokenStatusNotAllowedError`).
     func isDuplicate(_ token: StoredToken) throws -> Bool {
         try ledger.reports.isDuplicateToken(token.token.externalPurchaseId)
     }

@@ -1,11 +1,11 @@
 import Foundation
 
-/// Why sending is held back while reporting keeps trying: Apple refused our credentials (401), gave an answer it
-/// does not document for sending reports (403, 404, ...), or the key cannot sign. None of these is the report's
-/// fault, and none is fixed by hammering Apple, but any of them may end without a restart (a clock that was
-/// stepped back, a key rotated in App Store Connect and its file replaced, a transient fault on Apple's side). So
-/// sending never stops for good: one report goes out every `probeInterval` until Apple takes one again, and
-/// every token's 10-day notice (spec §5.8) stays reachable.
+/// Why sending is held back while reporting keeps trying: Apple refused our credentials (401), gave an answer it does
+/// not document for sending reports (403, 404, ...), or the key cannot sign. None of these is the report's fault, and
+/// none is fixed by hammering Apple, but any of them may end without a restart (a clock that was stepped back, a key
+/// rotated in App Store Connect and its file replaced, a transient fault on Apple's side). So sending never stops for
+/// good: one report goes out every `probeInterval` until Apple takes one again, and every token's 10-day notice (Apple:
+/// "External Purchase Server API") stays reachable.
 package struct ReportingBlock: Sendable, Equatable {
     package enum Reason: String, Sendable, CaseIterable {
         case unauthorized

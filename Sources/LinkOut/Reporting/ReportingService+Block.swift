@@ -2,9 +2,9 @@ import ExternalPurchase
 import Logging
 import Storage
 
-/// Reporting never stops for good: a 401, an undocumented 4xx or a key that cannot sign blocks sending, and one
-/// probe report every `ReportingBlock.probeInterval` finds out when it is over (a fixed clock, a rotated key,
-/// Apple's fault gone). Every token's 10-day notice (spec §5.8) depends on it.
+/// Reporting never stops for good: a 401, an undocumented 4xx or a key that cannot sign blocks sending, and one probe
+/// report every `ReportingBlock.probeInterval` finds out when it is over (a fixed clock, a rotated key, Apple's fault
+/// gone). Every token's 10-day notice (Apple: "External Purchase Server API") depends on it.
 extension ReportingService {
     /// Picks up a replaced `apple.privateKeyFile` (looked at no more than once a minute). A new key ends a wait
     /// for credentials and brings a blocked service's next probe forward to now.

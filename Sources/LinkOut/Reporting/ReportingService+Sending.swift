@@ -58,7 +58,7 @@ extension ReportingService {
             )
         }
         if case .rejected(let body) = outcome, answer.attempt.state == .rejected {
-            // Apple stands by its 400: act on what its errors say (spec §5.6).
+            // Apple stands by its 400: act on what its errors say (Apple: "SendReportErrorResponse").
             answer = AppleAnswer.rejected(
                 AppleRejection.classify(body: body, report: report),
                 body: body,

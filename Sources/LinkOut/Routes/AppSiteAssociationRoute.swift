@@ -1,9 +1,9 @@
 import Foundation
 import HTTPServer
 
-/// `GET /.well-known/apple-app-site-association`, generated from `apps[].teamId` and `universalLinkPaths`, for
-/// links to linkout's domain that people tap elsewhere (a receipt e-mail). Apple fetches it over https with no
-/// redirect (stripe.md §7); 404 when no app names a Team ID.
+/// `GET /.well-known/apple-app-site-association`, generated from `apps[].teamId` and `universalLinkPaths`, for links to
+/// linkout's domain that people tap elsewhere (a receipt e-mail). Apple fetches it over https with no redirect (Apple:
+/// "Supporting associated domains"); 404 when no app names a Team ID.
 struct AppSiteAssociationRoute: Sendable {
     let body: [UInt8]?
 

@@ -3,9 +3,9 @@ import HTTPServer
 import Storage
 
 /// `POST /notifications/appstore` (`apple.notificationPath`): App Store Server Notifications V2, a JSON body
-/// `{"signedPayload": "<JWS>"}` (spec §6.2). `200` only once a genuine notification for a configured app is
-/// stored (or was stored before); anything else is a 4xx with a JSON error, which makes Apple retry (§6.1), and
-/// stores nothing.
+/// `{"signedPayload": "<JWS>"}` (Apple: "responseBodyV2"). `200` only once a genuine notification for a configured app
+/// is stored (or was stored before); anything else is a 4xx with a JSON error, which makes Apple retry (Apple:
+/// "Responding to App Store Server Notifications"), and stores nothing.
 struct AppStoreNotificationRoute: Sendable {
     let notifications: AppStoreNotifications
 

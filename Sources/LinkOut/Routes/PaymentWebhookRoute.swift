@@ -5,12 +5,12 @@ import Logging
 import Payments
 import Storage
 
-/// `POST /webhooks/{provider}`: a payment provider's events, for whichever provider the server runs with (any
-/// other id, or a provider that takes no webhooks, is a 404). The provider checks the signature over the raw
-/// body (Stripe: HMAC-SHA256 of `t.body` with the endpoint's secret, stripe.md §4) and reads the envelope; the
-/// event is stored durably (deduplicated by provider and event id) and only then answered 200; acting on it
-/// happens from storage (`PaymentEventProcessor`). Unknown types are stored and acknowledged too: a 4xx would
-/// make the provider resend them for days.
+/// `POST /webhooks/{provider}`: a payment provider's events, for whichever provider the server runs with (any other id,
+/// or a provider that takes no webhooks, is a 404). The provider checks the signature over the raw body (Stripe:
+/// HMAC-SHA256 of `t.body` with the endpoint's secret, per Stripe's "Check the webhook signatures") and reads the
+/// envelope; the event is stored durably (deduplicated by provider and event id) and only then answered 200; acting on
+/// it happens from storage (`PaymentEventProcessor`). Unknown types are stored and acknowledged too: a 4xx would make
+/// the provider resend them for days.
 struct PaymentWebhookRoute: Sendable {
     let payments: PaymentServices
     let ledger: Ledger

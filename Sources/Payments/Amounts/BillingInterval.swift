@@ -1,8 +1,8 @@
 import Domain
 import Foundation
 
-/// How often a subscription bills (Stripe's `recurring[interval]` and `recurring[interval_count]`, stripe.md §2;
-/// Paddle's `billing_cycle`), e.g. every 1 month, every 3 months, every 1 year.
+/// How often a subscription bills (Stripe's `recurring[interval]` and `recurring[interval_count]`, Stripe API
+/// reference: Create a Checkout Session; Paddle's `billing_cycle`), e.g. every 1 month, every 3 months, every 1 year.
 public struct BillingInterval: Sendable, Equatable {
     public enum Unit: String, Sendable, Equatable, CaseIterable {
         case day, week, month, year

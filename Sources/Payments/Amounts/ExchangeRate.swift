@@ -1,11 +1,11 @@
 public import ExternalPurchase
 
-/// The rate for reporting a purchase whose pricing currency Apple does not accept as a reporting currency:
-/// Apple then wants the amounts in EUR or USD and `exchangeRate` with `pricing × exchangeRate = reporting`,
-/// "the Bloomberg exchange rate from within 48 hours of the transaction date" (apple-external-purchase.md §5.5).
-/// linkout has no rate source of its own, so the caller supplies one. The rate is decimal text from the
-/// configuration to Apple's `exchangeRate` field (`DecimalNumber`), so the conversion of amounts is exact integer
-/// arithmetic and the field carries exactly the operator's digits, never `7.9e-05`.
+/// The rate for reporting a purchase whose pricing currency Apple does not accept as a reporting currency: Apple then
+/// wants the amounts in EUR or USD and `exchangeRate` with `pricing × exchangeRate = reporting`, "the Bloomberg
+/// exchange rate from within 48 hours of the transaction date" (Apple: "exchangeRate"). linkout has no rate source of
+/// its own, so the caller supplies one. The rate is decimal text from the configuration to Apple's `exchangeRate` field
+/// (`DecimalNumber`), so the conversion of amounts is exact integer arithmetic and the field carries exactly the
+/// operator's digits, never `7.9e-05`.
 public struct ExchangeRate: Sendable, Equatable {
     /// `EUR` or `USD`.
     public var reportingCurrency: String

@@ -1,12 +1,11 @@
 import Domain
 
-/// The operator's exchange rates, by pricing currency, for sales Apple does not take in their own currency.
-/// Apple wants "the Bloomberg exchange rate from within 48 hours of the transaction date"
-/// (apple-external-purchase.md §5.5), so a rate is dated: the rate for a transaction is the one of its UTC day or
-/// the closest day before it, at most two days (48 hours) apart, else the closest day after it within two days.
-/// With no dated rate that close the line item is not reported (`Lookup.missing`): it waits for the operator to
-/// add one. An undated rate (the older configuration form) is taken for every date: the operator then answers
-/// for keeping it current.
+/// The operator's exchange rates, by pricing currency, for sales Apple does not take in their own currency. Apple wants
+/// "the Bloomberg exchange rate from within 48 hours of the transaction date" (Apple: "exchangeRate"), so a rate is
+/// dated: the rate for a transaction is the one of its UTC day or the closest day before it, at most two days (48
+/// hours) apart, else the closest day after it within two days. With no dated rate that close the line item is not
+/// reported (`Lookup.missing`): it waits for the operator to add one. An undated rate (the older configuration form) is
+/// taken for every date: the operator then answers for keeping it current.
 public struct ExchangeRateTable: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         /// `EUR` or `USD`.

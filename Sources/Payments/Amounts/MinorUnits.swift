@@ -1,10 +1,10 @@
 import Domain
 
-/// Money as payment providers count it: integers in each currency's minor unit, converted from the decimal text
-/// of the configuration and on to Apple's milli-units (apple-external-purchase.md §5.5). Only integer arithmetic:
-/// a price is never rounded through floating point, and a price with more decimals than its currency has is an
-/// error instead of being rounded silently. A provider's own limits (Stripe's 8 digits, its whole krónur) are
-/// checked in its folder, on top of this.
+/// Money as payment providers count it: integers in each currency's minor unit, converted from the decimal text of the
+/// configuration and on to Apple's milli-units (Apple: "Line item fields"). Only integer arithmetic: a price is never
+/// rounded through floating point, and a price with more decimals than its currency has is an error instead of being
+/// rounded silently. A provider's own limits (Stripe's 8 digits, its whole krónur) are checked in its folder, on top of
+/// this.
 ///
 /// The exponents are the one table's (`CurrencyExponent`: ISO 4217, with Stripe's ISK and MGA).
 public enum MinorUnits {

@@ -1,8 +1,8 @@
 public import Domain
 
-/// A charge refunded in full or in part (`charge.refunded`, stripe.md §5). `amountRefunded` is cumulative over
-/// all refunds of the charge, so the caller, who knows what it already reported, works out what is new.
-/// Amounts in Stripe minor units.
+/// A charge refunded in full or in part (`charge.refunded`, Stripe API reference: The Charge object). `amountRefunded`
+/// is cumulative over all refunds of the charge, so the caller, who knows what it already reported, works out what is
+/// new. Amounts in Stripe minor units.
 public struct ChargeRefund: Sendable, Equatable {
     /// `ch_…` (or `py_…`).
     public var chargeId: String

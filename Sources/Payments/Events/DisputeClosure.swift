@@ -5,11 +5,11 @@ public import Domain
 /// units; usually the whole charge), `currency`, `status` (`won`, `lost`, or `warning_closed` for an inquiry
 /// that never became a chargeback).
 ///
-/// Only a lost dispute moves money back to the customer for good: Apple reports chargebacks as `REFUND`
-/// (apple-external-purchase.md §5.5 "Chargebacks are reported as REFUND"). The funds Stripe withdraws while a
-/// dispute is open (`charge.dispute.funds_withdrawn`) come back when it is won (`…funds_reinstated`), so that
-/// hold is not a refund: reporting it would need a retraction after a win (a restatement with
-/// `erroneouslySubmitted`, possible for a year only). linkout reports at the close, once.
+/// Only a lost dispute moves money back to the customer for good: Apple reports chargebacks as `REFUND` (Apple:
+/// "Reporting tokens with transactions", "RefundLineItem"). The funds Stripe withdraws while a dispute is open
+/// (`charge.dispute.funds_withdrawn`) come back when it is won (`…funds_reinstated`), so that hold is not a refund:
+/// reporting it would need a retraction after a win (a restatement with `erroneouslySubmitted`, possible for a year
+/// only). linkout reports at the close, once.
 public struct DisputeClosure: Sendable, Equatable {
     public var disputeId: String
     /// `ch_…` (or `py_…`).

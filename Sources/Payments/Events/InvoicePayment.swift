@@ -1,8 +1,8 @@
 public import Domain
 
-/// A paid subscription invoice (`invoice.paid`, stripe.md §5): a renewal (`billing_reason`
-/// `subscription_cycle`), or the first invoice of a subscription (`subscription_create`), whose purchase the
-/// session completion already reported and which only lends its period. Amounts in Stripe minor units.
+/// A paid subscription invoice (`invoice.paid`, Stripe API reference: The Invoice object): a renewal (`billing_reason`
+/// `subscription_cycle`), or the first invoice of a subscription (`subscription_create`), whose purchase the session
+/// completion already reported and which only lends its period. Amounts in Stripe minor units.
 public struct InvoicePayment: Sendable, Equatable {
     /// `in_…`: a renewal's line item is keyed on it.
     public var invoiceId: String
@@ -22,8 +22,9 @@ public struct InvoicePayment: Sendable, Equatable {
     public var tax: Int64
     /// `total`: after discounts, tax included.
     public var total: Int64
-    /// `amount_paid`: what the person was charged. Less than `total` when the customer's credit balance paid part
-    /// of it (`starting_balance` → `ending_balance`, stripe.md §5), e.g. the credit of an earlier downgrade.
+    /// `amount_paid`: what the person was charged. Less than `total` when the customer's credit balance paid part of it
+    /// (`starting_balance` → `ending_balance`, Stripe API reference: The Invoice object), e.g. the credit of an earlier
+    /// downgrade.
     public var amountPaid: Int64
     /// The period of the new billing cycle's line (`lines.data[].period` of the first line that is not a
     /// proration), or the span of the lines when all are prorations.

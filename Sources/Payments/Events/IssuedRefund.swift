@@ -1,12 +1,12 @@
 public import Domain
 
-/// A refund or chargeback that a provider keeps as its own record (Paddle's adjustments, paddle.md §6), unlike
-/// Stripe's charge, whose `amount_refunded` is a running total (`ChargeRefund`). Amounts are in the lowest
-/// denomination of `currency`, this refund alone.
+/// A refund or chargeback that a provider keeps as its own record (Paddle's adjustments, Paddle API reference:
+/// Adjustments), unlike Stripe's charge, whose `amount_refunded` is a running total (`ChargeRefund`). Amounts are in
+/// the lowest denomination of `currency`, this refund alone.
 public struct IssuedRefund: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {
         case refund
-        /// Apple reports chargebacks as `REFUND` too (apple-external-purchase.md §5.5).
+        /// Apple reports chargebacks as `REFUND` too (Apple: "Reporting tokens with transactions", "RefundLineItem").
         case chargeback
     }
 

@@ -1,8 +1,8 @@
 public import Domain
 
 /// The facts of a completed checkout, whoever took the payment: Stripe (`checkout.session.completed` or
-/// `…async_payment_succeeded`, stripe.md §5) or the demo provider. Amounts are integers in Stripe's minor units
-/// of `currency` (see `MinorUnits`); `AppleLineItems` turns them into Apple's milli-units.
+/// `…async_payment_succeeded`; Stripe: "Fulfill orders") or the demo provider. Amounts are integers in Stripe's minor
+/// units of `currency` (see `MinorUnits`); `AppleLineItems` turns them into Apple's milli-units.
 public struct PurchaseCompletion: Sendable, Equatable {
     public enum Mode: String, Sendable, Equatable {
         /// A one-time purchase.
@@ -38,9 +38,9 @@ public struct PurchaseCompletion: Sendable, Equatable {
     public var invoiceId: String?
     /// When it completed, UNIX ms (the event's `created`); Apple's `creationDate`.
     public var completedAt: Int64
-    /// The payment cleared after the person completed the checkout (Stripe's `…async_payment_succeeded`: SEPA
-    /// and other delayed methods, days later). The person authorized the purchase at the checkout's completion,
-    /// which is Apple's `creationDate` (§5.5), so the caller dates the purchase from its own record of it.
+    /// The payment cleared after the person completed the checkout (Stripe's `…async_payment_succeeded`: SEPA and other
+    /// delayed methods, days later). The person authorized the purchase at the checkout's completion, which is Apple's
+    /// `creationDate` (Apple: "creationDate"), so the caller dates the purchase from its own record of it.
     public var clearedLater: Bool
     /// The first billing period, when known: the demo provider computes it; for Stripe it comes with the first
     /// invoice (`PaymentEvent.firstInvoicePaid`), which the caller may put here.

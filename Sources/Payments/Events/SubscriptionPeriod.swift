@@ -1,8 +1,8 @@
 import Domain
 
 /// One billing period of a subscription, in UNIX milliseconds as Apple wants `subscriptionStartDate` and
-/// `subscriptionEndDate` (apple-external-purchase.md §5.5). Stripe gives invoice line periods in seconds
-/// (`lines.data[].period.start/end`, stripe.md §5).
+/// `subscriptionEndDate` (Apple: "SubscriptionBuyLineItem"). Stripe gives invoice line periods in seconds
+/// (`lines.data[].period.start/end`, Stripe API reference: The Invoice object).
 public struct SubscriptionPeriod: Sendable, Equatable {
     public var start: Int64
     public var end: Int64

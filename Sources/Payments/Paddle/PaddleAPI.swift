@@ -1,8 +1,8 @@
 import Foundation
 public import Outbound
 
-/// Paddle Billing's API (v1, paddle.md §1–3) over the libcurl client: create a transaction for a checkout, read
-/// one back (with its address, for the customer's country), and find the transaction of an intent again.
+/// Paddle Billing's API (v1; Paddle API reference: Transactions) over the libcurl client: create a transaction for a
+/// checkout, read one back (with its address, for the customer's country), and find the transaction of an intent again.
 /// Blocking: call it from a worker or background thread.
 public struct PaddleAPI: Sendable {
     public let configuration: PaddleConfiguration
@@ -20,8 +20,8 @@ public struct PaddleAPI: Sendable {
             )
     }
 
-    /// `POST /transactions`: the new transaction's id. Paddle has no idempotency key (paddle.md §1): callers keep
-    /// the id and never call this twice for one intent (`PaddlePaymentProvider`).
+    /// `POST /transactions`: the new transaction's id. Paddle offers no idempotency key (docs/provider-facts.md):
+    /// callers keep the id and never call this twice for one intent (`PaddlePaymentProvider`).
     public func createTransaction(_ body: [UInt8]) throws(PaddleAPIError) -> String {
         let response = try send("POST", "/transactions", body: body)
         let data = try Self.data(response)
@@ -31,8 +31,8 @@ public struct PaddleAPI: Sendable {
         return id
     }
 
-    /// `GET /transactions/{id}?include=address`: the transaction with its address's country (notifications carry
-    /// only `address_id`, paddle.md §3).
+    /// `GET /transactions/{id}?include=address`: the transaction with its address's country (notifications carry only
+    /// `address_id`; Paddle API reference: Get a transaction).
     public func transaction(_ id: String) throws(PaddleAPIError) -> PaddleTransaction {
         guard id.hasPrefix("txn_"), id.utf8.allSatisfy(Self.isIDByte) else {
             throw PaddleAPIError(.refused, "not a transaction id")
@@ -50,8 +50,9 @@ public struct PaddleAPI: Sendable {
     }
 
     /// The open transaction (`draft` or `ready`) created since `since` (UNIX seconds) whose `custom_data` names
-    /// `intentId`, if Paddle made one. Used after a call whose answer was lost (a timeout, a 5xx): Paddle may
-    /// have created the transaction anyway. Newest first, one page of up to 200 (paddle.md §1 list filters).
+    /// `intentId`, if Paddle made one. Used after a call whose answer was lost (a timeout, a 5xx): Paddle may have
+    /// created the transaction anyway. Newest first, one page of up to 200 (Paddle API reference: List transactions;
+    /// "Filter and sort" for `created_at[GTE]`).
     public func openTransaction(intentId: String, since: Int64) throws(PaddleAPIError) -> String? {
         let date = Self.rfc3339(seconds: since)
         let response = try send(

@@ -1,6 +1,6 @@
-/// Paddle's adjustment entity (paddle.md §6): a refund or credit asked for by the seller, or a chargeback and
-/// its reversal, which Paddle creates. Each adjustment is its own record with its own id and amounts (not a
-/// running total, unlike Stripe's `amount_refunded`).
+/// Paddle's adjustment entity (Paddle API reference: Adjustments): a refund or credit asked for by the seller, or a
+/// chargeback and its reversal, which Paddle creates. Each adjustment is its own record with its own id and amounts
+/// (not a running total, unlike Stripe's `amount_refunded`).
 public struct PaddleAdjustment: Sendable, Equatable {
     /// `adj_…`.
     public var id: String
@@ -13,8 +13,9 @@ public struct PaddleAdjustment: Sendable, Equatable {
     public var subscriptionId: String?
     /// ISO 4217, upper case.
     public var currency: String
-    /// `totals.total`: the amount, tax included, in the lowest denomination. Positive in every published example;
-    /// read as a magnitude, since the action says which way the money goes (paddle.md UNCONFIRMED: signs).
+    /// `totals.total`: the amount, tax included, in the lowest denomination. Positive in every published example; read
+    /// as a magnitude, since the action says which way the money goes (Paddle does not document the signs, so this is
+    /// not confirmed).
     public var total: Int64
     /// `totals.tax`, likewise.
     public var tax: Int64

@@ -1,5 +1,5 @@
-/// How linkout talks to Paddle Billing (paddle.md §1): the API key, which also says live or sandbox, the API
-/// host, the hosted checkout to send people to, and the seller's catalog prices.
+/// How linkout talks to Paddle Billing (Paddle: "Authentication", "Versioning"): the API key, which also says live or
+/// sandbox, the API host, the hosted checkout to send people to, and the seller's catalog prices.
 public struct PaddleConfiguration: Sendable, CustomStringConvertible {
     /// `pdl_live_apikey_…` or `pdl_sdbx_apikey_…` (legacy keys: 50 characters). Sent only in the `Authorization`
     /// header; never printed (see `description`).
@@ -7,7 +7,7 @@ public struct PaddleConfiguration: Sendable, CustomStringConvertible {
     /// Paddle's API; a local fake in tests. Defaults to the live or sandbox host by the key.
     public var apiBase: String
     /// The hosted checkout's launch URL (Paddle dashboard, Checkout > Hosted checkouts); the person goes there with
-    /// `transaction_id=txn_…` (paddle.md §2).
+    /// `transaction_id=txn_…` (Paddle: "Hosted checkouts").
     public var checkoutURL: String
     /// Paddle catalog prices by linkout product id (`pri_…`). A product without one is sold at linkout's own
     /// price as a non-catalog price.
@@ -29,7 +29,7 @@ public struct PaddleConfiguration: Sendable, CustomStringConvertible {
         self.priceIds = priceIds
     }
 
-    /// Sandbox keys contain `_sdbx` (paddle.md §1) and work only on the sandbox host.
+    /// Sandbox keys contain `_sdbx` (Paddle: "Authentication") and work only on the sandbox host.
     public static func isSandboxKey(_ key: String) -> Bool { key.contains("_sdbx") }
 
     /// A key that takes real money: a live key (`pdl_live_`), or a legacy key, which cannot be told apart and is

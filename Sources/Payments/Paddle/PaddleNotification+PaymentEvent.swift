@@ -3,25 +3,24 @@ import Domain
 /// What a Paddle notification means for linkout, in the provider-neutral `PaymentEvent` the Stripe provider
 /// produces too. All of Paddle's meaning lives here, so a change of `PaymentEvent` is a change of this file.
 ///
-/// - `transaction.completed` (Paddle fulfils on it, paddle.md §4): by `origin`, a renewal
+/// - `transaction.completed` (Paddle fulfils on it; Paddle changelog on `transaction.paid`): by `origin`, a renewal
 ///   (`subscription_recurring`, Apple's `RENEWAL`, paid period from `billing_period`), a plan change
-///   (`subscription_update`, `SUBSCRIPTION_CHANGE`; prorated, possibly negative amounts; without `billing_period`
-///   it runs from its payment to the end of the subscription's current period), else a buy: a subscription
-///   start when it has a `subscription_id`, a one-time buy otherwise. Tax-inclusive is `grand_total`, tax
-///   `grand_total_tax` (paddle.md §3, derived).
-///   Only a transaction linkout created (`origin` `api`, or `web`) is a buy: Paddle copies `custom_data` onto every
-///   later transaction of a subscription, so a one-off charge (`subscription_charge`) or a card update
-///   (`subscription_payment_method_change`) would otherwise look like a second purchase of the same checkout. A
-///   one-off charge is money linkout does not report: the event's outcome and a warning say why (README, "What
-///   linkout reports").
+///   (`subscription_update`, `SUBSCRIPTION_CHANGE`; prorated, possibly negative amounts; without `billing_period` it
+///   runs from its payment to the end of the subscription's current period), else a buy: a subscription start when it
+///   has a `subscription_id`, a one-time buy otherwise. Tax-inclusive is `grand_total`, tax `grand_total_tax` (our
+///   mapping of Paddle's transaction totals, docs/provider-facts.md). Only a transaction linkout created (`origin`
+///   `api`, or `web`) is a buy: Paddle copies `custom_data` onto every later transaction of a subscription, so a
+///   one-off charge (`subscription_charge`) or a card update (`subscription_payment_method_change`) would otherwise
+///   look like a second purchase of the same checkout. A one-off charge is money linkout does not report: the event's
+///   outcome and a warning say why (README, "What linkout reports").
 /// - `transaction.payment_failed`: an attempt failed, and the transaction stays payable (the person may try another
 ///   card in the same checkout), so the session is pending, not finished; `transaction.canceled`: it will never be
 ///   paid.
-/// - `adjustment.created` / `.updated`: a refund counts once Paddle `approved` it (most live refunds wait for
-///   Paddle's approval; the approved amounts are the adjustment's totals). A chargeback is final when Paddle makes
-///   it (its status is not documented, paddle.md UNCONFIRMED: only `pending_approval`, `rejected` and `reversed` are
-///   taken to mean "not yet" or "no"); a `chargeback_reverse` withdraws it. Credits, warnings and their reversals move no
-///   money back to the customer and are ignored.
+/// - `adjustment.created` / `.updated`: a refund counts once Paddle `approved` it (most live refunds wait for Paddle's
+///   approval; the approved amounts are the adjustment's totals). A chargeback is final when Paddle makes it (Paddle
+///   does not document a chargeback's status values, so this is not confirmed: only `pending_approval`, `rejected` and
+///   `reversed` are taken to mean "not yet" or "no"); a `chargeback_reverse` withdraws it. Credits, warnings and their
+///   reversals move no money back to the customer and are ignored.
 /// - `subscription.canceled`: the subscription ended. `subscription.updated` (when a destination sends it) is
 ///   acknowledged and says why a plan change with no transaction is not reported.
 extension PaddleNotification {
@@ -86,7 +85,7 @@ extension PaddleNotification {
                 reason: "a one-off charge on a subscription is for something the seller added (Paddle copies the "
                     + "subscription's custom_data onto it, so the product named is not what was charged for): it is "
                     + "neither a renewal nor a plan change, and whether Apple's SUBSCRIPTION_PAYMENT is meant for "
-                    + "it is not confirmed (apple-external-purchase.md lists the value, not its meaning); report it "
+                    + "it is not confirmed (Apple's documentation lists the value, not its meaning); report it "
                     + "to Apple yourself"
             )
         case let origin?:
@@ -146,8 +145,8 @@ extension PaddleNotification {
         )
     }
 
-    /// A chargeback's status is undocumented (paddle.md UNCONFIRMED): one not waiting, refused or itself reversed
-    /// is taken as made.
+    /// A chargeback's status values are not documented by Paddle (not confirmed): one not waiting, refused or itself
+    /// reversed is taken as made.
     static func isFinal(_ status: String) -> Bool {
         !["pending_approval", "rejected", "reversed"].contains(status)
     }

@@ -1,6 +1,6 @@
-/// A Paddle notification (paddle.md §4), decoded from the raw body after `TimestampedHMAC.paddle` accepted it:
-/// the envelope (`event_id` to deduplicate on, `event_type`, `occurred_at`) and the entity linkout acts on.
-/// What it means for linkout, as a provider-neutral `PaymentEvent`, is worked out in
+/// A Paddle notification (Paddle: "How webhooks work"), decoded from the raw body after `PaddleWebhookSignature`
+/// accepted it: the envelope (`event_id` to deduplicate on, `event_type`, `occurred_at`) and the entity linkout acts
+/// on. What it means for linkout, as a provider-neutral `PaymentEvent`, is worked out in
 /// `PaddleNotification+PaymentEvent.swift`.
 public struct PaddleNotification: Sendable, Equatable {
     /// `evt_…`. Paddle delivers at least once and in any order: store by this id before acting.
@@ -67,8 +67,8 @@ public struct PaddleNotification: Sendable, Equatable {
     }
 }
 
-/// What linkout put in a transaction's `custom_data` when it created it (`PaddleAPI.transactionBody`). Paddle
-/// copies it from the transaction to the subscription and every later transaction of it (paddle.md §2), so
+/// What linkout put in a transaction's `custom_data` when it created it (`PaddleAPI.transactionBody`). Paddle copies it
+/// from the transaction to the subscription and every later transaction of it (Paddle: "Work with custom data"), so
 /// renewals and plan changes carry it too.
 public struct PaddleCustomData: Sendable, Equatable {
     public var checkoutId: String?

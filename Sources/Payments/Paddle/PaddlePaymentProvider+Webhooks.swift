@@ -13,11 +13,11 @@ extension PaddlePaymentProvider {
 
     public var webhook: WebhookEndpoint? { Self.webhookEndpoint }
 
-    /// The signature is checked over the raw body (`TimestampedHMAC.paddle`); then only the envelope is read
-    /// (`event_id`, `event_type`, and `occurred_at` with the transaction or subscription it is about, by which
-    /// the events of one transaction are acted on in the order they happened: Paddle does not deliver in order,
-    /// paddle.md §4). A signed notification linkout cannot act on is stored and acknowledged, never
-    /// refused, or Paddle would resend it for three days.
+    /// The signature is checked over the raw body (`PaddleWebhookSignature`); then only the envelope is read
+    /// (`event_id`, `event_type`, and `occurred_at` with the transaction or subscription it is about, by which the
+    /// events of one transaction are acted on in the order they happened: Paddle does not deliver in order, Paddle:
+    /// "How webhooks work"). A signed notification linkout cannot act on is stored and acknowledged, never refused, or
+    /// Paddle would resend it for three days.
     public func verifyWebhook(body: [UInt8], header: (String) -> String?, now: Int64) throws(WebhookRefusal)
         -> WebhookEnvelope
     {
@@ -58,9 +58,9 @@ extension PaddlePaymentProvider {
         ProviderEvent(payload: try PaddleNotification.decode(body).paymentEvent, isLive: true)
     }
 
-    /// Adds the customer's country to a payment: notifications carry only the address id, so the transaction is
-    /// read with its address (`GET /transactions/{id}?include=address`, paddle.md §3). In the background
-    /// processor only; a failure leaves the event to be tried again.
+    /// Adds the customer's country to a payment: notifications carry only the address id, so the transaction is read
+    /// with its address (`GET /transactions/{id}?include=address`, Paddle API reference: Get a transaction). In the
+    /// background processor only; a failure leaves the event to be tried again.
     public func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent {
         var event = event
         do throws(PaddleAPIError) {

@@ -4,15 +4,15 @@ import Foundation
 public import Lifecycle
 import Synchronization
 
-/// Starts payments as Paddle transactions (`POST /transactions`, paddle.md §2) and sends the person to the
-/// seller's Paddle-hosted checkout with `transaction_id`. Paddle is the merchant of record: it charges, collects
-/// the tax and pays the seller out; what happens comes back in notifications (`PaddleNotification`).
+/// Starts payments as Paddle transactions (`POST /transactions`, Paddle API reference: Create a transaction) and sends
+/// the person to the seller's Paddle-hosted checkout with `transaction_id`. Paddle is the merchant of record: it
+/// charges, collects the tax and pays the seller out; what happens comes back in notifications (`PaddleNotification`).
 ///
-/// Paddle has no idempotency key (paddle.md §1). One transaction per intent is kept by three things: the
-/// application records the transaction id before redirecting and reuses it for the same intent; nothing here
-/// retries a call on its own (a 429 or 5xx shows the person a retry page); and when a call's answer was lost
-/// (a timeout, a 5xx, an unreadable 2xx), the next start for that intent first looks for a transaction Paddle may
-/// have made anyway, by the intent id in its `custom_data`, and uses it.
+/// Paddle offers no idempotency key (none in its documentation or SDKs; docs/provider-facts.md). One transaction per
+/// intent is kept by three things: the application records the transaction id before redirecting and reuses it for the
+/// same intent; nothing here retries a call on its own (a 429 or 5xx shows the person a retry page); and when a call's
+/// answer was lost (a timeout, a 5xx, an unreadable 2xx), the next start for that intent first looks for a transaction
+/// Paddle may have made anyway, by the intent id in its `custom_data`, and uses it.
 public struct PaddlePaymentProvider: PaymentProvider {
     public let api: PaddleAPI
     let signature: TimestampedHMAC
@@ -65,7 +65,7 @@ public struct PaddlePaymentProvider: PaymentProvider {
         return "listed the event types (\(mode == .live ? "live" : "sandbox") key)"
     }
 
-    /// The hosted checkout for a transaction: the launch URL with `transaction_id` (paddle.md §2).
+    /// The hosted checkout for a transaction: the launch URL with `transaction_id` (Paddle: "Hosted checkouts").
     func redirect(_ transactionId: String) -> CheckoutRedirect {
         let base = configuration.checkoutURL
         let separator = base.contains("?") ? "&" : "?"
@@ -77,9 +77,10 @@ public struct PaddlePaymentProvider: PaymentProvider {
         return PaymentError(kind, error.message, status: error.status, providerCode: error.code)
     }
 
-    /// The `POST /transactions` body for a request (paddle.md §2): one item, the seller's catalog price when
-    /// configured, else a non-catalog price at linkout's price; linkout's ids in `custom_data`, which Paddle copies
-    /// to the subscription and every later transaction of it. Keys sorted, so the same request gives the same bytes.
+    /// The `POST /transactions` body for a request (Paddle API reference: Create a transaction): one item, the seller's
+    /// catalog price when configured, else a non-catalog price at linkout's price; linkout's ids in `custom_data`,
+    /// which Paddle copies to the subscription and every later transaction of it. Keys sorted, so the same request
+    /// gives the same bytes.
     public static func transactionBody(for request: CheckoutRequest, priceId: String?) throws(PaymentError) -> [UInt8] {
         guard !request.intentId.isEmpty, request.intentId.utf8.count <= 200 else {
             throw PaymentError(.rejected, "the checkout intent id must have 1 to 200 characters")
@@ -91,8 +92,9 @@ public struct PaddlePaymentProvider: PaymentProvider {
         } else {
             let amount: Int64
             do {
-                // Paddle counts in the lowest denomination as Stripe does for the currencies both take (JPY and
-                // KRW whole units, the rest cents; paddle.md §3).
+                // Paddle counts in the lowest denomination as Stripe does for the currencies both take (JPY and KRW
+                // whole units, the rest cents). Paddle lists each currency's decimals (`GET /currencies`); only JPY's
+                // was checked against it (docs/provider-facts.md).
                 amount = try MinorUnits.parse(request.price.amount, currency: currency)
             } catch {
                 throw PaymentError(.rejected, "price of \(request.product.id): \(error.description)")

@@ -1,9 +1,9 @@
 import Domain
 
-/// Paddle's timestamps: RFC 3339 in UTC with up to microseconds, `2024-04-12T10:18:49.738971Z` (paddle.md §9 and
-/// the SDK fixtures), read into UNIX milliseconds without Foundation's date formatters, whose handling of six
-/// fraction digits differs between platforms. A numeric offset (`+02:00`) is accepted too. Digits beyond
-/// milliseconds are cut, never rounded up into the next second.
+/// Paddle's timestamps: RFC 3339 in UTC with up to microseconds, `2024-04-12T10:18:49.738971Z` (as in Paddle's SDK
+/// fixtures), read into UNIX milliseconds without Foundation's date formatters, whose handling of six fraction digits
+/// differs between platforms. A numeric offset (`+02:00`) is accepted too. Digits beyond milliseconds are cut, never
+/// rounded up into the next second.
 enum PaddleTimestamp {
     static func milliseconds(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)

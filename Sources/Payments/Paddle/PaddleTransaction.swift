@@ -1,5 +1,5 @@
-/// The parts of Paddle's transaction entity (paddle.md §2–3, §5) linkout reads from a notification or from
-/// `GET /transactions/{id}`. Amounts are integers in the currency's lowest denomination, read from Paddle's
+/// The parts of Paddle's transaction entity (Paddle API reference: Transactions) linkout reads from a notification or
+/// from `GET /transactions/{id}`. Amounts are integers in the currency's lowest denomination, read from Paddle's
 /// strings without floating point.
 public struct PaddleTransaction: Sendable, Equatable {
     /// `txn_…`: the purchase's (or renewal's) line item is keyed on it, and refunds name it.
@@ -27,8 +27,8 @@ public struct PaddleTransaction: Sendable, Equatable {
     /// from the credit of a downgrade costs this though it charges less); `grandTotal` when absent.
     public var total: Int64 = 0
     public var tax: Int64 = 0
-    /// `address.country_code` (ISO 3166-1 alpha-2), only when read with `?include=address`: notifications carry
-    /// only `address_id` (paddle.md §3).
+    /// `address.country_code` (ISO 3166-1 alpha-2), only when read with `?include=address`: notifications carry only
+    /// `address_id` (Paddle API reference: Get a transaction).
     public var countryCode: String?
 
     public init(

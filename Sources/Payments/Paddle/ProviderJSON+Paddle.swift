@@ -1,8 +1,8 @@
-/// Reads of Paddle's field shapes with the typed JSON reader every provider uses: amounts are strings of an
-/// integer in the currency's lowest denomination (`"1088"`, paddle.md §3), and times are RFC 3339 text.
+/// Reads of Paddle's field shapes with the typed JSON reader every provider uses: amounts are strings of an integer in
+/// the currency's lowest denomination (`"1088"`, docs/provider-facts.md), and times are RFC 3339 text.
 extension ProviderJSON {
-    /// A signed amount string. Paddle's amounts may be negative on subscription changes (paddle.md §3). Bounded as
-    /// `optionalInteger` is, so no later conversion to milli-units overflows.
+    /// A signed amount string. Paddle's amounts may be negative on subscription changes (Paddle API reference:
+    /// Transactions). Bounded as `optionalInteger` is, so no later conversion to milli-units overflows.
     func paddleSignedAmount(_ key: String) throws(ProviderJSONError) -> Int64 {
         guard let value = try optionalPaddleSignedAmount(key) else { throw .missingField(fieldName(key)) }
         return value

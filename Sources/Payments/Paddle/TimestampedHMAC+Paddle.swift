@@ -1,7 +1,7 @@
 public import Crypto
 
 extension TimestampedHMAC {
-    /// The `Paddle-Signature` header of a notification (paddle.md §4), checked before anything in the body is
+    /// The `Paddle-Signature` header of a notification (Paddle: "Verify webhook signatures"), checked before anything in the body is
     /// believed: `ts=<unix seconds>;h1=<hex>[;h1=<hex>…]`, where each `h1` is the lowercase hex HMAC-SHA256 of
     /// `"<ts>:"` followed by the raw body, keyed with the whole notification secret (`pdl_ntfset_…`). Any `h1` may
     /// match (Paddle's Python SDK parses several, for a secret being rotated); unknown keys are ignored.

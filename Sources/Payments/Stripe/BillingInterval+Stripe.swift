@@ -1,5 +1,6 @@
 extension BillingInterval {
-    /// Whether Stripe accepts the interval (count ≥ 1 and at most three years, stripe.md §2).
+    /// Whether Stripe accepts the interval (count ≥ 1 and at most three years; Stripe API reference: Create a Checkout
+    /// Session).
     public var isValidForStripe: Bool {
         let limit: Int =
             switch unit {

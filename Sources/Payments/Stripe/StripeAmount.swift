@@ -1,11 +1,12 @@
 /// What Stripe can charge, on top of `MinorUnits` (its exponents are Stripe's): at most 8 digits, a three-decimal
-/// amount ending in 0, and ISK in whole krónur (stripe.md §3). A price Stripe cannot charge exactly is an error
-/// instead of being rounded silently.
+/// amount ending in 0, and ISK in whole krónur (Stripe: "Supported currencies"). A price Stripe cannot charge exactly
+/// is an error instead of being rounded silently.
 public enum StripeAmount {
-    /// Two-decimal for Stripe but charged in whole krónur only: amounts must be divisible by 100 (stripe.md §3).
+    /// Two-decimal for Stripe but charged in whole krónur only: amounts must be divisible by 100 (Stripe support:
+    /// "Deprecation of fractional ISK charges and refunds").
     public static let wholeUnitTwoDecimalCurrencies: Set<String> = ["ISK"]
 
-    /// Stripe accepts at most 8 digits in an amount (stripe.md §3).
+    /// Stripe accepts at most 8 digits in an amount (Stripe: "Supported currencies").
     public static let maximumMinorUnits: Int64 = 99_999_999
 
     /// Decimal text (`"29.99"`) → Stripe minor units (`2999`). Trailing zeros beyond the exponent are fine

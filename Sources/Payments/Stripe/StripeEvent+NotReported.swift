@@ -10,7 +10,7 @@ extension StripeEvent {
         case "subscription_threshold":
             "a usage-threshold invoice bills metered usage within the current period: it is neither a renewal "
                 + "(no new period) nor a plan change, whether Apple's SUBSCRIPTION_PAYMENT is meant for it is not "
-                + "confirmed (apple-external-purchase.md lists the value, not its meaning), and linkout's catalog "
+                + "confirmed (Apple's documentation lists the value, not its meaning), and linkout's catalog "
                 + "has no metered prices; report it to Apple yourself"
         default: nil
         }

@@ -1,11 +1,12 @@
 import Domain
 
-/// A plan change Stripe bills with no invoice of its own (stripe.md §5): `customer.subscription.updated` whose
-/// price changed while `latest_invoice` did not, as with `proration_behavior` `none` (nothing billed) or
-/// `create_prorations` (pending invoice items, billed with the next renewal, which then reports what was charged).
-/// Apple wants subscription events reported "even if they don't include a payment" (apple-external-purchase.md
-/// §5.5): a `SUBSCRIPTION_CHANGE` of 0 with the new product. A change billed at once (`always_invoice`) moves
-/// `latest_invoice` and is reported from its `invoice.paid` instead, and a renewal moves it too.
+/// A plan change Stripe bills with no invoice of its own (Stripe API reference: Update a subscription,
+/// `proration_behavior`): `customer.subscription.updated` whose price changed while `latest_invoice` did not, as with
+/// `proration_behavior` `none` (nothing billed) or `create_prorations` (pending invoice items, billed with the next
+/// renewal, which then reports what was charged). Apple wants subscription events reported "even if they don't include
+/// a payment" (Apple: "Reporting tokens with transactions"): a `SUBSCRIPTION_CHANGE` of 0 with the new product. A
+/// change billed at once (`always_invoice`) moves `latest_invoice` and is reported from its `invoice.paid` instead, and
+/// a renewal moves it too.
 extension StripeEvent {
     static func planChangeWithoutInvoice(_ event: ProviderJSON, at: Int64) throws(ProviderJSONError) -> InvoicePayment?
     {

@@ -1,8 +1,9 @@
 import Domain
 
-/// A Stripe webhook event (stripe.md §4–5), decoded from the raw body after `TimestampedHMAC.stripe` accepted
-/// it: the envelope (`id` to deduplicate on, `type`, `created`) and what it means for linkout (`payload`).
-/// Shapes of API version basil (2025-03-31) and later are read, with the older invoice fields as fallbacks.
+/// A Stripe webhook event (Stripe: "Receive Stripe events in your webhook endpoint"), decoded from the raw body after
+/// `TimestampedHMAC.stripe` accepted it: the envelope (`id` to deduplicate on, `type`, `created`) and what it means for
+/// linkout (`payload`). Shapes of API version basil (2025-03-31) and later are read, with the older invoice fields as
+/// fallbacks.
 public struct StripeEvent: Sendable, Equatable {
     /// `evt_…`. Stripe delivers duplicates and in any order: store events by this id before acting.
     public var id: String
@@ -36,7 +37,7 @@ public struct StripeEvent: Sendable, Equatable {
         switch type {
         case "checkout.session.completed", "checkout.session.async_payment_succeeded":
             let session = try object()
-            // Fulfil only when paid or nothing was due; `unpaid` waits for the async events (stripe.md §5).
+            // Fulfil only when paid or nothing was due; `unpaid` waits for the async events (Stripe: "Fulfill orders").
             switch try session.string("payment_status") {
             case "paid", "no_payment_required":
                 var completion = try completion(session, at: at)
@@ -154,7 +155,7 @@ public struct StripeEvent: Sendable, Equatable {
         throws(ProviderJSONError) -> InvoicePayment
     {
         // Since basil the subscription and its metadata sit under `parent.subscription_details`; before, the
-        // subscription id was top level (stripe.md §5).
+        // subscription id was top level (Stripe changelog: "Adds new parent field to invoicing objects").
         let details = try invoice.optionalChild("parent")?.optionalChild("subscription_details")
         var metadata = try details?.optionalChild("metadata")
         if metadata == nil { metadata = try invoice.optionalChild("subscription_details")?.optionalChild("metadata") }
@@ -202,9 +203,9 @@ public struct StripeEvent: Sendable, Equatable {
     }
 
     /// The period an invoice pays for. A renewal's is its line of the new billing cycle, the first that is not a
-    /// proration (a proration line of an earlier plan change can come first, stripe.md §5). A plan change's
-    /// (`proration`) starts at the change: the span of all its lines, the prorations and, when the billing cycle
-    /// restarts, the new period; so is a renewal's whose lines are all prorations.
+    /// proration (a proration line of an earlier plan change can come first in `lines.data`; Stripe API reference: The
+    /// Invoice object). A plan change's (`proration`) starts at the change: the span of all its lines, the prorations
+    /// and, when the billing cycle restarts, the new period; so is a renewal's whose lines are all prorations.
     private static func billedPeriod(_ lines: [ProviderJSON], proration: Bool) throws(ProviderJSONError)
         -> SubscriptionPeriod
     {

@@ -1,7 +1,7 @@
-/// A request body the way Stripe's API reads it: `application/x-www-form-urlencoded` with Stripe's nesting
-/// (stripe.md §1): objects as `a[b]=v`, arrays always indexed (`line_items[0][quantity]=1`), booleans as
-/// `true`/`false`, nothing for absent values. Fields keep the order they were added in, so a body is
-/// byte-for-byte the same each time it is built (a retry under the same `Idempotency-Key` must not differ).
+/// A request body the way Stripe's API reads it: `application/x-www-form-urlencoded` with Stripe's nesting (as Stripe's
+/// SDKs encode it): objects as `a[b]=v`, arrays always indexed (`line_items[0][quantity]=1`), booleans as
+/// `true`/`false`, nothing for absent values. Fields keep the order they were added in, so a body is byte-for-byte the
+/// same each time it is built (a retry under the same `Idempotency-Key` must not differ).
 public struct StripeForm: Sendable, Equatable {
     public indirect enum Value: Sendable, Equatable {
         case string(String)
@@ -58,8 +58,9 @@ public struct StripeForm: Sendable, Equatable {
         }
     }
 
-    /// Percent-encodes everything but RFC 3986's unreserved characters (UTF-8 bytes, upper-case hex). Keys keep
-    /// their `[` `]` literal, as Stripe's own SDKs send them (stripe.md §1), which keeps bodies readable in tests.
+    /// Percent-encodes everything but RFC 3986's unreserved characters (UTF-8 bytes, upper-case hex). Keys keep their
+    /// `[` `]` literal, as Stripe's own SDKs send them (stripe-python's request encoder), which keeps bodies readable
+    /// in tests.
     static func percentEncode(_ text: String, keepBrackets: Bool = false) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []

@@ -1,5 +1,5 @@
-/// Which `locale` a Checkout Session gets for the page language (stripe.md §2): Stripe's own code when it has
-/// one for the language (and region), else `auto`, which lets Stripe follow the browser.
+/// Which `locale` a Checkout Session gets for the page language (Stripe API reference: Create a Checkout Session):
+/// Stripe's own code when it has one for the language (and region), else `auto`, which lets Stripe follow the browser.
 public enum StripeLocale {
     /// Stripe Checkout's locales (stripe-python 16.1.0), `auto` aside.
     public static let supported: [String] = [

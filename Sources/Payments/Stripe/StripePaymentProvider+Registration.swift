@@ -17,7 +17,8 @@ extension StripePaymentProvider {
             ProviderSetting("webhookToleranceSeconds"),
             ProviderSetting("caFile"),
         ],
-        // A Checkout Session lives 30 minutes to 24 hours (stripe.md §2).
+        // A Checkout Session lives 30 minutes to 24 hours (`expires_at`, Stripe API reference: Create a Checkout
+        // Session).
         sessionLifetime: Milliseconds.day,
         shortestSession: 30 * Milliseconds.minute
     ) { settings, _ throws(ProviderConfigurationError) in
@@ -34,7 +35,7 @@ extension StripePaymentProvider {
         return StripePaymentProvider(configuration: configuration)
     }
 
-    /// Stripe bills a subscription at least once in three years (stripe.md §2).
+    /// Stripe bills a subscription at least once in three years (Stripe API reference: Create a Checkout Session).
     public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? {
         guard case .subscription(let interval) = kind, !interval.isValidForStripe else { return nil }
         return "must be at most three years: Stripe bills a subscription at least once in three years"

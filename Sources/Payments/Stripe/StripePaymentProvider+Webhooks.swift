@@ -11,10 +11,10 @@ extension StripePaymentProvider {
 
     public var webhook: WebhookEndpoint? { Self.webhookEndpoint }
 
-    /// The signature is checked over the raw body (HMAC-SHA256 of `t.body` with the endpoint's secret, stripe.md
-    /// §4). Only the envelope is read: a signed event whose contents linkout cannot act on is still stored and
-    /// acknowledged (and shows as unreadable), never refused, or Stripe would resend it for days and then drop
-    /// it. Unknown types are stored and acknowledged too.
+    /// The signature is checked over the raw body (HMAC-SHA256 of `t.body` with the endpoint's secret; Stripe: "Check
+    /// the webhook signatures"). Only the envelope is read: a signed event whose contents linkout cannot act on is
+    /// still stored and acknowledged (and shows as unreadable), never refused, or Stripe would resend it for days and
+    /// then drop it. Unknown types are stored and acknowledged too.
     public func verifyWebhook(body: [UInt8], header: (String) -> String?, now: Int64) throws(WebhookRefusal)
         -> WebhookEnvelope
     {

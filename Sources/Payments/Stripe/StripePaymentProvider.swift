@@ -3,9 +3,9 @@ import Domain
 import Foundation
 public import Outbound
 
-/// Starts payments as Stripe Checkout Sessions (`POST /v1/checkout/sessions`, stripe.md §2) through the
-/// libcurl client, and sends the person to Stripe's hosted page. What Stripe learns about the purchase comes
-/// back in webhooks (`StripeEvent`), carrying the ids put into the session here.
+/// Starts payments as Stripe Checkout Sessions (`POST /v1/checkout/sessions`, Stripe API reference: Create a Checkout
+/// Session) through the libcurl client, and sends the person to Stripe's hosted page. What Stripe learns about the
+/// purchase comes back in webhooks (`StripeEvent`), carrying the ids put into the session here.
 public struct StripePaymentProvider: PaymentProvider {
     public struct Configuration: Sendable, CustomStringConvertible {
         /// `sk_live_…`, `sk_test_…` or a restricted `rk_…` key. Sent only in the `Authorization` header; never
@@ -13,8 +13,8 @@ public struct StripePaymentProvider: PaymentProvider {
         public var secretKey: String
         /// Stripe's API; a local fake server in tests.
         public var apiBase = "https://api.stripe.com"
-        /// Pinned so responses and webhook payloads keep one shape; set the webhook endpoint's version to the
-        /// same value (stripe.md §1 `Stripe-Version`). Event decoding understands basil (2025-03-31) and later.
+        /// Pinned so responses and webhook payloads keep one shape; set the webhook endpoint's version to the same
+        /// value (`Stripe-Version`; Stripe: "Versioning"). Event decoding understands basil (2025-03-31) and later.
         public var apiVersion = "2026-09-30.endive"
         public var retry = StripeRetryPolicy()
         /// Time allowed for one attempt, connection included.
@@ -142,13 +142,15 @@ public struct StripePaymentProvider: PaymentProvider {
         }
     }
 
-    /// Stripe's key for this intent. The same intent gives the same key for 24 hours of Stripe's memory, so a
-    /// double click, a retry page or a retried POST all get the first session back (stripe.md §1).
+    /// Stripe's key for this intent. The same intent gives the same key for 24 hours of Stripe's memory, so a double
+    /// click, a retry page or a retried POST all get the first session back (Stripe API reference: Idempotent
+    /// requests).
     public static func idempotencyKey(intentId: String) -> String {
         "linkout-checkout-" + intentId
     }
 
-    /// The Checkout Session parameters for a request (stripe.md §2), in a fixed order.
+    /// The Checkout Session parameters for a request (Stripe API reference: Create a Checkout Session), in a fixed
+    /// order.
     public static func sessionForm(for request: CheckoutRequest) throws(PaymentError) -> StripeForm {
         guard !request.intentId.isEmpty, request.intentId.utf8.count <= 200 else {
             throw PaymentError(.rejected, "the checkout intent id must have 1 to 200 characters")
@@ -170,7 +172,7 @@ public struct StripePaymentProvider: PaymentProvider {
         metadata.append(.init("bundle_id", .string(request.bundleId.rawValue)))
         metadata.append(.init("product_id", .string(request.product.id)))
         metadata.append(.init("checkout_id", .string(request.checkoutId.rawValue)))
-        // Stripe keeps metadata values up to 500 characters (stripe.md §1).
+        // Stripe keeps metadata values up to 500 characters (Stripe API reference: Metadata).
         for field in metadata {
             if case .string(let value) = field.value, value.utf8.count > 500 {
                 throw PaymentError(.rejected, "metadata \(field.name) is longer than Stripe's 500 characters")
@@ -213,9 +215,9 @@ public struct StripePaymentProvider: PaymentProvider {
         form.add("success_url", .string(successURL(request.successURL)))
         form.add("cancel_url", .string(request.cancelURL))
         form.add("metadata", .object(metadata))
-        // The session's metadata stays on the session; these copies ride on the PaymentIntent (and so its
-        // charges and refunds) or on the subscription (and so every invoice, as
-        // `parent.subscription_details.metadata`), stripe.md §2.
+        // The session's metadata stays on the session; these copies ride on the PaymentIntent (and so its charges and
+        // refunds) or on the subscription (and so every invoice, as `parent.subscription_details.metadata`); Stripe API
+        // reference: Create a Checkout Session.
         form.add(
             mode == "payment" ? "payment_intent_data" : "subscription_data",
             .object([.init("metadata", .object(metadata))])
@@ -223,13 +225,13 @@ public struct StripePaymentProvider: PaymentProvider {
         if request.automaticTax {
             form.add("automatic_tax", .object([.init("enabled", .boolean(true))]))
         }
-        // Between 30 minutes and 24 hours after creation (stripe.md §2).
+        // Between 30 minutes and 24 hours after creation (Stripe API reference: Create a Checkout Session).
         if let expiresAt = request.expiresAt { form.add("expires_at", .integer(expiresAt)) }
         return form
     }
 
-    /// Stripe substitutes the literal `{CHECKOUT_SESSION_ID}` (stripe.md §2); the return page needs it to
-    /// find the session.
+    /// Stripe substitutes the literal `{CHECKOUT_SESSION_ID}` (Stripe: "Customize your success page"); the return page
+    /// needs it to find the session.
     static func successURL(_ url: String) -> String {
         guard !url.contains("{CHECKOUT_SESSION_ID}") else { return url }
         return url + (url.contains("?") ? "&" : "?") + "session_id={CHECKOUT_SESSION_ID}"

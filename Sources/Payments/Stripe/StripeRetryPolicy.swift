@@ -1,7 +1,7 @@
-/// When a Stripe call is tried again, following Stripe's own SDKs (stripe.md §1): at most `maxRetries` more
-/// attempts; `Stripe-Should-Retry` decides first when Stripe sends it; otherwise network errors, timeouts, 409
-/// (a conflicting request, e.g. the same key in flight) and 5xx are retried, and 429 and every other 4xx are not.
-/// Retries reuse the same `Idempotency-Key`, so a retried POST can never create a second session.
+/// When a Stripe call is tried again, following Stripe's own SDKs (stripe-python's and stripe-node's HTTP clients): at
+/// most `maxRetries` more attempts; `Stripe-Should-Retry` decides first when Stripe sends it; otherwise network errors,
+/// timeouts, 409 (a conflicting request, e.g. the same key in flight) and 5xx are retried, and 429 and every other 4xx
+/// are not. Retries reuse the same `Idempotency-Key`, so a retried POST can never create a second session.
 public struct StripeRetryPolicy: Sendable, Equatable {
     public enum Decision: Sendable, Equatable {
         case succeed
@@ -32,8 +32,8 @@ public struct StripeRetryPolicy: Sendable, Equatable {
         }
     }
 
-    /// The pause before retry number `retry` (1-based): min(base·2^(retry−1), maximum), scaled by a random
-    /// factor in [0.5, 1] so many clients do not retry in step (stripe.md §1, Python and Node SDKs).
+    /// The pause before retry number `retry` (1-based): min(base·2^(retry−1), maximum), scaled by a random factor in
+    /// [0.5, 1] so many clients do not retry in step (as Stripe's Python and Node SDKs do).
     public func delay(beforeRetry retry: Int, random: Double = Double.random(in: 0.5...1)) -> Duration {
         let doubled = baseDelay * (1 << min(max(retry - 1, 0), 16))
         let capped = min(doubled, maximumDelay)

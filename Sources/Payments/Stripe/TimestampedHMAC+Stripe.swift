@@ -1,7 +1,7 @@
 public import Crypto
 
 extension TimestampedHMAC {
-    /// The `Stripe-Signature` header of a webhook delivery (stripe.md §4), checked before anything in the body is
+    /// The `Stripe-Signature` header of a webhook delivery (Stripe: "Check the webhook signatures"), checked before anything in the body is
     /// believed: `t=<unix>,v1=<hex>[,v1=<hex>…][,v0=…]`, where each `v1` is the lowercase hex HMAC-SHA256 of
     /// `"{t}.{raw body}"` keyed with the whole endpoint secret (`whsec_…`). Any `v1` may match (a rolled secret
     /// stays valid for a while); other schemes such as test events' `v0` are ignored.

@@ -1,4 +1,4 @@
-public import Domain
+import Domain
 
 /// Customer credentials (`customer_credentials`, `credential_purchases`): issued when an app redeems a code,
 /// looked up by the keyed hash of the secret the app presents, revoked or reissued by the operator.

@@ -1,8 +1,8 @@
 public import Domain
 
-/// The close's line items, one per line item as Apple sees it (spec §5.5: "Apple uses only the most recent
-/// version"), as the money view and the reconciliation export count them: a line item's money row (its latest
-/// version not set aside) is accepted once the report carrying that version was accepted, and outstanding until
+/// The close's line items, one per line item as Apple sees it (Apple's "Reporting corrections": "Apple uses only
+/// the most recent version"), as the money view and the reconciliation export count them: a line item's money row (its
+/// latest version not set aside) is accepted once the report carrying that version was accepted, and outstanding until
 /// then, in the state of that version. A restatement or a retraction is the same line item again, outstanding
 /// until Apple accepts it, never a second one. A line item with a version Apple set aside and nobody corrected yet
 /// is outstanding as `needs_correction`, whatever its earlier versions; one with only such versions has no money

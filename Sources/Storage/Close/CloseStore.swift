@@ -111,8 +111,9 @@ public struct CloseStore: Sendable {
     }
 
     /// Tokens of the environment created in `[from, until)` (a window ending two days before Apple's 10-day
-    /// `UNREPORTED` notice, spec §5.8) without an accepted report and with no expiry to wait for: the ones
-    /// Apple is about to ask for. Custom-link tokens are left out: Apple expects them once they expire.
+    /// `UNREPORTED` notice; Apple: "External Purchase Server API") without an accepted report and with no expiry to
+    /// wait for: the ones Apple is about to ask for. Custom-link tokens are left out: Apple expects them once they
+    /// expire.
     public func tokensNearNotice(environment: Environment, from: Int64, until: Int64) throws(StorageError) -> Int64 {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(

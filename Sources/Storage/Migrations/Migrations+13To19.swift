@@ -4,10 +4,10 @@ extension Migrations {
     /// Versions 13 to 19: notifications, the money view and the roll-ups.
     static let versions13To19: [(version: Int64, sql: String)] = [
         (
-            // How far a notification history recovery got, per app, environment and window (Get Notification
-            // History, spec §6): the pagination token of the next page, written after a page's notifications are
-            // stored and acted on, so a failed run resumes there. NULL: this app and environment are done; the
-            // window's rows go once every one is.
+            // How far a notification history recovery got, per app, environment and window (Apple's App Store
+            // Server API: "Get Notification History"): the pagination token of the next page, written after a page's
+            // notifications are stored and acted on, so a failed run resumes there. NULL: this app and environment are
+            // done; the window's rows go once every one is.
             13,
             """
             CREATE TABLE history_recovery (
@@ -171,7 +171,8 @@ extension Migrations {
             // (`accepted_at`, migration 18: the few not reported yet) are indexed by first sighting for the
             // oldest-unreported gauge. Both roll-ups are back-filled here. The token list pages
             // by first-seen time through an index, and a checkout's intents are found through theirs.
-            // `tokens_refresh` holds only the types that can be duplicates (spec §3.4): a landing's token has no
+            // `tokens_refresh` holds only the types that can be duplicates (custom link tokens; Apple: "Testing
+            // transactions that use custom link tokens"): a landing's token has no
             // type and paid for an entry no query reads.
             19,
             """

@@ -159,7 +159,7 @@ extension Migrations {
             """
         ),
         (
-            // Notifications (spec §6): stored before they are acknowledged, deduplicated by notificationUUID and
+            // App Store Server Notifications: stored before they are acknowledged, deduplicated by notificationUUID and
             // acted on exactly once. `tokens.report_due_at` marks a token Apple announced as unreported: its
             // report goes out at once, whatever the NO_LINE_ITEM wait or a payment hold say. Line item ids are
             // looked up across an app's tokens (Apple: a lineItemId "must be unique per app").
@@ -251,9 +251,9 @@ extension Migrations {
             """
         ),
         (
-            // A processed payment event whose Apple line item waits for an exchange rate (apple-external-purchase.md
-            // §5.5: the rate of the transaction's 48 hours): why, and for which token, so later line items of that
-            // token wait behind it and the item is made once the rate arrives.
+            // A processed payment event whose Apple line item waits for an exchange rate (Apple: "exchangeRate",
+            // the rate of the transaction's 48 hours): why, and for which token, so later line items of that token
+            // wait behind it and the item is made once the rate arrives.
             9,
             """
             ALTER TABLE payment_events ADD COLUMN held_reason TEXT;
@@ -262,8 +262,9 @@ extension Migrations {
             """
         ),
         (
-            // Refreshed custom-link tokens (spec §3.4) share their app, type, creation and expiration dates:
-            // the report planner looks them up by those to report the extra ones `DUPLICATE_TOKEN`.
+            // Refreshed custom-link tokens (Apple: "Testing transactions that use custom link tokens") share their app,
+            // type, creation and expiration dates: the report planner looks them up by those to report the extra ones
+            // `DUPLICATE_TOKEN`.
             10,
             """
             CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at);
@@ -271,8 +272,8 @@ extension Migrations {
         ),
         (
             // A line item no token of the customer can carry yet (a renewal after the purchase's custom-link
-            // token expired, spec §3.4, §5.5) is held: stored, but on no report until a token active at its
-            // `creationDate` is known. It then moves to that token.
+            // token expired; Apple: LineItemCreationDateOutOfRangeError) is held: stored, but on no report until a
+            // token active at its `creationDate` is known. It then moves to that token.
             11,
             """
             ALTER TABLE line_items ADD COLUMN held_since INTEGER;
@@ -281,9 +282,10 @@ extension Migrations {
             """
         ),
         (
-            // Apple's rejections (spec §5.6): a line item an error names is set aside with Apple's message
-            // (`correction`) while the rest of its report goes again; it is never sent as it is, and once the
-            // operator restates or drops it, `corrected_at` says when. Rejected reports are paged by their key.
+            // Apple's rejections (Apple: "SendReportErrorResponse"): a line item an error names is set aside with
+            // Apple's message (`correction`) while the rest of its report goes again; it is never sent as it is, and
+            // once the operator restates or drops it, `corrected_at` says when. Rejected reports are paged by their
+            // key.
             12,
             """
             ALTER TABLE line_items ADD COLUMN correction TEXT;

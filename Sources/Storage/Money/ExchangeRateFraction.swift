@@ -1,5 +1,5 @@
-/// Apple's `exchangeRate` (pricing × rate = reporting, spec §5.5) as an integer fraction, to find a pricing
-/// amount from a reported one without floating point.
+/// Apple's `exchangeRate` (pricing × rate = reporting; Apple: "exchangeRate") as an integer fraction, to find a
+/// pricing amount from a reported one without floating point.
 struct ExchangeRateFraction {
     var numerator: UInt128
     var denominator: UInt128

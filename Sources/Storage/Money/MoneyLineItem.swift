@@ -1,10 +1,10 @@
 public import Domain
 
 /// One line item as Apple sees it now, in structured form (`money_line_items`): the latest version of its
-/// `lineItemId` that was not set aside by Apple's rejection ("Apple uses only the most recent version", spec
-/// §5.5), with its amounts in milli-units, the report that carries it, Apple's acceptance, and its commission
-/// classification. A retracted item (`erroneouslySubmitted`) keeps its row and figures, flagged, and counts as
-/// zero in every total.
+/// `lineItemId` that was not set aside by Apple's rejection ("Apple uses only the most recent version", Apple's
+/// "Reporting corrections"), with its amounts in milli-units, the report that carries it, Apple's acceptance, and its
+/// commission classification. A retracted item (`erroneouslySubmitted`) keeps its row and figures, flagged, and counts
+/// as zero in every total.
 public struct MoneyLineItem: Sendable, Equatable, Codable {
     public var environment: Environment
     /// The app (`bundleId`) of the token carrying the item; line item ids are unique per app.

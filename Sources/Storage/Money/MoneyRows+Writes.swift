@@ -155,8 +155,9 @@ extension MoneyRows {
 }
 
 extension MoneyRows {
-    /// Apple's signed copy of a token replaced what a landing recorded (spec §6): its line items are classified
-    /// again from the corrected `tokenCreationDate`, and rows kept under the app it named before move to Apple's.
+    /// Apple's signed copy of a token (from an App Store Server Notification) replaced what a landing recorded: its
+    /// line items are classified again from the corrected `tokenCreationDate`, and rows kept under the app it named
+    /// before move to Apple's.
     static func tokenCorrected(
         _ externalPurchaseId: ExternalPurchaseID,
         formerBundleId: BundleID?,

@@ -122,7 +122,7 @@ public struct NotificationStore: Sendable {
                     [.integer(change.at), .id(dueNow)]
                 )
                 // A report Apple rejected goes again (same bytes, same requestIdentifier): Apple says it has no
-                // report for the token, so the rejection must not keep it silent (spec §5.8, §6.3).
+                // report for the token, so the rejection must not keep it silent (Apple: "subtype", UNREPORTED).
                 try connection.query(
                     """
                     UPDATE reports SET state = 'pending', next_attempt_at = ?

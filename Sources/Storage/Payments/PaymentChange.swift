@@ -20,8 +20,8 @@ public struct PaymentChange: Sendable {
     /// Apple line items no token can carry yet, stored held (`StoredLineItem.heldSince`) under the purchase's
     /// token until one of the customer's tokens active at their `creationDate` is known.
     public var heldLineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
-    /// Later versions of line items Apple holds (a retraction, spec §5.5), stored beside the earlier ones as an
-    /// operator's `restate` or `retract` stores them, for the token's next report.
+    /// Later versions of line items Apple holds (a retraction, Apple: "Reporting corrections"), stored beside the
+    /// earlier ones as an operator's `restate` or `retract` stores them, for the token's next report.
     public var restatements: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
     /// Line items (new ones or later versions) Apple would refuse, stored set aside with `note` (the rule and
     /// the action that settles it), as a `400` naming them would leave them: never sent as they are, listed for

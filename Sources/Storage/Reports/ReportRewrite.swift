@@ -1,8 +1,8 @@
 public import Domain
 
-/// How Apple's rejection changes a report before it goes again under the same `requestIdentifier` (Apple:
-/// "resubmit the full report using the same requestIdentifier", spec §5.2): a new body and status, and the line
-/// items Apple named, set aside with its message.
+/// How Apple's rejection changes a report before it goes again under the same `requestIdentifier` (Apple's "Send
+/// External Purchase Report": after a `400`, send the full report again under the same requestIdentifier): a new
+/// body and status, and the line items Apple named, set aside with its message.
 public struct ReportRewrite: Sendable, Equatable {
     /// The report's new JSON body and status, or nil to keep them.
     public var body: String?

@@ -3,10 +3,11 @@ public import Domain
 /// What the report planner reads: the tokens due a report, the duplicate window, and the conditions behind them
 /// (`ReportingPolicy+SQL` writes Apple's rules into them).
 extension ReportStore {
-    /// SQL true when the token in `t` is an extra custom-link token of its customer (spec §3.4, §5.4), to be
-    /// reported `DUPLICATE_TOKEN`. Only `ACQUISITION`/`SERVICES` tokens without line items qualify (Apple refuses
-    /// the status for any other type: `DuplicateTokenStatusNotAllowedError`). Its siblings are tokens of the same
-    /// app, environment and type that are either
+    /// SQL true when the token in `t` is an extra custom-link token of its customer (Apple: "Reporting
+    /// unrecognized tokens and tokens without transactions"), to be reported `DUPLICATE_TOKEN`. Only
+    /// `ACQUISITION`/`SERVICES` tokens without line items qualify (Apple refuses the status for any other type:
+    /// `DuplicateTokenStatusNotAllowedError`). Its siblings are tokens of the same app, environment and type that are
+    /// either
     /// - refreshed copies of it, as Apple describes them: "same creation and expiration dates as the original
     ///   token, but a different externalPurchaseId" (no `appAccountToken` needed, so tokens learned from a
     ///   `CREATED` notification or a landing are grouped too; two tokens that name different accounts are not),
@@ -150,9 +151,9 @@ extension ReportStore {
     /// the start after the last, so a duplicate is found within as many passes as there are windows of
     /// unreported custom-link tokens (at 500 a window and a pass a minute, a million of them take 2,000 passes,
     /// about a day and a half). Apple is not waiting on a duplicate: it reminds of an active custom-link token
-    /// without a report only monthly (spec §3.4, §5.8), and the token is reported on its expiry if not before.
-    /// Every other token the rest of the condition admits is in one of the ranges, so apart from that delay the
-    /// result is the same as the rest alone.
+    /// without a report only monthly (`ACTIVE_TOKEN_REMINDER`, Apple: "subtype"), and the token is reported on its
+    /// expiry if not before. Every other token the rest of the condition admits is in one of the ranges, so apart from
+    /// that delay the result is the same as the rest alone.
     static let needingReportsCondition = """
         WHERE t.external_purchase_id IN (\(needingReportsCandidates))
           AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.external_purchase_id = t.external_purchase_id
@@ -188,7 +189,8 @@ extension ReportStore {
     }
 
     /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
-    /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (spec §3.4).
+    /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (Apple: "Testing
+    /// transactions that use custom link tokens", "Reporting unrecognized tokens and tokens without transactions").
     public func isDuplicateToken(_ externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
         try database.readers.read { connection throws(StorageError) in
             !(try connection.query(

@@ -1,7 +1,7 @@
 public import Domain
 
-/// Apple's rejections (spec §5.6) in the outbox: recording what a `400` changed, the rejected reports that can
-/// go again, the tokens that need a person, and the operator's corrections.
+/// Apple's rejections (Apple: "SendReportErrorResponse") in the outbox: recording what a `400` changed, the rejected
+/// reports that can go again, the tokens that need a person, and the operator's corrections.
 extension ReportStore {
     /// Records a send answered `400` and, in the same transaction, the report's new body and status and the line
     /// items Apple named, set aside with its message. Nothing changes if another instance leased the report since.

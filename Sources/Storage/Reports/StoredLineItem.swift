@@ -11,7 +11,7 @@ public struct StoredLineItem: Sendable, Equatable, Codable {
     /// Set while the item is held (no token of the customer was active at its `creationDate`): it goes on no
     /// report until it is placed on such a token.
     public var heldSince: Int64? = nil
-    /// Apple's message when it refused this item (spec §5.6): set aside, never sent as it is.
+    /// Apple's message when it refused this item (Apple: "SendReportErrorResponse"): set aside, never sent as it is.
     public var correction: String?
     /// When the operator restated or dropped an item set aside.
     public var correctedAt: Int64?

@@ -2,9 +2,9 @@ package import Domain
 import ExternalPurchase
 
 extension Configuration {
-    /// `commission` section: the regimes Apple's commission is estimated under. Empty by default: nothing is
-    /// estimated until the operator picks the regimes that apply to them (the figures are from secondary sources,
-    /// spec §7).
+    /// `commission` section: the regimes Apple's commission is estimated under. Empty by default: nothing is estimated
+    /// until the operator picks the regimes that apply to them (the figures are from secondary sources; README,
+    /// "Revenue and Apple's commission").
     package struct Commission: Sendable {
         /// `commission.regimes`: in order, the first that covers a sale (its tax country and date) classifies it.
         /// Each entry is a built-in regime's id (`"eu-2026-10"`), or an object: a built-in's `id` with fields to

@@ -32,8 +32,8 @@ extension DashboardRoute {
         return context
     }
 
-    /// Sales whose Apple line item waits for an exchange rate within 48 hours of the sale (§5.5): the operator
-    /// has to supply one, so they are shown with the reason.
+    /// Sales whose Apple line item waits for an exchange rate within 48 hours of the sale (Apple: "exchangeRate"): the
+    /// operator has to supply one, so they are shown with the reason.
     private func addRateHolds(to context: inout Template.Context) throws {
         let held = try ledger.payments.heldPaymentEvents(limit: Self.failingRows)
         context["has_rate_holds"] = .flag(!held.isEmpty)
@@ -155,8 +155,8 @@ extension DashboardRoute {
         )
     }
 
-    /// Tokens a person must act on, most urgent first: Apple's message, the time left before Apple's notice
-    /// (spec §5.8), and the command that resolves it.
+    /// Tokens a person must act on, most urgent first: Apple's message, the time left before Apple's notice (Apple:
+    /// "External Purchase Server API", "subtype"), and the command that resolves it.
     private func addAttention(to context: inout Template.Context, now: Int64) throws {
         let entries = try ledger.reports.needingAttention(limit: Self.failingRows)
         context["has_attention"] = .flag(!entries.isEmpty)
