@@ -378,7 +378,7 @@ struct AppEntitlementTests {
 /// The rule both app routes share: what a purchase entitles to at a moment.
 @Suite("Entitlement policy")
 struct EntitlementPolicyTests {
-    static func purchase(kind: String, status: PurchaseStatus, periodEnd: Int64? = nil) -> PurchaseRecord {
+    static func purchase(kind: PurchaseKind, status: PurchaseStatus, periodEnd: Int64? = nil) -> PurchaseRecord {
         PurchaseRecord(
             purchaseId: "p",
             provider: .demo,
@@ -403,14 +403,14 @@ struct EntitlementPolicyTests {
 
     @Test func refundsAndCancellationsEndItRenewalsExtendIt() {
         let policy = EntitlementPolicy(renewalGraceMilliseconds: 1000)
-        #expect(policy.state(of: Self.purchase(kind: "oneTime", status: .paid), at: 5) == .active(until: nil))
+        #expect(policy.state(of: Self.purchase(kind: .oneTime, status: .paid), at: 5) == .active(until: nil))
         #expect(
-            policy.state(of: Self.purchase(kind: "oneTime", status: .partiallyRefunded), at: 5) == .active(until: nil)
+            policy.state(of: Self.purchase(kind: .oneTime, status: .partiallyRefunded), at: 5) == .active(until: nil)
         )
         #expect(
-            policy.state(of: Self.purchase(kind: "oneTime", status: .refunded), at: 5) == .ended(reason: "refunded")
+            policy.state(of: Self.purchase(kind: .oneTime, status: .refunded), at: 5) == .ended(reason: "refunded")
         )
-        let subscription = Self.purchase(kind: "subscription", status: .paid, periodEnd: 10_000)
+        let subscription = Self.purchase(kind: .subscription, status: .paid, periodEnd: 10_000)
         #expect(policy.state(of: subscription, at: 10_999) == .active(until: 11_000))
         #expect(policy.state(of: subscription, at: 11_000) == .ended(reason: "period_over"))
         var renewed = subscription

@@ -130,8 +130,8 @@ struct NotificationRecoveryTests {
         #expect(summary.processed == 2)
         let stored = try setup.ledger.notifications.notifications()
         #expect(stored.count == 3)
-        #expect(stored.allSatisfy { $0.processedAt != nil && $0.outcome == "unrecognized_reported" })
-        #expect(Set(stored.map(\.source)) == ["delivery", "history"])
+        #expect(stored.allSatisfy { $0.processedAt != nil && $0.outcome == .unrecognizedReported })
+        #expect(Set(stored.map(\.source)) == [.delivery, .history])
         for index in 0..<3 {
             let reports = try setup.ledger.reports.reports(for: "missed-\(index)")
             #expect(reports.map(\.status) == [.unrecognizedToken])

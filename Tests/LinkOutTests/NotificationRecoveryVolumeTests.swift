@@ -218,7 +218,7 @@ struct NotificationRecoveryVolumeTests {
         // Every notification stored once and acted on once: one report per token.
         let stored = try ledger.notifications.notifications(limit: 2 * Self.total)
         #expect(stored.count == Self.total)
-        #expect(stored.allSatisfy { $0.processedAt != nil && $0.outcome == "unrecognized_reported" })
+        #expect(stored.allSatisfy { $0.processedAt != nil && $0.outcome == .unrecognizedReported })
         let reports = try ledger.reports.reports(limit: 2 * Self.total)
         #expect(reports.count == Self.total)
         #expect(Set(reports.map(\.externalPurchaseId)).count == Self.total)

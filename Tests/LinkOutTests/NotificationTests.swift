@@ -75,7 +75,7 @@ struct NotificationTests {
         #expect(token.visitCount == 0)
         let stored = try ledger.notifications.notifications()
         #expect(stored.count == 1)
-        #expect(stored.first?.outcome == "unrecognized_reported")
+        #expect(stored.first?.outcome == .unrecognizedReported)
         #expect(stored.first?.processedAt != nil)
         #expect(try ledger.reports.reports(for: ExternalPurchaseID(id)).count == 1)
         let metrics = try live.get("/metrics").text
@@ -108,7 +108,7 @@ struct NotificationTests {
         #expect(received.count == 1)
         #expect(received.first?.report?.status == .noLineItem)
         #expect(received.first?.report?.externalPurchaseId.rawValue == id)
-        #expect(try live.ledger().notifications.notifications().first?.outcome == "due_now")
+        #expect(try live.ledger().notifications.notifications().first?.outcome == .dueNow)
         #expect(try live.ledger().tokens.token(ExternalPurchaseID(id))?.source == .app)
     }
 
@@ -133,7 +133,7 @@ struct NotificationTests {
         #expect(token.token.tokenCreationDate == created)
         #expect(token.token.tokenExpirationDate == created + 3_600_000)
         #expect(token.token.environment == .sandbox)
-        #expect(try live.ledger().notifications.notifications().first?.outcome == "recorded")
+        #expect(try live.ledger().notifications.notifications().first?.outcome == .recorded)
         #expect(try live.ledger().reports.reports(for: ExternalPurchaseID(id)).isEmpty)
     }
 
@@ -176,7 +176,7 @@ struct NotificationTests {
         #expect(token.token.tokenExpirationDate == created + 2 * 86_400_000)
         #expect(token.source == .url)
         #expect(token.visitCount == 1)
-        #expect(try live.ledger().notifications.notifications().first?.outcome == "known")
+        #expect(try live.ledger().notifications.notifications().first?.outcome == .known)
         let corrected = live.logLines.all.filter { $0.contains("token corrected to Apple's values") }
         #expect(corrected.count == 1)
         let line = try #require(corrected.first)
@@ -231,7 +231,7 @@ struct NotificationTests {
         live.application.reporting.tick()
         #expect(try setup.fakeApple.received.isEmpty)
         #expect(try live.ledger().tokens.token(ExternalPurchaseID(id))?.token.tokenType == "ACQUISITION")
-        #expect(try live.ledger().notifications.notifications().first?.outcome == "recorded")
+        #expect(try live.ledger().notifications.notifications().first?.outcome == .recorded)
 
         // Apple's CREATED notice for a refreshed copy: no appAccountToken anywhere, grouped by Apple's dates.
         #expect(try Self.deliver(live, try setup.signer.sign(payload("CREATED", copy))).status == 200)

@@ -135,7 +135,7 @@ struct OpenAPIDocumentTests {
             externalPurchaseId: nil,
             bundleId: nil,
             productId: nil,
-            kind: "oneTime",
+            kind: .oneTime,
             status: .paid,
             currency: "EUR",
             amountTotal: 2999,
@@ -155,7 +155,7 @@ struct OpenAPIDocumentTests {
         full.externalPurchaseId = "00000000-0000-0000-0000-000000000000"
         full.bundleId = "com.example"
         full.productId = "pro.monthly"
-        full.kind = "subscription"
+        full.kind = .subscription
         full.periodEnd = 2_000_000
         for purchase in [bare, full] {
             let delivery = try #require(

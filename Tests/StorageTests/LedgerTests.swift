@@ -136,16 +136,16 @@ struct LedgerTests {
                     environment: .production,
                     signedDate: 2,
                     receivedAt: 2,
-                    source: "delivery",
+                    source: .delivery,
                     signedPayload: "x.y.z"
                 )
             )
             return try ledger.notifications.apply(
-                NotificationChange(notificationUUID: uuid, at: 3, outcome: "known", token: apple, checkoutId: "c-k")
+                NotificationChange(notificationUUID: uuid, at: 3, outcome: .known, token: apple, checkoutId: "c-k")
             )
         }
         let applied = try #require(try notify("n1"))
-        #expect(applied.outcome == "known")
+        #expect(applied.outcome == .known)
         #expect(
             applied.corrections == [
                 TokenCorrection(

@@ -227,12 +227,12 @@ struct MoneyLedgerTests {
                 environment: .production,
                 signedDate: 2,
                 receivedAt: 2,
-                source: "delivery",
+                source: .delivery,
                 signedPayload: "x.y.z"
             )
         )
         let applied = try ledger.notifications.apply(
-            NotificationChange(notificationUUID: "n1", at: 3, outcome: "known", token: apple, checkoutId: "c1")
+            NotificationChange(notificationUUID: "n1", at: 3, outcome: .known, token: apple, checkoutId: "c1")
         )
         #expect(applied?.corrections.map(\.field) == ["tokenCreationDate"])
         item = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))

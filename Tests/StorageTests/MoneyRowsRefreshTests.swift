@@ -51,12 +51,12 @@ struct MoneyRowsRefreshTests {
                 environment: .production,
                 signedDate: 2,
                 receivedAt: 2,
-                source: "delivery",
+                source: .delivery,
                 signedPayload: "x.y.z"
             )
         )
         let applied = try ledger.notifications.apply(
-            NotificationChange(notificationUUID: "n1", at: 3, outcome: "known", token: apple, checkoutId: "c1")
+            NotificationChange(notificationUUID: "n1", at: 3, outcome: .known, token: apple, checkoutId: "c1")
         )
         #expect(applied?.corrections.map(\.field) == ["bundleId", "tokenCreationDate"])
         #expect(try Self.row(ledger, "b1") == nil && Self.row(ledger, "r1") == nil)

@@ -42,7 +42,7 @@ struct EntitlementIssuer: Sendable {
             environment: (token?.token.environment ?? .production).rawValue,
             test: !purchase.live,
             purchaseDate: purchase.createdAt,
-            expiresDate: purchase.kind == "subscription" ? purchase.periodEnd : nil,
+            expiresDate: purchase.kind == .subscription ? purchase.periodEnd : nil,
             appAccountToken: token?.appAccountToken
         )
         let key = try keyring.signingKey()

@@ -22,7 +22,7 @@ struct EntitlementPolicy: Sendable {
         case .ended: return .ended(reason: "subscription_ended")
         case .paid, .partiallyRefunded: break
         }
-        guard purchase.kind == "subscription", let periodEnd = purchase.periodEnd else { return .active(until: nil) }
+        guard purchase.kind == .subscription, let periodEnd = purchase.periodEnd else { return .active(until: nil) }
         let until = periodEnd + renewalGraceMilliseconds
         return now < until ? .active(until: until) : .ended(reason: "period_over")
     }

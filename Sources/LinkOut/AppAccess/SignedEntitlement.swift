@@ -24,7 +24,7 @@ struct SignedEntitlement: Codable, Sendable, Equatable {
     var exp: Int64
     var productId: ProductID?
     /// `oneTime` or `subscription`.
-    var kind: String
+    var kind: PurchaseKind
     /// `production` or `sandbox`: the environment of the App Store token the purchase was made on.
     var environment: String
     /// No money changed hands (the demo provider, a provider's test mode).

@@ -1,12 +1,9 @@
-import Domain
+package import Domain
 package import Payments
 
 /// A product offered on the checkout page (`catalog` in config.json).
 package struct Product: Sendable, Equatable {
-    package enum Kind: String, Sendable {
-        case oneTime
-        case subscription
-    }
+    package typealias Kind = PurchaseKind
 
     package var id: String
     package var kind: Kind

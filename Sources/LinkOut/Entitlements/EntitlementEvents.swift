@@ -27,7 +27,7 @@ struct EntitlementEvents: Sendable {
             var externalPurchaseId: ExternalPurchaseID?
             var bundleId: BundleID?
             var productId: ProductID?
-            var kind: String
+            var kind: PurchaseKind
             var status: String
             var appAccountToken: String?
             var currency: CurrencyCode

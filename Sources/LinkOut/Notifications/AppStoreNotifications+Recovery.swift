@@ -45,7 +45,7 @@ extension AppStoreNotifications {
                 var checkpoint =
                     stored
                     ?? HistoryCheckpoint(
-                        bundleId: BundleID(bundleId.rawValue),
+                        bundleId: bundleId,
                         environment: environment,
                         startDate: start,
                         endDate: until,
@@ -139,7 +139,7 @@ extension AppStoreNotifications {
         summary.fetched += payloads.count
         for payload in payloads {
             do {
-                switch try receiver.receive(payload, source: "history") {
+                switch try receiver.receive(payload, source: .history) {
                 case .stored: summary.stored += 1
                 case .duplicate: summary.duplicates += 1
                 case .refused: summary.refused += 1

@@ -135,7 +135,7 @@ package final class AppStoreNotifications: Sendable {
     /// A delivered notification: judged and stored, then acted on at once from storage (a failure there is
     /// retried by the background sweep; the notification is safe).
     func receive(_ signedPayload: String) throws(StorageError) -> NotificationReceiver.Receipt {
-        let receipt = try receiver.receive(signedPayload, source: "delivery")
+        let receipt = try receiver.receive(signedPayload, source: .delivery)
         if case .stored = receipt { processor.processPending() }
         return receipt
     }

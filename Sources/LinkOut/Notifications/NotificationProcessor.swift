@@ -75,8 +75,8 @@ final class NotificationProcessor: Sendable {
         do {
             let change = try change(for: notification)
             guard let applied = try ledger.notifications.apply(change) else { return false }
-            metadata["outcome"] = applied.outcome
-            receiver.count(notification.notificationType, notification.subtype, applied.outcome)
+            metadata["outcome"] = applied.outcome.rawValue
+            receiver.count(notification.notificationType, notification.subtype, applied.outcome.rawValue)
             logger.info("notification processed", metadata)
             if !applied.corrections.isEmpty {
                 // The token was first recorded from an unsigned landing or forward that differed from Apple's
@@ -99,7 +99,7 @@ final class NotificationProcessor: Sendable {
     /// read again here.
     func change(for notification: StoredNotification) throws -> NotificationChange {
         let now = clock.nowMilliseconds()
-        var change = NotificationChange(notificationUUID: notification.notificationUUID, at: now, outcome: "ignored")
+        var change = NotificationChange(notificationUUID: notification.notificationUUID, at: now, outcome: .ignored)
         let payload = try Self.payload(of: notification.signedPayload)
         guard payload.notificationType == .externalPurchaseToken, let token = payload.externalPurchaseToken else {
             return change
@@ -113,37 +113,37 @@ final class NotificationProcessor: Sendable {
                 change.token = fields
                 change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
                 change.reportIfRecorded = try Self.unrecognizedReport(token, now: now)
-                change.outcome = "unrecognized_reported"
-                change.outcomeIfKnown = "due_now"
+                change.outcome = .unrecognizedReported
+                change.outcomeIfKnown = .dueNow
             } else if reports.contains(where: { $0.state == .accepted }) {
                 // Apple's notice crossed our report (or announced a token reported since): nothing is owed.
                 change.token = fields
-                change.outcome = "already_reported"
+                change.outcome = .alreadyReported
             } else {
                 // Apple's values correct what a landing or forward recorded (the apply compares them).
                 change.token = fields
                 change.dueNow = token.externalPurchaseId
-                change.outcome = "due_now"
+                change.outcome = .dueNow
             }
         case .created:
             change.token = fields
             change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
-            change.outcome = known == nil ? "recorded" : "known"
+            change.outcome = known == nil ? .recorded : .known
         case .activeTokenReminder:
             change.token = fields
             change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
             if reports.isEmpty {
                 if ReportingPolicy.isReportedAtExpiry(token), !ReportingPolicy.hasExpired(token, at: now) {
-                    change.outcome = known == nil ? "recorded" : "known"
+                    change.outcome = known == nil ? .recorded : .known
                 } else {
                     change.dueNow = token.externalPurchaseId
-                    change.outcome = known == nil ? "recorded" : "due_now"
+                    change.outcome = known == nil ? .recorded : .dueNow
                 }
             } else if reports.contains(where: { $0.status == .duplicateToken }) {
                 // Apple stops reminding once the duplicate report is in; one may have crossed it.
-                change.outcome = "reported_duplicate"
+                change.outcome = .reportedDuplicate
             } else {
-                change.outcome = "already_reported"
+                change.outcome = .alreadyReported
             }
         case .unknown, nil:
             break

@@ -40,7 +40,7 @@ struct NotificationReceiver: Sendable {
 
     /// Verifies, checks the app and stores; the caller acts on `.stored` (from storage, see
     /// `NotificationProcessor`).
-    func receive(_ signedPayload: String, source: String) throws(StorageError) -> Receipt {
+    func receive(_ signedPayload: String, source: NotificationSource) throws(StorageError) -> Receipt {
         let receipt = try judgeAndStore(signedPayload, source: source)
         switch receipt {
         case .stored(let notification):
@@ -48,13 +48,19 @@ struct NotificationReceiver: Sendable {
             logger.info("notification stored", Self.metadata(notification))
         case .duplicate(let uuid):
             count(nil, nil, "duplicate")
-            logger.info("notification already stored", ["notification.uuid": uuid, "notification.source": source])
+            logger.info(
+                "notification already stored",
+                ["notification.uuid": uuid, "notification.source": source.rawValue]
+            )
         case .test(let uuid):
             count("TEST", nil, "test")
-            logger.info("test notification received", ["notification.uuid": uuid, "notification.source": source])
+            logger.info(
+                "test notification received",
+                ["notification.uuid": uuid, "notification.source": source.rawValue]
+            )
         case .ignored(let type):
             count(type, nil, "ignored")
-            logger.info("notification ignored", ["notification.type": type, "notification.source": source])
+            logger.info("notification ignored", ["notification.type": type, "notification.source": source.rawValue])
         case .refused(let reason, let detail):
             refused(reason, detail, source: source)
         }
@@ -62,13 +68,16 @@ struct NotificationReceiver: Sendable {
     }
 
     /// Counts and logs a refusal: the reason code and a detail that never repeats payload content.
-    func refused(_ reason: String, _ detail: String, source: String) {
+    func refused(_ reason: String, _ detail: String, source: NotificationSource) {
         count(nil, nil, "refused")
         metrics.increment("linkout_notifications_refused_total", [("reason", reason)])
-        logger.warning("notification refused", ["reason": reason, "detail": detail, "notification.source": source])
+        logger.warning(
+            "notification refused",
+            ["reason": reason, "detail": detail, "notification.source": source.rawValue]
+        )
     }
 
-    private func judgeAndStore(_ signedPayload: String, source: String) throws(StorageError) -> Receipt {
+    private func judgeAndStore(_ signedPayload: String, source: NotificationSource) throws(StorageError) -> Receipt {
         let payload: NotificationPayload
         do {
             payload = try verifier.verify(signedPayload)
@@ -144,7 +153,7 @@ struct NotificationReceiver: Sendable {
     static func metadata(_ notification: StoredNotification) -> [String: String] {
         var metadata = [
             "notification.uuid": notification.notificationUUID, "notification.type": notification.notificationType,
-            "notification.source": notification.source,
+            "notification.source": notification.source.rawValue,
         ]
         if let subtype = notification.subtype { metadata["notification.subtype"] = subtype }
         if let id = notification.externalPurchaseId { metadata["external_purchase_id"] = id.rawValue }

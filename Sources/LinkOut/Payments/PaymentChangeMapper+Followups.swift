@@ -42,10 +42,11 @@ extension PaymentChangeMapper {
             change.outcome = "\(what) recorded; nothing to report to Apple"
             return .apply(change)
         }
-        if let reason = try heldBehind(ExternalPurchaseID(token.rawValue)) {
-            return .holdBehind(token: ExternalPurchaseID(token.rawValue), reason: reason)
+        if let reason = try heldBehind(token) {
+            return .holdBehind(token: token, reason: reason)
         }
-        let charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in
+        let charges = ([.invoice(invoice.invoiceId)] + (invoice.paymentIntentId.map { [.payment($0)] } ?? [])).map {
+            key in
             PurchaseCharge(
                 chargeKey: key,
                 purchaseId: purchase.purchaseId,
@@ -82,7 +83,7 @@ extension PaymentChangeMapper {
         // A renewal's or plan change's price is the invoice total its charge was recorded with.
         let previousPaid = try PaidService.latestIsPaid(items) { lineItemId in
             guard lineItemId != buy.rawValue else { return nil }
-            return try ledger.payments.charge(key: "invoice:" + lineItemId)?.amountTotal
+            return try ledger.payments.charge(key: .invoice(lineItemId))?.amountTotal
         }
         do {
             let item =
@@ -110,12 +111,12 @@ extension PaymentChangeMapper {
                 item,
                 what: what,
                 body: body,
-                purchaseToken: ExternalPurchaseID(token.rawValue),
+                purchaseToken: token,
                 chain: chain,
                 in: &change
             )
         } catch let error as AppleLineItemError {
-            change.outcome = "\(what) recorded; not reportable: \(error)"
+            change.outcome = .notReportable("\(what) recorded; not reportable: \(error)")
         }
         return .apply(change)
     }
@@ -132,7 +133,7 @@ extension PaymentChangeMapper {
                 PaymentChange(event: event, outcome: "dispute \(dispute.status); nothing to report to Apple", at: now)
             )
         }
-        guard let charge = try ledger.payments.charge(key: dispute.paymentIntentId ?? dispute.chargeId) else {
+        guard let charge = try ledger.payments.charge(key: .payment(dispute.paymentIntentId ?? dispute.chargeId)) else {
             return .wait("the disputed payment has no purchase yet")
         }
         // Stripe's amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow.
@@ -161,7 +162,7 @@ extension PaymentChangeMapper {
         chain: [StoredLineItem],
         in change: inout PaymentChange
     ) throws {
-        guard let purchaseToken = try ledger.tokens.token(ExternalPurchaseID(token.rawValue)) else {
+        guard let purchaseToken = try ledger.tokens.token(token) else {
             change.lineItems = [(token, item.lineItemId, body)]
             return
         }
@@ -183,7 +184,7 @@ extension PaymentChangeMapper {
         -> Decision
     {
         let key = refund.paymentIntentId ?? refund.chargeId
-        guard let charge = try ledger.payments.charge(key: key),
+        guard let charge = try ledger.payments.charge(key: .payment(key)),
             var purchase = try ledger.payments.purchase(id: charge.purchaseId)
         else { return .wait("the refunded payment has no purchase yet") }
         // Refunded amounts are cumulative: a late delivery of an earlier refund changes nothing.
@@ -197,7 +198,7 @@ extension PaymentChangeMapper {
             at: now
         )
         // A refund of one renewal leaves the subscription as it was; only a full refund of the buy refunds it.
-        if charge.lineItemId == purchase.buyLineItemId || purchase.kind == Product.Kind.oneTime.rawValue {
+        if charge.lineItemId == purchase.buyLineItemId || purchase.kind == .oneTime {
             purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
         }
         purchase.updatedAt = now
@@ -214,8 +215,8 @@ extension PaymentChangeMapper {
         }
         // Its buy is held for an exchange rate: the refund follows it (with the buy's rate; Apple:
         // ExchangeRateMismatchError).
-        if let reason = try heldBehind(ExternalPurchaseID(token.rawValue)) {
-            return .holdBehind(token: ExternalPurchaseID(token.rawValue), reason: reason)
+        if let reason = try heldBehind(token) {
+            return .holdBehind(token: token, reason: reason)
         }
         // The refunded item may be a renewal on another token of the customer: the refund goes on the token of
         // the item it refers to (Apple looks the reference up on the report's token).
@@ -228,18 +229,20 @@ extension PaymentChangeMapper {
         // be refused (`NotFoundError`): the refund waits for the operator, as long as that takes.
         guard let stored = versions.last(where: { $0.correction == nil }) else {
             guard versions.contains(where: \.needsCorrection) else {
-                change.outcome = "refund recorded; not reportable: line item \(charge.lineItemId) was withdrawn"
+                change.outcome = .notReportable(
+                    "refund recorded; not reportable: line item \(charge.lineItemId) was withdrawn"
+                )
                 return .apply(change)
             }
             return .holdBehind(
-                token: ExternalPurchaseID(first.externalPurchaseId.rawValue),
+                token: first.externalPurchaseId,
                 reason: "the refunded line item \(charge.lineItemId) is set aside for correction"
             )
         }
         // A renewal held for a token may wait weeks (until the app forwards one): the refund never gives up on it.
         guard stored.heldSince == nil else {
             return .holdBehind(
-                token: ExternalPurchaseID(stored.externalPurchaseId.rawValue),
+                token: stored.externalPurchaseId,
                 reason: "the refunded renewal is held until a token of the customer can carry it"
             )
         }
@@ -252,7 +255,7 @@ extension PaymentChangeMapper {
                 // an operator's retraction) no longer counts, though the provider's cumulative amount has it.
                 item.netAmountTaxExclusive = try netAfter(
                     item,
-                    on: ExternalPurchaseID(stored.externalPurchaseId.rawValue)
+                    on: stored.externalPurchaseId
                 )
                 change.lineItems = [(stored.externalPurchaseId, item.lineItemId, try Self.encode(.refund(item)))]
                 change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
@@ -260,14 +263,14 @@ extension PaymentChangeMapper {
                 change.outcome = "refund already reported"
             }
         } catch let error as AppleLineItemError {
-            change.outcome = "refund recorded; not reportable: \(error)"
+            change.outcome = .notReportable("refund recorded; not reportable: \(error)")
         }
         return .apply(change)
     }
 
     /// The buy's net once `refund` joins what the token holds (`PurchaseNet`): never below 0.
     private func netAfter(_ refund: RefundLineItem, on token: ExternalPurchaseID) throws -> Int64 {
-        let holds = try LineItemScreen(ledger: ledger).standing(on: ExternalPurchaseID(token.rawValue))
+        let holds = try LineItemScreen(ledger: ledger).standing(on: token)
         return max(0, PurchaseNet.ofBuy(refund.referenceLineItemId, in: holds + [.refund(refund)]))
     }
 }

@@ -8,12 +8,12 @@ import Storage
 extension PaymentChangeMapper {
     /// Stored with the change as a charge of the purchase under this key, so the same refund delivered again (an
     /// adjustment created approved and then updated) finds it and changes nothing.
-    static func issuedRefundKey(_ refundId: String) -> String { "refund:" + refundId }
+    static func issuedRefundKey(_ refundId: String) -> ChargeKey { .refund(refundId) }
 
     func issuedRefund(_ issued: IssuedRefund, event: (provider: ProviderID, eventId: String), at now: Int64) throws
         -> Decision
     {
-        guard let charge = try ledger.payments.charge(key: issued.paymentId) else {
+        guard let charge = try ledger.payments.charge(key: .payment(issued.paymentId)) else {
             return .wait("the refunded payment has no purchase yet")
         }
         let marker = Self.issuedRefundKey(issued.refundId)
@@ -25,12 +25,10 @@ extension PaymentChangeMapper {
         // The provider states each refund's tax: the tax refunded before is the sum of the earlier ones', less a
         // chargeback's that was reversed (its money, and so its tax, came back).
         let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
-        let reversed = Set(charges.filter { $0.chargeKey.hasPrefix("reversal:") }.map(\.lineItemId))
+        let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         let taxBefore = charges.filter {
-            $0.chargeKey.hasPrefix("refund:") && $0.lineItemId == charge.lineItemId
-                && !reversed.contains(
-                    LineItemID(issued.paymentId + ":dispute:" + $0.chargeKey.dropFirst("refund:".count))
-                )
+            guard case .refund(let refundId) = $0.chargeKey, $0.lineItemId == charge.lineItemId else { return false }
+            return !reversed.contains(.chargeback(of: issued.paymentId, dispute: refundId))
         }.reduce(Int64(0)) { $0 + $1.amountTax }
         let cumulative = ChargeRefund(
             chargeId: issued.paymentId,
@@ -74,7 +72,7 @@ extension PaymentChangeMapper {
     )
         throws -> Decision
     {
-        guard let charge = try ledger.payments.charge(key: reversal.paymentId) else {
+        guard let charge = try ledger.payments.charge(key: .payment(reversal.paymentId)) else {
             return .wait("the charged-back payment has no purchase yet")
         }
         let marker = Self.reversalKey(reversal.reversalId)
@@ -84,14 +82,12 @@ extension PaymentChangeMapper {
             )
         }
         let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
-        let reversed = Set(charges.filter { $0.chargeKey.hasPrefix("reversal:") }.map(\.lineItemId))
+        let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         // The first chargeback of this amount whose REFUND Apple was sent and no reversal withdrew.
         var item: StoredLineItem?
-        for candidate in charges
-        where candidate.chargeKey.hasPrefix("refund:") && candidate.amountTotal == reversal.amount {
-            let lineItemId = LineItemID(
-                reversal.paymentId + ":dispute:" + candidate.chargeKey.dropFirst("refund:".count)
-            )
+        for candidate in charges where candidate.amountTotal == reversal.amount {
+            guard case .refund(let refundId) = candidate.chargeKey else { continue }
+            let lineItemId = LineItemID.chargeback(of: reversal.paymentId, dispute: refundId)
             guard !reversed.contains(lineItemId) else { continue }
             item = try ledger.reports.lineItemVersions(lineItemId).first { $0.correction == nil }
             if item != nil { break }
@@ -137,9 +133,10 @@ extension PaymentChangeMapper {
         } catch {
             // Apple's rules forbid the retraction (more than a year after the chargeback, say): the money is
             // recorded back, the REFUND stands at Apple, and a person decides (never an event failing each pass).
-            change.outcome =
+            change.outcome = .notReportable(
                 "chargeback reversed; not reportable: its REFUND \(item.lineItemId) cannot be retracted (\(error)); "
-                + "the refunded total is lowered, settle the REFUND with Apple yourself"
+                    + "the refunded total is lowered, settle the REFUND with Apple yourself"
+            )
             return .apply(change)
         }
         guard let retraction else { return .wait("the charged-back payment's REFUND is not accepted by Apple yet") }
@@ -150,5 +147,5 @@ extension PaymentChangeMapper {
 
     /// Stored as a charge of the purchase naming the retracted line item: the same reversal delivered again
     /// changes nothing, and a second chargeback of the same amount is the one a second reversal withdraws.
-    static func reversalKey(_ reversalId: String) -> String { "reversal:" + reversalId }
+    static func reversalKey(_ reversalId: String) -> ChargeKey { .reversal(reversalId) }
 }

@@ -36,7 +36,7 @@ struct PaymentChangeMapper: Sendable {
 
     /// The reason a token's new line items wait, when an earlier one of it is held.
     func heldBehind(_ token: ExternalPurchaseID) throws -> String? {
-        guard !releasing, try ledger.payments.hasHeldLineItems(externalPurchaseId: ExternalPurchaseID(token.rawValue))
+        guard !releasing, try ledger.payments.hasHeldLineItems(externalPurchaseId: token)
         else { return nil }
         return "an earlier line item of this token waits for an exchange rate"
     }
@@ -98,10 +98,10 @@ struct PaymentChangeMapper: Sendable {
         case .chargebackReversed(let reversal):
             return try chargebackReversed(reversal, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
-            guard var charge = try ledger.payments.charge(key: "invoice:" + invoiceId) else {
+            guard var charge = try ledger.payments.charge(key: .invoice(invoiceId)) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
             }
-            charge.chargeKey = paymentIntentId
+            charge.chargeKey = .payment(paymentIntentId)
             return .apply(
                 PaymentChange(event: key, outcome: "payment linked to its invoice", charges: [charge], at: now)
             )
@@ -128,7 +128,9 @@ struct PaymentChangeMapper: Sendable {
         case .ignored(let type):
             return .apply(PaymentChange(event: key, outcome: "ignored (\(type))", at: now))
         case .notReported(let type, let reason):
-            return .apply(PaymentChange(event: key, outcome: Self.notReported + "\(type): \(reason)", at: now))
+            return .apply(
+                PaymentChange(event: key, outcome: .notReported("not reported to Apple: \(type): \(reason)"), at: now)
+            )
         }
     }
 
@@ -151,7 +153,7 @@ struct PaymentChangeMapper: Sendable {
             externalPurchaseId: completion.externalPurchaseId,
             bundleId: completion.bundleId,
             productId: completion.productId,
-            kind: completion.mode == .subscription ? Product.Kind.subscription.rawValue : Product.Kind.oneTime.rawValue,
+            kind: completion.mode == .subscription ? .subscription : .oneTime,
             status: .paid,
             currency: completion.currency.uppercased(),
             amountTotal: completion.amountTotal,
@@ -231,7 +233,7 @@ struct PaymentChangeMapper: Sendable {
                     change.outcome = "purchase recorded; no token, nothing to report to Apple"
                 }
             } catch let error as AppleLineItemError {
-                change.outcome = "purchase recorded; not reportable: \(error)"
+                change.outcome = .notReportable("purchase recorded; not reportable: \(error)")
             }
         }
     }
@@ -247,8 +249,8 @@ struct PaymentChangeMapper: Sendable {
     /// invoice until `invoice_payment.paid` names it.
     private func buyCharges(_ completion: PurchaseCompletion, lineItemId: LineItemID) -> [PurchaseCharge] {
         let keys =
-            [completion.paymentIntentId ?? completion.sessionId]
-            + (completion.invoiceId.map { ["invoice:" + $0] } ?? [])
+            [ChargeKey.payment(completion.paymentIntentId ?? completion.sessionId)]
+            + (completion.invoiceId.map { [.invoice($0)] } ?? [])
         return keys.map { key in
             PurchaseCharge(
                 chargeKey: key,
@@ -266,7 +268,7 @@ struct PaymentChangeMapper: Sendable {
         _ sessionId: String,
         _ state: PaymentSessionState,
         event: (provider: ProviderID, eventId: String),
-        outcome: String,
+        outcome: PaymentOutcome,
         at now: Int64
     ) -> PaymentChange {
         PaymentChange(event: event, outcome: outcome, sessionState: (sessionId, state), at: now)
@@ -281,7 +283,8 @@ struct PaymentChangeMapper: Sendable {
             let purchase = try ledger.payments.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
         else { return .wait("the first invoice's subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
-        change.charges = (["invoice:" + invoice.invoiceId] + (invoice.paymentIntentId.map { [$0] } ?? [])).map { key in
+        change.charges = ([.invoice(invoice.invoiceId)] + (invoice.paymentIntentId.map { [.payment($0)] } ?? [])).map {
+            key in
             PurchaseCharge(
                 chargeKey: key,
                 purchaseId: purchase.purchaseId,
@@ -296,7 +299,6 @@ struct PaymentChangeMapper: Sendable {
     }
 
     /// The start of the outcome of money linkout does not report, which the processor logs as a warning.
-    static let notReported = "not reported to Apple: "
 
     static func encode(_ item: LineItem) throws -> String {
         try AppleJSON.text(item)

@@ -87,31 +87,37 @@ final class PaymentEventProcessor: Sendable {
                 try ledger.payments.apply(change)
                 // A paid sale that cannot become an Apple line item, or waits for a rate, needs a person: say so
                 // loudly.
-                if change.outcome.contains("not reportable") || change.hold != nil {
-                    logger.error("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                if change.outcome.needsAPerson || change.hold != nil {
+                    logger.error(
+                        "payment event processed",
+                        metadata.merging(["outcome": "\(change.outcome)"]) { a, _ in a }
+                    )
                 } else if !change.setAside.isEmpty {
                     logger.error(
                         "payment event processed; line item set aside: Apple would refuse it",
                         metadata.merging([
-                            "outcome": change.outcome,
+                            "outcome": "\(change.outcome)",
                             "line_item_ids": change.setAside.map(\.lineItemId.rawValue).joined(separator: ","),
                         ]) { a, _ in a }
                     )
-                } else if change.outcome.hasPrefix(PaymentChangeMapper.notReported) {
+                } else if case .notReported = change.outcome {
                     // Money that does not go to Apple (README, "What linkout reports"): the reason is the outcome.
                     logger.warning(
                         "payment event processed; money not reported to Apple",
-                        metadata.merging(["outcome": change.outcome]) { a, _ in a }
+                        metadata.merging(["outcome": "\(change.outcome)"]) { a, _ in a }
                     )
                 } else if !change.heldLineItems.isEmpty {
                     // Revenue Apple cannot take yet (no token of the customer active at its date): logged once,
                     // shown on the dashboard until a token of the customer places it.
                     logger.warning(
                         "payment event processed; line item held",
-                        metadata.merging(["outcome": change.outcome]) { a, _ in a }
+                        metadata.merging(["outcome": "\(change.outcome)"]) { a, _ in a }
                     )
                 } else {
-                    logger.info("payment event processed", metadata.merging(["outcome": change.outcome]) { a, _ in a })
+                    logger.info(
+                        "payment event processed",
+                        metadata.merging(["outcome": "\(change.outcome)"]) { a, _ in a }
+                    )
                 }
                 return true
             case .holdBehind(let token, let reason):
@@ -119,7 +125,7 @@ final class PaymentEventProcessor: Sendable {
                 try ledger.payments.deferBehindHold(
                     provider: event.provider,
                     eventId: event.eventId,
-                    externalPurchaseId: ExternalPurchaseID(token.rawValue),
+                    externalPurchaseId: token,
                     until: clock.nowMilliseconds() + Milliseconds.hour,
                     reason: reason
                 )
@@ -196,7 +202,7 @@ final class PaymentEventProcessor: Sendable {
             released += 1
             let metadata = [
                 "payment.provider": held.event.provider.rawValue, "payment.event_id": held.event.eventId,
-                "outcome": change.outcome,
+                "outcome": "\(change.outcome)",
             ]
             if !change.heldLineItems.isEmpty {
                 // Its rate is known now, but no token of the customer is active at its date: it stays held

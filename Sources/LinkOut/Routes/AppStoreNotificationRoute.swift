@@ -15,7 +15,7 @@ struct AppStoreNotificationRoute: Sendable {
     /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one (counted and
     /// logged like every refusal).
     func tooLarge(_ request: HTTPRequest) -> HTTPResponse {
-        notifications.receiver.refused("body_too_large", "over \(Self.maxBodyBytes) bytes", source: "delivery")
+        notifications.receiver.refused("body_too_large", "over \(Self.maxBodyBytes) bytes", source: .delivery)
         return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is larger than a notification.")
     }
 
@@ -26,7 +26,7 @@ struct AppStoreNotificationRoute: Sendable {
     func receive(_ request: HTTPRequest) throws -> HTTPResponse {
         guard request.body.count <= Self.maxBodyBytes else { return tooLarge(request) }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
-            notifications.receiver.refused("malformed_body", "not {\"signedPayload\": string}", source: "delivery")
+            notifications.receiver.refused("malformed_body", "not {\"signedPayload\": string}", source: .delivery)
             return JSONResponse.error(.badRequest, "malformed_body", "Send {\"signedPayload\": \"<JWS>\"}.")
         }
         switch try notifications.receive(body.signedPayload) {

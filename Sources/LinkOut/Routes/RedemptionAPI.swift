@@ -17,7 +17,7 @@ struct RedemptionAPI: Sendable {
     struct PurchaseView: Encodable {
         var purchaseId: String
         var productId: ProductID?
-        var kind: String
+        var kind: PurchaseKind
         var status: String
         var externalPurchaseId: ExternalPurchaseID?
         var bundleId: BundleID?

@@ -1,10 +1,10 @@
 /// What acting on a notification did: the outcome recorded on it, and the fields of a known token that Apple's
 /// values corrected (a landing or a forward recorded them first, from a token nobody signed).
 public struct AppliedNotification: Sendable, Equatable {
-    public var outcome: String
+    public var outcome: NotificationOutcome
     public var corrections: [TokenCorrection]
 
-    package init(outcome: String, corrections: [TokenCorrection] = []) {
+    package init(outcome: NotificationOutcome, corrections: [TokenCorrection] = []) {
         self.outcome = outcome
         self.corrections = corrections
     }

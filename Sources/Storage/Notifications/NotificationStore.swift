@@ -19,10 +19,10 @@ public struct NotificationStore: Sendable {
             environment: try row[4].closedSetIfPresent("notifications.environment"),
             signedDate: row[5].integer ?? 0,
             receivedAt: row[6].integer ?? 0,
-            source: row[7].text ?? "",
+            source: try row[7].closedSet("notifications.source"),
             signedPayload: row[8].text ?? "",
             processedAt: row[9].integer,
-            outcome: row[10].text
+            outcome: try row[10].closedSetIfPresent("notifications.outcome")
         )
     }
 
@@ -40,7 +40,8 @@ public struct NotificationStore: Sendable {
                     .text(notification.notificationUUID), .text(notification.notificationType),
                     .optional(notification.subtype), .optional(notification.externalPurchaseId),
                     .optional(notification.environment?.rawValue), .integer(notification.signedDate),
-                    .integer(notification.receivedAt), .text(notification.source), .text(notification.signedPayload),
+                    .integer(notification.receivedAt), .text(notification.source.rawValue),
+                    .text(notification.signedPayload),
                 ]
             ).isEmpty)
         }
@@ -134,7 +135,7 @@ public struct NotificationStore: Sendable {
             }
             try connection.query(
                 "UPDATE notifications SET processed_at = ?, outcome = ? WHERE notification_uuid = ?",
-                [.integer(change.at), .text(outcome), .text(change.notificationUUID)]
+                [.integer(change.at), .text(outcome.rawValue), .text(change.notificationUUID)]
             )
             return AppliedNotification(outcome: outcome, corrections: corrections)
         }

@@ -14,12 +14,12 @@ public struct StoredNotification: Sendable, Equatable, Codable {
     public var signedDate: Int64
     public var receivedAt: Int64
     /// `delivery` (Apple POSTed it) or `history` (fetched with Get Notification History).
-    public var source: String
+    public var source: NotificationSource
     /// The JWS exactly as received; never logged.
     public var signedPayload: String
     public var processedAt: Int64?
     /// What acting on it came to (`unrecognized_reported`, `due_now`, `recorded`, ...).
-    public var outcome: String?
+    public var outcome: NotificationOutcome?
 
     public init(
         notificationUUID: String,
@@ -29,10 +29,10 @@ public struct StoredNotification: Sendable, Equatable, Codable {
         environment: Environment?,
         signedDate: Int64,
         receivedAt: Int64,
-        source: String,
+        source: NotificationSource,
         signedPayload: String,
         processedAt: Int64? = nil,
-        outcome: String? = nil
+        outcome: NotificationOutcome? = nil
     ) {
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
@@ -54,7 +54,7 @@ public struct NotificationChange: Sendable {
     public var notificationUUID: String
     public var at: Int64
     /// The outcome recorded on the notification.
-    public var outcome: String
+    public var outcome: NotificationOutcome
     /// A token to record when the ledger has none with its id (source `notification`), with its checkout.
     public var token: TokenFields?
     public var checkoutId: CheckoutID?
@@ -62,7 +62,7 @@ public struct NotificationChange: Sendable {
     public var reportIfRecorded: StoredReport?
     /// The outcome when `token` turned out to be known after all (a visit was ingested meanwhile): its report is
     /// made due now instead.
-    public var outcomeIfKnown: String?
+    public var outcomeIfKnown: NotificationOutcome?
     /// A known token whose report is due now (Apple announced it as unreported): the `NO_LINE_ITEM` wait and the
     /// payment hold end for it, and a pending report of it is sent at once.
     public var dueNow: ExternalPurchaseID?
@@ -70,11 +70,11 @@ public struct NotificationChange: Sendable {
     public init(
         notificationUUID: String,
         at: Int64,
-        outcome: String,
+        outcome: NotificationOutcome,
         token: TokenFields? = nil,
         checkoutId: CheckoutID? = nil,
         reportIfRecorded: StoredReport? = nil,
-        outcomeIfKnown: String? = nil,
+        outcomeIfKnown: NotificationOutcome? = nil,
         dueNow: ExternalPurchaseID? = nil
     ) {
         self.notificationUUID = notificationUUID

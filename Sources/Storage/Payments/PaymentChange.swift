@@ -5,15 +5,15 @@ public import Domain
 public struct PaymentChange: Sendable {
     /// The event this change acts on (marked processed with `outcome`); nil for changes without an event.
     public var event: (provider: ProviderID, eventId: String)?
-    public var outcome: String
+    public var outcome: PaymentOutcome
     public var purchase: PurchaseRecord?
     /// Charges (a payment and the names it goes by: a PaymentIntent, an invoice) a later refund may refer to.
     public var charges: [PurchaseCharge]
     /// A charge's new cumulative refunded amount.
-    public var refund: (chargeKey: String, amountRefunded: Int64)?
+    public var refund: (chargeKey: ChargeKey, amountRefunded: Int64)?
     /// A reversed chargeback: the charge's refunded amount goes down by this much (never below 0). Written with
     /// the reversal's marker, so it is applied once.
-    public var refundReversal: (chargeKey: String, amount: Int64)?
+    public var refundReversal: (chargeKey: ChargeKey, amount: Int64)?
     public var sessionState: (sessionId: String, state: PaymentSessionState)?
     /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
     public var lineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)]
@@ -41,10 +41,10 @@ public struct PaymentChange: Sendable {
 
     public init(
         event: (provider: ProviderID, eventId: String)?,
-        outcome: String,
+        outcome: PaymentOutcome,
         purchase: PurchaseRecord? = nil,
         charges: [PurchaseCharge] = [],
-        refund: (chargeKey: String, amountRefunded: Int64)? = nil,
+        refund: (chargeKey: ChargeKey, amountRefunded: Int64)? = nil,
         sessionState: (sessionId: String, state: PaymentSessionState)? = nil,
         lineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = [],
         redemption: RedemptionRecord? = nil,

@@ -16,7 +16,10 @@ extension PaymentStore {
                 UPDATE payment_events SET processed_at = ?, outcome = ?
                 WHERE provider = ? AND event_id = ? AND processed_at IS NULL RETURNING 1
                 """,
-                [.integer(change.at), .text(change.outcome), .text(event.provider.rawValue), .text(event.eventId)]
+                [
+                    .integer(change.at), .text(change.outcome.description), .text(event.provider.rawValue),
+                    .text(event.eventId),
+                ]
             )
             guard !claimed.isEmpty else { return }
             if let hold = change.hold {
@@ -36,7 +39,7 @@ extension PaymentStore {
                 UPDATE payment_events SET held_reason = NULL, held_token = NULL, outcome = ?
                 WHERE provider = ? AND event_id = ? AND held_reason IS NOT NULL RETURNING 1
                 """,
-                [.text(change.outcome), .text(release.provider.rawValue), .text(release.eventId)]
+                [.text(change.outcome.description), .text(release.provider.rawValue), .text(release.eventId)]
             )
             guard !claimed.isEmpty else { return }
             try connection.query(
@@ -58,7 +61,7 @@ extension PaymentStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(charge_key) DO NOTHING
                 """,
                 [
-                    .text(charge.chargeKey), .text(charge.purchaseId), .id(charge.lineItemId),
+                    .text(charge.chargeKey.description), .text(charge.purchaseId), .id(charge.lineItemId),
                     .integer(charge.amountTotal), .integer(charge.amountTax), .integer(charge.amountRefunded),
                     .integer(charge.createdAt),
                 ]
@@ -68,7 +71,7 @@ extension PaymentStore {
             // Cumulative figures only grow: a late, older delivery never lowers what was refunded.
             try connection.query(
                 "UPDATE purchase_charges SET amount_refunded = MAX(amount_refunded, ?) WHERE charge_key = ?",
-                [.integer(refund.amountRefunded), .text(refund.chargeKey)]
+                [.integer(refund.amountRefunded), .text(refund.chargeKey.description)]
             )
         }
         if let reversal = change.refundReversal {
@@ -77,7 +80,7 @@ extension PaymentStore {
                 UPDATE purchase_charges SET amount_refunded = CASE WHEN amount_refunded > ? THEN amount_refunded - ?
                     ELSE 0 END WHERE charge_key = ?
                 """,
-                [.integer(reversal.amount), .integer(reversal.amount), .text(reversal.chargeKey)]
+                [.integer(reversal.amount), .integer(reversal.amount), .text(reversal.chargeKey.description)]
             )
         }
         if let session = change.sessionState {
@@ -191,7 +194,7 @@ extension PaymentStore {
             [
                 .text(purchase.purchaseId), .text(purchase.provider.rawValue), .optional(purchase.checkoutId),
                 .optional(purchase.externalPurchaseId), .optional(purchase.bundleId), .optional(purchase.productId),
-                .text(purchase.kind), .text(purchase.status.rawValue), .id(purchase.currency),
+                .text(purchase.kind.rawValue), .text(purchase.status.rawValue), .id(purchase.currency),
                 .integer(purchase.amountTotal), .integer(purchase.amountTax), .id(purchase.taxCountry),
                 .optional(purchase.subscriptionId), .optional(purchase.buyLineItemId), .optional(purchase.periodEnd),
                 .integer(purchase.paidDays), .integer(purchase.createdAt), .integer(purchase.updatedAt),

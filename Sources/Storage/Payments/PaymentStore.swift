@@ -43,7 +43,7 @@ public struct PaymentStore: Sendable {
             externalPurchaseId: row[3].id(),
             bundleId: row[4].id(),
             productId: row[5].id(),
-            kind: row[6].text ?? "",
+            kind: try row[6].closedSet("purchases.kind"),
             status: try row[7].closedSet("purchases.status"),
             currency: row[8].id() ?? "",
             amountTotal: row[9].integer ?? 0,
@@ -240,7 +240,7 @@ public struct PaymentStore: Sendable {
 
     static func charge(_ row: [SQLValue]) -> PurchaseCharge {
         PurchaseCharge(
-            chargeKey: row[0].text ?? "",
+            chargeKey: ChargeKey(text: row[0].text ?? ""),
             purchaseId: row[1].text ?? "",
             lineItemId: row[2].id() ?? "",
             amountTotal: row[3].integer ?? 0,
@@ -266,11 +266,11 @@ public struct PaymentStore: Sendable {
         }
     }
 
-    public func charge(key: String) throws(StorageError) -> PurchaseCharge? {
+    public func charge(key: ChargeKey) throws(StorageError) -> PurchaseCharge? {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 "SELECT \(Self.chargeColumns) FROM purchase_charges WHERE charge_key = ?",
-                [.text(key)]
+                [.text(key.description)]
             ).firstDecoded(Self.charge)
         }
     }

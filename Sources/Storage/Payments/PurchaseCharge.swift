@@ -4,7 +4,7 @@ public import Domain
 /// of that charge can reference it and report only what is newly refunded.
 public struct PurchaseCharge: Sendable, Equatable, Codable {
     /// The provider's payment reference (Stripe: the PaymentIntent id).
-    public var chargeKey: String
+    public var chargeKey: ChargeKey
     public var purchaseId: String
     public var lineItemId: LineItemID
     public var amountTotal: Int64
@@ -13,8 +13,14 @@ public struct PurchaseCharge: Sendable, Equatable, Codable {
     public var amountRefunded: Int64
     public var createdAt: Int64
 
+    /// Marks a chargeback's reversal as taken (`ChargeKey.reversal`), not money.
+    public var isReversal: Bool {
+        if case .reversal = chargeKey { return true }
+        return false
+    }
+
     public init(
-        chargeKey: String,
+        chargeKey: ChargeKey,
         purchaseId: String,
         lineItemId: LineItemID,
         amountTotal: Int64,

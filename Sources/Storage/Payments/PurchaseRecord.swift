@@ -9,8 +9,7 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
     public var externalPurchaseId: ExternalPurchaseID?
     public var bundleId: BundleID?
     public var productId: ProductID?
-    /// `oneTime` or `subscription`.
-    public var kind: String
+    public var kind: PurchaseKind
     public var status: PurchaseStatus
     public var currency: CurrencyCode
     public var amountTotal: Int64
@@ -37,7 +36,7 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
         externalPurchaseId: ExternalPurchaseID?,
         bundleId: BundleID?,
         productId: ProductID?,
-        kind: String,
+        kind: PurchaseKind,
         status: PurchaseStatus,
         currency: CurrencyCode,
         amountTotal: Int64,
