@@ -44,7 +44,7 @@ let package = Package(
         // Payment providers (demo, Stripe over Outbound), Stripe webhooks, and purchases as Apple line items.
         .target(
             name: "Payments",
-            dependencies: ["Domain", "Outbound", "Crypto", "ExternalPurchase", "Lifecycle"],
+            dependencies: ["Domain", "Outbound", "Crypto", "Lifecycle"],
             swiftSettings: swiftSettings
         ),
         .target(

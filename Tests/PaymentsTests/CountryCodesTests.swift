@@ -1,4 +1,4 @@
-import ExternalPurchase
+import Domain
 import Testing
 
 @testable import Payments

@@ -1,5 +1,6 @@
 import Crypto
 import Domain
+import TestSupport
 import Testing
 
 @testable import Payments
@@ -126,7 +127,7 @@ struct ProviderRegistryTests {
         #expect(demo.mode == .simulated)
         #expect(demo.webhook == nil)
         #expect(demo.pageTexts.completedTitle == "result_demo_title")
-        let request = StripePaymentProviderTests.request(intent: "int_7", kind: .subscription(BillingInterval(.month)))
+        let request = CheckoutRequest.example(intent: "int_7", kind: .subscription(BillingInterval(.month)))
         let completed = DemoEvent(DemoEvent.completed, request: request, at: 1_800_000_000_000)
         #expect(completed.id == "demo_int_7_completed")
         let decoded = try demo.decodeEvent(try completed.body())

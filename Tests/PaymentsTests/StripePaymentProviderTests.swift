@@ -15,28 +15,6 @@ struct StripePaymentProviderTests {
         var count: Int { taken.withLock { $0.count } }
     }
 
-    static func request(
-        intent: String = "intent-1",
-        kind: CheckoutRequest.Product.Kind = .oneTime,
-        currency: String = "EUR",
-        amount: String = "29.99",
-        language: String = "de",
-        automaticTax: Bool = false
-    ) -> CheckoutRequest {
-        CheckoutRequest(
-            intentId: intent,
-            checkoutId: "chk_abc",
-            externalPurchaseId: "0000-epid",
-            bundleId: "com.example",
-            product: .init(id: "pro.lifetime", displayName: "Pro für immer & mehr", kind: kind),
-            price: .init(currency: CurrencyCode(currency), amount: amount),
-            language: language,
-            successURL: "https://pay.example/return/chk_abc",
-            cancelURL: "https://pay.example/checkout/chk_abc",
-            automaticTax: automaticTax
-        )
-    }
-
     /// The error `body` throws, or nil (and a recorded issue) when it returns.
     static func failure(_ body: () throws(PaymentError) -> CheckoutRedirect) -> PaymentError? {
         do {
@@ -65,7 +43,7 @@ struct StripePaymentProviderTests {
 
     @Test func createsAOneTimeSessionWithStripesFields() throws {
         try withStripe { fake, provider, _ in
-            let redirect = try provider.startCheckout(Self.request(automaticTax: true))
+            let redirect = try provider.startCheckout(CheckoutRequest.example(automaticTax: true))
             #expect(redirect.sessionId == "cs_test_fake1")
             #expect(redirect.url == "https://checkout.stripe.com/c/pay/cs_test_fake1")
             #expect(fake.sessionsCreated == 1)
@@ -100,7 +78,10 @@ struct StripePaymentProviderTests {
 
     @Test func createsASubscriptionSession() throws {
         try withStripe { fake, provider, _ in
-            let request = Self.request(kind: .subscription(BillingInterval(.month, count: 3)), language: "pt-BR")
+            let request = CheckoutRequest.example(
+                kind: .subscription(BillingInterval(.month, count: 3)),
+                language: "pt-BR"
+            )
             _ = try provider.startCheckout(request)
             let fields = try #require(fake.received.first).fields
             #expect(fields["mode"] == "subscription")
@@ -118,7 +99,7 @@ struct StripePaymentProviderTests {
     @Test func retriesA500WithTheSameIdempotencyKeyAndCreatesOneSession() throws {
         try withStripe { fake, provider, pauses in
             fake.enqueue(.respond(status: 500))
-            let redirect = try provider.startCheckout(Self.request())
+            let redirect = try provider.startCheckout(CheckoutRequest.example())
             #expect(redirect.sessionId == "cs_test_fake1")
             #expect(fake.sessionsCreated == 1)
             let keys = fake.received.map(\.idempotencyKey)
@@ -132,7 +113,9 @@ struct StripePaymentProviderTests {
     @Test func givesUpAfterTwoRetries() throws {
         try withStripe { fake, provider, pauses in
             fake.enqueue(.respond(status: 503), .respond(status: 502), .respond(status: 500))
-            if let error = Self.failure({ () throws(PaymentError) in try provider.startCheckout(Self.request()) }) {
+            if let error = Self.failure({ () throws(PaymentError) in
+                try provider.startCheckout(CheckoutRequest.example())
+            }) {
                 #expect(error.kind == .unavailable)
                 #expect(error.status == 500)
             }
@@ -146,7 +129,9 @@ struct StripePaymentProviderTests {
     @Test func rateLimitIsUnavailableWithoutRetry() throws {
         try withStripe { fake, provider, pauses in
             fake.enqueue(.respond(status: 429))
-            if let error = Self.failure({ () throws(PaymentError) in try provider.startCheckout(Self.request()) }) {
+            if let error = Self.failure({ () throws(PaymentError) in
+                try provider.startCheckout(CheckoutRequest.example())
+            }) {
                 #expect(error.kind == .unavailable)
                 #expect(error.status == 429)
             }
@@ -159,10 +144,10 @@ struct StripePaymentProviderTests {
     @Test func stripeShouldRetryDecidesFirst() throws {
         try withStripe { fake, provider, _ in
             fake.enqueue(.respond(status: 500, headers: ["Stripe-Should-Retry": "false"]))
-            #expect(throws: PaymentError.self) { try provider.startCheckout(Self.request()) }
+            #expect(throws: PaymentError.self) { try provider.startCheckout(CheckoutRequest.example()) }
             #expect(fake.received.count == 1)
             fake.enqueue(.respond(status: 429, headers: ["Stripe-Should-Retry": "true"]))
-            let redirect = try provider.startCheckout(Self.request(intent: "intent-2"))
+            let redirect = try provider.startCheckout(CheckoutRequest.example(intent: "intent-2"))
             #expect(redirect.sessionId == "cs_test_fake1")
             #expect(fake.received.count == 3)
         }
@@ -176,7 +161,9 @@ struct StripePaymentProviderTests {
                     body: #"{"error":{"type":"invalid_request_error","code":"parameter_invalid","message":"bad"}}"#
                 )
             )
-            if let error = Self.failure({ () throws(PaymentError) in try provider.startCheckout(Self.request()) }) {
+            if let error = Self.failure({ () throws(PaymentError) in
+                try provider.startCheckout(CheckoutRequest.example())
+            }) {
                 #expect(error.kind == .rejected)
                 #expect(error.providerCode == "parameter_invalid")
                 #expect(error.message == "Stripe: bad")
@@ -187,18 +174,20 @@ struct StripePaymentProviderTests {
 
     @Test func theSameIntentGetsTheSameSessionBack() throws {
         try withStripe { fake, provider, _ in
-            let first = try provider.startCheckout(Self.request())
-            let second = try provider.startCheckout(Self.request())
+            let first = try provider.startCheckout(CheckoutRequest.example())
+            let second = try provider.startCheckout(CheckoutRequest.example())
             #expect(first == second)
             #expect(fake.sessionsCreated == 1)
-            #expect(try provider.startCheckout(Self.request(intent: "intent-2")).sessionId == "cs_test_fake2")
+            #expect(
+                try provider.startCheckout(CheckoutRequest.example(intent: "intent-2")).sessionId == "cs_test_fake2"
+            )
         }
     }
 
     @Test func yenAndDinarAmountsUseStripesExponents() throws {
         try withStripe { fake, provider, _ in
-            _ = try provider.startCheckout(Self.request(intent: "jpy", currency: "JPY", amount: "500"))
-            _ = try provider.startCheckout(Self.request(intent: "kwd", currency: "KWD", amount: "5.12"))
+            _ = try provider.startCheckout(CheckoutRequest.example(intent: "jpy", currency: "JPY", amount: "500"))
+            _ = try provider.startCheckout(CheckoutRequest.example(intent: "kwd", currency: "KWD", amount: "5.12"))
             let amounts = fake.received.map { $0.fields["line_items[0][price_data][unit_amount]"] }
             let currencies = fake.received.map { $0.fields["line_items[0][price_data][currency]"] }
             #expect(amounts == ["500", "5120"])
@@ -209,7 +198,7 @@ struct StripePaymentProviderTests {
     @Test func anUnchargeablePriceIsRejectedBeforeAnyCall() throws {
         try withStripe { fake, provider, _ in
             if let error = Self.failure({ () throws(PaymentError) in
-                try provider.startCheckout(Self.request(currency: "KWD", amount: "5.124"))
+                try provider.startCheckout(CheckoutRequest.example(currency: "KWD", amount: "5.124"))
             }) {
                 #expect(error.kind == .rejected)
             }
@@ -224,7 +213,8 @@ struct StripePaymentProviderTests {
         var configuration = StripePaymentProvider.Configuration(secretKey: wrongKey)
         configuration.apiBase = fake.apiBase
         let provider = StripePaymentProvider(configuration: configuration) { _ in }
-        if let error = Self.failure({ () throws(PaymentError) in try provider.startCheckout(Self.request()) }) {
+        if let error = Self.failure({ () throws(PaymentError) in try provider.startCheckout(CheckoutRequest.example()) }
+        ) {
             #expect(error.kind == .rejected)
             #expect(error.status == 401)
             #expect(!"\(error)".contains(wrongKey))
@@ -237,7 +227,8 @@ struct StripePaymentProviderTests {
         var unreachable = StripePaymentProvider.Configuration(secretKey: wrongKey)
         unreachable.apiBase = "http://127.0.0.1:1"
         let offline = StripePaymentProvider(configuration: unreachable) { _ in }
-        if let error = Self.failure({ () throws(PaymentError) in try offline.startCheckout(Self.request()) }) {
+        if let error = Self.failure({ () throws(PaymentError) in try offline.startCheckout(CheckoutRequest.example()) })
+        {
             #expect(error.kind == .unavailable)
             #expect(!"\(error)".contains(wrongKey))
         }
@@ -251,7 +242,7 @@ struct StripePaymentProviderTests {
             configuration.totalTimeout = .seconds(5)
             let provider = StripePaymentProvider(configuration: configuration) { _ in }
             fake.enqueue(.respond(status: 500))
-            #expect(throws: PaymentError.self) { try provider.startCheckout(Self.request()) }
+            #expect(throws: PaymentError.self) { try provider.startCheckout(CheckoutRequest.example()) }
             #expect(fake.received.count == 1)
         }
     }

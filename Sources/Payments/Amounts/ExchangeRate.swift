@@ -1,5 +1,3 @@
-public import ExternalPurchase
-
 /// The rate for reporting a purchase whose pricing currency Apple does not accept as a reporting currency: Apple then
 /// wants the amounts in EUR or USD and `exchangeRate` with `pricing × exchangeRate = reporting`, "the Bloomberg
 /// exchange rate from within 48 hours of the transaction date" (Apple: "exchangeRate"). linkout has no rate source of
@@ -18,13 +16,12 @@ public struct ExchangeRate: Sendable, Equatable {
     }
 
     /// The rate as Apple's `exchangeRate` value, when it is plain decimal text.
-    public var decimal: DecimalNumber? { DecimalNumber(rate) }
 
     /// Whether the rate is positive decimal text this type can convert with.
     public var isValid: Bool { fraction != nil && (reportingCurrency == "EUR" || reportingCurrency == "USD") }
 
     /// The rate as numerator / 10^scale, or nil when it is not positive decimal text of at most 18 digits.
-    var fraction: (numerator: Int64, denominator: Int64)? {
+    public var fraction: (numerator: Int64, denominator: Int64)? {
         let parts = rate.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts[0]
         let decimals = parts.count > 1 ? parts[1] : ""

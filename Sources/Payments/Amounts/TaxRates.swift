@@ -1,4 +1,4 @@
-import ExternalPurchase
+import Domain
 
 /// How the catalog's prices carry tax when the provider works none out (`PaymentProvider.chargesTax` false:
 /// Stripe without Stripe Tax charges the price as it is). Prices shown to people in the EU and Japan include tax,

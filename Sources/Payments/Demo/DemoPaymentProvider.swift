@@ -1,5 +1,4 @@
 public import Domain
-import ExternalPurchase
 
 /// A provider that takes no money and needs no keys: it sends the person to linkout's own demo page
 /// (`{publicURL}/pay/demo/{intentId}`), and when that page says "paid", `completion` produces the same

@@ -1,6 +1,7 @@
 import Domain
 public import ExternalPurchase
 import Foundation
+public import Payments
 
 /// Payment facts → Apple's line items (Apple: "Reporting tokens with transactions", "Line item fields"), as a pure
 /// mapping: no I/O, no clock, the same input always gives the same item. The caller stores what it reported and passes
@@ -284,7 +285,7 @@ public struct AppleLineItems: Sendable {
         } else {
             guard let exchangeRate else { throw .exchangeRateRequired(currency: pricing) }
             guard exchangeRate.reportingCurrency == "EUR" || exchangeRate.reportingCurrency == "USD",
-                let fraction = exchangeRate.fraction, exchangeRate.decimal != nil
+                let fraction = exchangeRate.fraction, DecimalNumber(exchangeRate.rate) != nil
             else { throw .invalidExchangeRate(exchangeRate.rate) }
             inclusive = Self.mulDivRounded(inclusive, fraction.numerator, fraction.denominator)
             taxAmount = Self.mulDivRounded(taxAmount, fraction.numerator, fraction.denominator)
@@ -302,7 +303,7 @@ public struct AppleLineItems: Sendable {
     /// the rate's decimal text (`buyFields` has checked it).
     static func reportedRate(currency: CurrencyCode, _ exchangeRate: ExchangeRate?) -> DecimalNumber? {
         guard !ReportValidator.reportingCurrencies.contains(currency.uppercased()) else { return nil }
-        return exchangeRate?.decimal
+        return exchangeRate.flatMap { DecimalNumber($0.rate) }
     }
 
     /// Apple's alpha-3 `taxCountry` for a Stripe billing country (alpha-2), else the fallback.

@@ -1,9 +1,11 @@
 import Domain
 import ExternalPurchase
 import Foundation
+import Payments
+import TestSupport
 import Testing
 
-@testable import Payments
+@testable import LinkOut
 
 /// Payment facts → Apple line items, checked with Apple's rules (`ReportValidator`) and worked numbers.
 @Suite("AppleLineItems")
@@ -283,17 +285,17 @@ struct DemoPaymentProviderTests {
     let demo = DemoPaymentProvider(publicURL: "http://localhost:8080/", taxCountry: "AUT")
 
     @Test func redirectsToTheDemoPage() throws {
-        let redirect = try demo.startCheckout(StripePaymentProviderTests.request(intent: "int_42"))
+        let redirect = try demo.startCheckout(CheckoutRequest.example(intent: "int_42"))
         #expect(redirect.url == "http://localhost:8080/pay/demo/int_42")
         #expect(redirect.sessionId == "demo_int_42")
         #expect(demo.id == .demo)
         #expect(throws: PaymentError.self) {
-            try demo.startCheckout(StripePaymentProviderTests.request(intent: "../x"))
+            try demo.startCheckout(CheckoutRequest.example(intent: "../x"))
         }
     }
 
     @Test func aDemoCompletionBecomesAValidLineItem() throws {
-        let request = StripePaymentProviderTests.request(intent: "int_42")
+        let request = CheckoutRequest.example(intent: "int_42")
         let completion = try demo.completion(of: request, at: AppleLineItemsTests.paidAt)
         #expect(completion.sessionId == "demo_int_42")
         #expect(completion.mode == .payment)
@@ -312,7 +314,7 @@ struct DemoPaymentProviderTests {
     }
 
     @Test func aDemoSubscriptionHasItsFirstPeriod() throws {
-        let request = StripePaymentProviderTests.request(intent: "int_sub", kind: .subscription(BillingInterval(.year)))
+        let request = CheckoutRequest.example(intent: "int_sub", kind: .subscription(BillingInterval(.year)))
         let completion = try demo.completion(of: request, at: AppleLineItemsTests.paidAt)
         #expect(completion.mode == .subscription)
         #expect(completion.subscriptionId == "demo_sub_int_sub")
