@@ -200,8 +200,7 @@ struct AppleLineItemsTests {
         func refund(_ cumulative: Int64) -> ChargeRefund {
             ChargeRefund(
                 chargeId: "ch_1",
-                paymentIntentId: "pi_123",
-                amount: 2999,
+                paymentId: "pi_123",
                 amountRefunded: cumulative,
                 currency: "eur",
                 fullyRefunded: cumulative == 2999,
@@ -241,8 +240,7 @@ struct AppleLineItemsTests {
         )
         let full = ChargeRefund(
             chargeId: "ch_k",
-            paymentIntentId: "pi_123",
-            amount: 5120,
+            paymentId: "pi_123",
             amountRefunded: 5120,
             currency: "kwd",
             fullyRefunded: true,
@@ -449,8 +447,7 @@ extension AppleLineItemsTests {
         let buy = LineItem.oneTimeBuy(try mapper.oneTimeBuy(Self.purchase()))
         let chargeback = ChargeRefund(
             chargeId: "ch_1",
-            paymentIntentId: "pi_123",
-            amount: 2999,
+            paymentId: "pi_123",
             amountRefunded: 2999,
             currency: "eur",
             fullyRefunded: true,

@@ -164,19 +164,18 @@ struct PaddleNotificationTests {
         #expect(try event("refund", "rejected") == .ignored(type: "adjustment.updated (refund, rejected)"))
         #expect(
             try event("refund", "approved")
-                == .refundIssued(
-                    IssuedRefund(
-                        refundId: "adj_01",
-                        paymentId: "txn_01a",
+                == .refunded(
+                    Refund(
+                        id: "adj_01",
                         kind: .refund,
-                        amount: 300,
-                        tax: 25,
+                        amount: .this(300, tax: 25),
+                        paymentId: "txn_01a",
                         currency: "USD",
                         refundedAt: 1_778_316_500_239
                     )
                 )
         )
-        guard case .refundIssued(let chargeback) = try event("chargeback", "approved") else {
+        guard case .refunded(let chargeback) = try event("chargeback", "approved") else {
             Issue.record("not a chargeback")
             return
         }

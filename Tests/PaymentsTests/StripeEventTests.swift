@@ -128,16 +128,16 @@ struct StripeEventTests {
 
     @Test func aRefundCarriesTheCumulativeAmount() throws {
         let event = try decode(StripeEventFixtures.chargeRefunded(amountRefunded: 1000, refunded: false))
-        let expected = ChargeRefund(
+        let expected = Refund(
+            id: nil,
+            kind: .refund,
+            amount: .refundedSoFar(1000, fully: false),
+            paymentId: "pi_123",
             chargeId: "ch_1",
-            paymentIntentId: "pi_123",
-            amount: 2999,
-            amountRefunded: 1000,
             currency: "EUR",
-            fullyRefunded: false,
+            refundedAt: 1_765_000_000_000,
             externalPurchaseId: "0000-epid",
-            productId: "pro.lifetime",
-            refundedAt: 1_765_000_000_000
+            productId: "pro.lifetime"
         )
         #expect(event.payload == .refunded(expected))
     }
@@ -213,7 +213,7 @@ struct SignedWebhookDeliveryTests {
             Issue.record("expected a refund")
             return
         }
-        #expect(refund.fullyRefunded)
+        #expect(refund.amount == .refundedSoFar(2999, fully: true))
         #expect(!delivery.header.contains(secret))
     }
 }
@@ -257,29 +257,25 @@ extension StripeEventTests {
         """
     }
 
-    @Test func aClosedDisputeSaysWhetherItWasLost() throws {
-        guard case .disputeClosed(let lost) = try decode(Self.disputeClosed(status: "lost")).payload else {
-            Issue.record("expected a closed dispute")
-            return
-        }
+    @Test func aLostDisputeIsAChargebackAndAWonOneMovedNothing() throws {
         #expect(
-            lost
-                == DisputeClosure(
-                    disputeId: "dp_1",
-                    chargeId: "ch_1",
-                    paymentIntentId: "pi_123",
-                    amount: 2999,
-                    currency: "EUR",
-                    status: "lost",
-                    closedAt: 1_767_178_400_000
+            try decode(Self.disputeClosed(status: "lost")).payload
+                == .refunded(
+                    Refund(
+                        id: "dp_1",
+                        kind: .chargeback,
+                        amount: .this(2999, tax: nil),
+                        paymentId: "pi_123",
+                        chargeId: "ch_1",
+                        currency: "EUR",
+                        refundedAt: 1_767_178_400_000
+                    )
                 )
         )
-        #expect(lost.isLost)
-        guard case .disputeClosed(let won) = try decode(Self.disputeClosed(status: "won")).payload else {
-            Issue.record("expected a closed dispute")
-            return
-        }
-        #expect(!won.isLost)
+        #expect(
+            try decode(Self.disputeClosed(status: "won")).payload
+                == .ignored(type: "charge.dispute.closed (won): the money stayed with the seller")
+        )
         let negative = Self.disputeClosed(status: "lost").replacingOccurrences(of: "2999", with: "-1")
         #expect(throws: ProviderJSONError.negative("data.object.amount")) { try decode(negative) }
     }

@@ -180,7 +180,7 @@ public struct AppleLineItems: Sendable {
     /// states one (`ChargeRefund.statedTax`, Paddle's adjustment `totals.tax`), never more than the buy's tax or the
     /// refund; else it is split in proportion to the buy's, rounded on the cumulative amounts so that the refunds of a
     /// buy always add up to exactly its amounts. Either way inclusive = exclusive + tax on each.
-    public func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
+    func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
         throws(AppleLineItemError) -> RefundLineItem?
     {
         guard buy.isBuy else { throw .notABuy(buy.common.lineItemId.rawValue) }

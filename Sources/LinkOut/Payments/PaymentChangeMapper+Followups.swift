@@ -121,34 +121,51 @@ extension PaymentChangeMapper {
         return .apply(change)
     }
 
-    /// A dispute's end. Lost: a chargeback, reported as a `REFUND` of the disputed amount on top of what was refunded
-    /// before (Apple reports chargebacks as refunds: "Reporting tokens with transactions"), keyed on the dispute. Won
-    /// (or an inquiry closed): nothing was reported while it was open, so nothing is reported now (see
-    /// `DisputeClosure`).
-    func disputeClosed(_ dispute: DisputeClosure, event: (provider: ProviderID, eventId: String), at now: Int64) throws
-        -> Decision
-    {
-        guard dispute.isLost else {
-            return .apply(
-                PaymentChange(event: event, outcome: "dispute \(dispute.status); nothing to report to Apple", at: now)
+    /// A refund or chargeback, whichever way its provider states the amount: a running total is reported as far
+    /// as it is new; an amount of its own is added to what was refunded before, made once by its id.
+    func refunded(_ refund: Refund, event: (provider: ProviderID, eventId: String), at now: Int64) throws -> Decision {
+        switch refund.amount {
+        case .refundedSoFar(let total, let fully):
+            let cumulative = ChargeRefund(
+                chargeId: refund.chargeId,
+                paymentId: refund.paymentId,
+                amountRefunded: total,
+                currency: refund.currency,
+                fullyRefunded: fully,
+                refundedAt: refund.refundedAt
             )
+            return try self.refund(cumulative, event: event, at: now)
+        case .this(let amount, tax: .some(let tax)):
+            return try issuedRefund(refund, amount: amount, tax: tax, event: event, at: now)
+        case .this(let amount, tax: nil):
+            return try chargeback(refund, amount: amount, event: event, at: now)
         }
-        guard let charge = try ledger.payments.charge(key: .payment(dispute.paymentIntentId ?? dispute.chargeId)) else {
+    }
+
+    /// A chargeback whose provider states no tax of its own (a lost Stripe dispute): a `REFUND` of the disputed
+    /// amount on top of what was refunded before (Apple reports chargebacks as refunds: "Reporting tokens with
+    /// transactions"), keyed on the dispute, the tax split in the buy's proportion.
+    private func chargeback(
+        _ refund: Refund,
+        amount: Int64,
+        event: (provider: ProviderID, eventId: String),
+        at now: Int64
+    ) throws -> Decision {
+        guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)) else {
             return .wait("the disputed payment has no purchase yet")
         }
-        // Stripe's amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow.
-        let taken = min(charge.amountRefunded + dispute.amount, charge.amountTotal)
+        // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow.
+        let taken = min(charge.amountRefunded + amount, charge.amountTotal)
         let chargeback = ChargeRefund(
-            chargeId: dispute.chargeId,
-            paymentIntentId: dispute.paymentIntentId,
-            amount: charge.amountTotal,
+            chargeId: refund.chargeId,
+            paymentId: refund.paymentId,
             amountRefunded: taken,
-            currency: dispute.currency,
+            currency: refund.currency,
             fullyRefunded: taken >= charge.amountTotal,
-            refundedAt: dispute.closedAt,
-            disputeId: dispute.disputeId
+            refundedAt: refund.refundedAt,
+            disputeId: refund.id
         )
-        return try refund(chargeback, event: event, at: now)
+        return try self.refund(chargeback, event: event, at: now)
     }
 
     /// Puts a renewal on a token of the customer active at its date (`LineItemPlacement`): the purchase's token
@@ -183,8 +200,7 @@ extension PaymentChangeMapper {
     func refund(_ refund: ChargeRefund, event: (provider: ProviderID, eventId: String), at now: Int64) throws
         -> Decision
     {
-        let key = refund.paymentIntentId ?? refund.chargeId
-        guard let charge = try ledger.payments.charge(key: .payment(key)),
+        guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)),
             var purchase = try ledger.payments.purchase(id: charge.purchaseId)
         else { return .wait("the refunded payment has no purchase yet") }
         // Refunded amounts are cumulative: a late delivery of an earlier refund changes nothing.

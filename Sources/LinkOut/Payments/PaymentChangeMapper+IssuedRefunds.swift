@@ -10,39 +10,43 @@ extension PaymentChangeMapper {
     /// adjustment created approved and then updated) finds it and changes nothing.
     static func issuedRefundKey(_ refundId: String) -> ChargeKey { .refund(refundId) }
 
-    func issuedRefund(_ issued: IssuedRefund, event: (provider: ProviderID, eventId: String), at now: Int64) throws
-        -> Decision
-    {
+    func issuedRefund(
+        _ issued: Refund,
+        amount: Int64,
+        tax: Int64,
+        event: (provider: ProviderID, eventId: String),
+        at now: Int64
+    ) throws -> Decision {
         guard let charge = try ledger.payments.charge(key: .payment(issued.paymentId)) else {
             return .wait("the refunded payment has no purchase yet")
         }
-        let marker = Self.issuedRefundKey(issued.refundId)
+        let refundId = issued.id ?? event.eventId
+        let marker = Self.issuedRefundKey(refundId)
         guard try ledger.payments.charge(key: marker) == nil else {
-            return .apply(PaymentChange(event: event, outcome: "refund \(issued.refundId) already recorded", at: now))
+            return .apply(PaymentChange(event: event, outcome: "refund \(refundId) already recorded", at: now))
         }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid.
-        let refunded = min(charge.amountRefunded + issued.amount, charge.amountTotal)
+        let refunded = min(charge.amountRefunded + amount, charge.amountTotal)
         // The provider states each refund's tax: the tax refunded before is the sum of the earlier ones', less a
         // chargeback's that was reversed (its money, and so its tax, came back).
         let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
         let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         let taxBefore = charges.filter {
             guard case .refund(let refundId) = $0.chargeKey, $0.lineItemId == charge.lineItemId else { return false }
-            return !reversed.contains(.chargeback(of: issued.paymentId, dispute: refundId))
+            return !reversed.contains(.chargeback(of: issued.chargeId, dispute: refundId))
         }.reduce(Int64(0)) { $0 + $1.amountTax }
         let cumulative = ChargeRefund(
-            chargeId: issued.paymentId,
-            paymentIntentId: issued.paymentId,
-            amount: charge.amountTotal,
+            chargeId: issued.chargeId,
+            paymentId: issued.paymentId,
             amountRefunded: refunded,
             currency: issued.currency,
             fullyRefunded: refunded >= charge.amountTotal,
             refundedAt: issued.refundedAt,
             // A chargeback's line item is keyed on it, as a Stripe dispute's is (`AppleLineItems.refund`); a
             // refund's on its id too, since a reversal can bring the cumulative amount back to one used before.
-            disputeId: issued.kind == .chargeback ? issued.refundId : nil,
-            refundId: issued.kind == .chargeback ? nil : issued.refundId,
-            statedTax: ChargeRefund.StatedTax(before: taxBefore, after: taxBefore + issued.tax)
+            disputeId: issued.kind == .chargeback ? refundId : nil,
+            refundId: issued.kind == .chargeback ? nil : refundId,
+            statedTax: ChargeRefund.StatedTax(before: taxBefore, after: taxBefore + tax)
         )
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
@@ -51,8 +55,8 @@ extension PaymentChangeMapper {
                 chargeKey: marker,
                 purchaseId: charge.purchaseId,
                 lineItemId: charge.lineItemId,
-                amountTotal: issued.amount,
-                amountTax: issued.tax,
+                amountTotal: amount,
+                amountTax: tax,
                 amountRefunded: 0,
                 createdAt: issued.refundedAt
             )

@@ -90,11 +90,7 @@ struct PaymentChangeMapper: Sendable {
         case .subscriptionChanged(let invoice):
             return try renewal(invoice, event: key, at: now, planChange: true)
         case .refunded(let refund):
-            return try self.refund(refund, event: key, at: now)
-        case .disputeClosed(let dispute):
-            return try disputeClosed(dispute, event: key, at: now)
-        case .refundIssued(let refund):
-            return try issuedRefund(refund, event: key, at: now)
+            return try refunded(refund, event: key, at: now)
         case .chargebackReversed(let reversal):
             return try chargebackReversed(reversal, event: key, at: now)
         case .invoicePaymentLinked(let invoiceId, let paymentIntentId):

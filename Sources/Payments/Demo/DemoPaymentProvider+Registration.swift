@@ -41,7 +41,7 @@ extension DemoPaymentProvider {
                 isLive: false
             )
         case DemoEvent.refunded:
-            return ProviderEvent(payload: .refundIssued(try refund(of: event)), isLive: false)
+            return ProviderEvent(payload: .refunded(try refund(of: event)), isLive: false)
         case DemoEvent.cancelled:
             return ProviderEvent(
                 payload: .sessionExpired(.init(sessionId: sessionId, checkoutId: event.checkoutId)),
@@ -54,14 +54,13 @@ extension DemoPaymentProvider {
 
     /// The whole price back, under the payment the completion recorded (its payment intent, or the session of
     /// a subscription), tax in the same share as the completion's (none).
-    private func refund(of event: DemoEvent) throws -> IssuedRefund {
+    private func refund(of event: DemoEvent) throws -> Refund {
         let completion = try completion(of: event.request, at: event.created)
-        return IssuedRefund(
-            refundId: event.id,
-            paymentId: completion.paymentIntentId ?? completion.sessionId,
+        return Refund(
+            id: event.id,
             kind: .refund,
-            amount: completion.amountTotal,
-            tax: completion.amountTax,
+            amount: .this(completion.amountTotal, tax: completion.amountTax),
+            paymentId: completion.paymentIntentId ?? completion.sessionId,
             currency: completion.currency,
             refundedAt: event.created
         )

@@ -24,16 +24,9 @@ public enum PaymentEvent: Sendable, Equatable {
     /// A plan change was billed (prorated; the amount may be negative when the change is a credit): report a
     /// `SUBSCRIPTION_CHANGE`, paid days carried on.
     case subscriptionChanged(InvoicePayment)
-    /// A payment was refunded, fully or partly, as far as the provider has approved it. `amountRefunded` is what
-    /// is refunded of the payment so far, this refund included, so the mapper reports only the new part. A
-    /// provider that reports each refund on its own sends `refundIssued` instead.
-    case refunded(ChargeRefund)
-    /// A dispute (chargeback) reached its end: lost, the money went back and is reported as a `REFUND` (Apple
-    /// reports chargebacks as refunds); won or withdrawn, nothing was reported, so nothing is reported now.
-    case disputeClosed(DisputeClosure)
-    /// A refund or chargeback that is a record of its own (Paddle's adjustments): its amount is this one alone, and
-    /// its id makes it once, however often it is delivered. Report a `REFUND` of it.
-    case refundIssued(IssuedRefund)
+    /// Money went back to the customer: a refund, or a chargeback (a dispute the customer won). Report a `REFUND`
+    /// of what is new (`Refund.Amount` says how the provider states it).
+    case refunded(Refund)
     /// A chargeback was reversed (Paddle's `chargeback_reverse`): the money went back to the seller, so the
     /// `REFUND` reported for the chargeback is retracted at Apple (the same line item again, `restatement` and
     /// `erroneouslySubmitted` true, as `linkout report retract` makes it), once Apple has accepted it.

@@ -152,7 +152,7 @@ extension PaddleNotification {
     }
 
     private func adjustmentEvent(_ adjustment: PaddleAdjustment) -> PaymentEvent {
-        let kind: IssuedRefund.Kind
+        let kind: Refund.Kind
         switch (adjustment.action, adjustment.status) {
         case ("refund", "approved"): kind = .refund
         case ("chargeback", let status) where Self.isFinal(status): kind = .chargeback
@@ -167,13 +167,12 @@ extension PaddleNotification {
             )
         default: return .ignored(type: "\(eventType) (\(adjustment.action), \(adjustment.status))")
         }
-        return .refundIssued(
-            IssuedRefund(
-                refundId: adjustment.id,
-                paymentId: adjustment.transactionId,
+        return .refunded(
+            Refund(
+                id: adjustment.id,
                 kind: kind,
-                amount: adjustment.total,
-                tax: min(adjustment.tax, adjustment.total),
+                amount: .this(adjustment.total, tax: min(adjustment.tax, adjustment.total)),
+                paymentId: adjustment.transactionId,
                 currency: CurrencyCode(adjustment.currency),
                 refundedAt: occurredAt
             )

@@ -81,17 +81,7 @@ public struct StripeEvent: Sendable, Equatable {
         case "charge.dispute.closed":
             let dispute = try object()
             guard let charge = try dispute.optionalID("charge") else { throw .missingField("data.object.charge") }
-            payload = .disputeClosed(
-                DisputeClosure(
-                    disputeId: try dispute.string("id"),
-                    chargeId: charge,
-                    paymentIntentId: try dispute.optionalID("payment_intent"),
-                    amount: try dispute.amount("amount"),
-                    currency: try CurrencyCode(dispute.string("currency")),
-                    status: try dispute.string("status"),
-                    closedAt: at
-                )
-            )
+            payload = try disputeClosed(dispute, charge: charge, type: type, at: at)
         case "customer.subscription.deleted":
             let subscription = try object()
             payload = .subscriptionEnded(
@@ -237,18 +227,47 @@ public struct StripeEvent: Sendable, Equatable {
         return false
     }
 
-    private static func refund(_ charge: ProviderJSON, at: Int64) throws(ProviderJSONError) -> ChargeRefund {
+    /// `charge.refunded`: the charge's `amount_refunded` is cumulative over all its refunds.
+    private static func refund(_ charge: ProviderJSON, at: Int64) throws(ProviderJSONError) -> Refund {
         let metadata = try charge.optionalChild("metadata")
-        return ChargeRefund(
-            chargeId: try charge.string("id"),
-            paymentIntentId: try charge.optionalID("payment_intent"),
-            amount: try charge.amount("amount"),
-            amountRefunded: try charge.amount("amount_refunded"),
+        let chargeId = try charge.string("id")
+        return Refund(
+            id: nil,
+            kind: .refund,
+            amount: .refundedSoFar(
+                try charge.amount("amount_refunded"),
+                fully: try charge.optionalBool("refunded") ?? false
+            ),
+            paymentId: try charge.optionalID("payment_intent") ?? chargeId,
+            chargeId: chargeId,
             currency: try CurrencyCode(charge.string("currency")),
-            fullyRefunded: try charge.optionalBool("refunded") ?? false,
+            refundedAt: at,
             externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
-            productId: try metadata?.optionalString("product_id").map(ProductID.init),
-            refundedAt: at
+            productId: try metadata?.optionalString("product_id").map(ProductID.init)
+        )
+    }
+
+    /// `charge.dispute.closed`. Only a lost dispute moves money back to the customer for good: a chargeback, of
+    /// the disputed `amount` (in the charge's currency and minor units; usually the whole charge). The funds Stripe
+    /// withdraws while a dispute is open (`charge.dispute.funds_withdrawn`) come back when it is won
+    /// (`…funds_reinstated`), so that hold is not a refund: reporting it would need a retraction after a win (a
+    /// restatement with `erroneouslySubmitted`, possible for a year only). A won dispute, or an inquiry closed
+    /// (`warning_closed`), moved nothing.
+    private static func disputeClosed(_ dispute: ProviderJSON, charge: String, type: String, at: Int64)
+        throws(ProviderJSONError) -> PaymentEvent
+    {
+        let status = try dispute.string("status")
+        guard status == "lost" else { return .ignored(type: "\(type) (\(status)): the money stayed with the seller") }
+        return .refunded(
+            Refund(
+                id: try dispute.string("id"),
+                kind: .chargeback,
+                amount: .this(try dispute.amount("amount"), tax: nil),
+                paymentId: try dispute.optionalID("payment_intent") ?? charge,
+                chargeId: charge,
+                currency: try CurrencyCode(dispute.string("currency")),
+                refundedAt: at
+            )
         )
     }
 }
