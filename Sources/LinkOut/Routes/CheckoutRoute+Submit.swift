@@ -26,6 +26,11 @@ extension CheckoutRoute {
         ) {
         case .redirect(let url):
             return redirect(to: url, paying: checkout)
+        case .paid(let sessionId):
+            return redirect(
+                to: PaymentResultRoute.path(checkoutId: checkout.id, sessionId: sessionId),
+                paying: checkout
+            )
         case .linkExpiring:
             throw expiredLink(app)
         case .unavailable:
