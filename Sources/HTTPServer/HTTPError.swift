@@ -1,5 +1,5 @@
 /// An error a handler throws to answer with a status and a message that is safe to show the client.
-public struct HTTPError: Error, Sendable, CustomStringConvertible {
+public struct HTTPError: HTTPResponseError, Sendable, CustomStringConvertible {
     public var status: HTTPStatus
     public var publicMessage: String
     public var headers: HTTPHeaders
@@ -18,4 +18,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         for field in headers { response.headers.add(name: field.name, value: field.value) }
         return response
     }
+
+    /// The same plain-text response whatever the request.
+    public func response(to request: HTTPRequest) -> HTTPResponse { response }
 }

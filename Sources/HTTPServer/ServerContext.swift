@@ -53,13 +53,14 @@ final class ServerContext: Sendable {
         }
     }
 
-    /// Runs a handler; an `HTTPError` becomes its own response, anything else a generic 500 (details logged only).
+    /// Runs a handler; an `HTTPResponseError` (such as `HTTPError`) becomes the response it makes for the request,
+    /// anything else a generic 500 (details logged only).
     /// The log line names the route's pattern, never the path: a path can carry a secret (a checkout id).
     func respond(_ handler: Router.Handler, to request: HTTPRequest, route: String) -> HTTPResponse {
         do {
             return try handler(request)
-        } catch let error as HTTPError {
-            return error.response
+        } catch let error as any HTTPResponseError {
+            return error.response(to: request)
         } catch {
             logger.error("handler failed", ["error": "\(error)", "route": route, "request.id": request.id])
             return HTTPError(.internalServerError, "Something went wrong on our side. Please try again.").response

@@ -42,6 +42,8 @@ enum CloseCommand {
             ledger: ledger,
             logger: Logger(label: "linkout", level: .error)
         )
+        // Line items a running server wrote since its last close pass count at once.
+        try LineItemDating(ledger: ledger).dateAll()
         let report = try MonthlyClose(ledger: ledger, configuration: configuration).report(
             month: request.month,
             environment: request.environment,

@@ -101,6 +101,9 @@ struct HTTPServerLiveTests {
         let failed = try client.roundTrip("GET /fail HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(failed.status == 422)
         #expect(failed.text == "nope\n")
+        let refused = try client.roundTrip("GET /refuse HTTP/1.1\r\nHost: t\r\nAccept-Language: de\r\n\r\n")
+        #expect(refused.status == 409)
+        #expect(refused.text == "refused in de\n")
     }
 
     @Test(

@@ -76,6 +76,7 @@ final class LiveServer: Sendable {
             return .text("gate open")
         }
         router.get("/fail") { _ in throw HTTPError(.unprocessableContent, "nope") }
+        router.get("/refuse") { _ in throw LanguageRefusal() }
         server = HTTPServer(
             configuration: configuration,
             router: router,
@@ -95,5 +96,14 @@ final class LiveServer: Sendable {
 
     deinit {
         server.shutdown(gracePeriod: .seconds(1))
+    }
+}
+
+/// An error that answers in the language the request asks for.
+private struct LanguageRefusal: HTTPResponseError {
+    var status: HTTPStatus { .conflict }
+
+    func response(to request: HTTPRequest) -> HTTPResponse {
+        .text("refused in \(request.headers["accept-language"] ?? "none")\n", status: status)
     }
 }

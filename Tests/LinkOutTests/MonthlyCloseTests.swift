@@ -46,6 +46,7 @@ struct MonthlyCloseTests {
         )
         let close = monitor.close
 
+        try monitor.dating.dateAll()
         var report = try close.report(month: november, now: clock.now, status: .running)
         #expect(report.state == .open)
         #expect(report.tokens.total == 2)
@@ -179,6 +180,10 @@ struct MonthlyCloseTests {
         harness.service.tick(now: clock.now)
         let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
 
+        // The report only reads: the refused item, stored without its date, counts once dated (`linkout close` and
+        // `/admin/close` date first).
+        #expect(try close.report(month: november, now: clock.now, status: .running).lineItems.total == 0)
+        try LineItemDating(ledger: harness.ledger).dateAll()
         let report = try close.report(month: november, now: clock.now, status: .running)
         let byId = Dictionary(
             report.outstandingList.map { ($0.lineItemId?.rawValue ?? $0.externalPurchaseId.rawValue, $0) }
@@ -232,7 +237,8 @@ struct MonthlyCloseTests {
         try harness.tickUntilSettled()
         let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
         func report() throws -> CloseReport {
-            try close.report(month: november, now: Clock.system.nowMilliseconds(), status: .running)
+            try LineItemDating(ledger: harness.ledger).dateAll()
+            return try close.report(month: november, now: Clock.system.nowMilliseconds(), status: .running)
         }
         #expect(try report().lineItems.total == 4 && report().lineItems.accepted == 4)
 
@@ -345,6 +351,7 @@ struct MonthlyCloseTests {
             at: day + 10
         )
         let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        try LineItemDating(ledger: harness.ledger).dateAll()
         let totals = try #require(
             try close.report(month: november, now: november.end, status: .running).totals
         )

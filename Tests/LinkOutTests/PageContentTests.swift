@@ -253,6 +253,9 @@ struct PageContentTests {
         // The same GET again shows the same page and records nothing more.
         let again = try harness.live.get(location, headers: ["Cookie": checkout.cookie])
         #expect(again.text.contains("<h1>Demo payment completed</h1>"))
+        // The same choice posted again leads to that payment's result, never to a second payment.
+        let chosenAgain = try harness.choose(checkout, product: "pro.monthly", currency: "EUR")
+        #expect(chosenAgain.status == 303 && chosenAgain.header("Location") == location)
         #expect(
             try harness.live.application.ledger.payments.purchases(
                 externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)

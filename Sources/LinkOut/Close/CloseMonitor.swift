@@ -27,10 +27,9 @@ package final class CloseMonitor: Sendable {
 
     /// A pass every 5 minutes: a month's deadline is days away, and each pass reads the open months' index ranges.
     package static let intervalMilliseconds: Int64 = 300_000
-    /// How many line items one pass dates per transaction.
-    static let datingBatch = 1000
 
     let close: MonthlyClose
+    let dating: LineItemDating
     let logger: Logger
     let clock: Clock
     private let worker: PeriodicWorker
@@ -40,6 +39,7 @@ package final class CloseMonitor: Sendable {
 
     package init(close: MonthlyClose, logger: Logger, clock: Clock) {
         self.close = close
+        dating = LineItemDating(ledger: close.ledger)
         self.logger = logger
         self.clock = clock
         worker = PeriodicWorker(clock: clock)
@@ -93,12 +93,7 @@ package final class CloseMonitor: Sendable {
     package func pass() {
         let now = clock.nowMilliseconds()
         do {
-            var batches = 0
-            while try close.ledger.monthlyClose.dateLineItems(limit: Self.datingBatch) == Self.datingBatch,
-                batches < 100
-            {
-                batches += 1
-            }
+            try dating.date(extraBatches: 100)
             var months: [Watch] = []
             for month in Self.watched(at: now, earliestOpen: try earliestOpen(now: now)) {
                 let outstanding = MonthlyClose.blocking(

@@ -40,7 +40,8 @@ package struct MonthlyClose: Sendable {
     }
 
     /// The full report. `status`: reporting's state, which turns due work into `blocked` while Apple refuses us
-    /// or no credentials are configured.
+    /// or no credentials are configured. It only reads: line items written since the last close pass count once
+    /// `LineItemDating` has dated them.
     package func report(
         month: CloseMonth,
         environment: Environment = .production,
@@ -50,8 +51,6 @@ package struct MonthlyClose: Sendable {
         includeTotals: Bool = true
     ) throws -> CloseReport {
         let close = ledger.monthlyClose
-        // Line items written since the last close pass get their date first (usually none: a partial index).
-        while try close.dateLineItems(limit: 1000) > 0 {}
         var tally = try counts(month: month, environment: environment, now: now)
         let blocked = status != .running
         if blocked {

@@ -14,6 +14,9 @@ struct PaymentStarter: Sendable {
     enum Outcome: Sendable {
         /// Send the person here (303).
         case redirect(String)
+        /// The choice was paid already, or a delayed payment of it is under way: send the person to the result
+        /// page of that session.
+        case paid(sessionId: String)
         /// The provider could not be reached or refused: show a page with a retry button, never a 5xx.
         case unavailable
         /// The token expires before a payment could complete: the person should open the link from the app again.
@@ -48,10 +51,7 @@ struct PaymentStarter: Sendable {
             attempt: attempt
         )
         if let existing = sessions.first(where: { $0.intentId == intentId }) {
-            return .redirect(
-                existing.state == .open
-                    ? existing.url : PaymentResultRoute.path(checkoutId: checkout.id, sessionId: existing.sessionId)
-            )
+            return existing.state == .open ? .redirect(existing.url) : .paid(sessionId: existing.sessionId)
         }
         // Apple takes no line item dated after the token's expiry, so the payment page closes before it does; with
         // less than the provider's shortest session (Stripe: 30 minutes) left, a fresh link from the app is the way.

@@ -19,33 +19,52 @@ extension ReportingService {
     /// Returns whether the report left the pending state.
     @discardableResult
     func send(_ report: StoredReport, client: ExternalPurchaseAPIClient) -> Bool {
-        let environment = report.environment
         let began = clock.nowMilliseconds()
-        if RestoreDoubt.applies(to: report, restoredAt: restoredAt, now: began) {
-            // It may have gone out from the ledger's lost future: Apple's copy decides before anything is sent.
-            let retrieved = client.retrieve(
-                requestIdentifier: report.requestIdentifier,
-                environment: environment,
-                bundleId: report.bundleId,
-                now: began
-            )
-            if let settled = RestoreDoubt.settle(report, retrieved: retrieved, at: clock.nowMilliseconds()) {
-                return record(settled, for: report, outcome: nil, began: began)
-            }
+        if let settled = settleDoubt(about: report, client: client, began: began) {
+            return record(settled, for: report, outcome: nil, began: began)
         }
         let outcome = client.send(
             body: Array(report.body.utf8),
-            environment: environment,
+            environment: report.environment,
             bundleId: report.bundleId,
             now: began
         )
         let sentAt = clock.nowMilliseconds()
         heartbeat.store(sentAt, ordering: .relaxed)
+        let answer = settle(outcome, of: report, client: client, sentAt: sentAt)
+        return record(answer, for: report, outcome: outcome, began: began)
+    }
+
+    /// A report that may have gone out from the ledger's lost future (see `RestoreDoubt`): Apple's copy decides
+    /// before anything is sent. The answer Apple's copy settles, or nil when the report is to be sent.
+    private func settleDoubt(
+        about report: StoredReport,
+        client: ExternalPurchaseAPIClient,
+        began: Int64
+    ) -> AppleAnswer? {
+        guard RestoreDoubt.applies(to: report, restoredAt: restoredAt, now: began) else { return nil }
+        let retrieved = client.retrieve(
+            requestIdentifier: report.requestIdentifier,
+            environment: report.environment,
+            bundleId: report.bundleId,
+            now: began
+        )
+        return RestoreDoubt.settle(report, retrieved: retrieved, at: clock.nowMilliseconds())
+    }
+
+    /// What the send's outcome means: an answer that leaves doubt is confirmed with Retrieve, and a 400 Apple
+    /// stands by is read for what its errors say (Apple: "SendReportErrorResponse").
+    private func settle(
+        _ outcome: ExternalPurchaseAPIClient.Outcome,
+        of report: StoredReport,
+        client: ExternalPurchaseAPIClient,
+        sentAt: Int64
+    ) -> AppleAnswer {
         var answer = AppleAnswer.interpret(outcome, attempts: report.attempts, sentAt: sentAt)
         if answer.next == .confirmWithRetrieve {
             let retrieved = client.retrieve(
                 requestIdentifier: report.requestIdentifier,
-                environment: environment,
+                environment: report.environment,
                 bundleId: report.bundleId,
                 now: clock.nowMilliseconds()
             )
@@ -57,28 +76,45 @@ extension ReportingService {
                 sentAt: clock.nowMilliseconds()
             )
         }
-        if case .rejected(let body) = outcome, answer.attempt.state == .rejected {
-            // Apple stands by its 400: act on what its errors say (Apple: "SendReportErrorResponse").
-            answer = AppleAnswer.rejected(
-                AppleRejection.classify(body: body, report: report),
-                body: body,
-                attempts: report.attempts,
-                sentAt: answer.attempt.at
-            )
-        }
-        return record(answer, for: report, outcome: outcome, began: began)
+        guard case .rejected(let body) = outcome, answer.attempt.state == .rejected else { return answer }
+        return AppleAnswer.rejected(
+            AppleRejection.classify(body: body, report: report),
+            body: body,
+            attempts: report.attempts,
+            sentAt: answer.attempt.at
+        )
     }
 
     /// Records Apple's answer to a report (or what Retrieve settled), logs it, and acts on what it means for the
     /// other reports (a block, a pause). `outcome`: the send's, nil when nothing was sent. Returns whether the
     /// report left the pending state.
-    fileprivate func record(
+    private func record(
         _ answer: AppleAnswer,
         for report: StoredReport,
         outcome: ExternalPurchaseAPIClient.Outcome?,
         began: Int64
     ) -> Bool {
-        let sentAt = answer.attempt.at
+        var metadata = Self.metadata(of: answer, for: report, outcome: outcome)
+        do {
+            try outbox.record(ReportOutbox.Attempt(attempt: answer.attempt, rewrite: answer.rewrite), for: report)
+        } catch {
+            // The answer is lost with the write; the report stays as it was and is sent again (same bytes, same
+            // requestIdentifier), and a duplicate 400 is settled with Retrieve.
+            metadata["error"] = "\(error)"
+            logger.error("report answer not recorded", metadata)
+            return false
+        }
+        blockAndLog(answer, metadata: metadata)
+        applyToOthers(answer, outcome: outcome, began: began)
+        return answer.attempt.state != .pending
+    }
+
+    /// The log line's fields for an answer: the report's ids, never its body; Apple's status and errors.
+    private static func metadata(
+        of answer: AppleAnswer,
+        for report: StoredReport,
+        outcome: ExternalPurchaseAPIClient.Outcome?
+    ) -> [String: String] {
         var metadata = [
             "external_purchase_id": report.externalPurchaseId.rawValue,
             "request_identifier": report.requestIdentifier.rawValue,
@@ -91,20 +127,17 @@ extension ReportingService {
         if let rewrite = answer.rewrite, !rewrite.setAside.isEmpty {
             metadata["line_items_set_aside"] = rewrite.setAside.keys.sorted().joined(separator: ",")
         }
-        do {
-            try outbox.record(ReportOutbox.Attempt(attempt: answer.attempt, rewrite: answer.rewrite), for: report)
-        } catch {
-            // The answer is lost with the write; the report stays as it was and is sent again (same bytes, same
-            // requestIdentifier), and a duplicate 400 is settled with Retrieve.
-            metadata["error"] = "\(error)"
-            logger.error("report answer not recorded", metadata)
-            return false
-        }
+        return metadata
+    }
+
+    /// Starts the block the answer calls for, then logs the answer: one critical line when the block starts, not
+    /// one per probe.
+    private func blockAndLog(_ answer: AppleAnswer, metadata: [String: String]) {
+        var metadata = metadata
         var (level, message) = (answer.logLevel, answer.message)
         if case .block(let reason, let detail) = answer.next {
             metadata["blocked"] = detail
-            // One critical line when the block starts, not one per probe.
-            if !block(reason, detail: detail, at: sentAt) {
+            if !block(reason, detail: detail, at: answer.attempt.at) {
                 (level, message) = (.info, "reporting still blocked: the probe report was refused too")
             }
         }
@@ -113,6 +146,10 @@ extension ReportingService {
         case .warning: logger.warning(message, metadata)
         case .critical: logger.critical(message, metadata)
         }
+    }
+
+    /// What an answer means for the other reports: a pause until Apple says, or the end of a block.
+    private func applyToOthers(_ answer: AppleAnswer, outcome: ExternalPurchaseAPIClient.Outcome?, began: Int64) {
         if case .pause(let until) = answer.next {
             // Apple's latest word on when to come back is the one that counts.
             pausedUntil.store(until, ordering: .relaxed)
@@ -120,9 +157,8 @@ extension ReportingService {
         // Apple read the report (200, or 400 about its content): it took the JWT, so whatever blocked us is over.
         // An answer to a request sent before the block began proves nothing about it.
         switch outcome {
-        case .accepted, .rejected: unblock(at: sentAt, ifSentAfter: began)
+        case .accepted, .rejected: unblock(at: answer.attempt.at, ifSentAfter: began)
         default: break
         }
-        return answer.attempt.state != .pending
     }
 }

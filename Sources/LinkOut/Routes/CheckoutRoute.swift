@@ -7,7 +7,7 @@ import Payments
 import Storage
 
 /// `GET /checkout/{id}` shows the catalog for one recorded visit; `POST /checkout/{id}` starts the payment for
-/// the chosen product and sends the person to the provider's page.
+/// the chosen product and sends the person to the provider's page (`CheckoutRoute+Submit.swift`).
 struct CheckoutRoute: Sendable {
     let configuration: Configuration
     let identifiers: Identifiers
@@ -27,7 +27,7 @@ struct CheckoutRoute: Sendable {
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
-        guard let (checkout, app) = try find(request) else { return notFound(request) }
+        let (checkout, app) = try find(request)
         let session = Session.established(for: request, identifiers: identifiers, secure: pages.isSecure)
         var extraHeaders = HTTPHeaders()
         if let setCookie = session.setCookie { extraHeaders.add(name: "Set-Cookie", value: setCookie) }
@@ -105,115 +105,17 @@ struct CheckoutRoute: Sendable {
         return pages.localization.text("checkout_cancel_where_email", language: language, ["email": email])
     }
 
-    func submit(_ request: HTTPRequest) throws -> HTTPResponse {
-        let language = pages.language(for: request)
-        guard let (checkout, app) = try find(request) else { return notFound(request) }
-        let contentType = request.headers["content-type"]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/x-www-form-urlencoded") else {
-            return pages.message(
-                status: .unsupportedMediaType,
-                title: "bad_form_title",
-                message: "bad_form_message",
-                request: request,
-                app: app
-            )
-        }
-        guard request.body.count <= Self.maxFormBytes else {
-            return pages.message(
-                status: .contentTooLarge,
-                title: "bad_form_title",
-                message: "bad_form_message",
-                request: request,
-                app: app
-            )
-        }
-        // CSRF: the token must be the one derived from this browser's session cookie and this checkout.
-        guard
-            let form = VerifiedForm.read(
-                request,
-                identifiers: identifiers,
-                secure: pages.isSecure,
-                scope: checkout.id.rawValue,
-                maxBytes: Self.maxFormBytes
-            )
-        else {
-            return pages.message(
-                status: .forbidden,
-                title: "bad_form_title",
-                message: "expired_form_message",
-                request: request,
-                app: app
-            )
-        }
-        guard !isExpired(checkout) else {
-            return pages.message(
-                status: .badRequest,
-                title: "invalid_link_title",
-                message: "invalid_link_message",
-                detail: pages.localization.text("reason_expired", language: language),
-                request: request,
-                app: app
-            )
-        }
-        // An amount button names its product (`pay_for`): without the stylesheet every button shows, and the
-        // one pressed must buy what it says, whatever radio is checked. With it, the two always agree.
-        guard let productId = form.field("pay_for") ?? form.field("product"),
-            let product = configuration.catalog.first(where: { $0.id == productId }),
-            let currency = form.field("currency"), let price = product.prices[currency]
-        else {
-            return pages.message(
-                status: .badRequest,
-                title: "bad_form_title",
-                message: "bad_form_message",
-                request: request,
-                app: app
-            )
-        }
-        switch try payments.start(
-            checkout: checkout,
-            product: product,
-            price: price,
-            language: language,
-            browserSession: form.session
-        ) {
-        case .redirect(let url):
-            // A provider's hosted page that returns everyone to one address (`/pay/return`) is followed by the
-            // checkout this browser went to pay for.
-            var headers = HTTPHeaders()
-            headers.add(
-                name: "Set-Cookie",
-                value: PaymentResultRoute.returnCookie(checkoutId: checkout.id, secure: pages.isSecure)
-            )
-            return pages.seeOther(url, extraHeaders: headers)
-        case .linkExpiring:
-            return pages.message(
-                status: .badRequest,
-                title: "invalid_link_title",
-                message: "invalid_link_message",
-                detail: pages.localization.text("reason_expired", language: language),
-                request: request,
-                app: app
-            )
-        case .unavailable:
-            var context = pages.context(language: language, app: app, request: request)
-            context["action"] = .text("/checkout/" + checkout.id.rawValue)
-            context["csrf"] = .text(identifiers.csrfToken(session: form.session, checkoutId: checkout.id))
-            context["currency"] = .text(currency)
-            context["product"] = .text(product.id)
-            return pages.html(pages.paymentRetry.render(context))
-        }
-    }
-
-    private func find(_ request: HTTPRequest) throws -> (CheckoutRecord, AppConfiguration)? {
+    /// The recorded visit the path names, and its app; the not-found page for any other path.
+    func find(_ request: HTTPRequest) throws -> (CheckoutRecord, AppConfiguration) {
         guard let id = request.pathParameters["id"], Identifiers.isWellFormed(id),
             let checkout = try ledger.tokens.checkout(id: CheckoutID(id)),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
-        else { return nil }
+        else { throw pages.error(.notFound, title: "not_found_title", message: "not_found_message") }
         return (checkout, app)
     }
 
     /// Apple: after `tokenExpirationDate`, "you no longer associate the token with new transactions".
-    private func isExpired(_ checkout: CheckoutRecord) -> Bool {
+    func isExpired(_ checkout: CheckoutRecord) -> Bool {
         ReportingPolicy.hasExpired(expiresAt: checkout.tokenExpiresAt, at: clock.nowMilliseconds())
     }
 
@@ -227,9 +129,5 @@ struct CheckoutRoute: Sendable {
         }
         if available.contains("EUR") { return "EUR" }
         return available.sorted().first ?? "EUR"
-    }
-
-    private func notFound(_ request: HTTPRequest) -> HTTPResponse {
-        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", request: request)
     }
 }

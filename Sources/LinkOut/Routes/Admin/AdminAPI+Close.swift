@@ -33,6 +33,7 @@ extension AdminAPI {
         }
         // Visits acknowledged a moment ago may still sit in the journal: they count in the close at once.
         _ = ledger.flush(timeout: .seconds(2))
+        try monitor.dating.dateAll()
         let report = try monitor.close.report(
             month: month,
             environment: environment,

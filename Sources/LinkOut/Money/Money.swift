@@ -37,9 +37,4 @@ package struct Money: Sendable, Equatable {
 
     /// The amount as plain decimal text, e.g. `29.99` (for records and APIs).
     package var decimalText: String { CurrencyExponent.decimalText(minorUnits, currency: currency.rawValue) }
-
-    /// The amount as a person reads it in `language`: `€29.99` in English, `29,99 €` in German, `¥480` in Japanese.
-    package func formatted(language: String) -> String {
-        LocaleFormats.shared.price(self, language: language)
-    }
 }
