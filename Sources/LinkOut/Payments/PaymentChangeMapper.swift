@@ -279,22 +279,9 @@ struct PaymentChangeMapper: Sendable {
             let purchase = try ledger.payments.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
         else { return .wait("the first invoice's subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
-        change.charges = ([.invoice(invoice.invoiceId)] + (invoice.paymentIntentId.map { [.payment($0)] } ?? [])).map {
-            key in
-            PurchaseCharge(
-                chargeKey: key,
-                purchaseId: purchase.purchaseId,
-                lineItemId: buy,
-                amountTotal: invoice.total,
-                amountTax: invoice.tax,
-                amountRefunded: 0,
-                createdAt: invoice.paidAt
-            )
-        }
+        change.charges = Self.charges(of: invoice, purchaseId: purchase.purchaseId, lineItemId: buy)
         return .apply(change)
     }
-
-    /// The start of the outcome of money linkout does not report, which the processor logs as a warning.
 
     static func encode(_ item: LineItem) throws -> String {
         try AppleJSON.text(item)

@@ -8,51 +8,76 @@ extension PaymentStore {
         dialect: SQLDialect,
         regimes: [CommissionRegime]
     ) throws(StorageError) {
-        if let event = change.event {
-            // Acted on already (a redelivery raced the first one, or another instance): nothing may happen
-            // twice. The update is the claim, so two instances at once cannot both find the event open.
-            let claimed = try connection.query(
-                """
-                UPDATE payment_events SET processed_at = ?, outcome = ?
-                WHERE provider = ? AND event_id = ? AND processed_at IS NULL RETURNING 1
-                """,
-                [
-                    .integer(change.at), .text(change.outcome.description), .text(event.provider.rawValue),
-                    .text(event.eventId),
-                ]
-            )
-            guard !claimed.isEmpty else { return }
-            if let hold = change.hold {
-                try connection.query(
-                    "UPDATE payment_events SET held_reason = ?, held_token = ? WHERE provider = ? AND event_id = ?",
-                    [
-                        .text(hold.reason), .id(hold.externalPurchaseId), .text(event.provider.rawValue),
-                        .text(event.eventId),
-                    ]
-                )
-            }
-        }
-        if let release = change.release {
-            // The release is the claim: two passes at once cannot both make the held line items.
-            let claimed = try connection.query(
-                """
-                UPDATE payment_events SET held_reason = NULL, held_token = NULL, outcome = ?
-                WHERE provider = ? AND event_id = ? AND held_reason IS NOT NULL RETURNING 1
-                """,
-                [.text(change.outcome.description), .text(release.provider.rawValue), .text(release.eventId)]
-            )
-            guard !claimed.isEmpty else { return }
-            try connection.query(
-                "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL",
-                [.integer(change.at), .id(release.externalPurchaseId)]
-            )
-        }
+        if let event = change.event, try !claim(event, for: change, in: connection) { return }
+        if let release = change.release, try !claimRelease(release, for: change, in: connection) { return }
         if let purchase = change.purchase {
             if let token = purchase.externalPurchaseId {
                 try TokenDays.addPaymentIfFirst(externalPurchaseId: token, dialect: dialect, into: connection)
             }
             try upsert(purchase, into: connection)
         }
+        try recordMoney(change, in: connection)
+        try recordSessionAndRedemption(change, in: connection)
+        try queue(change.webhooks, in: connection, dialect: dialect)
+        try storeLineItems(change, in: connection)
+        try refreshMoneyRows(of: change, in: connection, dialect: dialect, regimes: regimes)
+    }
+
+    /// Claims the event for this change: acted on already (a redelivery raced the first one, or another
+    /// instance), nothing may happen twice. The update is the claim, so two instances at once cannot both find
+    /// the event open. False when it was taken.
+    private static func claim(
+        _ event: (provider: ProviderID, eventId: String),
+        for change: PaymentChange,
+        in connection: any SQLConnection
+    ) throws(StorageError) -> Bool {
+        let claimed = try connection.query(
+            """
+            UPDATE payment_events SET processed_at = ?, outcome = ?
+            WHERE provider = ? AND event_id = ? AND processed_at IS NULL RETURNING 1
+            """,
+            [
+                .integer(change.at), .text(change.outcome.description), .text(event.provider.rawValue),
+                .text(event.eventId),
+            ]
+        )
+        guard !claimed.isEmpty else { return false }
+        if let hold = change.hold {
+            try connection.query(
+                "UPDATE payment_events SET held_reason = ?, held_token = ? WHERE provider = ? AND event_id = ?",
+                [
+                    .text(hold.reason), .id(hold.externalPurchaseId), .text(event.provider.rawValue),
+                    .text(event.eventId),
+                ]
+            )
+        }
+        return true
+    }
+
+    /// Claims a held event's release: two passes at once cannot both make the held line items. The events held
+    /// behind the same token are due at once. False when it was taken.
+    private static func claimRelease(
+        _ release: (provider: ProviderID, eventId: String, externalPurchaseId: ExternalPurchaseID),
+        for change: PaymentChange,
+        in connection: any SQLConnection
+    ) throws(StorageError) -> Bool {
+        let claimed = try connection.query(
+            """
+            UPDATE payment_events SET held_reason = NULL, held_token = NULL, outcome = ?
+            WHERE provider = ? AND event_id = ? AND held_reason IS NOT NULL RETURNING 1
+            """,
+            [.text(change.outcome.description), .text(release.provider.rawValue), .text(release.eventId)]
+        )
+        guard !claimed.isEmpty else { return false }
+        try connection.query(
+            "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL",
+            [.integer(change.at), .id(release.externalPurchaseId)]
+        )
+        return true
+    }
+
+    /// The charges a refund will name, what was refunded of them, and what a chargeback's reversal gave back.
+    private static func recordMoney(_ change: PaymentChange, in connection: any SQLConnection) throws(StorageError) {
         for charge in change.charges {
             try connection.query(
                 """
@@ -83,26 +108,15 @@ extension PaymentStore {
                 [.integer(reversal.amount), .integer(reversal.amount), .text(reversal.chargeKey.description)]
             )
         }
-        if let session = change.sessionState {
-            // A paid session stays paid whatever arrives after it.
-            try connection.query(
-                "UPDATE payment_sessions SET state = ?, updated_at = ? WHERE session_id = ? AND state != 'complete'",
-                [.text(session.state.rawValue), .integer(change.at), .text(session.sessionId)]
-            )
-        }
-        if let redemption = change.redemption {
-            try connection.query(
-                """
-                INSERT INTO redemptions (code_hash, purchase_id, created_at, expires_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT DO NOTHING
-                """,
-                [
-                    .text(redemption.codeHash), .text(redemption.purchaseId), .integer(redemption.createdAt),
-                    .integer(redemption.expiresAt),
-                ]
-            )
-        }
-        for webhook in change.webhooks {
+    }
+
+    /// The developer's webhooks, in order per purchase.
+    private static func queue(
+        _ webhooks: [WebhookDelivery],
+        in connection: any SQLConnection,
+        dialect: SQLDialect
+    ) throws(StorageError) {
+        for webhook in webhooks {
             // The next position among the purchase's events keeps them in order for the receiver. Instances
             // adding to one purchase take turns (the position is read, then taken); the unique index
             // `webhook_deliveries_order` stands behind it.
@@ -123,6 +137,10 @@ extension PaymentStore {
                 ]
             )
         }
+    }
+
+    /// New line items (held ones dated), restatements, and versions set aside for correction.
+    private static func storeLineItems(_ change: PaymentChange, in connection: any SQLConnection) throws(StorageError) {
         let items = change.lineItems.map { ($0, Int64?.none) } + change.heldLineItems.map { ($0, Int64?(change.at)) }
         for (item, heldSince) in items {
             let known = try connection.query(
@@ -165,6 +183,40 @@ extension PaymentStore {
                 ]
             )
         }
+    }
+
+    /// The payment session's new state and a redemption code made for the purchase.
+    private static func recordSessionAndRedemption(_ change: PaymentChange, in connection: any SQLConnection)
+        throws(StorageError)
+    {
+        if let session = change.sessionState {
+            // A paid session stays paid whatever arrives after it.
+            try connection.query(
+                "UPDATE payment_sessions SET state = ?, updated_at = ? WHERE session_id = ? AND state != 'complete'",
+                [.text(session.state.rawValue), .integer(change.at), .text(session.sessionId)]
+            )
+        }
+        if let redemption = change.redemption {
+            try connection.query(
+                """
+                INSERT INTO redemptions (code_hash, purchase_id, created_at, expires_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT DO NOTHING
+                """,
+                [
+                    .text(redemption.codeHash), .text(redemption.purchaseId), .integer(redemption.createdAt),
+                    .integer(redemption.expiresAt),
+                ]
+            )
+        }
+    }
+
+    /// The money rows of every line item the change wrote.
+    private static func refreshMoneyRows(
+        of change: PaymentChange,
+        in connection: any SQLConnection,
+        dialect: SQLDialect,
+        regimes: [CommissionRegime]
+    ) throws(StorageError) {
         // After the charges above, so a buy's pricing amount and provider come from its charge; buys before the
         // refunds that take their product and commission from them.
         let changed =

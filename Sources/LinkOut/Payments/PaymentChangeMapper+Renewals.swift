@@ -1,0 +1,181 @@
+import Domain
+import ExternalPurchase
+import Foundation
+import Payments
+import Storage
+
+/// Renewals and plan changes: a subscription's later payments, each following its latest line item.
+extension PaymentChangeMapper {
+    /// A renewal (`subscription_cycle`), or with `planChange` a plan change or proration (`subscription_update`,
+    /// Apple's `SUBSCRIPTION_CHANGE`): both follow the subscription's latest item and reference its start.
+    func renewal(
+        _ named: InvoicePayment,
+        event: (provider: ProviderID, eventId: String),
+        at now: Int64,
+        planChange: Bool = false
+    ) throws -> Decision {
+        let what = planChange ? "plan change" : "renewal"
+        guard let subscription = named.subscriptionId,
+            var purchase = try ledger.payments.purchase(subscriptionId: subscription)
+        else { return .wait("the \(what)'s subscription has no purchase yet") }
+        var invoice = named
+        if invoice.periodRunsToCurrentEnd {
+            // A change billed without a period of its own runs to the end of the period being paid.
+            invoice.period = SubscriptionPeriod(
+                start: invoice.paidAt,
+                end: max(purchase.periodEnd ?? 0, invoice.paidAt)
+            )
+        }
+        var change = try recorded(invoice, on: &purchase, what: what, planChange: planChange, event: event, at: now)
+        guard let token = purchase.externalPurchaseId, let buy = purchase.buyLineItemId else {
+            change.outcome = "\(what) recorded; nothing to report to Apple"
+            return .apply(change)
+        }
+        if let reason = try heldBehind(token) {
+            return .holdBehind(token: token, reason: reason)
+        }
+        change.charges = Self.charges(
+            of: invoice,
+            purchaseId: purchase.purchaseId,
+            lineItemId: LineItemID(invoice.invoiceId)
+        )
+        var exchangeRate: ExchangeRate?
+        switch rate(invoice.currency, at: invoice.paidAt) {
+        case .missing(let reason):
+            // The item's id is its invoice (`AppleLineItems`): a refund of it can be recorded, and waits behind it.
+            change.hold = (token, reason)
+            change.outcome = "\(what) recorded; line item \(invoice.invoiceId) held: \(reason)"
+            return .apply(change)
+        case .rate(let found): exchangeRate = found
+        case nil: break
+        }
+        let chain = try ledger.reports.purchaseLineItems(containing: buy)
+        guard let (previous, previousPaid) = try latest(of: chain, startedBy: buy) else {
+            return .wait("the subscription's start is not recorded yet")
+        }
+        do {
+            let item = try next(invoice, after: previous, paid: previousPaid, at: exchangeRate, planChange: planChange)
+            purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
+            purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
+            change.purchase = purchase
+            change.outcome = "\(what) recorded; line item \(item.lineItemId) queued for Apple"
+            let body = try Self.encode(.subscriptionBuy(item))
+            try place(item, what: what, body: body, purchaseToken: token, chain: chain, in: &change)
+        } catch let error as AppleLineItemError {
+            // A charge is recorded with its line item, and none was made.
+            change.charges = []
+            change.outcome = .notReportable("\(what) recorded; not reportable: \(error)")
+        }
+        return .apply(change)
+    }
+
+    /// The subscription's next line item after `previous`: a `RENEWAL`, or a `SUBSCRIPTION_CHANGE`.
+    private func next(
+        _ invoice: InvoicePayment,
+        after previous: SubscriptionBuyLineItem,
+        paid previousPaid: Bool?,
+        at exchangeRate: ExchangeRate?,
+        planChange: Bool
+    ) throws -> SubscriptionBuyLineItem {
+        planChange
+            ? try lineItems.subscriptionChange(
+                invoice,
+                previous: previous,
+                previousPaid: previousPaid,
+                exchangeRate: exchangeRate
+            )
+            : try lineItems.renewal(invoice, previous: previous, previousPaid: previousPaid, exchangeRate: exchangeRate)
+    }
+
+    /// The renewal on the purchase (its period runs on), and for a renewal the backend's webhook: a plan change
+    /// keeps the subscription running, and the backend hears of renewals and ends, not of changes.
+    private func recorded(
+        _ invoice: InvoicePayment,
+        on purchase: inout PurchaseRecord,
+        what: String,
+        planChange: Bool,
+        event: (provider: ProviderID, eventId: String),
+        at now: Int64
+    ) throws -> PaymentChange {
+        var change = PaymentChange(event: event, outcome: "\(what) recorded", at: now)
+        purchase.periodEnd = max(purchase.periodEnd ?? 0, invoice.period.end)
+        purchase.updatedAt = now
+        change.purchase = purchase
+        if !planChange {
+            change.webhooks = try entitlements.event(
+                .subscriptionRenewed,
+                purchase: purchase,
+                cause: invoice.invoiceId,
+                at: now
+            )
+        }
+        return change
+    }
+
+    /// A subscription invoice's payment under every name a later refund may use: its invoice, and its payment
+    /// once the provider names it. Its line item is the invoice's own (a renewal's), or the start's (the first
+    /// invoice, which the start reported).
+    static func charges(of invoice: InvoicePayment, purchaseId: String, lineItemId: LineItemID) -> [PurchaseCharge] {
+        ([.invoice(invoice.invoiceId)] + (invoice.paymentIntentId.map { [.payment($0)] } ?? [])).map { key in
+            PurchaseCharge(
+                chargeKey: key,
+                purchaseId: purchaseId,
+                lineItemId: lineItemId,
+                amountTotal: invoice.total,
+                amountTax: invoice.tax,
+                amountRefunded: 0,
+                createdAt: invoice.paidAt
+            )
+        }
+    }
+
+    /// The subscription's latest item among the purchase's items on whichever token each went (a renewal may be on
+    /// another token of the customer, or held), which carries the paid days on, and whether that period was paid
+    /// (a renewal's or plan change's price is the invoice total its charge was recorded with). Nil before the
+    /// start is recorded.
+    private func latest(of chain: [StoredLineItem], startedBy buy: LineItemID) throws
+        -> (item: SubscriptionBuyLineItem, paid: Bool?)?
+    {
+        let items = chain.compactMap { stored -> SubscriptionBuyLineItem? in
+            guard
+                case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
+            else { return nil }
+            return item.lineItemId == buy || item.referenceLineItemId == buy ? item : nil
+        }
+        guard let previous = items.max(by: { $0.subscriptionStartDate < $1.subscriptionStartDate }) else { return nil }
+        let paid = try PaidService.latestIsPaid(items) { lineItemId in
+            guard lineItemId != buy.rawValue else { return nil }
+            return try ledger.payments.charge(key: .invoice(lineItemId))?.amountTotal
+        }
+        return (previous, paid)
+    }
+
+    /// Puts a renewal on a token of the customer active at its date (`LineItemPlacement`): the purchase's token
+    /// while it is active, else another; none known → held, and the outcome says so (it is logged as a warning
+    /// and shown on the dashboard until the app forwards such a token).
+    private func place(
+        _ item: SubscriptionBuyLineItem,
+        what: String,
+        body: String,
+        purchaseToken token: ExternalPurchaseID,
+        chain: [StoredLineItem],
+        in change: inout PaymentChange
+    ) throws {
+        guard let purchaseToken = try ledger.tokens.token(token) else {
+            change.lineItems = [(token, item.lineItemId, body)]
+            return
+        }
+        let placement = LineItemPlacement(ledger: ledger)
+        if let target = try placement.token(at: item.creationDate, purchaseToken: purchaseToken, chain: chain) {
+            change.lineItems = [(target.token.externalPurchaseId, item.lineItemId, body)]
+            if target.token.externalPurchaseId != token {
+                change.outcome +=
+                    " on token \(target.token.externalPurchaseId), active at its date (the purchase's expired)"
+            }
+        } else {
+            change.heldLineItems = [(token, item.lineItemId, body)]
+            change.outcome =
+                "\(what) recorded; line item \(item.lineItemId) held: no token of the customer is active at its date"
+        }
+    }
+}
