@@ -61,10 +61,13 @@ let package = Package(
             dependencies: ["Domain", "LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
             swiftSettings: swiftSettings
         ),
+        // Fills a ledger in bulk for the benchmarks (`linkout-bench seed`, the growth and money benchmarks in the
+        // tests), writing the tables directly; not part of the server.
+        .target(name: "LedgerSeeding", dependencies: ["Domain", "Storage"], swiftSettings: swiftSettings),
         // The growth benchmark's fill and planner timing (`bench/growth.sh`); not part of the server.
         .executableTarget(
             name: "linkout-bench",
-            dependencies: ["Domain", "LinkOut", "Storage", "Logging", "Lifecycle"],
+            dependencies: ["Domain", "LinkOut", "Storage", "LedgerSeeding", "Logging", "Lifecycle"],
             path: "Sources/LinkOutBench",
             swiftSettings: swiftSettings
         ),
@@ -91,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Domain", "Storage", "TestSupport"],
+            dependencies: ["Domain", "Storage", "LedgerSeeding", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -110,8 +113,8 @@ let package = Package(
         .testTarget(
             name: "LinkOutTests",
             dependencies: [
-                "Domain", "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "ExternalPurchase",
-                "Crypto", "Payments",
+                "Domain", "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "LedgerSeeding",
+                "ExternalPurchase", "Crypto", "Payments",
             ],
             swiftSettings: swiftSettings
         ),
@@ -141,10 +144,11 @@ let fuzzTargets: [(name: String, target: String, dependencies: [Target.Dependenc
 ]
 if ProcessInfo.processInfo.environment["LINKOUT_FUZZ"] == "1" {
     // A fuzz build is one `swift build` of every target left: the libraries and the fuzz targets. The server's
-    // and benchmark executables have no fuzzer entry point, and the tests are not fuzzed.
+    // and benchmark executables have no fuzzer entry point, the tests are not fuzzed, and the benchmarks' fill
+    // serves only them.
     package.products = []
     package.targets.removeAll {
-        $0.type == .test || $0.name == "TestSupport" || $0.name == "linkout" || $0.name == "linkout-bench"
+        $0.type == .test || ["TestSupport", "LedgerSeeding", "linkout", "linkout-bench"].contains($0.name)
     }
     // The fixed test chain the signed seeds were made with, shared by the targets that check signatures.
     package.targets.append(

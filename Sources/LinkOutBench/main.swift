@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import LedgerSeeding
 import Lifecycle
 import LinkOut
 import Logging

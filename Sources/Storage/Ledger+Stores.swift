@@ -2,7 +2,7 @@
 /// made on access.
 extension Ledger {
     /// Tokens, landing visits, checkouts and checkout intents.
-    public var tokens: TokenStore { TokenStore(database: database, journal: shared) }
+    public var tokens: TokenStore { TokenStore(database: database, visitRecorder: visitRecorder) }
     /// The report outbox: line items, reports, Apple's rejections and the line items held for a token.
     public var reports: ReportStore { ReportStore(database: database, instance: instance) }
     /// Payment sessions, provider events, purchases and their charges, and the events held for an exchange rate.

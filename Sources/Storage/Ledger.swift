@@ -1,15 +1,14 @@
 import Foundation
 public import Lifecycle
-import Synchronization
 
 /// The durable record of every token, visit, checkout and report, under one data folder.
 ///
 /// Writes return (or complete) only once committed, so a caller that answers only then never acknowledges
-/// anything that a crash could lose. Landing visits take a faster durable path: the visit journal (see
-/// `VisitJournal`), folded into the tables moments later and replayed at open. The ledger opens the database
-/// (SQLite or PostgreSQL, see `SQLDatabase`), owns the journal, and hands out the stores that read and write the
-/// tables, one per concern: `tokens`, `reports`, `payments`, `entitlements`, `notifications`, `settings`,
-/// `adminSessions`, `dashboard`.
+/// anything that a crash could lose. Landing visits take each engine's fastest durable path (`VisitRecorder`:
+/// on SQLite the visit journal, folded into the tables moments later and replayed at open). The ledger opens
+/// the database (SQLite or PostgreSQL, see `SQLDatabase`) and the visit recorder, and hands out the stores that
+/// read and write the tables, one per concern: `tokens`, `reports`, `payments`, `entitlements`,
+/// `notifications`, `settings`, `adminSessions`, `dashboard`.
 public final class Ledger: Sendable {
     /// How hard a commit presses the data to disk.
     public enum Durability: String, Sendable {
@@ -35,16 +34,12 @@ public final class Ledger: Sendable {
 
     /// The SQLite database file, or the PostgreSQL URL without its password.
     let path: String
-    /// Landing visits go straight to the tables in group commits (PostgreSQL: the server's WAL is the durable
-    /// record, and every instance must see every checkout at once), not through a local journal.
-    let recordsVisitsDirectly: Bool
     /// This process's name in outbox leases: unique per opening, so a restarted instance never mistakes a lease
     /// its previous life held for its own.
     public let instance = Ledger.newInstanceName()
     let database: SQLDatabase
-    let journal: VisitJournal?
-    let ingester: JournalIngester?
-    let shared = JournalState()
+    /// How landings' visits become durable on this engine, in this role.
+    let visitRecorder: any VisitRecorder
 
     /// Opens (creating if needed) `directory/linkout.sqlite`, applies pending migrations and, as the owner,
     /// replays the visit journal.
@@ -77,11 +72,9 @@ public final class Ledger: Sendable {
             throw StorageError(.dataFolder, "cannot create data folder \(directory): \(error.localizedDescription)")
         }
         path = (directory as NSString).appendingPathComponent("linkout.sqlite")
-        recordsVisitsDirectly = false
         guard role == .owner else {
             database = try SQLDatabase(path: path, durability: durability, clock: clock)
-            journal = nil
-            ingester = nil
+            visitRecorder = ReaderVisitRecorder(database: database)
             return
         }
         let lockFile = try JournalFile(
@@ -94,7 +87,7 @@ public final class Ledger: Sendable {
         do throws(StorageError) {
             database = try SQLDatabase(path: path, durability: durability, clock: clock)
             do throws(StorageError) {
-                nextSequence = try Self.replay(directory: directory, lockFile: lockFile, into: database)
+                nextSequence = try JournalVisitRecorder.replay(directory: directory, lockFile: lockFile, into: database)
                 // The folder lock makes this the only process on the file: leases left by a previous run are void.
                 try database.releaseLeases()
             } catch {
@@ -106,26 +99,14 @@ public final class Ledger: Sendable {
             throw error
         }
         self.database = database
-        let shared = self.shared
-        let ingester = JournalIngester { batch throws(StorageError) in
-            try database.applyJournaled(batch)
-        } onIngested: { batch, outcomes in
-            shared.ingested(batch, outcomes)
-        } onFailure: { error in
-            shared.health.withLock { $0.ingest = error }
-        }
-        self.ingester = ingester
-        let journal = VisitJournal(
+        visitRecorder = JournalVisitRecorder(
             directory: directory,
             lockFile: lockFile,
             nextSequence: nextSequence,
+            database: database,
             durable: durability == .full,
             segmentBytes: journalSegmentBytes
-        ) { batch in
-            ingester.enqueue(batch)
-        }
-        self.journal = journal
-        shared.start(journal: journal, applied: nextSequence - 1)
+        )
     }
 
     /// Opens the ledger on a PostgreSQL database several instances may share, applying pending migrations.
@@ -133,10 +114,14 @@ public final class Ledger: Sendable {
     /// journal, so any instance finds any checkout and a killed instance leaves nothing behind to replay.
     public init(postgres target: PostgresTarget, clock: Lifecycle.Clock = .system) throws(StorageError) {
         path = target.redactedURL
-        recordsVisitsDirectly = true
-        database = try SQLDatabase(postgres: target, clock: clock)
-        journal = nil
-        ingester = nil
+        let database = try SQLDatabase(postgres: target, clock: clock)
+        do throws(StorageError) {
+            visitRecorder = try PostgresVisitRecorder(target: target)
+        } catch {
+            database.close()
+            throw error
+        }
+        self.database = database
     }
 
     static func newInstanceName() -> String {
@@ -144,23 +129,39 @@ public final class Ledger: Sendable {
         return "\(host.prefix(64))/\(getpid())/\(UInt32.random(in: .min ... .max))"
     }
 
-    /// Why the ledger cannot record right now, or nil when its last writes went through: the journal's last
-    /// append failed (a landing gets this error at once), or the tables refuse journaled visits (they wait in
-    /// the journal and are retried). `code == .diskFull` when space ran out. Clears by itself once a write
-    /// succeeds again; readiness checks (`/readyz`) report it.
-    public var writeFailure: StorageError? {
-        shared.health.withLock { $0.journal ?? $0.ingest }
-    }
+    /// Why the ledger cannot record right now, or nil when its last writes went through: on SQLite the journal's
+    /// last append failed (a landing gets this error at once), or the tables refuse journaled visits (they wait
+    /// in the journal and are retried); on PostgreSQL the last visits' commit failed. `code == .diskFull` when
+    /// space ran out. Clears by itself once a write succeeds again; readiness checks (`/readyz`) report it.
+    public var writeFailure: StorageError? { visitRecorder.failure }
 
-    /// Commits what is queued and stops the journal, the ingester and the database. Later writes fail.
+    /// Commits what is queued and stops the visit recorder and the database. Later writes fail.
     public func close() {
-        journal?.stop()
-        ingester?.stop()
+        visitRecorder.close()
         database.close()
     }
 
     /// Transactions committed since opening (each may carry many writes).
-    public var commitCount: Int { database.commitCount }
+    public var commitCount: Int { database.commitCount + visitRecorder.commitCount }
+
+    /// Records a landing's visit durably; `completion` runs once it is on disk (nil) or with the error that kept
+    /// it off, and the landing answers only then. On SQLite the visit reaches the tables moments later; its
+    /// checkout is findable at once all the same.
+    public func recordVisit(_ visit: Visit, completion: @escaping @Sendable (StorageError?) -> Void) {
+        visitRecorder.record(visit, completion: completion)
+    }
+
+    /// Waits (up to `timeout`) until every visit recorded so far is in the tables; true when it is.
+    /// Reads that must see the latest visits (tests, an export right after traffic) call it first.
+    @discardableResult
+    package func flush(timeout: Duration = .seconds(5)) -> Bool {
+        visitRecorder.flush(timeout: timeout)
+    }
+
+    /// Called with each batch of recorded visits once it is in the tables.
+    public func observeIngestion(_ observer: @escaping @Sendable ([Visit], [RecordOutcome]) -> Void) {
+        visitRecorder.observe(IngestionObserver(call: observer))
+    }
 
     /// Proves the ledger takes writes right now (readiness): a one-row write through the same writer as visits.
     public func checkWritable(at: Int64) throws(StorageError) {
@@ -170,9 +171,7 @@ public final class Ledger: Sendable {
                 [.text(String(at))]
             )
         }
-        // Without a journal the probe takes the visits' own path: when it commits, visits do again (a database
-        // back from an outage), even if no landing came to clear the failure (a balancer stopped sending them).
-        if recordsVisitsDirectly { shared.health.withLock { $0.journal = nil } }
+        visitRecorder.writerCommitted()
     }
 
     /// Refuses (true) or allows (false) writes, as a read-only disk would. For maintenance windows and for

@@ -112,6 +112,7 @@ struct HeldLineItemPagingTests {
             providers: [harness.live.application.payments.provider],
             logger: Logger(label: "test", level: .critical),
             clock: .system,
+            intervalMilliseconds: 30_000,
             heldPageSize: 1,
             onChange: {}
         )

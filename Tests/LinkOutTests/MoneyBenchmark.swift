@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import LedgerSeeding
 import Lifecycle
 import Storage
 import TestSupport
@@ -8,10 +9,11 @@ import Testing
 @testable import LinkOut
 @testable import Storage
 
-/// The money views at millions of line items: the ledger is filled in bulk (`MoneyStore.seedBenchmark`), then the
-/// reads the revenue API, the dashboard, the monthly close and the export make are timed, and the write path
-/// (storing a line item with its money row and roll-up change) at that size. Off in normal test runs;
-/// `bench/money.sh` turns it on with `LINKOUT_BENCH_LINE_ITEMS` (on PostgreSQL with `LINKOUT_TEST_POSTGRES_URL`).
+/// The money views at millions of line items: the ledger is filled in bulk (`Ledger.seedMoney`, in
+/// `LedgerSeeding`), then the reads the revenue API, the dashboard, the monthly close and the export make are
+/// timed, and the write path (storing a line item with its money row and roll-up change) at that size. Off in
+/// normal test runs; `bench/money.sh` turns it on with `LINKOUT_BENCH_LINE_ITEMS` (on PostgreSQL with
+/// `LINKOUT_TEST_POSTGRES_URL`).
 @Suite("Money benchmark")
 struct MoneyBenchmark {
     static let count = ProcessInfo.processInfo.environment["LINKOUT_BENCH_LINE_ITEMS"].flatMap { Int64($0) }
@@ -39,7 +41,7 @@ struct MoneyBenchmark {
         let today = Clock.system.nowMilliseconds() / Milliseconds.day
         let firstDay = today - 364
         let (_, fill) = try Self.time {
-            try ledger.money.seedBenchmark(first: 0, count: total, firstDay: firstDay, days: 365)
+            try ledger.seedMoney(first: 0, count: total, firstDay: firstDay, days: 365)
         }
         var results: [(String, Double)] = [("fill \(total) line items", fill)]
         let (_, revenue30) = try Self.time {

@@ -12,7 +12,7 @@ struct JournalSegmentTests {
     static func journal(_ ledger: Ledger, _ visit: Visit) -> StorageError? {
         let outcome = Mutex<StorageError??>(nil)
         let done = DispatchSemaphore(value: 0)
-        ledger.journalVisit(visit) { error in
+        ledger.recordVisit(visit) { error in
             outcome.withLock { $0 = .some(error) }
             done.signal()
         }
@@ -59,7 +59,8 @@ struct JournalSegmentTests {
         }
         let left = Self.segmentFiles(folder.path)
         #expect(left.count <= 1, "segments left: \(left)")
-        #expect((ledger.journal?.segmentBytesOnDisk ?? .max) <= 4096 + 1024)
+        let recorder = try #require(ledger.visitRecorder as? JournalVisitRecorder)
+        #expect(recorder.journal.segmentBytesOnDisk <= 4096 + 1024)
     }
 
     /// A crash leaves several segments, some of them already applied and the last one torn: reopening applies

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import LedgerSeeding
 import TestSupport
 import Testing
 

@@ -156,6 +156,33 @@ struct MoneyLedgerTests {
         #expect(refund.productId == "pro" && refund.amountTaxInclusive == 11900)
     }
 
+    /// A start that stopped after the migrations but before the money rows were made (no regimes recorded for
+    /// them) makes them at the next start.
+    @Test func moneyRowsNeverMadeAreMadeAtTheNextStart() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        do {
+            let ledger = try Self.open(folder)
+            defer { ledger.close() }
+            try ledger.reports.storeLineItems(
+                [("b1", Self.buy("b1", inclusive: 23800, tax: 3800))],
+                for: "t1",
+                at: Self.at
+            )
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.execute(
+                    """
+                    DELETE FROM money_daily; DELETE FROM money_line_items;
+                    DELETE FROM settings WHERE name = 'money_regimes'
+                    """
+                )
+            }
+        }
+        let reopened = try LedgerTests.open(folder)
+        defer { reopened.close() }
+        let totals = try #require(try reopened.money.totals(fromDay: Self.day, untilDay: Self.day + 2).first)
+        #expect(totals.sales == 1 && totals.salesAmount == 23800)
+    }
+
     /// A restatement Apple refuses is set aside: Apple still holds the version it accepted, and so do the money
     /// rows and the roll-up.
     @Test func aRestatementAppleRefusesLeavesTheAcceptedVersionCounting() throws {

@@ -65,7 +65,7 @@ struct VisitJournalTests {
         let group = DispatchGroup()
         for index in 0..<100 {
             group.enter()
-            ledger.journalVisit(Self.visit("j-\(index % 10)", checkout: "c-\(index % 10)")) { error in
+            ledger.recordVisit(Self.visit("j-\(index % 10)", checkout: "c-\(index % 10)")) { error in
                 done.withLock { $0.append(error) }
                 group.leave()
             }
@@ -107,7 +107,7 @@ struct VisitJournalTests {
         let stored = Mutex<StorageError?>(nil)
         let group = DispatchGroup()
         group.enter()
-        again.journalVisit(Self.visit("after", checkout: "c-after")) { error in
+        again.recordVisit(Self.visit("after", checkout: "c-after")) { error in
             stored.withLock { $0 = error }
             group.leave()
         }
@@ -127,7 +127,7 @@ struct LedgerRoleTests {
         let stored = Mutex<StorageError?>(nil)
         let group = DispatchGroup()
         group.enter()
-        reader.journalVisit(VisitJournalTests.visit("r", checkout: "c-r")) { error in
+        reader.recordVisit(VisitJournalTests.visit("r", checkout: "c-r")) { error in
             stored.withLock { $0 = error }
             group.leave()
         }

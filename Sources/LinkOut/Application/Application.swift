@@ -19,6 +19,10 @@ package final class Application: Sendable {
     package let close: CloseMonitor
     /// The retention pass, when `retention.personalDataDays` is set.
     let retention: RetentionPass?
+    /// Every service with a thread of its own, in the order they start; they stop in the reverse order. A
+    /// service the others wake (reporting, the webhook sender) starts before them and stops after them, so none
+    /// is woken once stopped while a waker still runs.
+    private let services: [any BackgroundService]
     private let server: HTTPServer
     /// The routes the server answers (method and pattern), as registered.
     let routeRegistrations: [Router.Registration]
@@ -88,6 +92,10 @@ package final class Application: Sendable {
             clock: clock
         )
         self.close = close
+        let services: [(any BackgroundService)?] = [
+            reporting, payments.webhooks, payments.processor, notifications, close, retention,
+        ]
+        self.services = services.compactMap { $0 }
         let routes = try Self.routeDependencies(
             configuration: configuration,
             ledger: ledger,
@@ -232,16 +240,7 @@ package final class Application: Sendable {
         if reporting.status != .running {
             logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])
         }
-        reporting.start()
-        // Events stored before a crash or restart are acted on now, then on every wake-up or poll.
-        payments.processor.start(interval: configuration.reporting.pollIntervalSeconds)
-        // Due retries are looked for every second: a cheap indexed query, and a receiver back up is served soon.
-        payments.webhooks?.start(interval: 1)
-        // Notifications stored but not acted on (a crash between the two) are acted on now, then swept on every
-        // poll; Get Notification History runs once a day.
-        notifications.start(interval: configuration.reporting.pollIntervalSeconds)
-        close.start()
-        retention?.start()
+        for service in services { service.start() }
         return port
     }
 
@@ -250,12 +249,7 @@ package final class Application: Sendable {
     package func shutdown() {
         logger.info("server stopping", ["grace_seconds": "\(configuration.server.shutdownGraceSeconds)"])
         server.shutdown(gracePeriod: .seconds(configuration.server.shutdownGraceSeconds))
-        payments.processor.stop()
-        payments.webhooks?.stop()
-        notifications.stop()
-        close.stop()
-        retention?.stop()
-        reporting.stop()
+        for service in services.reversed() { service.stop() }
         ledger.close()
         logger.info("server stopped")
     }

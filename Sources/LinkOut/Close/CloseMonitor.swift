@@ -10,7 +10,7 @@ import Synchronization
 /// per state, then once a day; never a token, only counts), and the gauge `linkout_close_outstanding` says how many. It
 /// also dates line items written without `creation_date` and counts the tokens near Apple's 10-day `UNREPORTED` notice
 /// (Apple: "External Purchase Server API").
-package final class CloseMonitor: Sendable {
+package final class CloseMonitor: BackgroundService {
     /// One watched month, as the last pass saw it.
     package struct Watch: Sendable, Equatable {
         package var month: CloseMonth

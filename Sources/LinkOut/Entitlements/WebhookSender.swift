@@ -10,7 +10,7 @@ import Synchronization
 /// Delivers entitlement events from the durable outbox to `webhooks.url` over libcurl: the same event id and
 /// bytes on every try, a purchase's events in order, retried with backoff (5 s doubling to an hour) until the
 /// retry window (three days) closes, then marked failed and shown at `/admin/webhooks`.
-final class WebhookSender: Sendable {
+final class WebhookSender: BackgroundService {
     let url: String
     /// Signs every delivery's `Linkout-Signature`, keyed once with `webhooks.secret`.
     let signature: TimestampedHMAC
@@ -158,9 +158,14 @@ final class WebhookSender: Sendable {
     /// Tries every event gets before it can be given up.
     static let leastTries: Int64 = 8
 
-    /// Passes every `interval` seconds, or at once when woken (a purchase made an event).
-    func start(interval: Int64) {
-        worker.start(name: "linkout-webhooks", intervalMilliseconds: interval * 1000) { [self] in deliverDue() }
+    /// Due retries are looked for every second: a cheap indexed query, and a receiver back up is served soon.
+    static let intervalMilliseconds: Int64 = 1000
+
+    /// Passes every `intervalMilliseconds`, or at once when woken (a purchase made an event).
+    func start() {
+        worker.start(name: "linkout-webhooks", intervalMilliseconds: Self.intervalMilliseconds) { [self] in
+            deliverDue()
+        }
     }
 
     func wake() { worker.wake() }

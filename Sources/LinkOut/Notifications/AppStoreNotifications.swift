@@ -12,7 +12,7 @@ import Synchronization
 /// "externalPurchaseToken"): receiving (the route and recovery share `NotificationReceiver`), acting
 /// (`NotificationProcessor`), and recovery through Get Notification History, run by hand
 /// (`linkout notifications recover`) and once a day in the background.
-package final class AppStoreNotifications: Sendable {
+package final class AppStoreNotifications: BackgroundService {
     /// A recovery run: what came back from Apple and what became of it.
     package struct RecoverySummary: Sendable, Equatable, CustomStringConvertible {
         package var fetched = 0
@@ -53,6 +53,8 @@ package final class AppStoreNotifications: Sendable {
     let ledger: Ledger
     let logger: Logger
     let clock: Clock
+    /// A sweep this often (`reporting.pollIntervalSeconds`).
+    private let intervalMilliseconds: Int64
     private let worker: PeriodicWorker
 
     init(
@@ -94,6 +96,7 @@ package final class AppStoreNotifications: Sendable {
         self.ledger = ledger
         self.logger = logger
         self.clock = clock
+        intervalMilliseconds = configuration.reporting.pollIntervalSeconds * 1000
         worker = PeriodicWorker(clock: clock)
         for reason in SignedPayloadError.Reason.allCases.map(\.rawValue) + NotificationReceiver.appReasons {
             metrics.increment("linkout_notifications_refused_total", [("reason", reason)], by: 0)
@@ -182,10 +185,10 @@ package final class AppStoreNotifications: Sendable {
 
     // MARK: running
 
-    /// Sweeps unprocessed notifications (left by a crash or a failed action) and runs the daily history pass,
-    /// every `interval` seconds.
-    func start(interval: Int64) {
-        worker.start(name: "linkout-notifications", intervalMilliseconds: interval * 1000) { [self] in
+    /// Sweeps unprocessed notifications (left by a crash or a failed action: acted on at once) and runs the daily
+    /// history pass, every `reporting.pollIntervalSeconds`.
+    func start() {
+        worker.start(name: "linkout-notifications", intervalMilliseconds: intervalMilliseconds) { [self] in
             processor.processPending()
             historyPassIfDue(now: clock.nowMilliseconds())
         }

@@ -12,7 +12,7 @@ import Synchronization
 /// stores first and answers, then asks for a pass; the demo's page stores its answer the same way. Each event is
 /// decoded by its provider (`+Providers`). An event that arrives before what it depends on (providers do not
 /// promise order: a refund before its purchase) stays unprocessed and is tried again on the next pass.
-final class PaymentEventProcessor: Sendable {
+final class PaymentEventProcessor: BackgroundService {
     let ledger: Ledger
     let mapper: PaymentChangeMapper
     /// The providers whose stored events this acts on, by id: each decodes (and may resolve) its own.
@@ -21,6 +21,8 @@ final class PaymentEventProcessor: Sendable {
     let taxRates: TaxRates
     let logger: Logger
     let clock: Clock
+    /// A pass this often when not woken sooner (`reporting.pollIntervalSeconds`).
+    let intervalMilliseconds: Int64
     /// Held events are read this many at a time, by key, until all were tried.
     let heldPageSize: Int
     private let passLock = Mutex(())
@@ -40,6 +42,7 @@ final class PaymentEventProcessor: Sendable {
         taxRates: TaxRates = .none,
         logger: Logger,
         clock: Clock,
+        intervalMilliseconds: Int64,
         heldPageSize: Int = 500,
         onChange: @escaping @Sendable () -> Void
     ) {
@@ -49,6 +52,7 @@ final class PaymentEventProcessor: Sendable {
         self.taxRates = taxRates
         self.logger = logger
         self.clock = clock
+        self.intervalMilliseconds = intervalMilliseconds
         worker = PeriodicWorker(clock: clock)
         self.heldPageSize = heldPageSize
         self.onChange = onChange
@@ -241,9 +245,12 @@ final class PaymentEventProcessor: Sendable {
         return release
     }
 
-    /// Passes every `interval`, or at once when woken (a webhook was stored).
-    func start(interval: Int64) {
-        worker.start(name: "linkout-payments", intervalMilliseconds: interval * 1000) { [self] in processPending() }
+    /// Acts at once on the events stored before a crash or restart, then passes every interval, or at once when
+    /// woken (a webhook was stored).
+    func start() {
+        worker.start(name: "linkout-payments", intervalMilliseconds: intervalMilliseconds) { [self] in
+            processPending()
+        }
     }
 
     func wake() { worker.wake() }

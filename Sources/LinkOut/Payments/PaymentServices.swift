@@ -62,7 +62,8 @@ struct PaymentServices: Sendable {
             providers: [provider],
             taxRates: payments.taxRates ?? .none,
             logger: logger,
-            clock: clock
+            clock: clock,
+            intervalMilliseconds: configuration.reporting.pollIntervalSeconds * 1000
         ) {
             // New line items are reported, new entitlement events delivered, without waiting for a poll.
             reporting.wake()

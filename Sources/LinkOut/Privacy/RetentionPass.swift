@@ -6,7 +6,7 @@ import Storage
 /// `retention.personalDataDays`: once an hour, stored provider and entitlement events older than that lose a
 /// person's data (`PersonalData`), in batches; what was acted on is never changed before it was acted on. Each
 /// pass that erased something is one audit entry.
-final class RetentionPass: Sendable {
+final class RetentionPass: BackgroundService {
     let ledger: Ledger
     let days: Int64
     let trail: AuditTrail

@@ -17,7 +17,7 @@ package import Synchronization
 /// `requestIdentifier`) and then sends what is due. A report is written to the outbox before it is sent, with its
 /// exact body, so a crash or restart retries the same bytes under the same `requestIdentifier` and never mints a
 /// second one for the same content. One report per token is open at a time (Apple: `SimultaneousSubmissionError`).
-package final class ReportingService: Sendable {
+package final class ReportingService: BackgroundService {
     /// What reporting is doing, for `/readyz`, the admin API and `linkout report status`.
     package enum Status: Sendable, Equatable {
         case running

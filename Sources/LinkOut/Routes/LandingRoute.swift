@@ -130,10 +130,10 @@ struct LandingRoute: Sendable {
         )
     }
 
-    /// Acknowledged once the visit is on disk in the ledger's journal (group-committed with its neighbours).
+    /// Acknowledged once the ledger has the visit on disk (group-committed with its neighbours).
     private func record(_ visit: Visit, request: HTTPRequest, acknowledgement: HTTPResponse, _ responder: Responder) {
         let visitedApp = app(visit.bundleId)
-        ledger.journalVisit(visit) { error in
+        ledger.recordVisit(visit) { error in
             guard let error else {
                 responder.respond(acknowledgement)
                 return

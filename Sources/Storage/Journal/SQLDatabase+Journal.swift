@@ -29,7 +29,7 @@ extension SQLDatabase {
     }
 
     /// Applies the records the tables have not seen (above `applied`, read when not given), in sequence order and
-    /// in batches of `Ledger.replayBatch`; returns how many.
+    /// in batches of `JournalVisitRecorder.replayBatch`; returns how many.
     @discardableResult
     func applyMissing(_ records: [JournalRecord], applied: Int64? = nil) throws(StorageError) -> Int {
         let seen: Int64
@@ -37,7 +37,7 @@ extension SQLDatabase {
         let missing = records.filter { $0.sequence > seen }.sorted { $0.sequence < $1.sequence }
         var start = 0
         while start < missing.count {
-            let end = min(start + Ledger.replayBatch, missing.count)
+            let end = min(start + JournalVisitRecorder.replayBatch, missing.count)
             _ = try applyJournaled(Array(missing[start..<end]))
             start = end
         }

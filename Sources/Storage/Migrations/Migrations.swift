@@ -1,46 +1,23 @@
 import Domain
 
-/// The schema, as numbered migrations applied in order at start-up. Never edit a released migration; add one.
+/// The schema, as numbered migrations applied in order at start-up, then the post-migration steps.
+///
+/// The rule for every migration here: once a release carries a migration, its steps are never edited. Ledgers
+/// that applied it never run it again and ledgers that did not must end up with the same schema and rows, so a
+/// change is a new migration. The exceptions: a migration no release has carried yet (its version is above the
+/// schema of the last release, see `Release`) may still change, since no ledger outside development has it; and
+/// its comment may be corrected at any time, since a comment changes nothing a ledger runs. A migration never
+/// calls code that keeps changing (the stores, `MoneyRows`): work that needs this release's code, such as rows
+/// derived from stored ones, is a `PostMigrationStep`.
 enum Migrations {
     /// Every migration, in order (one file per span of versions).
-    static let all: [(version: Int64, sql: String)] = versions1To12 + versions13To19 + versions20To27
+    static let all: [Migration] = versions1To12 + versions13To19 + versions20To27
 
     /// The schema version this release writes: its last migration's.
     static var latestVersion: Int64 { all.last?.version ?? 0 }
 
-    /// Work a migration needs beyond SQL, run in its transaction after its SQL: version 17 fills the money rows
-    /// and the daily roll-up from the line items already stored (no regime is in force yet; the server
-    /// classifies them again when it starts with regimes, see `MoneyStore.useRegimes`); version 25 adds the
-    /// audit log's triggers, which differ between the engines.
-    static let backfills: [Int64: @Sendable (any SQLConnection, SQLDialect) throws(StorageError) -> Void] = [
-        17: { connection, dialect throws(StorageError) in
-            try MoneyRows.rebuild(in: connection, dialect: dialect, regimes: [])
-        },
-        25: { connection, dialect throws(StorageError) in
-            try connection.execute(appendOnlyAuditLog(dialect))
-        },
-    ]
-
-    /// The database itself refuses to change or remove an audit row, whatever client asks: the triggers are
-    /// each engine's own language.
-    static func appendOnlyAuditLog(_ dialect: SQLDialect) -> String {
-        switch dialect {
-        case .sqlite:
-            """
-            CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
-                BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-            CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
-                BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-            """
-        case .postgres:
-            """
-            CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
-            CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
-                FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
-            """
-        }
-    }
+    /// The work after the migrations, in order.
+    static let postMigrationSteps: [PostMigrationStep] = [.rebuildMoneyRows]
 
     /// SQLite's two-argument `min` and `max` (the smaller or larger of two values), which the shared SQL uses;
     /// PostgreSQL calls them `LEAST` and `GREATEST` and has `min`/`max` only as aggregates of one argument.
@@ -54,8 +31,9 @@ enum Migrations {
     /// A lock number of linkout's own: instances starting together take turns, so each migration runs once.
     static let advisoryLock: Int64 = 0x6C69_6E6B_6F75_74
 
-    /// Applies the migrations not applied yet, each in its own transaction with its version row. On PostgreSQL
-    /// under an advisory lock, so two instances starting together migrate once (the second finds them applied).
+    /// Applies the migrations not applied yet, each in its own transaction with its version row, then the
+    /// post-migration steps the ledger needs. On PostgreSQL under an advisory lock, so two instances starting
+    /// together migrate once (the second finds them applied).
     /// `upTo`: the last version to apply (tests build the ledger an earlier release left, then upgrade it).
     static func apply(
         to connection: any SQLConnection,
@@ -85,20 +63,39 @@ enum Migrations {
                     + "versions up to \(latestVersion): run that release again (see README \"Upgrades and rollbacks\")"
             )
         }
+        var migrated: Set<Int64> = []
         for migration in all where !applied.contains(migration.version) && migration.version <= last {
-            try connection.begin()
-            do throws(StorageError) {
-                try connection.execute(dialect.schema(migration.sql))
-                try backfills[migration.version]?(connection, dialect)
+            try inTransaction(connection) { () throws(StorageError) in
+                try migration.run(on: connection, dialect: dialect)
                 try connection.query(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                     [.integer(migration.version), .integer(now)]
                 )
-                try connection.commit()
-            } catch {
-                try? connection.rollback()
-                throw error
             }
+            migrated.insert(migration.version)
+        }
+        let done = applied.union(migrated)
+        // Asked outside a transaction first: a ledger that needs nothing (every start but the first after an
+        // upgrade) takes no write lock, which a tool opening a SQLite ledger beside the server would wait for.
+        for step in postMigrationSteps where done.contains(step.after) {
+            guard try step.isNeeded(connection, migrated) else { continue }
+            try inTransaction(connection) { () throws(StorageError) in
+                if try step.isNeeded(connection, migrated) { try step.run(connection, dialect, done) }
+            }
+        }
+    }
+
+    private static func inTransaction(
+        _ connection: any SQLConnection,
+        _ body: () throws(StorageError) -> Void
+    ) throws(StorageError) {
+        try connection.begin()
+        do throws(StorageError) {
+            try body()
+            try connection.commit()
+        } catch {
+            try? connection.rollback()
+            throw error
         }
     }
 }

@@ -7,7 +7,8 @@ import Domain
 public struct MoneyStore: Sendable {
     let database: SQLDatabase
 
-    static let columns = """
+    /// The money row's columns in the order `values` binds them (the benchmarks' bulk fill writes them too).
+    package static let columns = """
         environment, bundle_id, line_item_id, line_item_row, external_purchase_id, creation_date, event_type,
         product_id, product_type, subscription_event, quantity, reference_line_item_id, amount_tax_inclusive,
         amount_tax_exclusive, tax_amount, net_amount_tax_exclusive, reporting_currency, pricing_currency,
@@ -16,11 +17,12 @@ public struct MoneyStore: Sendable {
         commission_basis_points, commission
         """
 
-    static let dayKeyColumns = [
+    /// The daily roll-up's key and amounts (the benchmarks' bulk fill rebuilds it from the rows).
+    package static let dayKeyColumns = [
         "day", "bundle_id", "environment", "provider", "product_id", "tax_country", "pricing_currency",
         "reporting_currency",
     ]
-    static let dayAmountColumns = [
+    package static let dayAmountColumns = [
         "sales", "sales_amount", "sales_tax", "sales_pricing", "refunds", "refunds_amount", "refunds_tax",
         "refunds_pricing", "commission", "commissionable",
     ]

@@ -9,9 +9,6 @@ final class SQLDatabase: Sendable {
     let dialect: SQLDialect
     let writer: GroupCommitWriter
     let readers: ReaderPool
-    /// PostgreSQL's landing path: visits pipelined on a connection of their own (nil on SQLite, whose visits
-    /// come through the journal).
-    let visitWriter: PostgresVisitWriter?
     /// SQLite's page limit as opened, restored by `limitPages(nil)` (nil on PostgreSQL).
     private let openedMaxPages: Int64?
     /// The commission regimes the money rows are classified under (`MoneyStore.useRegimes`).
@@ -33,7 +30,6 @@ final class SQLDatabase: Sendable {
             dialect: .sqlite,
             writer: connection,
             readers: ReaderPool { () throws(StorageError) in try SQLiteConnection(path: path, readOnly: true) },
-            visitWriter: nil,
             maxPages: maxPages
         )
     }
@@ -47,14 +43,12 @@ final class SQLDatabase: Sendable {
         try connection.execute("SET statement_timeout = 0")
         try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds())
         try connection.execute("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
-        let visits = try PostgresConnection(target: target)
         self.init(
             dialect: .postgres,
             writer: connection,
             readers: ReaderPool(limit: target.readers) { () throws(StorageError) in
                 try PostgresConnection(target: target)
             },
-            visitWriter: PostgresVisitWriter(connection: visits),
             maxPages: nil
         )
     }
@@ -63,20 +57,17 @@ final class SQLDatabase: Sendable {
         dialect: SQLDialect,
         writer: sending any SQLConnection,
         readers: ReaderPool,
-        visitWriter: PostgresVisitWriter?,
         maxPages: Int64?
     ) {
         self.dialect = dialect
         self.writer = GroupCommitWriter(connection: writer)
         self.readers = readers
-        self.visitWriter = visitWriter
         openedMaxPages = maxPages
     }
 
-    var commitCount: Int { writer.commitCount + (visitWriter?.commitCount ?? 0) }
+    var commitCount: Int { writer.commitCount }
 
     func close() {
-        visitWriter?.stop()
         writer.stop()
         readers.drain()
     }

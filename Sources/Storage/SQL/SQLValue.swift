@@ -1,5 +1,5 @@
 /// A value bound to a `?` parameter or read from a column.
-enum SQLValue: Sendable, Equatable {
+package enum SQLValue: Sendable, Equatable {
     case integer(Int64)
     case text(String)
     case null

@@ -1,28 +1,11 @@
 public import Domain
-import Synchronization
 
 /// Tokens, visits, checkouts and checkout intents: the writes of the landing and checkout paths.
 extension TokenStore {
-    /// Records a visit and returns once it is committed (the server records visits through the journal).
+    /// Records a visit in the tables and returns once it is committed (the server records landings through
+    /// `Ledger.recordVisit`, which acknowledges them sooner on SQLite).
     package func recordVisit(_ visit: Visit) throws(StorageError) -> RecordOutcome {
-        guard database.visitWriter != nil else {
-            return try database.writer.write { connection throws(StorageError) in
-                try Self.insert(visit, into: connection)
-            }
-        }
-        // The landing path's own writer, waited for.
-        return try waitForCompletion { completion in submitVisit(visit, completion: completion) }
-    }
-
-    func submitVisit(
-        _ visit: Visit,
-        completion: @escaping @Sendable (Result<RecordOutcome, StorageError>) -> Void
-    ) {
-        if let visitWriter = database.visitWriter { return visitWriter.submit(visit, completion: completion) }
-        database.writer.submit(
-            { connection throws(StorageError) in try Self.insert(visit, into: connection) },
-            completion: completion
-        )
+        try visitRecorder.recordInTables(visit)
     }
 
     /// Records a token the app forwarded (no visit), with its checkout; returns once committed. Its
@@ -71,7 +54,7 @@ extension TokenStore {
     ) throws(StorageError) -> Int64 {
         // A checkout whose landing is still only journaled (SQLite, a moment after the landing) reaches the
         // tables first: the purchase that follows is made into money rows from the token's row.
-        if journal.pendingCheckouts.withLock({ $0[checkoutId] }) != nil { journal.flush(timeout: .seconds(2)) }
+        if visitRecorder.pendingCheckout(checkoutId) != nil { _ = visitRecorder.flush(timeout: .seconds(2)) }
         return try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
             try TokenDays.addCheckoutIfFirstIntent(checkoutId: checkoutId, dialect: dialect, into: connection)
             let rows = try connection.query(
@@ -132,7 +115,8 @@ extension TokenStore {
 
     /// One row per externalPurchaseId: the first sighting inserts, later ones bump `last_seen_at` and the count
     /// and never change what the first recorded (only Apple's notification corrects that); an `appAccountToken`
-    /// binds as `bind` decides.
+    /// binds as `bind` decides. PostgreSQL's landings write the same rows for a whole batch in one statement of
+    /// its own (`PostgresVisitWriter.batchSQL`), so a change here is made there too.
     private static func upsert(
         _ token: TokenFields,
         checkoutId: CheckoutID,

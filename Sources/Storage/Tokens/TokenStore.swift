@@ -1,12 +1,11 @@
 public import Domain
-import Synchronization
 
 /// Tokens and what leads to them: landing visits, checkouts and the products chosen on them. Reads never wait for
 /// writes (each runs on a pooled reader connection); writes return once committed.
 public struct TokenStore: Sendable {
     let database: SQLDatabase
-    /// Checkouts journaled but not yet in the tables, and the wait for the journal to reach them.
-    let journal: Ledger.JournalState
+    /// Checkouts recorded but not yet in the tables, and the wait for them to get there.
+    let visitRecorder: any VisitRecorder
 
     static let tokenColumns = """
         external_purchase_id, app_apple_id, bundle_id, token_type, token_created_at, token_expires_at, environment,
@@ -38,7 +37,7 @@ public struct TokenStore: Sendable {
 
     /// The checkout behind `/checkout/{id}`; one whose visit is journaled but not yet ingested is found too.
     public func checkout(id: CheckoutID) throws(StorageError) -> CheckoutRecord? {
-        if let pending = journal.pendingCheckouts.withLock({ $0[id] }) { return pending }
+        if let pending = visitRecorder.pendingCheckout(id) { return pending }
         return try database.readers.read { connection throws(StorageError) in
             let rows = try connection.query(
                 """
@@ -101,7 +100,7 @@ public struct TokenStore: Sendable {
     /// moment ago is never reported unknown.
     public func token(_ externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> StoredToken? {
         if let token = try storedToken(externalPurchaseId) { return token }
-        guard journal.flush(timeout: .seconds(2)) else { return nil }
+        guard visitRecorder.flush(timeout: .seconds(2)) else { return nil }
         return try storedToken(externalPurchaseId)
     }
 

@@ -1,26 +1,28 @@
 import Domain
+package import Storage
 
 /// A quick fill for the growth benchmark (`bench/growth.sh`): landings whose `NO_LINE_ITEM` report Apple accepted
 /// long ago, the shape most of a year-old ledger has, written as a landing and its report would write them (a
 /// token, its checkout, its visit, its report, and the roll-ups' counts), in large transactions of many-row
-/// statements. Never used by the server.
+/// statements.
 extension Ledger {
     /// One batch of the fill: `count` landings numbered from `first`, the `index`-th first seen at
     /// `start + index * spacing`, each with an accepted report queued two days after.
     package func seedReportedLandings(first: Int, count: Int, start: Int64, spacing: Int64) throws(StorageError) {
-        try database.writer.write { connection throws(StorageError) in
-            var days: [Int64: Int64] = [:]
-            var index = first
-            while index < first + count {
-                let rows = min(Self.seedRowsPerStatement, first + count - index)
-                try Self.seedStatements(from: index, rows: rows, start: start, spacing: spacing, connection)
-                for row in index..<(index + rows) {
-                    days[(start + Int64(row) * spacing) / Milliseconds.day, default: 0] += 1
-                }
-                index += rows
+        var statements: [(sql: String, parameters: [SQLValue])] = []
+        var days: [Int64: Int64] = [:]
+        var index = first
+        while index < first + count {
+            let rows = min(Self.seedRowsPerStatement, first + count - index)
+            statements += Self.seedStatements(from: index, rows: rows, start: start, spacing: spacing)
+            for row in index..<(index + rows) {
+                days[(start + Int64(row) * spacing) / Milliseconds.day, default: 0] += 1
             }
-            for (day, tokens) in days {
-                try connection.query(
+            index += rows
+        }
+        for (day, tokens) in days {
+            statements.append(
+                (
                     """
                     INSERT INTO token_days (day, environment, source, tokens, reported)
                     VALUES (?, 'production', 'url', ?, ?)
@@ -29,12 +31,12 @@ extension Ledger {
                     """,
                     [.integer(day), .integer(tokens), .integer(tokens)]
                 )
-            }
-            try connection.query(
-                "UPDATE ledger_counts SET n = n + ? WHERE name = 'reports'",
-                [.integer(Int64(count))]
             )
         }
+        statements.append(
+            ("UPDATE ledger_counts SET n = n + ? WHERE name = 'reports'", [.integer(Int64(count))])
+        )
+        try writeInOneTransaction(statements)
     }
 
     static let seedRowsPerStatement = 200
@@ -43,8 +45,8 @@ extension Ledger {
     /// the benchmark measures the plans a running server has rather than those of tables the planner has never
     /// seen. SQLite gathers none (the server never runs `ANALYZE` there), so nothing is done on it.
     package func analyzeAfterSeeding() throws(StorageError) {
-        guard database.dialect == .postgres else { return }
-        try database.writer.write { connection throws(StorageError) in try connection.execute("ANALYZE") }
+        guard isOnPostgres else { return }
+        try writeInOneTransaction([("ANALYZE", [])])
     }
 
     /// The externalPurchaseId of the `index`-th seeded landing (in order, so inserts append to the indexes).
@@ -53,13 +55,13 @@ extension Ledger {
         return "seed-" + String(repeating: "0", count: max(0, 10 - digits.count)) + digits
     }
 
+    /// The four many-row inserts of landings `first..<first + rows`: tokens, checkouts, visits and reports.
     private static func seedStatements(
         from first: Int,
         rows: Int,
         start: Int64,
-        spacing: Int64,
-        _ connection: any SQLConnection
-    ) throws(StorageError) {
+        spacing: Int64
+    ) -> [(sql: String, parameters: [SQLValue])] {
         var tokens: [SQLValue] = []
         var checkouts: [SQLValue] = []
         var visits: [SQLValue] = []
@@ -85,33 +87,35 @@ extension Ledger {
             ]
         }
         func values(_ pattern: String) -> String { Array(repeating: pattern, count: rows).joined(separator: ", ") }
-        try connection.query(
-            """
-            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
-                token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
-                last_seen_at, visit_count, report_queued_at, accepted_at)
-            VALUES \(values("(?, ?, '', 1234567890, 'com.example', NULL, ?, NULL, 'production', 'url', NULL, ?, ?, 1, ?, ?)"))
-            """,
-            tokens
-        )
-        try connection.query(
-            "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES \(values("(?, ?, 'com.example', ?)"))",
-            checkouts
-        )
-        try connection.query(
-            """
-            INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token)
-            VALUES \(values("(?, ?, ?, '/', 1)"))
-            """,
-            visits
-        )
-        try connection.query(
-            """
-            INSERT INTO reports (request_identifier, external_purchase_id, environment, bundle_id, status, body, state,
-                attempts, next_attempt_at, created_at, last_attempt_at, last_http_status, accepted_at)
-            VALUES \(values("(?, ?, 'production', 'com.example', 'NO_LINE_ITEM', ?, 'accepted', 1, ?, ?, ?, 200, ?)"))
-            """,
-            reports
-        )
+        return [
+            (
+                """
+                INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
+                    token_created_at, token_expires_at, environment, source, app_account_token, first_seen_at,
+                    last_seen_at, visit_count, report_queued_at, accepted_at)
+                VALUES \(values("(?, ?, '', 1234567890, 'com.example', NULL, ?, NULL, 'production', 'url', NULL, ?, ?, 1, ?, ?)"))
+                """,
+                tokens
+            ),
+            (
+                "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES \(values("(?, ?, 'com.example', ?)"))",
+                checkouts
+            ),
+            (
+                """
+                INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token)
+                VALUES \(values("(?, ?, ?, '/', 1)"))
+                """,
+                visits
+            ),
+            (
+                """
+                INSERT INTO reports (request_identifier, external_purchase_id, environment, bundle_id, status, body,
+                    state, attempts, next_attempt_at, created_at, last_attempt_at, last_http_status, accepted_at)
+                VALUES \(values("(?, ?, 'production', 'com.example', 'NO_LINE_ITEM', ?, 'accepted', 1, ?, ?, ?, 200, ?)"))
+                """,
+                reports
+            ),
+        ]
     }
 }

@@ -1,27 +1,28 @@
+package import Storage
+
 /// A bulk fill of the money tables for the money benchmark (`bench/money.sh`): rows as the write path makes them,
 /// generated in SQL in large transactions (the write path costs a few lookups per line item; filling millions
 /// through it would measure the fill, not the reads).
-extension MoneyStore {
+extension Ledger {
     /// Adds `count` line items (numbers `first` to `first + count - 1`) spread over the `days` UTC days from
     /// `firstDay`: 9 buys to a refund, two products, four tax countries, EUR and JPY, every one accepted. Then
     /// rebuilds the daily roll-up from the rows. The same SQL on both engines.
-    func seedBenchmark(first: Int64, count: Int64, firstDay: Int64, days: Int64) throws(StorageError) {
+    package func seedMoney(first: Int64, count: Int64, firstDay: Int64, days: Int64) throws(StorageError) {
         let batch: Int64 = 100_000
         var done: Int64 = 0
         while done < count {
             let size = min(batch, count - done)
-            let start = first + done
-            try database.writer.write { connection throws(StorageError) in
-                try connection.execute(Self.seedSQL(start: start, size: size, firstDay: firstDay, days: days))
-            }
+            try writeInOneTransaction([
+                (Self.seedMoneySQL(start: first + done, size: size, firstDay: firstDay, days: days), [])
+            ])
             done += size
         }
-        try database.writer.write { connection throws(StorageError) in
-            let keys = Self.dayKeyColumns.joined(separator: ", ")
-            try connection.execute(
+        let keys = MoneyStore.dayKeyColumns.joined(separator: ", ")
+        try writeInOneTransaction([
+            ("DELETE FROM money_daily", []),
+            (
                 """
-                DELETE FROM money_daily;
-                INSERT INTO money_daily (\(keys), \(Self.dayAmountColumns.joined(separator: ", ")))
+                INSERT INTO money_daily (\(keys), \(MoneyStore.dayAmountColumns.joined(separator: ", ")))
                 SELECT creation_date / 86400000, bundle_id, environment, provider, product_id, tax_country,
                     pricing_currency, reporting_currency,
                     sum(CASE WHEN event_type = 'BUY' THEN 1 ELSE 0 END),
@@ -36,19 +37,20 @@ extension MoneyStore {
                 FROM money_line_items WHERE retracted = 0
                 GROUP BY creation_date / 86400000, bundle_id, environment, provider, product_id, tax_country,
                     pricing_currency, reporting_currency
-                """
-            )
-        }
+                """,
+                []
+            ),
+        ])
     }
 
-    private static func seedSQL(start: Int64, size: Int64, firstDay: Int64, days: Int64) -> String {
+    private static func seedMoneySQL(start: Int64, size: Int64, firstDay: Int64, days: Int64) -> String {
         let yen = "(n.i % 5 = 4)"
         let refund = "(n.i % 10 = 9)"
         let inclusive = "CASE WHEN \(yen) THEN 4800000 ELSE 29990 END"
         let tax = "CASE WHEN \(yen) THEN 436000 ELSE 4790 END"
         return """
             WITH RECURSIVE n(i) AS (SELECT CAST(\(start) AS BIGINT) UNION ALL SELECT i + 1 FROM n WHERE i < \(start + size - 1))
-            INSERT INTO money_line_items (\(columns))
+            INSERT INTO money_line_items (\(MoneyStore.columns))
             SELECT 'production', 'com.example', 'bench-' || n.i, n.i, 'bench-token-' || (n.i / 2),
                 (\(firstDay) + n.i % \(days)) * 86400000 + (n.i * 7919) % 86400000,
                 CASE WHEN \(refund) THEN 'REFUND' ELSE 'BUY' END,
