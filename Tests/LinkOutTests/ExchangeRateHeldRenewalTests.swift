@@ -87,7 +87,7 @@ struct ExchangeRateHeldRenewalTests {
         #expect(try harness.deliver(other, timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         #expect(try ledger.payments.heldPaymentEvents().isEmpty)
-        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(try ledger.reports.lineItemsAwaitingToken(limit: 10).map(\.lineItemId) == ["in_2"])
         #expect(
             try ledger.payments.purchase(id: "cs_test_fake1")?.paidDays ?? 0 > 0,
             "the renewal's paid days carry on"
@@ -102,7 +102,7 @@ struct ExchangeRateHeldRenewalTests {
                 harness.apple.apple.received.contains { $0.report?.externalPurchaseId == second.externalPurchaseId }
             }
         )
-        #expect(try ledger.reports.heldLineItems(limit: 10).isEmpty)
+        #expect(try ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty)
         let onSecond = harness.apple.apple.received.filter {
             $0.report?.externalPurchaseId == second.externalPurchaseId
         }

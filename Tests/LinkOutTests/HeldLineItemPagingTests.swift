@@ -45,17 +45,19 @@ struct HeldLineItemPagingTests {
         }
         // Three items dated when no token of the customer was active, then one dated an hour ago.
         var change = PaymentChange(event: nil, outcome: "held", at: now)
-        change.heldLineItems =
+        change.lineItemsAwaitingToken =
             ["early1", "early2", "early3"].map {
                 (purchase.externalPurchaseId, LineItemID($0), Self.buy($0, at: now - 5 * day))
             } + [(purchase.externalPurchaseId, "late", Self.buy("late", at: now - 3_600_000))]
         try ledger.payments.apply(change)
 
-        let placed = try LineItemPlacement(ledger: ledger).placeHeld(pageSize: 2)
+        let placed = try LineItemPlacement(ledger: ledger).placeAwaitingToken(pageSize: 2)
         #expect(placed.map(\.item.lineItemId) == ["late"])
         #expect(placed.map(\.token) == [active.externalPurchaseId])
-        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["early1", "early2", "early3"])
-        #expect(try ledger.reports.heldLineItems(after: 2, limit: 10).map(\.rowId).allSatisfy { $0 > 2 })
+        #expect(
+            try ledger.reports.lineItemsAwaitingToken(limit: 10).map(\.lineItemId) == ["early1", "early2", "early3"]
+        )
+        #expect(try ledger.reports.lineItemsAwaitingToken(after: 2, limit: 10).map(\.rowId).allSatisfy { $0 > 2 })
     }
 
     static func rates(kwd: String?, bhd: String?) -> Data {

@@ -56,7 +56,7 @@ extension OpenAPIDocumentTests {
             body: "{}",
             receivedAt: 1,
             reportRequestIdentifier: "r1",
-            heldSince: 1,
+            awaitingTokenSince: 1,
             correction: "message",
             correctedAt: 2
         )

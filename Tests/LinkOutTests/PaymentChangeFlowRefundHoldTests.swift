@@ -88,7 +88,7 @@ struct PaymentChangeFlowRefundHoldTests {
         #expect(try harness.deliver(renewal, timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         let ledger = harness.live.application.ledger
-        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(try ledger.reports.lineItemsAwaitingToken(limit: 10).map(\.lineItemId) == ["in_2"])
         let refund = StripeEvents.refunded(
             id: "evt_refund",
             charge: "ch_in_2",
@@ -114,7 +114,7 @@ struct PaymentChangeFlowRefundHoldTests {
         #expect(
             eventually(within: 10) {
                 time.advance(by: 200)
-                return (try? ledger.reports.heldLineItems(limit: 10).isEmpty) == true
+                return (try? ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty) == true
             }
         )
         time.advance(seconds: 7_200)

@@ -322,7 +322,7 @@ struct PaymentFlowTests {
         #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
         #expect(harness.apple.apple.waitForRequest())  // the start's report, received above
         let ledger = harness.live.application.ledger
-        #expect(try ledger.reports.heldLineItems(limit: 10).map(\.lineItemId) == ["in_2"])
+        #expect(try ledger.reports.lineItemsAwaitingToken(limit: 10).map(\.lineItemId) == ["in_2"])
         #expect(harness.live.logLines.all.filter { $0.contains("line item held") }.count == 1)
         #expect(try harness.live.get("/metrics").text.contains("\nlinkout_line_items_held 1\n"))
         let session = try DashboardTests.signIn(harness.live)
@@ -335,7 +335,7 @@ struct PaymentFlowTests {
         #expect(try harness.forward(second, account: account).status == 201)
         // The forward wakes reporting: the held renewal is placed and reported without waiting for a poll.
         #expect(harness.apple.apple.waitForRequest())
-        #expect(try ledger.reports.heldLineItems(limit: 10).isEmpty)
+        #expect(try ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty)
         #expect(
             harness.apple.apple.received.last?.report?.lineItems?.map(\.common.lineItemId) == ["in_2"]
         )
@@ -344,7 +344,7 @@ struct PaymentFlowTests {
         try harness.waitForEvents()
         items = harness.reportedLineItems()
         #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1", "in_2", "in_3"])
-        #expect(try ledger.reports.heldLineItems(limit: 10).isEmpty)
+        #expect(try ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty)
         let onSecond = harness.apple.apple.received.filter {
             $0.report?.externalPurchaseId == second.externalPurchaseId
         }

@@ -39,7 +39,7 @@ enum ReportGauges {
         if let held = read(
             "linkout_line_items_held",
             { () throws(StorageError) in
-                try ledger.reports.heldLineItemCount()
+                try ledger.reports.lineItemsAwaitingTokenCount()
             }
         ) {
             gauges.append(

@@ -112,7 +112,7 @@ extension PaymentChangeMapper {
             )
         }
         // A renewal held for a token may wait weeks (until the app forwards one): the refund never gives up on it.
-        guard stored.heldSince == nil else {
+        guard stored.awaitingTokenSince == nil else {
             return .holdBehind(
                 token: stored.externalPurchaseId,
                 reason: "the refunded renewal is held until a token of the customer can carry it"

@@ -173,7 +173,7 @@ extension PaymentChangeMapper {
                     " on token \(target.token.externalPurchaseId), active at its date (the purchase's expired)"
             }
         } else {
-            change.heldLineItems = [(token, item.lineItemId, body)]
+            change.lineItemsAwaitingToken = [(token, item.lineItemId, body)]
             change.outcome =
                 "\(what) recorded; line item \(item.lineItemId) held: no token of the customer is active at its date"
         }

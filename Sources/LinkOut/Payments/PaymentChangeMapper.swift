@@ -36,7 +36,7 @@ struct PaymentChangeMapper: Sendable {
 
     /// The reason a token's new line items wait, when an earlier one of it is held.
     func heldBehind(_ token: ExternalPurchaseID) throws -> String? {
-        guard !releasing, try ledger.payments.hasHeldLineItems(externalPurchaseId: token)
+        guard !releasing, try ledger.payments.hasHeldEvents(externalPurchaseId: token)
         else { return nil }
         return "an earlier line item of this token waits for an exchange rate"
     }

@@ -62,7 +62,7 @@ final class PaymentEventProcessor: BackgroundService {
     @discardableResult
     func processPending() -> Int {
         passLock.withLock { _ in
-            var processed = releaseHeldLineItems()
+            var processed = releaseHeldEvents()
             do {
                 for event in try ledger.payments.paymentEvents(
                     unprocessedOnly: true,
@@ -110,7 +110,7 @@ final class PaymentEventProcessor: BackgroundService {
                         "payment event processed; money not reported to Apple",
                         metadata.merging(["outcome": "\(change.outcome)"]) { a, _ in a }
                     )
-                } else if !change.heldLineItems.isEmpty {
+                } else if !change.lineItemsAwaitingToken.isEmpty {
                     // Revenue Apple cannot take yet (no token of the customer active at its date): logged once,
                     // shown on the dashboard until a token of the customer places it.
                     logger.warning(
@@ -168,7 +168,7 @@ final class PaymentEventProcessor: BackgroundService {
     /// held item still waits keeps its later ones held too, so Apple gets each token's items in order.
     /// Returns how many were released. Every held event is tried, a page at a time by key: events still waiting
     /// for their rate never keep those behind them from being tried.
-    private func releaseHeldLineItems() -> Int {
+    private func releaseHeldEvents() -> Int {
         var released = 0
         var blocked: Set<String> = []
         var releasing = mapper
@@ -208,7 +208,7 @@ final class PaymentEventProcessor: BackgroundService {
                 "payment.provider": held.event.provider.rawValue, "payment.event_id": held.event.eventId,
                 "outcome": "\(change.outcome)",
             ]
-            if !change.heldLineItems.isEmpty {
+            if !change.lineItemsAwaitingToken.isEmpty {
                 // Its rate is known now, but no token of the customer is active at its date: it stays held
                 // until one is (`LineItemPlacement`), shown on the dashboard.
                 logger.warning("held line item released; held for a token", metadata)
@@ -241,7 +241,7 @@ final class PaymentEventProcessor: BackgroundService {
             release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
             at: now
         )
-        release.heldLineItems = change.heldLineItems
+        release.lineItemsAwaitingToken = change.lineItemsAwaitingToken
         return release
     }
 

@@ -36,11 +36,11 @@ struct LineItemPlacement: Sendable {
     /// forwarded since, with the customer's `appAccountToken`); returns those placed. Each then waits for that
     /// token's next report. Every held item is tried, `pageSize` at a time by key: items that cannot be placed yet
     /// never keep those behind them from being tried.
-    func placeHeld(pageSize: Int = 500) throws -> [(item: StoredLineItem, token: ExternalPurchaseID)] {
+    func placeAwaitingToken(pageSize: Int = 500) throws -> [(item: StoredLineItem, token: ExternalPurchaseID)] {
         var placed: [(item: StoredLineItem, token: ExternalPurchaseID)] = []
         var after: Int64 = 0
         while true {
-            let page = try ledger.reports.heldLineItems(after: after, limit: pageSize)
+            let page = try ledger.reports.lineItemsAwaitingToken(after: after, limit: pageSize)
             guard let last = page.last else { break }
             after = last.rowId
             placed += try place(page)
@@ -58,7 +58,7 @@ struct LineItemPlacement: Sendable {
             let chain = try ledger.reports.purchaseLineItems(containing: held.lineItemId)
             guard
                 let target = try token(at: item.common.creationDate, purchaseToken: purchaseToken, chain: chain),
-                try ledger.reports.placeHeldLineItem(held.rowId, on: target.token.externalPurchaseId)
+                try ledger.reports.placeLineItemAwaitingToken(held.rowId, on: target.token.externalPurchaseId)
             else { continue }
             placed.append((held, target.token.externalPurchaseId))
         }

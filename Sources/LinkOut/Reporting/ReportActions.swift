@@ -216,7 +216,7 @@ package struct ReportActions: Sendable {
         else { return nil }
         let left = try ledger.reports.lineItems(for: externalPurchaseId).contains { item in
             item.needsCorrection
-                || (item.correction == nil && item.heldSince == nil
+                || (item.correction == nil && item.awaitingTokenSince == nil
                     && item.reportRequestIdentifier.map { $0 == rejected.requestIdentifier } ?? true)
         }
         guard !left else { return nil }

@@ -12,9 +12,9 @@ import Synchronization
 extension ReportingService {
     /// Held line items (no token of the customer was active at their date) go on a token the app forwarded since,
     /// before planning, so this pass reports them.
-    func placeHeldLineItems() {
+    func placeLineItemsAwaitingToken() {
         do {
-            for placed in try LineItemPlacement(ledger: ledger).placeHeld() {
+            for placed in try LineItemPlacement(ledger: ledger).placeAwaitingToken() {
                 logger.info(
                     "held line item placed on a token of the customer",
                     [

@@ -199,7 +199,7 @@ package final class ReportingService: BackgroundService {
     package func tick(now: Int64? = nil) {
         let now = now ?? clock.nowMilliseconds()
         tickLock.withLock { _ in
-            placeHeldLineItems()
+            placeLineItemsAwaitingToken()
             refreshCredentials(now: now)
             let client = self.client
             if let client { probeIfBlocked(now: now, client: client) }

@@ -98,7 +98,7 @@ struct TokenAPI: Sendable {
             // A held renewal waits for a token of its customer: the reporting pass places and reports it now
             // rather than at its next poll.
             if fields.appAccountToken != nil, ReportingPolicy.isReportedAtExpiry(token),
-                try !ledger.reports.heldLineItems(limit: 1).isEmpty
+                try !ledger.reports.lineItemsAwaitingToken(limit: 1).isEmpty
             {
                 reporting.wake()
             }

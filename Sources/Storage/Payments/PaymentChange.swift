@@ -17,9 +17,10 @@ public struct PaymentChange: Sendable {
     public var sessionState: (sessionId: String, state: PaymentSessionState)?
     /// Apple line items for a token; one already stored under the same `lineItemId` is left as it is.
     public var lineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)]
-    /// Apple line items no token can carry yet, stored held (`StoredLineItem.heldSince`) under the purchase's
-    /// token until one of the customer's tokens active at their `creationDate` is known.
-    public var heldLineItems: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
+    /// Apple line items no token can carry yet, stored awaiting a token (`StoredLineItem.awaitingTokenSince`) under
+    /// the purchase's token until one of the customer's tokens active at their `creationDate` is known.
+    public var lineItemsAwaitingToken:
+        [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
     /// Later versions of line items Apple holds (a retraction, Apple: "Reporting corrections"), stored beside the
     /// earlier ones as an operator's `restate` or `retract` stores them, for the token's next report.
     public var restatements: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
@@ -32,7 +33,8 @@ public struct PaymentChange: Sendable {
     public var redemption: RedemptionRecord?
     /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.
     public var webhooks: [WebhookDelivery]
-    /// The event is processed but its Apple line item waits (for an exchange rate): for which token, and why.
+    /// The event is processed but held: its Apple line item waits for an exchange rate (not for a token, which is
+    /// `lineItemsAwaitingToken`). For which token, and why.
     public var hold: (externalPurchaseId: ExternalPurchaseID, reason: String)?
     /// A held event whose line items (in `lineItems`) can be made now: its hold ends with this change, and the
     /// events of the token waiting behind it are due at once.

@@ -141,8 +141,9 @@ extension PaymentStore {
 
     /// New line items (held ones dated), restatements, and versions set aside for correction.
     private static func storeLineItems(_ change: PaymentChange, in connection: any SQLConnection) throws(StorageError) {
-        let items = change.lineItems.map { ($0, Int64?.none) } + change.heldLineItems.map { ($0, Int64?(change.at)) }
-        for (item, heldSince) in items {
+        let items =
+            change.lineItems.map { ($0, Int64?.none) } + change.lineItemsAwaitingToken.map { ($0, Int64?(change.at)) }
+        for (item, awaitingTokenSince) in items {
             let known = try connection.query(
                 "SELECT 1 FROM line_items WHERE external_purchase_id = ? AND line_item_id = ?",
                 [.id(item.externalPurchaseId), .id(item.lineItemId)]
@@ -155,7 +156,7 @@ extension PaymentStore {
                 """,
                 [
                     .id(item.externalPurchaseId), .id(item.lineItemId), .text(item.body), .integer(change.at),
-                    heldSince.map(SQLValue.integer) ?? .null,
+                    awaitingTokenSince.map(SQLValue.integer) ?? .null,
                 ]
             )
         }
@@ -220,7 +221,7 @@ extension PaymentStore {
         // After the charges above, so a buy's pricing amount and provider come from its charge; buys before the
         // refunds that take their product and commission from them.
         let changed =
-            change.lineItems + change.heldLineItems + change.restatements
+            change.lineItems + change.lineItemsAwaitingToken + change.restatements
             + change.setAside.map { ($0.externalPurchaseId, $0.lineItemId, $0.body) }
         for item in MoneyRows.buysFirst(changed, body: { $0.body }) {
             try MoneyRows.refresh(

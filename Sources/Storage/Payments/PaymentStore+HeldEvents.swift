@@ -41,7 +41,7 @@ extension PaymentStore {
 
     /// Whether a line item of this token is held: later line items of the token wait behind it, so Apple gets
     /// them in the order they happened (a renewal after its start, a refund after its buy).
-    public func hasHeldLineItems(externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
+    public func hasHeldEvents(externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
         try database.readers.read { connection throws(StorageError) in
             try !connection.query(
                 "SELECT 1 FROM payment_events WHERE held_token = ? AND held_reason IS NOT NULL LIMIT 1",

@@ -46,7 +46,7 @@ public struct ReportStore: Sendable {
             body: row[3].text ?? "",
             receivedAt: row[4].integer ?? 0,
             reportRequestIdentifier: row[5].id(),
-            heldSince: row[6].integer,
+            awaitingTokenSince: row[6].integer,
             correction: row[7].text,
             correctedAt: row[8].integer
         )
@@ -93,9 +93,9 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// Line items held because no token of the customer was active at their `creationDate`, oldest first, after
+    /// Line items awaiting a token (none of the customer's was active at their `creationDate`), oldest first, after
     /// the row `after` (keyset paging: the next page starts after the last row of this one).
-    public func heldLineItems(after rowId: Int64 = 0, limit: Int) throws(StorageError) -> [StoredLineItem] {
+    public func lineItemsAwaitingToken(after rowId: Int64 = 0, limit: Int) throws(StorageError) -> [StoredLineItem] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
@@ -107,16 +107,17 @@ public struct ReportStore: Sendable {
         }
     }
 
-    /// How many line items are held.
-    public func heldLineItemCount() throws(StorageError) -> Int64 {
+    /// How many line items await a token.
+    public func lineItemsAwaitingTokenCount() throws(StorageError) -> Int64 {
         try database.readers.read { connection throws(StorageError) in
             try connection.query("SELECT count(*) FROM line_items WHERE held_since IS NOT NULL").first?.first?.integer
                 ?? 0
         }
     }
 
-    /// Moves a held line item onto a token; false when it was placed already.
-    public func placeHeldLineItem(_ rowId: Int64, on externalPurchaseId: ExternalPurchaseID) throws(StorageError)
+    /// Moves a line item awaiting a token onto one; false when it was placed already.
+    public func placeLineItemAwaitingToken(_ rowId: Int64, on externalPurchaseId: ExternalPurchaseID)
+        throws(StorageError)
         -> Bool
     {
         try database.writer.write {

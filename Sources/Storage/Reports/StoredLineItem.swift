@@ -8,9 +8,10 @@ public struct StoredLineItem: Sendable, Equatable, Codable {
     public var body: String
     public var receivedAt: Int64
     public var reportRequestIdentifier: RequestIdentifier?
-    /// Set while the item is held (no token of the customer was active at its `creationDate`): it goes on no
-    /// report until it is placed on such a token.
-    public var heldSince: Int64? = nil
+    /// Set while the item awaits a token (none of the customer's was active at its `creationDate`; column
+    /// `held_since`): it goes on no report until it is placed on such a token. Not to be confused with a payment
+    /// event held for an exchange rate (`PaymentChange.hold`).
+    public var awaitingTokenSince: Int64? = nil
     /// Apple's message when it refused this item (Apple: "SendReportErrorResponse"): set aside, never sent as it is.
     public var correction: String?
     /// When the operator restated or dropped an item set aside.

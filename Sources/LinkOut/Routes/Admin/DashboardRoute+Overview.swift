@@ -123,7 +123,7 @@ extension DashboardRoute {
             }
         }
         // Revenue Apple cannot take yet: a renewal dated after every known token of the customer expired.
-        let held = try ledger.reports.heldLineItems(limit: Self.failingRows)
+        let held = try ledger.reports.lineItemsAwaitingToken(limit: Self.failingRows)
         context["has_held_line_items"] = .flag(!held.isEmpty)
         context["held_rows"] = .list(
             held.map { item in
@@ -131,7 +131,7 @@ extension DashboardRoute {
                     "href": .text(Self.detailPath(item.externalPurchaseId)),
                     "token": .text(item.externalPurchaseId.rawValue),
                     "line_item": .text(item.lineItemId.rawValue),
-                    "since": .text(item.heldSince.map(DashboardTime.timestamp) ?? "—"),
+                    "since": .text(item.awaitingTokenSince.map(DashboardTime.timestamp) ?? "—"),
                 ]
             }
         )
