@@ -18,5 +18,11 @@ public struct StoredLineItem: Sendable, Equatable, Codable {
     public var correctedAt: Int64?
 
     /// Set aside by Apple's rejection and not yet restated or dropped.
+    /// The API keeps the name it was published with: `heldSince`.
+    private enum CodingKeys: String, CodingKey {
+        case rowId, externalPurchaseId, lineItemId, body, receivedAt, reportRequestIdentifier, correction, correctedAt
+        case awaitingTokenSince = "heldSince"
+    }
+
     public var needsCorrection: Bool { correction != nil && correctedAt == nil }
 }
