@@ -15,8 +15,9 @@
 /// - Only `ACQUISITION` and `SERVICES` tokens may be reported `DUPLICATE_TOKEN`
 ///   (`DuplicateTokenStatusNotAllowedError`).
 public enum ReportingPolicy {
-    /// The token types Apple lets be reported `DUPLICATE_TOKEN`: the EU's custom-link tokens.
-    public static let duplicateTokenTypes: [String] = ["ACQUISITION", "SERVICES"]
+    /// The custom-link token types (the EU's `ExternalPurchaseCustomLink` tokens), which Apple alone lets be
+    /// reported `DUPLICATE_TOKEN`. A new custom-link type is added here.
+    public static let customLinkTypes: [String] = ["ACQUISITION", "SERVICES"]
 
     /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
     /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
@@ -25,7 +26,7 @@ public enum ReportingPolicy {
 
     /// Whether the token may be reported `DUPLICATE_TOKEN`.
     public static func mayBeDuplicate(_ token: ExternalPurchaseToken) -> Bool {
-        token.tokenType.map(duplicateTokenTypes.contains) ?? false
+        token.tokenType.map(customLinkTypes.contains) ?? false
     }
 
     /// Whether the token waits for its expiry (or line items) rather than the quiet wait.

@@ -17,8 +17,9 @@ enum SimulateCommand {
         guard let appAppleId = flags["--app-apple-id"].flatMap({ Int64($0) }) ?? configuredApp?.appAppleId else {
             throw CommandLineInterface.UsageError(description: "no app configured for \(bundleId); pass --app-apple-id")
         }
-        if let type = flags["--type"], !["ACQUISITION", "SERVICES"].contains(type) {
-            throw CommandLineInterface.UsageError(description: "--type must be ACQUISITION or SERVICES")
+        if let type = flags["--type"], !ReportingPolicy.customLinkTypes.contains(type) {
+            let types = ReportingPolicy.customLinkTypes.joined(separator: " or ")
+            throw CommandLineInterface.UsageError(description: "--type must be \(types)")
         }
         let token = TokenMinter.mint(
             bundleId: BundleID(bundleId),

@@ -14,7 +14,7 @@ extension ReportingPolicy {
 
         /// A token of a type that may be reported `DUPLICATE_TOKEN`.
         static func mayBeDuplicate(_ alias: String) -> String {
-            "\(alias).token_type IN (\(duplicateTokenTypes.map { "'\($0)'" }.joined(separator: ", ")))"
+            "\(alias).token_type IN (\(customLinkTypes.map { "'\($0)'" }.joined(separator: ", ")))"
         }
 
         /// A token with an expiry whose active range is over. Parameter: now.
