@@ -10,7 +10,7 @@ import Storage
 
 /// A fixed time (2026-01-01) and backoff keep every run the same.
 let now: Int64 = 1_767_225_600_000
-let requestIdentifier = "3f1c8a52-6b0e-4d2a-9e61-2b7f0c5d9a14"
+let requestIdentifier: RequestIdentifier = "3f1c8a52-6b0e-4d2a-9e61-2b7f0c5d9a14"
 
 /// Reports as the outbox holds them: one with two line items (`li_1`, `li_2`), one `DUPLICATE_TOKEN`.
 let sentReports: [StoredReport] = {

@@ -13,7 +13,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     for text in [String(decoding: bytes, as: UTF8.self), Base64URL.encode(bytes)] {
         if case .success(let token) = TokenDecoder.decode(text) {
-            _ = TokenDecoder.isExternalPurchaseId(token.externalPurchaseId)
+            _ = TokenDecoder.isExternalPurchaseId(token.externalPurchaseId.rawValue)
             _ = validator.validate(token, queryBundleId: "com.example", nowMilliseconds: now)
             _ = validator.validate(token, queryBundleId: nil, nowMilliseconds: now)
         }
