@@ -68,7 +68,7 @@ extension Migrations {
                 """
         ),
         Migration(
-            // The money view (issue 21): one row per line item as Apple sees it now (its latest version not set
+            // The money view: one row per line item as Apple sees it now (its latest version not set
             // aside), with amounts in milli-units, the report carrying it, Apple's acceptance and the commission
             // estimate; and a daily roll-up, added to as rows change, so revenue over a year reads days, not
             // line items. Filled from the stored line items after the migrations, by this release's code
