@@ -99,7 +99,7 @@ extension PaymentChangeMapper {
         // The version Apple holds or will: the latest one it never refused (a restatement is stored after the
         // version it replaces). One set aside for correction is not at Apple, and a refund referring to it would
         // be refused (`NotFoundError`): the refund waits for the operator, as long as that takes.
-        guard let stored = versions.last(where: { $0.correction == nil }) else {
+        guard let stored = versions.last(where: { !$0.isSetAside }) else {
             guard versions.contains(where: \.needsCorrection) else {
                 change.outcome = .notReportable(
                     "refund recorded; not reportable: line item \(charge.lineItemId) was withdrawn"

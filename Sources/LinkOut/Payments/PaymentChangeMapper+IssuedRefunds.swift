@@ -93,7 +93,9 @@ extension PaymentChangeMapper {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
             let lineItemId = LineItemID.chargeback(of: reversal.paymentId, dispute: refundId)
             guard !reversed.contains(lineItemId) else { continue }
-            item = try ledger.reports.lineItemVersions(lineItemId).first { $0.correction == nil }
+            // The latest version Apple holds is the one a retraction restates (Apple uses a line item's most recent
+            // version).
+            item = try ledger.reports.lineItemVersions(lineItemId).last { !$0.isSetAside }
             if item != nil { break }
         }
         // The money came back, whatever Apple holds: what the payment had refunded goes down by it, so a later

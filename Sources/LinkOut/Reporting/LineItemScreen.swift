@@ -62,11 +62,18 @@ struct LineItemScreen: Sendable {
     }
 
     /// The items the token holds at Apple or will send, in the order they came (those set aside are not at
-    /// Apple). A stored body that no longer decodes is left out rather than failing every event of its token.
+    /// Apple): the earlier items every check of a new one is made against.
     func standing(on externalPurchaseId: ExternalPurchaseID) throws -> [LineItem] {
+        Self.standing(try ledger.reports.lineItems(for: externalPurchaseId))
+    }
+
+    /// `stored` without the versions set aside, decoded. A stored body that no longer decodes is left out rather
+    /// than failing every event of its token.
+    static func standing(_ stored: [StoredLineItem]) -> [LineItem] {
         let decoder = JSONDecoder()
-        return try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
-            .compactMap { try? decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
+        return stored.filter { !$0.isSetAside }.compactMap {
+            try? decoder.decode(LineItem.self, from: Data($0.body.utf8))
+        }
     }
 
     /// The note kept with an item set aside: each rule broken, then the action that settles it.

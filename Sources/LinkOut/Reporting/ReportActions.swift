@@ -187,7 +187,7 @@ package struct ReportActions: Sendable {
         )
         // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
         let sent = try ledger.reports.lineItems(for: token.token.externalPurchaseId).filter {
-            $0.lineItemId == lineItemId && $0.correction == nil
+            $0.lineItemId == lineItemId && !$0.isSetAside
         }
         guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
             return nil
@@ -216,7 +216,7 @@ package struct ReportActions: Sendable {
         else { return nil }
         let left = try ledger.reports.lineItems(for: externalPurchaseId).contains { item in
             item.needsCorrection
-                || (item.correction == nil && item.awaitingTokenSince == nil
+                || (!item.isSetAside && item.awaitingTokenSince == nil
                     && item.reportRequestIdentifier.map { $0 == rejected.requestIdentifier } ?? true)
         }
         guard !left else { return nil }

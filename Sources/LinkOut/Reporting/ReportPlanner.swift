@@ -119,10 +119,9 @@ struct ReportPlanner: Sendable {
         return planned
     }
 
-    /// A token's line items, without those Apple refused and that are set aside (Apple: "SendReportErrorResponse"):
-    /// they are never sent as they are, and Apple holds nothing of them, so they are not earlier items either.
+    /// A token's line items, without those set aside (`StoredLineItem.isSetAside`).
     private func sendableLineItems(of externalPurchaseId: ExternalPurchaseID) throws -> [StoredLineItem] {
-        try ledger.reports.lineItems(for: externalPurchaseId).filter { $0.correction == nil }
+        try ledger.reports.lineItems(for: externalPurchaseId).filter { !$0.isSetAside }
     }
 
     private func build(

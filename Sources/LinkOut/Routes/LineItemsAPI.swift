@@ -51,7 +51,7 @@ struct LineItemsAPI: Sendable {
         }
         let stored = try ledger.reports.lineItems(for: ExternalPurchaseID(id))
         var sorted = try sort(items, for: token, stored: stored)
-        let earlier = try stored.map { try JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
+        let earlier = LineItemScreen.standing(stored)
         let validator = ReportValidator(
             token: token.token,
             earlierLineItems: earlier,

@@ -24,5 +24,9 @@ public struct StoredLineItem: Sendable, Equatable, Codable {
         case awaitingTokenSince = "heldSince"
     }
 
+    /// Set aside because Apple refused it or would (`correction`): never sent as it is, and Apple holds nothing of
+    /// it, so it is no earlier item of its token either (Apple: "SendReportErrorResponse").
+    public var isSetAside: Bool { correction != nil }
+
     public var needsCorrection: Bool { correction != nil && correctedAt == nil }
 }
