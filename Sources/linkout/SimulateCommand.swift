@@ -12,8 +12,8 @@ enum SimulateCommand {
             switches: ["--sandbox"]
         )
         let configuration = try Configuration.load(overrides: .init(configPath: flags["--config"]))
-        let bundleId = flags["--bundle-id"] ?? configuration.landing.defaultBundleId
-        let configuredApp = configuration.apps.first { $0.bundleId.rawValue == bundleId }
+        let bundleId = flags["--bundle-id"].map(BundleID.init) ?? configuration.landing.defaultBundleId
+        let configuredApp = configuration.apps.first { $0.bundleId == bundleId }
         guard let appAppleId = flags["--app-apple-id"].flatMap({ Int64($0) }) ?? configuredApp?.appAppleId else {
             throw CommandLineInterface.UsageError(description: "no app configured for \(bundleId); pass --app-apple-id")
         }
@@ -22,7 +22,7 @@ enum SimulateCommand {
             throw CommandLineInterface.UsageError(description: "--type must be \(types)")
         }
         let token = TokenMinter.mint(
-            bundleId: BundleID(bundleId),
+            bundleId: bundleId,
             appAppleId: appAppleId,
             sandbox: flags["--sandbox"] != nil,
             tokenType: flags["--type"],

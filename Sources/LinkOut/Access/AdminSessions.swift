@@ -107,11 +107,11 @@ final class AdminSessions: Sendable {
 
     /// The CSRF token of a form shown to the holder of `id`; `scope` tells the login form from the signed-in ones.
     func csrfToken(_ id: String, scope: Scope) -> String {
-        identifiers.csrfToken(session: id, checkoutId: CheckoutID(scope.rawValue))
+        identifiers.csrfToken(session: id, scope: scope.rawValue)
     }
 
     func isValidCSRF(_ candidate: String, id: String, scope: Scope) -> Bool {
-        identifiers.isValidCSRF(candidate, session: id, checkoutId: CheckoutID(scope.rawValue))
+        identifiers.isValidCSRF(candidate, session: id, scope: scope.rawValue)
     }
 
     /// What a CSRF token is for. The values cannot collide with checkout ids (26 base32 characters).

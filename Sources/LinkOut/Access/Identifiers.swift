@@ -131,16 +131,14 @@ final class Identifiers: Sendable {
         return bytes
     }
 
-    /// The CSRF token for a form on `checkoutId` shown to `session`.
-    func csrfToken(session: String, checkoutId: CheckoutID) -> String {
-        Self.base32(Array(mac.authenticate("csrf\u{0}" + session + "\u{0}" + checkoutId.rawValue).prefix(20)))
+    /// The CSRF token for a form shown to `session` on `scope`: what the form acts on (a checkout's id, a payment
+    /// intent's, or an admin scope), so a token of one form is refused by another.
+    func csrfToken(session: String, scope: String) -> String {
+        Self.base32(Array(mac.authenticate("csrf\u{0}" + session + "\u{0}" + scope).prefix(20)))
     }
 
-    func isValidCSRF(_ candidate: String, session: String, checkoutId: CheckoutID) -> Bool {
-        HMACSHA256.constantTimeEqual(
-            Array(candidate.utf8),
-            Array(csrfToken(session: session, checkoutId: checkoutId).utf8)
-        )
+    func isValidCSRF(_ candidate: String, session: String, scope: String) -> Bool {
+        HMACSHA256.constantTimeEqual(Array(candidate.utf8), Array(csrfToken(session: session, scope: scope).utf8))
     }
 
     /// Whether `text` has the shape of an id this type produced (26 base32 characters).

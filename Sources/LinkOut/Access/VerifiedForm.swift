@@ -21,7 +21,7 @@ struct VerifiedForm {
         let fields = FormDecoding.items(Substring(String(decoding: request.body.prefix(maxBytes), as: UTF8.self)))
         guard let session = Session.id(in: request, identifiers: identifiers, secure: secure),
             let csrf = fields.first(where: { $0.name == "csrf" })?.value,
-            identifiers.isValidCSRF(csrf, session: session, checkoutId: CheckoutID(scope))
+            identifiers.isValidCSRF(csrf, session: session, scope: scope)
         else { return nil }
         return VerifiedForm(session: session, fields: fields)
     }

@@ -149,7 +149,7 @@ package struct Configuration: Sendable {
                 )
             }
         }
-        if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId.rawValue == landing.defaultBundleId }) {
+        if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId == landing.defaultBundleId }) {
             throw ConfigurationError(field: "landing.defaultBundleId", problem: "is not one of the configured apps")
         }
     }

@@ -1,3 +1,5 @@
+package import Domain
+
 /// The StoreKit redirect target (`landing` in config.json).
 package struct LandingConfiguration: Sendable, Equatable {
     /// Paths that accept `?externalPurchaseToken=`. Default `["/"]`.
@@ -5,7 +7,7 @@ package struct LandingConfiguration: Sendable, Equatable {
     /// Whether a visit without a token gets a checkout (US link-outs carry none). Default true.
     package var allowWithoutToken = true
     /// The app a tokenless visit is for. Default `com.example`.
-    package var defaultBundleId = "com.example"
+    package var defaultBundleId: BundleID = "com.example"
 
     package init() {}
 
@@ -32,7 +34,9 @@ package struct LandingConfiguration: Sendable, Equatable {
             }
         }
         landing.allowWithoutToken = try section.bool("allowWithoutToken", default: landing.allowWithoutToken)
-        landing.defaultBundleId = try section.string("defaultBundleId", default: landing.defaultBundleId)
+        landing.defaultBundleId = BundleID(
+            try section.string("defaultBundleId", default: landing.defaultBundleId.rawValue)
+        )
         return landing
     }
 }

@@ -34,7 +34,7 @@ extension PaymentChangeMapper {
         if let reason = try heldBehind(token) {
             return .holdBehind(token: token, reason: reason)
         }
-        change.charges = Self.charges(
+        let charges = Self.charges(
             of: invoice,
             purchaseId: purchase.purchaseId,
             lineItemId: LineItemID(invoice.invoiceId)
@@ -43,6 +43,7 @@ extension PaymentChangeMapper {
         switch rate(invoice.currency, at: invoice.paidAt) {
         case .missing(let reason):
             // The item's id is its invoice (`AppleLineItems`): a refund of it can be recorded, and waits behind it.
+            change.charges = charges
             change.hold = (token, reason)
             change.outcome = "\(what) recorded; line item \(invoice.invoiceId) held: \(reason)"
             return .apply(change)
@@ -58,12 +59,11 @@ extension PaymentChangeMapper {
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
             purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
             change.purchase = purchase
+            change.charges = charges
             change.outcome = "\(what) recorded; line item \(item.lineItemId) queued for Apple"
             let body = try Self.encode(.subscriptionBuy(item))
             try place(item, what: what, body: body, purchaseToken: token, chain: chain, in: &change)
         } catch let error as AppleLineItemError {
-            // A charge is recorded with its line item, and none was made.
-            change.charges = []
             change.outcome = .notReportable("\(what) recorded; not reportable: \(error)")
         }
         return .apply(change)

@@ -67,7 +67,7 @@ extension ReportingService {
         let body = try AppleJSON.text(planned.report)
         if let revised = planned.revises {
             try ledger.reports.reviseRejectedReport(
-                RequestIdentifier(revised.rawValue),
+                revised,
                 body: body,
                 lineItemRows: planned.lineItemRows,
                 now: now

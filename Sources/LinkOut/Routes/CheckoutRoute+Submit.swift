@@ -94,7 +94,7 @@ extension CheckoutRoute {
     ) -> HTTPResponse {
         var context = pages.context(language: pages.language(for: request), app: app, request: request)
         context["action"] = .text("/checkout/" + checkout.id.rawValue)
-        context["csrf"] = .text(identifiers.csrfToken(session: form.session, checkoutId: checkout.id))
+        context["csrf"] = .text(identifiers.csrfToken(session: form.session, scope: checkout.id.rawValue))
         context["currency"] = .text(choice.currency)
         context["product"] = .text(choice.product.id)
         return pages.html(pages.paymentRetry.render(context))

@@ -35,7 +35,7 @@ struct CheckoutRoute: Sendable {
         let currency = chooseCurrency(request, available: currencies)
         var context = pages.context(language: language, app: app, request: request)
         context["action"] = .text("/checkout/" + checkout.id.rawValue)
-        context["csrf"] = .text(identifiers.csrfToken(session: session.id, checkoutId: checkout.id))
+        context["csrf"] = .text(identifiers.csrfToken(session: session.id, scope: checkout.id.rawValue))
         context["currency"] = .text(currency)
         context["expired"] = .flag(isExpired(checkout))
         let seller = app.seller ?? app.name

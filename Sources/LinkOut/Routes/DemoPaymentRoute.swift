@@ -39,7 +39,7 @@ struct DemoPaymentRoute: Sendable {
             session.money.map { pages.price($0, interval: product.interval, language: language) } ?? ""
         )
         context["action"] = .text(Self.pathPrefix + session.intentId)
-        context["csrf"] = .text(identifiers.csrfToken(session: browser.id, checkoutId: CheckoutID(session.intentId)))
+        context["csrf"] = .text(identifiers.csrfToken(session: browser.id, scope: session.intentId))
         return pages.html(pages.paymentDemo.render(context), extraHeaders: extraHeaders)
     }
 

@@ -106,12 +106,12 @@ struct LandingRoute: Sendable {
                         title: "open_from_app_title",
                         message: "open_from_app_message",
                         request: request,
-                        app: app(query.bundleId ?? BundleID(configuration.landing.defaultBundleId))
+                        app: app(query.bundleId ?? configuration.landing.defaultBundleId)
                     )
                 )
             )
         }
-        let bundleId = query.bundleId ?? BundleID(configuration.landing.defaultBundleId)
+        let bundleId = query.bundleId ?? configuration.landing.defaultBundleId
         guard configuration.apps.contains(where: { $0.bundleId == bundleId }) else {
             let rejection = TokenRejection(.bundleIdNotConfigured)
             return .failure(
