@@ -4,4 +4,11 @@
 
 // SQLITE_TRANSIENT is `((sqlite3_destructor_type)-1)`, a macro Swift cannot import.
 static inline sqlite3_destructor_type _Nonnull csqlite_transient(void) { return SQLITE_TRANSIENT; }
+
+// Statement journals (the pages a statement changed, kept so the statement alone can be undone) stay in memory
+// instead of spilling to a temporary file past 64 KiB. `sqlite3_config` is variadic, which Swift cannot call;
+// it only takes effect before the library is initialised (SQLITE_MISUSE after).
+static inline int csqlite_keep_statement_journals_in_memory(void) {
+    return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, -1);
+}
 #endif

@@ -158,6 +158,23 @@ public final class Ledger: Sendable {
         visitRecorder.flush(timeout: timeout)
     }
 
+    /// Visits acknowledged from the journal but not yet in the tables (none on PostgreSQL).
+    public var ingestionBacklog: IngestionBacklog { visitRecorder.backlog }
+
+    /// Most visits waiting for which `awaitRecentVisits` still waits: one ingester transaction, folded in moments.
+    static let shortBacklog = 4096
+
+    /// Before a read an operator expects to show the visits just made (the token list, the overview): waits up
+    /// to 2 s for them when the backlog is short (moments), and answers at once while a burst is being folded in,
+    /// when waiting would only make the page late and still miss the newest. Returns what still waits, for the
+    /// page to say so.
+    @discardableResult
+    public func awaitRecentVisits() -> IngestionBacklog {
+        guard ingestionBacklog.visits <= Self.shortBacklog else { return ingestionBacklog }
+        _ = visitRecorder.flush(timeout: .seconds(2))
+        return ingestionBacklog
+    }
+
     /// Called with each batch of recorded visits once it is in the tables.
     public func observeIngestion(_ observer: @escaping @Sendable ([Visit], [RecordOutcome]) -> Void) {
         visitRecorder.observe(IngestionObserver(call: observer))

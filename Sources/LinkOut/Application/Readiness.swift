@@ -40,6 +40,15 @@ struct Readiness: Sendable {
             }
         }
         lines.append("configuration: valid")
+        // A backlog is not a reason to leave rotation: its landings are on disk and answered; it says how far
+        // the tables are behind them.
+        let backlog = ledger.ingestionBacklog
+        if backlog.visits > 0 {
+            lines.append(
+                "journal: \(backlog.visits) visits not yet in the tables, the oldest waiting "
+                    + "\(backlog.ageSeconds(now: clock.nowMilliseconds())) s"
+            )
+        }
         if reporting.isAlive(now: clock.nowMilliseconds()) {
             lines.append("reporting: \(reporting.status.description)")
         } else {

@@ -7,6 +7,8 @@ import Storage
 enum LedgerGauges {
     static func sample(ledger: Ledger, reporting: ReportingService, clock: Clock) -> [Metrics.Gauge] {
         let failure = ledger.writeFailure
+        let backlog = ledger.ingestionBacklog
+        let now = clock.nowMilliseconds()
         return [
             Metrics.Gauge(
                 name: "linkout_ledger_writable",
@@ -19,9 +21,19 @@ enum LedgerGauges {
                 value: failure?.code == .diskFull ? 1 : 0
             ),
             Metrics.Gauge(
+                name: "linkout_journal_backlog_visits",
+                help: "Visits acknowledged from the journal and not yet in the tables (SQLite; 0 on PostgreSQL).",
+                value: backlog.visits
+            ),
+            Metrics.Gauge(
+                name: "linkout_journal_backlog_age_seconds",
+                help: "How long the oldest visit not yet in the tables has waited (0 when none waits).",
+                value: backlog.ageSeconds(now: now)
+            ),
+            Metrics.Gauge(
                 name: "linkout_reporting_alive",
                 help: "0 when the reporting service stopped answering (no pass within its allowance).",
-                value: reporting.isAlive(now: clock.nowMilliseconds()) ? 1 : 0
+                value: reporting.isAlive(now: now) ? 1 : 0
             ),
         ]
     }

@@ -8,16 +8,51 @@ final class JournalIngester: Sendable {
     typealias Batch = [JournalRecord]
 
     private struct State {
+        /// Visits waiting, from `head` on: taking a batch moves `head` instead of shifting what follows, so a
+        /// long backlog costs the same per batch as a short one.
         var queue: Batch = []
+        var head = 0
+        /// The batch being committed: still waiting as far as the backlog is concerned.
+        var inFlight = 0
+        var inFlightOldestAt: Int64?
+        /// The last attempt failed: back-pressure is off, since the queue may not drain.
+        var failing = false
         var stopping = false
+
+        var waiting: Int { queue.count - head + inFlight }
+
+        /// Up to `limit` visits from the front, counted as in flight until `finished`.
+        mutating func take(_ limit: Int) -> Batch {
+            let end = min(head + limit, queue.count)
+            let batch = Array(queue[head..<end])
+            head = end
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 65536 && head * 2 >= queue.count {
+                // The front is dead weight once it is half the array: dropped in one copy, not per batch.
+                queue.removeFirst(head)
+                head = 0
+            }
+            inFlight = batch.count
+            inFlightOldestAt = batch.first?.visit.at
+            return batch
+        }
     }
 
     /// Most visits per transaction.
     static let maxBatch = 4096
 
+    /// Most visits waiting before the journal's writer waits for room (back-pressure): landings then wait for
+    /// ingestion, so a flood longer than the ingester can take slows landings down instead of growing memory
+    /// without bound. About 10 s of landings at full speed: bursts are taken whole.
+    static let backlogLimit = 200_000
+
     private let apply: @Sendable (Batch) throws(StorageError) -> [RecordOutcome]
     private let state = Mutex(State())
     private let available = DispatchSemaphore(value: 0)
+    /// Signalled after each committed batch, for an `enqueue` waiting for room.
+    private let room = DispatchSemaphore(value: 0)
     /// Ends a retry's back-off early; only `stop` signals it, so new batches never cut a back-off short.
     private let stopSignal = DispatchSemaphore(value: 0)
     private let onIngested: @Sendable (Batch, [RecordOutcome]) -> Void
@@ -39,9 +74,22 @@ final class JournalIngester: Sendable {
         self.thread.withLock { $0 = thread }
     }
 
+    /// Queues visits that are on disk in the journal. Past `backlogLimit` waiting, returns only once the
+    /// ingester made room (or fails, or stops: a stalled ingester must not stop landings being journaled).
     func enqueue(_ batch: Batch) {
         state.withLock { $0.queue.append(contentsOf: batch) }
         available.signal()
+        while state.withLock({ $0.waiting > Self.backlogLimit && !$0.failing && !$0.stopping }) {
+            _ = room.wait(timeout: .now() + .milliseconds(100))
+        }
+    }
+
+    /// What waits to be folded in, the batch being committed included.
+    var backlog: IngestionBacklog {
+        state.withLock { state in
+            let oldest = state.inFlight > 0 ? state.inFlightOldestAt : state.queue[state.head...].first?.visit.at
+            return IngestionBacklog(visits: state.waiting, oldestAt: oldest)
+        }
     }
 
     /// Ingests what is queued, then stops.
@@ -60,13 +108,11 @@ final class JournalIngester: Sendable {
         while true {
             available.wait()
             while true {
-                let batch = state.withLock { state -> Batch in
-                    let count = min(state.queue.count, Self.maxBatch)
-                    defer { state.queue.removeFirst(count) }
-                    return Array(state.queue.prefix(count))
-                }
+                let batch = state.withLock { $0.take(Self.maxBatch) }
                 if batch.isEmpty { break }
                 ingest(batch)
+                state.withLock { $0.inFlight = 0 }
+                room.signal()
             }
             if state.withLock({ $0.stopping && $0.queue.isEmpty }) { return }
         }
@@ -79,9 +125,11 @@ final class JournalIngester: Sendable {
         while true {
             do throws(StorageError) {
                 let outcomes = try apply(batch)
+                state.withLock { $0.failing = false }
                 onIngested(batch, outcomes)
                 return
             } catch {
+                state.withLock { $0.failing = true }
                 onFailure(error)
                 // Stopping with the tables unwritable: the visits stay in the journal and the next open replays them.
                 if state.withLock({ $0.stopping }) { return }

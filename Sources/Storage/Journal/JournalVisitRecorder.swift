@@ -100,6 +100,8 @@ final class JournalVisitRecorder: VisitRecorder {
         shared.flush(timeout: timeout)
     }
 
+    var backlog: IngestionBacklog { ingester.backlog }
+
     func observe(_ observer: IngestionObserver) {
         shared.observer.withLock { $0 = observer }
     }

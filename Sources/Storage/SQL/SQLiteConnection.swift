@@ -7,6 +7,7 @@ final class SQLiteConnection: SQLConnection {
     private var statements: [String: OpaquePointer] = [:]
 
     init(path: String, readOnly: Bool = false) throws(StorageError) {
+        _ = Self.configured
         var handle: OpaquePointer?
         // NOMUTEX: each connection is used by one thread at a time, so SQLite's own mutex is redundant.
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
@@ -20,6 +21,12 @@ final class SQLiteConnection: SQLConnection {
         // Wait for another process's lock (e.g. `linkout export` while serving) instead of failing at once.
         sqlite3_busy_timeout(handle, 5000)
     }
+
+    /// Library-wide settings, made once before the first connection opens. A statement that may need undoing on
+    /// its own (an upsert, an insert touching several indexes) journals the pages it changes; past 64 KiB SQLite
+    /// moved that journal to a temporary file, and a batch of landings wrote every page it touched there a second
+    /// time (one pwrite per page, half the ingester's system time). In memory it is a copy.
+    private static let configured: Void = { _ = csqlite_keep_statement_journals_in_memory() }()
 
     deinit {
         for statement in statements.values { sqlite3_finalize(statement) }

@@ -40,6 +40,8 @@ final class PostgresVisitRecorder: VisitRecorder {
 
     func flush(timeout: Duration) -> Bool { true }
 
+    var backlog: IngestionBacklog { .empty }
+
     func observe(_ observer: IngestionObserver) {
         self.observer.withLock { $0 = observer }
     }

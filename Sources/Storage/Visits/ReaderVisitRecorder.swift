@@ -18,6 +18,8 @@ struct ReaderVisitRecorder: VisitRecorder {
 
     func flush(timeout: Duration) -> Bool { true }
 
+    var backlog: IngestionBacklog { .empty }
+
     func observe(_ observer: IngestionObserver) {}
 
     var failure: StorageError? { nil }

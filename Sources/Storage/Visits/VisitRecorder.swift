@@ -22,6 +22,9 @@ protocol VisitRecorder: Sendable {
     /// Waits (up to `timeout`) until every visit recorded so far is in the tables; true when it is.
     func flush(timeout: Duration) -> Bool
 
+    /// Visits acknowledged but not yet in the tables.
+    var backlog: IngestionBacklog { get }
+
     /// Tells `observer` about each batch of visits once it is in the tables (replacing any earlier observer).
     func observe(_ observer: IngestionObserver)
 

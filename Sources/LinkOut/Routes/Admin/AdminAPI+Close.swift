@@ -31,8 +31,9 @@ extension AdminAPI {
         case .paging(let paging): limit = paging.limit
         case .refused(let response): return response
         }
-        // Visits acknowledged a moment ago may still sit in the journal: they count in the close at once.
-        _ = ledger.flush(timeout: .seconds(2))
+        // Visits acknowledged a moment ago may still sit in the journal: they count in the close at once (unless
+        // a burst is being folded in; then the close answers without them).
+        ledger.awaitRecentVisits()
         try monitor.dating.dateAll()
         let report = try monitor.close.report(
             month: month,

@@ -68,8 +68,9 @@ struct AdminAPI: Sendable {
             }
             after = cursor
         }
-        // Visits acknowledged a moment ago may still sit in the journal: an operator sees them at once.
-        _ = ledger.flush(timeout: .seconds(2))
+        // Visits acknowledged a moment ago may still sit in the journal: an operator sees them at once (unless a
+        // burst is being folded in; then the list answers without them).
+        ledger.awaitRecentVisits()
         let rows = try ledger.tokens.tokens(
             limit: paging.limit,
             offset: paging.offset,

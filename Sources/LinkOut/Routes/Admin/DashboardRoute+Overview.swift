@@ -11,8 +11,9 @@ extension DashboardRoute {
     static let reasonCharacters = 300
 
     func overviewContext(session: String) throws -> Template.Context {
-        // Visits acknowledged a moment ago may still sit in the journal: the operator sees them at once.
-        _ = ledger.flush(timeout: .seconds(2))
+        // Visits acknowledged a moment ago may still sit in the journal: the operator sees them at once (unless a
+        // burst is being folded in; then the page answers without them).
+        ledger.awaitRecentVisits()
         let now = clock.nowMilliseconds()
         var context: Template.Context = [
             "csrf": .text(sessions.csrfToken(session, scope: .signedIn)),

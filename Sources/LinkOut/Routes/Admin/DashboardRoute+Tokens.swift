@@ -18,7 +18,7 @@ extension DashboardRoute {
         // The next page starts after the last token shown (keyset paging: as quick at the end of a long ledger
         // as at its start); `offset` still works for links made before.
         let after = request.queryValue("after").flatMap(TokenCursor.init)
-        _ = ledger.flush(timeout: .seconds(2))
+        let backlog = ledger.awaitRecentVisits()
         // One more than a page tells whether there is a next one.
         let rows = try ledger.tokens.tokens(
             limit: Self.pageSize + 1,
@@ -37,6 +37,7 @@ extension DashboardRoute {
                 (after == nil ? "Tokens \(offset + 1)–\(offset + shown.count)" : "Tokens, continued,")
                     + (query.isEmpty ? "" : " whose externalPurchaseId starts with “\(query)”")
                     + ", first seen first"
+                    + (backlog.visits == 0 ? "" : " (\(backlog.visits) visits just made are still being filed)")
             ),
         ]
         context["environments"] = .list(
