@@ -46,7 +46,9 @@ final class JournalIngester: Sendable {
     /// Most visits waiting before the journal's writer waits for room (back-pressure): landings then wait for
     /// ingestion, so a flood longer than the ingester can take slows landings down instead of growing memory
     /// without bound. About 10 s of landings at full speed: bursts are taken whole.
-    static let backlogLimit = 200_000
+    static let defaultBacklogLimit = 200_000
+
+    private let backlogLimit: Int
 
     private let apply: @Sendable (Batch) throws(StorageError) -> [RecordOutcome]
     private let state = Mutex(State())
@@ -63,10 +65,12 @@ final class JournalIngester: Sendable {
     /// `apply` commits a batch (and how far the journal is applied) in one transaction; `onIngested` hears of
     /// each committed batch, `onFailure` of each failed attempt (the batch is retried).
     init(
+        backlogLimit: Int = defaultBacklogLimit,
         apply: @escaping @Sendable (Batch) throws(StorageError) -> [RecordOutcome],
         onIngested: @escaping @Sendable (Batch, [RecordOutcome]) -> Void,
         onFailure: @escaping @Sendable (StorageError) -> Void
     ) {
+        self.backlogLimit = backlogLimit
         self.apply = apply
         self.onIngested = onIngested
         self.onFailure = onFailure
@@ -79,7 +83,7 @@ final class JournalIngester: Sendable {
     func enqueue(_ batch: Batch) {
         state.withLock { $0.queue.append(contentsOf: batch) }
         available.signal()
-        while state.withLock({ $0.waiting > Self.backlogLimit && !$0.failing && !$0.stopping }) {
+        while state.withLock({ $0.waiting > backlogLimit && !$0.failing && !$0.stopping }) {
             _ = room.wait(timeout: .now() + .milliseconds(100))
         }
     }

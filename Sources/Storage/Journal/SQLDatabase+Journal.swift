@@ -14,7 +14,11 @@ extension SQLDatabase {
         try writer.write { connection throws(StorageError) in
             var outcomes: [RecordOutcome] = []
             outcomes.reserveCapacity(batch.count)
-            for record in batch { outcomes.append(try TokenStore.insert(record.visit, into: connection)) }
+            var tally = TokenDays.Tally()
+            for record in batch {
+                outcomes.append(try TokenStore.insert(record.visit, into: connection, tally: &tally))
+            }
+            try tally.write(into: connection)
             if let last = batch.last?.sequence {
                 try connection.query(
                     """

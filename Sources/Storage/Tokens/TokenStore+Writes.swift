@@ -18,14 +18,17 @@ extension TokenStore {
         bindingSource: AccountBindingSource = .app
     ) throws(StorageError) -> RecordOutcome {
         try database.writer.write { connection throws(StorageError) in
+            var tally = TokenDays.Tally()
             let upserted = try Self.upsert(
                 token,
                 checkoutId: checkoutId,
                 countVisit: false,
                 bindingSource: bindingSource,
                 at: at,
-                into: connection
+                into: connection,
+                tally: &tally
             )
+            try tally.write(into: connection)
             if upserted.isNew {
                 try Self.insertCheckout(
                     id: checkoutId,
@@ -76,6 +79,17 @@ extension TokenStore {
         """
 
     static func insert(_ visit: Visit, into connection: any SQLConnection) throws(StorageError) -> RecordOutcome {
+        var tally = TokenDays.Tally()
+        let outcome = try insert(visit, into: connection, tally: &tally)
+        try tally.write(into: connection)
+        return outcome
+    }
+
+    /// Writes a visit's rows; what they add to `token_days` goes to `tally`, for the caller to write once its
+    /// visits are in (the journal's ingester writes a whole batch's at its end).
+    static func insert(_ visit: Visit, into connection: any SQLConnection, tally: inout TokenDays.Tally)
+        throws(StorageError) -> RecordOutcome
+    {
         var visitCount: Int64 = 0
         // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
         var isNew = visit.token == nil
@@ -85,7 +99,8 @@ extension TokenStore {
                 checkoutId: visit.checkoutId,
                 countVisit: true,
                 at: visit.at,
-                into: connection
+                into: connection,
+                tally: &tally
             )
         }
         let checkoutId = visit.checkoutId
@@ -98,11 +113,7 @@ extension TokenStore {
                 into: connection
             )
             if let token = visit.token {
-                try TokenDays.addStepsTakenBeforeIngestion(
-                    externalPurchaseId: token.token.externalPurchaseId,
-                    checkoutId: checkoutId,
-                    into: connection
-                )
+                tally.addIngestedLanding(externalPurchaseId: token.token.externalPurchaseId, checkoutId: checkoutId)
             }
         }
         let parameters: [SQLValue] = [
@@ -123,7 +134,8 @@ extension TokenStore {
         countVisit: Bool,
         bindingSource: AccountBindingSource = .app,
         at: Int64,
-        into connection: any SQLConnection
+        into connection: any SQLConnection,
+        tally: inout TokenDays.Tally
     ) throws(StorageError) -> (isNew: Bool, visitCount: Int64, binding: AccountBinding) {
         let increment: Int64 = countVisit ? 1 : 0
         let account = token.appAccountToken
@@ -150,12 +162,7 @@ extension TokenStore {
             ]
         )
         if let count = inserted.first?.first?.integer {
-            try TokenDays.addToken(
-                firstSeenAt: at,
-                environment: token.token.environment,
-                source: token.source,
-                into: connection
-            )
+            tally.addToken(firstSeenAt: at, environment: token.token.environment, source: token.source)
             return (true, count, account == nil ? .none : .bound)
         }
         // On PostgreSQL the update also locks the row until the transaction ends, so the binding read here is
