@@ -122,7 +122,9 @@ run_wrk() {
 }
 
 # landed_by_wrk -> the landings wrk's last run recorded: its requests less those answered with an error.
-# Socket errors (timeouts, resets) are told on stderr: such a request may or may not have landed.
+# Socket errors (timeouts, resets) are told on stderr: such a request may or may not have landed. wrk does not
+# count the requests in flight when it stops (up to one per connection), though they land: the ledger holds up
+# to 64 tokens per wrk run more than counted.
 landed_by_wrk() {
   awk '
     /requests in/ { requests = $1 }
@@ -231,7 +233,7 @@ table() {
     END {
       printf "| | "; for (r = 1; r <= n; r++) printf "%s | ", size(v[r, 1]); printf "\n"
       printf "| --- |"; for (r = 1; r <= n; r++) printf " ---: |"; printf "\n"
-      row("tokens in the ledger before the burst", 2)
+      row("tokens in the ledger before the burst (as wrk counted them)", 2)
       row("fill (s)", 3)
       row("fill landing rate, until the backlog was empty (/s)", 4)
       row("burst landing rate (/s)", 5, 1)

@@ -173,7 +173,7 @@ def fold(port, admin_token, pid, mark):
     start, end = marked
     tokens, finds = tokens or [0.0], finds or [0.0]
     print(
-        f"{zero_at - end:.2f} {zero_at - start:.2f} {peak_backlog:.0f} {peak_age:.1f} {peak_rss}"
+        f"{zero_at - end:.2f} {zero_at - start:.2f} {peak_backlog:.0f} {peak_age:g} {peak_rss}"
         f" {statistics.median(tokens):.1f} {max(tokens):.1f} {statistics.median(finds):.1f} {max(finds):.1f}"
         f" {len(tokens)}"
     )
