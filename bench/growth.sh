@@ -12,6 +12,7 @@
 # from /proc/PID/stat, no requests), the data folder, and the landing rate (wrk, 2 threads, 64 connections,
 # fresh tokens from bench/landing.lua, best of BENCH_RUNS; its tokens stay for the next size). Prints a Markdown table per engine
 # with each figure's ratio to the empty ledger of the same run. Only 127.0.0.1 is used.
+# bench/burst.sh: a burst of landings against a ledger filled through real landings instead of seeded.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 sqlite_sizes=${1-0 1000000 10000000}
