@@ -11,4 +11,9 @@ static inline sqlite3_destructor_type _Nonnull csqlite_transient(void) { return 
 static inline int csqlite_keep_statement_journals_in_memory(void) {
     return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, -1);
 }
+
+// Memory statistics take a global mutex on every allocation; linkout never reads them.
+static inline int csqlite_skip_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
 #endif
