@@ -58,13 +58,15 @@ public final class Ledger: Sendable {
         )
     }
 
-    /// As the public initializer, with the journal's segment size chosen (tests use small ones).
+    /// As the public initializer, with the journal's segment size and the visits its ingester holds in memory
+    /// chosen (tests use small ones).
     package init(
         directory: String,
         durability: Durability = .full,
         role: Role = .owner,
         clock: Lifecycle.Clock = .system,
-        journalSegmentBytes: Int
+        journalSegmentBytes: Int,
+        journalMemoryLimit: Int? = nil
     ) throws(StorageError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -105,7 +107,8 @@ public final class Ledger: Sendable {
             nextSequence: nextSequence,
             database: database,
             durable: durability == .full,
-            segmentBytes: journalSegmentBytes
+            segmentBytes: journalSegmentBytes,
+            memoryLimit: journalMemoryLimit ?? JournalIngester.defaultMemoryLimit
         )
     }
 

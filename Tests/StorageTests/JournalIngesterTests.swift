@@ -1,5 +1,6 @@
 import Dispatch
 import Domain
+import Foundation
 import TestSupport
 import Testing
 
@@ -7,53 +8,81 @@ import Testing
 
 @Suite("Journal ingester")
 struct JournalIngesterTests {
-    static func records(_ range: Range<Int64>) -> [JournalRecord] {
+    static func records(_ range: ClosedRange<Int64>) -> [JournalRecord] {
         range.map { ($0, LedgerTests.visit("i-\($0)", checkout: "c-\($0)", at: 1_000 + $0)) }
     }
 
-    /// The batch being committed counts as waiting, with its oldest visit's time; past the limit the journal's
-    /// writer waits for room, and goes on once a commit makes it.
-    @Test func theBacklogIsReportedAndPastItsLimitTheWriterWaitsForRoom() {
-        let gate = DispatchSemaphore(value: 0)
-        let ingester = JournalIngester(backlogLimit: 10) { batch throws(StorageError) in
-            gate.wait()
-            return batch.map { RecordOutcome(checkoutId: $0.visit.checkoutId, visitCount: 1, isNewToken: true) }
-        } onIngested: { _, _ in
-        } onFailure: { _ in
+    /// Past its memory limit the queue keeps only the range of sequences the journal holds, and everything after
+    /// goes there too until that range is read back: the tables take visits in journal order.
+    @Test func pastItsMemoryLimitTheQueueLeavesVisitsOnDiskInOrder() {
+        var queue = IngestionQueue(memoryLimit: 10)
+        queue.add(Self.records(1...6))
+        queue.add(Self.records(7...12))  // 12 would be over 10: these stay on disk
+        queue.add(Self.records(13...13))  // and so does what follows
+        #expect(queue.backlog == IngestionBacklog(visits: 13, oldestAt: 1_001))
+        guard case .inMemory(let batch) = queue.next(4) else {
+            Issue.record("memory first")
+            return
         }
-        defer {
-            for _ in 0..<10 { gate.signal() }
-            ingester.stop()
+        #expect(batch.map(\.sequence) == [1, 2, 3, 4])
+        #expect(queue.backlog == IngestionBacklog(visits: 13, oldestAt: 1_001))  // in flight still waits
+        queue.finished()
+        #expect(queue.backlog == IngestionBacklog(visits: 9, oldestAt: 1_005))
+        guard case .inMemory(let rest) = queue.next(4), rest.map(\.sequence) == [5, 6] else {
+            Issue.record("the rest of memory")
+            return
         }
-        #expect(ingester.backlog == .empty)
-        ingester.enqueue(Self.records(1..<6))
-        // The ingester took the five and waits at the gate: they are still waiting.
-        #expect(eventually(within: 10) { ingester.backlog == IngestionBacklog(visits: 5, oldestAt: 1_001) })
-        let writer = DispatchGroup()
-        DispatchQueue.global().async(group: writer) { ingester.enqueue(Self.records(6..<16)) }
-        #expect(eventually(within: 10) { ingester.backlog.visits == 15 })
-        // Fifteen wait, over the limit of ten, and none can go while the gate is shut: the writer still waits.
-        #expect(writer.wait(timeout: .now()) == .timedOut)
-        gate.signal()
-        #expect(writer.wait(timeout: .now() + .seconds(10)) == .success)
+        queue.finished()
+        guard case .onDisk(let first, let last) = queue.next(4), first == 7, last == 13 else {
+            Issue.record("then the disk's range")
+            return
+        }
+        #expect(queue.backlog == IngestionBacklog(visits: 7, oldestAt: 1_007))
+        queue.tookFromDisk(Self.records(7...10))
+        queue.finished()
+        queue.add(Self.records(14...14))  // the disk still holds 11-13: this one joins them
+        #expect(queue.onDisk?.first == 11 && queue.onDisk?.last == 14)
+        queue.tookFromDisk(Self.records(11...14))
+        queue.finished()
+        #expect(queue.isEmpty && queue.backlog == .empty)
+        queue.add(Self.records(15...15))  // the disk range is read: memory again
+        guard case .inMemory(let again) = queue.next(4) else {
+            Issue.record("memory again")
+            return
+        }
+        #expect(again.map(\.sequence) == [15])
     }
 
-    /// An ingester that cannot write lifts the back-pressure: landings are still journaled and answered.
-    @Test func aFailingIngesterDoesNotHoldTheWriter() {
-        let failed = DispatchSemaphore(value: 0)
-        let ingester = JournalIngester(backlogLimit: 2) { _ throws(StorageError) in
-            throw StorageError(.diskFull, "no space")
-        } onIngested: { _, _ in
-        } onFailure: { _ in
-            failed.signal()
+    /// A flood past the memory limit is answered from the journal at once, and every visit reaches the tables
+    /// once, read back from the segments; the backlog is reported meanwhile.
+    @Test func aFloodPastTheMemoryLimitIsReadBackFromTheJournal() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Ledger(
+            directory: folder.path,
+            durability: .normal,
+            journalSegmentBytes: 4096,
+            journalMemoryLimit: 16
+        )
+        defer { ledger.close() }
+        // The tables refuse writes for now: everything waits, most of it on disk only.
+        try ledger.database.limitPages(1)
+        for index in 0..<300 {
+            #expect(
+                JournalSegmentTests.journal(ledger, VisitJournalTests.visit("f-\(index)", checkout: "c-\(index)"))
+                    == nil
+            )
         }
-        ingester.enqueue(Self.records(1..<3))
-        #expect(failed.wait(timeout: .now() + .seconds(10)) == .success)
-        let writer = DispatchGroup()
-        DispatchQueue.global().async(group: writer) { ingester.enqueue(Self.records(3..<10)) }
-        #expect(writer.wait(timeout: .now() + .seconds(10)) == .success)
-        #expect(ingester.backlog.visits == 9)
-        ingester.stop()
+        let recorder = try #require(ledger.visitRecorder as? JournalVisitRecorder)
+        // The first batches may fit in the pages the database has; far more than memory holds wait.
+        #expect(ledger.ingestionBacklog.visits > 100)
+        #expect(ledger.ingestionBacklog.oldestAt == 1_000)
+        #expect(JournalSegmentTests.segmentFiles(folder.path).count > 2)
+        try ledger.database.limitPages(nil)
+        #expect(ledger.flush())
+        #expect(try ledger.tokens.count(.tokens) == 300)
+        #expect(try ledger.tokens.count(.visits) == 300)
+        #expect(eventually(within: 10) { ledger.ingestionBacklog == .empty })
+        #expect(recorder.journal.segmentBytesOnDisk < 300 * 100)
     }
 
     /// A batch of landings adds its new tokens to `token_days` once per day at its end, exactly as visit by

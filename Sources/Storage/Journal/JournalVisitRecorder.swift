@@ -22,12 +22,15 @@ final class JournalVisitRecorder: VisitRecorder {
         nextSequence: Int64,
         database: SQLDatabase,
         durable: Bool,
-        segmentBytes: Int
+        segmentBytes: Int,
+        memoryLimit: Int
     ) {
         self.database = database
         let shared = self.shared
-        let ingester = JournalIngester { batch throws(StorageError) in
+        let ingester = JournalIngester(memoryLimit: memoryLimit) { batch throws(StorageError) in
             try database.applyJournaled(batch)
+        } readBack: { first, last, limit in
+            VisitJournal.readBack(in: directory, from: first, through: last, limit: limit)
         } onIngested: { batch, outcomes in
             shared.ingested(batch, outcomes)
         } onFailure: { error in

@@ -65,8 +65,7 @@ final class VisitJournal: Sendable {
     private let thread = Mutex<BackgroundThread?>(nil)
 
     /// Starts after a replay: no segment files exist and `nextSequence` follows every sequence ever used.
-    /// `onDurable` receives each batch once it is on disk and acknowledged (the ingester's queue); while it has
-    /// not returned, the next batch waits.
+    /// `onDurable` receives each batch once it is on disk (the ingester's queue).
     init(
         directory: String,
         lockFile: JournalFile,
@@ -101,6 +100,23 @@ final class VisitJournal: Sendable {
             }
             return (first, (directory as NSString).appendingPathComponent(name))
         }.sorted { $0.0 < $1.0 }
+    }
+
+    /// The records from sequence `first` through `last` (at most `limit`), read from the segment files in
+    /// `directory`: what the ingester let go of from memory. Those segments stay until the records are applied.
+    static func readBack(in directory: String, from first: Int64, through last: Int64, limit: Int) -> [JournalRecord] {
+        let segments = segmentPaths(in: directory)
+        // The segment holding `first` is the last one that starts at or before it; the rest follow in order.
+        let start = segments.lastIndex { $0.first <= first } ?? 0
+        var records: [JournalRecord] = []
+        for segment in segments[start...] where segment.first <= last && records.count < limit {
+            guard let data = FileManager.default.contents(atPath: segment.path) else { break }
+            let wanted = JournalCoding.decodeAll(Array(data)).lazy.filter {
+                $0.sequence >= first && $0.sequence <= last
+            }
+            records += wanted.prefix(limit - records.count)
+        }
+        return records
     }
 
     /// The path of the segment whose first record is `first` (zero-padded, so names sort like numbers).
@@ -206,10 +222,8 @@ final class VisitJournal: Sendable {
             if failure == nil { state.written = last }
             state.processed = last
         }
-        // Acknowledged first: these visits are on disk. Handing them on may wait for the ingester to make room
-        // (its back-pressure), and then it is the next batch's landings that wait, not these.
-        for pending in batch { pending.completion(failure) }
         if failure == nil { onDurable(batch.map { ($0.sequence, $0.visit) }) }
+        for pending in batch { pending.completion(failure) }
     }
 
     /// The segment to append to: the open one while it is under `segmentBytes`, else a new one named for `first`.
