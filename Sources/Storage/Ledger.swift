@@ -164,8 +164,9 @@ public final class Ledger: Sendable {
     /// Visits acknowledged from the journal but not yet in the tables (none on PostgreSQL).
     public var ingestionBacklog: IngestionBacklog { visitRecorder.backlog }
 
-    /// Most visits waiting for which `awaitRecentVisits` still waits: one ingester transaction, folded in moments.
-    static let shortBacklog = 4096
+    /// Most visits waiting for which `awaitRecentVisits` still waits: a small ingester transaction, folded in
+    /// moments (a full one of 4,096 takes hundreds of milliseconds on a ledger of millions).
+    static let shortBacklog = 1024
 
     /// Before a read an operator expects to show the visits just made (the token list, the overview): waits up
     /// to 2 s for them when the backlog is short (moments), and answers at once while a burst is being folded in,

@@ -55,3 +55,31 @@ struct LedgerGrowthTests {
         )
     }
 }
+
+@Suite("Token search")
+struct TokenSearchTests {
+    /// A prefix's matches come in id order, the primary key's, paged by the last id shown: a common prefix
+    /// costs a page of rows, not a sort of every match. Without a search the order stays first seen first.
+    @Test func aSearchReadsItsMatchesInIdOrderAndPagesByTheLastId() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
+        defer { ledger.close() }
+        // First seen in the reverse of id order, so the two orders differ.
+        for (index, id) in ["p-5", "p-4", "q-1", "p-3", "p-2", "p-1"].enumerated() {
+            _ = try ledger.tokens.recordForwardedToken(LedgerTests.token(id), checkoutId: "c-\(id)", at: Int64(index))
+        }
+        let first = try ledger.tokens.tokens(limit: 2, search: "p-")
+        #expect(first.map(\.token.externalPurchaseId) == ["p-1", "p-2"])
+        let cursor = TokenCursor(after: try #require(first.last))
+        let next = try ledger.tokens.tokens(limit: 10, search: "p-", after: cursor)
+        #expect(next.map(\.token.externalPurchaseId) == ["p-3", "p-4", "p-5"])
+        #expect(try ledger.tokens.tokens(limit: 2).map(\.token.externalPurchaseId) == ["p-5", "p-4"])
+        let plan = try QueryPlanTests.plan(
+            ledger,
+            "SELECT external_purchase_id FROM tokens WHERE external_purchase_id >= ? AND external_purchase_id < ? "
+                + "ORDER BY external_purchase_id LIMIT 51",
+            [.text("p-"), .text("p-\u{10FFFF}")]
+        )
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+    }
+}

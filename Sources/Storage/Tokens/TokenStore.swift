@@ -59,10 +59,10 @@ public struct TokenStore: Sendable {
         }
     }
 
-    /// Tokens in first-seen order; `search` matches the start of an externalPurchaseId, `environment` filters,
-    /// `after` starts after that token (keyset paging: a page costs its rows, wherever it is, where an offset
-    /// costs every row before it). Without a search the order is `tokens_first_seen`'s; with one, the matches
-    /// are found through the key and sorted (they are few), never by walking every token in order.
+    /// Tokens in first-seen order, or with a `search` (the start of an externalPurchaseId) the matches in id
+    /// order; `environment` filters, `after` starts after that token (keyset paging: a page costs its rows,
+    /// wherever it is, where an offset costs every row before it). Without a search the order is
+    /// `tokens_first_seen`'s; with one it is the primary key's, so a common prefix costs no more than a rare one.
     public func tokens(
         limit: Int = Int.max,
         offset: Int = 0,
@@ -74,16 +74,22 @@ public struct TokenStore: Sendable {
             var conditions: [String] = []
             var parameters: [SQLValue] = []
             var order = "first_seen_at, external_purchase_id"
-            if let search, !search.isEmpty {
+            let searching = !(search ?? "").isEmpty
+            if let search, searching {
+                // A prefix is a range of the primary key, read in its order: a page is the range's first rows at
+                // any ledger size. In first-seen order every match was read and sorted before the first row.
                 conditions.append("external_purchase_id >= ? AND external_purchase_id < ?")
                 parameters += [.text(search), .text(search + "\u{10FFFF}")]
-                order = "first_seen_at + 0, external_purchase_id"
+                order = "external_purchase_id"
             }
             if let environment {
                 conditions.append("environment = ?")
                 parameters.append(.text(environment.rawValue))
             }
-            if let after {
+            if let after, searching {
+                conditions.append("external_purchase_id > ?")
+                parameters.append(.id(after.externalPurchaseId))
+            } else if let after {
                 conditions.append("(first_seen_at, external_purchase_id) > (?, ?)")
                 parameters += [.integer(after.firstSeenAt), .id(after.externalPurchaseId)]
             }

@@ -35,8 +35,8 @@ extension DashboardRoute {
             "has_tokens": .flag(!shown.isEmpty),
             "caption": .text(
                 (after == nil ? "Tokens \(offset + 1)–\(offset + shown.count)" : "Tokens, continued,")
-                    + (query.isEmpty ? "" : " whose externalPurchaseId starts with “\(query)”")
-                    + ", first seen first"
+                    + (query.isEmpty
+                        ? ", first seen first" : " whose externalPurchaseId starts with “\(query)”, in id order")
                     + (backlog.visits == 0 ? "" : " (\(backlog.visits) visits just made are still being filed)")
             ),
         ]
