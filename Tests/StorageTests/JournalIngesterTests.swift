@@ -53,6 +53,55 @@ struct JournalIngesterTests {
         #expect(again.map(\.sequence) == [15])
     }
 
+    /// The batch being committed counts as waiting; past the waiting limit the journal's writer waits for room,
+    /// and goes on once a commit makes it.
+    @Test func pastTheWaitingLimitTheWriterWaitsForRoom() {
+        let gate = DispatchSemaphore(value: 0)
+        let ingester = JournalIngester(memoryLimit: 4, waitingLimit: 10) { batch throws(StorageError) in
+            gate.wait()
+            return batch.map { RecordOutcome(checkoutId: $0.visit.checkoutId, visitCount: 1, isNewToken: true) }
+        } readBack: { first, last, limit in
+            Array(Self.records(first...last).prefix(limit))
+        } onIngested: { _, _ in
+        } onFailure: { _ in
+        }
+        defer {
+            for _ in 0..<20 { gate.signal() }
+            ingester.stop()
+        }
+        ingester.enqueue(Self.records(1...4))
+        // The ingester took the four and waits at the gate: they still wait.
+        #expect(eventually(within: 10) { ingester.backlog == IngestionBacklog(visits: 4, oldestAt: 1_001) })
+        let writer = DispatchGroup()
+        DispatchQueue.global().async(group: writer) { ingester.enqueue(Self.records(5...12)) }
+        #expect(eventually(within: 10) { ingester.backlog.visits == 12 })
+        // Twelve wait, over the limit of ten, and none can go while the gate is shut: the writer still waits.
+        #expect(writer.wait(timeout: .now()) == .timedOut)
+        // The four commit: eight wait, and the writer goes on.
+        gate.signal()
+        #expect(writer.wait(timeout: .now() + .seconds(10)) == .success)
+    }
+
+    /// An ingester that cannot write lifts the back-pressure: landings are still journaled and answered.
+    @Test func aFailingIngesterDoesNotHoldTheWriter() {
+        let failed = DispatchSemaphore(value: 0)
+        let ingester = JournalIngester(memoryLimit: 1, waitingLimit: 2) { _ throws(StorageError) in
+            throw StorageError(.diskFull, "no space")
+        } readBack: { first, last, limit in
+            Array(Self.records(first...last).prefix(limit))
+        } onIngested: { _, _ in
+        } onFailure: { _ in
+            failed.signal()
+        }
+        ingester.enqueue(Self.records(1...2))
+        #expect(failed.wait(timeout: .now() + .seconds(10)) == .success)
+        let writer = DispatchGroup()
+        DispatchQueue.global().async(group: writer) { ingester.enqueue(Self.records(3...9)) }
+        #expect(writer.wait(timeout: .now() + .seconds(10)) == .success)
+        #expect(ingester.backlog.visits == 9)
+        ingester.stop()
+    }
+
     /// A flood past the memory limit is answered from the journal at once, and every visit reaches the tables
     /// once, read back from the segments; the backlog is reported meanwhile.
     @Test func aFloodPastTheMemoryLimitIsReadBackFromTheJournal() throws {

@@ -1,6 +1,7 @@
 /// What waits for the ingester, in journal order: visits held in memory, and, once `memoryLimit` wait, a range
 /// of sequences left on disk in the journal's segments, read back when the memory part is done. So a flood the
-/// tables cannot keep up with costs disk, never memory, and landings are answered at the journal's pace.
+/// tables cannot keep up with costs disk rather than memory (a few hundred bytes a visit where a visit held in
+/// memory costs about a kilobyte), and landings are answered at the journal's pace.
 struct IngestionQueue {
     /// Journaled visits from `first` through `last` that only the journal holds (`count` of them; sequences of
     /// appends that failed are gaps). `oldestAt` is when the first of them landed (a lower bound once some were
@@ -64,7 +65,8 @@ struct IngestionQueue {
             let batch = Array(memory[head..<end])
             head = end
             if head == memory.count {
-                memory.removeAll(keepingCapacity: true)
+                // Kept for the next burst while small; a long backlog's array is given back.
+                memory.removeAll(keepingCapacity: memory.capacity <= 65536)
                 head = 0
             } else if head >= 65536 && head * 2 >= memory.count {
                 // The front is dead weight once it is half the array: dropped in one copy, not per batch.

@@ -11,6 +11,8 @@ final class JournalIngester: Sendable {
 
     private struct State {
         var queue: IngestionQueue
+        /// The last attempt failed: the journal's writer does not wait for room, since none may come.
+        var failing = false
         var stopping = false
     }
 
@@ -21,13 +23,22 @@ final class JournalIngester: Sendable {
     /// seconds of landings at full speed, some 200 MB: a burst is taken from memory, a longer flood from disk.
     static let defaultMemoryLimit = 200_000
 
+    /// Most visits waiting in all before the journal's writer waits for room (back-pressure). Each waiting visit
+    /// keeps its checkout in memory (`JournalState.pendingCheckouts`, some 350 bytes), so the page behind its
+    /// 303 is found: past this, landings are answered at the pace the tables take them, and memory stays
+    /// bounded. About half a minute of landings at full speed.
+    static let defaultWaitingLimit = 600_000
+
     /// Most visits read back from the journal at once: a segment's worth, so each segment is decoded about once.
     static let readBackLimit = 8 * maxBatch
 
+    private let waitingLimit: Int
     private let apply: @Sendable (Batch) throws(StorageError) -> [RecordOutcome]
     private let readBack: ReadBack
     private let state: Mutex<State>
     private let available = DispatchSemaphore(value: 0)
+    /// Signalled after each committed batch, for an `enqueue` waiting for room.
+    private let room = DispatchSemaphore(value: 0)
     /// Ends a retry's back-off early; only `stop` signals it, so new batches never cut a back-off short.
     private let stopSignal = DispatchSemaphore(value: 0)
     private let onIngested: @Sendable (Batch, [RecordOutcome]) -> Void
@@ -40,11 +51,13 @@ final class JournalIngester: Sendable {
     /// attempt (the batch is retried).
     init(
         memoryLimit: Int = defaultMemoryLimit,
+        waitingLimit: Int = defaultWaitingLimit,
         apply: @escaping @Sendable (Batch) throws(StorageError) -> [RecordOutcome],
         readBack: @escaping ReadBack,
         onIngested: @escaping @Sendable (Batch, [RecordOutcome]) -> Void,
         onFailure: @escaping @Sendable (StorageError) -> Void
     ) {
+        self.waitingLimit = waitingLimit
         self.apply = apply
         self.readBack = readBack
         self.onIngested = onIngested
@@ -54,10 +67,14 @@ final class JournalIngester: Sendable {
         self.thread.withLock { $0 = thread }
     }
 
-    /// Queues visits that are on disk in the journal; never waits.
+    /// Queues visits that are on disk in the journal. Past `waitingLimit` waiting, returns only once the
+    /// ingester made room (or fails, or stops: a stalled ingester must not stop landings being journaled).
     func enqueue(_ batch: Batch) {
         state.withLock { $0.queue.add(batch) }
         available.signal()
+        while state.withLock({ $0.queue.waiting > waitingLimit && !$0.failing && !$0.stopping }) {
+            _ = room.wait(timeout: .now() + .milliseconds(100))
+        }
     }
 
     /// What waits to be folded in, the batch being committed included.
@@ -103,6 +120,7 @@ final class JournalIngester: Sendable {
     private func ingestFromDisk(_ first: Int64, _ last: Int64) {
         let records = readBack(first, last, Self.readBackLimit)
         guard !records.isEmpty else {
+            state.withLock { $0.failing = true }
             onFailure(StorageError(.journal, "journaled visits \(first)–\(last) could not be read back"))
             _ = stopSignal.wait(timeout: .now() + .milliseconds(500))
             return
@@ -117,16 +135,21 @@ final class JournalIngester: Sendable {
     }
 
     private func ingest(_ batch: Batch) {
-        defer { state.withLock { $0.queue.finished() } }
+        defer {
+            state.withLock { $0.queue.finished() }
+            room.signal()
+        }
         // A failed transaction (disk full, busy) is retried: these visits were acknowledged and must reach the
         // tables. Backing off on a semaphore lets `stop` end the wait at once.
         var delayMilliseconds = 10
         while true {
             do throws(StorageError) {
                 let outcomes = try apply(batch)
+                state.withLock { $0.failing = false }
                 onIngested(batch, outcomes)
                 return
             } catch {
+                state.withLock { $0.failing = true }
                 onFailure(error)
                 // Stopping with the tables unwritable: the visits stay in the journal and the next open replays them.
                 if state.withLock({ $0.stopping }) { return }

@@ -31,6 +31,10 @@ final class JournalState: Sendable {
     func ingested(_ batch: [JournalRecord], _ outcomes: [RecordOutcome]) {
         pendingCheckouts.withLock { checkouts in
             for record in batch { checkouts.removeValue(forKey: record.visit.checkoutId) }
+            // A dictionary keeps the capacity it once needed: after a long backlog, give the memory back.
+            if checkouts.capacity > 65536 && checkouts.count * 8 < checkouts.capacity {
+                checkouts = Dictionary(uniqueKeysWithValues: checkouts.map { ($0.key, $0.value) })
+            }
         }
         health.withLock { $0.ingest = nil }
         // Observed (counted in the metrics) before `applied` moves, so a `flush` that returns has seen it.

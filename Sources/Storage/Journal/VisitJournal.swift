@@ -65,7 +65,8 @@ final class VisitJournal: Sendable {
     private let thread = Mutex<BackgroundThread?>(nil)
 
     /// Starts after a replay: no segment files exist and `nextSequence` follows every sequence ever used.
-    /// `onDurable` receives each batch once it is on disk (the ingester's queue).
+    /// `onDurable` receives each batch once it is on disk and acknowledged (the ingester's queue); while it has
+    /// not returned, the next batch waits.
     init(
         directory: String,
         lockFile: JournalFile,
@@ -222,8 +223,10 @@ final class VisitJournal: Sendable {
             if failure == nil { state.written = last }
             state.processed = last
         }
-        if failure == nil { onDurable(batch.map { ($0.sequence, $0.visit) }) }
+        // Acknowledged first: these visits are on disk. Handing them on may wait for the ingester to make room
+        // (its back-pressure), and then it is the next batch's landings that wait, not these.
         for pending in batch { pending.completion(failure) }
+        if failure == nil { onDurable(batch.map { ($0.sequence, $0.visit) }) }
     }
 
     /// The segment to append to: the open one while it is under `segmentBytes`, else a new one named for `first`.
