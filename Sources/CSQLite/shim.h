@@ -6,10 +6,11 @@
 static inline sqlite3_destructor_type _Nonnull csqlite_transient(void) { return SQLITE_TRANSIENT; }
 
 // Statement journals (the pages a statement changed, kept so the statement alone can be undone) stay in memory
-// instead of spilling to a temporary file past 64 KiB. `sqlite3_config` is variadic, which Swift cannot call;
-// it only takes effect before the library is initialised (SQLITE_MISUSE after).
+// up to 16 MiB instead of spilling to a temporary file past 64 KiB; a statement larger than that (a migration's
+// update of every row) still spills. `sqlite3_config` is variadic, which Swift cannot call; it only takes effect
+// before the library is initialised (SQLITE_MISUSE after).
 static inline int csqlite_keep_statement_journals_in_memory(void) {
-    return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, -1);
+    return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, 16 << 20);
 }
 
 // Memory statistics take a global mutex on every allocation; linkout never reads them.

@@ -1,6 +1,7 @@
 import Dispatch
 import Domain
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -100,6 +101,53 @@ struct JournalIngesterTests {
         #expect(writer.wait(timeout: .now() + .seconds(10)) == .success)
         #expect(ingester.backlog.visits == 9)
         ingester.stop()
+    }
+
+    /// A batch given up at a stop (the tables refuse it) ends the ingesting: a later batch committed would move
+    /// `journal_applied` past it, and the next open's replay would skip it.
+    @Test func aBatchGivenUpAtAStopIsTheLastOneTried() {
+        let failed = DispatchSemaphore(value: 0)
+        let committed = Mutex<[Int64]>([])
+        let ingester = JournalIngester(memoryLimit: 100) { batch throws(StorageError) in
+            if batch.contains(where: { $0.sequence == 1 }) { throw StorageError(.sqlite(5), "database is locked") }
+            return batch.map { RecordOutcome(checkoutId: $0.visit.checkoutId, visitCount: 1, isNewToken: true) }
+        } readBack: { first, last, limit in
+            Array(Self.records(first...last).prefix(limit))
+        } onIngested: { batch, _ in
+            committed.withLock { $0 += batch.map(\.sequence) }
+        } onFailure: { _ in
+            failed.signal()
+        }
+        ingester.enqueue(Self.records(1...1))
+        #expect(failed.wait(timeout: .now() + .seconds(10)) == .success)
+        ingester.enqueue(Self.records(2...3))
+        ingester.stop()
+        #expect(committed.withLock { $0 } == [])
+    }
+
+    /// Visits left on disk at a stop (the tables refused them) are applied by the next open, each once.
+    @Test func visitsLeftOnDiskAtAStopAreReplayedOnce() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        do {
+            let ledger = try Ledger(
+                directory: folder.path,
+                durability: .normal,
+                journalSegmentBytes: 4096,
+                journalMemoryLimit: 16
+            )
+            defer { ledger.close() }
+            try ledger.database.limitPages(1)
+            for index in 0..<300 {
+                let visit = VisitJournalTests.visit("r-\(index)", checkout: "c-\(index)")
+                #expect(JournalSegmentTests.journal(ledger, visit) == nil)
+            }
+            #expect(ledger.ingestionBacklog.visits > 100)
+        }
+        let reopened = try Ledger(directory: folder.path)
+        defer { reopened.close() }
+        #expect(try reopened.tokens.count(.tokens) == 300)
+        #expect(try reopened.tokens.count(.visits) == 300)
+        #expect(JournalSegmentTests.segmentFiles(folder.path).isEmpty)
     }
 
     /// A flood past the memory limit is answered from the journal at once, and every visit reaches the tables

@@ -13,6 +13,8 @@ final class JournalIngester: Sendable {
         var queue: IngestionQueue
         /// The last attempt failed: the journal's writer does not wait for room, since none may come.
         var failing = false
+        /// Writers waiting for room: `room` is signalled only for them, so no signals pile up unheard.
+        var waitingForRoom = 0
         var stopping = false
     }
 
@@ -72,8 +74,13 @@ final class JournalIngester: Sendable {
     func enqueue(_ batch: Batch) {
         state.withLock { $0.queue.add(batch) }
         available.signal()
-        while state.withLock({ $0.queue.waiting > waitingLimit && !$0.failing && !$0.stopping }) {
+        while state.withLock({ state in
+            let full = state.queue.waiting > waitingLimit && !state.failing && !state.stopping
+            if full { state.waitingForRoom += 1 }
+            return full
+        }) {
             _ = room.wait(timeout: .now() + .milliseconds(100))
+            state.withLock { $0.waitingForRoom -= 1 }
         }
     }
 
@@ -104,40 +111,49 @@ final class JournalIngester: Sendable {
                     if case .onDisk = next, state.stopping { return .nothing }
                     return next
                 }
+                let committed: Bool
                 switch next {
-                case .nothing: break
-                case .inMemory(let batch): ingest(batch)
-                case .onDisk(let first, let last): ingestFromDisk(first, last)
+                case .nothing: committed = true
+                case .inMemory(let batch): committed = ingest(batch)
+                case .onDisk(let first, let last): committed = ingestFromDisk(first, last)
                 }
+                // A batch given up at a stop ends the ingesting: a later one committed would move the tables'
+                // `journal_applied` past it, and the next open's replay would skip it.
+                if !committed { return }
                 if case .nothing = next { break }
             }
             if state.withLock({ $0.stopping }) { return }
         }
     }
 
-    /// Reads back what only the journal holds and commits it batch by batch. Nothing read (a segment that cannot
-    /// be read) is a failed attempt, retried after a back-off.
-    private func ingestFromDisk(_ first: Int64, _ last: Int64) {
+    /// Reads back what only the journal holds and commits it batch by batch; false when a batch was given up
+    /// at a stop. Nothing read (a segment that cannot be read) is a failed attempt, retried after a back-off.
+    private func ingestFromDisk(_ first: Int64, _ last: Int64) -> Bool {
         let records = readBack(first, last, Self.readBackLimit)
         guard !records.isEmpty else {
             state.withLock { $0.failing = true }
             onFailure(StorageError(.journal, "journaled visits \(first)–\(last) could not be read back"))
             _ = stopSignal.wait(timeout: .now() + .milliseconds(500))
-            return
+            return true
         }
         var start = 0
         while start < records.count && !state.withLock({ $0.stopping }) {
             let batch = Array(records[start..<min(start + Self.maxBatch, records.count)])
             state.withLock { $0.queue.tookFromDisk(batch) }
-            ingest(batch)
+            guard ingest(batch) else { return false }
             start += batch.count
         }
+        return true
     }
 
-    private func ingest(_ batch: Batch) {
+    /// Commits `batch`, retrying failures; false when it was given up at a stop.
+    private func ingest(_ batch: Batch) -> Bool {
         defer {
-            state.withLock { $0.queue.finished() }
-            room.signal()
+            let waiters = state.withLock { state in
+                state.queue.finished()
+                return state.waitingForRoom
+            }
+            if waiters > 0 { room.signal() }
         }
         // A failed transaction (disk full, busy) is retried: these visits were acknowledged and must reach the
         // tables. Backing off on a semaphore lets `stop` end the wait at once.
@@ -147,12 +163,12 @@ final class JournalIngester: Sendable {
                 let outcomes = try apply(batch)
                 state.withLock { $0.failing = false }
                 onIngested(batch, outcomes)
-                return
+                return true
             } catch {
                 state.withLock { $0.failing = true }
                 onFailure(error)
                 // Stopping with the tables unwritable: the visits stay in the journal and the next open replays them.
-                if state.withLock({ $0.stopping }) { return }
+                if state.withLock({ $0.stopping }) { return false }
                 _ = stopSignal.wait(timeout: .now() + .milliseconds(delayMilliseconds))
                 delayMilliseconds = min(delayMilliseconds * 2, 500)
             }

@@ -14,12 +14,19 @@ final class JournalState: Sendable {
     /// The highest journal sequence in the tables, and a signal after each ingested batch (for `flush`).
     let applied = Atomic<Int64>(0)
     let progress = DispatchSemaphore(value: 0)
+    /// `flush` calls waiting on `progress`: it is signalled only for them, so no signals pile up unheard.
+    private let flushing = Atomic<Int>(0)
     /// The last failure of each write path, cleared by its next success (`writeFailure`).
     let health = Mutex(Health())
 
     struct Health {
         var journal: StorageError?
         var ingest: StorageError?
+    }
+
+    /// Journaled records the ingester let go of from memory, read back from the journal's segments.
+    func readBack(from first: Int64, through last: Int64, limit: Int) -> [JournalRecord] {
+        journal.withLock { $0 }?.readBack(from: first, through: last, limit: limit) ?? []
     }
 
     func start(journal: VisitJournal, applied: Int64) {
@@ -43,7 +50,7 @@ final class JournalState: Sendable {
             journal.withLock { $0 }?.markApplied(last)
             applied.store(last, ordering: .relaxed)
         }
-        progress.signal()
+        if flushing.load(ordering: .sequentiallyConsistent) > 0 { progress.signal() }
     }
 
     /// Waits (up to `timeout`) until every visit journaled so far is in the tables; true when it is.
@@ -61,7 +68,9 @@ final class JournalState: Sendable {
                 return true
             }
             guard ContinuousClock.now < deadline else { return false }
+            flushing.add(1, ordering: .sequentiallyConsistent)
             _ = progress.wait(timeout: .now() + .milliseconds(20))
+            flushing.subtract(1, ordering: .sequentiallyConsistent)
         }
     }
 }

@@ -30,7 +30,7 @@ final class JournalVisitRecorder: VisitRecorder {
         let ingester = JournalIngester(memoryLimit: memoryLimit) { batch throws(StorageError) in
             try database.applyJournaled(batch)
         } readBack: { first, last, limit in
-            VisitJournal.readBack(in: directory, from: first, through: last, limit: limit)
+            shared.readBack(from: first, through: last, limit: limit)
         } onIngested: { batch, outcomes in
             shared.ingested(batch, outcomes)
         } onFailure: { error in
@@ -56,18 +56,21 @@ final class JournalVisitRecorder: VisitRecorder {
     static func replay(directory: String, lockFile: JournalFile, into database: SQLDatabase) throws(StorageError)
         -> Int64
     {
-        let applied = try database.journalApplied()
+        var applied = try database.journalApplied()
         let segments = VisitJournal.segmentPaths(in: directory)
-        var records = JournalCoding.decodeAll(try lockFile.readAll())
-        for segment in segments {
-            // Each file is decoded on its own: a torn tail (a crash mid-write) ends only that file's records.
-            let file = try JournalFile(path: segment.path)
-            records += JournalCoding.decodeAll(try file.readAll())
+        // A file at a time, in sequence order: a long backlog left by a stop is never all in memory at once. Each
+        // file is decoded on its own: a torn tail (a crash mid-write) ends only that file's records.
+        var highest = applied
+        let files = try segments.map { segment throws(StorageError) in try JournalFile(path: segment.path) }
+        for file in [lockFile] + files {
+            let records = JournalCoding.decodeAll(try file.readAll())
+            try database.applyMissing(records, applied: applied)
+            highest = max(highest, records.map(\.sequence).max() ?? 0)
+            applied = highest
         }
-        try database.applyMissing(records, applied: applied)
         for segment in segments { unlink(segment.path) }
         try lockFile.truncate()
-        return max(applied, records.map(\.sequence).max() ?? 0) + 1
+        return highest + 1
     }
 
     /// On disk in the journal; the visit reaches the tables moments later (its checkout is findable at once).
@@ -122,10 +125,12 @@ final class JournalVisitRecorder: VisitRecorder {
     var commitCount: Int { 0 }
 
     /// Writes what is queued to the journal, ingests what it can, and releases the folder's lock; what is not
-    /// ingested stays in the journal for the next open to replay.
+    /// ingested stays in the journal for the next open to replay. The lock goes last: a process taking it while
+    /// the ingester still writes would replay, and apply again, what the ingester is applying.
     func close() {
         journal.stop()
         ingester.stop()
+        journal.releaseLock()
     }
 }
 

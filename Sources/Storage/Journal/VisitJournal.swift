@@ -103,18 +103,17 @@ final class VisitJournal: Sendable {
         }.sorted { $0.0 < $1.0 }
     }
 
-    /// The records from sequence `first` through `last` (at most `limit`), read from the segment files in
-    /// `directory`: what the ingester let go of from memory. Those segments stay until the records are applied.
-    static func readBack(in directory: String, from first: Int64, through last: Int64, limit: Int) -> [JournalRecord] {
-        let segments = segmentPaths(in: directory)
-        // The segment holding `first` is the last one that starts at or before it; the rest follow in order.
-        let start = segments.lastIndex { $0.first <= first } ?? 0
+    /// The records from sequence `first` through `last` (at most `limit`), read from this journal's segments:
+    /// what the ingester let go of from memory. The segments are the journal's own list (an unlisted file in the
+    /// folder is no segment), and those holding unapplied records are not deleted while they are read.
+    func readBack(from first: Int64, through last: Int64, limit: Int) -> [JournalRecord] {
+        let segments = files.withLock { files in
+            files.segments.filter { $0.last >= first && $0.first <= last }.map(\.file)
+        }
         var records: [JournalRecord] = []
-        for segment in segments[start...] where segment.first <= last && records.count < limit {
-            guard let data = FileManager.default.contents(atPath: segment.path) else { break }
-            let wanted = JournalCoding.decodeAll(Array(data)).lazy.filter {
-                $0.sequence >= first && $0.sequence <= last
-            }
+        for file in segments where records.count < limit {
+            guard let bytes = try? file.readAll() else { break }
+            let wanted = JournalCoding.decodeAll(bytes).lazy.filter { $0.sequence >= first && $0.sequence <= last }
             records += wanted.prefix(limit - records.count)
         }
         return records
@@ -177,6 +176,10 @@ final class VisitJournal: Sendable {
         guard first else { return }
         available.signal()
         thread.withLock { $0 }?.join()
+    }
+
+    /// Gives the folder's lock back, once nothing writes the tables from this journal any more.
+    func releaseLock() {
         lockFile.unlock()
     }
 
@@ -238,7 +241,15 @@ final class VisitJournal: Sendable {
         }
         do throws(StorageError) {
             let file = try JournalFile(path: Self.segmentPath(in: directory, first: first))
-            if durable { try JournalFile.syncDirectory(directory) }
+            if durable {
+                do throws(StorageError) {
+                    try JournalFile.syncDirectory(directory)
+                } catch {
+                    // Not a segment after all: an empty file left behind would be replayed as one.
+                    file.remove()
+                    throw error
+                }
+            }
             files.segments.append(Segment(first: first, last: first - 1, file: file))
             files.activeIsOpen = true
             return file

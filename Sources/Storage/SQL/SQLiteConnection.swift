@@ -25,7 +25,7 @@ final class SQLiteConnection: SQLConnection {
     /// Library-wide settings, made once before the first connection opens. A statement that may need undoing on
     /// its own (an upsert, an insert touching several indexes) journals the pages it changes; past 64 KiB SQLite
     /// moved that journal to a temporary file, and a batch of landings wrote every page it touched there a second
-    /// time (one pwrite per page, half the ingester's system time). In memory it is a copy.
+    /// time (one pwrite per page, half the ingester's system time). In memory (up to 16 MiB) it is a copy.
     private static let configured: Void = {
         _ = csqlite_keep_statement_journals_in_memory()
         _ = csqlite_skip_memory_statistics()
