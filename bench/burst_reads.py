@@ -15,27 +15,18 @@ usage:
       find_max samples`
 """
 import http.client
-import re
 import statistics
 import sys
 import threading
 import time
-import urllib.parse
+
+from admin_session import request, sign_in
 
 BACKLOG = "linkout_journal_backlog_visits"
 BACKLOG_AGE = "linkout_journal_backlog_age_seconds"
 # A prefix no landing mints (bench/landing.lua's ids start `bench-<digits>`): the search walks without a hit.
 UNMATCHED = "/admin/find?q=bench-nomatch"
 TOKENS = "/admin/tokens?limit=50"
-
-
-def request(port, method, path, headers=None, body=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    connection.request(method, path, body=body, headers=headers or {})
-    response = connection.getresponse()
-    data = response.read()
-    connection.close()
-    return response, data
 
 
 def timed_get(port, path, headers):
@@ -50,30 +41,6 @@ def timed_get(port, path, headers):
 
 
 timed_get.warned = set()
-
-
-def cookies(response):
-    return [h.split(";", 1)[0] for k, h in response.getheaders() if k.lower() == "set-cookie"]
-
-
-def sign_in(port, admin_token):
-    """The dashboard's session cookie, signed in as growth_reads.py does: the login form's csrf field and
-    cookie, then the admin token posted to /admin/login."""
-    form, page = request(port, "GET", "/admin")
-    csrf = re.search(rb'name="csrf" value="([^"]+)"', page).group(1).decode()
-    login_cookie = "; ".join(c for c in cookies(form) if not c.endswith("="))
-    fields = urllib.parse.urlencode({"csrf": csrf, "token": admin_token})
-    signed, _ = request(
-        port,
-        "POST",
-        "/admin/login",
-        {"Content-Type": "application/x-www-form-urlencoded", "Cookie": login_cookie},
-        fields,
-    )
-    session = "; ".join(c for c in cookies(signed) if not c.endswith("="))
-    if signed.status != 303 or not session:
-        sys.exit(f"burst_reads.py: sign-in failed: {signed.status}")
-    return {"Cookie": session}
 
 
 def gauges(port):

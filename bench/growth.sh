@@ -50,27 +50,8 @@ swift build -c release --product linkout-bench >/dev/null
 linkout=.build/release/linkout
 bench=.build/release/linkout-bench
 
-# The fake Apple, and a key for the JWTs linkout signs (the fake does not check them).
-python3 bench/fake_apple.py "$apple_port" &
-apple_pid=$!
-openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt >"$work/key.p8"
-cp -r Public "$work/public"
-cat >"$work/config.json" <<JSON
-{
-  "server": { "host": "127.0.0.1", "port": $port, "publicDir": "$work/public", "rateLimitPerSecond": 0,
-    "maxConnectionsPerClient": 1024 },
-  "logging": { "level": "warning" },
-  "landing": { "paths": ["/"], "allowWithoutToken": true, "defaultBundleId": "com.example" },
-  "apps": [ { "bundleId": "com.example", "appAppleId": 1234567890, "name": "Example", "seller": "Example",
-    "returnURL": "https://example.com/open", "urlScheme": "example",
-    "legal": { "terms": "https://example.com/terms", "privacy": "https://example.com/privacy",
-      "refunds": "https://example.com/refunds", "imprint": "https://example.com/imprint",
-      "supportEmail": "support@example.com" } } ],
-  "apple": { "issuerId": "bench-issuer", "keyId": "BENCHKEY01", "privateKeyFile": "$work/key.p8",
-    "productionURL": "http://127.0.0.1:$apple_port", "sandboxURL": "http://127.0.0.1:$apple_port" },
-  "reporting": { "noLineItemAfterSeconds": 172800, "pollIntervalSeconds": 30 }
-}
-JSON
+# shellcheck source=bench/reporting-server.sh
+. bench/reporting-server.sh
 export LINKOUT_ADMIN_TOKEN=$admin_token
 ticks=$(getconf CLK_TCK)
 

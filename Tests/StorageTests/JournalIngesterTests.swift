@@ -125,24 +125,28 @@ struct JournalIngesterTests {
         #expect(committed.withLock { $0 } == [])
     }
 
+    /// A ledger that holds 16 visits in memory and whose tables refuse writes, after 300 landings were journaled:
+    /// the first batches may fit in the pages the database has, and far more than memory holds wait on disk.
+    static func floodedWhileTheTablesRefuse(_ folder: LedgerTests.TemporaryFolder) throws -> Ledger {
+        let ledger = try Ledger(
+            directory: folder.path,
+            durability: .normal,
+            journalSegmentBytes: 4096,
+            journalMemoryLimit: 16
+        )
+        try ledger.database.limitPages(1)
+        for index in 0..<300 {
+            let visit = VisitJournalTests.visit("f-\(index)", checkout: "c-\(index)")
+            #expect(JournalSegmentTests.journal(ledger, visit) == nil)
+        }
+        #expect(ledger.ingestionBacklog.visits > 100)
+        return ledger
+    }
+
     /// Visits left on disk at a stop (the tables refused them) are applied by the next open, each once.
     @Test func visitsLeftOnDiskAtAStopAreReplayedOnce() throws {
         let folder = LedgerTests.TemporaryFolder()
-        do {
-            let ledger = try Ledger(
-                directory: folder.path,
-                durability: .normal,
-                journalSegmentBytes: 4096,
-                journalMemoryLimit: 16
-            )
-            defer { ledger.close() }
-            try ledger.database.limitPages(1)
-            for index in 0..<300 {
-                let visit = VisitJournalTests.visit("r-\(index)", checkout: "c-\(index)")
-                #expect(JournalSegmentTests.journal(ledger, visit) == nil)
-            }
-            #expect(ledger.ingestionBacklog.visits > 100)
-        }
+        try Self.floodedWhileTheTablesRefuse(folder).close()
         let reopened = try Ledger(directory: folder.path)
         defer { reopened.close() }
         #expect(try reopened.tokens.count(.tokens) == 300)
@@ -154,24 +158,9 @@ struct JournalIngesterTests {
     /// once, read back from the segments; the backlog is reported meanwhile.
     @Test func aFloodPastTheMemoryLimitIsReadBackFromTheJournal() throws {
         let folder = LedgerTests.TemporaryFolder()
-        let ledger = try Ledger(
-            directory: folder.path,
-            durability: .normal,
-            journalSegmentBytes: 4096,
-            journalMemoryLimit: 16
-        )
+        let ledger = try Self.floodedWhileTheTablesRefuse(folder)
         defer { ledger.close() }
-        // The tables refuse writes for now: everything waits, most of it on disk only.
-        try ledger.database.limitPages(1)
-        for index in 0..<300 {
-            #expect(
-                JournalSegmentTests.journal(ledger, VisitJournalTests.visit("f-\(index)", checkout: "c-\(index)"))
-                    == nil
-            )
-        }
         let recorder = try #require(ledger.visitRecorder as? JournalVisitRecorder)
-        // The first batches may fit in the pages the database has; far more than memory holds wait.
-        #expect(ledger.ingestionBacklog.visits > 100)
         #expect(ledger.ingestionBacklog.oldestAt == 1_000)
         #expect(JournalSegmentTests.segmentFiles(folder.path).count > 2)
         try ledger.database.limitPages(nil)
