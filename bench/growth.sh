@@ -26,12 +26,9 @@ apple_port=${BENCH_APPLE_PORT:-18091}
 postgres_port=${BENCH_POSTGRES_PORT:-18092}
 admin_token=growth-bench-admin-token
 
-if ! command -v wrk >/dev/null; then
-  sudo=""
-  [[ $(id -u) == 0 ]] || sudo="sudo"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q wrk
-fi
+# shellcheck source=bench/install-missing.sh
+. "$here/bench/install-missing.sh"
+install_missing wrk
 work=$(mktemp -d)
 chmod 755 "$work"
 server_pid=""

@@ -19,15 +19,9 @@ postgres_port=${BENCH_POSTGRES_PORT:-18083}
 # A second instance on the same database, for two instances' landings against one's.
 postgres_second_port=${BENCH_POSTGRES_SECOND_PORT:-18084}
 
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx)
-if ((${#need[@]})); then
-  sudo=""
-  [[ $(id -u) == 0 ]] || sudo="sudo"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"
-fi
+# shellcheck source=bench/install-missing.sh
+. "$here/bench/install-missing.sh"
+install_missing wrk nginx
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 
 work=$(mktemp -d)

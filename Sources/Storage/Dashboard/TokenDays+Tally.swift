@@ -30,12 +30,12 @@ extension TokenDays {
         /// steps, whose rows they may create.
         func write(into connection: any SQLConnection) throws(StorageError) {
             for (key, count) in newTokens {
-                try connection.query(
-                    """
-                    INSERT INTO token_days (day, environment, source, tokens) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens
-                    """,
-                    [.integer(key.day), .text(key.environment.rawValue), .text(key.source.rawValue), .integer(count)]
+                try TokenDays.addTokens(
+                    count,
+                    day: key.day,
+                    environment: key.environment,
+                    source: key.source,
+                    connection
                 )
             }
             for (externalPurchaseId, checkoutId) in ingestedLandings {

@@ -12,12 +12,23 @@ enum TokenDays {
         source: TokenSource,
         into connection: any SQLConnection
     ) throws(StorageError) {
+        try addTokens(1, day: firstSeenAt / Milliseconds.day, environment: environment, source: source, connection)
+    }
+
+    /// Counts `count` new tokens first seen on `day` (days since 1970, UTC).
+    static func addTokens(
+        _ count: Int64,
+        day: Int64,
+        environment: Environment,
+        source: TokenSource,
+        _ connection: any SQLConnection
+    ) throws(StorageError) {
         try connection.query(
             """
-            INSERT INTO token_days (day, environment, source, tokens) VALUES (?, ?, ?, 1)
-            ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + 1
+            INSERT INTO token_days (day, environment, source, tokens) VALUES (?, ?, ?, ?)
+            ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens
             """,
-            [.integer(firstSeenAt / Milliseconds.day), .text(environment.rawValue), .text(source.rawValue)]
+            [.integer(day), .text(environment.rawValue), .text(source.rawValue), .integer(count)]
         )
     }
 

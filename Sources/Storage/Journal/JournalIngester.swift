@@ -13,8 +13,6 @@ final class JournalIngester: Sendable {
         var queue: IngestionQueue
         /// The last attempt failed: the journal's writer does not wait for room, since none may come.
         var failing = false
-        /// Writers waiting for room: `room` is signalled only for them, so no signals pile up unheard.
-        var waitingForRoom = 0
         var stopping = false
     }
 
@@ -40,7 +38,7 @@ final class JournalIngester: Sendable {
     private let state: Mutex<State>
     private let available = DispatchSemaphore(value: 0)
     /// Signalled after each committed batch, for an `enqueue` waiting for room.
-    private let room = DispatchSemaphore(value: 0)
+    private let room = ProgressSignal()
     /// Ends a retry's back-off early; only `stop` signals it, so new batches never cut a back-off short.
     private let stopSignal = DispatchSemaphore(value: 0)
     private let onIngested: @Sendable (Batch, [RecordOutcome]) -> Void
@@ -74,13 +72,8 @@ final class JournalIngester: Sendable {
     func enqueue(_ batch: Batch) {
         state.withLock { $0.queue.add(batch) }
         available.signal()
-        while state.withLock({ state in
-            let full = state.queue.waiting > waitingLimit && !state.failing && !state.stopping
-            if full { state.waitingForRoom += 1 }
-            return full
-        }) {
-            _ = room.wait(timeout: .now() + .milliseconds(100))
-            state.withLock { $0.waitingForRoom -= 1 }
+        while state.withLock({ $0.queue.waiting > waitingLimit && !$0.failing && !$0.stopping }) {
+            room.wait(milliseconds: 100)
         }
     }
 
@@ -105,22 +98,19 @@ final class JournalIngester: Sendable {
     private func run() {
         while true {
             available.wait()
-            while true {
+            // A batch given up at a stop ends the ingesting: a later one committed would move the tables'
+            // `journal_applied` past it, and the next open's replay would skip it.
+            draining: while true {
                 let next = state.withLock { state -> IngestionQueue.Next in
                     let next = state.queue.next(Self.maxBatch)
                     if case .onDisk = next, state.stopping { return .nothing }
                     return next
                 }
-                let committed: Bool
                 switch next {
-                case .nothing: committed = true
-                case .inMemory(let batch): committed = ingest(batch)
-                case .onDisk(let first, let last): committed = ingestFromDisk(first, last)
+                case .nothing: break draining
+                case .inMemory(let batch): guard ingest(batch) else { return }
+                case .onDisk(let first, let last): guard ingestFromDisk(first, last) else { return }
                 }
-                // A batch given up at a stop ends the ingesting: a later one committed would move the tables'
-                // `journal_applied` past it, and the next open's replay would skip it.
-                if !committed { return }
-                if case .nothing = next { break }
             }
             if state.withLock({ $0.stopping }) { return }
         }
@@ -149,11 +139,8 @@ final class JournalIngester: Sendable {
     /// Commits `batch`, retrying failures; false when it was given up at a stop.
     private func ingest(_ batch: Batch) -> Bool {
         defer {
-            let waiters = state.withLock { state in
-                state.queue.finished()
-                return state.waitingForRoom
-            }
-            if waiters > 0 { room.signal() }
+            state.withLock { $0.queue.finished() }
+            room.signal()
         }
         // A failed transaction (disk full, busy) is retried: these visits were acknowledged and must reach the
         // tables. Backing off on a semaphore lets `stop` end the wait at once.

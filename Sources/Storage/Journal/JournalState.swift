@@ -13,9 +13,7 @@ final class JournalState: Sendable {
     private let journal = Mutex<VisitJournal?>(nil)
     /// The highest journal sequence in the tables, and a signal after each ingested batch (for `flush`).
     let applied = Atomic<Int64>(0)
-    let progress = DispatchSemaphore(value: 0)
-    /// `flush` calls waiting on `progress`: it is signalled only for them, so no signals pile up unheard.
-    private let flushing = Atomic<Int>(0)
+    let progress = ProgressSignal()
     /// The last failure of each write path, cleared by its next success (`writeFailure`).
     let health = Mutex(Health())
 
@@ -50,7 +48,7 @@ final class JournalState: Sendable {
             journal.withLock { $0 }?.markApplied(last)
             applied.store(last, ordering: .relaxed)
         }
-        if flushing.load(ordering: .sequentiallyConsistent) > 0 { progress.signal() }
+        progress.signal()
     }
 
     /// Waits (up to `timeout`) until every visit journaled so far is in the tables; true when it is.
@@ -68,9 +66,7 @@ final class JournalState: Sendable {
                 return true
             }
             guard ContinuousClock.now < deadline else { return false }
-            flushing.add(1, ordering: .sequentiallyConsistent)
-            _ = progress.wait(timeout: .now() + .milliseconds(20))
-            flushing.subtract(1, ordering: .sequentiallyConsistent)
+            progress.wait(milliseconds: 20)
         }
     }
 }
