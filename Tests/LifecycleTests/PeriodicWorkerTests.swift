@@ -116,7 +116,7 @@ struct PeriodicWorkerTests {
         #expect(inPass.wait(timeout: .now() + 10) == .success)
         #expect(!worker.isStopping)
         let stopped = BackgroundThread(name: "test-stop") { worker.stop() }
-        #expect(eventually(within: 10) { worker.isStopping })
+        #expect(eventually(within: 30) { worker.isStopping })
         release.signal()
         stopped.join()
         let finishedPass = finished.load(ordering: .relaxed)

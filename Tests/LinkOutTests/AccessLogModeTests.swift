@@ -25,7 +25,7 @@ struct AccessLogModeTests {
         #expect(try client.roundTrip("GET /no-such-page HTTP/1.1\r\nHost: t\r\n\r\n").status == 404)
         #expect(try client.roundTrip("GET /no-such-page HTTP/1.1\r\nHost: t\r\n\r\n").status == 404)
         let requestLines = { live.logLines.all.filter { $0.contains(#""message":"request""#) } }
-        #expect(eventually(within: 10) { requestLines().count >= 2 })
+        #expect(eventually(within: 30) { requestLines().count >= 2 })
         #expect(requestLines().allSatisfy { $0.contains(#""status":"404""#) })
         #expect(requestLines().count == 2)
         let metrics = try live.get("/metrics").text

@@ -43,7 +43,7 @@ struct AlertRulesTests {
         // The close's gauges come from its first pass, which starts with the server.
         var scrape = ""
         #expect(
-            eventually(within: 10) {
+            eventually(within: 30) {
                 scrape = (try? app.get("/metrics")).map { String(decoding: $0.body, as: UTF8.self) } ?? ""
                 return scrape.contains("linkout_close_outstanding{")
             }

@@ -20,7 +20,7 @@ struct DashboardCloseTests {
         }
         // The server's own first pass (at start) is over before the token is recorded; the next waits for the
         // manual clock, so the pass below is the last word.
-        #expect(eventually(within: 10) { live.application.close.snapshot != nil })
+        #expect(eventually(within: 30) { live.application.close.snapshot != nil })
         try live.recordAppToken("close-panel", now: november.start + Milliseconds.days(2))
         live.application.close.pass()
         let cookie = try DashboardTests.signIn(live)

@@ -64,7 +64,7 @@ struct DiskFullLandingTests {
 
             try FileManager.default.removeItem(atPath: filler)
             #expect(try live.get(Self.freshTarget()).status == 303)
-            #expect(eventually(within: 10) { (try? live.get("/readyz").status) == 200 })
+            #expect(eventually(within: 30) { (try? live.get("/readyz").status) == 200 })
         }
     }
 }

@@ -182,7 +182,7 @@ struct EntitlementTests {
         time.advance(seconds: 86_400)
         // The receiver has answered; the delivery is recorded just after.
         #expect(
-            eventually(within: 10) {
+            eventually(within: 30) {
                 let delivered = try? second.get(
                     "/admin/webhooks?state=delivered",
                     headers: ["Authorization": "Bearer admin-secret"]

@@ -82,7 +82,7 @@ struct ExchangeRateHoldFlowTests {
         #expect(try harness.deliver(Self.refunded(amount: 5120, refunded: 1000)).status == 200)
         let ledger = harness.live.application.ledger
         #expect(
-            eventually(within: 10) {
+            eventually(within: 30) {
                 (try? ledger.payments.paymentEvents(unprocessedOnly: true, limit: 10).first?.outcome?.hasPrefix(
                     "waiting:"
                 ))

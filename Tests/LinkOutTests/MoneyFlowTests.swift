@@ -226,7 +226,7 @@ struct MoneyFlowTests {
         #expect(waiting.reduce(0) { $0 + Self.count($1, "lineItems", "outstanding") } == 1)
         release.signal()
         #expect(
-            eventually(within: 10) {
+            eventually(within: 30) {
                 let reports = (try? Self.closeReports(harness, since: started)) ?? []
                 return !reports.isEmpty && reports.allSatisfy { Self.count($0, "lineItems", "outstanding") == 0 }
             }

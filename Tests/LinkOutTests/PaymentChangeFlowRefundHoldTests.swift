@@ -48,7 +48,7 @@ struct PaymentChangeFlowRefundHoldTests {
         #expect(try harness.deliver(event, timestamp: time.clock.nowSeconds()).status == 200)
         let ledger = harness.live.application.ledger
         #expect(
-            eventually(within: 10) {
+            eventually(within: 30) {
                 (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 50).contains {
                     $0.eventId == id && $0.outcome != nil
                 }) == true
@@ -98,7 +98,7 @@ struct PaymentChangeFlowRefundHoldTests {
             created: renewedAt + 60
         )
         #expect(try harness.deliver(refund, timestamp: time.clock.nowSeconds()).status == 200)
-        #expect(eventually(within: 10) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
+        #expect(eventually(within: 30) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
 
         // Four days on, past the three days an event waiting for what it depends on is given up after.
         time.advance(seconds: 4 * 86_400)
@@ -112,7 +112,7 @@ struct PaymentChangeFlowRefundHoldTests {
         // The reporting pass places it; a pass can wait on the clock (the sender's pause between looks), and this
         // clock moves only when told, so each look moves it on a little.
         #expect(
-            eventually(within: 10) {
+            eventually(within: 30) {
                 time.advance(by: 200)
                 return (try? ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty) == true
             }
@@ -149,7 +149,7 @@ struct PaymentChangeFlowRefundHoldTests {
             created: time.clock.nowSeconds()
         )
         #expect(try harness.deliver(refund, timestamp: time.clock.nowSeconds()).status == 200)
-        #expect(eventually(within: 10) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
+        #expect(eventually(within: 30) { (try? Self.refundOutcome(harness))?.hasPrefix("waiting:") == true })
         #expect(try ledger.reports.lineItems(for: token.externalPurchaseId).map(\.lineItemId) == ["cs_test_fake1"])
         // Past three days it still waits: the operator's correction may take longer.
         time.advance(seconds: 4 * 86_400)

@@ -123,7 +123,7 @@ final class PaymentHarness {
     }
 
     /// Waits (bounded) until every stored payment event has been acted on.
-    func waitForEvents(seconds: Double = 10) throws {
+    func waitForEvents(seconds: Double = 30) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while try !live.application.ledger.payments.paymentEvents(unprocessedOnly: true, limit: 1).isEmpty {
             guard Date() < deadline else {

@@ -58,7 +58,7 @@ struct PaymentWebhookRouteTests {
         #expect(try Self.stored(harness).map(\.provider) == [.stripe])
         // Metrics name a registered provider's route, never a path someone made up.
         let metrics = { (try? harness.live.get("/metrics").text) ?? "" }
-        #expect(eventually(within: 10) { metrics().contains(#"route="stripe_webhook",status="200""#) })
+        #expect(eventually(within: 30) { metrics().contains(#"route="stripe_webhook",status="200""#) })
         #expect(!metrics().contains("paypal"))
     }
 

@@ -36,7 +36,7 @@ struct PostgresOutageTests {
 
         try TestDatabase.execute("ALTER DATABASE \(database.name) WITH ALLOW_CONNECTIONS true", on: server)
         // Back without a restart: readiness probes the database again, and the next landing is recorded.
-        #expect(eventually(within: 10) { (try? live.get("/readyz").status) == 200 })
+        #expect(eventually(within: 30) { (try? live.get("/readyz").status) == 200 })
         let again = try live.get(Self.landing())
         #expect(again.status == 303)
         let checkout = try #require(again.header("Location"))

@@ -72,10 +72,10 @@ struct JournalIngesterTests {
         }
         ingester.enqueue(Self.records(1...4))
         // The ingester took the four and waits at the gate: they still wait.
-        #expect(eventually(within: 10) { ingester.backlog == IngestionBacklog(visits: 4, oldestAt: 1_001) })
+        #expect(eventually(within: 30) { ingester.backlog == IngestionBacklog(visits: 4, oldestAt: 1_001) })
         let writer = DispatchGroup()
         DispatchQueue.global().async(group: writer) { ingester.enqueue(Self.records(5...12)) }
-        #expect(eventually(within: 10) { ingester.backlog.visits == 12 })
+        #expect(eventually(within: 30) { ingester.backlog.visits == 12 })
         // Twelve wait, over the limit of ten, and none can go while the gate is shut: the writer still waits.
         #expect(writer.wait(timeout: .now()) == .timedOut)
         // The four commit: eight wait, and the writer goes on.
@@ -167,7 +167,7 @@ struct JournalIngesterTests {
         #expect(ledger.flush())
         #expect(try ledger.tokens.count(.tokens) == 300)
         #expect(try ledger.tokens.count(.visits) == 300)
-        #expect(eventually(within: 10) { ledger.ingestionBacklog == .empty })
+        #expect(eventually(within: 30) { ledger.ingestionBacklog == .empty })
         #expect(recorder.journal.segmentBytesOnDisk < 300 * 100)
     }
 
