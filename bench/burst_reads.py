@@ -24,7 +24,7 @@ from admin_session import request, sign_in
 
 BACKLOG = "linkout_journal_backlog_visits"
 BACKLOG_AGE = "linkout_journal_backlog_age_seconds"
-# A prefix no landing mints (bench/landing.lua's ids start `bench-<digits>`): the search walks without a hit.
+# A prefix no landing mints (bench/landing.lua's ids are hexadecimal UUIDs): the search walks without a hit.
 UNMATCHED = "/admin/find?q=bench-nomatch"
 TOKENS = "/admin/tokens?limit=50"
 

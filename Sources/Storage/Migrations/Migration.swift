@@ -20,6 +20,13 @@ struct Migration: Sendable {
         steps = [.sql(sql)] + more
     }
 
+    /// A migration of `steps` alone.
+    init(version: Int64, name: String, steps: [Step]) {
+        self.version = version
+        self.name = name
+        self.steps = steps
+    }
+
     /// Runs the steps on `connection` (inside the caller's transaction).
     func run(on connection: any SQLConnection, dialect: SQLDialect) throws(StorageError) {
         for step in steps {

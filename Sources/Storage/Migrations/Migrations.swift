@@ -11,7 +11,7 @@ import Domain
 /// derived from stored ones, is a `PostMigrationStep`.
 enum Migrations {
     /// Every migration, in order (one file per span of versions).
-    static let all: [Migration] = versions1To12 + versions13To19 + versions20To27
+    static let all: [Migration] = versions1To12 + versions13To19 + versions20To27 + versions28On
 
     /// The schema version this release writes: its last migration's.
     static var latestVersion: Int64 { all.last?.version ?? 0 }

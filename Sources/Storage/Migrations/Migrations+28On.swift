@@ -1,0 +1,79 @@
+extension Migrations {
+    /// Versions 28 on: the landing's tables keyed for random ids.
+    static let versions28On: [Migration] = [
+        Migration(
+            // Apple's externalPurchaseId is a UUID, and a checkout's id an HMAC: random keys. Kept WITHOUT ROWID
+            // (version 1), each new token put its whole row, and each checkout its row, into a random leaf of a
+            // table that grows with the ledger, and every token index carried the 36-character id; a batch of
+            // landings dirtied a page per token in each, all written to the WAL and again at the checkpoint. As
+            // rowid tables the rows go to the end, in landing order, and only a small entry (the id and the rowid)
+            // goes to a random leaf of the id's index. PostgreSQL keeps rows in heaps already.
+            // The tables are copied in id order (so the id index is written in order), then the indexes are built;
+            // a ledger of a million tokens takes some seconds, and the WAL briefly holds a copy of both tables.
+            version: 28,
+            name: "tokens and checkouts as rowid tables",
+            steps: [.forEngine(tokensAndCheckoutsByRowid)]
+        )
+    ]
+
+    /// Version 28's rebuild, on SQLite; PostgreSQL has nothing to rebuild.
+    static func tokensAndCheckoutsByRowid(_ dialect: SQLDialect) -> String {
+        guard dialect == .sqlite else { return "SELECT 1" }
+        let tokenColumns = """
+            external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type, token_created_at,
+                token_expires_at, environment, source, app_account_token, first_seen_at, last_seen_at, visit_count,
+                report_due_at, app_account_source, report_queued_at, accepted_at
+            """
+        return """
+            ALTER TABLE tokens RENAME TO tokens_by_id;
+            CREATE TABLE tokens (
+                external_purchase_id TEXT NOT NULL PRIMARY KEY,
+                checkout_id TEXT NOT NULL,
+                raw_token TEXT NOT NULL,
+                app_apple_id INTEGER NOT NULL,
+                bundle_id TEXT NOT NULL,
+                token_type TEXT,
+                token_created_at INTEGER NOT NULL,
+                token_expires_at INTEGER,
+                environment TEXT NOT NULL,
+                source TEXT NOT NULL,
+                app_account_token TEXT,
+                first_seen_at INTEGER NOT NULL,
+                last_seen_at INTEGER NOT NULL,
+                visit_count INTEGER NOT NULL,
+                report_due_at INTEGER,
+                app_account_source TEXT,
+                report_queued_at INTEGER,
+                accepted_at INTEGER
+            );
+            INSERT INTO tokens (\(tokenColumns))
+                SELECT \(tokenColumns) FROM tokens_by_id ORDER BY external_purchase_id;
+            DROP TABLE tokens_by_id;
+            CREATE INDEX tokens_account ON tokens(app_account_token) WHERE app_account_token IS NOT NULL;
+            CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at, token_type, token_expires_at,
+                report_due_at);
+            CREATE INDEX tokens_unaccepted ON tokens(first_seen_at) WHERE accepted_at IS NULL;
+            CREATE INDEX tokens_first_seen ON tokens(first_seen_at, external_purchase_id);
+            CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at)
+                WHERE token_type IN ('ACQUISITION', 'SERVICES');
+            CREATE INDEX tokens_awaiting_announced ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NOT NULL;
+            CREATE INDEX tokens_awaiting_quiet ON tokens(token_created_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL AND token_expires_at IS NULL;
+            CREATE INDEX tokens_awaiting_expiry ON tokens(token_expires_at)
+                WHERE report_queued_at IS NULL AND report_due_at IS NULL AND token_expires_at IS NOT NULL;
+            CREATE INDEX tokens_custom_link_order ON tokens(token_created_at, external_purchase_id)
+                WHERE report_queued_at IS NULL AND token_expires_at IS NOT NULL;
+            ALTER TABLE checkouts RENAME TO checkouts_by_id;
+            CREATE TABLE checkouts (
+                id TEXT NOT NULL PRIMARY KEY,
+                external_purchase_id TEXT,
+                bundle_id TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
+                SELECT id, external_purchase_id, bundle_id, created_at FROM checkouts_by_id ORDER BY id;
+            DROP TABLE checkouts_by_id;
+            """
+    }
+}
