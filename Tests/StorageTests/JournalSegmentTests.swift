@@ -43,7 +43,7 @@ struct JournalSegmentTests {
         }
         #expect(!ledger.flush(timeout: .milliseconds(200)))
         let failure = try #require(ledger.writeFailure)
-        #expect(failure.code == .diskFull)
+        #expect(failure.code == .diskFull, "\(failure)")
         #expect(failure.sqliteCode == 13)  // SQLITE_FULL
         let rotated = Self.segmentFiles(folder.path)
         #expect(rotated.count > 10, "600 visits in 4 KB segments: \(rotated.count) segments")

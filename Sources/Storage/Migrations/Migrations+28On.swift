@@ -9,12 +9,19 @@ extension Migrations {
             // rowid tables the rows go to the end, in landing order, and only a small entry (the id and the rowid)
             // goes to a random leaf of the id's index. PostgreSQL keeps rows in heaps already.
             // The tables are copied in id order (so the id index is written in order), then the indexes are built;
-            // a ledger of a million tokens takes some seconds, and the WAL briefly holds a copy of both tables.
+            // a ledger of a million tokens takes about ten seconds and some 160 MB of memory (the old indexes'
+            // pages, journaled as they are freed), and the database file keeps the old tables' space as free pages,
+            // reused as the ledger grows.
             version: 28,
             name: "tokens and checkouts as rowid tables",
             steps: [.forEngine(tokensAndCheckoutsByRowid)]
         )
     ]
+
+    /// The tables version 28 replaced, dropped after the migrations on every SQLite start that finds them (each
+    /// statement its own transaction, which keeps no statement journal): a crash before the drop leaves them
+    /// for the next start.
+    static let droppedAfterMigrating = ["tokens_by_id", "checkouts_by_id"]
 
     /// Version 28's rebuild, on SQLite; PostgreSQL has nothing to rebuild.
     static func tokensAndCheckoutsByRowid(_ dialect: SQLDialect) -> String {
@@ -24,8 +31,23 @@ extension Migrations {
                 token_expires_at, environment, source, app_account_token, first_seen_at, last_seen_at, visit_count,
                 report_due_at, app_account_source, report_queued_at, accepted_at
             """
+        // The old token indexes go first (their names are taken again below), and the old tables only after the
+        // migration, outside its transaction (`droppedAfterMigrating`): a statement inside a transaction keeps
+        // every page it frees or reuses in its statement journal, in memory, and dropping the old tables here
+        // took memory the size of both. OR FAIL: a statement that cannot abort halfway keeps no statement journal
+        // at all (a failure still fails the migration, and its transaction rolls back).
         return """
+            DROP INDEX tokens_account;
+            DROP INDEX tokens_close;
+            DROP INDEX tokens_unaccepted;
+            DROP INDEX tokens_first_seen;
+            DROP INDEX tokens_refresh;
+            DROP INDEX tokens_awaiting_announced;
+            DROP INDEX tokens_awaiting_quiet;
+            DROP INDEX tokens_awaiting_expiry;
+            DROP INDEX tokens_custom_link_order;
             ALTER TABLE tokens RENAME TO tokens_by_id;
+            ALTER TABLE checkouts RENAME TO checkouts_by_id;
             CREATE TABLE tokens (
                 external_purchase_id TEXT NOT NULL PRIMARY KEY,
                 checkout_id TEXT NOT NULL,
@@ -46,9 +68,16 @@ extension Migrations {
                 report_queued_at INTEGER,
                 accepted_at INTEGER
             );
-            INSERT INTO tokens (\(tokenColumns))
+            CREATE TABLE checkouts (
+                id TEXT NOT NULL PRIMARY KEY,
+                external_purchase_id TEXT,
+                bundle_id TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            );
+            INSERT OR FAIL INTO tokens (\(tokenColumns))
                 SELECT \(tokenColumns) FROM tokens_by_id ORDER BY external_purchase_id;
-            DROP TABLE tokens_by_id;
+            INSERT OR FAIL INTO checkouts (id, external_purchase_id, bundle_id, created_at)
+                SELECT id, external_purchase_id, bundle_id, created_at FROM checkouts_by_id ORDER BY id;
             CREATE INDEX tokens_account ON tokens(app_account_token) WHERE app_account_token IS NOT NULL;
             CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at, token_type, token_expires_at,
                 report_due_at);
@@ -64,16 +93,6 @@ extension Migrations {
                 WHERE report_queued_at IS NULL AND report_due_at IS NULL AND token_expires_at IS NOT NULL;
             CREATE INDEX tokens_custom_link_order ON tokens(token_created_at, external_purchase_id)
                 WHERE report_queued_at IS NULL AND token_expires_at IS NOT NULL;
-            ALTER TABLE checkouts RENAME TO checkouts_by_id;
-            CREATE TABLE checkouts (
-                id TEXT NOT NULL PRIMARY KEY,
-                external_purchase_id TEXT,
-                bundle_id TEXT NOT NULL,
-                created_at INTEGER NOT NULL
-            );
-            INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
-                SELECT id, external_purchase_id, bundle_id, created_at FROM checkouts_by_id ORDER BY id;
-            DROP TABLE checkouts_by_id;
             """
     }
 }

@@ -74,6 +74,7 @@ enum Migrations {
             }
             migrated.insert(migration.version)
         }
+        if dialect == .sqlite { try dropReplacedTables(connection) }
         let done = applied.union(migrated)
         // Asked outside a transaction first: a ledger that needs nothing (every start but the first after an
         // upgrade) takes no write lock, which a tool opening a SQLite ledger beside the server would wait for.
@@ -82,6 +83,18 @@ enum Migrations {
             try inTransaction(connection) { () throws(StorageError) in
                 if try step.isNeeded(connection, migrated) { try step.run(connection, dialect, done) }
             }
+        }
+    }
+
+    /// Drops what `droppedAfterMigrating` names, each in a transaction of its own. Looked up first, so a start
+    /// with nothing to drop writes nothing (and takes no write lock).
+    private static func dropReplacedTables(_ connection: any SQLConnection) throws(StorageError) {
+        for table in droppedAfterMigrating {
+            let found = try connection.query(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                [.text(table)]
+            )
+            if !found.isEmpty { try connection.execute("DROP TABLE \(table)") }
         }
     }
 

@@ -98,7 +98,13 @@ final class SQLiteConnection: SQLConnection {
 
     func begin() throws(StorageError) { try query("BEGIN IMMEDIATE") }
     func commit() throws(StorageError) { try query("COMMIT") }
-    func rollback() throws(StorageError) { try query("ROLLBACK") }
+    /// Undoes the open transaction. SQLite may have ended it already: after `SQLITE_FULL`, `SQLITE_IOERR`,
+    /// `SQLITE_NOMEM` or `SQLITE_BUSY` in a statement that keeps no statement journal it rolls the whole
+    /// transaction back itself, and a `ROLLBACK` then fails with an error that would hide the one that mattered.
+    func rollback() throws(StorageError) {
+        guard sqlite3_get_autocommit(handle) == 0 else { return }
+        try query("ROLLBACK")
+    }
 
     private func prepared(_ sql: String) throws(StorageError) -> OpaquePointer {
         if let cached = statements[sql] { return cached }
