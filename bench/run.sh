@@ -3,7 +3,8 @@
 #   bench/run.sh            (BENCH_SECONDS per run, default 5; BENCH_RUNS per cell, default 3)
 # Both servers serve the same ~8 KB page; only 127.0.0.1 is used. Installs wrk and nginx from Debian if missing.
 # Every row has p50/p99 latency and the server's CPU time per request (utime + stime from /proc/<pid>/stat,
-# before and after the measured run, over the requests wrk counted; nginx: master and workers). A flood row
+# before and after the measured run, over the requests wrk counted; nginx: master and workers; a landing's until
+# the server is idle again, so its fold into the tables counts with it). A flood row
 # has 300 connections pipelining /healthz while a newcomer's latency is sampled (bench/newcomer.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -135,8 +136,23 @@ parse_wrk() {
     END { printf "%.0f %.2f %.2f %.1f\n", rps, p50, p99, (requests > 0 ? ticks * 1e6 / hz / requests : 0) }'
 }
 
+# settled_cpu_ticks PID... -> cpu_ticks once the processes are idle (at most 2 ticks in half a second, or 120 s
+# at most): a landing is not done when it is answered but when the ingester has folded it into the tables.
+settled_cpu_ticks() {
+  local previous now
+  previous=$(cpu_ticks "$@")
+  for _ in $(seq 1 240); do
+    sleep 0.5
+    now=$(cpu_ticks "$@")
+    ((now - previous <= 2)) && break
+    previous=$now
+  done
+  echo "$previous"
+}
+
 # run_wrk URL THREADS CONNECTIONS MODE "PIDS" -> "requests_per_second p50_ms p99_ms cpu_us_per_request"
-# MODE: keep-alive, close, or landing (keep-alive, each request a fresh token through bench/landing.lua)
+# MODE: keep-alive, close, or landing (keep-alive, each request a fresh token through bench/landing.lua; its CPU
+# counted until the server is idle again, the fold into the tables included)
 run_wrk() {
   local url=$1 threads=$2 connections=$3 mode=$4 pids=$5 extra=() before after output
   [[ $mode == close ]] && extra=(-H "Connection: close")
@@ -146,7 +162,7 @@ run_wrk() {
   before=$(cpu_ticks $pids)
   output=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "${extra[@]}" "$url" 2>&1 || true)
   # shellcheck disable=SC2086
-  after=$(cpu_ticks $pids)
+  if [[ $mode == landing ]]; then after=$(settled_cpu_ticks $pids); else after=$(cpu_ticks $pids); fi
   printf '%s\n' "$output" | parse_wrk $((after - before))
 }
 
