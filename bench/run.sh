@@ -137,7 +137,8 @@ parse_wrk() {
 }
 
 # settled_cpu_ticks PID... -> cpu_ticks once the processes are idle (at most 2 ticks in half a second, or 120 s
-# at most): a landing is not done when it is answered but when the ingester has folded it into the tables.
+# at most): a landing is not done when it is answered but when the ingester has folded it into the tables. Read
+# before a landing run too, so the warm-up's landings are folded in before the count starts.
 settled_cpu_ticks() {
   local previous now
   previous=$(cpu_ticks "$@")
@@ -159,7 +160,7 @@ run_wrk() {
   [[ $mode == landing ]] && extra=(-s "$here/bench/landing.lua")
   wrk -t"$threads" -c"$connections" -d1s "${extra[@]}" "$url" >/dev/null 2>&1 || true  # warm-up
   # shellcheck disable=SC2086  # PIDS is a list
-  before=$(cpu_ticks $pids)
+  if [[ $mode == landing ]]; then before=$(settled_cpu_ticks $pids); else before=$(cpu_ticks $pids); fi
   output=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "${extra[@]}" "$url" 2>&1 || true)
   # shellcheck disable=SC2086
   if [[ $mode == landing ]]; then after=$(settled_cpu_ticks $pids); else after=$(cpu_ticks $pids); fi

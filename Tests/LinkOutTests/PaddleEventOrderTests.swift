@@ -43,7 +43,7 @@ struct PaddleEventOrderTests {
         #expect(try harness.deliver(completed).status == 200)
         #expect(try harness.deliver(completed).status == 200)
         // Without the order the refund, tried first, would wait 30 s or more before it is tried again.
-        try harness.payments.waitForEvents(seconds: 10)
+        try harness.payments.waitForEvents()
         let events = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
         #expect(events.map(\.orderKey) == [transaction, transaction])
         #expect(events.first { $0.eventId == "evt_05done" }?.occurredAt == (now - 5) * 1000)

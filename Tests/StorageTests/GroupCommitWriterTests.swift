@@ -35,4 +35,50 @@ struct GroupCommitWriterTests {
         #expect(stored == expected)
         #expect(results.withLock { $0 }.filter { $0.value }.count == expected.count)
     }
+
+    /// A job whose failure ends the whole transaction (SQLite rolls it back itself after `SQLITE_FULL` in a
+    /// statement without a statement journal) stops the batch: the jobs after it never run outside a transaction,
+    /// so each counts once when the batch is rerun job by job.
+    @Test func aFailureThatEndsTheTransactionStopsTheBatch() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-writer-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute(
+            """
+            PRAGMA journal_mode = WAL; CREATE TABLE counter (n INTEGER NOT NULL); INSERT INTO counter VALUES (0);
+            CREATE TABLE big (b BLOB)
+            """
+        )
+        let pages = try #require(try connection.query("PRAGMA page_count").first?.first?.integer)
+        try connection.execute("PRAGMA max_page_count = \(pages)")  // the database may not grow
+        let writer = GroupCommitWriter(connection: connection)
+        defer { writer.stop() }
+        // The first job holds the writer until the others are queued, so they make one batch (it may run again
+        // when its batch is rerun job by job, so it lets the next run through).
+        let queued = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        done.enter()
+        writer.submit({ _ throws(StorageError) in
+            queued.wait()
+            queued.signal()
+        }) { _ in done.leave() }
+        let failures = Mutex<[StorageError]>([])
+        let jobs: [String] = [
+            "UPDATE counter SET n = n + 1",
+            "INSERT INTO big VALUES (randomblob(100000))",  // SQLITE_FULL
+            "UPDATE counter SET n = n + 1",
+        ]
+        for sql in jobs {
+            done.enter()
+            writer.submit({ connection throws(StorageError) in try connection.execute(sql) }) { result in
+                if case .failure(let error) = result { failures.withLock { $0.append(error) } }
+                done.leave()
+            }
+        }
+        queued.signal()
+        done.wait()
+        #expect(failures.withLock { $0.map(\.code) } == [.diskFull])
+        let reader = try SQLiteConnection(path: path)
+        #expect(try reader.query("SELECT n FROM counter").first?.first?.integer == 2)
+    }
 }

@@ -7,7 +7,9 @@ extension Migrations {
             // table that grows with the ledger, and every token index carried the 36-character id; a batch of
             // landings dirtied a page per token in each, all written to the WAL and again at the checkpoint. As
             // rowid tables the rows go to the end, in landing order, and only a small entry (the id and the rowid)
-            // goes to a random leaf of the id's index. PostgreSQL keeps rows in heaps already.
+            // goes to a random leaf of the id's index. `tokens_close` names the id as its last column, as the old
+            // table's indexes carried it: the close lists a month's outstanding tokens from the index alone, where
+            // a rowid entry would cost a lookup in the table per token. PostgreSQL keeps rows in heaps already.
             // The tables are copied in id order (so the id index is written in order), then the indexes are built: a
             // ledger of a million tokens takes about 8 s and 150 MB of memory (the old indexes' pages, journaled as
             // they are freed), and the database file keeps the old tables' space as free pages, reused as it grows.
@@ -79,7 +81,7 @@ extension Migrations {
                 SELECT id, external_purchase_id, bundle_id, created_at FROM checkouts_by_id ORDER BY id;
             CREATE INDEX tokens_account ON tokens(app_account_token) WHERE app_account_token IS NOT NULL;
             CREATE INDEX tokens_close ON tokens(environment, token_created_at, accepted_at, token_type, token_expires_at,
-                report_due_at);
+                report_due_at, external_purchase_id);
             CREATE INDEX tokens_unaccepted ON tokens(first_seen_at) WHERE accepted_at IS NULL;
             CREATE INDEX tokens_first_seen ON tokens(first_seen_at, external_purchase_id);
             CREATE INDEX tokens_refresh ON tokens(bundle_id, token_type, token_created_at, token_expires_at)

@@ -100,7 +100,14 @@ final class GroupCommitWriter: Sendable {
             for pending in batch { pending.abort(error) }
             return true
         }
-        let outcomes = batch.map { $0.run(connection) }
+        var outcomes: [(failed: Bool, finish: Finisher)] = []
+        for pending in batch {
+            let outcome = pending.run(connection)
+            outcomes.append(outcome)
+            // A failure that ended the transaction (SQLite's rollback after SQLITE_FULL, a lost session): the jobs
+            // after it would each commit on their own, outside any transaction, and again when the batch is rerun.
+            if outcome.failed && !connection.isInTransaction { break }
+        }
         if !isolated && outcomes.contains(where: \.failed) {
             try? connection.rollback()
             return false

@@ -173,6 +173,8 @@ final class PostgresConnection: SQLConnection {
         try execute("ROLLBACK")
     }
 
+    var isInTransaction: Bool { inTransaction }
+
     // MARK: the session
 
     private func disconnect() {

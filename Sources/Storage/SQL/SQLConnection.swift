@@ -11,6 +11,9 @@ protocol SQLConnection: AnyObject {
     func begin() throws(StorageError)
     func commit() throws(StorageError)
     func rollback() throws(StorageError)
+    /// Whether a transaction is open. A failed statement can end one: SQLite rolls the whole transaction back
+    /// itself after some errors, and a lost PostgreSQL session takes its transaction with it.
+    var isInTransaction: Bool { get }
 }
 
 extension SQLConnection {

@@ -21,14 +21,8 @@ final class SQLDatabase: Sendable {
         guard mode.first?.first?.text == "wal" else {
             throw StorageError(.sqlite(0), "journal_mode is \(mode), expected wal")
         }
-        // Checkpoints every 8,000 WAL pages (about 32 MB) rather than SQLite's 1,000: the journal's ingester
-        // rewrites the same index pages batch after batch, and a checkpoint copies each page once however often
-        // it changed since the last.
         try connection.execute(
-            """
-            PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768;
-            PRAGMA wal_autocheckpoint = 8000
-            """
+            "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768"
         )
         try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds())
         let maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823

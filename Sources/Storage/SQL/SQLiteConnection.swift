@@ -25,7 +25,8 @@ final class SQLiteConnection: SQLConnection {
     /// Library-wide settings, made once before the first connection opens. A statement that may need undoing on
     /// its own (an upsert, an insert touching several indexes) journals the pages it changes; past 64 KiB SQLite
     /// moved that journal to a temporary file, and a batch of landings wrote every page it touched there a second
-    /// time (one pwrite per page, half the ingester's system time). In memory (up to 16 MiB) it is a copy.
+    /// time (one pwrite per page, half the ingester's system time). In memory it is a copy, of any size: the
+    /// writer's statements are small, and migration 28 keeps its large ones from needing a statement journal.
     private static let configured: Void = {
         _ = csqlite_keep_statement_journals_in_memory()
         _ = csqlite_skip_memory_statistics()
@@ -98,13 +99,16 @@ final class SQLiteConnection: SQLConnection {
 
     func begin() throws(StorageError) { try query("BEGIN IMMEDIATE") }
     func commit() throws(StorageError) { try query("COMMIT") }
-    /// Undoes the open transaction. SQLite may have ended it already: after `SQLITE_FULL`, `SQLITE_IOERR`,
-    /// `SQLITE_NOMEM` or `SQLITE_BUSY` in a statement that keeps no statement journal it rolls the whole
-    /// transaction back itself, and a `ROLLBACK` then fails with an error that would hide the one that mattered.
+    /// Undoes the open transaction, if SQLite has not ended it already: after `SQLITE_FULL` or `SQLITE_NOMEM` in
+    /// a statement that keeps no statement journal, and after `SQLITE_IOERR` or `SQLITE_INTERRUPT` in any, it
+    /// rolls the whole transaction back itself, and a `ROLLBACK` then fails with an error that would hide the one
+    /// that mattered.
     func rollback() throws(StorageError) {
-        guard sqlite3_get_autocommit(handle) == 0 else { return }
+        guard isInTransaction else { return }
         try query("ROLLBACK")
     }
+
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     private func prepared(_ sql: String) throws(StorageError) -> OpaquePointer {
         if let cached = statements[sql] { return cached }
