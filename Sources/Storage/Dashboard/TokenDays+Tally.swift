@@ -35,7 +35,7 @@ extension TokenDays {
                     day: key.day,
                     environment: key.environment,
                     source: key.source,
-                    connection
+                    into: connection
                 )
             }
             for (externalPurchaseId, checkoutId) in ingestedLandings {

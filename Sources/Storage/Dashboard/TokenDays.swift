@@ -12,7 +12,13 @@ enum TokenDays {
         source: TokenSource,
         into connection: any SQLConnection
     ) throws(StorageError) {
-        try addTokens(1, day: firstSeenAt / Milliseconds.day, environment: environment, source: source, connection)
+        try addTokens(
+            1,
+            day: firstSeenAt / Milliseconds.day,
+            environment: environment,
+            source: source,
+            into: connection
+        )
     }
 
     /// Counts `count` new tokens first seen on `day` (days since 1970, UTC).
@@ -21,7 +27,7 @@ enum TokenDays {
         day: Int64,
         environment: Environment,
         source: TokenSource,
-        _ connection: any SQLConnection
+        into connection: any SQLConnection
     ) throws(StorageError) {
         try connection.query(
             """

@@ -60,17 +60,15 @@ final class JournalVisitRecorder: VisitRecorder {
         let segments = VisitJournal.segmentPaths(in: directory)
         // A file at a time, in sequence order: a long backlog left by a stop is never all in memory at once. Each
         // file is decoded on its own: a torn tail (a crash mid-write) ends only that file's records.
-        var highest = applied
         let files = try segments.map { segment throws(StorageError) in try JournalFile(path: segment.path) }
         for file in [lockFile] + files {
             let records = JournalCoding.decodeAll(try file.readAll())
             try database.applyMissing(records, applied: applied)
-            highest = max(highest, records.map(\.sequence).max() ?? 0)
-            applied = highest
+            applied = max(applied, records.map(\.sequence).max() ?? 0)
         }
         for segment in segments { unlink(segment.path) }
         try lockFile.truncate()
-        return highest + 1
+        return applied + 1
     }
 
     /// On disk in the journal; the visit reaches the tables moments later (its checkout is findable at once).
