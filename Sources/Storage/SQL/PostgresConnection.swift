@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Synchronization
 
 /// One PostgreSQL session through libpq, with its statements prepared once. Reconnects by itself after the
 /// server went away (a restart, a failover), but never inside a transaction, and not more than once a second, so
@@ -11,9 +12,14 @@ final class PostgresConnection: SQLConnection {
     /// Statement names by SQL and parameter types (a statement's parameter types are fixed when it is prepared).
     private var statements: [String: String] = [:]
     private var inTransaction = false
-    /// No reconnect before this time: the last attempt failed.
-    private var quietUntil: ContinuousClock.Instant?
+    /// No reconnect before this time, unless another session has connected since (`connects` has moved on):
+    /// the last attempt failed.
+    private var quietUntil: (instant: ContinuousClock.Instant, connects: Int)?
     static let reconnectPause: Duration = .seconds(1)
+    /// Sessions connected in this process so far. A session that failed to reconnect waits out its pause only
+    /// while no other has connected: once one has (the readiness probe's, another lane's), the database is back,
+    /// and waiting on would refuse landings it could take.
+    private static let connects = Atomic<Int>(0)
 
     init(target: PostgresTarget) throws(StorageError) {
         self.target = target
@@ -207,12 +213,13 @@ final class PostgresConnection: SQLConnection {
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             if let connection { PQfinish(connection) }
-            quietUntil = ContinuousClock.now + Self.reconnectPause
+            quietUntil = (ContinuousClock.now + Self.reconnectPause, Self.connects.load(ordering: .relaxed))
             throw StorageError(.unavailable, "cannot connect to \(target.redactedURL): \(Self.trimmed(message))")
         }
         clibpq_silence_notices(connection)
         handle = connection
         quietUntil = nil
+        Self.connects.add(1, ordering: .relaxed)
         // Set after connecting rather than as libpq `options`, which would replace options given in the URL.
         // Every session commits only once the WAL is flushed, whatever the role's or database's default: a
         // visit is acknowledged after its commit, and must survive the server's crash.
@@ -222,11 +229,19 @@ final class PostgresConnection: SQLConnection {
     }
 
     /// Reconnects a session the server dropped, unless a transaction was open on it (its work is gone; the
-    /// caller must fail it) or the last attempt was less than a second ago.
+    /// caller must fail it) or the last attempt failed less than a second ago and no session has connected since.
     private func ensureConnected() throws(StorageError) {
-        if let handle, PQstatus(handle) == CONNECTION_OK { return }
+        if let handle {
+            // A session the server ended while it was idle (a restart, `pg_terminate_backend`) is noticed before
+            // anything is sent on it, while replacing it is still safe: libpq learns of the end only when a call
+            // fails, and a write that failed on it could not be repeated (its commit may have happened). Not
+            // inside a transaction, whose work a lost session fails anyway: a poll per statement or transaction.
+            if PQstatus(handle) == CONNECTION_OK, inTransaction || clibpq_server_ended(handle) == 0 { return }
+        }
         guard !inTransaction else { throw StorageError(.unavailable, "the database connection was lost") }
-        if let quietUntil, ContinuousClock.now < quietUntil {
+        if let quietUntil, ContinuousClock.now < quietUntil.instant,
+            Self.connects.load(ordering: .relaxed) == quietUntil.connects
+        {
             throw StorageError(.unavailable, "the database at \(target.redactedURL) is unavailable")
         }
         try connect()

@@ -2,8 +2,8 @@ import Domain
 import Lifecycle
 import Synchronization
 
-/// Landing visits on PostgreSQL: a thread of its own takes every visit queued since its last commit and sends
-/// them as one statement (`batchSQL`), committed together: one round trip and one WAL flush for the batch.
+/// Landing visits on PostgreSQL: each lane's thread takes every visit queued since a lane last took any and
+/// sends them as one statement (`batchSQL`), committed together: one round trip and one WAL flush for the batch.
 /// Statement by statement (as `GroupCommitWriter` runs jobs) a visit would cost three round trips, and the
 /// writer would spend its time waiting for the network instead of the disk.
 final class PostgresVisitWriter: Sendable {
@@ -17,17 +17,39 @@ final class PostgresVisitWriter: Sendable {
     /// buffers before the other reads (a blocking pipeline must not fill both sockets).
     static let maxBatch = 256
 
-    private let connection: Mutex<PostgresConnection>
+    /// Batches in flight at once, each on a connection of its own. With one, the next batch waited out the
+    /// previous one's commit (its round trip and WAL flush): a quarter of the machine stood idle under full
+    /// load, landings held back by that wait rather than by CPU. With two, one batch is sent while the other
+    /// is flushed (8% idle, about 10% more landings). The lanes' batches meet only on `token_days`' row of the
+    /// day, updated last in a batch, after its tokens (in token order): they cannot deadlock, and leaving that
+    /// row out changed nothing measurable, so it does not serialise them.
+    static let lanes = 2
+
+    /// A connection per lane, each used only by its lane's thread.
+    private let connections: [Lane]
     private let commits = Atomic<Int>(0)
-    /// Set once in `init`, after `connection` (the queue's thread needs `self`).
+    /// Set once in `init`, after `connections` (the queue's threads need `self`).
     private let queue = Mutex<BatchQueue<Entry>?>(nil)
 
-    init(connection: sending PostgresConnection) {
-        self.connection = Mutex(connection)
-        let queue = BatchQueue<Entry>(name: "linkout-visit-writer", maxBatch: Self.maxBatch) { [self] batch in
-            commit(batch)
+    /// Opens a connection per lane to `target` and starts the lanes' threads.
+    init(target: PostgresTarget) throws(StorageError) {
+        var connections: [Lane] = []
+        for _ in 0..<Self.lanes { connections.append(Lane(try PostgresConnection(target: target))) }
+        self.connections = connections
+        let queue = BatchQueue<Entry>(
+            name: "linkout-visit-writer",
+            maxBatch: Self.maxBatch,
+            threads: self.connections.count
+        ) { [self] lane, batch in
+            commit(batch, on: lane)
         }
         self.queue.withLock { $0 = queue }
+    }
+
+    /// A lane's connection (a `Mutex` cannot be an array's element).
+    private final class Lane: Sendable {
+        let connection: Mutex<PostgresConnection>
+        init(_ connection: sending PostgresConnection) { self.connection = Mutex(connection) }
     }
 
     /// Transactions committed so far (a batch counts once).
@@ -55,12 +77,12 @@ final class PostgresVisitWriter: Sendable {
     /// instances' batches cannot deadlock. If the batch fails on what a visit carried (SQLSTATE classes 22 and
     /// 23), each visit goes again on its own, so one bad visit never fails its neighbours; any other failure
     /// (the database gone, a timeout) fails the batch at once instead of paying it once per visit.
-    private func commit(_ arrived: [Entry]) {
+    private func commit(_ arrived: [Entry], on lane: Int) {
         let batch = arrived.sorted {
             ($0.visit.token?.token.externalPurchaseId ?? "") < ($1.visit.token?.token.externalPurchaseId ?? "")
         }
         let visits = batch.map(\.visit)
-        connection.withLock { connection in
+        connections[lane].connection.withLock { connection in
             do throws(StorageError) {
                 let rounds = Self.rounds(visits)
                 let statements = rounds.map { round in (Self.batchSQL, Self.batchParameters(round.map { visits[$0] })) }
