@@ -13,6 +13,12 @@ struct PostgresPureTests {
         #expect(PostgresConnection.numbered("SELECT 1") == "SELECT 1")
     }
 
+    @Test func singleRowInsertsLoseSQLitesOrFail() {
+        let insert = "INSERT OR FAIL INTO visits (a) VALUES (?) ON CONFLICT(a) DO NOTHING"
+        #expect(SQLDialect.postgres.statement(insert) == "INSERT INTO visits (a) VALUES (?) ON CONFLICT(a) DO NOTHING")
+        #expect(SQLDialect.sqlite.statement(insert) == insert)
+    }
+
     @Test func arrayLiteralsQuoteEscapeAndKeepNulls() {
         #expect(PostgresVisitWriter.arrayLiteral([]) == "{}")
         #expect(

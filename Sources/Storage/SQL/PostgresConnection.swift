@@ -37,7 +37,7 @@ final class PostgresConnection: SQLConnection {
     }
 
     private func executeOnce(_ sql: String) throws(StorageError) {
-        let result = PQexec(handle, sql)
+        let result = PQexec(handle, SQLDialect.postgres.statement(sql))
         defer { PQclear(result) }
         try check(result)
     }
@@ -255,7 +255,7 @@ final class PostgresConnection: SQLConnection {
         // Integers are sent as int8, so `INSERT … SELECT ?` and `? + 1` type them; text and NULL are left for
         // the server to infer from where they are used (a text column, a comparison).
         let types: [Oid] = parameters.map { if case .integer = $0 { 20 } else { 0 } }
-        let result = PQprepare(handle, name, Self.numbered(sql), Int32(types.count), types)
+        let result = PQprepare(handle, name, Self.numbered(SQLDialect.postgres.statement(sql)), Int32(types.count), types)
         defer { PQclear(result) }
         try check(result)
         statements[key] = name

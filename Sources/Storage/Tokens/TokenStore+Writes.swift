@@ -71,9 +71,10 @@ extension TokenStore {
         }
     }
 
-    /// The `visits` insert; its `utm_*` columns are named like `Visit.utmParameterNames`.
+    /// The `visits` insert; its `utm_*` columns are named like `Visit.utmParameterNames`. The landing's inserts
+    /// are `OR FAIL`, which spares SQLite a statement journal (`SQLDialect.statement(_:)`).
     private static let insertVisitSQL = """
-        INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
+        INSERT OR FAIL INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
         \(Visit.utmParameterNames.joined(separator: ", ")))
         VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
         """
@@ -141,9 +142,9 @@ extension TokenStore {
         let account = token.appAccountToken
         let inserted = try connection.query(
             """
-            INSERT INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id, token_type,
-                token_created_at, token_expires_at, environment, source, app_account_token, app_account_source,
-                first_seen_at, last_seen_at, visit_count)
+            INSERT OR FAIL INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id,
+                token_type, token_created_at, token_expires_at, environment, source, app_account_token,
+                app_account_source, first_seen_at, last_seen_at, visit_count)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(external_purchase_id) DO NOTHING
             RETURNING visit_count
@@ -227,7 +228,10 @@ extension TokenStore {
         into connection: any SQLConnection
     ) throws(StorageError) {
         try connection.query(
-            "INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            """
+            INSERT OR FAIL INTO checkouts (id, external_purchase_id, bundle_id, created_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT(id) DO NOTHING
+            """,
             [.id(id), .optional(token), .id(bundleId), .integer(at)]
         )
     }
