@@ -255,7 +255,8 @@ final class PostgresConnection: SQLConnection {
         // Integers are sent as int8, so `INSERT … SELECT ?` and `? + 1` type them; text and NULL are left for
         // the server to infer from where they are used (a text column, a comparison).
         let types: [Oid] = parameters.map { if case .integer = $0 { 20 } else { 0 } }
-        let result = PQprepare(handle, name, Self.numbered(SQLDialect.postgres.statement(sql)), Int32(types.count), types)
+        let text = Self.numbered(SQLDialect.postgres.statement(sql))
+        let result = PQprepare(handle, name, text, Int32(types.count), types)
         defer { PQclear(result) }
         try check(result)
         statements[key] = name
