@@ -138,7 +138,8 @@ final class PostgresConnection: SQLConnection {
             switch value {
             case .integer(let integer): strdup(String(integer))
             // PostgreSQL's text cannot hold NUL (C strings end there): dropped, never a silent cut.
-            case .text(let text): strdup(text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "") : text)
+            // Looked for in the UTF-8 bytes: Foundation's `contains` on a String was a tenth of a landing batch's time.
+            case .text(let text): strdup(text.utf8.contains(0) ? text.replacingOccurrences(of: "\0", with: "") : text)
             case .null: nil
             }
         }

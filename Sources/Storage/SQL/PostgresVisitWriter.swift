@@ -216,23 +216,26 @@ final class PostgresVisitWriter: Sendable {
         ] + Visit.utmParameterNames.map { name in column { $0.utm[name] } }
     }
 
-    /// `{"a","b\"c",NULL}`: every element quoted, `\` and `"` escaped, nil as NULL.
+    /// `{"a","b\"c",NULL}`: every element quoted, `\` and `"` escaped, nil as NULL. Built from UTF-8 bytes: both
+    /// escaped characters are ASCII, and walking Characters cost a third of the batch writer's time.
     static func arrayLiteral(_ values: [String?]) -> String {
-        var literal = "{"
+        var literal: [UInt8] = [UInt8(ascii: "{")]
+        literal.reserveCapacity(values.count * 40)
         for (index, value) in values.enumerated() {
-            if index > 0 { literal += "," }
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
             guard let value else {
-                literal += "NULL"
+                literal.append(contentsOf: "NULL".utf8)
                 continue
             }
-            literal += "\""
-            for character in value {
-                if character == "\\" || character == "\"" { literal += "\\" }
-                literal.append(character)
+            literal.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { literal.append(UInt8(ascii: "\\")) }
+                literal.append(byte)
             }
-            literal += "\""
+            literal.append(UInt8(ascii: "\""))
         }
-        return literal + "}"
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
     }
 
     /// Each visit's outcome from the rows of the tokens the batch touched.
