@@ -112,7 +112,7 @@ struct PaymentChangeFlowRefundHoldTests {
         // The reporting pass places it; a pass can wait on the clock (the sender's pause between looks), and this
         // clock moves only when told, so each look moves it on a little.
         #expect(
-            eventually(within: 30) {
+            eventually(within: 60) {
                 time.advance(by: 200)
                 return (try? ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty) == true
             }
