@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 /// One PostgreSQL session through libpq, with its statements prepared once. Reconnects by itself after the
-/// server went away (a restart, a failover), but never inside a transaction, and not more than once a second, so
-/// an outage gives callers a quick `.unavailable` instead of a wait on every call. Not thread-safe: one thread at
-/// a time, as `SQLConnection` says.
+/// server went away (a restart, a failover), but never inside a transaction, and not more than once a second
+/// while no other session connects, so an outage gives callers a quick `.unavailable` instead of a wait on every
+/// call. Not thread-safe: one thread at a time, as `SQLConnection` says.
 final class PostgresConnection: SQLConnection {
     private let target: PostgresTarget
     private var handle: OpaquePointer?
