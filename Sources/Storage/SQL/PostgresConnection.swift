@@ -16,10 +16,11 @@ final class PostgresConnection: SQLConnection {
     /// the last attempt failed.
     private var quietUntil: (instant: ContinuousClock.Instant, connects: Int)?
     static let reconnectPause: Duration = .seconds(1)
-    /// Sessions connected in this process so far. A session that failed to reconnect waits out its pause only
-    /// while no other has connected: once one has (the readiness probe's, another lane's), the database is back,
-    /// and waiting on would refuse landings it could take.
-    private static let connects = Atomic<Int>(0)
+    /// Sessions connected in this process so far, by database. A session that failed to reconnect waits out its
+    /// pause only while no other has connected to the same database: once one has (the readiness probe's,
+    /// another lane's), the database is back, and waiting on would refuse landings it could take.
+    private static let connects = Mutex<[String: Int]>([:])
+    private var connectsToTarget: Int { Self.connects.withLock { $0[target.url, default: 0] } }
 
     init(target: PostgresTarget) throws(StorageError) {
         self.target = target
@@ -214,19 +215,19 @@ final class PostgresConnection: SQLConnection {
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             if let connection { PQfinish(connection) }
-            quietUntil = (ContinuousClock.now + Self.reconnectPause, Self.connects.load(ordering: .relaxed))
+            quietUntil = (ContinuousClock.now + Self.reconnectPause, connectsToTarget)
             throw StorageError(.unavailable, "cannot connect to \(target.redactedURL): \(Self.trimmed(message))")
         }
         clibpq_silence_notices(connection)
         handle = connection
         quietUntil = nil
-        Self.connects.add(1, ordering: .relaxed)
         // Set after connecting rather than as libpq `options`, which would replace options given in the URL.
         // Every session commits only once the WAL is flushed, whatever the role's or database's default: a
         // visit is acknowledged after its commit, and must survive the server's crash.
         try executeOnce(
             "SET statement_timeout = \(target.statementTimeoutMilliseconds); SET synchronous_commit = on"
         )
+        Self.connects.withLock { $0[target.url, default: 0] += 1 }
     }
 
     /// Reconnects a session the server dropped, unless a transaction was open on it (its work is gone; the
@@ -241,7 +242,7 @@ final class PostgresConnection: SQLConnection {
         }
         guard !inTransaction else { throw StorageError(.unavailable, "the database connection was lost") }
         if let quietUntil, ContinuousClock.now < quietUntil.instant,
-            Self.connects.load(ordering: .relaxed) == quietUntil.connects
+            connectsToTarget == quietUntil.connects
         {
             throw StorageError(.unavailable, "the database at \(target.redactedURL) is unavailable")
         }

@@ -20,9 +20,11 @@ final class PostgresVisitWriter: Sendable {
     /// Batches in flight at once, each on a connection of its own. With one, the next batch waited out the
     /// previous one's commit (its round trip and WAL flush): a quarter of the machine stood idle under full
     /// load, landings held back by that wait rather than by CPU. With two, one batch is sent while the other
-    /// is flushed (8% idle, about 10% more landings). The lanes' batches meet only on `token_days`' row of the
-    /// day, updated last in a batch, after its tokens (in token order): they cannot deadlock, and leaving that
-    /// row out changed nothing measurable, so it does not serialise them.
+    /// is flushed (8% idle, about 10% more landings). A batch locks its tokens in id order, then its
+    /// `token_days` rows (a day's, or two around midnight or across environments) in key order, as every lane
+    /// and instance does, so batches do not deadlock one another (a deadlock with another kind of writer is
+    /// retried once: `isLostToAnotherWriter`). Leaving the day's row out changed nothing measurable, so that
+    /// row does not serialise the lanes.
     static let lanes = 2
 
     /// A connection per lane, each used only by its lane's thread.
@@ -73,8 +75,9 @@ final class PostgresVisitWriter: Sendable {
 
     /// The batch in one statement, or, when a token comes more than once (`ON CONFLICT DO UPDATE` touches a row
     /// once per statement), one statement per round of distinct tokens, pipelined into one transaction; never
-    /// repeated after a lost session (the commit may have happened). Rows are locked in token order, so two
-    /// instances' batches cannot deadlock. If the batch fails on what a visit carried (SQLSTATE classes 22 and
+    /// repeated after a lost session (the commit may have happened), sent once more when PostgreSQL rolled it
+    /// back to break a deadlock. Rows are locked in token order, then the days' rows in key order, so two lanes'
+    /// or instances' batches cannot deadlock. If the batch fails on what a visit carried (SQLSTATE classes 22 and
     /// 23), each visit goes again on its own, so one bad visit never fails its neighbours; any other failure
     /// (the database gone, a timeout) fails the batch at once instead of paying it once per visit.
     private func commit(_ arrived: [Entry], on lane: Int) {
@@ -86,10 +89,14 @@ final class PostgresVisitWriter: Sendable {
             do throws(StorageError) {
                 let rounds = Self.rounds(visits)
                 let statements = rounds.map { round in (Self.batchSQL, Self.batchParameters(round.map { visits[$0] })) }
-                let results =
-                    statements.count == 1
-                    ? [try connection.queryOnce(statements[0].0, statements[0].1)]
-                    : try connection.pipelined(statements)
+                let results: [[[SQLValue]]]
+                do throws(StorageError) {
+                    results = try Self.send(statements, on: connection)
+                } catch where Self.isLostToAnotherWriter(error) {
+                    // PostgreSQL chose this batch to break a deadlock with another writer (a job of the ledger's
+                    // writer, another instance): it rolled the batch back and said so, so sending it again is safe.
+                    results = try Self.send(statements, on: connection)
+                }
                 var outcomes: [Int: RecordOutcome] = [:]
                 for (round, rows) in zip(rounds, results) {
                     for (index, outcome) in zip(round, Self.outcomes(round.map { visits[$0] }, rows)) {
@@ -140,6 +147,22 @@ final class PostgresVisitWriter: Sendable {
         return rounds
     }
 
+    /// The batch's statements in one round trip and one transaction (a batch of one statement as it is).
+    private static func send(_ statements: [(String, [SQLValue])], on connection: PostgresConnection)
+        throws(StorageError) -> [[[SQLValue]]]
+    {
+        statements.count == 1
+            ? [try connection.queryOnce(statements[0].0, statements[0].1)]
+            : try connection.pipelined(statements)
+    }
+
+    /// A failure PostgreSQL reports when it rolls a transaction back to let another go on: a deadlock (40P01) or
+    /// a serialization failure (40001). Nothing of the batch was committed.
+    static func isLostToAnotherWriter(_ error: StorageError) -> Bool {
+        if case .postgres(let state) = error.code { return state == "40P01" || state == "40001" }
+        return false
+    }
+
     /// A failure caused by a value in the batch (data exception, integrity rule), which one visit alone may have.
     static func isAboutTheData(_ error: StorageError) -> Bool {
         switch error.code {
@@ -181,7 +204,7 @@ final class PostgresVisitWriter: Sendable {
         ), d AS (
             INSERT INTO token_days (day, environment, source, tokens)
             SELECT first_seen_at / \(Milliseconds.day), environment, source, count(*) FROM t WHERE t.inserted
-            GROUP BY first_seen_at / \(Milliseconds.day), environment, source
+            GROUP BY first_seen_at / \(Milliseconds.day), environment, source ORDER BY 1, 2, 3
             ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens
         ), c AS (
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
