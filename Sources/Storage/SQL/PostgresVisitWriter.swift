@@ -93,7 +93,7 @@ final class PostgresVisitWriter: Sendable {
                 let results: [[[SQLValue]]]
                 do throws(StorageError) {
                     results = try Self.send(statements, on: connection)
-                } catch where Self.isLostToAnotherWriter(error) {
+                } catch let error where Self.isLostToAnotherWriter(error) {
                     // PostgreSQL chose this batch to break a deadlock with another writer (a job of the ledger's
                     // writer, another instance): it rolled the batch back and said so, so sending it again is safe.
                     results = try Self.send(statements, on: connection)
