@@ -21,11 +21,11 @@ final class PostgresVisitWriter: Sendable {
     /// previous one's commit (its round trip and WAL flush), and a quarter of the machine stood idle under full
     /// load; two lanes took about 10% more landings (8% idle). But with two, the PostgreSQL test pass failed about
     /// one run in three on held renewals: the token the app forwarded for one was reported without it, and it
-    /// stayed held. One lane passed every run (ten), as did the build before lanes: a timing the reporting pass
-    /// must be made safe against before a second lane. A batch locks its tokens in id order, then its `token_days` rows in
-    /// key order, as every instance does, so lanes or instances do not deadlock one another (a deadlock with
-    /// another kind of writer is retried once: `isLostToAnotherWriter`); leaving the day's row out of the batch
-    /// changed nothing measurable, so that row does not serialise writers.
+    /// stayed held. One lane passed every run, as did the build before lanes: two wait until that is understood.
+    /// A batch locks its tokens in id order, then its `token_days` rows in key order, as every instance does, so
+    /// lanes or instances do not deadlock one another (a deadlock with another kind of writer is retried once:
+    /// `isLostToAnotherWriter`); leaving the day's row out of the batch changed nothing measurable, so that row
+    /// does not serialise writers.
     static let lanes = 1
 
     /// A connection per lane, each used only by its lane's thread.
