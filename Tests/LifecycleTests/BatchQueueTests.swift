@@ -34,30 +34,6 @@ struct BatchQueueTests {
         queue.stop()  // a second stop returns at once
     }
 
-    @Test func threadsTakeBatchesWhileOthersAreBeingProcessed() {
-        let lanes = Mutex<Set<Int>>([])
-        let secondStarted = DispatchSemaphore(value: 0)
-        let overlapped = Atomic<Bool>(false)
-        let processed = Mutex<[Int]>([])
-        let queue = BatchQueue<Int>(name: "test-lanes", maxBatch: 1, threads: 2) { lane, batch in
-            let first = lanes.withLock { $0.insert(lane).inserted && $0.count == 1 }
-            if first {
-                // Held until the other thread has taken a batch of its own: one thread alone never gets there.
-                if secondStarted.wait(timeout: .now() + 10) == .success { overlapped.store(true, ordering: .relaxed) }
-            } else if lanes.withLock({ $0.count }) == 2 {
-                secondStarted.signal()
-            }
-            processed.withLock { $0.append(contentsOf: batch) }
-        }
-        for item in 0..<20 { #expect(queue.submit(item)) }
-        queue.stop()
-        let didOverlap = overlapped.load(ordering: .relaxed)
-        #expect(didOverlap)
-        #expect(lanes.withLock { $0 } == [0, 1])
-        #expect(processed.withLock { $0 }.sorted() == Array(0..<20))
-        #expect(!queue.submit(21))
-    }
-
     @Test func joinReturnsOnceTheBodyHasReturned() {
         let started = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)

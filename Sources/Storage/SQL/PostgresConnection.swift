@@ -18,7 +18,7 @@ final class PostgresConnection: SQLConnection {
     static let reconnectPause: Duration = .seconds(1)
     /// Sessions connected in this process so far, by database. A session that failed to reconnect waits out its
     /// pause only while no other has connected to the same database: once one has (the readiness probe's,
-    /// another lane's), the database is back, and waiting on would refuse landings it could take.
+    /// the ledger writer's), the database is back, and waiting on would refuse landings it could take.
     private static let connects = Mutex<[String: Int]>([:])
     private var connectsToTarget: Int { Self.connects.withLock { $0[target.url, default: 0] } }
 

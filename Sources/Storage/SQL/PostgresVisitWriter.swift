@@ -2,8 +2,8 @@ import Domain
 import Lifecycle
 import Synchronization
 
-/// Landing visits on PostgreSQL: each lane's thread takes every visit queued since a lane last took any and
-/// sends them as one statement (`batchSQL`), committed together: one round trip and one WAL flush for the batch.
+/// Landing visits on PostgreSQL: a thread of its own takes every visit queued since its last commit and sends
+/// them as one statement (`batchSQL`), committed together: one round trip and one WAL flush for the batch.
 /// Statement by statement (as `GroupCommitWriter` runs jobs) a visit would cost three round trips, and the
 /// writer would spend its time waiting for the network instead of the disk.
 final class PostgresVisitWriter: Sendable {
@@ -17,42 +17,25 @@ final class PostgresVisitWriter: Sendable {
     /// buffers before the other reads (a blocking pipeline must not fill both sockets).
     static let maxBatch = 256
 
-    /// Batches in flight at once, each on a connection of its own. One: with one, the next batch waits out the
-    /// previous one's commit (its round trip and WAL flush), and a quarter of the machine stood idle under full
-    /// load; two lanes took about 10% more landings (8% idle). But with two, the PostgreSQL test pass failed about
-    /// one run in three on held renewals: the token the app forwarded for one was reported without it, and it
-    /// stayed held. One lane passed every run, as did the build before lanes: two wait until that is understood.
-    /// A batch locks its tokens in id order, then its `token_days` rows in key order, as every instance does, so
-    /// lanes or instances do not deadlock one another (a deadlock with another kind of writer is retried once:
-    /// `isLostToAnotherWriter`); leaving the day's row out of the batch changed nothing measurable, so that row
-    /// does not serialise writers.
-    static let lanes = 1
-
-    /// A connection per lane, each used only by its lane's thread.
-    private let connections: [Lane]
+    /// One batch in flight: the next waits out the previous one's commit (its round trip and WAL flush), and under
+    /// full load a quarter of the machine stood idle. Two connections taking batches from one queue took about 10%
+    /// more landings, but the PostgreSQL test pass then failed about one run in three on held renewals (the token
+    /// the app forwarded for one was reported without it, and it stayed held), where one connection passed every
+    /// run: a second waits until that is understood. A batch locks its tokens in id order, then its `token_days`
+    /// rows in key order, as every instance does, so instances do not deadlock one another (a deadlock with
+    /// another kind of writer is retried once: `isLostToAnotherWriter`); leaving the day's row out of the batch
+    /// changed nothing measurable, so that row does not serialise writers.
+    private let connection: Mutex<PostgresConnection>
     private let commits = Atomic<Int>(0)
-    /// Set once in `init`, after `connections` (the queue's threads need `self`).
+    /// Set once in `init`, after `connection` (the queue's thread needs `self`).
     private let queue = Mutex<BatchQueue<Entry>?>(nil)
 
-    /// Opens a connection per lane to `target` and starts the lanes' threads.
-    init(target: PostgresTarget) throws(StorageError) {
-        var connections: [Lane] = []
-        for _ in 0..<Self.lanes { connections.append(Lane(try PostgresConnection(target: target))) }
-        self.connections = connections
-        let queue = BatchQueue<Entry>(
-            name: "linkout-visit-writer",
-            maxBatch: Self.maxBatch,
-            threads: self.connections.count
-        ) { [self] lane, batch in
-            commit(batch, on: lane)
+    init(connection: sending PostgresConnection) {
+        self.connection = Mutex(connection)
+        let queue = BatchQueue<Entry>(name: "linkout-visit-writer", maxBatch: Self.maxBatch) { [self] batch in
+            commit(batch)
         }
         self.queue.withLock { $0 = queue }
-    }
-
-    /// A lane's connection (a `Mutex` cannot be an array's element).
-    private final class Lane: Sendable {
-        let connection: Mutex<PostgresConnection>
-        init(_ connection: sending PostgresConnection) { self.connection = Mutex(connection) }
     }
 
     /// Transactions committed so far (a batch counts once).
@@ -77,16 +60,16 @@ final class PostgresVisitWriter: Sendable {
     /// The batch in one statement, or, when a token comes more than once (`ON CONFLICT DO UPDATE` touches a row
     /// once per statement), one statement per round of distinct tokens, pipelined into one transaction; never
     /// repeated after a lost session (the commit may have happened), sent once more when PostgreSQL rolled it
-    /// back to break a deadlock. Rows are locked in token order, then the days' rows in key order, so two lanes'
-    /// or instances' batches cannot deadlock. If the batch fails on what a visit carried (SQLSTATE classes 22 and
+    /// back to break a deadlock. Rows are locked in token order, then the days' rows in key order, so two
+    /// instances' batches cannot deadlock. If the batch fails on what a visit carried (SQLSTATE classes 22 and
     /// 23), each visit goes again on its own, so one bad visit never fails its neighbours; any other failure
     /// (the database gone, a timeout) fails the batch at once instead of paying it once per visit.
-    private func commit(_ arrived: [Entry], on lane: Int) {
+    private func commit(_ arrived: [Entry]) {
         let batch = arrived.sorted {
             ($0.visit.token?.token.externalPurchaseId ?? "") < ($1.visit.token?.token.externalPurchaseId ?? "")
         }
         let visits = batch.map(\.visit)
-        connections[lane].connection.withLock { connection in
+        connection.withLock { connection in
             do throws(StorageError) {
                 let rounds = Self.rounds(visits)
                 let statements = rounds.map { round in (Self.batchSQL, Self.batchParameters(round.map { visits[$0] })) }

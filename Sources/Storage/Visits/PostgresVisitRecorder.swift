@@ -10,9 +10,9 @@ final class PostgresVisitRecorder: VisitRecorder {
     private let lastFailure = Mutex<StorageError?>(nil)
     private let observer = Mutex<IngestionObserver?>(nil)
 
-    /// Opens the visits' own connections to `target` (migrations are applied already).
+    /// Opens the visits' own connection to `target` (migrations are applied already).
     init(target: PostgresTarget) throws(StorageError) {
-        writer = try PostgresVisitWriter(target: target)
+        writer = PostgresVisitWriter(connection: try PostgresConnection(target: target))
     }
 
     /// Committed in the visit writer's next batch.
