@@ -31,9 +31,7 @@ local encodedPrefix
 
 function init(args)
   math.randomseed(seed)
-  -- Created now, as StoreKit's tokens are: an old date would make every token due for NO_LINE_ITEM at once and
-  -- measure the reporting planner (which runs beside the landings) instead of the landing path.
-  local head = '{"appAppleId":1234567890,"bundleId":"com.example","tokenCreationDate":' .. os.time() .. '000,'
+  local head = '{"appAppleId":1234567890,"bundleId":"com.example",'
   local tail = '"externalPurchaseId":"'
   -- Pad between two JSON members with spaces (insignificant whitespace) so the prefix is a whole number of
   -- 3-byte groups and encodes on its own, without bits shared with the per-request suffix.
@@ -48,6 +46,11 @@ local function uuid()
     math.random(0, 0xfff), math.random(0x8000, 0xbfff), math.random(0, 0xffff), math.random(0, 0xffffffff))
 end
 
+-- Created now, as StoreKit's tokens are (at the tap, a moment before the landing): an old date would make every
+-- token due for NO_LINE_ITEM at once and measure the reporting planner instead of the landing path, and one date
+-- for a whole run would not advance as real traffic's do (checkout ids lead with it). The clock is read in
+-- seconds, so the date comes after the id, in the part encoded per request.
 function request()
-  return wrk.format("GET", "/?externalPurchaseToken=" .. encodedPrefix .. base64url(uuid() .. '"}') .. "&bundleId=com.example")
+  local suffix = uuid() .. '","tokenCreationDate":' .. os.time() .. '000}'
+  return wrk.format("GET", "/?externalPurchaseToken=" .. encodedPrefix .. base64url(suffix) .. "&bundleId=com.example")
 end

@@ -46,13 +46,11 @@ final class Identifiers: Sendable {
         Self.base32(Array(mac.authenticate("session\u{0}" + random).prefix(17))).prefix(26).description
     }
 
-    /// The checkout for a token: the same externalPurchaseId always maps to the same id, and nobody without the
-    /// secret can compute it (130 bits of an HMAC).
-    func checkoutId(externalPurchaseId: ExternalPurchaseID) -> CheckoutID {
-        CheckoutID(
-            Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId.rawValue).prefix(17))).prefix(26)
-                .description
-        )
+    /// The unguessable part of a token's checkout id (`checkoutId(for:)`): the same externalPurchaseId always
+    /// gives the same, and nobody without the secret can compute it (130 bits of an HMAC).
+    func checkoutHMAC(externalPurchaseId: ExternalPurchaseID) -> String {
+        Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId.rawValue).prefix(17))).prefix(26)
+            .description
     }
 
     /// The payment intent for one product in one currency on one checkout, in its `attempt`th try (a new try
@@ -143,7 +141,11 @@ final class Identifiers: Sendable {
 
     /// Whether `text` has the shape of an id this type produced (26 base32 characters).
     static func isWellFormed(_ text: String) -> Bool {
-        text.utf8.count == 26 && text.utf8.allSatisfy { alphabet.contains($0) }
+        text.utf8.count == 26 && isInAlphabet(text)
+    }
+
+    static func isInAlphabet(_ text: String) -> Bool {
+        text.utf8.allSatisfy { alphabet.contains($0) }
     }
 
     private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)

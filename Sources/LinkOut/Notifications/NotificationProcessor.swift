@@ -111,7 +111,7 @@ final class NotificationProcessor: Sendable {
         case .unreported:
             if known == nil {
                 change.token = fields
-                change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
+                change.checkoutId = identifiers.checkoutId(for: token)
                 change.reportIfRecorded = try Self.unrecognizedReport(token, now: now)
                 change.outcome = .unrecognizedReported
                 change.outcomeIfKnown = .dueNow
@@ -127,11 +127,11 @@ final class NotificationProcessor: Sendable {
             }
         case .created:
             change.token = fields
-            change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
+            change.checkoutId = identifiers.checkoutId(for: token)
             change.outcome = known == nil ? .recorded : .known
         case .activeTokenReminder:
             change.token = fields
-            change.checkoutId = identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId)
+            change.checkoutId = identifiers.checkoutId(for: token)
             if reports.isEmpty {
                 if ReportingPolicy.isReportedAtExpiry(token), !ReportingPolicy.hasExpired(token, at: now) {
                     change.outcome = known == nil ? .recorded : .known

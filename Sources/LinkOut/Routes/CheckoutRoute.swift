@@ -107,7 +107,7 @@ struct CheckoutRoute: Sendable {
 
     /// The recorded visit the path names, and its app; the not-found page for any other path.
     func find(_ request: HTTPRequest) throws -> (CheckoutRecord, AppConfiguration) {
-        guard let id = request.pathParameters["id"], Identifiers.isWellFormed(id),
+        guard let id = request.pathParameters["id"], Identifiers.isCheckoutId(id),
             let checkout = try ledger.tokens.checkout(id: CheckoutID(id)),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })
         else { throw pages.error(.notFound, title: "not_found_title", message: "not_found_message") }

@@ -87,7 +87,7 @@ struct LandingRoute: Sendable {
         return .success(
             Visit(
                 token: TokenFields(token, source: .url),
-                checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
+                checkoutId: identifiers.checkoutId(for: token),
                 bundleId: token.bundleId,
                 landingPath: String(request.path),
                 utm: query.utm,
@@ -121,7 +121,7 @@ struct LandingRoute: Sendable {
         return .success(
             Visit(
                 token: nil,
-                checkoutId: CheckoutID(identifiers.fresh()),
+                checkoutId: identifiers.freshCheckoutId(at: now),
                 bundleId: bundleId,
                 landingPath: String(request.path),
                 utm: query.utm,

@@ -21,7 +21,7 @@ extension PaymentResultRoute {
     }
 
     func returned(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let checkoutId = Self.cookie(Self.returnCookieName, in: request), Identifiers.isWellFormed(checkoutId),
+        guard let checkoutId = Self.cookie(Self.returnCookieName, in: request), Identifiers.isCheckoutId(checkoutId),
             let browser = Session.id(in: request, identifiers: identifiers, secure: pages.isSecure)
         else { return notFound(request) }
         let hash = Array(identifiers.browserHash(session: browser).utf8)

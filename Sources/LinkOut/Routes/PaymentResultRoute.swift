@@ -17,7 +17,7 @@ struct PaymentResultRoute: Sendable {
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
         let language = pages.language(for: request)
-        guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
+        guard let checkoutId = request.pathParameters["id"], Identifiers.isCheckoutId(checkoutId),
             let checkout = try ledger.tokens.checkout(id: CheckoutID(checkoutId)),
             let app = configuration.apps.first(where: { $0.bundleId == checkout.bundleId }),
             let sessionId = request.queryValue("session_id"),
@@ -86,7 +86,7 @@ struct PaymentResultRoute: Sendable {
     /// `GET /checkout/{id}/qr.svg?session_id=…`: the app link of a paid session as a QR code, drawn here (no
     /// third party sees the code), for a person on a computer to scan with the phone that has the app.
     func qrCode(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let checkoutId = request.pathParameters["id"], Identifiers.isWellFormed(checkoutId),
+        guard let checkoutId = request.pathParameters["id"], Identifiers.isCheckoutId(checkoutId),
             let checkout = try ledger.tokens.checkout(id: CheckoutID(checkoutId)),
             let returnURL = configuration.apps.first(where: { $0.bundleId == checkout.bundleId })?.returnURL,
             let sessionId = request.queryValue("session_id"),

@@ -86,7 +86,7 @@ struct TokenAPI: Sendable {
         )
         let outcome = try ledger.tokens.recordForwardedToken(
             fields,
-            checkoutId: identifiers.checkoutId(externalPurchaseId: token.externalPurchaseId),
+            checkoutId: identifiers.checkoutId(for: token),
             at: clock.nowMilliseconds(),
             bindingSource: bindingSource
         )

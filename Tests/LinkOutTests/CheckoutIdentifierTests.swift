@@ -1,0 +1,124 @@
+import Domain
+import Foundation
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Checkout ids lead with a time, so the ledger's index of checkouts grows at its end; ids minted before keep
+/// working.
+@Suite("Checkout ids")
+struct CheckoutIdentifierTests {
+    let identifiers = Identifiers(secret: String(repeating: "ab", count: 32))
+
+    func token(_ id: String, created: Int64) -> ExternalPurchaseToken {
+        ExternalPurchaseToken(
+            appAppleId: 1_234_567_890,
+            bundleId: "com.example",
+            tokenCreationDate: created,
+            externalPurchaseId: ExternalPurchaseID(id)
+        )
+    }
+
+    @Test func aTokensIdIsItsCreationTimeThenItsHMAC() {
+        let created: Int64 = 1_706_169_600_000
+        let first = identifiers.checkoutId(for: token("00000000-0000-0000-0000-000000000000", created: created))
+        let again = identifiers.checkoutId(for: token("00000000-0000-0000-0000-000000000000", created: created))
+        #expect(first == again)
+        #expect(first.rawValue.utf8.count == 35)
+        #expect(first.rawValue.hasPrefix(Identifiers.checkoutTime(created)))
+        #expect(
+            first.rawValue.hasSuffix(
+                identifiers.checkoutHMAC(externalPurchaseId: "00000000-0000-0000-0000-000000000000")
+            )
+        )
+        let other = identifiers.checkoutId(for: token("00000000-0000-0000-0000-000000000001", created: created))
+        #expect(other.rawValue.prefix(9) == first.rawValue.prefix(9))
+        #expect(other.rawValue.dropFirst(9) != first.rawValue.dropFirst(9))
+        // Another secret gives another id for the same token.
+        let elsewhere = Identifiers(secret: String(repeating: "cd", count: 32))
+        #expect(elsewhere.checkoutId(for: token("00000000-0000-0000-0000-000000000000", created: created)) != first)
+    }
+
+    @Test func idsSortByTime() {
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Int64] = [0, 1, 31, 32, 1_706_169_600_000, 1_706_169_600_001, (1 << 45) - 1]
+        let times: [Int64] = (0..<2000).map { _ in Int64.random(in: 0..<(1 << 45), using: &generator) } + edges
+        let ids = times.map { identifiers.checkoutId(for: token(UUID().uuidString, created: $0)).rawValue }
+        let byTime = zip(times, ids).sorted { $0.0 < $1.0 }.map { String($0.1.prefix(9)) }
+        #expect(byTime == byTime.sorted())
+        #expect(Set(times).count == Set(times.map(Identifiers.checkoutTime)).count)
+        // A forged token may say anything: the time is clamped, the id keeps its shape.
+        #expect(Identifiers.checkoutTime(-5) == "222222222")
+        #expect(Identifiers.checkoutTime(.max) == "zzzzzzzzz")
+        #expect(Identifiers.isCheckoutId(identifiers.checkoutId(for: token("x", created: .min)).rawValue))
+    }
+
+    @Test func aVisitWithoutATokenGetsAFreshIdLedByItsTime() {
+        let first = identifiers.freshCheckoutId(at: 1_706_169_600_000)
+        let second = identifiers.freshCheckoutId(at: 1_706_169_600_000)
+        #expect(first != second)
+        #expect(first.rawValue.prefix(9) == second.rawValue.prefix(9))
+        #expect(Identifiers.isCheckoutId(first.rawValue))
+    }
+
+    @Test func bothLengthsAreCheckoutIdsAndNothingElse() {
+        #expect(Identifiers.isCheckoutId(String(repeating: "a", count: 26)))
+        #expect(Identifiers.isCheckoutId(String(repeating: "7", count: 35)))
+        for text in [
+            "", String(repeating: "a", count: 25), String(repeating: "a", count: 27), String(repeating: "a", count: 34),
+            String(repeating: "a", count: 36), String(repeating: "A", count: 26), String(repeating: "1", count: 35),
+            String(repeating: "a", count: 34) + "-",
+        ] {
+            #expect(!Identifiers.isCheckoutId(text), "\(text)")
+        }
+    }
+
+    /// A checkout recorded before ids led with a time is still served; a later landing of its token goes to the
+    /// token's new id, which is served too.
+    @Test func aCheckoutWithAnIdMintedBeforeIsStillServed() throws {
+        let live = try LiveApplication()
+        let old = "abcdefghijklmnopqrstuvwxyz"
+        _ = try live.application.ledger.tokens.recordForwardedToken(
+            TokenFields(token("00000000-0000-0000-0000-000000000000", created: 1_706_169_600_000), source: .app),
+            checkoutId: CheckoutID(old),
+            at: 1_706_169_660_000
+        )
+        let page = try live.get("/checkout/\(old)")
+        #expect(page.status == 200)
+        #expect(page.text.contains("Pro forever"))
+
+        let landing = try live.get(AppleVectors.documentedTarget)
+        #expect(landing.status == 303)
+        let location = try #require(landing.header("Location"))
+        let id = String(location.dropFirst("/checkout/".count))
+        #expect(id.utf8.count == 35)
+        #expect(id.hasPrefix(Identifiers.checkoutTime(1_706_169_600_000)))
+        #expect(try live.get(location).status == 200)
+        #expect(try live.get("/checkout/\(old)").status == 200)
+        let visits = try live.ledger().tokens.visits(for: "00000000-0000-0000-0000-000000000000")
+        #expect(visits.map(\.checkoutId.rawValue) == [id])
+
+        // The app forwarding a token recorded under an older id is given a checkout URL that is served.
+        let sandbox = "SANDBOX_00000000-0000-0000-0000-000000000000"
+        let older = "234567abcdefghijklmnopqrst"
+        _ = try live.application.ledger.tokens.recordForwardedToken(
+            TokenFields(token(sandbox, created: 1_706_169_600_000), source: .app),
+            checkoutId: CheckoutID(older),
+            at: 1_706_169_660_000
+        )
+        let forwarded = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(AppleVectors.v3)"}"#
+        )
+        #expect(forwarded.status == 200)
+        let reply = try JSONDecoder().decode([String: String].self, from: Data(forwarded.body))
+        let url = try #require(reply["checkoutURL"])
+        let path = String(url.dropFirst("http://localhost:8080".count))
+        #expect(path.utf8.count == "/checkout/".utf8.count + 35)
+        #expect(try live.get(path).status == 200)
+        #expect(try live.get("/checkout/\(older)").status == 200)
+    }
+}
