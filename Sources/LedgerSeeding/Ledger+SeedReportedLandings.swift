@@ -103,8 +103,8 @@ extension Ledger {
             ),
             (
                 """
-                INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token)
-                VALUES \(values("(?, ?, ?, '/', 1)"))
+                INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, recorded_token)
+                VALUES \(values("(?, ?, ?, '/', 1, 1)"))
                 """,
                 visits
             ),

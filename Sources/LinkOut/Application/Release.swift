@@ -6,6 +6,6 @@ package enum Release {
     package static let version = "0.29.0"
     package static var schemaVersion: Int64 { Ledger.schemaVersion }
 
-    /// `linkout 0.29.0 (schema 28)`.
+    /// `linkout 0.29.0 (schema 29)`.
     package static var summary: String { "linkout \(version) (schema \(schemaVersion))" }
 }

@@ -1,5 +1,5 @@
 extension Migrations {
-    /// Versions 28 on: the landing's tables keyed for random ids.
+    /// Versions 28 on: the landing's tables and indexes kept off random pages.
     static let versions28On: [Migration] = [
         Migration(
             // Apple's externalPurchaseId is a UUID, and a checkout's id an HMAC: random keys. Kept WITHOUT ROWID
@@ -16,13 +16,53 @@ extension Migrations {
             version: 28,
             name: "tokens and checkouts as rowid tables",
             steps: [.forEngine(tokensAndCheckoutsByRowid)]
-        )
+        ),
+        Migration(
+            // A token's visits were found through `visits_token`, every visit by its externalPurchaseId: a random
+            // key, so each landing put an entry into a random page of an index as large as the ledger, written to
+            // the WAL and again at the checkpoint. Most visits are the one that recorded their token (its first
+            // sighting, at its `first_seen_at`); those are marked and found by their time (`visits_recorded`, in
+            // landing order), and only the others keep an entry by id (`visits_token_later`). Rows from before
+            // have no mark, so they are in that index too. On SQLite that index is built, and the old one dropped,
+            // after the migration (`afterMigrating`).
+            version: 29,
+            name: "a token's first visit found by its time",
+            sql: """
+                ALTER TABLE visits ADD COLUMN recorded_token INTEGER;
+                CREATE INDEX visits_recorded ON visits(visited_at) WHERE recorded_token = 1;
+                """,
+            then: .forEngine { dialect in
+                guard dialect == .postgres else { return "SELECT 1" }
+                return """
+                    CREATE INDEX visits_token_later ON visits(external_purchase_id) WHERE recorded_token IS NULL;
+                    DROP INDEX visits_token;
+                    """
+            }
+        ),
     ]
 
-    /// The tables version 28 replaced, dropped after the migrations on every SQLite start that finds them (each
-    /// statement its own transaction, which keeps no statement journal): a crash before the drop leaves them
-    /// for the next start.
-    static let droppedAfterMigrating = ["tokens_by_id", "checkouts_by_id"]
+    /// Schema work on SQLite after the migrations, each statement a transaction of its own, on every start that
+    /// finds it still needed (`needed` returns a row), so a crash before it leaves it for the next start. Inside
+    /// a migration's transaction SQLite keeps a copy of every page a statement frees or reuses, in memory, to undo
+    /// that statement alone: dropping version 28's old tables took memory the size of both, and building an
+    /// index over every visit would reuse the pages they freed.
+    static let afterMigrating: [(needed: String, statement: String)] = [
+        (sqliteHas("table", "tokens_by_id"), "DROP TABLE tokens_by_id"),
+        (sqliteHas("table", "checkouts_by_id"), "DROP TABLE checkouts_by_id"),
+        // The old index goes only once the new one is there.
+        (
+            "SELECT 1 WHERE NOT EXISTS (\(sqliteHas("index", "visits_token_later")))",
+            "CREATE INDEX visits_token_later ON visits(external_purchase_id) WHERE recorded_token IS NULL"
+        ),
+        (
+            sqliteHas("index", "visits_token") + " AND EXISTS (\(sqliteHas("index", "visits_token_later")))",
+            "DROP INDEX visits_token"
+        ),
+    ]
+
+    private static func sqliteHas(_ type: String, _ name: String) -> String {
+        "SELECT 1 FROM sqlite_master WHERE type = '\(type)' AND name = '\(name)'"
+    }
 
     /// Version 28's rebuild, on SQLite; PostgreSQL has nothing to rebuild.
     static func tokensAndCheckoutsByRowid(_ dialect: SQLDialect) -> String {
@@ -33,7 +73,7 @@ extension Migrations {
                 report_due_at, app_account_source, report_queued_at, accepted_at
             """
         // The old token indexes go first (their names are taken again below), and the old tables only after the
-        // migration, outside its transaction (`droppedAfterMigrating`): a statement inside a transaction keeps
+        // migration, outside its transaction (`afterMigrating`): a statement inside a transaction keeps
         // every page it frees or reuses in its statement journal, in memory, and dropping the old tables here
         // took memory the size of both. OR FAIL: a statement that cannot abort halfway keeps no statement journal
         // at all (a failure still fails the migration, and its transaction rolls back).

@@ -74,7 +74,7 @@ enum Migrations {
             }
             migrated.insert(migration.version)
         }
-        if dialect == .sqlite { dropReplacedTables(connection) }
+        if dialect == .sqlite { finishAfterMigrating(connection) }
         let done = applied.union(migrated)
         // Asked outside a transaction first: a ledger that needs nothing (every start but the first after an
         // upgrade) takes no write lock, which a tool opening a SQLite ledger beside the server would wait for.
@@ -86,17 +86,14 @@ enum Migrations {
         }
     }
 
-    /// Drops what `droppedAfterMigrating` names, each in a transaction of its own. Looked up first, so a start
-    /// with nothing to drop writes nothing (and takes no write lock). A drop that fails (another process holds
-    /// the write lock past the busy timeout) does not stop the start: the table only takes space, and the next
-    /// start drops it.
-    private static func dropReplacedTables(_ connection: any SQLConnection) {
-        for table in droppedAfterMigrating {
-            let found = try? connection.query(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                [.text(table)]
-            )
-            if found?.isEmpty == false { try? connection.execute("DROP TABLE \(table)") }
+    /// Runs what `afterMigrating` lists and a ledger still needs, each statement in a transaction of its own.
+    /// Looked up first, so a start with nothing to do writes nothing (and takes no write lock). A statement that
+    /// fails (another process holds the write lock past the busy timeout) does not stop the start: what it
+    /// replaces still serves, and the next start does it.
+    private static func finishAfterMigrating(_ connection: any SQLConnection) {
+        for (needed, statement) in afterMigrating {
+            let found = try? connection.query(needed)
+            if found?.isEmpty == false { try? connection.execute(statement) }
         }
     }
 

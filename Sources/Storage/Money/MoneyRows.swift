@@ -89,8 +89,13 @@ enum MoneyRows {
             let row = try connection.query(
                 """
                 SELECT l.id, l.external_purchase_id, l.body, l.report_request_identifier, l.held_since,
-                    t.token_created_at, (SELECT min(v.visited_at) FROM visits v
-                        WHERE v.external_purchase_id = l.external_purchase_id), r.state, r.accepted_at
+                    t.token_created_at, (SELECT min(landed.visited_at) FROM (
+                        SELECT v.visited_at FROM visits v WHERE v.recorded_token = 1
+                            AND v.visited_at = t.first_seen_at AND v.external_purchase_id = l.external_purchase_id
+                        UNION ALL
+                        SELECT v.visited_at FROM visits v WHERE v.recorded_token IS NULL
+                            AND v.external_purchase_id = l.external_purchase_id
+                    ) AS landed), r.state, r.accepted_at
                 FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
                 LEFT JOIN reports r ON r.request_identifier = l.report_request_identifier
                 WHERE l.line_item_id = ? AND t.bundle_id = ? AND t.environment = ? AND l.correction IS NULL

@@ -162,7 +162,9 @@ final class PostgresVisitWriter: Sendable {
     /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
     /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), the new
     /// tokens added to their day's count (`TokenDays`), its checkout unless it exists (`TokenStore.insert` says
-    /// why every visit's, not only a new token's; in id order, as the tokens), and the visit row. PostgreSQL runs every data-modifying part of a `WITH` exactly once.
+    /// why every visit's, not only a new token's; in id order, as the tokens), and the visit row, marked when it
+    /// recorded its token (a round holds a token once, so that visit is the one whose token this statement
+    /// inserted). PostgreSQL runs every data-modifying part of a `WITH` exactly once.
     /// The raw token is not kept (its fields are in their columns): its array goes empty.
     static let batchSQL = """
         WITH input AS (
@@ -195,10 +197,12 @@ final class PostgresVisitWriter: Sendable {
             SELECT checkout_id, external_purchase_id, bundle_id, visited_at FROM input ORDER BY checkout_id
             ON CONFLICT (id) DO NOTHING
         ), v AS (
-            INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
-            \(Visit.utmParameterNames.joined(separator: ", ")))
+            INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token,
+                recorded_token, \(Visit.utmParameterNames.joined(separator: ", ")))
             SELECT checkout_id, external_purchase_id, visited_at, landing_path,
-                CASE WHEN external_purchase_id IS NULL THEN 0 ELSE 1 END, \
+                CASE WHEN external_purchase_id IS NULL THEN 0 ELSE 1 END,
+                CASE WHEN EXISTS (SELECT 1 FROM t WHERE t.external_purchase_id = input.external_purchase_id
+                    AND t.inserted) THEN 1 END, \
             \(Visit.utmParameterNames.joined(separator: ", "))
             FROM input
         )

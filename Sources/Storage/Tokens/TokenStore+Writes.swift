@@ -72,11 +72,12 @@ extension TokenStore {
     }
 
     /// The `visits` insert; its `utm_*` columns are named like `Visit.utmParameterNames`. The landing's inserts
-    /// are `OR FAIL`, which spares SQLite a statement journal (`SQLDialect.statement(_:)`).
+    /// are `OR FAIL`, which spares SQLite a statement journal (`SQLDialect.statement(_:)`). `recorded_token` is 1
+    /// for the visit that recorded its token, NULL for any other (migration 29 says why).
     private static let insertVisitSQL = """
         INSERT OR FAIL INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token, \
-        \(Visit.utmParameterNames.joined(separator: ", ")))
-        VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
+        recorded_token, \(Visit.utmParameterNames.joined(separator: ", ")))
+        VALUES (?, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: Visit.utmParameterNames.count)))
         """
 
     static func insert(_ visit: Visit, into connection: any SQLConnection) throws(StorageError) -> RecordOutcome {
@@ -120,6 +121,7 @@ extension TokenStore {
         let parameters: [SQLValue] = [
             .id(checkoutId), .optional(visit.token?.token.externalPurchaseId), .integer(visit.at),
             .text(visit.landingPath), .integer(visit.token == nil ? 0 : 1),
+            isNew && visit.token != nil ? .integer(1) : .null,
         ]
         try connection.query(insertVisitSQL, parameters + Visit.utmParameterNames.map { .optional(visit.utm[$0]) })
         return RecordOutcome(checkoutId: checkoutId, visitCount: visitCount, isNewToken: isNew && visit.token != nil)

@@ -119,16 +119,27 @@ public struct TokenStore: Sendable {
         }
     }
 
+    /// A token's visits: the one that recorded the token by its time, the others by the token's id (migration
+    /// 29). Parameters: the id three times, then the limit.
+    static let visitsSQL = """
+        SELECT \(visitColumns) FROM visits
+        WHERE recorded_token = 1 AND external_purchase_id = ?
+            AND visited_at = (SELECT first_seen_at FROM tokens WHERE external_purchase_id = ?)
+        UNION ALL
+        SELECT \(visitColumns) FROM visits WHERE recorded_token IS NULL AND external_purchase_id = ?
+        ORDER BY id LIMIT ?
+        """
+
+    private static let visitColumns =
+        "visited_at, landing_path, checkout_id, \(Visit.utmParameterNames.joined(separator: ", ")), id"
+
     /// A token's landing visits, oldest first.
     public func visits(for externalPurchaseId: ExternalPurchaseID, limit: Int = 1000) throws(StorageError) -> [VisitRow]
     {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
-                """
-                SELECT visited_at, landing_path, checkout_id, \(Visit.utmParameterNames.joined(separator: ", "))
-                FROM visits WHERE external_purchase_id = ? ORDER BY id LIMIT ?
-                """,
-                [.id(externalPurchaseId), .integer(Int64(limit))]
+                Self.visitsSQL,
+                [.id(externalPurchaseId), .id(externalPurchaseId), .id(externalPurchaseId), .integer(Int64(limit))]
             ).map { row in
                 var utm: [String: String] = [:]
                 for (index, name) in Visit.utmParameterNames.enumerated() {
