@@ -4,4 +4,17 @@ public struct CheckoutID: Identifier {
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Characters of the time that leads a checkout id from release 0.29.0 on, and of the HMAC (or fresh id)
+    /// after it, which was the whole id before.
+    public static let timeLength = 9
+    public static let untimedLength = 26
+
+    /// The id this one's checkout had before ids led with a time (the same HMAC alone); nil for an id without a
+    /// time. A token recorded before keeps its checkout under that id, and `TokenStore.checkout(id:)` finds it
+    /// by either.
+    public var withoutTime: CheckoutID? {
+        guard rawValue.utf8.count == Self.timeLength + Self.untimedLength else { return nil }
+        return CheckoutID(rawValue: String(rawValue.dropFirst(Self.timeLength)))
+    }
 }

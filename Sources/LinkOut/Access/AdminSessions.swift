@@ -114,7 +114,7 @@ final class AdminSessions: Sendable {
         identifiers.isValidCSRF(candidate, session: id, scope: scope.rawValue)
     }
 
-    /// What a CSRF token is for. The values cannot collide with checkout ids (26 base32 characters).
+    /// What a CSRF token is for. The values cannot collide with checkout ids (base32 characters only).
     enum Scope: String {
         case login = "admin-login"
         case signedIn = "admin"

@@ -6,12 +6,11 @@ import Domain
 /// random page of an index as large as the ledger, and each such page is written twice (the write-ahead log,
 /// then the checkpoint). Led by the token's creation time, the checkouts of a second share the same few pages.
 extension Identifiers {
-    /// Characters of the time in front of a checkout id: 45 bits of milliseconds, past the year 3000.
-    static let checkoutTimeLength = 9
-
-    /// A checkout id now: the time, then 26 characters of an HMAC (130 bits). Ids minted before carry the HMAC
-    /// alone, and stay valid.
-    static let checkoutIdLengths: Set = [26, checkoutTimeLength + 26]
+    /// A checkout id now: the time (45 bits of milliseconds, past the year 3000), then 26 characters of an HMAC
+    /// (130 bits). Ids minted before carry the HMAC alone, and stay valid.
+    static let checkoutIdLengths: Set = [
+        CheckoutID.untimedLength, CheckoutID.timeLength + CheckoutID.untimedLength,
+    ]
 
     /// The checkout for a token: the same token always maps to the same id (its creation time leads, an HMAC of
     /// its `externalPurchaseId` follows), and nobody without the secret can compute it.
@@ -36,7 +35,7 @@ extension Identifiers {
     static func checkoutTime(_ milliseconds: Int64) -> String {
         let limit: Int64 = (1 << 45) - 1
         let value = UInt64(min(max(milliseconds, 0), limit))
-        let characters = (0..<checkoutTimeLength).reversed().map { position in
+        let characters = (0..<CheckoutID.timeLength).reversed().map { position in
             sortedAlphabet[Int(value >> UInt64(5 * position) & 31)]
         }
         return String(decoding: characters, as: UTF8.self)

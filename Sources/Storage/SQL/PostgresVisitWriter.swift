@@ -161,10 +161,10 @@ final class PostgresVisitWriter: Sendable {
     /// Every visit of a batch in one statement, its columns passed as arrays (a twentieth of the cost of a
     /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
     /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), the new
-    /// tokens added to their day's count (`TokenDays`), its checkout unless it exists (`TokenStore.insert` says
-    /// why every visit's, not only a new token's; in id order, as the tokens), and the visit row, marked when it
-    /// recorded its token (a round holds a token once, so that visit is the one whose token this statement
-    /// inserted). PostgreSQL runs every data-modifying part of a `WITH` exactly once.
+    /// tokens added to their day's count (`TokenDays`), its checkout when the token is new (a tokenless visit
+    /// always gets one), and the visit row, marked when it recorded its token (a round holds a token once, so
+    /// that is the visit whose token this statement inserted). PostgreSQL runs every data-modifying part of a
+    /// `WITH` exactly once.
     /// The raw token is not kept (its fields are in their columns): its array goes empty.
     static let batchSQL = """
         WITH input AS (
@@ -194,7 +194,9 @@ final class PostgresVisitWriter: Sendable {
             ON CONFLICT (day, environment, source) DO UPDATE SET tokens = token_days.tokens + excluded.tokens
         ), c AS (
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
-            SELECT checkout_id, external_purchase_id, bundle_id, visited_at FROM input ORDER BY checkout_id
+            SELECT i.checkout_id, i.external_purchase_id, i.bundle_id, i.visited_at FROM input i
+            WHERE i.external_purchase_id IS NULL
+                OR EXISTS (SELECT 1 FROM t WHERE t.external_purchase_id = i.external_purchase_id AND t.inserted)
             ON CONFLICT (id) DO NOTHING
         ), v AS (
             INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token,

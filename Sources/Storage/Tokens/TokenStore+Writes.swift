@@ -29,15 +29,15 @@ extension TokenStore {
                 tally: &tally
             )
             try tally.write(into: connection)
-            // Also for a known token: one recorded before checkout ids led with a time has its checkout under the
-            // older id, and the URL the app is given names this one.
-            try Self.insertCheckout(
-                id: checkoutId,
-                token: token.token.externalPurchaseId,
-                bundleId: token.token.bundleId,
-                at: at,
-                into: connection
-            )
+            if upserted.isNew {
+                try Self.insertCheckout(
+                    id: checkoutId,
+                    token: token.token.externalPurchaseId,
+                    bundleId: token.token.bundleId,
+                    at: at,
+                    into: connection
+                )
+            }
             return RecordOutcome(
                 checkoutId: checkoutId,
                 visitCount: 0,
@@ -93,6 +93,7 @@ extension TokenStore {
         throws(StorageError) -> RecordOutcome
     {
         var visitCount: Int64 = 0
+        // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
         var isNew = visit.token == nil
         if let token = visit.token {
             (isNew, visitCount, _) = try upsert(
@@ -105,18 +106,17 @@ extension TokenStore {
             )
         }
         let checkoutId = visit.checkoutId
-        // Every visit's checkout exists: a tokenless visit starts one, a token's first visit creates the token's,
-        // and a later visit of a token recorded before checkout ids led with a time (`Identifiers.checkoutId`)
-        // creates the one its redirect names (a probe of the index otherwise).
-        try insertCheckout(
-            id: checkoutId,
-            token: visit.token?.token.externalPurchaseId,
-            bundleId: visit.bundleId,
-            at: visit.at,
-            into: connection
-        )
-        if isNew, let token = visit.token {
-            tally.addIngestedLanding(externalPurchaseId: token.token.externalPurchaseId, checkoutId: checkoutId)
+        if isNew {
+            try insertCheckout(
+                id: checkoutId,
+                token: visit.token?.token.externalPurchaseId,
+                bundleId: visit.bundleId,
+                at: visit.at,
+                into: connection
+            )
+            if let token = visit.token {
+                tally.addIngestedLanding(externalPurchaseId: token.token.externalPurchaseId, checkoutId: checkoutId)
+            }
         }
         let parameters: [SQLValue] = [
             .id(checkoutId), .optional(visit.token?.token.externalPurchaseId), .integer(visit.at),

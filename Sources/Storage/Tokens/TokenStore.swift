@@ -35,10 +35,18 @@ public struct TokenStore: Sendable {
         )
     }
 
-    /// The checkout behind `/checkout/{id}`; one whose visit is journaled but not yet ingested is found too.
+    /// The checkout behind `/checkout/{id}`; one whose visit is journaled but not yet ingested is found too. A
+    /// token recorded before checkout ids led with a time keeps its one checkout under the older id, and a later
+    /// landing's id (the time, then that id) leads to it: looked up first, so the page, its form, the payment and
+    /// the admin views all stay with that checkout (a token has one checkout, so one payment).
     public func checkout(id: CheckoutID) throws(StorageError) -> CheckoutRecord? {
+        if let older = id.withoutTime, let record = try recorded(older) { return record }
         if let pending = visitRecorder.pendingCheckout(id) { return pending }
-        return try database.readers.read { connection throws(StorageError) in
+        return try recorded(id)
+    }
+
+    private func recorded(_ id: CheckoutID) throws(StorageError) -> CheckoutRecord? {
+        try database.readers.read { connection throws(StorageError) in
             let rows = try connection.query(
                 """
                 SELECT c.id, c.bundle_id, c.external_purchase_id, t.environment, t.token_expires_at
