@@ -75,6 +75,20 @@ struct CheckoutIdentifierTests {
         }
     }
 
+    /// Records `id` (created at Apple's example date) as a release before 0.29.0 did, under its checkout's HMAC
+    /// alone; returns that id.
+    func recordedBefore(_ id: ExternalPurchaseID, in live: LiveApplication, by installation: Identifiers) throws
+        -> String
+    {
+        let old = installation.checkoutHMAC(externalPurchaseId: id)
+        _ = try live.application.ledger.tokens.recordForwardedToken(
+            TokenFields(token(id.rawValue, created: 1_706_169_600_000), source: .app),
+            checkoutId: CheckoutID(old),
+            at: 1_706_169_660_000
+        )
+        return old
+    }
+
     /// A token recorded before ids led with a time keeps its one checkout: a later landing's id, and the URL a
     /// later forward is given, lead to it, and its page's form posts to it.
     @Test func aTokenRecordedBeforeKeepsItsOneCheckout() throws {
@@ -82,12 +96,7 @@ struct CheckoutIdentifierTests {
         let secret = try live.application.ledger.settings.secret(named: "identifiers")
         let installation = Identifiers(secret: secret)
         let documented: ExternalPurchaseID = "00000000-0000-0000-0000-000000000000"
-        let old = installation.checkoutHMAC(externalPurchaseId: documented)
-        _ = try live.application.ledger.tokens.recordForwardedToken(
-            TokenFields(token(documented.rawValue, created: 1_706_169_600_000), source: .app),
-            checkoutId: CheckoutID(old),
-            at: 1_706_169_660_000
-        )
+        let old = try recordedBefore(documented, in: live, by: installation)
         #expect(try live.get("/checkout/\(old)").status == 200)
 
         let landing = try live.get(AppleVectors.documentedTarget)
@@ -107,12 +116,7 @@ struct CheckoutIdentifierTests {
         #expect(try live.get("/checkout/" + Identifiers.checkoutTime(1) + old.dropFirst(1) + "a").status == 404)
 
         let sandbox: ExternalPurchaseID = "SANDBOX_00000000-0000-0000-0000-000000000000"
-        let older = installation.checkoutHMAC(externalPurchaseId: sandbox)
-        _ = try live.application.ledger.tokens.recordForwardedToken(
-            TokenFields(token(sandbox.rawValue, created: 1_706_169_600_000), source: .app),
-            checkoutId: CheckoutID(older),
-            at: 1_706_169_660_000
-        )
+        let older = try recordedBefore(sandbox, in: live, by: installation)
         let forwarded = try live.post(
             "/v1/tokens",
             contentType: "application/json",

@@ -90,11 +90,7 @@ enum MoneyRows {
                 """
                 SELECT l.id, l.external_purchase_id, l.body, l.report_request_identifier, l.held_since,
                     t.token_created_at, (SELECT min(landed.visited_at) FROM (
-                        SELECT v.visited_at FROM visits v WHERE v.recorded_token = 1
-                            AND v.visited_at = t.first_seen_at AND v.external_purchase_id = l.external_purchase_id
-                        UNION ALL
-                        SELECT v.visited_at FROM visits v WHERE v.recorded_token IS NULL
-                            AND v.external_purchase_id = l.external_purchase_id
+                        \(TokenVisits.select("visited_at", token: "l.external_purchase_id", firstSeenAt: "t.first_seen_at"))
                     ) AS landed), r.state, r.accepted_at
                 FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
                 LEFT JOIN reports r ON r.request_identifier = l.report_request_identifier

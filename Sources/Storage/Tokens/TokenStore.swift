@@ -127,16 +127,13 @@ public struct TokenStore: Sendable {
         }
     }
 
-    /// A token's visits: the one that recorded the token by its time, the others by the token's id (migration
-    /// 29). Parameters: the id three times, then the limit.
-    static let visitsSQL = """
-        SELECT \(visitColumns) FROM visits
-        WHERE recorded_token = 1 AND external_purchase_id = ?
-            AND visited_at = (SELECT first_seen_at FROM tokens WHERE external_purchase_id = ?)
-        UNION ALL
-        SELECT \(visitColumns) FROM visits WHERE recorded_token IS NULL AND external_purchase_id = ?
-        ORDER BY id LIMIT ?
-        """
+    /// A token's visits (`TokenVisits`), oldest first. Parameters: the id three times, then the limit.
+    static let visitsSQL =
+        TokenVisits.select(
+            visitColumns,
+            token: "?",
+            firstSeenAt: "(SELECT first_seen_at FROM tokens WHERE external_purchase_id = ?)"
+        ) + " ORDER BY id LIMIT ?"
 
     private static let visitColumns =
         "visited_at, landing_path, checkout_id, \(Visit.utmParameterNames.joined(separator: ", ")), id"
