@@ -55,6 +55,15 @@ struct CheckoutIdentifierTests {
         #expect(Identifiers.isCheckoutId(identifiers.checkoutId(for: token("x", created: .min)).rawValue))
     }
 
+    @Test func anIdNeedsAnAliasOnlyWhereNeitherItNorItsOlderFormIsTheStoredOne() throws {
+        let stored = identifiers.checkoutId(for: token("00000000-0000-0000-0000-000000000000", created: 1_000))
+        let later = identifiers.checkoutId(for: token("00000000-0000-0000-0000-000000000000", created: 2_000))
+        #expect(!stored.needsAlias(forStored: stored))
+        #expect(later.needsAlias(forStored: stored))
+        #expect(!later.needsAlias(forStored: try #require(later.withoutTime)))
+        #expect(CheckoutID("short").needsAlias(forStored: stored))
+    }
+
     @Test func aVisitWithoutATokenGetsAFreshIdLedByItsTime() {
         let first = identifiers.freshCheckoutId(at: 1_706_169_600_000)
         let second = identifiers.freshCheckoutId(at: 1_706_169_600_000)
@@ -128,5 +137,44 @@ struct CheckoutIdentifierTests {
         let path = String(url.dropFirst("http://localhost:8080".count))
         #expect(path == "/checkout/" + Identifiers.checkoutTime(1_706_169_600_000) + older)
         #expect(try live.get(path).text.contains("action=\"/checkout/\(older)\""))
+    }
+
+    /// Apple's first two examples share one externalPurchaseId with two creation dates, so their landings compute
+    /// two ids: the second's redirect, and a forward's URL, lead to the checkout the first recorded, right after
+    /// the landing and once its visit is in the tables.
+    @Test func aTokenSeenAgainWithAnotherDateKeepsItsOneCheckout() throws {
+        let live = try LiveApplication()
+        let first = try live.get(AppleVectors.documentedTarget)
+        let firstLocation = try #require(first.header("Location"))
+        let firstId = String(firstLocation.dropFirst("/checkout/".count))
+        _ = live.ledger()
+
+        let again = try live.get("/?externalPurchaseToken=\(AppleVectors.v2)&bundleId=com.example")
+        #expect(again.status == 303)
+        let location = try #require(again.header("Location"))
+        #expect(location != firstLocation)
+        #expect(try live.get(location).text.contains("action=\"/checkout/\(firstId)\""))
+        let id = CheckoutID(String(location.dropFirst("/checkout/".count)))
+        #expect(try live.ledger().tokens.checkout(id: id)?.id.rawValue == firstId)
+        #expect(try live.get(location).text.contains("action=\"/checkout/\(firstId)\""))
+        let visits = try live.ledger().tokens.visits(for: "00000000-0000-0000-0000-000000000000")
+        #expect(visits.map(\.checkoutId) == [CheckoutID(firstId), id])
+
+        let sandbox = try live.get("/?externalPurchaseToken=\(AppleVectors.v3)&bundleId=com.example")
+        let sandboxId = String(try #require(sandbox.header("Location")).dropFirst("/checkout/".count))
+        _ = live.ledger()
+        let forwarded = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(AppleVectors.v4)"}"#
+        )
+        #expect(forwarded.status == 200)
+        let reply = try JSONDecoder().decode([String: String].self, from: Data(forwarded.body))
+        let path = String(try #require(reply["checkoutURL"]).dropFirst("http://localhost:8080".count))
+        #expect(path != "/checkout/" + sandboxId)
+        // Apple's sandbox examples expired within their hour: the page says so, with no form to post.
+        #expect(try live.get(path).status == 200)
+        let forwardedId = CheckoutID(String(path.dropFirst("/checkout/".count)))
+        #expect(try live.ledger().tokens.checkout(id: forwardedId)?.id.rawValue == sandboxId)
     }
 }

@@ -54,4 +54,28 @@ extension LedgerTests {
             #expect(try ledger.tokens.visits(for: ExternalPurchaseID(token)).map(\.visitedAt) == expected, "\(token)")
         }
     }
+
+    /// A later sighting of a known token under another checkout id (its creation date differed, and ids lead
+    /// with it) leads to the token's one checkout: landed (journaled, then in the tables) or forwarded.
+    @Test func anotherIdOfAKnownTokenLeadsToItsCheckout() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        _ = try ledger.tokens.recordVisit(Self.visit("a", checkout: "c-a", at: 1_000))
+        let recorded = DispatchSemaphore(value: 0)
+        ledger.recordVisit(Self.visit("a", checkout: "c-a-later", at: 2_000)) { error in
+            #expect(error == nil)
+            recorded.signal()
+        }
+        #expect(recorded.wait(timeout: .now() + 30) == .success)
+        #expect(try ledger.tokens.checkout(id: "c-a-later")?.id == "c-a")
+        #expect(ledger.flush())
+        #expect(try ledger.tokens.checkout(id: "c-a-later")?.id == "c-a")
+        #expect(try ledger.tokens.checkout(id: "c-a-later")?.externalPurchaseId == "a")
+        _ = try ledger.tokens.recordForwardedToken(Self.token("a", source: .app), checkoutId: "c-a-app", at: 3_000)
+        #expect(try ledger.tokens.checkout(id: "c-a-app")?.id == "c-a")
+        #expect(try ledger.tokens.checkout(id: "c-a")?.id == "c-a")
+        #expect(try ledger.tokens.checkout(id: "c-unknown") == nil)
+        #expect(try ledger.tokens.visits(for: "a").map(\.checkoutId) == ["c-a", "c-a-later"])
+    }
 }

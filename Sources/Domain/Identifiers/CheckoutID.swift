@@ -17,4 +17,13 @@ public struct CheckoutID: Identifier {
         guard rawValue.utf8.count == Self.timeLength + Self.untimedLength else { return nil }
         return CheckoutID(rawValue: String(rawValue.dropFirst(Self.timeLength)))
     }
+
+    /// Whether a later sighting of a token stored under `stored` needs this id recorded as another way to that
+    /// checkout. The id leads with the token's creation date, and the same externalPurchaseId can come with
+    /// another date (a token made up by hand; Apple's documentation examples share one id): its redirect and
+    /// its forward's URL carry this id, which must lead to the token's one checkout. The id's older form leads
+    /// there already (`withoutTime`), so a token recorded before 0.29.0 needs none.
+    public func needsAlias(forStored stored: CheckoutID) -> Bool {
+        self != stored && withoutTime != stored
+    }
 }

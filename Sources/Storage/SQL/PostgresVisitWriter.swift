@@ -162,10 +162,11 @@ final class PostgresVisitWriter: Sendable {
     /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
     /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), the new
     /// tokens added to their day's count (`TokenDays`), its checkout when the token is new (a tokenless visit
-    /// always gets one), and the visit row, marked when it recorded its token (a round holds a token once, so
+    /// always gets one) or when its id is another way to the token's (`CheckoutID.needsAlias`), and the visit row, marked when it recorded its token (a round holds a token once, so
     /// that is the visit whose token this statement inserted). PostgreSQL runs every data-modifying part of a
     /// `WITH` exactly once.
     /// The raw token is not kept (its fields are in their columns): its array goes empty.
+    private static let timedLength = CheckoutID.timeLength + CheckoutID.untimedLength
     static let batchSQL = """
         WITH input AS (
             SELECT * FROM unnest(
@@ -186,7 +187,8 @@ final class PostgresVisitWriter: Sendable {
                 last_seen_at = GREATEST(tokens.last_seen_at, excluded.last_seen_at),
                 visit_count = tokens.visit_count + 1,
                 app_account_token = COALESCE(tokens.app_account_token, excluded.app_account_token)
-            RETURNING external_purchase_id, visit_count, xmax = 0 AS inserted, first_seen_at, environment, source
+            RETURNING external_purchase_id, visit_count, xmax = 0 AS inserted, first_seen_at, environment, source,
+                checkout_id
         ), d AS (
             INSERT INTO token_days (day, environment, source, tokens)
             SELECT first_seen_at / \(Milliseconds.day), environment, source, count(*) FROM t WHERE t.inserted
@@ -196,7 +198,9 @@ final class PostgresVisitWriter: Sendable {
             INSERT INTO checkouts (id, external_purchase_id, bundle_id, created_at)
             SELECT i.checkout_id, i.external_purchase_id, i.bundle_id, i.visited_at FROM input i
             WHERE i.external_purchase_id IS NULL
-                OR EXISTS (SELECT 1 FROM t WHERE t.external_purchase_id = i.external_purchase_id AND t.inserted)
+                OR EXISTS (SELECT 1 FROM t WHERE t.external_purchase_id = i.external_purchase_id AND (t.inserted
+                    OR (t.checkout_id <> i.checkout_id AND (length(i.checkout_id) <> \(timedLength)
+                        OR t.checkout_id <> substr(i.checkout_id, \(CheckoutID.timeLength + 1))))))
             ON CONFLICT (id) DO NOTHING
         ), v AS (
             INSERT INTO visits (checkout_id, external_purchase_id, visited_at, landing_path, had_token,

@@ -29,7 +29,7 @@ extension TokenStore {
                 tally: &tally
             )
             try tally.write(into: connection)
-            if upserted.isNew {
+            if upserted.isNew || upserted.storedCheckout.map(checkoutId.needsAlias(forStored:)) == true {
                 try Self.insertCheckout(
                     id: checkoutId,
                     token: token.token.externalPurchaseId,
@@ -93,10 +93,12 @@ extension TokenStore {
         throws(StorageError) -> RecordOutcome
     {
         var visitCount: Int64 = 0
-        // Tokenless visits always start a checkout; a token's checkout is created with its first visit.
+        // Tokenless visits always start a checkout; a token's checkout is created with its first visit, and a
+        // later visit whose id differs gets a row that leads to it (`CheckoutID.needsAlias`).
         var isNew = visit.token == nil
+        var needsAlias = false
         if let token = visit.token {
-            (isNew, visitCount, _) = try upsert(
+            let upserted = try upsert(
                 token,
                 checkoutId: visit.checkoutId,
                 countVisit: true,
@@ -104,9 +106,11 @@ extension TokenStore {
                 into: connection,
                 tally: &tally
             )
+            (isNew, visitCount) = (upserted.isNew, upserted.visitCount)
+            needsAlias = upserted.storedCheckout.map(visit.checkoutId.needsAlias(forStored:)) ?? false
         }
         let checkoutId = visit.checkoutId
-        if isNew {
+        if isNew || needsAlias {
             try insertCheckout(
                 id: checkoutId,
                 token: visit.token?.token.externalPurchaseId,
@@ -114,7 +118,7 @@ extension TokenStore {
                 at: visit.at,
                 into: connection
             )
-            if let token = visit.token {
+            if isNew, let token = visit.token {
                 tally.addIngestedLanding(externalPurchaseId: token.token.externalPurchaseId, checkoutId: checkoutId)
             }
         }
@@ -139,7 +143,7 @@ extension TokenStore {
         at: Int64,
         into connection: any SQLConnection,
         tally: inout TokenDays.Tally
-    ) throws(StorageError) -> (isNew: Bool, visitCount: Int64, binding: AccountBinding) {
+    ) throws(StorageError) -> (isNew: Bool, visitCount: Int64, binding: AccountBinding, storedCheckout: CheckoutID?) {
         let increment: Int64 = countVisit ? 1 : 0
         let account = token.appAccountToken
         let inserted = try connection.query(
@@ -166,21 +170,23 @@ extension TokenStore {
         )
         if let count = inserted.first?.first?.integer {
             tally.addToken(firstSeenAt: at, environment: token.token.environment, source: token.source)
-            return (true, count, account == nil ? .none : .bound)
+            return (true, count, account == nil ? .none : .bound, nil)
         }
         // On PostgreSQL the update also locks the row until the transaction ends, so the binding read here is
         // the one `bind` changes: two forwards at once take turns.
         let updated = try connection.query(
             """
             UPDATE tokens SET last_seen_at = max(last_seen_at, ?), visit_count = visit_count + ?
-            WHERE external_purchase_id = ? RETURNING visit_count, app_account_token, app_account_source
+            WHERE external_purchase_id = ?
+            RETURNING visit_count, app_account_token, app_account_source, checkout_id
             """,
             [.integer(at), .integer(increment), .id(token.token.externalPurchaseId)]
         )
         guard let row = updated.first, let count = row.first?.integer else {
             throw StorageError(.notFound, "token upsert found no row")
         }
-        guard let account else { return (false, count, .none) }
+        let storedCheckout: CheckoutID? = row[3].id()
+        guard let account else { return (false, count, .none, storedCheckout) }
         let binding = try bind(
             token.token.externalPurchaseId,
             to: account,
@@ -188,7 +194,7 @@ extension TokenStore {
             current: (row[1].text, try row[2].closedSetIfPresent("tokens.app_account_source")),
             connection
         )
-        return (false, count, binding)
+        return (false, count, binding, storedCheckout)
     }
 
     /// Binds a known token to `account`. The first binding holds against the app (an unauthenticated caller may

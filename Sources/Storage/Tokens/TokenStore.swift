@@ -39,17 +39,31 @@ public struct TokenStore: Sendable {
     /// token recorded before checkout ids led with a time keeps its one checkout under the older id, and a later
     /// landing's id (the time, then that id) leads to it: looked up first, so the page, its form, the payment and
     /// the admin views all stay with that checkout (a token has one checkout, so one payment).
+    /// An id the token's later sighting carried (`CheckoutID.needsAlias`) leads to the token's checkout the same
+    /// way, journaled or in the tables.
     public func checkout(id: CheckoutID) throws(StorageError) -> CheckoutRecord? {
         if let older = id.withoutTime, let record = try recorded(older) { return record }
-        if let pending = visitRecorder.pendingCheckout(id) { return pending }
+        if let pending = visitRecorder.pendingCheckout(id) {
+            guard let token = pending.externalPurchaseId, let stored = try storedCheckoutId(of: token),
+                stored != id
+            else { return pending }
+            return try recorded(stored) ?? pending
+        }
         return try recorded(id)
     }
 
+    /// The checkout recorded under `id`, or the token's own when `id` is another way to it.
     private func recorded(_ id: CheckoutID) throws(StorageError) -> CheckoutRecord? {
+        guard let (record, tokenCheckout) = try recordedRow(id) else { return nil }
+        guard let tokenCheckout, tokenCheckout != record.id else { return record }
+        return try recordedRow(tokenCheckout)?.record ?? record
+    }
+
+    private func recordedRow(_ id: CheckoutID) throws(StorageError) -> (record: CheckoutRecord, tokens: CheckoutID?)? {
         try database.readers.read { connection throws(StorageError) in
             let rows = try connection.query(
                 """
-                SELECT c.id, c.bundle_id, c.external_purchase_id, t.environment, t.token_expires_at
+                SELECT c.id, c.bundle_id, c.external_purchase_id, t.environment, t.token_expires_at, t.checkout_id
                 FROM checkouts c LEFT JOIN tokens t ON t.external_purchase_id = c.external_purchase_id
                 WHERE c.id = ?
                 """,
@@ -57,13 +71,22 @@ public struct TokenStore: Sendable {
             )
             guard let row = rows.first, let id: CheckoutID = row[0].id(), let bundleId: BundleID = row[1].id()
             else { return nil }
-            return CheckoutRecord(
+            let record = CheckoutRecord(
                 id: id,
                 bundleId: bundleId,
                 externalPurchaseId: row[2].id(),
                 environment: try row[3].closedSetIfPresent("tokens.environment"),
                 tokenExpiresAt: row[4].integer
             )
+            return (record, row[5].id())
+        }
+    }
+
+    /// The checkout id the token was first recorded with, if it is in the tables.
+    private func storedCheckoutId(of token: ExternalPurchaseID) throws(StorageError) -> CheckoutID? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query("SELECT checkout_id FROM tokens WHERE external_purchase_id = ?", [.id(token)])
+                .first?.first?.id()
         }
     }
 
