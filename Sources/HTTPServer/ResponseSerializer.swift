@@ -32,7 +32,7 @@ enum ResponseSerializer {
         for field in response.headers {
             output.append(contentsOf: field.name.utf8)
             output.append(contentsOf: colonSpace)
-            output.append(contentsOf: field.value.utf8)
+            appendFieldValue(field.value, to: &output)
             output.append(contentsOf: crlf)
         }
         // Every response: a browser must never guess a type for JSON, CSV or an error text (it could guess HTML).
@@ -40,6 +40,18 @@ enum ResponseSerializer {
         output.append(contentsOf: crlf)
         if !omitBody && !status.forbidsBody {
             output.append(contentsOf: response.body)
+        }
+    }
+
+    /// A field value as it may go on the wire: a CR, LF or NUL in it (a value taken from elsewhere, say a
+    /// provider's address) becomes a space, as RFC 9110 §5.5 has a recipient do, so it can never end its field
+    /// and start another.
+    private static func appendFieldValue(_ value: String, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: value.utf8)
+        for index in start..<output.count where output[index] <= carriageReturn {
+            let byte = output[index]
+            if byte == carriageReturn || byte == lineFeed || byte == 0 { output[index] = space }
         }
     }
 
@@ -55,6 +67,8 @@ enum ResponseSerializer {
 
     private static let statusLinePrefix = Array("HTTP/1.1 ".utf8)
     private static let space = UInt8(ascii: " ")
+    private static let carriageReturn = UInt8(ascii: "\r")
+    private static let lineFeed = UInt8(ascii: "\n")
     private static let crlf = Array("\r\n".utf8)
     private static let colonSpace = Array(": ".utf8)
     private static let dateName = Array("Date: ".utf8)

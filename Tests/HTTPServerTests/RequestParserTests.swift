@@ -87,6 +87,26 @@ struct RequestParserTests {
         #expect(consumed == text.utf8.count - 4)
     }
 
+    /// A head that can never become a request is refused at once, not held until the read timeout (a 408 after
+    /// 10 s): lines ended by bare LFs, a TLS handshake or binary sent to the plain port, a space before the
+    /// method. What may still complete (an empty line's CR whose LF is on the way) waits.
+    @Test func headsThatCannotCompleteAreRefusedAtOnce() {
+        for text in [
+            "GET /healthz HTTP/1.1\nHost: x\n\n", "GET / HTTP/1.1\r\nHost: x\nY: z", "\u{16}\u{03}\u{01}\u{02}",
+            " GET / HTTP/1.1", "GE\rT", "\r\n\u{01}",
+        ] {
+            #expect(status(text) == 400, "\(text.debugDescription)")
+        }
+        for text in [
+            "", "G", "GET / HTTP/1.1\r", "\r", "\r\n", "GET / HTTP/1.1\r\nHost: x\r", "GET / HTTP/1.1\r\nHost: x\r\n",
+        ] {
+            if case .incomplete = parse(text) {
+            } else {
+                Issue.record("\(text.debugDescription) should wait for more")
+            }
+        }
+    }
+
     /// A chunk-size or trailer line ended by a bare LF is refused at once: its CRLF never comes, and waiting for
     /// it held the connection until the body timeout (30 s) before a 408. A trailer line with a bare LF inside is
     /// refused too, so a line is judged the same whether its CRLF has arrived yet or not (found by fuzzing).

@@ -12,6 +12,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     while case .request(let request, let consumed) = parser.parseRequest(rest) {
         // A request always uses bytes, or the connection would loop on the same buffer forever.
         precondition(consumed > 0 && consumed <= rest.count, "parser consumed \(consumed) of \(rest.count) bytes")
+        // A request is judged the same whatever part of it has arrived: no prefix of it is refused (the parser
+        // refuses some heads before they end, so a prefix must never look like one of those).
+        for length in stride(from: 0, to: consumed, by: max(1, consumed / 32)) {
+            if case .invalid(let status) = parser.parseRequest(rest.prefix(length)) {
+                preconditionFailure("\(length) of a request's \(consumed) bytes refused with \(status.code)")
+            }
+        }
         rest = rest.dropFirst(consumed)
         for segment in request.path.split(separator: "/") { _ = FormDecoding.decodePathSegment(segment) }
         _ = request.queryItems

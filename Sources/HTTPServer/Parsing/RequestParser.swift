@@ -83,12 +83,12 @@ public struct RequestParser: Sendable {
         }
         guard let lineEnd = Self.findCRLF(bytes, from: start) else {
             if bytes.endIndex - start > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
-            return .incomplete
+            return Self.requestLineCannotComplete(bytes[start...]) ? .invalid(.badRequest) : .incomplete
         }
         if lineEnd - start > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
         guard let headEnd = Self.findHeadEnd(bytes, from: lineEnd) else {
             if bytes.endIndex - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }
-            return .incomplete
+            return Self.fieldsCannotComplete(bytes[(lineEnd + 2)...]) ? .invalid(.badRequest) : .incomplete
         }
         if headEnd - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }
 

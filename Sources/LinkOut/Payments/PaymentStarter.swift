@@ -77,7 +77,19 @@ struct PaymentStarter: Sendable {
         guard inFlight.begin(intentId) else { return .unavailable }
         defer { inFlight.end(intentId) }
         guard let redirect = callProvider(request) else { return .unavailable }
-        return .redirect(try record(redirect, for: request, price: price, browserSession: browserSession))
+        let url: String
+        do throws(StorageError) {
+            url = try record(redirect, for: request, price: price, browserSession: browserSession)
+        } catch {
+            guard error.code == .constraint else { throw error }
+            // The provider named a session another payment has: it is not this intent's, so no one is sent there.
+            logger.error(
+                "the payment provider answered with a session of another payment",
+                ["payment.provider": provider.id.rawValue]
+            )
+            return .unavailable
+        }
+        return .redirect(url)
     }
 
     /// What the provider is asked for: the product in the page's language, and linkout's own way back.
@@ -113,9 +125,11 @@ struct PaymentStarter: Sendable {
     private func callProvider(_ request: CheckoutRequest) -> CheckoutRedirect? {
         do throws(PaymentError) {
             let redirect = try provider.startCheckout(request)
-            // Only an https page or one of linkout's own paths: never a `javascript:` or other scheme.
-            guard redirect.url.hasPrefix("https://") || redirect.url.hasPrefix("/") else {
-                throw PaymentError(.rejected, "the provider answered with a payment page that is not https")
+            guard PaymentPageRule.allows(redirect.url) else {
+                throw PaymentError(
+                    .rejected,
+                    "the provider answered with a payment page linkout does not send anyone to"
+                )
             }
             return redirect
         } catch {
@@ -140,7 +154,7 @@ struct PaymentStarter: Sendable {
         price: Money,
         browserSession: String
     )
-        throws -> String
+        throws(StorageError) -> String
     {
         let now = clock.nowMilliseconds()
         _ = try ledger.tokens.recordCheckoutIntent(
