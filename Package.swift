@@ -99,7 +99,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OutboundTests",
-            dependencies: ["Outbound", "HTTPServer", "Logging"],
+            dependencies: ["Outbound", "HTTPServer", "Logging", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -14,7 +14,8 @@ final class LinkOutProcess {
         var description: String
     }
 
-    let process = Process()
+    private let process: ChildProcess
+    private let arguments: [String]
     private let output = Pipe()
     private let errors = Pipe()
     /// What the process wrote so far. Both pipes are read all the time: a server that logs more than a pipe
@@ -39,13 +40,19 @@ final class LinkOutProcess {
     }
 
     init(_ arguments: [String], directory: URL? = nil, environment: [String: String] = [:]) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        self.arguments = arguments
+        process = try ChildProcess(
+            Self.executable.path,
+            arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            directory: directory?.path,
+            output: output.fileHandleForWriting.fileDescriptor,
+            errors: errors.fileHandleForWriting.fileDescriptor
+        )
+        // The child has its own copies: with these closed, each pipe ends when the child (and any of its
+        // children) has exited.
+        try output.fileHandleForWriting.close()
+        try errors.fileHandleForWriting.close()
         drain(output, into: outputBytes)
         drain(errors, into: errorBytes)
     }
@@ -88,19 +95,22 @@ final class LinkOutProcess {
         return port
     }
 
+    /// The child's process id.
+    var pid: Int32 { process.pid }
+
     func signal(_ number: Int32) {
-        kill(process.processIdentifier, number)
+        process.signal(number)
     }
 
     /// Waits for the exit and returns the status code. A process still running after `seconds` fails the test
     /// and is killed, so the test ends either way.
     func waitForExit(within seconds: Double = 60) -> Int32 {
         if !eventually(within: seconds, { !process.isRunning }) {
-            Issue.record("linkout \(process.arguments ?? []) did not exit within \(seconds) s")
-            kill(process.processIdentifier, SIGKILL)
+            Issue.record("linkout \(arguments) did not exit within \(seconds) s")
+            process.signal(SIGKILL)
             guard eventually(within: 10, { !process.isRunning }) else { return -1 }
         }
-        return process.terminationStatus
+        return process.waitForExit()
     }
 
     /// Everything the process printed on stdout, once it has exited.
@@ -116,6 +126,9 @@ final class LinkOutProcess {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning {
+            process.signal(SIGKILL)
+            process.waitForExit()
+        }
     }
 }

@@ -75,7 +75,7 @@ struct PostgresClusterTests {
         // The kill lands while the next 600 are under way.
         let killer = DispatchGroup()
         killer.enter()
-        let victim = second.process.processIdentifier
+        let victim = second.pid
         Thread.detachNewThread {
             defer { killer.leave() }
             _ = eventually(within: 60) { sent.load(ordering: .relaxed) >= 900 }

@@ -12,15 +12,15 @@ import Testing
 @Suite("PostgreSQL dump and restore")
 struct PostgresDumpTests {
     static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
         let errors = Pipe()
-        process.standardError = errors
-        try process.run()
+        let process = try ChildProcess(
+            "/usr/bin/env",
+            [tool] + arguments,
+            errors: errors.fileHandleForWriting.fileDescriptor
+        )
+        try errors.fileHandleForWriting.close()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        return (process.waitForExit(), text)
     }
 
     @Test func aDumpOfALiveLedgerRestoresIntoAnEmptyDatabaseWithEveryAcknowledgedLanding() throws {

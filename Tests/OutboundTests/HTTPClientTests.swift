@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Outbound
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -131,20 +132,22 @@ struct HTTPClientTests {
     /// than exec), the server reports its own pid, and `stop()` ends that process; it also exits by itself when
     /// its stdin closes, so it cannot outlive a test process that crashed or was killed.
     final class TLSStub {
-        let process = Process()
+        let process: ChildProcess
         let input = Pipe()
         let port: Int
         let pid: pid_t
         private var stopped = false
 
         init(cert: String, key: String) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", HTTPClientTests.tlsStub, cert, key]
             let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = input
-            try process.run()
+            process = try ChildProcess(
+                "/usr/bin/env",
+                ["python3", "-c", HTTPClientTests.tlsStub, cert, key],
+                input: input.fileHandleForReading.fileDescriptor,
+                output: output.fileHandleForWriting.fileDescriptor
+            )
+            try input.fileHandleForReading.close()
+            try output.fileHandleForWriting.close()
             // The first line is "PORT PID"; a stub that dies first gives an empty line and fails the test here.
             var bytes: [UInt8] = []
             while !bytes.contains(10) {
@@ -156,7 +159,8 @@ struct HTTPClientTests {
             let line = String(decoding: bytes, as: UTF8.self)
             let fields = line.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             guard fields.count == 2, let port = Int(fields[0]), let pid = pid_t(fields[1]) else {
-                process.terminate()
+                process.signal(SIGTERM)
+                process.waitForExit()
                 Issue.record("the TLS stub printed \(line.debugDescription) instead of its port and pid")
                 throw CocoaError(.fileReadCorruptFile)
             }
@@ -171,9 +175,10 @@ struct HTTPClientTests {
             stopped = true
             try? input.fileHandleForWriting.close()
             kill(pid, SIGKILL)
-            if process.isRunning { process.terminate() }
+            if process.isRunning { process.signal(SIGTERM) }
             let deadline = Date() + 5
             while !Self.isGone(pid), Date() < deadline { usleep(10_000) }
+            if !process.isRunning { process.waitForExit() }
         }
 
         deinit { stop() }
@@ -214,13 +219,6 @@ struct HTTPClientTests {
         """
 
     private func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try ChildProcess(executable, arguments).waitForExit() == 0)
     }
 }

@@ -78,4 +78,28 @@ extension LedgerTests {
         #expect(try ledger.tokens.checkout(id: "c-unknown") == nil)
         #expect(try ledger.tokens.visits(for: "a").map(\.checkoutId) == ["c-a", "c-a-later"])
     }
+
+    /// A forward of a token whose landing is still only journaled waits for that landing: the landing recorded
+    /// the token first, so the token is the landing's, first seen then, with its visit the one that recorded it.
+    @Test func aForwardBehindALandingKeepsTheLandingsSighting() throws {
+        let folder = TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        let recorded = DispatchSemaphore(value: 0)
+        ledger.recordVisit(Self.visit("a", checkout: "c-a", at: 1_000)) { error in
+            #expect(error == nil)
+            recorded.signal()
+        }
+        #expect(recorded.wait(timeout: .now() + 30) == .success)
+        let outcome = try ledger.tokens.recordForwardedToken(
+            Self.token("a", source: .app),
+            checkoutId: "c-a",
+            at: 2_000
+        )
+        #expect(!outcome.isNewToken)
+        let token = try #require(try ledger.tokens.token("a"))
+        #expect(token.source == .url)
+        #expect(token.firstSeenAt == 1_000)
+        #expect(try ledger.tokens.visits(for: "a").map(\.visitedAt) == [1_000])
+    }
 }

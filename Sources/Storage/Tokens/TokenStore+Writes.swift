@@ -17,7 +17,10 @@ extension TokenStore {
         at: Int64,
         bindingSource: AccountBindingSource = .app
     ) throws(StorageError) -> RecordOutcome {
-        try database.writer.write { connection throws(StorageError) in
+        // The same token's landing still only journaled (SQLite, a moment after it) reaches the tables first: the
+        // landing recorded the token, and a forward that overtook it would record it as the app's, seen later.
+        if visitRecorder.pendingCheckout(checkoutId) != nil { _ = visitRecorder.flush(timeout: .seconds(2)) }
+        return try database.writer.write { connection throws(StorageError) in
             var tally = TokenDays.Tally()
             let upserted = try Self.upsert(
                 token,
