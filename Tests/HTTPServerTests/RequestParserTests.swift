@@ -107,6 +107,24 @@ struct RequestParserTests {
         }
     }
 
+    /// A head at its size limits is taken, and so is every part of it as it arrives: a request line of the
+    /// longest length whose CR has come but not its LF, a head whose closing CRLF CRLF is all but its last byte.
+    @Test func aHeadAtItsLimitsIsTakenWhicheverPartHasArrived() throws {
+        let line = "GET /" + String(repeating: "a", count: limits.maxRequestLineBytes - 14) + " HTTP/1.1"
+        #expect(line.utf8.count == limits.maxRequestLineBytes)
+        // From the request line's CRLF to the closing CRLF CRLF: "\r\nHost: h\r\n" and this field, 4 bytes over
+        // the fields' limit, as the parser measures them.
+        let field = "X: " + String(repeating: "b", count: limits.maxHeaderBytes + 4 - 11 - 3)
+        let head = line + "\r\nHost: h\r\n" + field + "\r\n\r\n"
+        let bytes = Array(head.utf8)
+        #expect(try request(head).1 == bytes.count)
+        for length in 0..<bytes.count {
+            if case .invalid(let status) = RequestParser(limits: limits).parseRequest(bytes[..<length]) {
+                Issue.record("\(length) of \(bytes.count) bytes refused with \(status.code)")
+            }
+        }
+    }
+
     /// A chunk-size or trailer line ended by a bare LF is refused at once: its CRLF never comes, and waiting for
     /// it held the connection until the body timeout (30 s) before a 408. A trailer line with a bare LF inside is
     /// refused too, so a line is judged the same whether its CRLF has arrived yet or not (found by fuzzing).

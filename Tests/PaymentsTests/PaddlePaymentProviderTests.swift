@@ -184,6 +184,17 @@ struct PaddlePaymentProviderTests {
         } catch {
             #expect(error.field == "payments.paddle.checkoutURL")
         }
+        // A hosted checkout the payment page rule would refuse at every payment is refused at start-up.
+        for refused in ["http://sandbox-pay.paddle.io/hsc_01fake", "https://sandbox-pay.paddle.io/hsc 01", "/checkout"]
+        {
+            settings["checkoutURL"] = refused
+            do {
+                _ = try registration.make(settings, ProviderContext())
+                Issue.record("\(refused) was taken")
+            } catch {
+                #expect(error.field == "payments.paddle.checkoutURL", "\(refused)")
+            }
+        }
         settings["checkoutURL"] = "https://sandbox-pay.paddle.io/hsc_01fake"
         do {
             _ = try registration.make(settings, ProviderContext())

@@ -14,7 +14,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(consumed > 0 && consumed <= rest.count, "parser consumed \(consumed) of \(rest.count) bytes")
         // A request is judged the same whatever part of it has arrived: no prefix of it is refused (the parser
         // refuses some heads before they end, so a prefix must never look like one of those).
-        for length in stride(from: 0, to: consumed, by: max(1, consumed / 32)) {
+        // Cut anywhere, and at each line end's CR and LF, where limits and terminators are judged.
+        let lineEnds = rest.prefix(consumed).indices.filter { rest[$0] == 13 || rest[$0] == 10 }.prefix(64)
+        let cuts = Set(stride(from: 0, to: consumed, by: max(1, consumed / 32))).union(
+            lineEnds.map { $0 - rest.startIndex }
+        )
+        for length in cuts.sorted() {
             if case .invalid(let status) = parser.parseRequest(rest.prefix(length)) {
                 preconditionFailure("\(length) of a request's \(consumed) bytes refused with \(status.code)")
             }

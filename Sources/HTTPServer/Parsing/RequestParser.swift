@@ -82,12 +82,16 @@ public struct RequestParser: Sendable {
             start += 2
         }
         guard let lineEnd = Self.findCRLF(bytes, from: start) else {
-            if bytes.endIndex - start > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
+            // Judged as the whole line will be: a last CR may be its end's first half.
+            let partialCR = bytes.last == cr ? 1 : 0
+            if bytes.endIndex - start - partialCR > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
             return Self.requestLineCannotComplete(bytes[start...]) ? .invalid(.badRequest) : .incomplete
         }
         if lineEnd - start > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
         guard let headEnd = Self.findHeadEnd(bytes, from: lineEnd) else {
-            if bytes.endIndex - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }
+            // Up to three bytes of the head's closing CRLF CRLF may be here already, which the whole head's
+            // measure (to where that CRLF CRLF starts) leaves out.
+            if bytes.endIndex - lineEnd > limits.maxHeaderBytes + 4 + 3 { return .invalid(.headerFieldsTooLarge) }
             return Self.fieldsCannotComplete(bytes[(lineEnd + 2)...]) ? .invalid(.badRequest) : .incomplete
         }
         if headEnd - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }

@@ -81,8 +81,11 @@ struct PaymentStarter: Sendable {
         do throws(StorageError) {
             url = try record(redirect, for: request, price: price, browserSession: browserSession)
         } catch {
-            guard error.code == .constraint else { throw error }
             // The provider named a session another payment has: it is not this intent's, so no one is sent there.
+            guard error.code == .constraint,
+                let known = try ledger.payments.paymentSession(id: redirect.sessionId),
+                known.intentId != request.intentId
+            else { throw error }
             logger.error(
                 "the payment provider answered with a session of another payment",
                 ["payment.provider": provider.id.rawValue]

@@ -27,8 +27,11 @@ extension PaddlePaymentProvider {
             checkoutURL: try settings.required("checkoutURL"),
             priceIds: try priceIds(settings)
         )
-        guard configuration.checkoutURL.hasPrefix("https://") || configuration.checkoutURL.hasPrefix("http://") else {
-            throw ProviderConfigurationError(field: settings.field("checkoutURL"), problem: "must be an https:// URL")
+        guard configuration.checkoutURL.hasPrefix("https://"), PaymentPageRule.allows(configuration.checkoutURL) else {
+            throw ProviderConfigurationError(
+                field: settings.field("checkoutURL"),
+                problem: "must be an https:// URL in printable ASCII, at most \(PaymentPageRule.longest) characters"
+            )
         }
         configuration.caFile = settings.optional("caFile")
         let secret = try settings.required("webhookSecret")
