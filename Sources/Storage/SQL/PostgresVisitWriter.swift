@@ -162,9 +162,10 @@ final class PostgresVisitWriter: Sendable {
     /// statement per visit: PostgreSQL's cost is in starting statements, not in rows). Per visit: the token's
     /// upsert counting the visit (`xmax = 0` tells a row this statement inserted from one it updated), the new
     /// tokens added to their day's count (`TokenDays`), its checkout when the token is new (a tokenless visit
-    /// always gets one) or when its id is another way to the token's (`CheckoutID.needsAlias`), and the visit row, marked when it recorded its token (a round holds a token once, so
-    /// that is the visit whose token this statement inserted). PostgreSQL runs every data-modifying part of a
-    /// `WITH` exactly once.
+    /// always gets one) or when its id is another way to the token's (`CheckoutID.needsAlias`, the same test in
+    /// SQL), and the visit row, marked when it recorded its token (a round holds a token once, so that is the
+    /// visit whose token this statement inserted). PostgreSQL runs every data-modifying part of a `WITH` exactly
+    /// once.
     /// The raw token is not kept (its fields are in their columns): its array goes empty.
     private static let timedLength = CheckoutID.timeLength + CheckoutID.untimedLength
     static let batchSQL = """

@@ -59,7 +59,9 @@ public struct TokenStore: Sendable {
         return try recordedRow(tokenCheckout)?.record ?? record
     }
 
-    private func recordedRow(_ id: CheckoutID) throws(StorageError) -> (record: CheckoutRecord, tokens: CheckoutID?)? {
+    private func recordedRow(_ id: CheckoutID) throws(StorageError) -> (
+        record: CheckoutRecord, tokenCheckout: CheckoutID?
+    )? {
         try database.readers.read { connection throws(StorageError) in
             let rows = try connection.query(
                 """
