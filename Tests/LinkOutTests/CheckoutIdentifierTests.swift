@@ -98,6 +98,18 @@ struct CheckoutIdentifierTests {
         return old
     }
 
+    /// Forwards `token` as the app does (`POST /v1/tokens`); the path of the checkout URL it is given.
+    func forwardedCheckoutPath(_ token: String, in live: LiveApplication) throws -> String {
+        let forwarded = try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(token)"}"#
+        )
+        #expect(forwarded.status == 200)
+        let reply = try JSONDecoder().decode([String: String].self, from: Data(forwarded.body))
+        return String(try #require(reply["checkoutURL"]).dropFirst("http://localhost:8080".count))
+    }
+
     /// A token recorded before ids led with a time keeps its one checkout: a later landing's id, and the URL a
     /// later forward is given, lead to it, and its page's form posts to it.
     @Test func aTokenRecordedBeforeKeepsItsOneCheckout() throws {
@@ -126,15 +138,7 @@ struct CheckoutIdentifierTests {
 
         let sandbox: ExternalPurchaseID = "SANDBOX_00000000-0000-0000-0000-000000000000"
         let older = try recordedBefore(sandbox, in: live, by: installation)
-        let forwarded = try live.post(
-            "/v1/tokens",
-            contentType: "application/json",
-            body: #"{"token": "\#(AppleVectors.v3)"}"#
-        )
-        #expect(forwarded.status == 200)
-        let reply = try JSONDecoder().decode([String: String].self, from: Data(forwarded.body))
-        let url = try #require(reply["checkoutURL"])
-        let path = String(url.dropFirst("http://localhost:8080".count))
+        let path = try forwardedCheckoutPath(AppleVectors.v3, in: live)
         #expect(path == "/checkout/" + Identifiers.checkoutTime(1_706_169_600_000) + older)
         #expect(try live.get(path).text.contains("action=\"/checkout/\(older)\""))
     }
@@ -163,14 +167,7 @@ struct CheckoutIdentifierTests {
         let sandbox = try live.get("/?externalPurchaseToken=\(AppleVectors.v3)&bundleId=com.example")
         let sandboxId = String(try #require(sandbox.header("Location")).dropFirst("/checkout/".count))
         _ = live.ledger()
-        let forwarded = try live.post(
-            "/v1/tokens",
-            contentType: "application/json",
-            body: #"{"token": "\#(AppleVectors.v4)"}"#
-        )
-        #expect(forwarded.status == 200)
-        let reply = try JSONDecoder().decode([String: String].self, from: Data(forwarded.body))
-        let path = String(try #require(reply["checkoutURL"]).dropFirst("http://localhost:8080".count))
+        let path = try forwardedCheckoutPath(AppleVectors.v4, in: live)
         #expect(path != "/checkout/" + sandboxId)
         // Apple's sandbox examples expired within their hour: the page says so, with no form to post.
         #expect(try live.get(path).status == 200)

@@ -17,9 +17,9 @@ extension TokenStore {
         at: Int64,
         bindingSource: AccountBindingSource = .app
     ) throws(StorageError) -> RecordOutcome {
-        // The same token's landing still only journaled (SQLite, a moment after it) reaches the tables first: the
-        // landing recorded the token, and a forward that overtook it would record it as the app's, seen later.
-        if visitRecorder.pendingCheckout(checkoutId) != nil { _ = visitRecorder.flush(timeout: .seconds(2)) }
+        // The same token's landing still only journaled reaches the tables first: the landing recorded the token,
+        // and a forward that overtook it would record it as the app's, seen later.
+        waitForJournaledLanding(of: checkoutId)
         return try database.writer.write { connection throws(StorageError) in
             var tally = TokenDays.Tally()
             let upserted = try Self.upsert(
@@ -58,9 +58,8 @@ extension TokenStore {
         amount: String,
         at: Int64
     ) throws(StorageError) -> Int64 {
-        // A checkout whose landing is still only journaled (SQLite, a moment after the landing) reaches the
-        // tables first: the purchase that follows is made into money rows from the token's row.
-        if visitRecorder.pendingCheckout(checkoutId) != nil { _ = visitRecorder.flush(timeout: .seconds(2)) }
+        // The purchase that follows is made into money rows from the token's row.
+        waitForJournaledLanding(of: checkoutId)
         return try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
             try TokenDays.addCheckoutIfFirstIntent(checkoutId: checkoutId, dialect: dialect, into: connection)
             let rows = try connection.query(
@@ -72,6 +71,12 @@ extension TokenStore {
             )
             return rows.first?.first?.integer ?? 0
         }
+    }
+
+    /// Lets a landing of `checkoutId` that is still only journaled (SQLite, a moment after the landing) reach the
+    /// tables before a write that builds on it (briefly: a long backlog is not waited out).
+    private func waitForJournaledLanding(of checkoutId: CheckoutID) {
+        if visitRecorder.pendingCheckout(checkoutId) != nil { _ = visitRecorder.flush(timeout: .seconds(2)) }
     }
 
     /// The `visits` insert; its `utm_*` columns are named like `Visit.utmParameterNames`. The landing's inserts
