@@ -174,6 +174,64 @@ struct BackupRestoreTests {
         #expect(tooNew.stderrText().contains("version \(Ledger.schemaVersion + 1)"))
     }
 
+    /// A copy of a data folder made while its ledger was open (a snapshot, or files copied from a stopped
+    /// server that never checkpointed) has its latest writes in `linkout.sqlite-wal` only: a restore takes them too.
+    /// The same ledger however spelled is refused, and a ledger replaced on `--force` is set aside, not deleted.
+    @Test func aRestoreTakesTheWALBesideTheFileAndSetsTheReplacedLedgerAside() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data").path
+        let snapshot = directory.appendingPathComponent("snapshot").path
+        let alone = directory.appendingPathComponent("alone").path
+        for folder in [snapshot, alone] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        let secret: String
+        do {
+            let ledger = try Ledger(directory: dataDir)
+            defer { ledger.close() }
+            secret = try ledger.settings.secret(named: "identifiers")
+            for name in ["linkout.sqlite", "linkout.sqlite-wal"] {
+                try FileManager.default.copyItem(atPath: dataDir + "/" + name, toPath: snapshot + "/" + name)
+            }
+            try FileManager.default.copyItem(atPath: dataDir + "/linkout.sqlite", toPath: alone + "/linkout.sqlite")
+        }
+        // The scenario: the main file alone does not hold the secret yet.
+        let withoutWAL = try? SQLiteConnection(path: alone + "/linkout.sqlite", readOnly: true).query(
+            "SELECT value FROM settings WHERE name = 'identifiers'"
+        )
+        #expect(withoutWAL?.isEmpty ?? true)
+
+        let restoredDir = directory.appendingPathComponent("restored").path
+        _ = try LedgerBackup.restore(from: snapshot + "/linkout.sqlite", into: restoredDir, replacing: false)
+        do {
+            let restored = try Ledger(directory: restoredDir)
+            defer { restored.close() }
+            #expect(try restored.settings.secret(named: "identifiers") == secret)
+        }
+        var mode = stat()
+        #expect(stat(restoredDir + "/linkout.sqlite", &mode) == 0)
+        #expect(mode.st_mode & 0o077 == 0, "the ledger is readable by its owner only")
+
+        // The folder's own ledger, spelled otherwise, is still itself.
+        for spelling in [restoredDir + "/../restored/linkout.sqlite", restoredDir + "/./linkout.sqlite"] {
+            #expect(throws: StorageError.self) {
+                _ = try LedgerBackup.restore(from: spelling, into: restoredDir, replacing: true)
+            }
+        }
+        // Replaced on request: the ledger that was there is kept whole beside the new one.
+        _ = try LedgerBackup.restore(from: snapshot + "/linkout.sqlite", into: restoredDir, replacing: true)
+        let asides = try FileManager.default.contentsOfDirectory(atPath: restoredDir).filter {
+            $0.hasPrefix("replaced-")
+        }
+        #expect(asides.count == 1)
+        let aside = try SQLiteConnection(
+            path: restoredDir + "/" + (asides.first ?? "") + "/linkout.sqlite",
+            readOnly: true
+        )
+        #expect(try aside.query("SELECT value FROM settings WHERE name = 'identifiers'").first?.first?.text == secret)
+    }
+
     /// A backup from before a token was reported, restored after Apple accepted its report: the restored
     /// ledger plans the report again under the same identifier, asks Apple first, and finds it there, so Apple
     /// gets one report, not two. A token Apple never heard of is still sent.

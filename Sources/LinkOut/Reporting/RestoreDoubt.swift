@@ -11,7 +11,7 @@ import Storage
 /// no answer keeps it pending, never sent blind.
 enum RestoreDoubt {
     /// The ledger setting `linkout restore` writes: when the backup was restored (UNIX ms).
-    static let setting = "restored_at"
+    static let setting = LedgerBackup.restoredSetting
     /// How long after a restore a first send checks Apple first: the time it takes to send the lost days' events
     /// again (the operator has the provider resend them, README "Backup and restore"; a delivery the provider
     /// never got an answer to comes again by itself, Stripe's for 3 days), with room to spare.

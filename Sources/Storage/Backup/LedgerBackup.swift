@@ -21,6 +21,8 @@ public enum LedgerBackup {
     }
 
     static let fileName = "linkout.sqlite"
+    /// The setting a restore writes into the ledger it puts in place: when, in UNIX ms (read by `RestoreDoubt`).
+    public static let restoredSetting = "restored_at"
 
     /// Writes the ledger in `directory` to `destination` (a file that must not exist yet).
     public static func backup(directory: String, to destination: String, clock: Lifecycle.Clock = .system)
@@ -51,10 +53,9 @@ public enum LedgerBackup {
         // these records, or was ingested (and its segment deleted) before the snapshot, which then holds it.
         let journaled = readJournal(directory)
         let partial = destination + ".partial"
-        unlink(partial)
         do throws(StorageError) {
             try whileBusy { () throws(StorageError) in
-                unlink(partial)
+                try LedgerFiles.createAnew(partial)
                 try SQLiteConnection(path: source).query("VACUUM INTO ?", [.text(partial)])
             }
             let added = try apply(journaled, to: partial, clock: clock)
@@ -63,7 +64,7 @@ public enum LedgerBackup {
             try publish(partial, as: destination)
             return summary
         } catch {
-            unlink(partial)
+            LedgerFiles.remove(partial)
             throw error
         }
     }
@@ -167,9 +168,11 @@ public enum LedgerBackup {
     }
 
     /// Puts the backup at `source` in place as the ledger of `directory`, which must be empty (or `replacing` is
-    /// set, and its ledger and journal are replaced) and not in use by a server. The backup is copied and synced
-    /// beside the ledger first, so a failed copy (a full disk) leaves the ledger there as it was. An older backup
-    /// is upgraded; the restore time is recorded for reporting.
+    /// set) and not in use by a server. The backup is copied through SQLite, so what its `-wal` holds comes too (a
+    /// stopped server's tables can all be there), upgraded if an earlier release made it, marked with the restore
+    /// time for reporting (see `RestoreDoubt`), checked and synced beside the ledger; only then does it take the
+    /// ledger's place. A replaced ledger and its journal are set aside whole in `replaced-<ms>/`, never deleted.
+    /// So a restore cut short leaves either the ledger as it was or the marked copy in place.
     public static func restore(
         from source: String,
         into directory: String,
@@ -183,7 +186,7 @@ public enum LedgerBackup {
             throw StorageError(.dataFolder, "cannot create \(directory): \(error)")
         }
         let target = (directory as NSString).appendingPathComponent(fileName)
-        guard (source as NSString).resolvingSymlinksInPath != (target as NSString).resolvingSymlinksInPath else {
+        guard !LedgerFiles.areOneFile(source, target) else {
             throw StorageError(.conflict, "\(source) is the ledger of \(directory) itself")
         }
         let present = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -199,34 +202,80 @@ public enum LedgerBackup {
         try lockFile.lockExclusively()
         defer { lockFile.unlock() }
         let partial = target + ".partial"
-        unlink(partial)
-        do {
-            try FileManager.default.copyItem(atPath: source, toPath: partial)
+        let now = clock.nowMilliseconds()
+        let summary: Summary
+        do throws(StorageError) {
+            try LedgerFiles.createAnew(partial)
+            try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
+            try markRestored(partial, at: now, clock: clock)
+            summary = try seal(partial)
+            try JournalFile(path: partial).sync()
         } catch {
-            unlink(partial)
-            throw StorageError(.dataFolder, "cannot copy \(source) into \(directory): \(error)")
+            LedgerFiles.remove(partial)
+            throw error
         }
-        try JournalFile(path: partial).sync()
-        // Only now is the replaced ledger let go: its WAL and journal belong to it, not to the backup.
-        for suffix in ["-wal", "-shm"] { unlink(target + suffix) }
-        for segment in VisitJournal.segmentPaths(in: directory) { unlink(segment.path) }
-        try lockFile.truncate()
+        try setAside(ledger: target, journal: lockFile, in: directory, at: now)
         try publish(partial, as: target)
-        let database = try SQLDatabase(path: target, durability: .full, clock: clock)
+        return summary
+    }
+
+    /// Upgrades the copy if an earlier release made it, records when it was restored, and lets go of the leases
+    /// the backed-up server held (its process is not this one).
+    private static func markRestored(_ path: String, at now: Int64, clock: Lifecycle.Clock) throws(StorageError) {
+        let database = try SQLDatabase(path: path, durability: .full, clock: clock)
         defer { database.close() }
-        try database.writer.write { [now = clock.nowMilliseconds()] connection throws(StorageError) in
+        try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 """
-                INSERT INTO settings (name, value) VALUES ('restored_at', ?)
+                INSERT INTO settings (name, value) VALUES ('\(restoredSetting)', ?)
                 ON CONFLICT(name) DO UPDATE SET value = excluded.value
                 """,
                 [.text(String(now))]
             )
         }
         try database.releaseLeases()
-        return try database.readers.read { connection throws(StorageError) in
-            try summary(connection, path: target)
+    }
+
+    /// Moves the ledger being replaced, with its WAL folded in, and its journal's segments into `replaced-<now>/`:
+    /// they hold what the operator asked to replace, which may still be wanted.
+    private static func setAside(
+        ledger target: String,
+        journal lockFile: JournalFile,
+        in directory: String,
+        at now: Int64
+    )
+        throws(StorageError)
+    {
+        let segments = VisitJournal.segmentPaths(in: directory)
+        let journaled = try lockFile.readAll()
+        guard FileManager.default.fileExists(atPath: target) || !segments.isEmpty || !journaled.isEmpty else { return }
+        let aside = (directory as NSString).appendingPathComponent("replaced-\(now)")
+        do {
+            try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        } catch {
+            throw StorageError(.dataFolder, "cannot create \(aside): \(error)")
         }
+        if FileManager.default.fileExists(atPath: target) {
+            // Its WAL is folded into it first: moved alone, the file would lack it, and left behind, the WAL would be
+            // replayed onto the restored ledger.
+            try SQLiteConnection(path: target).query("PRAGMA wal_checkpoint(TRUNCATE)")
+            try LedgerFiles.move(target, to: (aside as NSString).appendingPathComponent(fileName))
+            for suffix in ["-wal", "-shm"] { LedgerFiles.remove(target + suffix) }
+        }
+        for segment in segments {
+            try LedgerFiles.move(
+                segment.path,
+                to: (aside as NSString).appendingPathComponent((segment.path as NSString).lastPathComponent)
+            )
+        }
+        if !journaled.isEmpty {
+            let copy = try JournalFile(path: (aside as NSString).appendingPathComponent(VisitJournal.lockFileName))
+            try copy.append(journaled)
+            try copy.sync()
+            try lockFile.truncate()
+        }
+        try JournalFile.syncDirectory(aside)
+        try JournalFile.syncDirectory(directory)
     }
 
     /// When the backup's ledger last recorded anything (its newest visit, payment event or report), UNIX ms:

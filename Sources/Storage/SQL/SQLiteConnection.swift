@@ -10,6 +10,8 @@ final class SQLiteConnection: SQLConnection {
         _ = Self.configured
         var handle: OpaquePointer?
         // NOMUTEX: each connection is used by one thread at a time, so SQLite's own mutex is redundant.
+        // A new ledger is its owner's alone (SQLite would create it world-readable); its WAL follows its mode.
+        if !readOnly { try LedgerFiles.createPrivately(path) }
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {

@@ -1,0 +1,50 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// File operations on a SQLite ledger as a whole: the database file and the `-wal`, `-shm` and `-journal` files
+/// SQLite keeps beside it.
+enum LedgerFiles {
+    /// The files SQLite may keep beside a database.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// Whether two paths name one file (however spelled: relative, through `..` or a symlink). False when either is
+    /// missing.
+    static func areOneFile(_ first: String, _ second: String) -> Bool {
+        var a = stat()
+        var b = stat()
+        guard stat(first, &a) == 0, stat(second, &b) == 0 else { return false }
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino
+    }
+
+    /// Creates `path` empty, readable by its owner only (an empty file is an empty SQLite database): a ledger
+    /// holds the installation's secret and people's data, and SQLite gives its `-wal` and `-shm` the mode of the
+    /// database file. A file already there is left as it is.
+    static func createPrivately(_ path: String) throws(StorageError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 || errno == EEXIST else {
+            throw StorageError(.dataFolder, "cannot create \(path)", systemError: errno)
+        }
+        if fd >= 0 { close(fd) }
+    }
+
+    /// A new, empty, private database file at `path` in place of whatever an interrupted run left there.
+    static func createAnew(_ path: String) throws(StorageError) {
+        remove(path)
+        try createPrivately(path)
+    }
+
+    /// Removes the database at `path` and what SQLite keeps beside it; missing files are no error.
+    static func remove(_ path: String) {
+        for file in [path] + companionSuffixes.map({ path + $0 }) { unlink(file) }
+    }
+
+    /// Renames `source` to `destination` (one file system: the move is whole or not at all).
+    static func move(_ source: String, to destination: String) throws(StorageError) {
+        guard rename(source, destination) == 0 else {
+            throw StorageError(.dataFolder, "cannot move \(source) to \(destination)", systemError: errno)
+        }
+    }
+}
