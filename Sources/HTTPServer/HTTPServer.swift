@@ -51,6 +51,9 @@ public final class HTTPServer: Sendable {
         var loops: [(epoll: Epoll, mailbox: LoopMailbox)] = []
         var port = configuration.port
         do throws(SocketError) {
+            // The loops share their port (SO_REUSEPORT), and so could another process of the same user: a second
+            // server started on a port already served would take half its connections into another ledger.
+            if count > 1 && port != 0 { try Socket.checkFree(host: configuration.host, port: port) }
             for _ in 0..<count {
                 let bound = try Socket.listen(
                     host: configuration.host,

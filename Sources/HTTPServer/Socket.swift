@@ -13,6 +13,24 @@ enum Socket {
     static func listen(host: String, port: Int, backlog: Int32, reusePort: Bool = false) throws(SocketError) -> (
         fd: Int32, port: Int
     ) {
+        let fd = try bound(host: host, port: port, reusePort: reusePort)
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let error = SocketError(operation: "listen", errno: errno)
+            Glibc.close(fd)
+            throw error
+        }
+        return (fd, localPort(fd))
+    }
+
+    /// Fails with `EADDRINUSE` when anything holds `host:port`, even sockets that share it (SO_REUSEPORT): a
+    /// socket that does not ask to share cannot bind beside them. Never listens, so no connection is taken.
+    static func checkFree(host: String, port: Int) throws(SocketError) {
+        Glibc.close(try bound(host: host, port: port, reusePort: false))
+    }
+
+    /// A non-blocking socket bound to `host:port` (SO_REUSEADDR, so a previous run's connections in TIME_WAIT do
+    /// not hold the port).
+    private static func bound(host: String, port: Int, reusePort: Bool) throws(SocketError) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -36,12 +54,7 @@ enum Socket {
             Glibc.close(fd)
             throw error
         }
-        guard Glibc.listen(fd, backlog) == 0 else {
-            let error = SocketError(operation: "listen", errno: errno)
-            Glibc.close(fd)
-            throw error
-        }
-        return (fd, localPort(fd))
+        return fd
     }
 
     static func localPort(_ fd: Int32) -> Int {

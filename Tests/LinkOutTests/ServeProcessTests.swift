@@ -40,6 +40,29 @@ struct ServeProcessTests {
         #expect(badFlag.stderrText().contains("--port"))
     }
 
+    /// A second server told to use a port another one serves (a stop that failed before an upgrade) refuses to
+    /// start: its loops' shared sockets would otherwise take half the connections into another ledger.
+    @Test func aSecondServerOnAServedPortRefusesToStart() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.appendingPathComponent("a").path]
+        )
+        defer { first.signal(SIGTERM) }
+        let port = try first.waitForPort()
+        let second = try LinkOutProcess(
+            [
+                "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir",
+                directory.appendingPathComponent("b").path,
+            ]
+        )
+        defer { second.signal(SIGTERM) }
+        #expect(second.waitForExit() != 0)
+        #expect(second.stderrText().contains("Address already in use"), "\(second.stderrText())")
+        let client = try RawClient(port: port)
+        #expect(try client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+    }
+
     /// SIGTERM while eight clients hammer the server with keep-alive requests for a 256 KiB file: the process
     /// exits 0, and every response a client started to receive arrived whole.
     @Test func sigtermUnderLoadExits0AndCutsNoResponseInHalf() throws {
