@@ -28,6 +28,16 @@ public final class Ledger: Sendable {
         case reader
     }
 
+    /// Whether opening a ledger at an older schema upgrades it.
+    public enum Upgrade: Sendable {
+        /// The server, a restore, tests: pending migrations are applied.
+        case migrate
+        /// A command beside a server (`export`, `audit`, `report`, ...): an older ledger is refused
+        /// (`StorageError.Code.olderSchema`), so a newer release's tool never migrates it under an older server. A
+        /// new, empty ledger is still created.
+        case never
+    }
+
     /// The schema version this release migrates ledgers to (its last migration); a ledger at a later version is
     /// refused at open (`StorageError.Code.newerSchema`).
     public static var schemaVersion: Int64 { Migrations.latestVersion }
@@ -47,12 +57,14 @@ public final class Ledger: Sendable {
         directory: String,
         durability: Durability = .full,
         role: Role = .owner,
+        upgrade: Upgrade = .migrate,
         clock: Lifecycle.Clock = .system
     ) throws(StorageError) {
         try self.init(
             directory: directory,
             durability: durability,
             role: role,
+            upgrade: upgrade,
             clock: clock,
             journalSegmentBytes: VisitJournal.defaultSegmentBytes
         )
@@ -64,6 +76,7 @@ public final class Ledger: Sendable {
         directory: String,
         durability: Durability = .full,
         role: Role = .owner,
+        upgrade: Upgrade = .migrate,
         clock: Lifecycle.Clock = .system,
         journalSegmentBytes: Int,
         journalMemoryLimit: Int? = nil
@@ -75,7 +88,7 @@ public final class Ledger: Sendable {
         }
         path = (directory as NSString).appendingPathComponent("linkout.sqlite")
         guard role == .owner else {
-            database = try SQLDatabase(path: path, durability: durability, clock: clock)
+            database = try SQLDatabase(path: path, durability: durability, upgrade: upgrade, clock: clock)
             visitRecorder = ReaderVisitRecorder(database: database)
             return
         }
@@ -87,7 +100,7 @@ public final class Ledger: Sendable {
         let database: SQLDatabase
         let nextSequence: Int64
         do throws(StorageError) {
-            database = try SQLDatabase(path: path, durability: durability, clock: clock)
+            database = try SQLDatabase(path: path, durability: durability, upgrade: upgrade, clock: clock)
             do throws(StorageError) {
                 nextSequence = try JournalVisitRecorder.replay(directory: directory, lockFile: lockFile, into: database)
                 // The folder lock makes this the only process on the file: leases left by a previous run are void.
@@ -115,9 +128,13 @@ public final class Ledger: Sendable {
     /// Opens the ledger on a PostgreSQL database several instances may share, applying pending migrations.
     /// Visits are committed before the landing answers (group commit, synchronous commit on); there is no
     /// journal, so any instance finds any checkout and a killed instance leaves nothing behind to replay.
-    public init(postgres target: PostgresTarget, clock: Lifecycle.Clock = .system) throws(StorageError) {
+    public init(
+        postgres target: PostgresTarget,
+        upgrade: Upgrade = .migrate,
+        clock: Lifecycle.Clock = .system
+    ) throws(StorageError) {
         path = target.redactedURL
-        let database = try SQLDatabase(postgres: target, clock: clock)
+        let database = try SQLDatabase(postgres: target, upgrade: upgrade, clock: clock)
         do throws(StorageError) {
             visitRecorder = try PostgresVisitRecorder(target: target)
         } catch {

@@ -33,6 +33,9 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The ledger's schema is newer than this release knows: a later release migrated it. Running older code
         /// on it could misread or damage what the newer one wrote, so nothing opens it.
         case newerSchema
+        /// The ledger's schema is older than this release's, and the one opening it does not upgrade ledgers (a
+        /// command next to the release that runs it): upgrading would leave that release a ledger it refuses.
+        case olderSchema
         /// The database server cannot be reached (PostgreSQL down, restarting or unreachable): retry later.
         case unavailable
         /// Any other SQLite failure; the primary result code.

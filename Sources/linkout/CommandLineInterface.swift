@@ -102,8 +102,9 @@ public enum CommandLineInterface {
         } catch let error as ConfigurationError {
             printError("linkout: \(error)\n")
             return 2
-        } catch let error as StorageError where error.code == .newerSchema {
-            // A rollback onto a ledger a later release migrated: refused like a bad configuration.
+        } catch let error as StorageError where error.code == .newerSchema || error.code == .olderSchema {
+            // A rollback onto a ledger a later release migrated, or a command of a newer release beside the one
+            // that runs the ledger: refused like a bad configuration.
             printError("linkout \(command): \(error.message)\n")
             return 2
         } catch {

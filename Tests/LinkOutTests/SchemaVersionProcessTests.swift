@@ -5,6 +5,10 @@ import Testing
 
 @testable import Storage
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A rollback onto a ledger a later release migrated: `linkout serve` (and every command that opens the ledger)
 /// refuses it with exit 2 and both schema versions, on the engine under test (SQLite, or PostgreSQL in the
 /// PostgreSQL pass).
@@ -43,6 +47,40 @@ struct SchemaVersionProcessTests {
         let version = try LinkOutProcess(["--version"])
         #expect(version.waitForExit() == 0)
         #expect(version.stdoutText() == "linkout \(Release.version) (schema \(Ledger.schemaVersion))\n")
+    }
+
+    /// A command of this release beside a ledger an earlier release runs (before an upgrade, or after a
+    /// rollback) reads nothing and changes nothing: exit 2 with both versions, the ledger left at its schema.
+    /// `linkout serve` upgrades it.
+    @Test func aCommandNeverUpgradesALedgerAnEarlierReleaseRuns() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-older-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let older = Ledger.schemaVersion - 1
+        try Migrations.apply(
+            to: try SQLiteConnection(path: directory.path + "/linkout.sqlite"),
+            dialect: .sqlite,
+            now: 1,
+            upTo: older
+        )
+        let version = { () throws -> Int64? in
+            try SQLiteConnection(path: directory.path + "/linkout.sqlite", readOnly: true)
+                .query("SELECT max(version) FROM schema_migrations").first?.first?.integer
+        }
+        for command in [["export"], ["audit"], ["report", "status"], ["keys", "list"]] {
+            let process = try LinkOutProcess(command + ["--data-dir", directory.path])
+            #expect(process.waitForExit() == 2, "\(command)")
+            let message = process.stderrText()
+            #expect(
+                message.contains("schema is version \(older) and this release's \(Ledger.schemaVersion)"),
+                "\(message)"
+            )
+            #expect(try version() == older, "\(command) upgraded the ledger")
+        }
+        let server = try LinkOutProcess(["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path])
+        defer { server.signal(SIGTERM) }
+        _ = try server.waitForPort()
+        #expect(try version() == Ledger.schemaVersion)
     }
 
     @Test func metricsCarryTheBuildInfo() throws {

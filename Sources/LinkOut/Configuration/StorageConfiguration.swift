@@ -31,9 +31,16 @@ extension Configuration {
 
         /// Opens the configured ledger: PostgreSQL when a URL is set (the role does not matter there: nothing is
         /// local), otherwise SQLite under `dataDir` as `role`.
-        package func openLedger(role: Ledger.Role = .owner) throws(StorageError) -> Ledger {
-            if let postgresTarget { return try Ledger(postgres: postgresTarget) }
-            return try Ledger(directory: dataDir, durability: durability == "normal" ? .normal : .full, role: role)
+        package func openLedger(role: Ledger.Role = .owner, upgrade: Ledger.Upgrade = .migrate) throws(StorageError)
+            -> Ledger
+        {
+            if let postgresTarget { return try Ledger(postgres: postgresTarget, upgrade: upgrade) }
+            return try Ledger(
+                directory: dataDir,
+                durability: durability == "normal" ? .normal : .full,
+                role: role,
+                upgrade: upgrade
+            )
         }
 
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Storage {

@@ -39,7 +39,8 @@ enum Migrations {
         to connection: any SQLConnection,
         dialect: SQLDialect,
         now: Int64,
-        upTo last: Int64 = .max
+        upTo last: Int64 = .max,
+        upgrade: Ledger.Upgrade = .migrate
     ) throws(StorageError) {
         if dialect == .postgres { try connection.query("SELECT pg_advisory_lock(?)", [.integer(advisoryLock)]) }
         defer {
@@ -61,6 +62,14 @@ enum Migrations {
                 .newerSchema,
                 "the ledger's schema is version \(newest), migrated by a newer release; this release knows schema "
                     + "versions up to \(latestVersion): run that release again (see README \"Upgrades and rollbacks\")"
+            )
+        }
+        if upgrade == .never, let newest = applied.max(), newest < latestVersion {
+            throw StorageError(
+                .olderSchema,
+                "the ledger's schema is version \(newest) and this release's \(latestVersion): `linkout serve` of this "
+                    + "release upgrades it when it starts, commands never do, so the release that runs it keeps "
+                    + "working (see README \"Upgrades and rollbacks\")"
             )
         }
         var migrated: Set<Int64> = []

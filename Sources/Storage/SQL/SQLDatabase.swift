@@ -15,7 +15,12 @@ final class SQLDatabase: Sendable {
     let commissionRegimes = CommissionRegimesHolder()
 
     /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
-    convenience init(path: String, durability: Ledger.Durability, clock: Lifecycle.Clock) throws(StorageError) {
+    convenience init(
+        path: String,
+        durability: Ledger.Durability,
+        upgrade: Ledger.Upgrade = .migrate,
+        clock: Lifecycle.Clock
+    ) throws(StorageError) {
         let connection = try SQLiteConnection(path: path)
         let mode = try connection.query("PRAGMA journal_mode = WAL")
         guard mode.first?.first?.text == "wal" else {
@@ -24,7 +29,7 @@ final class SQLDatabase: Sendable {
         try connection.execute(
             "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768"
         )
-        try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds())
+        try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds(), upgrade: upgrade)
         let maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823
         self.init(
             dialect: .sqlite,
@@ -37,11 +42,15 @@ final class SQLDatabase: Sendable {
     /// Connects to PostgreSQL and applies pending migrations (under an advisory lock: instances starting together
     /// migrate once). Commits wait for the server's WAL flush (`synchronous_commit` on, its default), so a
     /// committed visit survives the server's crash as SQLite's does.
-    convenience init(postgres target: PostgresTarget, clock: Lifecycle.Clock) throws(StorageError) {
+    convenience init(
+        postgres target: PostgresTarget,
+        upgrade: Ledger.Upgrade = .migrate,
+        clock: Lifecycle.Clock
+    ) throws(StorageError) {
         let connection = try PostgresConnection(target: target)
         // Waiting for another instance's migrations, or running a long one, is not a stuck request.
         try connection.execute("SET statement_timeout = 0")
-        try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds())
+        try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds(), upgrade: upgrade)
         try connection.execute("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
         self.init(
             dialect: .postgres,
