@@ -38,6 +38,12 @@ public final class HTTPServer: Sendable {
         context = ServerContext(configuration: configuration, router: router, logger: logger, observer: observer)
     }
 
+    /// Whether this machine has `host` and nothing serves `port` on it: `linkout check` asks before a start.
+    /// Throws the bind's error (`EADDRINUSE`, `EADDRNOTAVAIL`, a name that does not resolve).
+    public static func checkAddress(host: String, port: Int) throws(SocketError) {
+        try Socket.checkFree(host: host, port: port)
+    }
+
     /// Binds and starts serving; returns the bound port (useful with port 0).
     @discardableResult
     public func start() throws(SocketError) -> Int {

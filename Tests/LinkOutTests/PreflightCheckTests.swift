@@ -126,7 +126,8 @@ struct PreflightCheckTests {
         let output = process.stdoutText()
         #expect(output.contains("FAIL payments: payments.provider is demo"))
         #expect(output.contains("ok   catalog:"))
-        #expect(output.contains("8 checks:"))
+        #expect(output.contains("11 checks:"))
+        #expect(output.contains("ok   server files:"))
         // A mistyped data folder fails the check, and the check makes no ledger there.
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-nowhere-\(UUID())")
         let mistyped = try LinkOutProcess(
@@ -136,5 +137,46 @@ struct PreflightCheckTests {
         #expect(mistyped.waitForExit() == 1)
         #expect(mistyped.stdoutText().contains("FAIL ledger: no ledger at"))
         #expect(!FileManager.default.fileExists(atPath: missing.path))
+    }
+
+    /// What `serve` would refuse at its start fails the check too: a public address no phone reaches, an address
+    /// this machine does not have or another process serves, a public folder without the pages, a missing key.
+    @Test func whatTheServerWouldRefuseFailsTheCheck() throws {
+        var configuration = Configuration()
+        configuration.server.publicDir = LiveApplication.repositoryRoot.appendingPathComponent("Public").path
+        for unreachable in [
+            "https://localhost", "https://LOCALHOST:8443", "https://127.0.0.1", "https://[::1]", "https://0.0.0.0",
+            "https://10.0.0.5", "https://172.20.1.1", "https://192.168.1.10", "https://pay.local", "https://[fd00::1]",
+            "http://127.0.0.1:8080",
+        ] {
+            configuration.server.publicURL = unreachable
+            #expect(!PreflightCheck(configuration: configuration).publicURL().passed, "\(unreachable)")
+        }
+        for reachable in ["https://pay.example.com", "https://172.32.0.1", "https://8.8.8.8"] {
+            configuration.server.publicURL = reachable
+            #expect(PreflightCheck(configuration: configuration).publicURL().passed, "\(reachable)")
+        }
+
+        let live = try LiveApplication()
+        configuration.server.host = "127.0.0.1"
+        configuration.server.port = live.port
+        let inUse = PreflightCheck(configuration: configuration).serverAddress()
+        #expect(!inUse.passed && inUse.detail.contains("Address already in use"), "\(inUse.line)")
+        configuration.server.port = 0
+        #expect(PreflightCheck(configuration: configuration).serverAddress().passed)
+        configuration.server.host = "999.1.1.1"
+        #expect(!PreflightCheck(configuration: configuration).serverAddress().passed)
+
+        #expect(PreflightCheck(configuration: configuration).serverFiles().passed)
+        configuration.appEntitlements.signingKeyFile = "/nonexistent/linkout-signing.pem"
+        let noKey = PreflightCheck(configuration: configuration).serverFiles()
+        #expect(!noKey.passed && noKey.detail.contains("appEntitlements.signingKeyFile"), "\(noKey.line)")
+        configuration.appEntitlements.signingKeyFile = ""
+        configuration.apple.notificationRootCertificates = ["/nonexistent/root.pem"]
+        #expect(!PreflightCheck(configuration: configuration).serverFiles().passed)
+        configuration.apple.notificationRootCertificates = []
+        configuration.server.publicDir = "/nonexistent/public"
+        let noPages = PreflightCheck(configuration: configuration).serverFiles()
+        #expect(!noPages.passed && noPages.detail.contains("server.publicDir"), "\(noPages.line)")
     }
 }

@@ -80,7 +80,7 @@ final class EntitlementKeyring: Sendable {
         loaded = Mutex(try Self.load(ledger, at: now))
     }
 
-    private static func readKeyFile(_ path: String) throws -> ES256Key {
+    static func readKeyFile(_ path: String) throws -> ES256Key {
         let pem: String
         do {
             pem = try String(contentsOfFile: path, encoding: .utf8)

@@ -31,7 +31,10 @@ package struct PreflightCheck: Sendable {
 
     /// The checks that need nothing but this machine.
     package func offline() -> [Result] {
-        [appleKey(), publicURL(), apps(), catalog(), regimes(), payments(), webhooks(), ledger()]
+        [
+            appleKey(), publicURL(), apps(), catalog(), regimes(), payments(), webhooks(), serverAddress(),
+            serverFiles(), dataFolder(), ledger(),
+        ]
     }
 
     static func pass(_ name: String, _ detail: String) -> Result { Result(name: name, passed: true, detail: detail) }
@@ -66,17 +69,18 @@ package struct PreflightCheck: Sendable {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
     }
 
-    /// `publicURL` is https, unless it names this machine (a laptop trying linkout out).
+    /// `publicURL` is https, at an address people's phones reach: not this machine (a laptop trying linkout
+    /// out), nor a private network's.
     func publicURL() -> Result {
         let url = configuration.server.publicURL
         let host = URL(string: url)?.host?.lowercased() ?? ""
-        if configuration.server.isSecure { return Self.pass("public URL", url) }
-        if ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host) {
+        if PublicHost.isUnreachable(host) {
             return Self.fail(
                 "public URL",
-                "\(url) is this machine: set server.publicURL to the https address people use"
+                "\(url) is this machine or a private network's: set server.publicURL to the https address people use"
             )
         }
+        if configuration.server.isSecure { return Self.pass("public URL", url) }
         return Self.fail("public URL", "\(url) is not https: browsers and the App Store need https in production")
     }
 

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPServer
+import Storage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `linkout serve` needs of this machine, checked the way it uses it: the address to listen on, the files
+/// it loads at start, and a data folder it can write.
+extension PreflightCheck {
+    /// The host is this machine's and nothing serves the port yet (a server already running there, this one
+    /// included, fails this line: the check is made before a start).
+    func serverAddress() -> Result {
+        let server = configuration.server
+        do {
+            try HTTPServer.checkAddress(host: server.host, port: server.port)
+        } catch {
+            return Self.fail("server address", "\(server.host):\(server.port): \(error)")
+        }
+        return Self.pass("server address", "\(server.host):\(server.port) is free")
+    }
+
+    /// The pages, dashboard and API description under `server.publicDir`, the notification roots and the
+    /// entitlement signing key load as the server loads them.
+    func serverFiles() -> Result {
+        do {
+            _ = try Pages.load(publicDir: configuration.server.publicDir, isSecure: true, apps: configuration.apps)
+            _ = try DashboardPages.load(publicDir: configuration.server.publicDir)
+            _ = try OpenAPIRoute(publicDir: configuration.server.publicDir)
+            _ = try AppStoreNotifications.verifier(configuration.apple)
+            if !configuration.appEntitlements.signingKeyFile.isEmpty {
+                _ = try EntitlementKeyring.readKeyFile(configuration.appEntitlements.signingKeyFile)
+            }
+        } catch let error as ConfigurationError {
+            return Self.fail("server files", "\(error.field) \(error.problem)")
+        } catch {
+            return Self.fail("server files", "\(error)")
+        }
+        return Self.pass("server files", "pages and keys load from \(configuration.server.publicDir)")
+    }
+
+    /// The SQLite data folder (or the folder it would be made in) can be written by this user: the ledger and
+    /// the visit journal live there.
+    func dataFolder() -> Result {
+        let storage = configuration.storage
+        guard storage.postgresURL == nil else { return Self.pass("data folder", "none: the ledger is on PostgreSQL") }
+        var folder = storage.dataDir.isEmpty ? "." : storage.dataDir
+        while !FileManager.default.fileExists(atPath: folder) {
+            let parent = (folder as NSString).deletingLastPathComponent
+            folder = parent.isEmpty ? "." : parent
+        }
+        let ledger = (storage.dataDir as NSString).appendingPathComponent("linkout.sqlite")
+        for path in [folder, ledger] where FileManager.default.fileExists(atPath: path) {
+            guard access(path, R_OK | W_OK) == 0 else {
+                return Self.fail(
+                    "data folder",
+                    "\(path) cannot be written by this user (\(String(cString: strerror(errno))))"
+                )
+            }
+        }
+        return Self.pass("data folder", "\(storage.dataDir) is writable")
+    }
+}
