@@ -164,6 +164,31 @@ struct AppEntitlementTests {
         #expect(live.logLines.all.contains { $0.contains("redeemed by the app") })
     }
 
+    /// A test payment on a production token is never reported to Apple, and a subscription bought that way is
+    /// refunded all the same: the purchase ends, the app loses the entitlement, a second refund is refused.
+    @Test func aRefundEndsASubscriptionAppleNeverHeardOf() throws {
+        let live = try LiveApplication { $0.adminToken = "admin-secret" }
+        let (code, purchaseId) = try Self.purchase(live, product: "pro.monthly")
+        let credential = try #require(
+            try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["credential"] as? String
+        )
+        let refund = { () throws -> RawClient.Response in
+            try live.post(
+                "/admin/demo/purchases/\(purchaseId)/refund",
+                contentType: "application/json",
+                body: "",
+                headers: ["Authorization": "Bearer admin-secret"]
+            )
+        }
+        let first = try refund()
+        #expect(first.status == 200)
+        #expect(try Self.json(first)["status"] as? String == "refunded", "\(first.text)")
+        let after = try Self.json(try Self.entitlements(live, credential))
+        #expect((after["entitlements"] as? [Any])?.isEmpty == true, "\(after)")
+        #expect((after["ended"] as? [[String: Any]])?.first?["reason"] as? String == "refunded")
+        #expect(try refund().status == 409)
+    }
+
     @Test func aCodeForAnotherAccountIsRefusedAndStaysUnused() throws {
         let live = try LiveApplication()
         let account = "6f1c1a52-5d3c-4c84-9a57-8f0c42e6d1a0"

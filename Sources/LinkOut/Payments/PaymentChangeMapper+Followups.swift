@@ -70,7 +70,7 @@ extension PaymentChangeMapper {
             at: now
         )
         // A refund of one renewal leaves the subscription as it was; only a full refund of the buy refunds it.
-        if charge.lineItemId == purchase.buyLineItemId || purchase.kind == .oneTime {
+        if charge.lineItemId == purchase.buyChargeLineItemId || purchase.kind == .oneTime {
             purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
         }
         purchase.updatedAt = now

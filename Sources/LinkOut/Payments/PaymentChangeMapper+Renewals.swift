@@ -28,6 +28,12 @@ extension PaymentChangeMapper {
         }
         var change = try recorded(invoice, on: &purchase, what: what, planChange: planChange, event: event, at: now)
         guard let token = purchase.externalPurchaseId, let buy = purchase.buyLineItemId else {
+            // Kept all the same: a refund of this payment finds it (and leaves the subscription as it is).
+            change.charges = Self.charges(
+                of: invoice,
+                purchaseId: purchase.purchaseId,
+                lineItemId: LineItemID(invoice.invoiceId)
+            )
             change.outcome = "\(what) recorded; nothing to report to Apple"
             return .apply(change)
         }

@@ -221,6 +221,7 @@ struct PaymentChangeMapper: Sendable {
                 if completion.externalPurchaseId != nil, !reported {
                     // No buy on record for Apple: renewals and refunds of it are not reported either.
                     record.buyLineItemId = nil
+                    change.charges = buyCharges(completion, lineItemId: record.buyChargeLineItemId)
                     change.outcome = "test payment on a production token: recorded, not reported to Apple"
                 } else if let token = completion.externalPurchaseId {
                     change.lineItems = [(token, item.common.lineItemId, try Self.encode(item))]
@@ -229,6 +230,8 @@ struct PaymentChangeMapper: Sendable {
                     change.outcome = "purchase recorded; no token, nothing to report to Apple"
                 }
             } catch let error as AppleLineItemError {
+                // Not at Apple, but paid: its refunds still end it.
+                change.charges = buyCharges(completion, lineItemId: record.buyChargeLineItemId)
                 change.outcome = .notReportable("purchase recorded; not reportable: \(error)")
             }
         }
@@ -276,10 +279,14 @@ struct PaymentChangeMapper: Sendable {
         throws -> Decision
     {
         guard let subscription = invoice.subscriptionId,
-            let purchase = try ledger.payments.purchase(subscriptionId: subscription), let buy = purchase.buyLineItemId
+            let purchase = try ledger.payments.purchase(subscriptionId: subscription)
         else { return .wait("the first invoice's subscription has no purchase yet") }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
-        change.charges = Self.charges(of: invoice, purchaseId: purchase.purchaseId, lineItemId: buy)
+        change.charges = Self.charges(
+            of: invoice,
+            purchaseId: purchase.purchaseId,
+            lineItemId: purchase.buyChargeLineItemId
+        )
         return .apply(change)
     }
 

@@ -19,6 +19,11 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
     public var subscriptionId: String?
     /// The Apple line item of the buy (a subscription's start): renewals and refunds reference it.
     public var buyLineItemId: LineItemID?
+
+    /// The line item the buy's charges carry: the buy's, or for a buy Apple never gets (a test payment on a
+    /// production token, one that cannot be reported) the purchase's own id. Its refunds find the charge and end
+    /// the purchase either way; a renewal's charge carries its invoice.
+    public var buyChargeLineItemId: LineItemID { buyLineItemId ?? LineItemID(purchaseId) }
     /// End of the paid period (subscriptions), UNIX ms.
     public var periodEnd: Int64?
     /// Days of paid service reported so far (Apple's `subscriptionDaysOfPaidService`).
