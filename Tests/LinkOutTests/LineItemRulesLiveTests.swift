@@ -1,8 +1,10 @@
+import Dispatch
 import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -64,5 +66,61 @@ struct LineItemRulesLiveTests {
         // Nothing refused was queued: the token holds the buy alone, as first posted.
         let stored = try live.application.ledger.reports.lineItems(for: token.externalPurchaseId)
         #expect(stored.map(\.lineItemId) == ["aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"])
+    }
+
+    /// Posts that arrive at the same moment are judged as if one came after the other: one line item id on two
+    /// tokens of the app is taken once (Apple would get the sale twice), two full refunds of one buy once.
+    @Test func postsAtTheSameMomentAreJudgedOneAfterTheOther() throws {
+        let setup = try LiveReportingTests.Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
+        let now = Clock.system.nowMilliseconds()
+        func land() throws -> String {
+            let token = TokenMinter.mint(
+                bundleId: "com.example",
+                appAppleId: 1_234_567_890,
+                sandbox: false,
+                tokenType: nil,
+                nowMilliseconds: now
+            )
+            let landed = try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
+            #expect(landed.status == 303)
+            return token.externalPurchaseId.rawValue
+        }
+        func request(_ token: String, _ item: String) -> String {
+            let body = #"{"lineItems": [\#(item)]}"#
+            return "POST /v1/tokens/\(token)/line-items HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer backend-secret\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        }
+        func together(_ requests: [String]) -> [Int] {
+            let statuses = Mutex<[Int]>([])
+            let connected = Mutex(0)
+            let go = DispatchSemaphore(value: 0)
+            let port = live.port
+            DispatchQueue.concurrentPerform(iterations: requests.count) { index in
+                // Each connects first; all send once every one has connected.
+                let client = try? RawClient(port: port)
+                let last = connected.withLock { count in
+                    count += 1
+                    return count == requests.count
+                }
+                if last { for _ in 1..<requests.count { go.signal() } } else { go.wait() }
+                let status = (try? client?.roundTrip(requests[index]).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+            return statuses.withLock { $0 }.sorted()
+        }
+        for _ in 0..<6 {
+            let (first, second) = (try land(), try land())
+            let buy = MonthTraffic.newId()
+            let item = MonthTraffic.buy(buy, at: now - 3_600_000)
+            #expect(together([request(first, item), request(second, item)]) == [202, 400])
+            let refunds = (0..<2).map { _ in MonthTraffic.refund(MonthTraffic.newId(), of: buy, at: now - 1000) }
+            let owner = try #require(
+                try live.application.ledger.notifications.lineItemOwners([LineItemID(buy)], bundleId: "com.example")[
+                    LineItemID(buy)
+                ]
+            )
+            #expect(together(refunds.map { request(owner.rawValue, $0) }) == [202, 400])
+        }
     }
 }

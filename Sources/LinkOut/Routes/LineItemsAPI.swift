@@ -49,7 +49,27 @@ struct LineItemsAPI: Sendable {
         case .success(let decoded): items = decoded
         case .failure(let refusal): return refusal.response
         }
-        let stored = try ledger.reports.lineItems(for: ExternalPurchaseID(id))
+        // Checked, then stored only if nothing they were checked against changed meanwhile; else checked again.
+        for _ in 0..<Self.attempts {
+            do {
+                return try checkAndStore(items, for: token)
+            } catch let error as StorageError where error.code == .conflict {
+                continue
+            }
+        }
+        return JSONResponse.error(
+            .conflict,
+            "concurrent_line_items",
+            "Other line items for this app were being stored at the same time; send these again."
+        )
+    }
+
+    /// How often a post is checked again when line items stored meanwhile changed what it was checked against.
+    static let attempts = 5
+
+    private func checkAndStore(_ items: [LineItem], for token: StoredToken) throws -> HTTPResponse {
+        let id = token.token.externalPurchaseId
+        let stored = try ledger.reports.lineItems(for: id)
         var sorted = try sort(items, for: token, stored: stored)
         let earlier = LineItemScreen.standing(stored)
         let validator = ReportValidator(
@@ -62,18 +82,15 @@ struct LineItemsAPI: Sendable {
         if !sorted.fresh.isEmpty {
             try ledger.reports.storeLineItems(
                 sorted.fresh.map { ($0.item.common.lineItemId, $0.body) },
-                for: ExternalPurchaseID(id),
-                at: clock.nowMilliseconds()
+                for: id,
+                at: clock.nowMilliseconds(),
+                checked: .init(newestRow: stored.map(\.rowId).max(), bundleId: token.token.bundleId)
             )
             reporting.wake()
         }
         return JSONResponse.json(
             sorted.fresh.isEmpty ? .ok : .accepted,
-            Accepted(
-                externalPurchaseId: ExternalPurchaseID(id),
-                accepted: sorted.fresh.count,
-                unchanged: sorted.unchanged
-            )
+            Accepted(externalPurchaseId: id, accepted: sorted.fresh.count, unchanged: sorted.unchanged)
         )
     }
 

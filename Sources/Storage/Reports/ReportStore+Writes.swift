@@ -9,15 +9,35 @@ extension ReportStore {
         try reportSummary().oldestUnreportedCreation
     }
 
-    /// Stores posted line items for a token; they wait for the next report.
+    /// What posted line items were checked against: the token's newest stored line item (its row), and the app
+    /// whose other tokens must not hold their ids.
+    public struct CheckedAgainst: Sendable {
+        public var newestRow: Int64?
+        public var bundleId: BundleID
+
+        public init(newestRow: Int64?, bundleId: BundleID) {
+            self.newestRow = newestRow
+            self.bundleId = bundleId
+        }
+    }
+
+    /// Stores posted line items for a token; they wait for the next report. With `checked`, only if what they were
+    /// checked against still holds when they are written (the app's line-item writers take turns): no line item
+    /// stored for the token since, none of their ids taken by another token of the app. Otherwise nothing is
+    /// written and `.conflict` says to check them again: two posts at once must not both pass a rule that one
+    /// after the other would refuse (an id twice, refunds past the buy).
     public func storeLineItems(
         _ items: [(lineItemId: LineItemID, body: String)],
         for externalPurchaseId: ExternalPurchaseID,
-        at: Int64
+        at: Int64,
+        checked: CheckedAgainst? = nil
     ) throws(StorageError) {
         try database.writer.write {
             [dialect = database.dialect, regimes = database.commissionRegimes.current]
             connection throws(StorageError) in
+            if let checked {
+                try Self.stillHolds(checked, items.map(\.lineItemId), for: externalPurchaseId, in: connection, dialect)
+            }
             for item in items {
                 try connection.query(
                     "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
@@ -186,5 +206,36 @@ extension ReportStore {
             "UPDATE tokens SET report_queued_at = ? WHERE external_purchase_id = ? AND report_queued_at IS NULL",
             [.integer(report.createdAt), .id(report.externalPurchaseId)]
         )
+    }
+
+    private static func stillHolds(
+        _ checked: CheckedAgainst,
+        _ lineItemIds: [LineItemID],
+        for externalPurchaseId: ExternalPurchaseID,
+        in connection: any SQLConnection,
+        _ dialect: SQLDialect
+    ) throws(StorageError) {
+        if let serialize = dialect.serializeOnKey {
+            try connection.query(serialize, [.text("line-items:" + checked.bundleId.rawValue)])
+        }
+        let newest = try connection.query(
+            "SELECT max(id) FROM line_items WHERE external_purchase_id = ?",
+            [.id(externalPurchaseId)]
+        ).first?.first?.integer
+        guard newest == checked.newestRow else {
+            throw StorageError(.conflict, "line items were stored for the token while these were checked")
+        }
+        for id in Set(lineItemIds) {
+            let taken = try connection.query(
+                """
+                SELECT 1 FROM line_items l JOIN tokens t ON t.external_purchase_id = l.external_purchase_id
+                WHERE l.line_item_id = ? AND t.bundle_id = ? AND l.external_purchase_id <> ? LIMIT 1
+                """,
+                [.id(id), .id(checked.bundleId), .id(externalPurchaseId)]
+            )
+            guard taken.isEmpty else {
+                throw StorageError(.conflict, "a line item id was stored for another token while these were checked")
+            }
+        }
     }
 }
