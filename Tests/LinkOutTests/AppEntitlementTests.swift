@@ -342,6 +342,58 @@ struct AppEntitlementTests {
         #expect(left.compactMap { $0["kid"] as? String } == [thirdKid])
     }
 
+    /// The leaked-key procedure while a planned rotation waits: `rotate --publish-ahead 0` signs at once (the
+    /// planned key does not hold it back), the leaked key can then be retired, and the planned key still takes
+    /// over at its time.
+    @Test func aLeakedKeyIsReplacedAtOnceWhileARotationIsPlanned() throws {
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
+        let admin = ["Authorization": "Bearer admin-secret"]
+        let leaked = try #require(
+            try Self.json(try live.get("/admin/signing-keys", headers: admin))["keys"] as? [[String: Any]]
+        ).compactMap { $0["kid"] as? String }.first
+        let rotate = { (ahead: Int) throws -> [String: Any] in
+            let answer = try live.post(
+                "/admin/signing-keys/rotate?publishAheadSeconds=\(ahead)",
+                contentType: "text/plain",
+                body: "",
+                headers: admin
+            )
+            #expect(answer.status == 201)
+            return try Self.json(answer)
+        }
+        time.advance(seconds: 60)
+        let planned = try rotate(86_400)
+        time.advance(seconds: 60)
+        let urgent = try rotate(0)
+        #expect(urgent["signsFrom"] as? Int64 == time.clock.nowMilliseconds())
+        time.advance(seconds: 1)
+        let retired = try live.post(
+            "/admin/signing-keys/\(try #require(leaked))/retire?force=true",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(retired.status == 200, "\(retired.text)")
+        let signingKid = { () throws -> String? in
+            let token = TokenMinter.mint(
+                bundleId: "com.example",
+                appAppleId: 1_234_567_890,
+                sandbox: false,
+                tokenType: nil,
+                nowMilliseconds: time.clock.nowMilliseconds()
+            )
+            let landing = "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
+            let (code, _) = try Self.purchase(live, landing: landing)
+            let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
+            let entitlement = try #require(redeemed["entitlement"] as? String)
+            return try Self.object(entitlement.split(separator: ".")[0])["kid"] as? String
+        }
+        #expect(try signingKid() == urgent["kid"] as? String)
+        time.advance(seconds: 86_400)
+        #expect(try signingKid() == planned["kid"] as? String)
+    }
+
     @Test func aKeyFileSignsAndStaysPublishedAfterItIsReplaced() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-keys-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -187,9 +187,13 @@ final class EntitlementKeyring: Sendable {
                     + "and restart"
             )
         }
-        // Strictly after every key before it, so "the key that began signing last" is never a tie.
-        let latest = try ledger.signingKeys.keys(includingRetired: true).map(\.signsFrom).max() ?? now
-        let signsFrom = max(now + max(0, publishAheadSeconds) * 1000, latest + 1)
+        // Strictly after every key that signs by then, so "the key that began signing last" is never a tie. A key
+        // published ahead to sign later does not hold this one back: a leaked key is replaced at once (`0`), and
+        // the planned successor still takes over at its time.
+        let wanted = now + max(0, publishAheadSeconds) * 1000
+        let starts = Set(try ledger.signingKeys.keys(includingRetired: true).map(\.signsFrom))
+        var signsFrom = max(wanted, (starts.filter { $0 <= wanted }.max() ?? wanted - 1) + 1)
+        while starts.contains(signsFrom) { signsFrom += 1 }
         let record = try Self.generate(at: now, signsFrom: signsFrom)
         try ledger.signingKeys.insert(record)
         try loaded.withLock { loaded throws in loaded = try Self.load(ledger, at: now) }
