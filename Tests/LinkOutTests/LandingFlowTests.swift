@@ -1,8 +1,11 @@
+import Dispatch
 import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
+import Payments
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -359,5 +362,39 @@ struct LandingFlowTests {
         for token in [AppleVectors.v1, AppleVectors.v3, String(AppleVectors.v1.prefix(40))] {
             #expect(!log.contains(token))
         }
+    }
+
+    /// A double click on Pay sends the form twice at once: while the first request's call to the provider is
+    /// under way, the others wait for it and go to the same payment page (a browser shows the last answer, which
+    /// must not be the "payment is not available" page), and the provider makes one session.
+    @Test func formsPostedAtOnceAllGoToTheOnePayment() throws {
+        let stripe = try FakeStripeServer()
+        defer { stripe.stop() }
+        let live = try LiveApplication {
+            $0.payments.provider = .stripe
+            $0.payments[.stripe, "secretKey"] = stripe.secretKey
+            $0.payments[.stripe, "webhookSecret"] = "whsec_double_click_0123456789"
+            $0.payments[.stripe, "apiBase"] = stripe.apiBase
+        }
+        let landing = try live.get(AppleVectors.documentedTarget)
+        let location = try #require(landing.header("Location"))
+        let session = try #require(cookie(landing))
+        let page = try live.get(location, headers: ["Cookie": session])
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let body = "csrf=\(csrf)&currency=EUR&product=pro.lifetime"
+        let request =
+            "POST \(location) HTTP/1.1\r\nHost: t\r\nCookie: \(session)\r\n"
+            + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        stripe.enqueue(.slow(milliseconds: 400))
+        let answers = Mutex<[(status: Int, location: String?)]>([])
+        let port = live.port
+        DispatchQueue.concurrentPerform(iterations: 3) { _ in
+            let answer = try? RawClient(port: port).roundTrip(request)
+            answers.withLock { $0.append((answer?.status ?? 0, answer?.header("Location"))) }
+        }
+        let all = answers.withLock { $0 }
+        #expect(all.allSatisfy { $0.status == 303 }, "\(all.map(\.status))")
+        #expect(Set(all.compactMap(\.location)).count == 1, "\(all.map(\.location))")
+        #expect(stripe.sessionsCreated == 1)
     }
 }

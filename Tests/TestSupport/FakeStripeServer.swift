@@ -6,6 +6,10 @@ import Logging
 import Payments
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A stand-in for Stripe's `POST /v1/checkout/sessions` on 127.0.0.1, reached through the real libcurl client. It
 /// checks each request as Stripe would (bearer secret key, `Idempotency-Key`, form fields: required ones, lowercase
 /// currency, integer `unit_amount`, mode-specific parameters), creates session objects, replays the stored answer for a
@@ -17,6 +21,8 @@ package final class FakeStripeServer: Sendable {
         case normal
         /// Answer this instead, before the endpoint "executes", so nothing is stored under the key.
         case respond(status: Int, headers: [String: String] = [:], body: String = "")
+        /// Answer like Stripe after this long (a slow call other requests meet while it is under way).
+        case slow(milliseconds: Int)
     }
 
     package struct Received: Sendable {
@@ -116,6 +122,9 @@ package final class FakeStripeServer: Sendable {
         case .respond(let status, let headers, let body):
             result = (status, headers, body.isEmpty ? error("api_error", "scripted \(status)") : body)
         case .normal:
+            result = respond(request, fields: fields, shared: shared, secretKey: secretKey)
+        case .slow(let milliseconds):
+            usleep(useconds_t(milliseconds * 1000))
             result = respond(request, fields: fields, shared: shared, secretKey: secretKey)
         }
         shared.log.withLock {

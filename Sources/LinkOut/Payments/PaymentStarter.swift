@@ -1,3 +1,4 @@
+import Dispatch
 import Domain
 import Lifecycle
 import Logging
@@ -51,7 +52,7 @@ struct PaymentStarter: Sendable {
             attempt: attempt
         )
         if let existing = sessions.first(where: { $0.intentId == intentId }) {
-            return existing.state == .open ? .redirect(existing.url) : .paid(sessionId: existing.sessionId)
+            return Self.outcome(existing)
         }
         // Apple takes no line item dated after the token's expiry, so the payment page closes before it does; with
         // less than the provider's shortest session (Stripe: 30 minutes) left, a fresh link from the app is the way.
@@ -73,8 +74,16 @@ struct PaymentStarter: Sendable {
             language: language,
             expiresAt: expiresAt
         )
-        // One provider call per intent at a time: a double tap waits on the retry page instead of racing the first.
-        guard inFlight.begin(intentId) else { return .unavailable }
+        // One provider call per intent at a time: a double tap waits for the first one's call, then goes where it
+        // went (the browser shows the last answer, so the second must not be an error page).
+        guard inFlight.begin(intentId) else {
+            guard inFlight.waitForEnd(of: intentId, upTo: Self.doubleTapWait),
+                let made = try ledger.payments.paymentSessions(checkoutId: checkout.id).first(where: {
+                    $0.intentId == intentId
+                })
+            else { return .unavailable }
+            return Self.outcome(made)
+        }
         defer { inFlight.end(intentId) }
         guard let redirect = callProvider(request) else { return .unavailable }
         let url: String
@@ -190,14 +199,35 @@ struct PaymentStarter: Sendable {
 
     /// Added to the provider's shortest session: the time the call itself may take.
     static let callAllowance = Milliseconds.minute
+    /// How long a double tap waits for the first tap's provider call (its attempts and a retry fit).
+    static let doubleTapWait = DispatchTimeInterval.seconds(20)
+
+    /// Where a session made for the intent sends the person: its page while open, else its result.
+    private static func outcome(_ session: PaymentSessionRecord) -> Outcome {
+        session.state == .open ? .redirect(session.url) : .paid(sessionId: session.sessionId)
+    }
 }
 
-/// Intents whose provider call is under way.
+/// Intents whose provider call is under way, each with a group its other requests can wait on.
 final class IntentsInFlight: Sendable {
-    private let intents = Mutex<Set<String>>([])
+    private let intents = Mutex<[String: DispatchGroup]>([:])
 
     /// False when the intent is already in flight.
-    func begin(_ intent: String) -> Bool { intents.withLock { $0.insert(intent).inserted } }
+    func begin(_ intent: String) -> Bool {
+        intents.withLock { intents in
+            guard intents[intent] == nil else { return false }
+            let group = DispatchGroup()
+            group.enter()
+            intents[intent] = group
+            return true
+        }
+    }
 
-    func end(_ intent: String) { intents.withLock { _ = $0.remove(intent) } }
+    /// Waits until the intent's call ends (true), or `timeout` passes (false).
+    func waitForEnd(of intent: String, upTo timeout: DispatchTimeInterval) -> Bool {
+        guard let group = intents.withLock({ $0[intent] }) else { return true }
+        return group.wait(timeout: .now() + timeout) == .success
+    }
+
+    func end(_ intent: String) { intents.withLock { $0.removeValue(forKey: intent) }?.leave() }
 }
