@@ -30,9 +30,14 @@ enum EraseCommand {
         defer { ledger.close() }
         let erasure = Erasure(ledger: ledger)
         let summary = try email.map { try erasure.erase(email: $0) } ?? erasure.erase(accountToken: account ?? "")
+        let walNote =
+            ledger.privacy.foldWAL()
+            ? ""
+            : "; the WAL is still read by the server and keeps old frames until it is reused (run erase again later)"
         CommandLineInterface.printOutput(
             "erased: \(summary.bodies) stored bodies rewritten without the person's data, \(summary.credentials) "
-                + "credentials unbound; reports to Apple and amounts unchanged\n"
+                + "credentials unbound; reports to Apple and amounts unchanged\(walNote); backups made before "
+                + "keep the data until they are rotated out\n"
         )
         return 0
     }

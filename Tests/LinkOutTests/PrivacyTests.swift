@@ -114,6 +114,14 @@ struct PrivacyTests {
         let entry = try #require(try ledger.audit.entries().first { $0.action == "privacy.erase" })
         #expect(entry.subject == "email:" + (try AuditFingerprint(ledger: ledger))(Self.email.lowercased()))
         #expect(entry.actor.hasPrefix("cli:"))
+        // Not in the files either: the rewritten rows' old bytes are zeroed, and the WAL is folded in and emptied.
+        #expect(ledger.privacy.foldWAL())
+        let folder = harness.live.application.configuration.storage.dataDir
+        for name in ["linkout.sqlite", "linkout.sqlite-wal"] {
+            let bytes = FileManager.default.contents(atPath: folder + "/" + name) ?? Data()
+            // As a JSON string, whole: Jim's address ends with hers and is his own.
+            #expect(bytes.range(of: Data("\"\(Self.email)\"".utf8)) == nil, "\(name) still holds the address")
+        }
     }
 
     @Test func erasingByAccountTokenUnbindsCredentialsAndEntitlementEvents() throws {

@@ -1,6 +1,10 @@
 import Domain
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where a person's data sits in the ledger (the bodies of providers' events and of entitlement events), found
 /// and rewritten without it: `linkout erase` and the retention pass. Everything Apple's reporting and the
 /// developer's accounts need is in the tables' own columns (ids, amounts, dates, country), which nothing here
@@ -67,7 +71,9 @@ public struct PrivacyStore: Sendable {
     /// were written.
     @discardableResult
     public func replace(_ bodies: [StoredBody], at now: Int64, onlyOnce: Bool = false) throws(StorageError) -> Int {
-        try database.writer.write { connection throws(StorageError) in
+        try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
+            // The rewritten rows' old bytes are zeroed in the pages they leave, not left as free space.
+            if dialect == .sqlite { try connection.query("PRAGMA secure_delete = ON") }
             let once = onlyOnce ? " AND personal_data_erased_at IS NULL" : ""
             var written = 0
             for stored in bodies {
@@ -92,6 +98,23 @@ public struct PrivacyStore: Sendable {
             }
             return written
         }
+    }
+
+    /// Copies the ledger's WAL into its file and empties it (SQLite), so what a rewrite replaced is no longer in
+    /// the WAL's frames: `linkout erase` after it rewrote. True when the WAL is empty; false when a reader held
+    /// it after a few tries (the frames are overwritten as the WAL is reused). PostgreSQL's own WAL and backups
+    /// are its operator's (README "Privacy").
+    public func foldWAL() -> Bool {
+        guard database.dialect == .sqlite else { return true }
+        for attempt in 0..<10 {
+            var busy = true
+            try? database.writer.withConnection { connection throws(StorageError) in
+                busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)").first?.first?.integer != 0
+            }
+            if !busy { return true }
+            usleep(useconds_t(50_000 * (attempt + 1)))
+        }
+        return false
     }
 
     /// Takes an account token off the customer credentials bound to it (they keep their purchases); returns how
