@@ -138,7 +138,11 @@ extension AuditTrailTests {
     @Test func theCommandLinesActionsAreRecordedAndListed() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let rotate = try LinkOutProcess(["keys", "rotate", "--data-dir", directory.path])
+        // Who ran it is the account the process runs as, whatever $USER says (here a line break and a fake entry).
+        let rotate = try LinkOutProcess(
+            ["keys", "rotate", "--data-dir", directory.path],
+            environment: ["USER": "mallory\n2026-01-01 admin:forged"]
+        )
         #expect(rotate.waitForExit() == 0, "\(rotate.stderrText())")
         let erase = try LinkOutProcess(["erase", "--email", "nobody@example.com", "--data-dir", directory.path])
         #expect(erase.waitForExit() == 0, "\(erase.stderrText())")
@@ -148,6 +152,8 @@ extension AuditTrailTests {
         #expect(listed.waitForExit() == 0)
         let line = try #require(listed.stdoutText().split(separator: "\n").first { $0.contains("signing_key.rotate") })
         #expect(line.contains(" cli:") && line.contains("from local") && line.contains("after: new key "))
+        #expect(!listed.stdoutText().contains("mallory") && !listed.stdoutText().contains("forged"))
+        #expect(AuditTrail.printable("a\nb") == "a\\x0Ab")
         #expect(listed.stdoutText().contains("privacy.erase  email:"))
         #expect(!listed.stdoutText().contains("nobody@example.com"))
         let exported = try LinkOutProcess(["export", "--table", "audit", "--data-dir", directory.path])

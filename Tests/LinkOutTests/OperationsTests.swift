@@ -81,6 +81,15 @@ struct OperationsTests {
             try live.get("/?bundleId=com.example", headers: ["X-Forwarded-For": "198.51.100.7, 203.0.113.2"]).status
                 == 429
         )
+        // Nor does a line of the client's own before the proxy's: the lines are one list.
+        let twoLines = try RawClient(port: live.port).roundTrip(
+            "GET /?bundleId=com.example HTTP/1.1\r\nHost: t\r\nX-Forwarded-For: 198.51.100.8\r\n"
+                + "X-Forwarded-For: 203.0.113.2\r\n\r\n"
+        )
+        #expect(twoLines.status == 429)
+        // A hop that is no address is no client of its own.
+        #expect(try live.get("/?bundleId=com.example", headers: ["X-Forwarded-For": "not-an-address"]).status == 303)
+        #expect(try live.get("/?bundleId=com.example", headers: ["X-Forwarded-For": "still-not-one"]).status == 429)
     }
 
     @Test func theAdminAPINeedsItsTokenAndListsSearchesAndExports() throws {

@@ -2,18 +2,28 @@ import Foundation
 import HTTPServer
 
 /// Who the client is: the socket's peer, or — only when that peer is a trusted proxy — the nearest address in
-/// `X-Forwarded-For` that is not one of our proxies (anything further left could be forged by the client).
+/// `X-Forwarded-For` that is not one of our proxies (anything further left could be forged by the client). The
+/// header's lines are one list in order (RFC 9110 §5.3: a proxy may add a line of its own rather than append to
+/// the client's), and a hop that is no IP address is no client: the proxy itself is counted then.
 enum ClientAddress {
     static func resolve(_ request: HTTPRequest, trustedProxies: Set<String>) -> String {
         let peer = request.remoteAddress
-        guard trustedProxies.contains(peer), let forwarded = request.headers["x-forwarded-for"] else { return peer }
-        let hops = forwarded.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-            !$0.isEmpty
-        }
+        let lines = request.headers.values(for: "x-forwarded-for")
+        guard trustedProxies.contains(peer), !lines.isEmpty else { return peer }
+        let hops = lines.joined(separator: ",").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
         for hop in hops.reversed() where !trustedProxies.contains(hop) {
-            return hop
+            return isAddress(hop) ? hop : peer
         }
-        return hops.first ?? peer
+        return hops.first.flatMap { isAddress($0) ? $0 : nil } ?? peer
+    }
+
+    /// An IPv4 or IPv6 literal.
+    static func isAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
     /// The key limits count a client by: an IPv4 address as it is, an IPv6 address by its /64 (one subscriber

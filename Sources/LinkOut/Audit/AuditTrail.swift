@@ -5,6 +5,10 @@ import Lifecycle
 import Logging
 import Storage
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Appends to the ledger's audit log who did what: the admin API's writes, the dashboard's sign-ins (and failed
 /// ones), the command line's actions, and changes the server notices at start. A credential is named by a
 /// fingerprint (`AuditFingerprint`), never by itself. A failed append never undoes the action
@@ -35,10 +39,19 @@ struct AuditTrail: Sendable {
         adminActor = "admin:" + (adminToken.map(fingerprint.callAsFunction) ?? "none")
     }
 
-    /// `cli:<user>@<host>`: who ran a command on the server's machine.
+    /// `cli:<user>@<host>`: who ran a command on the server's machine. The user is the account the process runs
+    /// as (its real user id's name), not `$USER`, which whoever runs the command sets as they like; a name or host
+    /// with anything but printable ASCII is shown escaped, so one entry cannot print as two.
     static var commandLineActor: String {
-        let environment = ProcessInfo.processInfo.environment
-        return "cli:\(environment["USER"] ?? environment["LOGNAME"] ?? "unknown")@\(ProcessInfo.processInfo.hostName)"
+        let uid = getuid()
+        let name = getpwuid(uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(uid)"
+        return "cli:\(printable(name))@\(printable(ProcessInfo.processInfo.hostName))"
+    }
+
+    /// `text` with every byte outside printable ASCII as `\xNN`.
+    static func printable(_ text: String) -> String {
+        text.utf8.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + String(format: "%02X", $0) }
+            .joined()
     }
 
     func append(_ entry: AuditEntry) {
