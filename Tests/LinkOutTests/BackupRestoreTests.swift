@@ -191,6 +191,11 @@ struct BackupRestoreTests {
             let ledger = try Ledger(directory: dataDir)
             defer { ledger.close() }
             secret = try ledger.settings.secret(named: "identifiers")
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.query(
+                    "INSERT INTO admin_sessions (session_key, expires_at) VALUES ('signed-in', 9999999999999)"
+                )
+            }
             for name in ["linkout.sqlite", "linkout.sqlite-wal"] {
                 try FileManager.default.copyItem(atPath: dataDir + "/" + name, toPath: snapshot + "/" + name)
             }
@@ -208,6 +213,11 @@ struct BackupRestoreTests {
             let restored = try Ledger(directory: restoredDir)
             defer { restored.close() }
             #expect(try restored.settings.secret(named: "identifiers") == secret)
+            // A sign-in the backup holds may have been signed out since: none comes back.
+            let sessions = try restored.database.readers.read { connection throws(StorageError) in
+                try connection.query("SELECT count(*) FROM admin_sessions").first?.first?.integer
+            }
+            #expect(sessions == 0)
         }
         var mode = stat()
         #expect(stat(restoredDir + "/linkout.sqlite", &mode) == 0)

@@ -219,8 +219,9 @@ public enum LedgerBackup {
         return summary
     }
 
-    /// Upgrades the copy if an earlier release made it, records when it was restored, and lets go of the leases
-    /// the backed-up server held (its process is not this one).
+    /// Upgrades the copy if an earlier release made it, records when it was restored, ends every dashboard
+    /// sign-in it holds (one signed out after the backup would otherwise be back), and lets go of the leases the
+    /// backed-up server held (its process is not this one).
     private static func markRestored(_ path: String, at now: Int64, clock: Lifecycle.Clock) throws(StorageError) {
         let database = try SQLDatabase(path: path, durability: .full, clock: clock)
         defer { database.close() }
@@ -232,6 +233,7 @@ public enum LedgerBackup {
                 """,
                 [.text(String(now))]
             )
+            try connection.query("DELETE FROM admin_sessions")
         }
         try database.releaseLeases()
     }
