@@ -112,6 +112,23 @@ struct TokenAPITests {
             headers: ["Authorization": "Bearer \(Self.backendToken)"]
         )
         #expect(wrongType.status == 415)
+        // The media type is compared whole: a type that only starts like JSON is not JSON.
+        for lookalike in ["application/jsonp", "application/json-patch+json"] {
+            let answer = try live.post(
+                "/v1/backend/tokens",
+                contentType: lookalike,
+                body: Self.body(nil),
+                headers: ["Authorization": "Bearer \(Self.backendToken)"]
+            )
+            #expect(answer.status == 415, "\(lookalike)")
+        }
+        let withCharset = try live.post(
+            "/v1/backend/tokens",
+            contentType: "Application/JSON; charset=utf-8",
+            body: Self.body(nil),
+            headers: ["Authorization": "Bearer \(Self.backendToken)"]
+        )
+        #expect(withCharset.status != 415)
 
         let unauthorized = try Self.fromBackend(live, Self.other, bearer: "guess")
         #expect(unauthorized.status == 401)

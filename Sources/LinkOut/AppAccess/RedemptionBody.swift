@@ -23,7 +23,7 @@ struct RedemptionBody {
     }
 
     static func read(_ request: HTTPRequest) -> Read {
-        guard request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
+        guard request.declares("application/json") else {
             return .refused(
                 JSONResponse.error(
                     .unsupportedMediaType,

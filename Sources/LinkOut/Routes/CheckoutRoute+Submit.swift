@@ -45,8 +45,7 @@ extension CheckoutRoute {
         checkout: CheckoutRecord,
         app: AppConfiguration
     ) throws(PageError) -> VerifiedForm {
-        let contentType = request.headers["content-type"]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/x-www-form-urlencoded") else {
+        guard request.declares("application/x-www-form-urlencoded") else {
             throw badForm(.unsupportedMediaType, app: app)
         }
         guard request.body.count <= Self.maxFormBytes else { throw badForm(.contentTooLarge, app: app) }

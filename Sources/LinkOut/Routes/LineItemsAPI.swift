@@ -105,7 +105,7 @@ struct LineItemsAPI: Sendable {
             )
         }
         guard BearerAuth.isAuthorized(request, token: apiToken) else { return BearerAuth.unauthorized() }
-        guard request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
+        guard request.declares("application/json") else {
             return JSONResponse.error(
                 .unsupportedMediaType,
                 "unsupported_media_type",

@@ -147,8 +147,7 @@ struct TokenAPI: Sendable {
 
     /// The body, or the 4xx that refuses it: content type, size, JSON shape, a key named twice, the account.
     private func parse(_ request: HTTPRequest) throws(Refusal) -> Request {
-        let contentType = request.headers["content-type"]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/json") else {
+        guard request.declares("application/json") else {
             throw Refusal(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
         }
         guard request.body.count <= Self.maxBodyBytes else {

@@ -126,8 +126,7 @@ struct DashboardRoute: Sendable {
 
     /// The fields of an urlencoded form, or nil when the body is not one or is too large.
     func formFields(_ request: HTTPRequest) -> [String: String]? {
-        let contentType = request.headers["content-type"]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/x-www-form-urlencoded"), request.body.count <= Self.maxFormBytes
+        guard request.declares("application/x-www-form-urlencoded"), request.body.count <= Self.maxFormBytes
         else { return nil }
         var fields: [String: String] = [:]
         for item in FormDecoding.items(Substring(String(decoding: request.body, as: UTF8.self)))
