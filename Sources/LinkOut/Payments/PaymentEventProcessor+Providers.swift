@@ -25,7 +25,9 @@ extension PaymentEventProcessor {
         do {
             decoded = try provider.decodeEvent(Array(event.body.utf8))
         } catch {
-            return .apply(PaymentChange(event: key, outcome: "unreadable: \(error)", at: now))
+            // A signed event of a type linkout acts on that it cannot read may be a sale that never reaches Apple:
+            // the operator hears of it (an error in the log), not an info line.
+            return .apply(PaymentChange(event: key, outcome: .notReportable("unreadable: \(error)"), at: now))
         }
         do {
             decoded = try provider.resolve(decoded)
