@@ -29,6 +29,11 @@ public enum LineItem: Sendable, Equatable, Codable {
     case subscriptionBuy(SubscriptionBuyLineItem)
     case refund(RefundLineItem)
 
+    public var isRefund: Bool {
+        if case .refund = self { return true }
+        return false
+    }
+
     private enum Keys: String, CodingKey {
         case eventType, productType
     }

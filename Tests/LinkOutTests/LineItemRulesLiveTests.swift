@@ -63,6 +63,16 @@ struct LineItemRulesLiveTests {
         #expect(zero.status == 400)
         #expect(zero.text.contains("InvalidTaxInclusiveAmountForSubscriptionPaymentError"))
 
+        // JSON, but a number no field can hold: the answer says values must be in their fields' range.
+        let huge = try post(
+            payment.replacingOccurrences(
+                of: #""subscriptionDaysOfPaidService":30"#,
+                with: #""subscriptionDaysOfPaidService":9223372036854775807"#
+            )
+        )
+        #expect(huge.status == 400)
+        #expect(huge.text.contains("InvalidBodyError") && huge.text.contains("in its field's range"), "\(huge.text)")
+
         // Nothing refused was queued: the token holds the buy alone, as first posted.
         let stored = try live.application.ledger.reports.lineItems(for: token.externalPurchaseId)
         #expect(stored.map(\.lineItemId) == ["aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"])
@@ -109,6 +119,12 @@ struct LineItemRulesLiveTests {
             }
             return statuses.withLock { $0 }.sorted()
         }
+        // A refund and its buy in one post are judged buy first, whichever comes first in the list.
+        let refundFirst = MonthTraffic.newId()
+        let pair =
+            MonthTraffic.refund(MonthTraffic.newId(), of: refundFirst, at: now - 1000) + ","
+            + MonthTraffic.buy(refundFirst, at: now - 3_600_000)
+        #expect(together([request(try land(), pair)]) == [202])
         for _ in 0..<6 {
             let (first, second) = (try land(), try land())
             let buy = MonthTraffic.newId()

@@ -77,6 +77,9 @@ struct LineItemsAPI: Sendable {
             earlierLineItems: earlier,
             now: clock.nowMilliseconds()
         )
+        // A refund and its buy in one post, in either order: the buys are taken first, as Apple must read them
+        // (a report carries its items in the order they were stored).
+        sorted.fresh = sorted.fresh.filter { !$0.item.isRefund } + sorted.fresh.filter { $0.item.isRefund }
         sorted.problems += validator.problems(in: sorted.fresh.map(\.item))
         guard sorted.problems.isEmpty else { return JSONResponse.json(.badRequest, Problems(errors: sorted.problems)) }
         if !sorted.fresh.isEmpty {
@@ -235,7 +238,12 @@ struct LineItemsAPI: Sendable {
             if field == "eventType" || field == "productType" {
                 return ReportProblem("UnknownEnumError", field: field, context.debugDescription)
             }
-            return ReportProblem("InvalidBodyError", field: field, "the body must be JSON: {\"lineItems\": [...]}")
+            // JSON that does not decode (a number out of its field's range, say): the decoder's words name it.
+            return ReportProblem(
+                "InvalidBodyError",
+                field: field,
+                "the body must be JSON: {\"lineItems\": [...]}, each value in its field's range (\(context.debugDescription))"
+            )
         @unknown default:
             return ReportProblem("InvalidBodyError", "the body must be JSON: {\"lineItems\": [...]}")
         }
