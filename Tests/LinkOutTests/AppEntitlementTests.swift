@@ -276,6 +276,25 @@ struct AppEntitlementTests {
         )
         #expect(revoked.status == 200)
         #expect(try Self.entitlements(live, secret).status == 401)
+        // Redeeming with it says why, and the code stays unused.
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: Clock.system.nowMilliseconds()
+        )
+        let (another, _) = try Self.purchase(
+            live,
+            landing: "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
+        )
+        let withRevoked = try Self.redeem(
+            live,
+            #"{"code": "\#(another)"}"#,
+            headers: ["Authorization": "Bearer \(secret)"]
+        )
+        #expect(withRevoked.status == 401 && withRevoked.text.contains("credential_revoked"), "\(withRevoked.text)")
+        #expect(try Self.redeem(live, #"{"code": "\#(another)"}"#).status == 200)
         #expect(
             try live.post("/admin/credentials/cred_none/revoke", contentType: "text/plain", body: "", headers: admin)
                 .status == 404

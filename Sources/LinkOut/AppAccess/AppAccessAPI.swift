@@ -69,9 +69,8 @@ struct AppAccessAPI: Sendable {
         if let refusal = throttles.codeRefusal(codeHash) { return refusal }
         var existing: CustomerCredential?
         if request.headers["authorization"] != nil {
-            guard let held = try presentedCredential(request), held.revokedAt == nil else {
-                return BearerAuth.unauthorized()
-            }
+            guard let held = try presentedCredential(request) else { return BearerAuth.unauthorized() }
+            guard held.revokedAt == nil else { return Self.revoked() }
             existing = held
         }
         guard let redemption = try ledger.entitlements.redemption(codeHash: codeHash),
@@ -170,18 +169,21 @@ struct AppAccessAPI: Sendable {
         return nil
     }
 
+    /// The answer to a credential the operator revoked, on every route that takes one.
+    static func revoked() -> HTTPResponse {
+        var response = JSONResponse.error(
+            .unauthorized,
+            "credential_revoked",
+            "This credential was revoked; redeem a new code or ask for help in the app."
+        )
+        response.headers.add(name: "WWW-Authenticate", value: "Bearer error=\"invalid_token\"")
+        return response
+    }
+
     /// `GET /v1/app/entitlements` with `Authorization: Bearer <credential>`.
     func entitlements(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let credential = try presentedCredential(request) else { return BearerAuth.unauthorized() }
-        guard credential.revokedAt == nil else {
-            var response = JSONResponse.error(
-                .unauthorized,
-                "credential_revoked",
-                "This credential was revoked; redeem a new code or ask for help in the app."
-            )
-            response.headers.add(name: "WWW-Authenticate", value: "Bearer error=\"invalid_token\"")
-            return response
-        }
+        guard credential.revokedAt == nil else { return Self.revoked() }
         let now = clock.nowMilliseconds()
         var answer = Entitlements(credentialId: credential.id, entitlements: [], ended: [])
         for purchaseId in credential.purchaseIds {
