@@ -101,7 +101,11 @@ struct DemoPaymentRoute: Sendable {
             return JSONResponse.error(.conflict, "already_refunded", "This purchase was refunded before.")
         }
         let now = clock.nowMilliseconds()
-        try store(DemoEvent(DemoEvent.refunded, request: checkoutRequest(session, product, checkout), at: now))
+        // The refund's event has one id per purchase: a second refund asked at the same moment finds it stored.
+        guard try store(DemoEvent(DemoEvent.refunded, request: checkoutRequest(session, product, checkout), at: now))
+        else {
+            return JSONResponse.error(.conflict, "already_refunded", "This purchase was refunded before.")
+        }
         guard let refunded = try ledger.payments.purchase(id: purchaseId) else {
             return JSONResponse.error(.notFound, "unknown_purchase", "No demo purchase has this id.")
         }
@@ -109,8 +113,9 @@ struct DemoPaymentRoute: Sendable {
     }
 
     /// Stores the page's answer as the demo's event, then has the processor act on it (and anything else
-    /// pending) at once.
-    private func store(_ event: DemoEvent) throws {
+    /// pending) at once. False when that event was stored before.
+    @discardableResult
+    private func store(_ event: DemoEvent) throws -> Bool {
         let isNew = try ledger.payments.storePaymentEvent(
             StoredPaymentEvent(
                 provider: provider.id,
@@ -121,6 +126,7 @@ struct DemoPaymentRoute: Sendable {
             )
         )
         if isNew { processor.processPending() }
+        return isNew
     }
 
     /// The request the session was started with, rebuilt from what the ledger recorded.
