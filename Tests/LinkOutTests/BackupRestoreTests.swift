@@ -240,6 +240,21 @@ struct BackupRestoreTests {
             readOnly: true
         )
         #expect(try aside.query("SELECT value FROM settings WHERE name = 'identifiers'").first?.first?.text == secret)
+        // A damaged ledger, the usual reason to restore, is replaced too, and kept as it was.
+        let damaged = Data("not a ledger any more".utf8)
+        try FileManager.default.removeItem(atPath: restoredDir + "/" + (asides.first ?? ""))
+        try damaged.write(to: URL(fileURLWithPath: restoredDir + "/linkout.sqlite"))
+        _ = try LedgerBackup.restore(from: snapshot + "/linkout.sqlite", into: restoredDir, replacing: true)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: restoredDir).filter { $0.hasPrefix("replaced-") }
+        #expect(kept.count == 1)
+        #expect(
+            FileManager.default.contents(atPath: restoredDir + "/" + (kept.first ?? "") + "/linkout.sqlite") == damaged
+        )
+        do {
+            let restored = try Ledger(directory: restoredDir)
+            defer { restored.close() }
+            #expect(try restored.settings.secret(named: "identifiers") == secret)
+        }
     }
 
     /// A backup from before a token was reported, restored after Apple accepted its report: the restored

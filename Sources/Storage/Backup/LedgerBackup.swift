@@ -214,8 +214,14 @@ public enum LedgerBackup {
             LedgerFiles.remove(partial)
             throw error
         }
-        try setAside(ledger: target, journal: lockFile, in: directory, at: now)
-        try publish(partial, as: target)
+        do throws(StorageError) {
+            try setAside(ledger: target, journal: lockFile, in: directory, at: now)
+            // One rename puts the copy in the ledger's place; the replaced file lives on in the aside folder.
+            try publish(partial, as: target)
+        } catch {
+            LedgerFiles.remove(partial)
+            throw error
+        }
         return summary
     }
 
@@ -238,8 +244,11 @@ public enum LedgerBackup {
         try database.releaseLeases()
     }
 
-    /// Moves the ledger being replaced, with its WAL folded in, and its journal's segments into `replaced-<now>/`:
-    /// they hold what the operator asked to replace, which may still be wanted.
+    /// Keeps the ledger being replaced (a second link to it, with its WAL folded in, or beside it when it cannot
+    /// be: a damaged ledger, a reader holding it) and moves its journal's segments into `replaced-<now>/`: they
+    /// hold what the operator asked to replace, which may still be wanted. The ledger itself stays in place
+    /// until the copy is renamed over it; only its WAL and shared memory go, last, since a WAL left beside the
+    /// restored file would be replayed onto it.
     private static func setAside(
         ledger target: String,
         journal lockFile: JournalFile,
@@ -250,33 +259,40 @@ public enum LedgerBackup {
     {
         let segments = VisitJournal.segmentPaths(in: directory)
         let journaled = try lockFile.readAll()
-        guard FileManager.default.fileExists(atPath: target) || !segments.isEmpty || !journaled.isEmpty else { return }
+        let hasLedger = FileManager.default.fileExists(atPath: target)
+        guard hasLedger || !segments.isEmpty || !journaled.isEmpty else { return }
         let aside = (directory as NSString).appendingPathComponent("replaced-\(now)")
         do {
-            try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+            // Owner only, as the ledger: it holds the installation's secret and people's data.
+            try FileManager.default.createDirectory(
+                atPath: aside,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw StorageError(.dataFolder, "cannot create \(aside): \(error)")
         }
-        if FileManager.default.fileExists(atPath: target) {
-            // Its WAL is folded into it first: moved alone, the file would lack it, and left behind, the WAL would be
-            // replayed onto the restored ledger.
-            try SQLiteConnection(path: target).query("PRAGMA wal_checkpoint(TRUNCATE)")
-            try LedgerFiles.move(target, to: (aside as NSString).appendingPathComponent(fileName))
-            for suffix in ["-wal", "-shm"] { LedgerFiles.remove(target + suffix) }
+        let kept = { (name: String) in (aside as NSString).appendingPathComponent(name) }
+        if hasLedger {
+            let folded =
+                (try? SQLiteConnection(path: target).query("PRAGMA wal_checkpoint(TRUNCATE)").first?.first?.integer)
+                == 0
+            try LedgerFiles.link(target, to: kept(fileName))
+            if !folded, FileManager.default.fileExists(atPath: target + "-wal") {
+                try LedgerFiles.link(target + "-wal", to: kept(fileName + "-wal"))
+            }
         }
         for segment in segments {
-            try LedgerFiles.move(
-                segment.path,
-                to: (aside as NSString).appendingPathComponent((segment.path as NSString).lastPathComponent)
-            )
+            try LedgerFiles.move(segment.path, to: kept((segment.path as NSString).lastPathComponent))
         }
         if !journaled.isEmpty {
-            let copy = try JournalFile(path: (aside as NSString).appendingPathComponent(VisitJournal.lockFileName))
+            let copy = try JournalFile(path: kept(VisitJournal.lockFileName))
             try copy.append(journaled)
             try copy.sync()
             try lockFile.truncate()
         }
         try JournalFile.syncDirectory(aside)
+        for suffix in ["-wal", "-shm"] { unlink(target + suffix) }
         try JournalFile.syncDirectory(directory)
     }
 

@@ -41,6 +41,14 @@ enum LedgerFiles {
         for file in [path] + companionSuffixes.map({ path + $0 }) { unlink(file) }
     }
 
+    /// A second name for `source` at `destination` (one file system): the file lives on under it when `source`
+    /// is replaced.
+    static func link(_ source: String, to destination: String) throws(StorageError) {
+        guard Glibc.link(source, destination) == 0 else {
+            throw StorageError(.dataFolder, "cannot link \(source) to \(destination)", systemError: errno)
+        }
+    }
+
     /// Renames `source` to `destination` (one file system: the move is whole or not at all).
     static func move(_ source: String, to destination: String) throws(StorageError) {
         guard rename(source, destination) == 0 else {
