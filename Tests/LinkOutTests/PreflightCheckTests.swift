@@ -157,9 +157,15 @@ struct PreflightCheckTests {
             #expect(PreflightCheck(configuration: configuration).publicURL().passed, "\(reachable)")
         }
 
+        // A port linkout serves is the running server's (the check is run next to it too); another's fails.
         let live = try LiveApplication()
         configuration.server.host = "127.0.0.1"
         configuration.server.port = live.port
+        let served = PreflightCheck(configuration: configuration).serverAddress()
+        #expect(served.passed && served.detail.contains("served by a running server"), "\(served.line)")
+        let other = try FakeStripeServer()
+        defer { other.stop() }
+        configuration.server.port = other.port
         let inUse = PreflightCheck(configuration: configuration).serverAddress()
         #expect(!inUse.passed && inUse.detail.contains("Address already in use"), "\(inUse.line)")
         configuration.server.port = 0

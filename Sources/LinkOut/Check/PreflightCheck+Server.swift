@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Outbound
 import Storage
 
 #if canImport(Glibc)
@@ -9,16 +10,31 @@ import Glibc
 /// What `linkout serve` needs of this machine, checked the way it uses it: the address to listen on, the files
 /// it loads at start, and a data folder it can write.
 extension PreflightCheck {
-    /// The host is this machine's and nothing serves the port yet (a server already running there, this one
-    /// included, fails this line: the check is made before a start).
+    /// The host is this machine's, and the port is free or a running linkout serves it (the check is also run
+    /// next to the running server, after a start).
     func serverAddress() -> Result {
         let server = configuration.server
         do {
             try HTTPServer.checkAddress(host: server.host, port: server.port)
         } catch {
+            if error.errno == EADDRINUSE, answersHealth(host: server.host, port: server.port) {
+                return Self.pass("server address", "\(server.host):\(server.port) is served by a running server")
+            }
             return Self.fail("server address", "\(server.host):\(server.port): \(error)")
         }
         return Self.pass("server address", "\(server.host):\(server.port) is free")
+    }
+
+    /// Whether what listens on `host:port` answers `/healthz` as linkout does.
+    private func answersHealth(host: String, port: Int) -> Bool {
+        let local = ["0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"][host] ?? host
+        let authority = local.contains(":") ? "[\(local)]:\(port)" : "\(local):\(port)"
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(2)
+        let response = try? HTTPClient(configuration: http).perform(
+            HTTPClientRequest(method: "GET", url: "http://\(authority)/healthz")
+        )
+        return response?.status == 200
     }
 
     /// The pages, dashboard and API description under `server.publicDir`, the notification roots and the
