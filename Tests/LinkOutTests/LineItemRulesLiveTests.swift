@@ -3,12 +3,13 @@ import Domain
 import ExternalPurchase
 import Foundation
 import Lifecycle
-import Storage
 import Synchronization
 import TestSupport
 import Testing
 
 @testable import LinkOut
+@testable import Storage
+@testable import Storage
 
 /// Apple's correction and reference rules through `POST /v1/tokens/{id}/line-items`: the backend hears of a
 /// line item Apple would refuse at once, as a 400 with Apple's error name, and nothing of it is queued.
@@ -119,6 +120,18 @@ struct LineItemRulesLiveTests {
             }
             return statuses.withLock { $0 }.sorted()
         }
+        // A renewal held for a token of the customer waits apart from the token's items: posts still go through.
+        let holder = try land()
+        try live.application.ledger.database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at, held_since)
+                VALUES (?, 'held-renewal', '{}', 1, 1)
+                """,
+                [.text(holder)]
+            )
+        }
+        #expect(together([request(holder, MonthTraffic.buy(MonthTraffic.newId(), at: now - 3_600_000))]) == [202])
         // A refund and its buy in one post are judged buy first, whichever comes first in the list.
         let refundFirst = MonthTraffic.newId()
         let pair =

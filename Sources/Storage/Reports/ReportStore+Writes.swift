@@ -9,8 +9,8 @@ extension ReportStore {
         try reportSummary().oldestUnreportedCreation
     }
 
-    /// What posted line items were checked against: the token's newest stored line item (its row), and the app
-    /// whose other tokens must not hold their ids.
+    /// What posted line items were checked against: the token's newest stored line item not held (its row), and
+    /// the app whose other tokens must not hold their ids.
     public struct CheckedAgainst: Sendable {
         public var newestRow: Int64?
         public var bundleId: BundleID
@@ -219,7 +219,8 @@ extension ReportStore {
             try connection.query(serialize, [.text("line-items:" + checked.bundleId.rawValue)])
         }
         let newest = try connection.query(
-            "SELECT max(id) FROM line_items WHERE external_purchase_id = ?",
+            // The rows the items were checked against (`lineItems(for:)`): a held renewal waits apart from them.
+            "SELECT max(id) FROM line_items WHERE external_purchase_id = ? AND held_since IS NULL",
             [.id(externalPurchaseId)]
         ).first?.first?.integer
         guard newest == checked.newestRow else {
