@@ -9,7 +9,6 @@ import Testing
 
 @testable import LinkOut
 @testable import Storage
-@testable import Storage
 
 /// Apple's correction and reference rules through `POST /v1/tokens/{id}/line-items`: the backend hears of a
 /// line item Apple would refuse at once, as a 400 with Apple's error name, and nothing of it is queued.
