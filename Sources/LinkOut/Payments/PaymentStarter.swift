@@ -210,24 +210,54 @@ struct PaymentStarter: Sendable {
 
 /// Intents whose provider call is under way, each with a group its other requests can wait on.
 final class IntentsInFlight: Sendable {
-    private let intents = Mutex<[String: DispatchGroup]>([:])
+    private struct Call {
+        let done: DispatchGroup
+        var waiting: Int
+    }
+
+    /// Requests that wait for one call at most: a double or triple click. More answer at once, so a form posted
+    /// over and over cannot hold the handlers' threads while a slow provider answers.
+    static let waitersPerCall = 2
+
+    private let calls = Mutex<[String: Call]>([:])
 
     /// False when the intent is already in flight.
     func begin(_ intent: String) -> Bool {
-        intents.withLock { intents in
-            guard intents[intent] == nil else { return false }
-            let group = DispatchGroup()
-            group.enter()
-            intents[intent] = group
+        calls.withLock { calls in
+            guard calls[intent] == nil else { return false }
+            let done = DispatchGroup()
+            done.enter()
+            calls[intent] = Call(done: done, waiting: 0)
             return true
         }
     }
 
-    /// Waits until the intent's call ends (true), or `timeout` passes (false).
+    /// Waits until the intent's call ends (true), or `timeout` passes or enough others wait already (false).
     func waitForEnd(of intent: String, upTo timeout: DispatchTimeInterval) -> Bool {
-        guard let group = intents.withLock({ $0[intent] }) else { return true }
-        return group.wait(timeout: .now() + timeout) == .success
+        enum Join { case ended, full, waiting(DispatchGroup) }
+        let join = calls.withLock { calls -> Join in
+            guard var call = calls[intent] else { return .ended }
+            guard call.waiting < Self.waitersPerCall else { return .full }
+            call.waiting += 1
+            calls[intent] = call
+            return .waiting(call.done)
+        }
+        let done: DispatchGroup
+        switch join {
+        case .ended: return true
+        case .full: return false
+        case .waiting(let group): done = group
+        }
+        defer {
+            calls.withLock { calls in
+                if var call = calls[intent], call.done === done {
+                    call.waiting -= 1
+                    calls[intent] = call
+                }
+            }
+        }
+        return done.wait(timeout: .now() + timeout) == .success
     }
 
-    func end(_ intent: String) { intents.withLock { $0.removeValue(forKey: intent) }?.leave() }
+    func end(_ intent: String) { calls.withLock { $0.removeValue(forKey: intent) }?.done.leave() }
 }

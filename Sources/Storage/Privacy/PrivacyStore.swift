@@ -72,8 +72,10 @@ public struct PrivacyStore: Sendable {
     @discardableResult
     public func replace(_ bodies: [StoredBody], at now: Int64, onlyOnce: Bool = false) throws(StorageError) -> Int {
         try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
-            // The rewritten rows' old bytes are zeroed in the pages they leave, not left as free space.
+            // The rewritten rows' old bytes are zeroed in the pages they leave, not left as free space; the
+            // writer's connection goes back to FAST (what it opened with) for whatever it runs next.
             if dialect == .sqlite { try connection.query("PRAGMA secure_delete = ON") }
+            defer { if dialect == .sqlite { _ = try? connection.query("PRAGMA secure_delete = FAST") } }
             let once = onlyOnce ? " AND personal_data_erased_at IS NULL" : ""
             var written = 0
             for stored in bodies {
@@ -106,13 +108,17 @@ public struct PrivacyStore: Sendable {
     /// are its operator's (README "Privacy").
     public func foldWAL() -> Bool {
         guard database.dialect == .sqlite else { return true }
-        for attempt in 0..<10 {
+        for attempt in 0..<3 {
             var busy = true
             try? database.writer.withConnection { connection throws(StorageError) in
+                // A TRUNCATE checkpoint holds the write lock while it waits for readers: the server's writes wait
+                // behind it, so it waits 100 ms at most, not the connection's 5 s.
+                try connection.execute("PRAGMA busy_timeout = 100")
+                defer { _ = try? connection.execute("PRAGMA busy_timeout = 5000") }
                 busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)").first?.first?.integer != 0
             }
             if !busy { return true }
-            usleep(useconds_t(50_000 * (attempt + 1)))
+            usleep(useconds_t(200_000 * (attempt + 1)))
         }
         return false
     }
