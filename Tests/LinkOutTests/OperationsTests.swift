@@ -87,6 +87,12 @@ struct OperationsTests {
                 + "X-Forwarded-For: 203.0.113.2\r\n\r\n"
         )
         #expect(twoLines.status == 429)
+        // A hop with the port a proxy added is its address.
+        #expect(ClientAddress.address(in: "203.0.113.5:41234") == "203.0.113.5")
+        #expect(ClientAddress.address(in: "[2001:db8::1]:443") == "2001:db8::1")
+        #expect(ClientAddress.address(in: "fe80::1%eth0") == "fe80::1")
+        #expect(ClientAddress.address(in: "2001:db8::7") == "2001:db8::7")
+        #expect(ClientAddress.address(in: "not-an-address") == nil)
         // A hop that is no address is no client of its own.
         #expect(try live.get("/?bundleId=com.example", headers: ["X-Forwarded-For": "not-an-address"]).status == 303)
         #expect(try live.get("/?bundleId=com.example", headers: ["X-Forwarded-For": "still-not-one"]).status == 429)

@@ -14,16 +14,26 @@ enum ClientAddress {
             $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty }
         for hop in hops.reversed() where !trustedProxies.contains(hop) {
-            return isAddress(hop) ? hop : peer
+            return address(in: hop) ?? peer
         }
-        return hops.first.flatMap { isAddress($0) ? $0 : nil } ?? peer
+        return hops.first.flatMap(address(in:)) ?? peer
     }
 
-    /// An IPv4 or IPv6 literal.
-    static func isAddress(_ text: String) -> Bool {
+    /// The IP address a hop names, without the port or zone some proxies add (`203.0.113.5:41234`,
+    /// `[2001:db8::1]:443`, `fe80::1%eth0`); nil for anything else.
+    static func address(in hop: String) -> String? {
+        var text = Substring(hop)
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            text = text[text.index(after: text.startIndex)..<close]
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            text = text[..<colon]
+        }
+        if let zone = text.firstIndex(of: "%") { text = text[..<zone] }
+        let candidate = String(text)
         var v4 = in_addr()
         var v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+        guard inet_pton(AF_INET, candidate, &v4) == 1 || inet_pton(AF_INET6, candidate, &v6) == 1 else { return nil }
+        return candidate
     }
 
     /// The key limits count a client by: an IPv4 address as it is, an IPv6 address by its /64 (one subscriber
