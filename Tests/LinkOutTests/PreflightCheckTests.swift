@@ -147,6 +147,7 @@ struct PreflightCheckTests {
         for unreachable in [
             "https://localhost", "https://LOCALHOST:8443", "https://127.0.0.1", "https://[::1]", "https://0.0.0.0",
             "https://10.0.0.5", "https://172.20.1.1", "https://192.168.1.10", "https://pay.local", "https://[fd00::1]",
+            "https://100.64.0.1", "https://[::ffff:10.0.0.1]",
             "http://127.0.0.1:8080",
         ] {
             configuration.server.publicURL = unreachable

@@ -1,18 +1,19 @@
 import Foundation
 
 /// Hosts a `publicURL` cannot have: StoreKit opens the link in the person's browser, on their phone, anywhere,
-/// so loopback, private (RFC 1918, RFC 4193), link-local and unspecified addresses, `localhost` and mDNS
-/// `.local` names reach no customer.
+/// so loopback, private (RFC 1918, RFC 4193), carrier-grade NAT (RFC 6598), link-local and unspecified
+/// addresses (also as IPv4-mapped IPv6), `localhost` and mDNS `.local` names reach no customer.
 enum PublicHost {
     static func isUnreachable(_ host: String) -> Bool {
         let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         if name.isEmpty || name == "localhost" || name.hasSuffix(".localhost") || name.hasSuffix(".local") {
             return true
         }
-        if let octets = ipv4(name) {
+        if let octets = ipv4(name.hasPrefix("::ffff:") ? String(name.dropFirst(7)) : name) {
             switch (octets[0], octets[1]) {
             case (0, _), (10, _), (127, _), (169, 254), (192, 168): return true
             case (172, let second): return (16...31).contains(second)
+            case (100, let second): return (64...127).contains(second)
             default: return false
             }
         }
