@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Logging
 import TestSupport
 import Testing
 
@@ -11,6 +12,23 @@ import Glibc
 /// The server on a real socket: every behaviour here goes through accept, epoll, the parser and send(2).
 @Suite("HTTPServer live")
 struct HTTPServerLiveTests {
+    /// Two event loops share their port (SO_REUSEPORT), which another process's loops could join: a second server
+    /// with loops of its own is refused a port the first serves, and the first keeps it.
+    @Test func aSecondServerWithSharedPortsIsRefusedAServedPort() throws {
+        let first = try LiveServer()
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = first.port
+        configuration.eventLoopCount = 2
+        let second = HTTPServer(
+            configuration: configuration,
+            router: Router(),
+            logger: Logger(label: "test", level: .critical)
+        )
+        #expect(throws: SocketError.self) { try second.start() }
+        #expect(try first.client().roundTrip("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n").text == "hello")
+    }
+
     @Test func keepAliveServesSeveralRequestsThenHonoursClose() throws {
         let live = try LiveServer()
         let client = try live.client()
