@@ -280,16 +280,9 @@ struct AppEntitlementTests {
         #expect(revoked.status == 200)
         #expect(try Self.entitlements(live, secret).status == 401)
         // Redeeming with it says why, and the code stays unused.
-        let token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: false,
-            tokenType: nil,
-            nowMilliseconds: Clock.system.nowMilliseconds()
-        )
         let (another, _) = try Self.purchase(
             live,
-            landing: "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
+            landing: TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds()).path
         )
         let withRevoked = try Self.redeem(
             live,
@@ -398,15 +391,10 @@ struct AppEntitlementTests {
         )
         #expect(retired.status == 200, "\(retired.text)")
         let signingKid = { () throws -> String? in
-            let token = TokenMinter.mint(
-                bundleId: "com.example",
-                appAppleId: 1_234_567_890,
-                sandbox: false,
-                tokenType: nil,
-                nowMilliseconds: time.clock.nowMilliseconds()
+            let (code, _) = try Self.purchase(
+                live,
+                landing: TokenMinter.exampleLanding(at: time.clock.nowMilliseconds()).path
             )
-            let landing = "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
-            let (code, _) = try Self.purchase(live, landing: landing)
             let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
             let entitlement = try #require(redeemed["entitlement"] as? String)
             return try Self.object(entitlement.split(separator: ".")[0])["kid"] as? String

@@ -85,15 +85,8 @@ struct LineItemRulesLiveTests {
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
         let now = Clock.system.nowMilliseconds()
         func land() throws -> String {
-            let token = TokenMinter.mint(
-                bundleId: "com.example",
-                appAppleId: 1_234_567_890,
-                sandbox: false,
-                tokenType: nil,
-                nowMilliseconds: now
-            )
-            let landed = try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
-            #expect(landed.status == 303)
+            let (token, path) = TokenMinter.exampleLanding(at: now)
+            #expect(try live.get(path).status == 303)
             return token.externalPurchaseId.rawValue
         }
         func request(_ token: String, _ item: String) -> String {
