@@ -1,4 +1,5 @@
 import Domain
+import ExternalPurchase
 import Foundation
 import Lifecycle
 import Payments
@@ -52,8 +53,10 @@ struct PrivacyTests {
         return checkout
     }
 
+    /// Her data found in `text`. The phone and the postal code are looked for as written (with the space, in
+    /// quotes): their bare digits turn up by chance in the ids and millisecond times a page shows.
     static func personal(_ text: String) -> [String] {
-        [email.lowercased(), "Lovelace", "Analytical Street", "7946", "10115"].filter {
+        [email.lowercased(), "Lovelace", "Analytical Street", "7946 0000", #""10115""#].filter {
             text.lowercased().contains($0.lowercased())
         }
     }
@@ -154,9 +157,27 @@ struct PrivacyTests {
         #expect(summary.credentials == 1)
         #expect(summary.bodies >= 1)
         #expect(try ledger.privacy.bodies(mentioning: account).isEmpty)
-        #expect(try ledger.credentials.credential(id: credentialId)?.appAccountToken == nil)
+        #expect(try ledger.credentials.credential(id: credentialId)?.appAccountToken == PrivacyStore.erased)
         // Kept: the token's account, which places a customer's renewals on Apple's tokens (README "Privacy").
         #expect(try ledger.tokens.token("00000000-0000-0000-0000-000000000000")?.appAccountToken == account)
+        // The erased credential does not become another account's: a purchase of another account is refused.
+        let (token, landing) = TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds())
+        let other = "0b7e6a52-1d3c-4c84-9a57-8f0c42e6d1a1"
+        #expect(
+            try live.post(
+                "/v1/tokens",
+                contentType: "application/json",
+                body: #"{"token": "\#(TokenMinter.encode(token))", "appAccountToken": "\#(other)"}"#
+            ).status == 201
+        )
+        let (otherCode, _) = try AppEntitlementTests.purchase(live, landing: landing)
+        let credential = try #require(redeemed["credential"] as? String)
+        let join = try AppEntitlementTests.redeem(
+            live,
+            #"{"code": "\#(otherCode)"}"#,
+            headers: ["Authorization": "Bearer \(credential)"]
+        )
+        #expect(join.status == 409 && join.text.contains("account_mismatch"), "\(join.status) \(join.text)")
     }
 
     @Test func theRetentionPassErasesWhatIsOlderThanTheSetting() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// A person's data in a stored JSON body (a provider's event, an entitlement event), and the body without it.
 /// Kept: every id, amount, currency, date and status, and the country of an address (Apple's `taxCountry`, the
@@ -17,7 +18,7 @@ enum PersonalData {
     static let addressKeys: Set<String> = ["address", "billing_address", "shipping_address", "customer_address"]
     static let addressKeep: Set<String> = ["country", "country_code"]
     /// What an erased value reads as.
-    static let erased = "[erased]"
+    static let erased = PrivacyStore.erased
 
     /// The body with the person's data replaced; nil when it is not a JSON object or array.
     static func redact(_ body: String) -> String? {

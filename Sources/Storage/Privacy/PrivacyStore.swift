@@ -123,13 +123,17 @@ public struct PrivacyStore: Sendable {
         return false
     }
 
+    /// What an erased value is replaced with, in stored bodies and on credentials.
+    public static let erased = "[erased]"
+
     /// Takes an account token off the customer credentials bound to it (they keep their purchases); returns how
-    /// many.
+    /// many. The credential is marked erased rather than left without an account: one without an account would
+    /// be bound to the next account whose purchase it redeems, and so take another person's purchases.
     public func unbindCredentials(appAccountToken: String) throws(StorageError) -> Int {
         try database.writer.write { connection throws(StorageError) in
             try connection.query(
-                "UPDATE customer_credentials SET app_account_token = NULL WHERE app_account_token = ? RETURNING id",
-                [.text(appAccountToken)]
+                "UPDATE customer_credentials SET app_account_token = ? WHERE app_account_token = ? RETURNING id",
+                [.text(Self.erased), .text(appAccountToken)]
             ).count
         }
     }
