@@ -125,6 +125,11 @@ public final class Ledger: Sendable {
         )
     }
 
+    /// Whether a server holds the SQLite data folder `directory` (its journal's lock).
+    public static func isServed(directory: String) -> Bool {
+        JournalFile.isLocked((directory as NSString).appendingPathComponent(VisitJournal.lockFileName))
+    }
+
     /// Opens the ledger on a PostgreSQL database several instances may share, applying pending migrations.
     /// Visits are committed before the landing answers (group commit, synchronous commit on); there is no
     /// journal, so any instance finds any checkout and a killed instance leaves nothing behind to replay.

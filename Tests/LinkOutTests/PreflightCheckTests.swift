@@ -147,7 +147,9 @@ struct PreflightCheckTests {
         for unreachable in [
             "https://localhost", "https://LOCALHOST:8443", "https://127.0.0.1", "https://[::1]", "https://0.0.0.0",
             "https://10.0.0.5", "https://172.20.1.1", "https://192.168.1.10", "https://pay.local", "https://[fd00::1]",
-            "https://100.64.0.1", "https://[::ffff:10.0.0.1]",
+            "https://100.64.0.1", "https://[::ffff:10.0.0.1]", "https://[::ffff:7f00:1]", "https://127.1",
+            "https://2130706433", "https://0x7f000001", "https://0177.0.0.1", "https://localhost.",
+            "https://printer.local.", "https://10.0.0.1.", "https://224.0.0.1", "https://255.255.255.255",
             "http://127.0.0.1:8080",
         ] {
             configuration.server.publicURL = unreachable
@@ -162,6 +164,9 @@ struct PreflightCheckTests {
         let live = try LiveApplication()
         configuration.server.host = "127.0.0.1"
         configuration.server.port = live.port
+        configuration.storage.dataDir = "/nonexistent/linkout-data"
+        #expect(!PreflightCheck(configuration: configuration).serverAddress().passed, "a server of another folder")
+        configuration.storage.dataDir = live.application.configuration.storage.dataDir
         let served = PreflightCheck(configuration: configuration).serverAddress()
         #expect(served.passed && served.detail.contains("served by a running server"), "\(served.line)")
         let other = try FakeStripeServer()

@@ -17,7 +17,12 @@ extension PreflightCheck {
         do {
             try HTTPServer.checkAddress(host: server.host, port: server.port)
         } catch {
-            if error.errno == EADDRINUSE, answersHealth(host: server.host, port: server.port) {
+            // In use by this installation's server: one that answers `/healthz` there and, on SQLite, holds this
+            // data folder (another process answering 200 there is not enough).
+            let storage = configuration.storage
+            if error.errno == EADDRINUSE, answersHealth(host: server.host, port: server.port),
+                storage.postgresURL != nil || Ledger.isServed(directory: storage.dataDir)
+            {
                 return Self.pass("server address", "\(server.host):\(server.port) is served by a running server")
             }
             return Self.fail("server address", "\(server.host):\(server.port): \(error)")

@@ -33,6 +33,23 @@ final class JournalFile: Sendable {
         }
     }
 
+    /// Whether a process holds the exclusive lock of the file at `path` (a server on its data folder), read from
+    /// the kernel's list of locks (`/proc/locks`) without taking it: taking it, even for a moment, could refuse a
+    /// server that starts just then.
+    static func isLocked(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
+            return false
+        }
+        // `1: FLOCK  ADVISORY  WRITE 4321 fd:01:1234567 0 EOF`: device (major:minor) and inode; the data folder's
+        // lock file is known by its inode (the device's numbers are macros Swift does not import).
+        let inode = ":" + String(info.st_ino)
+        return locks.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count > 5 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode)
+        }
+    }
+
     /// Gives the lock back (the ledger closed; another opener may take over).
     func unlock() {
         flock(fd, LOCK_UN)
