@@ -229,12 +229,18 @@ struct BackupRestoreTests {
                 _ = try LedgerBackup.restore(from: spelling, into: restoredDir, replacing: true)
             }
         }
-        // Replaced on request: the ledger that was there is kept whole beside the new one.
+        // Replaced on request: the ledger that was there is kept whole beside the new one, with its journal.
+        let segment = VisitJournal.segmentPath(in: restoredDir, first: 1)
+        let journaled = Data("visits the replaced ledger acknowledged".utf8)
+        try journaled.write(to: URL(fileURLWithPath: segment))
         _ = try LedgerBackup.restore(from: snapshot + "/linkout.sqlite", into: restoredDir, replacing: true)
+        #expect(!FileManager.default.fileExists(atPath: segment), "the replaced journal is not replayed onto the copy")
         let asides = try FileManager.default.contentsOfDirectory(atPath: restoredDir).filter {
             $0.hasPrefix("replaced-")
         }
         #expect(asides.count == 1)
+        let keptSegment = restoredDir + "/" + (asides.first ?? "") + "/" + (segment as NSString).lastPathComponent
+        #expect(FileManager.default.contents(atPath: keptSegment) == journaled)
         let aside = try SQLiteConnection(
             path: restoredDir + "/" + (asides.first ?? "") + "/linkout.sqlite",
             readOnly: true

@@ -215,9 +215,9 @@ final class IntentsInFlight: Sendable {
         var waiting: Int
     }
 
-    /// Requests that wait for one call at most: a double or triple click. More answer at once, so a form posted
-    /// over and over cannot hold the handlers' threads while a slow provider answers.
-    static let waitersPerCall = 2
+    /// Requests that wait for one call at most: impatient clicks (a person, or the browser retrying). More answer
+    /// at once, so a form posted over and over cannot hold the handlers' threads while a slow provider answers.
+    static let waitersPerCall = 8
 
     private let calls = Mutex<[String: Call]>([:])
 

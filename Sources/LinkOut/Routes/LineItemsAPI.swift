@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import Lifecycle
 import Storage
+import Synchronization
 
 /// `POST /v1/tokens/{externalPurchaseId}/line-items`: the developer's payment backend reports transactions for
 /// a token in Apple's line-item shape. They are checked against Apple's rules, stored, and reported.
@@ -50,9 +51,10 @@ struct LineItemsAPI: Sendable {
         case .failure(let refusal): return refusal.response
         }
         // Checked, then stored only if nothing they were checked against changed meanwhile; else checked again.
+        // This server's posts take turns, so only another instance's (or a provider's event) can meet them.
         for _ in 0..<Self.attempts {
             do {
-                return try checkAndStore(items, for: token)
+                return try Self.turns.withLock { _ in try checkAndStore(items, for: token) }
             } catch let error as StorageError where error.code == .conflict {
                 continue
             }
@@ -66,6 +68,8 @@ struct LineItemsAPI: Sendable {
 
     /// How often a post is checked again when line items stored meanwhile changed what it was checked against.
     static let attempts = 5
+    /// Held while a post is checked and stored.
+    private static let turns = Mutex(())
 
     private func checkAndStore(_ items: [LineItem], for token: StoredToken) throws -> HTTPResponse {
         let id = token.token.externalPurchaseId

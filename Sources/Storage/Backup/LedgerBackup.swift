@@ -214,14 +214,19 @@ public enum LedgerBackup {
             LedgerFiles.remove(partial)
             throw error
         }
+        let segments: [String]
         do throws(StorageError) {
-            try setAside(ledger: target, journal: lockFile, in: directory, at: now)
+            segments = try setAside(ledger: target, journal: lockFile, in: directory, at: now)
             // One rename puts the copy in the ledger's place; the replaced file lives on in the aside folder.
             try publish(partial, as: target)
         } catch {
             LedgerFiles.remove(partial)
             throw error
         }
+        // The replaced ledger's journal goes once the copy is in place (kept in the aside folder): before, a
+        // restore cut short would leave that ledger without visits it acknowledged.
+        for segment in segments { unlink(segment) }
+        try lockFile.truncate()
         return summary
     }
 
@@ -245,22 +250,22 @@ public enum LedgerBackup {
     }
 
     /// Keeps the ledger being replaced (a second link to it, with its WAL folded in, or beside it when it cannot
-    /// be: a damaged ledger, a reader holding it) and moves its journal's segments into `replaced-<now>/`: they
-    /// hold what the operator asked to replace, which may still be wanted. The ledger itself stays in place
-    /// until the copy is renamed over it; only its WAL and shared memory go, last, since a WAL left beside the
-    /// restored file would be replayed onto it.
+    /// be: a damaged ledger, a reader holding it) and a copy of its journal in `replaced-<now>/`: they hold what
+    /// the operator asked to replace, which may still be wanted. The ledger and its journal stay in place until
+    /// the copy is renamed over the ledger; only its WAL and shared memory go now, since a WAL left beside the
+    /// restored file would be replayed onto it. Returns the journal's segments, for the caller to delete then.
     private static func setAside(
         ledger target: String,
         journal lockFile: JournalFile,
         in directory: String,
         at now: Int64
     )
-        throws(StorageError)
+        throws(StorageError) -> [String]
     {
-        let segments = VisitJournal.segmentPaths(in: directory)
+        let segments = VisitJournal.segmentPaths(in: directory).map(\.path)
         let journaled = try lockFile.readAll()
         let hasLedger = FileManager.default.fileExists(atPath: target)
-        guard hasLedger || !segments.isEmpty || !journaled.isEmpty else { return }
+        guard hasLedger || !segments.isEmpty || !journaled.isEmpty else { return [] }
         let aside = (directory as NSString).appendingPathComponent("replaced-\(now)")
         do {
             // Owner only, as the ledger: it holds the installation's secret and people's data.
@@ -282,18 +287,19 @@ public enum LedgerBackup {
                 try LedgerFiles.link(target + "-wal", to: kept(fileName + "-wal"))
             }
         }
-        for segment in segments {
-            try LedgerFiles.move(segment.path, to: kept((segment.path as NSString).lastPathComponent))
-        }
-        if !journaled.isEmpty {
-            let copy = try JournalFile(path: kept(VisitJournal.lockFileName))
-            try copy.append(journaled)
+        // Copied, not linked: the journal's files are appended to and deleted by their server.
+        for (path, bytes) in segments.map({ ($0, FileManager.default.contents(atPath: $0)) }) + [
+            (VisitJournal.lockFileName, journaled.isEmpty ? nil : Data(journaled))
+        ] {
+            guard let bytes else { continue }
+            let copy = try JournalFile(path: kept((path as NSString).lastPathComponent))
+            try copy.append(Array(bytes))
             try copy.sync()
-            try lockFile.truncate()
         }
         try JournalFile.syncDirectory(aside)
         for suffix in ["-wal", "-shm"] { unlink(target + suffix) }
         try JournalFile.syncDirectory(directory)
+        return segments
     }
 
     /// When the backup's ledger last recorded anything (its newest visit, payment event or report), UNIX ms:
