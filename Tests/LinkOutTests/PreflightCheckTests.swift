@@ -164,9 +164,11 @@ struct PreflightCheckTests {
         let live = try LiveApplication()
         configuration.server.host = "127.0.0.1"
         configuration.server.port = live.port
-        configuration.storage.dataDir = "/nonexistent/linkout-data"
-        #expect(!PreflightCheck(configuration: configuration).serverAddress().passed, "a server of another folder")
-        configuration.storage.dataDir = live.application.configuration.storage.dataDir
+        if live.application.configuration.storage.postgresURL == nil {
+            configuration.storage.dataDir = "/nonexistent/linkout-data"
+            #expect(!PreflightCheck(configuration: configuration).serverAddress().passed, "a server of another folder")
+        }
+        configuration.storage = live.application.configuration.storage
         let served = PreflightCheck(configuration: configuration).serverAddress()
         #expect(served.passed && served.detail.contains("served by a running server"), "\(served.line)")
         let other = try FakeStripeServer()
