@@ -3,19 +3,27 @@ import Foundation
 /// `Retry-After` on a 429 from Apple, as the UNIX ms when the next request may go. Apple's App Store Server API
 /// sends a UNIX time in milliseconds; RFC 9110 §10.2.3 allows delay-seconds or an HTTP date. All three are
 /// understood; anything else (a negative delay, another date format) is no answer, and the caller backs off.
+/// Whatever it says, the wait is at most `longestWaitMilliseconds`.
 enum RetryAfter {
     /// Numbers above this are UNIX ms (Apple's form); below it, delay-seconds.
     static let smallestUnixMilliseconds: Int64 = 100_000_000_000
+    /// The longest pause a `Retry-After` can bring about. Apple's rate limits are counted per hour; a later
+    /// time (a mistake, another form of date, a proxy's) would stop every report for as long as it says, with
+    /// Apple's 10-day notice running.
+    static let longestWaitMilliseconds: Int64 = 3_600_000
 
     static func unixMilliseconds(_ header: String?, now: Int64) -> Int64? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        let asked: Int64?
         if let number = Int64(header) {
-            if number > smallestUnixMilliseconds { return number }
             // A negative delay is not one (and Int64.min times 1000 overflowed, stopping the server).
             guard number >= 0 else { return nil }
-            return now + number * 1000
+            // Delay-seconds are below `smallestUnixMilliseconds`: times 1000 they cannot overflow.
+            asked = number > smallestUnixMilliseconds ? number : now + number * 1000
+        } else {
+            asked = imfFixdate(Array(header.utf8)).map { $0 * 1000 }
         }
-        return imfFixdate(Array(header.utf8)).map { $0 * 1000 }
+        return asked.map { min(max($0, now), now + longestWaitMilliseconds) }
     }
 
     /// UNIX seconds of an IMF-fixdate such as `Thu, 01 Jan 2026 00:01:00 GMT` (RFC 9110 §5.6.7), the date form

@@ -12,10 +12,22 @@ struct RetryAfterTests {
         #expect(RetryAfter.unixMilliseconds(" 120 ", now: now) == now + 120_000)
         #expect(RetryAfter.unixMilliseconds("0", now: now) == now)
         #expect(RetryAfter.unixMilliseconds("Thu, 01 Jan 2026 00:01:00 GMT", now: now) == 1_767_225_660_000)
-        #expect(RetryAfter.unixMilliseconds("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == 784_111_777_000)
-        #expect(RetryAfter.unixMilliseconds("Tue, 29 Feb 2028 23:59:60 GMT", now: now) == 1_835_481_600_000)
+        #expect(RetryAfter.imfFixdate(Array("Sun, 06 Nov 1994 08:49:37 GMT".utf8)) == 784_111_777)
+        #expect(RetryAfter.imfFixdate(Array("Tue, 29 Feb 2028 23:59:60 GMT".utf8)) == 1_835_481_600)
         #expect(RetryAfter.unixMilliseconds(nil, now: now) == nil)
         #expect(RetryAfter.unixMilliseconds("", now: now) == nil)
+    }
+
+    /// A time in the past is now; one further off than an hour is an hour from now: a 429 saying 2099 (or a UNIX
+    /// time in seconds, read as a delay of decades) stopped every report for as long as it said.
+    @Test func theWaitIsNeverLongerThanAnHour() {
+        let hour = RetryAfter.longestWaitMilliseconds
+        #expect(RetryAfter.unixMilliseconds("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == now)
+        #expect(RetryAfter.unixMilliseconds("Thu, 01 Jan 2099 00:00:00 GMT", now: now) == now + hour)
+        #expect(RetryAfter.unixMilliseconds("99999999999999", now: now) == now + hour)
+        #expect(RetryAfter.unixMilliseconds("1796510900", now: now) == now + hour)
+        #expect(RetryAfter.unixMilliseconds("\(now + 600_000)", now: now) == now + 600_000)
+        #expect(hour == 3_600_000)
     }
 
     /// Found by the `apple-report-error` fuzz target: Int64.min as delay-seconds overflowed when turned into
