@@ -144,4 +144,47 @@ struct LineItemRulesLiveTests {
             #expect(together(refunds.map { request(owner.rawValue, $0) }) == [202, 400])
         }
     }
+
+    /// A token reported DUPLICATE_TOKEN is one "you recognise but are not using to report transactions" (Apple):
+    /// a sale posted on it afterwards is refused, not reported on it.
+    @Test func aTokenReportedAsADuplicateTakesNoLineItems() throws {
+        let setup = try LiveReportingTests.Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
+        let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let now = Clock.system.nowMilliseconds()
+        let copies = (0..<2).map { _ in
+            TokenMinter.mint(
+                bundleId: "com.example",
+                appAppleId: 1_234_567_890,
+                sandbox: false,
+                tokenType: "SERVICES",
+                nowMilliseconds: now - 10_000
+            )
+        }.map { token in
+            var refreshed = token
+            refreshed.tokenExpirationDate = now + 3_600_000
+            return refreshed
+        }
+        for copy in copies {
+            let forwarded = try live.post(
+                "/v1/tokens",
+                contentType: "application/json",
+                body: #"{"token": "\#(TokenMinter.encode(copy))", "appAccountToken": "\#(account)"}"#
+            )
+            #expect(forwarded.status == 201, "\(forwarded.text)")
+        }
+        // Polls progress; not a race guard.
+        #expect(eventually(within: 30) { setup.apple.received.contains { $0.report?.status == .duplicateToken } })
+        let duplicate = try #require(
+            setup.apple.received.first { $0.report?.status == .duplicateToken }?.report?.externalPurchaseId
+        )
+        let item = MonthTraffic.buy(MonthTraffic.newId(), at: now - 1000)
+        let posted = try live.post(
+            "/v1/tokens/\(duplicate)/line-items",
+            contentType: "application/json",
+            body: #"{"lineItems": [\#(item)]}"#,
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(posted.status == 409 && posted.text.contains("duplicate_token"), "\(posted.status) \(posted.text)")
+    }
 }

@@ -50,6 +50,17 @@ struct LineItemsAPI: Sendable {
         case .success(let decoded): items = decoded
         case .failure(let refusal): return refusal.response
         }
+        // Apple: DUPLICATE_TOKEN is "a token you recognise but are not using to report transactions". Once it is
+        // reported so, its sales belong on the customer's token that carries them, never on this one.
+        let reports = try ledger.reports.reports(for: token.token.externalPurchaseId)
+        if reports.contains(where: { $0.status == .duplicateToken && $0.state != .rejected }) {
+            return JSONResponse.error(
+                .conflict,
+                "duplicate_token",
+                "This token was reported to Apple as DUPLICATE_TOKEN, not used for transactions: post its line "
+                    + "items on the customer's token that carries them."
+            )
+        }
         // Checked, then stored only if nothing they were checked against changed meanwhile; else checked again.
         // This server's posts take turns, so only another instance's (or a provider's event) can meet them.
         for _ in 0..<Self.attempts {
