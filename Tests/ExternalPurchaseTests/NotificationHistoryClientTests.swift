@@ -186,7 +186,8 @@ struct NotificationHistoryClientTests {
             }
         }
         #expect(call() == .unauthorized)
-        #expect(call() == .rateLimited(retryAt: 1_735_689_600_000))
+        // Apple's time is more than an hour off: the wait is an hour (`RetryAfter.longestWaitMilliseconds`).
+        #expect(call() == .rateLimited(retryAt: 1_735_000_000_123 + 3_600_000))
         #expect(call() == .rejected(status: 400, body: #"{"errorCode":4000030}"#))
         #expect(call() == .serverError(status: 503, body: ""))
         #expect(call() == .malformedResponse("not a NotificationHistoryResponse"))

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Payments
+import Storage
 import TestSupport
 import Testing
 

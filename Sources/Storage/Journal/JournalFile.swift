@@ -38,15 +38,29 @@ final class JournalFile: Sendable {
     /// server that starts just then.
     static func isLocked(_ path: String) -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
-            return false
-        }
+        guard stat(path, &info) == 0, let locks = readToEnd("/proc/locks") else { return false }
         // `1: FLOCK  ADVISORY  WRITE 4321 fd:01:1234567 0 EOF`: device (major:minor) and inode; the data folder's
         // lock file is known by its inode (the device's numbers are macros Swift does not import).
         let inode = ":" + String(info.st_ino)
         return locks.split(separator: "\n").contains { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             return fields.count > 5 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode)
+        }
+    }
+
+    /// A file read to its end by `read(2)` until it returns 0: a `/proc` file has no size to go by (it reads as 0
+    /// bytes long), and reading one chunk got only the first page of a long list.
+    private static func readToEnd(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes += chunk[..<count]
         }
     }
 
