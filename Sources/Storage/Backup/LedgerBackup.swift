@@ -204,20 +204,14 @@ public enum LedgerBackup {
         let partial = target + ".partial"
         let now = clock.nowMilliseconds()
         let summary: Summary
+        let segments: [String]
         do throws(StorageError) {
             try LedgerFiles.createAnew(partial)
             try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
             try markRestored(partial, at: now, clock: clock)
             summary = try seal(partial)
-            try JournalFile(path: partial).sync()
-        } catch {
-            LedgerFiles.remove(partial)
-            throw error
-        }
-        let segments: [String]
-        do throws(StorageError) {
             segments = try setAside(ledger: target, journal: lockFile, in: directory, at: now)
-            // One rename puts the copy in the ledger's place; the replaced file lives on in the aside folder.
+            // One rename (after a sync) puts the copy in the ledger's place; the replaced file lives on aside.
             try publish(partial, as: target)
         } catch {
             LedgerFiles.remove(partial)

@@ -48,11 +48,4 @@ enum LedgerFiles {
             throw StorageError(.dataFolder, "cannot link \(source) to \(destination)", systemError: errno)
         }
     }
-
-    /// Renames `source` to `destination` (one file system: the move is whole or not at all).
-    static func move(_ source: String, to destination: String) throws(StorageError) {
-        guard rename(source, destination) == 0 else {
-            throw StorageError(.dataFolder, "cannot move \(source) to \(destination)", systemError: errno)
-        }
-    }
 }
