@@ -30,7 +30,7 @@ struct DiskFullTests {
             #expect(error == nil)
             if error == nil { acknowledged += 1 }
         }
-        #expect(ledger.flush())
+        #expect(ledger.flush(timeout: .seconds(30)))
         #expect(ledger.writeFailure == nil)
 
         let filler = try disk.fill()
@@ -64,7 +64,7 @@ struct DiskFullTests {
         try FileManager.default.removeItem(atPath: filler)
         #expect(JournalSegmentTests.journal(ledger, VisitJournalTests.visit("after", checkout: "c-after")) == nil)
         acknowledged += 1
-        #expect(ledger.flush())
+        #expect(ledger.flush(timeout: .seconds(30)))
         #expect(try ledger.tokens.count(.visits) == Int64(acknowledged))
         #expect(ledger.writeFailure == nil)
         #expect(try ledger.tokens.checkout(id: "c-after")?.externalPurchaseId == "after")
