@@ -4,6 +4,7 @@ import Foundation
 import Lifecycle
 import Payments
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -111,11 +112,17 @@ struct PaymentChangeFlowRefundHoldTests {
         #expect(try harness.forward(second, account: Self.account).status == 201)
         // The reporting pass places it; a pass can wait on the clock (the sender's pause between looks), and this
         // clock moves only when told, so each look moves it on a little.
+        let placed = eventually(within: 60) {
+            time.advance(by: 200)
+            return (try? ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty) == true
+        }
+        // What a failure needs to be understood: the passes run by then, and what the ledger holds.
+        let reporting = harness.live.application.reporting
+        let held = (try? ledger.reports.lineItemsAwaitingToken(limit: 10))?.map(\.lineItemId.rawValue) ?? []
+        let stored = try ledger.tokens.token(second.externalPurchaseId)
         #expect(
-            eventually(within: 60) {
-                time.advance(by: 200)
-                return (try? ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty) == true
-            }
+            placed,
+            "passes: \(reporting.passesCompleted.load(ordering: .relaxed)), status: \(reporting.status), held: \(held), second token: \(String(describing: stored))"
         )
         time.advance(seconds: 7_200)
         try Self.pass(harness, time: time, id: "evt_pass_2")
