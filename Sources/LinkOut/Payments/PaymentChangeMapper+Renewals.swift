@@ -68,7 +68,13 @@ extension PaymentChangeMapper {
             change.charges = charges
             change.outcome = "\(what) recorded; line item \(item.lineItemId) queued for Apple"
             let body = try Self.encode(.subscriptionBuy(item))
-            try place(item, what: what, body: body, purchaseToken: token, chain: chain, in: &change)
+            try place(
+                (item.lineItemId, item.creationDate, body),
+                what: what,
+                purchaseToken: token,
+                chain: chain,
+                in: &change
+            )
         } catch let error as AppleLineItemError {
             change.outcome = .notReportable("\(what) recorded; not reportable: \(error)")
         }
@@ -156,32 +162,31 @@ extension PaymentChangeMapper {
         return (previous, paid)
     }
 
-    /// Puts a renewal on a token of the customer active at its date (`LineItemPlacement`): the purchase's token
-    /// while it is active, else another; none known → held, and the outcome says so (it is logged as a warning
-    /// and shown on the dashboard until the app forwards such a token).
-    private func place(
-        _ item: SubscriptionBuyLineItem,
+    /// Puts a line item on a token of the customer active at its date (`LineItemPlacement`): the purchase's token
+    /// while it is active and not reported `DUPLICATE_TOKEN`, else another; none known → held, and the outcome
+    /// says so (it is logged as a warning and shown on the dashboard until the app forwards such a token).
+    func place(
+        _ item: (id: LineItemID, creationDate: Int64, body: String),
         what: String,
-        body: String,
         purchaseToken token: ExternalPurchaseID,
         chain: [StoredLineItem],
         in change: inout PaymentChange
     ) throws {
         guard let purchaseToken = try ledger.tokens.token(token) else {
-            change.lineItems = [(token, item.lineItemId, body)]
+            change.lineItems = [(token, item.id, item.body)]
             return
         }
         let placement = LineItemPlacement(ledger: ledger)
         if let target = try placement.token(at: item.creationDate, purchaseToken: purchaseToken, chain: chain) {
-            change.lineItems = [(target.token.externalPurchaseId, item.lineItemId, body)]
+            change.lineItems = [(target.token.externalPurchaseId, item.id, item.body)]
             if target.token.externalPurchaseId != token {
-                change.outcome +=
-                    " on token \(target.token.externalPurchaseId), active at its date (the purchase's expired)"
+                change.outcome += " on token \(target.token.externalPurchaseId), active at its date (the purchase's "
+                    + "expired or was reported DUPLICATE_TOKEN)"
             }
         } else {
-            change.lineItemsAwaitingToken = [(token, item.lineItemId, body)]
+            change.lineItemsAwaitingToken = [(token, item.id, item.body)]
             change.outcome =
-                "\(what) recorded; line item \(item.lineItemId) held: no token of the customer is active at its date"
+                "\(what) recorded; line item \(item.id) held: no token of the customer is active at its date"
         }
     }
 }

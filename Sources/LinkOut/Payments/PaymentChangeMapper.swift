@@ -224,8 +224,15 @@ struct PaymentChangeMapper: Sendable {
                     change.charges = buyCharges(completion, lineItemId: record.buyChargeLineItemId)
                     change.outcome = "test payment on a production token: recorded, not reported to Apple"
                 } else if let token = completion.externalPurchaseId {
-                    change.lineItems = [(token, item.common.lineItemId, try Self.encode(item))]
                     change.outcome = "purchase recorded; line item \(item.common.lineItemId) queued for Apple"
+                    // On the checkout's token, unless Apple was told that token carries no sales (DUPLICATE_TOKEN).
+                    try place(
+                        (item.common.lineItemId, item.common.creationDate, try Self.encode(item)),
+                        what: "purchase",
+                        purchaseToken: token,
+                        chain: [],
+                        in: &change
+                    )
                 } else {
                     change.outcome = "purchase recorded; no token, nothing to report to Apple"
                 }

@@ -12,13 +12,17 @@ struct LineItemPlacement: Sendable {
     let ledger: Ledger
 
     /// The token for an item dated `creationDate` of a purchase made on `purchaseToken`, whose other line items
-    /// are `chain`: the purchase's token while it is active then (a token without an expiry always is); else a
-    /// custom-link token of the same customer active then, the purchase token's type first. The customer is
-    /// known by the `appAccountToken` of the purchase's token and of the tokens its earlier items went on, so a
-    /// purchase made on a token without one has no other token to go to. Nil when no such token is known: the
-    /// item is held.
+    /// are `chain`: the purchase's token while it is active then (a token without an expiry always is) and not
+    /// reported `DUPLICATE_TOKEN`; else a custom-link token of the same customer active then, the purchase token's
+    /// type first. The customer is known by the `appAccountToken` of the purchase's token and of the tokens its
+    /// earlier items went on, so a purchase made on a token without one has no other token to go to. Nil when no
+    /// such token is known: the item is held.
     func token(at creationDate: Int64, purchaseToken: StoredToken, chain: [StoredLineItem]) throws -> StoredToken? {
-        if ReportingPolicy.isActive(purchaseToken.token, at: creationDate) { return purchaseToken }
+        if ReportingPolicy.isActive(purchaseToken.token, at: creationDate),
+            try !ledger.reports.reports(for: purchaseToken.token.externalPurchaseId).declareDuplicate
+        {
+            return purchaseToken
+        }
         var accounts: Set<String> = []
         for id in Set([purchaseToken.token.externalPurchaseId] + chain.map(\.externalPurchaseId)) {
             if let account = try ledger.tokens.token(id)?.appAccountToken { accounts.insert(account) }

@@ -52,8 +52,7 @@ struct LineItemsAPI: Sendable {
         }
         // Apple: DUPLICATE_TOKEN is "a token you recognise but are not using to report transactions". Once it is
         // reported so, its sales belong on the customer's token that carries them, never on this one.
-        let reports = try ledger.reports.reports(for: token.token.externalPurchaseId)
-        if reports.contains(where: { $0.status == .duplicateToken && $0.state != .rejected }) {
+        if try ledger.reports.reports(for: token.token.externalPurchaseId).declareDuplicate {
             return JSONResponse.error(
                 .conflict,
                 "duplicate_token",

@@ -42,3 +42,12 @@ public struct StoredReport: Sendable, Equatable, Codable {
         self.createdAt = createdAt
     }
 }
+
+extension [StoredReport] {
+    /// Whether these reports of a token declare it `DUPLICATE_TOKEN` to Apple: "a token you recognise but are not
+    /// using to report transactions" (Apple, `ExternalPurchaseReport.status`). One Apple refused does not (it
+    /// goes again as something else). Such a token carries no sale: it goes on the customer's token that does.
+    public var declareDuplicate: Bool {
+        contains { $0.status == .duplicateToken && $0.state != .rejected }
+    }
+}
