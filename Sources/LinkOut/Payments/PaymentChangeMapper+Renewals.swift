@@ -180,8 +180,9 @@ extension PaymentChangeMapper {
         if let target = try placement.token(at: item.creationDate, purchaseToken: purchaseToken, chain: chain) {
             change.lineItems = [(target.token.externalPurchaseId, item.id, item.body)]
             if target.token.externalPurchaseId != token {
-                change.outcome += " on token \(target.token.externalPurchaseId), active at its date (the purchase's "
-                    + "expired or was reported DUPLICATE_TOKEN)"
+                let placed = target.token.externalPurchaseId
+                change.outcome +=
+                    " on token \(placed), active at its date (the purchase's expired or was reported DUPLICATE_TOKEN)"
             }
         } else {
             change.lineItemsAwaitingToken = [(token, item.id, item.body)]
