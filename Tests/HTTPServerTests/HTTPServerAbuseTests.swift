@@ -113,7 +113,8 @@ struct HTTPServerAbuseTests {
         #expect(response.header("Connection") == "keep-alive")
         #expect(try client.roundTrip("GET /hello HTTP/1.9\r\nHost: t\r\n\r\n").text == "hello")
         let other = try live.client()
-        #expect(try other.roundTrip("GET /hello HTTP/2.0\r\nHost: t\r\n\r\n").status == 505)
+        let refused = try other.roundTrip("GET /hello HTTP/2.0\r\nHost: t\r\n\r\n")
+        #expect(refused.status == 400 && refused.text.contains("Only HTTP/1.0 and HTTP/1.1 are supported."))
     }
 
     @Test func absoluteFormTargetsAreRoutedByTheirPath() throws {

@@ -1,13 +1,17 @@
 extension ConnectionStateMachine {
-    /// The plain-text body of the answer to a request refused before a handler saw it (`.rejected`).
-    static func rejectionMessage(_ status: HTTPStatus) -> String {
+    /// What a request refused before a handler saw it (`.rejected`) is answered: its status and plain-text body.
+    /// The parser names HTTP's own status for an unsupported version (505) or transfer coding (501), but those are
+    /// the client's input, and bad input is answered with a 4xx, never a 5xx (product rule): both go out as 400,
+    /// saying what was not supported.
+    static func rejection(_ status: HTTPStatus) -> (status: HTTPStatus, message: String) {
         switch status.code {
-        case 408: "The request took too long to arrive."
-        case 413: "The request body is too large."
-        case 414: "The request line is too long."
-        case 431: "The request headers are too large."
-        case 505: "Only HTTP/1.0 and HTTP/1.1 are supported."
-        default: "The request is malformed."
+        case 408: (status, "The request took too long to arrive.")
+        case 413: (status, "The request body is too large.")
+        case 414: (status, "The request line is too long.")
+        case 431: (status, "The request headers are too large.")
+        case 501: (.badRequest, "Only the chunked transfer coding is supported.")
+        case 505: (.badRequest, "Only HTTP/1.0 and HTTP/1.1 are supported.")
+        default: (status, "The request is malformed.")
         }
     }
 }

@@ -326,9 +326,10 @@ struct ConnectionStateMachine {
 
     /// Queues the answer to a refused request and closes after it: after a framing error the byte stream cannot be
     /// trusted, so nothing after it is read.
-    private mutating func reject(_ status: HTTPStatus, date: [UInt8]) {
+    private mutating func reject(_ parsed: HTTPStatus, date: [UInt8]) {
+        let (status, message) = Self.rejection(parsed)
         ResponseSerializer.append(
-            HTTPError(status, Self.rejectionMessage(status)).response,
+            HTTPError(status, message).response,
             to: &output,
             date: date,
             keepAlive: false,
