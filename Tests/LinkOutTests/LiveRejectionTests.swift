@@ -90,6 +90,13 @@ struct LiveRejectionTests {
             headers: Self.admin
         )
         #expect(badItem.status == 400)
+        let asForm = try live.post(
+            "/admin/tokens/\(id)/line-items/x/restate",
+            contentType: "application/x-www-form-urlencoded",
+            body: #"{"lineItemId":"x"}"#,
+            headers: Self.admin
+        )
+        #expect(asForm.status == 415 && asForm.text.contains("unsupported_media_type"), "\(asForm.text)")
         let resolved = try live.post(
             "/admin/tokens/\(id)/no-line-item",
             contentType: "application/json",

@@ -20,6 +20,14 @@ extension AdminAPI {
     func restate(_ request: HTTPRequest) throws -> HTTPResponse {
         // Who asks is settled before the body is looked at: a caller without the token learns nothing of it.
         if let refusal = authorize(request) { return refusal }
+        // Apple's JSON, as the line-item API takes it: a form or text posted here is a client's mistake.
+        guard request.declares("application/json") else {
+            return JSONResponse.error(
+                .unsupportedMediaType,
+                "unsupported_media_type",
+                "Send the body as application/json."
+            )
+        }
         guard request.body.count <= LineItemsAPI.maxBodyBytes else {
             return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is too large.")
         }
