@@ -30,7 +30,7 @@ final class EasyHandle: Sendable {
         _ configuration: HTTPClient.Configuration
     ) throws(HTTPClientError) -> HTTPClientResponse {
         curl_easy_reset(curl)
-        let accumulator = Accumulator()
+        let accumulator = Accumulator(limit: configuration.maxResponseBytes)
         let context = Unmanaged.passRetained(accumulator)
         defer { context.release() }
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -61,6 +61,11 @@ final class EasyHandle: Sendable {
                 guard let userdata else { return 0 }
                 let accumulator = Unmanaged<Accumulator>.fromOpaque(userdata).takeUnretainedValue()
                 let total = size * count
+                // Taking less than was delivered makes curl end the transfer (CURLE_WRITE_ERROR).
+                guard accumulator.body.count + total <= accumulator.limit else {
+                    accumulator.exceededLimit = true
+                    return 0
+                }
                 pointer.withMemoryRebound(to: UInt8.self, capacity: total) {
                     accumulator.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: total))
                 }
@@ -89,6 +94,13 @@ final class EasyHandle: Sendable {
             }
             return curl_easy_perform(curl)
         }
+        if accumulator.exceededLimit {
+            throw HTTPClientError(
+                kind: .other,
+                code: Int32(code.rawValue),
+                message: "the response body was larger than \(configuration.maxResponseBytes) bytes"
+            )
+        }
         guard code == CURLE_OK else {
             let detail = errorBuffer.withUnsafeBufferPointer { buffer in
                 buffer.baseAddress.map { String(cString: $0) } ?? ""
@@ -116,8 +128,15 @@ final class EasyHandle: Sendable {
 
 /// Collects what curl's callbacks deliver during one `curl_easy_perform` on the calling thread.
 private final class Accumulator {
+    /// Most body bytes taken (`HTTPClient.Configuration.maxResponseBytes`).
+    let limit: Int
+    var exceededLimit = false
     var body: [UInt8] = []
     var headers: [(name: String, value: String)] = []
+
+    init(limit: Int) {
+        self.limit = limit
+    }
 
     func headerLine(_ line: String) {
         // A new status line (after a 100 Continue or a proxy CONNECT) starts a new header block.

@@ -12,6 +12,11 @@ extension HTTPClient {
         public var proxy: String?
         /// Easy handles kept for reuse, so TLS connections to the same host stay warm. Default 4.
         public var poolSize = 4
+        /// Most bytes of a response body taken; a longer one fails the request. An answer is held in memory whole,
+        /// and no upstream (a misbehaving proxy, a compromised endpoint) may make the server take unbounded
+        /// memory. Default 8 MiB: the largest legitimate answers (a page of Apple's notification history, a
+        /// provider's object) are a few hundred KB.
+        public var maxResponseBytes = 8 << 20
 
         public init() {}
     }

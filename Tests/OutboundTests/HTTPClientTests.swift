@@ -63,6 +63,26 @@ struct HTTPClientTests {
         #expect(response.header("X-Method") == "PUT")
     }
 
+    /// An answer longer than `maxResponseBytes` fails the request once the limit is passed, and the handle serves
+    /// the next request.
+    @Test func aResponseOverTheLimitFailsTheRequest() throws {
+        let echo = try EchoServer()
+        var configuration = HTTPClient.Configuration()
+        configuration.maxResponseBytes = 64 << 10
+        configuration.poolSize = 1
+        let client = HTTPClient(configuration: configuration)
+        let url = "http://127.0.0.1:\(echo.port)/echo"
+        #expect {
+            try client.perform(HTTPClientRequest(method: "PUT", url: url, body: Array(repeating: 0x61, count: 65_537)))
+        } throws: { error in
+            (error as? HTTPClientError)?.message.contains("larger than 65536 bytes") == true
+        }
+        let atTheLimit = try client.perform(
+            HTTPClientRequest(method: "PUT", url: url, body: Array(repeating: 0x61, count: 65_536))
+        )
+        #expect(atTheLimit.status == 201 && atTheLimit.body.count == 65_536)
+    }
+
     @Test func pooledHandlesReuseTheirConnection() throws {
         let echo = try EchoServer()
         let client = HTTPClient()
