@@ -55,6 +55,33 @@ struct RejectionTests {
         #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 
+    /// The operator's correction of an item Apple holds is a restatement, flag or not in their file: without it
+    /// Apple refuses the changed item (`DuplicateValueError`).
+    @Test func aCorrectionOfAnItemAppleHoldsGoesAsARestatement() throws {
+        let harness = try ReportingHarness()
+        try harness.record("held")
+        let id = UUID().uuidString.lowercased()
+        try harness.addBuy("held", lineItemId: id)
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("held").map(\.state) == [.accepted])
+        let accepted = try #require(try harness.ledger.reports.lineItems(for: "held").first?.body)
+        // The same sale at half the price, as an operator would write it: no `restatement` field.
+        let corrected = accepted.replacingOccurrences(of: "12000", with: "6000")
+            .replacingOccurrences(of: "10000", with: "5000").replacingOccurrences(of: "2000", with: "1000")
+        #expect(!corrected.contains("restatement"))
+        let outcome = try ReportActions(ledger: harness.ledger).restate(
+            "held",
+            lineItemId: LineItemID(id),
+            body: corrected
+        )
+        #expect(outcome.detail.contains("marked restatement"), "\(outcome.detail)")
+        try harness.tickUntilSettled()
+        let sent = try #require(harness.production.received.last?.report?.lineItems?.first)
+        #expect(sent.common.lineItemId == LineItemID(id))
+        #expect(sent.common.restatement == true)
+        #expect(try harness.reports("held").map(\.state) == [.accepted, .accepted])
+    }
+
     /// `DuplicateTokenStatusNotAllowedError`: the token is reported `NO_LINE_ITEM` under the same identifier.
     @Test func aRefusedDuplicateTokenIsReportedNoLineItem() throws {
         let harness = try ReportingHarness()

@@ -110,7 +110,7 @@ package struct ReportActions: Sendable {
         -> Outcome
     {
         let token = try token(externalPurchaseId)
-        let item: LineItem
+        var item: LineItem
         do {
             item = try JSONDecoder().decode(LineItem.self, from: Data(body.utf8))
         } catch {
@@ -118,6 +118,16 @@ package struct ReportActions: Sendable {
         }
         guard item.common.lineItemId == lineItemId else {
             throw Refusal(kind: .invalid, description: "the body's lineItemId is not \(lineItemId)")
+        }
+        // Apple holds (or is being sent) a version not set aside: the new one changes it, which Apple takes only
+        // as a restatement ("Reporting corrections"; without the flag it is a DuplicateValueError).
+        var marked = ""
+        let carried = try ledger.reports.lineItems(for: externalPurchaseId).contains {
+            $0.lineItemId == lineItemId && !$0.isSetAside
+        }
+        if carried, item.common.restatement != true {
+            item.markRestatement()
+            marked = " (marked restatement: Apple holds an earlier version)"
         }
         try check(item, of: token)
         let resolved = try ledger.reports.correctLineItem(
@@ -129,7 +139,8 @@ package struct ReportActions: Sendable {
         return Outcome(
             externalPurchaseId: externalPurchaseId,
             action: "restate",
-            detail: "line item \(lineItemId) stored for the next report; \(resolved) set-aside version(s) resolved"
+            detail: "line item \(lineItemId) stored for the next report\(marked); \(resolved) set-aside version(s) "
+                + "resolved"
         )
     }
 
@@ -278,6 +289,21 @@ extension LineItem {
             self = .subscriptionBuy(item)
         case .refund(var item):
             (item.restatement, item.erroneouslySubmitted) = (true, true)
+            self = .refund(item)
+        }
+    }
+
+    /// A new version of an item Apple holds (Apple: "Reporting corrections": same `lineItemId`, `restatement`).
+    mutating func markRestatement() {
+        switch self {
+        case .oneTimeBuy(var item):
+            item.restatement = true
+            self = .oneTimeBuy(item)
+        case .subscriptionBuy(var item):
+            item.restatement = true
+            self = .subscriptionBuy(item)
+        case .refund(var item):
+            item.restatement = true
             self = .refund(item)
         }
     }
