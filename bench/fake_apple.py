@@ -30,7 +30,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(400, '{"errorCode":4000000,"errorMessage":"bad json"}')
         with lock:
             held[identifier] = body.decode()
-        self.answer(200, "{}")
+        self.answer(200, json.dumps({"requestIdentifier": identifier}))
 
     def do_GET(self):
         identifier = self.path.rsplit("/", 1)[-1]

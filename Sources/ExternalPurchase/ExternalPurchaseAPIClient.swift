@@ -45,7 +45,13 @@ public struct ExternalPurchaseAPIClient: Sendable {
 
     /// Sends a report (already validated). `body` is the exact JSON to send, so a retry sends the same bytes.
     /// `now` (UNIX ms, the caller's clock) dates the JWT and anchors a `Retry-After` given in seconds.
-    public func send(body: [UInt8], environment: Environment, bundleId: BundleID, now: Int64) -> Outcome {
+    public func send(
+        body: [UInt8],
+        requestIdentifier: RequestIdentifier,
+        environment: Environment,
+        bundleId: BundleID,
+        now: Int64
+    ) -> Outcome {
         let request: HTTPClientRequest
         do {
             request = try AppleAPIRequest.signed(
@@ -69,15 +75,31 @@ public struct ExternalPurchaseAPIClient: Sendable {
             status: response.status,
             body: response.body,
             retryAfter: response.header("retry-after"),
-            now: now
+            now: now,
+            sent: requestIdentifier
         )
     }
 
     /// What Apple's answer to a send says: its status, its body (the first 64 KiB, as text) and `Retry-After`.
-    package static func outcome(status: Int, body: [UInt8], retryAfter: String?, now: Int64) -> Outcome {
+    /// A 200 is Apple's only as a JSON object naming no other report than `sent` (Apple's
+    /// `SendReportSuccessResponse` carries the `requestIdentifier`): an HTML page or another report's answer
+    /// (a proxy, a misrouted URL) says nothing of this one, which then goes again under its identifier, as after
+    /// a lost answer.
+    package static func outcome(
+        status: Int,
+        body: [UInt8],
+        retryAfter: String?,
+        now: Int64,
+        sent: RequestIdentifier? = nil
+    ) -> Outcome {
         let text = String(decoding: body.prefix(64 * 1024), as: UTF8.self)
         switch status {
-        case 200: return .accepted
+        case 200:
+            guard let answer = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
+                (answer["requestIdentifier"] as? String).map({ $0.lowercased() == sent?.rawValue.lowercased() })
+                    ?? true
+            else { return .serverError(status: status, body: text) }
+            return .accepted
         case 400: return .rejected(body: text)
         case 401: return .unauthorized
         case 429: return .rateLimited(retryAt: RetryAfter.unixMilliseconds(retryAfter, now: now))

@@ -100,7 +100,9 @@ final class FakeAppleServer: Sendable {
                 var fields = HTTPHeaders()
                 for (name, value) in headers { fields.add(name: name, value: value) }
                 fields.add(name: "Content-Type", value: "application/json")
-                let answer = status == 200 && body.isEmpty ? "{}" : body
+                // Apple's SendReportSuccessResponse names the report it took.
+                let taken = received.report.map { #"{"requestIdentifier":"\#($0.requestIdentifier)"}"# } ?? "{}"
+                let answer = status == 200 && body.isEmpty ? taken : body
                 return HTTPResponse(
                     status: HTTPStatus(code: status, reasonPhrase: "Scripted"),
                     headers: fields,

@@ -82,6 +82,23 @@ struct RejectionTests {
         #expect(try harness.reports("held").map(\.state) == [.accepted, .accepted])
     }
 
+    /// A 200 that is not Apple's answer (a proxy's page) settles nothing: the report stays pending and goes again
+    /// under its identifier, and only Apple's answer accepts it.
+    @Test func aTwoHundredThatIsNotApplesAnswerAcceptsNothing() throws {
+        let harness = try ReportingHarness()
+        try harness.record("proxied")
+        try harness.addBuy("proxied")
+        harness.production.enqueue(.respond(status: 200, body: "<html>oops</html>"))
+        harness.service.tick()
+        let first = try #require(try harness.reports("proxied").first)
+        #expect(first.state == .pending)
+        #expect(first.lastHTTPStatus == 200 && first.lastResponse == "<html>oops</html>")
+        try harness.tickUntilSettled()
+        let sent = harness.production.received.compactMap { $0.report?.requestIdentifier }
+        #expect(sent.count == 2 && sent[0] == sent[1])
+        #expect(try harness.reports("proxied").map(\.state) == [.accepted])
+    }
+
     /// `DuplicateTokenStatusNotAllowedError`: the token is reported `NO_LINE_ITEM` under the same identifier.
     @Test func aRefusedDuplicateTokenIsReportedNoLineItem() throws {
         let harness = try ReportingHarness()

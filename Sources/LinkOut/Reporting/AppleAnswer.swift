@@ -69,7 +69,9 @@ package struct AppleAnswer: Sendable {
                 response: String(body.prefix(2000)),
                 at: sentAt + backoff(attempts),
                 sentAt: sentAt,
-                message: "report failed; will retry"
+                message: status == 200
+                    ? "a 200 that is not Apple's answer to this report (a proxy, a wrong URL?); will retry"
+                    : "report failed; will retry"
             )
         case .networkError(let message):
             return retry(

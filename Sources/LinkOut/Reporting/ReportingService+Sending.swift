@@ -25,6 +25,7 @@ extension ReportingService {
         }
         let outcome = client.send(
             body: Array(report.body.utf8),
+            requestIdentifier: report.requestIdentifier,
             environment: report.environment,
             bundleId: report.bundleId,
             now: began
