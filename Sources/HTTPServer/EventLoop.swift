@@ -279,8 +279,11 @@ final class EventLoop {
                 draining = true
                 drainDeadline = deadline
                 epoll.remove(listener)
+                // New connections are refused from now on rather than left in the backlog unanswered until exit.
+                Socket.stopListening(listener)
+                let now = date.bytes()
                 for case let connection? in connections {
-                    connection.machine.drain()
+                    connection.machine.drain(date: now)
                     drive(connection)
                 }
             }

@@ -147,6 +147,12 @@ enum Socket {
         return poll(&descriptor, 1, 0) != 0
     }
 
+    /// Stops a listening socket taking connections (Linux: a listening socket shut down refuses new ones and
+    /// resets those queued); the descriptor stays open until `close`.
+    static func stopListening(_ fd: Int32) {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     static func shutdownWrite(_ fd: Int32) {
         shutdown(fd, Int32(SHUT_WR))
     }

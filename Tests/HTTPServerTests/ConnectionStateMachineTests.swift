@@ -228,18 +228,38 @@ struct ConnectionStateMachineTests {
         let idle = Harness()
         idle.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
         idle.run()
-        idle.machine.drain()
+        idle.machine.drain(date: Array("Thu, 01 Jan 1970 00:00:00 GMT".utf8))
         #expect(idle.run() == ["close"])
 
         let busy = Harness()
         busy.answerAtOnce = false
         busy.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
         busy.run()
-        busy.machine.drain()
+        busy.machine.drain(date: Array("Thu, 01 Jan 1970 00:00:00 GMT".utf8))
         #expect(busy.run() == [])
         busy.respond(with: "late")
         #expect(busy.run() == ["write", "closeUnlessUnread"])
         #expect(busy.sentText.contains("Connection: close\r\n"))
+    }
+
+    /// A request still arriving when the server stops is answered 503 and closed at once: a slow client never
+    /// holds the stop until its timeout.
+    @Test func drainingAnswersRequestsStillArrivingWith503() {
+        let date = Array("Thu, 01 Jan 1970 00:00:00 GMT".utf8)
+        let head = Harness()
+        head.receive("GET /a HTTP/1.1\r\nHost: t\r\n")
+        #expect(head.run() == [])
+        head.machine.drain(date: date)
+        #expect(head.run().first == "rejected 503")
+        #expect(head.sentText.hasPrefix("HTTP/1.1 503"))
+        #expect(head.sentText.contains("Connection: close\r\n") && head.sentText.contains("shutting down"))
+
+        let body = Harness()
+        body.receive("POST /a HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\nx")
+        #expect(body.run() == [])
+        body.machine.drain(date: date)
+        #expect(body.run().first == "rejected 503")
+        #expect(body.sentText.hasPrefix("HTTP/1.1 503"))
     }
 
     /// Buffered pipelined requests stop at the output high-water mark and must continue as soon as the socket

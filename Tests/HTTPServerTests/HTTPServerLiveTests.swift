@@ -259,4 +259,25 @@ struct HTTPServerLiveTests {
         stopped.wait()
         #expect(throws: RawClient.Failure.self) { try live.client() }
     }
+
+    /// Clients still sending a request (a head without its end, a body short of its length) do not hold the stop
+    /// until their timeouts: they are answered 503 at once, and the stop takes well under its grace period.
+    @Test func aStopDoesNotWaitForRequestsStillArriving() throws {
+        let live = try LiveServer()
+        let slowHead = try live.client()
+        slowHead.send("GET /hello HTTP/1.1\r\nHost: t\r\n")
+        let slowBody = try live.client()
+        slowBody.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\nx")
+        // Both are read by the server before it stops (a round trip on another connection of the same loop
+        // orders nothing, so wait for the bytes to be taken: polling, not a race guard).
+        #expect(eventually(within: 10) { live.server.openConnections == 2 })
+        let began = Date()
+        live.server.shutdown(gracePeriod: .seconds(10))
+        #expect(Date().timeIntervalSince(began) < 5)
+        for client in [slowHead, slowBody] {
+            let response = try client.readResponse()
+            #expect(response.status == 503)
+            #expect(response.header("Connection") == "close")
+        }
+    }
 }

@@ -9,7 +9,9 @@ extension ConnectionStateMachine {
         case 413: (status, "The request body is too large.")
         case 414: (status, "The request line is too long.")
         case 431: (status, "The request headers are too large.")
+        case 417: (status, "Only the expectation 100-continue is supported.")
         case 501: (.badRequest, "Only the chunked transfer coding is supported.")
+        case 503: (status, "The server is shutting down; send the request again.")
         case 505: (.badRequest, "Only HTTP/1.0 and HTTP/1.1 are supported.")
         default: (status, "The request is malformed.")
         }

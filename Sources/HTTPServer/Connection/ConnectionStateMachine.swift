@@ -118,10 +118,15 @@ struct ConnectionStateMachine {
         return true
     }
 
-    /// The server is stopping: finish what is in progress, keep nothing open afterwards.
-    mutating func drain() {
+    /// The server is stopping: finish what is in progress, keep nothing open afterwards. A request still arriving
+    /// (its head or its body) is not waited for: a client that sends slowly, or never finishes, would hold the stop
+    /// until its timeout. It is answered 503 (nothing of it was acted on; the client may send it again elsewhere).
+    mutating func drain(date: [UInt8]) {
         draining = true
-        if isQuiescent { phase = .closed }
+        switch phase {
+        case .readingHead, .readingBody: reject(.serviceUnavailable, date: date)
+        default: if isQuiescent { phase = .closed }
+        }
     }
 
     /// The socket still held unread bytes when the connection was to close: drain them for a while first.
