@@ -206,6 +206,25 @@ public final class Ledger: Sendable {
         visitRecorder.observe(IngestionObserver(call: observer))
     }
 
+    /// The nice levels the SQLite writer runs below the server's other threads (`yieldWriterToLandings`).
+    public static let writerNiceness: Int32 = 10
+
+    /// Lets landings go first (`linkout serve`): on SQLite the writer's thread, which folds journaled visits into
+    /// the tables, runs `writerNiceness` levels below the event loops and the journal. A landing is answered once
+    /// its visit is in the journal, so in a burst the fold takes the CPU the landings leave and catches up after
+    /// (its backlog is in `/metrics` and `/readyz`, bounded by the ingester's back-pressure), instead of taking a
+    /// share that slows every landing; the writer's other writes (payments, reports) still take turns with the
+    /// fold's batches, each a fraction of a second. Measured in the README ("Performance"). Nothing on
+    /// PostgreSQL, whose server does the fold's work.
+    public func yieldWriterToLandings() throws(StorageError) {
+        guard database.dialect == .sqlite else { return }
+        try database.writer.write { _ throws(StorageError) in
+            guard ThreadPriority.lowerCurrentThread(by: Self.writerNiceness) else {
+                throw StorageError(.sqlite(0), "the writer's priority could not be lowered")
+            }
+        }
+    }
+
     /// Proves the ledger takes writes right now (readiness): a one-row write through the same writer as visits.
     public func checkWritable(at: Int64) throws(StorageError) {
         try database.writer.write { connection throws(StorageError) in

@@ -1,5 +1,6 @@
 import LinkOut
 import Logging
+import Storage
 
 /// `linkout serve`: build the configuration, start, wait for SIGTERM/SIGINT, drain, exit 0.
 enum ServeCommand {
@@ -17,6 +18,11 @@ enum ServeCommand {
             )
         )
         let application = try Application(configuration: configuration)
+        do {
+            try application.ledger.yieldWriterToLandings()
+        } catch {
+            application.logger.warning("the ledger's writer keeps its priority", ["error": "\(error)"])
+        }
         let termination = SignalWaiter()
         let port = try application.start()
         // Scripts and tests read the bound port from this line (with --port 0 it is the only way to learn it).

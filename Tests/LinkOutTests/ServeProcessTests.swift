@@ -63,6 +63,36 @@ struct ServeProcessTests {
         #expect(try client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
     }
 
+    /// Landings go first: the thread that folds journaled visits into the SQLite tables runs `writerNiceness`
+    /// levels below the event loops and the journal (Linux keeps a nice value per thread), and each of the
+    /// server's threads carries its name.
+    @Test func theLedgersWriterYieldsTheCPUToLandings() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.appendingPathComponent("d").path]
+        )
+        defer { server.signal(SIGTERM) }
+        _ = try server.waitForPort()
+        // Each thread's name and nice value (`/proc/<pid>/task/<tid>/stat`: the 19th field, after the name).
+        let tasks = "/proc/\(server.pid)/task"
+        var niceness: [String: Int] = [:]
+        for tid in try FileManager.default.contentsOfDirectory(atPath: tasks) {
+            guard let stat = FileManager.default.contents(atPath: "\(tasks)/\(tid)/stat"),
+                let comm = FileManager.default.contents(atPath: "\(tasks)/\(tid)/comm")
+            else { continue }
+            let text = String(decoding: stat, as: UTF8.self)
+            guard let close = text.lastIndex(of: ")") else { continue }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            let name = String(decoding: comm, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            niceness[name] = fields.count > 16 ? Int(fields[16]) : nil
+        }
+        #expect(niceness["ledger-writer"] == Int(Ledger.writerNiceness), "\(niceness)")
+        for name in ["loop-0", "journal", "ingester"] {
+            #expect(niceness[name] == 0, "\(name): \(niceness)")
+        }
+    }
+
     /// SIGTERM while eight clients hammer the server with keep-alive requests for a 256 KiB file: the process
     /// exits 0, and every response a client started to receive arrived whole.
     @Test func sigtermUnderLoadExits0AndCutsNoResponseInHalf() throws {
