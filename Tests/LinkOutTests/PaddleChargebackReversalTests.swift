@@ -85,6 +85,65 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// Paddle's notifications come in no set order: a reversal delivered before its chargeback waits for it, and
+    /// the chargeback's REFUND is then withdrawn as if they had come in order (applied at once, the reversal found
+    /// nothing to withdraw and the chargeback stood at Apple for good).
+    @Test func aReversalDeliveredBeforeItsChargebackWaitsForIt() throws {
+        let time = ManualClock()
+        let harness = try PaddleFlowTests.Harness(clock: time.clock)
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        func adjustment(_ event: String, _ id: String, _ action: String, at: Int64) -> String {
+            PaddleFixtures.adjustment(
+                type: "adjustment.created",
+                eventId: event,
+                occurredAt: PaddleFlowTests.time(at),
+                adjustmentId: id,
+                action: action,
+                status: "approved",
+                transactionId: transaction,
+                currency: "EUR",
+                total: 1000,
+                tax: 160
+            )
+        }
+        let completed = PaddleFixtures.transaction(
+            eventId: "evt_07done",
+            occurredAt: PaddleFlowTests.time(now - 9),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.payments.waitForEvents()
+        let reversal = adjustment("evt_07rev", "adj_07rev", "chargeback_reverse", at: now - 1)
+        #expect(try harness.deliver(reversal).status == 200)
+        let ledger = harness.live.application.ledger
+        func outcome(_ id: String) -> String? {
+            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10))?.first { $0.eventId == id }?.outcome
+        }
+        #expect(eventually(within: 30) { outcome("evt_07rev")?.hasPrefix("waiting:") == true })
+        #expect(try harness.deliver(adjustment("evt_07cb", "adj_07cb", "chargeback", at: now - 5)).status == 200)
+        // The chargeback's REFUND goes to Apple; a later pass of the events then finds it to withdraw.
+        #expect(eventually(within: 30) { outcome("evt_07cb")?.contains("queued for Apple") == true })
+        _ = harness.payments.reportedLineItems()
+        // A waiting event is put off (30 s at first); past that, the next event's pass takes it again.
+        time.advance(seconds: 60)
+        let other = adjustment("evt_07other", "adj_07other", "credit", at: now)
+        #expect(try harness.deliver(other).status == 200)
+        #expect(
+            eventually(within: 30) {
+                outcome("evt_07rev") == "chargeback reversed; line item \(transaction):dispute:adj_07cb retracted"
+            },
+            "\(outcome("evt_07rev") ?? "none")"
+        )
+        let retraction = try #require(harness.payments.reportedLineItems().last)
+        #expect(retraction["lineItemId"] as? String == "\(transaction):dispute:adj_07cb")
+        #expect(retraction["erroneouslySubmitted"] as? Bool == true)
+    }
+
     /// A reversed chargeback gives the money back to the seller: a refund after it is a refund of money the
     /// seller holds again, reported in full (before, the purchase's refunded total kept the chargeback and the
     /// later refund was capped to nothing and dropped).

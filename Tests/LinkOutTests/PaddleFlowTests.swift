@@ -22,11 +22,11 @@ struct PaddleFlowTests {
         let payments: PaymentHarness
 
         /// With `backend`, the developer's backend that gets the entitlement webhooks.
-        init(backend: WebhookReceiver? = nil) throws {
+        init(backend: WebhookReceiver? = nil, clock: Clock = .system) throws {
             let paddle = try FakePaddleServer()
             paddle.setCountry("DE")
             self.paddle = paddle
-            payments = try PaymentHarness(provider: .paddle) { configuration in
+            payments = try PaymentHarness(provider: .paddle, clock: clock) { configuration in
                 if let backend {
                     configuration.webhooks.url = backend.url
                     configuration.webhooks.secret = PaddleFlowTests.backendSecret

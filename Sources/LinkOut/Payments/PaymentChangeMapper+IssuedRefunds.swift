@@ -89,15 +89,20 @@ extension PaymentChangeMapper {
         let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         // The first chargeback of this amount whose REFUND Apple was sent and no reversal withdrew.
         var item: StoredLineItem?
+        var chargedBack = false
         for candidate in charges where candidate.amountTotal == reversal.amount {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
             let lineItemId = LineItemID.chargeback(of: reversal.paymentId, dispute: refundId)
             guard !reversed.contains(lineItemId) else { continue }
+            chargedBack = true
             // The latest version Apple holds is the one a retraction restates (Apple uses a line item's most recent
             // version).
             item = try ledger.reports.lineItemVersions(lineItemId).last { !$0.isSetAside }
             if item != nil { break }
         }
+        // Paddle delivers notifications in no set order: a reversal that came before its chargeback waits for it,
+        // as a refund waits for its payment (applied now, the chargeback after it would stand at Apple for good).
+        guard chargedBack else { return .wait("no chargeback of \(reversal.amount) of this payment is recorded yet") }
         // The money came back, whatever Apple holds: what the payment had refunded goes down by it, so a later
         // refund is not capped, and the purchase is no longer refunded by it.
         var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
