@@ -55,7 +55,23 @@ struct PaymentChangeMapper: Sendable {
             let session = try ledger.payments.paymentSession(id: completion.sessionId)
             let checkout = try completion.checkoutId.flatMap { try ledger.tokens.checkout(id: $0) }
             guard session != nil || checkout != nil else {
-                return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now))
+                guard let named = completion.checkoutId else {
+                    return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now))
+                }
+                // Named as linkout names its checkouts, yet unknown here: most likely a ledger restored from a
+                // backup older than the landing, whose visit went with the days after the backup. Nothing can be
+                // rebuilt without the token's landing, so it is said loudly, never dropped as another product's.
+                return .apply(
+                    PaymentChange(
+                        event: key,
+                        outcome: .notReported(
+                            "a payment of checkout \(named), which this ledger does not know (restored from a backup "
+                                + "older than its landing?): not recorded; the token Apple may hold its LINE_ITEM on "
+                                + "is \(completion.externalPurchaseId?.rawValue ?? "not named")"
+                        ),
+                        at: now
+                    )
+                )
             }
             if let session {
                 // What linkout started is the truth; the event's metadata only names it. A token, product or mode

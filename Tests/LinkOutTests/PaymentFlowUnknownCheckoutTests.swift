@@ -1,0 +1,55 @@
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// A provider's payment of a checkout the ledger does not know, named as linkout names its checkouts: what a
+/// ledger restored from a backup older than the landing meets when the provider's events are sent again. It cannot
+/// be rebuilt without the token's landing, so it is said as money not reported, never ignored as another product's.
+@Suite("Payment flow: a checkout this ledger does not know")
+struct PaymentFlowUnknownCheckoutTests {
+    @Test func aPaymentOfAnUnknownCheckoutIsSaidLoudly() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let lost = PaymentHarness.Checkout(
+            path: "/checkout/0000000000000000000000000000000000",
+            id: "0000000000000000000000000000000000",
+            cookie: "",
+            csrf: "",
+            externalPurchaseId: "SANDBOX_lost-after-the-backup"
+        )
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_lost",
+            session: "cs_test_lost",
+            checkout: lost,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            paymentIntent: "pi_lost",
+            subscription: "sub_lost",
+            created: Clock.system.nowSeconds()
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        let event = try ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10).first {
+            $0.eventId == "evt_lost"
+        }
+        let outcome = try #require(event?.outcome)
+        #expect(outcome.contains("which this ledger does not know"), "\(outcome)")
+        #expect(outcome.contains("SANDBOX_lost-after-the-backup"))
+        #expect(try ledger.payments.purchase(id: "cs_test_lost") == nil)
+        // A warning, with the event's id, where an ignored event is only an info line.
+        #expect(
+            harness.live.logLines.all.contains {
+                $0.contains(#""level":"warning""#) && $0.contains("money not reported to Apple")
+                    && $0.contains("evt_lost")
+            }
+        )
+    }
+}
