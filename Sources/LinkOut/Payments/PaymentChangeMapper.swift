@@ -55,7 +55,13 @@ struct PaymentChangeMapper: Sendable {
             let session = try ledger.payments.paymentSession(id: completion.sessionId)
             let checkout = try completion.checkoutId.flatMap { try ledger.tokens.checkout(id: $0) }
             guard session != nil || checkout != nil else {
-                guard let named = completion.checkoutId else {
+                // linkout's metadata beside an id of its checkouts' length: another product's session is ignored.
+                guard let named = completion.checkoutId,
+                    [CheckoutID.untimedLength, CheckoutID.timeLength + CheckoutID.untimedLength].contains(
+                        named.rawValue.count
+                    ),
+                    completion.externalPurchaseId != nil || completion.productId != nil
+                else {
                     return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now))
                 }
                 // Named as linkout names its checkouts, yet unknown here: most likely a ledger restored from a
