@@ -171,6 +171,14 @@ struct PageContentTests {
         #expect(missing.text.contains(openButton))
         #expect(missing.text.contains(#"<p class="reference">Reference: <span>support-1234</span></p>"#))
         #expect(missing.text.contains("Nothing was charged."))
+        // A payment's result or return page this browser cannot match: it may have paid, so it is never told
+        // nothing was charged, nor sent to pay again.
+        for path in ["/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa/done?session_id=cs_unknown", "/pay/return"] {
+            let unmatched = try live.get(path)
+            #expect(unmatched.status == 404, "\(path)")
+            #expect(!unmatched.text.contains("Nothing was charged"), "\(path)")
+            #expect(unmatched.text.contains("do not pay again"), "\(path)")
+        }
         // A tokenless visit where the shop needs the app's link.
         let tokenless = try live.get("/", headers: ["Accept-Language": "de"])
         #expect(tokenless.status == 200)

@@ -32,8 +32,14 @@ extension PaymentResultRoute {
         return pages.seeOther(Self.path(checkoutId: CheckoutID(checkoutId), sessionId: latest.sessionId))
     }
 
+    /// As the result page's: this browser cannot tell whether a payment was made, so it never says none was.
     private func notFound(_ request: HTTPRequest) -> HTTPResponse {
-        pages.message(status: .notFound, title: "not_found_title", message: "not_found_message", request: request)
+        pages.message(
+            status: .notFound,
+            title: "payment_unknown_here_title",
+            message: "payment_unknown_here_message",
+            request: request
+        )
     }
 
     private static func cookie(_ name: String, in request: HTTPRequest) -> String? {

@@ -23,10 +23,12 @@ struct PaymentResultRoute: Sendable {
             let sessionId = request.queryValue("session_id"),
             let session = try ledger.payments.paymentSession(id: sessionId), session.checkoutId.rawValue == checkoutId
         else {
+            // Never "nothing was charged": a person who paid may come back here from another browser, without
+            // the cookies, or late, and must not be sent to pay again.
             return pages.message(
                 status: .notFound,
-                title: "not_found_title",
-                message: "not_found_message",
+                title: "payment_unknown_here_title",
+                message: "payment_unknown_here_message",
                 request: request
             )
         }
