@@ -3,6 +3,7 @@ import Foundation
 import Lifecycle
 import Payments
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -154,5 +155,47 @@ struct PaymentWebhookRouteTests {
             )
             .isEmpty
         )
+    }
+
+    /// Cancel and complete posted at once for one payment: one of them decides, and every answer leads where that
+    /// decision does (a cancel taken back to the checkout while the purchase was paid invited a second one).
+    @Test func cancelAndCompleteAtOnceAgreeOnOneOutcome() throws {
+        let harness = try PaymentHarness(provider: .demo)
+        let checkout = try harness.openCheckout()
+        let payment = try #require(
+            try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").header("Location")
+        )
+        let page = try harness.live.get(payment, headers: ["Cookie": checkout.cookie])
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+        let answers = Mutex<[(action: String, location: String)]>([])
+        let port = harness.live.port
+        let cookie = checkout.cookie
+        DispatchQueue.concurrentPerform(iterations: 12) { index in
+            let action = index.isMultiple(of: 2) ? "cancel" : "complete"
+            let body = "csrf=\(csrf)&action=\(action)"
+            let request =
+                "POST \(payment) HTTP/1.1\r\nHost: t\r\nCookie: \(cookie)\r\n"
+                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            let answer = try? RawClient(port: port).roundTrip(request)
+            answers.withLock { $0.append((action, answer?.header("Location") ?? "status \(answer?.status ?? 0)")) }
+        }
+        try harness.waitForEvents()
+        let purchases = try harness.live.application.ledger.payments.purchases(
+            externalPurchaseId: ExternalPurchaseID(checkout.externalPurchaseId)
+        )
+        let all = answers.withLock { $0 }
+        #expect(all.count == 12)
+        // Paid: no answer sends the person back to pay again. Cancelled: nothing was bought, and the session is
+        // over (a post after it lands on its result, which says so).
+        let backToCheckout = all.filter { $0.location == checkout.path }
+        let intent = String(payment.dropFirst("/pay/demo/".count))
+        let session = try harness.live.application.ledger.payments.paymentSession(intentId: intent)
+        if purchases.isEmpty {
+            #expect(session?.state == .expired)
+            #expect(!backToCheckout.isEmpty, "\(all)")
+        } else {
+            #expect(purchases.count == 1)
+            #expect(backToCheckout.isEmpty, "\(all)")
+        }
     }
 }

@@ -65,13 +65,17 @@ struct DemoPaymentRoute: Sendable {
         // A second click after the first completed lands on the result; nothing is recorded twice.
         guard session.state == .open else { return pages.seeOther(result(session)) }
         let now = clock.nowMilliseconds()
+        // Completing and cancelling exclude each other: of two posts at once (a second tab, a double click on
+        // both buttons) the first stored decides, and every answer goes where that decision leads.
+        let started = checkoutRequest(session, product, checkout)
+        let completed = DemoEvent(DemoEvent.completed, request: started, at: now)
+        let cancelled = DemoEvent(DemoEvent.cancelled, request: started, at: now)
+        let back = "/checkout/" + session.checkoutId.rawValue
         switch form.field("action") {
         case "complete":
-            try store(DemoEvent(DemoEvent.completed, request: checkoutRequest(session, product, checkout), at: now))
-            return pages.seeOther(result(session))
+            return pages.seeOther(try decide(completed, over: cancelled) ? result(session) : back)
         case "cancel":
-            try store(DemoEvent(DemoEvent.cancelled, request: checkoutRequest(session, product, checkout), at: now))
-            return pages.seeOther("/checkout/" + session.checkoutId.rawValue)
+            return pages.seeOther(try decide(cancelled, over: completed) ? back : result(session))
         default:
             return pages.message(
                 status: .badRequest,
@@ -116,17 +120,27 @@ struct DemoPaymentRoute: Sendable {
     /// pending) at once. False when that event was stored before.
     @discardableResult
     private func store(_ event: DemoEvent) throws -> Bool {
-        let isNew = try ledger.payments.storePaymentEvent(
-            StoredPaymentEvent(
-                provider: provider.id,
-                eventId: event.id,
-                type: event.type,
-                body: String(decoding: try event.body(), as: UTF8.self),
-                receivedAt: event.created
-            )
-        )
+        let isNew = try ledger.payments.storePaymentEvent(try stored(event))
         if isNew { processor.processPending() }
         return isNew
+    }
+
+    /// Stores `event` unless `rival` is stored already; true when `event` stands (stored now or before).
+    private func decide(_ event: DemoEvent, over rival: DemoEvent) throws -> Bool {
+        let found = try ledger.payments.storePaymentEvent(try stored(event), unlessStored: [rival.id])
+        if found == nil { processor.processPending() }
+        return found == nil
+    }
+
+    /// The event as the ledger keeps a provider's.
+    private func stored(_ event: DemoEvent) throws -> StoredPaymentEvent {
+        StoredPaymentEvent(
+            provider: provider.id,
+            eventId: event.id,
+            type: event.type,
+            body: String(decoding: try event.body(), as: UTF8.self),
+            receivedAt: event.created
+        )
     }
 
     /// The request the session was started with, rebuilt from what the ledger recorded.

@@ -111,33 +111,60 @@ public struct PaymentStore: Sendable {
         }
     }
 
+    /// Stores `event` unless an event of the same provider it excludes (`rivals`: a cancellation against a
+    /// completion of one payment) is stored already, in one write, so of two such posts at once one is kept.
+    /// Returns the rival found, or nil when `event` is stored (now or before).
+    public func storePaymentEvent(_ event: StoredPaymentEvent, unlessStored rivals: [String])
+        throws(StorageError) -> String?
+    {
+        try database.writer.write { connection throws(StorageError) in
+            let placeholders = rivals.map { _ in "?" }.joined(separator: ", ")
+            if !rivals.isEmpty,
+                let found = try connection.query(
+                    "SELECT event_id FROM payment_events WHERE provider = ? AND event_id IN (\(placeholders)) LIMIT 1",
+                    [.text(event.provider.rawValue)] + rivals.map { SQLValue.text($0) }
+                ).first?.first?.text
+            {
+                return found
+            }
+            _ = try Self.insert(event, into: connection)
+            return nil
+        }
+    }
+
     /// Stores a provider's event durably; false when this event id was stored before (a redelivery). An event
     /// dated before others of its entity that wait (a completion delivered after its refund) makes them due
     /// again: they are read behind it (`paymentEvents`) and so acted on right after it.
     public func storePaymentEvent(_ event: StoredPaymentEvent) throws(StorageError) -> Bool {
         try database.writer.write { connection throws(StorageError) in
-            let rows = try connection.query(
-                """
-                INSERT INTO payment_events (provider, event_id, type, body, received_at, occurred_at, order_key)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(provider, event_id) DO NOTHING RETURNING 1
-                """,
-                [
-                    .text(event.provider.rawValue), .text(event.eventId), .text(event.type), .text(event.body),
-                    .integer(event.receivedAt), .optional(event.occurredAt), .optional(event.orderKey),
-                ]
-            )
-            if !rows.isEmpty, let key = event.orderKey, let occurredAt = event.occurredAt {
-                try connection.query(
-                    """
-                    UPDATE payment_events SET next_attempt_at = 0
-                    WHERE provider = ? AND order_key = ? AND occurred_at > ? AND processed_at IS NULL
-                    """,
-                    [.text(event.provider.rawValue), .text(key), .integer(occurredAt)]
-                )
-            }
-            return !rows.isEmpty
+            try Self.insert(event, into: connection)
         }
+    }
+
+    private static func insert(_ event: StoredPaymentEvent, into connection: any SQLConnection)
+        throws(StorageError) -> Bool
+    {
+        let rows = try connection.query(
+            """
+            INSERT INTO payment_events (provider, event_id, type, body, received_at, occurred_at, order_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(provider, event_id) DO NOTHING RETURNING 1
+            """,
+            [
+                .text(event.provider.rawValue), .text(event.eventId), .text(event.type), .text(event.body),
+                .integer(event.receivedAt), .optional(event.occurredAt), .optional(event.orderKey),
+            ]
+        )
+        if !rows.isEmpty, let key = event.orderKey, let occurredAt = event.occurredAt {
+            try connection.query(
+                """
+                UPDATE payment_events SET next_attempt_at = 0
+                WHERE provider = ? AND order_key = ? AND occurred_at > ? AND processed_at IS NULL
+                """,
+                [.text(event.provider.rawValue), .text(key), .integer(occurredAt)]
+            )
+        }
+        return !rows.isEmpty
     }
 
     /// Stored events, oldest first; with `dueAt`, only unprocessed ones not deferred past it. The events of one
