@@ -376,7 +376,12 @@ struct PaymentFlowTests {
         try harness.waitForEvents()
         let stored = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
         #expect(stored.first { $0.eventId == "evt_huge" }?.outcome?.hasPrefix("unreadable") == true)
-        #expect(harness.live.logLines.all.contains { $0.contains(#""level":"error""#) && $0.contains("unreadable") })
+        // Logged just after the outcome is stored: polled, not a race guard.
+        #expect(
+            eventually(within: 10) {
+                harness.live.logLines.all.contains { $0.contains(#""level":"error""#) && $0.contains("unreadable") }
+            }
+        )
         #expect(try harness.live.get("/healthz").status == 200)
         // No key or secret reaches the log.
         let log = harness.live.logLines.all.joined(separator: "\n")

@@ -44,11 +44,14 @@ struct PaymentFlowUnknownCheckoutTests {
         #expect(outcome.contains("which this ledger does not know"), "\(outcome)")
         #expect(outcome.contains("SANDBOX_lost-after-the-backup"))
         #expect(try ledger.payments.purchase(id: "cs_test_lost") == nil)
-        // A warning, with the event's id, where an ignored event is only an info line.
+        // A warning, with the event's id, where an ignored event is only an info line (logged just after the
+        // outcome is stored: polled, not a race guard).
         #expect(
-            harness.live.logLines.all.contains {
-                $0.contains(#""level":"warning""#) && $0.contains("money not reported to Apple")
-                    && $0.contains("evt_lost")
+            eventually(within: 10) {
+                harness.live.logLines.all.contains {
+                    $0.contains(#""level":"warning""#) && $0.contains("money not reported to Apple")
+                        && $0.contains("evt_lost")
+                }
             }
         )
     }
