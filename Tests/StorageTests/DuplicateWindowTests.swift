@@ -128,4 +128,42 @@ struct DuplicateWindowTests {
         #expect(try Self.due(ledger, window: window) == ["b"])
         #expect(try Self.due(ledger, window: .empty).isEmpty)
     }
+
+    /// A token of a customer one of whose line items is held for a token is not judged a duplicate while the item
+    /// waits: the next pass may place the item on it, which makes it the token that carries transactions. A pass
+    /// already planning when the app forwarded the token reported it `DUPLICATE_TOKEN`, and the held item could then
+    /// never go on it.
+    @Test func aTokenThatMayCarryAHeldItemIsNotJudgedADuplicate() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let account = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let created = Self.created
+        let first = TokenFields(
+            Self.customLink("bought-on", created: created, expires: created + Milliseconds.hour).token,
+            source: .app,
+            appAccountToken: account
+        )
+        _ = try ledger.tokens.recordForwardedToken(first, checkoutId: "c-bought-on", at: created)
+        try ledger.reports.storeLineItems([("buy", #"{"lineItemId":"buy"}"#)], for: "bought-on", at: created)
+        // Forwarded later, active from the moment the first expires: the two touch, so the later is its duplicate.
+        let later = created + Milliseconds.hour
+        let second = TokenFields(
+            Self.customLink("forwarded", created: later, expires: created + Milliseconds.days(365)).token,
+            source: .app,
+            appAccountToken: account
+        )
+        _ = try ledger.tokens.recordForwardedToken(second, checkoutId: "c-forwarded", at: later)
+        #expect(try ledger.reports.isDuplicateToken("forwarded"))
+        // A renewal of the customer's, paid after the first expired, waits for a token: the second is not judged.
+        var change = PaymentChange(event: nil, outcome: "renewal recorded", at: later + Milliseconds.hour)
+        change.lineItemsAwaitingToken = [("bought-on", "in_2", #"{"lineItemId":"in_2"}"#)]
+        try ledger.payments.apply(change)
+        #expect(try !ledger.reports.isDuplicateToken("forwarded"))
+        // Placed elsewhere (or on it), nothing is held any more and the judgement is made as before.
+        let held = try #require(try ledger.reports.lineItemsAwaitingToken(limit: 1).first)
+        #expect(try ledger.reports.placeLineItemAwaitingToken(held.rowId, on: "bought-on"))
+        #expect(try ledger.reports.isDuplicateToken("forwarded"))
+    }
 }
+
