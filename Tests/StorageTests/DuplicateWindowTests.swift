@@ -166,4 +166,3 @@ struct DuplicateWindowTests {
         #expect(try ledger.reports.isDuplicateToken("forwarded"))
     }
 }
-
