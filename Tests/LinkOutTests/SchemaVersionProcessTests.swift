@@ -67,7 +67,8 @@ struct SchemaVersionProcessTests {
             try SQLiteConnection(path: directory.path + "/linkout.sqlite", readOnly: true)
                 .query("SELECT max(version) FROM schema_migrations").first?.first?.integer
         }
-        for command in [["export"], ["audit"], ["report", "status"], ["keys", "list"]] {
+        let copy = directory.path + "/older.backup"
+        for command in [["export"], ["audit"], ["report", "status"], ["keys", "list"], ["backup", "--to", copy]] {
             let process = try LinkOutProcess(command + ["--data-dir", directory.path])
             #expect(process.waitForExit() == 2, "\(command)")
             let message = process.stderrText()

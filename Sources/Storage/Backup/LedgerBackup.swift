@@ -44,7 +44,7 @@ public enum LedgerBackup {
         }
         guard version == Migrations.latestVersion else {
             throw StorageError(
-                version > Migrations.latestVersion ? .newerSchema : .conflict,
+                version > Migrations.latestVersion ? .newerSchema : .olderSchema,
                 "the ledger's schema is version \(version) and this release's \(Migrations.latestVersion): back it up "
                     + "with the release that runs it"
             )
