@@ -44,6 +44,17 @@ enum BackupCommand {
         )
         let since =
             lastActivity.map { Date(timeIntervalSince1970: Double($0) / 1000).formatted(.iso8601) } ?? "its start"
+        // Who put this ledger in place, from which file: the restored ledger's own audit trail says so (written
+        // after the restore, so the entry is not in the backup's past).
+        let restored = try configuration.openLedger(role: .reader, upgrade: .never)
+        defer { restored.close() }
+        try CommandAudit.record(
+            restored,
+            action: "restore",
+            subject: configuration.storage.dataDir,
+            before: flags["--force"] != nil ? "replaced" : "empty",
+            after: "from \(source), holding what happened up to \(since)"
+        )
         CommandLineInterface.printOutput(
             "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion), \(summary.tokens) tokens, "
                 + "\(summary.bytes) bytes in \(seconds(since: started)) s\n"

@@ -98,6 +98,10 @@ struct BackupRestoreTests {
             let missing = before.subtracting(stored)
             #expect(missing.isEmpty, "\(missing.count) of \(before.count) landings acknowledged before the backup")
             #expect(try ledger.settings.setting(named: RestoreDoubt.setting) != nil)
+            // The restore is in the restored ledger's own audit trail: who, from which file.
+            let restoreEntry = try ledger.audit.entries(limit: 10).first { $0.action == "restore" }
+            #expect(restoreEntry?.after?.contains(file) == true, "\(String(describing: restoreEntry))")
+            #expect(restoreEntry?.actor.hasPrefix("cli:") == true)
         }
         let restored = try LinkOutProcess(
             ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", restoredDir],
