@@ -162,5 +162,16 @@ struct PaymentChangeFlowRefundHoldTests {
         time.advance(seconds: 4 * 86_400)
         try Self.pass(harness, time: time, id: "evt_pass_1")
         #expect(try Self.refundOutcome(harness)?.hasPrefix("waiting:") == true)
+        // The operator restates the buy: the refund waiting for it is due at once, not after its hour.
+        let buy = try #require(try ledger.reports.lineItems(for: token.externalPurchaseId).first)
+        let outcome = try ReportActions(ledger: ledger, clock: time.clock).restate(
+            token.externalPurchaseId,
+            lineItemId: buy.lineItemId,
+            body: buy.body
+        )
+        #expect(outcome.detail.contains("1 payment event(s) waiting for it taken again"), "\(outcome.detail)")
+        let now = time.clock.nowMilliseconds()
+        let due = try ledger.payments.paymentEvents(unprocessedOnly: true, dueAt: now, limit: 10)
+        #expect(due.map(\.eventId) == ["evt_refund"])
     }
 }

@@ -140,7 +140,7 @@ package struct ReportActions: Sendable {
             externalPurchaseId: externalPurchaseId,
             action: "restate",
             detail: "line item \(lineItemId) stored for the next report\(marked); \(resolved) set-aside version(s) "
-                + "resolved"
+                + "resolved" + (try releaseWaiting(behind: externalPurchaseId))
         )
     }
 
@@ -173,6 +173,7 @@ package struct ReportActions: Sendable {
                 externalPurchaseId: externalPurchaseId,
                 action: "retract",
                 detail: "line item \(lineItemId) dropped: Apple never accepted it" + (settled ?? "")
+                    + (try releaseWaiting(behind: externalPurchaseId))
             )
         }
         _ = try ledger.reports.correctLineItem(lineItemId, of: externalPurchaseId, replacement: retraction, now: now)
@@ -181,6 +182,14 @@ package struct ReportActions: Sendable {
             action: "retract",
             detail: "retraction of line item \(lineItemId) queued for the next report"
         )
+    }
+
+    /// The provider's events that waited for the operator's correction of the token's items (a refund of a buy
+    /// Apple set aside) are taken at the payment service's next pass, not after their hour's wait; said in the
+    /// outcome when there were any.
+    private func releaseWaiting(behind externalPurchaseId: ExternalPurchaseID) throws -> String {
+        let released = try ledger.payments.releaseEventsWaiting(behind: externalPurchaseId)
+        return released == 0 ? "" : "; \(released) payment event(s) waiting for it taken again"
     }
 
     /// The retraction of a line item Apple holds (the latest version in an accepted report), checked against

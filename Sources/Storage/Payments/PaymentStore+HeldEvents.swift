@@ -71,4 +71,20 @@ extension PaymentStore {
             )
         }
     }
+
+    /// Makes the events that wait behind a line item of `externalPurchaseId` due now: the operator settled it (a
+    /// restatement or a retraction of a version Apple set aside), and what waited for it need not wait out its
+    /// hour. Returns how many.
+    @discardableResult
+    public func releaseEventsWaiting(behind externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Int {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                """
+                UPDATE payment_events SET next_attempt_at = 0
+                WHERE held_token = ? AND processed_at IS NULL RETURNING 1
+                """,
+                [.id(externalPurchaseId)]
+            ).count
+        }
+    }
 }
