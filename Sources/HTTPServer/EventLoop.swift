@@ -283,6 +283,11 @@ final class EventLoop {
                 Socket.stopListening(listener)
                 let now = date.bytes()
                 for case let connection? in connections {
+                    // Bytes the kernel holds are read first: a request that began arriving is answered (503),
+                    // not cut off with a reset.
+                    if Socket.hasUnreadBytes(connection.fd) { handle([.readable], on: connection) }
+                    guard Int(connection.fd) < connections.count, connections[Int(connection.fd)] === connection
+                    else { continue }
                     connection.machine.drain(date: now)
                     drive(connection)
                 }

@@ -5,11 +5,16 @@ import Glibc
 /// The calling thread's claim on the CPU against the process's other threads (Linux keeps a nice value per
 /// thread). Lowering it needs no privilege; raising it again does, so it is for a thread that keeps its role.
 public enum ThreadPriority {
-    /// Lowers the calling thread by `steps` nice levels; false when the system refused.
+    /// The calling thread's nice value.
+    public static var currentNiceness: Int32 {
+        getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    }
+
+    /// Sets the calling thread's nice value to `niceness` (absolute, so setting it twice changes nothing); false
+    /// when the system refused (raising priority needs a privilege).
     @discardableResult
-    public static func lowerCurrentThread(by steps: Int32) -> Bool {
-        errno = 0
-        return !(nice(steps) == -1 && errno != 0)
+    public static func setCurrentThread(niceness: Int32) -> Bool {
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) == 0
     }
 
     /// The calling thread's name as the system shows it (`top -H`, `/proc/<pid>/task/<tid>/comm`): at most 15

@@ -218,11 +218,11 @@ public final class Ledger: Sendable {
     /// PostgreSQL, whose server does the fold's work.
     public func yieldWriterToLandings() throws(StorageError) {
         guard database.dialect == .sqlite else { return }
-        try database.writer.write { _ throws(StorageError) in
-            guard ThreadPriority.lowerCurrentThread(by: Self.writerNiceness) else {
-                throw StorageError(.sqlite(0), "the writer's priority could not be lowered")
-            }
-        }
+        // Relative to the caller's (the server's threads' own), set as an absolute value: the writer may run a
+        // job twice (`GroupCommitWriter.commit`), and twice must not lower it twice.
+        let niceness = min(19, ThreadPriority.currentNiceness + Self.writerNiceness)
+        let lowered = try database.writer.write { _ in ThreadPriority.setCurrentThread(niceness: niceness) }
+        guard lowered else { throw StorageError.system(EPERM, "the writer's priority could not be lowered") }
     }
 
     /// Proves the ledger takes writes right now (readiness): a one-row write through the same writer as visits.

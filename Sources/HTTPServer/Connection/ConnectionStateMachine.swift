@@ -119,12 +119,14 @@ struct ConnectionStateMachine {
     }
 
     /// The server is stopping: finish what is in progress, keep nothing open afterwards. A request still arriving
-    /// (its head or its body) is not waited for: a client that sends slowly, or never finishes, would hold the stop
-    /// until its timeout. It is answered 503 (nothing of it was acted on; the client may send it again elsewhere).
+    /// (its head or its body, now or in bytes read later) is not waited for: a client that sends slowly, or never
+    /// finishes, would hold the stop until its timeout. It is answered 503 (nothing of it was acted on; the client
+    /// may send it again elsewhere).
     mutating func drain(date: [UInt8]) {
         draining = true
         switch phase {
         case .readingHead, .readingBody: reject(.serviceUnavailable, date: date)
+        case .idle where !input.isEmpty: break  // parsed next (`parse`), and refused there if incomplete
         default: if isQuiescent { phase = .closed }
         }
     }
@@ -250,7 +252,8 @@ struct ConnectionStateMachine {
             case .readingHead:
                 switch settings.parser.parseHead(input.unread) {
                 case .incomplete:
-                    return nil
+                    // Stopping: the rest of the head is not waited for (`drain`).
+                    if draining { reject(.serviceUnavailable, date: date) } else { return nil }
                 case .invalid(let status):
                     reject(status, date: date)
                 case .head(let head, let headLength):
@@ -264,6 +267,9 @@ struct ConnectionStateMachine {
                 let (consumed, progress) = body.reader.read(input.unread)
                 input.consume(consumed)
                 switch progress {
+                case .needsMore where draining:
+                    phase = .readingBody(body)
+                    reject(.serviceUnavailable, date: date)
                 case .needsMore:
                     if body.expectsContinue && !body.continueSent {
                         output.append(contentsOf: ResponseSerializer.continueResponse)
