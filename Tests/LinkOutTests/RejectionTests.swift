@@ -66,8 +66,11 @@ struct RejectionTests {
         #expect(try harness.reports("held").map(\.state) == [.accepted])
         let accepted = try #require(try harness.ledger.reports.lineItems(for: "held").first?.body)
         // The same sale at half the price, as an operator would write it: no `restatement` field.
-        let corrected = accepted.replacingOccurrences(of: "12000", with: "6000")
-            .replacingOccurrences(of: "10000", with: "5000").replacingOccurrences(of: "2000", with: "1000")
+        var fields = try #require(try JSONSerialization.jsonObject(with: Data(accepted.utf8)) as? [String: Any])
+        for key in ["amountTaxInclusive", "amountTaxExclusive", "taxAmount", "netAmountTaxExclusive"] {
+            fields[key] = ((fields[key] as? Int) ?? 0) / 2
+        }
+        let corrected = String(decoding: try JSONSerialization.data(withJSONObject: fields), as: UTF8.self)
         #expect(!corrected.contains("restatement"))
         let outcome = try ReportActions(ledger: harness.ledger).restate(
             "held",

@@ -119,15 +119,21 @@ package struct ReportActions: Sendable {
         guard item.common.lineItemId == lineItemId else {
             throw Refusal(kind: .invalid, description: "the body's lineItemId is not \(lineItemId)")
         }
-        // Apple holds (or is being sent) a version not set aside: the new one changes it, which Apple takes only
-        // as a restatement ("Reporting corrections"; without the flag it is a DuplicateValueError).
+        // Apple holds a version (in a report it accepted): the new one changes it, which Apple takes only as a
+        // restatement ("Reporting corrections"; without the flag it is a DuplicateValueError). Holding none, the
+        // new one is the first Apple sees, never a restatement.
         var marked = ""
-        let carried = try ledger.reports.lineItems(for: externalPurchaseId).contains {
-            $0.lineItemId == lineItemId && !$0.isSetAside
+        let held = try ledger.reports.lineItems(for: externalPurchaseId).contains { version in
+            guard version.lineItemId == lineItemId, !version.isSetAside,
+                let report = version.reportRequestIdentifier
+            else { return false }
+            return try ledger.reports.report(report)?.state == .accepted
         }
-        if carried, item.common.restatement != true {
-            item.markRestatement()
-            marked = " (marked restatement: Apple holds an earlier version)"
+        if held != (item.common.restatement == true) {
+            item.setRestatement(held)
+            marked =
+                held
+                ? " (marked restatement: Apple holds an earlier version)" : " (not a restatement: Apple holds none)"
         }
         try check(item, of: token)
         let resolved = try ledger.reports.correctLineItem(
@@ -302,17 +308,19 @@ extension LineItem {
         }
     }
 
-    /// A new version of an item Apple holds (Apple: "Reporting corrections": same `lineItemId`, `restatement`).
-    mutating func markRestatement() {
+    /// Marks a new version of an item Apple holds (Apple: "Reporting corrections": same `lineItemId`,
+    /// `restatement`), or takes the mark off one Apple has never seen (the field left out).
+    mutating func setRestatement(_ restatement: Bool) {
+        let value: Bool? = restatement ? true : nil
         switch self {
         case .oneTimeBuy(var item):
-            item.restatement = true
+            item.restatement = value
             self = .oneTimeBuy(item)
         case .subscriptionBuy(var item):
-            item.restatement = true
+            item.restatement = value
             self = .subscriptionBuy(item)
         case .refund(var item):
-            item.restatement = true
+            item.restatement = value
             self = .refund(item)
         }
     }
