@@ -16,13 +16,12 @@ struct LineItemPlacement: Sendable {
     /// reported `DUPLICATE_TOKEN`; else a custom-link token of the same customer active then, the purchase token's
     /// type first. The customer is known by the `appAccountToken` of the purchase's token and of the tokens its
     /// earlier items went on, so a purchase made on a token without one has no other token to go to. Nil when no
-    /// such token is known: the item is held.
+    /// such token is known (and the purchase's is not an active duplicate): the item is held.
     func token(at creationDate: Int64, purchaseToken: StoredToken, chain: [StoredLineItem]) throws -> StoredToken? {
-        if ReportingPolicy.isActive(purchaseToken.token, at: creationDate),
-            try !ledger.reports.reports(for: purchaseToken.token.externalPurchaseId).declareDuplicate
-        {
-            return purchaseToken
-        }
+        let active = ReportingPolicy.isActive(purchaseToken.token, at: creationDate)
+        let reports = try ledger.reports.reports(for: purchaseToken.token.externalPurchaseId)
+        let duplicate = active && reports.declareDuplicate
+        if active && !duplicate { return purchaseToken }
         var accounts: Set<String> = []
         for id in Set([purchaseToken.token.externalPurchaseId] + chain.map(\.externalPurchaseId)) {
             if let account = try ledger.tokens.token(id)?.appAccountToken { accounts.insert(account) }
@@ -33,7 +32,10 @@ struct LineItemPlacement: Sendable {
             accounts: accounts.sorted(),
             at: creationDate
         )
+        // A duplicate with no token of the customer to go to (a refreshed copy, grouped without an account) keeps
+        // its sale: sent where Apple can refuse it and the operator sees it, never held with nothing to wait for.
         return candidates.first { $0.token.tokenType == purchaseToken.token.tokenType } ?? candidates.first
+            ?? (duplicate ? purchaseToken : nil)
     }
 
     /// Places held line items whose customer now has a token active at their `creationDate` (one the app

@@ -15,15 +15,14 @@ extension ReportStore {
     /// Of a group, the token transactions are reported on is the first with line items, else the first seen;
     /// every other one is the duplicate. A sibling already reported `DUPLICATE_TOKEN` never counts as that one.
     /// While a line item of the token's customer is held for a token (`LineItemPlacement`), the token is not yet
-    /// judged: the next pass may place the item on it, which makes it the one that carries transactions (judged
+    /// judged (checked last, and only for a token with an account, the only kind an item is placed on; held items
+    /// are few, through `line_items_held`): the next pass may place the item on it, which makes it the one that
+    /// carries transactions (judged
     /// before that, by a pass already planning when the app forwarded it, it was reported `DUPLICATE_TOKEN` and
     /// the held item could never go on it).
     static let isDuplicateToken = """
         (\(ReportingPolicy.SQL.mayBeDuplicate("t"))
             AND NOT EXISTS (SELECT 1 FROM line_items tl WHERE tl.external_purchase_id = t.external_purchase_id)
-            AND NOT EXISTS (SELECT 1 FROM line_items held JOIN tokens owner
-                ON owner.external_purchase_id = held.external_purchase_id
-                WHERE held.held_since IS NOT NULL AND owner.app_account_token = t.app_account_token)
             AND (\(primarySibling(where: """
                 s.token_created_at = t.token_created_at AND s.token_expires_at = t.token_expires_at
                 AND (s.app_account_token IS NULL OR t.app_account_token IS NULL
@@ -33,7 +32,10 @@ extension ReportStore {
                 s.app_account_token = t.app_account_token
                 AND s.token_created_at <= COALESCE(t.token_expires_at, 9223372036854775807)
                 AND t.token_created_at <= COALESCE(s.token_expires_at, 9223372036854775807)
-                """))))
+                """)))
+            AND (t.app_account_token IS NULL OR NOT EXISTS (SELECT 1 FROM line_items held JOIN tokens owner
+                ON owner.external_purchase_id = held.external_purchase_id
+                WHERE held.held_since IS NOT NULL AND owner.app_account_token = t.app_account_token)))
         """
 
     /// SQL true when a token `s` of the same app, environment and type as `t`, matching `condition`, is the one
