@@ -118,6 +118,9 @@ struct PaddleChargebackReversalTests {
         )
         #expect(try harness.deliver(completed).status == 200)
         try harness.payments.waitForEvents()
+        // A plain refund of the same amount first: recorded like a chargeback, it is not the one reversed.
+        #expect(try harness.deliver(adjustment("evt_07ref", "adj_07ref", "refund", at: now - 7)).status == 200)
+        try harness.payments.waitForEvents()
         let reversal = adjustment("evt_07rev", "adj_07rev", "chargeback_reverse", at: now - 1)
         #expect(try harness.deliver(reversal).status == 200)
         let ledger = harness.live.application.ledger

@@ -90,14 +90,19 @@ extension PaymentChangeMapper {
         // The first chargeback of this amount whose REFUND Apple was sent and no reversal withdrew.
         var item: StoredLineItem?
         var chargedBack = false
+        let reported = try ledger.payments.purchase(id: charge.purchaseId)?.buyLineItemId != nil
         for candidate in charges where candidate.amountTotal == reversal.amount {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
             let lineItemId = LineItemID.chargeback(of: reversal.paymentId, dispute: refundId)
             guard !reversed.contains(lineItemId) else { continue }
+            // A refund of the same amount is recorded the same way; a chargeback of a purchase Apple holds has its
+            // own line item (`<payment>:dispute:<id>`), which tells them apart.
+            let versions = try ledger.reports.lineItemVersions(lineItemId)
+            guard !reported || !versions.isEmpty else { continue }
             chargedBack = true
             // The latest version Apple holds is the one a retraction restates (Apple uses a line item's most recent
             // version).
-            item = try ledger.reports.lineItemVersions(lineItemId).last { !$0.isSetAside }
+            item = versions.last { !$0.isSetAside }
             if item != nil { break }
         }
         // Paddle delivers notifications in no set order: a reversal that came before its chargeback waits for it,
