@@ -90,13 +90,13 @@ public struct ExternalPurchaseAPIClient: Sendable {
         body: [UInt8],
         retryAfter: String?,
         now: Int64,
-        sent: RequestIdentifier? = nil
+        sent: RequestIdentifier
     ) -> Outcome {
         let text = String(decoding: body.prefix(64 * 1024), as: UTF8.self)
         switch status {
         case 200:
             guard let answer = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
-                (answer["requestIdentifier"] as? String).map({ $0.lowercased() == sent?.rawValue.lowercased() })
+                (answer["requestIdentifier"] as? String).map({ $0.lowercased() == sent.rawValue.lowercased() })
                     ?? true
             else { return .serverError(status: status, body: text) }
             return .accepted

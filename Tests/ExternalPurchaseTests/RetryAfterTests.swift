@@ -1,3 +1,4 @@
+import Domain
 import Testing
 
 @testable import ExternalPurchase
@@ -36,8 +37,13 @@ struct RetryAfterTests {
         #expect(RetryAfter.unixMilliseconds("-9223372036854775808", now: now) == nil)
         #expect(RetryAfter.unixMilliseconds("-1", now: now) == nil)
         #expect(
-            ExternalPurchaseAPIClient.outcome(status: 429, body: [], retryAfter: "-9223372036854775808", now: now)
-                == .rateLimited(retryAt: nil)
+            ExternalPurchaseAPIClient.outcome(
+                status: 429,
+                body: [],
+                retryAfter: "-9223372036854775808",
+                now: now,
+                sent: "3f1c8a52-6b0e-4d2a-9e61-2b7f0c5d9a14"
+            ) == .rateLimited(retryAt: nil)
         )
     }
 

@@ -51,7 +51,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let status = Int(String(decoding: lines[0], as: UTF8.self)), (100...999).contains(status) else { return 0 }
     let retryAfter = lines[1].isEmpty ? nil : String(decoding: lines[1], as: UTF8.self)
     let body = Array(lines[2])
-    let outcome = ExternalPurchaseAPIClient.outcome(status: status, body: body, retryAfter: retryAfter, now: now)
+    let outcome = ExternalPurchaseAPIClient.outcome(
+        status: status,
+        body: body,
+        retryAfter: retryAfter,
+        now: now,
+        sent: requestIdentifier
+    )
     for attempts: Int64 in [0, 3] {
         let answer = AppleAnswer.interpret(outcome, attempts: attempts, sentAt: now, backoff: { _ in 5_000 })
         _ = AppleAnswer.settle(
