@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A fake of Apple's External Purchase Server API for benchmarks: every report sent (PUT
-/externalPurchase/v1/reports) is answered 200 `{}` and remembered, so Retrieve External Purchase Report
+/externalPurchase/v1/reports) is answered 200 with its requestIdentifier, as Apple does, and remembered, so Retrieve External Purchase Report
 (GET .../reports/{id}) finds it. Loopback only. usage: fake_apple.py PORT"""
 import http.server
 import json
