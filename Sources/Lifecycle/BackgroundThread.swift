@@ -15,7 +15,7 @@ public final class BackgroundThread: Sendable {
         // database connection and its locks) would outlive `join` by a race.
         let handover = Mutex<(@Sendable () -> Void)?>(body)
         let thread = Thread { [finished] in
-            ThreadPriority.nameCurrentThread(name)
+            ThreadName.setForCurrentThread(name)
             do {
                 let body = handover.withLock { $0.take() }
                 body?()
