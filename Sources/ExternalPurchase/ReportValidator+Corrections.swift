@@ -7,10 +7,31 @@ extension ReportValidator {
     /// Apple's limits on restating or retracting a line item ("Error messages and codes"): only for one year after its
     /// `creationDate` (`RestatementNotAllowedCreationDateError`), and always with the `creationDate` it was first
     /// reported with (`RestatementCreationDateMismatchError`). A retraction is a restatement too.
-    func correctionProblems(_ item: LineItemAmounts) -> [ReportProblem] {
+    func correctionProblems(_ item: LineItemAmounts, batch: [LineItem] = []) -> [ReportProblem] {
         guard item.restatement == true else { return [] }
         let id = item.lineItemId
         var problems: [ReportProblem] = []
+        // A buy withdrawn while a refund that stands refers to it: Apple's
+        // `ErroneousLineItemReferencedByValidLineItemError` (the refund is withdrawn first).
+        if item.erroneouslySubmitted == true {
+            let all = earlierLineItems + batch
+            let standingReferences = Set(all.map(\.common.lineItemId)).contains { refundId in
+                guard let latest = all.last(where: { $0.common.lineItemId == refundId }),
+                    case .refund(let refund) = latest
+                else { return false }
+                return refund.referenceLineItemId == id && refund.erroneouslySubmitted != true
+            }
+            if standingReferences {
+                problems.append(
+                    .init(
+                        "ErroneousLineItemReferencedByValidLineItemError",
+                        field: "erroneouslySubmitted",
+                        lineItem: id,
+                        "a refund that stands refers to this line item: withdraw the refund first"
+                    )
+                )
+            }
+        }
         if now > Int64.saturating(item.creationDate, plus: Self.year) {
             problems.append(
                 .init(
@@ -67,6 +88,18 @@ extension ReportValidator {
                     "a refund references a buy"
                 )
             ]
+        }
+        // Apple: a line item that stands may not refer to one withdrawn (`erroneouslySubmitted`); its latest version
+        // is the one Apple reads.
+        if refund.erroneouslySubmitted != true, referenced.common.erroneouslySubmitted == true {
+            problems.append(
+                .init(
+                    "ValidLineItemReferencesErroneousLineItemError",
+                    field: "referenceLineItemId",
+                    lineItem: id,
+                    "the refunded buy was withdrawn (erroneouslySubmitted)"
+                )
+            )
         }
         return problems + matchProblems(refund, buy: referenced.common) + netProblems(refund, before: before)
     }

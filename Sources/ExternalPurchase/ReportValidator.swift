@@ -79,7 +79,7 @@ public struct ReportValidator: Sendable {
                 )
             }
             problems += commonProblems(item.common)
-            problems += correctionProblems(item.common)
+            problems += correctionProblems(item.common, batch: items)
             switch item {
             case .oneTimeBuy(let buy):
                 problems += buyProblems(

@@ -401,7 +401,34 @@ struct ReportCorrectionRuleTests {
         ),
     ]
 
-    @Test(arguments: cases)
+    /// Apple's references between withdrawn and standing items: a refund may not refer to a withdrawn buy, and a
+    /// buy a standing refund refers to may not be withdrawn (the refund goes first).
+    static let referenceCases: [Case] = [
+        Case(
+            name: "a refund of a withdrawn buy",
+            earlier: [buy(at: now - 30 * day), buy(at: now - 30 * day, retracted: true)],
+            // Its net is right (a withdrawn buy stands for nothing): only the reference is wrong.
+            sent: [refund(at: now - 10 * day, net: 0)],
+            expected: ["ValidLineItemReferencesErroneousLineItemError"]
+        ),
+        Case(
+            name: "a buy withdrawn while its refund stands",
+            earlier: [buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000)],
+            sent: [buy(at: now - 30 * day, retracted: true)],
+            expected: ["ErroneousLineItemReferencedByValidLineItemError"]
+        ),
+        Case(
+            name: "a buy withdrawn after its refund was",
+            earlier: [
+                buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000),
+                refund(at: now - 20 * day, net: 8000, retracted: true),
+            ],
+            sent: [buy(at: now - 30 * day, retracted: true)],
+            expected: []
+        ),
+    ]
+
+    @Test(arguments: cases + referenceCases)
     func eachRuleIsNamedLikeApplesError(_ rule: Case) {
         let validator = ReportValidator(token: nil, earlierLineItems: rule.earlier, now: Self.now)
         #expect(validator.problems(in: rule.sent).map(\.name) == rule.expected)
