@@ -14,12 +14,9 @@ extension ReportValidator {
         // A buy withdrawn while a refund that stands refers to it: Apple's
         // `ErroneousLineItemReferencedByValidLineItemError` (the refund is withdrawn first).
         if item.erroneouslySubmitted == true {
-            let all = earlierLineItems + batch
-            let standingReferences = Set(all.map(\.common.lineItemId)).contains { refundId in
-                guard let latest = all.last(where: { $0.common.lineItemId == refundId }),
-                    case .refund(let refund) = latest
-                else { return false }
-                return refund.referenceLineItemId == id && refund.erroneouslySubmitted != true
+            let standingReferences = PurchaseNet.standing(earlierLineItems + batch).contains {
+                guard case .refund(let refund) = $0 else { return false }
+                return refund.referenceLineItemId == id
             }
             if standingReferences {
                 problems.append(

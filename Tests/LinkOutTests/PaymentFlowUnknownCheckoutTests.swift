@@ -15,8 +15,8 @@ struct PaymentFlowUnknownCheckoutTests {
     @Test func aPaymentOfAnUnknownCheckoutIsSaidLoudly() throws {
         let harness = try PaymentHarness(provider: .stripe)
         let lost = PaymentHarness.Checkout(
-            path: "/checkout/00000000000000000000000000000000000",
-            id: "00000000000000000000000000000000000",
+            path: "/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            id: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
             cookie: "",
             csrf: "",
             externalPurchaseId: "SANDBOX_lost-after-the-backup"

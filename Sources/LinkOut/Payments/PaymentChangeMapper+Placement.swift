@@ -1,7 +1,4 @@
 import Domain
-import ExternalPurchase
-import Foundation
-import Payments
 import Storage
 
 /// Which token a line item the mapper makes goes on (`LineItemPlacement`): buys and renewals alike.

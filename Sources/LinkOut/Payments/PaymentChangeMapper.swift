@@ -55,11 +55,8 @@ struct PaymentChangeMapper: Sendable {
             let session = try ledger.payments.paymentSession(id: completion.sessionId)
             let checkout = try completion.checkoutId.flatMap { try ledger.tokens.checkout(id: $0) }
             guard session != nil || checkout != nil else {
-                // linkout's metadata beside an id of its checkouts' length: another product's session is ignored.
-                guard let named = completion.checkoutId,
-                    [CheckoutID.untimedLength, CheckoutID.timeLength + CheckoutID.untimedLength].contains(
-                        named.rawValue.count
-                    ),
+                // linkout's metadata beside an id of its checkouts' shape: another product's session is ignored.
+                guard let named = completion.checkoutId, Identifiers.isCheckoutId(named.rawValue),
                     completion.externalPurchaseId != nil || completion.productId != nil
                 else {
                     return .apply(PaymentChange(event: key, outcome: "ignored: not a linkout checkout", at: now))

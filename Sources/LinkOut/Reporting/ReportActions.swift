@@ -123,12 +123,7 @@ package struct ReportActions: Sendable {
         // restatement ("Reporting corrections"; without the flag it is a DuplicateValueError). Holding none, the
         // new one is the first Apple sees, never a restatement.
         var marked = ""
-        let held = try ledger.reports.lineItems(for: externalPurchaseId).contains { version in
-            guard version.lineItemId == lineItemId, !version.isSetAside,
-                let report = version.reportRequestIdentifier
-            else { return false }
-            return try ledger.reports.report(report)?.state == .accepted
-        }
+        let held = try heldVersion(of: lineItemId, on: externalPurchaseId) != nil
         if held != (item.common.restatement == true) {
             item.setRestatement(held)
             marked =
@@ -206,18 +201,7 @@ package struct ReportActions: Sendable {
     }
 
     private func retraction(of lineItemId: LineItemID, token: StoredToken) throws -> String? {
-        let accepted = Set(
-            try ledger.reports.reports(for: token.token.externalPurchaseId).filter { $0.state == .accepted }.map(
-                \.requestIdentifier
-            )
-        )
-        // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
-        let sent = try ledger.reports.lineItems(for: token.token.externalPurchaseId).filter {
-            $0.lineItemId == lineItemId && !$0.isSetAside
-        }
-        guard let held = sent.last(where: { $0.reportRequestIdentifier.map(accepted.contains) == true }) else {
-            return nil
-        }
+        guard let held = try heldVersion(of: lineItemId, on: token.token.externalPurchaseId) else { return nil }
         var item = try JSONDecoder().decode(LineItem.self, from: Data(held.body.utf8))
         // The net without this item: the buy's less the refunds that still stand (`PurchaseNet`).
         let holds = try LineItemScreen(ledger: ledger).standing(on: token.token.externalPurchaseId)
@@ -225,6 +209,22 @@ package struct ReportActions: Sendable {
         item.setNet(max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: item), in: holds + [item])))
         try check(item, of: token)
         return try AppleRejection.encodeLineItem(item)
+    }
+
+    /// The latest version of a line item Apple holds: one not set aside, in a report Apple accepted. Nil when Apple
+    /// holds none.
+    private func heldVersion(of lineItemId: LineItemID, on externalPurchaseId: ExternalPurchaseID) throws
+        -> StoredLineItem?
+    {
+        let accepted = Set(
+            try ledger.reports.reports(for: externalPurchaseId).filter { $0.state == .accepted }.map(
+                \.requestIdentifier
+            )
+        )
+        // A version set aside keeps the identifier of the report it left, which Apple may have accepted since.
+        return try ledger.reports.lineItems(for: externalPurchaseId).last {
+            $0.lineItemId == lineItemId && !$0.isSetAside && $0.reportRequestIdentifier.map(accepted.contains) == true
+        }
     }
 
     /// A rejected report whose line items the operator dropped, every one, has nothing left to carry, and no action
