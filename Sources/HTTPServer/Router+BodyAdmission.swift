@@ -9,24 +9,16 @@ enum BodyAdmission {
 }
 
 extension Router {
-    /// The answer to a path no route has.
-    static var notFound: HTTPResponse { HTTPError(.notFound, "Not found.").response }
-
-    /// The answer to a method the path's routes do not take, naming those they do (RFC 9110 §15.5.6).
-    static func methodNotAllowed(_ allowed: [String]) -> HTTPResponse {
-        HTTPError(.methodNotAllowed, "Method not allowed.", headers: ["Allow": allowed.joined(separator: ", ")])
-            .response
-    }
-
     /// What the route for `request` takes as a body; `serverLimit` caps every route's limit.
     func admission(for request: HTTPRequest, serverLimit: Int) -> BodyAdmission {
         switch match(method: request.method, path: request.path) {
         case .route(let route, _):
-            return .read(maxBytes: min(route.bodyLimit.maxBytes ?? serverLimit, serverLimit), limit: route.bodyLimit)
+            let limit = styled(route.bodyLimit)
+            return .read(maxBytes: min(limit.maxBytes ?? serverLimit, serverLimit), limit: limit)
         case .methodNotAllowed(let allowed):
-            return .refuse(Self.methodNotAllowed(allowed))
+            return .refuse(methodNotAllowed(allowed, request))
         case .notFound:
-            return .refuse(Self.notFound)
+            return .refuse(notFound(request))
         }
     }
 }

@@ -48,6 +48,9 @@ public struct Router: Sendable {
     /// Routes whose first segment is a parameter: they can match any path, so every lookup tries them too.
     private var routesOpenAtFirstSegment: [Int] = []
 
+    /// How the server words its own refusals for a request (`Router+Refusals.swift`); nil for plain text.
+    public var refusalStyle: RefusalStyle?
+
     public init() {}
 
     /// A route as added: its method and pattern (`/checkout/{id}`).

@@ -5,9 +5,9 @@ extension ServerContext {
     func dispatch(_ request: inout HTTPRequest, makeResponder: (HTTPRequest) -> Responder) -> HTTPResponse? {
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
-            return Router.notFound
+            return router.notFound(request)
         case .methodNotAllowed(let allowed):
-            return Router.methodNotAllowed(allowed)
+            return router.methodNotAllowed(allowed, request)
         case .route(let route, let parameters):
             request.pathParameters = parameters
             switch route.body {

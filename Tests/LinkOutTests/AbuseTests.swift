@@ -59,6 +59,36 @@ struct AbuseTests {
         #expect(created.status == 400)
     }
 
+    /// The server's own refusals on the JSON APIs' paths (no route, not this method, a body where none is taken)
+    /// answer in the APIs' error shape; a page's path keeps the plain-text answer.
+    @Test func refusalsOnTheAPIsPathsAnswerJSON() throws {
+        let live = try LiveApplication { $0.adminToken = "admin-secret" }
+        let cases: [(request: String, status: Int, code: String?)] = [
+            ("PUT /v1/tokens", 405, "method_not_allowed"),
+            ("GET /v1/no-such-route", 404, "not_found"),
+            ("DELETE /admin/tokens", 405, "method_not_allowed"),
+            ("GET /admin/no-such-route", 404, "not_found"),
+            ("POST /admin/tokens/SANDBOX_1/resend", 413, "body_too_large"),
+            ("GET /webhooks/stripe", 405, "method_not_allowed"),
+            ("PUT /checkout/abc", 405, nil),
+            ("GET /no-such-page", 404, nil),
+        ]
+        for test in cases {
+            let client = try live.client()
+            let response = try client.roundTrip(
+                "\(test.request) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer admin-secret\r\nContent-Length: 2\r\n\r\n{}"
+            )
+            #expect(response.status == test.status, "\(test.request)")
+            if let code = test.code {
+                #expect(response.header("Content-Type") == "application/json", "\(test.request)")
+                #expect(response.text.contains(#""code":"\#(code)""#), "\(test.request): \(response.text)")
+            } else {
+                #expect(response.header("Content-Type")?.hasPrefix("text/plain") == true, "\(test.request)")
+            }
+            if test.status == 405 { #expect(response.header("Allow")?.isEmpty == false, "\(test.request)") }
+        }
+    }
+
     /// Ten refused bearer tokens from one client, then 429 for that client on the admin and line-item APIs,
     /// even with the right token; another client is not affected.
     @Test func failedBearerTokensAreThrottledPerClient() throws {

@@ -26,6 +26,8 @@ public struct BodyLimit: Sendable {
 
     /// The answer to a body above the limit.
     func refusal(_ request: HTTPRequest) -> HTTPResponse {
-        tooLarge?(request) ?? HTTPError(.contentTooLarge, "The request body is too large.").response
+        tooLarge?(request) ?? HTTPError(.contentTooLarge, Self.tooLargeMessage).response
     }
+
+    static let tooLargeMessage = "The request body is too large."
 }

@@ -33,6 +33,7 @@ struct RouteTable: Sendable {
     /// buffering any of it (`GET` routes take none). The handlers check the same limits.
     func router() -> Router {
         var router = Router()
+        router.refusalStyle = JSONRefusals.style
         addPages(to: &router)
         addAPIs(to: &router)
         addAdmin(to: &router)
