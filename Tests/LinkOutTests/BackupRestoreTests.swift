@@ -178,6 +178,26 @@ struct BackupRestoreTests {
         #expect(tooNew.stderrText().contains("version \(Ledger.schemaVersion + 1)"))
     }
 
+    /// A restore into an empty folder that fails midway (here the disk fills while the copy is written) leaves
+    /// the folder empty, so trying again needs no `--force`.
+    @Test func aRestoreThatFailsLeavesTheEmptyFolderEmpty() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data").path
+        do {
+            let ledger = try Ledger(directory: dataDir)
+            ledger.close()
+        }
+        let file = directory.appendingPathComponent("ledger.backup").path
+        let summary = try LedgerBackup.backup(directory: dataDir, to: file)
+        let disk = try SmallFilesystem(bytes: 64 << 10)
+        defer { disk.unmount() }
+        #expect(summary.bytes > 64 << 10)
+        let target = disk.path + "/data"
+        #expect(throws: StorageError.self) { _ = try LedgerBackup.restore(from: file, into: target, replacing: false) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
+    }
+
     /// A copy of a data folder made while its ledger was open (a snapshot, or files copied from a stopped
     /// server that never checkpointed) has its latest writes in `linkout.sqlite-wal` only: a restore takes them too.
     /// The same ledger however spelled is refused, and a ledger replaced on `--force` is set aside, not deleted.

@@ -198,9 +198,13 @@ public enum LedgerBackup {
             )
         }
         // A server on the folder holds this lock: a ledger is never replaced under it.
-        let lockFile = try JournalFile(path: (directory as NSString).appendingPathComponent(VisitJournal.lockFileName))
+        let lockPath = (directory as NSString).appendingPathComponent(VisitJournal.lockFileName)
+        let lockFile = try JournalFile(path: lockPath)
         try lockFile.lockExclusively()
         defer { lockFile.unlock() }
+        // A restore into an empty folder that fails leaves it empty (the lock file it made goes too): the retry
+        // needs no `--force`, which would also replace a ledger.
+        let leaveEmpty = { if present.isEmpty { unlink(lockPath) } }
         let partial = target + ".partial"
         let now = clock.nowMilliseconds()
         let summary: Summary
@@ -215,6 +219,7 @@ public enum LedgerBackup {
             try publish(partial, as: target)
         } catch {
             LedgerFiles.remove(partial)
+            leaveEmpty()
             throw error
         }
         // The replaced ledger's journal goes once the copy is in place (kept in the aside folder): before, a
