@@ -43,9 +43,16 @@ public struct SendReportErrorResponse: Sendable, Equatable, Codable {
 
     /// The errors of a `400` body, or nil when the body is not a `SendReportErrorResponse` with at least one
     /// error (Apple's "malformed" or "duplicate request" answers need not carry one).
+    /// A `fieldName` or `lineItemId` that is empty (or only spaces) names nothing, as an absent one: a
+    /// `SimultaneousSubmissionError` with `"fieldName": ""` is still one.
     public static func parse(_ body: String) -> SendReportErrorResponse? {
-        guard let parsed = try? JSONDecoder().decode(Self.self, from: Data(body.utf8)), !parsed.errors.isEmpty else {
+        guard var parsed = try? JSONDecoder().decode(Self.self, from: Data(body.utf8)), !parsed.errors.isEmpty else {
             return nil
+        }
+        let namesNothing = { (text: String?) in text?.allSatisfy(\.isWhitespace) ?? true }
+        for index in parsed.errors.indices {
+            if namesNothing(parsed.errors[index].fieldName) { parsed.errors[index].fieldName = nil }
+            if namesNothing(parsed.errors[index].lineItemId?.rawValue) { parsed.errors[index].lineItemId = nil }
         }
         return parsed
     }

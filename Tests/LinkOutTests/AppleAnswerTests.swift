@@ -277,6 +277,11 @@ import Testing
         #expect(elsewhere == .needsAttention("NotFoundError (field x) (line item z) [1]"))
         let simultaneous = Self.body([.init(errorCode: 2, errorMessage: "SimultaneousSubmissionError")])
         #expect(AppleRejection.classify(body: simultaneous, report: stored) == .retryLater)
+        // An empty field name or line item names nothing: the same answer.
+        let blank = Self.body([
+            .init(errorCode: 2, errorMessage: "SimultaneousSubmissionError", fieldName: "", lineItemId: " ")
+        ])
+        #expect(AppleRejection.classify(body: blank, report: stored) == .retryLater)
         let tired = try Self.stored(report, attempts: AppleRejection.simultaneousRetries - 1)
         guard case .needsAttention = AppleRejection.classify(body: simultaneous, report: tired) else {
             Issue.record("a simultaneous submission refused again and again must reach a person")
