@@ -48,6 +48,13 @@ struct InputEdgeTests {
         let repeated = try post(buy(29_990, extra: #","amountTaxInclusive":1"#))
         #expect(repeated.status == 400)
         #expect(repeated.text.contains("duplicate_key"))
+        // An empty list is refused in the shape of every other refused item; a fraction names its field.
+        let empty = try post(#"{"lineItems": []}"#)
+        #expect(empty.status == 400)
+        #expect(empty.text.contains(#""errors":[{"#) && empty.text.contains("MissingLineItemsForStatusError"))
+        let fraction = try post(buy(29_990).replacingOccurrences(of: #""taxAmount":0"#, with: #""taxAmount":0.5"#))
+        #expect(fraction.status == 400)
+        #expect(fraction.text.contains(#""fieldName":"taxAmount""#), "\(fraction.text)")
         #expect(try post(buy(ReportValidator.maximumMilliUnits)).status == 202)
         let admin = ["Authorization": "Bearer admin-secret"]
         for path in ["/admin/revenue", "/admin/close", "/admin/money", "/admin/line-items.csv"] {

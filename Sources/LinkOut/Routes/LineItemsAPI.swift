@@ -152,16 +152,15 @@ struct LineItemsAPI: Sendable {
         do {
             items = try JSONDecoder().decode(Body.self, from: Data(body)).lineItems
         } catch let error as DecodingError {
-            return .failure(Refusal(response: JSONResponse.json(.badRequest, Problems(errors: [problem(error)]))))
+            let problem = wholeNumberProblem(in: body) ?? problem(error)
+            return .failure(Refusal(response: JSONResponse.json(.badRequest, Problems(errors: [problem]))))
         } catch {
             return .failure(Refusal(response: JSONResponse.error(.badRequest, "invalid_json", "The body is not JSON.")))
         }
+        // Named and shaped like the validator's problems (`ReportValidator`), as every other refused item is.
         guard !items.isEmpty else {
-            return .failure(
-                Refusal(
-                    response: JSONResponse.error(.badRequest, "MissingLineItemsForStatusError", "lineItems is empty.")
-                )
-            )
+            let problem = ReportProblem("MissingLineItemsForStatusError", field: "lineItems", "lineItems is empty")
+            return .failure(Refusal(response: JSONResponse.json(.badRequest, Problems(errors: [problem]))))
         }
         // An id is a key in the ledger: a control character (`\u0000` ends a C string, and PostgreSQL refuses it
         // in text) would make two ids look alike or fail the write.
@@ -233,6 +232,28 @@ struct LineItemsAPI: Sendable {
             sorted.fresh.append((item, body))
         }
         return sorted
+    }
+
+    /// Foundation's decoder answers a number that is not a whole one, or past Int64, in an integer field with
+    /// "not valid JSON" and no field: the body is read again to name the first such field. Every number of a line
+    /// item is a whole one (milliunits, UNIX ms, a quantity) but `exchangeRate`, a decimal.
+    static func wholeNumberProblem(in body: [UInt8]) -> ReportProblem? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let items = object["lineItems"] as? [[String: Any]]
+        else { return nil }
+        for item in items {
+            for (field, value) in item.sorted(by: { $0.key < $1.key }) where field != "exchangeRate" {
+                guard let double = (value as? NSNumber)?.doubleValue else { continue }
+                if double.rounded() != double || Int64(exactly: double) == nil {
+                    return ReportProblem(
+                        "InvalidFieldError",
+                        field: field,
+                        "the field \(field) must be a whole number in its field's range (amounts are in milliunits)"
+                    )
+                }
+            }
+        }
+        return nil
     }
 
     /// A decoding failure named like Apple's errors, with the field it concerns.
