@@ -42,7 +42,7 @@ enum ReportActionCommand {
                 let left = (entry.noticeAt - now) / Milliseconds.hour
                 CommandLineInterface.printOutput(
                     "\(entry.externalPurchaseId)  \(left) h before Apple's notice\n  Apple: \(entry.appleMessage)\n"
-                        + "  resolve: \(entry.resolution)\n"
+                        + (entry.waiting.map { "  waiting: \($0)\n" } ?? "") + "  resolve: \(entry.resolution)\n"
                 )
             }
             CommandLineInterface.printOutput("\(entries.count) token(s) need attention\n")

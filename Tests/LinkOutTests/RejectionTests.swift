@@ -38,7 +38,27 @@ struct RejectionTests {
         let attention = try harness.ledger.reports.needingAttention(limit: 10)
         #expect(attention.map(\.externalPurchaseId) == ["split"])
         #expect(attention.first?.resolution.contains("linkout report restate split \(bad)") == true)
+        #expect(attention.first?.waitingPaymentEvents == 0 && attention.first?.waiting == nil)
         #expect(Self.criticalLines(harness, containing: "line items need correction") == 1)
+        // A refund of the set-aside buy waits behind it (`PaymentChangeMapper`): the entry says so.
+        let refund = StoredPaymentEvent(
+            provider: "stripe",
+            eventId: "evt_refund",
+            type: "charge.refunded",
+            body: "{}",
+            receivedAt: 1
+        )
+        #expect(try harness.ledger.payments.storePaymentEvent(refund))
+        try harness.ledger.payments.deferBehindHold(
+            provider: "stripe",
+            eventId: "evt_refund",
+            externalPurchaseId: "split",
+            until: .max,
+            reason: "the refunded line item \(bad) is set aside for correction"
+        )
+        let waiting = try #require(try harness.ledger.reports.needingAttention(limit: 10).first)
+        #expect(waiting.waitingPaymentEvents == 1)
+        #expect(waiting.waiting?.contains("1 payment event(s)") == true)
 
         let outcome = try ReportActions(ledger: harness.ledger).restate(
             "split",

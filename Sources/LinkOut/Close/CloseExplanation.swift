@@ -86,10 +86,12 @@ struct CloseExplanation {
             tokenCreationDate: item.date,
             tokenExpirationDate: item.tokenExpirationDate,
             report: report?.state == .rejected ? report : nil,
-            lineItems: setAside
+            lineItems: setAside,
+            waitingPaymentEvents: try reports.paymentEventsWaiting(behind: item.externalPurchaseId)
         )
         let what = item.state == .rejected ? "rejected by Apple" : "set aside by Apple's rejection for correction"
         let message = entry.appleMessage
-        return (message.isEmpty ? what : "\(what): \(message)", entry.resolution)
+        let reason = message.isEmpty ? what : "\(what): \(message)"
+        return (entry.waiting.map { "\(reason); \($0)" } ?? reason, entry.resolution)
     }
 }

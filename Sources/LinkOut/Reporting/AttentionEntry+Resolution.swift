@@ -20,6 +20,14 @@ extension AttentionEntry {
         return lineItems.map { "line item \($0.lineItemId): \($0.correction ?? "")" }.joined(separator: "; ")
     }
 
+    /// What waits behind it, when anything does: a restatement lets those events follow as line items; a
+    /// retraction leaves a refund nothing Apple holds to refer to, so it is recorded and not reported.
+    package var waiting: String? {
+        guard waitingPaymentEvents > 0 else { return nil }
+        return "\(waitingPaymentEvents) payment event(s) of this token (a refund, a renewal) wait behind it: a "
+            + "restatement reports them after it, a retraction leaves a refund of it unreported"
+    }
+
     /// The action that resolves it, as the command that does it (the admin API has the same under
     /// `POST /admin/tokens/{id}/…`).
     package var resolution: String {

@@ -11,18 +11,23 @@ public struct AttentionEntry: Sendable, Equatable, Encodable {
     public var report: StoredReport?
     /// Line items set aside and not corrected yet, each with Apple's message.
     public var lineItems: [StoredLineItem]
+    /// Payment events of the token (a refund of a set-aside buy, a later renewal) waiting behind it: made into
+    /// line items once it is settled, so the person settling it knows more than the item Apple named is at stake.
+    public var waitingPaymentEvents: Int64
 
     public init(
         externalPurchaseId: ExternalPurchaseID,
         tokenCreationDate: Int64,
         tokenExpirationDate: Int64?,
         report: StoredReport?,
-        lineItems: [StoredLineItem]
+        lineItems: [StoredLineItem],
+        waitingPaymentEvents: Int64 = 0
     ) {
         self.externalPurchaseId = externalPurchaseId
         self.tokenCreationDate = tokenCreationDate
         self.tokenExpirationDate = tokenExpirationDate
         self.report = report
         self.lineItems = lineItems
+        self.waitingPaymentEvents = waitingPaymentEvents
     }
 }

@@ -214,12 +214,33 @@ extension ReportStore {
                         tokenCreationDate: row[1].integer ?? 0,
                         tokenExpirationDate: row[2].integer,
                         report: report,
-                        lineItems: items
+                        lineItems: items,
+                        waitingPaymentEvents: try Self.paymentEventsWaiting(behind: id, connection)
                     )
                 )
             }
             return entries
         }
+    }
+
+    /// The payment events put off behind a hold on the token (`PaymentStore.deferBehindHold`) and not made into
+    /// line items yet.
+    public func paymentEventsWaiting(behind externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Int64 {
+        try database.readers.read { connection throws(StorageError) in
+            try Self.paymentEventsWaiting(behind: externalPurchaseId, connection)
+        }
+    }
+
+    private static func paymentEventsWaiting(behind id: ExternalPurchaseID, _ connection: any SQLConnection)
+        throws(StorageError) -> Int64
+    {
+        try connection.query(
+            """
+            SELECT count(*) FROM payment_events
+            WHERE held_token = ? AND held_reason IS NULL AND processed_at IS NULL
+            """,
+            [.id(id)]
+        ).first?.first?.integer ?? 0
     }
 
     public func attentionCount() throws(StorageError) -> Int64 {
