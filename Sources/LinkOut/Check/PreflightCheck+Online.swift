@@ -96,7 +96,10 @@ extension PreflightCheck {
         do {
             let response = try client.perform(request)
             guard (200..<300).contains(response.status) else {
-                return Self.fail("webhook receiver", "\(configuration.webhooks.url) answered \(response.status)")
+                return Self.fail(
+                    "webhook receiver",
+                    "\(Configuration.shown(configuration.webhooks.url)) answered \(response.status)"
+                )
             }
             return Self.pass("webhook receiver", "took a signed linkout.check event (\(response.status))")
         } catch {

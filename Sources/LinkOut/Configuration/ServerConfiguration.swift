@@ -1,3 +1,4 @@
+import Foundation
 extension Configuration {
     /// `server` section.
     package struct Server: Sendable {
@@ -66,6 +67,16 @@ extension Configuration {
             server.port = try section.int("port", default: server.port, range: 0...65535)
             server.publicURL = try section.string("publicURL", default: server.publicURL)
             try Configuration.requireHTTPURL(server.publicURL, field: "server.publicURL")
+            // The base of every link linkout hands out (pages, the provider's return URLs): a user or password in
+            // it would travel with each, and a query or fragment would break the paths joined to it.
+            if let parts = URLComponents(string: server.publicURL),
+                parts.user != nil || parts.password != nil || parts.query != nil || parts.fragment != nil
+            {
+                throw ConfigurationError(
+                    field: "server.publicURL",
+                    problem: "must not carry a user, a password, a query or a fragment"
+                )
+            }
             server.trustedProxies = try section.strings("trustedProxies")
             server.publicDir = try section.string("publicDir", default: server.publicDir)
             server.maxConnections = try section.int(
