@@ -35,6 +35,10 @@ struct ConfigurationTests {
         #expect(failure(#"{"server": {"port": 80.5}}"#)?.field == "server.port")
         #expect(failure(#"{"server": {"prot": 80}}"#)?.field == "server.prot")
         #expect(failure(#"{"server": {"publicURL": "nope"}}"#)?.field == "server.publicURL")
+        // Apple's notifications never take over a route of linkout's own.
+        #expect(failure(#"{"apple": {"notificationPath": "/v1/tokens"}}"#)?.field == "apple.notificationPath")
+        #expect(failure(#"{"apple": {"notificationPath": "/admin"}}"#)?.field == "apple.notificationPath")
+        #expect(failure(#"{"apple": {"notificationPath": "/notifications/apple"}}"#) == nil)
         // The base of every link handed out carries no credentials, query or fragment.
         for url in ["https://u:p@pay.example.com", "https://pay.example.com/?a=1", "https://pay.example.com/#x"] {
             #expect(failure(#"{"server": {"publicURL": "\#(url)"}}"#)?.field == "server.publicURL", "\(url)")

@@ -41,6 +41,13 @@ extension Configuration {
             guard apple.notificationPath.hasPrefix("/"), !apple.notificationPath.contains("{") else {
                 throw ConfigurationError(field: "apple.notificationPath", problem: "must be a path starting with /")
             }
+            // As for landing paths: a configured route never takes over one of linkout's own (`/v1/tokens` here
+            // would answer the app's forwarded tokens as notifications). `/notifications` is where it lives.
+            let path = apple.notificationPath
+            let taken = LandingConfiguration.reservedPrefixes.filter { $0 != "/notifications" }
+            if taken.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) {
+                throw ConfigurationError(field: "apple.notificationPath", problem: "is used by linkout itself")
+            }
             apple.notificationRootCertificates = try section.strings("notificationRootCertificates")
             return apple
         }
