@@ -100,6 +100,12 @@ struct PreflightCheckTests {
         #expect(online["webhook receiver"]?.passed == false)
         configuration.server.publicURL = "http://127.0.0.1:9"
         #expect(Self.results(PreflightCheck(configuration: configuration).online())["public health"]?.passed == false)
+        // A server that is not Apple's answers 404 too (here linkout itself): that proves nothing about the key.
+        configuration.apple.productionURL = "http://127.0.0.1:\(live.port)"
+        let notApple = try #require(
+            Self.results(PreflightCheck(configuration: configuration).online())["apple production"]
+        )
+        #expect(!notApple.passed && notApple.detail.contains("not Apple's"), "\(notApple.line)")
         // Offline: a key file that is not a key, an app without a way back, a product missing a currency.
         try Data("not a key".utf8).write(to: other)
         configuration.apps[0].returnURL = nil

@@ -47,6 +47,14 @@ extension PreflightCheck {
         )
         switch RetrievedReport.read(retrieved, requestIdentifier: RequestIdentifier(identifier)) {
         case .notFound:
+            // Any server answers 404 to a path it lacks: only Apple's error body (`errorCode`, `errorMessage`, or
+            // `errors`; Apple: Retrieve External Purchase Report, `NotFoundError`) shows Apple read the JWT.
+            guard case .success(let answer) = retrieved, Self.isApplesError(answer.body) else {
+                return Self.fail(
+                    name,
+                    "the answer is not Apple's (no error body): check apple.\(environment == .sandbox ? "sandboxURL" : "productionURL")"
+                )
+            }
             return Self.pass(name, "the key is accepted (a report that does not exist is not found)")
         case .refused(let status):
             return Self.fail(name, "Apple refused the key (\(status)): check apple.issuerId, apple.keyId and the .p8")
@@ -57,6 +65,14 @@ extension PreflightCheck {
         case .unknown(let why):
             return Self.fail(name, why)
         }
+    }
+
+    /// A JSON object carrying Apple's error fields.
+    static func isApplesError(_ body: String) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {
+            return false
+        }
+        return ["errorCode", "errorMessage", "errors"].contains { object[$0] != nil }
     }
 
     /// The provider reads one harmless object with its key.
