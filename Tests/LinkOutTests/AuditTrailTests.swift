@@ -98,15 +98,24 @@ struct AuditTrailTests {
             setup.configure(&configuration, grace: 86_400)
             configuration.commission.regimes = CommissionRegime.builtIn.filter { $0.id == "jp" }
             configuration.apple.keyId = "NEWKEY0001"
+            configuration.webhooks.url = "https://hookuser:HOOKPASS@hooks.example.com/in?apikey=QUERYSECRET"
+            configuration.webhooks.secret = "webhook-secret-0123456789"
         }
         let entries = try live.ledger().audit.entries()
         let noticed = entries.filter { $0.actor == "linkout" }
         #expect(
             noticed.map(\.action).sorted() == [
                 "config.apple_key", "config.apple_key", "config.commission_regimes", "config.commission_regimes",
-                "config.exchange_rates", "config.exchange_rates",
+                "config.exchange_rates", "config.exchange_rates", "config.payment_provider", "config.webhooks",
+                "config.webhooks",
             ]
         )
+        // Where the backend's events go is recorded without the credentials in the URL or the secret.
+        let hooks = try #require(noticed.first { $0.action == "config.webhooks" && $0.before == "none" })
+        let after = hooks.after ?? ""
+        #expect(after.hasPrefix("https://REDACTED@hooks.example.com/in?REDACTED, secret "), "\(after)")
+        for secret in ["HOOKPASS", "QUERYSECRET", "webhook-secret"] { #expect(!after.contains(secret)) }
+        #expect(noticed.contains { $0.action == "config.exchange_rates" && $0.after == "none" })
         let regimes = try #require(noticed.first { $0.action == "config.commission_regimes" })
         #expect(
             regimes.before?.hasPrefix("eu-2025-06 (terms ") == true && regimes.after?.hasPrefix("jp (terms ") == true

@@ -8,7 +8,8 @@ import Payments
 import Storage
 
 /// What the server notices at start and records in the audit log when it changed since the last start: the
-/// commission regimes, the exchange rates, and the App Store Connect key (by id and public key fingerprint).
+/// commission regimes, the exchange rates, the App Store Connect key (by id and public key fingerprint), where the
+/// backend's webhooks go (and a fingerprint of their secret), and the payment provider.
 /// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
 /// the value before and after.
 enum ConfigurationAudit {
@@ -17,6 +18,8 @@ enum ConfigurationAudit {
             ("audit.commission_regimes", "config.commission_regimes", regimes(configuration)),
             ("audit.exchange_rates", "config.exchange_rates", exchangeRates(configuration)),
             ("audit.apple_key", "config.apple_key", appleKey(configuration)),
+            ("audit.webhooks", "config.webhooks", webhooks(configuration)),
+            ("audit.payment_provider", "config.payment_provider", configuration.payments.provider.rawValue),
         ]
         for (setting, action, value) in observed {
             do {
@@ -47,9 +50,19 @@ enum ConfigurationAudit {
             + ")"
     }
 
-    /// A digest of the configured rates and of the rates file's bytes.
+    /// Where the backend's entitlement events go and which secret signs them: the URL as `linkout check` shows it
+    /// (a user, password or query in it redacted) and a fingerprint of the secret, never the secret.
+    static func webhooks(_ configuration: Configuration) -> String {
+        let webhooks = configuration.webhooks
+        guard webhooks.isEnabled else { return "none" }
+        return Configuration.shown(webhooks.url) + ", secret "
+            + digest("linkout-audit-webhook-secret\u{0}" + webhooks.secret)
+    }
+
+    /// A digest of the configured rates and of the rates file's bytes; "none" when neither is configured.
     static func exchangeRates(_ configuration: Configuration) -> String {
         let file = configuration.payments.exchangeRatesFile
+        if file == nil && configuration.payments.exchangeRates.entries.isEmpty { return "none" }
         let bytes = file.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) } ?? []
         return "configured " + digest(text(configuration.payments.exchangeRates))
             + (file.map { ", file \($0) " + digest(String(decoding: bytes, as: UTF8.self)) } ?? "")
@@ -73,7 +86,8 @@ enum ConfigurationAudit {
         }.joined(separator: ";")
     }
 
-    /// A short digest of settings text (not secret: regimes and rates are the operator's own configuration).
+    /// A short digest of settings text: regimes and rates are the operator's own configuration, and 48 bits of
+    /// a keyed-by-label hash of a webhook secret (at least 16 characters) tell a change without telling the secret.
     static func digest(_ text: String) -> String {
         ((try? SHA256.digest(Array(text.utf8))).map { Hex.encode($0.prefix(6)) }) ?? "unknown"
     }
