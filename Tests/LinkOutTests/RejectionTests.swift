@@ -255,6 +255,12 @@ struct RejectionTests {
         #expect(throws: ReportActions.Refusal.self) {
             try ReportActions(ledger: harness.ledger).reportNoLineItem("kept")
         }
+        // A token that needs no attention is left to reporting: a payment may still be on its way.
+        try harness.record("quiet")
+        #expect(throws: ReportActions.Refusal.self) {
+            try ReportActions(ledger: harness.ledger).reportNoLineItem("quiet")
+        }
+        #expect(try harness.reports("quiet").isEmpty)
     }
 
     /// Apple refused every line item of the token's only report, and the operator drops each: nothing is left to

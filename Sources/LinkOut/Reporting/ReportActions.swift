@@ -78,6 +78,16 @@ package struct ReportActions: Sendable {
         guard reports.isEmpty else {
             throw Refusal(kind: .conflict, description: "the token has a report already (pending or accepted)")
         }
+        // Only an answer to a token that needs attention (every item set aside before it was sent): any other
+        // token is reported as its line items say, NO_LINE_ITEM itself once nothing happened on it in time, and
+        // a NO_LINE_ITEM sent ahead of that could precede the LINE_ITEM of a payment still in progress.
+        guard try ledger.reports.lineItems(for: externalPurchaseId).contains(where: \.needsCorrection) else {
+            throw Refusal(
+                kind: .conflict,
+                description: "the token needs no attention: reporting reports it as its line items say "
+                    + "(NO_LINE_ITEM once nothing happened on it within reporting.noLineItemAfterSeconds)"
+            )
+        }
         let identifier = ReportPlanner.newIdentifier()
         let report = ExternalPurchaseReport(
             requestIdentifier: RequestIdentifier(identifier),
