@@ -55,20 +55,16 @@ enum BackupCommand {
             before: flags["--force"] != nil ? "replaced" : "empty",
             after: "from \(source), holding what happened up to \(since)"
         )
-        // Incident response is in the ledger too: what was revoked or retired after the backup is not in it.
-        let keys = try restored.signingKeys.keys()
-        let accessWarning =
-            keys.isEmpty
-            ? ""
-            : "customer credentials and signing keys are as they were at the backup: revoke again any credential "
-                + "revoked since (linkout credentials revoke ID) and retire again any key retired since (linkout keys "
-                + "list; linkout keys retire KID --force), before starting the server\n"
         CommandLineInterface.printOutput(
             "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion), \(summary.tokens) tokens, "
                 + "\(summary.bytes) bytes in \(seconds(since: started)) s\n"
                 + "the backup holds what happened up to \(since): before starting the server, have the payment "
                 + "provider send its events since then again (README \"Backup and restore\"); reports Apple may "
-                + "hold are checked with Apple before they are sent\n" + accessWarning
+                + "hold are checked with Apple before they are sent\n"
+                // Incident response and erasures are in the ledger too, and what came after the backup is not.
+                + "what was revoked, retired or erased after the backup is back: revoke credentials again (linkout "
+                + "credentials revoke ID), retire keys again (linkout keys retire KID --force) and erase again "
+                + "(linkout erase) before starting the server\n"
         )
         return 0
     }
