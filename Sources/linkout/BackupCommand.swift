@@ -61,10 +61,13 @@ enum BackupCommand {
                 + "the backup holds what happened up to \(since): before starting the server, have the payment "
                 + "provider send its events since then again (README \"Backup and restore\"); reports Apple may "
                 + "hold are checked with Apple before they are sent\n"
-                // Incident response and erasures are in the ledger too, and what came after the backup is not.
-                + "what was revoked, retired or erased after the backup is back: revoke credentials again (linkout "
-                + "credentials revoke ID), retire keys again (linkout keys retire KID --force) and erase again "
-                + "(linkout erase) before starting the server\n"
+                + "kept from the replaced ledger: \(summary.revocations.credentials) credential revocation(s), "
+                + "\(summary.revocations.signingKeys) key retirement(s)\n"
+                // Erasures are in the ledger too; those after the backup, and with an empty folder any revocation
+                // since, cannot be known here.
+                + "what was erased after the backup is back, and, if no ledger was replaced here, what was revoked "
+                + "or retired after it: erase again (linkout erase), revoke again (linkout credentials revoke ID) "
+                + "and retire again (linkout keys retire KID --force) before starting the server\n"
         )
         return 0
     }

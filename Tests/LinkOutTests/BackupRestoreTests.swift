@@ -155,8 +155,8 @@ struct BackupRestoreTests {
         #expect(throws: StorageError.self) { _ = try LedgerBackup.backup(directory: older, to: older + ".backup") }
         let forced = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
         #expect(forced.waitForExit() == 0, "\(forced.stderrText())")
-        // What was revoked, retired or erased after the backup is back: the restore says so.
-        #expect(forced.stdoutText().contains("revoked, retired or erased after the backup is back"))
+        // What was erased after the backup is back: the restore says so.
+        #expect(forced.stdoutText().contains("what was erased after the backup is back"))
         // Not a SQLite file, or a damaged one.
         let garbage = directory.appendingPathComponent("garbage").path
         try Data("not a ledger".utf8).write(to: URL(fileURLWithPath: garbage))
@@ -198,6 +198,43 @@ struct BackupRestoreTests {
         let target = disk.path + "/data"
         #expect(throws: StorageError.self) { _ = try LedgerBackup.restore(from: file, into: target, replacing: false) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
+    }
+
+    /// A leak answered after the backup stays answered: restoring the backup over the ledger keeps the
+    /// replaced ledger's credential revocations and key retirements.
+    @Test func aRestoreKeepsTheRevocationsOfTheLedgerItReplaces() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data").path
+        let file = directory.appendingPathComponent("ledger.backup").path
+        do {
+            let ledger = try Ledger(directory: dataDir)
+            defer { ledger.close() }
+            let key = SigningKeyRecord(kid: "k1", publicJWK: "{}", privateKeyPEM: "pem", createdAt: 1, signsFrom: 1)
+            #expect(try ledger.signingKeys.insert(key))
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.query(
+                    """
+                    INSERT INTO customer_credentials (id, secret_hash, bundle_id, created_at)
+                    VALUES ('cred_1', 'hash_1', 'com.example', 1)
+                    """
+                )
+            }
+            _ = try LedgerBackup.backup(directory: dataDir, to: file)
+            // After the backup: the credential leaks and is revoked, the key is retired.
+            #expect(try ledger.credentials.revoke(id: "cred_1", at: 5_000) != nil)
+            #expect(try ledger.signingKeys.retire(kid: "k1", at: 6_000))
+        }
+        let restore = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
+        #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
+        #expect(
+            restore.stdoutText().contains("1 credential revocation(s), 1 key retirement(s)"),
+            "\(restore.stdoutText())"
+        )
+        let restored = try Ledger(directory: dataDir)
+        defer { restored.close() }
+        #expect(try restored.credentials.credential(id: "cred_1")?.revokedAt == 5_000)
+        #expect(try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k1" }?.retiredAt == 6_000)
     }
 
     /// A copy of a data folder made while its ledger was open (a snapshot, or files copied from a stopped

@@ -18,6 +18,8 @@ public enum LedgerBackup {
         /// Visits taken from the journal into the copy (acknowledged, not yet in the tables).
         public var journaledVisits: Int
         public var bytes: Int64
+        /// A restore's: the revocations and retirements kept from the ledger it replaced.
+        public var revocations = Revocations()
     }
 
     static let fileName = "linkout.sqlite"
@@ -207,13 +209,15 @@ public enum LedgerBackup {
         let leaveEmpty = { if present.isEmpty { unlink(lockPath) } }
         let partial = target + ".partial"
         let now = clock.nowMilliseconds()
-        let summary: Summary
+        var summary: Summary
         let segments: [String]
         do throws(StorageError) {
             try LedgerFiles.createAnew(partial)
             try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
             try markRestored(partial, at: now, clock: clock)
+            let revocations = try carryRevocations(from: target, into: partial)
             summary = try seal(partial)
+            summary.revocations = revocations
             segments = try setAside(ledger: target, journal: lockFile, in: directory, at: now)
             // One rename (after a sync) puts the copy in the ledger's place; the replaced file lives on aside.
             try publish(partial, as: target)

@@ -1,0 +1,48 @@
+import Foundation
+
+/// What a restore keeps from the ledger it replaces: the answers to a leak. A customer credential revoked, or a
+/// signing key retired, in the replaced ledger stays so in the restored one, whenever the backup was taken:
+/// putting an older ledger back must never make a revoked secret or a retired (possibly leaked) key work again.
+/// Everything else of the replaced ledger is set aside whole (`replaced-<ms>/`), not merged.
+extension LedgerBackup {
+    /// What was carried over.
+    public struct Revocations: Sendable, Equatable {
+        public var credentials = 0
+        public var signingKeys = 0
+    }
+
+    /// Revokes in the copy at `restored` each credential the ledger at `replaced` has revoked, and retires each
+    /// key it has retired, at the same times. A replaced ledger that cannot be read (damaged, another schema)
+    /// carries nothing: `restore` then says what to redo by hand.
+    static func carryRevocations(from replaced: String, into restored: String) throws(StorageError) -> Revocations {
+        guard FileManager.default.fileExists(atPath: replaced),
+            let old = try? SQLiteConnection(path: replaced, readOnly: true),
+            let credentials = try? old.query(
+                "SELECT id, revoked_at FROM customer_credentials WHERE revoked_at IS NOT NULL"
+            ),
+            let keys = try? old.query("SELECT kid, retired_at FROM signing_keys WHERE retired_at IS NOT NULL")
+        else { return Revocations() }
+        let copy = try SQLiteConnection(path: restored)
+        var carried = Revocations()
+        try copy.execute("BEGIN IMMEDIATE")
+        do throws(StorageError) {
+            for row in credentials {
+                carried.credentials += try copy.query(
+                    "UPDATE customer_credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING 1",
+                    [row[1], row[0]]
+                ).count
+            }
+            for row in keys {
+                carried.signingKeys += try copy.query(
+                    "UPDATE signing_keys SET retired_at = ? WHERE kid = ? AND retired_at IS NULL RETURNING 1",
+                    [row[1], row[0]]
+                ).count
+            }
+            try copy.execute("COMMIT")
+        } catch {
+            try? copy.execute("ROLLBACK")
+            throw error
+        }
+        return carried
+    }
+}
