@@ -2,7 +2,7 @@ import Foundation
 import LinkOut
 import Storage
 
-/// `linkout backup --to PATH` and `linkout restore --from PATH --data-dir DIR [--force]`: the SQLite ledger
+/// `linkout backup --to PATH` and `linkout restore --from PATH --data-dir DIR [--force] [--keep-schema]`: the SQLite ledger
 /// copied whole and consistent next to a running server, and put back (see `LedgerBackup`). On PostgreSQL the
 /// database server's own tools do this (`pg_dump`, point-in-time recovery; README "Operating it").
 enum BackupCommand {
@@ -25,11 +25,11 @@ enum BackupCommand {
         let (flags, _) = try CommandLineInterface.parseFlags(
             arguments,
             allowed: ["--from", "--data-dir", "--config"],
-            switches: ["--force"]
+            switches: ["--force", "--keep-schema"]
         )
         guard let source = flags["--from"], flags["--data-dir"] != nil else {
             throw CommandLineInterface.UsageError(
-                description: "use 'linkout restore --from PATH --data-dir DIR [--force]'"
+                description: "use 'linkout restore --from PATH --data-dir DIR [--force] [--keep-schema]'"
             )
         }
         let configuration = try sqliteConfiguration(flags, command: "restore")
@@ -37,7 +37,8 @@ enum BackupCommand {
         let summary = try LedgerBackup.restore(
             from: source,
             into: configuration.storage.dataDir,
-            replacing: flags["--force"] != nil
+            replacing: flags["--force"] != nil,
+            keepSchema: flags["--keep-schema"] != nil
         )
         let lastActivity = try LedgerBackup.lastActivity(
             (configuration.storage.dataDir as NSString).appendingPathComponent("linkout.sqlite")
@@ -45,18 +46,21 @@ enum BackupCommand {
         let since =
             lastActivity.map { Date(timeIntervalSince1970: Double($0) / 1000).formatted(.iso8601) } ?? "its start"
         // Who put this ledger in place, from which file: the restored ledger's own audit trail says so (written
-        // after the restore, so the entry is not in the backup's past).
-        let restored = try configuration.openLedger(role: .reader, upgrade: .never)
-        defer { restored.close() }
-        try CommandAudit.record(
-            restored,
-            action: "restore",
-            subject: configuration.storage.dataDir,
-            before: flags["--force"] != nil ? "replaced" : "empty",
-            after: "from \(source), holding what happened up to \(since)"
+        // after the restore, so the entry is not in the backup's past), in plain SQL, as a rollback's earlier
+        // schema stays as it is.
+        try LedgerBackup.appendAudit(
+            CommandAudit.entry(
+                action: "restore",
+                subject: configuration.storage.dataDir,
+                before: flags["--force"] != nil ? "replaced" : "empty",
+                after: "from \(source), holding what happened up to \(since)"
+            ),
+            toLedgerIn: configuration.storage.dataDir
         )
         CommandLineInterface.printOutput(
-            "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion), \(summary.tokens) tokens, "
+            "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion)"
+                + (flags["--keep-schema"] != nil ? " (kept as the backup had it)" : "")
+                + ", \(summary.tokens) tokens, "
                 + "\(summary.bytes) bytes in \(seconds(since: started)) s\n"
                 + "the backup holds what happened up to \(since): before starting the server, have the payment "
                 + "provider send its events since then again (README \"Backup and restore\"); reports Apple may "

@@ -44,9 +44,10 @@ public enum CommandLineInterface {
           backup --to PATH [--data-dir DIR] [--config PATH]
               a consistent copy of the SQLite ledger, safe next to a running server, with every visit it
               acknowledged (the file must not exist)
-          restore --from PATH --data-dir DIR [--force] [--config PATH]
+          restore --from PATH --data-dir DIR [--force] [--keep-schema] [--config PATH]
               check a backup and put it in place as the ledger of an empty folder (--force: replace the one
-              there; never under a running server)
+              there; never under a running server; --keep-schema: leave an earlier release's backup at its
+              schema, for a rollback to that release)
           credentials list --purchase ID | revoke ID | reissue ID [--data-dir DIR] [--config PATH]
               the customer credentials apps check their entitlements with: list a purchase's, revoke one, or
               issue a new one in its place (the secret is printed once)

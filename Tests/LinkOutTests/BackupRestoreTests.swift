@@ -200,6 +200,36 @@ struct BackupRestoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
     }
 
+    /// A rollback: the backup an earlier release made, put back as it is (`--keep-schema`) for that release to run;
+    /// without the flag the copy is upgraded for this one. Either way the restore is in the ledger's audit log.
+    @Test func aRestoreForARollbackKeepsTheBackupsSchema() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let older = directory.appendingPathComponent("older.sqlite").path
+        try Migrations.apply(
+            to: try SQLiteConnection(path: older),
+            dialect: .sqlite,
+            now: 1,
+            upTo: Ledger.schemaVersion - 1
+        )
+        let kept = directory.appendingPathComponent("kept").path
+        let rollback = try LinkOutProcess(["restore", "--from", older, "--data-dir", kept, "--keep-schema"])
+        #expect(rollback.waitForExit() == 0, "\(rollback.stderrText())")
+        #expect(rollback.stdoutText().contains("schema \(Ledger.schemaVersion - 1) (kept as the backup had it)"))
+        let keptLedger = try SQLiteConnection(path: kept + "/linkout.sqlite", readOnly: true)
+        #expect(try LedgerBackup.schemaVersion(keptLedger) == Ledger.schemaVersion - 1)
+        #expect(try keptLedger.query("SELECT action FROM audit_log").compactMap { $0.first?.text } == ["restore"])
+        // This release's tools leave it for the release that made it.
+        let export = try LinkOutProcess(["export", "--data-dir", kept])
+        #expect(export.waitForExit() == 2)
+        let upgraded = directory.appendingPathComponent("upgraded").path
+        let restore = try LinkOutProcess(["restore", "--from", older, "--data-dir", upgraded])
+        #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
+        let upgradedLedger = try SQLiteConnection(path: upgraded + "/linkout.sqlite", readOnly: true)
+        #expect(try LedgerBackup.schemaVersion(upgradedLedger) == Ledger.schemaVersion)
+        #expect(try upgradedLedger.query("SELECT action FROM audit_log").compactMap { $0.first?.text } == ["restore"])
+    }
+
     /// A leak answered after the backup stays answered: restoring the backup over the ledger keeps the
     /// replaced ledger's credential revocations and key retirements.
     @Test func aRestoreKeepsTheRevocationsOfTheLedgerItReplaces() throws {

@@ -12,16 +12,19 @@ package enum CommandAudit {
         before: String? = nil,
         after: String?
     ) throws {
-        try ledger.audit.append(
-            AuditEntry(
-                at: Clock.system.nowMilliseconds(),
-                actor: AuditTrail.commandLineActor,
-                origin: "local",
-                action: action,
-                subject: subject,
-                before: before,
-                after: after
-            )
+        try ledger.audit.append(entry(action: action, subject: subject, before: before, after: after))
+    }
+
+    /// The entry `record` appends, for a ledger written without opening it as a `Ledger` (a restore).
+    package static func entry(action: String, subject: String?, before: String? = nil, after: String?) -> AuditEntry {
+        AuditEntry(
+            at: Clock.system.nowMilliseconds(),
+            actor: AuditTrail.commandLineActor,
+            origin: "local",
+            action: action,
+            subject: subject,
+            before: before,
+            after: after
         )
     }
 

@@ -179,6 +179,7 @@ public enum LedgerBackup {
         from source: String,
         into directory: String,
         replacing: Bool,
+        keepSchema: Bool = false,
         clock: Lifecycle.Clock = .system
     ) throws(StorageError) -> Summary {
         _ = try verify(source)
@@ -214,7 +215,11 @@ public enum LedgerBackup {
         do throws(StorageError) {
             try LedgerFiles.createAnew(partial)
             try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
-            try markRestored(partial, at: now, clock: clock)
+            if keepSchema {
+                try markRestoredAsIs(partial, at: now)
+            } else {
+                try markRestored(partial, at: now, clock: clock)
+            }
             let revocations = try carryRevocations(from: target, into: partial)
             summary = try seal(partial)
             summary.revocations = revocations
@@ -250,6 +255,46 @@ public enum LedgerBackup {
             try connection.query("DELETE FROM admin_sessions")
         }
         try database.releaseLeases()
+    }
+
+    /// `markRestored` without the upgrade, for a rollback (`restore --keep-schema`): the earlier release that made
+    /// the backup runs it as it is. Written in plain SQL, each part only where that release's schema has its table
+    /// and columns.
+    private static func markRestoredAsIs(_ path: String, at now: Int64) throws(StorageError) {
+        let connection = try SQLiteConnection(path: path)
+        let has = { (table: String, column: String) throws(StorageError) -> Bool in
+            try !connection.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", [.text(table), .text(column)])
+                .isEmpty
+        }
+        try connection.begin()
+        do throws(StorageError) {
+            if try has("settings", "value") {
+                try connection.query(
+                    """
+                    INSERT INTO settings (name, value) VALUES ('\(restoredSetting)', ?)
+                    ON CONFLICT(name) DO UPDATE SET value = excluded.value
+                    """,
+                    [.text(String(now))]
+                )
+            }
+            if try has("admin_sessions", "session_key") { try connection.query("DELETE FROM admin_sessions") }
+            for table in ["reports", "webhook_deliveries"] where try has(table, "lease_owner") {
+                try connection.query(
+                    "UPDATE \(table) SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
+                )
+            }
+            try connection.commit()
+        } catch {
+            try? connection.rollback()
+            throw error
+        }
+    }
+
+    /// Appends `entry` to the audit log of the ledger in `directory` as it is, whatever its schema (a restore
+    /// for a rollback leaves an earlier release's): no server holds it yet.
+    public static func appendAudit(_ entry: AuditEntry, toLedgerIn directory: String) throws(StorageError) {
+        let connection = try SQLiteConnection(path: (directory as NSString).appendingPathComponent(fileName))
+        try AuditStore.append(entry, in: connection)
     }
 
     /// Keeps the ledger being replaced (a second link to it, with its WAL folded in, or beside it when it cannot
