@@ -379,4 +379,20 @@ struct TokenValidatorTests {
         #expect(url.hasPrefix("http://127.0.0.1:8080?externalPurchaseToken="))
         #expect(url.hasSuffix("&bundleId=com.example"))
     }
+
+    /// A repeated key is found in any object, however many objects and lists come before it: the walk goes on
+    /// past each object and list it finishes (it used to stop after the first nested one, so a second line item
+    /// or a second section naming a key twice went through).
+    @Test func aRepeatedKeyIsFoundInAnyObject() {
+        let cases: [(json: String, repeated: String?)] = [
+            (#"{"server": {"port": 1}, "server": {"port": 2}}"#, "server"),
+            (#"{"lineItems": [{"id": 1}, {"id": 2, "id": 3}]}"#, "id"),
+            (#"{"a": {"b": {"c": 1}}, "d": [1, [2, 3], {}], "e": {"f": 1, "f": 2}}"#, "f"),
+            (#"{"a": [], "b": {}, "a": 1}"#, "a"),
+            (#"{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}]}"#, nil),
+        ]
+        for test in cases {
+            #expect(TokenDecoder.duplicateKeyAnywhere(in: Array(test.json.utf8)) == test.repeated, "\(test.json)")
+        }
+    }
 }

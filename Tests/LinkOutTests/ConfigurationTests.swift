@@ -35,6 +35,10 @@ struct ConfigurationTests {
         #expect(failure(#"{"server": {"port": 80.5}}"#)?.field == "server.port")
         #expect(failure(#"{"server": {"prot": 80}}"#)?.field == "server.prot")
         #expect(failure(#"{"server": {"publicURL": "nope"}}"#)?.field == "server.publicURL")
+        // A key written twice (two `server` sections) is refused, not half taken.
+        let twice = failure(#"{"server": {"port": 1}, "server": {"port": 2}}"#)
+        #expect(twice?.field == "config.json" && twice?.problem.contains(#""server" twice"#) == true)
+        #expect(failure(#"{"server": {"port": 1, "port": 2}}"#)?.problem.contains(#""port" twice"#) == true)
         // Apple's notifications never take over a route of linkout's own.
         #expect(failure(#"{"apple": {"notificationPath": "/v1/tokens"}}"#)?.field == "apple.notificationPath")
         #expect(failure(#"{"apple": {"notificationPath": "/admin"}}"#)?.field == "apple.notificationPath")

@@ -38,6 +38,12 @@ struct ServeProcessTests {
         let badFlag = try LinkOutProcess(["serve", "--port", "99999"])
         #expect(badFlag.waitForExit() == 2)
         #expect(badFlag.stderrText().contains("--port"))
+        // A host that is no address here is the configuration's mistake too.
+        let badHost = try LinkOutProcess([
+            "serve", "--host", "no such host!", "--port", "0", "--data-dir", directory.appendingPathComponent("d").path,
+        ])
+        #expect(badHost.waitForExit() == 2)
+        #expect(badHost.stderrText().contains("server.host"), "\(badHost.stderrText())")
     }
 
     /// A second server told to use a port another one serves (a stop that failed before an upgrade) refuses to

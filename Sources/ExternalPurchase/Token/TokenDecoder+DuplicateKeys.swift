@@ -56,6 +56,9 @@ extension KeyScanner {
                 if let repeated = duplicateKey(depth: depth - 1) { return repeated }
                 skipWhitespace()
                 if take(UInt8(ascii: ",")) { continue }
+                // The closing brace is taken too, so the walk goes on after this object (a second line item,
+                // the next section of a file).
+                _ = take(UInt8(ascii: "}"))
                 return nil
             }
         }
@@ -66,6 +69,7 @@ extension KeyScanner {
                 if let repeated = duplicateKey(depth: depth - 1) { return repeated }
                 skipWhitespace()
                 if take(UInt8(ascii: ",")) { continue }
+                _ = take(UInt8(ascii: "]"))
                 return nil
             }
         }

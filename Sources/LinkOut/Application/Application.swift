@@ -235,7 +235,17 @@ package final class Application: Sendable {
     /// Binds and starts serving; returns the bound port.
     @discardableResult
     package func start() throws -> Int {
-        let port = try server.start()
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            guard error.operation.hasPrefix("getaddrinfo") else { throw error }
+            // A host that names no address here is the configuration's mistake: exit 2, naming the field.
+            throw ConfigurationError(
+                field: "server.host",
+                problem: "\"\(configuration.server.host)\" is not an address this machine can listen on"
+            )
+        }
         logger.info("server started", ["server.host": configuration.server.host, "server.port": "\(port)"])
         if reporting.status != .running {
             logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])

@@ -66,6 +66,11 @@ package struct Configuration: Sendable {
         guard case .object(let object) = root else {
             throw ConfigurationError(field: source, problem: "must hold a JSON object")
         }
+        // A section or key written twice is one of two settings silently lost (the parser keeps one); the file
+        // is refused so the operator decides which.
+        if let key = TokenDecoder.duplicateKeyAnywhere(in: Array(data), maxDepth: 64) {
+            throw ConfigurationError(field: source, problem: "names \"\(key)\" twice in one object")
+        }
         let fields = JSONFields(object, path: "")
         try fields.rejectUnknownKeys(knownSections)
         var configuration = Configuration()
