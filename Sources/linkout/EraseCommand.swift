@@ -10,8 +10,9 @@ enum EraseCommand {
             arguments,
             allowed: ["--email", "--account-token", "--data-dir", "--config"]
         )
-        let email = flags["--email"]
-        let account = flags["--account-token"]
+        // Pasted addresses and ids often carry a space at either end, which no stored body has.
+        let email = flags["--email"]?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let account = flags["--account-token"]?.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (email == nil) != (account == nil) else {
             throw CommandLineInterface.UsageError(
                 description: "use 'linkout erase --email ADDRESS' or '--account-token UUID'"

@@ -157,6 +157,11 @@ extension AuditTrailTests {
         #expect(erase.waitForExit() == 0, "\(erase.stderrText())")
         #expect(erase.stdoutText().hasPrefix("erased: 0 stored bodies"))
         #expect(try LinkOutProcess(["erase", "--email", "x", "--data-dir", directory.path]).waitForExit() == 2)
+        // A pasted address with spaces around it is the same person.
+        let pasted = try LinkOutProcess(["erase", "--email", " Nobody@Example.com \n", "--data-dir", directory.path])
+        #expect(pasted.waitForExit() == 0, "\(pasted.stderrText())")
+        let subjects = try LedgerTestAccess.auditSubjects(directory.path, action: "privacy.erase")
+        #expect(subjects.count == 2 && Set(subjects).count == 1, "\(subjects)")
         let listed = try LinkOutProcess(["audit", "--data-dir", directory.path])
         #expect(listed.waitForExit() == 0)
         let line = try #require(listed.stdoutText().split(separator: "\n").first { $0.contains("signing_key.rotate") })
@@ -169,5 +174,14 @@ extension AuditTrailTests {
         #expect(exported.waitForExit() == 0)
         #expect(exported.stdoutText().hasPrefix("id,at,actor,origin,action,subject,before,after\r\n"))
         #expect(exported.stdoutText().contains(",signing_key.rotate,"))
+    }
+}
+
+/// The audit log of a data folder, read directly.
+enum LedgerTestAccess {
+    static func auditSubjects(_ dataDir: String, action: String) throws -> [String] {
+        let ledger = try Ledger(directory: dataDir)
+        defer { ledger.close() }
+        return try ledger.audit.entries().filter { $0.action == action }.compactMap(\.subject)
     }
 }

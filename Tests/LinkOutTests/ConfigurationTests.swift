@@ -48,6 +48,11 @@ struct ConfigurationTests {
             #expect(failure(#"{"server": {"publicURL": "\#(url)"}}"#)?.field == "server.publicURL", "\(url)")
         }
         #expect(failure(#"{"server": {"trustedProxies": [1]}}"#)?.field == "server.trustedProxies[0]")
+        for proxy in ["proxy.local", "10.0.0.0/8", "10.0.0.1:80", ""] {
+            let refused = failure(#"{"server": {"trustedProxies": ["127.0.0.1", "\#(proxy)"]}}"#)
+            #expect(refused?.field == "server.trustedProxies[1]", "\(proxy)")
+        }
+        #expect(failure(#"{"server": {"trustedProxies": ["10.0.0.1", "::1", "2001:db8::1"]}}"#) == nil)
         #expect(failure(#"{"storage": []}"#)?.field == "storage")
         #expect(failure(#"{"logging": {"level": "loud"}}"#)?.field == "logging.level")
         #expect(failure(#"{"surprise": 1}"#)?.field == "surprise")

@@ -78,6 +78,14 @@ extension Configuration {
                 )
             }
             server.trustedProxies = try section.strings("trustedProxies")
+            // Each is compared with a connection's peer address as it is: anything but an address never matches,
+            // and a proxy meant to be trusted would silently not be.
+            for (index, proxy) in server.trustedProxies.enumerated() where ClientAddress.address(in: proxy) != proxy {
+                throw ConfigurationError(
+                    field: "server.trustedProxies[\(index)]",
+                    problem: "must be an IP address (no port, range or name)"
+                )
+            }
             server.publicDir = try section.string("publicDir", default: server.publicDir)
             server.maxConnections = try section.int(
                 "maxConnections",
