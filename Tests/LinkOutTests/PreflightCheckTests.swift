@@ -115,6 +115,15 @@ struct PreflightCheckTests {
         #expect(offline["apple key"]?.passed == false)
         #expect(offline["apps"]?.passed == false)
         #expect(offline["catalog"]?.detail.contains("has no price in EUR") == true)
+        // Nothing to sell, and a data folder that is a file, fail too.
+        configuration.catalog = []
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-file-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("x".utf8).write(to: file)
+        configuration.storage.dataDir = file.path
+        let empty = Self.results(PreflightCheck(configuration: configuration).offline())
+        #expect(empty["catalog"]?.passed == false)
+        #expect(empty["data folder"]?.detail.contains("is a file") == true, "\(empty["data folder"]?.line ?? "")")
     }
 
     @Test func paddlesKeyIsCheckedWithAHarmlessRead() throws {

@@ -72,6 +72,10 @@ extension PreflightCheck {
             let parent = (folder as NSString).deletingLastPathComponent
             folder = parent.isEmpty ? "." : parent
         }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), !isFolder.boolValue {
+            return Self.fail("data folder", "\(folder) is a file, not a folder")
+        }
         let ledger = (storage.dataDir as NSString).appendingPathComponent("linkout.sqlite")
         for path in [folder, ledger] where FileManager.default.fileExists(atPath: path) {
             guard access(path, R_OK | W_OK) == 0 else {

@@ -109,6 +109,8 @@ package struct PreflightCheck: Sendable {
                 return Self.fail("catalog", "\(product.id) has no price in \(missing.joined(separator: ", "))")
             }
         }
+        // Nothing to sell is a deployment that cannot take a payment: said, not passed.
+        guard !configuration.catalog.isEmpty else { return Self.fail("catalog", "no products: nothing can be bought") }
         return Self.pass(
             "catalog",
             "\(configuration.catalog.count) products in \(currencies.sorted().joined(separator: ", "))"
