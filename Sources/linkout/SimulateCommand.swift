@@ -14,6 +14,10 @@ enum SimulateCommand {
         let configuration = try Configuration.load(overrides: .init(configPath: flags["--config"]))
         let bundleId = flags["--bundle-id"].map(BundleID.init) ?? configuration.landing.defaultBundleId
         let configuredApp = configuration.apps.first { $0.bundleId == bundleId }
+        // A value given is used or refused, never replaced by the configured one.
+        if let given = flags["--app-apple-id"], (Int64(given) ?? 0) <= 0 {
+            throw CommandLineInterface.UsageError(description: "--app-apple-id must be a positive whole number")
+        }
         guard let appAppleId = flags["--app-apple-id"].flatMap({ Int64($0) }) ?? configuredApp?.appAppleId else {
             throw CommandLineInterface.UsageError(description: "no app configured for \(bundleId); pass --app-apple-id")
         }

@@ -73,6 +73,9 @@ struct CommandLineTests {
         #expect(purchases.code == 0)
         #expect(purchases.out.hasPrefix("purchaseId,provider,externalPurchaseId"))
         #expect(try run(["simulate", "--type", "OTHER"]).code == 2)
+        for id in ["99999999999999999999999", "-1", "abc"] {
+            #expect(try run(["simulate", "--app-apple-id", id]).code == 2, "\(id)")
+        }
     }
 
     @Test func reportDryRunAndStatusShowTheOutboxWithoutSending() throws {
