@@ -30,7 +30,7 @@ final class EasyHandle: Sendable {
         _ configuration: HTTPClient.Configuration
     ) throws(HTTPClientError) -> HTTPClientResponse {
         curl_easy_reset(curl)
-        let accumulator = Accumulator(limit: configuration.maxResponseBytes)
+        let accumulator = Accumulator(limit: configuration.maxResponseBytes, statusOnly: configuration.readsStatusOnly)
         let context = Unmanaged.passRetained(accumulator)
         defer { context.release() }
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -62,6 +62,10 @@ final class EasyHandle: Sendable {
                 let accumulator = Unmanaged<Accumulator>.fromOpaque(userdata).takeUnretainedValue()
                 let total = size * count
                 // Taking less than was delivered makes curl end the transfer (CURLE_WRITE_ERROR).
+                if accumulator.statusOnly {
+                    accumulator.endedAtBody = true
+                    return 0
+                }
                 guard accumulator.body.count + total <= accumulator.limit else {
                     accumulator.exceededLimit = true
                     return 0
@@ -101,7 +105,9 @@ final class EasyHandle: Sendable {
                 message: "the response body was larger than \(configuration.maxResponseBytes) bytes"
             )
         }
-        guard code == CURLE_OK else {
+        // A status-only caller ended the transfer itself once the body began: the answer was received whole up
+        // to there.
+        guard code == CURLE_OK || (accumulator.endedAtBody && code == CURLE_WRITE_ERROR) else {
             let detail = errorBuffer.withUnsafeBufferPointer { buffer in
                 buffer.baseAddress.map { String(cString: $0) } ?? ""
             }
@@ -130,12 +136,17 @@ final class EasyHandle: Sendable {
 private final class Accumulator {
     /// Most body bytes taken (`HTTPClient.Configuration.maxResponseBytes`).
     let limit: Int
+    /// `HTTPClient.Configuration.readsStatusOnly`.
+    let statusOnly: Bool
     var exceededLimit = false
+    /// A status-only transfer was ended at its body.
+    var endedAtBody = false
     var body: [UInt8] = []
     var headers: [(name: String, value: String)] = []
 
-    init(limit: Int) {
+    init(limit: Int, statusOnly: Bool) {
         self.limit = limit
+        self.statusOnly = statusOnly
     }
 
     func headerLine(_ line: String) {

@@ -17,6 +17,9 @@ extension HTTPClient {
         /// memory. Default 8 MiB: the largest legitimate answers (a page of Apple's notification history, a
         /// provider's object) are a few hundred KB.
         public var maxResponseBytes = 8 << 20
+        /// The caller reads only the status and headers (a webhook delivery): no body is taken, and the transfer
+        /// ends at the body's first byte, so no answer's size can fail a request that was received.
+        public var readsStatusOnly = false
 
         public init() {}
     }

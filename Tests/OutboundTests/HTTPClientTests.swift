@@ -83,6 +83,25 @@ struct HTTPClientTests {
         #expect(atTheLimit.status == 201 && atTheLimit.body.count == 65_536)
     }
 
+    /// A caller that reads only the status gets it whatever the body's size, and the handle serves the next
+    /// request.
+    @Test func aStatusOnlyRequestIsNotFailedByALargeAnswer() throws {
+        let echo = try EchoServer()
+        var configuration = HTTPClient.Configuration()
+        configuration.maxResponseBytes = 64 << 10
+        configuration.readsStatusOnly = true
+        configuration.poolSize = 1
+        let client = HTTPClient(configuration: configuration)
+        let url = "http://127.0.0.1:\(echo.port)/echo"
+        for size in [1 << 20, 0, 10] {
+            let response = try client.perform(
+                HTTPClientRequest(method: "PUT", url: url, body: Array(repeating: 0x61, count: size))
+            )
+            #expect(response.status == 201 && response.body.isEmpty, "\(size)")
+            #expect(response.header("X-Method") == "PUT")
+        }
+    }
+
     @Test func pooledHandlesReuseTheirConnection() throws {
         let echo = try EchoServer()
         let client = HTTPClient()

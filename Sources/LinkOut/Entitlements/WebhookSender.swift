@@ -40,6 +40,9 @@ final class WebhookSender: BackgroundService {
         self.leaseMilliseconds = leaseMilliseconds
         var http = HTTPClient.Configuration()
         http.totalTimeout = .seconds(configuration.timeoutSeconds)
+        // Delivered is the receiver's 2xx: whatever it writes after that is not read (a large answer used to fail
+        // the delivery, which was then sent again and again).
+        http.readsStatusOnly = true
         client = HTTPClient(configuration: http)
         self.ledger = ledger
         outbox = WebhookOutbox(store: ledger.entitlements)
