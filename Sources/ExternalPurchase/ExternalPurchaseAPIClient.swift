@@ -95,9 +95,11 @@ public struct ExternalPurchaseAPIClient: Sendable {
         let text = String(decoding: body.prefix(64 * 1024), as: UTF8.self)
         switch status {
         case 200:
+            // Apple's `SendReportSuccessResponse` names the report ("(Required) The UUID that you generated"): a
+            // 200 without it (`{}` from a proxy or a wrong URL) says nothing of this one. Sent again, a report
+            // Apple did take is answered "duplicate request" and settled with Retrieve.
             guard let answer = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
-                (answer["requestIdentifier"] as? String).map({ $0.lowercased() == sent.rawValue.lowercased() })
-                    ?? true
+                (answer["requestIdentifier"] as? String)?.lowercased() == sent.rawValue.lowercased()
             else { return .serverError(status: status, body: text) }
             return .accepted
         case 400: return .rejected(body: text)
