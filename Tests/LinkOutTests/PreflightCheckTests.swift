@@ -121,6 +121,7 @@ struct PreflightCheckTests {
         defer { try? FileManager.default.removeItem(at: file) }
         try Data("x".utf8).write(to: file)
         configuration.storage.dataDir = file.path
+        configuration.storage.postgresURL = nil  // the PostgreSQL tier runs this test too
         let empty = Self.results(PreflightCheck(configuration: configuration).offline())
         #expect(empty["catalog"]?.passed == false)
         #expect(empty["data folder"]?.detail.contains("is a file") == true, "\(empty["data folder"]?.line ?? "")")
