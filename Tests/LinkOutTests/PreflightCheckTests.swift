@@ -68,11 +68,16 @@ struct PreflightCheckTests {
         configuration.webhooks.url = "https://hooks.example.com/linkout"
         let https = Self.results(PreflightCheck(configuration: configuration).offline())
         #expect(https["public URL"]?.passed == true && https["webhooks"]?.passed == true)
-        // A receiver's basic auth or key in its URL is never printed.
+        // A receiver's basic auth, key or secret path in its URL is never printed.
         configuration.webhooks.url = "https://hookuser:HOOKPASS@hooks.example.com/linkout?apikey=QUERYSECRET"
         let line = try #require(Self.results(PreflightCheck(configuration: configuration).offline())["webhooks"])
         #expect(line.passed)
-        #expect(line.detail == "https://REDACTED@hooks.example.com/linkout?REDACTED")
+        #expect(line.detail == "https://hooks.example.com/…")
+        configuration.webhooks.url = "https://hooks.example.com"
+        #expect(
+            Self.results(PreflightCheck(configuration: configuration).offline())["webhooks"]?.detail
+                == "https://hooks.example.com"
+        )
     }
 
     @Test func aRefusedKeyAWrongProviderKeyAndADeadReceiverFail() throws {

@@ -13,18 +13,29 @@ import Storage
 /// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
 /// the value before and after.
 enum ConfigurationAudit {
+    /// What a value recorded by an earlier release reads as now, where only its wording changed: no entry for it.
+    static let earlierWordings = [
+        // No exchange rates were recorded as the digest of nothing before "none".
+        "configured " + digest(""): "none"
+    ]
+
     static func notice(_ configuration: Configuration, ledger: Ledger, trail: AuditTrail) {
+        let fingerprint = try? AuditFingerprint(ledger: ledger)
         let observed: [(setting: String, action: String, value: String)] = [
             ("audit.commission_regimes", "config.commission_regimes", regimes(configuration)),
             ("audit.exchange_rates", "config.exchange_rates", exchangeRates(configuration)),
             ("audit.apple_key", "config.apple_key", appleKey(configuration)),
-            ("audit.webhooks", "config.webhooks", webhooks(configuration)),
+            ("audit.webhooks", "config.webhooks", webhooks(configuration, fingerprint: fingerprint)),
             ("audit.payment_provider", "config.payment_provider", configuration.payments.provider.rawValue),
         ]
         for (setting, action, value) in observed {
             do {
                 let before = try ledger.settings.setting(named: setting)
                 guard before != value else { continue }
+                if let before, earlierWordings[before] == value {
+                    try ledger.settings.setSetting(named: setting, to: value)
+                    continue
+                }
                 trail.append(
                     AuditEntry(
                         at: trail.clock.nowMilliseconds(),
@@ -51,12 +62,14 @@ enum ConfigurationAudit {
     }
 
     /// Where the backend's entitlement events go and which secret signs them: the URL as `linkout check` shows it
-    /// (a user, password or query in it redacted) and a fingerprint of the secret, never the secret.
-    static func webhooks(_ configuration: Configuration) -> String {
+    /// (only its scheme and host) with fingerprints of the whole URL and of the secret, keyed by the
+    /// installation's secret (`AuditFingerprint`), so a copy of the log cannot test guesses of either.
+    static func webhooks(_ configuration: Configuration, fingerprint: AuditFingerprint?) -> String {
         let webhooks = configuration.webhooks
         guard webhooks.isEnabled else { return "none" }
-        return Configuration.shown(webhooks.url) + ", secret "
-            + digest("linkout-audit-webhook-secret\u{0}" + webhooks.secret)
+        guard let fingerprint else { return ShownURL.text(webhooks.url) + " (fingerprints unavailable)" }
+        return ShownURL.text(webhooks.url) + " (URL " + fingerprint("webhook-url\u{0}" + webhooks.url) + "), secret "
+            + fingerprint("webhook-secret\u{0}" + webhooks.secret)
     }
 
     /// A digest of the configured rates and of the rates file's bytes; "none" when neither is configured.
@@ -86,8 +99,7 @@ enum ConfigurationAudit {
         }.joined(separator: ";")
     }
 
-    /// A short digest of settings text: regimes and rates are the operator's own configuration, and 48 bits of
-    /// a keyed-by-label hash of a webhook secret (at least 16 characters) tell a change without telling the secret.
+    /// A short digest of settings text (not secret: regimes and rates are the operator's own configuration).
     static func digest(_ text: String) -> String {
         ((try? SHA256.digest(Array(text.utf8))).map { Hex.encode($0.prefix(6)) }) ?? "unknown"
     }

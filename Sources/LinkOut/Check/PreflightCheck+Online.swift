@@ -114,7 +114,7 @@ extension PreflightCheck {
             guard (200..<300).contains(response.status) else {
                 return Self.fail(
                     "webhook receiver",
-                    "\(Configuration.shown(configuration.webhooks.url)) answered \(response.status)"
+                    "\(ShownURL.text(configuration.webhooks.url)) answered \(response.status)"
                 )
             }
             return Self.pass("webhook receiver", "took a signed linkout.check event (\(response.status))")

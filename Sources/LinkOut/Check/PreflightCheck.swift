@@ -151,7 +151,7 @@ package struct PreflightCheck: Sendable {
         guard webhooks.secret.utf8.count >= 16 else {
             return Self.fail("webhooks", "webhooks.secret is shorter than 16 characters")
         }
-        return Self.pass("webhooks", Configuration.shown(webhooks.url))
+        return Self.pass("webhooks", ShownURL.text(webhooks.url))
     }
 
     /// The ledger is there, at the schema this release runs: read without opening it, so the check neither

@@ -187,20 +187,4 @@ package struct Configuration: Sendable {
         }
     }
 
-    /// A URL as linkout prints it (`linkout check`, logs): a user, password or query in it may be a credential
-    /// (a webhook receiver's basic auth, an `?apikey=`), so they are shown as `REDACTED`.
-    package static func shown(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.host != nil else { return "(not a URL)" }
-        let hadCredentials = components.user != nil || components.password != nil
-        let hadQuery = components.query != nil
-        components.user = nil
-        components.password = nil
-        components.query = nil
-        components.fragment = nil
-        var shown = components.string ?? "(not a URL)"
-        if hadCredentials, let scheme = components.scheme, shown.hasPrefix(scheme + "://") {
-            shown = scheme + "://REDACTED@" + shown.dropFirst(scheme.count + 3)
-        }
-        return hadQuery ? shown + "?REDACTED" : shown
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 extension Configuration {
     /// `server` section.
     package struct Server: Sendable {
