@@ -48,7 +48,7 @@ enum BackupCommand {
         // Who put this ledger in place, from which file: the restored ledger's own audit trail says so (written
         // after the restore, so the entry is not in the backup's past), in plain SQL, as a rollback's earlier
         // schema stays as it is.
-        try LedgerBackup.appendAudit(
+        let audited = try LedgerBackup.appendAudit(
             CommandAudit.entry(
                 action: "restore",
                 subject: configuration.storage.dataDir,
@@ -57,6 +57,17 @@ enum BackupCommand {
             ),
             toLedgerIn: configuration.storage.dataDir
         )
+        let revocations = summary.revocations
+        // Erasures are in the ledger too, and those after the backup cannot be known here; nor, without a
+        // replaced ledger to read, what was revoked or retired since.
+        let redo =
+            revocations.fromReplacedLedger
+            ? "kept from the replaced ledger: \(revocations.credentials) credential revocation(s), "
+                + "\(revocations.signingKeys) key retirement(s); what was erased after the backup is back: erase "
+                + "again (linkout erase) before starting the server\n"
+            : "what was revoked, retired or erased after the backup is back: revoke again (linkout credentials "
+                + "revoke ID), retire again (linkout keys retire KID --force) and erase again (linkout erase) before "
+                + "starting the server\n"
         CommandLineInterface.printOutput(
             "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion)"
                 + (flags["--keep-schema"] != nil ? " (kept as the backup had it)" : "")
@@ -64,14 +75,8 @@ enum BackupCommand {
                 + "\(summary.bytes) bytes in \(seconds(since: started)) s\n"
                 + "the backup holds what happened up to \(since): before starting the server, have the payment "
                 + "provider send its events since then again (README \"Backup and restore\"); reports Apple may "
-                + "hold are checked with Apple before they are sent\n"
-                + "kept from the replaced ledger: \(summary.revocations.credentials) credential revocation(s), "
-                + "\(summary.revocations.signingKeys) key retirement(s)\n"
-                // Erasures are in the ledger too; those after the backup, and with an empty folder any revocation
-                // since, cannot be known here.
-                + "what was erased after the backup is back, and, if no ledger was replaced here, what was revoked "
-                + "or retired after it: erase again (linkout erase), revoke again (linkout credentials revoke ID) "
-                + "and retire again (linkout keys retire KID --force) before starting the server\n"
+                + "hold are checked with Apple before they are sent\n" + redo
+                + (audited ? "" : "not in the audit log: the backup's schema has none\n")
         )
         return 0
     }

@@ -25,6 +25,11 @@ struct BackupRestoreTests {
         return directory
     }
 
+    /// A ledger file as the release of schema `version` left it (a backup an earlier release made).
+    static func ledger(at path: String, schema version: Int64) throws {
+        try Migrations.apply(to: try SQLiteConnection(path: path), dialect: .sqlite, now: 1, upTo: version)
+    }
+
     /// Landings from four clients until stopped, each acknowledged one recorded.
     final class Flood: Sendable {
         let acknowledged = Mutex<[String]>([])
@@ -146,12 +151,7 @@ struct BackupRestoreTests {
         // A ledger at an older schema is backed up by the release that runs it, never migrated in the copy.
         let older = directory.appendingPathComponent("older").path
         try FileManager.default.createDirectory(atPath: older, withIntermediateDirectories: true)
-        try Migrations.apply(
-            to: try SQLiteConnection(path: older + "/linkout.sqlite"),
-            dialect: .sqlite,
-            now: 1,
-            upTo: Ledger.schemaVersion - 1
-        )
+        try Self.ledger(at: older + "/linkout.sqlite", schema: Ledger.schemaVersion - 1)
         #expect(throws: StorageError.self) { _ = try LedgerBackup.backup(directory: older, to: older + ".backup") }
         let forced = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
         #expect(forced.waitForExit() == 0, "\(forced.stderrText())")
@@ -201,17 +201,13 @@ struct BackupRestoreTests {
     }
 
     /// A rollback: the backup an earlier release made, put back as it is (`--keep-schema`) for that release to run;
-    /// without the flag the copy is upgraded for this one. Either way the restore is in the ledger's audit log.
+    /// without the flag the copy is upgraded for this one. The restore is in the ledger's audit log when its schema
+    /// has one.
     @Test func aRestoreForARollbackKeepsTheBackupsSchema() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let older = directory.appendingPathComponent("older.sqlite").path
-        try Migrations.apply(
-            to: try SQLiteConnection(path: older),
-            dialect: .sqlite,
-            now: 1,
-            upTo: Ledger.schemaVersion - 1
-        )
+        try Self.ledger(at: older, schema: Ledger.schemaVersion - 1)
         let kept = directory.appendingPathComponent("kept").path
         let rollback = try LinkOutProcess(["restore", "--from", older, "--data-dir", kept, "--keep-schema"])
         #expect(rollback.waitForExit() == 0, "\(rollback.stderrText())")
@@ -228,6 +224,32 @@ struct BackupRestoreTests {
         let upgradedLedger = try SQLiteConnection(path: upgraded + "/linkout.sqlite", readOnly: true)
         #expect(try LedgerBackup.schemaVersion(upgradedLedger) == Ledger.schemaVersion)
         #expect(try upgradedLedger.query("SELECT action FROM audit_log").compactMap { $0.first?.text } == ["restore"])
+
+        // Back to a release from before credentials, keys and the audit log (schema 23), over a ledger that
+        // revoked a credential: nothing of those to keep, and the restore says it is not in an audit log.
+        do {
+            let current = try Ledger(directory: kept + "-current")
+            defer { current.close() }
+            try current.database.writer.write { connection throws(StorageError) in
+                try connection.query(
+                    """
+                    INSERT INTO customer_credentials (id, secret_hash, bundle_id, created_at, revoked_at)
+                    VALUES ('cred_1', 'hash_1', 'com.example', 1, 2)
+                    """
+                )
+            }
+        }
+        let ancient = directory.appendingPathComponent("schema23.sqlite").path
+        try Self.ledger(at: ancient, schema: 23)
+        let back = try LinkOutProcess([
+            "restore", "--from", ancient, "--data-dir", kept + "-current", "--force", "--keep-schema",
+        ])
+        #expect(back.waitForExit() == 0, "\(back.stderrText())")
+        #expect(back.stdoutText().contains("schema 23 (kept as the backup had it)"), "\(back.stdoutText())")
+        #expect(back.stdoutText().contains("0 credential revocation(s)"))
+        #expect(back.stdoutText().contains("not in the audit log"))
+        let ancientLedger = try SQLiteConnection(path: kept + "-current/linkout.sqlite", readOnly: true)
+        #expect(try LedgerBackup.schemaVersion(ancientLedger) == 23)
     }
 
     /// A leak answered after the backup stays answered: restoring the backup over the ledger keeps the

@@ -7,13 +7,15 @@ import Foundation
 extension LedgerBackup {
     /// What was carried over.
     public struct Revocations: Sendable, Equatable {
+        /// Whether a replaced ledger was there and read: when not, nothing says what was revoked since.
+        public var fromReplacedLedger = false
         public var credentials = 0
         public var signingKeys = 0
     }
 
     /// Revokes in the copy at `restored` each credential the ledger at `replaced` has revoked, and retires each
     /// key it has retired, at the same times. A replaced ledger that cannot be read (damaged, another schema)
-    /// carries nothing: `restore` then says what to redo by hand.
+    /// carries nothing (`fromReplacedLedger` false): `restore` then says what to redo by hand.
     static func carryRevocations(from replaced: String, into restored: String) throws(StorageError) -> Revocations {
         guard FileManager.default.fileExists(atPath: replaced),
             let old = try? SQLiteConnection(path: replaced, readOnly: true),
@@ -23,24 +25,27 @@ extension LedgerBackup {
             let keys = try? old.query("SELECT kid, retired_at FROM signing_keys WHERE retired_at IS NOT NULL")
         else { return Revocations() }
         let copy = try SQLiteConnection(path: restored)
-        var carried = Revocations()
-        try copy.execute("BEGIN IMMEDIATE")
+        var carried = Revocations(fromReplacedLedger: true)
+        // A rollback's schema may predate credentials and keys (schema 24): nothing of them to keep then.
+        let takesCredentials = try has(copy, "customer_credentials", "revoked_at")
+        let takesKeys = try has(copy, "signing_keys", "retired_at")
+        try copy.begin()
         do throws(StorageError) {
-            for row in credentials {
+            for row in credentials where takesCredentials {
                 carried.credentials += try copy.query(
                     "UPDATE customer_credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING 1",
                     [row[1], row[0]]
                 ).count
             }
-            for row in keys {
+            for row in keys where takesKeys {
                 carried.signingKeys += try copy.query(
                     "UPDATE signing_keys SET retired_at = ? WHERE kid = ? AND retired_at IS NULL RETURNING 1",
                     [row[1], row[0]]
                 ).count
             }
-            try copy.execute("COMMIT")
+            try copy.commit()
         } catch {
-            try? copy.execute("ROLLBACK")
+            try? copy.rollback()
             throw error
         }
         return carried

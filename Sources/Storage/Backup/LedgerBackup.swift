@@ -171,10 +171,11 @@ public enum LedgerBackup {
 
     /// Puts the backup at `source` in place as the ledger of `directory`, which must be empty (or `replacing` is
     /// set) and not in use by a server. The backup is copied through SQLite, so what its `-wal` holds comes too (a
-    /// stopped server's tables can all be there), upgraded if an earlier release made it, marked with the restore
-    /// time for reporting (see `RestoreDoubt`), checked and synced beside the ledger; only then does it take the
-    /// ledger's place. A replaced ledger and its journal are set aside whole in `replaced-<ms>/`, never deleted.
-    /// So a restore cut short leaves either the ledger as it was or the marked copy in place.
+    /// stopped server's tables can all be there), upgraded if an earlier release made it (unless `keepSchema`: a
+    /// rollback to that release), marked with the restore time for reporting (see `RestoreDoubt`), given the
+    /// replaced ledger's revocations (`carryRevocations`), checked and synced beside the ledger; only then does it
+    /// take the ledger's place. A replaced ledger and its journal are set aside whole in `replaced-<ms>/`, never
+    /// deleted. So a restore cut short leaves either the ledger as it was or the marked copy in place.
     public static func restore(
         from source: String,
         into directory: String,
@@ -215,11 +216,8 @@ public enum LedgerBackup {
         do throws(StorageError) {
             try LedgerFiles.createAnew(partial)
             try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
-            if keepSchema {
-                try markRestoredAsIs(partial, at: now)
-            } else {
-                try markRestored(partial, at: now, clock: clock)
-            }
+            if !keepSchema { try upgrade(partial, clock: clock) }
+            try markRestored(partial, at: now)
             let revocations = try carryRevocations(from: target, into: partial)
             summary = try seal(partial)
             summary.revocations = revocations
@@ -238,37 +236,20 @@ public enum LedgerBackup {
         return summary
     }
 
-    /// Upgrades the copy if an earlier release made it, records when it was restored, ends every dashboard
-    /// sign-in it holds (one signed out after the backup would otherwise be back), and lets go of the leases the
-    /// backed-up server held (its process is not this one).
-    private static func markRestored(_ path: String, at now: Int64, clock: Lifecycle.Clock) throws(StorageError) {
-        let database = try SQLDatabase(path: path, durability: .full, clock: clock)
-        defer { database.close() }
-        try database.writer.write { connection throws(StorageError) in
-            try connection.query(
-                """
-                INSERT INTO settings (name, value) VALUES ('\(restoredSetting)', ?)
-                ON CONFLICT(name) DO UPDATE SET value = excluded.value
-                """,
-                [.text(String(now))]
-            )
-            try connection.query("DELETE FROM admin_sessions")
-        }
-        try database.releaseLeases()
+    /// Upgrades the copy to this release's schema (a plain restore: this release will run it).
+    private static func upgrade(_ path: String, clock: Lifecycle.Clock) throws(StorageError) {
+        try SQLDatabase(path: path, durability: .full, clock: clock).close()
     }
 
-    /// `markRestored` without the upgrade, for a rollback (`restore --keep-schema`): the earlier release that made
-    /// the backup runs it as it is. Written in plain SQL, each part only where that release's schema has its table
-    /// and columns.
-    private static func markRestoredAsIs(_ path: String, at now: Int64) throws(StorageError) {
+    /// Records when the copy was restored, ends every dashboard sign-in it holds (one signed out after the backup
+    /// would otherwise be back), and lets go of the leases the backed-up server held (its process is not this
+    /// one). In plain SQL, each part only where the copy's schema has its table: a rollback (`restore
+    /// --keep-schema`) leaves an earlier release's schema for that release to run.
+    private static func markRestored(_ path: String, at now: Int64) throws(StorageError) {
         let connection = try SQLiteConnection(path: path)
-        let has = { (table: String, column: String) throws(StorageError) -> Bool in
-            try !connection.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", [.text(table), .text(column)])
-                .isEmpty
-        }
         try connection.begin()
         do throws(StorageError) {
-            if try has("settings", "value") {
+            if try has(connection, "settings", "value") {
                 try connection.query(
                     """
                     INSERT INTO settings (name, value) VALUES ('\(restoredSetting)', ?)
@@ -277,11 +258,11 @@ public enum LedgerBackup {
                     [.text(String(now))]
                 )
             }
-            if try has("admin_sessions", "session_key") { try connection.query("DELETE FROM admin_sessions") }
-            for table in ["reports", "webhook_deliveries"] where try has(table, "lease_owner") {
-                try connection.query(
-                    "UPDATE \(table) SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
-                )
+            if try has(connection, "admin_sessions", "session_key") {
+                try connection.query("DELETE FROM admin_sessions")
+            }
+            for table in SQLDatabase.leasedTables where try has(connection, table, "lease_owner") {
+                try connection.query(SQLDatabase.releasing(table))
             }
             try connection.commit()
         } catch {
@@ -290,11 +271,20 @@ public enum LedgerBackup {
         }
     }
 
+    /// Whether the ledger on `connection` has `table` with `column` (a schema an earlier release left may not).
+    static func has(_ connection: SQLiteConnection, _ table: String, _ column: String) throws(StorageError) -> Bool {
+        try !connection.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", [.text(table), .text(column)])
+            .isEmpty
+    }
+
     /// Appends `entry` to the audit log of the ledger in `directory` as it is, whatever its schema (a restore
-    /// for a rollback leaves an earlier release's): no server holds it yet.
-    public static func appendAudit(_ entry: AuditEntry, toLedgerIn directory: String) throws(StorageError) {
+    /// for a rollback leaves an earlier release's): no server holds it yet. False when that schema has no audit
+    /// log (before schema 25).
+    public static func appendAudit(_ entry: AuditEntry, toLedgerIn directory: String) throws(StorageError) -> Bool {
         let connection = try SQLiteConnection(path: (directory as NSString).appendingPathComponent(fileName))
+        guard try has(connection, "audit_log", "action") else { return false }
         try AuditStore.append(entry, in: connection)
+        return true
     }
 
     /// Keeps the ledger being replaced (a second link to it, with its WAL folded in, or beside it when it cannot

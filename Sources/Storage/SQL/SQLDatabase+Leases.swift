@@ -29,14 +29,18 @@ extension SQLDatabase {
         }
     }
 
+    /// The tables whose rows an instance leases while it works on them.
+    static let leasedTables = ["reports", "webhook_deliveries"]
+
+    /// The statement that ends every lease of a leased table.
+    static func releasing(_ table: String) -> String {
+        "UPDATE \(table) SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
+    }
+
     /// Ends every lease (SQLite at open: one process owns the file, so no lease can be another's).
     func releaseLeases() throws(StorageError) {
         try writer.write { connection throws(StorageError) in
-            for table in ["reports", "webhook_deliveries"] {
-                try connection.query(
-                    "UPDATE \(table) SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL"
-                )
-            }
+            for table in Self.leasedTables { try connection.query(Self.releasing(table)) }
         }
     }
 }
