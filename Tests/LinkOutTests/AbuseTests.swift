@@ -70,6 +70,7 @@ struct AbuseTests {
             ("GET /admin/no-such-route", 404, "not_found"),
             ("POST /admin/tokens/SANDBOX_1/resend", 413, "body_too_large"),
             ("GET /webhooks/stripe", 405, "method_not_allowed"),
+            ("POST /webhooks/paypal", 404, "not_found"),
             ("PUT /checkout/abc", 405, nil),
             ("GET /no-such-page", 404, nil),
         ]
@@ -87,6 +88,11 @@ struct AbuseTests {
             }
             if test.status == 405 { #expect(response.header("Allow")?.isEmpty == false, "\(test.request)") }
         }
+        // Without an admin token the admin API's routes answer as a path with no route: a prober learns nothing.
+        let closed = try LiveApplication { $0.adminToken = nil }
+        let route = try closed.get("/admin/tokens")
+        let none = try closed.get("/admin/no-such-route")
+        #expect(route.status == 404 && route.text == none.text && route.header("Content-Type") == "application/json")
     }
 
     /// Ten refused bearer tokens from one client, then 429 for that client on the admin and line-item APIs,

@@ -16,6 +16,11 @@ enum JSONRefusals {
         return JSONResponse.error(refusal.status, code(refusal.status), refusal.publicMessage)
     }
 
+    /// A route of the JSON APIs that answers as if it were not there (the admin API without an admin token, a
+    /// provider's webhooks with no such provider): the same answer as a path with no route, so neither tells a
+    /// prober which routes exist.
+    static var notFound: HTTPResponse { JSONResponse.error(.notFound, code(.notFound), "Not found.") }
+
     private static func code(_ status: HTTPStatus) -> String {
         switch status.code {
         case 404: "not_found"

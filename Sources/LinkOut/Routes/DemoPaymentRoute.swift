@@ -91,7 +91,7 @@ struct DemoPaymentRoute: Sendable {
     /// purchase back in full, as a provider's refund would (a `REFUND` line item for Apple's sandbox,
     /// `purchase.refunded` for the backend, the app's entitlement ended), so the loop can be tried end to end.
     func refund(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let adminToken = configuration.adminToken else { return HTTPError(.notFound, "Not found.").response }
+        guard let adminToken = configuration.adminToken else { return JSONRefusals.notFound }
         guard BearerAuth.isAuthorized(request, token: adminToken) else { return BearerAuth.unauthorized() }
         let purchaseId = request.pathParameters["purchaseId"] ?? ""
         guard let purchase = try ledger.payments.purchase(id: purchaseId), purchase.provider == provider.id,

@@ -89,7 +89,7 @@ struct PaymentWebhookRoute: Sendable {
     }
 
     /// What the router answers for a path it has no route for.
-    static var notFound: HTTPResponse { HTTPError(.notFound, "Not found.").response }
+    static var notFound: HTTPResponse { JSONRefusals.notFound }
 
     private static func lastSegment(_ path: String) -> String {
         String(path.split(separator: "/", omittingEmptySubsequences: false).last ?? "")

@@ -107,7 +107,7 @@ struct AdminAPI: Sendable {
     }
 
     func authorize(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let token = configuration.adminToken else { return HTTPError(.notFound, "Not found.").response }
+        guard let token = configuration.adminToken else { return JSONRefusals.notFound }
         return BearerAuth.isAuthorized(request, token: token) ? nil : BearerAuth.unauthorized()
     }
 
