@@ -109,8 +109,14 @@ package struct PreflightCheck: Sendable {
                 return Self.fail("catalog", "\(product.id) has no price in \(missing.joined(separator: ", "))")
             }
         }
-        // Nothing to sell is a deployment that cannot take a payment: said, not passed.
-        guard !configuration.catalog.isEmpty else { return Self.fail("catalog", "no products: nothing can be bought") }
+        // Nothing to sell through checkout is a deployment that cannot take a payment, unless the app's backend
+        // sells and reports its own sales through the line-items API.
+        if configuration.catalog.isEmpty {
+            guard configuration.apiToken != nil else {
+                return Self.fail("catalog", "no products and no apiToken: nothing can be bought or reported")
+            }
+            return Self.pass("catalog", "no products: sales come from your backend's line items")
+        }
         return Self.pass(
             "catalog",
             "\(configuration.catalog.count) products in \(currencies.sorted().joined(separator: ", "))"
