@@ -37,7 +37,10 @@ enum Socket {
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
-        guard rc == 0, let first = list else { throw SocketError(operation: "getaddrinfo(\(host))", errno: EINVAL) }
+        guard rc == 0, let first = list else {
+            // A name server that did not answer is worth another try; any other failure is the name itself.
+            throw SocketError(operation: "getaddrinfo(\(host))", errno: rc == EAI_AGAIN ? EAGAIN : EINVAL)
+        }
         defer { freeaddrinfo(list) }
         let info = first.pointee
         let fd = socket(

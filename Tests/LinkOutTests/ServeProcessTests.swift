@@ -44,6 +44,12 @@ struct ServeProcessTests {
         ])
         #expect(badHost.waitForExit() == 2)
         #expect(badHost.stderrText().contains("server.host"), "\(badHost.stderrText())")
+        // An address, but not one of this machine's (TEST-NET-1): the same.
+        let notHere = try LinkOutProcess([
+            "serve", "--host", "192.0.2.10", "--port", "0", "--data-dir", directory.appendingPathComponent("e").path,
+        ])
+        #expect(notHere.waitForExit() == 2)
+        #expect(notHere.stderrText().contains("server.host"), "\(notHere.stderrText())")
     }
 
     /// A second server told to use a port another one serves (a stop that failed before an upgrade) refuses to

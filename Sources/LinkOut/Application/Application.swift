@@ -239,7 +239,7 @@ package final class Application: Sendable {
         do {
             port = try server.start()
         } catch {
-            guard error.operation.hasPrefix("getaddrinfo") else { throw error }
+            guard error.isAddressNotHere else { throw error }
             // A host that names no address here is the configuration's mistake: exit 2, naming the field.
             throw ConfigurationError(
                 field: "server.host",
