@@ -2,9 +2,9 @@ import Foundation
 import LinkOut
 import Storage
 
-/// `linkout backup --to PATH` and `linkout restore --from PATH --data-dir DIR [--force] [--keep-schema]`: the SQLite ledger
-/// copied whole and consistent next to a running server, and put back (see `LedgerBackup`). On PostgreSQL the
-/// database server's own tools do this (`pg_dump`, point-in-time recovery; README "Operating it").
+/// `linkout backup --to PATH` and `linkout restore --from PATH --data-dir DIR [--force] [--keep-schema]`: the
+/// SQLite ledger copied whole and consistent next to a running server, and put back (see `LedgerBackup`). On
+/// PostgreSQL the database server's own tools do this (`pg_dump`, point-in-time recovery; README "Operating it").
 enum BackupCommand {
     static func backup(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(arguments, allowed: ["--to", "--data-dir", "--config"])

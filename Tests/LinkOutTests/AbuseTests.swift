@@ -77,7 +77,8 @@ struct AbuseTests {
         for test in cases {
             let client = try live.client()
             let response = try client.roundTrip(
-                "\(test.request) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer admin-secret\r\nContent-Length: 2\r\n\r\n{}"
+                "\(test.request) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer admin-secret\r\n"
+                    + "Content-Length: 2\r\n\r\n{}"
             )
             #expect(response.status == test.status, "\(test.request)")
             if let code = test.code {

@@ -50,10 +50,8 @@ extension PreflightCheck {
             // Any server answers 404 to a path it lacks: only Apple's error body (`errorCode`, `errorMessage`, or
             // `errors`; Apple: Retrieve External Purchase Report, `NotFoundError`) shows Apple read the JWT.
             guard case .success(let answer) = retrieved, Self.isApplesError(answer.body) else {
-                return Self.fail(
-                    name,
-                    "the answer is not Apple's (no error body): check apple.\(environment == .sandbox ? "sandboxURL" : "productionURL")"
-                )
+                let setting = environment == .sandbox ? "apple.sandboxURL" : "apple.productionURL"
+                return Self.fail(name, "the answer is not Apple's (no error body): check \(setting)")
             }
             return Self.pass(name, "the key is accepted (a report that does not exist is not found)")
         case .refused(let status):

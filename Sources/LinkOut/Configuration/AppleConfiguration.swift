@@ -43,9 +43,7 @@ extension Configuration {
             }
             // As for landing paths: a configured route never takes over one of linkout's own (`/v1/tokens` here
             // would answer the app's forwarded tokens as notifications). `/notifications` is where it lives.
-            let path = apple.notificationPath
-            let taken = LandingConfiguration.reservedPrefixes.filter { $0 != "/notifications" }
-            if taken.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) {
+            if LandingConfiguration.isReserved(apple.notificationPath, except: "/notifications") {
                 throw ConfigurationError(field: "apple.notificationPath", problem: "is used by linkout itself")
             }
             apple.notificationRootCertificates = try section.strings("notificationRootCertificates")

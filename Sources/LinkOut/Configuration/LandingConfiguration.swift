@@ -17,6 +17,12 @@ package struct LandingConfiguration: Sendable, Equatable {
         "/notifications", "/.well-known", "/favicon.ico", "/apple-touch-icon.png", "/openapi.json",
     ]
 
+    /// Whether `path` is one of linkout's own or below one (`except` a prefix the caller's route lives under): a
+    /// configured path never takes over a built-in route.
+    static func isReserved(_ path: String, except allowed: String? = nil) -> Bool {
+        reservedPrefixes.contains { $0 != allowed && (path == $0 || path.hasPrefix($0 + "/")) }
+    }
+
     static func read(_ section: JSONFields) throws(ConfigurationError) -> LandingConfiguration {
         try section.rejectUnknownKeys(["paths", "allowWithoutToken", "defaultBundleId"])
         var landing = LandingConfiguration()
@@ -29,7 +35,7 @@ package struct LandingConfiguration: Sendable, Equatable {
             guard path.hasPrefix("/"), !path.contains("?"), !path.contains("{"), !path.contains("#") else {
                 throw ConfigurationError(field: field, problem: "must be a plain path starting with /")
             }
-            if reservedPrefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) {
+            if isReserved(path) {
                 throw ConfigurationError(field: field, problem: "is used by linkout itself")
             }
         }
