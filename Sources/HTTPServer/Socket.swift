@@ -104,7 +104,7 @@ enum Socket {
         }
         guard converted else { return "" }
         let text = buffer.withUnsafeBufferPointer { pointer in pointer.baseAddress.map { String(cString: $0) } ?? "" }
-        return text.hasPrefix("::ffff:") ? String(text.dropFirst(7)) : text
+        return PeerAddress.unmapped(text)
     }
 
     /// A new non-blocking connection, or nil when none is waiting (or the accept failed transiently).

@@ -173,6 +173,8 @@ struct TokenAPITests {
             ("/v1/backend/tokens", #"{"token": "\#(AppleVectors.v3)", "tok\u0065n": "x"}"#, "\"token\""),
             ("/v1/backend/tokens", #"{"token": "\#(AppleVectors.v3)", "<b>": 1, "<b>": 2}"#, "a key"),
             ("/v1/redemptions", #"{"code": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "code": "b"}"#, "\"code\""),
+            // In a nested object too: every reader of the body must read the same thing.
+            ("/v1/tokens", #"{"token": "\#(AppleVectors.v3)", "x": {"a": 1, "a": 2}}"#, "a key"),
         ]
     )
     func duplicateKeys(path: String, body: String, named: String) throws {

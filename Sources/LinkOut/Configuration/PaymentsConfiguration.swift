@@ -250,6 +250,10 @@ extension Configuration {
             } catch {
                 throw ConfigurationError(field: field, problem: "is not a JSON object of rates by currency")
             }
+            // As in config.json: a rate written twice is one of two rates silently lost.
+            if let key = TokenDecoder.duplicateKeyAnywhere(in: Array(data)) {
+                throw ConfigurationError(field: field, problem: "\(path) names \"\(key)\" twice in one object")
+            }
             return try rates(JSONFields(object, path: field))
         }
     }

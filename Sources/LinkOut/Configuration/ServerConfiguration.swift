@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 extension Configuration {
     /// `server` section.
@@ -78,14 +79,18 @@ extension Configuration {
                     problem: "must not carry a user, a password, a query or a fragment"
                 )
             }
-            server.trustedProxies = try section.strings("trustedProxies")
-            // Each is compared with a connection's peer address as it is: anything but an address never matches,
-            // and a proxy meant to be trusted would silently not be.
-            for (index, proxy) in server.trustedProxies.enumerated() where ClientAddress.address(in: proxy) != proxy {
-                throw ConfigurationError(
-                    field: "server.trustedProxies[\(index)]",
-                    problem: "must be an IP address (no port, range or name)"
-                )
+            // Each is compared with a connection's peer address, so it is written as the server writes those
+            // (`PeerAddress`); anything but an address would never match, and a proxy meant to be trusted would
+            // silently not be.
+            server.trustedProxies = try section.strings("trustedProxies").enumerated().map {
+                (index, proxy) throws(ConfigurationError) in
+                guard let canonical = PeerAddress.canonical(proxy) else {
+                    throw ConfigurationError(
+                        field: "server.trustedProxies[\(index)]",
+                        problem: "must be an IP address (no port, range or name)"
+                    )
+                }
+                return canonical
             }
             server.publicDir = try section.string("publicDir", default: server.publicDir)
             server.maxConnections = try section.int(
