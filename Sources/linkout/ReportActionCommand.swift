@@ -37,7 +37,13 @@ enum ReportActionCommand {
         defer { ledger.close() }
         if subcommand == "attention" {
             let now = Clock.system.nowMilliseconds()
-            let entries = try ledger.reports.needingAttention(limit: 10_000)
+            // Every one, a page at a time: a long list must not end silently at a page's size.
+            var entries: [AttentionEntry] = []
+            while true {
+                let page = try ledger.reports.needingAttention(limit: 1_000, offset: entries.count)
+                entries += page
+                if page.count < 1_000 { break }
+            }
             for entry in entries {
                 let left = (entry.noticeAt - now) / Milliseconds.hour
                 CommandLineInterface.printOutput(

@@ -177,6 +177,17 @@ struct RejectionTests {
         #expect(try harness.reports("twice").map(\.state) == [.rejected])
     }
 
+    /// The list of tokens that need a person pages: every one is reached, none twice.
+    @Test func theAttentionListPages() throws {
+        let harness = try ReportingHarness()
+        for id in ["stuck-1", "stuck-2", "stuck-3"] { try harness.record(id) }
+        harness.production.respond { _ in FakeAppleServer.rejection([AppleError.statusRegression]) }
+        try harness.tickUntilSettled()
+        let pages = try (0..<4).map { try harness.ledger.reports.needingAttention(limit: 1, offset: $0) }
+        #expect(pages.map(\.count) == [1, 1, 1, 0])
+        #expect(Set(pages.flatMap { $0.map(\.externalPurchaseId) }) == ["stuck-1", "stuck-2", "stuck-3"])
+    }
+
     /// Any other rejection: one critical line, listed as needing attention with Apple's message, never resent
     /// by itself, and the operator's resend sends it again. Another token's report is not held up by it.
     @Test func anyOtherRejectionNeedsAttentionLoudlyOnce() throws {

@@ -179,8 +179,8 @@ extension ReportStore {
         }
     }
 
-    /// Tokens that need a person, oldest token first.
-    public func needingAttention(limit: Int) throws(StorageError) -> [AttentionEntry] {
+    /// Tokens that need a person, oldest token first; `offset` of them skipped (paging).
+    public func needingAttention(limit: Int, offset: Int = 0) throws(StorageError) -> [AttentionEntry] {
         try database.readers.read { connection throws(StorageError) in
             let tokens = try connection.query(
                 """
@@ -190,9 +190,9 @@ extension ReportStore {
                     UNION ALL
                     SELECT l.external_purchase_id FROM line_items l
                     WHERE l.correction IS NOT NULL AND l.corrected_at IS NULL)
-                ORDER BY t.token_created_at, t.external_purchase_id LIMIT ?
+                ORDER BY t.token_created_at, t.external_purchase_id LIMIT ? OFFSET ?
                 """,
-                [.integer(Int64(limit))]
+                [.integer(Int64(limit)), .integer(Int64(offset))]
             )
             var entries: [AttentionEntry] = []
             for row in tokens {

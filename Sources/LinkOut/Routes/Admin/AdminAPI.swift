@@ -143,7 +143,8 @@ struct AdminAPI: Sendable {
             ReportList(
                 reporting: reporting.status.description,
                 reports: reports,
-                attention: needsAttention ? try ledger.reports.needingAttention(limit: paging.limit) : nil
+                attention: needsAttention
+                    ? try ledger.reports.needingAttention(limit: paging.limit, offset: paging.offset) : nil
             )
         )
     }
