@@ -58,14 +58,17 @@ enum BackupCommand {
             toLedgerIn: configuration.storage.dataDir
         )
         let revocations = summary.revocations
+        let kept =
+            "kept from the replaced ledger: \(revocations.credentials) credential revocation(s), "
+            + "\(revocations.signingKeys) key retirement(s)"
         // Erasures are in the ledger too, and those after the backup cannot be known here; nor, without a
-        // replaced ledger to read, what was revoked or retired since.
+        // replaced ledger read whole, all that was revoked or retired since.
         let redo =
-            revocations.fromReplacedLedger
-            ? "kept from the replaced ledger: \(revocations.credentials) credential revocation(s), "
-                + "\(revocations.signingKeys) key retirement(s); what was erased after the backup is back: erase "
-                + "again (linkout erase) before starting the server\n"
-            : "what was revoked, retired or erased after the backup is back: revoke again (linkout credentials "
+            revocations.complete
+            ? kept + "; what was erased after the backup is back: erase again (linkout erase) before starting the "
+                + "server\n"
+            : (revocations.credentials + revocations.signingKeys > 0 ? kept + " (the rest could not be read)\n" : "")
+                + "what was revoked, retired or erased after the backup is back: revoke again (linkout credentials "
                 + "revoke ID), retire again (linkout keys retire KID --force) and erase again (linkout erase) before "
                 + "starting the server\n"
         CommandLineInterface.printOutput(

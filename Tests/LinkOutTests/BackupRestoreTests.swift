@@ -283,9 +283,32 @@ struct BackupRestoreTests {
             restore.stdoutText().contains("1 credential revocation(s), 1 key retirement(s)"),
             "\(restore.stdoutText())"
         )
+        do {
+            let restored = try Ledger(directory: dataDir)
+            defer { restored.close() }
+            #expect(try restored.credentials.credential(id: "cred_1")?.revokedAt == 5_000)
+            #expect(try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k1" }?.retiredAt == 6_000)
+        }
+
+        // A replaced ledger whose credentials cannot be read: what can be read is kept, and the restore says to
+        // redo the rest by hand.
+        let ledgerFile = dataDir + "/linkout.sqlite"
+        let root = try #require(
+            try SQLiteConnection(path: ledgerFile, readOnly: true).query(
+                "SELECT rootpage FROM sqlite_master WHERE name = 'customer_credentials'"
+            ).first?.first?.integer
+        )
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: ledgerFile))
+        try handle.seek(toOffset: UInt64(root - 1) * 4096)
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: 4096))
+        try handle.close()
+        let damaged = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
+        #expect(damaged.waitForExit() == 0, "\(damaged.stderrText())")
+        let said = damaged.stdoutText()
+        #expect(said.contains("1 key retirement(s) (the rest could not be read)"), "\(said)")
+        #expect(said.contains("revoke again (linkout credentials revoke ID)"), "\(said)")
         let restored = try Ledger(directory: dataDir)
         defer { restored.close() }
-        #expect(try restored.credentials.credential(id: "cred_1")?.revokedAt == 5_000)
         #expect(try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k1" }?.retiredAt == 6_000)
     }
 

@@ -7,25 +7,24 @@ import Foundation
 extension LedgerBackup {
     /// What was carried over.
     public struct Revocations: Sendable, Equatable {
-        /// Whether a replaced ledger was there and read: when not, nothing says what was revoked since.
-        public var fromReplacedLedger = false
+        /// Whether a replaced ledger was there and read whole: when not, nothing says all that was revoked since.
+        public var complete = false
         public var credentials = 0
         public var signingKeys = 0
     }
 
     /// Revokes in the copy at `restored` each credential the ledger at `replaced` has revoked, and retires each
-    /// key it has retired, at the same times. A replaced ledger that cannot be read (damaged, another schema)
-    /// carries nothing (`fromReplacedLedger` false): `restore` then says what to redo by hand.
+    /// key it has retired, at the same times. What cannot be read of a replaced ledger (damaged, another schema)
+    /// is not carried (`complete` false), and `restore` then says what to redo by hand; what can be, is.
     static func carryRevocations(from replaced: String, into restored: String) throws(StorageError) -> Revocations {
         guard FileManager.default.fileExists(atPath: replaced),
-            let old = try? SQLiteConnection(path: replaced, readOnly: true),
-            let credentials = try? old.query(
-                "SELECT id, revoked_at FROM customer_credentials WHERE revoked_at IS NOT NULL"
-            ),
-            let keys = try? old.query("SELECT kid, retired_at FROM signing_keys WHERE retired_at IS NOT NULL")
+            let old = try? SQLiteConnection(path: replaced, readOnly: true)
         else { return Revocations() }
+        let revoked = try? old.query("SELECT id, revoked_at FROM customer_credentials WHERE revoked_at IS NOT NULL")
+        let retired = try? old.query("SELECT kid, retired_at FROM signing_keys WHERE retired_at IS NOT NULL")
+        let (credentials, keys) = (revoked ?? [], retired ?? [])
         let copy = try SQLiteConnection(path: restored)
-        var carried = Revocations(fromReplacedLedger: true)
+        var carried = Revocations(complete: revoked != nil && retired != nil)
         // A rollback's schema may predate credentials and keys (schema 24): nothing of them to keep then.
         let takesCredentials = try has(copy, "customer_credentials", "revoked_at")
         let takesKeys = try has(copy, "signing_keys", "retired_at")
