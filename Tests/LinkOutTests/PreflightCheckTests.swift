@@ -58,6 +58,14 @@ struct PreflightCheckTests {
         #expect(stripe.sessionsCreated == 0, "nothing was charged")
         #expect(receiver.deliveries.map(\.type) == ["linkout.check"])
         #expect(receiver.deliveries.first?.signatureValid == true)
+        // Apple's proxy is for Apple's API: the receiver and the public address are reached as the server and
+        // phones reach them.
+        var proxied = configuration
+        proxied.apple.proxy = "http://127.0.0.1:9"
+        let throughProxy = Self.results(PreflightCheck(configuration: proxied).online())
+        #expect(throughProxy["apple production"]?.passed == false)
+        #expect(throughProxy["webhook receiver"]?.passed == true, "\(throughProxy["webhook receiver"]?.line ?? "")")
+        #expect(throughProxy["public health"]?.passed == true, "\(throughProxy["public health"]?.line ?? "")")
         let offline = Self.results(check.offline())
         for name in ["apple key", "apps", "catalog", "commission regimes", "payments", "ledger"] {
             #expect(offline[name]?.passed == true, "\(offline[name]?.line ?? name)")

@@ -17,11 +17,20 @@ extension PreflightCheck {
         return results
     }
 
-    private var client: HTTPClient {
+    /// Apple's API as reporting calls it: through `apple.proxy`, trusting `apple.caFile`.
+    private var appleClient: HTTPClient {
         var http = HTTPClient.Configuration()
         http.totalTimeout = .seconds(10)
         http.caFile = configuration.apple.caFile
         http.proxy = configuration.apple.proxy
+        return HTTPClient(configuration: http)
+    }
+
+    /// The server's own public address, as a phone reaches it: directly (Apple's proxy is for Apple's API).
+    private var directClient: HTTPClient {
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(10)
+        http.caFile = configuration.apple.caFile
         return HTTPClient(configuration: http)
     }
 
@@ -36,7 +45,7 @@ extension PreflightCheck {
             credentials: credentials,
             productionURL: configuration.apple.productionURL,
             sandboxURL: configuration.apple.sandboxURL,
-            httpClient: client
+            httpClient: appleClient
         )
         let identifier = UUID().uuidString.lowercased()
         let retrieved = api.retrieve(
@@ -108,7 +117,8 @@ extension PreflightCheck {
             body: body
         )
         do {
-            let response = try client.perform(request)
+            // Sent as the server sends its events (`WebhookSender.http`): a verdict that holds in production.
+            let response = try HTTPClient(configuration: WebhookSender.http(configuration.webhooks)).perform(request)
             guard (200..<300).contains(response.status) else {
                 return Self.fail(
                     "webhook receiver",
@@ -125,7 +135,7 @@ extension PreflightCheck {
     func health() -> Result {
         let url = configuration.server.baseURL + "/healthz"
         do {
-            let response = try client.perform(HTTPClientRequest(method: "GET", url: url))
+            let response = try directClient.perform(HTTPClientRequest(method: "GET", url: url))
             guard response.status == 200 else {
                 return Self.fail("public health", "\(url) answered \(response.status)")
             }
@@ -142,7 +152,7 @@ extension PreflightCheck {
         }
         let url = configuration.server.baseURL + "/.well-known/apple-app-site-association"
         do {
-            let response = try client.perform(HTTPClientRequest(method: "GET", url: url))
+            let response = try directClient.perform(HTTPClientRequest(method: "GET", url: url))
             let text = String(decoding: response.body, as: UTF8.self)
             guard response.status == 200, text.contains("\(team).\(app.bundleId)") else {
                 return Self.fail(

@@ -26,6 +26,16 @@ final class WebhookSender: BackgroundService {
     private let passLock = Mutex(())
     private let worker: PeriodicWorker
 
+    /// How events are sent to the receiver (and how `linkout check --online` probes it): directly, within
+    /// `webhooks.timeoutSeconds`. Delivered is the receiver's 2xx: whatever it writes after that is not read (a
+    /// large answer used to fail the delivery, which was then sent again and again).
+    static func http(_ configuration: Configuration.Webhooks) -> HTTPClient.Configuration {
+        var http = HTTPClient.Configuration()
+        http.totalTimeout = .seconds(configuration.timeoutSeconds)
+        http.readsStatusOnly = true
+        return http
+    }
+
     init(
         configuration: Configuration.Webhooks,
         leaseMilliseconds: Int64,
@@ -38,12 +48,7 @@ final class WebhookSender: BackgroundService {
         signature = .linkout(secret: configuration.secret)
         retryForMilliseconds = configuration.retryForSeconds * 1000
         self.leaseMilliseconds = leaseMilliseconds
-        var http = HTTPClient.Configuration()
-        http.totalTimeout = .seconds(configuration.timeoutSeconds)
-        // Delivered is the receiver's 2xx: whatever it writes after that is not read (a large answer used to fail
-        // the delivery, which was then sent again and again).
-        http.readsStatusOnly = true
-        client = HTTPClient(configuration: http)
+        client = HTTPClient(configuration: Self.http(configuration))
         self.ledger = ledger
         outbox = WebhookOutbox(store: ledger.entitlements)
         self.metrics = metrics
