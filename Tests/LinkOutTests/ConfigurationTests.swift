@@ -44,7 +44,10 @@ struct ConfigurationTests {
         #expect(failure(#"{"apple": {"notificationPath": "/admin"}}"#)?.field == "apple.notificationPath")
         #expect(failure(#"{"apple": {"notificationPath": "/notifications/apple"}}"#) == nil)
         // The base of every link handed out carries no credentials, query or fragment.
-        for url in ["https://u:p@pay.example.com", "https://pay.example.com/?a=1", "https://pay.example.com/#x"] {
+        for url in [
+            "https://u:p@pay.example.com", "https://pay.example.com/?a=1", "https://pay.example.com/#x",
+            "https://pay.example.com:99999/", "https://pay.example.com:0/",
+        ] {
             #expect(failure(#"{"server": {"publicURL": "\#(url)"}}"#)?.field == "server.publicURL", "\(url)")
         }
         #expect(failure(#"{"server": {"trustedProxies": [1]}}"#)?.field == "server.trustedProxies[0]")

@@ -182,9 +182,10 @@ package struct Configuration: Sendable {
     }
 
     static func requireHTTPURL(_ text: String, field: String) throws(ConfigurationError) {
-        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
+            (1...65_535).contains(url.port ?? 443)
+        else {
             throw ConfigurationError(field: field, problem: "must be an absolute http or https URL")
         }
     }
-
 }
