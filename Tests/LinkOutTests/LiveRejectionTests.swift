@@ -90,6 +90,14 @@ struct LiveRejectionTests {
             headers: Self.admin
         )
         #expect(badItem.status == 400)
+        // A fraction names its field, as on the line-items API.
+        let fraction = try live.post(
+            "/admin/tokens/\(id)/line-items/x/restate",
+            contentType: "application/json",
+            body: #"{"lineItemId":"x","quantity":1.5}"#,
+            headers: Self.admin
+        )
+        #expect(fraction.status == 400 && fraction.text.contains("the field quantity must be a whole number"))
         let asForm = try live.post(
             "/admin/tokens/\(id)/line-items/x/restate",
             contentType: "application/x-www-form-urlencoded",

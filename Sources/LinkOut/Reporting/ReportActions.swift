@@ -124,7 +124,12 @@ package struct ReportActions: Sendable {
         do {
             item = try JSONDecoder().decode(LineItem.self, from: Data(body.utf8))
         } catch {
-            throw Refusal(kind: .invalid, description: "the body is not one of Apple's line items: \(error)")
+            let field = LineItemWholeNumbers.firstOffending(inBody: Array(body.utf8))
+            throw Refusal(
+                kind: .invalid,
+                description: field.map(LineItemWholeNumbers.message)
+                    ?? "the body is not one of Apple's line items: \(error)"
+            )
         }
         guard item.common.lineItemId == lineItemId else {
             throw Refusal(kind: .invalid, description: "the body's lineItemId is not \(lineItemId)")

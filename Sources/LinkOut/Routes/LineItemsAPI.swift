@@ -228,26 +228,11 @@ struct LineItemsAPI: Sendable {
         return sorted
     }
 
-    /// Foundation's decoder answers a number that is not a whole one, or past Int64, in an integer field with
-    /// "not valid JSON" and no field: the body is read again to name the first such field. Every number of a line
-    /// item is a whole one (milliunits, UNIX ms, a quantity) but `exchangeRate`, a decimal.
+    /// A number that is not a whole one, named with its field (`LineItemWholeNumbers`).
     static func wholeNumberProblem(in body: [UInt8]) -> ReportProblem? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            let items = object["lineItems"] as? [[String: Any]]
-        else { return nil }
-        for item in items {
-            for (field, value) in item.sorted(by: { $0.key < $1.key }) where field != "exchangeRate" {
-                guard let double = (value as? NSNumber)?.doubleValue else { continue }
-                if double.rounded() != double || Int64(exactly: double) == nil {
-                    return ReportProblem(
-                        "InvalidFieldError",
-                        field: field,
-                        "the field \(field) must be a whole number in its field's range (amounts are in milliunits)"
-                    )
-                }
-            }
+        LineItemWholeNumbers.firstOffending(inBody: body).map { field in
+            ReportProblem("InvalidFieldError", field: field, LineItemWholeNumbers.message(field))
         }
-        return nil
     }
 
     /// A decoding failure named like Apple's errors, with the field it concerns.
