@@ -218,6 +218,53 @@ struct MonthlyCloseTests {
         )
     }
 
+    /// Money a provider reported in the month that is not in line items yet (a refund waiting behind its
+    /// set-aside buy, an event not processed) keeps the month open in the environment of the token it waits on;
+    /// one that names no token counts in production. Once made into line items (or given up), it no longer does.
+    @Test func paymentEventsNotYetInLineItemsKeepTheMonthOpen() throws {
+        let november = Self.november
+        let clock = ManualClock(startingAt: november.end + Milliseconds.days(1))
+        let harness = try ReportingHarness(clock: clock.clock)
+        try harness.record("SANDBOX_paid", created: november.start + Milliseconds.days(2))
+        try harness.tickUntilSettled()
+        let payments = harness.ledger.payments
+        for (id, day) in [("evt_refund", Int64(3)), ("evt_unnamed", 4)] {
+            let event = StoredPaymentEvent(
+                provider: "stripe",
+                eventId: id,
+                type: "charge.refunded",
+                body: "{}",
+                receivedAt: november.start + Milliseconds.days(day)
+            )
+            #expect(try payments.storePaymentEvent(event))
+        }
+        try payments.deferBehindHold(
+            provider: "stripe",
+            eventId: "evt_refund",
+            externalPurchaseId: "SANDBOX_paid",
+            until: .max,
+            reason: "the refunded line item li is set aside for correction"
+        )
+        let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        let sandbox = try close.report(month: november, environment: .sandbox, now: clock.now, status: .running)
+        #expect(sandbox.pendingPaymentEvents == 1 && sandbox.outstanding == 1 && sandbox.state == .closing)
+        let entry = try #require(sandbox.outstandingList.first { $0.kind == "payment_event" })
+        #expect(entry.externalPurchaseId == "SANDBOX_paid" && entry.state == "payment_pending")
+        #expect(entry.reason.contains("stripe event evt_refund") && entry.reason.contains("set aside"))
+        #expect(sandbox.rendered(as: .text).contains("payment events of the month not made into line items yet: 1"))
+        let production = try close.report(month: november, now: clock.now, status: .running)
+        #expect(production.pendingPaymentEvents == 1 && production.outstandingList.map(\.kind) == ["payment_event"])
+        #expect(MonthlyClose.blocking(try close.counts(month: november, environment: .production, now: clock.now)) == 1)
+
+        for id in ["evt_refund", "evt_unnamed"] {
+            try payments.apply(PaymentChange(event: ("stripe", id), outcome: "refund recorded", at: clock.now))
+        }
+        #expect(
+            try close.report(month: november, environment: .sandbox, now: clock.now, status: .running).state == .closed
+        )
+        #expect(try close.report(month: november, now: clock.now, status: .running).state == .closed)
+    }
+
     /// One line item per `lineItemId`, as Apple sees it (its latest version), like the money view and the
     /// export: a restatement or a retraction of an accepted item makes it outstanding again until Apple accepts
     /// the new version, never a second line; a held one is listed as held until it is placed; a later version

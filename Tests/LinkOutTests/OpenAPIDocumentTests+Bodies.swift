@@ -339,6 +339,7 @@ extension OpenAPIDocumentTests {
             secondsToDeadline: 1,
             tokens: counts,
             lineItems: counts,
+            pendingPaymentEvents: 1,
             outstanding: 2,
             totals: CloseTotals(
                 currencies: [.init(reportingCurrency: "EUR", sales: 1, refunds: 1, tax: 1, netTaxExclusive: 1)],

@@ -54,6 +54,14 @@ struct CloseExplanation {
                 "forward a token of the customer active at \(CloseReport.timestamp(item.date)) with its "
                     + "appAccountToken (POST /v1/tokens); it is placed at the next reporting pass"
             )
+        case .paymentPending:
+            let event = item.paymentEvent.map { "\($0.provider) event \($0.eventId)" } ?? "a payment event"
+            let waiting = item.paymentEvent?.waiting.map { " (\($0))" } ?? ""
+            return (
+                "\(event) is not made into line items yet\(waiting)",
+                "settle what it waits for (the set-aside item: linkout report attention; its purchase's own event); "
+                    + "it is given up and logged 3 days after it arrived"
+            )
         case .waitingForRate:
             return (
                 "a sale waits for an exchange rate within 48 hours of its date",

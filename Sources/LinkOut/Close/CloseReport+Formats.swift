@@ -46,6 +46,9 @@ extension CloseReport {
             "line items dated in the month: \(lineItems.total), accepted by Apple \(lineItems.accepted), "
                 + "outstanding \(lineItems.outstanding)",
         ]
+        if pendingPaymentEvents > 0 {
+            lines.append("payment events of the month not made into line items yet: \(pendingPaymentEvents)")
+        }
         for (name, counts) in [("tokens", tokens), ("line items", lineItems)] where !counts.byState.isEmpty {
             let states = counts.byState.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             lines.append("outstanding \(name) by state: " + states.joined(separator: ", "))

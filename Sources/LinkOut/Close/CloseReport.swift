@@ -28,12 +28,14 @@ package struct CloseReport: Sendable, Encodable {
         }
     }
 
-    /// A token or line item Apple has not accepted: why, and what would settle it. Never the raw token.
+    /// A token or line item Apple has not accepted, or a payment event not made into line items: why, and what
+    /// would settle it. Never the raw token.
     package struct Entry: Sendable, Encodable, Equatable {
         package var kind: String
         package var externalPurchaseId: ExternalPurchaseID
         package var lineItemId: LineItemID?
-        /// The token's `tokenCreationDate` or the line item's `creationDate`, ISO 8601 UTC.
+        /// The token's `tokenCreationDate`, the line item's `creationDate` or the payment event's time, ISO 8601
+        /// UTC.
         package var date: String
         package var state: String
         package var reason: String
@@ -52,12 +54,16 @@ package struct CloseReport: Sendable, Encodable {
     package var secondsToDeadline: Int64
     package var tokens: Counts
     package var lineItems: Counts
-    /// Tokens and line items that keep the month from closing (outstanding, less the tokens not due).
+    /// Payment events of the month not made into line items yet: the month's line items are not all there.
+    package var pendingPaymentEvents: Int64
+    /// Tokens, line items and payment events that keep the month from closing (outstanding, less the tokens not
+    /// due).
     package var outstanding: Int64
     package var totals: CloseTotals?
-    /// The first outstanding tokens (oldest first), then line items, at most the list's limit.
+    /// The first outstanding tokens (oldest first), then line items, then payment events, at most the list's
+    /// limit.
     package var outstandingList: [Entry]
-    /// Outstanding tokens and line items not in `outstandingList`.
+    /// Outstanding tokens, line items and payment events not in `outstandingList`.
     package var outstandingNotListed: Int64
 
     /// The state of a month with `outstanding` unsettled items at `now`.

@@ -23,20 +23,37 @@ package struct MonthlyClose: Sendable {
         .init(now: now, quietSince: now - configuration.reporting.noLineItemAfterSeconds * 1000)
     }
 
+    /// The month's counts: its tokens, its line items, and its payment events not made into line items yet.
+    package struct Counts: Sendable {
+        package var tokens: CloseCounts
+        package var lineItems: CloseCounts
+        package var pendingPaymentEvents: Int64
+    }
+
     /// Just the counts (no totals, no list): what the periodic pass needs for its warning and gauge.
-    package func counts(month: CloseMonth, environment: Environment, now: Int64) throws(StorageError) -> (
-        tokens: CloseCounts, lineItems: CloseCounts
-    ) {
+    package func counts(month: CloseMonth, environment: Environment, now: Int64) throws(StorageError) -> Counts {
         let close = ledger.monthlyClose
-        return (
-            try close.tokenCounts(environment: environment, from: month.start, until: month.end, at: moment(now)),
-            try close.lineItemCounts(environment: environment, from: month.start, until: month.end)
+        return Counts(
+            tokens: try close.tokenCounts(
+                environment: environment,
+                from: month.start,
+                until: month.end,
+                at: moment(now)
+            ),
+            lineItems: try close.lineItemCounts(environment: environment, from: month.start, until: month.end),
+            pendingPaymentEvents: try close.pendingPaymentEventCount(
+                environment: environment,
+                from: month.start,
+                until: month.end
+            )
         )
     }
 
-    /// What keeps the month from closing: everything outstanding but the tokens not due yet.
-    package static func blocking(_ counts: (tokens: CloseCounts, lineItems: CloseCounts)) -> Int64 {
+    /// What keeps the month from closing: everything outstanding but the tokens not due yet, and the payment
+    /// events whose line items are not made yet.
+    package static func blocking(_ counts: Counts) -> Int64 {
         counts.tokens.outstandingTotal - (counts.tokens.outstanding[.notDue] ?? 0) + counts.lineItems.outstandingTotal
+            + counts.pendingPaymentEvents
     }
 
     /// The full report. `status`: reporting's state, which turns due work into `blocked` while Apple refuses us
@@ -73,6 +90,14 @@ package struct MonthlyClose: Sendable {
                 limit: listLimit - items.count
             )
         }
+        if items.count < listLimit {
+            items += try close.pendingPaymentEvents(
+                environment: environment,
+                from: month.start,
+                until: month.end,
+                limit: listLimit - items.count
+            )
+        }
         let deadline = deadline(of: month)
         let explain = CloseExplanation(ledger: ledger, configuration: configuration, status: status)
         let entries = try items.map { item in
@@ -90,11 +115,12 @@ package struct MonthlyClose: Sendable {
             secondsToDeadline: (deadline - now) / 1000,
             tokens: .init(tally.tokens),
             lineItems: .init(tally.lineItems),
+            pendingPaymentEvents: tally.pendingPaymentEvents,
             outstanding: outstanding,
             totals: includeTotals ? try totals.totals(month: month, environment: environment) : nil,
             outstandingList: entries,
             outstandingNotListed: tally.tokens.outstandingTotal + tally.lineItems.outstandingTotal
-                - Int64(entries.count)
+                + tally.pendingPaymentEvents - Int64(entries.count)
         )
     }
 

@@ -6,6 +6,8 @@ public struct CloseItem: Sendable, Equatable {
     public enum Kind: String, Sendable, Codable {
         case token
         case lineItem = "line_item"
+        /// A provider's payment event of the month not made into line items yet (`CloseStore+PaymentEvents`).
+        case paymentEvent = "payment_event"
     }
 
     /// Where it stands, from the outbox: the close says why it is not accepted and what would settle it.
@@ -28,6 +30,9 @@ public struct CloseItem: Sendable, Equatable {
         case waitingForRate = "waiting_for_rate"
         /// Due, but on no report yet: the next reporting pass plans it.
         case unreported
+        /// A payment event (a sale, renewal, refund) not made into line items yet: it waits for what it depends
+        /// on (its purchase, a line item of its token held or set aside before it), or is being processed.
+        case paymentPending = "payment_pending"
         /// Would be sent, but Apple refuses our credentials or none are configured (set by the application,
         /// which knows the reporting service's state).
         case blocked
@@ -47,6 +52,15 @@ public struct CloseItem: Sendable, Equatable {
     /// The open report's next attempt and its last HTTP answer, for a retrying one.
     public var nextAttemptAt: Int64?
     public var lastHTTPStatus: Int64?
+    /// For a payment event: which, and why it waits.
+    public var paymentEvent: PaymentEvent?
+
+    /// A payment event by its provider and id, and why it waits (its outcome so far), if it said.
+    public struct PaymentEvent: Sendable, Equatable {
+        public var provider: String
+        public var eventId: String
+        public var waiting: String?
+    }
 
     public init(
         kind: Kind,

@@ -1,0 +1,52 @@
+public import Domain
+
+/// The close's payment events: money the providers reported in the month that is not in line items yet (a refund
+/// waiting behind its set-aside buy, a renewal waiting for its purchase, an event being processed). Until it is,
+/// the month's line items are not all there, so the month is not closed. An event counts in the month of its own
+/// time (`occurred_at`, else when it arrived), and in the environment of the token it waits on; one that names no
+/// token yet counts in production's close, where money is. Read from `payment_events_unprocessed`, which holds
+/// only the events not processed yet.
+extension CloseStore {
+    static func pendingPaymentEvents(_ columns: String) -> String {
+        """
+        SELECT \(columns) FROM payment_events e LEFT JOIN tokens t ON t.external_purchase_id = e.held_token
+        WHERE e.processed_at IS NULL AND coalesce(t.environment, 'production') = ?
+          AND coalesce(e.occurred_at, e.received_at) >= ? AND coalesce(e.occurred_at, e.received_at) < ?
+        """
+    }
+
+    /// How many of the month's payment events are not made into line items yet.
+    public func pendingPaymentEventCount(environment: Environment, from: Int64, until: Int64) throws(StorageError)
+        -> Int64
+    {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                Self.pendingPaymentEvents("count(*)"),
+                [.text(environment.rawValue), .integer(from), .integer(until)]
+            ).first?.first?.integer ?? 0
+        }
+    }
+
+    /// The month's payment events not made into line items yet, oldest first, at most `limit`.
+    public func pendingPaymentEvents(environment: Environment, from: Int64, until: Int64, limit: Int)
+        throws(StorageError) -> [CloseItem]
+    {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                Self.pendingPaymentEvents(
+                    "e.provider, e.event_id, coalesce(e.occurred_at, e.received_at) AS at, e.held_token, e.outcome"
+                ) + " ORDER BY at, e.provider, e.event_id LIMIT ?",
+                [.text(environment.rawValue), .integer(from), .integer(until), .integer(Int64(limit))]
+            ).map { row in
+                var item = CloseItem(
+                    kind: .paymentEvent,
+                    externalPurchaseId: row[3].id() ?? "",
+                    date: row[2].integer ?? 0,
+                    state: .paymentPending
+                )
+                item.paymentEvent = .init(provider: row[0].text ?? "", eventId: row[1].text ?? "", waiting: row[4].text)
+                return item
+            }
+        }
+    }
+}
