@@ -101,27 +101,27 @@ extension ReportValidator {
         return problems + matchProblems(refund, buy: referenced.common) + netProblems(refund, before: before)
     }
 
+    /// What a refund must repeat of its buy (Apple: the `…MismatchError`s): its currencies, country and rate. The
+    /// rule between the two, whichever of them is new: a new refund (`matchProblems`) or a restated buy with
+    /// refunds standing against it (`restatedBuyProblems`).
+    static func mismatches(refund: LineItemAmounts, buy: LineItemAmounts) -> [(name: String, field: String)] {
+        var found: [(name: String, field: String)] = []
+        if buy.pricingCurrency != refund.pricingCurrency {
+            found.append(("PricingCurrencyMismatchError", "pricingCurrency"))
+        }
+        if buy.reportingCurrency != refund.reportingCurrency {
+            found.append(("ReportingCurrencyMismatchError", "reportingCurrency"))
+        }
+        if buy.taxCountry != refund.taxCountry { found.append(("TaxCountryMismatchError", "taxCountry")) }
+        if buy.exchangeRate != refund.exchangeRate { found.append(("ExchangeRateMismatchError", "exchangeRate")) }
+        return found
+    }
+
     /// A refund repeats its buy's currencies, country and rate, within a year of the buy.
     func matchProblems(_ refund: RefundLineItem, buy: LineItemAmounts) -> [ReportProblem] {
         let id = refund.lineItemId
-        var problems: [ReportProblem] = []
-        if buy.pricingCurrency != refund.pricingCurrency {
-            problems.append(
-                .init("PricingCurrencyMismatchError", field: "pricingCurrency", lineItem: id, "must match the buy")
-            )
-        }
-        if buy.reportingCurrency != refund.reportingCurrency {
-            problems.append(
-                .init("ReportingCurrencyMismatchError", field: "reportingCurrency", lineItem: id, "must match the buy")
-            )
-        }
-        if buy.taxCountry != refund.taxCountry {
-            problems.append(.init("TaxCountryMismatchError", field: "taxCountry", lineItem: id, "must match the buy"))
-        }
-        if buy.exchangeRate != refund.exchangeRate {
-            problems.append(
-                .init("ExchangeRateMismatchError", field: "exchangeRate", lineItem: id, "must match the buy")
-            )
+        var problems = Self.mismatches(refund: refund.amounts, buy: buy).map {
+            ReportProblem($0.name, field: $0.field, lineItem: id, "must match the buy")
         }
         if refund.creationDate > Int64.saturating(buy.creationDate, plus: Self.year) {
             problems.append(
@@ -130,6 +130,45 @@ extension ReportValidator {
                     field: "creationDate",
                     lineItem: id,
                     "a buy can be refunded for one year"
+                )
+            )
+        }
+        return problems
+    }
+
+    /// A buy restated (not withdrawn) while refunds of it stand: it must still be what they refund, in the same
+    /// currencies, country and rate, for at least what they add up to. A new refund is held to the same rules
+    /// from its side; a restatement must not make the ones Apple holds wrong (the money Apple would then hold
+    /// says the seller kept more than the person paid, or less).
+    func restatedBuyProblems(_ item: LineItem, before: [LineItem]) -> [ReportProblem] {
+        guard item.isBuy, item.common.restatement == true, item.common.erroneouslySubmitted != true else { return [] }
+        let id = item.common.lineItemId
+        let refunds = PurchaseNet.standing(before).compactMap { standing -> RefundLineItem? in
+            guard case .refund(let refund) = standing, refund.referenceLineItemId == id else { return nil }
+            return refund
+        }
+        var problems: [ReportProblem] = []
+        var named: Set<String> = []
+        for refund in refunds {
+            for mismatch in Self.mismatches(refund: refund.amounts, buy: item.common)
+            where named.insert(mismatch.name).inserted {
+                problems.append(
+                    .init(
+                        mismatch.name,
+                        field: mismatch.field,
+                        lineItem: id,
+                        "must stay as the refunds that stand against this buy have it (\(refund.lineItemId))"
+                    )
+                )
+            }
+        }
+        if !refunds.isEmpty, PurchaseNet.ofBuy(id, in: before + [item]) < 0 {
+            problems.append(
+                .init(
+                    "IncorrectAmountTaxInclusiveError",
+                    field: "amountTaxExclusive",
+                    lineItem: id,
+                    "the refunds that stand against this buy exceed its restated amount: retract them first"
                 )
             )
         }

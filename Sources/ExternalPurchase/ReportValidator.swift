@@ -100,6 +100,7 @@ public struct ReportValidator: Sendable {
             case .refund(let refund):
                 problems += refundProblems(refund, batch: items, before: Array(before))
             }
+            problems += restatedBuyProblems(item, before: Array(before))
             problems += correctionNetProblems(item, before: Array(before))
         }
         return problems

@@ -274,6 +274,21 @@ struct ReportCorrectionRuleTests {
         return .refund(refund)
     }
 
+    /// Apple's example buy restated with other amounts (tax-exclusive, tax a quarter of it), currency or country.
+    static func restatedBuy(
+        at date: Int64,
+        exclusive: Int64 = 8000,
+        net: Int64,
+        currency: String = "EUR",
+        country: String = "ESP"
+    ) -> LineItem {
+        guard case .oneTimeBuy(var buy) = buy(at: date, restated: true) else { fatalError("example changed") }
+        (buy.amountTaxExclusive, buy.taxAmount, buy.amountTaxInclusive) = (exclusive, exclusive / 4, exclusive * 5 / 4)
+        (buy.netAmountTaxExclusive, buy.taxCountry) = (net, TaxCountry(country))
+        (buy.pricingCurrency, buy.reportingCurrency) = (CurrencyCode(currency), CurrencyCode(currency))
+        return .oneTimeBuy(buy)
+    }
+
     static var start: LineItem { item(ReportModelTests.subscriptionStart) }
 
     static func subscription(
@@ -427,6 +442,50 @@ struct ReportCorrectionRuleTests {
             expected: []
         ),
     ]
+
+    /// A buy restated while a refund of it stands must still be what the refund refunds: the same currencies and
+    /// country, and not less than the refund.
+    static let restatedBuyCases: [Case] = [
+        Case(
+            name: "a buy restated above its standing refund",
+            earlier: [buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000)],
+            sent: [restatedBuy(at: now - 30 * day, exclusive: 9000, net: 7000)],
+            expected: []
+        ),
+        Case(
+            name: "a buy restated below its standing refund",
+            earlier: [buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000)],
+            sent: [restatedBuy(at: now - 30 * day, exclusive: 1000, net: 0)],
+            expected: ["IncorrectAmountTaxInclusiveError"]
+        ),
+        Case(
+            name: "a buy restated into another currency than its standing refund",
+            earlier: [buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000)],
+            sent: [restatedBuy(at: now - 30 * day, net: 6000, currency: "USD")],
+            expected: ["PricingCurrencyMismatchError", "ReportingCurrencyMismatchError"]
+        ),
+        Case(
+            name: "a buy restated into another tax country than its standing refund",
+            earlier: [buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000)],
+            sent: [restatedBuy(at: now - 30 * day, net: 6000, country: "FRA")],
+            expected: ["TaxCountryMismatchError"]
+        ),
+        Case(
+            name: "a buy restated into another currency once its refund was withdrawn",
+            earlier: [
+                buy(at: now - 30 * day), refund(at: now - 20 * day, net: 6000),
+                refund(at: now - 20 * day, net: 8000, retracted: true),
+            ],
+            sent: [restatedBuy(at: now - 30 * day, net: 8000, currency: "USD")],
+            expected: []
+        ),
+    ]
+
+    @Test(arguments: restatedBuyCases)
+    func aRestatedBuyStaysWhatItsStandingRefundsRefund(_ rule: Case) {
+        let validator = ReportValidator(token: nil, earlierLineItems: rule.earlier, now: Self.now)
+        #expect(validator.problems(in: rule.sent).map(\.name) == rule.expected, "\(rule.name)")
+    }
 
     @Test(arguments: cases + referenceCases)
     func eachRuleIsNamedLikeApplesError(_ rule: Case) {
