@@ -2,10 +2,10 @@ import Crypto
 import Domain
 import ExternalPurchase
 import Foundation
-import Storage
 import Testing
 
 @testable import LinkOut
+@testable import Storage
 
 /// Apple's answers mapped to the outbox's next step, without a network.
 @Suite struct AppleAnswerTests {
@@ -219,6 +219,42 @@ import Testing
     }
 
     // MARK: Apple's rejections (SendReportErrorResponse)
+
+    /// NO_LINE_ITEM is offered only while Apple holds no line item of the token: after that Apple refuses it as a
+    /// status regression, and `report no-line-item` would too.
+    @Test func theResolutionOffersNoLineItemOnlyWhileAppleHoldsNoLineItems() throws {
+        let rejected = try Self.stored(
+            ExternalPurchaseReport(
+                requestIdentifier: "5a2c8f2e-8f2b-4a51-9c3e-0b8d3c1f2a77",
+                externalPurchaseId: "t",
+                status: .lineItem
+            )
+        )
+        let setAside = StoredLineItem(
+            rowId: 1,
+            externalPurchaseId: "t",
+            lineItemId: "li1",
+            body: "{}",
+            receivedAt: 1,
+            correction: "IncorrectNetAmountError"
+        )
+        for holds in [false, true] {
+            let entry = AttentionEntry(
+                externalPurchaseId: "t",
+                tokenCreationDate: 0,
+                tokenExpirationDate: nil,
+                report: rejected,
+                lineItems: [setAside],
+                appleHoldsLineItems: holds
+            )
+            #expect(entry.resolution.contains("linkout report restate t li1"))
+            #expect(entry.resolution.contains("no-line-item") == !holds, "\(entry.resolution)")
+            var bare = entry
+            (bare.report, bare.lineItems) = (nil, [])
+            #expect(bare.resolution.contains("no-line-item") == !holds, "\(bare.resolution)")
+            #expect(bare.resolution.contains("linkout report resend t"))
+        }
+    }
 
     static func stored(_ report: ExternalPurchaseReport, attempts: Int64 = 0) throws -> StoredReport {
         StoredReport(

@@ -32,16 +32,18 @@ extension AttentionEntry {
     /// `POST /admin/tokens/{id}/…`).
     package var resolution: String {
         let id = externalPurchaseId
+        // NO_LINE_ITEM is no answer once Apple holds line items of the token (`LineItemStatusRegressionError`).
+        let noLineItem = appleHoldsLineItems ? nil : "linkout report no-line-item \(id)"
         if let item = lineItems.first {
             let more = lineItems.count > 1 ? " (and \(lineItems.count - 1) more)" : ""
             return "linkout report restate \(id) \(item.lineItemId) FILE, or linkout report retract \(id) "
                 + "\(item.lineItemId)\(more)"
-                + (report != nil ? "; or linkout report no-line-item \(id)" : "")
+                + (report != nil ? noLineItem.map { "; or \($0)" } ?? "" : "")
         }
         if report?.status == .lineItem {
             return "correct the line item (linkout report restate \(id) LINE_ITEM_ID FILE) or, once the cause is "
                 + "fixed, linkout report resend \(id)"
         }
-        return "linkout report no-line-item \(id), or, once the cause is fixed, linkout report resend \(id)"
+        return (noLineItem.map { "\($0), or " } ?? "") + "once the cause is fixed, linkout report resend \(id)"
     }
 }

@@ -14,6 +14,9 @@ public struct AttentionEntry: Sendable, Equatable, Encodable {
     /// Payment events of the token (a refund of a set-aside buy, a later renewal) waiting behind it: made into
     /// line items once it is settled, so the person settling it knows more than the item Apple named is at stake.
     public var waitingPaymentEvents: Int64
+    /// Apple accepted a `LINE_ITEM` report of the token: it can no longer be reported `NO_LINE_ITEM` (Apple's
+    /// `LineItemStatusRegressionError`), so that answer is not offered.
+    public var appleHoldsLineItems: Bool
 
     public init(
         externalPurchaseId: ExternalPurchaseID,
@@ -21,7 +24,8 @@ public struct AttentionEntry: Sendable, Equatable, Encodable {
         tokenExpirationDate: Int64?,
         report: StoredReport?,
         lineItems: [StoredLineItem],
-        waitingPaymentEvents: Int64 = 0
+        waitingPaymentEvents: Int64 = 0,
+        appleHoldsLineItems: Bool = false
     ) {
         self.externalPurchaseId = externalPurchaseId
         self.tokenCreationDate = tokenCreationDate
@@ -29,5 +33,6 @@ public struct AttentionEntry: Sendable, Equatable, Encodable {
         self.report = report
         self.lineItems = lineItems
         self.waitingPaymentEvents = waitingPaymentEvents
+        self.appleHoldsLineItems = appleHoldsLineItems
     }
 }

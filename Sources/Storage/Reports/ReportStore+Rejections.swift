@@ -215,7 +215,8 @@ extension ReportStore {
                         tokenExpirationDate: row[2].integer,
                         report: report,
                         lineItems: items,
-                        waitingPaymentEvents: try Self.paymentEventsWaiting(behind: id, connection)
+                        waitingPaymentEvents: try Self.paymentEventsWaiting(behind: id, connection),
+                        appleHoldsLineItems: try Self.appleHoldsLineItems(of: id, connection)
                     )
                 )
             }
@@ -241,6 +242,24 @@ extension ReportStore {
             """,
             [.id(id)]
         ).first?.first?.integer ?? 0
+    }
+
+    /// Whether Apple accepted a `LINE_ITEM` report of the token.
+    public func appleHoldsLineItems(of externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
+        try database.readers.read { connection throws(StorageError) in
+            try Self.appleHoldsLineItems(of: externalPurchaseId, connection)
+        }
+    }
+
+    private static func appleHoldsLineItems(of id: ExternalPurchaseID, _ connection: any SQLConnection)
+        throws(StorageError) -> Bool
+    {
+        try !connection.query(
+            """
+            SELECT 1 FROM reports WHERE external_purchase_id = ? AND state = 'accepted' AND status = ? LIMIT 1
+            """,
+            [.id(id), .text(ReportStatus.lineItem.rawValue)]
+        ).isEmpty
     }
 
     public func attentionCount() throws(StorageError) -> Int64 {
