@@ -136,6 +136,14 @@ struct LiveReportingTests {
         )
         #expect(controlCharacter.status == 400)
         #expect(controlCharacter.text.contains("invalid_line_item_id"))
+        // A '/' could never be named in the admin API's paths (retract, restate).
+        let slash = try live.post(
+            path,
+            contentType: "application/json",
+            body: body.replacingOccurrences(of: "aaaaaaaa-aaaa", with: "aaaaaaaa/aaaa"),
+            headers: ["Authorization": "Bearer backend-secret"]
+        )
+        #expect(slash.status == 400 && slash.text.contains("invalid_line_item_id"))
         let overflowing = try live.post(
             path,
             contentType: "application/json",

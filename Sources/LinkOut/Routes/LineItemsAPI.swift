@@ -157,17 +157,18 @@ struct LineItemsAPI: Sendable {
             return .failure(Refusal(response: JSONResponse.json(.badRequest, Problems(errors: [problem]))))
         }
         // An id is a key in the ledger: a control character (`\u0000` ends a C string, and PostgreSQL refuses it
-        // in text) would make two ids look alike or fail the write.
-        let hasControlCharacter = items.contains { item in
-            item.common.lineItemId.rawValue.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        // in text) would make two ids look alike or fail the write. It is also a segment of the admin API's paths
+        // (`/admin/tokens/{id}/line-items/{lineItemId}/retract`), where a `/` could never be named.
+        let hasUnnameableCharacter = items.contains { item in
+            item.common.lineItemId.rawValue.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0 == "/" }
         }
-        if hasControlCharacter {
+        if hasUnnameableCharacter {
             return .failure(
                 Refusal(
                     response: JSONResponse.error(
                         .badRequest,
                         "invalid_line_item_id",
-                        "A lineItemId holds a control character; send printable characters only."
+                        "A lineItemId holds a control character or a '/'; send printable characters other than '/'."
                     )
                 )
             )
