@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Lifecycle
 import Payments
@@ -54,5 +55,32 @@ struct PaymentFlowUnknownCheckoutTests {
                 }
             }
         )
+    }
+}
+
+extension PaymentFlowUnknownCheckoutTests {
+    /// A session linkout did not start, on a checkout it did (a payment link made by hand): the checkout says whose
+    /// sale it is; the token the event's metadata names gets nothing.
+    @Test func aSessionLinkoutDidNotStartGoesToItsCheckoutsToken() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let own = try harness.openCheckout()
+        let other = try harness.openCheckout()
+        var claimed = own
+        claimed.externalPurchaseId = other.externalPurchaseId
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_unstarted",
+            session: "cs_test_unstarted",
+            checkout: claimed,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 0,
+            country: "DE",
+            paymentIntent: "pi_unstarted"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.reports.lineItems(for: ExternalPurchaseID(own.externalPurchaseId)).count == 1)
+        #expect(try ledger.reports.lineItems(for: ExternalPurchaseID(other.externalPurchaseId)).isEmpty)
     }
 }

@@ -94,6 +94,10 @@ struct PaymentChangeMapper: Sendable {
                     let authorized = session.state == .pending ? session.updatedAt : session.createdAt
                     completion.completedAt = min(completion.completedAt, authorized)
                 }
+            } else if let checkout {
+                // A session linkout did not start on a checkout it did (a payment link made by hand, a session from
+                // before a restore): the checkout says whose sale it is, never the event's metadata.
+                completion.externalPurchaseId = checkout.externalPurchaseId
             }
             return .apply(try purchase(completion, provider: key.provider, tookMoney: tookMoney, event: key, at: now))
         case .purchasePending(let reference):

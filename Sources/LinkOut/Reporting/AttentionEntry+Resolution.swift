@@ -44,6 +44,6 @@ extension AttentionEntry {
             return "correct the line item (linkout report restate \(id) LINE_ITEM_ID FILE) or, once the cause is "
                 + "fixed, linkout report resend \(id)"
         }
-        return (noLineItem.map { "\($0), or " } ?? "") + "once the cause is fixed, linkout report resend \(id)"
+        return (noLineItem.map { "\($0), or, " } ?? "") + "once the cause is fixed, linkout report resend \(id)"
     }
 }
