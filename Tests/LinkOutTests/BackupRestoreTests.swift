@@ -119,16 +119,18 @@ struct BackupRestoreTests {
         print("backup under landings: \(before.count) acknowledged before it, \(during) during it, none lost")
     }
 
+    /// A new ledger in `directory/data` and its backup in `directory/ledger.backup`.
+    static func backupOfANewLedger(in directory: URL) throws -> (dataDir: String, file: String, bytes: Int64) {
+        let dataDir = directory.appendingPathComponent("data").path
+        try Ledger(directory: dataDir).close()
+        let file = directory.appendingPathComponent("ledger.backup").path
+        return (dataDir, file, try LedgerBackup.backup(directory: dataDir, to: file).bytes)
+    }
+
     @Test func aRestoreChecksTheFileAndNeverReplacesALedgerUnasked() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let dataDir = directory.appendingPathComponent("data").path
-        do {
-            let ledger = try Ledger(directory: dataDir)
-            ledger.close()
-        }
-        let file = directory.appendingPathComponent("ledger.backup").path
-        _ = try LedgerBackup.backup(directory: dataDir, to: file)
+        let (dataDir, file, _) = try Self.backupOfANewLedger(in: directory)
         // Never over an existing file.
         #expect(throws: StorageError.self) { _ = try LedgerBackup.backup(directory: dataDir, to: file) }
         // Not into a folder that holds a ledger, unless told.
@@ -185,16 +187,10 @@ struct BackupRestoreTests {
     @Test func aRestoreThatFailsLeavesTheEmptyFolderEmpty() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let dataDir = directory.appendingPathComponent("data").path
-        do {
-            let ledger = try Ledger(directory: dataDir)
-            ledger.close()
-        }
-        let file = directory.appendingPathComponent("ledger.backup").path
-        let summary = try LedgerBackup.backup(directory: dataDir, to: file)
+        let (_, file, bytes) = try Self.backupOfANewLedger(in: directory)
         let disk = try SmallFilesystem(bytes: 64 << 10)
         defer { disk.unmount() }
-        #expect(summary.bytes > 64 << 10)
+        #expect(bytes > 64 << 10)
         let target = disk.path + "/data"
         #expect(throws: StorageError.self) { _ = try LedgerBackup.restore(from: file, into: target, replacing: false) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
