@@ -81,10 +81,10 @@ public struct ExternalPurchaseAPIClient: Sendable {
     }
 
     /// What Apple's answer to a send says: its status, its body (the first 64 KiB, as text) and `Retry-After`.
-    /// A 200 is Apple's only as a JSON object naming no other report than `sent` (Apple's
-    /// `SendReportSuccessResponse` carries the `requestIdentifier`): an HTML page or another report's answer
-    /// (a proxy, a misrouted URL) says nothing of this one, which then goes again under its identifier, as after
-    /// a lost answer.
+    /// A 200 is Apple's only as a JSON object naming `sent` (Apple's `SendReportSuccessResponse` requires the
+    /// `requestIdentifier`: "(Required) The UUID that you generated"): an HTML page, `{}` or another report's answer
+    /// (a proxy, a misrouted URL) says nothing of this one, which then goes again under its identifier, as after a
+    /// lost answer; a report Apple did take is then answered "duplicate request" and settled with Retrieve.
     package static func outcome(
         status: Int,
         body: [UInt8],
@@ -95,9 +95,6 @@ public struct ExternalPurchaseAPIClient: Sendable {
         let text = String(decoding: body.prefix(64 * 1024), as: UTF8.self)
         switch status {
         case 200:
-            // Apple's `SendReportSuccessResponse` names the report ("(Required) The UUID that you generated"): a
-            // 200 without it (`{}` from a proxy or a wrong URL) says nothing of this one. Sent again, a report
-            // Apple did take is answered "duplicate request" and settled with Retrieve.
             guard let answer = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
                 (answer["requestIdentifier"] as? String)?.lowercased() == sent.rawValue.lowercased()
             else { return .serverError(status: status, body: text) }

@@ -18,19 +18,16 @@ extension PreflightCheck {
     }
 
     /// Apple's API as reporting calls it: through `apple.proxy`, trusting `apple.caFile`.
-    private var appleClient: HTTPClient {
-        var http = HTTPClient.Configuration()
-        http.totalTimeout = .seconds(10)
-        http.caFile = configuration.apple.caFile
-        http.proxy = configuration.apple.proxy
-        return HTTPClient(configuration: http)
-    }
+    private var appleClient: HTTPClient { client(proxy: configuration.apple.proxy) }
 
     /// The server's own public address, as a phone reaches it: directly (Apple's proxy is for Apple's API).
-    private var directClient: HTTPClient {
+    private var directClient: HTTPClient { client(proxy: nil) }
+
+    private func client(proxy: String?) -> HTTPClient {
         var http = HTTPClient.Configuration()
         http.totalTimeout = .seconds(10)
         http.caFile = configuration.apple.caFile
+        http.proxy = proxy
         return HTTPClient(configuration: http)
     }
 

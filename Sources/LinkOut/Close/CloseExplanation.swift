@@ -95,7 +95,7 @@ struct CloseExplanation {
             tokenExpirationDate: item.tokenExpirationDate,
             report: report?.state == .rejected ? report : nil,
             lineItems: setAside,
-            waitingPaymentEvents: try reports.paymentEventsWaiting(behind: item.externalPurchaseId)
+            waitingPaymentEvents: try reports.attentionFacts(of: item.externalPurchaseId).waitingPaymentEvents
         )
         let what = item.state == .rejected ? "rejected by Apple" : "set aside by Apple's rejection for correction"
         let message = entry.appleMessage

@@ -75,29 +75,23 @@ package struct MonthlyClose: Sendable {
             tally.lineItems = Self.blocked(tally.lineItems)
         }
         let outstanding = Self.blocking(tally)
-        var items = try close.outstandingTokens(
-            environment: environment,
-            from: month.start,
-            until: month.end,
-            at: moment(now),
-            limit: listLimit
-        )
-        if items.count < listLimit {
-            items += try close.outstandingLineItems(
-                environment: environment,
-                from: month.start,
-                until: month.end,
-                limit: listLimit - items.count
-            )
-        }
-        if items.count < listLimit {
-            items += try close.pendingPaymentEvents(
-                environment: environment,
-                from: month.start,
-                until: month.end,
-                limit: listLimit - items.count
-            )
-        }
+        // Tokens first (oldest first), then line items, then payment events, up to the list's limit.
+        let (from, until) = (month.start, month.end)
+        let listings: [(Int) throws -> [CloseItem]] = [
+            {
+                try close.outstandingTokens(
+                    environment: environment,
+                    from: from,
+                    until: until,
+                    at: moment(now),
+                    limit: $0
+                )
+            },
+            { try close.outstandingLineItems(environment: environment, from: from, until: until, limit: $0) },
+            { try close.pendingPaymentEvents(environment: environment, from: from, until: until, limit: $0) },
+        ]
+        var items: [CloseItem] = []
+        for listing in listings where items.count < listLimit { items += try listing(listLimit - items.count) }
         let deadline = deadline(of: month)
         let explain = CloseExplanation(ledger: ledger, configuration: configuration, status: status)
         let entries = try items.map { item in

@@ -19,8 +19,9 @@ struct LineItemPlacement: Sendable {
     /// such token is known (and the purchase's is not an active duplicate): the item is held.
     func token(at creationDate: Int64, purchaseToken: StoredToken, chain: [StoredLineItem]) throws -> StoredToken? {
         let active = ReportingPolicy.isActive(purchaseToken.token, at: creationDate)
-        let reports = try ledger.reports.reports(for: purchaseToken.token.externalPurchaseId)
-        let duplicate = active && reports.declareDuplicate
+        // Read only for an active token: an inactive one is passed over whatever Apple was told of it.
+        let duplicate =
+            try active && ledger.reports.reports(for: purchaseToken.token.externalPurchaseId).declareDuplicate
         if active && !duplicate { return purchaseToken }
         var accounts: Set<String> = []
         for id in Set([purchaseToken.token.externalPurchaseId] + chain.map(\.externalPurchaseId)) {

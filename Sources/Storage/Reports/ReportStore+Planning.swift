@@ -17,9 +17,8 @@ extension ReportStore {
     /// While a line item of the token's customer is held for a token (`LineItemPlacement`), the token is not yet
     /// judged (checked last, and only for a token with an account, the only kind an item is placed on; held items
     /// are few, through `line_items_held`): the next pass may place the item on it, which makes it the one that
-    /// carries transactions (judged
-    /// before that, by a pass already planning when the app forwarded it, it was reported `DUPLICATE_TOKEN` and
-    /// the held item could never go on it).
+    /// carries transactions (judged before that, by a pass already planning when the app forwarded it, it was
+    /// reported `DUPLICATE_TOKEN` and the held item could never go on it).
     static let isDuplicateToken = """
         (\(ReportingPolicy.SQL.mayBeDuplicate("t"))
             AND NOT EXISTS (SELECT 1 FROM line_items tl WHERE tl.external_purchase_id = t.external_purchase_id)

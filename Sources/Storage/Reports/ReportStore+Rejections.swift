@@ -179,12 +179,23 @@ extension ReportStore {
         }
     }
 
+    /// What stands behind a token that needs a person, as SQL over its `tokens` row `t`: the payment events put
+    /// off behind a hold on it (`PaymentStore.deferBehindHold`) and not made into line items yet, and whether Apple
+    /// accepted a `LINE_ITEM` report of it.
+    static let attentionFacts = """
+        (SELECT count(*) FROM payment_events e WHERE e.held_token = t.external_purchase_id
+            AND e.held_reason IS NULL AND e.processed_at IS NULL),
+        CASE WHEN EXISTS (SELECT 1 FROM reports a WHERE a.external_purchase_id = t.external_purchase_id
+            AND a.state = 'accepted' AND a.status = '\(ReportStatus.lineItem.rawValue)') THEN 1 ELSE 0 END
+        """
+
     /// Tokens that need a person, oldest token first; `offset` of them skipped (paging).
     public func needingAttention(limit: Int, offset: Int = 0) throws(StorageError) -> [AttentionEntry] {
         try database.readers.read { connection throws(StorageError) in
             let tokens = try connection.query(
                 """
-                SELECT t.external_purchase_id, t.token_created_at, t.token_expires_at FROM tokens t
+                SELECT t.external_purchase_id, t.token_created_at, t.token_expires_at, \(Self.attentionFacts)
+                FROM tokens t
                 WHERE t.external_purchase_id IN (
                     SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected'
                     UNION ALL
@@ -215,8 +226,8 @@ extension ReportStore {
                         tokenExpirationDate: row[2].integer,
                         report: report,
                         lineItems: items,
-                        waitingPaymentEvents: try Self.paymentEventsWaiting(behind: id, connection),
-                        appleHoldsLineItems: try Self.appleHoldsLineItems(of: id, connection)
+                        waitingPaymentEvents: row[3].integer ?? 0,
+                        appleHoldsLineItems: row[4].integer == 1
                     )
                 )
             }
@@ -224,42 +235,18 @@ extension ReportStore {
         }
     }
 
-    /// The payment events put off behind a hold on the token (`PaymentStore.deferBehindHold`) and not made into
-    /// line items yet.
-    public func paymentEventsWaiting(behind externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Int64 {
+    /// `attentionFacts` of one token: the payment events waiting behind it, and whether Apple holds line items of
+    /// it (both nothing for a token the ledger does not know).
+    public func attentionFacts(of externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> (
+        waitingPaymentEvents: Int64, appleHoldsLineItems: Bool
+    ) {
         try database.readers.read { connection throws(StorageError) in
-            try Self.paymentEventsWaiting(behind: externalPurchaseId, connection)
+            let row = try connection.query(
+                "SELECT \(Self.attentionFacts) FROM tokens t WHERE t.external_purchase_id = ?",
+                [.id(externalPurchaseId)]
+            ).first
+            return (row?[0].integer ?? 0, row?[1].integer == 1)
         }
-    }
-
-    private static func paymentEventsWaiting(behind id: ExternalPurchaseID, _ connection: any SQLConnection)
-        throws(StorageError) -> Int64
-    {
-        try connection.query(
-            """
-            SELECT count(*) FROM payment_events
-            WHERE held_token = ? AND held_reason IS NULL AND processed_at IS NULL
-            """,
-            [.id(id)]
-        ).first?.first?.integer ?? 0
-    }
-
-    /// Whether Apple accepted a `LINE_ITEM` report of the token.
-    public func appleHoldsLineItems(of externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
-        try database.readers.read { connection throws(StorageError) in
-            try Self.appleHoldsLineItems(of: externalPurchaseId, connection)
-        }
-    }
-
-    private static func appleHoldsLineItems(of id: ExternalPurchaseID, _ connection: any SQLConnection)
-        throws(StorageError) -> Bool
-    {
-        try !connection.query(
-            """
-            SELECT 1 FROM reports WHERE external_purchase_id = ? AND state = 'accepted' AND status = ? LIMIT 1
-            """,
-            [.id(id), .text(ReportStatus.lineItem.rawValue)]
-        ).isEmpty
     }
 
     public func attentionCount() throws(StorageError) -> Int64 {
