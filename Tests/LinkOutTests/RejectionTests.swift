@@ -263,6 +263,9 @@ struct RejectionTests {
         try harness.record("kept")
         try harness.addBuy("kept")
         try harness.tickUntilSettled()
+        // What the attention list and the close read to leave `no-line-item` out of their advice.
+        #expect(try harness.ledger.reports.attentionFacts(of: "kept").appleHoldsLineItems)
+        #expect(try !harness.ledger.reports.attentionFacts(of: "withdrawn").appleHoldsLineItems)
         #expect(throws: ReportActions.Refusal.self) {
             try ReportActions(ledger: harness.ledger).reportNoLineItem("kept")
         }

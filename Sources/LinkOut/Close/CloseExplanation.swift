@@ -89,13 +89,16 @@ struct CloseExplanation {
         let setAside = try reports.lineItems(for: item.externalPurchaseId).filter {
             $0.needsCorrection && (item.lineItemId == nil || $0.lineItemId == item.lineItemId)
         }
+        // The same facts as `linkout report attention`, so both offer the same actions.
+        let facts = try reports.attentionFacts(of: item.externalPurchaseId)
         let entry = AttentionEntry(
             externalPurchaseId: item.externalPurchaseId,
             tokenCreationDate: item.date,
             tokenExpirationDate: item.tokenExpirationDate,
             report: report?.state == .rejected ? report : nil,
             lineItems: setAside,
-            waitingPaymentEvents: try reports.attentionFacts(of: item.externalPurchaseId).waitingPaymentEvents
+            waitingPaymentEvents: facts.waitingPaymentEvents,
+            appleHoldsLineItems: facts.appleHoldsLineItems
         )
         let what = item.state == .rejected ? "rejected by Apple" : "set aside by Apple's rejection for correction"
         let message = entry.appleMessage
