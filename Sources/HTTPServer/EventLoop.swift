@@ -22,6 +22,10 @@ final class EventLoop {
     private var drainDeadline: UInt64 = 0
     private var nextSweep: UInt64 = 0
     private let sweepInterval: UInt64
+    /// Events this loop took since its last sweep: the heap is looked at only when they were few (`sweep`).
+    private var eventsSinceSweep = 0
+    /// At most this many events since the last sweep count as a quiet loop.
+    static let quietEventsPerSweep = 64
     /// Connections that spent their turn's budget with requests still buffered, served again after the others.
     private var resumable: [Connection] = []
     /// Requests one connection may have dispatched in this turn (see `run`).
@@ -62,6 +66,7 @@ final class EventLoop {
             // A turn serves every busy connection once; the more there are, the fewer requests each gets, so
             // the turn (and a newcomer's wait for the next one) stays short under a pipelined flood.
             turnBudget = max(2, Self.requestsPerLoopTurn / max(1, ready.count + resumable.count))
+            eventsSinceSweep += ready.count
             // Newcomers first: accepting late in a long turn would make them wait a whole turn more.
             for index in 0..<ready.count where ready[index].0 == listener { acceptConnections() }
             for index in 0..<ready.count {
@@ -300,6 +305,10 @@ final class EventLoop {
         for case let connection? in connections where connection.machine.timerFired(now: now, date: date) {
             drive(connection)
         }
-        context.heapTrimmer.trimIfDue(now: now)
+        // Measuring the free heap walks every arena under its lock (`mallinfo2`): 2-12 ms with a ledger's backlog
+        // in memory, a stall of this loop and of every thread allocating meanwhile. So it waits for a quiet
+        // sweep, when the burst that left the memory behind is over.
+        if eventsSinceSweep <= Self.quietEventsPerSweep { context.heapTrimmer.trimIfDue(now: now) }
+        eventsSinceSweep = 0
     }
 }
