@@ -97,12 +97,7 @@ public struct AppleLineItems: Sendable {
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
         let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
-        let previousPeriod = SubscriptionPeriod(
-            start: previous.subscriptionStartDate,
-            end: previous.subscriptionEndDate
-        )
-        let paid = previousPaid ?? (previous.amountTaxInclusive > 0)
-        let paidDays = previous.subscriptionDaysOfPaidService + (paid ? previousPeriod.days : 0)
+        let paidDays = Self.paidDays(after: previous, paid: previousPaid ?? (previous.amountTaxInclusive > 0))
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"
             ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
@@ -128,6 +123,16 @@ public struct AppleLineItems: Sendable {
         return item
     }
 
+    /// Apple's `subscriptionDaysOfPaidService` of the item that follows `previous` in its subscription: `previous`'s
+    /// days, and its period's when that period was paid service (`paid`). A plan change at `changedAt` used
+    /// `previous`'s period only up to the change; a renewal follows the whole period.
+    static func paidDays(after previous: SubscriptionBuyLineItem, paid: Bool, changedAt: Int64? = nil) -> Int32 {
+        var used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: previous.subscriptionEndDate)
+        if let changedAt { used.end = min(max(changedAt, used.start), used.end) }
+        // Clamped rather than trapping: a stored item's days and a period's come from outside.
+        return Int32(clamping: Int64(previous.subscriptionDaysOfPaidService) + Int64(paid ? used.days : 0))
+    }
+
     /// A plan change or proration (`SUBSCRIPTION_CHANGE`, Apple: "SubscriptionBuyLineItem") referencing the start. The
     /// paid days carry on across the change: those of `previous` up to the change (its period, cut at the change's
     /// start) are added when `previous` was paid service (`previousPaid`, as for `renewal`). The change reports what
@@ -143,10 +148,11 @@ public struct AppleLineItems: Sendable {
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
         let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
-        let usedUntil = min(max(invoice.period.start, previous.subscriptionStartDate), previous.subscriptionEndDate)
-        let used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: usedUntil)
-        let paidBefore = previousPaid ?? (previous.amountTaxInclusive > 0)
-        let paidDays = previous.subscriptionDaysOfPaidService + (paidBefore ? used.days : 0)
+        let paidDays = Self.paidDays(
+            after: previous,
+            paid: previousPaid ?? (previous.amountTaxInclusive > 0),
+            changedAt: invoice.period.start
+        )
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"
             ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId

@@ -57,13 +57,29 @@ extension PaymentChangeMapper {
         case nil: break
         }
         let chain = try ledger.reports.purchaseLineItems(containing: buy)
-        guard let (previous, previousPaid) = try latest(of: chain, startedBy: buy) else {
+        let history = SubscriptionHistory(chain: chain, startedBy: buy) { lineItemId in
+            // A renewal's price is its invoice's total, recorded with its charge (this one's is not stored yet).
+            lineItemId == invoice.invoiceId
+                ? invoice.total : try ledger.payments.charge(key: .invoice(lineItemId))?.amountTotal
+        }
+        // The item before this one in time, not the latest delivered: Stripe keeps no order, and a renewal that
+        // comes after the next one still follows the period before it.
+        guard
+            let (previous, previousPaid) = try history.preceding(
+                invoice.period.start,
+                except: LineItemID(invoice.invoiceId)
+            )
+        else {
             return .wait("the subscription's start is not recorded yet")
         }
         do {
             let item = try next(invoice, after: previous, paid: previousPaid, at: exchangeRate, planChange: planChange)
+            // Items delivered before this one that come after it count its days now: each whose days change is
+            // restated (Apple: "Reporting corrections").
+            let following = try history.following(item)
+            change.restatements = try restated(following, of: history, on: chain)
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
-            purchase.paidDays = Int64(item.subscriptionDaysOfPaidService)
+            purchase.paidDays = Int64((following.last ?? item).subscriptionDaysOfPaidService)
             change.purchase = purchase
             change.charges = charges
             change.outcome = "\(what) recorded; line item \(item.lineItemId) queued for Apple"
@@ -75,6 +91,11 @@ extension PaymentChangeMapper {
                 chain: chain,
                 in: &change
             )
+            if !change.restatements.isEmpty {
+                change.outcome +=
+                    "; the days of paid service of \(change.restatements.map(\.lineItemId.rawValue).joined(separator: ", ")) "
+                    + "restated (delivered before this earlier \(what))"
+            }
         } catch let error as AppleLineItemError {
             change.outcome = .notReportable("\(what) recorded; not reportable: \(error)")
         }
@@ -141,24 +162,28 @@ extension PaymentChangeMapper {
         }
     }
 
-    /// The subscription's latest item among the purchase's items on whichever token each went (a renewal may be on
-    /// another token of the customer, or held), which carries the paid days on, and whether that period was paid
-    /// (a renewal's or plan change's price is the invoice total its charge was recorded with). Nil before the
-    /// start is recorded.
-    private func latest(of chain: [StoredLineItem], startedBy buy: LineItemID) throws
-        -> (item: SubscriptionBuyLineItem, paid: Bool?)?
-    {
-        let items = chain.compactMap { stored -> SubscriptionBuyLineItem? in
-            guard
-                case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8))
+    /// New versions of the items in `corrected` whose days of paid service differ from the version the ledger
+    /// holds, each on the token it went to. An item awaiting a token, or set aside for the operator's correction,
+    /// keeps its version: it is sent or corrected as a whole later.
+    private func restated(
+        _ corrected: [SubscriptionBuyLineItem],
+        of history: SubscriptionHistory,
+        on chain: [StoredLineItem]
+    ) throws -> [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] {
+        let held = Dictionary(history.items.map { ($0.lineItemId, $0.subscriptionDaysOfPaidService) }) { $1 }
+        let actions = ReportActions(ledger: ledger)
+        return try corrected.compactMap { item in
+            guard held[item.lineItemId] != item.subscriptionDaysOfPaidService,
+                let stored = chain.last(where: { $0.lineItemId == item.lineItemId }),
+                !stored.isSetAside, stored.awaitingTokenSince == nil,
+                case .subscriptionBuy(var version) = try JSONDecoder().decode(
+                    LineItem.self,
+                    from: Data(stored.body.utf8)
+                )
             else { return nil }
-            return item.lineItemId == buy || item.referenceLineItemId == buy ? item : nil
+            version.subscriptionDaysOfPaidService = item.subscriptionDaysOfPaidService
+            let body = try actions.newVersion(.subscriptionBuy(version), on: stored.externalPurchaseId)
+            return (stored.externalPurchaseId, item.lineItemId, body)
         }
-        guard let previous = items.max(by: { $0.subscriptionStartDate < $1.subscriptionStartDate }) else { return nil }
-        let paid = try PaidService.latestIsPaid(items) { lineItemId in
-            guard lineItemId != buy.rawValue else { return nil }
-            return try ledger.payments.charge(key: .invoice(lineItemId))?.amountTotal
-        }
-        return (previous, paid)
     }
 }

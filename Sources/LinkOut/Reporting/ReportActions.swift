@@ -226,6 +226,24 @@ package struct ReportActions: Sendable {
         return try AppleRejection.encodeLineItem(item)
     }
 
+    /// A new version of `item` made without an operator (a late renewal changes the days of the ones after it),
+    /// encoded: a restatement (Apple: "Reporting corrections") when Apple holds a version or a report on its way
+    /// carries one, which Apple will hold by the time this one goes; else the item as it is, Apple's first.
+    func newVersion(_ item: LineItem, on externalPurchaseId: ExternalPurchaseID) throws -> String {
+        let sent = Set(
+            try ledger.reports.reports(for: externalPurchaseId).filter { $0.state != .rejected }.map(
+                \.requestIdentifier
+            )
+        )
+        let onItsWay = try ledger.reports.lineItems(for: externalPurchaseId).contains {
+            $0.lineItemId == item.common.lineItemId && !$0.isSetAside
+                && $0.reportRequestIdentifier.map(sent.contains) == true
+        }
+        var version = item
+        version.setRestatement(onItsWay)
+        return try AppleRejection.encodeLineItem(version)
+    }
+
     /// The latest version of a line item Apple holds: one not set aside, in a report Apple accepted. Nil when Apple
     /// holds none.
     private func heldVersion(of lineItemId: LineItemID, on externalPurchaseId: ExternalPurchaseID) throws

@@ -1,0 +1,61 @@
+import Domain
+import ExternalPurchase
+import Foundation
+import Storage
+
+/// A subscription's items in the order of their periods (the start and every item referring to it, on whichever
+/// token each went): which item a new one follows, and the days of paid service of those after it. Stripe delivers
+/// invoices in no set order, so a renewal can arrive after the next one; it follows the period before it, and the
+/// items after it count its days too (Apple: "subscriptionDaysOfPaidService", the paid days so far).
+struct SubscriptionHistory {
+    /// Each line item's latest version, by the start of its period.
+    let items: [SubscriptionBuyLineItem]
+    /// An item's price by its line item id (a renewal's invoice total), when known; else its reported amount.
+    let price: (String) throws -> Int64?
+
+    init(chain: [StoredLineItem], startedBy buy: LineItemID, price: @escaping (String) throws -> Int64?) {
+        var latest: [LineItemID: SubscriptionBuyLineItem] = [:]
+        for stored in chain {
+            guard
+                case .subscriptionBuy(let item) = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8)),
+                item.lineItemId == buy || item.referenceLineItemId == buy
+            else { continue }
+            latest[item.lineItemId] = item
+        }
+        items = latest.values.sorted {
+            ($0.subscriptionStartDate, $0.lineItemId.rawValue) < ($1.subscriptionStartDate, $1.lineItemId.rawValue)
+        }
+        self.price = price
+    }
+
+    /// The item whose period starts last at or before `start`, other than the item `except`, and whether its
+    /// period was paid service (`PaidService`). Nil before the start is recorded.
+    func preceding(_ start: Int64, except: LineItemID) throws -> (item: SubscriptionBuyLineItem, paid: Bool)? {
+        let before = items.filter { $0.lineItemId != except && $0.subscriptionStartDate <= start }
+        guard let previous = before.last else { return nil }
+        return (previous, try PaidService.latestIsPaid(before, price: price))
+    }
+
+    /// The items whose periods start after `item`'s, each with its days of paid service counted again with `item`
+    /// among them (the days it follows carried on, as `AppleLineItems` counts them for a new item).
+    func following(_ item: SubscriptionBuyLineItem) throws -> [SubscriptionBuyLineItem] {
+        var ordered = items.filter {
+            $0.lineItemId != item.lineItemId && $0.subscriptionStartDate <= item.subscriptionStartDate
+        }
+        ordered.append(item)
+        let first = ordered.count
+        ordered += items.filter {
+            $0.lineItemId != item.lineItemId && $0.subscriptionStartDate > item.subscriptionStartDate
+        }
+        for index in first..<ordered.count {
+            let previous = ordered[index - 1]
+            let later = ordered[index]
+            ordered[index].subscriptionDaysOfPaidService = AppleLineItems.paidDays(
+                after: previous,
+                paid: try PaidService.latestIsPaid(Array(ordered[..<index]), price: price),
+                changedAt: later.subscriptionEvent == "SUBSCRIPTION_CHANGE" ? later.subscriptionStartDate : nil
+            )
+        }
+        return Array(ordered[first...])
+    }
+}

@@ -1,0 +1,75 @@
+import Domain
+import ExternalPurchase
+import Foundation
+import Lifecycle
+import Payments
+import Storage
+import TestSupport
+import Testing
+
+@testable import LinkOut
+
+/// Stripe delivers events in no set order (a retried delivery can come after the next month's): a renewal that
+/// arrives after the next one follows the period before it, and the next one is restated with its days.
+@Suite("Payment flow: renewals delivered out of order")
+struct PaymentChangeFlowRenewalOrderTests {
+    /// Before, the late renewal followed the latest delivered one and counted that one's period as paid days before
+    /// its own (62 instead of 31), and the next kept days that left the late one's period out.
+    @Test(arguments: [false, true])
+    func aRenewalDeliveredAfterTheNextFollowsThePeriodBeforeIt(appleHeldTheNextFirst: Bool) throws {
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 100 * 86_400_000)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: nil,
+            nowMilliseconds: time.clock.nowMilliseconds() - 60_000
+        )
+        try PaymentChangeFlowRefundHoldTests.subscribe(harness, on: token, time: time)
+        let started = try #require(harness.reportedLineItems().first)
+        let startDays = SubscriptionPeriod(
+            start: try #require(started["subscriptionStartDate"] as? Int64),
+            end: try #require(started["subscriptionEndDate"] as? Int64)
+        ).days
+        let periodEnd = try #require(started["subscriptionEndDate"] as? Int64) / 1000
+        let month: Int64 = 30 * 86_400
+        func renewal(_ invoice: String, from start: Int64) -> String {
+            StripeEvents.renewal(
+                id: "evt_\(invoice)",
+                invoice: invoice,
+                subscription: "sub_1",
+                total: 399,
+                start: start,
+                end: start + month,
+                created: start
+            )
+        }
+
+        time.advance(seconds: periodEnd + month + 60 - time.clock.nowSeconds())
+        #expect(
+            try harness.deliver(renewal("in_3", from: periodEnd + month), timestamp: time.clock.nowSeconds()).status
+                == 200
+        )
+        try harness.waitForEvents()
+        if appleHeldTheNextFirst {
+            #expect(harness.reportedLineItems().map { $0["lineItemId"] as? String } == ["cs_test_fake1", "in_3"])
+        }
+        #expect(try harness.deliver(renewal("in_2", from: periodEnd), timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+
+        let items = harness.reportedLineItems()
+        let latest = Dictionary(items.map { ($0["lineItemId"] as? String ?? "", $0) }) { $1 }
+        #expect(latest["in_2"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays))
+        #expect(latest["in_3"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays) + 30)
+        if appleHeldTheNextFirst {
+            #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1", "in_3", "in_2", "in_3"])
+            #expect(latest["in_3"]?["restatement"] as? Bool == true)
+        }
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.payments.purchase(id: "cs_test_fake1")?.paidDays == Int64(startDays) + 30)
+        let outcomes = try ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10).compactMap(\.outcome)
+        #expect(outcomes.contains { $0.description.contains("days of paid service of in_3 restated") })
+    }
+}
