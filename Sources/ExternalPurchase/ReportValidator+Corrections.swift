@@ -123,6 +123,18 @@ extension ReportValidator {
         var problems = Self.mismatches(refund: refund.amounts, buy: buy).map {
             ReportProblem($0.name, field: $0.field, lineItem: id, "must match the buy")
         }
+        // Apple names this error without describing it; a refund dated before the purchase it refunds is what its
+        // name says (UNCONFIRMED). linkout dates its own refunds no earlier than their buy (`AppleLineItems.refund`).
+        if refund.creationDate < buy.creationDate {
+            problems.append(
+                .init(
+                    "ReferencedCreationDateIncompatibleError",
+                    field: "creationDate",
+                    lineItem: id,
+                    "a refund cannot be dated before the buy it refunds"
+                )
+            )
+        }
         if refund.creationDate > Int64.saturating(buy.creationDate, plus: Self.year) {
             problems.append(
                 .init(

@@ -346,6 +346,12 @@ struct ReportCorrectionRuleTests {
             expected: ["RefundNotAllowedCreationDateError"]
         ),
         Case(
+            name: "a refund dated before the buy it refunds",
+            earlier: [buy(at: now - 40 * day)],
+            sent: [refund(at: now - 41 * day)],
+            expected: ["ReferencedCreationDateIncompatibleError"]
+        ),
+        Case(
             name: "a renewal referencing the start",
             earlier: [start],
             sent: [subscription("RENEWAL")],

@@ -233,6 +233,23 @@ struct AppleLineItemsTests {
         expectValid([.refund(rest)], after: [buy, .refund(partial)])
     }
 
+    /// The provider's clock and the one that dated the buy differ by moments: a refund made at once must not come
+    /// out before its buy (Apple: `ReferencedCreationDateIncompatibleError`).
+    @Test func aRefundIsNeverDatedBeforeItsBuy() throws {
+        let buy = LineItem.oneTimeBuy(try mapper.oneTimeBuy(Self.purchase()))
+        let early = ChargeRefund(
+            chargeId: "ch_1",
+            paymentId: "pi_123",
+            amountRefunded: 1000,
+            currency: "eur",
+            fullyRefunded: false,
+            refundedAt: buy.common.creationDate - 2_000
+        )
+        let refund = try #require(try mapper.refund(early, of: buy, alreadyRefunded: 0))
+        #expect(refund.creationDate == buy.common.creationDate)
+        expectValid([.refund(refund)], after: [buy])
+    }
+
     @Test func refundsFollowTheBuysCurrencyAndRate() throws {
         let dinar = Self.purchase(currency: "KWD", total: 5120, tax: 0, country: "KW")
         let buy = LineItem.oneTimeBuy(

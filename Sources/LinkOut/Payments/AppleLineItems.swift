@@ -239,7 +239,9 @@ public struct AppleLineItems: Sendable {
         let fields: [String: Any] = [
             "lineItemId": refund.disputeId.map { "\(refund.chargeId):dispute:\($0)" }
                 ?? "\(refund.chargeId):refund:\(refund.refundId ?? String(refund.amountRefunded))",
-            "creationDate": refund.refundedAt,
+            // Never before the buy (Apple: `ReferencedCreationDateIncompatibleError`): the provider's clock and the
+            // one that dated the buy can differ by moments, and a refund made at once could come out earlier.
+            "creationDate": max(refund.refundedAt, original.creationDate),
             "eventType": "REFUND",
             "amountTaxInclusive": inclusive,
             "amountTaxExclusive": inclusive - tax,
