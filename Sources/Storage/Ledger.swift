@@ -127,7 +127,12 @@ public final class Ledger: Sendable {
 
     /// Whether a server holds the SQLite data folder `directory` (its journal's lock).
     public static func isServed(directory: String) -> Bool {
-        JournalFile.isLocked((directory as NSString).appendingPathComponent(VisitJournal.lockFileName))
+        servingProcess(directory: directory) != nil
+    }
+
+    /// The process of the server on the SQLite ledger in `directory` (the holder of its lock), if one runs.
+    public static func servingProcess(directory: String) -> Int32? {
+        JournalFile.lockHolder((directory as NSString).appendingPathComponent(VisitJournal.lockFileName))
     }
 
     /// Opens the ledger on a PostgreSQL database several instances may share, applying pending migrations.

@@ -7,6 +7,8 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import LinkOut
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,6 +75,35 @@ struct ServeProcessTests {
         #expect(second.stderrText().contains("Address already in use"), "\(second.stderrText())")
         let client = try RawClient(port: port)
         #expect(try client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
+    }
+
+    /// `linkout check` passes the server address while the running server of its own data folder serves it, and
+    /// fails it when another linkout does (this folder's server serving another port): before, both passed.
+    @Test func theCheckTellsThisFoldersServerFromAnother() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func serve(_ folder: String) throws -> (LinkOutProcess, Int) {
+            let process = try LinkOutProcess(
+                [
+                    "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir",
+                    directory.appendingPathComponent(folder).path,
+                ]
+            )
+            return (process, try process.waitForPort())
+        }
+        let (first, port) = try serve("a")
+        defer { first.signal(SIGTERM) }
+        let (second, _) = try serve("b")
+        defer { second.signal(SIGTERM) }
+        var configuration = Configuration()
+        configuration.server.host = "127.0.0.1"
+        configuration.server.port = port
+        configuration.storage.dataDir = directory.appendingPathComponent("a").path
+        let own = PreflightCheck(configuration: configuration).serverAddress()
+        #expect(own.passed && own.detail.contains("served by a running server"), "\(own.line)")
+        configuration.storage.dataDir = directory.appendingPathComponent("b").path
+        let other = PreflightCheck(configuration: configuration).serverAddress()
+        #expect(!other.passed && other.detail.contains("not the one on"), "\(other.line)")
     }
 
     /// Landings go first: the thread that folds journaled visits into the SQLite tables runs `writerNiceness`

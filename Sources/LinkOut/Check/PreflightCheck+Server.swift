@@ -17,15 +17,32 @@ extension PreflightCheck {
         do {
             try HTTPServer.checkAddress(host: server.host, port: server.port)
         } catch {
-            // In use by this installation's server: one that answers `/healthz` there and, on SQLite, holds this
-            // data folder (another process answering 200 there is not enough).
+            // In use by this installation's server: one that answers `/healthz` there and, on SQLite, is the process
+            // that holds this data folder (another process answering 200 there is not enough, nor another linkout
+            // while this folder's serves another port).
             let storage = configuration.storage
-            if error.errno == EADDRINUSE, answersHealth(host: server.host, port: server.port),
-                storage.postgresURL != nil || Ledger.isServed(directory: storage.dataDir)
-            {
-                return Self.pass("server address", "\(server.host):\(server.port) is served by a running server")
+            guard error.errno == EADDRINUSE, answersHealth(host: server.host, port: server.port) else {
+                return Self.fail("server address", "\(server.host):\(server.port): \(error)")
             }
-            return Self.fail("server address", "\(server.host):\(server.port): \(error)")
+            let served = "\(server.host):\(server.port) is served by a running server"
+            guard storage.postgresURL == nil else { return Self.pass("server address", served) }
+            guard let holder = Ledger.servingProcess(directory: storage.dataDir) else {
+                return Self.fail("server address", "\(served), but not one on \(storage.dataDir): \(error)")
+            }
+            switch ListeningSockets.process(holder, listensOn: server.port) {
+            case true?: return Self.pass("server address", "\(served) (process \(holder), on \(storage.dataDir))")
+            case false?:
+                return Self.fail(
+                    "server address",
+                    "\(served), but not the one on \(storage.dataDir) (process \(holder) serves another port): \(error)"
+                )
+            case nil:
+                return Self.pass(
+                    "server address",
+                    "\(served), and one runs on \(storage.dataDir) (process \(holder), whose sockets this user cannot "
+                        + "read to tell whether it is the same)"
+                )
+            }
         }
         return Self.pass("server address", "\(server.host):\(server.port) is free")
     }

@@ -33,19 +33,23 @@ final class JournalFile: Sendable {
         }
     }
 
-    /// Whether a process holds the exclusive lock of the file at `path` (a server on its data folder), read from
+    /// The process that holds the exclusive lock of the file at `path` (a server on its data folder), read from
     /// the kernel's list of locks (`/proc/locks`) without taking it: taking it, even for a moment, could refuse a
-    /// server that starts just then.
-    static func isLocked(_ path: String) -> Bool {
+    /// server that starts just then. Nil when none does.
+    static func lockHolder(_ path: String) -> Int32? {
         var info = stat()
-        guard stat(path, &info) == 0, let locks = readToEnd("/proc/locks") else { return false }
-        // `1: FLOCK  ADVISORY  WRITE 4321 fd:01:1234567 0 EOF`: device (major:minor) and inode; the data folder's
-        // lock file is known by its inode (the device's numbers are macros Swift does not import).
+        guard stat(path, &info) == 0, let locks = readToEnd("/proc/locks") else { return nil }
+        // `1: FLOCK  ADVISORY  WRITE 4321 fd:01:1234567 0 EOF`: the holder's pid, then device (major:minor) and
+        // inode; the data folder's lock file is known by its inode (the device's numbers are macros Swift does not
+        // import).
         let inode = ":" + String(info.st_ino)
-        return locks.split(separator: "\n").contains { line in
+        for line in locks.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            return fields.count > 5 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode)
+            if fields.count > 5 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode), let pid = Int32(fields[4]) {
+                return pid
+            }
         }
+        return nil
     }
 
     /// A file read to its end by `read(2)` until it returns 0: a `/proc` file has no size to go by (it reads as 0
