@@ -29,9 +29,12 @@ struct SubscriptionHistory {
     }
 
     /// The item whose period starts last at or before `start`, other than the item `except`, and whether its
-    /// period was paid service (`PaidService`). Nil before the start is recorded.
+    /// period was paid service (`PaidService`); the earliest when all start later (a period the provider dates a
+    /// moment before the start's). Nil before the start is recorded.
     func preceding(_ start: Int64, except: LineItemID) throws -> (item: SubscriptionBuyLineItem, paid: Bool)? {
-        let before = items.filter { $0.lineItemId != except && $0.subscriptionStartDate <= start }
+        let others = items.filter { $0.lineItemId != except }
+        var before = others.filter { $0.subscriptionStartDate <= start }
+        if before.isEmpty { before = Array(others.prefix(1)) }
         guard let previous = before.last else { return nil }
         return (previous, try PaidService.latestIsPaid(before, price: price))
     }
@@ -42,6 +45,8 @@ struct SubscriptionHistory {
         var ordered = items.filter {
             $0.lineItemId != item.lineItemId && $0.subscriptionStartDate <= item.subscriptionStartDate
         }
+        // Dated before the start itself (see `preceding`): it follows the start, and nothing is counted again.
+        guard !ordered.isEmpty else { return [] }
         ordered.append(item)
         let first = ordered.count
         ordered += items.filter {
