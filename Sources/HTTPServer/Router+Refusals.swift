@@ -29,7 +29,7 @@ extension Router {
         return styled
     }
 
-    private func styled(_ refusal: HTTPError, _ request: HTTPRequest) -> HTTPResponse {
+    func styled(_ refusal: HTTPError, _ request: HTTPRequest) -> HTTPResponse {
         var response = refusalStyle?(request, refusal) ?? refusal.response
         // The style words the body; the refusal's own headers (`Allow`) stay whatever it says.
         for field in refusal.headers where response.headers[field.name] == nil {

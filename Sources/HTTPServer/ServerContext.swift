@@ -54,13 +54,25 @@ final class ServerContext: Sendable {
     }
 
     /// Runs a handler; an `HTTPResponseError` (such as `HTTPError`) becomes the response it makes for the request,
-    /// anything else a generic 500 (details logged only).
+    /// a `TemporaryUnavailability` a 503 with `Retry-After` in the router's style, anything else a generic 500
+    /// (details logged only).
     /// The log line names the route's pattern, never the path: a path can carry a secret (a checkout id).
     func respond(_ handler: Router.Handler, to request: HTTPRequest, route: String) -> HTTPResponse {
         do {
             return try handler(request)
         } catch let error as any HTTPResponseError {
             return error.response(to: request)
+        } catch let error as any TemporaryUnavailability where error.retryAfterSeconds != nil {
+            let seconds = error.retryAfterSeconds ?? 1
+            logger.error("handler unavailable", ["error": "\(error)", "route": route, "request.id": request.id])
+            return router.styled(
+                HTTPError(
+                    .serviceUnavailable,
+                    "The server cannot take this right now. Please try again later.",
+                    headers: ["Retry-After": String(seconds)]
+                ),
+                request
+            )
         } catch {
             logger.error("handler failed", ["error": "\(error)", "route": route, "request.id": request.id])
             return HTTPError(.internalServerError, "Something went wrong on our side. Please try again.").response

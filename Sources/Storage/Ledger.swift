@@ -165,6 +165,12 @@ public final class Ledger: Sendable {
     /// space ran out. Clears by itself once a write succeeds again; readiness checks (`/readyz`) report it.
     public var writeFailure: StorageError? { visitRecorder.failure }
 
+    /// Looks again at a write failure that only the next landing would clear (the journal's full disk), so a
+    /// server taken out of rotation while unready (and sent no landings) turns ready once space is back.
+    public func recheckWriteFailure() {
+        visitRecorder.recheckFailure()
+    }
+
     /// Commits what is queued and stops the visit recorder and the database. Later writes fail.
     public func close() {
         visitRecorder.close()

@@ -122,6 +122,11 @@ struct HTTPServerLiveTests {
         let refused = try client.roundTrip("GET /refuse HTTP/1.1\r\nHost: t\r\nAccept-Language: de\r\n\r\n")
         #expect(refused.status == 409)
         #expect(refused.text == "refused in de\n")
+        // A resource the server lacks for now is a 503 to come back to, not its own fault.
+        let busy = try client.roundTrip("GET /busy HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(busy.status == 503)
+        #expect(busy.header("Retry-After") == "30")
+        #expect(try client.roundTrip("GET /broken HTTP/1.1\r\nHost: t\r\n\r\n").status == 500)
     }
 
     @Test(

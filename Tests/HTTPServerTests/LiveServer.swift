@@ -77,6 +77,8 @@ final class LiveServer: Sendable {
         }
         router.get("/fail") { _ in throw HTTPError(.unprocessableContent, "nope") }
         router.get("/refuse") { _ in throw LanguageRefusal() }
+        router.get("/busy") { _ in throw OutOfRoom(retryAfterSeconds: 30) }
+        router.get("/broken") { _ in throw OutOfRoom(retryAfterSeconds: nil) }
         server = HTTPServer(
             configuration: configuration,
             router: router,
@@ -106,4 +108,9 @@ private struct LanguageRefusal: HTTPResponseError {
     func response(to request: HTTPRequest) -> HTTPResponse {
         .text("refused in \(request.headers["accept-language"] ?? "none")\n", status: status)
     }
+}
+
+/// A resource the server lacks for now (a full disk), or, with no `retryAfterSeconds`, a plain failure.
+private struct OutOfRoom: TemporaryUnavailability {
+    var retryAfterSeconds: Int?
 }

@@ -10,7 +10,8 @@ import Testing
 /// `/readyz` says why, until space is freed.
 @Suite("Full disk, live")
 struct DiskFullLandingTests {
-    static func freshTarget() -> String {
+    /// A token StoreKit could have made just now, encoded.
+    static func freshToken() -> String {
         let token = TokenMinter.mint(
             bundleId: "com.example",
             appAppleId: 1_234_567_890,
@@ -18,7 +19,11 @@ struct DiskFullLandingTests {
             tokenType: nil,
             nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)
         )
-        return "/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example"
+        return TokenMinter.encode(token)
+    }
+
+    static func freshTarget() -> String {
+        "/?externalPurchaseToken=\(freshToken())&bundleId=com.example"
     }
 
     @Test func aFullDiskAnswersLandingsWithAQuick503AndReadyzSaysWhy() throws {
@@ -62,9 +67,22 @@ struct DiskFullLandingTests {
             #expect(try live.get(Self.freshTarget()).status == 503)
             #expect(ContinuousClock.now - started < .seconds(1))
 
+            // A write of the API the disk cannot take is a 503 to come back to, in the API's JSON, never a 500.
+            let api = try live.post(
+                "/v1/tokens",
+                contentType: "application/json",
+                body: #"{"token": "\#(Self.freshToken())"}"#
+            )
+            #expect([201, 503].contains(api.status), "\(api.status) \(api.text)")
+            if api.status == 503 {
+                #expect(api.text.contains(#""error""#) && api.header("Retry-After") == "30", "\(api.text)")
+            }
+
+            // Space freed and no landing since: `/readyz` turns ready by itself (an orchestrator sends an unready
+            // server nothing that would clear it).
             try FileManager.default.removeItem(atPath: filler)
-            #expect(try live.get(Self.freshTarget()).status == 303)
             #expect(eventually(within: 30) { (try? live.get("/readyz").status) == 200 })
+            #expect(try live.get(Self.freshTarget()).status == 303)
         }
     }
 }

@@ -17,6 +17,8 @@ struct Readiness: Sendable {
         // The ledger's own record of failed writes first: a full disk refuses journal appends (every landing)
         // while a small probe into SQLite may still fit, and the probe would only fail again if it does not.
         // An unreachable database server is probed again instead: it may be back.
+        // A full disk whose space is back clears here: an unready server gets no landings that would clear it.
+        ledger.recheckWriteFailure()
         if let failure = ledger.writeFailure, failure.code != .unavailable {
             ready = false
             lines.append(

@@ -118,6 +118,19 @@ final class JournalFile: Sendable {
         unlink(path)
     }
 
+    /// Whether the filesystem of `directory` has `bytes` free for this process: a file of that size is allocated
+    /// there and removed (free-space figures leave out quotas and reserved blocks; an allocation does not).
+    static func hasRoom(in directory: String, bytes: Int) -> Bool {
+        let path = (directory as NSString).appendingPathComponent("room-probe.\(getpid())")
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        defer {
+            close(fd)
+            unlink(path)
+        }
+        return posix_fallocate(fd, 0, off_t(bytes)) == 0
+    }
+
     /// Makes the directory entries in `directory` durable (a new segment must not vanish in a power loss).
     static func syncDirectory(_ directory: String) throws(StorageError) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

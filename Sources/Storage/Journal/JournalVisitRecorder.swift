@@ -11,6 +11,7 @@ final class JournalVisitRecorder: VisitRecorder {
     static let replayBatch = 4096
 
     let journal: VisitJournal
+    private let directory: String
     private let ingester: JournalIngester
     private let shared = JournalState()
     private let database: SQLDatabase
@@ -26,6 +27,7 @@ final class JournalVisitRecorder: VisitRecorder {
         memoryLimit: Int
     ) {
         self.database = database
+        self.directory = directory
         let shared = self.shared
         let ingester = JournalIngester(memoryLimit: memoryLimit) { batch throws(StorageError) in
             try database.applyJournaled(batch)
@@ -118,6 +120,21 @@ final class JournalVisitRecorder: VisitRecorder {
 
     /// Landings are acknowledged by the journal, not the writer: a probe's commit says nothing of them.
     func writerCommitted() {}
+
+    /// A full disk refused the last append: cleared once the journal's folder has room for a batch again (an
+    /// allocation there succeeds), so `/readyz` turns ready without waiting for a landing. If an append still
+    /// fails, it sets the failure again.
+    func recheckFailure() {
+        guard shared.health.withLock({ $0.journal?.code == .diskFull }),
+            JournalFile.hasRoom(in: directory, bytes: Self.roomForABatch)
+        else { return }
+        shared.health.withLock { health in
+            if health.journal?.code == .diskFull { health.journal = nil }
+        }
+    }
+
+    /// Room that counts as enough for appends again: a batch of a hundred visits or more.
+    static let roomForABatch = 64 << 10
 
     /// The ingester commits through the ledger's writer, which counts its transactions.
     var commitCount: Int { 0 }

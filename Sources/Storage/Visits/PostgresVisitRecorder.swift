@@ -50,6 +50,9 @@ final class PostgresVisitRecorder: VisitRecorder {
 
     /// The probe commits on the same database as visits: when it does, visits do again (a database back from an
     /// outage), even if no landing came to clear the failure (a balancer stopped sending them).
+    /// Its failures clear with its next commit, which the readiness probe's proves possible.
+    func recheckFailure() {}
+
     func writerCommitted() {
         lastFailure.withLock { $0 = nil }
     }

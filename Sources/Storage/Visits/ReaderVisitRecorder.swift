@@ -24,6 +24,9 @@ struct ReaderVisitRecorder: VisitRecorder {
 
     var failure: StorageError? { nil }
 
+    /// Its failures clear with its next commit, which the readiness probe's proves possible.
+    func recheckFailure() {}
+
     func writerCommitted() {}
 
     var commitCount: Int { 0 }

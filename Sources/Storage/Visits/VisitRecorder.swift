@@ -35,6 +35,10 @@ protocol VisitRecorder: Sendable {
     /// the same way takes it as proof that they commit again.
     func writerCommitted()
 
+    /// Looks again at a failure only the next visit would clear (the journal's full disk): gone when its cause
+    /// is (room again). Readiness asks, since an unready server gets no landings to clear it.
+    func recheckFailure()
+
     /// Transactions this recorder committed on a connection of its own (not through the ledger's writer).
     var commitCount: Int { get }
 
