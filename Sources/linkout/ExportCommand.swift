@@ -46,7 +46,9 @@ enum ExportCommand {
             let rows = try ledger.tokens.tokens()
             CommandLineInterface.printOutput(String(decoding: try encoder.encode(rows), as: UTF8.self) + "\n")
         default:
-            CommandLineInterface.printOutput(LedgerCSV.render(try ledger.tokens.tokens()))
+            // Page by page: a ledger of millions of tokens is written as it is read, never held whole.
+            CommandLineInterface.printOutput(LedgerCSV.headerLine)
+            _ = try LedgerCSV.export(ledger) { CommandLineInterface.printOutput($0) }
         }
         return 0
     }

@@ -143,6 +143,22 @@ struct OperationsTests {
         #expect(csv.text.hasPrefix("externalPurchaseId,environment"))
         #expect(csv.text.contains("SANDBOX_00000000-0000-0000-0000-000000000000,sandbox"))
         #expect(!csv.text.contains(AppleVectors.v1))
+        #expect(csv.header("Link") == nil, "the whole ledger fits in one export")
+
+        // Page by page, the rows are the same: a limit stops with the cursor of the rest.
+        let ledger = live.ledger()
+        let whole = csv.text.split(separator: "\r\n").dropFirst().map(String.init)
+        #expect(whole.count >= 2)
+        var firstRow = ""
+        let rest = try #require(try LedgerCSV.export(ledger, limit: 1, pageSize: 1) { firstRow += $0 })
+        var restRows = ""
+        #expect(try LedgerCSV.export(ledger, after: rest, pageSize: 1) { restRows += $0 } == nil)
+        #expect((firstRow + restRows).split(separator: "\r\n").map(String.init) == whole)
+        #expect(try LedgerCSV.export(ledger, limit: whole.count) { _ in } == nil, "nothing after the last")
+        let cursor = rest.text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let later = try live.get("/admin/tokens.csv?after=" + cursor, headers: auth)
+        #expect(later.text == LedgerCSV.headerLine + restRows)
+        #expect(try live.get("/admin/tokens.csv?after=abc", headers: auth).status == 400)
     }
 
     @Test func metricsNameEverySeriesOperatorsWatch() throws {

@@ -9,8 +9,40 @@ package enum LedgerCSV {
         "tokenExpirationDate", "firstSeenAt", "lastSeenAt", "visitCount",
     ]
 
+    package static var headerLine: String { header.joined(separator: ",") + "\r\n" }
+
     package static func render(_ rows: [StoredToken]) -> String {
-        var lines = [header.joined(separator: ",")]
+        headerLine + renderRows(rows)
+    }
+
+    /// Tokens in first-seen order after `after`, at most `limit`, page by page (keyset), as CSV rows handed to
+    /// `write` a page at a time, so millions of rows never sit in memory at once. Returns where the next rows
+    /// start when `limit` stopped it with more left.
+    package static func export(
+        _ ledger: Ledger,
+        after: TokenCursor? = nil,
+        limit: Int = Int.max,
+        pageSize: Int = 5_000,
+        write: (String) -> Void
+    ) throws(StorageError) -> TokenCursor? {
+        var cursor = after
+        var left = limit
+        while left > 0 {
+            let wanted = min(pageSize, left)
+            let page = try ledger.tokens.tokens(limit: wanted, after: cursor)
+            guard let last = page.last else { return nil }
+            write(renderRows(page))
+            cursor = TokenCursor(after: last)
+            left -= page.count
+            if page.count < wanted { return nil }  // the ledger ended
+        }
+        // The limit is reached: more follow only if a row is left after the cursor.
+        return try ledger.tokens.tokens(limit: 1, after: cursor).isEmpty ? nil : cursor
+    }
+
+    private static func renderRows(_ rows: [StoredToken]) -> String {
+        var lines: [String] = []
+        lines.reserveCapacity(rows.count)
         for row in rows {
             let token = row.token
             let fields: [String] = [
@@ -21,9 +53,9 @@ package enum LedgerCSV {
                 token.tokenExpirationDate.map(String.init) ?? "",
                 String(row.firstSeenAt), String(row.lastSeenAt), String(row.visitCount),
             ]
-            lines.append(fields.map(quote).joined(separator: ","))
+            lines.append(fields.map(quote).joined(separator: ",") + "\r\n")
         }
-        return lines.joined(separator: "\r\n") + "\r\n"
+        return lines.joined()
     }
 
     /// Quotes when needed, and defuses leading `=+-@` so a spreadsheet never runs a field as a formula.

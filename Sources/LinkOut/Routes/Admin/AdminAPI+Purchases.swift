@@ -52,15 +52,17 @@ extension AdminAPI {
     /// `GET /admin/purchases.csv`: every purchase (the same columns as `linkout export --table purchases`).
     func purchasesCSV(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        return HTTPResponse(
-            status: .ok,
-            headers: [
-                "Content-Type": "text/csv; charset=utf-8",
-                "Content-Disposition": "attachment; filename=\"linkout-purchases.csv\"",
-                "Cache-Control": "no-store",
-            ],
-            body: Array(PurchasesCSV.render(try ledger.payments.purchases(limit: Int.max)).utf8)
-        )
+        return try exports.run {
+            HTTPResponse(
+                status: .ok,
+                headers: [
+                    "Content-Type": "text/csv; charset=utf-8",
+                    "Content-Disposition": "attachment; filename=\"linkout-purchases.csv\"",
+                    "Cache-Control": "no-store",
+                ],
+                body: Array(PurchasesCSV.render(try ledger.payments.purchases(limit: Int.max)).utf8)
+            )
+        }
     }
 
     private func view(_ purchase: PurchaseRecord) throws -> PurchaseView {

@@ -48,20 +48,22 @@ extension AdminAPI {
         case .query(let read): query = read
         case .refused(let code, let message): return JSONResponse.error(.badRequest, code, message)
         }
-        var body = ""
-        try LineItemsCSV.export(
-            ledger,
-            from: Milliseconds.days(query.firstDay),
-            until: Milliseconds.days(query.lastDay + 1)
-        ) { body += $0 }
-        return HTTPResponse(
-            status: .ok,
-            headers: [
-                "Content-Type": "text/csv; charset=utf-8",
-                "Content-Disposition": "attachment; filename=\"linkout-line-items.csv\"",
-                "Cache-Control": "no-store",
-            ],
-            body: Array(body.utf8)
-        )
+        return try exports.run {
+            var body: [UInt8] = []
+            try LineItemsCSV.export(
+                ledger,
+                from: Milliseconds.days(query.firstDay),
+                until: Milliseconds.days(query.lastDay + 1)
+            ) { body += $0.utf8 }
+            return HTTPResponse(
+                status: .ok,
+                headers: [
+                    "Content-Type": "text/csv; charset=utf-8",
+                    "Content-Disposition": "attachment; filename=\"linkout-line-items.csv\"",
+                    "Cache-Control": "no-store",
+                ],
+                body: body
+            )
+        }
     }
 }

@@ -11,6 +11,11 @@ struct AdminAPI: Sendable {
     let configuration: Configuration
     let ledger: Ledger
     let reporting: ReportingService
+    let exports = ExportGate()
+
+    /// Most tokens in one `tokens.csv` response (about 150 MB): a larger ledger's export goes on in the next, from
+    /// the `Link` header's `after` (`linkout export` writes any size as it reads it).
+    static let csvRowLimit = 1_000_000
 
     struct ReportList: Encodable {
         var reporting: String
@@ -91,19 +96,40 @@ struct AdminAPI: Sendable {
         )
     }
 
-    /// `GET /admin/tokens.csv`: the whole ledger as CSV (the same columns as `linkout export`).
+    /// `GET /admin/tokens.csv[?after=]`: the ledger as CSV (the same columns as `linkout export`), oldest first, at
+    /// most `csvRowLimit` tokens; with more left, a `Link` header (`rel="next"`) names the request for the rest.
     func exportCSV(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        _ = ledger.flush(timeout: .seconds(2))
-        return HTTPResponse(
-            status: .ok,
-            headers: [
-                "Content-Type": "text/csv; charset=utf-8",
-                "Content-Disposition": "attachment; filename=\"linkout-tokens.csv\"",
-                "Cache-Control": "no-store",
-            ],
-            body: Array(LedgerCSV.render(try ledger.tokens.tokens()).utf8)
-        )
+        var after: TokenCursor?
+        if let text = request.queryValue("after") {
+            guard let cursor = TokenCursor(text) else {
+                return JSONResponse.error(
+                    .badRequest,
+                    "invalid_after",
+                    "after is the Link header's: <firstSeenAt>:<externalPurchaseId>."
+                )
+            }
+            after = cursor
+        }
+        return try exports.run {
+            _ = ledger.flush(timeout: .seconds(2))
+            var body = Array(LedgerCSV.headerLine.utf8)
+            let next = try LedgerCSV.export(ledger, after: after, limit: Self.csvRowLimit) { body += $0.utf8 }
+            var response = HTTPResponse(
+                status: .ok,
+                headers: [
+                    "Content-Type": "text/csv; charset=utf-8",
+                    "Content-Disposition": "attachment; filename=\"linkout-tokens.csv\"",
+                    "Cache-Control": "no-store",
+                ],
+                body: body
+            )
+            if let next {
+                let query = next.text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? next.text
+                response.headers.add(name: "Link", value: "</admin/tokens.csv?after=\(query)>; rel=\"next\"")
+            }
+            return response
+        }
     }
 
     func authorize(_ request: HTTPRequest) -> HTTPResponse? {
