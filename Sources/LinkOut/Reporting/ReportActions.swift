@@ -228,7 +228,8 @@ package struct ReportActions: Sendable {
 
     /// A new version of `item` made without an operator (a late renewal changes the days of the ones after it),
     /// encoded: a restatement (Apple: "Reporting corrections") when Apple holds a version or a report on its way
-    /// carries one, which Apple will hold by the time this one goes; else the item as it is, Apple's first.
+    /// carries one, which Apple will hold by the time this one goes (the planner decides again as it sends);
+    /// else the item as it is, Apple's first. A buy's net is recalculated with the refunds that stand.
     func newVersion(_ item: LineItem, on externalPurchaseId: ExternalPurchaseID) throws -> String {
         let sent = Set(
             try ledger.reports.reports(for: externalPurchaseId).filter { $0.state != .rejected }.map(
@@ -241,6 +242,11 @@ package struct ReportActions: Sendable {
         }
         var version = item
         version.setRestatement(onItsWay)
+        // A buy's net is what stands of it now: refunds of it since lower it (Apple: `IncorrectNetAmountError`).
+        let holds = try LineItemScreen(ledger: ledger).standing(on: externalPurchaseId)
+        if version.isBuy {
+            version.setNet(max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: version), in: holds + [version])))
+        }
         return try AppleRejection.encodeLineItem(version)
     }
 

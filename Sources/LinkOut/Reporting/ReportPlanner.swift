@@ -134,7 +134,15 @@ struct ReportPlanner: Sendable {
         now: Int64
     ) throws -> PlannedReport {
         let decoder = JSONDecoder()
-        let lineItems = try carrying.map { try decoder.decode(LineItem.self, from: Data($0.body.utf8)) }
+        let held = try versionsAppleHolds(of: carrying, among: items, on: token.token.externalPurchaseId)
+        let lineItems = try carrying.map { stored in
+            var item = try decoder.decode(LineItem.self, from: Data(stored.body.utf8))
+            // A version of an item Apple holds or is being sent goes as a restatement (Apple: "Reporting
+            // corrections"; without the flag, `DuplicateValueError`), whatever it said when it was made: a report
+            // may have taken the earlier version in between. A flag already set is kept.
+            if held.contains(stored.lineItemId) && item.common.restatement != true { item.setRestatement(true) }
+            return item
+        }
         let carriedRows = Set(carrying.map(\.rowId))
         let earlier = try items.filter { !carriedRows.contains($0.rowId) }.map {
             try decoder.decode(LineItem.self, from: Data($0.body.utf8))
