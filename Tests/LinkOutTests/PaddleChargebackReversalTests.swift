@@ -201,4 +201,119 @@ struct PaddleChargebackReversalTests {
         #expect(try harness.live.application.ledger.payments.purchase(id: transaction)?.status == .partiallyRefunded)
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
+
+    /// A chargeback of the whole payment after a partial refund took only what was left (24.99 of 29.99); its
+    /// reversal gives back that, not the chargeback's amount: a refund after it has Paddle's tax and the net what
+    /// stands (before, the refunded total fell to 0 and the next refund's tax was 2.40 instead of 1.60).
+    @Test func aReversalGivesBackWhatTheChargebackTook() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
+            PaddleFixtures.adjustment(
+                type: "adjustment.created",
+                eventId: "evt_" + id,
+                occurredAt: PaddleFlowTests.time(at),
+                adjustmentId: id,
+                action: action,
+                status: "approved",
+                transactionId: transaction,
+                currency: "EUR",
+                total: total,
+                tax: tax
+            )
+        }
+        for body in [
+            PaddleFixtures.transaction(
+                eventId: "evt_08done",
+                occurredAt: PaddleFlowTests.time(now - 9),
+                transactionId: transaction,
+                currency: "EUR",
+                totals: .init(subtotal: 2520, tax: 479, total: 2999),
+                customData: harness.custom(checkout, product: "pro.lifetime")
+            ),
+            adjustment("adj_08ref1", "refund", 500, 80, at: now - 8),
+            adjustment("adj_08cb", "chargeback", 2999, 479, at: now - 7),
+            adjustment("adj_08rev", "chargeback_reverse", 2999, 479, at: now - 6),
+            adjustment("adj_08ref2", "refund", 1000, 160, at: now - 5),
+        ] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+            _ = harness.payments.reportedLineItems()
+        }
+        let refund = try #require(harness.payments.reportedLineItems().last)
+        #expect(refund["lineItemId"] as? String == "\(transaction):refund:adj_08ref2")
+        #expect(refund["amountTaxInclusive"] as? Int == 10000)
+        #expect(refund["taxAmount"] as? Int == 1600)
+        // 25.20 without tax, less the refunds that stand: 4.20 and 8.40.
+        #expect(refund["netAmountTaxExclusive"] as? Int == 25200 - 4200 - 8400)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
+    /// Paddle delivers in no set order: a refund of more than a standing chargeback left waits for the chargeback's
+    /// reversal, then is reported in full (before, it was capped to nothing, marked recorded and lost for good).
+    @Test func aRefundOfMoneyAChargebackTookWaitsForItsReversal() throws {
+        let time = ManualClock()
+        let harness = try PaddleFlowTests.Harness(clock: time.clock)
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
+            PaddleFixtures.adjustment(
+                type: "adjustment.created",
+                eventId: "evt_" + id,
+                occurredAt: PaddleFlowTests.time(at),
+                adjustmentId: id,
+                action: action,
+                status: "approved",
+                transactionId: transaction,
+                currency: "EUR",
+                total: total,
+                tax: tax
+            )
+        }
+        for body in [
+            PaddleFixtures.transaction(
+                eventId: "evt_09done",
+                occurredAt: PaddleFlowTests.time(now - 9),
+                transactionId: transaction,
+                currency: "EUR",
+                totals: .init(subtotal: 2520, tax: 479, total: 2999),
+                customData: harness.custom(checkout, product: "pro.lifetime")
+            ),
+            adjustment("adj_09ref1", "refund", 500, 80, at: now - 8),
+            adjustment("adj_09cb", "chargeback", 2499, 399, at: now - 7),
+        ] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+            _ = harness.payments.reportedLineItems()
+        }
+        let ledger = harness.live.application.ledger
+        func outcome(_ id: String) -> String? {
+            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
+        }
+        #expect(try harness.deliver(adjustment("adj_09ref2", "refund", 1000, 160, at: now - 5)).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_09ref2")?.hasPrefix("waiting:") == true })
+        #expect(
+            try harness.deliver(adjustment("adj_09rev", "chargeback_reverse", 2499, 399, at: now - 6)).status == 200
+        )
+        #expect(eventually(within: 30) { outcome("evt_adj_09rev")?.contains("retracted") == true })
+        // A waiting event is put off (30 s at first); past that, the next event's pass takes it again.
+        time.advance(seconds: 60)
+        #expect(try harness.deliver(adjustment("adj_09other", "credit", 100, 16, at: now)).status == 200)
+        #expect(
+            eventually(within: 30) { outcome("evt_adj_09ref2")?.contains("queued for Apple") == true },
+            "\(outcome("evt_adj_09ref2") ?? "none")"
+        )
+        let refund = try #require(
+            harness.payments.reportedLineItems().first {
+                $0["lineItemId"] as? String == "\(transaction):refund:adj_09ref2"
+            }
+        )
+        #expect(refund["amountTaxInclusive"] as? Int == 10000)
+        #expect(refund["taxAmount"] as? Int == 1600)
+        #expect(refund["netAmountTaxExclusive"] as? Int == 25200 - 4200 - 8400)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
 }

@@ -25,7 +25,17 @@ extension PaymentChangeMapper {
         guard try ledger.payments.charge(key: marker) == nil else {
             return .apply(PaymentChange(event: event, outcome: "refund \(refundId) already recorded", at: now))
         }
-        // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid.
+        // A refund of more than is left is one of money a chargeback took: Paddle refunds no more than was paid,
+        // so its reversal (money back to the seller) comes first, in whatever order Paddle delivers them. Applied
+        // now, the refund was capped to nothing and dropped for good.
+        let left = max(0, charge.amountTotal - charge.amountRefunded)
+        if issued.kind != .chargeback && amount > left {
+            return .wait(
+                "the refund of \(amount) is more than the \(left) left of the payment: waiting for a chargeback's reversal"
+            )
+        }
+        // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid: a
+        // chargeback of the whole payment after a partial refund counts what was left.
         let refunded = min(charge.amountRefunded + amount, charge.amountTotal)
         // The provider states each refund's tax: the tax refunded before is the sum of the earlier ones', less a
         // chargeback's that was reversed (its money, and so its tax, came back).
@@ -57,7 +67,9 @@ extension PaymentChangeMapper {
                 lineItemId: charge.lineItemId,
                 amountTotal: amount,
                 amountTax: tax,
-                amountRefunded: 0,
+                // What it added to the payment's refunded total (a capped chargeback's is less than its amount):
+                // what a reversal of it gives back.
+                amountRefunded: refunded - charge.amountRefunded,
                 createdAt: issued.refundedAt
             )
         )
@@ -89,7 +101,7 @@ extension PaymentChangeMapper {
         let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         // The first chargeback of this amount whose REFUND Apple was sent and no reversal withdrew.
         var item: StoredLineItem?
-        var chargedBack = false
+        var chargedBack: PurchaseCharge?
         let reported = try ledger.payments.purchase(id: charge.purchaseId)?.buyLineItemId != nil
         for candidate in charges where candidate.amountTotal == reversal.amount {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
@@ -99,7 +111,7 @@ extension PaymentChangeMapper {
             // own line item (`<payment>:dispute:<id>`), which tells them apart.
             let versions = try ledger.reports.lineItemVersions(lineItemId)
             guard !reported || !versions.isEmpty else { continue }
-            chargedBack = true
+            chargedBack = candidate
             // The latest version Apple holds is the one a retraction restates (Apple uses a line item's most recent
             // version).
             item = versions.last { !$0.isSetAside }
@@ -107,15 +119,20 @@ extension PaymentChangeMapper {
         }
         // Paddle delivers notifications in no set order: a reversal that came before its chargeback waits for it,
         // as a refund waits for its payment (applied now, the chargeback after it would stand at Apple for good).
-        guard chargedBack else { return .wait("no chargeback of \(reversal.amount) of this payment is recorded yet") }
-        // The money came back, whatever Apple holds: what the payment had refunded goes down by it, so a later
-        // refund is not capped, and the purchase is no longer refunded by it.
+        guard let chargedBack else {
+            return .wait("no chargeback of \(reversal.amount) of this payment is recorded yet")
+        }
+        // The money came back, whatever Apple holds: what the payment had refunded goes down by what the
+        // chargeback added to it (less than its amount when a refund before it left less to take; a marker from
+        // before this was recorded holds 0, and the amount is taken), so a later refund is not capped, and the
+        // purchase is no longer refunded by it.
+        let givenBack = chargedBack.amountRefunded > 0 ? chargedBack.amountRefunded : reversal.amount
         var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
-        change.refundReversal = (charge.chargeKey, reversal.amount)
+        change.refundReversal = (charge.chargeKey, givenBack)
         if var purchase = try ledger.payments.purchase(id: charge.purchaseId),
             purchase.status == .refunded || purchase.status == .partiallyRefunded
         {
-            let left = max(0, charge.amountRefunded - reversal.amount)
+            let left = max(0, charge.amountRefunded - givenBack)
             purchase.status = left == 0 ? .paid : .partiallyRefunded
             purchase.updatedAt = now
             change.purchase = purchase
