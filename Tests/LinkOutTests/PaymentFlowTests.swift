@@ -48,6 +48,14 @@ struct PaymentFlowTests {
             headers: ["Cookie": checkout.cookie]
         )
         #expect(twice.status == 303)
+        // A form of neither button is refused, before or after the payment completed.
+        let neither = try harness.live.post(
+            payment,
+            contentType: "application/x-www-form-urlencoded",
+            body: "csrf=\(csrf)&action=steal",
+            headers: ["Cookie": checkout.cookie]
+        )
+        #expect(neither.status == 400)
         let intent = String(payment.dropFirst("/pay/demo/".count))
         let items = harness.reportedLineItems()
         #expect(items.count == 1)

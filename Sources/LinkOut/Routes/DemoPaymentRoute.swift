@@ -62,6 +62,17 @@ struct DemoPaymentRoute: Sendable {
                 app: app
             )
         }
+        // A form of neither button is refused whatever the payment's state (not sent to the result as a click).
+        let action = form.field("action")
+        guard action == "complete" || action == "cancel" else {
+            return pages.message(
+                status: .badRequest,
+                title: "bad_form_title",
+                message: "bad_form_message",
+                request: request,
+                app: app
+            )
+        }
         // A second click after the first completed lands on the result; nothing is recorded twice.
         guard session.state == .open else { return pages.seeOther(result(session)) }
         let now = clock.nowMilliseconds()
@@ -71,20 +82,10 @@ struct DemoPaymentRoute: Sendable {
         let completed = DemoEvent(DemoEvent.completed, request: started, at: now)
         let cancelled = DemoEvent(DemoEvent.cancelled, request: started, at: now)
         let back = "/checkout/" + session.checkoutId.rawValue
-        switch form.field("action") {
-        case "complete":
+        if action == "complete" {
             return pages.seeOther(try decide(completed, over: cancelled) ? result(session) : back)
-        case "cancel":
-            return pages.seeOther(try decide(cancelled, over: completed) ? back : result(session))
-        default:
-            return pages.message(
-                status: .badRequest,
-                title: "bad_form_title",
-                message: "bad_form_message",
-                request: request,
-                app: app
-            )
         }
+        return pages.seeOther(try decide(cancelled, over: completed) ? back : result(session))
     }
 
     /// `POST /admin/demo/purchases/{purchaseId}/refund` (bearer `LINKOUT_ADMIN_TOKEN`): gives a completed demo
