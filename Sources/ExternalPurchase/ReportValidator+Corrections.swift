@@ -125,7 +125,9 @@ extension ReportValidator {
         }
         // Apple names this error without describing it; a refund dated before the purchase it refunds is what its
         // name says (UNCONFIRMED). linkout dates its own refunds no earlier than their buy (`AppleLineItems.refund`).
-        if refund.creationDate < buy.creationDate {
+        // A restatement or retraction keeps the date Apple accepted before (`RestatementCreationDateMismatchError`),
+        // so one reported earlier can still be corrected.
+        if refund.creationDate < buy.creationDate && refund.restatement != true {
             problems.append(
                 .init(
                     "ReferencedCreationDateIncompatibleError",

@@ -22,10 +22,10 @@ final class EventLoop {
     private var drainDeadline: UInt64 = 0
     private var nextSweep: UInt64 = 0
     private let sweepInterval: UInt64
-    /// Events this loop took since its last sweep: the heap is looked at only when they were few (`sweep`).
+    /// Events this loop took since its last sweep, and when that was: the heap is looked at only when every loop
+    /// has been quiet for a while (`HeapTrimmer`).
     private var eventsSinceSweep = 0
-    /// At most this many events since the last sweep count as a quiet loop.
-    static let quietEventsPerSweep = 64
+    private var lastSweep: UInt64 = 0
     /// Connections that spent their turn's budget with requests still buffered, served again after the others.
     private var resumable: [Connection] = []
     /// Requests one connection may have dispatched in this turn (see `run`).
@@ -305,10 +305,8 @@ final class EventLoop {
         for case let connection? in connections where connection.machine.timerFired(now: now, date: date) {
             drive(connection)
         }
-        // Measuring the free heap walks every arena under its lock (`mallinfo2`): 2-12 ms with a ledger's backlog
-        // in memory, a stall of this loop and of every thread allocating meanwhile. So it waits for a quiet
-        // sweep, when the burst that left the memory behind is over.
-        if eventsSinceSweep <= Self.quietEventsPerSweep { context.heapTrimmer.trimIfDue(now: now) }
-        eventsSinceSweep = 0
+        context.heapTrimmer.noteSweep(events: eventsSinceSweep, elapsed: now &- lastSweep, now: now)
+        context.heapTrimmer.trimIfDue(now: now)
+        (eventsSinceSweep, lastSweep) = (0, now)
     }
 }

@@ -4,23 +4,38 @@ import Synchronization
 /// Hands heap memory that a burst freed back to the kernel. Freed heap is kept for reuse on purpose
 /// (`csystem_keep_freed_heap`: giving it back after every burst and faulting it in again cost the ledger writer
 /// 14% of its time), but after a burst of request bodies from many clients that kept hundreds of megabytes resident
-/// for good. So at most once per `interval` one event loop looks at how much the heap holds free and trims it when
-/// that passes `threshold`; steady traffic, whose free heap stays below it, keeps its memory.
+/// for good. So at most once per `interval`, and only once the whole server has been quiet for that long, one event
+/// loop looks at how much the heap holds free and trims it when that passes `threshold`: measuring it
+/// (`mallinfo2`) walks every arena under its lock, 2-12 ms with the ingester's backlog in memory, a stall of the
+/// loop that asks and of every thread allocating meanwhile. Steady traffic, whose free heap stays below the
+/// threshold, keeps its memory; the memory a burst left is given back once it is over.
 final class HeapTrimmer: Sendable {
     let threshold: Int
     let interval: UInt64
     private let nextCheck = Atomic<UInt64>(0)
+    /// When a loop's sweep last saw more than `quietEventsPerSecond` (monotonic ns; 0: never).
+    private let lastBusy = Atomic<UInt64>(0)
+    /// At most this many events a second on a loop count as quiet.
+    static let quietEventsPerSecond: UInt64 = 256
 
     init(threshold: Int = 16 << 20, interval: UInt64 = 1_000_000_000) {
         self.threshold = threshold
         self.interval = interval
     }
 
-    /// Called from every loop's sweep; costs one atomic load unless a check is due. True when it trimmed.
+    /// A loop's sweep: it took `events` in the `elapsed` nanoseconds since its last one.
+    func noteSweep(events: Int, elapsed: UInt64, now: UInt64) {
+        if UInt64(max(events, 0)) * 1_000_000_000 > Self.quietEventsPerSecond * max(elapsed, 1) {
+            lastBusy.store(now, ordering: .relaxed)
+        }
+    }
+
+    /// Called from every loop's sweep; costs two atomic loads unless a check is due. True when it trimmed.
     @discardableResult
     func trimIfDue(now: UInt64) -> Bool {
         let due = nextCheck.load(ordering: .relaxed)
-        guard now >= due,
+        let busy = lastBusy.load(ordering: .relaxed)
+        guard now >= due, busy == 0 || now &- busy >= interval,
             nextCheck.compareExchange(expected: due, desired: now + interval, ordering: .relaxed).exchanged
         else { return false }
         guard csystem_heap_free_bytes() >= threshold else { return false }

@@ -352,6 +352,12 @@ struct ReportCorrectionRuleTests {
             expected: ["ReferencedCreationDateIncompatibleError"]
         ),
         Case(
+            name: "a retraction of a refund Apple took dated before its buy",
+            earlier: [buy(at: now - 40 * day), refund(at: now - 41 * day, net: 6000)],
+            sent: [refund(at: now - 41 * day, net: 8000, retracted: true)],
+            expected: []
+        ),
+        Case(
             name: "a renewal referencing the start",
             earlier: [start],
             sent: [subscription("RENEWAL")],

@@ -2,7 +2,8 @@ import Testing
 
 @testable import HTTPServer
 
-/// The heap is trimmed only when it holds enough free memory, and at most once per interval however many loops ask.
+/// The heap is trimmed only when it holds enough free memory, at most once per interval however many loops ask,
+/// and only after an interval in which no loop was busy.
 @Suite("HeapTrimmer")
 struct HeapTrimmerTests {
     @Test func trimsAtMostOncePerIntervalAndOnlyAboveTheThreshold() {
@@ -11,6 +12,13 @@ struct HeapTrimmerTests {
         #expect(always.trimIfDue(now: 10 * second))
         #expect(!always.trimIfDue(now: 10 * second + second / 2))
         #expect(always.trimIfDue(now: 11 * second))
+
+        // A loop's busy sweep holds every check back for an interval (measuring the heap stalls every thread).
+        let busy = HeapTrimmer(threshold: 0, interval: second)
+        busy.noteSweep(events: 1_000, elapsed: second / 4, now: 20 * second)
+        #expect(!busy.trimIfDue(now: 20 * second + second / 2))
+        busy.noteSweep(events: 10, elapsed: second / 4, now: 21 * second)
+        #expect(busy.trimIfDue(now: 21 * second))
 
         let never = HeapTrimmer(threshold: .max, interval: second)
         #expect(!never.trimIfDue(now: 10 * second))

@@ -316,4 +316,59 @@ struct PaddleChargebackReversalTests {
         #expect(refund["netAmountTaxExclusive"] as? Int == 25200 - 4200 - 8400)
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
+
+    /// A chargeback after a full refund takes nothing (the money was back already): its reversal gives nothing
+    /// back and has nothing to withdraw at Apple, and is taken at once (before, it waited for a line item that
+    /// never came and was given up, or marked the purchase paid again).
+    @Test func theReversalOfAChargebackThatTookNothingGivesNothingBack() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        func adjustment(_ id: String, _ action: String, at: Int64) -> String {
+            PaddleFixtures.adjustment(
+                type: "adjustment.created",
+                eventId: "evt_" + id,
+                occurredAt: PaddleFlowTests.time(at),
+                adjustmentId: id,
+                action: action,
+                status: "approved",
+                transactionId: transaction,
+                currency: "EUR",
+                total: 2999,
+                tax: 479
+            )
+        }
+        for body in [
+            PaddleFixtures.transaction(
+                eventId: "evt_10done",
+                occurredAt: PaddleFlowTests.time(now - 9),
+                transactionId: transaction,
+                currency: "EUR",
+                totals: .init(subtotal: 2520, tax: 479, total: 2999),
+                customData: harness.custom(checkout, product: "pro.lifetime")
+            ),
+            adjustment("adj_10ref", "refund", at: now - 8),
+            adjustment("adj_10cb", "chargeback", at: now - 7),
+            adjustment("adj_10rev", "chargeback_reverse", at: now - 6),
+        ] {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+            _ = harness.payments.reportedLineItems()
+        }
+        let ledger = harness.live.application.ledger
+        let outcome = try ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
+            .first { $0.eventId == "evt_adj_10rev" }?.outcome
+        #expect(
+            outcome?.description.hasPrefix("chargeback reversed; no chargeback") == true,
+            "\(outcome?.description ?? "none")"
+        )
+        #expect(try ledger.payments.purchase(id: transaction)?.status == .refunded)
+        #expect(
+            harness.payments.reportedLineItems().map { $0["lineItemId"] as? String } == [
+                transaction, "\(transaction):refund:adj_10ref",
+            ]
+        )
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
 }

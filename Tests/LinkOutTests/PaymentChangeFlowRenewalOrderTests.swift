@@ -103,20 +103,90 @@ struct PaymentChangeFlowRenewalOrderTests {
         // planner decides as it sends (a report may take the earlier version after the new one was made).
         if before == .appleHeldTheNext {
             let held = try #require(
-                try ledger.reports.lineItems(for: token.externalPurchaseId).last { $0.lineItemId == "in_2" }
+                try ledger.reports.lineItems(for: token.externalPurchaseId).last { $0.lineItemId == "in_3" }
             )
+            #expect(held.body.contains(#""restatement":true"#))
             let unflagged = held.body.replacingOccurrences(of: #","restatement":true"#, with: "")
+                .replacingOccurrences(of: #""restatement":true,"#, with: "")
             #expect(!unflagged.contains("restatement"))
             _ = try ledger.reports.correctLineItem(
-                "in_2",
+                "in_3",
                 of: token.externalPurchaseId,
                 replacement: unflagged,
                 now: time.clock.nowMilliseconds()
             )
             let sent = harness.reportedLineItems()
-            #expect(sent.last?["lineItemId"] as? String == "in_2")
+            #expect(sent.last?["lineItemId"] as? String == "in_3")
             #expect(sent.last?["restatement"] as? Bool == true)
             #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         }
+    }
+
+    /// Renewals held for a token (the purchase's custom-link token expired, no other of the customer's known yet)
+    /// that arrive out of order: the held one after the late one is rewritten in place with its days (Apple never
+    /// saw it), and both go out right once a token can carry them (before, it kept the days that left the late
+    /// one's period out, for good).
+    @Test func aHeldRenewalAfterALateOneIsRewrittenWithItsDays() throws {
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let account = PaymentHarness.account
+        let start = time.clock.nowMilliseconds()
+        let first = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 3_600_000)
+        #expect(try harness.forward(first, account: account).status == 201)
+        let checkout = try harness.openCheckout(token: first)
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            subscription: "sub_1",
+            created: time.clock.nowSeconds()
+        )
+        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+        let started = try #require(harness.reportedLineItems().first)
+        let startDays = SubscriptionPeriod(
+            start: try #require(started["subscriptionStartDate"] as? Int64),
+            end: try #require(started["subscriptionEndDate"] as? Int64)
+        ).days
+
+        // Two hours on, the first token has expired: the later renewal comes first, then the one before it.
+        time.advance(seconds: 7_200)
+        let renewedAt = time.clock.nowSeconds()
+        let month: Int64 = 30 * 86_400
+        func renewal(_ invoice: String, at: Int64) -> String {
+            StripeEvents.renewal(
+                id: "evt_\(invoice)",
+                invoice: invoice,
+                subscription: "sub_1",
+                total: 399,
+                start: at,
+                end: at + month,
+                created: at
+            )
+        }
+        #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60), timestamp: renewedAt + 60).status == 200)
+        try harness.waitForEvents()
+        #expect(try harness.deliver(renewal("in_2", at: renewedAt), timestamp: renewedAt + 60).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        let held = try ledger.reports.lineItemsAwaitingToken(limit: 10)
+        #expect(held.map(\.lineItemId).sorted() == ["in_2", "in_3"])
+        #expect(held.count == 2, "rewritten in place, not a second version")
+
+        // The app forwards a token of the customer active then: both are placed and reported with their days.
+        let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
+        #expect(try harness.forward(second, account: account).status == 201)
+        #expect(eventually(within: 30) { (try? ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty) == true })
+        let latest = Dictionary(harness.reportedLineItems().map { ($0["lineItemId"] as? String ?? "", $0) }) { $1 }
+        #expect(latest["in_2"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays))
+        #expect(latest["in_3"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays) + 30)
+        #expect(latest["in_3"]?["restatement"] == nil)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 }

@@ -100,7 +100,7 @@ struct ServeProcessTests {
         configuration.server.port = port
         configuration.storage.dataDir = directory.appendingPathComponent("a").path
         let own = PreflightCheck(configuration: configuration).serverAddress()
-        #expect(own.passed && own.detail.contains("served by a running server"), "\(own.line)")
+        #expect(own.passed && own.detail.contains("(process \(first.pid), on "), "\(own.line)")
         configuration.storage.dataDir = directory.appendingPathComponent("b").path
         let other = PreflightCheck(configuration: configuration).serverAddress()
         #expect(!other.passed && other.detail.contains("not the one on"), "\(other.line)")

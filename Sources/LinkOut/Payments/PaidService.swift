@@ -18,13 +18,23 @@ enum PaidService {
     ) rethrows -> Bool {
         var paid = false
         for item in items.sorted(by: { $0.subscriptionStartDate < $1.subscriptionStartDate }) {
-            let cost = try price(item.lineItemId.rawValue) ?? item.amountTaxInclusive
-            switch item.subscriptionEvent {
-            case "SUBSCRIPTION_CHANGE": paid = cost > 0 || paid
-            case "SUBSCRIPTION_START": paid = item.amountTaxInclusive > 0
-            default: paid = cost > 0
-            }
+            paid = try isPaid(item, after: paid, price: price)
         }
         return paid
+    }
+
+    /// Whether `item`'s period is paid service, the period before it having been so or not (`paidBefore`): a plan
+    /// change carries that on unless it charged something.
+    static func isPaid(
+        _ item: SubscriptionBuyLineItem,
+        after paidBefore: Bool,
+        price: (String) throws -> Int64?
+    ) rethrows -> Bool {
+        switch item.subscriptionEvent {
+        case "SUBSCRIPTION_START": return item.amountTaxInclusive > 0
+        case "SUBSCRIPTION_CHANGE":
+            return try (price(item.lineItemId.rawValue) ?? item.amountTaxInclusive) > 0 || paidBefore
+        default: return try (price(item.lineItemId.rawValue) ?? item.amountTaxInclusive) > 0
+        }
     }
 }

@@ -67,9 +67,9 @@ extension PaymentChangeMapper {
                 lineItemId: charge.lineItemId,
                 amountTotal: amount,
                 amountTax: tax,
-                // What it added to the payment's refunded total (a capped chargeback's is less than its amount):
-                // what a reversal of it gives back.
-                amountRefunded: refunded - charge.amountRefunded,
+                // The part the payment's refunded total did not take (`PurchaseCharge.countedAmount`): what a
+                // reversal of it gives back is the rest.
+                amountRefunded: amount - (refunded - charge.amountRefunded),
                 createdAt: issued.refundedAt
             )
         )
@@ -110,7 +110,8 @@ extension PaymentChangeMapper {
             // A refund of the same amount is recorded the same way; a chargeback of a purchase Apple holds has its
             // own line item (`<payment>:dispute:<id>`), which tells them apart.
             let versions = try ledger.reports.lineItemVersions(lineItemId)
-            guard !reported || !versions.isEmpty else { continue }
+            // A chargeback that took nothing (the payment was refunded in full before it) made no line item.
+            guard !reported || !versions.isEmpty || candidate.countedAmount == 0 else { continue }
             chargedBack = candidate
             // The latest version Apple holds is the one a retraction restates (Apple uses a line item's most recent
             // version).
@@ -123,17 +124,16 @@ extension PaymentChangeMapper {
             return .wait("no chargeback of \(reversal.amount) of this payment is recorded yet")
         }
         // The money came back, whatever Apple holds: what the payment had refunded goes down by what the
-        // chargeback added to it (less than its amount when a refund before it left less to take; a marker from
-        // before this was recorded holds 0, and the amount is taken), so a later refund is not capped, and the
-        // purchase is no longer refunded by it.
-        let givenBack = chargedBack.amountRefunded > 0 ? chargedBack.amountRefunded : reversal.amount
+        // chargeback took (`PurchaseCharge.countedAmount`), so a later refund is not capped, and the purchase is
+        // no longer refunded by it.
+        let givenBack = chargedBack.countedAmount
         var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
         change.refundReversal = (charge.chargeKey, givenBack)
         if var purchase = try ledger.payments.purchase(id: charge.purchaseId),
             purchase.status == .refunded || purchase.status == .partiallyRefunded
         {
             let left = max(0, charge.amountRefunded - givenBack)
-            purchase.status = left == 0 ? .paid : .partiallyRefunded
+            purchase.status = left == 0 ? .paid : left >= charge.amountTotal ? .refunded : .partiallyRefunded
             purchase.updatedAt = now
             change.purchase = purchase
         }

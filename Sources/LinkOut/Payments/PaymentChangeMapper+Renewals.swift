@@ -77,7 +77,7 @@ extension PaymentChangeMapper {
             // Items delivered before this one that come after it count its days now: each whose days change is
             // restated (Apple: "Reporting corrections").
             let following = try history.following(item)
-            change.restatements = try restated(following, of: history, on: chain)
+            try restate(following, of: history, on: chain, in: &change)
             purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
             purchase.paidDays = Int64((following.last ?? item).subscriptionDaysOfPaidService)
             change.purchase = purchase
@@ -91,10 +91,13 @@ extension PaymentChangeMapper {
                 chain: chain,
                 in: &change
             )
-            if !change.restatements.isEmpty {
+            let restated = (change.restatements.map(\.lineItemId) + change.heldRewrites.map(\.lineItemId)).map(
+                \.rawValue
+            )
+            if !restated.isEmpty {
                 change.outcome +=
-                    "; the days of paid service of \(change.restatements.map(\.lineItemId.rawValue).joined(separator: ", ")) "
-                    + "restated (delivered before this earlier \(what))"
+                    "; the days of paid service of \(restated.joined(separator: ", ")) restated (delivered before this "
+                    + "earlier \(what))"
             }
         } catch let error as AppleLineItemError {
             change.outcome = .notReportable("\(what) recorded; not reportable: \(error)")
@@ -162,28 +165,32 @@ extension PaymentChangeMapper {
         }
     }
 
-    /// New versions of the items in `corrected` whose days of paid service differ from the version the ledger
-    /// holds, each on the token it went to. An item awaiting a token, or set aside for the operator's correction,
-    /// keeps its version: it is sent or corrected as a whole later.
-    private func restated(
+    /// The items in `corrected` whose days of paid service differ from the version the ledger holds, made anew in
+    /// `change`: restated where they went to a token (`restatements`), rewritten in place while they await one
+    /// (`heldRewrites`: Apple has never seen them). One set aside for the operator's correction keeps its version:
+    /// the operator restates it whole.
+    private func restate(
         _ corrected: [SubscriptionBuyLineItem],
         of history: SubscriptionHistory,
-        on chain: [StoredLineItem]
-    ) throws -> [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] {
-        let held = Dictionary(history.items.map { ($0.lineItemId, $0.subscriptionDaysOfPaidService) }) { $1 }
+        on chain: [StoredLineItem],
+        in change: inout PaymentChange
+    ) throws {
+        let days = Dictionary(history.items.map { ($0.lineItemId, $0.subscriptionDaysOfPaidService) }) { $1 }
         let actions = ReportActions(ledger: ledger)
-        return try corrected.compactMap { item in
-            guard held[item.lineItemId] != item.subscriptionDaysOfPaidService,
-                let stored = chain.last(where: { $0.lineItemId == item.lineItemId }),
-                !stored.isSetAside, stored.awaitingTokenSince == nil,
+        for item in corrected where days[item.lineItemId] != item.subscriptionDaysOfPaidService {
+            guard let stored = chain.last(where: { $0.lineItemId == item.lineItemId }), !stored.isSetAside,
                 case .subscriptionBuy(var version) = try JSONDecoder().decode(
                     LineItem.self,
                     from: Data(stored.body.utf8)
                 )
-            else { return nil }
+            else { continue }
             version.subscriptionDaysOfPaidService = item.subscriptionDaysOfPaidService
-            let body = try actions.newVersion(.subscriptionBuy(version), on: stored.externalPurchaseId)
-            return (stored.externalPurchaseId, item.lineItemId, body)
+            if stored.awaitingTokenSince != nil {
+                change.heldRewrites.append((stored.rowId, item.lineItemId, try Self.encode(.subscriptionBuy(version))))
+            } else {
+                let body = try actions.newVersion(.subscriptionBuy(version), on: stored.externalPurchaseId)
+                change.restatements.append((stored.externalPurchaseId, item.lineItemId, body))
+            }
         }
     }
 }

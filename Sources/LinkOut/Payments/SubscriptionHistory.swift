@@ -52,14 +52,17 @@ struct SubscriptionHistory {
         ordered += items.filter {
             $0.lineItemId != item.lineItemId && $0.subscriptionStartDate > item.subscriptionStartDate
         }
+        // Whether each item's period was paid, carried along (one price read an item).
+        var paid = try PaidService.latestIsPaid(Array(ordered[..<first]), price: price)
         for index in first..<ordered.count {
             let previous = ordered[index - 1]
             let later = ordered[index]
             ordered[index].subscriptionDaysOfPaidService = AppleLineItems.paidDays(
                 after: previous,
-                paid: try PaidService.latestIsPaid(Array(ordered[..<index]), price: price),
+                paid: paid,
                 changedAt: later.subscriptionEvent == "SUBSCRIPTION_CHANGE" ? later.subscriptionStartDate : nil
             )
+            paid = try PaidService.isPaid(later, after: paid, price: price)
         }
         return Array(ordered[first...])
     }

@@ -227,25 +227,23 @@ package struct ReportActions: Sendable {
     }
 
     /// A new version of `item` made without an operator (a late renewal changes the days of the ones after it),
-    /// encoded: a restatement (Apple: "Reporting corrections") when Apple holds a version or a report on its way
-    /// carries one, which Apple will hold by the time this one goes (the planner decides again as it sends);
-    /// else the item as it is, Apple's first. A buy's net is recalculated with the refunds that stand.
+    /// encoded: when Apple holds or is being sent a version (`VersionsAtApple`), a restatement (Apple: "Reporting
+    /// corrections") whose net, for a buy, is what stands of it after its refunds; else the item as it is, Apple's
+    /// first, net and all. The planner decides the flag again as it sends.
     func newVersion(_ item: LineItem, on externalPurchaseId: ExternalPurchaseID) throws -> String {
-        let sent = Set(
-            try ledger.reports.reports(for: externalPurchaseId).filter { $0.state != .rejected }.map(
-                \.requestIdentifier
-            )
+        let stored = try ledger.reports.lineItems(for: externalPurchaseId)
+        let id = item.common.lineItemId
+        let held = try VersionsAtApple(ledger: ledger).held(
+            [id],
+            among: stored.filter { !$0.isSetAside },
+            on: externalPurchaseId
         )
-        let onItsWay = try ledger.reports.lineItems(for: externalPurchaseId).contains {
-            $0.lineItemId == item.common.lineItemId && !$0.isSetAside
-                && $0.reportRequestIdentifier.map(sent.contains) == true
-        }
         var version = item
-        version.setRestatement(onItsWay)
-        // A buy's net is what stands of it now: refunds of it since lower it (Apple: `IncorrectNetAmountError`).
-        let holds = try LineItemScreen(ledger: ledger).standing(on: externalPurchaseId)
-        if version.isBuy {
-            version.setNet(max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: version), in: holds + [version])))
+        version.setRestatement(held.contains(id))
+        if held.contains(id) && version.isBuy {
+            // Refunds of it since lower its net (Apple: `IncorrectNetAmountError`).
+            let net = PurchaseNet.ofBuy(id, in: LineItemScreen.standing(stored) + [version])
+            version.setNet(max(0, net))
         }
         return try AppleRejection.encodeLineItem(version)
     }

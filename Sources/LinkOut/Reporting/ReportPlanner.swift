@@ -134,13 +134,18 @@ struct ReportPlanner: Sendable {
         now: Int64
     ) throws -> PlannedReport {
         let decoder = JSONDecoder()
-        let held = try versionsAppleHolds(of: carrying, among: items, on: token.token.externalPurchaseId)
+        let held = try VersionsAtApple(ledger: ledger).held(
+            Set(carrying.map(\.lineItemId)),
+            among: items,
+            except: Set(carrying.map(\.rowId)),
+            on: token.token.externalPurchaseId
+        )
         let lineItems = try carrying.map { stored in
             var item = try decoder.decode(LineItem.self, from: Data(stored.body.utf8))
-            // A version of an item Apple holds or is being sent goes as a restatement (Apple: "Reporting
-            // corrections"; without the flag, `DuplicateValueError`), whatever it said when it was made: a report
-            // may have taken the earlier version in between. A flag already set is kept.
-            if held.contains(stored.lineItemId) && item.common.restatement != true { item.setRestatement(true) }
+            // A restatement exactly when Apple holds or is being sent an earlier version, whatever the version said
+            // when it was made: a report may have taken the earlier one since, or been refused. A retraction is one
+            // by definition (Apple: `erroneouslySubmitted` requires `restatement`).
+            if item.common.erroneouslySubmitted != true { item.setRestatement(held.contains(stored.lineItemId)) }
             return item
         }
         let carriedRows = Set(carrying.map(\.rowId))

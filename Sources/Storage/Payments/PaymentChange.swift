@@ -24,6 +24,9 @@ public struct PaymentChange: Sendable {
     /// Later versions of line items Apple holds (a retraction, Apple: "Reporting corrections"), stored beside the
     /// earlier ones as an operator's `restate` or `retract` stores them, for the token's next report.
     public var restatements: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String)] = []
+    /// New bodies of line items awaiting a token (stored rows Apple has never seen, so rewritten in place rather
+    /// than restated): a late renewal changes the days of paid service of one held after it.
+    public var heldRewrites: [(rowId: Int64, lineItemId: LineItemID, body: String)] = []
     /// Line items (new ones or later versions) Apple would refuse, stored set aside with `note` (the rule and
     /// the action that settles it), as a `400` naming them would leave them: never sent as they are, listed for
     /// a person, and never holding back the token's other items.

@@ -166,6 +166,16 @@ extension PaymentStore {
                 [.id(item.externalPurchaseId), .id(item.lineItemId), .text(item.body), .integer(change.at)]
             )
         }
+        for rewrite in change.heldRewrites {
+            // Only while it still awaits a token and was never sent: a row placed meanwhile is Apple's to hold.
+            try connection.query(
+                """
+                UPDATE line_items SET body = ?
+                WHERE id = ? AND held_since IS NOT NULL AND report_request_identifier IS NULL
+                """,
+                [.text(rewrite.body), .integer(rewrite.rowId)]
+            )
+        }
         for item in change.setAside {
             // The same version again (a redelivery) is not stored twice; a new version is kept beside the others.
             let known = try connection.query(

@@ -9,9 +9,15 @@ public struct PurchaseCharge: Sendable, Equatable, Codable {
     public var lineItemId: LineItemID
     public var amountTotal: Int64
     public var amountTax: Int64
-    /// Refunded so far (the provider reports a cumulative figure).
+    /// Refunded so far (the provider reports a cumulative figure). On the marker of a refund or chargeback of its
+    /// own (`ChargeKey.refund`): the part of its amount the payment's refunded total did not take
+    /// (`countedAmount`), 0 for markers stored before it was kept.
     public var amountRefunded: Int64
     public var createdAt: Int64
+
+    /// What a refund's or chargeback's marker added to the payment's refunded total: its amount, less what the
+    /// total could not take (a chargeback of the whole payment after a partial refund takes only what was left).
+    public var countedAmount: Int64 { max(0, amountTotal - amountRefunded) }
 
     /// Marks a chargeback's reversal as taken (`ChargeKey.reversal`), not money.
     public var isReversal: Bool {
