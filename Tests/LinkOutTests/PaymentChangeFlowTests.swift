@@ -132,4 +132,51 @@ struct PaymentChangeFlowTests {
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .refunded)
     }
+
+    /// Stripe's `amount_refunded` counts refunds only, and events come in no set order: a lost dispute of 19.99
+    /// delivered twice (two event ids) is one chargeback, and a refund of 10.00 that comes after it is reported in
+    /// full (before, the dispute was counted twice, the purchase marked refunded after 19.99, and the refund taken
+    /// for one already recorded and lost).
+    @Test func aRefundDeliveredAfterALostDisputeIsReportedAndTheDisputeCountsOnce() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_completed",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 479,
+            country: "ES",
+            paymentIntent: "pi_1"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        for id in ["evt_lost", "evt_lost_again"] {
+            let lost = Self.disputeClosed(id: id, dispute: "dp_1", status: "lost", amount: 1999)
+            #expect(try harness.deliver(lost).status == 200)
+            try harness.waitForEvents()
+        }
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.payments.purchase(id: "cs_test_fake1")?.status == .partiallyRefunded)
+        let refund = StripeEvents.refunded(
+            id: "evt_refund",
+            charge: "ch_1",
+            paymentIntent: "pi_1",
+            amount: 2999,
+            refunded: 1000
+        )
+        #expect(try harness.deliver(refund).status == 200)
+        try harness.waitForEvents()
+        let items = harness.reportedLineItems()
+        #expect(
+            items.map { $0["lineItemId"] as? String } == ["cs_test_fake1", "ch_1:dispute:dp_1", "ch_1:refund:1000"]
+        )
+        #expect(items.map { $0["amountTaxInclusive"] as? Int } == [29990, 19990, 10000])
+        // All of it back: nothing stands of the buy.
+        #expect(items.last?["netAmountTaxExclusive"] as? Int == 0)
+        #expect(try ledger.payments.purchase(id: "cs_test_fake1")?.status == .refunded)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
 }

@@ -11,13 +11,24 @@ extension PaymentChangeMapper {
     func refunded(_ refund: Refund, event: (provider: ProviderID, eventId: String), at now: Int64) throws -> Decision {
         switch refund.amount {
         case .refundedSoFar(let total, let fully):
+            guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)) else {
+                return .wait("the refunded payment has no purchase yet")
+            }
+            // Stripe's running total counts refunds only, the payment's refunded total lost disputes too (in
+            // whatever order they came): the refunds' total is set beside what disputes took, so a refund
+            // delivered after a dispute is not taken for one recorded before it.
+            let disputed = try disputedAmount(of: charge)
+            let combined = min(Int64.saturating(total, plus: disputed), charge.amountTotal)
             let cumulative = ChargeRefund(
                 chargeId: refund.chargeId,
                 paymentId: refund.paymentId,
-                amountRefunded: total,
+                amountRefunded: combined,
                 currency: refund.currency,
-                fullyRefunded: fully,
-                refundedAt: refund.refundedAt
+                fullyRefunded: fully || combined >= charge.amountTotal,
+                refundedAt: refund.refundedAt,
+                // Keyed on Stripe's running total, as it always was: the same refund has the same id however
+                // many disputes came before it.
+                refundId: String(total)
             )
             return try self.refund(cumulative, event: event, at: now)
         case .this(let amount, tax: .some(let tax)):
@@ -39,6 +50,12 @@ extension PaymentChangeMapper {
         guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)) else {
             return .wait("the disputed payment has no purchase yet")
         }
+        // Made once per dispute: the same dispute delivered again (under another event id) adds nothing.
+        let disputeId = refund.id ?? event.eventId
+        let marker = Self.issuedRefundKey(disputeId)
+        guard try ledger.payments.charge(key: marker) == nil else {
+            return .apply(PaymentChange(event: event, outcome: "dispute \(disputeId) already recorded", at: now))
+        }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow.
         let taken = min(charge.amountRefunded + amount, charge.amountTotal)
         let chargeback = ChargeRefund(
@@ -48,9 +65,33 @@ extension PaymentChangeMapper {
             currency: refund.currency,
             fullyRefunded: taken >= charge.amountTotal,
             refundedAt: refund.refundedAt,
-            disputeId: refund.id
+            disputeId: disputeId
         )
-        return try self.refund(chargeback, event: event, at: now)
+        let decision = try self.refund(chargeback, event: event, at: now)
+        guard case .apply(var change) = decision else { return decision }
+        // What it took of the payment (`PurchaseCharge.countedAmount`), for the refunds' running total beside it.
+        change.charges.append(
+            PurchaseCharge(
+                chargeKey: marker,
+                purchaseId: charge.purchaseId,
+                lineItemId: charge.lineItemId,
+                amountTotal: amount,
+                amountTax: 0,
+                amountRefunded: amount - (taken - charge.amountRefunded),
+                // Never before the charge: the money views take a line item's price from its earliest charge row.
+                createdAt: max(refund.refundedAt, charge.createdAt)
+            )
+        )
+        return .apply(change)
+    }
+
+    /// What lost disputes took of `charge` (their markers' `countedAmount`): Stripe's running total of refunds
+    /// leaves them out. Disputes recorded before their markers were kept count nothing here.
+    private func disputedAmount(of charge: PurchaseCharge) throws -> Int64 {
+        try ledger.payments.charges(purchaseId: charge.purchaseId).reduce(Int64(0)) { sum, marker in
+            guard case .refund = marker.chargeKey, marker.lineItemId == charge.lineItemId else { return sum }
+            return Int64.saturating(sum, plus: marker.countedAmount)
+        }
     }
 
     func refund(_ refund: ChargeRefund, event: (provider: ProviderID, eventId: String), at now: Int64) throws

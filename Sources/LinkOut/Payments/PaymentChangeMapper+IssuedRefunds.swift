@@ -70,7 +70,8 @@ extension PaymentChangeMapper {
                 // The part the payment's refunded total did not take (`PurchaseCharge.countedAmount`): what a
                 // reversal of it gives back is the rest.
                 amountRefunded: amount - (refunded - charge.amountRefunded),
-                createdAt: issued.refundedAt
+                // Never before the charge: the money views take a line item's price from its earliest charge row.
+                createdAt: max(issued.refundedAt, charge.createdAt)
             )
         )
         return .apply(change)
