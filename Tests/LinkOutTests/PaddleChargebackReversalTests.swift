@@ -13,6 +13,55 @@ import Testing
 /// `erroneouslySubmitted`, its net recalculated without it (the buy less the refunds that still stand).
 @Suite("Paddle chargeback reversal")
 struct PaddleChargebackReversalTests {
+    /// An approved adjustment of `transaction` in euros, its event named after it.
+    static func adjustment(
+        of transaction: String,
+        _ id: String,
+        _ action: String,
+        _ total: Int64,
+        _ tax: Int64,
+        at: Int64
+    ) -> String {
+        PaddleFixtures.adjustment(
+            type: "adjustment.created",
+            eventId: "evt_" + id,
+            occurredAt: PaddleFlowTests.time(at),
+            adjustmentId: id,
+            action: action,
+            status: "approved",
+            transactionId: transaction,
+            currency: "EUR",
+            total: total,
+            tax: tax
+        )
+    }
+
+    /// A lifetime purchase of 29.99 (4.79 tax) opened and bought, and the event that completes it (dated `at`).
+    static func sale(_ harness: PaddleFlowTests.Harness, event: String, at: Int64) throws
+        -> (transaction: String, completed: String)
+    {
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let completed = PaddleFixtures.transaction(
+            eventId: event,
+            occurredAt: PaddleFlowTests.time(at),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        return (transaction, completed)
+    }
+
+    /// Delivers each body, and lets it be processed and reported before the next.
+    static func deliverInTurn(_ harness: PaddleFlowTests.Harness, _ bodies: [String]) throws {
+        for body in bodies {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+            _ = harness.payments.reportedLineItems()
+        }
+    }
+
     @Test func aReversedChargebackRetractsItsRefundAtApple() throws {
         let harness = try PaddleFlowTests.Harness()
         let checkout = try harness.payments.openCheckout()
@@ -156,18 +205,7 @@ struct PaddleChargebackReversalTests {
         let transaction = try harness.buy("pro.lifetime", checkout)
         let now = Clock.system.nowSeconds()
         func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
-            PaddleFixtures.adjustment(
-                type: "adjustment.created",
-                eventId: "evt_" + id,
-                occurredAt: PaddleFlowTests.time(at),
-                adjustmentId: id,
-                action: action,
-                status: "approved",
-                transactionId: transaction,
-                currency: "EUR",
-                total: total,
-                tax: tax
-            )
+            Self.adjustment(of: transaction, id, action, total, tax, at: at)
         }
         for body in [
             PaddleFixtures.transaction(
@@ -207,41 +245,21 @@ struct PaddleChargebackReversalTests {
     /// stands (before, the refunded total fell to 0 and the next refund's tax was 2.40 instead of 1.60).
     @Test func aReversalGivesBackWhatTheChargebackTook() throws {
         let harness = try PaddleFlowTests.Harness()
-        let checkout = try harness.payments.openCheckout()
-        let transaction = try harness.buy("pro.lifetime", checkout)
         let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_08done", at: now - 9)
         func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
-            PaddleFixtures.adjustment(
-                type: "adjustment.created",
-                eventId: "evt_" + id,
-                occurredAt: PaddleFlowTests.time(at),
-                adjustmentId: id,
-                action: action,
-                status: "approved",
-                transactionId: transaction,
-                currency: "EUR",
-                total: total,
-                tax: tax
-            )
+            Self.adjustment(of: transaction, id, action, total, tax, at: at)
         }
-        for body in [
-            PaddleFixtures.transaction(
-                eventId: "evt_08done",
-                occurredAt: PaddleFlowTests.time(now - 9),
-                transactionId: transaction,
-                currency: "EUR",
-                totals: .init(subtotal: 2520, tax: 479, total: 2999),
-                customData: harness.custom(checkout, product: "pro.lifetime")
-            ),
-            adjustment("adj_08ref1", "refund", 500, 80, at: now - 8),
-            adjustment("adj_08cb", "chargeback", 2999, 479, at: now - 7),
-            adjustment("adj_08rev", "chargeback_reverse", 2999, 479, at: now - 6),
-            adjustment("adj_08ref2", "refund", 1000, 160, at: now - 5),
-        ] {
-            #expect(try harness.deliver(body).status == 200)
-            try harness.payments.waitForEvents()
-            _ = harness.payments.reportedLineItems()
-        }
+        try Self.deliverInTurn(
+            harness,
+            [
+                completed,
+                adjustment("adj_08ref1", "refund", 500, 80, at: now - 8),
+                adjustment("adj_08cb", "chargeback", 2999, 479, at: now - 7),
+                adjustment("adj_08rev", "chargeback_reverse", 2999, 479, at: now - 6),
+                adjustment("adj_08ref2", "refund", 1000, 160, at: now - 5),
+            ]
+        )
         let refund = try #require(harness.payments.reportedLineItems().last)
         #expect(refund["lineItemId"] as? String == "\(transaction):refund:adj_08ref2")
         #expect(refund["amountTaxInclusive"] as? Int == 10000)
@@ -256,39 +274,19 @@ struct PaddleChargebackReversalTests {
     @Test func aRefundOfMoneyAChargebackTookWaitsForItsReversal() throws {
         let time = ManualClock()
         let harness = try PaddleFlowTests.Harness(clock: time.clock)
-        let checkout = try harness.payments.openCheckout()
-        let transaction = try harness.buy("pro.lifetime", checkout)
         let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_09done", at: now - 9)
         func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
-            PaddleFixtures.adjustment(
-                type: "adjustment.created",
-                eventId: "evt_" + id,
-                occurredAt: PaddleFlowTests.time(at),
-                adjustmentId: id,
-                action: action,
-                status: "approved",
-                transactionId: transaction,
-                currency: "EUR",
-                total: total,
-                tax: tax
-            )
+            Self.adjustment(of: transaction, id, action, total, tax, at: at)
         }
-        for body in [
-            PaddleFixtures.transaction(
-                eventId: "evt_09done",
-                occurredAt: PaddleFlowTests.time(now - 9),
-                transactionId: transaction,
-                currency: "EUR",
-                totals: .init(subtotal: 2520, tax: 479, total: 2999),
-                customData: harness.custom(checkout, product: "pro.lifetime")
-            ),
-            adjustment("adj_09ref1", "refund", 500, 80, at: now - 8),
-            adjustment("adj_09cb", "chargeback", 2499, 399, at: now - 7),
-        ] {
-            #expect(try harness.deliver(body).status == 200)
-            try harness.payments.waitForEvents()
-            _ = harness.payments.reportedLineItems()
-        }
+        try Self.deliverInTurn(
+            harness,
+            [
+                completed,
+                adjustment("adj_09ref1", "refund", 500, 80, at: now - 8),
+                adjustment("adj_09cb", "chargeback", 2499, 399, at: now - 7),
+            ]
+        )
         let ledger = harness.live.application.ledger
         func outcome(_ id: String) -> String? {
             (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
@@ -322,40 +320,20 @@ struct PaddleChargebackReversalTests {
     /// never came and was given up, or marked the purchase paid again).
     @Test func theReversalOfAChargebackThatTookNothingGivesNothingBack() throws {
         let harness = try PaddleFlowTests.Harness()
-        let checkout = try harness.payments.openCheckout()
-        let transaction = try harness.buy("pro.lifetime", checkout)
         let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_10done", at: now - 9)
         func adjustment(_ id: String, _ action: String, at: Int64) -> String {
-            PaddleFixtures.adjustment(
-                type: "adjustment.created",
-                eventId: "evt_" + id,
-                occurredAt: PaddleFlowTests.time(at),
-                adjustmentId: id,
-                action: action,
-                status: "approved",
-                transactionId: transaction,
-                currency: "EUR",
-                total: 2999,
-                tax: 479
-            )
+            Self.adjustment(of: transaction, id, action, 2999, 479, at: at)
         }
-        for body in [
-            PaddleFixtures.transaction(
-                eventId: "evt_10done",
-                occurredAt: PaddleFlowTests.time(now - 9),
-                transactionId: transaction,
-                currency: "EUR",
-                totals: .init(subtotal: 2520, tax: 479, total: 2999),
-                customData: harness.custom(checkout, product: "pro.lifetime")
-            ),
-            adjustment("adj_10ref", "refund", at: now - 8),
-            adjustment("adj_10cb", "chargeback", at: now - 7),
-            adjustment("adj_10rev", "chargeback_reverse", at: now - 6),
-        ] {
-            #expect(try harness.deliver(body).status == 200)
-            try harness.payments.waitForEvents()
-            _ = harness.payments.reportedLineItems()
-        }
+        try Self.deliverInTurn(
+            harness,
+            [
+                completed,
+                adjustment("adj_10ref", "refund", at: now - 8),
+                adjustment("adj_10cb", "chargeback", at: now - 7),
+                adjustment("adj_10rev", "chargeback_reverse", at: now - 6),
+            ]
+        )
         let ledger = harness.live.application.ledger
         let outcome = try ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
             .first { $0.eventId == "evt_adj_10rev" }?.outcome

@@ -69,17 +69,15 @@ extension PaymentChangeMapper {
         )
         let decision = try self.refund(chargeback, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
-        // What it took of the payment (`PurchaseCharge.countedAmount`), for the refunds' running total beside it.
+        // What it took of the payment, for the refunds' running total beside it (`disputedAmount`).
         change.charges.append(
-            PurchaseCharge(
-                chargeKey: marker,
-                purchaseId: charge.purchaseId,
-                lineItemId: charge.lineItemId,
-                amountTotal: amount,
-                amountTax: 0,
-                amountRefunded: amount - (taken - charge.amountRefunded),
-                // Never before the charge: the money views take a line item's price from its earliest charge row.
-                createdAt: max(refund.refundedAt, charge.createdAt)
+            Self.refundMarker(
+                disputeId,
+                of: charge,
+                amount: amount,
+                tax: 0,
+                counted: taken - charge.amountRefunded,
+                at: refund.refundedAt
             )
         )
         return .apply(change)

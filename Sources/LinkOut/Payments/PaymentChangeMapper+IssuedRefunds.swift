@@ -10,6 +10,29 @@ extension PaymentChangeMapper {
     /// adjustment created approved and then updated) finds it and changes nothing.
     static func issuedRefundKey(_ refundId: String) -> ChargeKey { .refund(refundId) }
 
+    /// The marker of a refund or chargeback of its own (`issuedRefundKey`) on `charge`: its amount and tax, the part
+    /// of it the payment's refunded total did not take (`PurchaseCharge.countedAmount`, what a reversal gives back
+    /// is the rest), dated never before the charge (the money views take a line item's price from its earliest
+    /// charge row).
+    static func refundMarker(
+        _ id: String,
+        of charge: PurchaseCharge,
+        amount: Int64,
+        tax: Int64,
+        counted: Int64,
+        at refundedAt: Int64
+    ) -> PurchaseCharge {
+        PurchaseCharge(
+            chargeKey: issuedRefundKey(id),
+            purchaseId: charge.purchaseId,
+            lineItemId: charge.lineItemId,
+            amountTotal: amount,
+            amountTax: tax,
+            amountRefunded: amount - counted,
+            createdAt: max(refundedAt, charge.createdAt)
+        )
+    }
+
     func issuedRefund(
         _ issued: Refund,
         amount: Int64,
@@ -61,17 +84,13 @@ extension PaymentChangeMapper {
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
         change.charges.append(
-            PurchaseCharge(
-                chargeKey: marker,
-                purchaseId: charge.purchaseId,
-                lineItemId: charge.lineItemId,
-                amountTotal: amount,
-                amountTax: tax,
-                // The part the payment's refunded total did not take (`PurchaseCharge.countedAmount`): what a
-                // reversal of it gives back is the rest.
-                amountRefunded: amount - (refunded - charge.amountRefunded),
-                // Never before the charge: the money views take a line item's price from its earliest charge row.
-                createdAt: max(issued.refundedAt, charge.createdAt)
+            Self.refundMarker(
+                refundId,
+                of: charge,
+                amount: amount,
+                tax: tax,
+                counted: refunded - charge.amountRefunded,
+                at: issued.refundedAt
             )
         )
         return .apply(change)

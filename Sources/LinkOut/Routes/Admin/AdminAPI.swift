@@ -62,16 +62,10 @@ struct AdminAPI: Sendable {
         case .paging(let read): paging = read
         case .refused(let response): return response
         }
-        var after: TokenCursor?
-        if let text = request.queryValue("after") {
-            guard let cursor = TokenCursor(text) else {
-                return JSONResponse.error(
-                    .badRequest,
-                    "invalid_after",
-                    "after is a page's nextAfter: <firstSeenAt>:<externalPurchaseId>."
-                )
-            }
-            after = cursor
+        let after: TokenCursor?
+        switch Self.cursor(request, from: "a page's nextAfter") {
+        case .success(let read): after = read
+        case .failure(let refusal): return refusal.response
         }
         // Visits acknowledged a moment ago may still sit in the journal: an operator sees them at once (unless a
         // burst is being folded in; then the list answers without them).
@@ -100,16 +94,10 @@ struct AdminAPI: Sendable {
     /// most `csvRowLimit` tokens; with more left, a `Link` header (`rel="next"`) names the request for the rest.
     func exportCSV(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
-        var after: TokenCursor?
-        if let text = request.queryValue("after") {
-            guard let cursor = TokenCursor(text) else {
-                return JSONResponse.error(
-                    .badRequest,
-                    "invalid_after",
-                    "after is the Link header's: <firstSeenAt>:<externalPurchaseId>."
-                )
-            }
-            after = cursor
+        let after: TokenCursor?
+        switch Self.cursor(request, from: "the Link header's") {
+        case .success(let read): after = read
+        case .failure(let refusal): return refusal.response
         }
         return try exports.run {
             _ = ledger.flush(timeout: .seconds(2))
@@ -130,6 +118,28 @@ struct AdminAPI: Sendable {
             }
             return response
         }
+    }
+
+    /// A refusal to answer instead (a 400 in the API's JSON).
+    struct Refused: Error {
+        var response: HTTPResponse
+    }
+
+    /// The request's `after` (`<firstSeenAt>:<externalPurchaseId>`, as `source` gives it), nil without one.
+    static func cursor(_ request: HTTPRequest, from source: String) -> Result<TokenCursor?, Refused> {
+        guard let text = request.queryValue("after") else { return .success(nil) }
+        guard let cursor = TokenCursor(text) else {
+            return .failure(
+                Refused(
+                    response: JSONResponse.error(
+                        .badRequest,
+                        "invalid_after",
+                        "after is \(source): <firstSeenAt>:<externalPurchaseId>."
+                    )
+                )
+            )
+        }
+        return .success(cursor)
     }
 
     func authorize(_ request: HTTPRequest) -> HTTPResponse? {
