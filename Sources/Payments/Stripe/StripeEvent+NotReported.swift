@@ -27,8 +27,9 @@ extension StripeEvent {
         // refund does not carry, and a later refund of the charge back up to that total would reuse the same id:
         // retracting it is left to a person who knows whether the charge will be refunded again.
         return "refund \(id) of \(charge) failed after it was made: the money went back to the seller, and the "
-            + "REFUND line item reported for it (\(charge):refund:<refunded total>) stays at Apple. If the charge is "
-            + "not refunded again, retract it (linkout report retract <token> <line item id>); a later refund of "
-            + "the charge up to the same total is taken as the one already reported"
+            + "REFUND line item made for it from charge.refunded (\(charge):refund:<refunded total>), once that event "
+            + "is here (Stripe delivers in no set order), stays at Apple. If the charge is not refunded again, "
+            + "retract it (linkout report retract <token> <line item id>); a later refund of the charge up to the "
+            + "same total is taken as the one already reported, and a later dispute or refund is capped by it"
     }
 }
