@@ -2,6 +2,8 @@ import Dispatch
 import Domain
 import ExternalPurchase
 import Foundation
+import HTTPServer
+import Logging
 import Storage
 import Synchronization
 import TestSupport
@@ -103,7 +105,31 @@ struct ServeProcessTests {
         #expect(own.passed && own.detail.contains("(process \(first.pid), on "), "\(own.line)")
         configuration.storage.dataDir = directory.appendingPathComponent("b").path
         let other = PreflightCheck(configuration: configuration).serverAddress()
-        #expect(!other.passed && other.detail.contains("not the one on"), "\(other.line)")
+        #expect(
+            !other.passed && other.detail.contains("is served by process \(first.pid), not by the server on"),
+            "\(other.line)"
+        )
+
+        // Another program answering `/healthz` there (this test's own stub) is not this folder's server either.
+        var router = Router()
+        router.get("/healthz", execution: .eventLoop) { _ in .text("ok") }
+        var stubConfiguration = HTTPServer.Configuration()
+        stubConfiguration.host = "127.0.0.1"
+        stubConfiguration.port = 0
+        stubConfiguration.eventLoopCount = 1
+        let stub = HTTPServer(
+            configuration: stubConfiguration,
+            router: router,
+            logger: Logger(label: "stub", level: .critical)
+        )
+        configuration.server.port = try stub.start()
+        defer { stub.shutdown(gracePeriod: .seconds(1)) }
+        configuration.storage.dataDir = directory.appendingPathComponent("a").path
+        let stranger = PreflightCheck(configuration: configuration).serverAddress()
+        #expect(
+            !stranger.passed && stranger.detail.contains("is served by process \(getpid()), not by the server on"),
+            "\(stranger.line)"
+        )
     }
 
     /// Landings go first: the thread that folds journaled visits into the SQLite tables runs `writerNiceness`

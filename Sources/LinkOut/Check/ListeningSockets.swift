@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which process listens on a TCP port, read from Linux's `/proc` without connecting: the sockets listening on the
-/// port (`/proc/net/tcp`, `/proc/net/tcp6`), and whether a process's descriptors include one of them.
+/// port (`/proc/net/tcp`, `/proc/net/tcp6`), and the processes whose descriptors hold one.
 enum ListeningSockets {
     /// `st` of a listening socket in `/proc/net/tcp*` (the kernel's `TCP_LISTEN`).
     private static let listenState = "0A"
@@ -24,14 +24,24 @@ enum ListeningSockets {
         return inodes
     }
 
-    /// Whether process `pid` holds a socket listening on `port`; nil when its descriptors cannot be read (another
-    /// user's process, or one that ended).
-    static func process(_ pid: Int32, listensOn port: Int) -> Bool? {
-        let folder = "/proc/\(pid)/fd"
-        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+    /// A process holding a socket listening on `port`: `preferred` when it does, else the first other one whose
+    /// descriptors this user can read; nil when none it can read does (another user's process, or none).
+    static func listener(port: Int, preferring preferred: Int32) -> Int32? {
         let wanted = Set(inodes(port: port).map { "socket:[\($0)]" })
+        guard !wanted.isEmpty else { return nil }
+        if holds(preferred, anyOf: wanted) { return preferred }
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return processes.lazy.compactMap(Int32.init).first { $0 != preferred && holds($0, anyOf: wanted) }
+    }
+
+    /// Whether process `pid`'s descriptors include one of `sockets` (false when they cannot be read).
+    private static func holds(_ pid: Int32, anyOf sockets: Set<String>) -> Bool {
+        let folder = "/proc/\(pid)/fd"
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return false }
         return descriptors.contains { descriptor in
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + descriptor)).map(wanted.contains)
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + descriptor)).map(
+                sockets.contains
+            )
                 == true
         }
     }

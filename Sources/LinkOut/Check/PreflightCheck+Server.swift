@@ -29,20 +29,21 @@ extension PreflightCheck {
             guard let holder = Ledger.servingProcess(directory: storage.dataDir) else {
                 return Self.fail("server address", "\(served), but not one on \(storage.dataDir): \(error)")
             }
-            switch ListeningSockets.process(holder, listensOn: server.port) {
-            case true?: return Self.pass("server address", "\(served) (process \(holder), on \(storage.dataDir))")
-            case false?:
-                return Self.fail(
-                    "server address",
-                    "\(served), but not the one on \(storage.dataDir) (process \(holder) serves another port): \(error)"
-                )
-            case nil:
+            guard let listener = ListeningSockets.listener(port: server.port, preferring: holder) else {
                 return Self.pass(
                     "server address",
                     "\(served), and one runs on \(storage.dataDir) (process \(holder), whose sockets this user cannot "
                         + "read to tell whether it is the same)"
                 )
             }
+            guard listener == holder else {
+                return Self.fail(
+                    "server address",
+                    "\(server.host):\(server.port) is served by process \(listener), not by the server on "
+                        + "\(storage.dataDir) (process \(holder)): \(error)"
+                )
+            }
+            return Self.pass("server address", "\(served) (process \(holder), on \(storage.dataDir))")
         }
         return Self.pass("server address", "\(server.host):\(server.port) is free")
     }

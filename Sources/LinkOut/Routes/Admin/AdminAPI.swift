@@ -13,9 +13,10 @@ struct AdminAPI: Sendable {
     let reporting: ReportingService
     let exports = ExportGate()
 
-    /// Most tokens in one `tokens.csv` response (about 150 MB): a larger ledger's export goes on in the next, from
-    /// the `Link` header's `after` (`linkout export` writes any size as it reads it).
-    static let csvRowLimit = 1_000_000
+    /// Most tokens in one `tokens.csv` response (about 30 MB): a larger ledger's export goes on in the next, from
+    /// the `Link` header's `after` (`linkout export` writes any size as it reads it). A response is built whole and
+    /// held until its client has read it, so this bounds what each slow reader keeps in memory.
+    static let csvRowLimit = 250_000
 
     struct ReportList: Encodable {
         var reporting: String
