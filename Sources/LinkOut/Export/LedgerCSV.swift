@@ -11,10 +11,6 @@ package enum LedgerCSV {
 
     package static var headerLine: String { header.joined(separator: ",") + "\r\n" }
 
-    package static func render(_ rows: [StoredToken]) -> String {
-        headerLine + renderRows(rows)
-    }
-
     /// Tokens in first-seen order after `after`, at most `limit`, page by page (keyset), as CSV rows handed to
     /// `write` a page at a time, so millions of rows never sit in memory at once. Returns where the next rows
     /// start when `limit` stopped it with more left.

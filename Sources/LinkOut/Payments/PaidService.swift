@@ -30,11 +30,8 @@ enum PaidService {
         after paidBefore: Bool,
         price: (String) throws -> Int64?
     ) rethrows -> Bool {
-        switch item.subscriptionEvent {
-        case "SUBSCRIPTION_START": return item.amountTaxInclusive > 0
-        case "SUBSCRIPTION_CHANGE":
-            return try (price(item.lineItemId.rawValue) ?? item.amountTaxInclusive) > 0 || paidBefore
-        default: return try (price(item.lineItemId.rawValue) ?? item.amountTaxInclusive) > 0
-        }
+        guard item.subscriptionEvent != "SUBSCRIPTION_START" else { return item.amountTaxInclusive > 0 }
+        let cost = try price(item.lineItemId.rawValue) ?? item.amountTaxInclusive
+        return cost > 0 || (item.subscriptionEvent == "SUBSCRIPTION_CHANGE" && paidBefore)
     }
 }

@@ -221,7 +221,7 @@ package struct ReportActions: Sendable {
         // The net without this item: the buy's less the refunds that still stand (`PurchaseNet`).
         let holds = try LineItemScreen(ledger: ledger).standing(on: token.token.externalPurchaseId)
         item.markRetracted()
-        item.setNet(max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: item), in: holds + [item])))
+        item.setNet(joining: holds)
         try check(item, of: token)
         return try AppleRejection.encodeLineItem(item)
     }
@@ -240,11 +240,8 @@ package struct ReportActions: Sendable {
         )
         var version = item
         version.setRestatement(held.contains(id))
-        if held.contains(id) && version.isBuy {
-            // Refunds of it since lower its net (Apple: `IncorrectNetAmountError`).
-            let net = PurchaseNet.ofBuy(id, in: LineItemScreen.standing(stored) + [version])
-            version.setNet(max(0, net))
-        }
+        // Refunds of it since lower its net (Apple: `IncorrectNetAmountError`).
+        if held.contains(id) && version.isBuy { version.setNet(joining: LineItemScreen.standing(stored)) }
         return try AppleRejection.encodeLineItem(version)
     }
 
@@ -360,6 +357,12 @@ extension LineItem {
             item.restatement = value
             self = .refund(item)
         }
+    }
+
+    /// Its net once it joins `holds` (what the token holds at Apple or will send): its buy's tax-exclusive amount
+    /// less the refunds that then stand (`PurchaseNet`), never below 0.
+    mutating func setNet(joining holds: [LineItem]) {
+        setNet(max(0, PurchaseNet.ofBuy(PurchaseNet.buyId(of: self), in: holds + [self])))
     }
 
     mutating func setNet(_ net: Int64) {

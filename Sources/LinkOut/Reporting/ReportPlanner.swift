@@ -134,10 +134,11 @@ struct ReportPlanner: Sendable {
         now: Int64
     ) throws -> PlannedReport {
         let decoder = JSONDecoder()
+        let carriedRows = Set(carrying.map(\.rowId))
         let held = try VersionsAtApple(ledger: ledger).held(
             Set(carrying.map(\.lineItemId)),
             among: items,
-            except: Set(carrying.map(\.rowId)),
+            except: carriedRows,
             on: token.token.externalPurchaseId
         )
         let lineItems = try carrying.map { stored in
@@ -148,7 +149,6 @@ struct ReportPlanner: Sendable {
             if item.common.erroneouslySubmitted != true { item.setRestatement(held.contains(stored.lineItemId)) }
             return item
         }
-        let carriedRows = Set(carrying.map(\.rowId))
         let earlier = try items.filter { !carriedRows.contains($0.rowId) }.map {
             try decoder.decode(LineItem.self, from: Data($0.body.utf8))
         }
