@@ -33,8 +33,8 @@ public final class Ledger: Sendable {
         /// The server, a restore, tests: pending migrations are applied.
         case migrate
         /// A command beside a server (`export`, `audit`, `report`, ...): an older ledger is refused
-        /// (`StorageError.Code.olderSchema`), so a newer release's tool never migrates it under an older server. A
-        /// new, empty ledger is still created.
+        /// (`StorageError.Code.olderSchema`), so a newer release's tool never migrates it under an older server,
+        /// and so is a folder or database with no ledger (`StorageError.Code.noLedger`): nothing is created.
         case never
     }
 
@@ -81,12 +81,13 @@ public final class Ledger: Sendable {
         journalSegmentBytes: Int,
         journalMemoryLimit: Int? = nil
     ) throws(StorageError) {
+        path = (directory as NSString).appendingPathComponent("linkout.sqlite")
+        if upgrade == .never, !FileManager.default.fileExists(atPath: path) { throw Self.noLedger(at: path) }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw StorageError(.dataFolder, "cannot create data folder \(directory): \(error.localizedDescription)")
         }
-        path = (directory as NSString).appendingPathComponent("linkout.sqlite")
         guard role == .owner else {
             database = try SQLDatabase(path: path, durability: durability, upgrade: upgrade, clock: clock)
             visitRecorder = ReaderVisitRecorder(database: database)
@@ -122,6 +123,15 @@ public final class Ledger: Sendable {
             durable: durability == .full,
             segmentBytes: journalSegmentBytes,
             memoryLimit: journalMemoryLimit ?? JournalIngester.defaultMemoryLimit
+        )
+    }
+
+    /// What a command says when it finds no ledger where it was pointed (`Upgrade.never`).
+    static func noLedger(at place: String) -> StorageError {
+        StorageError(
+            .noLedger,
+            "no ledger at \(place): commands work on the ledger `linkout serve` made and never make one; give the "
+                + "folder (--data-dir, storage.dataDir) or database (storage.postgresURL) the server uses"
         )
     }
 

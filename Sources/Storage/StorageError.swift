@@ -11,6 +11,10 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     public enum Code: Sendable, Equatable {
         /// The data folder cannot be created or read.
         case dataFolder
+        /// A command found no ledger where it was pointed (a mistyped folder, an empty database): commands work on
+        /// the ledger a server made and never make one, so an erasure or a key rotation cannot land in a new, empty
+        /// ledger and report success.
+        case noLedger
         /// Another process holds the data folder (one server per folder).
         case inUse
         /// The disk (or a size limit) is full: the journal got `ENOSPC`/`EDQUOT`, or SQLite `SQLITE_FULL`.

@@ -1,6 +1,7 @@
 import Foundation
 import LinkOut
 import Logging
+import Outbound
 import Storage
 
 /// `linkout <subcommand> [flags]`: argument parsing only; the work happens in the library.
@@ -15,17 +16,19 @@ public enum CommandLineInterface {
               print the token's JSON and whether this configuration accepts it (exit 1 if not)
           simulate [--url BASE] [--bundle-id ID] [--app-apple-id N] [--sandbox] [--type ACQUISITION|SERVICES]
               print a StoreKit-shaped redirect URL with a freshly minted token
-          export [--format csv|json] [--table tokens|purchases] [--data-dir DIR] [--config PATH]
-              write the token ledger (or the purchases) to standard output
+          export [--format csv|json] [--table tokens|purchases|line-items|audit] [--data-dir DIR] [--config PATH]
+              write the token ledger (or the purchases, the line items as Apple sees them, the audit log) to
+              standard output
           report --dry-run [--data-dir DIR] [--config PATH]
               print the reports to Apple that are due, without sending them
           report status [--data-dir DIR] [--config PATH]
               print reports by state, the oldest unreported token, and why reports wait
           report attention [--data-dir DIR] [--config PATH]
               list the tokens whose report Apple rejected or whose line items it refused, with the fix
-          report resend|no-line-item EXTERNAL_PURCHASE_ID
+          report resend|no-line-item EXTERNAL_PURCHASE_ID [--data-dir DIR] [--config PATH]
               send a rejected report again as it is, or report the token NO_LINE_ITEM
-          report restate EXTERNAL_PURCHASE_ID LINE_ITEM_ID FILE | report retract EXTERNAL_PURCHASE_ID LINE_ITEM_ID
+          report restate EXTERNAL_PURCHASE_ID LINE_ITEM_ID FILE | retract EXTERNAL_PURCHASE_ID LINE_ITEM_ID
+                 [--data-dir DIR] [--config PATH]
               replace a line item (Apple's JSON in FILE, - for stdin), or withdraw it
           close --month YYYY-MM [--format json|csv|text] [--environment production|sandbox] [--limit N]
               the close of a UTC month: tokens and line items accepted by Apple, or why not; exit 0 only when
@@ -60,6 +63,9 @@ public enum CommandLineInterface {
               exit 0 when the local server answers /healthz (for container health checks)
           help
               show this text
+
+        A command that reads the ledger works on the one `linkout serve` made: a folder or database with no
+        ledger is refused (exit 2), and nothing is created there.
 
         """
 
@@ -103,11 +109,19 @@ public enum CommandLineInterface {
         } catch let error as ConfigurationError {
             printError("linkout: \(error)\n")
             return 2
-        } catch let error as StorageError where error.code == .newerSchema || error.code == .olderSchema {
-            // A rollback onto a ledger a later release migrated, or a command of a newer release beside the one
-            // that runs the ledger: refused like a bad configuration.
+        } catch let error as StorageError
+            where error.code == .newerSchema || error.code == .olderSchema || error.code == .noLedger
+        {
+            // A rollback onto a ledger a later release migrated, a command of a newer release beside the one that
+            // runs the ledger, or a command pointed where there is no ledger: refused like a bad configuration.
             printError("linkout \(command): \(error.message)\n")
             return 2
+        } catch let error as StorageError {
+            printError("linkout \(command): \(error.message)\n")
+            return 1
+        } catch let error as HTTPClientError {
+            printError("linkout \(command): \(error.message)\n")
+            return 1
         } catch {
             printError("linkout \(command): \(error)\n")
             return 1

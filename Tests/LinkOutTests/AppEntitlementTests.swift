@@ -297,6 +297,28 @@ struct AppEntitlementTests {
         )
     }
 
+    /// Phones behind one carrier address share a client budget: a revoked credential (one this server issued)
+    /// spends none of it, and unknown credentials spend the app routes' budget only, never the operator's.
+    @Test func appCredentialsSpendTheAppsBudgetNotTheOperators() throws {
+        let live = try LiveApplication { $0.adminToken = "admin-secret" }
+        let admin = ["Authorization": "Bearer admin-secret"]
+        let (code, _) = try Self.purchase(live)
+        let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
+        let credential = try #require(redeemed["credential"] as? String)
+        let id = try #require(redeemed["credentialId"] as? String)
+        let revoke = try live.post("/admin/credentials/\(id)/revoke", contentType: "text/plain", body: "", headers: admin)
+        #expect(revoke.status == 200)
+        for _ in 0..<15 {
+            let answer = try Self.entitlements(live, credential)
+            #expect(answer.status == 401 && answer.text.contains("credential_revoked"), "\(answer.status)")
+        }
+        let unknown = Identifiers.credentialSecret()
+        for _ in 0..<10 { #expect(try Self.entitlements(live, unknown).status == 401) }
+        let blocked = try Self.entitlements(live, unknown)
+        #expect(blocked.status == 429 && blocked.header("Retry-After") != nil, "\(blocked.status)")
+        #expect(try live.get("/admin/audit", headers: admin).status == 200)
+    }
+
     @Test func aRotatedKeySignsAndTheOldOneStaysPublishedUntilWhatItSignedExpired() throws {
         let time = ManualClock()
         let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }

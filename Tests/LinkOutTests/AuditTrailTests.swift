@@ -168,6 +168,7 @@ extension AuditTrailTests {
     @Test func theCommandLinesActionsAreRecordedAndListed() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
+        try Ledger(directory: directory.path).close()
         // Who ran it is the account the process runs as, whatever $USER says (here a line break and a fake entry).
         let rotate = try LinkOutProcess(
             ["keys", "rotate", "--data-dir", directory.path],

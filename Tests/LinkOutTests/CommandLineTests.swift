@@ -43,12 +43,41 @@ struct CommandLineTests {
         #expect(badDate.err.contains("not a date"))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
+        try Ledger(directory: directory.path).close()
         // Without Apple credentials nothing can be fetched: exit 1, and the reason.
         let uncredentialed = try run([
             "notifications", "recover", "--since", "2026-01-01", "--data-dir", directory.path,
         ])
         #expect(uncredentialed.code == 1)
         #expect(uncredentialed.out.contains("no Apple credentials"))
+    }
+
+    /// A command pointed at a folder with no ledger (a mistyped --data-dir) must not make one there and report
+    /// success: an erasure or a key rotation would land in a new, empty ledger while the real one is untouched.
+    @Test func aCommandRefusesAFolderWithoutALedgerAndCreatesNothing() throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        let missing = parent.appendingPathComponent("typo").path
+        let commands: [[String]] = [
+            ["erase", "--email", "bob@example.com"], ["keys", "rotate"], ["keys", "list"], ["export"], ["audit"],
+            ["report", "status"], ["credentials", "revoke", "cred_x"], ["close", "--month", "2026-01"],
+        ]
+        for command in commands {
+            let result = try run(command + ["--data-dir", missing])
+            #expect(result.code == 2, "\(command): \(result.code) \(result.err)")
+            #expect(result.err.contains("no ledger at \(missing)/linkout.sqlite"), "\(command): \(result.err)")
+            #expect(!result.err.contains("StorageError"), "\(command): \(result.err)")
+            #expect(!FileManager.default.fileExists(atPath: missing), "\(command) made the folder")
+        }
+        // An empty file where the ledger would be is no ledger either, and stays empty.
+        let empty = parent.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let file = empty.appendingPathComponent("linkout.sqlite").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        let erased = try run(["erase", "--email", "bob@example.com", "--data-dir", empty.path])
+        #expect(erased.code == 2 && erased.err.contains("no ledger at \(file)"), "\(erased.err)")
+        #expect(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int == 0)
     }
 
     @Test func simulateMintsAURLTheServerAcceptsAndExportListsIt() throws {

@@ -181,8 +181,16 @@ struct AppAccessAPI: Sendable {
     }
 
     /// `GET /v1/app/entitlements` with `Authorization: Bearer <credential>`.
+    /// Unknown credentials spend the app routes' budget per client (`AppAccessThrottles`), not the admin and
+    /// backend APIs': phones behind one carrier address must not lock the operator out. A revoked credential is
+    /// one this server issued, not a guess, and spends nothing: an app keeps asking with it until it redeems anew.
     func entitlements(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let credential = try presentedCredential(request) else { return BearerAuth.unauthorized() }
+        let client = throttles.client(of: request)
+        if let refusal = throttles.clientRefusal(client) { return refusal }
+        guard let credential = try presentedCredential(request) else {
+            throttles.clients.recordFailure(for: client)
+            return BearerAuth.unauthorized()
+        }
         guard credential.revokedAt == nil else { return Self.revoked() }
         let now = clock.nowMilliseconds()
         var answer = Entitlements(credentialId: credential.id, entitlements: [], ended: [])

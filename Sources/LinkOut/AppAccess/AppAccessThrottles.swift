@@ -1,8 +1,9 @@
 import HTTPServer
 import Lifecycle
 
-/// Slows down guessing on the app's routes, which take no bearer secret: per client, every refused redemption
-/// counts (a wrong, used or expired code); per code, every refused try of that code (a leaked code replayed).
+/// Slows down guessing on the app's routes, which take no operator's secret: per client, every refused redemption
+/// counts (a wrong, used or expired code), and every unknown credential; per code, every refused try of that code
+/// (a leaked code replayed). A budget of their own: what phones spend never blocks the admin and backend APIs.
 /// Past the limit the client, or the code, gets 429 with `Retry-After`, whatever it sends, until its window ends.
 struct AppAccessThrottles: Sendable {
     let clients: FailedAuthThrottle
@@ -21,7 +22,7 @@ struct AppAccessThrottles: Sendable {
     func client(of request: HTTPRequest) -> String { clients.client(of: request) }
 
     func clientRefusal(_ client: String) -> HTTPResponse? {
-        clients.retryAfter(for: client).map { Self.refusal(seconds: $0, "Too many refused redemptions") }
+        clients.retryAfter(for: client).map { Self.refusal(seconds: $0, "Too many refused codes or credentials") }
     }
 
     func codeRefusal(_ codeHash: String) -> HTTPResponse? {

@@ -150,7 +150,7 @@ struct RouteTable: Sendable {
             bodyLimit: .upTo(RedemptionBody.maxBodyBytes, tooLarge: RedemptionBody.tooLarge),
             handler: rateGuard.limit(appAccess.redeem)
         )
-        router.get("/v1/app/entitlements", handler: rateGuard.limit(failedAuth.guarding(appAccess.entitlements)))
+        router.get("/v1/app/entitlements", handler: rateGuard.limit(appAccess.entitlements))
         router.get("/.well-known/jwks.json", handler: rateGuard.limit(appAccess.keySet))
         router.get("/admin/credentials", handler: failedAuth.guarding(appAccessAdmin.credentials))
         let credential = "/admin/credentials/{credentialId}"

@@ -48,6 +48,9 @@ enum Migrations {
                 _ = try? connection.query("SELECT pg_advisory_unlock(?)", [.integer(advisoryLock)])
             }
         }
+        if upgrade == .never, try !hasLedger(connection, dialect: dialect) {
+            throw Ledger.noLedger(at: "this database")
+        }
         try connection.execute(
             dialect.schema(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"
@@ -104,6 +107,16 @@ enum Migrations {
             let found = try? connection.query(needed)
             if found?.isEmpty == false { try? connection.execute(statement) }
         }
+    }
+
+    /// Whether the database holds a ledger: migrations were recorded in it (an empty SQLite file, or a PostgreSQL
+    /// database nothing ever migrated, holds none).
+    static func hasLedger(_ connection: any SQLConnection, dialect: SQLDialect) throws(StorageError) -> Bool {
+        let lookup =
+            dialect == .postgres
+            ? "SELECT 1 WHERE to_regclass('schema_migrations') IS NOT NULL"
+            : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        return try !connection.query(lookup).isEmpty
     }
 
     private static func inTransaction(

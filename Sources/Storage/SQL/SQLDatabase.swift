@@ -22,6 +22,10 @@ final class SQLDatabase: Sendable {
         clock: Lifecycle.Clock
     ) throws(StorageError) {
         let connection = try SQLiteConnection(path: path)
+        // Before anything writes to the file (turning on WAL writes its header).
+        if upgrade == .never, try !Migrations.hasLedger(connection, dialect: .sqlite) {
+            throw Ledger.noLedger(at: path)
+        }
         let mode = try connection.query("PRAGMA journal_mode = WAL")
         guard mode.first?.first?.text == "wal" else {
             throw StorageError(.sqlite(0), "journal_mode is \(mode), expected wal")
