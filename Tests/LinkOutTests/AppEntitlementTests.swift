@@ -306,7 +306,12 @@ struct AppEntitlementTests {
         let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
         let credential = try #require(redeemed["credential"] as? String)
         let id = try #require(redeemed["credentialId"] as? String)
-        let revoke = try live.post("/admin/credentials/\(id)/revoke", contentType: "text/plain", body: "", headers: admin)
+        let revoke = try live.post(
+            "/admin/credentials/\(id)/revoke",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
         #expect(revoke.status == 200)
         for _ in 0..<15 {
             let answer = try Self.entitlements(live, credential)
