@@ -51,16 +51,16 @@ enum BackupCommand {
         let audited = try LedgerBackup.appendAudit(
             CommandAudit.entry(
                 action: "restore",
-                subject: configuration.storage.dataDir,
+                subject: absolute(configuration.storage.dataDir),
                 before: flags["--force"] != nil ? "replaced" : "empty",
-                after: "from \(source), holding what happened up to \(since)"
+                after: "from \(absolute(source)), holding what happened up to \(since)"
             ),
             toLedgerIn: configuration.storage.dataDir
         )
         let revocations = summary.revocations
         let kept =
             "kept from the replaced ledger: \(revocations.credentials) credential revocation(s), "
-            + "\(revocations.signingKeys) key retirement(s)"
+            + "\(revocations.signingKeys) key retirement(s), \(revocations.auditEntries) audit entries made after the backup"
         // Erasures are in the ledger too, and those after the backup cannot be known here; nor, without a
         // replaced ledger read whole, all that was revoked or retired since.
         let redo =
@@ -82,6 +82,12 @@ enum BackupCommand {
                 + (audited ? "" : "not in the audit log: the backup's schema has none\n")
         )
         return 0
+    }
+
+    /// A path as the audit trail keeps it: whole, so it still says which file once the shell it was typed in is
+    /// gone.
+    private static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
     }
 
     private static func sqliteConfiguration(_ flags: [String: String], command: String) throws -> Configuration {

@@ -268,15 +268,23 @@ struct BackupRestoreTests {
                     """
                 )
             }
+            try ledger.audit.append(AuditEntry(at: 4_000, actor: "cli:ops", origin: "local", action: "keys.list"))
             _ = try LedgerBackup.backup(directory: dataDir, to: file)
-            // After the backup: the credential leaks and is revoked, the key is retired.
+            // After the backup: the credential leaks and is revoked, the key is retired, and the log says by whom.
             #expect(try ledger.credentials.revoke(id: "cred_1", at: 5_000) != nil)
             #expect(try ledger.signingKeys.retire(kid: "k1", at: 6_000))
+            for (at, action, subject) in [(5_000, "credential.revoke", "cred_1"), (6_000, "signing_key.retire", "k1")] {
+                try ledger.audit.append(
+                    AuditEntry(at: Int64(at), actor: "cli:ops", origin: "local", action: action, subject: subject)
+                )
+            }
         }
         let restore = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
         #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
         #expect(
-            restore.stdoutText().contains("1 credential revocation(s), 1 key retirement(s)"),
+            restore.stdoutText().contains(
+                "1 credential revocation(s), 1 key retirement(s), 2 audit entries made after the backup"
+            ),
             "\(restore.stdoutText())"
         )
         do {
@@ -284,6 +292,9 @@ struct BackupRestoreTests {
             defer { restored.close() }
             #expect(try restored.credentials.credential(id: "cred_1")?.revokedAt == 5_000)
             #expect(try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k1" }?.retiredAt == 6_000)
+            // Oldest first: the entry the backup held, the two carried, then the restore's own.
+            let actions = try restored.audit.entries().reversed().map(\.action)
+            #expect(actions == ["keys.list", "credential.revoke", "signing_key.retire", "restore"], "\(actions)")
         }
 
         // A replaced ledger whose credentials cannot be read: what can be read is kept, and the restore says to
@@ -301,7 +312,11 @@ struct BackupRestoreTests {
         let damaged = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
         #expect(damaged.waitForExit() == 0, "\(damaged.stderrText())")
         let said = damaged.stdoutText()
-        #expect(said.contains("1 key retirement(s) (the rest could not be read)"), "\(said)")
+        // The log carried: the revocation, the retirement and the first restore.
+        #expect(
+            said.contains("1 key retirement(s), 3 audit entries made after the backup (the rest could not be read)"),
+            "\(said)"
+        )
         #expect(said.contains("revoke again (linkout credentials revoke ID)"), "\(said)")
         let restored = try Ledger(directory: dataDir)
         defer { restored.close() }

@@ -3,6 +3,8 @@ import Foundation
 /// What a restore keeps from the ledger it replaces: the answers to a leak. A customer credential revoked, or a
 /// signing key retired, in the replaced ledger stays so in the restored one, whenever the backup was taken:
 /// putting an older ledger back must never make a revoked secret or a retired (possibly leaked) key work again.
+/// The audit trail after the backup is kept too (who revoked, retired, erased or signed in since): the log is the
+/// installation's account of who did what, kept as long as the ledger, and a restore is one more entry in it.
 /// Everything else of the replaced ledger is set aside whole (`replaced-<ms>/`), not merged.
 extension LedgerBackup {
     /// What was carried over.
@@ -11,6 +13,8 @@ extension LedgerBackup {
         public var complete = false
         public var credentials = 0
         public var signingKeys = 0
+        /// Audit entries of the replaced ledger made after the restored one's newest.
+        public var auditEntries = 0
     }
 
     /// Revokes in the copy at `restored` each credential the ledger at `replaced` has revoked, and retires each
@@ -25,11 +29,21 @@ extension LedgerBackup {
         let (credentials, keys) = (revoked ?? [], retired ?? [])
         let copy = try SQLiteConnection(path: restored)
         var carried = Revocations(complete: revoked != nil && retired != nil)
-        // A rollback's schema may predate credentials and keys (schema 24): nothing of them to keep then.
+        // A rollback's schema may predate credentials and keys (schema 24), or the audit log: nothing of them to
+        // keep then.
         let takesCredentials = try has(copy, "customer_credentials", "revoked_at")
         let takesKeys = try has(copy, "signing_keys", "retired_at")
+        let audit = try has(copy, "audit_log", "action") ? try laterAudit(of: old, than: copy) : []
         try copy.begin()
         do throws(StorageError) {
+            for row in audit {
+                try copy.query(
+                    "INSERT INTO audit_log (at, actor, origin, action, subject, before_state, after_state) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    row
+                )
+            }
+            carried.auditEntries = audit.count
             for row in credentials where takesCredentials {
                 carried.credentials += try copy.query(
                     "UPDATE customer_credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING 1",
@@ -48,5 +62,19 @@ extension LedgerBackup {
             throw error
         }
         return carried
+    }
+
+    /// The replaced ledger's audit entries made after the newest one of the copy, oldest first (none when its log
+    /// cannot be read).
+    private static func laterAudit(of old: SQLiteConnection, than copy: SQLiteConnection) throws(StorageError)
+        -> [[SQLValue]]
+    {
+        let newest = try copy.query("SELECT COALESCE(MAX(at), 0) FROM audit_log").first?.first?.integer ?? 0
+        let rows = try? old.query(
+            "SELECT at, actor, origin, action, subject, before_state, after_state FROM audit_log WHERE at > ? "
+                + "ORDER BY at, id",
+            [.integer(newest)]
+        )
+        return rows ?? []
     }
 }
