@@ -31,14 +31,22 @@ enum AppAccessCommand {
                 }
                 return 0
             case "revoke":
+                let before = try administration.credentialState(positional[0])
                 guard let revoked = try administration.revoke(credentialId: positional[0]) else {
                     CommandLineInterface.printError("linkout credentials: no credential has the id \(positional[0])\n")
                     return 1
                 }
-                try CommandAudit.record(ledger, action: "credential.revoke", subject: revoked.id, after: "revoked")
+                try CommandAudit.record(
+                    ledger,
+                    action: "credential.revoke",
+                    subject: revoked.id,
+                    before: before,
+                    after: "revoked"
+                )
                 CommandLineInterface.printOutput(describe(revoked))
                 return 0
             default:
+                let before = try administration.credentialState(positional[0])
                 guard let (credential, secret) = try administration.reissue(credentialId: positional[0]) else {
                     CommandLineInterface.printError("linkout credentials: no credential has the id \(positional[0])\n")
                     return 1
@@ -47,6 +55,7 @@ enum AppAccessCommand {
                     ledger,
                     action: "credential.reissue",
                     subject: positional[0],
+                    before: before,
                     after: "replaced by \(credential.id)"
                 )
                 CommandLineInterface.printOutput(describe(credential) + "secret (shown once): \(secret)\n")
@@ -79,15 +88,24 @@ enum AppAccessCommand {
                     }
                     return value
                 }
+                let before = try administration.signingState()
                 let key = try administration.rotate(publishAheadSeconds: ahead)
-                try CommandAudit.record(ledger, action: "signing_key.rotate", subject: nil, after: "new key \(key.kid)")
+                try CommandAudit.record(
+                    ledger,
+                    action: "signing_key.rotate",
+                    subject: nil,
+                    before: before,
+                    after: "new key \(key.kid)"
+                )
                 CommandLineInterface.printOutput("rotated: \(key.kid) signs from \(date(key.signsFrom))\n")
             case "retire":
+                let before = try administration.keyState(positional[0])
                 try administration.retire(kid: positional[0], force: flags["--force"] != nil)
                 try CommandAudit.record(
                     ledger,
                     action: "signing_key.retire",
                     subject: positional[0],
+                    before: before,
                     after: flags["--force"] == nil ? "retired" : "retired (forced)"
                 )
                 CommandLineInterface.printOutput("retired: \(positional[0])\n")

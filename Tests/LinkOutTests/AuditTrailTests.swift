@@ -59,8 +59,11 @@ struct AuditTrailTests {
         #expect(entries[0]["actor"] as? String == admin)
         #expect(entries[1]["actor"] as? String == "refused:" + fingerprint("guessed-token"))
         #expect(entries[2]["subject"] as? String == purchaseId && entries[2]["after"] as? String == "refunded")
+        #expect(entries[2]["before"] as? String == "paid", "\(entries[2])")
         #expect((entries[3]["after"] as? String)?.hasPrefix("new key ") == true)
+        #expect((entries[3]["before"] as? String)?.hasPrefix("signing with ") == true, "\(entries[3])")
         #expect(entries[4]["subject"] as? String == credentialId)
+        #expect(entries[4]["before"] as? String == "active", "\(entries[4])")
         #expect((entries[4]["after"] as? String)?.hasPrefix("replaced by cred_") == true)
         #expect(entries.allSatisfy { $0["origin"] as? String == "127.0.0.1" || $0["origin"] as? String == "start" })
         // Never a secret: not the admin token, not the guessed one, not the reissued credential.
@@ -74,6 +77,20 @@ struct AuditTrailTests {
         )
         #expect((second["entries"] as? [[String: Any]])?.first?["action"] as? String == "demo.refund")
         #expect(try live.get("/admin/audit?before=x", headers: Self.admin).status == 400)
+        // A revoke says what it found: the second of two finds the credential revoked already.
+        let replacement = try #require(
+            (try AppEntitlementTests.json(reissued)["credential"] as? [String: Any])?["id"] as? String
+        )
+        for _ in 0..<2 { #expect(try Self.post(live, "/admin/credentials/\(replacement)/revoke").status == 200) }
+        let revokes = try #require(
+            try AppEntitlementTests.json(try live.get("/admin/audit?limit=2", headers: Self.admin))["entries"]
+                as? [[String: Any]]
+        )
+        #expect(
+            revokes.allSatisfy { $0["action"] as? String == "credential.revoke" && $0["after"] as? String == "revoked" }
+        )
+        #expect(revokes.last?["before"] as? String == "active", "\(revokes)")
+        #expect((revokes.first?["before"] as? String)?.hasPrefix("revoked 20") == true, "\(revokes)")
     }
 
     @Test func changesOfRegimesRatesAndAppleKeyAreNoticedAtStart() throws {

@@ -135,8 +135,23 @@ struct AppAccessAdminAPI: Sendable {
         (AuditTrail.object(response)?["kid"] as? String).map { "new key " + $0 }
     }
 
-    /// The retired key, and whether it was forced (a leak).
-    @Sendable static func retired(_ request: HTTPRequest) -> String? {
-        request.pathParameters["kid"].map { $0 + (request.queryValue("force") == "true" ? " (forced)" : "") }
+    /// A retirement, and whether it was forced (a leak): as the CLI records it.
+    @Sendable static func retired(_ request: HTTPRequest) -> String {
+        request.queryValue("force") == "true" ? "retired (forced)" : "retired"
+    }
+
+    /// Before an action on the credential the path names.
+    @Sendable func credentialState(_ request: HTTPRequest) throws -> String? {
+        try administration.credentialState(request.pathParameters["credentialId"] ?? "")
+    }
+
+    /// Before a rotation.
+    @Sendable func signingState(_ request: HTTPRequest) throws -> String? {
+        try administration.signingState()
+    }
+
+    /// Before a retirement of the key the path names.
+    @Sendable func keyState(_ request: HTTPRequest) throws -> String? {
+        try administration.keyState(request.pathParameters["kid"] ?? "")
     }
 }

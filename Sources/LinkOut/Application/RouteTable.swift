@@ -67,7 +67,12 @@ struct RouteTable: Sendable {
                 "/admin/demo/purchases/{purchaseId}/refund",
                 bodyLimit: .noBody,
                 handler: failedAuth.guarding(
-                    audit.audited("demo.refund", subject: Self.path("purchaseId"), demoPayment.refund)
+                    audit.audited(
+                        "demo.refund",
+                        subject: Self.path("purchaseId"),
+                        before: demoPayment.purchaseState,
+                        demoPayment.refund
+                    )
                 )
             )
         }
@@ -159,7 +164,13 @@ struct RouteTable: Sendable {
             credential + "/revoke",
             bodyLimit: .noBody,
             handler: failedAuth.guarding(
-                audit.audited("credential.revoke", subject: credentialId, appAccessAdmin.revoke)
+                audit.audited(
+                    "credential.revoke",
+                    subject: credentialId,
+                    before: appAccessAdmin.credentialState,
+                    after: { _ in "revoked" },
+                    appAccessAdmin.revoke
+                )
             )
         )
         router.post(
@@ -169,6 +180,7 @@ struct RouteTable: Sendable {
                 audit.audited(
                     "credential.reissue",
                     subject: credentialId,
+                    before: appAccessAdmin.credentialState,
                     after: AppAccessAdminAPI.reissued,
                     appAccessAdmin.reissue
                 )
@@ -182,6 +194,7 @@ struct RouteTable: Sendable {
                 audit.audited(
                     "signing_key.rotate",
                     subject: { _ in nil },
+                    before: appAccessAdmin.signingState,
                     after: AppAccessAdminAPI.newKey,
                     appAccessAdmin.rotate
                 )
@@ -190,9 +203,16 @@ struct RouteTable: Sendable {
         router.post(
             "/admin/signing-keys/{kid}/retire",
             bodyLimit: .noBody,
-            handler: failedAuth.guarding(
-                audit.audited("signing_key.retire", subject: Self.path("kid"), appAccessAdmin.retire)
-            )
+            handler: failedAuth.guarding { [audit, appAccessAdmin] request in
+                // Whether it was forced (a leak) is in the request, not the answer.
+                try audit.audited(
+                    "signing_key.retire",
+                    subject: Self.path("kid"),
+                    before: appAccessAdmin.keyState,
+                    after: { _ in AppAccessAdminAPI.retired(request) },
+                    appAccessAdmin.retire
+                )(request)
+            }
         )
     }
 

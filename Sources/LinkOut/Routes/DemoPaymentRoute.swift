@@ -117,6 +117,11 @@ struct DemoPaymentRoute: Sendable {
         return JSONResponse.json(.ok, refunded)
     }
 
+    /// The purchase's status before a refund, for the audit log.
+    @Sendable func purchaseState(_ request: HTTPRequest) throws -> String? {
+        try ledger.payments.purchase(id: request.pathParameters["purchaseId"] ?? "")?.status.rawValue
+    }
+
     /// Stores the page's answer as the demo's event, then has the processor act on it (and anything else
     /// pending) at once. False when that event was stored before.
     @discardableResult
