@@ -14,6 +14,10 @@ extension Ledger {
 
     /// The PostgreSQL ledger at `target`.
     public static func existingSchemaVersion(postgres target: PostgresTarget) throws(StorageError) -> Int64 {
-        try LedgerBackup.schemaVersion(try PostgresConnection(target: target))
+        let connection = try PostgresConnection(target: target)
+        guard try Migrations.hasLedger(connection, dialect: .postgres) else {
+            throw StorageError(.notFound, "no ledger in the PostgreSQL database")
+        }
+        return try LedgerBackup.schemaVersion(connection)
     }
 }

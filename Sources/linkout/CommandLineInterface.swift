@@ -94,9 +94,11 @@ public enum CommandLineInterface {
             case "keys": return try AppAccessCommand.keys(rest)
             case "healthcheck": return try HealthcheckCommand.run(rest)
             case "version", "--version":
+                _ = try parseFlags(rest, allowed: [])
                 printOutput(Release.summary + "\n")
                 return 0
             case "help", "--help", "-h":
+                _ = try parseFlags(rest, allowed: [])
                 printOutput(usage)
                 return 0
             default:

@@ -165,6 +165,18 @@ struct BackupRestoreTests {
         let notSQLite = try LinkOutProcess(["restore", "--from", garbage, "--data-dir", directory.path + "/g"])
         #expect(notSQLite.waitForExit() == 1)
         #expect(notSQLite.stderrText().contains("not a SQLite database"))
+        // An empty file, or another program's database: not a ledger, said so (not a missing table).
+        let empty = directory.appendingPathComponent("empty.sqlite").path
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let other = directory.appendingPathComponent("other.sqlite").path
+        try SQLiteConnection(path: other).execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+        for (index, foreign) in [empty, other].enumerated() {
+            let refused = try LinkOutProcess([
+                "restore", "--from", foreign, "--data-dir", directory.path + "/o\(index)",
+            ])
+            #expect(refused.waitForExit() == 1)
+            #expect(refused.stderrText().contains("is not a linkout ledger or backup"), "\(refused.stderrText())")
+        }
         var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         for offset in stride(from: 4096 * 3, to: min(bytes.count, 4096 * 12), by: 97) { bytes[offset] ^= 0x5A }
         let damaged = directory.appendingPathComponent("damaged").path

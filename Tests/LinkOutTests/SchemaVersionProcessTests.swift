@@ -47,6 +47,12 @@ struct SchemaVersionProcessTests {
         let version = try LinkOutProcess(["--version"])
         #expect(version.waitForExit() == 0)
         #expect(version.stdoutText() == "linkout \(Release.version) (schema \(Ledger.schemaVersion))\n")
+        // What takes no arguments refuses one rather than ignoring it.
+        for command in [["version", "extra"], ["help", "extra"]] {
+            let refused = try LinkOutProcess(command)
+            #expect(refused.waitForExit() == 2, "\(command)")
+            #expect(refused.stderrText().contains("unexpected argument 'extra'"), "\(refused.stderrText())")
+        }
     }
 
     /// A command of this release beside a ledger an earlier release runs (before an upgrade, or after a

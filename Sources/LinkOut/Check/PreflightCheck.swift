@@ -171,8 +171,14 @@ package struct PreflightCheck: Sendable {
             } else {
                 version = try Ledger.existingSchemaVersion(directory: storage.dataDir)
             }
-        } catch {
+        } catch  where error.code == .notFound {
             return Self.fail("ledger", "\(error.message) (the server makes it on its first start)")
+        } catch {
+            // There, and unreadable (a damaged file, another program's database): the server refuses it too.
+            return Self.fail(
+                "ledger",
+                "\(error.message): the server cannot start on it (README \"Backup and restore\")"
+            )
         }
         let engine = storage.postgresURL == nil ? storage.dataDir : "PostgreSQL"
         guard version == Ledger.schemaVersion else {

@@ -8,8 +8,12 @@ package struct CloseMonth: Sendable, Hashable, Comparable, CustomStringConvertib
     /// 1 to 12.
     package let month: Int64
 
+    /// The last year a close can name: its last month's deadline (the 15th of the month after) must still be a
+    /// four-digit date.
+    static let lastYear: Int64 = 9998
+
     package init?(year: Int64, month: Int64) {
-        guard (1970...9999).contains(year), (1...12).contains(month) else { return nil }
+        guard (1970...Self.lastYear).contains(year), (1...12).contains(month) else { return nil }
         self.year = year
         self.month = month
     }
@@ -28,7 +32,7 @@ package struct CloseMonth: Sendable, Hashable, Comparable, CustomStringConvertib
     package init(containing milliseconds: Int64) {
         let days = milliseconds >= 0 ? milliseconds / Milliseconds.day : (milliseconds + 1) / Milliseconds.day - 1
         let civil = UTCDate.civil(days: days)
-        year = min(9999, max(1970, civil.year))
+        year = min(Self.lastYear, max(1970, civil.year))
         month = civil.month
     }
 

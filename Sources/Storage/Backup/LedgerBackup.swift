@@ -122,6 +122,10 @@ public enum LedgerBackup {
                 "\(path) fails SQLite's integrity check: \(integrity.prefix(3).joined(separator: "; "))"
             )
         }
+        // An empty file, or another program's database: whole, and no ledger.
+        guard try Migrations.hasLedger(connection, dialect: .sqlite),
+            try !connection.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tokens'").isEmpty
+        else { throw StorageError(.constraint, "\(path) is not a linkout ledger or backup (it has no ledger tables)") }
         return try summary(connection, path: path)
     }
 

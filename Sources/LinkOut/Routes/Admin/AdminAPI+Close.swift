@@ -12,7 +12,7 @@ extension AdminAPI {
             return JSONResponse.error(
                 .badRequest,
                 "invalid_month",
-                "month is a UTC calendar month written YYYY-MM (for example 2026-11), from 1970-01 to 9999-12."
+                "month is a UTC calendar month written YYYY-MM (for example 2026-11), from 1970-01 to 9998-12."
             )
         }
         var environment = Environment.production
