@@ -249,6 +249,34 @@ extension StripeEventTests {
         #expect(throws: ProviderJSONError.negative("data.object.total_taxes[0].amount")) { try decode(renewal) }
     }
 
+    /// A yearly plan changed to a monthly one ten days in: the credit runs to the old year's end, the new plan's
+    /// line a month. The month is what the invoice pays for (the credit counted as service added about a year of
+    /// paid days to every later renewal).
+    @Test func aDowngradesPeriodIsItsChargedLinesNotTheOldPlansCredit() throws {
+        let change: Int64 = 1_767_178_400
+        let downgrade = Self.planChange.replacingOccurrences(
+            of: #"{"id":"il_unused","amount":-450,"period":{"start":1767178400,"end":1768388000}},"#
+                + #"{"id":"il_rest","amount":300,"period":{"start":1767178400,"end":1768388000}},"#
+                + #"{"id":"il_next","amount":0,"period":{"start":1768388000,"end":1771066400}}"#,
+            with: #"{"id":"il_unused","amount":-3500,"period":{"start":\#(change),"end":\#(change + 355 * 86_400)}},"#
+                + #"{"id":"il_month","amount":399,"period":{"start":\#(change),"end":\#(change + 31 * 86_400)}}"#
+        )
+        #expect(downgrade != Self.planChange)
+        guard case .subscriptionChanged(let invoice) = try decode(downgrade).payload else {
+            Issue.record("expected a plan change")
+            return
+        }
+        #expect(invoice.period == SubscriptionPeriod(start: change * 1000, end: (change + 31 * 86_400) * 1000))
+        // Only credits (a refund-like change): their span, as before.
+        let credits = Self.planChange.replacingOccurrences(of: #""amount":300"#, with: #""amount":-300"#)
+            .replacingOccurrences(of: #""amount":0,"#, with: #""amount":-1,"#)
+        guard case .subscriptionChanged(let credited) = try decode(credits).payload else {
+            Issue.record("expected a plan change")
+            return
+        }
+        #expect(credited.period == SubscriptionPeriod(start: 1_767_178_400_000, end: 1_771_066_400_000))
+    }
+
     static func disputeClosed(status: String) -> String {
         """
         {"id":"evt_dispute","object":"event","created":1767178400,"type":"charge.dispute.closed",\

@@ -17,6 +17,12 @@ public struct SubscriptionPeriod: Sendable, Equatable {
         self.init(start: start, end: interval.periodEnd(after: start))
     }
 
+    /// The span from the earlier start to the later end of this period and `other` (this one when nil).
+    public func joined(with other: SubscriptionPeriod?) -> SubscriptionPeriod {
+        guard let other else { return self }
+        return SubscriptionPeriod(start: min(start, other.start), end: max(end, other.end))
+    }
+
     /// Whole days of service the period gives, rounded to the nearest day (a month is 28 to 31 days; a period
     /// across a daylight-saving change is still whole days in UTC).
     public var days: Int32 {

@@ -194,26 +194,31 @@ public struct StripeEvent: Sendable, Equatable {
 
     /// The period an invoice pays for. A renewal's is its line of the new billing cycle, the first that is not a
     /// proration (a proration line of an earlier plan change can come first in `lines.data`; Stripe API reference: The
-    /// Invoice object). A plan change's (`proration`) starts at the change: the span of all its lines, the prorations
-    /// and, when the billing cycle restarts, the new period; so is a renewal's whose lines are all prorations.
+    /// Invoice object). A plan change's (`proration`) starts at the change: the span of its charged lines, the
+    /// prorations and, when the billing cycle restarts, the new period, but not its credits for the old plan's
+    /// unused time (only when every line is a credit, theirs); so is a renewal's whose lines are all prorations.
     private static func billedPeriod(_ lines: [ProviderJSON], proration: Bool) throws(ProviderJSONError)
         -> SubscriptionPeriod
     {
         guard !lines.isEmpty else { throw .missingField("data.object.lines.data[0]") }
         var span: SubscriptionPeriod?
+        var creditSpan: SubscriptionPeriod?
         for line in lines {
             let period = SubscriptionPeriod(
                 start: try line.child("period").integer("start") * 1000,
                 end: try line.child("period").integer("end") * 1000
             )
             if !proration, try !isProration(line) { return period }
-            span = SubscriptionPeriod(
-                start: min(span?.start ?? period.start, period.start),
-                end: max(span?.end ?? period.end, period.end)
-            )
+            // A credit (a negative line) is the old plan's unused time, which the change ends: a downgrade from a
+            // yearly plan credits up to the old year's end, and that is not service this invoice pays for.
+            if try line.optionalInteger("amount") ?? 0 < 0 {
+                creditSpan = period.joined(with: creditSpan)
+            } else {
+                span = period.joined(with: span)
+            }
         }
-        guard let span else { throw .missingField("data.object.lines.data[0]") }
-        return span
+        guard let paid = span ?? creditSpan else { throw .missingField("data.object.lines.data[0]") }
+        return paid
     }
 
     /// `parent.subscription_item_details.proration` or `parent.invoice_item_details.proration` since basil, the
