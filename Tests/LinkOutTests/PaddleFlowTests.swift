@@ -274,6 +274,51 @@ struct PaddleFlowTests {
         #expect(backend.deliveries.filter { $0.type == "subscription.ended" }.count == 1)
     }
 
+    /// Monthly, then yearly, then monthly again ten days later: a change Paddle bills without a period runs to the
+    /// end of the monthly period the downgrade began, not to the yearly end (the latest end ever seen), and the
+    /// subscription's period ends with the downgrade's.
+    @Test func aChangeWithoutAPeriodAfterADowngradeRunsToTheDowngradesEnd() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.monthly", checkout)
+        let now = Clock.system.nowSeconds()
+        let day: Int64 = 86_400
+        let custom = harness.custom(checkout, product: "pro.monthly")
+        func paid(_ id: String, _ origin: String, at: Int64, _ period: (Int64, Int64)?) -> String {
+            PaddleFixtures.transaction(
+                eventId: "evt_\(id)",
+                occurredAt: Self.time(now + at),
+                transactionId: id,
+                origin: origin,
+                subscriptionId: "sub_01down",
+                currency: "EUR",
+                totals: .init(subtotal: 335, tax: 64, total: 399),
+                customData: custom,
+                billingPeriod: period.map { (Self.time(now + $0.0), Self.time(now + $0.1)) }
+            )
+        }
+        let deliveries = [
+            paid(transaction, "web", at: -60 * day, (-60 * day, -30 * day)),
+            paid("txn_01yearly", "subscription_update", at: -20 * day, (-20 * day, 345 * day)),
+            paid("txn_01monthly", "subscription_update", at: -10 * day, (-10 * day, 20 * day)),
+            paid("txn_01seat", "subscription_update", at: -5 * day, nil),
+        ]
+        for id in ["txn_01yearly", "txn_01monthly", "txn_01seat"] {
+            harness.paddle.addTransaction(id, customData: custom)
+        }
+        for body in deliveries {
+            #expect(try harness.deliver(body).status == 200)
+            try harness.payments.waitForEvents()
+        }
+        let items = harness.payments.reportedLineItems()
+        let seat = try #require(items.first { $0["lineItemId"] as? String == "txn_01seat" })
+        #expect(seat["subscriptionStartDate"] as? Int64 == (now - 5 * day) * 1000)
+        #expect(seat["subscriptionEndDate"] as? Int64 == (now + 20 * day) * 1000, "\(seat)")
+        #expect(
+            try harness.live.application.ledger.payments.purchase(id: transaction)?.periodEnd == (now + 20 * day) * 1000
+        )
+    }
+
     @Test func aPartialRefundApprovedLaterAndAChargebackSumToTheBuy() throws {
         let harness = try Harness()
         let checkout = try harness.payments.openCheckout()

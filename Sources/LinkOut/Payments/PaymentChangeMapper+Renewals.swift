@@ -23,7 +23,7 @@ extension PaymentChangeMapper {
             // A change billed without a period of its own runs to the end of the period being paid.
             invoice.period = SubscriptionPeriod(
                 start: invoice.paidAt,
-                end: max(purchase.periodEnd ?? 0, invoice.paidAt)
+                end: max(try currentPeriodEnd(of: purchase, at: invoice.paidAt), invoice.paidAt)
             )
         }
         var change = try recorded(invoice, on: &purchase, what: what, planChange: planChange, event: event, at: now)
@@ -78,7 +78,8 @@ extension PaymentChangeMapper {
             // restated (Apple: "Reporting corrections").
             let following = try history.following(item)
             try restate(following, of: history, on: chain, in: &change)
-            purchase.periodEnd = max(purchase.periodEnd ?? 0, item.subscriptionEndDate)
+            // The period the subscription has now is the latest in time, shorter after a downgrade.
+            purchase.periodEnd = (following.last ?? item).subscriptionEndDate
             purchase.paidDays = Int64((following.last ?? item).subscriptionDaysOfPaidService)
             change.purchase = purchase
             change.charges = charges
@@ -103,6 +104,17 @@ extension PaymentChangeMapper {
             change.outcome = .notReportable("\(what) recorded; not reportable: \(error)")
         }
         return .apply(change)
+    }
+
+    /// The end of the period `purchase`'s subscription had at `instant`, from its items in time; the latest end it
+    /// recorded when it has none (nothing reported).
+    private func currentPeriodEnd(of purchase: PurchaseRecord, at instant: Int64) throws -> Int64 {
+        if let buy = purchase.buyLineItemId {
+            let chain = try ledger.reports.purchaseLineItems(containing: buy)
+            let history = SubscriptionHistory(chain: chain, startedBy: buy) { _ in nil }
+            if let end = history.periodEnd(at: instant) { return end }
+        }
+        return purchase.periodEnd ?? 0
     }
 
     /// The subscription's next line item after `previous`: a `RENEWAL`, or a `SUBSCRIPTION_CHANGE`.

@@ -28,6 +28,12 @@ struct SubscriptionHistory {
         self.price = price
     }
 
+    /// The end of the period the subscription had at `instant`: that of the item started last by then (not the
+    /// latest end seen: a downgrade from a yearly plan ends the year early). Nil before the start is recorded.
+    func periodEnd(at instant: Int64) -> Int64? {
+        items.last { $0.subscriptionStartDate <= instant }?.subscriptionEndDate
+    }
+
     /// The item whose period starts last at or before `start`, other than the item `except`, and whether its
     /// period was paid service (`PaidService`); the earliest when all start later (a period the provider dates a
     /// moment before the start's). Nil before the start is recorded.
