@@ -315,6 +315,69 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// A renewal of 3.99 paid 2.00 in money and the rest from credit: a chargeback of the 2.00, then a refund of
+    /// 1.50 approved before the chargeback's reversal. The refund is of money the chargeback took, so it waits for
+    /// the reversal (compared with the 3.99 price it looked covered, was capped to nothing, and was lost).
+    @Test func aRefundOfARenewalPaidPartlyFromCreditWaitsForTheReversal() throws {
+        let time = ManualClock()
+        let harness = try PaddleFlowTests.Harness(clock: time.clock)
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.monthly", checkout)
+        let now = Clock.system.nowSeconds()
+        let day: Int64 = 86_400
+        let custom = harness.custom(checkout, product: "pro.monthly")
+        func paid(_ id: String, _ origin: String, at: Int64, _ period: (Int64, Int64)) -> String {
+            PaddleFixtures.transaction(
+                eventId: "evt_" + id,
+                occurredAt: PaddleFlowTests.time(now + at),
+                transactionId: id,
+                origin: origin,
+                subscriptionId: "sub_10x",
+                currency: "EUR",
+                totals: .init(subtotal: 335, tax: 64, total: 399),
+                customData: custom,
+                billingPeriod: (PaddleFlowTests.time(now + period.0), PaddleFlowTests.time(now + period.1))
+            )
+        }
+        let renewal = paid("txn_10renew", "subscription_recurring", at: -10, (-10 * day, 20 * day))
+            .replacingOccurrences(
+                of: #""grand_total":"399","grand_total_tax":"64""#,
+                with: #""grand_total":"200","grand_total_tax":"32""#
+            )
+        #expect(renewal.contains(#""grand_total":"200""#))
+        harness.paddle.addTransaction("txn_10renew", customData: custom)
+        func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
+            Self.adjustment(of: "txn_10renew", id, action, total, tax, at: now + at)
+        }
+        try Self.deliverInTurn(
+            harness,
+            [
+                paid(transaction, "web", at: -20, (-40 * day, -10 * day)), renewal,
+                adjustment("adj_10cb", "chargeback", 200, 32, at: -8),
+            ]
+        )
+        let ledger = harness.live.application.ledger
+        func outcome(_ id: String) -> String? {
+            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
+        }
+        #expect(try harness.deliver(adjustment("adj_10ref", "refund", 150, 24, at: -6)).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_10ref")?.hasPrefix("waiting:") == true })
+        #expect(try harness.deliver(adjustment("adj_10rev", "chargeback_reverse", 200, 32, at: -5)).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_10rev")?.contains("retracted") == true })
+        time.advance(seconds: 60)
+        #expect(try harness.deliver(adjustment("adj_10other", "credit", 100, 16, at: 0)).status == 200)
+        #expect(
+            eventually(within: 30) { outcome("evt_adj_10ref")?.contains("queued for Apple") == true },
+            "\(outcome("evt_adj_10ref") ?? "none")"
+        )
+        let refund = try #require(
+            harness.payments.reportedLineItems().first { $0["lineItemId"] as? String == "txn_10renew:refund:adj_10ref" }
+        )
+        #expect(refund["amountTaxInclusive"] as? Int == 1500)
+        #expect(refund["taxAmount"] as? Int == 240)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     /// A chargeback after a full refund takes nothing (the money was back already): its reversal gives nothing
     /// back and has nothing to withdraw at Apple, and is taken at once (before, it waited for a line item that
     /// never came and was given up, or marked the purchase paid again).

@@ -164,13 +164,20 @@ extension PaymentChangeMapper {
     /// once the provider names it. Its line item is the invoice's own (a renewal's), or the start's (the first
     /// invoice, which the start reported).
     static func charges(of invoice: InvoicePayment, purchaseId: String, lineItemId: LineItemID) -> [PurchaseCharge] {
-        ([.invoice(invoice.invoiceId)] + (invoice.paymentIntentId.map { [.payment($0)] } ?? [])).map { key in
+        // The invoice keeps the period's price (`SubscriptionHistory`: a period paid from credit is paid service);
+        // the payment what it charged, all a refund or chargeback of it can take back (a refund of more than is left
+        // of it waits for a chargeback's reversal, `issuedRefund`). Stripe names a payment later
+        // (`invoicePaymentLinked`), and its refunds carry Stripe's own running total.
+        let priced: [(ChargeKey, total: Int64, tax: Int64)] =
+            [(.invoice(invoice.invoiceId), invoice.total, invoice.tax)]
+            + (invoice.paymentIntentId.map { [(.payment($0), invoice.charged, invoice.chargedTax)] } ?? [])
+        return priced.map { key, total, tax in
             PurchaseCharge(
                 chargeKey: key,
                 purchaseId: purchaseId,
                 lineItemId: lineItemId,
-                amountTotal: invoice.total,
-                amountTax: invoice.tax,
+                amountTotal: total,
+                amountTax: tax,
                 amountRefunded: 0,
                 createdAt: invoice.paidAt
             )

@@ -81,6 +81,13 @@ public struct InvoicePayment: Sendable, Equatable {
         max(min(amountPaid, total), 0)
     }
 
+    /// The tax in `charged`: the invoice's tax in proportion, rounded half up (a period paid partly from the
+    /// customer's credit is taxed on what it charged, as Paddle's `grand_total_tax` is).
+    public var chargedTax: Int64 {
+        guard total > 0, charged < total else { return charged == total ? tax : 0 }
+        return Int64((Int128(tax) * Int128(charged) * 2 + Int128(total)) / (Int128(total) * 2))
+    }
+
     /// This payment with `periodRunsToCurrentEnd` set.
     public var runningToCurrentEnd: InvoicePayment {
         var payment = self

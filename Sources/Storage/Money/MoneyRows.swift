@@ -110,10 +110,12 @@ enum MoneyRows {
                 [.text(environment), .id(bundleId), .id(reference)]
             ).firstDecoded(MoneyStore.moneyLineItem)
         }
+        // A renewal's payment row (what it charged) before its invoice's (the period's price before credits).
         let charge = try connection.query(
             """
             SELECT p.provider, c.amount_total, p.currency FROM purchase_charges c
-            JOIN purchases p ON p.purchase_id = c.purchase_id WHERE c.line_item_id = ? ORDER BY c.created_at LIMIT 1
+            JOIN purchases p ON p.purchase_id = c.purchase_id WHERE c.line_item_id = ?
+            ORDER BY c.created_at, c.charge_key LIKE 'invoice:%' LIMIT 1
             """,
             [.id(body.isRefund ? (body.referenceLineItemId ?? lineItemId) : lineItemId)]
         ).first
