@@ -5,8 +5,8 @@ public struct WebhookEnvelope: Sendable, Equatable {
     public var eventId: String
     /// At most 255 bytes.
     public var type: String
-    /// When the provider says the event happened (UNIX milliseconds), for providers whose events of one entity
-    /// can arrive out of order (Paddle's `occurred_at`); nil when arrival order is the order (Stripe).
+    /// When the provider says the event happened (UNIX milliseconds: Paddle's `occurred_at`, Stripe's `created`):
+    /// the events of one `orderKey` are acted on in its order, and the monthly close dates a waiting event by it.
     public var occurredAt: Int64?
     /// The entity whose events are acted on in `occurredAt` order (Paddle's transaction or subscription id).
     /// At most 255 bytes.

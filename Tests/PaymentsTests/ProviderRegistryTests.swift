@@ -103,6 +103,15 @@ struct ProviderRegistryTests {
             now: now
         )
         #expect(envelope == WebhookEnvelope(eventId: "evt_1", type: "made.up"))
+        // Its time, when it has one, dates it (the close counts an event still waiting in its own month).
+        let dated = Array(#"{"id":"evt_2","type":"charge.refunded","created":1790000000,"data":{}}"#.utf8)
+        let datedHeader = TimestampedHMAC.stripe(secret: "whsec_x").header(body: dated, timestamp: now / 1000)
+        let datedEnvelope = try stripe.verifyWebhook(
+            body: dated,
+            header: { $0 == "stripe-signature" ? datedHeader : nil },
+            now: now
+        )
+        #expect(datedEnvelope.occurredAt == 1_790_000_000_000 && datedEnvelope.orderKey == nil)
         #expect(throws: WebhookRefusal.signature("missing Stripe-Signature header")) {
             try stripe.verifyWebhook(body: body, header: { _ in nil }, now: now)
         }

@@ -27,7 +27,11 @@ extension StripePaymentProvider {
             let id = envelope["id"] as? String, !id.isEmpty, id.utf8.count <= 255,
             let type = envelope["type"] as? String, type.utf8.count <= 255
         else { throw .notAnEvent("the body is not a Stripe event") }
-        return WebhookEnvelope(eventId: id, type: type)
+        // When it happened (`created`, UNIX seconds): the monthly close dates an event still waiting by it, not by
+        // when it arrived (a refund of October delivered or retried in November is October's). Stripe keeps no
+        // order between events, so nothing orders by it (no `orderKey`).
+        let created = (envelope["created"] as? Int).flatMap { (1...99_999_999_999).contains($0) ? Int64($0) : nil }
+        return WebhookEnvelope(eventId: id, type: type, occurredAt: created.map { $0 * 1000 })
     }
 
     /// A stored Stripe event; live when Stripe says `livemode`.
