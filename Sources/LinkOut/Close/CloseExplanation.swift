@@ -57,10 +57,15 @@ struct CloseExplanation {
         case .paymentPending:
             let event = item.paymentEvent.map { "\($0.provider) event \($0.eventId)" } ?? "a payment event"
             let waiting = item.paymentEvent?.waiting.map { " (\($0))" } ?? ""
+            // One behind a line item of a token (held for a token or a rate, set aside by Apple) waits as long as
+            // that item does; one waiting for its purchase's own event is given up after three days.
+            let end =
+                item.externalPurchaseId.rawValue.isEmpty
+                ? "it is given up and logged 3 days after it arrived" : "it goes on once that item is settled"
             return (
                 "\(event) is not made into line items yet\(waiting)",
                 "settle what it waits for (the set-aside item: linkout report attention; its purchase's own event); "
-                    + "it is given up and logged 3 days after it arrived"
+                    + end
             )
         case .waitingForRate:
             return (

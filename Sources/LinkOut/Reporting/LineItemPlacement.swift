@@ -67,6 +67,8 @@ struct LineItemPlacement: Sendable {
                 let target = try token(at: item.common.creationDate, purchaseToken: purchaseToken, chain: chain),
                 try ledger.reports.placeLineItemAwaitingToken(held.rowId, on: target.token.externalPurchaseId)
             else { continue }
+            // Its refunds waited behind it on the token it was held on: due now, to follow it to its token.
+            try ledger.payments.releaseEventsWaiting(behind: held.externalPurchaseId)
             placed.append((held, target.token.externalPurchaseId))
         }
         return placed
