@@ -75,6 +75,53 @@ struct RejectionTests {
         #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 
+    /// Apple names the buy of a report that also carries a refund of it: the buy is set aside, and so is the refund,
+    /// which would refer to a buy Apple does not hold (`NotFoundError`; it went again alone). The operator restates
+    /// the buy: the refund is checked again and goes with it, its net the restated buy's after it (it stayed set
+    /// aside until restated by hand, and the body the attention list showed carried a net Apple then refused).
+    @Test func restatingABuyTakesAgainTheRefundSetAsideBecauseOfIt() throws {
+        let harness = try ReportingHarness()
+        try harness.record("pair")
+        let buy = UUID().uuidString.lowercased()
+        let refund = "\(buy):refund:1"
+        try harness.addBuy("pair", lineItemId: buy)
+        let refundJSON = """
+            {"lineItemId":"\(refund)","creationDate":\(Clock.system.nowMilliseconds() - 500),"eventType":"REFUND",\
+            "referenceLineItemId":"\(buy)","amountTaxInclusive":3600,"amountTaxExclusive":3000,"taxAmount":600,\
+            "netAmountTaxExclusive":7000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"DEU"}
+            """
+        try harness.ledger.reports.storeLineItems(
+            [(LineItemID(refund), refundJSON)],
+            for: "pair",
+            at: Clock.system.nowMilliseconds()
+        )
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(buy)]))
+        try harness.tickUntilSettled()
+        let setAside = try harness.ledger.reports.lineItems(for: "pair").filter(\.needsCorrection).map(\.lineItemId)
+        #expect(setAside == [LineItemID(buy), LineItemID(refund)], "\(setAside)")
+
+        // The buy restated at 12.00 (10.00 tax-exclusive becomes 11.00), its net given as the old one.
+        let restated = ReportingHarness.buyJSON(lineItemId: buy).replacingOccurrences(
+            of: #""amountTaxExclusive":10000"#,
+            with: #""amountTaxExclusive":11000"#
+        ).replacingOccurrences(of: #""taxAmount":2000"#, with: #""taxAmount":1000"#)
+        let outcome = try ReportActions(ledger: harness.ledger).restate(
+            "pair",
+            lineItemId: LineItemID(buy),
+            body: restated
+        )
+        #expect(outcome.detail.contains("set-aside refund(s) \(refund) checked again"), "\(outcome.detail)")
+        // Apple's first version of the buy: its net is its amount (the operator's file had the old one).
+        #expect(outcome.detail.contains("net set to 11000"), "\(outcome.detail)")
+        try harness.tickUntilSettled()
+        let last = try #require(harness.production.received.last?.report?.lineItems)
+        #expect(last.map(\.common.lineItemId) == [LineItemID(buy), LineItemID(refund)])
+        #expect(last.map(\.common.netAmountTaxExclusive) == [11000, 8000])
+        #expect(last.allSatisfy { $0.common.restatement != true })
+        #expect(try harness.reports("pair").last?.state == .accepted)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+    }
+
     /// The operator's correction of an item Apple holds is a restatement, flag or not in their file: without it
     /// Apple refuses the changed item (`DuplicateValueError`).
     @Test func aCorrectionOfAnItemAppleHoldsGoesAsARestatement() throws {

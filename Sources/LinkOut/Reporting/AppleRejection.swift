@@ -58,6 +58,17 @@ package enum AppleRejection: Sendable, Equatable {
             guard let id = error.lineItemId else { continue }
             messages[id.rawValue] = messages[id.rawValue].map { $0 + "; " + error.summary } ?? error.summary
         }
+        // A refund of an item Apple refused here refers to a version Apple does not hold (`NotFoundError`) or nets
+        // against one it refused (`IncorrectNetAmountError`): it waits with that item, and is taken again once the
+        // operator restates or retracts it (`ReportActions`).
+        for item in sent.lineItems ?? [] {
+            guard case .refund(let refund) = item, messages[item.common.lineItemId.rawValue] == nil,
+                messages[refund.referenceLineItemId.rawValue] != nil
+            else { continue }
+            messages[item.common.lineItemId.rawValue] =
+                "waits for \(refund.referenceLineItemId), which Apple refused in the same report: taken again once "
+                + "that item is restated or retracted"
+        }
         let remaining = (sent.lineItems ?? []).filter { messages[$0.common.lineItemId.rawValue] == nil }
         guard !remaining.isEmpty else { return .setAside(messages, rest: nil) }
         var rest = sent

@@ -145,6 +145,18 @@ package struct ReportActions: Sendable {
                 held
                 ? " (marked restatement: Apple holds an earlier version)" : " (not a restatement: Apple holds none)"
         }
+        // The net follows from the amounts (`PurchaseNet`): set from what the token holds, so a body copied from
+        // the attention list before other items changed is not refused for it.
+        let operatorsNet = item.common.netAmountTaxExclusive
+        if item.isBuy && !held {
+            // Apple's first version of a buy: its refunds come after it (Apple: a new buy's net is its amount).
+            item.setNet(item.common.amountTaxExclusive)
+        } else {
+            item.setNet(joining: try LineItemScreen(ledger: ledger).standing(on: externalPurchaseId))
+        }
+        if item.common.netAmountTaxExclusive != operatorsNet {
+            marked += " (net set to \(item.common.netAmountTaxExclusive), from the amounts and the refunds that stand)"
+        }
         try check(item, of: token)
         let resolved = try ledger.reports.correctLineItem(
             lineItemId,
@@ -156,7 +168,8 @@ package struct ReportActions: Sendable {
             externalPurchaseId: externalPurchaseId,
             action: "restate",
             detail: "line item \(lineItemId) stored for the next report\(marked); \(resolved) set-aside version(s) "
-                + "resolved" + (try releaseWaiting(behind: externalPurchaseId))
+                + "resolved" + (try retakeSetAsideRefunds(on: token, besides: lineItemId))
+                + (try releaseWaiting(behind: externalPurchaseId))
         )
     }
 
@@ -189,6 +202,7 @@ package struct ReportActions: Sendable {
                 externalPurchaseId: externalPurchaseId,
                 action: "retract",
                 detail: "line item \(lineItemId) dropped: Apple never accepted it" + (settled ?? "")
+                    + (try retakeSetAsideRefunds(on: token, besides: lineItemId))
                     + (try releaseWaiting(behind: externalPurchaseId))
             )
         }
@@ -197,7 +211,43 @@ package struct ReportActions: Sendable {
             externalPurchaseId: externalPurchaseId,
             action: "retract",
             detail: "retraction of line item \(lineItemId) queued for the next report"
+                + (try retakeSetAsideRefunds(on: token, besides: lineItemId))
         )
+    }
+
+    /// A refund set aside waits on its buy and the token's other refunds (its buy not at Apple: `NotFoundError`;
+    /// refunds beyond the buy). Once the operator restates or retracts an item of the token, each refund still set
+    /// aside (but `besides`, just settled) is checked again with its net from what the token then holds, and one
+    /// Apple's rules now take goes with the next report: it stayed set aside until restated by hand. Said in the
+    /// outcome when there were any.
+    private func retakeSetAsideRefunds(on token: StoredToken, besides settled: LineItemID) throws -> String {
+        let externalPurchaseId = token.token.externalPurchaseId
+        var waiting: [LineItemID: StoredLineItem] = [:]
+        var order: [LineItemID] = []
+        for stored in try ledger.reports.lineItems(for: externalPurchaseId) where stored.lineItemId != settled {
+            guard stored.needsCorrection else { continue }
+            if waiting.updateValue(stored, forKey: stored.lineItemId) == nil { order.append(stored.lineItemId) }
+        }
+        var taken: [String] = []
+        for id in order {
+            guard let stored = waiting[id],
+                var refund = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8)),
+                case .refund = refund
+            else { continue }
+            refund.setRestatement(try heldVersion(of: id, on: externalPurchaseId) != nil)
+            refund.setNet(joining: try LineItemScreen(ledger: ledger).standing(on: externalPurchaseId))
+            do { try check(refund, of: token) } catch { continue }
+            let body = try AppleRejection.encodeLineItem(refund)
+            _ = try ledger.reports.correctLineItem(
+                id,
+                of: externalPurchaseId,
+                replacement: body,
+                now: clock.nowMilliseconds()
+            )
+            taken.append(id.rawValue)
+        }
+        return taken.isEmpty
+            ? "" : "; set-aside refund(s) \(taken.joined(separator: ", ")) checked again and stored for the next report"
     }
 
     /// The provider's events that waited for the operator's correction of the token's items (a refund of a buy
