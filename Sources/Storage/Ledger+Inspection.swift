@@ -9,7 +9,12 @@ extension Ledger {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StorageError(.notFound, "no ledger at \(path)")
         }
-        return try LedgerBackup.schemaVersion(try SQLiteConnection(path: path, readOnly: true))
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        // An empty file (or one a first start left before migrating) holds none: the server makes it.
+        guard try Migrations.hasLedger(connection, dialect: .sqlite) else {
+            throw StorageError(.notFound, "no ledger in \(path)")
+        }
+        return try LedgerBackup.schemaVersion(connection)
     }
 
     /// The PostgreSQL ledger at `target`.

@@ -1,10 +1,10 @@
 import Domain
 import Foundation
-import Storage
 import TestSupport
 import Testing
 
 @testable import LinkOut
+@testable import Storage
 
 /// The `linkout` subcommands as a user runs them.
 @Suite("Command line")
@@ -78,6 +78,13 @@ struct CommandLineTests {
         let erased = try run(["erase", "--email", "bob@example.com", "--data-dir", empty.path])
         #expect(erased.code == 2 && erased.err.contains("no ledger at \(file)"), "\(erased.err)")
         #expect(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int == 0)
+        // Nor is one a first start left with its table of migrations and none in it.
+        try SQLiteConnection(path: file).execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"
+        )
+        let unmigrated = try run(["audit", "--data-dir", empty.path])
+        #expect(unmigrated.code == 2 && unmigrated.err.contains("no ledger at \(file)"), "\(unmigrated.err)")
+        #expect(try SQLiteConnection(path: file).query("SELECT name FROM sqlite_master WHERE name = 'tokens'").isEmpty)
     }
 
     @Test func simulateMintsAURLTheServerAcceptsAndExportListsIt() throws {

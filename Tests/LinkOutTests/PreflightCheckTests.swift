@@ -176,6 +176,27 @@ struct PreflightCheckTests {
         #expect(mistyped.waitForExit() == 1)
         #expect(mistyped.stdoutText().contains("FAIL ledger: no ledger at"))
         #expect(!FileManager.default.fileExists(atPath: missing.path))
+        // An empty ledger file is none yet (the server makes one in it); a damaged one stops the server.
+        defer { try? FileManager.default.removeItem(at: missing) }
+        try FileManager.default.createDirectory(at: missing, withIntermediateDirectories: true)
+        let file = missing.appendingPathComponent("linkout.sqlite").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        func ledgerLine() throws -> String {
+            let check = try LinkOutProcess(
+                ["check", "--data-dir", missing.path],
+                directory: LiveApplication.repositoryRoot
+            )
+            _ = check.waitForExit()
+            return check.stdoutText().split(separator: "\n").first { $0.contains(" ledger: ") }.map(String.init) ?? ""
+        }
+        let empty = try ledgerLine()
+        #expect(
+            empty.contains("FAIL ledger: no ledger in") && empty.contains("makes it on its first start"),
+            "\(empty)"
+        )
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(repeating: 0x41, count: 8192)))
+        let damaged = try ledgerLine()
+        #expect(damaged.contains("FAIL ledger:") && damaged.contains("the server cannot start on it"), "\(damaged)")
     }
 
     /// What `serve` would refuse at its start fails the check too: a public address no phone reaches, an address

@@ -120,6 +120,52 @@ struct RejectionTests {
         #expect(last.allSatisfy { $0.common.restatement != true })
         #expect(try harness.reports("pair").last?.state == .accepted)
         #expect(try harness.ledger.reports.attentionCount() == 0)
+
+        // The same on another token, but the operator withdraws the buy Apple never held: its refund can never be
+        // reported and goes with it, and the token, left with nothing, is reported NO_LINE_ITEM.
+        try harness.record("gone")
+        let other = UUID().uuidString.lowercased()
+        try harness.addBuy("gone", lineItemId: other)
+        try harness.ledger.reports.storeLineItems(
+            [(LineItemID("\(other):refund:1"), refundJSON.replacingOccurrences(of: buy, with: other))],
+            for: "gone",
+            at: Clock.system.nowMilliseconds()
+        )
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(other)]))
+        try harness.tickUntilSettled()
+        let withdrawn = try ReportActions(ledger: harness.ledger).retract("gone", lineItemId: LineItemID(other))
+        #expect(
+            withdrawn.detail.contains("set-aside refund(s) \(other):refund:1 dropped with it"),
+            "\(withdrawn.detail)"
+        )
+        #expect(withdrawn.detail.contains("goes again as NO_LINE_ITEM"), "\(withdrawn.detail)")
+        #expect(try harness.ledger.reports.lineItems(for: "gone").filter(\.needsCorrection).isEmpty)
+        try harness.tickUntilSettled()
+        #expect(harness.production.received.last?.report?.status == .noLineItem)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+
+        // A refund Apple refused for itself waits for the operator whatever else of its buy is restated.
+        try harness.record("own")
+        let third = UUID().uuidString.lowercased()
+        try harness.addBuy("own", lineItemId: third)
+        try harness.ledger.reports.storeLineItems(
+            [(LineItemID("\(third):refund:1"), refundJSON.replacingOccurrences(of: buy, with: third))],
+            for: "own",
+            at: Clock.system.nowMilliseconds()
+        )
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount("\(third):refund:1")]))
+        try harness.tickUntilSettled()
+        let held = try #require(
+            try harness.ledger.reports.lineItems(for: "own").first { $0.lineItemId.rawValue == third }
+        )
+        let again = try ReportActions(ledger: harness.ledger).restate(
+            "own",
+            lineItemId: LineItemID(third),
+            body: held.body
+        )
+        #expect(!again.detail.contains("checked again"), "\(again.detail)")
+        let waiting = try harness.ledger.reports.lineItems(for: "own").filter(\.needsCorrection).map(\.lineItemId)
+        #expect(waiting == [LineItemID("\(third):refund:1")])
     }
 
     /// The operator's correction of an item Apple holds is a restatement, flag or not in their file: without it

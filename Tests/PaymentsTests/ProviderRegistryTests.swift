@@ -104,14 +104,25 @@ struct ProviderRegistryTests {
         )
         #expect(envelope == WebhookEnvelope(eventId: "evt_1", type: "made.up"))
         // Its time, when it has one, dates it (the close counts an event still waiting in its own month).
-        let dated = Array(#"{"id":"evt_2","type":"charge.refunded","created":1790000000,"data":{}}"#.utf8)
+        let dated = Array(#"{"id":"evt_2","type":"charge.refunded","created":1799000000,"data":{}}"#.utf8)
         let datedHeader = TimestampedHMAC.stripe(secret: "whsec_x").header(body: dated, timestamp: now / 1000)
         let datedEnvelope = try stripe.verifyWebhook(
             body: dated,
             header: { $0 == "stripe-signature" ? datedHeader : nil },
             now: now
         )
-        #expect(datedEnvelope.occurredAt == 1_790_000_000_000 && datedEnvelope.orderKey == nil)
+        #expect(datedEnvelope.occurredAt == 1_799_000_000_000 && datedEnvelope.orderKey == nil)
+        // A time Stripe could not have sent it at (years back, or ahead) dates it by its arrival.
+        for created in ["1", "1790000000", "4102444800", "-5", "9223372036854775807", "-9223372036854775808"] {
+            let odd = Array(#"{"id":"evt_3","type":"charge.refunded","created":\#(created),"data":{}}"#.utf8)
+            let oddHeader = TimestampedHMAC.stripe(secret: "whsec_x").header(body: odd, timestamp: now / 1000)
+            let envelope = try stripe.verifyWebhook(
+                body: odd,
+                header: { $0 == "stripe-signature" ? oddHeader : nil },
+                now: now
+            )
+            #expect(envelope.occurredAt == nil, "\(created)")
+        }
         #expect(throws: WebhookRefusal.signature("missing Stripe-Signature header")) {
             try stripe.verifyWebhook(body: body, header: { _ in nil }, now: now)
         }

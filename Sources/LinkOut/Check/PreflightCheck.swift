@@ -173,8 +173,10 @@ package struct PreflightCheck: Sendable {
             }
         } catch  where error.code == .notFound {
             return Self.fail("ledger", "\(error.message) (the server makes it on its first start)")
+        } catch  where error.code == .unavailable {
+            return Self.fail("ledger", "cannot reach the database: \(error.message)")
         } catch {
-            // There, and unreadable (a damaged file, another program's database): the server refuses it too.
+            // There, and unreadable (a damaged file): the server refuses it too.
             return Self.fail(
                 "ledger",
                 "\(error.message): the server cannot start on it (README \"Backup and restore\")"

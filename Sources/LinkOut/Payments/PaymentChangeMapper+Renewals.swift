@@ -78,8 +78,7 @@ extension PaymentChangeMapper {
             // restated (Apple: "Reporting corrections").
             let following = try history.following(item)
             try restate(following, of: history, on: chain, in: &change)
-            // The period the subscription has now is the latest in time, shorter after a downgrade.
-            purchase.periodEnd = (following.last ?? item).subscriptionEndDate
+            purchase.periodEnd = history.periodEnd(adding: item) ?? item.subscriptionEndDate
             purchase.paidDays = Int64((following.last ?? item).subscriptionDaysOfPaidService)
             change.purchase = purchase
             change.charges = charges
@@ -146,7 +145,10 @@ extension PaymentChangeMapper {
         at now: Int64
     ) throws -> PaymentChange {
         var change = PaymentChange(event: event, outcome: "\(what) recorded", at: now)
-        purchase.periodEnd = max(purchase.periodEnd ?? 0, invoice.period.end)
+        // Until its items are known (`SubscriptionHistory.periodEnd`, which decides when they are): a renewal never
+        // shortens the period (one delivered late is an earlier one), a plan change's period replaces the one it
+        // changes (a downgrade ends a yearly period early).
+        purchase.periodEnd = planChange ? invoice.period.end : max(purchase.periodEnd ?? 0, invoice.period.end)
         purchase.updatedAt = now
         change.purchase = purchase
         if !planChange {

@@ -28,10 +28,14 @@ struct SubscriptionHistory {
         self.price = price
     }
 
-    /// The end of the period the subscription had at `instant`: that of the item started last by then (not the
-    /// latest end seen: a downgrade from a yearly plan ends the year early). Nil before the start is recorded.
-    func periodEnd(at instant: Int64) -> Int64? {
-        items.last { $0.subscriptionStartDate <= instant }?.subscriptionEndDate
+    /// The end of the period the subscription had at `instant`: that of the item started last by then, `adding`
+    /// one not stored yet (not the latest end seen: a downgrade from a yearly plan ends the year early; a renewal
+    /// delivered late starts earlier and changes nothing). Nil before the start is recorded.
+    func periodEnd(at instant: Int64 = .max, adding item: SubscriptionBuyLineItem? = nil) -> Int64? {
+        var started = items.filter { $0.lineItemId != item?.lineItemId && $0.subscriptionStartDate <= instant }
+        // First, so it wins a tie (`max` keeps the first of equals): it is the latest word on that period.
+        if let item, item.subscriptionStartDate <= instant { started.insert(item, at: 0) }
+        return started.max { $0.subscriptionStartDate < $1.subscriptionStartDate }?.subscriptionEndDate
     }
 
     /// The item whose period starts last at or before `start`, other than the item `except`, and whether its

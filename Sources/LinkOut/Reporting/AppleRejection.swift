@@ -25,6 +25,9 @@ package enum AppleRejection: Sendable, Equatable {
     /// report Apple keeps refusing is never retried silently for good.
     static let simultaneousRetries: Int64 = 8
 
+    /// How the note of a refund set aside with the item Apple refused begins (`classify`).
+    static let waitsForNotePrefix = "waits for"
+
     package static func classify(body: String, report: StoredReport) -> AppleRejection {
         guard let response = SendReportErrorResponse.parse(body) else {
             return .needsAttention("Apple answered 400 without errors (a malformed request): \(body.prefix(300))")
@@ -66,8 +69,8 @@ package enum AppleRejection: Sendable, Equatable {
                 messages[refund.referenceLineItemId.rawValue] != nil
             else { continue }
             messages[item.common.lineItemId.rawValue] =
-                "waits for \(refund.referenceLineItemId), which Apple refused in the same report: taken again once "
-                + "that item is restated or retracted"
+                waitsForNotePrefix + " \(refund.referenceLineItemId), which Apple refused in the same report: checked "
+                + "again once that item is restated or retracted (dropped with it when Apple never held it)"
         }
         let remaining = (sent.lineItems ?? []).filter { messages[$0.common.lineItemId.rawValue] == nil }
         guard !remaining.isEmpty else { return .setAside(messages, rest: nil) }

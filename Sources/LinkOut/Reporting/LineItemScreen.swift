@@ -96,6 +96,9 @@ struct LineItemScreen: Sendable {
                 "correct it (linkout report restate \(externalPurchaseId) \(lineItemId) FILE) or drop it "
                 + "(\(drop))"
         }
-        return "set aside before sending, Apple would refuse it: \(rules). Action: \(action)"
+        return notePrefix + ": \(rules). Action: \(action)"
     }
+
+    /// How the note of an item this screen set aside begins (Apple's own refusals keep Apple's words).
+    static let notePrefix = "set aside before sending, Apple would refuse it"
 }

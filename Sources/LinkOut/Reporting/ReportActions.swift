@@ -6,8 +6,8 @@ package import Storage
 
 /// What an operator can do about a token that needs attention, from the command line (`linkout report …`) or the admin
 /// API (`POST /admin/tokens/{id}/…`): send its rejected report again, report it `NO_LINE_ITEM`, or restate or retract
-/// one of its line items (Apple: "Reporting corrections"). Each action is one ledger transaction; the reporting pass
-/// sends the result.
+/// one of its line items (Apple: "Reporting corrections"). Each action is one ledger transaction (a restate or retract
+/// then checks the buy's set-aside refunds again, each in its own); the reporting pass sends the result.
 package struct ReportActions: Sendable {
     package struct Refusal: Error, Equatable, CustomStringConvertible {
         package enum Kind: Sendable, Equatable {
@@ -168,7 +168,8 @@ package struct ReportActions: Sendable {
             externalPurchaseId: externalPurchaseId,
             action: "restate",
             detail: "line item \(lineItemId) stored for the next report\(marked); \(resolved) set-aside version(s) "
-                + "resolved" + (try retakeSetAsideRefunds(on: token, besides: lineItemId))
+                + "resolved"
+                + retakeSetAsideRefunds(on: token, of: PurchaseNet.buyId(of: item), besides: lineItemId)
                 + (try releaseWaiting(behind: externalPurchaseId))
         )
     }
@@ -184,6 +185,8 @@ package struct ReportActions: Sendable {
             throw Refusal(kind: .conflict, description: "the token has no line item \(lineItemId)")
         }
         let now = clock.nowMilliseconds()
+        let latest = versions.last.flatMap { try? JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
+        let buy = latest.map(PurchaseNet.buyId(of:)) ?? lineItemId
         guard let retraction = try retraction(of: lineItemId, token: token) else {
             let dropped = try ledger.reports.correctLineItem(
                 lineItemId,
@@ -197,12 +200,18 @@ package struct ReportActions: Sendable {
                     description: "line item \(lineItemId) is neither set aside nor held by Apple (still on its way)"
                 )
             }
+            // Its refunds go first (dropped with a buy), so a rejected report they emptied is settled too.
+            let retaken = retakeSetAsideRefunds(
+                on: token,
+                of: buy,
+                besides: lineItemId,
+                buyDropped: buy == lineItemId
+            )
             let settled = try settleEmptiedRejection(of: externalPurchaseId, now: now)
             return Outcome(
                 externalPurchaseId: externalPurchaseId,
                 action: "retract",
-                detail: "line item \(lineItemId) dropped: Apple never accepted it" + (settled ?? "")
-                    + (try retakeSetAsideRefunds(on: token, besides: lineItemId))
+                detail: "line item \(lineItemId) dropped: Apple never accepted it" + retaken + (settled ?? "")
                     + (try releaseWaiting(behind: externalPurchaseId))
             )
         }
@@ -211,43 +220,68 @@ package struct ReportActions: Sendable {
             externalPurchaseId: externalPurchaseId,
             action: "retract",
             detail: "retraction of line item \(lineItemId) queued for the next report"
-                + (try retakeSetAsideRefunds(on: token, besides: lineItemId))
+                + retakeSetAsideRefunds(on: token, of: buy, besides: lineItemId)
         )
     }
 
-    /// A refund set aside waits on its buy and the token's other refunds (its buy not at Apple: `NotFoundError`;
-    /// refunds beyond the buy). Once the operator restates or retracts an item of the token, each refund still set
-    /// aside (but `besides`, just settled) is checked again with its net from what the token then holds, and one
-    /// Apple's rules now take goes with the next report: it stayed set aside until restated by hand. Said in the
-    /// outcome when there were any.
-    private func retakeSetAsideRefunds(on token: StoredToken, besides settled: LineItemID) throws -> String {
+    /// A refund set aside waits on its buy and the buy's other refunds (its buy not at Apple: `NotFoundError`;
+    /// refunds beyond the buy). Once the operator restates or retracts the buy or one of its refunds (`settled`,
+    /// whose buy is `buy`), each of the buy's refunds linkout set aside (`waitsOnItsBuy`) is checked again with its net from what the
+    /// token then holds, and one Apple's rules now take goes with the next report (it stayed set aside until restated
+    /// by hand); when the buy was dropped (Apple never held it), they are dropped with it: they can never be
+    /// reported. Said in the outcome when there were any. The action itself is stored by then: a failure here is
+    /// said, not thrown, so the answer never reports an action undone that was done.
+    private func retakeSetAsideRefunds(
+        on token: StoredToken,
+        of buy: LineItemID,
+        besides settled: LineItemID,
+        buyDropped: Bool = false
+    ) -> String {
         let externalPurchaseId = token.token.externalPurchaseId
-        var waiting: [LineItemID: StoredLineItem] = [:]
-        var order: [LineItemID] = []
-        for stored in try ledger.reports.lineItems(for: externalPurchaseId) where stored.lineItemId != settled {
-            guard stored.needsCorrection else { continue }
-            if waiting.updateValue(stored, forKey: stored.lineItemId) == nil { order.append(stored.lineItemId) }
-        }
         var taken: [String] = []
-        for id in order {
-            guard let stored = waiting[id],
-                var refund = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8)),
-                case .refund = refund
-            else { continue }
-            refund.setRestatement(try heldVersion(of: id, on: externalPurchaseId) != nil)
-            refund.setNet(joining: try LineItemScreen(ledger: ledger).standing(on: externalPurchaseId))
-            do { try check(refund, of: token) } catch { continue }
-            let body = try AppleRejection.encodeLineItem(refund)
-            _ = try ledger.reports.correctLineItem(
-                id,
-                of: externalPurchaseId,
-                replacement: body,
-                now: clock.nowMilliseconds()
-            )
-            taken.append(id.rawValue)
+        var dropped: [String] = []
+        do {
+            var waiting: [(LineItemID, LineItem)] = []
+            for stored in try ledger.reports.lineItems(for: externalPurchaseId)
+            where stored.lineItemId != settled && stored.needsCorrection && Self.waitsOnItsBuy(stored) {
+                guard let item = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8)),
+                    case .refund(let refund) = item, refund.referenceLineItemId == buy
+                else { continue }
+                waiting.removeAll { $0.0 == stored.lineItemId }
+                waiting.append((stored.lineItemId, item))
+            }
+            for (id, stored) in waiting {
+                let now = clock.nowMilliseconds()
+                if buyDropped {
+                    _ = try ledger.reports.correctLineItem(id, of: externalPurchaseId, replacement: nil, now: now)
+                    dropped.append(id.rawValue)
+                    continue
+                }
+                var refund = stored
+                refund.setRestatement(try heldVersion(of: id, on: externalPurchaseId) != nil)
+                refund.setNet(joining: try LineItemScreen(ledger: ledger).standing(on: externalPurchaseId))
+                do { try check(refund, of: token) } catch is Refusal { continue }
+                let body = try AppleRejection.encodeLineItem(refund)
+                _ = try ledger.reports.correctLineItem(id, of: externalPurchaseId, replacement: body, now: now)
+                taken.append(id.rawValue)
+            }
+        } catch {
+            return "; the set-aside refunds of \(buy) were not checked again (\(error)): restate them"
         }
-        return taken.isEmpty
-            ? "" : "; set-aside refund(s) \(taken.joined(separator: ", ")) checked again and stored for the next report"
+        var said = ""
+        if !taken.isEmpty {
+            said +=
+                "; set-aside refund(s) \(taken.joined(separator: ", ")) checked again and stored for the next report"
+        }
+        if !dropped.isEmpty { said += "; set-aside refund(s) \(dropped.joined(separator: ", ")) dropped with it" }
+        return said
+    }
+
+    /// Set aside by linkout, before Apple saw it (`LineItemScreen`) or with the item Apple refused (`AppleRejection`),
+    /// so for what the token held then: one Apple refused for itself keeps waiting for the operator.
+    private static func waitsOnItsBuy(_ stored: StoredLineItem) -> Bool {
+        guard let note = stored.correction else { return false }
+        return note.hasPrefix(LineItemScreen.notePrefix) || note.hasPrefix(AppleRejection.waitsForNotePrefix)
     }
 
     /// The provider's events that waited for the operator's correction of the token's items (a refund of a buy

@@ -109,14 +109,15 @@ enum Migrations {
         }
     }
 
-    /// Whether the database holds a ledger: migrations were recorded in it (an empty SQLite file, or a PostgreSQL
-    /// database nothing ever migrated, holds none).
+    /// Whether the database holds a ledger: migrations were recorded in it (an empty SQLite file, a PostgreSQL
+    /// database nothing ever migrated, or one a first start left before its first migration, holds none).
     static func hasLedger(_ connection: any SQLConnection, dialect: SQLDialect) throws(StorageError) -> Bool {
-        let lookup =
+        let table =
             dialect == .postgres
             ? "SELECT 1 WHERE to_regclass('schema_migrations') IS NOT NULL"
             : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-        return try !connection.query(lookup).isEmpty
+        guard try !connection.query(table).isEmpty else { return false }
+        return try !connection.query("SELECT 1 FROM schema_migrations LIMIT 1").isEmpty
     }
 
     private static func inTransaction(
