@@ -375,6 +375,11 @@ struct PaddleChargebackReversalTests {
         )
         #expect(refund["amountTaxInclusive"] as? Int == 1500)
         #expect(refund["taxAmount"] as? Int == 240)
+        // The renewal is what Paddle charged and the tax Paddle states of it (0.32, not a share of 0.64: 0.321).
+        let renewed = try #require(
+            harness.payments.reportedLineItems().first { $0["lineItemId"] as? String == "txn_10renew" }
+        )
+        #expect(renewed["amountTaxInclusive"] as? Int == 2000 && renewed["taxAmount"] as? Int == 320, "\(renewed)")
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 

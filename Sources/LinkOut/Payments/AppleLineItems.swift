@@ -108,6 +108,7 @@ public struct AppleLineItems: Sendable {
             total: invoice.total,
             tax: invoice.tax,
             charged: invoice.charged,
+            chargedTax: invoice.statedChargedTax,
             country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry.rawValue),
             exchangeRate: exchangeRate
         )
@@ -164,6 +165,7 @@ public struct AppleLineItems: Sendable {
             total: total,
             tax: min(max(invoice.tax, 0), total),
             charged: invoice.charged,
+            chargedTax: invoice.statedChargedTax,
             country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry.rawValue),
             exchangeRate: exchangeRate
         )
@@ -258,7 +260,8 @@ public struct AppleLineItems: Sendable {
     }
 
     /// The fields every buy shares: id, date, currencies, amounts and tax country. `charged`: what the person
-    /// paid of `total` when the provider's credit balance paid the rest; the tax is then the same share of `tax`.
+    /// paid of `total` when the provider's credit balance paid the rest; the tax is then `chargedTax` when the
+    /// provider states it, else the same share of `tax`.
     private func buyFields(
         id: String,
         at creationDate: Int64,
@@ -266,6 +269,7 @@ public struct AppleLineItems: Sendable {
         total: Int64,
         tax: Int64,
         charged: Int64? = nil,
+        chargedTax: Int64? = nil,
         country: String?,
         exchangeRate: ExchangeRate?
     ) throws(AppleLineItemError) -> [String: Any] {
@@ -277,7 +281,11 @@ public struct AppleLineItems: Sendable {
         var taxAmount = MinorUnits.milliUnits(tax, currency: pricing.rawValue)
         if let charged, charged < total {
             let paid = MinorUnits.milliUnits(charged, currency: pricing.rawValue)
-            taxAmount = Self.mulDivRounded(taxAmount, paid, inclusive)
+            if let chargedTax, (0...charged).contains(chargedTax) {
+                taxAmount = MinorUnits.milliUnits(chargedTax, currency: pricing.rawValue)
+            } else {
+                taxAmount = Self.mulDivRounded(taxAmount, paid, inclusive)
+            }
             inclusive = paid
         }
         var fields: [String: Any] = [

@@ -124,7 +124,7 @@ extension PaddleNotification {
     private func invoicePayment(_ transaction: PaddleTransaction, reason: String, period: SubscriptionPeriod)
         -> InvoicePayment
     {
-        InvoicePayment(
+        var payment = InvoicePayment(
             invoiceId: transaction.id,
             subscriptionId: transaction.subscriptionId,
             billingReason: reason,
@@ -143,6 +143,9 @@ extension PaddleNotification {
             paymentIntentId: transaction.id,
             paidAt: occurredAt
         )
+        // Paddle states the tax of what it charged; a share worked out from the total's can be a unit off.
+        payment.statedChargedTax = transaction.grandTotalTax
+        return payment
     }
 
     /// A chargeback's status values are not documented by Paddle (not confirmed): one not waiting, refused or itself
