@@ -51,8 +51,8 @@ public final class Ledger: Sendable {
     /// How landings' visits become durable on this engine, in this role.
     let visitRecorder: any VisitRecorder
 
-    /// Opens (creating if needed) `directory/linkout.sqlite`, applies pending migrations and, as the owner,
-    /// replays the visit journal.
+    /// Opens `directory/linkout.sqlite` (creating it if needed, unless `upgrade` is `.never`), applies pending
+    /// migrations and, as the owner, replays the visit journal.
     public convenience init(
         directory: String,
         durability: Durability = .full,

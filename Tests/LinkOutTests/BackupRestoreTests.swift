@@ -295,7 +295,7 @@ struct BackupRestoreTests {
         #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
         #expect(
             restore.stdoutText().contains(
-                "1 credential revocation(s), 1 key retirement(s), 2 audit entries made after the backup"
+                "1 credential revocation(s), 1 key retirement(s), 2 audit entr(ies) made after the backup"
             ),
             "\(restore.stdoutText())"
         )
@@ -326,7 +326,7 @@ struct BackupRestoreTests {
         let said = damaged.stdoutText()
         // The log carried: the revocation, the retirement and the first restore.
         #expect(
-            said.contains("1 key retirement(s), 3 audit entries made after the backup (the rest could not be read)"),
+            said.contains("1 key retirement(s), 3 audit entr(ies) made after the backup (the rest could not be read)"),
             "\(said)"
         )
         #expect(said.contains("revoke again (linkout credentials revoke ID)"), "\(said)")

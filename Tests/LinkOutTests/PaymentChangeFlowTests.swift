@@ -180,3 +180,40 @@ struct PaymentChangeFlowTests {
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 }
+
+extension PaymentChangeFlowTests {
+    /// A renewal Stripe names the payment of later (`invoice_payment.paid`), 2.50 of its 3.99 paid and the customer's
+    /// credit the rest: the payment's record is what it paid, all a refund or dispute of it can take back; the
+    /// invoice's keeps the period's price.
+    @Test func aPaymentNamedAfterItsInvoiceIsRecordedAtWhatItPaid() throws {
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 3_600_000)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let start = time.clock.nowMilliseconds()
+        let token = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 60 * 86_400_000)
+        try PaymentChangeFlowRefundHoldTests.subscribe(harness, on: token, time: time)
+        let renewedAt = time.clock.nowSeconds()
+        let renewal = StripeEvents.renewal(
+            id: "evt_in_2",
+            invoice: "in_2",
+            subscription: "sub_1",
+            total: 399,
+            start: renewedAt,
+            end: renewedAt + 30 * 86_400,
+            created: renewedAt
+        ).replacingOccurrences(of: #""amount_paid":399"#, with: #""amount_paid":250"#)
+        #expect(renewal.contains(#""amount_paid":250"#))
+        #expect(try harness.deliver(renewal, timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        let link = """
+            {"id":"evt_link2","object":"event","type":"invoice_payment.paid","created":\(renewedAt),"livemode":false,\
+            "data":{"object":{"id":"inpay_2","object":"invoice_payment","invoice":"in_2","amount_paid":250,\
+            "payment":{"type":"payment_intent","payment_intent":"pi_in_2"},"status":"paid"}}}
+            """
+        #expect(try harness.deliver(link, timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        let payment = try #require(try ledger.payments.charge(key: .payment("pi_in_2")))
+        #expect(payment.amountTotal == 250 && payment.amountTax == 0, "\(payment)")
+        #expect(try ledger.payments.charge(key: .invoice("in_2"))?.amountTotal == 399)
+    }
+}

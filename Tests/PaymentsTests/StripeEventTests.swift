@@ -277,6 +277,29 @@ extension StripeEventTests {
         #expect(credited.period == SubscriptionPeriod(start: 1_767_178_400_000, end: 1_771_066_400_000))
     }
 
+    /// `invoice_payment.paid` names the payment of an invoice and what it paid of it (the customer's credit may
+    /// have paid the rest): the payment's record is then what it charged.
+    @Test func anInvoicePaymentSaysWhatItPaid() throws {
+        let link = """
+            {"id":"evt_ip","created":1767178400,"type":"invoice_payment.paid","data":{"object":{"id":"inpay_1",\
+            "invoice":"in_first","amount_paid":250,"amount_requested":399,\
+            "payment":{"type":"payment_intent","payment_intent":"pi_9"}}}}
+            """
+        #expect(
+            try decode(link).payload
+                == .invoicePaymentLinked(invoiceId: "in_first", paymentIntentId: "pi_9", amountPaid: 250)
+        )
+        let unpaid = link.replacingOccurrences(of: #""amount_paid":250,"#, with: "")
+        #expect(
+            try decode(unpaid).payload
+                == .invoicePaymentLinked(invoiceId: "in_first", paymentIntentId: "pi_9", amountPaid: nil)
+        )
+        // The tax of what it paid: the same share of the invoice's (0.64 of 3.99, 2.50 paid: 0.40).
+        #expect(TaxShare.of(64, in: 399, part: 250) == 40)
+        #expect(TaxShare.of(64, in: 399, part: 399) == 64 && TaxShare.of(64, in: 399, part: 0) == 0)
+        #expect(TaxShare.of(1_000_000_000_000, in: 1_000_000_000_000, part: 999_999_999_999) == 999_999_999_999)
+    }
+
     static func disputeClosed(status: String) -> String {
         """
         {"id":"evt_dispute","object":"event","created":1767178400,"type":"charge.dispute.closed",\

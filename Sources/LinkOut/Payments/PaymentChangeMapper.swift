@@ -116,11 +116,17 @@ struct PaymentChangeMapper: Sendable {
             return try refunded(refund, event: key, at: now)
         case .chargebackReversed(let reversal):
             return try chargebackReversed(reversal, event: key, at: now)
-        case .invoicePaymentLinked(let invoiceId, let paymentIntentId):
+        case .invoicePaymentLinked(let invoiceId, let paymentIntentId, let amountPaid):
             guard var charge = try ledger.payments.charge(key: .invoice(invoiceId)) else {
                 return .wait("invoice \(invoiceId) has no recorded payment yet")
             }
             charge.chargeKey = .payment(paymentIntentId)
+            // The payment is what it charged, as when the provider names it with the invoice (`charges(of:)`); the
+            // invoice's row keeps the period's price.
+            if let paid = amountPaid, (0..<charge.amountTotal).contains(paid) {
+                charge.amountTax = TaxShare.of(charge.amountTax, in: charge.amountTotal, part: paid)
+                charge.amountTotal = paid
+            }
             return .apply(
                 PaymentChange(event: key, outcome: "payment linked to its invoice", charges: [charge], at: now)
             )

@@ -84,12 +84,10 @@ public struct InvoicePayment: Sendable, Equatable {
     /// The tax in `charged` as the provider states it (Paddle's `grand_total_tax`), when it does.
     public var statedChargedTax: Int64?
 
-    /// The tax in `charged`: the provider's own figure, else the invoice's tax in proportion, rounded half up (a
-    /// period paid partly from the customer's credit is taxed on what it charged).
+    /// The tax in `charged`: the provider's own figure, else the invoice's tax in proportion (`TaxShare`).
     public var chargedTax: Int64 {
         if let statedChargedTax, (0...charged).contains(statedChargedTax) { return statedChargedTax }
-        guard total > 0, charged < total else { return charged == total ? tax : 0 }
-        return Int64((Int128(tax) * Int128(charged) * 2 + Int128(total)) / (Int128(total) * 2))
+        return TaxShare.of(tax, in: total, part: charged)
     }
 
     /// This payment with `periodRunsToCurrentEnd` set.

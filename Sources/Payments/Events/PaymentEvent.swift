@@ -35,8 +35,9 @@ public enum PaymentEvent: Sendable, Equatable {
     /// gets `subscription.ended`.
     case subscriptionEnded(SubscriptionEnd)
     /// Links a subscription payment to the name a later refund uses for it (Stripe's `invoice_payment.paid`: since
-    /// API version basil neither the invoice nor the charge names the other).
-    case invoicePaymentLinked(invoiceId: String, paymentIntentId: String)
+    /// API version basil neither the invoice nor the charge names the other), with what it paid of the invoice
+    /// (`amount_paid`, when Stripe says: the customer's credit may have paid the rest).
+    case invoicePaymentLinked(invoiceId: String, paymentIntentId: String, amountPaid: Int64?)
     /// Anything else (other event types, other billing reasons): stored, acknowledged, not acted on.
     case ignored(type: String)
     /// Money moved, and linkout does not report it to Apple: `reason` says why and what a person can do. Logged

@@ -72,7 +72,11 @@ public struct StripeEvent: Sendable, Equatable {
             if let invoice = try link.optionalID("invoice"),
                 let paymentIntent = try link.optionalChild("payment")?.optionalID("payment_intent")
             {
-                payload = .invoicePaymentLinked(invoiceId: invoice, paymentIntentId: paymentIntent)
+                payload = .invoicePaymentLinked(
+                    invoiceId: invoice,
+                    paymentIntentId: paymentIntent,
+                    amountPaid: try link.optionalAmount("amount_paid")
+                )
             } else {
                 payload = .ignored(type: type)
             }

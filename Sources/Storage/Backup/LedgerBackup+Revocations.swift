@@ -13,7 +13,7 @@ extension LedgerBackup {
         public var complete = false
         public var credentials = 0
         public var signingKeys = 0
-        /// Audit entries of the replaced ledger made after the restored one's newest.
+        /// Audit entries of the replaced ledger made after the restored one's last.
         public var auditEntries = 0
     }
 
@@ -33,7 +33,10 @@ extension LedgerBackup {
         // keep then.
         let takesCredentials = try has(copy, "customer_credentials", "revoked_at")
         let takesKeys = try has(copy, "signing_keys", "retired_at")
-        let audit = try has(copy, "audit_log", "action") ? try laterAudit(of: old, than: copy) : []
+        let read = try has(copy, "audit_log", "action") ? try laterAudit(of: old, than: copy) : []
+        // A log that cannot be read is not carried, and the restore says what to redo by hand.
+        carried.complete = carried.complete && read != nil
+        let audit = read ?? []
         try copy.begin()
         do throws(StorageError) {
             for row in audit {
@@ -64,17 +67,17 @@ extension LedgerBackup {
         return carried
     }
 
-    /// The replaced ledger's audit entries made after the newest one of the copy, oldest first (none when its log
-    /// cannot be read).
+    /// The replaced ledger's audit entries made after the copy's last, in their order; nil when its log cannot be
+    /// read. By id, not time: the replaced ledger went on from the backup, so its entries past the copy's last id
+    /// are those made since (two in one millisecond, or under a clock set back, alike).
     private static func laterAudit(of old: SQLiteConnection, than copy: SQLiteConnection) throws(StorageError)
-        -> [[SQLValue]]
+        -> [[SQLValue]]?
     {
-        let newest = try copy.query("SELECT COALESCE(MAX(at), 0) FROM audit_log").first?.first?.integer ?? 0
-        let rows = try? old.query(
-            "SELECT at, actor, origin, action, subject, before_state, after_state FROM audit_log WHERE at > ? "
-                + "ORDER BY at, id",
-            [.integer(newest)]
+        let last = try copy.query("SELECT COALESCE(MAX(id), 0) FROM audit_log").first?.first?.integer ?? 0
+        return try? old.query(
+            "SELECT at, actor, origin, action, subject, before_state, after_state FROM audit_log WHERE id > ? "
+                + "ORDER BY id",
+            [.integer(last)]
         )
-        return rows ?? []
     }
 }

@@ -31,9 +31,7 @@ public enum LedgerBackup {
         throws(StorageError) -> Summary
     {
         let source = (directory as NSString).appendingPathComponent(fileName)
-        guard FileManager.default.fileExists(atPath: source) else {
-            throw StorageError(.notFound, "no ledger at \(source)")
-        }
+        guard FileManager.default.fileExists(atPath: source) else { throw Ledger.noLedger(at: source) }
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw StorageError(.conflict, "\(destination) exists; a backup never overwrites a file")
         }

@@ -208,14 +208,14 @@ public struct PaymentStore: Sendable {
 
     /// Puts off an event that waits for another, so it does not hold up the ones behind it. One whose entity
     /// has an earlier-dated event still unprocessed stays due: it is read right behind that one, which may be
-    /// what it waits for.
+    /// what it waits for. It waits behind no line item now (`held_token` cleared: the close tells the two apart).
     public func deferPaymentEvent(provider: ProviderID, eventId: String, until: Int64, reason: String)
         throws(StorageError)
     {
         try database.writer.write { connection throws(StorageError) in
             try connection.query(
                 """
-                UPDATE payment_events SET outcome = ?, next_attempt_at = CASE WHEN EXISTS (
+                UPDATE payment_events SET outcome = ?, held_token = NULL, next_attempt_at = CASE WHEN EXISTS (
                     SELECT 1 FROM payment_events earlier
                     WHERE earlier.provider = payment_events.provider AND earlier.order_key = payment_events.order_key
                         AND earlier.occurred_at < payment_events.occurred_at AND earlier.processed_at IS NULL

@@ -14,7 +14,8 @@ final class SQLDatabase: Sendable {
     /// The commission regimes the money rows are classified under (`MoneyStore.useRegimes`).
     let commissionRegimes = CommissionRegimesHolder()
 
-    /// Opens (creating if needed) the SQLite database at `path` and applies pending migrations.
+    /// Opens (creating if needed, unless `upgrade` is `.never`: a command makes no ledger) the SQLite database at
+    /// `path` and applies pending migrations.
     convenience init(
         path: String,
         durability: Ledger.Durability,
