@@ -53,9 +53,14 @@ extension PaymentChangeMapper {
         // now, the refund was capped to nothing and dropped for good.
         let left = max(0, charge.amountTotal - charge.amountRefunded)
         if issued.kind != .chargeback && amount > left {
-            return .wait(
+            let reason =
                 "the refund of \(amount) is more than the \(left) left of the payment: waiting for a chargeback's reversal"
-            )
+            // A reversal can come weeks after its chargeback: the refund waits behind the purchase's token, never
+            // given up, and the reversal wakes it (`wakesEventsBehind`).
+            guard let token = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId else {
+                return .wait(reason)
+            }
+            return .holdBehind(token: token, reason: reason)
         }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid: a
         // chargeback of the whole payment after a partial refund counts what was left.
@@ -149,6 +154,8 @@ extension PaymentChangeMapper {
         let givenBack = chargedBack.countedAmount
         var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
         change.refundReversal = (charge.chargeKey, givenBack)
+        // A refund of the money the chargeback took waited for this (`issuedRefund`).
+        change.wakesEventsBehind = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId
         if var purchase = try ledger.payments.purchase(id: charge.purchaseId),
             purchase.status == .refunded || purchase.status == .partiallyRefunded
         {

@@ -42,6 +42,9 @@ public struct PaymentChange: Sendable {
     /// A held event whose line items (in `lineItems`) can be made now: its hold ends with this change, and the
     /// events of the token waiting behind it are due at once.
     public var release: (provider: ProviderID, eventId: String, externalPurchaseId: ExternalPurchaseID)?
+    /// The events waiting behind this token for what this change does (a refund of money a chargeback took, for
+    /// its reversal) are due at once, in the same transaction, rather than at their next look.
+    public var wakesEventsBehind: ExternalPurchaseID?
     public var at: Int64
 
     public init(

@@ -21,6 +21,12 @@ extension PaymentStore {
         try queue(change.webhooks, in: connection, dialect: dialect)
         try storeLineItems(change, in: connection)
         try refreshMoneyRows(of: change, in: connection, dialect: dialect, regimes: regimes)
+        if let token = change.wakesEventsBehind {
+            try connection.query(
+                "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL",
+                [.integer(change.at), .id(token)]
+            )
+        }
     }
 
     /// Claims the event for this change: acted on already (a redelivery raced the first one, or another
