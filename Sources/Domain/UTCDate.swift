@@ -49,10 +49,14 @@ public enum UTCDate {
             let year = Int64(parts[0]), let month = Int64(parts[1]), let day = Int64(parts[2]),
             (1...12).contains(month), day >= 1
         else { return nil }
+        return realDays(year: year, month: month, day: day)
+    }
+
+    /// Days since 1970-01-01 of the date, or nil when it is no real date: 2026-02-30 would come back as another one.
+    public static func realDays(year: Int64, month: Int64, day: Int64) -> Int64? {
+        guard (1...12).contains(month), (1...31).contains(day) else { return nil }
         let days = days(year: year, month: month, day: day)
-        // 2026-02-30 comes back as another date: not a real one.
-        guard civil(days: days) == (year, month, day) else { return nil }
-        return days
+        return civil(days: days) == (year, month, day) ? days : nil
     }
 
     /// The first day (since 1970-01-01) of `YYYY-MM`, or nil.

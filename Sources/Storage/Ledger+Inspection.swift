@@ -9,6 +9,8 @@ extension Ledger {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StorageError(.notFound, "no ledger at \(path)")
         }
+        // Opening a pipe would wait for ever; a folder or a device is no database.
+        guard LedgerFiles.isRegularFile(path) else { throw StorageError(.constraint, "\(path) is not a file") }
         let connection = try SQLiteConnection(path: path, readOnly: true)
         // An empty file (or one a first start left before migrating) holds none: the server makes it.
         guard try Migrations.hasLedger(connection, dialect: .sqlite) else {

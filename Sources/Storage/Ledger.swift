@@ -82,7 +82,7 @@ public final class Ledger: Sendable {
         journalMemoryLimit: Int? = nil
     ) throws(StorageError) {
         path = (directory as NSString).appendingPathComponent("linkout.sqlite")
-        if upgrade == .never, !FileManager.default.fileExists(atPath: path) { throw Self.noLedger(at: path) }
+        if upgrade == .never, !LedgerFiles.isRegularFile(path) { throw Self.noLedger(at: path) }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {

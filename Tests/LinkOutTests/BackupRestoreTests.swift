@@ -165,6 +165,19 @@ struct BackupRestoreTests {
         let notSQLite = try LinkOutProcess(["restore", "--from", garbage, "--data-dir", directory.path + "/g"])
         #expect(notSQLite.waitForExit() == 1)
         #expect(notSQLite.stderrText().contains("not a SQLite database"))
+        // A pipe or a folder given as the backup is refused at once (opening a pipe waited for ever).
+        let pipe = directory.appendingPathComponent("pipe").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        for notAFile in [pipe, directory.path] {
+            let refused = try LinkOutProcess(["restore", "--from", notAFile, "--data-dir", directory.path + "/p"])
+            #expect(refused.waitForExit() == 1)
+            #expect(refused.stderrText().contains("is not a file"), "\(refused.stderrText())")
+        }
+        // A backup never replaces what is at its path, a link to nothing included.
+        let dangling = directory.appendingPathComponent("dangling").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory.path + "/nowhere/x")
+        #expect(throws: StorageError.self) { _ = try LedgerBackup.backup(directory: dataDir, to: dangling) }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dangling) == directory.path + "/nowhere/x")
         // An empty file, or another program's database: not a ledger, said so (not a missing table).
         let empty = directory.appendingPathComponent("empty.sqlite").path
         #expect(FileManager.default.createFile(atPath: empty, contents: Data()))

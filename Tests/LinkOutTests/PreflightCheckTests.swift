@@ -197,6 +197,11 @@ struct PreflightCheckTests {
         #expect(FileManager.default.createFile(atPath: file, contents: Data(repeating: 0x41, count: 8192)))
         let damaged = try ledgerLine()
         #expect(damaged.contains("FAIL ledger:") && damaged.contains("the server cannot start on it"), "\(damaged)")
+        // A pipe where the ledger would be: said at once (opening it waited for ever).
+        try FileManager.default.removeItem(atPath: file)
+        #expect(mkfifo(file, 0o600) == 0)
+        let pipe = try ledgerLine()
+        #expect(pipe.contains("is not a file"), "\(pipe)")
     }
 
     /// What `serve` would refuse at its start fails the check too: a public address no phone reaches, an address

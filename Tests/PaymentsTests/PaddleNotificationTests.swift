@@ -248,5 +248,9 @@ struct PaddleNotificationTests {
         #expect(PaddleTimestamp.milliseconds("2024-03-15 10:32:38Z") == nil)
         #expect(PaddleTimestamp.milliseconds("2024-03-15T10:32:38.Z") == nil)
         #expect(PaddleTimestamp.milliseconds("2024-03-15T10:32:38") == nil)
+        // No real date (it was read as another: 2024-02-31 as 2024-03-02).
+        for unreal in ["2024-02-31T00:00:00Z", "2023-02-29T00:00:00Z", "2024-04-31T00:00:00Z", "2024-13-01T00:00:00Z"] {
+            #expect(PaddleTimestamp.milliseconds(unreal) == nil, "\(unreal)")
+        }
     }
 }

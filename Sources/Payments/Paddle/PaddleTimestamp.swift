@@ -20,8 +20,8 @@ enum PaddleTimestamp {
             return value
         }
         guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-            let minute = number(14, 2), let second = number(17, 2), (1...12).contains(month), (1...31).contains(day),
-            hour < 24, minute < 60, second < 61
+            let minute = number(14, 2), let second = number(17, 2), hour < 24, minute < 60, second < 61,
+            let days = UTCDate.realDays(year: year, month: month, day: day)
         else { return nil }
         var index = 19
         var millis: Int64 = 0
@@ -46,9 +46,7 @@ enum PaddleTimestamp {
             else { return nil }
             offsetMinutes = (hours * 60 + minutes) * (bytes[index] == 0x2B ? 1 : -1)
         }
-        let seconds =
-            UTCDate.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
-            - offsetMinutes * 60
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
         return seconds * 1000 + millis
     }
 }

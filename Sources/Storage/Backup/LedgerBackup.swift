@@ -31,16 +31,18 @@ public enum LedgerBackup {
         throws(StorageError) -> Summary
     {
         let source = (directory as NSString).appendingPathComponent(fileName)
-        guard FileManager.default.fileExists(atPath: source) else { throw Ledger.noLedger(at: source) }
-        guard !FileManager.default.fileExists(atPath: destination) else {
-            throw StorageError(.conflict, "\(destination) exists; a backup never overwrites a file")
+        guard LedgerFiles.isRegularFile(source) else { throw Ledger.noLedger(at: source) }
+        guard !LedgerFiles.isTaken(destination) else {
+            throw StorageError(.conflict, "\(destination) exists; a backup never overwrites a file (or a link)")
         }
         // The copy is opened to take the journal in; at another schema this release would migrate it, and a
         // backup meant for a rollback would come out at the new schema.
         // Read-write connections, though nothing is written through them: a read-only one cannot take over a
         // WAL read mark another process left, and under a flood of landings it can be refused again and again.
         let version = try whileBusy { () throws(StorageError) in
-            try schemaVersion(try SQLiteConnection(path: source))
+            let connection = try SQLiteConnection(path: source)
+            guard try Migrations.hasLedger(connection, dialect: .sqlite) else { throw Ledger.noLedger(at: source) }
+            return try schemaVersion(connection)
         }
         guard version == Migrations.latestVersion else {
             throw StorageError(
@@ -155,6 +157,9 @@ public enum LedgerBackup {
     /// Checks a backup file without changing it: SQLite's integrity check, and a schema this release knows.
     public static func verify(_ path: String) throws(StorageError) -> Summary {
         guard FileManager.default.fileExists(atPath: path) else { throw StorageError(.notFound, "no file at \(path)") }
+        guard LedgerFiles.isRegularFile(path) else {
+            throw StorageError(.constraint, "\(path) is not a file (a folder, a device or a pipe is no backup)")
+        }
         let summary: Summary
         do throws(StorageError) {
             summary = try check(try SQLiteConnection(path: path, readOnly: true), path: path)
@@ -189,7 +194,7 @@ public enum LedgerBackup {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StorageError(.dataFolder, "cannot create \(directory): \(error)")
+            throw StorageError(.dataFolder, "cannot create \(directory): \(error.localizedDescription)")
         }
         let target = (directory as NSString).appendingPathComponent(fileName)
         guard !LedgerFiles.areOneFile(source, target) else {
@@ -315,7 +320,7 @@ public enum LedgerBackup {
                 attributes: [.posixPermissions: 0o700]
             )
         } catch {
-            throw StorageError(.dataFolder, "cannot create \(aside): \(error)")
+            throw StorageError(.dataFolder, "cannot create \(aside): \(error.localizedDescription)")
         }
         let kept = { (name: String) in (aside as NSString).appendingPathComponent(name) }
         if hasLedger {

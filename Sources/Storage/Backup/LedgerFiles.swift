@@ -19,6 +19,19 @@ enum LedgerFiles {
         return a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
+    /// Whether `path` is a regular file (through a symlink): a ledger or a backup is one. Opening a FIFO would wait
+    /// for a writer that never comes, and a folder or a device is no database.
+    static func isRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Whether anything is at `path`, a symlink to nothing included: a new file must not replace it.
+    static func isTaken(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
     /// Creates `path` empty, readable by its owner only (an empty file is an empty SQLite database): a ledger
     /// holds the installation's secret and people's data, and SQLite gives its `-wal` and `-shm` the mode of the
     /// database file. A file already there is left as it is.
