@@ -226,11 +226,11 @@ package struct ReportActions: Sendable {
 
     /// A refund set aside waits on its buy and the buy's other refunds (its buy not at Apple: `NotFoundError`;
     /// refunds beyond the buy). Once the operator restates or retracts the buy or one of its refunds (`settled`,
-    /// whose buy is `buy`), each of the buy's refunds linkout set aside (`waitsOnItsBuy`) is checked again with its net from what the
-    /// token then holds, and one Apple's rules now take goes with the next report (it stayed set aside until restated
-    /// by hand); when the buy was dropped (Apple never held it), they are dropped with it: they can never be
-    /// reported. Said in the outcome when there were any. The action itself is stored by then: a failure here is
-    /// said, not thrown, so the answer never reports an action undone that was done.
+    /// whose buy is `buy`), each of the buy's refunds linkout set aside (`waitsOnItsBuy`) is checked again with its
+    /// net from what the token then holds, and one Apple's rules now take goes with the next report (it stayed set
+    /// aside until restated by hand); when the buy was dropped (Apple never held it), they are dropped with it: they
+    /// can never be reported. Said in the outcome when there were any. The action itself is stored by then: a
+    /// failure here is said, not thrown, so the answer never reports an action undone that was done.
     private func retakeSetAsideRefunds(
         on token: StoredToken,
         of buy: LineItemID,
