@@ -81,7 +81,7 @@ public final class Ledger: Sendable {
         journalSegmentBytes: Int,
         journalMemoryLimit: Int? = nil
     ) throws(StorageError) {
-        path = (directory as NSString).appendingPathComponent("linkout.sqlite")
+        path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
         if upgrade == .never, !LedgerFiles.isRegularFile(path) { throw Self.noLedger(at: path) }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

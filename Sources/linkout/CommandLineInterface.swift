@@ -111,16 +111,11 @@ public enum CommandLineInterface {
         } catch let error as ConfigurationError {
             printError("linkout: \(error)\n")
             return 2
-        } catch let error as StorageError
-            where error.code == .newerSchema || error.code == .olderSchema || error.code == .noLedger
-        {
-            // A rollback onto a ledger a later release migrated, a command of a newer release beside the one that
-            // runs the ledger, or a command pointed where there is no ledger: refused like a bad configuration.
-            printError("linkout \(command): \(error.message)\n")
-            return 2
         } catch let error as StorageError {
             printError("linkout \(command): \(error.message)\n")
-            return 1
+            // A rollback onto a ledger a later release migrated, a command of a newer release beside the one that
+            // runs the ledger, or a command pointed where there is no ledger: refused like a bad configuration.
+            return [.newerSchema, .olderSchema, .noLedger].contains(error.code) ? 2 : 1
         } catch let error as HTTPClientError {
             printError("linkout \(command): \(error.message)\n")
             return 1

@@ -70,13 +70,11 @@ final class FailedAuthThrottle: Sendable {
     /// 429 for a blocked client, else nil.
     func refusal(_ request: HTTPRequest) -> HTTPResponse? {
         guard let seconds = retryAfter(for: client(of: request)) else { return nil }
-        var response = JSONResponse.error(
-            .tooManyRequests,
+        return JSONResponse.tooManyRequests(
             "too_many_failed_attempts",
-            "Too many refused bearer tokens; retry after \(seconds) s."
+            "Too many refused bearer tokens; retry after \(seconds) s.",
+            retryAfter: seconds
         )
-        response.headers.add(name: "Retry-After", value: String(seconds))
-        return response
     }
 }
 

@@ -30,12 +30,6 @@ struct AppAccessThrottles: Sendable {
     }
 
     private static func refusal(seconds: Int, _ what: String) -> HTTPResponse {
-        var response = JSONResponse.error(
-            .tooManyRequests,
-            "too_many_attempts",
-            "\(what); retry after \(seconds) s."
-        )
-        response.headers.add(name: "Retry-After", value: String(seconds))
-        return response
+        JSONResponse.tooManyRequests("too_many_attempts", "\(what); retry after \(seconds) s.", retryAfter: seconds)
     }
 }

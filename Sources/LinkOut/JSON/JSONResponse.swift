@@ -26,4 +26,11 @@ enum JSONResponse {
     static func error(_ status: HTTPStatus, _ code: String, _ message: String) -> HTTPResponse {
         json(status, ErrorBody(error: .init(code: code, message: message)))
     }
+
+    /// A `429` error that says when to come back (`Retry-After`, in seconds).
+    static func tooManyRequests(_ code: String, _ message: String, retryAfter seconds: Int) -> HTTPResponse {
+        var response = error(.tooManyRequests, code, message)
+        response.headers.add(name: "Retry-After", value: String(seconds))
+        return response
+    }
 }

@@ -154,11 +154,10 @@ extension PaymentChangeMapper {
         let givenBack = chargedBack.countedAmount
         var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
         change.refundReversal = (charge.chargeKey, givenBack)
+        let purchase = try ledger.payments.purchase(id: charge.purchaseId)
         // A refund of the money the chargeback took waited for this (`issuedRefund`).
-        change.wakesEventsBehind = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId
-        if var purchase = try ledger.payments.purchase(id: charge.purchaseId),
-            purchase.status == .refunded || purchase.status == .partiallyRefunded
-        {
+        change.wakesEventsBehind = purchase?.externalPurchaseId
+        if var purchase, purchase.status == .refunded || purchase.status == .partiallyRefunded {
             let left = max(0, charge.amountRefunded - givenBack)
             purchase.status = left == 0 ? .paid : left >= charge.amountTotal ? .refunded : .partiallyRefunded
             purchase.updatedAt = now

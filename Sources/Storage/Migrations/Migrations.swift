@@ -48,9 +48,6 @@ enum Migrations {
                 _ = try? connection.query("SELECT pg_advisory_unlock(?)", [.integer(advisoryLock)])
             }
         }
-        if upgrade == .never, try !hasLedger(connection, dialect: dialect) {
-            throw Ledger.noLedger(at: "this database")
-        }
         try connection.execute(
             dialect.schema(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"

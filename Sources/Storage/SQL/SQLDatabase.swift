@@ -56,6 +56,10 @@ final class SQLDatabase: Sendable {
         clock: Lifecycle.Clock
     ) throws(StorageError) {
         let connection = try PostgresConnection(target: target)
+        // Before the migrations make their table: a command creates no ledger.
+        if upgrade == .never, try !Migrations.hasLedger(connection, dialect: .postgres) {
+            throw Ledger.noLedger(at: target.redactedURL)
+        }
         // Waiting for another instance's migrations, or running a long one, is not a stuck request.
         try connection.execute("SET statement_timeout = 0")
         try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds(), upgrade: upgrade)

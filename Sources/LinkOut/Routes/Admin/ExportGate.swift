@@ -11,13 +11,11 @@ final class ExportGate: Sendable {
     /// `export`'s response, or the 429 while another export is being made.
     func run(_ export: () throws -> HTTPResponse) throws -> HTTPResponse {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-            var busy = JSONResponse.error(
-                .tooManyRequests,
+            return JSONResponse.tooManyRequests(
                 "export_running",
-                "Another export is being made; try again when it is done."
+                "Another export is being made; try again when it is done.",
+                retryAfter: 5
             )
-            busy.headers.add(name: "Retry-After", value: "5")
-            return busy
         }
         defer { running.store(false, ordering: .releasing) }
         return try export()
