@@ -63,6 +63,52 @@ struct JournalSegmentTests {
         #expect(recorder.journal.segmentBytesOnDisk <= 4096 + 1024)
     }
 
+    /// A durable journal's segments after the first are written over zeros made ahead (`JournalSpare`), so an
+    /// `fdatasync` commits no new file size: the segment is its full size before a record is in it, the records
+    /// go at its front, the visits reach the tables, a replay stops at the zeros, and a close deletes the spare.
+    @Test func segmentsAfterTheFirstAreWrittenOverZerosMadeAhead() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let segmentBytes = 16 << 10
+        let ledger = try Ledger(directory: folder.path, journalSegmentBytes: segmentBytes)
+        let recorder = try #require(ledger.visitRecorder as? JournalVisitRecorder)
+        #expect(Self.journal(ledger, VisitJournalTests.visit("z-0", checkout: "y-0")) == nil)
+        let first = try #require(Self.segmentFiles(folder.path).first)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !recorder.journal.spareIsReady && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(recorder.journal.spareIsReady, "no spare made within 10 s")
+        var index = 1
+        while Self.segmentFiles(folder.path).last == first && index < 1_000 {
+            #expect(Self.journal(ledger, VisitJournalTests.visit("z-\(index)", checkout: "y-\(index)")) == nil)
+            index += 1
+        }
+        let second = try #require(Self.segmentFiles(folder.path).last)
+        #expect(second != first)
+        let size = try FileManager.default.attributesOfItem(atPath: second)[.size] as? Int
+        #expect(size == segmentBytes, "the new segment holds one batch of records at the front of its zeros")
+        let written = JournalCoding.decodeAll(Array(try Data(contentsOf: URL(fileURLWithPath: second))))
+        #expect(written.map(\.visit.checkoutId.rawValue) == ["y-\(index - 1)"])
+        #expect(ledger.flush())
+        #expect(try ledger.tokens.count(.visits) == index)
+        ledger.close()
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/" + JournalSpare.fileName))
+
+        // A crash after two records went over a spare's zeros: the replay applies the two and reads no further.
+        // Visits 0 to index - 1 took sequences 1 to index.
+        let records = (index + 1...index + 2).flatMap { sequence in
+            JournalCoding.encode(
+                VisitJournalTests.visit("z-\(sequence)", checkout: "y-\(sequence)"),
+                sequence: Int64(sequence)
+            )
+        }
+        try Data(records + [UInt8](repeating: 0, count: segmentBytes))
+            .write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: folder.path, first: Int64(index + 1))))
+        let reopened = try Ledger(directory: folder.path)
+        defer { reopened.close() }
+        #expect(try reopened.tokens.count(.visits) == index + 2)
+    }
+
     /// A crash leaves several segments, some of them already applied and the last one torn: reopening applies
     /// each missing visit once, in order, and deletes the segments.
     @Test func replayReadsEverySegmentExactlyOnce() throws {

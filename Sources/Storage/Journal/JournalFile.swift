@@ -5,21 +5,24 @@ import Synchronization
 import Glibc
 #endif
 
-/// One journal file: the only place that calls open/write/fdatasync/ftruncate/unlink for it. Appends only.
+/// One journal file: the only place that calls open/write/fdatasync/ftruncate/unlink for it. Appends only, each
+/// at the end of what it holds: the file's size, or for a segment written full of zeros ahead of need
+/// (`JournalSpare`), its start.
 final class JournalFile: Sendable {
     private let fd: Int32
     private let bytesWritten: Atomic<Int>
     let path: String
 
-    init(path: String) throws(StorageError) {
+    /// `end`: where the records it holds end; nil for the file's size.
+    init(path: String, recordsEndAt end: Int? = nil) throws(StorageError) {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw StorageError.system(errno, "cannot open \(path)")
         }
         var info = stat()
         fstat(fd, &info)
-        bytesWritten = Atomic(Int(info.st_size))
+        bytesWritten = Atomic(end ?? Int(info.st_size))
     }
 
     deinit { close(fd) }
@@ -82,13 +85,14 @@ final class JournalFile: Sendable {
     }
 
     /// Appends `bytes`; throws `.diskFull` on `ENOSPC`. A failure may leave part of them behind (see
-    /// `truncate(to:)`).
+    /// `truncate(to:)`). Only the journal's thread appends, so the end read here is the end written to.
     func append(_ bytes: [UInt8]) throws(StorageError) {
+        let end = bytesWritten.load(ordering: .relaxed)
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw -> Int in
                 guard let base = raw.baseAddress else { return 0 }
-                return Glibc.write(fd, base + offset, raw.count - offset)
+                return pwrite(fd, base + offset, raw.count - offset, off_t(end + offset))
             }
             if written < 0 {
                 if errno == EINTR { continue }
@@ -111,6 +115,26 @@ final class JournalFile: Sendable {
             throw StorageError.system(errno, "journal truncate failed")
         }
         bytesWritten.store(length, ordering: .relaxed)
+    }
+
+    /// Writes a file of `bytes` zeros at `path` and makes it durable, so the filesystem holds its blocks before
+    /// any record goes there; false (and no file) when it cannot, a full disk among other reasons.
+    static func writeZeros(_ path: String, bytes: Int) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        let chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var offset = 0
+        while offset < bytes {
+            let count = min(chunk.count, bytes - offset)
+            let written = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress, count, off_t(offset)) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { break }
+            offset += written
+        }
+        let done = offset == bytes && fdatasync(fd) == 0
+        close(fd)
+        if !done { unlink(path) }
+        return done
     }
 
     /// Deletes the file (its records are all applied); the descriptor closes with this object.

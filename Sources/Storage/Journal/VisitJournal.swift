@@ -59,6 +59,8 @@ final class VisitJournal: Sendable {
     private let segmentBytes: Int
     private let state: Mutex<State>
     private let files = Mutex(Files())
+    /// The next segment, made ahead (a journal that never syncs gains nothing from one).
+    private let spare: JournalSpare?
     private let available = DispatchSemaphore(value: 0)
     private let onDurable: @Sendable ([JournalRecord]) -> Void
     /// Set once in `init`, after every other property (the thread's body needs `self`).
@@ -80,6 +82,7 @@ final class VisitJournal: Sendable {
         self.durable = durable
         self.segmentBytes = segmentBytes
         self.onDurable = onDurable
+        spare = durable ? JournalSpare(directory: directory, bytes: segmentBytes) : nil
         state = Mutex(
             State(
                 nextSequence: nextSequence,
@@ -164,6 +167,9 @@ final class VisitJournal: Sendable {
         available.signal()
     }
 
+    /// Whether the next segment is made ahead and waits (tests).
+    var spareIsReady: Bool { spare?.isReady ?? false }
+
     /// Bytes in segment files now (tests and status).
     var segmentBytesOnDisk: Int { files.withLock { $0.segments.reduce(0) { $0 + $1.file.size } } }
 
@@ -176,6 +182,7 @@ final class VisitJournal: Sendable {
         guard first else { return }
         available.signal()
         thread.withLock { $0 }?.join()
+        spare?.stop()
     }
 
     /// Gives the folder's lock back, once nothing writes the tables from this journal any more.
@@ -240,7 +247,8 @@ final class VisitJournal: Sendable {
             return active.file
         }
         do throws(StorageError) {
-            let file = try JournalFile(path: Self.segmentPath(in: directory, first: first))
+            let path = Self.segmentPath(in: directory, first: first)
+            let file = try JournalFile(path: path, recordsEndAt: spare?.take(as: path) == true ? 0 : nil)
             if durable {
                 do throws(StorageError) {
                     try JournalFile.syncDirectory(directory)
