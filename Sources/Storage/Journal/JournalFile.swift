@@ -118,11 +118,13 @@ final class JournalFile: Sendable {
     }
 
     /// Writes a file of `bytes` zeros at `path` and makes it durable, so the filesystem holds its blocks before
-    /// any record goes there; false (and no file) when it cannot, a full disk among other reasons.
+    /// any record goes there; false (and no file) when it cannot, a full disk among other reasons. A page per
+    /// write: after larger writes the kernel caches the file in larger units (folios), and a sync after a small
+    /// record then writes back the whole unit (measured: 1 MB a sync after writes of 1 MB, 5.8 KB after 4 KB).
     static func writeZeros(_ path: String, bytes: Int) -> Bool {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
-        let chunk = [UInt8](repeating: 0, count: 1 << 20)
+        let chunk = [UInt8](repeating: 0, count: Int(getpagesize()))
         var offset = 0
         while offset < bytes {
             let count = min(chunk.count, bytes - offset)
