@@ -196,6 +196,46 @@ struct PaddleChargebackReversalTests {
         #expect(retraction["erroneouslySubmitted"] as? Bool == true)
     }
 
+    /// A reversal can wait longer than the three days other events get (its chargeback waiting behind a held
+    /// renewal, or Apple taking the chargeback's REFUND late): it waits behind the purchase's token, is woken by
+    /// its chargeback, and withdraws it once Apple holds it (given up, the chargeback stood at Apple for good).
+    @Test func aReversalWaitingLongerThanThreeDaysIsNotGivenUp() throws {
+        let time = ManualClock()
+        let harness = try PaddleFlowTests.Harness(clock: time.clock)
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_11done", at: now - 9)
+        func adjustment(_ id: String, _ action: String, at: Int64) -> String {
+            Self.adjustment(of: transaction, id, action, 1000, 160, at: at)
+        }
+        try Self.deliverInTurn(harness, [completed])
+        let ledger = harness.live.application.ledger
+        func outcome(_ id: String) -> String? {
+            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
+        }
+        #expect(try harness.deliver(adjustment("adj_11rev", "chargeback_reverse", at: now - 1)).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_11rev")?.hasPrefix("waiting:") == true })
+        time.advance(seconds: 4 * 86_400)
+        // Signed when the server's clock says it is.
+        let later = Clock.system.nowSeconds() + 4 * 86_400
+        #expect(try harness.deliver(adjustment("adj_11cb", "chargeback", at: now - 5), timestamp: later).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_11cb")?.contains("queued for Apple") == true })
+        #expect(outcome("evt_adj_11rev")?.hasPrefix("waiting:") == true, "\(outcome("evt_adj_11rev") ?? "none")")
+        _ = harness.payments.reportedLineItems()
+        // Apple's acceptance of the chargeback's REFUND makes the reversal due; the next pass withdraws it.
+        time.advance(seconds: 60)
+        let other = adjustment("adj_11other", "credit", at: now)
+        #expect(try harness.deliver(other, timestamp: later + 60).status == 200)
+        #expect(
+            eventually(within: 30) {
+                outcome("evt_adj_11rev") == "chargeback reversed; line item \(transaction):dispute:adj_11cb retracted"
+            },
+            "\(outcome("evt_adj_11rev") ?? "none")"
+        )
+        let retraction = try #require(harness.payments.reportedLineItems().last)
+        #expect(retraction["lineItemId"] as? String == "\(transaction):dispute:adj_11cb")
+        #expect(retraction["erroneouslySubmitted"] as? Bool == true)
+    }
+
     /// A reversed chargeback gives the money back to the seller: a refund after it is a refund of money the
     /// seller holds again, reported in full (before, the purchase's refunded total kept the chargeback and the
     /// later refund was capped to nothing and dropped).

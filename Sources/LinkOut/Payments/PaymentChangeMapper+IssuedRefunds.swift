@@ -55,12 +55,8 @@ extension PaymentChangeMapper {
         if issued.kind != .chargeback && amount > left {
             let reason =
                 "the refund of \(amount) is more than the \(left) left of the payment: waiting for a chargeback's reversal"
-            // A reversal can come weeks after its chargeback: the refund waits behind the purchase's token, never
-            // given up, and the reversal wakes it (`wakesEventsBehind`).
-            guard let token = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId else {
-                return .wait(reason)
-            }
-            return .holdBehind(token: token, reason: reason)
+            // A reversal can come weeks after its chargeback; the reversal wakes this refund.
+            return try waitNeverGivenUp(charge, reason)
         }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid: a
         // chargeback of the whole payment after a partial refund counts what was left.
@@ -88,6 +84,10 @@ extension PaymentChangeMapper {
         )
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
+        if issued.kind == .chargeback {
+            // A reversal delivered before it waits for it.
+            change.wakesEventsBehind = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId
+        }
         change.charges.append(
             Self.refundMarker(
                 refundId,
@@ -146,7 +146,7 @@ extension PaymentChangeMapper {
         // Paddle delivers notifications in no set order: a reversal that came before its chargeback waits for it,
         // as a refund waits for its payment (applied now, the chargeback after it would stand at Apple for good).
         guard let chargedBack else {
-            return .wait("no chargeback of \(reversal.amount) of this payment is recorded yet")
+            return try waitNeverGivenUp(charge, "no chargeback of \(reversal.amount) of this payment is recorded yet")
         }
         // The money came back, whatever Apple holds: what the payment had refunded goes down by what the
         // chargeback took (`PurchaseCharge.countedAmount`), so a later refund is not capped, and the purchase is
@@ -198,10 +198,24 @@ extension PaymentChangeMapper {
             )
             return .apply(change)
         }
-        guard let retraction else { return .wait("the charged-back payment's REFUND is not accepted by Apple yet") }
+        guard let retraction else {
+            return try waitNeverGivenUp(charge, "the charged-back payment's REFUND is not accepted by Apple yet")
+        }
         change.outcome = "chargeback reversed; line item \(item.lineItemId) retracted"
         change.restatements = [(item.externalPurchaseId, item.lineItemId, retraction)]
         return .apply(change)
+    }
+
+    /// Money that may wait weeks for what it follows (a reversal for its chargeback, which can itself wait behind a
+    /// held renewal, or for Apple to accept the chargeback's REFUND; a refund for a chargeback's reversal) waits
+    /// behind the purchase's token: tried again every hour and at once when that comes, never given up. Given up
+    /// after the three days other events get, a reversal left the chargeback standing at Apple and in the
+    /// refunded total for good. A purchase with no token yet waits as any event does.
+    private func waitNeverGivenUp(_ charge: PurchaseCharge, _ reason: String) throws -> Decision {
+        guard let token = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId else {
+            return .wait(reason)
+        }
+        return .holdBehind(token: token, reason: reason)
     }
 
     /// Stored as a charge of the purchase naming the retracted line item: the same reversal delivered again

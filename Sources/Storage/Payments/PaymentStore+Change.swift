@@ -22,10 +22,7 @@ extension PaymentStore {
         try storeLineItems(change, in: connection)
         try refreshMoneyRows(of: change, in: connection, dialect: dialect, regimes: regimes)
         if let token = change.wakesEventsBehind {
-            try connection.query(
-                "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL",
-                [.integer(change.at), .id(token)]
-            )
+            try wakeEvents(behind: token, at: change.at, in: connection)
         }
     }
 

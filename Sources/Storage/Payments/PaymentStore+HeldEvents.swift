@@ -78,13 +78,20 @@ extension PaymentStore {
     @discardableResult
     public func releaseEventsWaiting(behind externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Int {
         try database.writer.write { connection throws(StorageError) in
-            try connection.query(
-                """
-                UPDATE payment_events SET next_attempt_at = 0
-                WHERE held_token = ? AND processed_at IS NULL RETURNING 1
-                """,
-                [.id(externalPurchaseId)]
-            ).count
+            try Self.wakeEvents(behind: externalPurchaseId, at: 0, in: connection)
         }
+    }
+
+    /// Makes the events waiting behind a line item of `externalPurchaseId` due at `at`, in the caller's
+    /// transaction: what they wait for came (a restatement, a placed renewal, a chargeback they follow, Apple's
+    /// acceptance of the token's report). Returns how many.
+    @discardableResult
+    static func wakeEvents(behind externalPurchaseId: ExternalPurchaseID, at: Int64, in connection: any SQLConnection)
+        throws(StorageError) -> Int
+    {
+        try connection.query(
+            "UPDATE payment_events SET next_attempt_at = ? WHERE held_token = ? AND processed_at IS NULL RETURNING 1",
+            [.integer(at), .id(externalPurchaseId)]
+        ).count
     }
 }

@@ -155,7 +155,8 @@ extension ReportStore {
 
     /// Apple accepted the report: its token and the line items it carried (not those set aside) are accepted
     /// from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
-    /// the report is accepted now: an attempt of another instance's lease was dropped above.
+    /// the report is accepted now: an attempt of another instance's lease was dropped above. An event waiting
+    /// for Apple to hold one of them (a chargeback's reversal) is tried again at once.
     static func markAccepted(_ requestIdentifier: RequestIdentifier, at: Int64, _ connection: any SQLConnection)
         throws(StorageError)
     {
@@ -177,6 +178,7 @@ extension ReportStore {
             """,
             [.integer(at), .text(token), .id(requestIdentifier)]
         )
+        try PaymentStore.wakeEvents(behind: ExternalPurchaseID(rawValue: token), at: at, in: connection)
     }
 
     static func insert(_ report: StoredReport, into connection: any SQLConnection) throws(StorageError) {
