@@ -1,8 +1,11 @@
+import Dispatch
 import Domain
+import ExternalPurchase
 import Foundation
 import Lifecycle
 import Payments
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -234,6 +237,79 @@ struct PaddleChargebackReversalTests {
         let retraction = try #require(harness.payments.reportedLineItems().last)
         #expect(retraction["lineItemId"] as? String == "\(transaction):dispute:adj_11cb")
         #expect(retraction["erroneouslySubmitted"] as? Bool == true)
+    }
+
+    /// Apple refused the buy, and the chargeback's REFUND after it was set aside with it; the chargeback is then
+    /// reversed. The reversal settles the set-aside REFUND (nothing is left to report), and
+    /// restating the buy sends the buy alone (it sent the REFUND as well: money back with the seller reported as
+    /// refunded to the customer).
+    @Test func aReversedChargebackSetAsideWithItsBuyIsNotSentWhenTheBuyIsRestated() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.lifetime", checkout)
+        let now = Clock.system.nowSeconds()
+        let completed = PaddleFixtures.transaction(
+            eventId: "evt_12done",
+            occurredAt: PaddleFlowTests.time(now - 9),
+            transactionId: transaction,
+            currency: "EUR",
+            totals: .init(subtotal: 2520, tax: 479, total: 2999),
+            customData: harness.custom(checkout, product: "pro.lifetime")
+        )
+        // Apple refuses the buy's first report, while the chargeback comes: its REFUND, queued behind the buy,
+        // is set aside before it is sent (its buy is not at Apple).
+        let refusals = Mutex(0)
+        let chargebackQueued = DispatchSemaphore(value: 0)
+        harness.payments.apple.apple.respond { received in
+            guard received.report?.lineItems?.first?.common.lineItemId.rawValue == transaction,
+                refusals.withLock({ count in
+                    defer { count += 1 }
+                    return count == 0
+                })
+            else { return nil }
+            _ = chargebackQueued.wait(timeout: .now() + .seconds(10))
+            return FakeAppleServer.rejection([FakeAppleServer.AppleError.incorrectNetAmount(transaction)])
+        }
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.payments.waitForEvents()
+        #expect(
+            try harness.deliver(Self.adjustment(of: transaction, "adj_12cb", "chargeback", 1000, 160, at: now - 8))
+                .status == 200
+        )
+        try harness.payments.waitForEvents()
+        chargebackQueued.signal()
+        _ = harness.payments.reportedLineItems()
+        let ledger = harness.live.application.ledger
+        let token = ExternalPurchaseID(rawValue: checkout.externalPurchaseId)
+        let buy = LineItemID(transaction)
+        let chargeback = LineItemID("\(transaction):dispute:adj_12cb")
+        func setAside() throws -> [LineItemID] {
+            try ledger.reports.lineItems(for: token).filter(\.needsCorrection).map(\.lineItemId)
+        }
+        let stored = try ledger.reports.lineItems(for: token).map { "\($0.lineItemId) \($0.correction ?? "-")" }
+        #expect(try setAside() == [buy, chargeback], "\(stored)")
+
+        try Self.deliverInTurn(
+            harness,
+            [Self.adjustment(of: transaction, "adj_12rev", "chargeback_reverse", 1000, 160, at: now - 6)]
+        )
+        let reversal = try ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
+            .first { $0.eventId == "evt_adj_12rev" }
+        #expect(
+            reversal?.outcome?.contains("set-aside REFUND \(chargeback) settled") == true,
+            "\(reversal?.outcome ?? "none")"
+        )
+        #expect(try setAside() == [buy])
+
+        let held = try #require(try ledger.reports.lineItems(for: token).last { $0.lineItemId == buy })
+        let restated = try ReportActions(ledger: ledger).restate(token, lineItemId: buy, body: held.body)
+        #expect(!restated.detail.contains("checked again"), "\(restated.detail)")
+        _ = harness.payments.reportedLineItems()
+        let last = try #require(
+            harness.payments.apple.apple.received.last?.bodyObject?["lineItems"] as? [[String: Any]]
+        )
+        #expect(last.map { $0["lineItemId"] as? String } == [transaction])
+        #expect(try setAside().isEmpty)
     }
 
     /// A reversed chargeback gives the money back to the seller: a refund after it is a refund of money the

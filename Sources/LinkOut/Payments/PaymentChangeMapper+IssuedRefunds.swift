@@ -126,7 +126,7 @@ extension PaymentChangeMapper {
         let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         // The first chargeback of this amount whose REFUND Apple was sent and no reversal withdrew.
         var item: StoredLineItem?
-        var chargedBack: PurchaseCharge?
+        var chargedBack: (charge: PurchaseCharge, lineItemId: LineItemID, versions: [StoredLineItem])?
         let reported = try ledger.payments.purchase(id: charge.purchaseId)?.buyLineItemId != nil
         for candidate in charges where candidate.amountTotal == reversal.amount {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
@@ -137,7 +137,7 @@ extension PaymentChangeMapper {
             let versions = try ledger.reports.lineItemVersions(lineItemId)
             // A chargeback that took nothing (the payment was refunded in full before it) made no line item.
             guard !reported || !versions.isEmpty || candidate.countedAmount == 0 else { continue }
-            chargedBack = candidate
+            chargedBack = (candidate, lineItemId, versions)
             // The latest version Apple holds is the one a retraction restates (Apple uses a line item's most recent
             // version).
             item = versions.last { !$0.isSetAside }
@@ -151,7 +151,7 @@ extension PaymentChangeMapper {
         // The money came back, whatever Apple holds: what the payment had refunded goes down by what the
         // chargeback took (`PurchaseCharge.countedAmount`), so a later refund is not capped, and the purchase is
         // no longer refunded by it.
-        let givenBack = chargedBack.countedAmount
+        let givenBack = chargedBack.charge.countedAmount
         var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
         change.refundReversal = (charge.chargeKey, givenBack)
         let purchase = try ledger.payments.purchase(id: charge.purchaseId)
@@ -178,8 +178,13 @@ extension PaymentChangeMapper {
             ]
         }
         guard let item else {
-            change.charges = marked("")
-            change.outcome = "chargeback reversed; no chargeback of \(reversal.amount) was reported to Apple"
+            // The marker names the chargeback (never matched again; its tax no longer counts as refunded), and a
+            // REFUND of it set aside with its buy is settled: restating the buy must not send it after all.
+            change.charges = marked(chargedBack.lineItemId)
+            let setAside = chargedBack.versions.filter(\.needsCorrection)
+            change.settlesSetAside = setAside.first.map { [($0.externalPurchaseId, chargedBack.lineItemId)] } ?? []
+            let settled = setAside.isEmpty ? "" : " (its set-aside REFUND \(chargedBack.lineItemId) settled)"
+            change.outcome = "chargeback reversed; no chargeback of \(reversal.amount) was reported to Apple\(settled)"
             return .apply(change)
         }
         change.charges = marked(item.lineItemId)

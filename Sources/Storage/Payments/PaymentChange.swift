@@ -32,6 +32,9 @@ public struct PaymentChange: Sendable {
     /// a person, and never holding back the token's other items.
     public var setAside:
         [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID, body: String, note: String)] = []
+    /// Line items whose set-aside versions this change settles (marked corrected, never sent): a chargeback's
+    /// REFUND set aside with its buy when the chargeback is reversed (nothing is left to report).
+    public var settlesSetAside: [(externalPurchaseId: ExternalPurchaseID, lineItemId: LineItemID)] = []
     /// The purchase's redemption code (its hash), made with the purchase.
     public var redemption: RedemptionRecord?
     /// Entitlement events for the developer's backend, in the same transaction: none is lost, none doubled.

@@ -179,6 +179,15 @@ extension PaymentStore {
                 [.text(rewrite.body), .integer(rewrite.rowId)]
             )
         }
+        for item in change.settlesSetAside {
+            try connection.query(
+                """
+                UPDATE line_items SET corrected_at = ?
+                WHERE external_purchase_id = ? AND line_item_id = ? AND correction IS NOT NULL AND corrected_at IS NULL
+                """,
+                [.integer(change.at), .id(item.externalPurchaseId), .id(item.lineItemId)]
+            )
+        }
         for item in change.setAside {
             // The same version again (a redelivery) is not stored twice; a new version is kept beside the others.
             let known = try connection.query(
@@ -236,7 +245,10 @@ extension PaymentStore {
         let changed =
             change.lineItems + change.lineItemsAwaitingToken + change.restatements
             + change.setAside.map { ($0.externalPurchaseId, $0.lineItemId, $0.body) }
-        for item in MoneyRows.buysFirst(changed, body: { $0.body }) {
+        let settled = change.settlesSetAside.map { (externalPurchaseId: $0.0, lineItemId: $0.1) }
+        for item in MoneyRows.buysFirst(changed, body: { $0.body }).map({ ($0.externalPurchaseId, $0.lineItemId) })
+            + settled
+        {
             try MoneyRows.refresh(
                 lineItemId: item.lineItemId,
                 externalPurchaseId: item.externalPurchaseId,
