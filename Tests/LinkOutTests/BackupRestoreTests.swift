@@ -127,6 +127,42 @@ struct BackupRestoreTests {
         return (dataDir, file, try LedgerBackup.backup(directory: dataDir, to: file).bytes)
     }
 
+    /// Two backups to one name at once: the second is refused while the first holds its partial file (it removed
+    /// the first one's copy, and one of them then published an empty ledger, or nothing); a partial file a killed
+    /// run left is taken over; a name published by another run meanwhile is never written over.
+    @Test func oneBackupToANameAtATime() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data").path
+        try Ledger(directory: dataDir).close()
+        let file = directory.appendingPathComponent("ledger.backup").path
+        do {
+            let running = try PartialBackupFile(for: file)
+            let refused = #expect(throws: StorageError.self) {
+                _ = try LedgerBackup.backup(directory: dataDir, to: file)
+            }
+            #expect(refused?.code == .conflict)
+            #expect(
+                refused?.message.contains("another backup to \(file) is under way") == true,
+                "\(String(describing: refused))"
+            )
+            #expect(FileManager.default.fileExists(atPath: running.path))
+            #expect(!FileManager.default.fileExists(atPath: file))
+        }
+        // The run that held it is gone, as a killed one is: its file is taken over.
+        try Data("left by a killed backup".utf8).write(to: URL(fileURLWithPath: file + ".partial"))
+        #expect(try LedgerBackup.backup(directory: dataDir, to: file).bytes > 0)
+        #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
+        _ = try LedgerBackup.verify(file)
+
+        let other = directory.appendingPathComponent("other.backup").path
+        let partial = try PartialBackupFile(for: other)
+        try Data("published meanwhile".utf8).write(to: URL(fileURLWithPath: other))
+        let overwrite = #expect(throws: StorageError.self) { try partial.publish(as: other) }
+        #expect(overwrite?.code == .conflict)
+        #expect(try String(contentsOfFile: other, encoding: .utf8) == "published meanwhile")
+    }
+
     @Test func aRestoreChecksTheFileAndNeverReplacesALedgerUnasked() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 
 /// Which process listens on a TCP port, read from Linux's `/proc` without connecting: the sockets listening on the
 /// port (`/proc/net/tcp`, `/proc/net/tcp6`), and the processes whose descriptors hold one.
@@ -10,7 +11,7 @@ enum ListeningSockets {
     static func inodes(port: Int) -> Set<String> {
         var inodes: Set<String> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            guard let text = ProcFile.read(table) else { continue }
             // `sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode …`, the address
             // `0100007F:1F90` (the port in hex after the colon); the first line is the header.
             for line in text.split(separator: "\n").dropFirst() {

@@ -54,19 +54,20 @@ public enum LedgerBackup {
         // The journal is read before the snapshot is taken: a visit acknowledged before this moment is either in
         // these records, or was ingested (and its segment deleted) before the snapshot, which then holds it.
         let journaled = readJournal(directory)
-        let partial = destination + ".partial"
+        let partial = try PartialBackupFile(for: destination)
         do throws(StorageError) {
             try whileBusy { () throws(StorageError) in
-                try LedgerFiles.createAnew(partial)
-                try SQLiteConnection(path: source).query("VACUUM INTO ?", [.text(partial)])
+                // VACUUM INTO writes only into an empty file: an attempt SQLite found busy starts again from none.
+                try partial.empty()
+                try SQLiteConnection(path: source).query("VACUUM INTO ?", [.text(partial.path)])
             }
-            let added = try apply(journaled, to: partial, clock: clock)
-            var summary = try seal(partial)
+            let added = try apply(journaled, to: partial.path, clock: clock)
+            var summary = try seal(partial.path)
             summary.journaledVisits = added
-            try publish(partial, as: destination)
+            try partial.publish(as: destination)
             return summary
         } catch {
-            LedgerFiles.remove(partial)
+            partial.discard()
             throw error
         }
     }
@@ -369,5 +370,5 @@ extension LedgerBackup {
 
 extension String {
     /// `.` for the empty path `deletingLastPathComponent` gives a bare file name.
-    fileprivate var nonEmptyPath: String { isEmpty ? "." : self }
+    var nonEmptyPath: String { isEmpty ? "." : self }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 import Synchronization
 
 #if canImport(Glibc)
@@ -41,7 +42,7 @@ final class JournalFile: Sendable {
     /// server that starts just then. Nil when none does.
     static func lockHolder(_ path: String) -> Int32? {
         var info = stat()
-        guard stat(path, &info) == 0, let locks = readToEnd("/proc/locks") else { return nil }
+        guard stat(path, &info) == 0, let locks = ProcFile.read("/proc/locks") else { return nil }
         // `1: FLOCK  ADVISORY  WRITE 4321 fd:01:1234567 0 EOF`: the holder's pid, then device (major:minor) and
         // inode; the data folder's lock file is known by its inode (the device's numbers are macros Swift does not
         // import).
@@ -53,22 +54,6 @@ final class JournalFile: Sendable {
             }
         }
         return nil
-    }
-
-    /// A file read to its end by `read(2)` until it returns 0: a `/proc` file has no size to go by (it reads as 0
-    /// bytes long), and reading one chunk got only the first page of a long list.
-    private static func readToEnd(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
-            bytes += chunk[..<count]
-        }
     }
 
     /// Gives the lock back (the ledger closed; another opener may take over).
