@@ -91,7 +91,7 @@ extension CloseStore {
     public func lineItemCounts(environment: Environment, from: Int64, until: Int64) throws(StorageError)
         -> CloseCounts
     {
-        try database.readers.read { connection throws(StorageError) in
+        try database.readers.readSnapshot { connection throws(StorageError) in
             var counts = CloseCounts(
                 total: try connection.query(
                     Self.moneyRowsInMonth,

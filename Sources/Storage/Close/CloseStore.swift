@@ -59,7 +59,7 @@ public struct CloseStore: Sendable {
     public func tokenCounts(environment: Environment, from: Int64, until: Int64, at moment: Moment)
         throws(StorageError) -> CloseCounts
     {
-        try database.readers.read { connection throws(StorageError) in
+        try database.readers.readSnapshot { connection throws(StorageError) in
             let range: [SQLValue] = [.text(environment.rawValue), .integer(from), .integer(until)]
             var counts = CloseCounts(
                 total: try connection.query(

@@ -163,6 +163,13 @@ final class PostgresConnection: SQLConnection {
         inTransaction = true
     }
 
+    /// PostgreSQL's default (read committed) gives each statement a snapshot of its own; repeatable read gives
+    /// the transaction one.
+    func beginSnapshot() throws(StorageError) {
+        try execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        inTransaction = true
+    }
+
     func commit() throws(StorageError) {
         defer { inTransaction = false }
         try reconnectingOnce { () throws(StorageError) in

@@ -30,6 +30,22 @@ final class ReaderPool: Sendable {
         return try reader.connection.withLock { connection throws(StorageError) in try body(connection) }
     }
 
+    /// Runs `body` in one read transaction, so its statements see one moment of the ledger: two counts of the same
+    /// rows taken a moment apart under landings disagreed (the close said -202 tokens accepted).
+    func readSnapshot<T: Sendable>(_ body: (any SQLConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        try read { connection throws(StorageError) in
+            try connection.beginSnapshot()
+            do throws(StorageError) {
+                let value = try body(connection)
+                try connection.commit()
+                return value
+            } catch {
+                if connection.isInTransaction { try? connection.rollback() }
+                throw error
+            }
+        }
+    }
+
     /// Closes the idle connections (a closing ledger; a reader still borrowed is closed when it is released).
     func drain() {
         idle.withLock { $0 = nil }

@@ -9,6 +9,8 @@ protocol SQLConnection: AnyObject {
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]]
     /// Starts a write transaction (SQLite takes the write lock at once, so a batch never fails half-way on it).
     func begin() throws(StorageError)
+    /// Starts a read-only transaction whose statements all see one moment of the ledger (`ReaderPool.readSnapshot`).
+    func beginSnapshot() throws(StorageError)
     func commit() throws(StorageError)
     func rollback() throws(StorageError)
     /// Whether a transaction is open. A failed statement can end one: SQLite rolls the whole transaction back

@@ -100,6 +100,8 @@ final class SQLiteConnection: SQLConnection {
     }
 
     func begin() throws(StorageError) { try query("BEGIN IMMEDIATE") }
+    /// A deferred transaction takes its read mark at its first statement and keeps it to the end.
+    func beginSnapshot() throws(StorageError) { try query("BEGIN") }
     func commit() throws(StorageError) { try query("COMMIT") }
     /// Undoes the open transaction, if SQLite has not ended it already: after `SQLITE_FULL` or `SQLITE_NOMEM` in
     /// a statement that keeps no statement journal, and after `SQLITE_IOERR` or `SQLITE_INTERRUPT` in any, it
