@@ -28,3 +28,16 @@ extension Ledger {
         return try LedgerBackup.schemaVersion(connection)
     }
 }
+
+extension Ledger {
+    /// Visits in the data folder's journal that are not in the tables while no server holds the folder: a server
+    /// stopped (or killed) before it folded them in, and its next start applies them. A command reading the tables
+    /// (`export`, `close`, `report`) does not see them until then. 0 on PostgreSQL (no journal) or while a server
+    /// runs (it folds them in moments later).
+    public func visitsAwaitingReplay() -> Int {
+        guard database.dialect == .sqlite else { return 0 }
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !Self.isServed(directory: directory), let applied = try? database.journalApplied() else { return 0 }
+        return LedgerBackup.readJournal(directory).count { $0.sequence > applied }
+    }
+}

@@ -130,7 +130,7 @@ enum AppAccessCommand {
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder.
-        let ledger = try configuration.openLedger(role: .reader, upgrade: .never)
+        let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }
         return try body(try AppAccessAdministration(configuration: configuration, ledger: ledger), ledger)
     }

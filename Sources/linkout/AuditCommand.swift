@@ -25,7 +25,7 @@ enum AuditCommand {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
-        let ledger = try configuration.openLedger(role: .reader, upgrade: .never)
+        let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }
         let entries = try ledger.audit.entries(before: before, limit: limit)
         if format == "json" {

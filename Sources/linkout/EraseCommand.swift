@@ -27,7 +27,7 @@ enum EraseCommand {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
-        let ledger = try configuration.openLedger(role: .reader, upgrade: .never)
+        let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }
         let erasure = Erasure(ledger: ledger)
         let summary = try email.map { try erasure.erase(email: $0) } ?? erasure.erase(accountToken: account ?? "")

@@ -21,7 +21,7 @@ enum ExportCommand {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
-        let ledger = try configuration.openLedger(role: .reader, upgrade: .never)
+        let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

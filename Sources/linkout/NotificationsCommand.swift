@@ -32,7 +32,7 @@ enum NotificationsCommand {
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
         // serialises the writes.
-        let ledger = try configuration.openLedger(role: .reader, upgrade: .never)
+        let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }
         let notifications = try AppStoreNotifications(
             configuration: configuration,

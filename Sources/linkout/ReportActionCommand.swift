@@ -33,7 +33,7 @@ enum ReportActionCommand {
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
         // serialises the writes.
-        let ledger = try configuration.openLedger(role: .reader, upgrade: .never)
+        let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }
         if subcommand == "attention" {
             let now = Clock.system.nowMilliseconds()

@@ -52,6 +52,42 @@ struct CommandLineTests {
         #expect(uncredentialed.out.contains("no Apple credentials"))
     }
 
+    /// A server killed with a backlog leaves visits in its journal for its next start; a command reading the tables
+    /// before then says so on standard error (an export was short by thousands of landings, silently), and once
+    /// the server has started and applied them it says nothing.
+    @Test func aCommandSaysWhenTheJournalHoldsVisitsNotInTheTables() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Ledger(directory: directory.path).close()
+        // As a kill leaves them: two journaled visits the tables never took.
+        let records = (1...2).flatMap { sequence in
+            let token = ExternalPurchaseToken(
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example",
+                tokenCreationDate: 1_706_169_600_000,
+                externalPurchaseId: ExternalPurchaseID("k-\(sequence)")
+            )
+            let visit = Visit(
+                token: TokenFields(token, source: .url),
+                checkoutId: CheckoutID("c-\(sequence)"),
+                bundleId: "com.example",
+                landingPath: "/",
+                utm: [:],
+                at: 1_000
+            )
+            return JournalCoding.encode(visit, sequence: Int64(sequence))
+        }
+        try Data(records).write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: directory.path, first: 1)))
+        let short = try run(["export", "--data-dir", directory.path])
+        #expect(short.code == 0)
+        #expect(short.err.contains("warning: 2 landing(s) in the journal are not in the tables yet"), "\(short.err)")
+        #expect(!short.out.contains("k-1"))
+        try Ledger(directory: directory.path).close()
+        let whole = try run(["export", "--data-dir", directory.path])
+        #expect(whole.err.isEmpty, "\(whole.err)")
+        #expect(whole.out.contains("k-1") && whole.out.contains("k-2"))
+    }
+
     /// A command pointed at a folder with no ledger (a mistyped --data-dir) must not make one there and report
     /// success: an erasure or a key rotation would land in a new, empty ledger while the real one is untouched.
     @Test func aCommandRefusesAFolderWithoutALedgerAndCreatesNothing() throws {
