@@ -108,6 +108,7 @@ extension PaymentChangeMapper {
             refund: (charge.chargeKey, refund.amountRefunded),
             at: now
         )
+        change.refundedBefore = charge.amountRefunded
         // A refund of one renewal leaves the subscription as it was; only a full refund of the buy refunds it.
         if charge.lineItemId == purchase.buyChargeLineItemId || purchase.kind == .oneTime {
             purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded

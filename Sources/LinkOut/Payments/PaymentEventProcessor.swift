@@ -158,6 +158,11 @@ final class PaymentEventProcessor: BackgroundService {
                 logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })
                 return false
             }
+        } catch let error as StorageError where error.code == .conflict {
+            // Another instance changed what this event was worked out from (a refund of the same charge): nothing
+            // was written, and the next pass works it out again.
+            logger.notice("payment event worked out again", metadata.merging(["reason": error.message]) { a, _ in a })
+            return false
         } catch {
             logger.error("payment event failed", metadata.merging(["error": "\(error)"]) { a, _ in a })
             return false

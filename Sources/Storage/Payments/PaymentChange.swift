@@ -11,6 +11,11 @@ public struct PaymentChange: Sendable {
     public var charges: [PurchaseCharge]
     /// A charge's new cumulative refunded amount.
     public var refund: (chargeKey: ChargeKey, amountRefunded: Int64)?
+    /// The charge's refunded total `refund` was worked out from: the change is written only while it still is.
+    /// Instances on one PostgreSQL database act on a charge's events side by side, and two refunds worked out
+    /// from one total were both reported in full (800 refunded of 500); the one that finds the total changed is
+    /// rolled back and worked out again from the new one (`StorageError.Code.conflict`).
+    public var refundedBefore: Int64?
     /// A reversed chargeback: the charge's refunded amount goes down by this much (never below 0). Written with
     /// the reversal's marker, so it is applied once.
     public var refundReversal: (chargeKey: ChargeKey, amount: Int64)?

@@ -97,10 +97,23 @@ extension PaymentStore {
         }
         if let refund = change.refund {
             // Cumulative figures only grow: a late, older delivery never lowers what was refunded.
-            try connection.query(
-                "UPDATE purchase_charges SET amount_refunded = MAX(amount_refunded, ?) WHERE charge_key = ?",
-                [.integer(refund.amountRefunded), .text(refund.chargeKey.description)]
+            let updated = try connection.query(
+                """
+                UPDATE purchase_charges SET amount_refunded = MAX(amount_refunded, ?)
+                WHERE charge_key = ? AND amount_refunded = COALESCE(?, amount_refunded) RETURNING 1
+                """,
+                [
+                    .integer(refund.amountRefunded), .text(refund.chargeKey.description),
+                    .optional(change.refundedBefore),
+                ]
             )
+            if updated.isEmpty, change.refundedBefore != nil {
+                throw StorageError(
+                    .conflict,
+                    "the refunded total of \(refund.chargeKey) changed while this refund was worked out; it is "
+                        + "worked out again"
+                )
+            }
         }
         if let reversal = change.refundReversal {
             try connection.query(
