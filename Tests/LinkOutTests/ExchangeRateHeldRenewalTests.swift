@@ -109,4 +109,89 @@ struct ExchangeRateHeldRenewalTests {
         #expect(onSecond.flatMap { $0.report?.lineItems ?? [] }.map(\.common.lineItemId) == ["in_2"])
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
+
+    /// A renewal held for its rate while the one after it went to Apple: when the rate comes, the held one is made
+    /// and the later one is restated with the days the held one adds (its restatement was left out of the release,
+    /// and Apple kept a count of paid days too low).
+    @Test func aRenewalReleasedFromItsRateRestatesTheLaterOne() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
+        let start = time.clock.nowMilliseconds()
+        try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { configuration in
+            configuration.catalog = [
+                Product(
+                    id: "pro.monthly",
+                    kind: .subscription,
+                    names: ["en": "Pro"],
+                    prices: ["KWD": Money(currency: "KWD", decimal: "1.250")].compactMapValues { $0 }
+                )
+            ]
+            configuration.payments.exchangeRatesFile = file.path
+        }
+        let token = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 365 * 86_400_000)
+        #expect(try harness.forward(token, account: PaymentHarness.account).status == 201)
+        let checkout = try harness.openCheckout(token: token)
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "KWD").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_start",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            currency: "kwd",
+            total: 1250,
+            tax: 0,
+            country: "KW",
+            subscription: "sub_1",
+            created: time.clock.nowSeconds()
+        )
+        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+        let started = try #require(harness.reportedLineItems().first)
+        let startDays = SubscriptionPeriod(
+            start: try #require(started["subscriptionStartDate"] as? Int64),
+            end: try #require(started["subscriptionEndDate"] as? Int64)
+        ).days
+
+        time.advance(seconds: 600)
+        let renewedAt = time.clock.nowSeconds()
+        func renewal(_ invoice: String, at: Int64) -> String {
+            StripeEvents.renewal(
+                id: "evt_\(invoice)",
+                invoice: invoice,
+                subscription: "sub_1",
+                total: 1250,
+                start: at,
+                end: at + 30 * 86_400,
+                created: at,
+                currency: "kwd"
+            )
+        }
+        // The later renewal first, reported; then the one before it, held: the rates file lost the day's rate.
+        #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60), timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        _ = harness.reportedLineItems()
+        try Self.rates(ExchangeRateTable.dayText(start - 10 * 86_400_000)).write(to: file)
+        #expect(try harness.deliver(renewal("in_2", at: renewedAt), timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        #expect(try ledger.payments.heldPaymentEvents().count == 1)
+
+        // The rate arrives; the next pass makes the held renewal and restates the later one.
+        try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
+        let other = """
+            {"id":"evt_other","object":"event","type":"customer.created","created":\(renewedAt),\
+            "livemode":false,"data":{"object":{"id":"cus_1"}}}
+            """
+        #expect(try harness.deliver(other, timestamp: renewedAt).status == 200)
+        try harness.waitForEvents()
+        #expect(try ledger.payments.heldPaymentEvents().isEmpty)
+        let latest = Dictionary(harness.reportedLineItems().map { ($0["lineItemId"] as? String ?? "", $0) }) { $1 }
+        #expect(latest["in_2"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays))
+        #expect(latest["in_3"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays) + 30)
+        #expect(latest["in_3"]?["restatement"] as? Bool == true)
+        #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
 }

@@ -247,6 +247,10 @@ final class PaymentEventProcessor: BackgroundService {
             at: now
         )
         release.lineItemsAwaitingToken = change.lineItemsAwaitingToken
+        // A renewal held for its rate while a later one went to Apple counts its days into that one now: the
+        // mapper restates it (none was made while held), and leaving these out left Apple a count too low.
+        release.restatements = change.restatements
+        release.heldRewrites = change.heldRewrites
         return release
     }
 
