@@ -168,6 +168,47 @@ struct RejectionTests {
         #expect(waiting == [LineItemID("\(third):refund:1")])
     }
 
+    /// A retraction of a buy whose set-aside version is dropped while an earlier version is still on its way to
+    /// Apple: the buy is not gone (Apple may accept that version), so its set-aside refunds are checked again, not
+    /// dropped with it (they were, and Apple then held the buy without them).
+    @Test func retractingASetAsideVersionKeepsTheRefundsOfABuyOnItsWay() throws {
+        let harness = try ReportingHarness()
+        try harness.record("way")
+        let buy = UUID().uuidString.lowercased()
+        try harness.addBuy("way", lineItemId: buy)
+        let refund = "\(buy):refund:1"
+        let refundJSON = """
+            {"lineItemId":"\(refund)","creationDate":\(Clock.system.nowMilliseconds() - 500),"eventType":"REFUND",\
+            "referenceLineItemId":"\(buy)","amountTaxInclusive":3600,"amountTaxExclusive":3000,"taxAmount":600,\
+            "netAmountTaxExclusive":7000,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"DEU"}
+            """
+        let ledger = harness.ledger
+        try ledger.reports.storeLineItems(
+            [(LineItemID(refund), refundJSON)],
+            for: "way",
+            at: Clock.system.nowMilliseconds()
+        )
+        // A second version of the buy, set aside, and the refund set aside waiting on its buy.
+        _ = try ledger.reports.correctLineItem(
+            LineItemID(buy),
+            of: "way",
+            replacement: ReportingHarness.buyJSON(lineItemId: buy, euros: 11),
+            now: Clock.system.nowMilliseconds()
+        )
+        let rows = try ledger.reports.lineItems(for: "way")
+        let secondBuy = try #require(rows.last { $0.lineItemId == LineItemID(buy) })
+        let waitingRefund = try #require(rows.last { $0.lineItemId == LineItemID(refund) })
+        _ = try ledger.reports.setAsideUnsent([
+            (secondBuy.rowId, "test: refused"), (waitingRefund.rowId, LineItemScreen.notePrefix + ": its buy"),
+        ])
+
+        let outcome = try ReportActions(ledger: ledger).retract("way", lineItemId: LineItemID(buy))
+        #expect(outcome.detail.contains("the version on its way to Apple stands"), "\(outcome.detail)")
+        #expect(!outcome.detail.contains("dropped with it"), "\(outcome.detail)")
+        let kept = try ledger.reports.lineItems(for: "way").filter { $0.lineItemId == LineItemID(refund) }
+        #expect(kept.contains { $0.correctedAt == nil }, "the refund is kept: set aside still, or stored again")
+    }
+
     /// The operator's correction of an item Apple holds is a restatement, flag or not in their file: without it
     /// Apple refuses the changed item (`DuplicateValueError`).
     @Test func aCorrectionOfAnItemAppleHoldsGoesAsARestatement() throws {

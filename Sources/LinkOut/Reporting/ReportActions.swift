@@ -200,18 +200,24 @@ package struct ReportActions: Sendable {
                     description: "line item \(lineItemId) is neither set aside nor held by Apple (still on its way)"
                 )
             }
-            // Its refunds go first (dropped with a buy), so a rejected report they emptied is settled too.
+            // Its refunds go first (dropped with a buy), so a rejected report they emptied is settled too. A buy
+            // with a version on its way to Apple (not set aside, not accepted yet) is not gone: Apple may accept
+            // that one, and its refunds stay to be checked again.
+            let onItsWay = versions.contains { !$0.isSetAside }
             let retaken = retakeSetAsideRefunds(
                 on: token,
                 of: buy,
                 besides: lineItemId,
-                buyDropped: buy == lineItemId
+                buyDropped: buy == lineItemId && !onItsWay
             )
             let settled = try settleEmptiedRejection(of: externalPurchaseId, now: now)
             return Outcome(
                 externalPurchaseId: externalPurchaseId,
                 action: "retract",
-                detail: "line item \(lineItemId) dropped: Apple never accepted it" + retaken + (settled ?? "")
+                detail: (onItsWay
+                    ? "the set-aside version(s) of line item \(lineItemId) dropped; the version on its way to Apple "
+                        + "stands (retract it once Apple holds it)"
+                    : "line item \(lineItemId) dropped: Apple never accepted it") + retaken + (settled ?? "")
                     + (try releaseWaiting(behind: externalPurchaseId))
             )
         }
