@@ -36,8 +36,24 @@ extension Ledger {
     /// runs (it folds them in moments later).
     public func visitsAwaitingReplay() -> Int {
         guard database.dialect == .sqlite else { return 0 }
-        let directory = (path as NSString).deletingLastPathComponent
-        guard !Self.isServed(directory: directory), let applied = try? database.journalApplied() else { return 0 }
+        return Self.visitsAwaitingReplay(directory: (path as NSString).deletingLastPathComponent) {
+            () throws(StorageError) in try database.journalApplied()
+        }
+    }
+
+    /// The same for the SQLite ledger in `directory`, read without opening it as a ledger (the pre-flight check).
+    public static func visitsAwaitingReplay(directory: String) -> Int {
+        let path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
+        guard LedgerFiles.isRegularFile(path) else { return 0 }
+        return visitsAwaitingReplay(directory: directory) { () throws(StorageError) in
+            let value = try SQLiteConnection(path: path, readOnly: true)
+                .query("SELECT value FROM settings WHERE name = 'journal_applied'")
+            return Int64(value.first?.first?.text ?? "0") ?? 0
+        }
+    }
+
+    private static func visitsAwaitingReplay(directory: String, applied: () throws(StorageError) -> Int64) -> Int {
+        guard !isServed(directory: directory), let applied = try? applied() else { return 0 }
         return LedgerBackup.readJournal(directory).count { $0.sequence > applied }
     }
 }

@@ -82,6 +82,8 @@ struct CommandLineTests {
         #expect(short.code == 0)
         #expect(short.err.contains("warning: 2 landing(s) in the journal are not in the tables yet"), "\(short.err)")
         #expect(!short.out.contains("k-1"))
+        let check = try run(["check", "--data-dir", directory.path])
+        #expect(check.out.contains("2 landing(s) in the journal are not in the tables yet"), "\(check.out)")
         try Ledger(directory: directory.path).close()
         let whole = try run(["export", "--data-dir", directory.path])
         #expect(whole.err.isEmpty, "\(whole.err)")

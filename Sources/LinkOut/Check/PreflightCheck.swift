@@ -190,6 +190,13 @@ package struct PreflightCheck: Sendable {
                     + (version < Ledger.schemaVersion ? " (it migrates at its next start)" : "")
             )
         }
-        return Self.pass("ledger", "\(engine), schema \(version)")
+        // Safe on disk, and not lost: said so that an export or close run before the next start is not taken as
+        // the whole ledger.
+        let waiting = storage.postgresURL == nil ? Ledger.visitsAwaitingReplay(directory: storage.dataDir) : 0
+        let replay =
+            waiting == 0
+            ? ""
+            : "; \(waiting) landing(s) in the journal are not in the tables yet: the server applies them at its next start"
+        return Self.pass("ledger", "\(engine), schema \(version)\(replay)")
     }
 }
