@@ -18,14 +18,9 @@ struct ExchangeRateHeldRenewalTests {
         Data(#"{"KWD": {"reportingCurrency": "USD", "rates": {"\#(day)": "3.2510"}}}"#.utf8)
     }
 
-    @Test func theRenewalEndsHeldForATokenThenIsPlaced() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
-        defer { try? FileManager.default.removeItem(at: file) }
-        // Three hours back, so every date the test reaches is past by Apple's (the fake's) clock too.
-        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
-        let start = time.clock.nowMilliseconds()
-        try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
-        let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { configuration in
+    /// Stripe selling a monthly subscription in Kuwaiti dinars, its rates read from `rates`.
+    static func harness(clock: Clock, rates file: URL) throws -> PaymentHarness {
+        try PaymentHarness(provider: .stripe, clock: clock) { configuration in
             configuration.catalog = [
                 Product(
                     id: "pro.monthly",
@@ -36,12 +31,11 @@ struct ExchangeRateHeldRenewalTests {
             ]
             configuration.payments.exchangeRatesFile = file.path
         }
-        let account = PaymentHarness.account
-        let first = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 3_600_000)
-        #expect(try harness.forward(first, account: account).status == 201)
-        let checkout = try harness.openCheckout(token: first)
-        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "KWD").status == 303)
-        let completed = StripeEvents.sessionCompleted(
+    }
+
+    /// The subscription's start, paid in dinars at `created` (UNIX seconds).
+    static func started(_ checkout: PaymentHarness.Checkout, at created: Int64) -> String {
+        StripeEvents.sessionCompleted(
             id: "evt_start",
             session: "cs_test_fake1",
             checkout: checkout,
@@ -52,8 +46,24 @@ struct ExchangeRateHeldRenewalTests {
             tax: 0,
             country: "KW",
             subscription: "sub_1",
-            created: time.clock.nowSeconds()
+            created: created
         )
+    }
+
+    @Test func theRenewalEndsHeldForATokenThenIsPlaced() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        // Three hours back, so every date the test reaches is past by Apple's (the fake's) clock too.
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
+        let start = time.clock.nowMilliseconds()
+        try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
+        let harness = try Self.harness(clock: time.clock, rates: file)
+        let account = PaymentHarness.account
+        let first = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 3_600_000)
+        #expect(try harness.forward(first, account: account).status == 201)
+        let checkout = try harness.openCheckout(token: first)
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "KWD").status == 303)
+        let completed = Self.started(checkout, at: time.clock.nowSeconds())
         #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
         try harness.waitForEvents()
         #expect(harness.reportedLineItems().map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
@@ -119,34 +129,12 @@ struct ExchangeRateHeldRenewalTests {
         let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
         let start = time.clock.nowMilliseconds()
         try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
-        let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { configuration in
-            configuration.catalog = [
-                Product(
-                    id: "pro.monthly",
-                    kind: .subscription,
-                    names: ["en": "Pro"],
-                    prices: ["KWD": Money(currency: "KWD", decimal: "1.250")].compactMapValues { $0 }
-                )
-            ]
-            configuration.payments.exchangeRatesFile = file.path
-        }
+        let harness = try Self.harness(clock: time.clock, rates: file)
         let token = PaymentHarness.servicesToken(createdAt: start - 60_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(token, account: PaymentHarness.account).status == 201)
         let checkout = try harness.openCheckout(token: token)
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "KWD").status == 303)
-        let completed = StripeEvents.sessionCompleted(
-            id: "evt_start",
-            session: "cs_test_fake1",
-            checkout: checkout,
-            product: "pro.monthly",
-            mode: "subscription",
-            currency: "kwd",
-            total: 1250,
-            tax: 0,
-            country: "KW",
-            subscription: "sub_1",
-            created: time.clock.nowSeconds()
-        )
+        let completed = Self.started(checkout, at: time.clock.nowSeconds())
         #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
         try harness.waitForEvents()
         let started = try #require(harness.reportedLineItems().first)
