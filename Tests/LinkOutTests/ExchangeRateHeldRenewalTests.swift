@@ -50,6 +50,17 @@ struct ExchangeRateHeldRenewalTests {
         )
     }
 
+    /// Another event delivered (one linkout has nothing to do with), so the payment service passes again and
+    /// releases what its rate now allows.
+    static func passAgain(_ harness: PaymentHarness, at seconds: Int64) throws {
+        let other = """
+            {"id":"evt_other","object":"event","type":"customer.created","created":\(seconds),\
+            "livemode":false,"data":{"object":{"id":"cus_1"}}}
+            """
+        #expect(try harness.deliver(other, timestamp: seconds).status == 200)
+        try harness.waitForEvents()
+    }
+
     @Test func theRenewalEndsHeldForATokenThenIsPlaced() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -90,12 +101,7 @@ struct ExchangeRateHeldRenewalTests {
 
         // The rate arrives; the next pass releases the renewal, which no token of the customer can carry yet.
         try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
-        let other = """
-            {"id":"evt_other","object":"event","type":"customer.created","created":\(renewedAt),\
-            "livemode":false,"data":{"object":{"id":"cus_1"}}}
-            """
-        #expect(try harness.deliver(other, timestamp: renewedAt).status == 200)
-        try harness.waitForEvents()
+        try Self.passAgain(harness, at: renewedAt)
         #expect(try ledger.payments.heldPaymentEvents().isEmpty)
         #expect(try ledger.reports.lineItemsAwaitingToken(limit: 10).map(\.lineItemId) == ["in_2"])
         #expect(
@@ -169,12 +175,7 @@ struct ExchangeRateHeldRenewalTests {
 
         // The rate arrives; the next pass makes the held renewal and restates the later one.
         try Self.rates(ExchangeRateTable.dayText(start)).write(to: file)
-        let other = """
-            {"id":"evt_other","object":"event","type":"customer.created","created":\(renewedAt),\
-            "livemode":false,"data":{"object":{"id":"cus_1"}}}
-            """
-        #expect(try harness.deliver(other, timestamp: renewedAt).status == 200)
-        try harness.waitForEvents()
+        try Self.passAgain(harness, at: renewedAt)
         #expect(try ledger.payments.heldPaymentEvents().isEmpty)
         let latest = Dictionary(harness.reportedLineItems().map { ($0["lineItemId"] as? String ?? "", $0) }) { $1 }
         #expect(latest["in_2"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays))
