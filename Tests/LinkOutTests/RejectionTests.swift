@@ -168,6 +168,48 @@ struct RejectionTests {
         #expect(waiting == [LineItemID("\(third):refund:1")])
     }
 
+    /// Apple refuses a refund; a later refund of the same buy in that report nets it (Apple holds it not), so it
+    /// waits for it, and is taken again with its net once the operator restates the refused one (sent again as it
+    /// was, it was refused for the same net and waited for a person).
+    @Test func aRefundAfterARefusedRefundOfItsBuyWaitsForIt() throws {
+        let harness = try ReportingHarness()
+        try harness.record("two")
+        let buy = UUID().uuidString.lowercased()
+        try harness.addBuy("two", lineItemId: buy)
+        func refund(_ number: Int, net: Int64) -> String {
+            """
+            {"lineItemId":"\(buy):refund:\(number)","creationDate":\(Clock.system.nowMilliseconds() - 500 + Int64(number)),\
+            "eventType":"REFUND","referenceLineItemId":"\(buy)","amountTaxInclusive":1200,"amountTaxExclusive":1000,\
+            "taxAmount":200,"netAmountTaxExclusive":\(net),"reportingCurrency":"EUR","pricingCurrency":"EUR",\
+            "taxCountry":"DEU"}
+            """
+        }
+        let first = LineItemID("\(buy):refund:1")
+        let second = LineItemID("\(buy):refund:2")
+        try harness.ledger.reports.storeLineItems(
+            [(first, refund(1, net: 9000)), (second, refund(2, net: 8000))],
+            for: "two",
+            at: Clock.system.nowMilliseconds()
+        )
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(first.rawValue)]))
+        try harness.tickUntilSettled()
+        let setAside = try harness.ledger.reports.lineItems(for: "two").filter(\.needsCorrection)
+        #expect(setAside.map(\.lineItemId) == [first, second])
+        #expect(setAside.last?.correction?.hasPrefix(AppleRejection.waitsForNotePrefix) == true)
+
+        let outcome = try ReportActions(ledger: harness.ledger).restate(
+            "two",
+            lineItemId: first,
+            body: refund(1, net: 9000)
+        )
+        #expect(outcome.detail.contains("set-aside refund(s) \(second) checked again"), "\(outcome.detail)")
+        try harness.tickUntilSettled()
+        let last = try #require(harness.production.received.last?.report?.lineItems)
+        #expect(last.map(\.common.lineItemId) == [first, second])
+        #expect(last.map(\.common.netAmountTaxExclusive) == [9000, 8000])
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+    }
+
     /// A retraction of a buy whose set-aside version is dropped while an earlier version is still on its way to
     /// Apple: the buy is not gone (Apple may accept that version), so its set-aside refunds are checked again, not
     /// dropped with it (they were, and Apple then held the buy without them).

@@ -64,12 +64,20 @@ package enum AppleRejection: Sendable, Equatable {
         // A refund of an item Apple refused here refers to a version Apple does not hold (`NotFoundError`) or nets
         // against one it refused (`IncorrectNetAmountError`): it waits with that item, and is taken again once the
         // operator restates or retracts it (`ReportActions`).
+        // So does one after a refund of the same buy Apple refused here: its net counts that refund, which Apple
+        // does not hold (sent again as it was, Apple refused it for the same net, and it waited for a person).
+        var refusedRefund: [LineItemID: LineItemID] = [:]
         for item in sent.lineItems ?? [] {
-            guard case .refund(let refund) = item, messages[item.common.lineItemId.rawValue] == nil,
-                messages[refund.referenceLineItemId.rawValue] != nil
-            else { continue }
+            guard case .refund(let refund) = item else { continue }
+            let buy = refund.referenceLineItemId
+            if messages[item.common.lineItemId.rawValue] != nil {
+                refusedRefund[buy] = refusedRefund[buy] ?? item.common.lineItemId
+                continue
+            }
+            let waitsFor = messages[buy.rawValue] != nil ? buy : refusedRefund[buy]
+            guard let waitsFor else { continue }
             messages[item.common.lineItemId.rawValue] =
-                waitsForNotePrefix + " \(refund.referenceLineItemId), which Apple refused in the same report: checked "
+                waitsForNotePrefix + " \(waitsFor), which Apple refused in the same report: checked "
                 + "again once that item is restated or retracted (dropped with it when Apple never held it)"
         }
         let remaining = (sent.lineItems ?? []).filter { messages[$0.common.lineItemId.rawValue] == nil }
