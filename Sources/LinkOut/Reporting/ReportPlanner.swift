@@ -169,12 +169,16 @@ struct ReportPlanner: Sendable {
         )
     }
 
-    /// The most recent version of each line item, in the order of those versions: a restatement posted after
-    /// the original replaces it (Apple "uses only the most recent version" of a lineItemId).
+    /// The most recent version of each line item (Apple "uses only the most recent version" of a lineItemId), in
+    /// the place its first version had: a buy restated after Apple refused the report stays ahead of the refunds
+    /// that refer to it (in its new version's place it followed them).
     static func latestVersions(_ items: [StoredLineItem]) -> [StoredLineItem] {
-        var last: [String: Int64] = [:]
-        for item in items { last[item.lineItemId.rawValue] = item.rowId }
-        return items.filter { last[$0.lineItemId.rawValue] == $0.rowId }
+        var latest: [String: StoredLineItem] = [:]
+        for item in items { latest[item.lineItemId.rawValue] = item }
+        var placed: Set<String> = []
+        return items.compactMap { item in
+            placed.insert(item.lineItemId.rawValue).inserted ? latest[item.lineItemId.rawValue] : nil
+        }
     }
 
     /// Apple: report every extra custom-link token of one customer and type, active at the same time, as
