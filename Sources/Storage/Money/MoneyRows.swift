@@ -110,12 +110,15 @@ enum MoneyRows {
                 [.text(environment), .id(bundleId), .id(reference)]
             ).firstDecoded(MoneyStore.moneyLineItem)
         }
-        // A renewal's payment row (what it charged) before its invoice's (the period's price before credits).
+        // A renewal's payment row (what it charged) before its invoice's (the period's price before credits). The
+        // markers of refunds, disputes and reversals name the line item too and are no price; the key breaks the
+        // remaining ties, so both engines pick the same row.
         let charge = try connection.query(
             """
             SELECT p.provider, c.amount_total, p.currency FROM purchase_charges c
-            JOIN purchases p ON p.purchase_id = c.purchase_id WHERE c.line_item_id = ?
-            ORDER BY c.created_at, c.charge_key LIKE 'invoice:%' LIMIT 1
+            JOIN purchases p ON p.purchase_id = c.purchase_id
+            WHERE c.line_item_id = ? AND c.charge_key NOT LIKE 'refund:%' AND c.charge_key NOT LIKE 'reversal:%'
+            ORDER BY c.created_at, c.charge_key LIKE 'invoice:%', c.charge_key LIMIT 1
             """,
             [.id(body.isRefund ? (body.referenceLineItemId ?? lineItemId) : lineItemId)]
         ).first
