@@ -54,6 +54,9 @@ extension Ledger {
 
     private static func visitsAwaitingReplay(directory: String, applied: () throws(StorageError) -> Int64) -> Int {
         guard !isServed(directory: directory), let applied = try? applied() else { return 0 }
-        return LedgerBackup.readJournal(directory).count { $0.sequence > applied }
+        // A file at a time, as a replay reads them: a killed server's backlog can be hundreds of megabytes.
+        return LedgerBackup.journalPaths(directory).reduce(0) { count, path in
+            count + LedgerBackup.readJournalFile(path).count { $0.sequence > applied }
+        }
     }
 }

@@ -199,10 +199,10 @@ struct PaddleChargebackReversalTests {
         #expect(retraction["erroneouslySubmitted"] as? Bool == true)
     }
 
-    /// A reversal can wait longer than the three days other events get (its chargeback waiting behind a held
-    /// renewal, or Apple taking the chargeback's REFUND late): it waits behind the purchase's token, is woken by
-    /// its chargeback, and withdraws it once Apple holds it (given up, the chargeback stood at Apple for good).
-    @Test func aReversalWaitingLongerThanThreeDaysIsNotGivenUp() throws {
+    /// A reversal can wait longer than the three days other events get for Apple to take its chargeback's REFUND
+    /// (Apple answering 503 for days, reporting blocked): it waits behind the purchase's token, never given up, and
+    /// Apple's acceptance wakes it (given up, the chargeback stood at Apple for good).
+    @Test func aReversalWaitingLongerThanThreeDaysForAppleIsNotGivenUp() throws {
         let time = ManualClock()
         let harness = try PaddleFlowTests.Harness(clock: time.clock)
         let now = Clock.system.nowSeconds()
@@ -215,27 +215,37 @@ struct PaddleChargebackReversalTests {
         func outcome(_ id: String) -> String? {
             (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
         }
+        // Apple answers 503 for the chargeback's report until told otherwise.
+        let chargeback = "\(transaction):dispute:adj_11cb"
+        let appleDown = Mutex(true)
+        harness.payments.apple.apple.respond { received in
+            let carries = received.report?.lineItems?.contains { $0.common.lineItemId.rawValue == chargeback } == true
+            return carries && appleDown.withLock { $0 } ? .respond(status: 503) : nil
+        }
+        #expect(try harness.deliver(adjustment("adj_11cb", "chargeback", at: now - 5)).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_11cb")?.contains("queued for Apple") == true })
         #expect(try harness.deliver(adjustment("adj_11rev", "chargeback_reverse", at: now - 1)).status == 200)
         #expect(eventually(within: 30) { outcome("evt_adj_11rev")?.hasPrefix("waiting:") == true })
+
+        // Four days on, the reversal is tried again and still waits.
         time.advance(seconds: 4 * 86_400)
-        // Signed when the server's clock says it is.
         let later = Clock.system.nowSeconds() + 4 * 86_400
-        #expect(try harness.deliver(adjustment("adj_11cb", "chargeback", at: now - 5), timestamp: later).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_11cb")?.contains("queued for Apple") == true })
+        #expect(try harness.deliver(adjustment("adj_11other", "credit", at: now), timestamp: later).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_11other") != nil })
         #expect(outcome("evt_adj_11rev")?.hasPrefix("waiting:") == true, "\(outcome("evt_adj_11rev") ?? "none")")
+
+        // Apple takes the chargeback's REFUND; its acceptance makes the reversal due, and it withdraws it.
+        appleDown.withLock { $0 = false }
         _ = harness.payments.reportedLineItems()
-        // Apple's acceptance of the chargeback's REFUND makes the reversal due; the next pass withdraws it.
-        time.advance(seconds: 60)
-        let other = adjustment("adj_11other", "credit", at: now)
-        #expect(try harness.deliver(other, timestamp: later + 60).status == 200)
+        #expect(try harness.deliver(adjustment("adj_11more", "credit", at: now), timestamp: later).status == 200)
         #expect(
             eventually(within: 30) {
-                outcome("evt_adj_11rev") == "chargeback reversed; line item \(transaction):dispute:adj_11cb retracted"
+                outcome("evt_adj_11rev") == "chargeback reversed; line item \(chargeback) retracted"
             },
             "\(outcome("evt_adj_11rev") ?? "none")"
         )
         let retraction = try #require(harness.payments.reportedLineItems().last)
-        #expect(retraction["lineItemId"] as? String == "\(transaction):dispute:adj_11cb")
+        #expect(retraction["lineItemId"] as? String == chargeback)
         #expect(retraction["erroneouslySubmitted"] as? Bool == true)
     }
 

@@ -69,6 +69,8 @@ extension PaymentChangeMapper {
         )
         let decision = try self.refund(chargeback, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
+        // Worked out from this read of the charge: written only while its total is still this one.
+        change.refundedBefore = charge.amountRefunded
         // What it took of the payment, for the refunds' running total beside it (`disputedAmount`).
         change.charges.append(
             Self.refundMarker(

@@ -84,6 +84,8 @@ extension PaymentChangeMapper {
         )
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
+        // Worked out from this read of the charge: written only while its total is still this one.
+        change.refundedBefore = charge.amountRefunded
         if issued.kind == .chargeback {
             // A reversal delivered before it waits for it.
             change.wakesEventsBehind = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId
@@ -146,7 +148,14 @@ extension PaymentChangeMapper {
         // Paddle delivers notifications in no set order: a reversal that came before its chargeback waits for it,
         // as a refund waits for its payment (applied now, the chargeback after it would stand at Apple for good).
         guard let chargedBack else {
-            return try waitNeverGivenUp(charge, "no chargeback of \(reversal.amount) of this payment is recorded yet")
+            let reason = "no chargeback of \(reversal.amount) of this payment is recorded yet"
+            // The chargeback may wait behind a held renewal for weeks: so does its reversal. With nothing waiting
+            // there (its chargeback never came, or was given up), it is given up as any event is, after three days,
+            // and does not hold the month's close open for good.
+            guard let token = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId,
+                try ledger.payments.eventsWaiting(behind: token, besides: event) > 0
+            else { return .wait(reason) }
+            return .holdBehind(token: token, reason: reason)
         }
         // The money came back, whatever Apple holds: what the payment had refunded goes down by what the
         // chargeback took (`PurchaseCharge.countedAmount`), so a later refund is not capped, and the purchase is
@@ -211,11 +220,11 @@ extension PaymentChangeMapper {
         return .apply(change)
     }
 
-    /// Money that may wait weeks for what it follows (a reversal for its chargeback, which can itself wait behind a
-    /// held renewal, or for Apple to accept the chargeback's REFUND; a refund for a chargeback's reversal) waits
-    /// behind the purchase's token: tried again every hour and at once when that comes, never given up. Given up
-    /// after the three days other events get, a reversal left the chargeback standing at Apple and in the
-    /// refunded total for good. A purchase with no token yet waits as any event does.
+    /// Money that may wait weeks for what it follows (a reversal for Apple to accept its chargeback's REFUND; a
+    /// refund for a chargeback's reversal) waits behind the purchase's token: tried again every hour, and at once
+    /// when that comes, never given up. Given up after the three days other events get, a reversal left the
+    /// chargeback standing at Apple and in the refunded total for good. A purchase with no token yet waits as any
+    /// event does.
     private func waitNeverGivenUp(_ charge: PurchaseCharge, _ reason: String) throws -> Decision {
         guard let token = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId else {
             return .wait(reason)

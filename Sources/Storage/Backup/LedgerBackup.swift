@@ -89,12 +89,18 @@ public enum LedgerBackup {
     /// Every record in the journal's files now: the lock file (older releases journaled there) and each segment.
     /// Files are read, never opened for writing; one deleted meanwhile was ingested and is skipped.
     static func readJournal(_ directory: String) -> [JournalRecord] {
-        let paths =
-            [(directory as NSString).appendingPathComponent(VisitJournal.lockFileName)]
+        journalPaths(directory).flatMap(readJournalFile)
+    }
+
+    /// The journal's files in `directory`: the lock file (older releases journaled there) and each segment.
+    static func journalPaths(_ directory: String) -> [String] {
+        [(directory as NSString).appendingPathComponent(VisitJournal.lockFileName)]
             + VisitJournal.segmentPaths(in: directory).map(\.path)
-        return paths.flatMap { path in
-            FileManager.default.contents(atPath: path).map { JournalCoding.decodeAll(Array($0)) } ?? []
-        }
+    }
+
+    /// The records of one journal file; none when it is gone (ingested and deleted meanwhile).
+    static func readJournalFile(_ path: String) -> [JournalRecord] {
+        FileManager.default.contents(atPath: path).map { JournalCoding.decodeAll(Array($0)) } ?? []
     }
 
     /// Applies the journaled visits the copy does not hold, as a server's replay would. Returns how many.

@@ -29,7 +29,7 @@ final class PartialBackupFile: Sendable {
         }
         // At most a few turns: each one either claims the name or removes a file no run holds.
         for _ in 0..<3 {
-            if link(own, path) == 0 {
+            if Self.link(own, path) == 0 {
                 self.fd = fd
                 return
             }
@@ -50,12 +50,19 @@ final class PartialBackupFile: Sendable {
     deinit { close(fd) }
 
     /// Removes the partial file at `path` and SQLite's files beside it when no run holds it; false when one does.
+    /// Only the file locked here is removed: another run may have removed it meanwhile and put its own, held,
+    /// under the name (the lock here was then taken on a file no longer there).
     private static func removeIfLeftOver(_ path: String) -> Bool {
         let existing = open(path, O_RDONLY | O_CLOEXEC)
         // Gone meanwhile: nothing to remove, the next turn links.
         guard existing >= 0 else { return true }
         defer { close(existing) }
         guard flock(existing, LOCK_EX | LOCK_NB) == 0 else { return false }
+        var locked = stat()
+        var named = stat()
+        guard fstat(existing, &locked) == 0, stat(path, &named) == 0,
+            locked.st_dev == named.st_dev && locked.st_ino == named.st_ino
+        else { return true }
         LedgerFiles.remove(path)
         return true
     }
@@ -64,7 +71,7 @@ final class PartialBackupFile: Sendable {
     /// never replaces a file (`rename` would put this copy over a backup another run published meanwhile).
     func publish(as destination: String) throws(StorageError) {
         guard fsync(fd) == 0 else { throw StorageError.system(errno, "fsync of \(path) failed") }
-        guard link(path, destination) == 0 else {
+        guard Self.link(path, destination) == 0 else {
             let failure = errno
             throw failure == EEXIST
                 ? StorageError(
@@ -75,6 +82,19 @@ final class PartialBackupFile: Sendable {
         }
         LedgerFiles.remove(path)
         try JournalFile.syncDirectory((destination as NSString).deletingLastPathComponent.nonEmptyPath)
+    }
+
+    /// A second name for `source`, never replacing a file at `destination`. On a filesystem without hard links
+    /// (FAT, exFAT, some network mounts) the file is renamed when nothing is at `destination`: a rename in the
+    /// moment between the check and it could replace one, which only a run started at that moment could make.
+    private static func link(_ source: String, _ destination: String) -> Int32 {
+        let linked = Glibc.link(source, destination)
+        guard linked != 0, [EPERM, EOPNOTSUPP, ENOSYS].contains(errno) else { return linked }
+        guard !LedgerFiles.isTaken(destination) else {
+            errno = EEXIST
+            return -1
+        }
+        return rename(source, destination)
     }
 
     /// Cuts the file to nothing and removes SQLite's files beside it.

@@ -6,7 +6,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// One journal file: the only place that calls open/write/fdatasync/ftruncate/unlink for it. Appends only, each
+/// One journal file: the only place that writes, syncs or cuts it (`JournalSpare` names and removes the spare it
+/// made with `writeZeros`). Appends only, each
 /// at the end of what it holds: the file's size, or for a segment written full of zeros ahead of need
 /// (`JournalSpare`), its start.
 final class JournalFile: Sendable {

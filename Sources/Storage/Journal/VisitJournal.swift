@@ -13,7 +13,8 @@ import Synchronization
 /// The journal is a run of segments, `visits.journal.<first sequence>`. The active one takes appends until it
 /// reaches `segmentBytes`, then a new one starts; a segment is deleted once the ingester has applied every
 /// record in it. So the journal holds what is not yet in the tables plus at most one segment, even during a
-/// flood. `visits.journal` itself holds the folder's lock (and, from older versions, records to replay).
+/// flood, and the next segment made ahead (`JournalSpare`). `visits.journal` itself holds the folder's lock (and,
+/// from older versions, records to replay).
 final class VisitJournal: Sendable {
     typealias Completion = @Sendable (StorageError?) -> Void
 
@@ -268,7 +269,7 @@ final class VisitJournal: Sendable {
     }
 
     /// Deletes segments whose records are all in the tables. The open segment goes too once it is full, so an
-    /// idle journal keeps less than one segment.
+    /// idle journal keeps less than one segment (and the spare made ahead).
     private func dropApplied() {
         let applied = state.withLock { $0.applied }
         files.withLock { files in

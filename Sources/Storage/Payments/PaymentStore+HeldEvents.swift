@@ -72,6 +72,25 @@ extension PaymentStore {
         }
     }
 
+    /// How many of the providers' events besides `event` wait behind a line item of `externalPurchaseId`, not yet
+    /// acted on.
+    public func eventsWaiting(
+        behind externalPurchaseId: ExternalPurchaseID,
+        besides event: (provider: ProviderID, eventId: String)
+    ) throws(StorageError) -> Int {
+        try database.readers.read { connection throws(StorageError) in
+            Int(
+                try connection.query(
+                    """
+                    SELECT count(*) FROM payment_events WHERE held_token = ? AND processed_at IS NULL
+                      AND NOT (provider = ? AND event_id = ?)
+                    """,
+                    [.id(externalPurchaseId), .text(event.provider.rawValue), .text(event.eventId)]
+                ).first?.first?.integer ?? 0
+            )
+        }
+    }
+
     /// Makes the events that wait behind a line item of `externalPurchaseId` due now: the operator settled it (a
     /// restatement or a retraction of a version Apple set aside), and what waited for it need not wait out its
     /// hour. Returns how many.
