@@ -80,7 +80,9 @@ final class PaymentEventProcessor: BackgroundService {
         }
     }
 
-    private func process(_ event: StoredPaymentEvent) -> Bool {
+    /// Acts on `event`; true once it is processed. `lookingAgain`: this is the one more look after putting it off
+    /// behind a hold (below).
+    private func process(_ event: StoredPaymentEvent, lookingAgain: Bool = false) -> Bool {
         let metadata = [
             "payment.provider": event.provider.rawValue, "payment.event_id": event.eventId, "payment.type": event.type,
         ]
@@ -134,7 +136,13 @@ final class PaymentEventProcessor: BackgroundService {
                     reason: reason
                 )
                 logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })
-                return false
+                // What it waits for may have come while this decision was made (Apple accepted the report, a
+                // chargeback was applied), and that wake-up found nothing put off yet to wake: one more look now,
+                // not an hour later.
+                guard !lookingAgain,
+                    case .apply = try decision(for: event, mapper: mapper, at: clock.nowMilliseconds())
+                else { return false }
+                return process(event, lookingAgain: true)
             case .wait(let reason):
                 if clock.nowMilliseconds() - event.receivedAt > Self.giveUpAfterMilliseconds {
                     try ledger.payments.apply(
