@@ -210,6 +210,45 @@ struct RejectionTests {
         #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 
+    /// A new version of a buy made as Apple's first (a late renewal changed its days while a report was taking the
+    /// one before, so it was not known to be at Apple yet) goes as a restatement, and then nets what stands of the
+    /// buy after its refunds: with its first version's net Apple refused it (`IncorrectNetAmountError`).
+    @Test func aBuyMadeAsAFirstVersionAndSentAsARestatementNetsItsRefunds() throws {
+        let harness = try ReportingHarness()
+        try harness.record("late")
+        let buy = UUID().uuidString.lowercased()
+        try harness.addBuy("late", lineItemId: buy)
+        try harness.tickUntilSettled()
+        let refund = """
+            {"lineItemId":"\(buy):refund:1","creationDate":\(Clock.system.nowMilliseconds() - 500),"eventType":"REFUND",\
+            "referenceLineItemId":"\(buy)","amountTaxInclusive":12000,"amountTaxExclusive":10000,"taxAmount":2000,\
+            "netAmountTaxExclusive":0,"reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"DEU"}
+            """
+        try harness.ledger.reports.storeLineItems(
+            [(LineItemID("\(buy):refund:1"), refund)],
+            for: "late",
+            at: Clock.system.nowMilliseconds()
+        )
+        try harness.tickUntilSettled()
+        // The buy again, as a first version would be made: no restatement flag, its own amount as its net.
+        let first = try #require(try harness.ledger.reports.lineItems(for: "late").first)
+        #expect(first.lineItemId == LineItemID(buy))
+        _ = try harness.ledger.reports.correctLineItem(
+            LineItemID(buy),
+            of: "late",
+            replacement: first.body,
+            now: Clock.system.nowMilliseconds()
+        )
+        try harness.tickUntilSettled()
+        let last = try #require(harness.production.received.last?.report?.lineItems?.last)
+        #expect(last.common.lineItemId == LineItemID(buy))
+        #expect(last.common.restatement == true)
+        #expect(last.common.netAmountTaxExclusive == 0)
+        let setAside = try harness.ledger.reports.lineItems(for: "late").filter(\.needsCorrection)
+        #expect(setAside.isEmpty, "\(setAside.map { $0.correction ?? "" })")
+        #expect(try harness.reports("late").last?.state == .accepted)
+    }
+
     /// A retraction of a buy whose set-aside version is dropped while an earlier version is still on its way to
     /// Apple: the buy is not gone (Apple may accept that version), so its set-aside refunds are checked again, not
     /// dropped with it (they were, and Apple then held the buy without them).

@@ -141,12 +141,20 @@ struct ReportPlanner: Sendable {
             except: carriedRows,
             on: token.token.externalPurchaseId
         )
+        let standing = LineItemScreen.standing(items)
         let lineItems = try carrying.map { stored in
             var item = try decoder.decode(LineItem.self, from: Data(stored.body.utf8))
             // A restatement exactly when Apple holds or is being sent an earlier version, whatever the version said
             // when it was made: a report may have taken the earlier one since, or been refused. A retraction is one
             // by definition (Apple: `erroneouslySubmitted` requires `restatement`).
-            if item.common.erroneouslySubmitted != true { item.setRestatement(held.contains(stored.lineItemId)) }
+            if item.common.erroneouslySubmitted != true {
+                let restated = held.contains(stored.lineItemId)
+                // A buy made as Apple's first version (a late renewal's days, while a report was taking the one
+                // before) that goes as a restatement nets what stands of it after its refunds, as one made as a
+                // restatement does (`ReportActions.newVersion`): with its first version's net Apple refused it.
+                if restated && item.common.restatement != true && item.isBuy { item.setNet(joining: standing) }
+                item.setRestatement(restated)
+            }
             return item
         }
         let earlier = try items.filter { !carriedRows.contains($0.rowId) }.map {
