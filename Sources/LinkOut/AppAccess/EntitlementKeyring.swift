@@ -191,13 +191,17 @@ final class EntitlementKeyring: Sendable {
         // published ahead to sign later does not hold this one back: a leaked key is replaced at once (`0`), and
         // the planned successor still takes over at its time.
         let wanted = now + max(0, publishAheadSeconds) * 1000
-        let starts = Set(try ledger.signingKeys.keys(includingRetired: true).map(\.signsFrom))
-        var signsFrom = max(wanted, (starts.filter { $0 <= wanted }.max() ?? wanted - 1) + 1)
-        while starts.contains(signsFrom) { signsFrom += 1 }
-        let record = try Self.generate(at: now, signsFrom: signsFrom)
-        try ledger.signingKeys.insert(record)
-        try loaded.withLock { loaded throws in loaded = try Self.load(ledger, at: now) }
-        return record
+        // Another rotation at the same moment may take the start picked here first: then pick again.
+        for _ in 0..<5 {
+            let starts = Set(try ledger.signingKeys.keys(includingRetired: true).map(\.signsFrom))
+            var signsFrom = max(wanted, (starts.filter { $0 <= wanted }.max() ?? wanted - 1) + 1)
+            while starts.contains(signsFrom) { signsFrom += 1 }
+            let record = try Self.generate(at: now, signsFrom: signsFrom)
+            guard try ledger.signingKeys.insertStartingAlone(record) else { continue }
+            try loaded.withLock { loaded throws in loaded = try Self.load(ledger, at: now) }
+            return record
+        }
+        throw AppAccessRefusal("other rotations took every moment picked for this one; rotate again")
     }
 
     /// Takes a key out of the JWKS. Refused for the key that signs now, and while entitlements it signed may

@@ -43,6 +43,32 @@ public struct SigningKeyStore: Sendable {
         }
     }
 
+    /// Adds a rotation's key unless another key already begins signing at its `signsFrom` (two rotations at
+    /// once read the same keys and picked the same moment); false then, and the caller picks again. Checked and
+    /// written in one transaction, instances on PostgreSQL taking turns.
+    public func insertStartingAlone(_ key: SigningKeyRecord) throws(StorageError) -> Bool {
+        try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
+            if let serialize = dialect.serializeOnKey {
+                try connection.query(serialize, [.text("signing-key-rotation")])
+            }
+            let taken = try connection.query(
+                "SELECT 1 FROM signing_keys WHERE signs_from = ?",
+                [.integer(key.signsFrom)]
+            )
+            guard taken.isEmpty else { return false }
+            return !(try connection.query(
+                """
+                INSERT INTO signing_keys (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(kid) DO NOTHING RETURNING 1
+                """,
+                [
+                    .text(key.kid), .text(key.publicJWK), .optional(key.privateKeyPEM), .integer(key.createdAt),
+                    .integer(key.signsFrom), .optional(key.retiredAt),
+                ]
+            ).isEmpty)
+        }
+    }
+
     /// Takes a key out of the JWKS; false when there is no such key still published.
     public func retire(kid: String, at now: Int64) throws(StorageError) -> Bool {
         try database.writer.write { connection throws(StorageError) in
