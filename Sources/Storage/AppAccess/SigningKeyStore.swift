@@ -56,16 +56,17 @@ public struct SigningKeyStore: Sendable {
                 [.integer(key.signsFrom)]
             )
             guard taken.isEmpty else { return false }
-            return !(try connection.query(
-                """
-                INSERT INTO signing_keys (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(kid) DO NOTHING RETURNING 1
-                """,
-                [
-                    .text(key.kid), .text(key.publicJWK), .optional(key.privateKeyPEM), .integer(key.createdAt),
-                    .integer(key.signsFrom), .optional(key.retiredAt),
-                ]
-            ).isEmpty)
+            return
+                !(try connection.query(
+                    """
+                    INSERT INTO signing_keys (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(kid) DO NOTHING RETURNING 1
+                    """,
+                    [
+                        .text(key.kid), .text(key.publicJWK), .optional(key.privateKeyPEM), .integer(key.createdAt),
+                        .integer(key.signsFrom), .optional(key.retiredAt),
+                    ]
+                ).isEmpty)
         }
     }
 
