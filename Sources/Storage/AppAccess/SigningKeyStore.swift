@@ -29,18 +29,22 @@ public struct SigningKeyStore: Sendable {
     /// Adds a key; false when one with its id is there already (a key file read again at start-up).
     @discardableResult
     public func insert(_ key: SigningKeyRecord) throws(StorageError) -> Bool {
-        try database.writer.write { connection throws(StorageError) in
-            !(try connection.query(
-                """
-                INSERT INTO signing_keys (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(kid) DO NOTHING RETURNING 1
-                """,
-                [
-                    .text(key.kid), .text(key.publicJWK), .optional(key.privateKeyPEM), .integer(key.createdAt),
-                    .integer(key.signsFrom), .optional(key.retiredAt),
-                ]
-            ).isEmpty)
-        }
+        try database.writer.write { connection throws(StorageError) in try Self.insert(key, into: connection) }
+    }
+
+    private static func insert(_ key: SigningKeyRecord, into connection: any SQLConnection) throws(StorageError)
+        -> Bool
+    {
+        !(try connection.query(
+            """
+            INSERT INTO signing_keys (\(columns)) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(kid) DO NOTHING RETURNING 1
+            """,
+            [
+                .text(key.kid), .text(key.publicJWK), .optional(key.privateKeyPEM), .integer(key.createdAt),
+                .integer(key.signsFrom), .optional(key.retiredAt),
+            ]
+        ).isEmpty)
     }
 
     /// Adds a rotation's key unless another key already begins signing at its `signsFrom` (two rotations at
@@ -56,17 +60,7 @@ public struct SigningKeyStore: Sendable {
                 [.integer(key.signsFrom)]
             )
             guard taken.isEmpty else { return false }
-            return
-                !(try connection.query(
-                    """
-                    INSERT INTO signing_keys (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(kid) DO NOTHING RETURNING 1
-                    """,
-                    [
-                        .text(key.kid), .text(key.publicJWK), .optional(key.privateKeyPEM), .integer(key.createdAt),
-                        .integer(key.signsFrom), .optional(key.retiredAt),
-                    ]
-                ).isEmpty)
+            return try Self.insert(key, into: connection)
         }
     }
 
