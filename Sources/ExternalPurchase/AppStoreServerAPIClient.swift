@@ -25,13 +25,20 @@ public struct AppStoreServerAPIClient: Sendable {
 
         public var description: String {
             switch self {
-            case .rejected(let status, let body): "rejected (\(status)): \(body)"
+            case .rejected(let status, let body): "rejected (\(status)): \(Self.excerpt(body))"
             case .unauthorized: "unauthorized (401): the key or its IDs are wrong"
             case .rateLimited(let retryAt): "rate limited" + (retryAt.map { " until \($0)" } ?? "")
-            case .serverError(let status, let body): "server error (\(status)): \(body)"
+            case .serverError(let status, let body): "server error (\(status)): \(Self.excerpt(body))"
             case .networkError(let message): "network error: \(message)"
             case .malformedResponse(let message): "malformed response: \(message)"
             }
+        }
+
+        /// The start of an answer's body on one line: Apple's JSON errors are short, and a proxy's HTML error page
+        /// (a whole document) was printed and logged whole.
+        static func excerpt(_ body: String) -> String {
+            let line = body.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            return line.count <= 300 ? line : line.prefix(300) + "… (\(body.utf8.count) bytes)"
         }
     }
 

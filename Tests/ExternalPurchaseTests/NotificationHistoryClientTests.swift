@@ -211,4 +211,18 @@ struct NotificationHistoryClientTests {
             return
         }
     }
+
+    /// A failure names the start of the answer on one line: a proxy's HTML error page was printed and logged whole.
+    @Test func aFailureShowsTheStartOfALongAnswer() {
+        let page =
+            "<!doctype html>\n<html>\n  <body>" + String(repeating: "Not Implemented ", count: 400) + "</body></html>"
+        let shown = AppStoreServerAPIClient.Failure.serverError(status: 501, body: page).description
+        #expect(shown.hasPrefix("server error (501): <!doctype html> <html> <body>Not Implemented"))
+        #expect(shown.count < 400)
+        #expect(shown.hasSuffix("… (\(page.utf8.count) bytes)"))
+        let apple = #"{"errorCode":4000006,"errorMessage":"Invalid request."}"#
+        #expect(
+            AppStoreServerAPIClient.Failure.rejected(status: 400, body: apple).description == "rejected (400): " + apple
+        )
+    }
 }
