@@ -46,9 +46,7 @@ extension Ledger {
         let path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
         guard LedgerFiles.isRegularFile(path) else { return 0 }
         return visitsAwaitingReplay(directory: directory) { () throws(StorageError) in
-            let value = try SQLiteConnection(path: path, readOnly: true)
-                .query("SELECT value FROM settings WHERE name = 'journal_applied'")
-            return Int64(value.first?.first?.text ?? "0") ?? 0
+            try SQLDatabase.journalApplied(in: try SQLiteConnection(path: path, readOnly: true))
         }
     }
 

@@ -56,7 +56,10 @@ extension PaymentChangeMapper {
             let reason =
                 "the refund of \(amount) is more than the \(left) left of the payment: waiting for a chargeback's reversal"
             // A reversal can come weeks after its chargeback; the reversal wakes this refund.
-            return try waitNeverGivenUp(charge, reason)
+            return Self.waitNeverGivenUp(
+                behind: try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId,
+                reason
+            )
         }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid: a
         // chargeback of the whole payment after a partial refund counts what was left.
@@ -129,7 +132,8 @@ extension PaymentChangeMapper {
         // The first chargeback of this amount whose REFUND Apple was sent and no reversal withdrew.
         var item: StoredLineItem?
         var chargedBack: (charge: PurchaseCharge, lineItemId: LineItemID, versions: [StoredLineItem])?
-        let reported = try ledger.payments.purchase(id: charge.purchaseId)?.buyLineItemId != nil
+        let purchase = try ledger.payments.purchase(id: charge.purchaseId)
+        let reported = purchase?.buyLineItemId != nil
         for candidate in charges where candidate.amountTotal == reversal.amount {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
             let lineItemId = LineItemID.chargeback(of: reversal.paymentId, dispute: refundId)
@@ -152,7 +156,7 @@ extension PaymentChangeMapper {
             // The chargeback may wait behind a held renewal for weeks: so does its reversal. With nothing waiting
             // there (its chargeback never came, or was given up), it is given up as any event is, after three days,
             // and does not hold the month's close open for good.
-            guard let token = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId,
+            guard let token = purchase?.externalPurchaseId,
                 try ledger.payments.eventsWaiting(behind: token, besides: event) > 0
             else { return .wait(reason) }
             return .holdBehind(token: token, reason: reason)
@@ -163,7 +167,6 @@ extension PaymentChangeMapper {
         let givenBack = chargedBack.charge.countedAmount
         var change = PaymentChange(event: event, outcome: "chargeback reversed", at: now)
         change.refundReversal = (charge.chargeKey, givenBack)
-        let purchase = try ledger.payments.purchase(id: charge.purchaseId)
         // A refund of the money the chargeback took waited for this (`issuedRefund`).
         change.wakesEventsBehind = purchase?.externalPurchaseId
         if var purchase, purchase.status == .refunded || purchase.status == .partiallyRefunded {
@@ -213,7 +216,10 @@ extension PaymentChangeMapper {
             return .apply(change)
         }
         guard let retraction else {
-            return try waitNeverGivenUp(charge, "the charged-back payment's REFUND is not accepted by Apple yet")
+            return Self.waitNeverGivenUp(
+                behind: purchase?.externalPurchaseId,
+                "the charged-back payment's REFUND is not accepted by Apple yet"
+            )
         }
         change.outcome = "chargeback reversed; line item \(item.lineItemId) retracted"
         change.restatements = [(item.externalPurchaseId, item.lineItemId, retraction)]
@@ -225,11 +231,8 @@ extension PaymentChangeMapper {
     /// when that comes, never given up. Given up after the three days other events get, a reversal left the
     /// chargeback standing at Apple and in the refunded total for good. A purchase with no token yet waits as any
     /// event does.
-    private func waitNeverGivenUp(_ charge: PurchaseCharge, _ reason: String) throws -> Decision {
-        guard let token = try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId else {
-            return .wait(reason)
-        }
-        return .holdBehind(token: token, reason: reason)
+    private static func waitNeverGivenUp(behind token: ExternalPurchaseID?, _ reason: String) -> Decision {
+        token.map { .holdBehind(token: $0, reason: reason) } ?? .wait(reason)
     }
 
     /// Stored as a charge of the purchase naming the retracted line item: the same reversal delivered again

@@ -141,7 +141,8 @@ struct ReportPlanner: Sendable {
             except: carriedRows,
             on: token.token.externalPurchaseId
         )
-        let standing = LineItemScreen.standing(items)
+        // Decoded only for a buy that needs it: most reports carry none.
+        var standing: [LineItem]?
         let lineItems = try carrying.map { stored in
             var item = try decoder.decode(LineItem.self, from: Data(stored.body.utf8))
             // A restatement exactly when Apple holds or is being sent an earlier version, whatever the version said
@@ -152,7 +153,11 @@ struct ReportPlanner: Sendable {
                 // A buy made as Apple's first version (a late renewal's days, while a report was taking the one
                 // before) that goes as a restatement nets what stands of it after its refunds, as one made as a
                 // restatement does (`ReportActions.newVersion`): with its first version's net Apple refused it.
-                if restated && item.common.restatement != true && item.isBuy { item.setNet(joining: standing) }
+                if restated && item.common.restatement != true && item.isBuy {
+                    let holds = standing ?? LineItemScreen.standing(items)
+                    standing = holds
+                    item.setNet(joining: holds)
+                }
                 item.setRestatement(restated)
             }
             return item

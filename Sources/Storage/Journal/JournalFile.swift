@@ -7,9 +7,8 @@ import Glibc
 #endif
 
 /// One journal file: the only place that writes, syncs or cuts it (`JournalSpare` names and removes the spare it
-/// made with `writeZeros`). Appends only, each
-/// at the end of what it holds: the file's size, or for a segment written full of zeros ahead of need
-/// (`JournalSpare`), its start.
+/// made with `writeZeros`). Appends only, each at the end of what it holds: the file's size, or for a segment
+/// written full of zeros ahead of need (`JournalSpare`), its start.
 final class JournalFile: Sendable {
     private let fd: Int32
     private let bytesWritten: Atomic<Int>

@@ -3,10 +3,13 @@
 extension SQLDatabase {
     /// The highest journal sequence whose visit is in the tables (0 when none).
     func journalApplied() throws(StorageError) -> Int64 {
-        try readers.read { connection throws(StorageError) in
-            let value = try connection.query("SELECT value FROM settings WHERE name = 'journal_applied'")
-            return Int64(value.first?.first?.text ?? "0") ?? 0
-        }
+        try readers.read { connection throws(StorageError) in try Self.journalApplied(in: connection) }
+    }
+
+    /// The same, read on `connection` (a ledger file opened without opening the ledger: `linkout check`).
+    static func journalApplied(in connection: any SQLConnection) throws(StorageError) -> Int64 {
+        let value = try connection.query("SELECT value FROM settings WHERE name = 'journal_applied'")
+        return Int64(value.first?.first?.text ?? "0") ?? 0
     }
 
     /// Applies journaled visits and advances `journalApplied` to the last one, in one transaction.
