@@ -41,6 +41,25 @@ struct CheckoutIdentifierTests {
         #expect(elsewhere.checkoutId(for: token("00000000-0000-0000-0000-000000000000", created: created)) != first)
     }
 
+    /// Ids already handed out (checkout links, session cookies) stay valid only while the MAC over them is
+    /// computed the same way: values worked out apart from linkout (Python's `hmac` and `base64.b32encode`).
+    @Test func theMACsOfIdsAreTheOnesAlreadyHandedOut() {
+        #expect(
+            identifiers.checkoutHMAC(externalPurchaseId: "00000000-0000-0000-0000-000000000000")
+                == "anugxue5hp55rkxg5pzcosfy3p"
+        )
+        #expect(identifiers.isIssuedSession("abcdefghijklmnopqrstuvwxyz" + "nu3jxc4ar2oqiik7wd4idk2tm2"))
+        #expect(!identifiers.isIssuedSession("abcdefghijklmnopqrstuvwxyz" + "nu3jxc4ar2oqiik7wd4idk2tm3"))
+        let session = identifiers.session()
+        #expect(session.utf8.count == 52 && identifiers.isIssuedSession(session))
+        #expect(identifiers.fresh() != identifiers.fresh())
+        // RFC 4648's vectors (lowercase, unpadded), and a length cut to whole characters.
+        #expect(Identifiers.base32(Array("foobar".utf8)) == "mzxw6ytboi")
+        #expect(Identifiers.base32(Array("f".utf8)) == "my")
+        #expect(Identifiers.base32(Array("foobar".utf8), characters: 4) == "mzxw")
+        #expect(Identifiers.base32([]) == "")
+    }
+
     @Test func idsSortByTime() {
         var generator = SystemRandomNumberGenerator()
         let edges: [Int64] = [0, 1, 31, 32, 1_706_169_600_000, 1_706_169_600_001, (1 << 45) - 1]

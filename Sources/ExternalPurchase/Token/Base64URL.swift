@@ -3,28 +3,43 @@
 public enum Base64URL {
     /// Decodes; nil when a byte is outside both alphabets, padding is misplaced, or the length is impossible.
     public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
+        if let decoded = text.withContiguousStorageIfAvailable({ decode(bytes: $0) }) { return decoded }
+        return Array(text).withUnsafeBufferPointer { decode(bytes: $0) }
+    }
+
+    /// One pass over contiguous bytes, writing straight into the output (every landing decodes a token, and
+    /// the appends and optional table entries of a general loop cost as much as the rest of its decoding).
+    private static func decode(bytes text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var valid = true
         var count = 0
         var padding = 0
-        for byte in text {
-            if byte == UInt8(ascii: "=") {
-                padding += 1
-                continue
-            }
-            guard padding == 0, let value = decodeTable[Int(byte)] else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            count += 1
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        let output = [UInt8](unsafeUninitializedCapacity: text.count * 3 / 4 + 1) { output, written in
+            decodeTable.withUnsafeBufferPointer { table in
+                var accumulator: UInt32 = 0
+                var bits = 0
+                for byte in text {
+                    if byte == UInt8(ascii: "=") {
+                        padding += 1
+                        continue
+                    }
+                    let value = table[Int(byte)]
+                    guard padding == 0, value != invalid else {
+                        valid = false
+                        return
+                    }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    bits += 6
+                    count += 1
+                    if bits >= 8 {
+                        bits -= 8
+                        output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                        written += 1
+                    }
+                }
             }
         }
         // A lone trailing character carries fewer than 8 bits: no valid encoding ends that way.
-        guard count % 4 != 1, padding <= 2, padding == 0 || (count + padding) % 4 == 0 else { return nil }
+        guard valid, count % 4 != 1, padding <= 2, padding == 0 || (count + padding) % 4 == 0 else { return nil }
         return output
     }
 
@@ -49,12 +64,14 @@ public enum Base64URL {
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// Both alphabets: `+`/`-` are 62, `/`/`_` are 63.
-    private static let decodeTable: [UInt8?] = {
-        var table = [UInt8?](repeating: nil, count: 256)
+    /// Both alphabets: `+`/`-` are 62, `/`/`_` are 63; `invalid` for every other byte.
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: invalid, count: 256)
         for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
         table[Int(UInt8(ascii: "+"))] = 62
         table[Int(UInt8(ascii: "/"))] = 63
         return table
     }()
+
+    private static let invalid: UInt8 = 0xFF
 }

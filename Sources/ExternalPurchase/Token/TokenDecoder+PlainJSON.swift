@@ -26,7 +26,9 @@ extension TokenDecoder {
             while true {
                 reader.skipWhitespace()
                 guard let key = reader.plainString() else { return nil }
-                for earlier in seen where json[earlier].elementsEqual(json[key]) { return nil }
+                for earlier in seen where earlier.count == key.count && json[earlier].elementsEqual(json[key]) {
+                    return nil
+                }
                 seen.append(key)
                 reader.skipWhitespace()
                 guard reader.take(UInt8(ascii: ":")) else { return nil }
@@ -78,14 +80,19 @@ extension TokenDecoder {
         case integer(Int64)
     }
 
+    /// The known fields' names all differ in length, so the length picks the one name to compare.
     private static func field(_ key: ArraySlice<UInt8>) -> PlainField? {
-        if key.elementsEqual("appAppleId".utf8) { return .appAppleId }
-        if key.elementsEqual("bundleId".utf8) { return .bundleId }
-        if key.elementsEqual("tokenCreationDate".utf8) { return .tokenCreationDate }
-        if key.elementsEqual("externalPurchaseId".utf8) { return .externalPurchaseId }
-        if key.elementsEqual("tokenType".utf8) { return .tokenType }
-        if key.elementsEqual("tokenExpirationDate".utf8) { return .tokenExpirationDate }
-        return nil
+        let known: (field: PlainField, name: String)
+        switch key.count {
+        case 10: known = (.appAppleId, "appAppleId")
+        case 8: known = (.bundleId, "bundleId")
+        case 17: known = (.tokenCreationDate, "tokenCreationDate")
+        case 18: known = (.externalPurchaseId, "externalPurchaseId")
+        case 9: known = (.tokenType, "tokenType")
+        case 19: known = (.tokenExpirationDate, "tokenExpirationDate")
+        default: return nil
+        }
+        return key.elementsEqual(known.name.utf8) ? known.field : nil
     }
 }
 

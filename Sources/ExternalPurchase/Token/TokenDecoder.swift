@@ -39,6 +39,8 @@ public enum TokenDecoder {
     /// Trims whitespace, turns inner spaces back into `+`, and unescapes a percent-encoded `=`, `+` or `/`.
     static func normalize(_ raw: String.UTF8View) -> [UInt8] {
         let bytes = Array(raw)
+        // A token as StoreKit sends it needs none of this: no byte to trim, turn back or unescape.
+        if bytes.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: "%") }) { return bytes }
         var start = 0
         var end = bytes.count
         while start < end, isWhitespace(bytes[start]) { start += 1 }

@@ -19,8 +19,7 @@ final class Identifiers: Sendable {
     /// A fresh, unguessable id (sessions, checkouts without a token): 130 bits.
     func fresh() -> String {
         let count = counter.add(1, ordering: .relaxed).newValue
-        return Self.base32(Array(mac.authenticate("fresh\u{0}" + nonce + "\u{0}" + String(count)).prefix(17)))
-            .prefix(26).description
+        return Self.base32(mac(["fresh", nonce, String(count)]), characters: 26)
     }
 
     /// A new browser session id: a fresh id followed by an HMAC of it under the installation secret, so the
@@ -43,14 +42,25 @@ final class Identifiers: Sendable {
     }
 
     private func sessionTag(_ random: String) -> String {
-        Self.base32(Array(mac.authenticate("session\u{0}" + random).prefix(17))).prefix(26).description
+        Self.base32(mac(["session", random]), characters: 26)
+    }
+
+    /// The MAC of `parts` joined by NUL bytes, built in one buffer: a landing computes three (its checkout's id,
+    /// its session and the session's tag), and joining `String`s allocated at every step.
+    private func mac(_ parts: [String]) -> [UInt8] {
+        var message: [UInt8] = []
+        message.reserveCapacity(parts.reduce(parts.count) { $0 + $1.utf8.count })
+        for (index, part) in parts.enumerated() {
+            if index > 0 { message.append(0) }
+            message.append(contentsOf: part.utf8)
+        }
+        return mac.authenticate(bytes: message)
     }
 
     /// The unguessable part of a token's checkout id (`checkoutId(for:)`): the same externalPurchaseId always
     /// gives the same, and nobody without the secret can compute it (130 bits of an HMAC).
     func checkoutHMAC(externalPurchaseId: ExternalPurchaseID) -> String {
-        Self.base32(Array(mac.authenticate("checkout\u{0}" + externalPurchaseId.rawValue).prefix(17))).prefix(26)
-            .description
+        Self.base32(mac(["checkout", externalPurchaseId.rawValue]), characters: 26)
     }
 
     /// The payment intent for one product in one currency on one checkout, in its `attempt`th try (a new try
@@ -63,7 +73,7 @@ final class Identifiers: Sendable {
     {
         let message = ["intent", checkoutId.rawValue, productId.rawValue, amount, currency.rawValue, String(attempt)]
             .joined(separator: "\u{0}")
-        return Self.base32(Array(mac.authenticate(message).prefix(17))).prefix(26).description
+        return Self.base32(mac.authenticate(message), characters: 26)
     }
 
     /// The redemption code of a purchase: 160 bits of an HMAC under the installation secret, so the result
@@ -116,7 +126,7 @@ final class Identifiers: Sendable {
 
     /// A random id straight from the system generator: 130 random bits.
     static func random() -> String {
-        base32(Array(randomBytes(words: 3).prefix(17))).prefix(26).description
+        base32(randomBytes(words: 3), characters: 26)
     }
 
     /// `words` × 8 bytes from the system generator: 64-bit draws (one getrandom(2) each) rather than a call per
@@ -150,20 +160,28 @@ final class Identifiers: Sendable {
 
     private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
 
-    /// RFC 4648 base32, lowercase, unpadded: URL-safe and unambiguous to read aloud.
-    static func base32(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in bytes {
-            buffer = buffer << 8 | UInt32(byte)
-            bits += 8
-            while bits >= 5 {
-                bits -= 5
-                output.append(alphabet[Int(buffer >> UInt32(bits) & 31)])
+    /// RFC 4648 base32, lowercase, unpadded: URL-safe and unambiguous to read aloud. With `characters`, only
+    /// that many (each carries 5 bits), written straight into the string.
+    static func base32(_ bytes: [UInt8], characters: Int? = nil) -> String {
+        let count = min(characters ?? Int.max, (bytes.count * 8 + 4) / 5)
+        return String(unsafeUninitializedCapacity: count) { output in
+            var buffer: UInt32 = 0
+            var bits = 0
+            var written = 0
+            for byte in bytes where written < count {
+                buffer = buffer << 8 | UInt32(byte)
+                bits += 8
+                while bits >= 5, written < count {
+                    bits -= 5
+                    output[written] = alphabet[Int(buffer >> UInt32(bits) & 31)]
+                    written += 1
+                }
             }
+            if bits > 0, written < count {
+                output[written] = alphabet[Int(buffer << UInt32(5 - bits) & 31)]
+                written += 1
+            }
+            return written
         }
-        if bits > 0 { output.append(alphabet[Int(buffer << UInt32(5 - bits) & 31)]) }
-        return String(decoding: output, as: UTF8.self)
     }
 }

@@ -221,11 +221,20 @@ package final class Application: Sendable {
     private static func countIngestion(of ledger: Ledger, into metrics: Metrics) {
         ledger.observeIngestion { visits, outcomes in
             metrics.increment("linkout_visits_recorded_total", by: visits.count)
+            // Counted per batch: a metric's key is a string built and hashed, and a batch holds thousands of
+            // landings of a few kinds.
+            var tokens: [Environment: [TokenSource: Int]] = [:]
             for (visit, outcome) in zip(visits, outcomes) where outcome.isNewToken {
                 if let token = visit.token {
+                    tokens[token.token.environment, default: [:]][token.source, default: 0] += 1
+                }
+            }
+            for (environment, sources) in tokens {
+                for (source, count) in sources {
                     metrics.increment(
                         "linkout_tokens_recorded_total",
-                        [("environment", token.token.environment.rawValue), ("source", token.source.rawValue)]
+                        [("environment", environment.rawValue), ("source", source.rawValue)],
+                        by: count
                     )
                 }
             }

@@ -1,10 +1,20 @@
 import CSQLite
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One SQLite connection with a cache of prepared statements. Not thread-safe: each connection is owned by one
 /// thread at a time (the writer thread, or a reader borrowed from the pool).
 final class SQLiteConnection: SQLConnection {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// The statements prepared or used last, looked at before `statements`: the ingester runs the same few
+    /// thousands of times a second, and hashing a statement's whole text for every run cost more than binding it.
+    /// A statement's text is usually the same `String` each time, which compares equal without reading it.
+    private var recent: [(sql: String, statement: OpaquePointer)] = []
+    private var nextRecent = 0
+    private static let recentCount = 8
 
     init(path: String, readOnly: Bool = false) throws(StorageError) {
         _ = Self.configured
@@ -69,7 +79,7 @@ final class SQLiteConnection: SQLConnection {
             let rc: Int32
             switch value {
             case .integer(let integer): rc = sqlite3_bind_int64(statement, index, integer)
-            case .text(let text): rc = sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+            case .text(let text): rc = bind(text, at: index, in: statement)
             case .null: rc = sqlite3_bind_null(statement, index)
             }
             guard rc == SQLITE_OK else { throw error(rc) }
@@ -114,8 +124,45 @@ final class SQLiteConnection: SQLConnection {
 
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// Binds `text` from its own UTF-8 bytes (SQLite copies them), without the C string a `String` argument
+    /// would be copied into first. As through a C string, the text ends at its first NUL byte.
+    private func bind(_ text: String, at index: Int32, in statement: OpaquePointer) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                return sqlite3_bind_text(statement, index, "", 0, csqlite_transient())
+            }
+            let length = memchr(base, 0, bytes.count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { characters in
+                sqlite3_bind_text(
+                    statement,
+                    index,
+                    characters,
+                    Int32(clamping: length ?? bytes.count),
+                    csqlite_transient()
+                )
+            }
+        }
+    }
+
     private func prepared(_ sql: String) throws(StorageError) -> OpaquePointer {
-        if let cached = statements[sql] { return cached }
+        for entry in recent where entry.sql == sql { return entry.statement }
+        let statement: OpaquePointer
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            statement = try prepare(sql)
+        }
+        if recent.count < Self.recentCount {
+            recent.append((sql, statement))
+        } else {
+            recent[nextRecent] = (sql, statement)
+            nextRecent = (nextRecent + 1) % Self.recentCount
+        }
+        return statement
+    }
+
+    private func prepare(_ sql: String) throws(StorageError) -> OpaquePointer {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc) }
