@@ -19,6 +19,10 @@ public enum ReportingPolicy {
     /// reported `DUPLICATE_TOKEN`. A new custom-link type is added here.
     public static let customLinkTypes: [String] = ["ACQUISITION", "SERVICES"]
 
+    /// Apple sends `EXTERNAL_PURCHASE_TOKEN`/`UNREPORTED` for a token without an expiry that has no report 10
+    /// days after its creation (apple-external-purchase.md §5.8): the deadline every "how late is it" counts to.
+    public static let unreportedNoticeMilliseconds: Int64 = Milliseconds.days(10)
+
     /// A payment started this long (8 days) after the token's creation no longer holds its `NO_LINE_ITEM`
     /// report: a hold lasts at most a day (a Checkout Session's life), so every report is due by 9 days after
     /// creation, before Apple's `UNREPORTED` notice at 10 days.

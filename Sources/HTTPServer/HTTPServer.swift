@@ -123,5 +123,6 @@ public final class HTTPServer: Sendable {
         for thread in threads { thread.join() }
         for listener in listeners { Socket.close(listener) }
         context.workers.stop()
+        context.callingOut.stop()
     }
 }

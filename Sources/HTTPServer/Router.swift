@@ -2,10 +2,14 @@
 /// percent-decoded into `pathParameters`) and a final `{name...}` that captures the rest of the path undecoded.
 public struct Router: Sendable {
     /// Where a handler runs. Handlers that never block (in-memory work) run on the event loop; anything that may
-    /// block (disk writes, SQLite, libcurl) runs on the bounded worker pool so idle sockets never wait on it.
+    /// block (disk writes, SQLite, libcurl) runs on the bounded worker pool so idle sockets never wait on it. A
+    /// handler that waits on another service's answer (a payment provider's API, for seconds when it is slow)
+    /// runs on a pool of its own: a slow service then holds only those threads, while pages, webhooks, the
+    /// admin and the readiness probe keep the shared pool.
     public enum Execution: Sendable {
         case eventLoop
         case workerPool
+        case callsOut
     }
 
     public typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse

@@ -13,10 +13,11 @@ extension ServerContext {
             switch route.body {
             case .immediate(.eventLoop, let handler):
                 return respond(handler, to: request, route: route.pattern)
-            case .immediate(.workerPool, let handler):
+            case .immediate(let execution, let handler):
                 let request = request
                 let responder = makeResponder(request)
-                workers.submit { [self] in
+                let pool = execution == .callsOut ? callingOut : workers
+                pool.submit { [self] in
                     responder.respond(respond(handler, to: request, route: route.pattern))
                 }
                 return nil

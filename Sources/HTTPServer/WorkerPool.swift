@@ -12,10 +12,10 @@ final class WorkerPool: Sendable {
     private let queue = Queue()
     private let threads: [BackgroundThread]
 
-    init(threads count: Int) {
+    init(threads count: Int, name: String = "linkout-worker") {
         let queue = queue
         threads = (0..<max(1, count)).map { index in
-            BackgroundThread(name: "linkout-worker-\(index)") { queue.runJobs() }
+            BackgroundThread(name: "\(name)-\(index)") { queue.runJobs() }
         }
     }
 

@@ -39,18 +39,14 @@ enum ReportCommand {
         let now = Clock.system.nowMilliseconds()
         if subcommand == "status" {
             let summary = try ledger.reports.reportSummary()
-            var lines = ["reporting: \(reporting.status.description)"]
+            var lines = ["reporting: \(reportingLine(reporting.status, configuration.storage))"]
             for state in ReportState.allCases {
                 lines.append("\(state.rawValue): \(summary.counts[state] ?? 0)")
             }
             lines.append(
                 "needing attention: \(try ledger.reports.attentionCount()) token(s) (linkout report attention)"
             )
-            if let oldest = summary.oldestUnreported {
-                lines.append("oldest unreported token: first seen \((now - oldest) / 1000) s ago")
-            } else {
-                lines.append("oldest unreported token: none")
-            }
+            lines.append(oldestUnreportedLine(summary.oldestUnreported, created: summary.oldestUnreportedCreation, now))
             CommandLineInterface.printOutput(lines.joined(separator: "\n") + "\n")
             return 0
         }

@@ -367,6 +367,56 @@ struct LandingFlowTests {
     /// A double click on Pay sends the form twice at once: while the first request's call to the provider is
     /// under way, the others wait for it and go to the same payment page (a browser shows the last answer, which
     /// must not be the "payment is not available" page), and the provider makes one session.
+    /// A provider that does not answer holds the checkout posts waiting on it, and nothing else: with every
+    /// thread the posts may use taken, the readiness probe, a checkout page and the metrics still answer.
+    @Test func aSlowProviderHoldsOnlyTheFormPostsWaitingOnIt() throws {
+        let stripe = try FakeStripeServer()
+        defer { stripe.stop() }
+        let live = try LiveApplication {
+            $0.server.workerThreads = 2
+            $0.payments.provider = .stripe
+            $0.payments[.stripe, "secretKey"] = stripe.secretKey
+            $0.payments[.stripe, "webhookSecret"] = "whsec_slow_provider_0123456789"
+            $0.payments[.stripe, "apiBase"] = stripe.apiBase
+        }
+        var checkouts: [(location: String, session: String, csrf: String)] = []
+        for _ in 0..<2 {
+            let landing = try live.get(TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds()).path)
+            let location = try #require(landing.header("Location"))
+            let session = try #require(cookie(landing))
+            let page = try live.get(location, headers: ["Cookie": session])
+            let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+            checkouts.append((location, session, String(csrf)))
+        }
+        stripe.enqueue(.held, .held)
+        let answers = Mutex<[Int]>([])
+        let port = live.port
+        let posts = DispatchGroup()
+        for checkout in checkouts {
+            let body = "csrf=\(checkout.csrf)&currency=EUR&product=pro.lifetime"
+            let request =
+                "POST \(checkout.location) HTTP/1.1\r\nHost: t\r\nCookie: \(checkout.session)\r\n"
+                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            DispatchQueue.global().async(group: posts) {
+                let answer = try? RawClient(port: port).roundTrip(request)
+                answers.withLock { $0.append(answer?.status ?? 0) }
+            }
+        }
+        defer {
+            stripe.release(2)
+            posts.wait()
+        }
+        #expect(eventually(within: 30) { stripe.held == 2 })
+        // Both posts wait on the provider; what runs on the shared threads answers all the same.
+        #expect(try live.get("/readyz").status == 200)
+        #expect(try live.get(checkouts[0].location, headers: ["Cookie": checkouts[0].session]).status == 200)
+        #expect(try live.get("/metrics").status == 200)
+        #expect(stripe.held == 2 && answers.withLock { $0.isEmpty }, "the posts were still waiting")
+        stripe.release(2)
+        posts.wait()
+        #expect(answers.withLock { $0 } == [303, 303])
+    }
+
     @Test func formsPostedAtOnceAllGoToTheOnePayment() throws {
         let stripe = try FakeStripeServer()
         defer { stripe.stop() }

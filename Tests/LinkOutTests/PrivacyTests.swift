@@ -153,11 +153,24 @@ struct PrivacyTests {
             }
         )
 
+        let credential = try #require(redeemed["credential"] as? String)
+        func entitlementClaims() throws -> [String: Any] {
+            let answer = try AppEntitlementTests.json(try AppEntitlementTests.entitlements(live, credential))
+            let list = try #require(answer["entitlements"] as? [[String: Any]])
+            return try AppEntitlementTests.verify(try #require(list.first?["entitlement"] as? String), live)
+        }
+        #expect(try entitlementClaims()["appAccountToken"] as? String == account)
+
         let summary = try Erasure(ledger: ledger).erase(accountToken: account.uppercased())
         #expect(summary.credentials == 1)
         #expect(summary.bodies >= 1)
         #expect(try ledger.privacy.bodies(mentioning: account).isEmpty)
         #expect(try ledger.credentials.credential(id: credentialId)?.appAccountToken == PrivacyStore.erased)
+        // The entitlements the app is handed from now on do not name the erased account.
+        let claims = try entitlementClaims()
+        #expect(claims["appAccountToken"] == nil && claims["sub"] != nil, "\(claims)")
+        // Again: the bodies it rewrote still hold the purchase's ids and are found, but nothing is rewritten.
+        #expect(try Erasure(ledger: ledger).erase(accountToken: account) == .init(bodies: 0, credentials: 0))
         // Kept: the token's account, which places a customer's renewals on Apple's tokens (README "Privacy").
         #expect(try ledger.tokens.token("00000000-0000-0000-0000-000000000000")?.appAccountToken == account)
         // The erased credential does not become another account's: a purchase of another account is refused.
@@ -171,7 +184,6 @@ struct PrivacyTests {
             ).status == 201
         )
         let (otherCode, _) = try AppEntitlementTests.purchase(live, landing: landing)
-        let credential = try #require(redeemed["credential"] as? String)
         let join = try AppEntitlementTests.redeem(
             live,
             #"{"code": "\#(otherCode)"}"#,

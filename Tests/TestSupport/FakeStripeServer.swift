@@ -23,6 +23,8 @@ package final class FakeStripeServer: Sendable {
         case respond(status: Int, headers: [String: String] = [:], body: String = "")
         /// Answer like Stripe after this long (a slow call other requests meet while it is under way).
         case slow(milliseconds: Int)
+        /// Answer like Stripe once the test calls `release` (a provider as slow as a test needs it to be).
+        case held
     }
 
     package struct Received: Sendable {
@@ -41,6 +43,8 @@ package final class FakeStripeServer: Sendable {
         /// Idempotency-Key → (the parameters, the stored answer).
         let stored = Mutex<[String: (fields: [String: String], status: Int, body: String)]>([:])
         let created = Mutex<Int>(0)
+        let gate = DispatchSemaphore(value: 0)
+        let holding = Mutex<Int>(0)
     }
 
     package let secretKey: String
@@ -98,7 +102,16 @@ package final class FakeStripeServer: Sendable {
     package var received: [Received] { shared.log.withLock { $0 } }
     package var sessionsCreated: Int { shared.created.withLock { $0 } }
 
+    /// Requests waiting under `.held` now.
+    package var held: Int { shared.holding.withLock { $0 } }
+
+    /// Lets `count` held requests answer.
+    package func release(_ count: Int) {
+        for _ in 0..<count { shared.gate.signal() }
+    }
+
     package func stop() {
+        release(shared.holding.withLock { $0 })
         server.shutdown(gracePeriod: .seconds(1))
     }
 
@@ -125,6 +138,11 @@ package final class FakeStripeServer: Sendable {
             result = respond(request, fields: fields, shared: shared, secretKey: secretKey)
         case .slow(let milliseconds):
             usleep(useconds_t(milliseconds * 1000))
+            result = respond(request, fields: fields, shared: shared, secretKey: secretKey)
+        case .held:
+            shared.holding.withLock { $0 += 1 }
+            shared.gate.wait()
+            shared.holding.withLock { $0 -= 1 }
             result = respond(request, fields: fields, shared: shared, secretKey: secretKey)
         }
         shared.log.withLock {

@@ -196,7 +196,8 @@ struct AppAccessAPI: Sendable {
         var answer = Entitlements(credentialId: credential.id, entitlements: [], ended: [])
         for purchaseId in credential.purchaseIds {
             guard let purchase = try ledger.payments.purchase(id: purchaseId) else { continue }
-            switch try issuer.entitlement(for: purchase, at: now) {
+            let erased = credential.appAccountToken == PrivacyStore.erased
+            switch try issuer.entitlement(for: purchase, at: now, namingAccount: !erased) {
             case .entitled(let jws, let claims):
                 answer.entitlements.append(
                     .init(

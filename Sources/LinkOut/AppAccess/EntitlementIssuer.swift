@@ -20,7 +20,9 @@ struct EntitlementIssuer: Sendable {
         (purchase.bundleId ?? token?.token.bundleId)?.rawValue ?? ""
     }
 
-    func entitlement(for purchase: PurchaseRecord, at now: Int64) throws -> Outcome {
+    /// `namingAccount`: false for a credential whose account was erased (`linkout erase --account-token`): the
+    /// token keeps its account for Apple's reporting, but what the app is handed from then on does not carry it.
+    func entitlement(for purchase: PurchaseRecord, at now: Int64, namingAccount: Bool = true) throws -> Outcome {
         let until: Int64?
         switch policy.state(of: purchase, at: now) {
         case .ended(let reason): return .notEntitled(reason: reason)
@@ -43,7 +45,7 @@ struct EntitlementIssuer: Sendable {
             test: !purchase.live,
             purchaseDate: purchase.createdAt,
             expiresDate: purchase.kind == .subscription ? purchase.periodEnd : nil,
-            appAccountToken: token?.appAccountToken
+            appAccountToken: namingAccount ? token?.appAccountToken : nil
         )
         let key = try keyring.signingKey()
         guard let signer = key.signer else { throw AppAccessRefusal("the signing key \(key.kid) has no private half") }

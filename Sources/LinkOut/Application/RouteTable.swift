@@ -55,8 +55,14 @@ struct RouteTable: Sendable {
             }
         }
         router.get("/checkout/{id}", handler: checkout.show)
-        // Each post may call the payment provider and write a payment: limited like landings.
-        router.post("/checkout/{id}", bodyLimit: form, handler: rateGuard.limitPage(checkout.submit))
+        // Each post may call the payment provider and write a payment: limited like landings, and waiting on the
+        // provider on threads of its own.
+        router.post(
+            "/checkout/{id}",
+            execution: .callsOut,
+            bodyLimit: form,
+            handler: rateGuard.limitPage(checkout.submit)
+        )
         router.get("/checkout/{id}/done", handler: paymentResult.show)
         router.get("/checkout/{id}/qr.svg", handler: paymentResult.qrCode)
         router.get("/pay/return", handler: paymentResult.returned)

@@ -108,7 +108,7 @@ package final class CloseMonitor: BackgroundService {
             for environment in Environment.allCases {
                 near[environment] = try close.ledger.monthlyClose.tokensNearNotice(
                     environment: environment,
-                    from: now - Milliseconds.days(10),
+                    from: now - ReportingPolicy.unreportedNoticeMilliseconds,
                     until: now - Milliseconds.days(8)
                 )
             }

@@ -27,12 +27,25 @@ enum ReportGauges {
                     value: Int(summary.counts[state] ?? 0)
                 )
             }
-            let age = summary.oldestUnreported.map { max(0, (clock.nowMilliseconds() - $0) / 1000) } ?? 0
+            let now = clock.nowMilliseconds()
+            let age = summary.oldestUnreported.map { max(0, (now - $0) / 1000) } ?? 0
             gauges.append(
                 Metrics.Gauge(
                     name: "linkout_oldest_unreported_token_age_seconds",
-                    help: "Age of the oldest token without an accepted report.",
+                    help: "Time since linkout first saw the oldest token without an accepted report.",
                     value: Int(age)
+                )
+            )
+            // Apple's notice counts from the token's creation: a token forwarded or found late is already old.
+            let created = summary.oldestUnreportedCreation.map {
+                max(0, now.subtractingReportingOverflow($0).partialValue / 1000)
+            }
+            gauges.append(
+                Metrics.Gauge(
+                    name: "linkout_oldest_unreported_token_created_seconds",
+                    help: "Time since the creation of the oldest token without an accepted report; Apple's UNREPORTED "
+                        + "notice comes at 864000 (10 days).",
+                    value: Int(clamping: created ?? 0)
                 )
             )
         }

@@ -52,7 +52,9 @@ package struct Erasure: Sendable {
             }
         }
         let rewritten = found.values.compactMap { stored -> StoredBody? in
-            guard let redacted = PersonalData.redact(stored.body) else { return nil }
+            // A body already without the person's data (an erasure run again finds it by the ids it keeps) is
+            // not written, nor counted, again.
+            guard let redacted = PersonalData.redact(stored.body), redacted != stored.body else { return nil }
             return StoredBody(kind: stored.kind, body: redacted)
         }
         try ledger.privacy.replace(rewritten, at: clock.nowMilliseconds())

@@ -7,7 +7,7 @@ extension AttentionEntry {
     /// creation, or, for a custom-link token, soon after it expires. The time left before it is what makes a token
     /// urgent.
     package var noticeAt: Int64 {
-        tokenExpirationDate ?? (tokenCreationDate + Milliseconds.days(10))
+        tokenExpirationDate ?? (tokenCreationDate + ReportingPolicy.unreportedNoticeMilliseconds)
     }
 
     /// What Apple said: the rejected report's `errors` (which name any line items set aside with it), or else

@@ -24,7 +24,7 @@ struct DashboardRoute: Sendable {
     /// Largest login or logout form accepted.
     static let maxFormBytes = 4096
     /// Apple sends EXTERNAL_PURCHASE_TOKEN / UNREPORTED this long after a token's creation.
-    static let appleNoticeMilliseconds: Int64 = 10 * Milliseconds.day
+    static let appleNoticeMilliseconds = ReportingPolicy.unreportedNoticeMilliseconds
     /// Days the chart and the funnel cover.
     static let days = 30
 
