@@ -334,6 +334,15 @@ struct BackupRestoreTests {
             // After the backup: the credential leaks and is revoked, the key is retired, and the log says by whom.
             #expect(try ledger.credentials.revoke(id: "cred_1", at: 5_000) != nil)
             #expect(try ledger.signingKeys.retire(kid: "k1", at: 6_000))
+            // A rotation after the backup: entitlements signed with the new key must still verify once restored.
+            let rotated = SigningKeyRecord(
+                kid: "k2",
+                publicJWK: #"{"kty":"EC"}"#,
+                privateKeyPEM: "pem2",
+                createdAt: 5_500,
+                signsFrom: 5_600
+            )
+            #expect(try ledger.signingKeys.insert(rotated))
             for (at, action, subject) in [(5_000, "credential.revoke", "cred_1"), (6_000, "signing_key.retire", "k1")] {
                 try ledger.audit.append(
                     AuditEntry(at: Int64(at), actor: "cli:ops", origin: "local", action: action, subject: subject)
@@ -344,7 +353,8 @@ struct BackupRestoreTests {
         #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
         #expect(
             restore.stdoutText().contains(
-                "1 credential revocation(s), 1 key retirement(s), 2 audit entr(ies) made after the backup"
+                "1 credential revocation(s), 1 key retirement(s), 1 signing key(s), 2 audit entr(ies) made after the "
+                    + "backup"
             ),
             "\(restore.stdoutText())"
         )
@@ -353,6 +363,8 @@ struct BackupRestoreTests {
             defer { restored.close() }
             #expect(try restored.credentials.credential(id: "cred_1")?.revokedAt == 5_000)
             #expect(try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k1" }?.retiredAt == 6_000)
+            let carried = try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k2" }
+            #expect(carried?.privateKeyPEM == "pem2" && carried?.signsFrom == 5_600 && carried?.retiredAt == nil)
             // Oldest first: the entry the backup held, the two carried, then the restore's own.
             let actions = try restored.audit.entries().reversed().map(\.action)
             #expect(actions == ["keys.list", "credential.revoke", "signing_key.retire", "restore"], "\(actions)")
@@ -375,7 +387,9 @@ struct BackupRestoreTests {
         let said = damaged.stdoutText()
         // The log carried: the revocation, the retirement and the first restore.
         #expect(
-            said.contains("1 key retirement(s), 3 audit entr(ies) made after the backup (the rest could not be read)"),
+            said.contains(
+                "1 key retirement(s), 1 signing key(s), 3 audit entr(ies) made after the backup (the rest could not be read)"
+            ),
             "\(said)"
         )
         #expect(said.contains("revoke again (linkout credentials revoke ID)"), "\(said)")

@@ -3,6 +3,8 @@ import Foundation
 /// What a restore keeps from the ledger it replaces: the answers to a leak. A customer credential revoked, or a
 /// signing key retired, in the replaced ledger stays so in the restored one, whenever the backup was taken:
 /// putting an older ledger back must never make a revoked secret or a retired (possibly leaked) key work again.
+/// A signing key made after the backup (a rotation) is kept too, as the replaced ledger had it: entitlements it
+/// signed must still verify, and a key the restored ledger never had would vanish from the JWKS with no word.
 /// The audit trail after the backup is kept too (who revoked, retired, erased or signed in since): the log is the
 /// installation's account of who did what, kept as long as the ledger, and a restore is one more entry in it.
 /// Everything else of the replaced ledger is set aside whole (`replaced-<ms>/`), not merged.
@@ -13,6 +15,8 @@ extension LedgerBackup {
         public var complete = false
         public var credentials = 0
         public var signingKeys = 0
+        /// Signing keys made in the replaced ledger after the backup (rotations), carried whole.
+        public var newSigningKeys = 0
         /// Audit entries of the replaced ledger made after the restored one's last.
         public var auditEntries = 0
     }
@@ -26,9 +30,10 @@ extension LedgerBackup {
         else { return Revocations() }
         let revoked = try? old.query("SELECT id, revoked_at FROM customer_credentials WHERE revoked_at IS NOT NULL")
         let retired = try? old.query("SELECT kid, retired_at FROM signing_keys WHERE retired_at IS NOT NULL")
+        let allKeys = try? old.query("SELECT \(keyColumns), NULL FROM signing_keys")
         let (credentials, keys) = (revoked ?? [], retired ?? [])
         let copy = try SQLiteConnection(path: restored)
-        var carried = Revocations(complete: revoked != nil && retired != nil)
+        var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil)
         // A rollback's schema may predate credentials and keys (schema 24), or the audit log: nothing of them to
         // keep then.
         let takesCredentials = try has(copy, "customer_credentials", "revoked_at")
@@ -53,6 +58,14 @@ extension LedgerBackup {
                     [row[1], row[0]]
                 ).count
             }
+            // Before the retirements: a key made after the backup and retired since is carried, then retired.
+            for row in allKeys ?? [] where takesKeys {
+                carried.newSigningKeys += try copy.query(
+                    "INSERT INTO signing_keys (\(keyColumns), retired_at) VALUES (?, ?, ?, ?, ?, ?) "
+                        + "ON CONFLICT(kid) DO NOTHING RETURNING 1",
+                    row
+                ).count
+            }
             for row in keys where takesKeys {
                 carried.signingKeys += try copy.query(
                     "UPDATE signing_keys SET retired_at = ? WHERE kid = ? AND retired_at IS NULL RETURNING 1",
@@ -66,6 +79,9 @@ extension LedgerBackup {
         }
         return carried
     }
+
+    /// A signing key's columns, carried as they are (its retirement is carried as the retirements are).
+    private static let keyColumns = "kid, public_jwk, private_key, created_at, signs_from"
 
     /// The replaced ledger's audit entries made after the copy's last, in their order; nil when its log cannot be
     /// read. By id, not time: the replaced ledger went on from the backup, so its entries past the copy's last id
