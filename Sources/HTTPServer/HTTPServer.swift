@@ -122,7 +122,7 @@ public final class HTTPServer: Sendable {
         for mailbox in mailboxes { mailbox.post(.drain(deadline: deadline)) }
         for thread in threads { thread.join() }
         for listener in listeners { Socket.close(listener) }
-        context.workers.stop()
-        context.callingOut.stop()
+        for pool in [context.workers, context.outbound] { pool.finish() }
+        for pool in [context.workers, context.outbound] { pool.join() }
     }
 }

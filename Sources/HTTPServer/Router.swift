@@ -9,7 +9,7 @@ public struct Router: Sendable {
     public enum Execution: Sendable {
         case eventLoop
         case workerPool
-        case callsOut
+        case outbound
     }
 
     public typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse

@@ -16,7 +16,7 @@ extension ServerContext {
             case .immediate(let execution, let handler):
                 let request = request
                 let responder = makeResponder(request)
-                let pool = execution == .callsOut ? callingOut : workers
+                let pool = execution == .outbound ? outbound : workers
                 pool.submit { [self] in
                     responder.respond(respond(handler, to: request, route: route.pattern))
                 }

@@ -6,8 +6,8 @@ final class ServerContext: Sendable {
     let configuration: HTTPServer.Configuration
     let router: Router
     let workers: WorkerPool
-    /// The threads of handlers that wait on another service (`Router.Execution.callsOut`), as many as `workers`.
-    let callingOut: WorkerPool
+    /// The threads of handlers that wait on another service (`Router.Execution.outbound`), as many as `workers`.
+    let outbound: WorkerPool
     let logger: Logger
     let parser: RequestParser
     let observer: HTTPServer.Observer?
@@ -33,7 +33,7 @@ final class ServerContext: Sendable {
         self.observer = observer
         self.parser = RequestParser(limits: configuration.limits)
         self.workers = WorkerPool(threads: configuration.workerThreads)
-        self.callingOut = WorkerPool(threads: configuration.workerThreads, name: "linkout-calling-out")
+        self.outbound = WorkerPool(threads: configuration.workerThreads, name: "linkout-outbound")
     }
 
     /// Counts a new connection from `address`; false (and nothing counted) when that address is at its cap.

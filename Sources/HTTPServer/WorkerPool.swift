@@ -25,7 +25,17 @@ final class WorkerPool: Sendable {
 
     /// Lets queued jobs finish, then ends every thread and waits for them.
     func stop() {
+        finish()
+        join()
+    }
+
+    /// Lets queued jobs finish and ends each thread once the queue is empty, without waiting (`join` waits): a
+    /// server stopping several pools lets them drain at once.
+    func finish() {
         queue.stop(threads: threads.count)
+    }
+
+    func join() {
         for thread in threads { thread.join() }
     }
 

@@ -14,19 +14,20 @@ extension ReportCommand {
             + "\(status.description))"
     }
 
-    /// How long the oldest unreported token has waited here, and how old the oldest is by its creation, which is
-    /// what Apple's `UNREPORTED` notice counts from: a token forwarded or found late arrives already old.
-    static func oldestUnreportedLine(_ firstSeen: Int64?, created: Int64?, _ now: Int64) -> String {
+    /// How long the oldest unreported token has waited here, and when Apple's `UNREPORTED` notice comes for the
+    /// unreported token whose notice comes first: it counts from the token's creation (or its expiry), not from
+    /// when linkout saw it, so a token forwarded late arrives already close to it, or past it.
+    static func oldestUnreportedLine(_ firstSeen: Int64?, notice: Int64?, _ now: Int64) -> String {
         guard let firstSeen else { return "oldest unreported token: none" }
-        var line = "oldest unreported token: first seen \((now - firstSeen) / 1000) s ago"
-        if let created {
-            let age = now.subtractingReportingOverflow(created).partialValue
-            let left = ReportingPolicy.unreportedNoticeMilliseconds.subtractingReportingOverflow(age).partialValue
-            line += "; the oldest by creation was created \(age / 1000) s ago, "
+        var line = "oldest unreported token: first seen \(Int64.saturating(now, minus: firstSeen) / 1000) s ago"
+        if let notice {
+            let left = Int64.saturating(notice, minus: now) / 1000
             line +=
                 left > 0
-                ? "\(left / 1000) s before Apple's 10-day notice"
-                : "\(-left / 1000) s past Apple's 10-day notice (Apple may have sent UNREPORTED)"
+                ? "; Apple's first UNREPORTED notice for an unreported token comes in \(left) s"
+                : "; Apple's first UNREPORTED notice for an unreported token came \(Int64.saturating(0, minus: left)) "
+                    + "s ago (Apple may have sent it)"
+            line += " (10 days after a token's creation, a custom-link token's at its expiry)"
         }
         return line
     }

@@ -46,7 +46,7 @@ enum ReportCommand {
             lines.append(
                 "needing attention: \(try ledger.reports.attentionCount()) token(s) (linkout report attention)"
             )
-            lines.append(oldestUnreportedLine(summary.oldestUnreported, created: summary.oldestUnreportedCreation, now))
+            lines.append(oldestUnreportedLine(summary.oldestUnreported, notice: summary.firstUnreportedNotice, now))
             CommandLineInterface.printOutput(lines.joined(separator: "\n") + "\n")
             return 0
         }

@@ -309,6 +309,45 @@ struct BackupRestoreTests {
         #expect(try LedgerBackup.schemaVersion(ancientLedger) == 23)
     }
 
+    /// A key made after the backup is kept only from the same installation: a restore over another
+    /// installation's ledger (a staging copy) never takes its keys, nor a key that would start signing at the
+    /// same moment as one the backup has.
+    @Test func aRestoreTakesNoSigningKeyOfAnotherInstallation() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dataDir = directory.appendingPathComponent("data").path
+        let file = directory.appendingPathComponent("ledger.backup").path
+        do {
+            let ledger = try Ledger(directory: dataDir)
+            defer { ledger.close() }
+            _ = try ledger.settings.secret(named: "identifiers")
+            let key = SigningKeyRecord(kid: "k1", publicJWK: "{}", privateKeyPEM: "pem", createdAt: 1, signsFrom: 1)
+            #expect(try ledger.signingKeys.insert(key))
+            _ = try LedgerBackup.backup(directory: dataDir, to: file)
+            // Then the folder holds another installation's ledger (its own secret), with a key of its own, and
+            // one starting at the same moment as the backup's.
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.query("UPDATE settings SET value = 'another' WHERE name = 'identifiers'")
+            }
+            for (kid, from) in [("staging", Int64(50)), ("same-start", 1)] {
+                let other = SigningKeyRecord(
+                    kid: kid,
+                    publicJWK: "{}",
+                    privateKeyPEM: "staging-pem",
+                    createdAt: 40,
+                    signsFrom: from
+                )
+                #expect(try ledger.signingKeys.insert(other))
+            }
+        }
+        let restore = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
+        #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
+        #expect(restore.stdoutText().contains("0 signing key(s)"), "\(restore.stdoutText())")
+        let restored = try Ledger(directory: dataDir)
+        defer { restored.close() }
+        #expect(try restored.signingKeys.keys(includingRetired: true).map(\.kid) == ["k1"])
+    }
+
     /// A leak answered after the backup stays answered: restoring the backup over the ledger keeps the
     /// replaced ledger's credential revocations and key retirements.
     @Test func aRestoreKeepsTheRevocationsOfTheLedgerItReplaces() throws {

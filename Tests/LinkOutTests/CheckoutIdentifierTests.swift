@@ -50,6 +50,22 @@ struct CheckoutIdentifierTests {
         )
         #expect(identifiers.isIssuedSession("abcdefghijklmnopqrstuvwxyz" + "nu3jxc4ar2oqiik7wd4idk2tm2"))
         #expect(!identifiers.isIssuedSession("abcdefghijklmnopqrstuvwxyz" + "nu3jxc4ar2oqiik7wd4idk2tm3"))
+        // The provider's Idempotency-Key, CSRF tokens, redemption codes, credential hashes and event ids alike.
+        #expect(
+            identifiers.intentId(
+                checkoutId: "co1",
+                productId: "pro.lifetime",
+                amount: "29.99",
+                currency: "EUR",
+                attempt: 1
+            ) == "kuvzi4rxzknibraqbbuvcgdq4r"
+        )
+        #expect(identifiers.csrfToken(session: "sess", scope: "scope") == "lcar665onvm74goym7uw53cgfnbyyaui")
+        #expect(identifiers.redemptionCode(purchaseId: "pur_1") == "jnxy2m7vvnws2gcp3ncdlwhdpkvz25le")
+        #expect(
+            identifiers.credentialHash("lcr_x") == "9c75750d397cddd955aebb4dccf7190f58a3b850b418f9f68791d2747938370c"
+        )
+        #expect(identifiers.eventId(["a", "b"]) == "evt_e0e838400909831077d0d155692ece04")
         let session = identifiers.session()
         #expect(session.utf8.count == 52 && identifiers.isIssuedSession(session))
         #expect(identifiers.fresh() != identifiers.fresh())

@@ -295,7 +295,7 @@ struct DashboardTests {
         #expect(page.contains("<dt>rejected</dt><dd>1</dd>"))
         #expect(page.contains("<dt>pending</dt><dd>0</dd>"))
         #expect(page.contains("Oldest unreported token: created 11 d 0 h ago"))
-        #expect(page.contains("Past Apple&#39;s 10-day notice by 1 d 0 h"))
+        #expect(page.contains("Past Apple&#39;s notice by 1 d 0 h"))
         #expect(page.contains("class=\"late\""))
         // Apple's answer is shown as text, never as markup.
         #expect(page.contains("HTTP 400: {&quot;errorMessage&quot;:&quot;&lt;b&gt;bad&lt;/b&gt;&quot;}"))

@@ -139,6 +139,34 @@ struct LedgerDashboardTests {
         #expect(try ledger.reports.oldestUnreportedCreation() == 200)
     }
 
+    /// Apple's first notice for an unreported token: 10 days after a token's creation, a custom-link token's at
+    /// its expiry, which a year-long token reaches long after tokens created later.
+    @Test func theFirstNoticeIsTheCreationPlusTenDaysOrTheExpiry() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let tenDays = ReportingPolicy.unreportedNoticeMilliseconds
+        var custom = Self.token("custom-link")
+        custom.token.tokenCreationDate = 100
+        custom.token.tokenType = "SERVICES"
+        custom.token.tokenExpirationDate = 100 + 300 * Milliseconds.day
+        _ = try ledger.tokens.recordForwardedToken(custom, checkoutId: "c-custom", at: 1_000)
+        #expect(try ledger.reports.reportSummary().firstUnreportedNotice == 100 + 300 * Milliseconds.day)
+        #expect(try ledger.reports.reportSummary().oldestUnreportedCreation == 100)
+        var plain = Self.token("plain")
+        plain.token.tokenCreationDate = 5_000
+        _ = try ledger.tokens.recordForwardedToken(plain, checkoutId: "c-plain", at: 1_000)
+        #expect(try ledger.reports.reportSummary().firstUnreportedNotice == 5_000 + tenDays)
+        // Its report sent and waiting: still unreported, still its notice.
+        try ledger.reports.enqueueReport(Self.report("r-plain", for: "plain"), lineItemRows: [])
+        #expect(try ledger.reports.reportSummary().firstUnreportedNotice == 5_000 + tenDays)
+        try ledger.reports.recordAttempt(
+            "r-plain",
+            ReportAttempt(state: .accepted, httpStatus: 200, response: "", nextAttemptAt: 0, at: 6_000)
+        )
+        #expect(try ledger.reports.reportSummary().firstUnreportedNotice == 100 + 300 * Milliseconds.day)
+    }
+
     /// An acceptance recorded again (a late answer to a retried send) keeps the first time: the export's
     /// `acceptedAt` and the close's month never move later than when Apple first took the report.
     @Test func anAcceptanceRecordedTwiceKeepsTheFirstTime() throws {

@@ -21,7 +21,8 @@ struct QueryPlanTests {
     /// subquery's rows (`SCAN unreported`: a few, already read through indexes) are no table.
     static func fullScans(_ lines: [String], allowing allowed: [String] = []) -> [String] {
         let subqueries = [
-            "unreported", "quiet", "announced", "custom_link", "unknown_1", "unknown_2", "unknown_3", "unknown_4",
+            "unreported", "quiet", "announced", "custom_link", "at_expiry", "unknown_1", "unknown_2", "unknown_3",
+            "unknown_4",
         ]
         return lines.filter { line in
             line.hasPrefix("SCAN") && !line.contains("CONSTANT ROW") && !subqueries.contains { line == "SCAN \($0)" }
@@ -123,7 +124,9 @@ extension QueryPlanTests {
         let folder = LedgerTests.TemporaryFolder()
         let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
-        let awaiting = ["tokens_awaiting_announced", "tokens_custom_link_order", "tokens_awaiting_quiet"]
+        let awaiting = [
+            "tokens_awaiting_announced", "tokens_custom_link_order", "tokens_awaiting_quiet", "tokens_awaiting_expiry",
+        ]
         for sql in [ReportStore.oldestUnreportedSQL, ReportStore.unknownStateSQL] {
             let lines = try Self.plan(ledger, sql, [])
             #expect(Self.fullScans(lines, allowing: awaiting) == [], "\(lines)")
@@ -138,6 +141,7 @@ extension QueryPlanTests {
         }
         let oldest = try Self.plan(ledger, ReportStore.oldestUnreportedSQL, [])
         #expect(oldest.contains { $0.contains("tokens_unaccepted") }, "\(oldest)")
+        #expect(oldest.contains { $0.contains("tokens_awaiting_expiry") }, "\(oldest)")
     }
 
     @Test func theTokenListPagesThroughAnIndex() throws {

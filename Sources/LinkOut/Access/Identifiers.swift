@@ -19,7 +19,7 @@ final class Identifiers: Sendable {
     /// A fresh, unguessable id (sessions, checkouts without a token): 130 bits.
     func fresh() -> String {
         let count = counter.add(1, ordering: .relaxed).newValue
-        return Self.base32(mac(["fresh", nonce, String(count)]), characters: 26)
+        return Self.base32(mac(joining: ["fresh", nonce, String(count)]), characters: 26)
     }
 
     /// A new browser session id: a fresh id followed by an HMAC of it under the installation secret, so the
@@ -38,16 +38,17 @@ final class Identifiers: Sendable {
 
     /// What the ledger keeps of a session id: a keyed hash, so a copy of the table holds no usable cookie.
     func storedSessionKey(_ id: String) -> String {
-        Self.base32(Array(mac.authenticate("stored-session\u{0}" + id).prefix(20)))
+        Self.base32(mac(joining: ["stored-session", id]), characters: 32)
     }
 
     private func sessionTag(_ random: String) -> String {
-        Self.base32(mac(["session", random]), characters: 26)
+        Self.base32(mac(joining: ["session", random]), characters: 26)
     }
 
-    /// The MAC of `parts` joined by NUL bytes, built in one buffer: a landing computes three (its checkout's id,
-    /// its session and the session's tag), and joining `String`s allocated at every step.
-    private func mac(_ parts: [String]) -> [UInt8] {
+    /// The MAC of `parts` joined by NUL bytes (a label first, so ids of one kind never equal another's): every id
+    /// here is one. Built in one buffer, since a landing computes three (its checkout's id, its session and the
+    /// session's tag).
+    private func mac(joining parts: [String]) -> [UInt8] {
         var message: [UInt8] = []
         message.reserveCapacity(parts.reduce(parts.count) { $0 + $1.utf8.count })
         for (index, part) in parts.enumerated() {
@@ -60,7 +61,7 @@ final class Identifiers: Sendable {
     /// The unguessable part of a token's checkout id (`checkoutId(for:)`): the same externalPurchaseId always
     /// gives the same, and nobody without the secret can compute it (130 bits of an HMAC).
     func checkoutHMAC(externalPurchaseId: ExternalPurchaseID) -> String {
-        Self.base32(mac(["checkout", externalPurchaseId.rawValue]), characters: 26)
+        Self.base32(mac(joining: ["checkout", externalPurchaseId.rawValue]), characters: 26)
     }
 
     /// The payment intent for one product in one currency on one checkout, in its `attempt`th try (a new try
@@ -71,20 +72,23 @@ final class Identifiers: Sendable {
     func intentId(checkoutId: CheckoutID, productId: ProductID, amount: String, currency: CurrencyCode, attempt: Int)
         -> String
     {
-        let message = ["intent", checkoutId.rawValue, productId.rawValue, amount, currency.rawValue, String(attempt)]
-            .joined(separator: "\u{0}")
-        return Self.base32(mac.authenticate(message), characters: 26)
+        Self.base32(
+            mac(joining: [
+                "intent", checkoutId.rawValue, productId.rawValue, amount, currency.rawValue, String(attempt),
+            ]),
+            characters: 26
+        )
     }
 
     /// The redemption code of a purchase: 160 bits of an HMAC under the installation secret, so the result
     /// page can show it again on every visit while the ledger keeps only `redemptionCodeHash` of it.
     func redemptionCode(purchaseId: String) -> String {
-        Self.base32(Array(mac.authenticate("redemption\u{0}" + purchaseId).prefix(20)))
+        Self.base32(mac(joining: ["redemption", purchaseId]), characters: 32)
     }
 
     /// What the ledger stores of a code (hex of a keyed hash): enough to find it, not enough to redeem it.
     func redemptionCodeHash(_ code: String) -> String {
-        Hex.encode(mac.authenticate("redemption-hash\u{0}" + code))
+        Hex.encode(mac(joining: ["redemption-hash", code]))
     }
 
     /// A customer credential's secret: 256 bits from the system generator (it is a bearer secret an app keeps
@@ -105,18 +109,18 @@ final class Identifiers: Sendable {
     /// What the ledger keeps of a credential (hex of a keyed hash): enough to find it, not enough to use it. The
     /// lookup is by this hash, so the time it takes tells a guesser nothing about the secrets it is near.
     func credentialHash(_ secret: String) -> String {
-        Hex.encode(mac.authenticate("credential-hash\u{0}" + secret))
+        Hex.encode(mac(joining: ["credential-hash", secret]))
     }
 
     /// What the ledger keeps of a browser session (to recognise it, not to recreate it).
     func browserHash(session: String) -> String {
-        Hex.encode(Array(mac.authenticate("browser\u{0}" + session).prefix(16)))
+        Hex.encode(Array(mac(joining: ["browser", session]).prefix(16)))
     }
 
     /// The id of an entitlement event: the same cause always gives the same id (so redelivery makes no second
     /// event), and nobody can predict it.
     func eventId(_ parts: [String]) -> String {
-        "evt_" + Hex.encode(Array(mac.authenticate((["event"] + parts).joined(separator: "\u{0}")).prefix(16)))
+        "evt_" + Hex.encode(Array(mac(joining: ["event"] + parts).prefix(16)))
     }
 
     /// Whether `text` has the shape of a redemption code (32 base32 characters).
@@ -142,7 +146,7 @@ final class Identifiers: Sendable {
     /// The CSRF token for a form shown to `session` on `scope`: what the form acts on (a checkout's id, a payment
     /// intent's, or an admin scope), so a token of one form is refused by another.
     func csrfToken(session: String, scope: String) -> String {
-        Self.base32(Array(mac.authenticate("csrf\u{0}" + session + "\u{0}" + scope).prefix(20)))
+        Self.base32(mac(joining: ["csrf", session, scope]), characters: 32)
     }
 
     func isValidCSRF(_ candidate: String, session: String, scope: String) -> Bool {

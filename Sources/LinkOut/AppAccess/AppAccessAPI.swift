@@ -194,10 +194,10 @@ struct AppAccessAPI: Sendable {
         guard credential.revokedAt == nil else { return Self.revoked() }
         let now = clock.nowMilliseconds()
         var answer = Entitlements(credentialId: credential.id, entitlements: [], ended: [])
+        let accountErased = credential.appAccountToken == PrivacyStore.erased
         for purchaseId in credential.purchaseIds {
             guard let purchase = try ledger.payments.purchase(id: purchaseId) else { continue }
-            let erased = credential.appAccountToken == PrivacyStore.erased
-            switch try issuer.entitlement(for: purchase, at: now, namingAccount: !erased) {
+            switch try issuer.entitlement(for: purchase, at: now, namingAccount: !accountErased) {
             case .entitled(let jws, let claims):
                 answer.entitlements.append(
                     .init(

@@ -59,7 +59,7 @@ struct RouteTable: Sendable {
         // provider on threads of its own.
         router.post(
             "/checkout/{id}",
-            execution: .callsOut,
+            execution: .outbound,
             bodyLimit: form,
             handler: rateGuard.limitPage(checkout.submit)
         )
@@ -138,7 +138,12 @@ struct RouteTable: Sendable {
         router.get("/admin/tokens.csv", handler: failedAuth.guarding(admin.exportCSV))
         router.get("/admin/tokens/{externalPurchaseId}", handler: failedAuth.guarding(admin.token))
         addAttentionActions(to: &router)
-        router.get("/admin/reports/{requestIdentifier}/apple", handler: failedAuth.guarding(admin.appleCopy))
+        // Asks Apple for its copy of the report: waits on Apple's answer on threads of its own.
+        router.get(
+            "/admin/reports/{requestIdentifier}/apple",
+            execution: .outbound,
+            handler: failedAuth.guarding(admin.appleCopy)
+        )
         router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))
         router.get("/admin/purchases.csv", handler: failedAuth.guarding(admin.purchasesCSV))
         router.get("/admin/webhooks", handler: failedAuth.guarding(admin.webhooks))

@@ -36,18 +36,18 @@ enum ReportGauges {
                     value: Int(age)
                 )
             )
-            // Apple's notice counts from the token's creation: a token forwarded or found late is already old.
-            let created = summary.oldestUnreportedCreation.map {
-                max(0, now.subtractingReportingOverflow($0).partialValue / 1000)
-            }
-            gauges.append(
-                Metrics.Gauge(
-                    name: "linkout_oldest_unreported_token_created_seconds",
-                    help: "Time since the creation of the oldest token without an accepted report; Apple's UNREPORTED "
-                        + "notice comes at 864000 (10 days).",
-                    value: Int(clamping: created ?? 0)
+            // Apple's notice comes 10 days after a token's creation (a custom-link token's at its expiry), however
+            // recently linkout saw it: a token forwarded late arrives already close to it, or past it.
+            if let notice = summary.firstUnreportedNotice {
+                gauges.append(
+                    Metrics.Gauge(
+                        name: "linkout_unreported_notice_seconds",
+                        help: "Seconds until Apple's UNREPORTED notice for the token without an accepted report whose "
+                            + "notice comes first; negative once it is past.",
+                        value: Int(clamping: Int64.saturating(notice, minus: now) / 1000)
+                    )
                 )
-            )
+            }
         }
         if let held = read(
             "linkout_line_items_held",

@@ -5,6 +5,8 @@ import Foundation
 /// putting an older ledger back must never make a revoked secret or a retired (possibly leaked) key work again.
 /// A signing key made after the backup (a rotation) is kept too, as the replaced ledger had it: entitlements it
 /// signed must still verify, and a key the restored ledger never had would vanish from the JWKS with no word.
+/// Only from the same installation (the same `identifiers` secret): another installation's keys (a staging
+/// ledger restored over) never become this one's.
 /// The audit trail after the backup is kept too (who revoked, retired, erased or signed in since): the log is the
 /// installation's account of who did what, kept as long as the ledger, and a restore is one more entry in it.
 /// Everything else of the replaced ledger is set aside whole (`replaced-<ms>/`), not merged.
@@ -30,9 +32,10 @@ extension LedgerBackup {
         else { return Revocations() }
         let revoked = try? old.query("SELECT id, revoked_at FROM customer_credentials WHERE revoked_at IS NOT NULL")
         let retired = try? old.query("SELECT kid, retired_at FROM signing_keys WHERE retired_at IS NOT NULL")
-        let allKeys = try? old.query("SELECT \(keyColumns), NULL FROM signing_keys")
         let (credentials, keys) = (revoked ?? [], retired ?? [])
         let copy = try SQLiteConnection(path: restored)
+        let sameInstallation = try? installationSecret(of: old) == installationSecret(of: copy)
+        let allKeys = sameInstallation == true ? try? old.query("SELECT \(keyColumns), NULL FROM signing_keys") : []
         var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil)
         // A rollback's schema may predate credentials and keys (schema 24), or the audit log: nothing of them to
         // keep then.
@@ -58,12 +61,15 @@ extension LedgerBackup {
                     [row[1], row[0]]
                 ).count
             }
-            // Before the retirements: a key made after the backup and retired since is carried, then retired.
+            // Before the retirements: a key made after the backup and retired since is carried, then retired. One
+            // that would start signing at the same moment as a key the copy has is not (which one signs would
+            // be unclear).
             for row in allKeys ?? [] where takesKeys {
                 carried.newSigningKeys += try copy.query(
-                    "INSERT INTO signing_keys (\(keyColumns), retired_at) VALUES (?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO signing_keys (\(keyColumns), retired_at) SELECT ?, ?, ?, ?, ?, ? "
+                        + "WHERE NOT EXISTS (SELECT 1 FROM signing_keys WHERE signs_from = ?) "
                         + "ON CONFLICT(kid) DO NOTHING RETURNING 1",
-                    row
+                    row + [row[4]]
                 ).count
             }
             for row in keys where takesKeys {
@@ -78,6 +84,12 @@ extension LedgerBackup {
             throw error
         }
         return carried
+    }
+
+    /// The ledger's `identifiers` secret, made once at its first start: what tells two ledgers of one
+    /// installation from two installations.
+    private static func installationSecret(of connection: SQLiteConnection) throws(StorageError) -> String? {
+        try connection.query("SELECT value FROM settings WHERE name = 'identifiers'").first?.first?.text
     }
 
     /// A signing key's columns, carried as they are (its retirement is carried as the retirements are).

@@ -2,13 +2,14 @@ public import Domain
 
 /// The outbox in figures: reports by state and the oldest token without an accepted report.
 extension ReportStore {
-    /// Reports by state, and of the tokens without an accepted report the oldest first-seen time and the oldest
-    /// `tokenCreationDate`. Read from what is open, never from every report or token: pending and rejected
-    /// reports are counted through their indexes, accepted ones are the rest of `ledger_counts`' reports; the
-    /// tokens without an accepted report are those without any (`tokens_awaiting_*`) and those whose every
-    /// report is open.
+    /// Reports by state, and of the tokens without an accepted report the oldest first-seen time, the oldest
+    /// `tokenCreationDate`, and the first moment Apple's `UNREPORTED` notice comes for one of them. Read from
+    /// what is open, never from every report or token: pending and rejected reports are counted through their
+    /// indexes, accepted ones are the rest of `ledger_counts`' reports; the tokens without an accepted report are
+    /// those without any (`tokens_awaiting_*`) and those whose every report is open.
     public func reportSummary() throws(StorageError) -> (
-        counts: [ReportState: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?
+        counts: [ReportState: Int64], oldestUnreported: Int64?, oldestUnreportedCreation: Int64?,
+        firstUnreportedNotice: Int64?
     ) {
         try database.readers.read { connection throws(StorageError) in
             let row = try connection.query(
@@ -32,13 +33,15 @@ extension ReportStore {
                 counts[state] = count
             }
             let oldest = try connection.query(Self.oldestUnreportedSQL).first
-            return (counts, oldest?[0].integer, oldest?[1].integer)
+            return (counts, oldest?[0].integer, oldest?[1].integer, oldest?[2].integer)
         }
     }
 
-    /// The oldest first-seen time and `tokenCreationDate` of the tokens without an accepted report, each read
-    /// from an index's first entry: `tokens_unaccepted` for the first; for the second the first of each of the
-    /// planner's indexes of tokens without a report, and the tokens whose every report is still open (few).
+    /// The oldest first-seen time and `tokenCreationDate` of the tokens without an accepted report, and the
+    /// first moment Apple's notice comes for one, each read from an index's first entry: `tokens_unaccepted` for
+    /// the first; for the others the first of each of the planner's indexes of tokens without a report (by
+    /// expiry for the custom-link tokens, whose notice comes at their expiry), and the tokens whose every report
+    /// is still open (few). A token Apple announced is taken by its creation date, as its index orders it.
     static let oldestUnreportedSQL = """
         SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.accepted_at IS NULL),
             (SELECT min(created) FROM (
@@ -56,6 +59,27 @@ extension ReportStore {
                     ORDER BY t.token_created_at, t.external_purchase_id LIMIT 1) AS custom_link
                 UNION ALL
                 SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
+                        SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
+                        UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
+                    AND t.accepted_at IS NULL
+            ) AS unreported),
+            (SELECT min(notice) FROM (
+                SELECT * FROM (SELECT \(ReportingPolicy.SQL.unreportedNoticeAt("t")) AS notice FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                        AND \(ReportingPolicy.SQL.waitsQuietTime("t"))
+                    ORDER BY t.token_created_at LIMIT 1) AS quiet
+                UNION ALL
+                SELECT * FROM (SELECT \(ReportingPolicy.SQL.unreportedNoticeAt("t")) AS notice FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NOT NULL
+                    ORDER BY t.token_created_at LIMIT 1) AS announced
+                UNION ALL
+                SELECT * FROM (SELECT t.token_expires_at AS notice FROM tokens t
+                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                        AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
+                    ORDER BY t.token_expires_at LIMIT 1) AS at_expiry
+                UNION ALL
+                SELECT \(ReportingPolicy.SQL.unreportedNoticeAt("t")) AS notice FROM tokens t
+                    WHERE t.external_purchase_id IN (
                         SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
                         UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
                     AND t.accepted_at IS NULL

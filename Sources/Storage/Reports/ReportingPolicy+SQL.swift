@@ -12,6 +12,12 @@ extension ReportingPolicy {
         /// A token reported `NO_LINE_ITEM` after the quiet wait: one without an expiry.
         static func waitsQuietTime(_ alias: String) -> String { "\(alias).token_expires_at IS NULL" }
 
+        /// When Apple sends `UNREPORTED` for the token if it has no report: at its expiry for a custom-link token,
+        /// `unreportedNoticeMilliseconds` after its creation for any other (`AttentionEntry.noticeAt`).
+        static func unreportedNoticeAt(_ alias: String) -> String {
+            "coalesce(\(alias).token_expires_at, \(alias).token_created_at + \(unreportedNoticeMilliseconds))"
+        }
+
         /// A token of a type that may be reported `DUPLICATE_TOKEN`.
         static func mayBeDuplicate(_ alias: String) -> String {
             "\(alias).token_type IN (\(customLinkTypes.map { "'\($0)'" }.joined(separator: ", ")))"

@@ -9,9 +9,10 @@ import Glibc
 final class SQLiteConnection: SQLConnection {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
-    /// The statements prepared or used last, looked at before `statements`: the ingester runs the same few
-    /// thousands of times a second, and hashing a statement's whole text for every run cost more than binding it.
-    /// A statement's text is usually the same `String` each time, which compares equal without reading it.
+    /// The last statements looked up that `recent` did not hold (first in, first out), looked at before
+    /// `statements`: the ingester runs the same few thousands of times a second, and hashing a statement's whole
+    /// text for every run cost more than binding it. A statement's text is usually the same `String` each time,
+    /// which compares equal without reading it.
     private var recent: [(sql: String, statement: OpaquePointer)] = []
     private var nextRecent = 0
     private static let recentCount = 8

@@ -107,20 +107,24 @@ extension DashboardRoute {
         )
         if let oldest = summary.oldestUnreportedCreation {
             // Saturating: a stored date is whatever an old token or an older version recorded.
-            let age = now.subtractingReportingOverflow(oldest).overflow ? Int64.max : now - oldest
-            let left = Self.appleNoticeMilliseconds.subtractingReportingOverflow(age).partialValue
             context["oldest"] = .text("yes")
-            context["oldest_age"] = .text(DashboardTime.age(age))
+            context["oldest_age"] = .text(DashboardTime.age(Int64.saturating(now, minus: oldest)))
             context["oldest_at"] = .text(DashboardTime.timestamp(oldest))
+            // The first notice Apple sends for an unreported token: 10 days after a token's creation, a custom-link
+            // token's at its expiry (which may be months after the oldest creation).
+            let left = summary.firstUnreportedNotice.map { Int64.saturating($0, minus: now) } ?? Int64.max
             if left <= 0 {
                 context["oldest_class"] = .text("late")
                 context["oldest_note"] = .text(
-                    "Past Apple's 10-day notice by \(DashboardTime.age(-left)): Apple may have sent UNREPORTED."
+                    "Past Apple's notice by \(DashboardTime.age(Int64.saturating(0, minus: left))): Apple may have "
+                        + "sent UNREPORTED."
                 )
             } else {
                 // Under two days left is when a stuck outbox needs a person.
                 context["oldest_class"] = .text(left < 2 * Milliseconds.day ? "warn" : "ok")
-                context["oldest_note"] = .text("\(DashboardTime.age(left)) left before Apple's 10-day notice.")
+                context["oldest_note"] = .text(
+                    left == Int64.max ? "" : "\(DashboardTime.age(left)) left before Apple's first notice."
+                )
             }
         }
         // Revenue Apple cannot take yet: a renewal dated after every known token of the customer expired.

@@ -23,8 +23,6 @@ struct DashboardRoute: Sendable {
 
     /// Largest login or logout form accepted.
     static let maxFormBytes = 4096
-    /// Apple sends EXTERNAL_PURCHASE_TOKEN / UNREPORTED this long after a token's creation.
-    static let appleNoticeMilliseconds = ReportingPolicy.unreportedNoticeMilliseconds
     /// Days the chart and the funnel cover.
     static let days = 30
 
