@@ -231,6 +231,12 @@ struct BackupRestoreTests {
         let damaged = directory.appendingPathComponent("damaged").path
         try bytes.write(to: URL(fileURLWithPath: damaged))
         #expect(throws: StorageError.self) { _ = try LedgerBackup.verify(damaged) }
+        // SQLite's words name no file: the refusal does.
+        do {
+            _ = try LedgerBackup.verify(damaged)
+        } catch {
+            #expect(error.message.hasPrefix(damaged), "\(error)")
+        }
         // A backup a newer release made: exit 2 with both schema versions.
         let newer = directory.appendingPathComponent("newer").path
         try FileManager.default.copyItem(atPath: file, toPath: newer)

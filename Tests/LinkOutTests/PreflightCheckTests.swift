@@ -175,6 +175,7 @@ struct PreflightCheckTests {
         )
         #expect(mistyped.waitForExit() == 1)
         #expect(mistyped.stdoutText().contains("FAIL ledger: no ledger at"))
+        #expect(mistyped.stdoutText().contains("\(missing.path) does not exist yet"), "\(mistyped.stdoutText())")
         #expect(!FileManager.default.fileExists(atPath: missing.path))
         // An empty ledger file is none yet (the server makes one in it); a damaged one stops the server.
         defer { try? FileManager.default.removeItem(at: missing) }

@@ -103,6 +103,9 @@ extension PreflightCheck {
                 )
             }
         }
+        guard folder == storage.dataDir || folder == "." && storage.dataDir.isEmpty else {
+            return Self.pass("data folder", "\(storage.dataDir) does not exist yet; the server makes it in \(folder)")
+        }
         return Self.pass("data folder", "\(storage.dataDir) is writable")
     }
 }

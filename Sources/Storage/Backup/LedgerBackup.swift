@@ -172,6 +172,14 @@ public enum LedgerBackup {
             summary = try check(try SQLiteConnection(path: path, readOnly: true), path: path)
         } catch  where error.code == .sqlite(26) {
             throw StorageError(.constraint, "\(path) is not a SQLite database")
+        } catch {
+            // SQLite's own words ("database disk image is malformed") name no file.
+            throw StorageError(
+                error.code,
+                "\(path): \(error.message)",
+                sqliteCode: error.sqliteCode,
+                systemError: error.systemError
+            )
         }
         guard summary.schemaVersion <= Migrations.latestVersion else {
             throw StorageError(
