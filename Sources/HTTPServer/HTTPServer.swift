@@ -118,6 +118,10 @@ public final class HTTPServer: Sendable {
             return (state.mailboxes, state.threads, state.listeners, state.stopped)
         }
         guard !alreadyStopped else { return }
+        // Requests queued for another service are not started now: they get their route's `busy` answer while
+        // their connections are still open, instead of waiting behind calls under way.
+        context.beginStopping()
+        for job in context.outbound.takeWaiting() { context.workers.submit(job) }
         let deadline = monotonicNanoseconds() + gracePeriod.nanoseconds
         for mailbox in mailboxes { mailbox.post(.drain(deadline: deadline)) }
         for thread in threads { thread.join() }

@@ -5,11 +5,14 @@ public struct Router: Sendable {
     /// block (disk writes, SQLite, libcurl) runs on the bounded worker pool so idle sockets never wait on it. A
     /// handler that waits on another service's answer (a payment provider's API, for seconds when it is slow)
     /// runs on a pool of its own: a slow service then holds only those threads, while pages, webhooks, the
-    /// admin and the readiness probe keep the shared pool.
+    /// admin and the readiness probe keep the shared pool. `busy` answers instead, on the shared pool, a request
+    /// that would wait too long for one of those threads (`ServerContext.outboundAdmission`) or that the server,
+    /// stopping, will not start: the other service is slow for everyone, and its page with a retry button now is
+    /// better than an answer minutes later.
     public enum Execution: Sendable {
         case eventLoop
         case workerPool
-        case outbound
+        case outbound(busy: Handler)
     }
 
     public typealias Handler = @Sendable (HTTPRequest) throws -> HTTPResponse

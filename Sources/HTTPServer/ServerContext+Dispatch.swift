@@ -13,11 +13,29 @@ extension ServerContext {
             switch route.body {
             case .immediate(.eventLoop, let handler):
                 return respond(handler, to: request, route: route.pattern)
-            case .immediate(let execution, let handler):
+            case .immediate(.workerPool, let handler):
                 let request = request
                 let responder = makeResponder(request)
-                let pool = execution == .outbound ? outbound : workers
-                pool.submit { [self] in
+                workers.submit { [self] in
+                    responder.respond(respond(handler, to: request, route: route.pattern))
+                }
+                return nil
+            case .immediate(.outbound(let busy), let handler):
+                let request = request
+                let responder = makeResponder(request)
+                let answerBusy: @Sendable () -> Void = { [self] in
+                    workers.submit { responder.respond(self.respond(busy, to: request, route: route.pattern)) }
+                }
+                guard outboundAdmission.admits(waiting: outbound.waiting) else {
+                    answerBusy()
+                    return nil
+                }
+                let queuedAt = monotonicNanoseconds()
+                outbound.submit { [self] in
+                    guard outboundAdmission.starts(queuedAt: queuedAt, stopping: isStopping) else {
+                        answerBusy()
+                        return
+                    }
                     responder.respond(respond(handler, to: request, route: route.pattern))
                 }
                 return nil

@@ -8,6 +8,9 @@ final class ServerContext: Sendable {
     let workers: WorkerPool
     /// The threads of handlers that wait on another service (`Router.Execution.outbound`), as many as `workers`.
     let outbound: WorkerPool
+    let outboundAdmission: OutboundAdmission
+    /// Set when the server begins to stop: requests for another service not started by then are not started.
+    private let stopping = Atomic<Bool>(false)
     let logger: Logger
     let parser: RequestParser
     let observer: HTTPServer.Observer?
@@ -34,6 +37,13 @@ final class ServerContext: Sendable {
         self.parser = RequestParser(limits: configuration.limits)
         self.workers = WorkerPool(threads: configuration.workerThreads)
         self.outbound = WorkerPool(threads: configuration.workerThreads, name: "linkout-outbound")
+        self.outboundAdmission = OutboundAdmission(threads: configuration.workerThreads)
+    }
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    func beginStopping() {
+        stopping.store(true, ordering: .releasing)
     }
 
     /// Counts a new connection from `address`; false (and nothing counted) when that address is at its cap.

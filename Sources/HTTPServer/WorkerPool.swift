@@ -23,6 +23,14 @@ final class WorkerPool: Sendable {
         queue.push(job)
     }
 
+    /// Jobs queued and not yet taken by a thread.
+    var waiting: Int { queue.waiting }
+
+    /// The jobs no thread has taken yet, taken out of the queue (to run elsewhere).
+    func takeWaiting() -> [Job] {
+        queue.takeWaiting()
+    }
+
     /// Lets queued jobs finish, then ends every thread and waits for them.
     func stop() {
         finish()
@@ -55,6 +63,20 @@ final class WorkerPool: Sendable {
         func push(_ job: @escaping Job) {
             state.withLock { $0.jobs.append(job) }
             available.signal()
+        }
+
+        var waiting: Int {
+            state.withLock { $0.jobs.count - $0.head }
+        }
+
+        func takeWaiting() -> [Job] {
+            state.withLock { state in
+                defer {
+                    state.jobs.removeAll(keepingCapacity: false)
+                    state.head = 0
+                }
+                return state.jobs[state.head...].compactMap { $0 }
+            }
         }
 
         func stop(threads: Int) {

@@ -417,6 +417,71 @@ struct LandingFlowTests {
         #expect(answers.withLock { $0 } == [303, 303])
     }
 
+    /// Behind a provider that does not answer, posts queue for its threads only so far: one more than the pool
+    /// takes gets the retry page at once, and one still queued when the server stops gets it then, without the
+    /// provider being called for it; the call under way finishes within the stop's grace.
+    @Test func postsQueuedBehindASlowProviderGetTheRetryPageAtOnce() throws {
+        let stripe = try FakeStripeServer()
+        defer { stripe.stop() }
+        let live = try LiveApplication {
+            $0.server.workerThreads = 1
+            $0.payments.provider = .stripe
+            $0.payments[.stripe, "secretKey"] = stripe.secretKey
+            $0.payments[.stripe, "webhookSecret"] = "whsec_slow_provider_0123456789"
+            $0.payments[.stripe, "apiBase"] = stripe.apiBase
+        }
+        var posts: [String] = []
+        for _ in 0..<3 {
+            let landing = try live.get(TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds()).path)
+            let location = try #require(landing.header("Location"))
+            let session = try #require(cookie(landing))
+            let page = try live.get(location, headers: ["Cookie": session])
+            let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([a-z2-7]+)"/)?.1)
+            let body = "csrf=\(csrf)&currency=EUR&product=pro.lifetime"
+            posts.append(
+                "POST \(location) HTTP/1.1\r\nHost: t\r\nCookie: \(session)\r\n"
+                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            )
+        }
+        stripe.enqueue(.held)
+        let port = live.port
+        let answers = Mutex<[(post: Int, status: Int, text: String)]>([])
+        let sent = DispatchGroup()
+        let requests = posts
+        func send(_ index: Int) {
+            DispatchQueue.global().async(group: sent) {
+                let answer = try? RawClient(port: port, timeout: 30).roundTrip(requests[index])
+                answers.withLock { $0.append((index, answer?.status ?? 0, answer?.text ?? "")) }
+            }
+        }
+        var released = false
+        defer {
+            if !released { stripe.release(1) }
+            sent.wait()
+        }
+        send(0)
+        #expect(eventually(within: 30) { stripe.held == 1 })
+        // The one thread waits on Stripe; one post may wait for it, the other is answered now.
+        send(1)
+        send(2)
+        #expect(eventually(within: 30) { answers.withLock { $0.count } == 1 })
+        let retry = "Payment is not available right now"
+        #expect(answers.withLock { $0.allSatisfy { $0.status == 200 && $0.text.contains(retry) } })
+        // The server stops: the post still queued is answered the same way, while Stripe still holds the first.
+        let stopped = DispatchGroup()
+        let application = live.application
+        DispatchQueue.global().async(group: stopped) { application.shutdown() }
+        #expect(eventually(within: 30) { answers.withLock { $0.count } == 2 })
+        #expect(stripe.held == 1 && answers.withLock { $0.allSatisfy { $0.text.contains(retry) } })
+        stripe.release(1)
+        released = true
+        sent.wait()
+        stopped.wait()
+        let first = answers.withLock { $0.first { $0.post == 0 } }
+        #expect(first?.status == 303, "\(String(describing: first))")
+        #expect(stripe.received.count == 1, "only the first post reached the provider")
+    }
+
     /// A double click on Pay sends the form twice at once: while the first request's call to the provider is
     /// under way, the others wait for it and go to the same payment page (a browser shows the last answer, which
     /// must not be the "payment is not available" page), and the provider makes one session.

@@ -59,7 +59,7 @@ struct RouteTable: Sendable {
         // provider on threads of its own.
         router.post(
             "/checkout/{id}",
-            execution: .outbound,
+            execution: .outbound(busy: checkout.busy),
             bodyLimit: form,
             handler: rateGuard.limitPage(checkout.submit)
         )
@@ -141,7 +141,7 @@ struct RouteTable: Sendable {
         // Asks Apple for its copy of the report: waits on Apple's answer on threads of its own.
         router.get(
             "/admin/reports/{requestIdentifier}/apple",
-            execution: .outbound,
+            execution: .outbound(busy: { _ in AppleCopyGate.busy() }),
             handler: failedAuth.guarding(admin.appleCopy)
         )
         router.get("/admin/purchases", handler: failedAuth.guarding(admin.purchases))

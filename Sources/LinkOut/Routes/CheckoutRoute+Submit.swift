@@ -38,6 +38,17 @@ extension CheckoutRoute {
         }
     }
 
+    /// The retry page for a post that was not sent to the provider: it waited too long for a thread of the
+    /// provider's pool (the provider is slow for everyone) or came as the server stops. The form is checked as
+    /// `submit` checks it, so a bad one is refused the same way.
+    func busy(_ request: HTTPRequest) throws -> HTTPResponse {
+        let (checkout, app) = try find(request)
+        let form = try verifiedForm(request, checkout: checkout, app: app)
+        guard !isExpired(checkout) else { throw expiredLink(app) }
+        let choice = try chosen(in: form, app: app)
+        return retryPage(request, checkout: checkout, app: app, form: form, choice: choice)
+    }
+
     /// The form as this checkout's page posts it: url-encoded, no larger than `maxFormBytes`, and carrying the
     /// CSRF token derived from this browser's session cookie and this checkout.
     private func verifiedForm(

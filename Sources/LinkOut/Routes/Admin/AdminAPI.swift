@@ -12,6 +12,7 @@ struct AdminAPI: Sendable {
     let ledger: Ledger
     let reporting: ReportingService
     let exports = ExportGate()
+    let appleLookups = AppleCopyGate()
 
     /// Most tokens in one `tokens.csv` response (about 30 MB): a larger ledger's export goes on in the next, from
     /// the `Link` header's `after` (`linkout export` writes any size as it reads it). A response is built whole and
@@ -196,6 +197,10 @@ struct AdminAPI: Sendable {
     /// Report), to compare with what the outbox says was accepted.
     func appleCopy(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
+        return try appleLookups.run(request) { try lookUpAppleCopy(request) }
+    }
+
+    private func lookUpAppleCopy(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = request.pathParameters["requestIdentifier"] ?? ""
         guard let report = try ledger.reports.report(RequestIdentifier(id)) else {
             return JSONResponse.error(.notFound, "unknown_report", "No report with this requestIdentifier.")
