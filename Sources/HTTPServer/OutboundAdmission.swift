@@ -8,15 +8,12 @@ struct OutboundAdmission: Sendable {
     /// Longest wait for a thread, in nanoseconds; one that waited longer is answered `busy` when its turn comes.
     let maxWaitNanoseconds: UInt64
 
-    /// As many waiting as there are threads, and five seconds: a provider answering in about a second keeps up
-    /// with bursts of twice the pool, and a person waits seconds, not minutes, for the retry button.
+    /// Four times as many waiting as there are threads, and five seconds: a provider answering within a second
+    /// takes a burst of five times the pool, and behind one that does not answer a person waits for a thread to
+    /// give up on it (its timeout, 10 s for Stripe's two attempts), not for the whole queue.
     init(threads: Int, maxWaitSeconds: UInt64 = 5) {
-        queueLimit = max(1, threads)
+        queueLimit = 4 * max(1, threads)
         maxWaitNanoseconds = maxWaitSeconds * 1_000_000_000
-    }
-
-    func admits(waiting: Int) -> Bool {
-        waiting < queueLimit
     }
 
     /// Whether a request queued at `queuedAt` (monotonic) is handled now: not after waiting too long, and not

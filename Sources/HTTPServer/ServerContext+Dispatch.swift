@@ -26,18 +26,18 @@ extension ServerContext {
                 let answerBusy: @Sendable () -> Void = { [self] in
                     workers.submit { responder.respond(self.respond(busy, to: request, route: route.pattern)) }
                 }
-                guard outboundAdmission.admits(waiting: outbound.waiting) else {
-                    answerBusy()
-                    return nil
-                }
                 let queuedAt = monotonicNanoseconds()
-                outbound.submit { [self] in
-                    guard outboundAdmission.starts(queuedAt: queuedAt, stopping: isStopping) else {
-                        answerBusy()
-                        return
-                    }
-                    responder.respond(respond(handler, to: request, route: route.pattern))
-                }
+                let queued = outbound.submit(
+                    { [self] in
+                        guard outboundAdmission.starts(queuedAt: queuedAt, stopping: isStopping) else {
+                            answerBusy()
+                            return
+                        }
+                        responder.respond(respond(handler, to: request, route: route.pattern))
+                    },
+                    whileFewerWaitThan: outboundAdmission.queueLimit
+                )
+                if !queued { answerBusy() }
                 return nil
             case .deferred(let handler):
                 handler(request, makeResponder(request))

@@ -23,8 +23,11 @@ final class WorkerPool: Sendable {
         queue.push(job)
     }
 
-    /// Jobs queued and not yet taken by a thread.
-    var waiting: Int { queue.waiting }
+    /// Queues `job` unless `limit` jobs already wait for a thread (checked and queued under one lock, so
+    /// submitters on several event loops never pass the limit together). False when it was not queued.
+    func submit(_ job: @escaping Job, whileFewerWaitThan limit: Int) -> Bool {
+        queue.push(job, whileFewerWaitThan: limit)
+    }
 
     /// The jobs no thread has taken yet, taken out of the queue (to run elsewhere).
     func takeWaiting() -> [Job] {
@@ -65,8 +68,14 @@ final class WorkerPool: Sendable {
             available.signal()
         }
 
-        var waiting: Int {
-            state.withLock { $0.jobs.count - $0.head }
+        func push(_ job: @escaping Job, whileFewerWaitThan limit: Int) -> Bool {
+            let queued = state.withLock { state in
+                guard state.jobs.count - state.head < limit else { return false }
+                state.jobs.append(job)
+                return true
+            }
+            if queued { available.signal() }
+            return queued
         }
 
         func takeWaiting() -> [Job] {

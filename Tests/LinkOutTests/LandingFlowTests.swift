@@ -394,10 +394,13 @@ struct LandingFlowTests {
             let request =
                 "POST \(checkout.location) HTTP/1.1\r\nHost: t\r\nCookie: \(checkout.session)\r\n"
                 + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-            DispatchQueue.global().async(group: posts) {
+            // A thread each, not Dispatch's few global threads, which a blocked post would hold.
+            posts.enter()
+            Thread {
                 let answer = try? RawClient(port: port).roundTrip(request)
                 answers.withLock { $0.append(answer?.status ?? 0) }
-            }
+                posts.leave()
+            }.start()
         }
         // However the test ends, the held posts are let go and answered before the servers stop.
         var released = false
@@ -417,9 +420,9 @@ struct LandingFlowTests {
         #expect(answers.withLock { $0 } == [303, 303])
     }
 
-    /// Behind a provider that does not answer, posts queue for its threads only so far: one more than the pool
-    /// takes gets the retry page at once, and one still queued when the server stops gets it then, without the
-    /// provider being called for it; the call under way finishes within the stop's grace.
+    /// Behind a provider that does not answer, posts queue for its threads only so far: past four times the pool
+    /// a post gets the retry page at once, and those still queued when the server stops get it then, without the
+    /// provider being called for them; the call under way finishes within the stop's grace.
     @Test func postsQueuedBehindASlowProviderGetTheRetryPageAtOnce() throws {
         let stripe = try FakeStripeServer()
         defer { stripe.stop() }
@@ -431,7 +434,7 @@ struct LandingFlowTests {
             $0.payments[.stripe, "apiBase"] = stripe.apiBase
         }
         var posts: [String] = []
-        for _ in 0..<3 {
+        for _ in 0..<6 {
             let landing = try live.get(TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds()).path)
             let location = try #require(landing.header("Location"))
             let session = try #require(cookie(landing))
@@ -448,11 +451,15 @@ struct LandingFlowTests {
         let answers = Mutex<[(post: Int, status: Int, text: String)]>([])
         let sent = DispatchGroup()
         let requests = posts
+        // A thread each: the blocked posts would hold Dispatch's few global threads, and the others would not be
+        // sent until a call ended.
         func send(_ index: Int) {
-            DispatchQueue.global().async(group: sent) {
+            sent.enter()
+            Thread {
                 let answer = try? RawClient(port: port, timeout: 30).roundTrip(requests[index])
                 answers.withLock { $0.append((index, answer?.status ?? 0, answer?.text ?? "")) }
-            }
+                sent.leave()
+            }.start()
         }
         var released = false
         defer {
@@ -461,17 +468,16 @@ struct LandingFlowTests {
         }
         send(0)
         #expect(eventually(within: 30) { stripe.held == 1 })
-        // The one thread waits on Stripe; one post may wait for it, the other is answered now.
-        send(1)
-        send(2)
+        // The one thread waits on Stripe; four posts may wait for it, the fifth is answered now.
+        for index in 1...5 { send(index) }
         #expect(eventually(within: 30) { answers.withLock { $0.count } == 1 })
         let retry = "Payment is not available right now"
         #expect(answers.withLock { $0.allSatisfy { $0.status == 200 && $0.text.contains(retry) } })
-        // The server stops: the post still queued is answered the same way, while Stripe still holds the first.
+        // The server stops: the posts still queued are answered the same way, while Stripe still holds the first.
         let stopped = DispatchGroup()
         let application = live.application
         DispatchQueue.global().async(group: stopped) { application.shutdown() }
-        #expect(eventually(within: 30) { answers.withLock { $0.count } == 2 })
+        #expect(eventually(within: 30) { answers.withLock { $0.count } == 5 })
         #expect(stripe.held == 1 && answers.withLock { $0.allSatisfy { $0.text.contains(retry) } })
         stripe.release(1)
         released = true

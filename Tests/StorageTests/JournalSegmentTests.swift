@@ -2,6 +2,7 @@ import Dispatch
 import Domain
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Storage
@@ -61,6 +62,24 @@ struct JournalSegmentTests {
         #expect(left.count <= 1, "segments left: \(left)")
         let recorder = try #require(ledger.visitRecorder as? JournalVisitRecorder)
         #expect(recorder.journal.segmentBytesOnDisk <= 4096 + 1024)
+    }
+
+    /// No spare is made where it would leave the disk without its headroom: its zeros would fill a small disk
+    /// for a moment, and what the ledger wrote then would be refused as on a full disk.
+    @Test func noSpareIsMadeWhereItWouldFillTheDisk() throws {
+        let disk = try SmallFilesystem(bytes: 4 << 20)
+        defer { disk.unmount() }
+        let ledger = try Ledger(directory: disk.path + "/data", journalSegmentBytes: 256 << 10)
+        defer { ledger.close() }
+        let recorder = try #require(ledger.visitRecorder as? JournalVisitRecorder)
+        #expect(Self.journal(ledger, VisitJournalTests.visit("s-0", checkout: "t-0")) == nil)
+        #expect(eventually(within: 10) { recorder.journal.spareLastTry != nil })
+        #expect(recorder.journal.spareLastTry == .noRoom)
+        #expect(!FileManager.default.fileExists(atPath: disk.path + "/data/" + JournalSpare.fileName))
+        // The visits go on into growing segments, as before spares.
+        for index in 1..<20 {
+            #expect(Self.journal(ledger, VisitJournalTests.visit("s-\(index)", checkout: "t-\(index)")) == nil)
+        }
     }
 
     /// A durable journal's segments after the first are written over zeros made ahead (`JournalSpare`), so an

@@ -129,6 +129,16 @@ final class JournalFile: Sendable {
         unlink(path)
     }
 
+    /// The bytes free for an unprivileged writer on the filesystem of `directory` (0 when it cannot be read).
+    static func freeBytes(in directory: String) -> Int {
+        var figures = statvfs()
+        guard statvfs(directory, &figures) == 0 else { return 0 }
+        let (free, overflow) = Int(clamping: figures.f_bavail).multipliedReportingOverflow(
+            by: Int(clamping: figures.f_frsize)
+        )
+        return overflow ? Int.max : free
+    }
+
     /// Whether the filesystem of `directory` has `bytes` free for this process: a file of that size is allocated
     /// there and removed (free-space figures leave out quotas and reserved blocks; an allocation does not).
     static func hasRoom(in directory: String, bytes: Int) -> Bool {

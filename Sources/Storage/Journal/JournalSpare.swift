@@ -17,13 +17,26 @@ import Glibc
 ///
 /// The spare is `visits.journal.spare`, not a segment's name, so a replay never reads it; a spare left by a
 /// crash (perhaps half written) is written over when the next one is made, and a stop deletes it.
+///
+/// It is made only where the disk keeps `headroomBytes` free beside it: written on a disk with less, its zeros
+/// would fill the disk for a moment, and the landings and payments written then would be refused as on a full
+/// disk (a test on a 2 MB filesystem caught `/readyz` saying "disk full" after one landing).
 final class JournalSpare: Sendable {
     static let fileName = "visits.journal.spare"
 
     private struct State {
         var ready = false
         var stopping = false
+        /// How the last try to make one ended (tests).
+        var lastTry: Try?
     }
+
+    enum Try: Sendable, Equatable {
+        case made, noRoom, failed
+    }
+
+    /// Free space a spare must leave beside it.
+    static let headroomBytes = 64 << 20
 
     private let path: String
     private let bytes: Int
@@ -57,6 +70,9 @@ final class JournalSpare: Sendable {
     /// Whether a spare is made and waits to be taken (tests).
     var isReady: Bool { state.withLock { $0.ready } }
 
+    /// How the last try to make one ended, nil before the first (tests).
+    var lastTry: Try? { state.withLock { $0.lastTry } }
+
     /// Stops the thread and deletes the spare: a stopped server leaves no file it does not need in its folder.
     func stop() {
         let first = state.withLock { state in
@@ -75,8 +91,16 @@ final class JournalSpare: Sendable {
             let (ready, stopping) = state.withLock { ($0.ready, $0.stopping) }
             if stopping { return }
             // A failure (a full disk) is tried again at the next segment, not in a loop.
-            if !ready && JournalFile.writeZeros(path, bytes: bytes) {
-                state.withLock { $0.ready = true }
+            guard !ready else { continue }
+            let outcome: Try
+            if JournalFile.freeBytes(in: (path as NSString).deletingLastPathComponent) < bytes + Self.headroomBytes {
+                outcome = .noRoom
+            } else {
+                outcome = JournalFile.writeZeros(path, bytes: bytes) ? .made : .failed
+            }
+            state.withLock { state in
+                state.ready = outcome == .made
+                state.lastTry = outcome
             }
         }
     }

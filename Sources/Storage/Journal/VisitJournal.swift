@@ -171,6 +171,9 @@ final class VisitJournal: Sendable {
     /// Whether the next segment is made ahead and waits (tests).
     var spareIsReady: Bool { spare?.isReady ?? false }
 
+    /// How the last try to make a spare ended (tests).
+    var spareLastTry: JournalSpare.Try? { spare?.lastTry }
+
     /// Bytes in segment files now (tests and status).
     var segmentBytesOnDisk: Int { files.withLock { $0.segments.reduce(0) { $0 + $1.file.size } } }
 
