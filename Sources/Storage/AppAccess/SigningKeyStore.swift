@@ -55,13 +55,17 @@ public struct SigningKeyStore: Sendable {
             if let serialize = dialect.serializeOnKey {
                 try connection.query(serialize, [.text("signing-key-rotation")])
             }
-            let taken = try connection.query(
-                "SELECT 1 FROM signing_keys WHERE signs_from = ?",
-                [.integer(key.signsFrom)]
-            )
-            guard taken.isEmpty else { return false }
-            return try Self.insert(key, into: connection)
+            return try Self.insertStartingAlone(key, into: connection)
         }
+    }
+
+    /// The same in the caller's transaction (a restore keeping a rotation made after its backup).
+    static func insertStartingAlone(_ key: SigningKeyRecord, into connection: any SQLConnection)
+        throws(StorageError) -> Bool
+    {
+        let taken = try connection.query("SELECT 1 FROM signing_keys WHERE signs_from = ?", [.integer(key.signsFrom)])
+        guard taken.isEmpty else { return false }
+        return try insert(key, into: connection)
     }
 
     /// Takes a key out of the JWKS; false when there is no such key still published.

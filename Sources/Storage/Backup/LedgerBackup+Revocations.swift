@@ -35,7 +35,9 @@ extension LedgerBackup {
         let (credentials, keys) = (revoked ?? [], retired ?? [])
         let copy = try SQLiteConnection(path: restored)
         let sameInstallation = try? installationSecret(of: old) == installationSecret(of: copy)
-        let allKeys = sameInstallation == true ? try? old.query("SELECT \(keyColumns), NULL FROM signing_keys") : []
+        let allKeys =
+            sameInstallation == true
+            ? try? old.query("SELECT \(SigningKeyStore.columns) FROM signing_keys").map(SigningKeyStore.record) : []
         var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil)
         // A rollback's schema may predate credentials and keys (schema 24), or the audit log: nothing of them to
         // keep then.
@@ -64,13 +66,9 @@ extension LedgerBackup {
             // Before the retirements: a key made after the backup and retired since is carried, then retired. One
             // that would start signing at the same moment as a key the copy has is not (which one signs would
             // be unclear).
-            for row in allKeys ?? [] where takesKeys {
-                carried.newSigningKeys += try copy.query(
-                    "INSERT INTO signing_keys (\(keyColumns), retired_at) SELECT ?, ?, ?, ?, ?, ? "
-                        + "WHERE NOT EXISTS (SELECT 1 FROM signing_keys WHERE signs_from = ?) "
-                        + "ON CONFLICT(kid) DO NOTHING RETURNING 1",
-                    row + [row[4]]
-                ).count
+            for var key in allKeys ?? [] where takesKeys {
+                key.retiredAt = nil
+                if try SigningKeyStore.insertStartingAlone(key, into: copy) { carried.newSigningKeys += 1 }
             }
             for row in keys where takesKeys {
                 carried.signingKeys += try copy.query(
@@ -91,9 +89,6 @@ extension LedgerBackup {
     private static func installationSecret(of connection: SQLiteConnection) throws(StorageError) -> String? {
         try connection.query("SELECT value FROM settings WHERE name = 'identifiers'").first?.first?.text
     }
-
-    /// A signing key's columns, carried as they are (its retirement is carried as the retirements are).
-    private static let keyColumns = "kid, public_jwk, private_key, created_at, signs_from"
 
     /// The replaced ledger's audit entries made after the copy's last, in their order; nil when its log cannot be
     /// read. By id, not time: the replaced ledger went on from the backup, so its entries past the copy's last id

@@ -39,52 +39,42 @@ extension ReportStore {
 
     /// The oldest first-seen time and `tokenCreationDate` of the tokens without an accepted report, and the
     /// first moment Apple's notice comes for one, each read from an index's first entry: `tokens_unaccepted` for
-    /// the first; for the others the first of each of the planner's indexes of tokens without a report (by
-    /// expiry for the custom-link tokens, whose notice comes at their expiry), and the tokens whose every report
-    /// is still open (few). A token Apple announced is taken by its creation date, as its index orders it.
+    /// the first; for the others the first of each of the planner's indexes of tokens without a report (the
+    /// custom-link tokens both by creation and by expiry, when their notice comes), and the tokens whose every
+    /// report is still open (few). Each row is one unreported token, so the least of a column over them all is
+    /// the least over every unreported token. A token Apple announced is taken by its creation, as its index
+    /// orders it.
     static let oldestUnreportedSQL = """
-        SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.accepted_at IS NULL),
-            (SELECT min(created) FROM (
-                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
-                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
-                        AND \(ReportingPolicy.SQL.waitsQuietTime("t"))
-                    ORDER BY t.token_created_at LIMIT 1) AS quiet
-                UNION ALL
-                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
-                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NOT NULL
-                    ORDER BY t.token_created_at LIMIT 1) AS announced
-                UNION ALL
-                SELECT * FROM (SELECT t.token_created_at AS created FROM tokens t
-                    WHERE t.report_queued_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
-                    ORDER BY t.token_created_at, t.external_purchase_id LIMIT 1) AS custom_link
-                UNION ALL
-                SELECT t.token_created_at AS created FROM tokens t WHERE t.external_purchase_id IN (
-                        SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
-                        UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
-                    AND t.accepted_at IS NULL
-            ) AS unreported),
-            (SELECT min(notice) FROM (
-                SELECT * FROM (SELECT \(ReportingPolicy.SQL.unreportedNoticeAt("t")) AS notice FROM tokens t
-                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
-                        AND \(ReportingPolicy.SQL.waitsQuietTime("t"))
-                    ORDER BY t.token_created_at LIMIT 1) AS quiet
-                UNION ALL
-                SELECT * FROM (SELECT \(ReportingPolicy.SQL.unreportedNoticeAt("t")) AS notice FROM tokens t
-                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NOT NULL
-                    ORDER BY t.token_created_at LIMIT 1) AS announced
-                UNION ALL
-                SELECT * FROM (SELECT t.token_expires_at AS notice FROM tokens t
-                    WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
-                        AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
-                    ORDER BY t.token_expires_at LIMIT 1) AS at_expiry
-                UNION ALL
-                SELECT \(ReportingPolicy.SQL.unreportedNoticeAt("t")) AS notice FROM tokens t
-                    WHERE t.external_purchase_id IN (
-                        SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
-                        UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
-                    AND t.accepted_at IS NULL
-            ) AS unreported)
+        SELECT (SELECT min(t.first_seen_at) FROM tokens t WHERE t.accepted_at IS NULL), min(created), min(notice)
+        FROM (
+            SELECT * FROM (SELECT \(unreportedColumns) FROM tokens t
+                WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                    AND \(ReportingPolicy.SQL.waitsQuietTime("t"))
+                ORDER BY t.token_created_at LIMIT 1) AS quiet
+            UNION ALL
+            SELECT * FROM (SELECT \(unreportedColumns) FROM tokens t
+                WHERE t.report_queued_at IS NULL AND t.report_due_at IS NOT NULL
+                ORDER BY t.token_created_at LIMIT 1) AS announced
+            UNION ALL
+            SELECT * FROM (SELECT \(unreportedColumns) FROM tokens t
+                WHERE t.report_queued_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
+                ORDER BY t.token_created_at, t.external_purchase_id LIMIT 1) AS custom_link
+            UNION ALL
+            SELECT * FROM (SELECT \(unreportedColumns) FROM tokens t
+                WHERE t.report_queued_at IS NULL AND t.report_due_at IS NULL
+                    AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
+                ORDER BY t.token_expires_at LIMIT 1) AS at_expiry
+            UNION ALL
+            SELECT \(unreportedColumns) FROM tokens t WHERE t.external_purchase_id IN (
+                    SELECT r.external_purchase_id FROM reports r WHERE r.state = 'pending'
+                    UNION SELECT r.external_purchase_id FROM reports r WHERE r.state = 'rejected')
+                AND t.accepted_at IS NULL
+        ) AS unreported
         """
+
+    /// An unreported token's creation and the moment of Apple's notice for it.
+    private static let unreportedColumns =
+        "t.token_created_at AS created, \(ReportingPolicy.SQL.unreportedNoticeAt("t")) AS notice"
 
     /// A report state outside the known ones, if any, each range read through `reports_due`.
     static let unknownStateSQL = """
