@@ -46,8 +46,14 @@ final class LiveApplication {
         configure(&configuration)
         let lines = logLines
         let logger = Logger(label: "linkout", level: .trace, sink: .init { lines.append($0) })
-        application = try Application(configuration: configuration, logger: logger, clock: clock)
-        port = try application.start()
+        // A start that is refused (a test expects it) runs no deinit: the folder it made goes here.
+        do {
+            application = try Application(configuration: configuration, logger: logger, clock: clock)
+            port = try application.start()
+        } catch {
+            if ownsDataDir { try? FileManager.default.removeItem(at: self.dataDir) }
+            throw error
+        }
     }
 
     /// Returns once the reporting pass the server runs at start-up is over, so a test's first landing cannot be
