@@ -147,11 +147,14 @@ public struct RequestParser: Sendable {
     private static func parseRequestLine(
         _ line: ArraySlice<UInt8>
     ) -> Result<(method: String, target: String, authority: String?, version: HTTPRequest.Version), Rejection> {
-        let parts = line.split(separator: space, maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return .failure(Rejection(status: .badRequest)) }
-        let method = parts[0]
-        let target = parts[1]
-        let version = parts[2]
+        // Exactly two spaces: a third one leaves a space in the version, which its check refuses. Found with
+        // `firstIndex(of:)` (a landing's line carries a token of some hundreds of bytes).
+        guard let firstSpace = line.firstIndex(of: space),
+            let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space)
+        else { return .failure(Rejection(status: .badRequest)) }
+        let method = line[..<firstSpace]
+        let target = line[(firstSpace + 1)..<secondSpace]
+        let version = line[(secondSpace + 1)...]
         guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .failure(Rejection(status: .badRequest)) }
         guard target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .failure(Rejection(status: .badRequest)) }
         // Origin-form (RFC 9112 §3.2.1), or absolute-form (§3.2.2), which is routed by its path; `*` for OPTIONS

@@ -1,25 +1,21 @@
 import Crypto
 import Domain
-import Synchronization
 
 /// The ids linkout hands out: checkout ids (stable per token, unguessable), session ids and CSRF tokens.
 final class Identifiers: Sendable {
     private let mac: HMACSHA256
-    /// Fresh ids are HMACs of a random per-process nonce and a counter: as unpredictable as random bytes to
-    /// anyone without the secret, without a getrandom(2) call per landing visit.
-    private let nonce: String
-    private let counter = Atomic<UInt64>(0)
+    /// Where fresh ids come from: random bytes drawn a block at a time, so a landing's session id costs neither
+    /// a getrandom(2) call nor an HMAC.
+    private let randomPool = RandomPool()
 
     /// `secret` is 64 hex characters kept in the ledger, so ids stay the same across restarts.
     init(secret: String) {
         mac = HMACSHA256(key: Array(secret.utf8))
-        nonce = Self.random()
     }
 
-    /// A fresh, unguessable id (sessions, checkouts without a token): 130 bits.
+    /// A fresh, unguessable id (sessions, checkouts without a token): 130 random bits.
     func fresh() -> String {
-        let count = counter.add(1, ordering: .relaxed).newValue
-        return Self.base32(mac(joining: ["fresh", nonce, String(count)]), characters: 26)
+        Self.base32(randomPool.take(17), characters: 26)
     }
 
     /// A new browser session id: a fresh id followed by an HMAC of it under the installation secret, so the

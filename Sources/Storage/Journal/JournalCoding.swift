@@ -13,14 +13,22 @@ package enum JournalCoding {
     }
 
     static func encode(_ visit: Visit, sequence: Int64) -> [UInt8] {
+        // One buffer: the header's length and checksum are written over its first 12 bytes once the payload is in.
         var payload: [UInt8] = []
         payload.reserveCapacity(512)
+        put(UInt32(0), &payload)
+        put(UInt64(0), &payload)
         put(sequence, &payload)
         put(visit.checkoutId, &payload)
         put(visit.bundleId, &payload)
         put(visit.landingPath, &payload)
         put(visit.at, &payload)
-        for name in Visit.utmParameterNames { put(visit.utm[name], &payload) }
+        if visit.utm.isEmpty {
+            // Most landings carry no UTM values: no lookups (each hashes its name) to write five absent ones.
+            payload.append(contentsOf: repeatElement(0, count: Visit.utmParameterNames.count))
+        } else {
+            for name in Visit.utmParameterNames { put(visit.utm[name], &payload) }
+        }
         if let fields = visit.token {
             let token = fields.token
             payload.append(TokenMark.fields.rawValue)
@@ -37,12 +45,14 @@ package enum JournalCoding {
         } else {
             payload.append(TokenMark.none.rawValue)
         }
-        var record: [UInt8] = []
-        record.reserveCapacity(payload.count + 12)
-        put(UInt32(payload.count), &record)
-        put(checksum(payload), &record)
-        record.append(contentsOf: payload)
-        return record
+        let header = 12
+        let length = UInt32(payload.count - header)
+        let sum = payload.withUnsafeBufferPointer { checksum(UnsafeBufferPointer(rebasing: $0[header...])) }
+        payload.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: sum.littleEndian, toByteOffset: 4, as: UInt64.self)
+        }
+        return payload
     }
 
     /// Every intact record from the start of `bytes`, in order; stops at the first torn or damaged one.
@@ -108,6 +118,10 @@ package enum JournalCoding {
 
     /// FNV-1a, 64 bits: enough to tell a torn or zeroed tail from a record, not meant against tampering.
     package static func checksum(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBufferPointer { checksum($0) }
+    }
+
+    static func checksum(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
@@ -121,9 +135,8 @@ package enum JournalCoding {
     }
 
     private static func put(_ text: String, _ out: inout [UInt8]) {
-        let bytes = Array(text.utf8)
-        put(UInt32(bytes.count), &out)
-        out.append(contentsOf: bytes)
+        put(UInt32(text.utf8.count), &out)
+        out.append(contentsOf: text.utf8)
     }
 
     private static func put(_ id: some Identifier, _ out: inout [UInt8]) { put(id.rawValue, &out) }
