@@ -384,6 +384,102 @@ struct AppEntitlementTests {
         #expect(left.compactMap { $0["kid"] as? String } == [thirdKid])
     }
 
+    /// A key file switched back (A, then B, then A again): A signs again from then, so B's retirement waits for
+    /// what B signed, as after any rotation. Before, B counted as the newest key and could be retired at once.
+    @Test func aKeyFileSwitchedBackLetsTheKeyItReplacedGoOnlyOnceWhatItSignedExpired() throws {
+        let time = ManualClock()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-keys-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fileA = folder.appendingPathComponent("a.pem")
+        let fileB = folder.appendingPathComponent("b.pem")
+        try ES256Key.generate().privateKeyPEM().write(to: fileA, atomically: true, encoding: .utf8)
+        try ES256Key.generate().privateKeyPEM().write(to: fileB, atomically: true, encoding: .utf8)
+        let dataDir = folder.appendingPathComponent("data")
+        let signedKid = { (live: LiveApplication) throws -> String? in
+            let (code, _) = try Self.purchase(
+                live,
+                landing: TokenMinter.exampleLanding(at: time.clock.nowMilliseconds()).path
+            )
+            let signed = try #require(
+                try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
+            )
+            return try Self.object(signed.split(separator: ".")[0])["kid"] as? String
+        }
+        do {
+            let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
+                $0.appEntitlements.signingKeyFile = fileA.path
+            }
+            _ = try signedKid(live)
+        }
+        time.advance(seconds: 60)
+        let kidB: String
+        do {
+            let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
+                $0.appEntitlements.signingKeyFile = fileB.path
+            }
+            kidB = try #require(try signedKid(live))
+        }
+        time.advance(seconds: 60)
+        let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
+            $0.appEntitlements.signingKeyFile = fileA.path
+            $0.adminToken = "admin-secret"
+        }
+        #expect(try signedKid(live) != kidB)
+        let retire = {
+            try live.post(
+                "/admin/signing-keys/\(kidB)/retire",
+                contentType: "text/plain",
+                body: "",
+                headers: ["Authorization": "Bearer admin-secret"]
+            )
+        }
+        #expect(try retire().status == 409)  // what B signed a minute ago is valid for a day yet
+        time.advance(seconds: 86_400 + 60)
+        #expect(try retire().status == 200)
+        // The switches are in the audit log: the key file's key id changed at each start.
+        let switches = try live.ledger().audit.entries(limit: 100).filter { $0.action == "config.entitlement_signing" }
+        #expect(switches.count == 3)
+        #expect(switches.allSatisfy { $0.after?.hasPrefix("key file ") == true })
+    }
+
+    /// A key signed with a day's lifetime, the configuration then shortened it to five minutes: the key's
+    /// retirement still waits the day, the longest lifetime it signed with.
+    @Test func aShortenedLifetimeDoesNotLetAKeyGoWhileWhatItSignedIsValid() throws {
+        let time = ManualClock()
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-keys-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        let admin = ["Authorization": "Bearer admin-secret"]
+        let oldKid: String
+        do {
+            let live = try LiveApplication(dataDir: dataDir, clock: time.clock) { $0.adminToken = "admin-secret" }
+            let (code, _) = try Self.purchase(live)
+            let signed = try #require(
+                try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
+            )
+            oldKid = try #require(try Self.object(signed.split(separator: ".")[0])["kid"] as? String)
+            time.advance(seconds: 60)
+            let rotated = try live.post(
+                "/admin/signing-keys/rotate?publishAheadSeconds=0",
+                contentType: "text/plain",
+                body: "",
+                headers: admin
+            )
+            #expect(rotated.status == 201)
+        }
+        let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
+            $0.adminToken = "admin-secret"
+            $0.appEntitlements.lifetimeSeconds = 300
+        }
+        let retire = {
+            try live.post("/admin/signing-keys/\(oldKid)/retire", contentType: "text/plain", body: "", headers: admin)
+        }
+        time.advance(seconds: 600)
+        #expect(try retire().status == 409)  // signed with a day's lifetime: valid for most of it yet
+        time.advance(seconds: 86_400)
+        #expect(try retire().status == 200)
+    }
+
     /// The leaked-key procedure while a planned rotation waits: `rotate --publish-ahead 0` signs at once (the
     /// planned key does not hold it back), the leaked key can then be retired, and the planned key still takes
     /// over at its time.

@@ -124,8 +124,8 @@ struct AuditTrailTests {
         #expect(
             noticed.map(\.action).sorted() == [
                 "config.apple_key", "config.apple_key", "config.commission_regimes", "config.commission_regimes",
-                "config.exchange_rates", "config.exchange_rates", "config.payment_provider", "config.webhooks",
-                "config.webhooks",
+                "config.entitlement_signing", "config.exchange_rates", "config.exchange_rates",
+                "config.payment_provider", "config.webhooks", "config.webhooks",
             ]
         )
         // Where the backend's events go is recorded without the credentials in the URL or the secret.

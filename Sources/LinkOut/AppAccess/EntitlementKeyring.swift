@@ -39,6 +39,8 @@ final class EntitlementKeyring: Sendable {
     private let fileKey: EntitlementKey?
     private let lifetimeMilliseconds: Int64
     private let loaded: Mutex<Loaded>
+    /// The keys this process recorded its lifetime for (`SigningKeyStore.recordLifetime`): once each.
+    private let lifetimeRecorded = Mutex<Set<String>>([])
 
     /// As the server: reads the key file (refused when that key was retired), or generates the first key into
     /// the ledger when none is there. As the operator's tools: reads the key file named in the configuration,
@@ -66,7 +68,7 @@ final class EntitlementKeyring: Sendable {
             }
             fileKey = EntitlementKey(jwk: jwk, signer: key)
             if role == .server {
-                try ledger.signingKeys.insert(
+                let inserted = try ledger.signingKeys.insert(
                     SigningKeyRecord(
                         kid: jwk.kid,
                         publicJWK: try EntitlementKey.jsonText(jwk),
@@ -75,6 +77,7 @@ final class EntitlementKeyring: Sendable {
                         signsFrom: now
                     )
                 )
+                if !inserted { try ledger.signingKeys.resumeSigning(kid: jwk.kid, at: now) }
             }
         }
         loaded = Mutex(try Self.load(ledger, at: now))
@@ -155,6 +158,7 @@ final class EntitlementKeyring: Sendable {
         guard !current.retired.contains(kid) else {
             throw AppAccessRefusal("the signing key \(kid) was retired; name a new appEntitlements.signingKeyFile")
         }
+        try recordLifetime(of: kid)
         if let fileKey { return fileKey }
         guard let record = current.records.first(where: { $0.kid == kid }), let signer = current.signers[kid] else {
             throw AppAccessRefusal(
@@ -162,6 +166,14 @@ final class EntitlementKeyring: Sendable {
             )
         }
         return EntitlementKey(jwk: try Self.jwk(record), signer: signer)
+    }
+
+    /// Before the first entitlement this process signs with `kid`: how long what it signs lives, so the key's
+    /// retirement waits for it even under a later configuration with a shorter lifetime.
+    private func recordLifetime(of kid: String) throws {
+        guard !lifetimeRecorded.withLock({ $0.contains(kid) }) else { return }
+        try ledger.signingKeys.recordLifetime(kid: kid, seconds: lifetimeMilliseconds / 1000)
+        lifetimeRecorded.withLock { _ = $0.insert(kid) }
     }
 
     private static func jwk(_ record: SigningKeyRecord) throws -> PublicJWK {
@@ -205,8 +217,8 @@ final class EntitlementKeyring: Sendable {
     }
 
     /// Takes a key out of the JWKS. Refused for the key that signs now, and while entitlements it signed may
-    /// still be valid (until `lifetimeSeconds` after the next key began signing, plus the time an instance takes
-    /// to see that) unless `force`d: a key that leaked must stop verifying at once, whatever it signed.
+    /// still be valid (until the longest `lifetimeSeconds` it signed with after the next key began signing, plus
+    /// the time an instance takes to see that) unless `force`d: a key that leaked must stop verifying at once, whatever it signed.
     func retire(kid: String, force: Bool = false) throws {
         let now = clock.nowMilliseconds()
         let records = try ledger.signingKeys.keys()
@@ -218,7 +230,11 @@ final class EntitlementKeyring: Sendable {
         }
         let successorStart = records.filter { $0.signsFrom > record.signsFrom && $0.signsFrom <= now }
             .map(\.signsFrom).min()
-        let validUntil = successorStart.map { $0 + Self.refreshMilliseconds + lifetimeMilliseconds }
+        // The longest lifetime it signed with, not this configuration's: a lifetime shortened since would let
+        // the key go while what it signed under the longer one is still valid.
+        let signedLifetime = try ledger.signingKeys.longestLifetimeSeconds(kid: kid).map { $0 * 1000 } ?? 0
+        let lifetime = max(lifetimeMilliseconds, signedLifetime)
+        let validUntil = successorStart.map { $0 + Self.refreshMilliseconds + lifetime }
         if !force, let validUntil, validUntil > now {
             let date = Date(timeIntervalSince1970: Double(validUntil) / 1000)
             throw AppAccessRefusal(

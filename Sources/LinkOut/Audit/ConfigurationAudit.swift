@@ -9,7 +9,7 @@ import Storage
 
 /// What the server notices at start and records in the audit log when it changed since the last start: the
 /// commission regimes, the exchange rates, the App Store Connect key (by id and public key fingerprint), where the
-/// backend's webhooks go (and a fingerprint of their secret), and the payment provider.
+/// backend's webhooks go (and a fingerprint of their secret), the payment provider, and what signs entitlements.
 /// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
 /// the value before and after.
 enum ConfigurationAudit {
@@ -27,6 +27,7 @@ enum ConfigurationAudit {
             ("audit.apple_key", "config.apple_key", appleKey(configuration)),
             ("audit.webhooks", "config.webhooks", webhooks(configuration, fingerprint: fingerprint)),
             ("audit.payment_provider", "config.payment_provider", configuration.payments.provider.rawValue),
+            ("audit.entitlement_signing", "config.entitlement_signing", entitlementSigning(configuration)),
         ]
         for (setting, action, value) in observed {
             do {
@@ -51,6 +52,17 @@ enum ConfigurationAudit {
                 trail.logger.error("configuration change not audited", ["action": action, "error": "\(error)"])
             }
         }
+    }
+
+    /// What signs the app's entitlements, a key file's key (by its key id) or the keys generated in the ledger,
+    /// and how long they live: for a key file, switching the file is its rotation.
+    static func entitlementSigning(_ configuration: Configuration) -> String {
+        let entitlements = configuration.appEntitlements
+        let lifetime = "lifetime \(entitlements.lifetimeSeconds) s"
+        guard !entitlements.signingKeyFile.isEmpty else { return "generated keys, " + lifetime }
+        let key = try? EntitlementKeyring.readKeyFile(entitlements.signingKeyFile)
+        let kid = key.flatMap { try? EntitlementKey.publicJWK(of: $0).kid }
+        return "key file " + (kid ?? "(unreadable)") + ", " + lifetime
     }
 
     /// The regimes by id with a digest of their terms, so an override of a built-in's rate is a change too.

@@ -68,6 +68,62 @@ public struct SigningKeyStore: Sendable {
         return try insert(key, into: connection)
     }
 
+    /// A key file's key named again after another key began signing (a file switched back: A, then B, then A):
+    /// it signs again from now, so it is the successor of the key it takes over from, whose retirement then waits
+    /// for what that key signed to expire. Moved strictly after every key that signs by now, like a rotation's
+    /// start; false when nothing began signing after it (it still is the newest).
+    @discardableResult
+    public func resumeSigning(kid: String, at now: Int64) throws(StorageError) -> Bool {
+        try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
+            if let serialize = dialect.serializeOnKey {
+                try connection.query(serialize, [.text("signing-key-rotation")])
+            }
+            let starts = try connection.query("SELECT kid, signs_from FROM signing_keys").compactMap { row in
+                row[1].integer.map { (kid: row[0].text ?? "", signsFrom: $0) }
+            }
+            guard let own = starts.first(where: { $0.kid == kid })?.signsFrom,
+                let newest = starts.filter({ $0.kid != kid && $0.signsFrom <= now }).map(\.signsFrom).max(),
+                newest > own
+            else { return false }
+            let taken = Set(starts.map(\.signsFrom))
+            var signsFrom = max(now, newest + 1)
+            while taken.contains(signsFrom) { signsFrom += 1 }
+            try connection.query(
+                "UPDATE signing_keys SET signs_from = ? WHERE kid = ?",
+                [.integer(signsFrom), .text(kid)]
+            )
+            return true
+        }
+    }
+
+    /// The longest `lifetimeSeconds` any server signed entitlements with under `kid` (nil before the first
+    /// signature this release made): a key's retirement waits that long after its successor began signing, even
+    /// when the configuration has since shortened the lifetime.
+    public func longestLifetimeSeconds(kid: String) throws(StorageError) -> Int64? {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query("SELECT value FROM settings WHERE name = ?", [.text(Self.lifetimeSetting(kid))])
+                .first?.first?.text.flatMap { Int64($0) }
+        }
+    }
+
+    /// Records that entitlements signed under `kid` live `seconds`, keeping the longest recorded.
+    public func recordLifetime(kid: String, seconds: Int64) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            let name = Self.lifetimeSetting(kid)
+            let known = try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
+                .first?.first?.text.flatMap { Int64($0) }
+            guard known.map({ $0 < seconds }) ?? true else { return }
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.text(name), .text(String(seconds))]
+            )
+        }
+    }
+
+    /// A named value in `settings` per key (no column of its own, so the schema and every earlier release's
+    /// reading of `signing_keys` stay as they are).
+    static func lifetimeSetting(_ kid: String) -> String { "signing_key_lifetime." + kid }
+
     /// Takes a key out of the JWKS; false when there is no such key still published.
     public func retire(kid: String, at now: Int64) throws(StorageError) -> Bool {
         try database.writer.write { connection throws(StorageError) in
