@@ -37,7 +37,8 @@ enum EraseCommand {
             : "; the WAL is still read by the server and keeps old frames until it is reused (run erase again later)"
         CommandLineInterface.printOutput(
             "erased: \(summary.bodies) stored bodies rewritten without the person's data, \(summary.credentials) "
-                + "credentials unbound; reports to Apple and amounts unchanged\(walNote); backups made before "
+                + "credentials unbound, \(summary.visits) visits' campaign values erased; reports to Apple and amounts "
+                + "unchanged\(walNote); backups made before "
                 + "keep the data until they are rotated out\n"
         )
         return 0

@@ -395,7 +395,8 @@ struct AppEntitlementTests {
         let fileB = folder.appendingPathComponent("b.pem")
         try ES256Key.generate().privateKeyPEM().write(to: fileA, atomically: true, encoding: .utf8)
         try ES256Key.generate().privateKeyPEM().write(to: fileB, atomically: true, encoding: .utf8)
-        let dataDir = folder.appendingPathComponent("data")
+        // Named apart: on PostgreSQL a data folder's name picks its schema.
+        let dataDir = folder.appendingPathComponent("switch-\(UUID())")
         let signedKid = { (live: LiveApplication) throws -> String? in
             let (code, _) = try Self.purchase(
                 live,

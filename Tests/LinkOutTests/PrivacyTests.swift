@@ -85,8 +85,18 @@ struct PrivacyTests {
         #expect(!itemsBefore.isEmpty)
         #expect(try !ledger.privacy.bodies(mentioning: Self.email).isEmpty, "her data is there to begin with")
 
-        let summary = try Erasure(ledger: ledger).erase(email: Self.email)
+        // A link that carried her address as a campaign value (the README's "a link might"), and one that did not.
+        let again = TokenMinter.encode(
+            try #require(try ledger.tokens.token(ExternalPurchaseID(checkout.externalPurchaseId))).token
+        )
+        for campaign in ["utm_source=\(Self.email.uppercased())&utm_term=spring", "utm_source=newsletter"] {
+            let landing = try harness.live.get("/?externalPurchaseToken=\(again)&bundleId=com.example&\(campaign)")
+            #expect(landing.status == 303)
+        }
+
+        let summary = try Erasure(ledger: harness.live.ledger()).erase(email: Self.email)
         #expect(summary.bodies == 2, "the checkout and the event that names only her customer id")
+        #expect(summary.visits == 1, "the landing whose link carried her address")
         #expect(try ledger.privacy.bodies(mentioning: "jim" + Self.email).count == 1, "Jim's event is his own")
         // Gone from the tables: every stored body, searched for each piece.
         let stored = try ledger.privacy.bodies(mentioning: "cus_ADA0001").map(\.body).joined()
@@ -100,6 +110,8 @@ struct PrivacyTests {
             let text = try harness.live.get(page, headers: admin).text
             #expect(Self.personal(text).isEmpty, "\(page): \(Self.personal(text))")
         }
+        let campaigns = try harness.live.get("/admin/tokens/\(checkout.externalPurchaseId)", headers: admin).text
+        #expect(campaigns.contains("spring") && campaigns.contains("newsletter"), "the other values stay")
         #expect(PurchasesCSV.render(try ledger.payments.purchases(limit: 100)) == purchasesBefore)
         // Apple's side unchanged: the same reports and line items, and nothing more sent.
         let sent = harness.apple.apple.received.count
@@ -133,6 +145,7 @@ struct PrivacyTests {
         let live = try LiveApplication {
             $0.webhooks.url = receiver.url
             $0.webhooks.secret = receiver.secret
+            $0.adminToken = "admin-secret"
         }
         let account = "6f1c1a52-5d3c-4c84-9a57-8f0c42e6d1a0"
         #expect(
@@ -142,7 +155,7 @@ struct PrivacyTests {
                 body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "\#(account)"}"#
             ).status == 201
         )
-        let (code, _) = try AppEntitlementTests.purchase(live)
+        let (code, purchaseId) = try AppEntitlementTests.purchase(live)
         let redeemed = try AppEntitlementTests.json(try AppEntitlementTests.redeem(live, #"{"code": "\#(code)"}"#))
         let credentialId = try #require(redeemed["credentialId"] as? String)
         #expect(eventually(within: 30) { !receiver.deliveries.isEmpty })
@@ -169,6 +182,21 @@ struct PrivacyTests {
         // The entitlements the app is handed from now on do not name the erased account.
         let claims = try entitlementClaims()
         #expect(claims["appAccountToken"] == nil && claims["sub"] != nil, "\(claims)")
+        // An event made after the erasure (the purchase refunded) names the account as erased, not by its token.
+        let delivered = receiver.deliveries.count
+        let refund = try live.post(
+            "/admin/demo/purchases/\(purchaseId)/refund",
+            contentType: "text/plain",
+            body: "",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(refund.status == 200, "\(refund.status) \(refund.text)")
+        #expect(eventually(within: 30) { receiver.deliveries.count > delivered })
+        let refunded = try #require(receiver.deliveries.last)
+        let refundedBody = String(decoding: refunded.body, as: UTF8.self)
+        #expect(refundedBody.contains("purchase.refunded") && refundedBody.contains(PrivacyStore.erased))
+        #expect(!refundedBody.contains(account), "\(refundedBody)")
+        #expect(try ledger.privacy.bodies(mentioning: account).isEmpty)
         // Again: the bodies it rewrote still hold the purchase's ids and are found, but nothing is rewritten.
         #expect(try Erasure(ledger: ledger).erase(accountToken: account) == .init(bodies: 0, credentials: 0))
         // Kept: the token's account, which places a customer's renewals on Apple's tokens (README "Privacy").

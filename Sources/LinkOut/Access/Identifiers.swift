@@ -108,6 +108,12 @@ final class Identifiers: Sendable {
         Hex.encode(mac(joining: ["credential-hash", secret]))
     }
 
+    /// What the ledger keeps of an account whose data was erased (`linkout erase --account-token`): enough to
+    /// recognise the account in a later event, never the account token itself.
+    func erasedAccountKey(_ appAccountToken: String) -> String {
+        Hex.encode(mac(joining: ["erased-account", appAccountToken.lowercased()]))
+    }
+
     /// What the ledger keeps of a browser session (to recognise it, not to recreate it).
     func browserHash(session: String) -> String {
         Hex.encode(Array(mac(joining: ["browser", session]).prefix(16)))

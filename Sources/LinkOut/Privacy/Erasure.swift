@@ -12,6 +12,8 @@ package struct Erasure: Sendable {
         package var bodies: Int
         /// Customer credentials that lost the account token.
         package var credentials: Int
+        /// Visits whose link carried the address or account as a campaign value (`utm_*`).
+        package var visits: Int = 0
     }
 
     let ledger: Ledger
@@ -23,7 +25,8 @@ package struct Erasure: Sendable {
     }
 
     package func erase(email: String) throws -> Summary {
-        let summary = try eraseBodies(mentioning: [email.lowercased()])
+        var summary = try eraseBodies(mentioning: [email.lowercased()])
+        summary.visits = try ledger.privacy.eraseCampaignValues(email)
         try audit("email:" + AuditFingerprint(ledger: ledger)(email.lowercased()), summary)
         return summary
     }
@@ -35,6 +38,11 @@ package struct Erasure: Sendable {
         let keys = [account] + purchases.flatMap { [$0.purchaseId] + ($0.subscriptionId.map { [$0] } ?? []) }
         var summary = try eraseBodies(mentioning: keys)
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
+        summary.visits = try ledger.privacy.eraseCampaignValues(account)
+        // The token keeps its account (Apple's reporting places renewals by it): events made later for its
+        // purchases name the account as erased instead.
+        let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
+        try ledger.privacy.markErased(accountKey: identifiers.erasedAccountKey(account), at: clock.nowMilliseconds())
         try audit("account:" + AuditFingerprint(ledger: ledger)(account), summary)
         return summary
     }
@@ -66,7 +74,8 @@ package struct Erasure: Sendable {
             ledger,
             action: "privacy.erase",
             subject: subject,
-            after: "\(summary.bodies) stored bodies rewritten, \(summary.credentials) credentials unbound"
+            after: "\(summary.bodies) stored bodies rewritten, \(summary.credentials) credentials unbound, "
+                + "\(summary.visits) visits' campaign values erased"
         )
     }
 }

@@ -138,6 +138,61 @@ public struct PrivacyStore: Sendable {
         }
     }
 
+    /// Records that an account's data was erased, by a keyed hash of its account token (`accountKey`): the
+    /// entitlement events made for its purchases later name it as erased, not by the token again.
+    public func markErased(accountKey: String, at now: Int64) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                [.text(Self.erasedAccountSetting(accountKey)), .text(String(now))]
+            )
+        }
+    }
+
+    /// Whether `markErased` recorded the account.
+    public func isErased(accountKey: String) throws(StorageError) -> Bool {
+        try database.readers.read { connection throws(StorageError) in
+            !(try connection.query(
+                "SELECT 1 FROM settings WHERE name = ?",
+                [.text(Self.erasedAccountSetting(accountKey))]
+            )
+            .isEmpty)
+        }
+    }
+
+    static func erasedAccountSetting(_ accountKey: String) -> String { "erased_account." + accountKey }
+
+    /// Replaces `value` (an e-mail address, an account token) where a landing's link carried it as a whole
+    /// campaign value (`visits.utm_*`, compared case-insensitively), a span of visits per transaction so the
+    /// landings' ingestion waits for no more than one span; returns how many visits changed.
+    public func eraseCampaignValues(_ value: String) throws(StorageError) -> Int {
+        let lowered = value.lowercased()
+        let columns = Visit.utmParameterNames
+        let assignments = columns.map { "\($0) = CASE WHEN lower(\($0)) = ? THEN ? ELSE \($0) END" }
+            .joined(separator: ", ")
+        let matches = columns.map { "lower(\($0)) = ?" }.joined(separator: " OR ")
+        let last = try database.readers.read { connection throws(StorageError) in
+            try connection.query("SELECT max(id) FROM visits").first?.first?.integer ?? 0
+        }
+        var changed = 0
+        var start: Int64 = 0
+        while start <= last {
+            let (from, end) = (start, start + Self.campaignSpan)
+            changed += try database.writer.write { connection throws(StorageError) in
+                try connection.query(
+                    "UPDATE visits SET \(assignments) WHERE id >= ? AND id < ? AND (\(matches)) RETURNING 1",
+                    columns.flatMap { _ in [SQLValue.text(lowered), .text(Self.erased)] }
+                        + [.integer(from), .integer(end)] + columns.map { _ in .text(lowered) }
+                ).count
+            }
+            start = end
+        }
+        return changed
+    }
+
+    /// Visits per transaction of `eraseCampaignValues`.
+    static let campaignSpan: Int64 = 50_000
+
     static func escapingLike(_ text: String) -> String {
         text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_")
