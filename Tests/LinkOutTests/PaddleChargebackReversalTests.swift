@@ -441,6 +441,40 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// A refund of more than is left with no chargeback that took money (Paddle never sends one; a malformed or
+    /// hand-made delivery might): no reversal can come, so it waits as any event does and is given up after three
+    /// days, rather than waiting for good and holding the month's close open.
+    @Test func aRefundOfMoreThanIsLeftWithNoChargebackIsGivenUpAfterThreeDays() throws {
+        let time = ManualClock()
+        let harness = try PaddleFlowTests.Harness(clock: time.clock)
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_10done", at: now - 9)
+        try Self.deliverInTurn(
+            harness,
+            [completed, Self.adjustment(of: transaction, "adj_10ref1", "refund", 2000, 320, at: now - 8)]
+        )
+        let ledger = harness.live.application.ledger
+        func outcome(_ id: String) -> String? {
+            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
+        }
+        let over = Self.adjustment(of: transaction, "adj_10ref2", "refund", 2000, 320, at: now - 7)
+        #expect(try harness.deliver(over).status == 200)
+        #expect(
+            eventually(within: 30) { outcome("evt_adj_10ref2")?.contains("no chargeback took any") == true },
+            "\(outcome("evt_adj_10ref2") ?? "none")"
+        )
+        time.advance(seconds: 3 * 86_400 + 3_600)
+        // The event processor's pass, woken by the clock, gives it up.
+        #expect(
+            eventually(within: 30) { outcome("evt_adj_10ref2")?.hasPrefix("gave up:") == true },
+            "\(outcome("evt_adj_10ref2") ?? "none")"
+        )
+        // The first refund stands at Apple as it was; nothing of the second was sent.
+        let refunds = harness.payments.reportedLineItems().compactMap { $0["lineItemId"] as? String }
+            .filter { $0.contains(":refund:") }
+        #expect(refunds == ["\(transaction):refund:adj_10ref1"], "\(refunds)")
+    }
+
     /// A renewal of 3.99 paid 2.00 in money and the rest from credit: a chargeback of the 2.00, then a refund of
     /// 1.50 approved before the chargeback's reversal. The refund is of money the chargeback took, so it waits for
     /// the reversal (compared with the 3.99 price it looked covered, was capped to nothing, and was lost).
