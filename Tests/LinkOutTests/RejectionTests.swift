@@ -210,6 +210,50 @@ struct RejectionTests {
         #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 
+    /// The same refunds in two reports: the first refund went alone and Apple refused it; the second was made
+    /// while the first was on its way, so its net counts it. Found out before sending, it is netted again against
+    /// what Apple holds and goes (as a refund made after the refusal would), not set aside as wrong in itself; the
+    /// refused one waits for the operator, and its restatement then nets both.
+    @Test func aRefundMadeBeforeAnotherWasRefusedGoesWithItsNetTakenAgain() throws {
+        let harness = try ReportingHarness()
+        try harness.record("apart")
+        let buy = UUID().uuidString.lowercased()
+        try harness.addBuy("apart", lineItemId: buy)
+        try harness.tickUntilSettled()
+        func refund(_ number: Int, net: Int64) -> String {
+            """
+            {"lineItemId":"\(buy):refund:\(number)","creationDate":\(Clock.system.nowMilliseconds() - 500 + Int64(number)),\
+            "eventType":"REFUND","referenceLineItemId":"\(buy)","amountTaxInclusive":1200,"amountTaxExclusive":1000,\
+            "taxAmount":200,"netAmountTaxExclusive":\(net),"reportingCurrency":"EUR","pricingCurrency":"EUR",\
+            "taxCountry":"DEU"}
+            """
+        }
+        let first = LineItemID("\(buy):refund:1")
+        let second = LineItemID("\(buy):refund:2")
+        try harness.ledger.reports.storeLineItems([(first, refund(1, net: 9000))], for: "apart", at: 1)
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.incorrectNetAmount(first.rawValue)]))
+        try harness.tickUntilSettled()
+        #expect(
+            try harness.ledger.reports.lineItems(for: "apart").filter(\.needsCorrection).map(\.lineItemId) == [first]
+        )
+        try harness.ledger.reports.storeLineItems([(second, refund(2, net: 8000))], for: "apart", at: 2)
+        try harness.tickUntilSettled()
+        let sent = try #require(harness.production.received.last?.report?.lineItems)
+        #expect(sent.map(\.common.lineItemId) == [second])
+        #expect(sent.map(\.common.netAmountTaxExclusive) == [9000], "the buy less the one refund Apple holds")
+        #expect(try harness.reports("apart").last?.state == .accepted)
+        #expect(
+            try harness.ledger.reports.lineItems(for: "apart").filter(\.needsCorrection).map(\.lineItemId) == [first]
+        )
+
+        _ = try ReportActions(ledger: harness.ledger).restate("apart", lineItemId: first, body: refund(1, net: 9000))
+        try harness.tickUntilSettled()
+        let restated = try #require(harness.production.received.last?.report?.lineItems)
+        #expect(restated.map(\.common.lineItemId) == [first])
+        #expect(restated.map(\.common.netAmountTaxExclusive) == [8000])
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+    }
+
     /// A new version of a buy made as Apple's first (a late renewal changed its days while a report was taking the
     /// one before, so it was not known to be at Apple yet) goes as a restatement, and then nets what stands of the
     /// buy after its refunds: with its first version's net Apple refused it (`IncorrectNetAmountError`).

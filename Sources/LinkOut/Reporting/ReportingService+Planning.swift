@@ -123,6 +123,35 @@ extension ReportingService {
                 "problems": planned.problems.map(\.description).joined(separator: "; "),
             ]
         )
+        let onlyNet = named.filter { $0.value.allSatisfy { $0.name == "IncorrectNetAmountError" } }.keys
+        try renetRefunds(Set(onlyNet), on: token)
         return true
+    }
+
+    /// Refunds Apple never saw, just set aside for their net alone, taken again at once with the net of what the
+    /// token now holds, when Apple's rules then take them. Such a refund was made while an earlier refund of its
+    /// buy was on its way and counted it; Apple has refused that one since (in another report), and a refund made
+    /// after the refusal is netted without it: this one goes the same way, and the refused one waits for the
+    /// operator as before.
+    private func renetRefunds(_ ids: Set<LineItemID>, on externalPurchaseId: ExternalPurchaseID) throws {
+        guard !ids.isEmpty, let token = try ledger.tokens.token(externalPurchaseId) else { return }
+        let screen = LineItemScreen(ledger: ledger)
+        let now = clock.nowMilliseconds()
+        for id in ids.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let versions = try ledger.reports.lineItemVersions(id)
+            guard versions.allSatisfy({ $0.reportRequestIdentifier == nil }), let latest = versions.last else {
+                continue
+            }
+            var refund = try JSONDecoder().decode(LineItem.self, from: Data(latest.body.utf8))
+            guard case .refund = refund else { continue }
+            refund.setNet(joining: try screen.standing(on: externalPurchaseId))
+            guard try screen.problems(refund, on: token, now: now).isEmpty else { continue }
+            let body = try AppleRejection.encodeLineItem(refund)
+            _ = try ledger.reports.correctLineItem(id, of: externalPurchaseId, replacement: body, now: now)
+            logger.notice(
+                "refund netted again against what the token holds",
+                ["external_purchase_id": externalPurchaseId.rawValue, "line_item_id": id.rawValue]
+            )
+        }
     }
 }
