@@ -31,4 +31,18 @@ struct AccessLogModeTests {
         let metrics = try live.get("/metrics").text
         #expect(metrics.contains(#"route="healthz",status="200""#))
     }
+
+    /// The routes of apps without a backend are counted under names of their own, not as `other` (what an
+    /// unknown path someone makes up is counted as).
+    @Test func theAppRoutesAreCountedUnderTheirOwnNames() throws {
+        let live = try LiveApplication()
+        _ = try live.get("/v1/app/entitlements")
+        _ = try live.post("/v1/app/redemptions", contentType: "application/json", body: "{}")
+        #expect(try live.get("/.well-known/jwks.json").status == 200)
+        _ = try live.get("/no-such-page")
+        let metrics = try live.get("/metrics").text
+        for route in ["app_entitlements_api", "app_redemptions_api", "jwks", "other"] {
+            #expect(metrics.contains("linkout_http_requests_total{route=\"\(route)\""), "\(route)")
+        }
+    }
 }
