@@ -77,6 +77,21 @@ struct LineItemRulesLiveTests {
             "\(huge.text)"
         )
 
+        // A field of another kind of item on a one-time buy is refused by name, not dropped while the buy is taken.
+        let misplaced = try post(
+            buy.replacingOccurrences(of: "aaaaaaaa-aaaa", with: "ffffffff-aaaa").replacingOccurrences(
+                of: #""quantity":6"#,
+                with: #""quantity":6,"referenceLineItemId":"x","subscriptionStartDate":-9223372036854775808"#
+            )
+        )
+        #expect(misplaced.status == 400)
+        #expect(
+            misplaced.text.contains("FieldNotAllowedError")
+                && misplaced.text.contains(#""fieldName":"referenceLineItemId""#)
+                && misplaced.text.contains(#""fieldName":"subscriptionStartDate""#),
+            "\(misplaced.text)"
+        )
+
         // Nothing refused was queued: the token holds the buy alone, as first posted.
         let stored = try live.application.ledger.reports.lineItems(for: token.externalPurchaseId)
         #expect(stored.map(\.lineItemId) == ["aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"])

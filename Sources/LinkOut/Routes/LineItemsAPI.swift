@@ -151,6 +151,10 @@ struct LineItemsAPI: Sendable {
         } catch {
             return .failure(Refusal(response: JSONResponse.error(.badRequest, "invalid_json", "The body is not JSON.")))
         }
+        let misplaced = LineItemFieldNames.notAllowed(in: body)
+        guard misplaced.isEmpty else {
+            return .failure(Refusal(response: JSONResponse.json(.badRequest, Problems(errors: misplaced))))
+        }
         // Named and shaped like the validator's problems (`ReportValidator`), as every other refused item is.
         guard !items.isEmpty else {
             let problem = ReportProblem("MissingLineItemsForStatusError", field: "lineItems", "lineItems is empty")
