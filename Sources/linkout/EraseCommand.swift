@@ -3,7 +3,8 @@ import LinkOut
 import Storage
 
 /// `linkout erase --email ADDRESS | --account-token UUID`: a person's data taken out of the ledger (see
-/// `Erasure`), recorded in the audit trail. Safe next to a running server: one transaction.
+/// `Erasure`), recorded in the audit trail. Safe next to a running server: each step is a transaction of its own
+/// (the landings' campaign values a span of visits at a time), so the server's writes wait for no more than one.
 enum EraseCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(

@@ -8,7 +8,8 @@ import Testing
 struct RandomPoolTests {
     @Test func drawsNeverRepeatAcrossRefills() {
         let pool = RandomPool()
-        // 17 bytes at a time (a session id's 130 bits) over several 4 KiB blocks, a draw straddling each refill.
+        // 17 bytes at a time (a session id's 130 bits) over several 4 KiB blocks, each drawn anew when fewer than
+        // 17 bytes are left of the one before.
         var seen = Set<[UInt8]>()
         var counts = [Int](repeating: 0, count: 256)
         for _ in 0..<2_000 {

@@ -388,13 +388,9 @@ struct AppEntitlementTests {
     /// what B signed, as after any rotation. Before, B counted as the newest key and could be retired at once.
     @Test func aKeyFileSwitchedBackLetsTheKeyItReplacedGoOnlyOnceWhatItSignedExpired() throws {
         let time = ManualClock()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-keys-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Self.keyFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let fileA = folder.appendingPathComponent("a.pem")
-        let fileB = folder.appendingPathComponent("b.pem")
-        try ES256Key.generate().privateKeyPEM().write(to: fileA, atomically: true, encoding: .utf8)
-        try ES256Key.generate().privateKeyPEM().write(to: fileB, atomically: true, encoding: .utf8)
+        let (fileA, fileB) = try Self.keyFiles(in: folder)
         // Named apart: on PostgreSQL a data folder's name picks its schema.
         let dataDir = folder.appendingPathComponent("switch-\(UUID())")
         let signedKid = { (live: LiveApplication) throws -> String? in
@@ -407,11 +403,12 @@ struct AppEntitlementTests {
             )
             return try Self.object(signed.split(separator: ".")[0])["kid"] as? String
         }
+        let kidA: String
         do {
             let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
                 $0.appEntitlements.signingKeyFile = fileA.path
             }
-            _ = try signedKid(live)
+            kidA = try #require(try signedKid(live))
         }
         time.advance(seconds: 60)
         let kidB: String
@@ -426,7 +423,7 @@ struct AppEntitlementTests {
             $0.appEntitlements.signingKeyFile = fileA.path
             $0.adminToken = "admin-secret"
         }
-        #expect(try signedKid(live) != kidB)
+        #expect(try signedKid(live) == kidA)
         let retire = {
             try live.post(
                 "/admin/signing-keys/\(kidB)/retire",
@@ -481,6 +478,41 @@ struct AppEntitlementTests {
         #expect(try retire().status == 200)
     }
 
+    /// A rolling change on one PostgreSQL ledger: an instance not yet restarted signs with the old key after
+    /// its successor began signing elsewhere. Each instance notes its signing (at most once a minute), so the old
+    /// key's retirement waits a lifetime after the last note, not after the successor's start.
+    @Test func aKeyAnotherInstanceStillSignsWithWaitsForItsLastSignature() throws {
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
+        let admin = ["Authorization": "Bearer admin-secret"]
+        let (code, _) = try Self.purchase(live)
+        let signed = try #require(
+            try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
+        )
+        let oldKid = try #require(try Self.object(signed.split(separator: ".")[0])["kid"] as? String)
+        let rotated = try live.post(
+            "/admin/signing-keys/rotate?publishAheadSeconds=0",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(rotated.status == 201)
+        // An hour on, another instance still signs with the old key (as its note in the ledger says).
+        time.advance(seconds: 3_600)
+        try live.ledger().signingKeys.recordSigning(
+            kid: oldKid,
+            lifetimeSeconds: 86_400,
+            at: time.clock.nowMilliseconds()
+        )
+        let retire = {
+            try live.post("/admin/signing-keys/\(oldKid)/retire", contentType: "text/plain", body: "", headers: admin)
+        }
+        time.advance(seconds: 86_400 - 3_600 + 120)
+        #expect(try retire().status == 409)  // a day after the rotation, but not after the last signature
+        time.advance(seconds: 3_600)
+        #expect(try retire().status == 200)
+    }
+
     /// The leaked-key procedure while a planned rotation waits: `rotate --publish-ahead 0` signs at once (the
     /// planned key does not hold it back), the leaked key can then be retired, and the planned key still takes
     /// over at its time.
@@ -528,14 +560,26 @@ struct AppEntitlementTests {
         #expect(try signingKid() == planned["kid"] as? String)
     }
 
-    @Test func aKeyFileSignsAndStaysPublishedAfterItIsReplaced() throws {
+    /// A throwaway folder for key files (the caller removes it).
+    static func keyFolder() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-keys-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        return folder
+    }
+
+    /// Two new P-256 key files in `folder`.
+    static func keyFiles(in folder: URL) throws -> (URL, URL) {
         let first = folder.appendingPathComponent("first.pem")
         let second = folder.appendingPathComponent("second.pem")
         try ES256Key.generate().privateKeyPEM().write(to: first, atomically: true, encoding: .utf8)
         try ES256Key.generate().privateKeyPEM().write(to: second, atomically: true, encoding: .utf8)
+        return (first, second)
+    }
+
+    @Test func aKeyFileSignsAndStaysPublishedAfterItIsReplaced() throws {
+        let folder = try Self.keyFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, second) = try Self.keyFiles(in: folder)
         let dataDir = folder.appendingPathComponent("data")
         var firstKid = ""
         do {

@@ -46,11 +46,20 @@ final class LiveApplication {
         configure(&configuration)
         let lines = logLines
         let logger = Logger(label: "linkout", level: .trace, sink: .init { lines.append($0) })
-        // A start that is refused (a test expects it) runs no deinit: the folder it made goes here.
+        // A start that is refused (a test expects it) runs no deinit: what it opened stops, and the folder it
+        // made goes, here.
+        let made: Application
         do {
-            application = try Application(configuration: configuration, logger: logger, clock: clock)
-            port = try application.start()
+            made = try Application(configuration: configuration, logger: logger, clock: clock)
         } catch {
+            if ownsDataDir { try? FileManager.default.removeItem(at: self.dataDir) }
+            throw error
+        }
+        application = made
+        do {
+            port = try made.start()
+        } catch {
+            made.shutdown()
             if ownsDataDir { try? FileManager.default.removeItem(at: self.dataDir) }
             throw error
         }

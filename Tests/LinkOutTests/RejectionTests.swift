@@ -168,6 +168,16 @@ struct RejectionTests {
         #expect(waiting == [LineItemID("\(third):refund:1")])
     }
 
+    /// A refund of 1.00 (1.20 with tax) of `buy`, the `number`th, with the net it carries.
+    static func refundJSON(of buy: String, _ number: Int, net: Int64) -> String {
+        """
+        {"lineItemId":"\(buy):refund:\(number)","creationDate":\(Clock.system.nowMilliseconds() - 500 + Int64(number)),\
+        "eventType":"REFUND","referenceLineItemId":"\(buy)","amountTaxInclusive":1200,"amountTaxExclusive":1000,\
+        "taxAmount":200,"netAmountTaxExclusive":\(net),"reportingCurrency":"EUR","pricingCurrency":"EUR",\
+        "taxCountry":"DEU"}
+        """
+    }
+
     /// Apple refuses a refund; a later refund of the same buy in that report nets it (Apple holds it not), so it
     /// waits for it, and is taken again with its net once the operator restates the refused one (sent again as it
     /// was, it was refused for the same net and waited for a person).
@@ -176,14 +186,7 @@ struct RejectionTests {
         try harness.record("two")
         let buy = UUID().uuidString.lowercased()
         try harness.addBuy("two", lineItemId: buy)
-        func refund(_ number: Int, net: Int64) -> String {
-            """
-            {"lineItemId":"\(buy):refund:\(number)","creationDate":\(Clock.system.nowMilliseconds() - 500 + Int64(number)),\
-            "eventType":"REFUND","referenceLineItemId":"\(buy)","amountTaxInclusive":1200,"amountTaxExclusive":1000,\
-            "taxAmount":200,"netAmountTaxExclusive":\(net),"reportingCurrency":"EUR","pricingCurrency":"EUR",\
-            "taxCountry":"DEU"}
-            """
-        }
+        func refund(_ number: Int, net: Int64) -> String { Self.refundJSON(of: buy, number, net: net) }
         let first = LineItemID("\(buy):refund:1")
         let second = LineItemID("\(buy):refund:2")
         try harness.ledger.reports.storeLineItems(
@@ -220,14 +223,7 @@ struct RejectionTests {
         let buy = UUID().uuidString.lowercased()
         try harness.addBuy("apart", lineItemId: buy)
         try harness.tickUntilSettled()
-        func refund(_ number: Int, net: Int64) -> String {
-            """
-            {"lineItemId":"\(buy):refund:\(number)","creationDate":\(Clock.system.nowMilliseconds() - 500 + Int64(number)),\
-            "eventType":"REFUND","referenceLineItemId":"\(buy)","amountTaxInclusive":1200,"amountTaxExclusive":1000,\
-            "taxAmount":200,"netAmountTaxExclusive":\(net),"reportingCurrency":"EUR","pricingCurrency":"EUR",\
-            "taxCountry":"DEU"}
-            """
-        }
+        func refund(_ number: Int, net: Int64) -> String { Self.refundJSON(of: buy, number, net: net) }
         let first = LineItemID("\(buy):refund:1")
         let second = LineItemID("\(buy):refund:2")
         try harness.ledger.reports.storeLineItems([(first, refund(1, net: 9000))], for: "apart", at: 1)
@@ -236,21 +232,34 @@ struct RejectionTests {
         #expect(
             try harness.ledger.reports.lineItems(for: "apart").filter(\.needsCorrection).map(\.lineItemId) == [first]
         )
+        // The second was made while the first was on its way (it counts it); a third after the refusal, while the
+        // second waited (it counts the second, not the first).
+        let third = LineItemID("\(buy):refund:3")
         try harness.ledger.reports.storeLineItems([(second, refund(2, net: 8000))], for: "apart", at: 2)
+        try harness.ledger.reports.storeLineItems([(third, refund(3, net: 8000))], for: "apart", at: 3)
+        let rowsBefore = try harness.ledger.reports.lineItems(for: "apart").count
         try harness.tickUntilSettled()
         let sent = try #require(harness.production.received.last?.report?.lineItems)
-        #expect(sent.map(\.common.lineItemId) == [second])
-        #expect(sent.map(\.common.netAmountTaxExclusive) == [9000], "the buy less the one refund Apple holds")
+        #expect(sent.map(\.common.lineItemId) == [second, third])
+        #expect(sent.map(\.common.netAmountTaxExclusive) == [9000, 8000], "the buy less the refunds Apple holds")
         #expect(try harness.reports("apart").last?.state == .accepted)
-        #expect(
-            try harness.ledger.reports.lineItems(for: "apart").filter(\.needsCorrection).map(\.lineItemId) == [first]
-        )
+        let stored = try harness.ledger.reports.lineItems(for: "apart")
+        #expect(stored.count == rowsBefore, "netted again in place, no version added")
+        #expect(stored.filter(\.needsCorrection).map(\.lineItemId) == [first])
 
+        // A restatement carrying a field of another kind of item is refused by name, as a posted item is.
+        let misplaced = refund(1, net: 9000).replacingOccurrences(
+            of: #""taxCountry":"DEU"}"#,
+            with: #""taxCountry":"DEU","subscriptionStartDate":1}"#
+        )
+        #expect(throws: ReportActions.Refusal.self) {
+            try ReportActions(ledger: harness.ledger).restate("apart", lineItemId: first, body: misplaced)
+        }
         _ = try ReportActions(ledger: harness.ledger).restate("apart", lineItemId: first, body: refund(1, net: 9000))
         try harness.tickUntilSettled()
         let restated = try #require(harness.production.received.last?.report?.lineItems)
         #expect(restated.map(\.common.lineItemId) == [first])
-        #expect(restated.map(\.common.netAmountTaxExclusive) == [8000])
+        #expect(restated.map(\.common.netAmountTaxExclusive) == [7000])
         #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 

@@ -87,9 +87,8 @@ final class Identifiers: Sendable {
         Hex.encode(mac(joining: ["redemption-hash", code]))
     }
 
-    /// A customer credential's secret: 256 bits from the system generator (it is a bearer secret an app keeps
-    /// for months, so not derived from the process nonce), with a prefix that secret scanners and people can
-    /// recognise.
+    /// A customer credential's secret: 256 bits straight from the system generator (a bearer secret an app keeps
+    /// for months), with a prefix that secret scanners and people can recognise.
     static func credentialSecret() -> String {
         credentialPrefix + base32(randomBytes(words: 4))
     }

@@ -39,8 +39,10 @@ final class EntitlementKeyring: Sendable {
     private let fileKey: EntitlementKey?
     private let lifetimeMilliseconds: Int64
     private let loaded: Mutex<Loaded>
-    /// The keys this process recorded its lifetime for (`SigningKeyStore.recordLifetime`): once each.
-    private let lifetimeRecorded = Mutex<Set<String>>([])
+    /// When this process last noted its signing with each key (`SigningKeyStore.recordSigning`).
+    private let signingNoted = Mutex<[String: Int64]>([:])
+    /// A server notes its signing with a key at most this often; a retirement allows for it.
+    static let signingNoteMilliseconds: Int64 = 60_000
 
     /// As the server: reads the key file (refused when that key was retired), or generates the first key into
     /// the ledger when none is there. As the operator's tools: reads the key file named in the configuration,
@@ -158,7 +160,7 @@ final class EntitlementKeyring: Sendable {
         guard !current.retired.contains(kid) else {
             throw AppAccessRefusal("the signing key \(kid) was retired; name a new appEntitlements.signingKeyFile")
         }
-        try recordLifetime(of: kid)
+        try noteSigning(with: kid, at: now)
         if let fileKey { return fileKey }
         guard let record = current.records.first(where: { $0.kid == kid }), let signer = current.signers[kid] else {
             throw AppAccessRefusal(
@@ -168,12 +170,15 @@ final class EntitlementKeyring: Sendable {
         return EntitlementKey(jwk: try Self.jwk(record), signer: signer)
     }
 
-    /// Before the first entitlement this process signs with `kid`: how long what it signs lives, so the key's
-    /// retirement waits for it even under a later configuration with a shorter lifetime.
-    private func recordLifetime(of kid: String) throws {
-        guard !lifetimeRecorded.withLock({ $0.contains(kid) }) else { return }
-        try ledger.signingKeys.recordLifetime(kid: kid, seconds: lifetimeMilliseconds / 1000)
-        lifetimeRecorded.withLock { _ = $0.insert(kid) }
+    /// Before an entitlement is signed with `kid`: that this server signs with it now, and how long what it signs
+    /// lives (at most once a minute), so the key's retirement waits for the last of it, whatever instance or
+    /// configuration signed it.
+    private func noteSigning(with kid: String, at now: Int64) throws {
+        if let noted = signingNoted.withLock({ $0[kid] }), now - noted < Self.signingNoteMilliseconds, now >= noted {
+            return
+        }
+        try ledger.signingKeys.recordSigning(kid: kid, lifetimeSeconds: lifetimeMilliseconds / 1000, at: now)
+        signingNoted.withLock { $0[kid] = now }
     }
 
     private static func jwk(_ record: SigningKeyRecord) throws -> PublicJWK {
@@ -217,8 +222,9 @@ final class EntitlementKeyring: Sendable {
     }
 
     /// Takes a key out of the JWKS. Refused for the key that signs now, and while entitlements it signed may
-    /// still be valid (until the longest `lifetimeSeconds` it signed with after the next key began signing, plus
-    /// the time an instance takes to see that) unless `force`d: a key that leaked must stop verifying at once, whatever it signed.
+    /// still be valid unless `force`d (a key that leaked must stop verifying at once, whatever it signed): until
+    /// the longest lifetime it signed with after it last signed anywhere, as its successor's start and the
+    /// instances' notes tell; a key that began signing with neither waits for a key to take over.
     func retire(kid: String, force: Bool = false) throws {
         let now = clock.nowMilliseconds()
         let records = try ledger.signingKeys.keys()
@@ -230,18 +236,39 @@ final class EntitlementKeyring: Sendable {
         }
         let successorStart = records.filter { $0.signsFrom > record.signsFrom && $0.signsFrom <= now }
             .map(\.signsFrom).min()
-        // The longest lifetime it signed with, not this configuration's: a lifetime shortened since would let
-        // the key go while what it signed under the longer one is still valid.
-        let signedLifetime = try ledger.signingKeys.longestLifetimeSeconds(kid: kid).map { $0 * 1000 } ?? 0
-        let lifetime = max(lifetimeMilliseconds, signedLifetime)
-        let validUntil = successorStart.map { $0 + Self.refreshMilliseconds + lifetime }
-        if !force, let validUntil, validUntil > now {
-            let date = Date(timeIntervalSince1970: Double(validUntil) / 1000)
-            throw AppAccessRefusal(
-                "entitlements \(kid) signed may be valid until \(date.formatted(.iso8601)); retire it after that "
-                    + "(or force it, if the key leaked)"
-            )
+        // The last moment it may have signed: its successor's start (plus the minute another instance takes to
+        // see it), or the last signature an instance noted (plus the minute between notes), whichever is later;
+        // then the longest lifetime it signed with, not this configuration's, which may have been shortened.
+        let signing = try ledger.signingKeys.signing(kid: kid)
+        let stoppedSigning = [
+            successorStart.map { $0 + Self.refreshMilliseconds },
+            signing.lastSignedAt.map { $0 + Self.signingNoteMilliseconds },
+        ].compactMap { $0 }.max()
+        let lifetime = max(lifetimeMilliseconds, (signing.longestLifetimeSeconds ?? 0) * 1000)
+        if !force {
+            // Began signing, no key took over, and no note of its signing: an instance or a configuration this one
+            // does not see (another key file) may sign with it still.
+            guard let stoppedSigning else {
+                if record.signsFrom <= now {
+                    throw AppAccessRefusal(
+                        "\(kid) may still sign on an instance or configuration this one does not see; retire it once "
+                            + "another key signs everywhere (or force it, if the key leaked)"
+                    )
+                }
+                return try retireNow(kid, at: now)
+            }
+            if stoppedSigning + lifetime > now {
+                let date = Date(timeIntervalSince1970: Double(stoppedSigning + lifetime) / 1000)
+                throw AppAccessRefusal(
+                    "entitlements \(kid) signed may be valid until \(date.formatted(.iso8601)); retire it after that "
+                        + "(or force it, if the key leaked)"
+                )
+            }
         }
+        try retireNow(kid, at: now)
+    }
+
+    private func retireNow(_ kid: String, at now: Int64) throws {
         guard try ledger.signingKeys.retire(kid: kid, at: now) else {
             throw AppAccessRefusal("no published key has the id \(kid)")
         }

@@ -55,7 +55,7 @@ extension PaymentChangeMapper {
         if issued.kind != .chargeback && amount > left {
             // With no chargeback that took money, no reversal can come: it waits as any event does, and is given
             // up after three days rather than holding the month's close open for good.
-            guard try chargebackMayHaveTaken(from: charge, paymentId: issued.paymentId) else {
+            guard try chargebackMayHaveTaken(from: charge, chargeId: issued.chargeId) else {
                 return .wait(
                     "the refund of \(amount) is more than the \(left) left of the payment, and no chargeback took any"
                 )
@@ -233,26 +233,26 @@ extension PaymentChangeMapper {
         return .apply(change)
     }
 
-    /// Money that may wait weeks for what it follows (a reversal for Apple to accept its chargeback's REFUND; a
-    /// refund for a chargeback's reversal) waits behind the purchase's token: tried again every hour, and at once
-    /// when that comes, never given up. Given up after the three days other events get, a reversal left the
-    /// chargeback standing at Apple and in the refunded total for good. A purchase with no token yet waits as any
-    /// event does.
     /// Whether a chargeback not reversed took money of `charge`: what a refund of more than is left waits for.
     /// Told by the chargeback's line item, which a chargeback of a reported purchase has when it took money;
     /// before the purchase is reported, assumed.
-    private func chargebackMayHaveTaken(from charge: PurchaseCharge, paymentId: String) throws -> Bool {
+    private func chargebackMayHaveTaken(from charge: PurchaseCharge, chargeId: String) throws -> Bool {
         guard try ledger.payments.purchase(id: charge.purchaseId)?.buyLineItemId != nil else { return true }
         let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
         let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         for candidate in charges {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
-            let lineItemId = LineItemID.chargeback(of: paymentId, dispute: refundId)
+            let lineItemId = LineItemID.chargeback(of: chargeId, dispute: refundId)
             if !reversed.contains(lineItemId), try !ledger.reports.lineItemVersions(lineItemId).isEmpty { return true }
         }
         return false
     }
 
+    /// Money that may wait weeks for what it follows (a reversal for Apple to accept its chargeback's REFUND; a
+    /// refund for a chargeback's reversal) waits behind the purchase's token: tried again every hour, and at once
+    /// when that comes, never given up. Given up after the three days other events get, a reversal left the
+    /// chargeback standing at Apple and in the refunded total for good. A purchase with no token yet waits as any
+    /// event does.
     private static func waitNeverGivenUp(behind token: ExternalPurchaseID?, _ reason: String) -> Decision {
         token.map { .holdBehind(token: $0, reason: reason) } ?? .wait(reason)
     }

@@ -36,13 +36,14 @@ package struct Erasure: Sendable {
         // The purchases made on tokens of the account lead to the provider's events about them.
         let purchases = try ledger.payments.purchases(appAccountToken: account)
         let keys = [account] + purchases.flatMap { [$0.purchaseId] + ($0.subscriptionId.map { [$0] } ?? []) }
+        // The token keeps its account (Apple's reporting places renewals by it): events made from now on for its
+        // purchases name the account as erased instead. Marked first, so an event the server makes while the
+        // bodies are rewritten does not bring the token back.
+        let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
+        try ledger.privacy.markErased(accountKey: identifiers.erasedAccountKey(account), at: clock.nowMilliseconds())
         var summary = try eraseBodies(mentioning: keys)
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
         summary.visits = try ledger.privacy.eraseCampaignValues(account)
-        // The token keeps its account (Apple's reporting places renewals by it): events made later for its
-        // purchases name the account as erased instead.
-        let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
-        try ledger.privacy.markErased(accountKey: identifiers.erasedAccountKey(account), at: clock.nowMilliseconds())
         try audit("account:" + AuditFingerprint(ledger: ledger)(account), summary)
         return summary
     }

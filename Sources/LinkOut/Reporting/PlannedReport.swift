@@ -12,4 +12,6 @@ package struct PlannedReport: Sendable {
     /// The rejected report this revises, keeping its `requestIdentifier`.
     package var revises: RequestIdentifier?
     package var problems: [ReportProblem]
+    /// What Apple holds or is being sent before this report, as the problems were found against it.
+    package var earlierLineItems: [LineItem] = []
 }

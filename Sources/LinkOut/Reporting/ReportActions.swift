@@ -131,6 +131,9 @@ package struct ReportActions: Sendable {
                     ?? "the body is not one of Apple's line items: \(error)"
             )
         }
+        if let misplaced = LineItemFieldNames.notAllowed(inItem: Array(body.utf8)).first {
+            throw Refusal(kind: .invalid, description: misplaced.description)
+        }
         guard item.common.lineItemId == lineItemId else {
             throw Refusal(kind: .invalid, description: "the body's lineItemId is not \(lineItemId)")
         }

@@ -178,7 +178,8 @@ struct ReportPlanner: Sendable {
             bundleId: token.token.bundleId,
             lineItemRows: claiming.map(\.rowId),
             revises: nil,
-            problems: validator.problems(in: report)
+            problems: validator.problems(in: report),
+            earlierLineItems: earlier
         )
     }
 

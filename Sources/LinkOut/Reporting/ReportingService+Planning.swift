@@ -97,14 +97,16 @@ extension ReportingService {
     }
 
     /// Sets aside the unsent line items the planned report's problems name (`LineItemScreen`), so the token is
-    /// planned again without them: one bad item never blocks its token. True when any was.
+    /// planned again without them: one bad item never blocks its token. A refund wrong only in its net is netted
+    /// again instead (`renetUnsentRefunds`). True when anything changed.
     func setAsideRefused(_ planned: PlannedReport) throws -> Bool {
         let named = Dictionary(grouping: planned.problems.filter { $0.lineItemId != nil }) { $0.lineItemId ?? "" }
         guard !named.isEmpty else { return false }
         let token = planned.report.externalPurchaseId
+        let renetted = try renetUnsentRefunds(planned, named: named)
         let rows = Set(planned.lineItemRows)
         let notes = try ledger.reports.lineItems(for: token).filter {
-            rows.contains($0.rowId) && named[$0.lineItemId] != nil
+            rows.contains($0.rowId) && named[$0.lineItemId] != nil && !renetted.contains($0.lineItemId)
         }.map { item in
             (
                 rowId: item.rowId,
@@ -115,7 +117,7 @@ extension ReportingService {
                 )
             )
         }
-        guard try ledger.reports.setAsideUnsent(notes) > 0 else { return false }
+        guard try ledger.reports.setAsideUnsent(notes) > 0 else { return !renetted.isEmpty }
         logger.error(
             "line item set aside: Apple would refuse it",
             [
@@ -123,35 +125,57 @@ extension ReportingService {
                 "problems": planned.problems.map(\.description).joined(separator: "; "),
             ]
         )
-        let onlyNet = named.filter { $0.value.allSatisfy { $0.name == "IncorrectNetAmountError" } }.keys
-        try renetRefunds(Set(onlyNet), on: token)
         return true
     }
 
-    /// Refunds Apple never saw, just set aside for their net alone, taken again at once with the net of what the
-    /// token now holds, when Apple's rules then take them. Such a refund was made while an earlier refund of its
-    /// buy was on its way and counted it; Apple has refused that one since (in another report), and a refund made
-    /// after the refusal is netted without it: this one goes the same way, and the refused one waits for the
-    /// operator as before.
-    private func renetRefunds(_ ids: Set<LineItemID>, on externalPurchaseId: ExternalPurchaseID) throws {
-        guard !ids.isEmpty, let token = try ledger.tokens.token(externalPurchaseId) else { return }
-        let screen = LineItemScreen(ledger: ledger)
-        let now = clock.nowMilliseconds()
-        for id in ids.sorted(by: { $0.rawValue < $1.rawValue }) {
-            let versions = try ledger.reports.lineItemVersions(id)
-            guard versions.allSatisfy({ $0.reportRequestIdentifier == nil }), let latest = versions.last else {
-                continue
-            }
-            var refund = try JSONDecoder().decode(LineItem.self, from: Data(latest.body.utf8))
-            guard case .refund = refund else { continue }
-            refund.setNet(joining: try screen.standing(on: externalPurchaseId))
-            guard try screen.problems(refund, on: token, now: now).isEmpty else { continue }
-            let body = try AppleRejection.encodeLineItem(refund)
-            _ = try ledger.reports.correctLineItem(id, of: externalPurchaseId, replacement: body, now: now)
+    /// Refunds Apple never saw whose only problem is their net, netted again where the report carries them
+    /// (the buy less what Apple holds and the refunds before them in the report) and rewritten in place, when
+    /// the report then finds nothing else wrong with them. Such a refund was made while an earlier refund of its
+    /// buy was on its way and counted it; Apple has refused that one since, in a report of its own, and a refund
+    /// made after the refusal is netted without it: this one goes the same way, and the refused one waits for the
+    /// operator. Each is netted against the items before it only, so a later pass never changes it again.
+    private func renetUnsentRefunds(_ planned: PlannedReport, named: [LineItemID: [ReportProblem]]) throws
+        -> Set<LineItemID>
+    {
+        let externalPurchaseId = planned.report.externalPurchaseId
+        guard var items = planned.report.lineItems, let token = try ledger.tokens.token(externalPurchaseId) else {
+            return []
+        }
+        let rows = Set(planned.lineItemRows)
+        let stored = try ledger.reports.lineItems(for: externalPurchaseId).filter {
+            rows.contains($0.rowId) && $0.reportRequestIdentifier == nil && !$0.isSetAside
+        }
+        let validator = ReportValidator(
+            token: token.token,
+            earlierLineItems: planned.earlierLineItems,
+            now: clock.nowMilliseconds()
+        )
+        var renetted: Set<LineItemID> = []
+        for index in items.indices {
+            let id = items[index].common.lineItemId
+            guard case .refund = items[index], items[index].common.restatement != true,
+                let problems = named[id], problems.allSatisfy({ $0.name == "IncorrectNetAmountError" }),
+                let row = stored.last(where: { $0.lineItemId == id })
+            else { continue }
+            var refund = items[index]
+            refund.setNet(joining: planned.earlierLineItems + items[..<index])
+            var report = planned.report
+            report.lineItems = items
+            report.lineItems?[index] = refund
+            guard !validator.problems(in: report).contains(where: { $0.lineItemId == id }),
+                try ledger.reports.rewriteUnsent(
+                    rowId: row.rowId,
+                    from: row.body,
+                    to: AppleRejection.encodeLineItem(refund)
+                )
+            else { continue }
+            items[index] = refund
+            renetted.insert(id)
             logger.notice(
                 "refund netted again against what the token holds",
                 ["external_purchase_id": externalPurchaseId.rawValue, "line_item_id": id.rawValue]
             )
         }
+        return renetted
     }
 }

@@ -96,33 +96,39 @@ public struct SigningKeyStore: Sendable {
         }
     }
 
-    /// The longest `lifetimeSeconds` any server signed entitlements with under `kid` (nil before the first
-    /// signature this release made): a key's retirement waits that long after its successor began signing, even
-    /// when the configuration has since shortened the lifetime.
-    public func longestLifetimeSeconds(kid: String) throws(StorageError) -> Int64? {
+    /// What the servers recorded of their signing with `kid`: the longest `lifetimeSeconds` they signed
+    /// entitlements with, and the latest moment one noted it was signing (nil before this release's first
+    /// signature with the key). A key's retirement waits for both.
+    public func signing(kid: String) throws(StorageError) -> (longestLifetimeSeconds: Int64?, lastSignedAt: Int64?) {
         try database.readers.read { connection throws(StorageError) in
-            try connection.query("SELECT value FROM settings WHERE name = ?", [.text(Self.lifetimeSetting(kid))])
-                .first?.first?.text.flatMap { Int64($0) }
+            func value(_ name: String) throws(StorageError) -> Int64? {
+                try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)]).first?.first?.text
+                    .flatMap { Int64($0) }
+            }
+            return (try value(Self.lifetimeSetting(kid)), try value(Self.lastSignedSetting(kid)))
         }
     }
 
-    /// Records that entitlements signed under `kid` live `seconds`, keeping the longest recorded.
-    public func recordLifetime(kid: String, seconds: Int64) throws(StorageError) {
+    /// Records that a server signs with `kid` at `now`, entitlements that live `lifetimeSeconds`: each value only
+    /// ever grows, whichever instance writes last (two instances on PostgreSQL noting at once keep the larger).
+    public func recordSigning(kid: String, lifetimeSeconds: Int64, at now: Int64) throws(StorageError) {
         try database.writer.write { connection throws(StorageError) in
-            let name = Self.lifetimeSetting(kid)
-            let known = try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
-                .first?.first?.text.flatMap { Int64($0) }
-            guard known.map({ $0 < seconds }) ?? true else { return }
-            try connection.query(
-                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                [.text(name), .text(String(seconds))]
-            )
+            for (name, value) in [(Self.lifetimeSetting(kid), lifetimeSeconds), (Self.lastSignedSetting(kid), now)] {
+                try connection.query(
+                    """
+                    INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value
+                    WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)
+                    """,
+                    [.text(name), .text(String(value))]
+                )
+            }
         }
     }
 
-    /// A named value in `settings` per key (no column of its own, so the schema and every earlier release's
+    /// Named values in `settings` per key (no column of their own, so the schema and every earlier release's
     /// reading of `signing_keys` stay as they are).
     static func lifetimeSetting(_ kid: String) -> String { "signing_key_lifetime." + kid }
+    static func lastSignedSetting(_ kid: String) -> String { "signing_key_last_signed." + kid }
 
     /// Takes a key out of the JWKS; false when there is no such key still published.
     public func retire(kid: String, at now: Int64) throws(StorageError) -> Bool {

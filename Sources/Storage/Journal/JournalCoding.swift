@@ -13,46 +13,46 @@ package enum JournalCoding {
     }
 
     static func encode(_ visit: Visit, sequence: Int64) -> [UInt8] {
-        // One buffer: the header's length and checksum are written over its first 12 bytes once the payload is in.
-        var payload: [UInt8] = []
-        payload.reserveCapacity(512)
-        put(UInt32(0), &payload)
-        put(UInt64(0), &payload)
-        put(sequence, &payload)
-        put(visit.checkoutId, &payload)
-        put(visit.bundleId, &payload)
-        put(visit.landingPath, &payload)
-        put(visit.at, &payload)
+        // One buffer: the header's length and checksum are written over its first 12 bytes once the record is in.
+        var record: [UInt8] = []
+        record.reserveCapacity(512)
+        put(UInt32(0), &record)
+        put(UInt64(0), &record)
+        put(sequence, &record)
+        put(visit.checkoutId, &record)
+        put(visit.bundleId, &record)
+        put(visit.landingPath, &record)
+        put(visit.at, &record)
         if visit.utm.isEmpty {
             // Most landings carry no UTM values: no lookups (each hashes its name) to write five absent ones.
-            payload.append(contentsOf: repeatElement(0, count: Visit.utmParameterNames.count))
+            record.append(contentsOf: repeatElement(0, count: Visit.utmParameterNames.count))
         } else {
-            for name in Visit.utmParameterNames { put(visit.utm[name], &payload) }
+            for name in Visit.utmParameterNames { put(visit.utm[name], &record) }
         }
         if let fields = visit.token {
             let token = fields.token
-            payload.append(TokenMark.fields.rawValue)
-            put(token.externalPurchaseId, &payload)
-            put(token.appAppleId, &payload)
-            put(token.bundleId, &payload)
-            put(token.tokenType, &payload)
-            put(token.tokenCreationDate, &payload)
-            payload.append(token.tokenExpirationDate == nil ? 0 : 1)
-            put(token.tokenExpirationDate ?? 0, &payload)
-            put(token.environment.rawValue, &payload)
-            put(fields.source.rawValue, &payload)
-            put(fields.appAccountToken, &payload)
+            record.append(TokenMark.fields.rawValue)
+            put(token.externalPurchaseId, &record)
+            put(token.appAppleId, &record)
+            put(token.bundleId, &record)
+            put(token.tokenType, &record)
+            put(token.tokenCreationDate, &record)
+            record.append(token.tokenExpirationDate == nil ? 0 : 1)
+            put(token.tokenExpirationDate ?? 0, &record)
+            put(token.environment.rawValue, &record)
+            put(fields.source.rawValue, &record)
+            put(fields.appAccountToken, &record)
         } else {
-            payload.append(TokenMark.none.rawValue)
+            record.append(TokenMark.none.rawValue)
         }
         let header = 12
-        let length = UInt32(payload.count - header)
-        let sum = payload.withUnsafeBufferPointer { checksum(UnsafeBufferPointer(rebasing: $0[header...])) }
-        payload.withUnsafeMutableBytes { bytes in
+        let length = UInt32(record.count - header)
+        let sum = record.withUnsafeBufferPointer { checksum(UnsafeBufferPointer(rebasing: $0[header...])) }
+        record.withUnsafeMutableBytes { bytes in
             bytes.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
             bytes.storeBytes(of: sum.littleEndian, toByteOffset: 4, as: UInt64.self)
         }
-        return payload
+        return record
     }
 
     /// Every intact record from the start of `bytes`, in order; stops at the first torn or damaged one.

@@ -72,10 +72,8 @@ public struct PrivacyStore: Sendable {
     @discardableResult
     public func replace(_ bodies: [StoredBody], at now: Int64, onlyOnce: Bool = false) throws(StorageError) -> Int {
         try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
-            // The rewritten rows' old bytes are zeroed in the pages they leave, not left as free space; the
-            // writer's connection goes back to FAST (what it opened with) for whatever it runs next.
-            if dialect == .sqlite { try connection.query("PRAGMA secure_delete = ON") }
-            defer { if dialect == .sqlite { _ = try? connection.query("PRAGMA secure_delete = FAST") } }
+            try Self.zeroFreedBytes(on: connection, dialect)
+            defer { Self.freeBytesAsBefore(on: connection, dialect) }
             let once = onlyOnce ? " AND personal_data_erased_at IS NULL" : ""
             var written = 0
             for stored in bodies {
@@ -178,8 +176,10 @@ public struct PrivacyStore: Sendable {
         var start: Int64 = 0
         while start <= last {
             let (from, end) = (start, start + Self.campaignSpan)
-            changed += try database.writer.write { connection throws(StorageError) in
-                try connection.query(
+            changed += try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
+                try Self.zeroFreedBytes(on: connection, dialect)
+                defer { Self.freeBytesAsBefore(on: connection, dialect) }
+                return try connection.query(
                     "UPDATE visits SET \(assignments) WHERE id >= ? AND id < ? AND (\(matches)) RETURNING 1",
                     columns.flatMap { _ in [SQLValue.text(lowered), .text(Self.erased)] }
                         + [.integer(from), .integer(end)] + columns.map { _ in .text(lowered) }
@@ -188,6 +188,17 @@ public struct PrivacyStore: Sendable {
             start = end
         }
         return changed
+    }
+
+    /// A rewrite of a person's data zeroes the old bytes in the pages they leave (SQLite's `secure_delete`), not
+    /// left as free space a copy of the file would still hold; `freeBytesAsBefore` puts the writer's connection
+    /// back to FAST (what it opened with) for whatever it runs next.
+    static func zeroFreedBytes(on connection: any SQLConnection, _ dialect: SQLDialect) throws(StorageError) {
+        if dialect == .sqlite { try connection.query("PRAGMA secure_delete = ON") }
+    }
+
+    static func freeBytesAsBefore(on connection: any SQLConnection, _ dialect: SQLDialect) {
+        if dialect == .sqlite { _ = try? connection.query("PRAGMA secure_delete = FAST") }
     }
 
     /// Visits per transaction of `eraseCampaignValues`.

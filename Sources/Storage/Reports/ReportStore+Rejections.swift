@@ -77,6 +77,35 @@ extension ReportStore {
         }
     }
 
+    /// Rewrites a line item no report carries yet and nothing set aside, in place, when its body is still `body`
+    /// (Apple never saw it: a refund's net taken again before it is first sent). False when the row was sent, set
+    /// aside or changed meanwhile, and is left as it is.
+    public func rewriteUnsent(rowId: Int64, from body: String, to replacement: String) throws(StorageError) -> Bool {
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
+            let rewritten = try connection.query(
+                """
+                UPDATE line_items SET body = ?
+                WHERE id = ? AND body = ? AND report_request_identifier IS NULL AND correction IS NULL
+                RETURNING external_purchase_id, line_item_id
+                """,
+                [.text(replacement), .integer(rowId), .text(body)]
+            )
+            guard let row = rewritten.first, let token: ExternalPurchaseID = row[0].id(),
+                let lineItemId: LineItemID = row[1].id()
+            else { return false }
+            try MoneyRows.refresh(
+                lineItemId: lineItemId,
+                externalPurchaseId: token,
+                in: connection,
+                dialect: dialect,
+                regimes: regimes
+            )
+            return true
+        }
+    }
+
     /// Rejected reports whose token has new line items, in key order after `after` (keyset paging).
     public func rejectedReportsWithNewLineItems(after: RequestIdentifier?, limit: Int) throws(StorageError)
         -> [StoredReport]
