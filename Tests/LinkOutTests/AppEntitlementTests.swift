@@ -441,6 +441,22 @@ struct AppEntitlementTests {
         #expect(switches.allSatisfy { $0.after?.hasPrefix("key file ") == true })
     }
 
+    /// An entitlement bought and signed, then a rotation that signs at once (the admin token `admin-secret`);
+    /// returns the key that signed it.
+    static func signThenRotate(_ live: LiveApplication) throws -> String {
+        let (code, _) = try purchase(live)
+        let signed = try #require(try json(try redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String)
+        let kid = try #require(try object(signed.split(separator: ".")[0])["kid"] as? String)
+        let rotated = try live.post(
+            "/admin/signing-keys/rotate?publishAheadSeconds=0",
+            contentType: "text/plain",
+            body: "",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(rotated.status == 201)
+        return kid
+    }
+
     /// A key signed with a day's lifetime, the configuration then shortened it to five minutes: the key's
     /// retirement still waits the day, the longest lifetime it signed with.
     @Test func aShortenedLifetimeDoesNotLetAKeyGoWhileWhatItSignedIsValid() throws {
@@ -451,19 +467,8 @@ struct AppEntitlementTests {
         let oldKid: String
         do {
             let live = try LiveApplication(dataDir: dataDir, clock: time.clock) { $0.adminToken = "admin-secret" }
-            let (code, _) = try Self.purchase(live)
-            let signed = try #require(
-                try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
-            )
-            oldKid = try #require(try Self.object(signed.split(separator: ".")[0])["kid"] as? String)
             time.advance(seconds: 60)
-            let rotated = try live.post(
-                "/admin/signing-keys/rotate?publishAheadSeconds=0",
-                contentType: "text/plain",
-                body: "",
-                headers: admin
-            )
-            #expect(rotated.status == 201)
+            oldKid = try Self.signThenRotate(live)
         }
         let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
             $0.adminToken = "admin-secret"
@@ -485,18 +490,7 @@ struct AppEntitlementTests {
         let time = ManualClock()
         let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
         let admin = ["Authorization": "Bearer admin-secret"]
-        let (code, _) = try Self.purchase(live)
-        let signed = try #require(
-            try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["entitlement"] as? String
-        )
-        let oldKid = try #require(try Self.object(signed.split(separator: ".")[0])["kid"] as? String)
-        let rotated = try live.post(
-            "/admin/signing-keys/rotate?publishAheadSeconds=0",
-            contentType: "text/plain",
-            body: "",
-            headers: admin
-        )
-        #expect(rotated.status == 201)
+        let oldKid = try Self.signThenRotate(live)
         // An hour on, another instance still signs with the old key (as its note in the ledger says).
         time.advance(seconds: 3_600)
         try live.ledger().signingKeys.recordSigning(

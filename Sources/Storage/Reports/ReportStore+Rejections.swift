@@ -61,17 +61,9 @@ extension ReportStore {
                     """,
                     [.text(note), .integer(rowId)]
                 )
-                guard let row = set.first, let token: ExternalPurchaseID = row[0].id(),
-                    let lineItemId: LineItemID = row[1].id()
-                else { continue }
-                count += 1
-                try MoneyRows.refresh(
-                    lineItemId: lineItemId,
-                    externalPurchaseId: token,
-                    in: connection,
-                    dialect: dialect,
-                    regimes: regimes
-                )
+                if try Self.refreshMoneyRows(of: set.first, in: connection, dialect: dialect, regimes: regimes) {
+                    count += 1
+                }
             }
             return count
         }
@@ -92,18 +84,29 @@ extension ReportStore {
                 """,
                 [.text(replacement), .integer(rowId), .text(body)]
             )
-            guard let row = rewritten.first, let token: ExternalPurchaseID = row[0].id(),
-                let lineItemId: LineItemID = row[1].id()
-            else { return false }
-            try MoneyRows.refresh(
-                lineItemId: lineItemId,
-                externalPurchaseId: token,
-                in: connection,
-                dialect: dialect,
-                regimes: regimes
-            )
-            return true
+            return try Self.refreshMoneyRows(of: rewritten.first, in: connection, dialect: dialect, regimes: regimes)
         }
+    }
+
+    /// After a change to the line item a statement returned (`external_purchase_id, line_item_id`), its money rows
+    /// follow what now stands of it; false when the statement changed no row.
+    private static func refreshMoneyRows(
+        of row: [SQLValue]?,
+        in connection: any SQLConnection,
+        dialect: SQLDialect,
+        regimes: [CommissionRegime]
+    ) throws(StorageError) -> Bool {
+        guard let row, let token: ExternalPurchaseID = row[0].id(), let lineItemId: LineItemID = row[1].id() else {
+            return false
+        }
+        try MoneyRows.refresh(
+            lineItemId: lineItemId,
+            externalPurchaseId: token,
+            in: connection,
+            dialect: dialect,
+            regimes: regimes
+        )
+        return true
     }
 
     /// Rejected reports whose token has new line items, in key order after `after` (keyset paging).
