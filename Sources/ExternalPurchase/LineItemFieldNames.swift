@@ -45,7 +45,9 @@ public enum LineItemFieldNames {
         }
         let kind = item["eventType"] as? String == "REFUND" ? "REFUND" : item["productType"] as? String ?? ""
         let id = (item["lineItemId"] as? String).map { LineItemID($0) }
-        return item.keys.filter { known.contains($0) && !allowed.contains($0) }.sorted().map { field in
+        // A `null` is an absent field, as the decoder reads it (a backend writing every optional as null).
+        let present = item.filter { !($0.value is NSNull) }.keys
+        return present.filter { known.contains($0) && !allowed.contains($0) }.sorted().map { field in
             ReportProblem("FieldNotAllowedError", field: field, lineItem: id, "not a field of a \(kind) line item")
         }
     }

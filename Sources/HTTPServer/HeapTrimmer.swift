@@ -25,7 +25,11 @@ final class HeapTrimmer: Sendable {
 
     /// A loop's sweep: it took `events` in the `elapsed` nanoseconds since its last one.
     func noteSweep(events: Int, elapsed: UInt64, now: UInt64) {
-        if UInt64(max(events, 0)) * 1_000_000_000 > Self.quietEventsPerSecond * max(elapsed, 1) {
+        // Compared without dividing. Either product may overflow: so many events is busy, so long a time (the
+        // first sweep of a loop on a host up for years: elapsed is then the whole monotonic time) is quiet.
+        let (seen, tooMany) = UInt64(max(events, 0)).multipliedReportingOverflow(by: 1_000_000_000)
+        let (allowed, tooLong) = Self.quietEventsPerSecond.multipliedReportingOverflow(by: max(elapsed, 1))
+        if tooMany || (!tooLong && seen > allowed) {
             lastBusy.store(now, ordering: .relaxed)
         }
     }

@@ -5,6 +5,34 @@ import Foundation
 extension Ledger {
     /// The SQLite ledger in `directory`; `.notFound` when there is none.
     public static func existingSchemaVersion(directory: String) throws(StorageError) -> Int64 {
+        try LedgerBackup.schemaVersion(inspecting(directory: directory))
+    }
+
+    /// The PostgreSQL ledger at `target`.
+    public static func existingSchemaVersion(postgres target: PostgresTarget) throws(StorageError) -> Int64 {
+        try LedgerBackup.schemaVersion(inspecting(postgres: target))
+    }
+
+    /// The ids of the signing keys retired in the ledger in `directory` (or at `target`), read the same way: a
+    /// key file naming one stops the server's start.
+    public static func retiredSigningKeys(directory: String) throws(StorageError) -> Set<String> {
+        try retiredSigningKeys(inspecting(directory: directory))
+    }
+
+    public static func retiredSigningKeys(postgres target: PostgresTarget) throws(StorageError) -> Set<String> {
+        try retiredSigningKeys(inspecting(postgres: target))
+    }
+
+    private static func retiredSigningKeys(_ connection: any SQLConnection) throws(StorageError) -> Set<String> {
+        Set(
+            try connection.query("SELECT kid FROM signing_keys WHERE retired_at IS NOT NULL").compactMap {
+                $0.first?.text
+            }
+        )
+    }
+
+    /// The SQLite ledger in `directory`, opened read-only and never created.
+    private static func inspecting(directory: String) throws(StorageError) -> SQLiteConnection {
         let path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
         guard FileManager.default.fileExists(atPath: path) else {
             throw StorageError(.notFound, "no ledger at \(path)")
@@ -16,16 +44,15 @@ extension Ledger {
         guard try Migrations.hasLedger(connection, dialect: .sqlite) else {
             throw StorageError(.notFound, "no ledger in \(path)")
         }
-        return try LedgerBackup.schemaVersion(connection)
+        return connection
     }
 
-    /// The PostgreSQL ledger at `target`.
-    public static func existingSchemaVersion(postgres target: PostgresTarget) throws(StorageError) -> Int64 {
+    private static func inspecting(postgres target: PostgresTarget) throws(StorageError) -> PostgresConnection {
         let connection = try PostgresConnection(target: target)
         guard try Migrations.hasLedger(connection, dialect: .postgres) else {
             throw StorageError(.notFound, "no ledger in the PostgreSQL database")
         }
-        return try LedgerBackup.schemaVersion(connection)
+        return connection
     }
 }
 

@@ -24,4 +24,16 @@ struct HeapTrimmerTests {
         #expect(!never.trimIfDue(now: 10 * second))
         #expect(!never.trimIfDue(now: 12 * second))
     }
+
+    /// A loop's first sweep on a host up for years: the time since the last sweep is the whole monotonic clock
+    /// (about 2.3 years and more overflowed the rate's product and stopped the server at its first sweep).
+    @Test func aSweepAfterYearsOfMonotonicTimeIsQuiet() {
+        let second: UInt64 = 1_000_000_000
+        let uptime = 3 * 365 * 86_400 * second
+        let trimmer = HeapTrimmer(threshold: 0, interval: second)
+        trimmer.noteSweep(events: 5, elapsed: uptime, now: uptime)
+        #expect(trimmer.trimIfDue(now: uptime))
+        trimmer.noteSweep(events: .max, elapsed: second, now: uptime + 2 * second)
+        #expect(!trimmer.trimIfDue(now: uptime + 2 * second), "so many events is busy")
+    }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Domain
 import ExternalPurchase
 import Foundation
+import HTTPServer
 import Lifecycle
 import Payments
 import Storage
@@ -176,6 +177,19 @@ struct LandingFlowTests {
         #expect(try live.ledger().tokens.count(.tokens) == 0)
         let get = try live.get(AppleVectors.documentedTarget)
         #expect(get.header("Location") == head.header("Location"))
+    }
+
+    /// A parameter named twice is read the first time (README "What happens to a visit"), the campaign values
+    /// too: the second `utm_medium` was kept over the first.
+    @Test func aParameterNamedTwiceIsReadTheFirstTime() {
+        let request = HTTPRequest(
+            method: "GET",
+            target: "/?utm_medium=first&bundleId=com.example&utm_medium=second&bundleId=com.other",
+            version: .http1_1
+        )
+        let query = LandingRoute.Query(request)
+        #expect(query.utm["utm_medium"] == "first")
+        #expect(query.bundleId == BundleID("com.example"))
     }
 
     @Test func tokenlessVisitsFollowTheConfiguration() throws {

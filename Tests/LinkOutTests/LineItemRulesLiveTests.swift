@@ -92,9 +92,20 @@ struct LineItemRulesLiveTests {
             "\(misplaced.text)"
         )
 
-        // Nothing refused was queued: the token holds the buy alone, as first posted.
+        // A null is an absent field, as the decoder reads it: a backend writing every optional as null is taken.
+        let nulls = buy.replacingOccurrences(of: "aaaaaaaa-aaaa", with: "abababab-aaaa").replacingOccurrences(
+            of: #""quantity":6"#,
+            with: #""quantity":6,"referenceLineItemId":null,"subscriptionEvent":null"#
+        )
+        #expect(try post(nulls).status == 202)
+
+        // Nothing refused was queued: the token holds the buys, as first posted.
         let stored = try live.application.ledger.reports.lineItems(for: token.externalPurchaseId)
-        #expect(stored.map(\.lineItemId) == ["aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"])
+        #expect(
+            stored.map(\.lineItemId) == [
+                "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa", "abababab-aaaa-aaaa-aaaa-aaaaaaaaaaaa",
+            ]
+        )
     }
 
     /// Posts that arrive at the same moment are judged as if one came after the other: one line item id on two

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Lifecycle
 import Payments
 import Storage
 import TestSupport
@@ -203,6 +204,22 @@ struct PreflightCheckTests {
         #expect(mkfifo(file, 0o600) == 0)
         let pipe = try ledgerLine()
         #expect(pipe.contains("is not a file"), "\(pipe)")
+    }
+
+    /// A key file whose key the ledger retired stops `serve` at its start: the check's ledger line fails with it.
+    @Test func aKeyFileWhoseKeyWasRetiredFailsTheCheck() throws {
+        let folder = try AppEntitlementTests.keyFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (file, _) = try AppEntitlementTests.keyFiles(in: folder)
+        let live = try LiveApplication { $0.appEntitlements.signingKeyFile = file.path }
+        var configuration = live.application.configuration
+        #expect(PreflightCheck(configuration: configuration).ledger().passed)
+        let kid = try EntitlementKey.publicJWK(of: EntitlementKeyring.readKeyFile(file.path)).kid
+        #expect(try live.ledger().signingKeys.retire(kid: kid, at: Lifecycle.Clock.system.nowMilliseconds()))
+        let refused = PreflightCheck(configuration: configuration).ledger()
+        #expect(!refused.passed && refused.detail.contains("\(kid), which was retired"), "\(refused.line)")
+        configuration.appEntitlements.signingKeyFile = ""
+        #expect(PreflightCheck(configuration: configuration).ledger().passed)
     }
 
     /// What `serve` would refuse at its start fails the check too: a public address no phone reaches, an address

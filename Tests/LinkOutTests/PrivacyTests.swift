@@ -220,6 +220,27 @@ struct PrivacyTests {
         #expect(join.status == 409 && join.text.contains("account_mismatch"), "\(join.status) \(join.text)")
     }
 
+    /// An address with a capital outside ASCII (`Élodie@…`) is found as written, in a campaign value and in a
+    /// stored body: both sides are lowered by the ledger's own `lower` (it was lowered two ways and never matched).
+    @Test func anAddressWithACapitalOutsideAsciiIsFoundAsWritten() throws {
+        let live = try LiveApplication()
+        let address = "Élodie@example.com"
+        let (_, landing) = TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds())
+        #expect(try live.get(landing + "&utm_source=%C3%89lodie%40example.com&utm_term=spring").status == 303)
+        let ledger = live.ledger()
+        let event = StoredPaymentEvent(
+            provider: "stripe",
+            eventId: "evt_elodie",
+            type: "customer.created",
+            body: #"{"id":"evt_elodie","data":{"object":{"email":"\#(address)","name":"Élodie Martin"}}}"#,
+            receivedAt: 1
+        )
+        #expect(try ledger.payments.storePaymentEvent(event))
+        let summary = try Erasure(ledger: ledger).erase(email: address)
+        #expect(summary.visits == 1 && summary.bodies == 1, "\(summary)")
+        #expect(try ledger.privacy.bodies(mentioning: address).isEmpty)
+    }
+
     @Test func theRetentionPassErasesWhatIsOlderThanTheSetting() throws {
         let time = ManualClock()
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { $0.retention.personalDataDays = 30 }

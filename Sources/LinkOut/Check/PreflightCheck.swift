@@ -190,6 +190,13 @@ package struct PreflightCheck: Sendable {
                     + (version < Ledger.schemaVersion ? " (it migrates at its next start)" : "")
             )
         }
+        if let retired = retiredKeyFileKey() {
+            return Self.fail(
+                "ledger",
+                "appEntitlements.signingKeyFile holds the key \(retired), which was retired in \(engine): the server "
+                    + "refuses to start with it; name a new key file"
+            )
+        }
         // Safe on disk, and not lost: said so that an export or close run before the next start is not taken as
         // the whole ledger.
         let waiting = storage.postgresURL == nil ? Ledger.visitsAwaitingReplay(directory: storage.dataDir) : 0
@@ -198,5 +205,19 @@ package struct PreflightCheck: Sendable {
             ? ""
             : "; \(waiting) landing(s) in the journal are not in the tables yet: the server applies them at its next start"
         return Self.pass("ledger", "\(engine), schema \(version)\(replay)")
+    }
+
+    /// The key id of the configured key file when the ledger retired that key (as the server's start finds it).
+    private func retiredKeyFileKey() -> String? {
+        let file = configuration.appEntitlements.signingKeyFile
+        guard !file.isEmpty, let key = try? EntitlementKeyring.readKeyFile(file),
+            let kid = try? EntitlementKey.publicJWK(of: key).kid
+        else { return nil }
+        let storage = configuration.storage
+        let retired =
+            try?
+            (storage.postgresTarget.map { try Ledger.retiredSigningKeys(postgres: $0) }
+            ?? Ledger.retiredSigningKeys(directory: storage.dataDir))
+        return retired?.contains(kid) == true ? kid : nil
     }
 }

@@ -25,7 +25,8 @@ package struct Erasure: Sendable {
     }
 
     package func erase(email: String) throws -> Summary {
-        var summary = try eraseBodies(mentioning: [email.lowercased()])
+        // Searched as given: the ledger lowers both sides alike (`PrivacyStore.bodies(mentioning:)`).
+        var summary = try eraseBodies(mentioning: [email])
         summary.visits = try ledger.privacy.eraseCampaignValues(email)
         try audit("email:" + AuditFingerprint(ledger: ledger)(email.lowercased()), summary)
         return summary

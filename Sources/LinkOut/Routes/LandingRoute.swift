@@ -53,7 +53,7 @@ struct LandingRoute: Sendable {
                 case "externalPurchaseToken": tokenText = tokenText ?? item.value
                 case "bundleId": bundleId = bundleId ?? BundleID(item.value)
                 case let name where LandingRoute.utmParameters.contains(name):
-                    utm[name] = String(item.value.prefix(200))
+                    if utm[name] == nil { utm[name] = String(item.value.prefix(200)) }
                 default: break
                 }
             }

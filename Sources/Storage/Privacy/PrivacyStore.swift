@@ -16,10 +16,12 @@ public struct PrivacyStore: Sendable {
     /// case-insensitively: `"bob@example.com"`, never inside `"jimbob@example.com"`.
     public func bodies(mentioning text: String, limit: Int = 10_000) throws(StorageError) -> [StoredBody] {
         try database.readers.read { connection throws(StorageError) in
-            let pattern = "%\"" + Self.escapingLike(text.lowercased()) + "\"%"
+            // Lowered on both sides by the engine's own `lower` (SQLite's folds ASCII letters only): a text with
+            // other capitals (`Élodie@…`) is found as written, never missed for being lowered two ways.
+            let pattern = "%\"" + Self.escapingLike(text) + "\"%"
             let events = try connection.query(
                 """
-                SELECT provider, event_id, body FROM payment_events WHERE lower(body) LIKE ? ESCAPE '\\' LIMIT ?
+                SELECT provider, event_id, body FROM payment_events WHERE lower(body) LIKE lower(?) ESCAPE '\\' LIMIT ?
                 """,
                 [.text(pattern), .integer(Int64(limit))]
             ).map {
@@ -29,7 +31,7 @@ public struct PrivacyStore: Sendable {
                 )
             }
             let webhooks = try connection.query(
-                "SELECT event_id, body FROM webhook_deliveries WHERE lower(body) LIKE ? ESCAPE '\\' LIMIT ?",
+                "SELECT event_id, body FROM webhook_deliveries WHERE lower(body) LIKE lower(?) ESCAPE '\\' LIMIT ?",
                 [.text(pattern), .integer(Int64(limit))]
             ).map { StoredBody(kind: .webhook(eventId: $0[0].text ?? ""), body: $0[1].text ?? "") }
             return events + webhooks
@@ -164,11 +166,11 @@ public struct PrivacyStore: Sendable {
     /// campaign value (`visits.utm_*`, compared case-insensitively), a span of visits per transaction so the
     /// landings' ingestion waits for no more than one span; returns how many visits changed.
     public func eraseCampaignValues(_ value: String) throws(StorageError) -> Int {
-        let lowered = value.lowercased()
         let columns = Visit.utmParameterNames
-        let assignments = columns.map { "\($0) = CASE WHEN lower(\($0)) = ? THEN ? ELSE \($0) END" }
+        // Lowered by the engine on both sides, as `bodies(mentioning:)` does.
+        let assignments = columns.map { "\($0) = CASE WHEN lower(\($0)) = lower(?) THEN ? ELSE \($0) END" }
             .joined(separator: ", ")
-        let matches = columns.map { "lower(\($0)) = ?" }.joined(separator: " OR ")
+        let matches = columns.map { "lower(\($0)) = lower(?)" }.joined(separator: " OR ")
         let last = try database.readers.read { connection throws(StorageError) in
             try connection.query("SELECT max(id) FROM visits").first?.first?.integer ?? 0
         }
@@ -181,8 +183,8 @@ public struct PrivacyStore: Sendable {
                 defer { Self.freeBytesAsBefore(on: connection, dialect) }
                 return try connection.query(
                     "UPDATE visits SET \(assignments) WHERE id >= ? AND id < ? AND (\(matches)) RETURNING 1",
-                    columns.flatMap { _ in [SQLValue.text(lowered), .text(Self.erased)] }
-                        + [.integer(from), .integer(end)] + columns.map { _ in .text(lowered) }
+                    columns.flatMap { _ in [SQLValue.text(value), .text(Self.erased)] }
+                        + [.integer(from), .integer(end)] + columns.map { _ in .text(value) }
                 ).count
             }
             start = end
