@@ -263,6 +263,43 @@ struct RejectionTests {
         #expect(try harness.ledger.reports.attentionCount() == 0)
     }
 
+    /// A report of two refunds refused as a whole (an error naming no line item), then the operator restates the
+    /// first with another amount: the second, in the same rejected report, counted the first's old amount. It is
+    /// netted again where the revision carries it (it stayed, and the report was refused locally on every pass).
+    @Test func aRefundAfterARestatedRefundInARejectedReportIsNettedAgain() throws {
+        let harness = try ReportingHarness()
+        try harness.record("whole")
+        let buy = UUID().uuidString.lowercased()
+        try harness.addBuy("whole", lineItemId: buy)
+        try harness.tickUntilSettled()
+        let first = LineItemID("\(buy):refund:1")
+        let second = LineItemID("\(buy):refund:2")
+        try harness.ledger.reports.storeLineItems(
+            [(first, Self.refundJSON(of: buy, 1, net: 9000)), (second, Self.refundJSON(of: buy, 2, net: 8000))],
+            for: "whole",
+            at: 1
+        )
+        let noLineItem = SendReportErrorResponse.Failure(
+            errorCode: 4_000_030,
+            errorMessage: "InvalidTaxCountryError",
+            fieldName: "taxCountry"
+        )
+        harness.production.enqueue(FakeAppleServer.rejection([noLineItem]))
+        try harness.tickUntilSettled()
+        #expect(try harness.ledger.reports.attentionCount() == 1)
+        let larger = Self.refundJSON(of: buy, 1, net: 9000).replacingOccurrences(
+            of: #""amountTaxInclusive":1200,"amountTaxExclusive":1000,"taxAmount":200"#,
+            with: #""amountTaxInclusive":1800,"amountTaxExclusive":1500,"taxAmount":300"#
+        )
+        _ = try ReportActions(ledger: harness.ledger).restate("whole", lineItemId: first, body: larger)
+        try harness.tickUntilSettled()
+        let sent = try #require(harness.production.received.last?.report?.lineItems)
+        #expect(sent.map(\.common.lineItemId) == [first, second])
+        #expect(sent.map(\.common.netAmountTaxExclusive) == [8500, 7500])
+        #expect(try harness.reports("whole").last?.state == .accepted)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+    }
+
     /// A new version of a buy made as Apple's first (a late renewal changed its days while a report was taking the
     /// one before, so it was not known to be at Apple yet) goes as a restatement, and then nets what stands of the
     /// buy after its refunds: with its first version's net Apple refused it (`IncorrectNetAmountError`).

@@ -128,12 +128,13 @@ extension ReportingService {
         return true
     }
 
-    /// Refunds Apple never saw whose only problem is their net, netted again where the report carries them
-    /// (the buy less what Apple holds and the refunds before them in the report) and rewritten in place, when
-    /// the report then finds nothing else wrong with them. Such a refund was made while an earlier refund of its
-    /// buy was on its way and counted it; Apple has refused that one since, in a report of its own, and a refund
-    /// made after the refusal is netted without it: this one goes the same way, and the refused one waits for the
-    /// operator. Each is netted against the items before it only, so a later pass never changes it again.
+    /// Refunds Apple does not hold (never sent, or in the rejected report this one revises) whose only problem is
+    /// their net, netted again where the report carries them (the buy less what Apple holds and the refunds before
+    /// them in the report) and rewritten in place, when the report then finds nothing else wrong with them. Such a
+    /// refund counted a refund of its buy that changed since: one Apple refused in a report of its own (a refund
+    /// made after the refusal is netted without it, and this one goes the same way, while the refused one waits
+    /// for the operator), or one the operator restated with another amount. Each is netted against the items
+    /// before it only, so a later pass never changes it again.
     private func renetUnsentRefunds(_ planned: PlannedReport, named: [LineItemID: [ReportProblem]]) throws
         -> Set<LineItemID>
     {
@@ -142,8 +143,12 @@ extension ReportingService {
             return []
         }
         let rows = Set(planned.lineItemRows)
-        let stored = try ledger.reports.lineItems(for: externalPurchaseId).filter {
-            rows.contains($0.rowId) && $0.reportRequestIdentifier == nil && !$0.isSetAside
+        // Apple holds none of them: never sent (the rows this report claims), or carried by the rejected report
+        // this one revises.
+        let stored = try ledger.reports.lineItems(for: externalPurchaseId).filter { row in
+            guard !row.isSetAside else { return false }
+            guard let sentIn = row.reportRequestIdentifier else { return rows.contains(row.rowId) }
+            return sentIn == planned.revises
         }
         let validator = ReportValidator(
             token: token.token,
@@ -166,7 +171,8 @@ extension ReportingService {
                 try ledger.reports.rewriteUnsent(
                     rowId: row.rowId,
                     from: row.body,
-                    to: AppleRejection.encodeLineItem(refund)
+                    to: AppleRejection.encodeLineItem(refund),
+                    orIn: planned.revises
                 )
             else { continue }
             items[index] = refund

@@ -69,20 +69,31 @@ extension ReportStore {
         }
     }
 
-    /// Rewrites a line item no report carries yet and nothing set aside, in place, when its body is still `body`
-    /// (Apple never saw it: a refund's net taken again before it is first sent). False when the row was sent, set
-    /// aside or changed meanwhile, and is left as it is.
-    public func rewriteUnsent(rowId: Int64, from body: String, to replacement: String) throws(StorageError) -> Bool {
+    /// Rewrites a line item Apple does not hold and nothing set aside, in place, when its body is still `body`: one
+    /// no report carries yet, or one the report `rejected` carried, when Apple refused that report (a refund's net
+    /// taken again before it is sent, or sent again). False when the row was sent otherwise, set aside or changed
+    /// meanwhile, and is left as it is.
+    public func rewriteUnsent(
+        rowId: Int64,
+        from body: String,
+        to replacement: String,
+        orIn rejected: RequestIdentifier? = nil
+    ) throws(StorageError) -> Bool {
         try database.writer.write {
             [dialect = database.dialect, regimes = database.commissionRegimes.current]
             connection throws(StorageError) in
             let rewritten = try connection.query(
                 """
                 UPDATE line_items SET body = ?
-                WHERE id = ? AND body = ? AND report_request_identifier IS NULL AND correction IS NULL
+                WHERE id = ? AND body = ? AND correction IS NULL
+                  AND (report_request_identifier IS NULL OR report_request_identifier IN (
+                    SELECT request_identifier FROM reports WHERE request_identifier = ? AND state = ?))
                 RETURNING external_purchase_id, line_item_id
                 """,
-                [.text(replacement), .integer(rowId), .text(body)]
+                [
+                    .text(replacement), .integer(rowId), .text(body), .optional(rejected?.rawValue),
+                    .text(ReportState.rejected.rawValue),
+                ]
             )
             return try Self.refreshMoneyRows(of: rewritten.first, in: connection, dialect: dialect, regimes: regimes)
         }
