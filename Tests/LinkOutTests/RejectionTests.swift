@@ -287,6 +287,13 @@ struct RejectionTests {
         harness.production.enqueue(FakeAppleServer.rejection([noLineItem]))
         try harness.tickUntilSettled()
         #expect(try harness.ledger.reports.attentionCount() == 1)
+        // Nothing of it was set aside: a retraction says what settles such a report instead.
+        do {
+            _ = try ReportActions(ledger: harness.ledger).retract("whole", lineItemId: second)
+            Issue.record("a retraction of an item of a report refused as a whole was taken")
+        } catch let refusal as ReportActions.Refusal {
+            #expect(refusal.description.contains("refused as a whole"), "\(refusal)")
+        }
         let larger = Self.refundJSON(of: buy, 1, net: 9000).replacingOccurrences(
             of: #""amountTaxInclusive":1200,"amountTaxExclusive":1000,"taxAmount":200"#,
             with: #""amountTaxInclusive":1800,"amountTaxExclusive":1500,"taxAmount":300"#

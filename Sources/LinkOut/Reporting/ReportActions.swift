@@ -198,6 +198,18 @@ package struct ReportActions: Sendable {
                 now: now
             )
             guard dropped > 0 else {
+                // In a report Apple refused as a whole (its error named no line item): nothing was set aside, and
+                // the report goes again only as the operator says.
+                let sentIn = versions.last?.reportRequestIdentifier
+                if let sentIn, try ledger.reports.report(sentIn)?.state == .rejected {
+                    throw Refusal(
+                        kind: .conflict,
+                        description: "line item \(lineItemId) is in a report Apple refused as a whole: restate the "
+                            + "item (linkout report restate \(externalPurchaseId) \(lineItemId) FILE), send the report "
+                            + "again once its cause is fixed (linkout report resend \(externalPurchaseId)), or report "
+                            + "the token NO_LINE_ITEM (linkout report no-line-item \(externalPurchaseId))"
+                    )
+                }
                 throw Refusal(
                     kind: .conflict,
                     description: "line item \(lineItemId) is neither set aside nor held by Apple (still on its way)"
