@@ -507,6 +507,40 @@ struct AppEntitlementTests {
         #expect(try retire().status == 200)
     }
 
+    /// A rolling change to a key file on one PostgreSQL ledger: another instance starts with a key file (its key
+    /// begins signing, and this instance sees it within a minute). This instance, still on generated keys, keeps
+    /// signing with its own key, which stays published; it refused every entitlement (a 500) and redeemed codes
+    /// without one.
+    @Test func anInstanceOnGeneratedKeysKeepsSigningWhenAnotherStartsWithAKeyFile() throws {
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock)
+        let (code, _) = try Self.purchase(live)
+        let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
+        let credential = try #require(redeemed["credential"] as? String)
+        let first = try #require(redeemed["entitlement"] as? String)
+        let generated = try #require(try Self.object(first.split(separator: ".")[0])["kid"] as? String)
+        let fileKey = try EntitlementKey.publicJWK(of: ES256Key.generate())
+        let now = time.clock.nowMilliseconds()
+        #expect(
+            try live.ledger().signingKeys.insert(
+                SigningKeyRecord(
+                    kid: fileKey.kid,
+                    publicJWK: try EntitlementKey.jsonText(fileKey),
+                    privateKeyPEM: nil,
+                    createdAt: now,
+                    signsFrom: now
+                )
+            )
+        )
+        time.advance(seconds: 61)
+        let answer = try Self.entitlements(live, credential)
+        #expect(answer.status == 200, "\(answer.status) \(answer.text)")
+        let list = try #require(try Self.json(answer)["entitlements"] as? [[String: Any]])
+        let signed = try #require(list.first?["entitlement"] as? String)
+        #expect(try Self.object(signed.split(separator: ".")[0])["kid"] as? String == generated)
+        _ = try Self.verify(signed, live)
+    }
+
     /// The leaked-key procedure while a planned rotation waits: `rotate --publish-ahead 0` signs at once (the
     /// planned key does not hold it back), the leaked key can then be retired, and the planned key still takes
     /// over at its time.

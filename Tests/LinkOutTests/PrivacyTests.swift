@@ -241,6 +241,29 @@ struct PrivacyTests {
         #expect(try ledger.privacy.bodies(mentioning: address).isEmpty)
     }
 
+    /// More of a person's bodies than one search returns, and more of their ids than the linked-id limit: every
+    /// body is rewritten (a round per search), the address asked for searched first. Before, the asked-for value
+    /// was searched last and past the limit never, and a run again found nothing more.
+    @Test func everyBodyIsRewrittenBeyondOneSearchAndTheLinkedIdLimit() throws {
+        let live = try LiveApplication()
+        let ledger = live.ledger()
+        let address = "many@example.com"
+        for index in 0..<7 {
+            let event = StoredPaymentEvent(
+                provider: "stripe",
+                eventId: "evt_many_\(index)",
+                type: "customer.updated",
+                body:
+                    #"{"id":"evt_many_\#(index)","data":{"object":{"id":"cus_MANY000\#(index)","email":"\#(address)"}}}"#,
+                receivedAt: 1
+            )
+            #expect(try ledger.payments.storePaymentEvent(event))
+        }
+        let summary = try Erasure(ledger: ledger, searchLimit: 3, linkedIdLimit: 1).erase(email: address)
+        #expect(summary.bodies == 7, "\(summary)")
+        #expect(try ledger.privacy.bodies(mentioning: address).isEmpty)
+    }
+
     @Test func theRetentionPassErasesWhatIsOlderThanTheSetting() throws {
         let time = ManualClock()
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock) { $0.retention.personalDataDays = 30 }

@@ -151,8 +151,8 @@ final class EntitlementKeyring: Sendable {
     }
 
     /// The key that signs now, with its private half. Refused when that key has been retired (by another
-    /// instance or the operator's tools), or is a key file's this process does not hold: nothing is signed that
-    /// the JWKS would not verify.
+    /// instance or the operator's tools), or is a key file's this process does not hold while it holds no other
+    /// key that began signing: nothing is signed that the JWKS would not verify.
     func signingKey() throws -> EntitlementKey {
         let now = clock.nowMilliseconds()
         let current = try current(at: now)
@@ -160,13 +160,25 @@ final class EntitlementKeyring: Sendable {
         guard !current.retired.contains(kid) else {
             throw AppAccessRefusal("the signing key \(kid) was retired; name a new appEntitlements.signingKeyFile")
         }
-        try noteSigning(with: kid, at: now)
-        if let fileKey { return fileKey }
-        guard let record = current.records.first(where: { $0.kid == kid }), let signer = current.signers[kid] else {
+        if let fileKey {
+            try noteSigning(with: kid, at: now)
+            return fileKey
+        }
+        // The key that began signing last is another instance's key file (a rolling change to a key file): this
+        // instance, on generated keys until it is restarted, signs with the newest generated key it holds, which
+        // stays published (its retirement waits for this instance's notes).
+        let held =
+            current.signers[kid] != nil
+            ? kid
+            : current.records.last { $0.signsFrom <= now && current.signers[$0.kid] != nil }?.kid
+        guard let held, let record = current.records.first(where: { $0.kid == held }),
+            let signer = current.signers[held]
+        else {
             throw AppAccessRefusal(
                 "the key that signs now (\(kid)) comes from a key file this configuration does not name"
             )
         }
+        try noteSigning(with: held, at: now)
         return EntitlementKey(jwk: try Self.jwk(record), signer: signer)
     }
 

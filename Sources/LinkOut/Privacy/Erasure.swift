@@ -18,10 +18,16 @@ package struct Erasure: Sendable {
 
     let ledger: Ledger
     let clock: Clock
+    /// Bodies one search returns at most, and ids linked from them searched at most beyond the keys asked for (a
+    /// chain of ids never runs through the whole ledger); tests make them small.
+    let searchLimit: Int
+    let linkedIdLimit: Int
 
-    package init(ledger: Ledger, clock: Clock = .system) {
+    package init(ledger: Ledger, clock: Clock = .system, searchLimit: Int = 10_000, linkedIdLimit: Int = 1_000) {
         self.ledger = ledger
         self.clock = clock
+        self.searchLimit = searchLimit
+        self.linkedIdLimit = linkedIdLimit
     }
 
     package func erase(email: String) throws -> Summary {
@@ -49,14 +55,34 @@ package struct Erasure: Sendable {
         return summary
     }
 
-    /// Every body that mentions one of `keys` or a customer id found in those, rewritten.
+    /// Every body that mentions one of `keys` or a customer id found in those, rewritten. A search returns at
+    /// most `searchLimit` bodies: another round finds the rest, since those rewritten no longer hold the address
+    /// or account, until a round rewrites nothing.
     private func eraseBodies(mentioning keys: [String]) throws -> Summary {
+        var rewritten = 0
+        for _ in 0..<Self.maxRounds {
+            let round = try eraseRound(mentioning: keys)
+            rewritten += round
+            if round == 0 { break }
+        }
+        return Summary(bodies: rewritten, credentials: 0)
+    }
+
+    /// Rounds of `eraseBodies` at most: with 10,000 bodies a search, a million of one person's.
+    static let maxRounds = 100
+
+    private func eraseRound(mentioning keys: [String]) throws -> Int {
         var found: [StoredBody.Kind: StoredBody] = [:]
         var searched: Set<String> = []
+        // In the order found: the address or account asked for first, then its purchases, then linked ids.
         var pending = keys
-        while let key = pending.popLast() {
-            guard searched.insert(key).inserted, searched.count <= 1_000 else { continue }
-            for stored in try ledger.privacy.bodies(mentioning: key) where found[stored.kind] == nil {
+        var next = 0
+        while next < pending.count {
+            let key = pending[next]
+            next += 1
+            guard searched.insert(key).inserted, searched.count <= keys.count + linkedIdLimit else { continue }
+            for stored in try ledger.privacy.bodies(mentioning: key, limit: searchLimit) where found[stored.kind] == nil
+            {
                 found[stored.kind] = stored
                 pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) }
             }
@@ -68,7 +94,7 @@ package struct Erasure: Sendable {
             return StoredBody(kind: stored.kind, body: redacted)
         }
         try ledger.privacy.replace(rewritten, at: clock.nowMilliseconds())
-        return Summary(bodies: rewritten.count, credentials: 0)
+        return rewritten.count
     }
 
     private func audit(_ subject: String, _ summary: Summary) throws {
