@@ -403,26 +403,18 @@ struct AppEntitlementTests {
             )
             return try Self.object(signed.split(separator: ".")[0])["kid"] as? String
         }
-        let kidA: String
-        do {
-            let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
-                $0.appEntitlements.signingKeyFile = fileA.path
+        let serve = { (file: URL) throws -> LiveApplication in
+            try LiveApplication(dataDir: dataDir, clock: time.clock) {
+                $0.appEntitlements.signingKeyFile = file.path
+                $0.adminToken = "admin-secret"
             }
-            kidA = try #require(try signedKid(live))
         }
+        // A start signs with its key file and stops; a minute later the next one.
+        let kidA = try #require(try signedKid(try serve(fileA)))
         time.advance(seconds: 60)
-        let kidB: String
-        do {
-            let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
-                $0.appEntitlements.signingKeyFile = fileB.path
-            }
-            kidB = try #require(try signedKid(live))
-        }
+        let kidB = try #require(try signedKid(try serve(fileB)))
         time.advance(seconds: 60)
-        let live = try LiveApplication(dataDir: dataDir, clock: time.clock) {
-            $0.appEntitlements.signingKeyFile = fileA.path
-            $0.adminToken = "admin-secret"
-        }
+        let live = try serve(fileA)
         #expect(try signedKid(live) == kidA)
         let retire = {
             try live.post(

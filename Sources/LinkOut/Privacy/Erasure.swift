@@ -56,14 +56,14 @@ package struct Erasure: Sendable {
     }
 
     /// Every body that mentions one of `keys` or a customer id found in those, rewritten. A search returns at
-    /// most `searchLimit` bodies: another round finds the rest, since those rewritten no longer hold the address
-    /// or account, until a round rewrites nothing.
+    /// most `searchLimit` bodies: when one was cut there, another round finds the rest, since those rewritten no
+    /// longer hold the address or account.
     private func eraseBodies(mentioning keys: [String]) throws -> Summary {
         var rewritten = 0
         for _ in 0..<Self.maxRounds {
             let round = try eraseRound(mentioning: keys)
-            rewritten += round
-            if round == 0 { break }
+            rewritten += round.rewritten
+            if !round.cut || round.rewritten == 0 { break }
         }
         return Summary(bodies: rewritten, credentials: 0)
     }
@@ -71,8 +71,10 @@ package struct Erasure: Sendable {
     /// Rounds of `eraseBodies` at most: with 10,000 bodies a search, a million of one person's.
     static let maxRounds = 100
 
-    private func eraseRound(mentioning keys: [String]) throws -> Int {
+    /// One round: how many bodies it rewrote, and whether a search was cut at `searchLimit` (so more may wait).
+    private func eraseRound(mentioning keys: [String]) throws -> (rewritten: Int, cut: Bool) {
         var found: [StoredBody.Kind: StoredBody] = [:]
+        var cut = false
         var searched: Set<String> = []
         // In the order found: the address or account asked for first, then its purchases, then linked ids.
         var pending = keys
@@ -81,8 +83,9 @@ package struct Erasure: Sendable {
             let key = pending[next]
             next += 1
             guard searched.insert(key).inserted, searched.count <= keys.count + linkedIdLimit else { continue }
-            for stored in try ledger.privacy.bodies(mentioning: key, limit: searchLimit) where found[stored.kind] == nil
-            {
+            let bodies = try ledger.privacy.bodies(mentioning: key, limit: searchLimit)
+            cut = cut || bodies.count >= searchLimit
+            for stored in bodies where found[stored.kind] == nil {
                 found[stored.kind] = stored
                 pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) }
             }
@@ -94,7 +97,7 @@ package struct Erasure: Sendable {
             return StoredBody(kind: stored.kind, body: redacted)
         }
         try ledger.privacy.replace(rewritten, at: clock.nowMilliseconds())
-        return rewritten.count
+        return (rewritten.count, cut)
     }
 
     private func audit(_ subject: String, _ summary: Summary) throws {

@@ -103,9 +103,10 @@ extension ReportingService {
         let named = Dictionary(grouping: planned.problems.filter { $0.lineItemId != nil }) { $0.lineItemId ?? "" }
         guard !named.isEmpty else { return false }
         let token = planned.report.externalPurchaseId
-        let renetted = try renetUnsentRefunds(planned, named: named)
+        let items = try ledger.reports.lineItems(for: token)
+        let renetted = try renetUnsentRefunds(planned, named: named, stored: items)
         let rows = Set(planned.lineItemRows)
-        let notes = try ledger.reports.lineItems(for: token).filter {
+        let notes = items.filter {
             rows.contains($0.rowId) && named[$0.lineItemId] != nil && !renetted.contains($0.lineItemId)
         }.map { item in
             (
@@ -135,9 +136,11 @@ extension ReportingService {
     /// made after the refusal is netted without it, and this one goes the same way, while the refused one waits
     /// for the operator), or one the operator restated with another amount. Each is netted against the items
     /// before it only, so a later pass never changes it again.
-    private func renetUnsentRefunds(_ planned: PlannedReport, named: [LineItemID: [ReportProblem]]) throws
-        -> Set<LineItemID>
-    {
+    private func renetUnsentRefunds(
+        _ planned: PlannedReport,
+        named: [LineItemID: [ReportProblem]],
+        stored tokenItems: [StoredLineItem]
+    ) throws -> Set<LineItemID> {
         let externalPurchaseId = planned.report.externalPurchaseId
         guard var items = planned.report.lineItems, let token = try ledger.tokens.token(externalPurchaseId) else {
             return []
@@ -145,7 +148,7 @@ extension ReportingService {
         let rows = Set(planned.lineItemRows)
         // Apple holds none of them: never sent (the rows this report claims), or carried by the rejected report
         // this one revises.
-        let stored = try ledger.reports.lineItems(for: externalPurchaseId).filter { row in
+        let stored = tokenItems.filter { row in
             guard !row.isSetAside else { return false }
             guard let sentIn = row.reportRequestIdentifier else { return rows.contains(row.rowId) }
             return sentIn == planned.revises
