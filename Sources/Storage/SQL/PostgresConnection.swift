@@ -48,6 +48,14 @@ final class PostgresConnection: SQLConnection {
         try reconnectingOnce { () throws(StorageError) in try run(sql, parameters) }
     }
 
+    /// The count of rows the statement changed, from the command tag libpq keeps (`INSERT 0 1`).
+    @discardableResult
+    func change(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int {
+        try reconnectingOnce { () throws(StorageError) in
+            try run(sql, parameters) { result in PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0 }
+        }
+    }
+
     /// Runs `body` on a live session. A session that turns out dead (the server restarted since its last use:
     /// libpq learns it only from the failed call) is replaced and `body` runs once more, unless a transaction
     /// was open on it: that work is gone, and the caller must fail it.
@@ -149,13 +157,20 @@ final class PostgresConnection: SQLConnection {
     }
 
     private func run(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
+        try run(sql, parameters, Self.rows(of:))
+    }
+
+    /// Runs the statement and reads what `read` takes from its result.
+    private func run<T>(_ sql: String, _ parameters: [SQLValue], _ read: (OpaquePointer?) -> T) throws(StorageError)
+        -> T
+    {
         let name = try prepared(sql, parameters)
         let result = Self.withParameters(parameters) { values in
             PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
         }
         defer { PQclear(result) }
         try check(result)
-        return Self.rows(of: result)
+        return read(result)
     }
 
     func begin() throws(StorageError) {

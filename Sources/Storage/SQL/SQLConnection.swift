@@ -7,6 +7,11 @@ protocol SQLConnection: AnyObject {
     /// Runs one statement with `?` parameters and returns every row it produced.
     @discardableResult
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]]
+    /// Runs one INSERT, UPDATE or DELETE with `?` parameters and returns how many rows it changed. Where the
+    /// count is all a write needs to know (an insert that may meet a conflict), this takes the place of a
+    /// `RETURNING` clause, for which SQLite opens, fills and drops a temporary table each time.
+    @discardableResult
+    func change(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int
     /// Starts a write transaction (SQLite takes the write lock at once, so a batch never fails half-way on it).
     func begin() throws(StorageError)
     /// Starts a read-only transaction whose statements all see one moment of the ledger (`ReaderPool.readSnapshot`).

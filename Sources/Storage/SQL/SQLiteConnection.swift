@@ -70,20 +70,10 @@ final class SQLiteConnection: SQLConnection {
     /// Prepares (once, then cached), binds, steps to the end and returns every row.
     @discardableResult
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [[SQLValue]] {
-        let statement = try prepared(sql)
+        let statement = try bound(sql, parameters)
         defer {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
-        }
-        for (offset, value) in parameters.enumerated() {
-            let index = Int32(offset + 1)
-            let rc: Int32
-            switch value {
-            case .integer(let integer): rc = sqlite3_bind_int64(statement, index, integer)
-            case .text(let text): rc = bind(text, at: index, in: statement)
-            case .null: rc = sqlite3_bind_null(statement, index)
-            }
-            guard rc == SQLITE_OK else { throw error(rc) }
         }
         var rows: [[SQLValue]] = []
         while true {
@@ -108,6 +98,40 @@ final class SQLiteConnection: SQLConnection {
             rows.append(row)
         }
         return rows
+    }
+
+    /// Steps the statement to its end, then reads the count SQLite keeps of the rows it changed.
+    @discardableResult
+    func change(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int {
+        let statement = try bound(sql, parameters)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { return Int(sqlite3_changes64(handle)) }
+            guard rc == SQLITE_ROW else { throw error(rc) }
+        }
+    }
+
+    /// The prepared statement for `sql` with `parameters` bound.
+    private func bound(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> OpaquePointer {
+        let statement = try prepared(sql)
+        for (offset, value) in parameters.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .integer(let integer): rc = sqlite3_bind_int64(statement, index, integer)
+            case .text(let text): rc = bind(text, at: index, in: statement)
+            case .null: rc = sqlite3_bind_null(statement, index)
+            }
+            guard rc == SQLITE_OK else {
+                sqlite3_clear_bindings(statement)
+                throw error(rc)
+            }
+        }
+        return statement
     }
 
     func begin() throws(StorageError) { try query("BEGIN IMMEDIATE") }

@@ -154,14 +154,14 @@ extension TokenStore {
     ) throws(StorageError) -> (isNew: Bool, visitCount: Int64, binding: AccountBinding, storedCheckout: CheckoutID?) {
         let increment: Int64 = countVisit ? 1 : 0
         let account = token.appAccountToken
-        let inserted = try connection.query(
+        // The count of rows inserted says whether the token is new (its visit count is then `increment`).
+        let inserted = try connection.change(
             """
             INSERT OR FAIL INTO tokens (external_purchase_id, checkout_id, raw_token, app_apple_id, bundle_id,
                 token_type, token_created_at, token_expires_at, environment, source, app_account_token,
                 app_account_source, first_seen_at, last_seen_at, visit_count)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(external_purchase_id) DO NOTHING
-            RETURNING visit_count
             """,
             [
                 // The raw token is not kept: every field of it is in its own column, and nothing reads it back
@@ -176,9 +176,9 @@ extension TokenStore {
                 .integer(increment),
             ]
         )
-        if let count = inserted.first?.first?.integer {
+        if inserted == 1 {
             tally.addToken(firstSeenAt: at, environment: token.token.environment, source: token.source)
-            return (true, count, account == nil ? .none : .bound, nil)
+            return (true, increment, account == nil ? .none : .bound, nil)
         }
         // On PostgreSQL the update also locks the row until the transaction ends, so the binding read here is
         // the one `bind` changes: two forwards at once take turns.
