@@ -34,15 +34,15 @@ enum BackupCommand {
         }
         let configuration = try sqliteConfiguration(flags, command: "restore")
         let started = Date()
+        let ledgerPath = (configuration.storage.dataDir as NSString).appendingPathComponent("linkout.sqlite")
+        let replaced = FileManager.default.fileExists(atPath: ledgerPath)
         let summary = try LedgerBackup.restore(
             from: source,
             into: configuration.storage.dataDir,
             replacing: flags["--force"] != nil,
             keepSchema: flags["--keep-schema"] != nil
         )
-        let lastActivity = try LedgerBackup.lastActivity(
-            (configuration.storage.dataDir as NSString).appendingPathComponent("linkout.sqlite")
-        )
+        let lastActivity = try LedgerBackup.lastActivity(ledgerPath)
         let since =
             lastActivity.map { Date(timeIntervalSince1970: Double($0) / 1000).formatted(.iso8601) } ?? "its start"
         // Who put this ledger in place, from which file: the restored ledger's own audit trail says so (written
@@ -52,7 +52,7 @@ enum BackupCommand {
             CommandAudit.entry(
                 action: "restore",
                 subject: absolute(configuration.storage.dataDir),
-                before: flags["--force"] != nil ? "replaced" : "empty",
+                before: replaced ? "replaced" : "empty",
                 after: "from \(absolute(source)), holding what happened up to \(since)"
             ),
             toLedgerIn: configuration.storage.dataDir
@@ -77,7 +77,10 @@ enum BackupCommand {
         CommandLineInterface.printOutput(
             "restored into \(configuration.storage.dataDir): schema \(summary.schemaVersion)"
                 + (flags["--keep-schema"] != nil ? " (kept as the backup had it)" : "")
-                + ", \(summary.tokens) tokens, "
+                + ", \(summary.tokens) tokens"
+                + (summary.journaledVisits > 0
+                    ? " (\(summary.journaledVisits) visits from the journal beside it, not yet in its tables)" : "")
+                + ", "
                 + "\(summary.bytes) bytes in \(seconds(since: started)) s\n"
                 + "the backup holds what happened up to \(since): before starting the server, have the payment "
                 + "provider send its events since then again (README \"Backup and restore\"); reports Apple may "

@@ -112,7 +112,7 @@ public enum CommandLineInterface {
             printError("linkout: \(error)\n")
             return 2
         } catch let error as StorageError {
-            printError("linkout \(command): \(error.message)\n")
+            printError("linkout \(command): \(explained(error))\n")
             // A rollback onto a ledger a later release migrated, a command of a newer release beside the one that
             // runs the ledger, or a command pointed where there is no ledger: refused like a bad configuration.
             return [.newerSchema, .olderSchema, .noLedger].contains(error.code) ? 2 : 1
@@ -123,6 +123,14 @@ public enum CommandLineInterface {
             printError("linkout \(command): \(error)\n")
             return 1
         }
+    }
+
+    /// The error's message with the system's reason when a system call failed and the message does not say it
+    /// ("Read-only file system", "No such file or directory").
+    static func explained(_ error: StorageError) -> String {
+        guard let number = error.systemError else { return error.message }
+        let reason = String(cString: strerror(number))
+        return error.message.contains(reason) ? error.message : "\(error.message): \(reason)"
     }
 
     struct UsageError: Error, CustomStringConvertible {

@@ -166,6 +166,23 @@ struct TokenDecoderTests {
         #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.duplicateField("bundleId"))))
     }
 
+    @Test(
+        "a comma before a closing bracket is not JSON, though Foundation's reader takes it",
+        arguments: [
+            #"{"bundleId":"com.example","# + fields + ",}",
+            #"{"bundleId":"com.example","# + fields + #","list":[1,2,]}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":{"a":1 , }}"#,
+        ]
+    )
+    func trailingCommasAreRefused(json: String) {
+        #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.notJSON)))
+    }
+
+    @Test func commasInStringsAndEmptyContainersAreNoTrailingCommas() throws {
+        let json = #"{"bundleId":"com.example","note":",}","list":[],"x":{},"y":[{"a":[1,{}]}],"# + Self.fields + "}"
+        #expect(try TokenDecoder.decode(Self.encode(json)).get().bundleId == "com.example")
+    }
+
     @Test func keysThatOnlyLookAlikeAreNotDuplicates() throws {
         // Escapes that decode to other names, nested repeats and key text inside string values are all fine.
         let json =

@@ -231,6 +231,15 @@ struct RequestParserTests {
             ("G@T / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\n\r\n", 400),  // HTTP/1.1 without Host
             ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: x y\r\n\r\n", 400),  // not a host
+            ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: \u{FF}\r\n\r\n", 400),
+            ("GET / HTTP/1.0\r\nHost: a@b\r\n\r\n", 400),
+            ("GET http://a\"b/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            // a field that is not a list, twice: read one way here and another by a proxy
+            ("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nHost: h\r\nStripe-Signature: t=1\r\nStripe-Signature: t=2\r\n\r\n", 400),
             ("GET / HTTP/1.x\r\nHost: h\r\n\r\n", 400),
             ("GET / HTTP/1.1\nHost: h\n\n\r\n\r\n", 400),  // bare LF line ends
             // unsupported version
@@ -301,5 +310,11 @@ struct RequestParserTests {
         #expect(secure.target == "/")
         #expect(secure.headers["host"] == "example.com:8443")
         #expect(try request("GET http://h?q=1 HTTP/1.1\r\nHost: h\r\n\r\n").0.target == "/?q=1")
+    }
+
+    @Test func hostsOfEveryShapeAreTaken() throws {
+        for host in ["[::1]:8080", "127.0.0.1:80", "xn--bcher-kva.example", "a_b.local", "", "%41.example"] {
+            #expect(try request("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").0.headers["host"] == host)
+        }
     }
 }

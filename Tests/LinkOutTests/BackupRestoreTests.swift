@@ -263,6 +263,52 @@ struct BackupRestoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
     }
 
+    /// A killed server's data folder, copied and restored from its `linkout.sqlite`: the visits its journal
+    /// acknowledged and its tables do not hold yet come along. A restore killed part-way into an empty folder
+    /// leaves its copy and lock file, which the next try ignores: no `--force` needed.
+    @Test func aRestoreFromACopiedFolderBringsItsJournalAndACutShortOneIsTriedAgain() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let copied = directory.appendingPathComponent("copied").path
+        do {
+            let ledger = try Ledger(directory: copied)
+            ledger.close()
+        }
+        func visit(_ id: String) -> Visit {
+            let token = ExternalPurchaseToken(
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example",
+                tokenCreationDate: 1_706_169_600_000,
+                externalPurchaseId: ExternalPurchaseID(id)
+            )
+            return Visit(
+                token: TokenFields(token, source: .url),
+                checkoutId: CheckoutID("c-" + id),
+                bundleId: "com.example",
+                landingPath: "/",
+                utm: [:],
+                at: 1_000
+            )
+        }
+        // As a kill -9 leaves them: acknowledged (on disk in a segment), not in the tables.
+        let records =
+            JournalCoding.encode(visit("journaled-1"), sequence: 1)
+            + JournalCoding.encode(visit("journaled-2"), sequence: 2)
+        try Data(records).write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: copied, first: 1)))
+
+        let target = directory.appendingPathComponent("restored").path
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        // What a restore killed part-way leaves behind.
+        try Data("half a copy".utf8).write(to: URL(fileURLWithPath: target + "/linkout.sqlite.partial"))
+        try Data().write(to: URL(fileURLWithPath: target + "/" + VisitJournal.lockFileName))
+        let summary = try LedgerBackup.restore(from: copied + "/linkout.sqlite", into: target, replacing: false)
+        #expect(summary.journaledVisits == 2)
+        #expect(!FileManager.default.fileExists(atPath: target + "/linkout.sqlite.partial"))
+        let restored = try Ledger(directory: target)
+        defer { restored.close() }
+        #expect(try Set(restored.tokens.tokens().map(\.token.externalPurchaseId)) == ["journaled-1", "journaled-2"])
+    }
+
     /// A rollback: the backup an earlier release made, put back as it is (`--keep-schema`) for that release to run;
     /// without the flag the copy is upgraded for this one. The restore is in the ledger's audit log when its schema
     /// has one.

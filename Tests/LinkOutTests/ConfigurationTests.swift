@@ -237,4 +237,19 @@ struct ConfigurationTests {
             try Configuration.load(environment: ["LINKOUT_PORT": "eighty"])
         }
     }
+
+    /// An unset variable in a compose file gives an empty data folder, which names none: refused as the
+    /// configuration's mistake (exit 2), wherever it is set.
+    @Test func anEmptyDataFolderIsAConfigurationError() {
+        let problem = "must name a folder (it is empty)"
+        #expect(throws: ConfigurationError(field: "LINKOUT_DATA_DIR", problem: problem)) {
+            try Configuration.load(environment: ["LINKOUT_DATA_DIR": ""])
+        }
+        #expect(throws: ConfigurationError(field: "--data-dir", problem: problem)) {
+            try Configuration.load(overrides: .init(dataDir: ""), environment: [:])
+        }
+        #expect(throws: ConfigurationError(field: "storage.dataDir", problem: problem)) {
+            try Configuration.parse(Data(#"{"storage": {"dataDir": ""}}"#.utf8), source: "config.json")
+        }
+    }
 }

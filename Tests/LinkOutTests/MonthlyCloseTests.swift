@@ -265,6 +265,43 @@ struct MonthlyCloseTests {
         #expect(try close.report(month: november, now: clock.now, status: .running).state == .closed)
     }
 
+    /// A refund put off for a reason of its own (more than is left of the payment) waits behind no line item,
+    /// but its payment's token is known: it keeps that token's environment's month open (a sandbox purchase's,
+    /// here), not production's. One for a transaction not in yet still counts in production.
+    @Test func aPutOffRefundCountsInItsPaymentsEnvironment() throws {
+        let november = Self.november
+        let clock = ManualClock(startingAt: november.end + Milliseconds.days(1))
+        let harness = try ReportingHarness(clock: clock.clock)
+        let day = november.start + Milliseconds.days(2)
+        try harness.record("SANDBOX_paddle", created: day)
+        try harness.tickUntilSettled()
+        let payments = harness.ledger.payments
+        var purchase = EntitlementPolicyTests.purchase(kind: .oneTime, status: .partiallyRefunded)
+        (purchase.purchaseId, purchase.provider, purchase.externalPurchaseId) = ("txn_s", "paddle", "SANDBOX_paddle")
+        try payments.apply(PaymentChange(event: nil, outcome: "purchase recorded", purchase: purchase, at: day))
+        for (id, transaction) in [("evt_over", "txn_s"), ("evt_early", "txn_unknown")] {
+            let event = StoredPaymentEvent(
+                provider: "paddle",
+                eventId: id,
+                type: "adjustment.updated",
+                body: "{}",
+                receivedAt: day + Milliseconds.hour,
+                occurredAt: day + Milliseconds.hour,
+                orderKey: transaction
+            )
+            #expect(try payments.storePaymentEvent(event))
+            try payments.deferPaymentEvent(provider: "paddle", eventId: id, until: .max, reason: "more than is left")
+        }
+        let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        let sandbox = try close.report(month: november, environment: .sandbox, now: clock.now, status: .running)
+        #expect(sandbox.pendingPaymentEvents == 1 && sandbox.state == .closing)
+        let entry = try #require(sandbox.outstandingList.first { $0.kind == "payment_event" })
+        #expect(entry.externalPurchaseId == "SANDBOX_paddle" && entry.reason.contains("evt_over"))
+        let production = try close.report(month: november, now: clock.now, status: .running)
+        #expect(production.pendingPaymentEvents == 1)
+        #expect(production.outstandingList.first { $0.kind == "payment_event" }?.reason.contains("evt_early") == true)
+    }
+
     /// One line item per `lineItemId`, as Apple sees it (its latest version), like the money view and the
     /// export: a restatement or a retraction of an accepted item makes it outstanding again until Apple accepts
     /// the new version, never a second line; a held one is listed as held until it is placed; a later version

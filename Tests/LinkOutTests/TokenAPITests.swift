@@ -191,4 +191,25 @@ struct TokenAPITests {
         #expect(!response.text.contains("<b>"))
         #expect(try live.ledger().tokens.count(.tokens) == 0)
     }
+
+    @Test(
+        "a body with a comma before a closing bracket is not JSON, on every JSON route",
+        arguments: [
+            ("/v1/tokens", #"{"token": "\#(AppleVectors.v3)",}"#, "invalid_body"),
+            ("/v1/redemptions", #"{"code": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",}"#, "invalid_body"),
+            ("/v1/tokens", #"{"token": "\#(AppleVectors.v3)", "x": [1,]}"#, "invalid_body"),
+        ]
+    )
+    func trailingCommas(path: String, body: String, code: String) throws {
+        let live = try LiveApplication { $0.apiToken = Self.backendToken }
+        let response = try live.post(
+            path,
+            contentType: "application/json",
+            body: body,
+            headers: ["Authorization": "Bearer \(Self.backendToken)"]
+        )
+        #expect(response.status == 400)
+        #expect(try Self.errorCode(response) == code)
+        #expect(try live.ledger().tokens.count(.tokens) == 0)
+    }
 }

@@ -35,6 +35,49 @@ extension TokenDecoder {
     }
 }
 
+extension TokenDecoder {
+    /// Whether an object or array in `json` (to `maxDepth`) ends in a comma: `{"a": 1,}`. Not JSON (RFC 8259
+    /// §4, §5), but Foundation's reader takes it, so a body another reader refuses would count here.
+    public static func hasTrailingComma(in json: [UInt8], maxDepth: Int = 32) -> Bool {
+        var scanner = KeyScanner(bytes: json)
+        return scanner.trailingComma(depth: maxDepth)
+    }
+}
+
+extension KeyScanner {
+    /// Walks one value; whether an object or array in it ends in a comma.
+    fileprivate mutating func trailingComma(depth: Int) -> Bool {
+        skipWhitespace()
+        guard depth > 0, index < bytes.count else {
+            _ = skipValue()
+            return false
+        }
+        for (open, close) in [(UInt8(ascii: "{"), UInt8(ascii: "}")), (UInt8(ascii: "["), UInt8(ascii: "]"))]
+        where take(open) {
+            skipWhitespace()
+            if take(close) { return false }
+            while true {
+                if open == UInt8(ascii: "{") {
+                    skipWhitespace()
+                    guard string() != nil else { return false }
+                    skipWhitespace()
+                    guard take(UInt8(ascii: ":")) else { return false }
+                }
+                if trailingComma(depth: depth - 1) { return true }
+                skipWhitespace()
+                guard take(UInt8(ascii: ",")) else {
+                    _ = take(close)
+                    return false
+                }
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == close { return true }
+            }
+        }
+        _ = skipValue()
+        return false
+    }
+}
+
 extension KeyScanner {
     /// Walks one value; the first repeated key of an object in it, or nil.
     fileprivate mutating func duplicateKey(depth: Int) -> String? {

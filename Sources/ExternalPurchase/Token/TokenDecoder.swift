@@ -26,6 +26,7 @@ public enum TokenDecoder {
         } catch {
             return .failure(TokenRejection(.notJSON))
         }
+        if hasTrailingComma(in: json) { return .failure(TokenRejection(.notJSON)) }
         if let key = duplicateTopLevelKey(in: json) {
             let known =
                 ["appAppleId", "bundleId", "tokenCreationDate", "externalPurchaseId", "tokenType"]

@@ -37,6 +37,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         add(name: name, value: value)
     }
 
+    /// How many fields are named `name`.
+    func count(of name: String) -> Int {
+        fields.reduce(0) { $0 + (Self.equalIgnoringCase($1.name, name) ? 1 : 0) }
+    }
+
     /// Whether any field is named `name`.
     func contains(name: String) -> Bool {
         fields.contains { Self.equalIgnoringCase($0.name, name) }

@@ -122,8 +122,15 @@ public struct RequestParser: Sendable {
             }
             if requestLine.version == .http1_1 {
                 // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
-                guard headers.values(for: "host").count == 1 else { return .invalid(.badRequest) }
+                guard headers.count(of: "host") == 1 else { return .invalid(.badRequest) }
             }
+            // RFC 9112 §3.2: a 400 for a Host (or an absolute target's authority) that is not a host and port.
+            guard headers["host"].map(isHost) ?? true, requestLine.authority.map(isHost) ?? true else {
+                return .invalid(.badRequest)
+            }
+            // RFC 9110 §5.3: a field that is not a list is sent once. Two of these would be read one way here
+            // and another by a proxy in front (which caller it is, what the body is).
+            guard Self.singleFields.allSatisfy({ headers.count(of: $0) <= 1 }) else { return .invalid(.badRequest) }
             if let authority = requestLine.authority {
                 // RFC 9112 §3.2.2: the target's authority replaces whatever Host says.
                 headers.replace(name: "Host", value: authority)
@@ -139,6 +146,9 @@ public struct RequestParser: Sendable {
             return .head(head, consumed: headEnd + 4 - bytes.startIndex)
         }
     }
+
+    /// Fields whose second copy is refused (Host has its own rule).
+    static let singleFields = ["authorization", "content-type", "stripe-signature", "paddle-signature"]
 
     struct Rejection: Error {
         var status: HTTPStatus
@@ -286,6 +296,22 @@ private let httpSlash = Array("HTTP/".utf8)
 private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
 /// tchar from RFC 9110 §5.6.2.
+/// A URI's host and optional port (RFC 3986 §3.2.2): a name's unreserved, percent-encoded and sub-delimiter
+/// characters, an IP literal's brackets and colons; empty is allowed (a target with no authority).
+func isHost(_ value: String) -> Bool {
+    value.utf8.allSatisfy { byte in
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), 0x30...0x39: true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"),
+            UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+            UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+            UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+            true
+        default: false
+        }
+    }
+}
+
 func isTokenByte(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), 0x30...0x39: true

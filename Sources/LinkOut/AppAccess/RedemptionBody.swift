@@ -42,7 +42,11 @@ struct RedemptionBody {
                 JSONResponse.error(.badRequest, "invalid_body", #"Send {"code": "<the code from the link>"}."#)
             )
         }
-        if let refusal = JSONBody.duplicateKeyRefusal(request.body, fields: ["code", "appAccountToken"]) {
+        if let refusal = JSONBody.laxnessRefusal(
+            request.body,
+            fields: ["code", "appAccountToken"],
+            notJSON: "invalid_body"
+        ) {
             return .refused(refusal)
         }
         let code = fields.code.lowercased()

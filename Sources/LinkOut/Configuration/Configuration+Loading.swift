@@ -43,7 +43,15 @@ extension Configuration {
     mutating func apply(overrides: Overrides) throws(ConfigurationError) {
         if let host = overrides.host { server.host = host }
         if let port = overrides.port { server.port = try Self.parsePort(port, field: "--port") }
-        if let dataDir = overrides.dataDir { storage.dataDir = dataDir }
+        if let dataDir = overrides.dataDir { storage.dataDir = try Self.parseDataDir(dataDir, field: "--data-dir") }
+    }
+
+    /// A data folder's path; an empty one (an unset variable in a compose file) names no folder.
+    static func parseDataDir(_ text: String, field: String) throws(ConfigurationError) -> String {
+        guard !text.isEmpty else {
+            throw ConfigurationError(field: field, problem: "must name a folder (it is empty)")
+        }
+        return text
     }
 
     static func parsePort(_ text: String, field: String) throws(ConfigurationError) -> Int {

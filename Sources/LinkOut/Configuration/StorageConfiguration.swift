@@ -48,7 +48,10 @@ extension Configuration {
                 "dataDir", "durability", "postgresURL", "statementTimeoutMilliseconds", "leaseSeconds",
             ])
             var storage = Storage()
-            storage.dataDir = try section.string("dataDir", default: storage.dataDir)
+            storage.dataDir = try Configuration.parseDataDir(
+                try section.string("dataDir", default: storage.dataDir),
+                field: "storage.dataDir"
+            )
             storage.durability = try section.string("durability", default: storage.durability)
             let url = try section.string("postgresURL", default: "")
             storage.postgresURL = url.isEmpty ? nil : url

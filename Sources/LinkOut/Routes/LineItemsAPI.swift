@@ -141,7 +141,9 @@ struct LineItemsAPI: Sendable {
     private static func decode(_ body: [UInt8]) -> Result<[LineItem], Refusal> {
         // A field named twice in a line item would be read one way here and another way by the next reader.
         // The key itself is not repeated back: it is whatever the client sent.
-        if let refusal = JSONBody.duplicateKeyRefusal(body, fields: []) { return .failure(Refusal(response: refusal)) }
+        if let refusal = JSONBody.laxnessRefusal(body, fields: [], notJSON: "invalid_json") {
+            return .failure(Refusal(response: refusal))
+        }
         let items: [LineItem]
         do {
             items = try JSONDecoder().decode(Body.self, from: Data(body)).lineItems

@@ -160,7 +160,11 @@ struct TokenAPI: Sendable {
                 "The body must be a JSON object with a string field \"token\" and an optional \"appAccountToken\"."
             )
         }
-        if let refusal = JSONBody.duplicateKeyRefusal(request.body, fields: ["token", "appAccountToken"]) {
+        if let refusal = JSONBody.laxnessRefusal(
+            request.body,
+            fields: ["token", "appAccountToken"],
+            notJSON: "invalid_body"
+        ) {
             throw Refusal(refusal)
         }
         if let account = body.appAccountToken, UUID(uuidString: account) == nil {

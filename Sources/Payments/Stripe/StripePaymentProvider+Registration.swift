@@ -23,6 +23,13 @@ extension StripePaymentProvider {
         shortestSession: 30 * Milliseconds.minute
     ) { settings, _ throws(ProviderConfigurationError) in
         var configuration = Configuration(secretKey: try settings.required("secretKey"))
+        // A publishable key is the one a browser may see; Stripe's API takes only a secret or restricted key.
+        guard !configuration.secretKey.hasPrefix("pk_") else {
+            throw ProviderConfigurationError(
+                field: settings.field("secretKey"),
+                problem: "is a publishable key (pk_…); use the secret key (sk_…) or a restricted key (rk_…)"
+            )
+        }
         configuration.webhookSecret = try settings.required("webhookSecret")
         configuration.apiBase = try settings.httpURL("apiBase", default: configuration.apiBase)
         configuration.automaticTax = try settings.bool("automaticTax", default: false)

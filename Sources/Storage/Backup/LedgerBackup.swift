@@ -56,10 +56,20 @@ public enum LedgerBackup {
         let journaled = readJournal(directory)
         let partial = try PartialBackupFile(for: destination)
         do throws(StorageError) {
-            try whileBusy { () throws(StorageError) in
-                // VACUUM INTO writes only into an empty file: an attempt SQLite found busy starts again from none.
-                try partial.empty()
-                try SQLiteConnection(path: source).query("VACUUM INTO ?", [.text(partial.path)])
+            do throws(StorageError) {
+                try whileBusy { () throws(StorageError) in
+                    // VACUUM INTO writes only into an empty file: an attempt SQLite found busy starts again from none.
+                    try partial.empty()
+                    try SQLiteConnection(path: source).query("VACUUM INTO ?", [.text(partial.path)])
+                }
+            } catch {
+                // SQLite's words ("database or disk is full") would read as if the ledger's own disk were.
+                throw StorageError(
+                    error.code,
+                    "cannot write the backup to \(partial.path): \(error.message)",
+                    sqliteCode: error.sqliteCode,
+                    systemError: error.systemError
+                )
             }
             let added = try apply(journaled, to: partial.path, clock: clock)
             var summary = try seal(partial.path)
@@ -215,7 +225,11 @@ public enum LedgerBackup {
         guard !LedgerFiles.areOneFile(source, target) else {
             throw StorageError(.conflict, "\(source) is the ledger of \(directory) itself")
         }
-        let present = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        // What a restore killed part-way into an empty folder left (its copy, its lock file) counts as nothing:
+        // trying again needs no `--force`, and the copy is made afresh.
+        let present = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+            !isLeftOfCutShortRestore($0, in: directory)
+        }
         guard present.isEmpty || replacing else {
             throw StorageError(
                 .conflict,
@@ -236,13 +250,20 @@ public enum LedgerBackup {
         var summary: Summary
         let segments: [String]
         do throws(StorageError) {
+            // A data folder's ledger (a copy of a killed server's folder) comes with the visits its journal holds
+            // and its tables do not yet: acknowledged landings. Read before the copy is made, as a backup does.
+            let journaled =
+                (source as NSString).lastPathComponent == fileName
+                ? readJournal((source as NSString).deletingLastPathComponent.nonEmptyPath) : []
             try LedgerFiles.createAnew(partial)
             try SQLiteConnection(path: source, readOnly: true).query("VACUUM INTO ?", [.text(partial)])
             if !keepSchema { try upgrade(partial, clock: clock) }
+            let added = try applyJournal(journaled, to: partial, clock: clock)
             try markRestored(partial, at: now)
             let revocations = try carryRevocations(from: target, into: partial)
             summary = try seal(partial)
             summary.revocations = revocations
+            summary.journaledVisits = added
             segments = try setAside(ledger: target, journal: lockFile, in: directory, at: now)
             // One rename (after a sync) puts the copy in the ledger's place; the replaced file lives on aside.
             try publish(partial, as: target)
@@ -256,6 +277,32 @@ public enum LedgerBackup {
         for segment in segments { unlink(segment) }
         try lockFile.truncate()
         return summary
+    }
+
+    /// A file a restore killed part-way into an empty folder leaves: its copy (`linkout.sqlite.partial` and
+    /// SQLite's files beside it) or its lock file, still empty.
+    private static func isLeftOfCutShortRestore(_ name: String, in directory: String) -> Bool {
+        let path = (directory as NSString).appendingPathComponent(name)
+        return name.hasPrefix(fileName + ".partial")
+            || (name == VisitJournal.lockFileName && fileSize(path) == 0 && LedgerFiles.isRegularFile(path))
+    }
+
+    /// Applies a copied data folder's journaled visits to the restored copy; how many it did not hold. Only at
+    /// this release's schema (the journal is this release's): a copy kept at an earlier one (`--keep-schema`)
+    /// with visits waiting is refused, and backed up by the release that ran it first.
+    private static func applyJournal(_ records: [JournalRecord], to path: String, clock: Lifecycle.Clock)
+        throws(StorageError) -> Int
+    {
+        guard !records.isEmpty else { return 0 }
+        let version = try schemaVersion(try SQLiteConnection(path: path, readOnly: true))
+        guard version == Migrations.latestVersion else {
+            throw StorageError(
+                .olderSchema,
+                "the folder's journal holds \(records.count) visit(s) not in its ledger (schema \(version)); take a "
+                    + "backup of the folder with the release that ran it (linkout backup --data-dir) and restore that"
+            )
+        }
+        return try apply(records, to: path, clock: clock)
     }
 
     /// Upgrades the copy to this release's schema (a plain restore: this release will run it).

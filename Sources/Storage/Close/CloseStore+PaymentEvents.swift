@@ -3,13 +3,25 @@ public import Domain
 /// The close's payment events: money the providers reported in the month that is not in line items yet (a refund
 /// waiting behind its set-aside buy, a renewal waiting for its purchase, an event being processed). Until it is,
 /// the month's line items are not all there, so the month is not closed. An event counts in the month of its own
-/// time (`occurred_at`, else when it arrived), and in the environment of the token it waits on; one that names no
+/// time (`occurred_at`, else when it arrived), and in the environment of its token (`eventToken`); one with no
 /// token yet counts in production's close, where money is. Read from `payment_events_unprocessed`, which holds
 /// only the events not processed yet.
 extension CloseStore {
+    /// The token an unprocessed event concerns: the one it waits behind, else the one of the payment it belongs
+    /// to (Paddle's adjustments name their transaction, a subscription's events the subscription), so a refund
+    /// put off on a sandbox purchase counts in sandbox's close. An event whose payment is not in yet has none.
+    static let eventToken = """
+        coalesce(e.held_token,
+            (SELECT p.external_purchase_id FROM purchases p
+             WHERE p.purchase_id = e.order_key AND p.provider = e.provider),
+            (SELECT p.external_purchase_id FROM purchases p
+             WHERE p.subscription_id = e.order_key AND p.provider = e.provider
+               AND p.external_purchase_id IS NOT NULL LIMIT 1))
+        """
+
     static func pendingPaymentEvents(_ columns: String) -> String {
         """
-        SELECT \(columns) FROM payment_events e LEFT JOIN tokens t ON t.external_purchase_id = e.held_token
+        SELECT \(columns) FROM payment_events e LEFT JOIN tokens t ON t.external_purchase_id = \(eventToken)
         WHERE e.processed_at IS NULL AND coalesce(t.environment, 'production') = ?
           AND coalesce(e.occurred_at, e.received_at) >= ? AND coalesce(e.occurred_at, e.received_at) < ?
         """
@@ -34,7 +46,7 @@ extension CloseStore {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 Self.pendingPaymentEvents(
-                    "e.provider, e.event_id, coalesce(e.occurred_at, e.received_at) AS at, e.held_token, e.outcome"
+                    "e.provider, e.event_id, coalesce(e.occurred_at, e.received_at) AS at, \(Self.eventToken), e.outcome"
                 ) + " ORDER BY at, e.provider, e.event_id LIMIT ?",
                 [.text(environment.rawValue), .integer(from), .integer(until), .integer(Int64(limit))]
             ).map { row in
