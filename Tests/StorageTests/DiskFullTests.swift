@@ -69,4 +69,33 @@ struct DiskFullTests {
         #expect(ledger.writeFailure == nil)
         #expect(try ledger.tokens.checkout(id: "c-after")?.externalPurchaseId == "after")
     }
+
+    /// A backup on a read-only mount (put there to be looked at) cannot be opened, even by a command that only
+    /// reads: the ledger runs in WAL mode, and turning a backup's file to it writes. The error names the file and what to do, not SQLite's "attempt to
+    /// write a readonly database".
+    @Test func aLedgerOnAReadOnlyMountSaysSoAndWhatToDo() throws {
+        let original = LedgerTests.TemporaryFolder()
+        try Ledger(directory: original.path + "/data").close()
+        // A backup file: one file in rollback-journal mode, which opening turns to WAL.
+        _ = try LedgerBackup.backup(directory: original.path + "/data", to: original.path + "/backup.sqlite")
+        let disk = try SmallFilesystem(bytes: 4 << 20)
+        defer { disk.unmount() }
+        // Copied in, so no file is open on the mount when it turns read-only.
+        let directory = disk.path + "/data"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(
+            atPath: original.path + "/backup.sqlite",
+            toPath: directory + "/linkout.sqlite"
+        )
+        try disk.remountReadOnly()
+        #expect {
+            _ = try Ledger(directory: directory, role: .reader, upgrade: .never)
+        } throws: { error in
+            let error = error as? StorageError
+            return error?.code == .readOnly
+                && error?.message.contains("\(directory)/linkout.sqlite cannot be written")
+                    == true
+                && error?.message.contains("copy it somewhere writable") == true
+        }
+    }
 }

@@ -23,6 +23,13 @@ public final class SmallFilesystem {
         }
     }
 
+    /// Makes the filesystem read-only, as a read-only mount of a copied ledger is.
+    public func remountReadOnly() throws {
+        guard mount(nil, path, nil, UInt(MS_REMOUNT | MS_RDONLY), nil) == 0 else {
+            throw Failure(description: "cannot remount \(path) read-only: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// Unmounts (lazily if something still holds a file there) and removes the mount point.
     public func unmount() {
         if umount2(path, 0) != 0 { umount2(path, Int32(MNT_DETACH)) }

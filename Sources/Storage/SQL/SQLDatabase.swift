@@ -22,23 +22,36 @@ final class SQLDatabase: Sendable {
         upgrade: Ledger.Upgrade = .migrate,
         clock: Lifecycle.Clock
     ) throws(StorageError) {
-        let connection = try SQLiteConnection(path: path)
-        // Before anything writes to the file (turning on WAL writes its header).
-        if upgrade == .never, try !Migrations.hasLedger(connection, dialect: .sqlite) {
-            throw Ledger.noLedger(at: path)
+        let connection: SQLiteConnection
+        let maxPages: Int64
+        do throws(StorageError) {
+            connection = try SQLiteConnection(path: path)
+            // Before anything writes to the file (turning on WAL writes its header).
+            if upgrade == .never, try !Migrations.hasLedger(connection, dialect: .sqlite) {
+                throw Ledger.noLedger(at: path)
+            }
+            let mode = try connection.query("PRAGMA journal_mode = WAL")
+            guard mode.first?.first?.text == "wal" else {
+                throw StorageError(.sqlite(0), "journal_mode is \(mode), expected wal")
+            }
+            // `secure_delete = FAST`: a row's old bytes are zeroed in the page it leaves whenever that costs no extra
+            // write, so a person's data rewritten away (`linkout erase`, the retention pass) is not left in free space.
+            try connection.execute(
+                "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768; "
+                    + "PRAGMA secure_delete = FAST"
+            )
+            try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds(), upgrade: upgrade)
+            maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823
+        } catch  where error.code == .readOnly {
+            // SQLite's "attempt to write a readonly database" names neither the file nor what to do.
+            throw StorageError(
+                error.code,
+                "the ledger \(path) cannot be written (a read-only file, folder or mount): linkout opens it for "
+                    + "writing even to read it (its WAL, and pending migrations); copy it somewhere writable, or "
+                    + "restore it there (linkout restore)",
+                sqliteCode: error.sqliteCode
+            )
         }
-        let mode = try connection.query("PRAGMA journal_mode = WAL")
-        guard mode.first?.first?.text == "wal" else {
-            throw StorageError(.sqlite(0), "journal_mode is \(mode), expected wal")
-        }
-        // `secure_delete = FAST`: a row's old bytes are zeroed in the page it leaves whenever that costs no extra
-        // write, so a person's data rewritten away (`linkout erase`, the retention pass) is not left in free space.
-        try connection.execute(
-            "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768; "
-                + "PRAGMA secure_delete = FAST"
-        )
-        try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds(), upgrade: upgrade)
-        let maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823
         self.init(
             dialect: .sqlite,
             writer: connection,
