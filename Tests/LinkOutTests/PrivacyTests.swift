@@ -220,6 +220,33 @@ struct PrivacyTests {
         #expect(join.status == 409 && join.text.contains("account_mismatch"), "\(join.status) \(join.text)")
     }
 
+    /// A code issued before its account was erased and redeemed after: the credential it makes is marked
+    /// `[erased]` as the account's others are, the entitlement leaves the account out, and the answer's
+    /// purchase says `[erased]`: the erasure is not undone by a code already handed out.
+    @Test func aCodeIssuedBeforeAnErasureDoesNotBringTheAccountBack() throws {
+        let live = try LiveApplication()
+        let account = "7a2d2b63-6e4d-4d95-8b68-9f1d53f7e2b1"
+        #expect(
+            try live.post(
+                "/v1/tokens",
+                contentType: "application/json",
+                body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "\#(account)"}"#
+            ).status == 201
+        )
+        let (code, _) = try AppEntitlementTests.purchase(live)
+        let ledger = live.ledger()
+        _ = try Erasure(ledger: ledger).erase(accountToken: account)
+        let answer = try AppEntitlementTests.redeem(live, #"{"code": "\#(code)"}"#)
+        #expect(answer.status == 200, "\(answer.status) \(answer.text)")
+        #expect(!answer.text.contains(account), "\(answer.text)")
+        let redeemed = try AppEntitlementTests.json(answer)
+        #expect((redeemed["purchase"] as? [String: Any])?["appAccountToken"] as? String == PrivacyStore.erased)
+        let claims = try AppEntitlementTests.verify(try #require(redeemed["entitlement"] as? String), live)
+        #expect(claims["appAccountToken"] == nil && claims["sub"] != nil, "\(claims)")
+        let credentialId = try #require(redeemed["credentialId"] as? String)
+        #expect(try ledger.credentials.credential(id: credentialId)?.appAccountToken == PrivacyStore.erased)
+    }
+
     /// An address with a capital outside ASCII (`Élodie@…`) is found as written, in a campaign value and in a
     /// stored body: both sides are lowered by the ledger's own `lower` (it was lowered two ways and never matched).
     @Test func anAddressWithACapitalOutsideAsciiIsFoundAsWritten() throws {

@@ -88,8 +88,11 @@ struct AppAccessAPI: Sendable {
         let now = clock.nowMilliseconds()
         // Everything the answer needs is ready before the code is used up: once it is, nothing may fail, or the
         // code would be gone and the credential's secret with it.
-        let view = try RedemptionAPI.view(purchase, ledger: ledger)
-        let signed = signedEntitlement(purchase, at: now)
+        let view = try RedemptionAPI.view(purchase, ledger: ledger, identifiers: identifiers)
+        // A code issued before its account was erased makes a credential as erased as the account's others.
+        let shown = try ErasedAccount.shown(body.appAccountToken ?? account, ledger: ledger, identifiers: identifiers)
+        let accountErased = shown == PrivacyStore.erased
+        let signed = signedEntitlement(purchase, at: now, namingAccount: !accountErased)
         let secret = existing == nil ? Identifiers.credentialSecret() : nil
         let credentialId = existing?.id ?? "cred_" + Identifiers.random()
         let grant: CredentialGrant =
@@ -98,13 +101,20 @@ struct AppAccessAPI: Sendable {
                     CustomerCredential(
                         id: credentialId,
                         bundleId: BundleID(bundleId),
-                        appAccountToken: body.appAccountToken ?? account,
+                        appAccountToken: shown,
                         createdAt: now
                     ),
                     secretHash: identifiers.credentialHash(secret)
                 )
             } else {
-                .extend(credentialId: credentialId, account: account ?? body.appAccountToken)
+                .extend(
+                    credentialId: credentialId,
+                    account: try ErasedAccount.shown(
+                        account ?? body.appAccountToken,
+                        ledger: ledger,
+                        identifiers: identifiers
+                    )
+                )
             }
         switch try ledger.credentials.redeem(codeHash: codeHash, at: now, grant: grant) {
         case .redeemed(let record):
@@ -134,9 +144,15 @@ struct AppAccessAPI: Sendable {
 
     /// The purchase's signed entitlement, or nil when it entitles to nothing now or cannot be signed (logged: the
     /// app gets it from `GET /v1/app/entitlements` once the key is back).
-    private func signedEntitlement(_ purchase: PurchaseRecord, at now: Int64) -> String? {
+    private func signedEntitlement(_ purchase: PurchaseRecord, at now: Int64, namingAccount: Bool) -> String? {
         do {
-            guard case .entitled(let jws, _) = try issuer.entitlement(for: purchase, at: now) else { return nil }
+            guard
+                case .entitled(let jws, _) = try issuer.entitlement(
+                    for: purchase,
+                    at: now,
+                    namingAccount: namingAccount
+                )
+            else { return nil }
             return jws
         } catch {
             logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(error)"])

@@ -31,8 +31,8 @@ struct EntitlementIssuer: Sendable {
         let token = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0) }
         let issuedAt = now / 1000
         // Never valid past the paid period and its grace: an app that stops checking loses a lapsed
-        // subscription on time.
-        let expiry = min(issuedAt + lifetimeSeconds, until.map { ($0 + 999) / 1000 } ?? Int64.max)
+        // subscription on time (`exp` is in whole seconds: the period's end rounded down, never up).
+        let expiry = min(issuedAt + lifetimeSeconds, until.map { $0 / 1000 } ?? Int64.max)
         let claims = SignedEntitlement(
             iss: issuer,
             aud: Self.audience(of: purchase, token: token),

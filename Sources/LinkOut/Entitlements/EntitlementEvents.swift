@@ -59,14 +59,13 @@ struct EntitlementEvents: Sendable {
     func event(_ kind: Kind, purchase: PurchaseRecord, cause: String, at now: Int64) throws -> [WebhookDelivery] {
         guard webhooksEnabled else { return [] }
         let id = identifiers.eventId([kind.rawValue, purchase.purchaseId, cause])
-        var appAccountToken = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken }
         // An account erased (`linkout erase --account-token`) stays erased in what is made after, as in what was
         // waiting for delivery then.
-        if let account = appAccountToken,
-            try ledger.privacy.isErased(accountKey: identifiers.erasedAccountKey(account))
-        {
-            appAccountToken = PrivacyStore.erased
-        }
+        let appAccountToken = try ErasedAccount.shown(
+            purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken },
+            ledger: ledger,
+            identifiers: identifiers
+        )
         let body = Body(
             id: id,
             type: kind.rawValue,

@@ -107,11 +107,12 @@ struct RedemptionAPI: Sendable {
     }
 
     private func view(_ purchase: PurchaseRecord) throws -> PurchaseView {
-        try Self.view(purchase, ledger: ledger)
+        try Self.view(purchase, ledger: ledger, identifiers: identifiers)
     }
 
-    /// The purchase as the backend and the app see it, with the account of the token it was made on.
-    static func view(_ purchase: PurchaseRecord, ledger: Ledger) throws -> PurchaseView {
+    /// The purchase as the backend and the app see it, with the account of the token it was made on (`[erased]`
+    /// once erased).
+    static func view(_ purchase: PurchaseRecord, ledger: Ledger, identifiers: Identifiers) throws -> PurchaseView {
         PurchaseView(
             purchaseId: purchase.purchaseId,
             productId: purchase.productId,
@@ -119,7 +120,11 @@ struct RedemptionAPI: Sendable {
             status: purchase.status.rawValue,
             externalPurchaseId: purchase.externalPurchaseId,
             bundleId: purchase.bundleId,
-            appAccountToken: try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken },
+            appAccountToken: try ErasedAccount.shown(
+                purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0)?.appAccountToken },
+                ledger: ledger,
+                identifiers: identifiers
+            ),
             currentPeriodEnd: purchase.periodEnd,
             currency: purchase.currency,
             amountTotal: purchase.amountTotal,
