@@ -144,13 +144,19 @@ public struct AppStoreServerAPIClient: Sendable {
         return .failure(.malformedResponse("more than \(maximumPages) pages"))
     }
 
-    /// A page of history from the body of a 200.
+    /// A page of history from the body of a 200. One that says more wait but not where (`hasMore` without a
+    /// `paginationToken`) is malformed: read as the last page, the rest of the window would never be fetched.
     package static func page(_ body: [UInt8]) -> Result<NotificationHistoryResponse, Failure> {
+        let page: NotificationHistoryResponse
         do {
-            return .success(try JSONDecoder().decode(NotificationHistoryResponse.self, from: Data(body)))
+            page = try JSONDecoder().decode(NotificationHistoryResponse.self, from: Data(body))
         } catch {
             return .failure(.malformedResponse("not a NotificationHistoryResponse"))
         }
+        guard !page.hasMore || !(page.paginationToken ?? "").isEmpty else {
+            return .failure(.malformedResponse("hasMore without a paginationToken"))
+        }
+        return .success(page)
     }
 
     /// Query-component encoding: the token is opaque and may hold `+`, `/` or `=`.

@@ -1,4 +1,5 @@
 public import Domain
+import Foundation
 public import Outbound
 
 /// What Retrieve External Purchase Report said of one `requestIdentifier`, read by one rule wherever linkout
@@ -21,8 +22,8 @@ public enum RetrievedReport: Sendable, Equatable {
         requestIdentifier: RequestIdentifier
     ) -> RetrievedReport {
         switch retrieved {
-        case .success(let answer) where answer.status == 200 && answer.body.contains(requestIdentifier.rawValue):
-            .held
+        case .success(let answer) where answer.status == 200:
+            holds(answer.body, requestIdentifier) ? .held : .unknown("Retrieve answered 200 without the report")
         case .success(let answer) where answer.status == 400 || answer.status == 404:
             .notFound
         case .success(let answer) where answer.status == 401 || answer.status == 403:
@@ -34,5 +35,16 @@ public enum RetrievedReport: Sendable, Equatable {
         case .failure(let error):
             .unknown("Retrieve failed: \(error)")
         }
+    }
+
+    /// Whether a `200` is Apple's `RetrieveReportSuccessResponse` for this identifier (`{"report": {…,
+    /// "requestIdentifier": …}}`): a page that only echoes the path (a proxy's, a misrouted URL's) holds nothing,
+    /// and taking it for Apple's copy would leave the token unreported for good.
+    static func holds(_ body: String, _ requestIdentifier: RequestIdentifier) -> Bool {
+        guard let answer = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any],
+            let report = answer["report"] as? [String: Any],
+            let held = report["requestIdentifier"] as? String
+        else { return false }
+        return held.lowercased() == requestIdentifier.rawValue.lowercased()
     }
 }

@@ -82,7 +82,7 @@ public struct SignedPayloadVerifier: Sendable {
             try X509ChainVerifier(trustedRoots: trustedRoots).verify(
                 leaf: leaf,
                 intermediates: [intermediate],
-                atSeconds: Self.floorDivide(signedDate, 1000)
+                atSeconds: signedDate / 1000
             )
         } catch {
             switch error.reason {
@@ -130,15 +130,16 @@ public struct SignedPayloadVerifier: Sendable {
     /// `signedDate` (UNIX ms), read from a payload that is not trusted yet: the chain must be judged at it.
     private static func signedDate(_ payload: [UInt8]) throws(SignedPayloadError) -> Int64 {
         struct Dated: Decodable { var signedDate: Int64 }
+        let signedDate: Int64
         do {
-            return try JSONDecoder().decode(Dated.self, from: Data(payload)).signedDate
+            signedDate = try JSONDecoder().decode(Dated.self, from: Data(payload)).signedDate
         } catch {
             throw SignedPayloadError(.malformedPayload, "no integer signedDate: \(describe(error))")
         }
-    }
-
-    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-        value >= 0 ? value / divisor : -((-value + divisor - 1) / divisor)
+        // Read before the chain is checked, so from anyone: a date before 1970 is no signing date (and
+        // Int64.min, rounded down to seconds by negation, once stopped the server).
+        guard signedDate >= 0 else { throw SignedPayloadError(.malformedPayload, "signedDate is before 1970") }
+        return signedDate
     }
 
     /// A decoding error named by its field, without echoing payload content.

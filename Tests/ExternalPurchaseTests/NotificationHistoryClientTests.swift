@@ -171,6 +171,12 @@ struct NotificationHistoryClientTests {
             HTTPResponse(status: .badRequest, body: Array(#"{"errorCode":4000030}"#.utf8)),
             HTTPResponse(status: HTTPStatus(code: 503, reasonPhrase: "Unavailable")),
             HTTPResponse(status: .ok, body: Array("[]".utf8)),
+            // More waits, but not where: read as the last page, the rest of the window would never be fetched.
+            HTTPResponse(status: .ok, body: Array(#"{"notificationHistory":[],"hasMore":true}"#.utf8)),
+            HTTPResponse(
+                status: .ok,
+                body: Array(#"{"notificationHistory":[],"hasMore":true,"paginationToken":""}"#.utf8)
+            ),
         ])
         defer { server.stop() }
         let client = client(server, key: try ES256Key.generate())
@@ -191,6 +197,8 @@ struct NotificationHistoryClientTests {
         #expect(call() == .rejected(status: 400, body: #"{"errorCode":4000030}"#))
         #expect(call() == .serverError(status: 503, body: ""))
         #expect(call() == .malformedResponse("not a NotificationHistoryResponse"))
+        #expect(call() == .malformedResponse("hasMore without a paginationToken"))
+        #expect(call() == .malformedResponse("hasMore without a paginationToken"))
     }
 
     @Test func noServerIsANetworkError() throws {

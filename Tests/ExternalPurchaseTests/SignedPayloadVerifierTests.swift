@@ -93,6 +93,17 @@ struct SignedPayloadVerifierTests {
         #expect(reason(try pki.verifier(), before) == .expiredAtSignedDate)
     }
 
+    /// `signedDate` is read before the chain is checked, from anyone: one before 1970 is refused as malformed,
+    /// whoever signed it (Int64.min once trapped in rounding it down to seconds and stopped the server).
+    @Test(arguments: [Int64.min, Int64.min + 998, -9_223_372_036_854_775_000, -1])
+    func aSignedDateBefore1970IsMalformed(signedDate: Int64) throws {
+        let pki = try TestPKI()
+        let own = try pki.sign(payload: TestPKI.unreportedPayload(signedDate: signedDate))
+        #expect(reason(try pki.verifier(), own) == .malformedPayload)
+        let stranger = try TestPKI().sign(payload: TestPKI.unreportedPayload(signedDate: signedDate))
+        #expect(reason(try pki.verifier(), stranger) == .malformedPayload)
+    }
+
     @Test func aChainToAnotherRootIsUntrusted() throws {
         let trusted = try TestPKI()
         let stranger = try TestPKI()

@@ -124,6 +124,19 @@ import Testing
             sentAt: sentAt
         )
         #expect(held.attempt.state == .accepted)
+        // A 200 that only echoes the identifier (a proxy's page for the path) is not Apple's copy.
+        for echo in [
+            "<html>No route for /externalPurchase/v1/reports/\(id)</html>", #"{"requestIdentifier":"\#(id)"}"#,
+        ] {
+            let settled = AppleAnswer.settle(
+                retried,
+                retrieved: .success((200, echo)),
+                requestIdentifier: RequestIdentifier(id),
+                attempts: 1,
+                sentAt: sentAt
+            )
+            #expect(settled.attempt.state != .accepted, "\(echo)")
+        }
         let unknown = AppleAnswer.settle(
             retried,
             retrieved: .success((400, "NotFoundError")),

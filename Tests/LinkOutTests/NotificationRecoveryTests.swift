@@ -23,6 +23,8 @@ struct NotificationRecoveryTests {
         private let server: HTTPServer
         private final class Queries: Sendable {
             let tokens = Mutex<[String]>([])
+            /// Answer 503 (Apple down) while set.
+            let failing = Mutex(false)
         }
         private let queries = Queries()
 
@@ -39,6 +41,9 @@ struct NotificationRecoveryTests {
                 queries.tokens.withLock { $0.append(token ?? "") }
                 guard request.headers["authorization"]?.hasPrefix("Bearer ") == true else {
                     return HTTPResponse(status: HTTPStatus(code: 401, reasonPhrase: "Unauthorized"))
+                }
+                if queries.failing.withLock({ $0 }) {
+                    return HTTPResponse(status: HTTPStatus(code: 503, reasonPhrase: "Service Unavailable"))
                 }
                 let index = token.flatMap { Int($0.dropFirst("page-".count)) }.map { $0 - 1 } ?? 0
                 let page = index < pages.count ? pages[index] : []
@@ -61,6 +66,7 @@ struct NotificationRecoveryTests {
 
         var baseURL: String { "http://127.0.0.1:\(port)" }
         var paginationTokens: [String] { queries.tokens.withLock { $0 } }
+        func fail(_ failing: Bool) { queries.failing.withLock { $0 = failing } }
 
         func stop() { server.shutdown(gracePeriod: .seconds(1)) }
     }
@@ -155,5 +161,28 @@ struct NotificationRecoveryTests {
         #expect(setup.fake.paginationTokens.count == 4)
         #expect(try setup.ledger.settings.setting(named: "last_history_pass") == String(now + 86_400_000))
         #expect(try setup.ledger.notifications.notifications().count == 3)
+    }
+
+    /// A daily pass Apple fails (a 503 here; a 429 the same) is tried again after a minute, then two, doubling
+    /// to an hour: not on every sweep, which asked Apple twice every poll interval while it was down.
+    @Test func aFailedDailyPassBacksOffInsteadOfAskingOnEverySweep() throws {
+        let setup = try Setup()
+        let start = Clock.system.nowMilliseconds()
+        setup.notifications.historyPassIfDue(now: start)
+        setup.fake.fail(true)
+        let due = start + 86_400_000
+        setup.notifications.historyPassIfDue(now: due)
+        let first = setup.fake.paginationTokens.count
+        #expect(first > 0)
+        setup.notifications.historyPassIfDue(now: due + 30_000)
+        #expect(setup.fake.paginationTokens.count == first, "asked again a sweep later")
+        setup.notifications.historyPassIfDue(now: due + 60_000)
+        let second = setup.fake.paginationTokens.count
+        #expect(second > first, "not asked again after a minute")
+        setup.notifications.historyPassIfDue(now: due + 60_000 + 90_000)
+        #expect(setup.fake.paginationTokens.count == second, "the second wait is two minutes")
+        setup.fake.fail(false)
+        setup.notifications.historyPassIfDue(now: due + 60_000 + 120_000)
+        #expect(try setup.ledger.settings.setting(named: "last_history_pass") == String(due + 180_000))
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import Domain
 import ExternalPurchase
 import Foundation
+import HTTPServer
 import Lifecycle
 import Logging
 import Storage
@@ -242,6 +243,19 @@ struct ReportingReviewTests {
         let limited = try #require(reports.first { $0.lastHTTPStatus == 429 })
         #expect(limited.attempts == 0)
         #expect(limited.nextAttemptAt == retryAt)
+        // The pause is seen: `/readyz` says until when, and a gauge holds the moment.
+        let readiness = String(
+            decoding: Readiness(ledger: harness.ledger, reporting: harness.service, clock: .system).response().body,
+            as: UTF8.self
+        )
+        #expect(readiness.contains("Apple rate-limited sending (429); it resumes at "), "\(readiness)")
+        let paused = ReportGauges.sample(
+            ledger: harness.ledger,
+            reporting: harness.service,
+            clock: .system,
+            logger: Logger(label: "test", level: .critical)
+        ).first { $0.name == "linkout_reporting_paused_until_seconds" }
+        #expect(paused?.value == Int(retryAt / 1000))
         // Nothing else went out during the pause.
         harness.service.tick()
         #expect(harness.production.received.count <= 3)

@@ -53,6 +53,11 @@ struct Readiness: Sendable {
         }
         if reporting.isAlive(now: clock.nowMilliseconds()) {
             lines.append("reporting: \(reporting.status.description)")
+            if let until = reporting.rateLimitedUntil(now: clock.nowMilliseconds()) {
+                lines.append(
+                    "reporting: Apple rate-limited sending (429); it resumes at \(ReportingService.instant(until))"
+                )
+            }
         } else {
             ready = false
             lines.append("reporting: the background service stopped answering")

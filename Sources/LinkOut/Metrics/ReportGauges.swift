@@ -94,11 +94,11 @@ enum ReportGauges {
                 )
             )
         }
-        return gauges + reportingGauges(reporting)
+        return gauges + reportingGauges(reporting, now: clock.nowMilliseconds())
     }
 
     /// Whether reports are being sent, and why not while Apple refuses them.
-    private static func reportingGauges(_ reporting: ReportingService) -> [Metrics.Gauge] {
+    private static func reportingGauges(_ reporting: ReportingService, now: Int64) -> [Metrics.Gauge] {
         var gauges = [
             Metrics.Gauge(
                 name: "linkout_reporting_running",
@@ -106,6 +106,14 @@ enum ReportGauges {
                 value: reporting.status == .running ? 1 : 0
             )
         ]
+        // Apple's 429 pauses all sending until a moment it names (capped at an hour): when, so a pause is seen.
+        gauges.append(
+            Metrics.Gauge(
+                name: "linkout_reporting_paused_until_seconds",
+                help: "While Apple's 429 holds sending back, when it resumes (UNIX seconds); 0 otherwise.",
+                value: Int((reporting.rateLimitedUntil(now: now) ?? 0) / 1000)
+            )
+        )
         // 1 while Apple refuses us for this reason (401, an undocumented 4xx, a key that cannot sign): reports
         // wait and one is tried every few minutes. Alert on any 1.
         let blocked: ReportingBlock.Reason? =

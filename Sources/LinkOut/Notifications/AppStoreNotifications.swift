@@ -56,6 +56,10 @@ package final class AppStoreNotifications: BackgroundService {
     /// A sweep this often (`reporting.pollIntervalSeconds`).
     private let intervalMilliseconds: Int64
     private let worker: PeriodicWorker
+    /// After a pass that failed (Apple's 429 or 5xx, no network), when the next may start and how many failed
+    /// in a row: a failed pass is tried again after a minute, doubling to an hour, never on every sweep.
+    private let historyRetry = Mutex<(at: Int64, failures: Int)>((0, 0))
+    static let historyRetryLongest: Int64 = Milliseconds.hour
 
     init(
         configuration: Configuration,
@@ -153,7 +157,7 @@ package final class AppStoreNotifications: BackgroundService {
                 try ledger.settings.setSetting(named: Self.lastHistoryPassSetting, to: String(now))
                 return
             }
-            guard now - last >= Self.historyPassInterval else { return }
+            guard now - last >= Self.historyPassInterval, now >= historyRetry.withLock({ $0.at }) else { return }
             // A pass that failed part-way is finished first, from where it stopped (the same window: Apple's
             // pagination token belongs to its query); the next pass goes on from its end.
             let since = last - Self.historyOverlap
@@ -161,10 +165,17 @@ package final class AppStoreNotifications: BackgroundService {
             let summary = recover(since: since, until: until)
             if summary.failures.isEmpty {
                 try ledger.settings.setSetting(named: Self.lastHistoryPassSetting, to: String(until))
+                historyRetry.withLock { $0 = (0, 0) }
             } else {
+                let retryAt = historyRetry.withLock { retry in
+                    retry.failures += 1
+                    let wait = min(Milliseconds.minute << min(retry.failures - 1, 10), Self.historyRetryLongest)
+                    retry.at = now + wait
+                    return retry.at
+                }
                 logger.error(
                     "notification history pass incomplete; it is tried again",
-                    ["summary": summary.description]
+                    ["summary": summary.description, "retry_at": "\(retryAt)"]
                 )
             }
         } catch {

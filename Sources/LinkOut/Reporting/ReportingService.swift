@@ -60,6 +60,17 @@ package final class ReportingService: BackgroundService {
     let duplicateCursor = DuplicateScanCursor()
     /// No report is sent before this moment (UNIX ms): Apple answered 429.
     let pausedUntil = Atomic<Int64>(0)
+
+    /// While Apple's 429 holds sending back, until when (UNIX ms), for `/readyz` and `/metrics`.
+    func rateLimitedUntil(now: Int64) -> Int64? {
+        let until = pausedUntil.load(ordering: .relaxed)
+        return until > now ? until : nil
+    }
+
+    /// A moment as the operator reads it (ISO 8601, UTC).
+    static func instant(_ milliseconds: Int64) -> String {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
+    }
     let identifiers = Mutex<ReportIdentifiers?>(nil)
     /// When this ledger was restored from a backup, if it was (`RestoreDoubt`).
     let restoredAt: Int64?
