@@ -235,6 +235,7 @@ struct RequestParserTests {
             ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: \u{FF}\r\n\r\n", 400),
             ("GET / HTTP/1.0\r\nHost: a@b\r\n\r\n", 400),
+            ("GET / HTTP/1.0\r\nHost: a\r\nHost: x y\r\n\r\n", 400),
             ("GET http://a\"b/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             // a field that is not a list, twice: read one way here and another by a proxy
             ("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n", 400),

@@ -307,6 +307,37 @@ struct BackupRestoreTests {
         let restored = try Ledger(directory: target)
         defer { restored.close() }
         #expect(try Set(restored.tokens.tokens().map(\.token.externalPurchaseId)) == ["journaled-1", "journaled-2"])
+
+        // A rollback from a copied folder of an earlier release, stopped cleanly: its last segment holds visits
+        // its tables have (`journal_applied`), and nothing is missing; one past it is, and cannot be applied at
+        // that schema, so the restore says what to do instead.
+        let older = directory.appendingPathComponent("older").path
+        try FileManager.default.createDirectory(atPath: older, withIntermediateDirectories: true)
+        try Self.ledger(at: older + "/linkout.sqlite", schema: Ledger.schemaVersion - 1)
+        try SQLiteConnection(path: older + "/linkout.sqlite").query(
+            "INSERT INTO settings (name, value) VALUES ('journal_applied', '2')"
+        )
+        try Data(records).write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: older, first: 1)))
+        let kept = try LedgerBackup.restore(
+            from: older + "/linkout.sqlite",
+            into: directory.appendingPathComponent("kept").path,
+            replacing: false,
+            keepSchema: true
+        )
+        #expect(kept.journaledVisits == 0 && kept.schemaVersion == Ledger.schemaVersion - 1)
+        let later = JournalCoding.encode(visit("journaled-3"), sequence: 3)
+        try Data(later).write(to: URL(fileURLWithPath: VisitJournal.segmentPath(in: older, first: 3)))
+        #expect {
+            _ = try LedgerBackup.restore(
+                from: older + "/linkout.sqlite",
+                into: directory.appendingPathComponent("refused").path,
+                replacing: false,
+                keepSchema: true
+            )
+        } throws: { error in
+            (error as? StorageError)?.code == .olderSchema
+                && (error as? StorageError)?.message.contains("1 visit(s) not in its ledger") == true
+        }
     }
 
     /// A rollback: the backup an earlier release made, put back as it is (`--keep-schema`) for that release to run;

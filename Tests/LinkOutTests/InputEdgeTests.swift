@@ -48,6 +48,8 @@ struct InputEdgeTests {
         let repeated = try post(buy(29_990, extra: #","amountTaxInclusive":1"#))
         #expect(repeated.status == 400)
         #expect(repeated.text.contains("duplicate_key"))
+        let trailing = try post(buy(29_990).replacingOccurrences(of: #""quantity":1}"#, with: #""quantity":1,}"#))
+        #expect(trailing.status == 400 && trailing.text.contains("invalid_json"), "\(trailing.text)")
         // An empty list is refused in the shape of every other refused item; a fraction names its field.
         let empty = try post(#"{"lineItems": []}"#)
         #expect(empty.status == 400)

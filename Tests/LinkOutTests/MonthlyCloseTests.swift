@@ -267,7 +267,8 @@ struct MonthlyCloseTests {
 
     /// A refund put off for a reason of its own (more than is left of the payment) waits behind no line item,
     /// but its payment's token is known: it keeps that token's environment's month open (a sandbox purchase's,
-    /// here), not production's. One for a transaction not in yet still counts in production.
+    /// here, for its first transaction and a renewal's), not production's. One for a transaction not in yet
+    /// still counts in production.
     @Test func aPutOffRefundCountsInItsPaymentsEnvironment() throws {
         let november = Self.november
         let clock = ManualClock(startingAt: november.end + Milliseconds.days(1))
@@ -278,8 +279,19 @@ struct MonthlyCloseTests {
         let payments = harness.ledger.payments
         var purchase = EntitlementPolicyTests.purchase(kind: .oneTime, status: .partiallyRefunded)
         (purchase.purchaseId, purchase.provider, purchase.externalPurchaseId) = ("txn_s", "paddle", "SANDBOX_paddle")
-        try payments.apply(PaymentChange(event: nil, outcome: "purchase recorded", purchase: purchase, at: day))
-        for (id, transaction) in [("evt_over", "txn_s"), ("evt_early", "txn_unknown")] {
+        let renewal = PurchaseCharge(
+            chargeKey: .payment("txn_renewal"),
+            purchaseId: "txn_s",
+            lineItemId: "txn_renewal:buy",
+            amountTotal: 100,
+            amountTax: 0,
+            amountRefunded: 0,
+            createdAt: day
+        )
+        try payments.apply(
+            PaymentChange(event: nil, outcome: "purchase recorded", purchase: purchase, charges: [renewal], at: day)
+        )
+        for (id, transaction) in [("evt_over", "txn_s"), ("evt_renewal", "txn_renewal"), ("evt_early", "txn_unknown")] {
             let event = StoredPaymentEvent(
                 provider: "paddle",
                 eventId: id,
@@ -294,9 +306,13 @@ struct MonthlyCloseTests {
         }
         let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
         let sandbox = try close.report(month: november, environment: .sandbox, now: clock.now, status: .running)
-        #expect(sandbox.pendingPaymentEvents == 1 && sandbox.state == .closing)
-        let entry = try #require(sandbox.outstandingList.first { $0.kind == "payment_event" })
-        #expect(entry.externalPurchaseId == "SANDBOX_paddle" && entry.reason.contains("evt_over"))
+        #expect(sandbox.pendingPaymentEvents == 2 && sandbox.state == .closing)
+        let entries = sandbox.outstandingList.filter { $0.kind == "payment_event" }
+        #expect(entries.map(\.externalPurchaseId) == ["SANDBOX_paddle", "SANDBOX_paddle"])
+        #expect(
+            entries.contains { $0.reason.contains("evt_over") }
+                && entries.contains { $0.reason.contains("evt_renewal") }
+        )
         let production = try close.report(month: november, now: clock.now, status: .running)
         #expect(production.pendingPaymentEvents == 1)
         #expect(production.outstandingList.first { $0.kind == "payment_event" }?.reason.contains("evt_early") == true)

@@ -71,8 +71,8 @@ struct DiskFullTests {
     }
 
     /// A backup on a read-only mount (put there to be looked at) cannot be opened, even by a command that only
-    /// reads: the ledger runs in WAL mode, and turning a backup's file to it writes. The error names the file and what to do, not SQLite's "attempt to
-    /// write a readonly database".
+    /// reads: the ledger runs in WAL mode, and turning a backup's file to it writes. The error names the file and
+    /// what to do, not SQLite's "attempt to write a readonly database".
     @Test func aLedgerOnAReadOnlyMountSaysSoAndWhatToDo() throws {
         let original = LedgerTests.TemporaryFolder()
         try Ledger(directory: original.path + "/data").close()

@@ -36,8 +36,9 @@ extension TokenDecoder {
 }
 
 extension TokenDecoder {
-    /// Whether an object or array in `json` (to `maxDepth`) ends in a comma: `{"a": 1,}`. Not JSON (RFC 8259
-    /// §4, §5), but Foundation's reader takes it, so a body another reader refuses would count here.
+    /// Whether an object or array in `json` ends in a comma: `{"a": 1,}`. Not JSON (RFC 8259 §4, §5), but
+    /// Foundation's reader takes it, so a body another reader refuses would count here. Containers nested deeper
+    /// than `maxDepth` are not looked into, as in `duplicateKeyAnywhere`: no body linkout takes nests that deep.
     public static func hasTrailingComma(in json: [UInt8], maxDepth: Int = 32) -> Bool {
         var scanner = KeyScanner(bytes: json)
         return scanner.trailingComma(depth: maxDepth)
@@ -52,29 +53,30 @@ extension KeyScanner {
             _ = skipValue()
             return false
         }
-        for (open, close) in [(UInt8(ascii: "{"), UInt8(ascii: "}")), (UInt8(ascii: "["), UInt8(ascii: "]"))]
-        where take(open) {
-            skipWhitespace()
-            if take(close) { return false }
-            while true {
-                if open == UInt8(ascii: "{") {
-                    skipWhitespace()
-                    guard string() != nil else { return false }
-                    skipWhitespace()
-                    guard take(UInt8(ascii: ":")) else { return false }
-                }
-                if trailingComma(depth: depth - 1) { return true }
-                skipWhitespace()
-                guard take(UInt8(ascii: ",")) else {
-                    _ = take(close)
-                    return false
-                }
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == close { return true }
-            }
+        let isObject = take(UInt8(ascii: "{"))
+        guard isObject || take(UInt8(ascii: "[")) else {
+            _ = skipValue()
+            return false
         }
-        _ = skipValue()
-        return false
+        let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        skipWhitespace()
+        if take(close) { return false }
+        while true {
+            if isObject {
+                skipWhitespace()
+                guard string() != nil else { return false }
+                skipWhitespace()
+                guard take(UInt8(ascii: ":")) else { return false }
+            }
+            if trailingComma(depth: depth - 1) { return true }
+            skipWhitespace()
+            guard take(UInt8(ascii: ",")) else {
+                _ = take(close)
+                return false
+            }
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == close { return true }
+        }
     }
 }
 

@@ -147,8 +147,8 @@ public struct RequestParser: Sendable {
         }
     }
 
-    /// Fields whose second copy is refused (Host has its own rule).
-    static let singleFields = ["authorization", "content-type", "stripe-signature", "paddle-signature"]
+    /// Fields whose second copy is refused (an HTTP/1.1 request also needs its one Host).
+    static let singleFields = ["host", "authorization", "content-type", "stripe-signature", "paddle-signature"]
 
     struct Rejection: Error {
         var status: HTTPStatus
@@ -295,7 +295,6 @@ private let httpSlash = Array("HTTP/".utf8)
 
 private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-/// tchar from RFC 9110 §5.6.2.
 /// A URI's host and optional port (RFC 3986 §3.2.2): a name's unreserved, percent-encoded and sub-delimiter
 /// characters, an IP literal's brackets and colons; empty is allowed (a target with no authority).
 func isHost(_ value: String) -> Bool {
@@ -312,6 +311,7 @@ func isHost(_ value: String) -> Bool {
     }
 }
 
+/// tchar from RFC 9110 §5.6.2.
 func isTokenByte(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), 0x30...0x39: true

@@ -33,6 +33,8 @@ struct EntitlementIssuer: Sendable {
         // Never valid past the paid period and its grace: an app that stops checking loses a lapsed
         // subscription on time (`exp` is in whole seconds: the period's end rounded down, never up).
         let expiry = min(issuedAt + lifetimeSeconds, until.map { $0 / 1000 } ?? Int64.max)
+        // A period ending within this second: a token expired as it is made would be refused by the app anyway.
+        guard expiry > issuedAt else { return .notEntitled(reason: "period_over") }
         let claims = SignedEntitlement(
             iss: issuer,
             aud: Self.audience(of: purchase, token: token),

@@ -6,9 +6,8 @@ extension Configuration {
     mutating func apply(environment: [String: String]) throws(ConfigurationError) {
         if let host = environment["LINKOUT_HOST"] { server.host = host }
         if let port = environment["LINKOUT_PORT"] { server.port = try Self.parsePort(port, field: "LINKOUT_PORT") }
-        if let directory = environment["LINKOUT_DATA_DIR"] {
-            storage.dataDir = try Self.parseDataDir(directory, field: "LINKOUT_DATA_DIR")
-        }
+        // Empty is unset, as for the other variables (an unset variable in a compose file).
+        if let directory = environment["LINKOUT_DATA_DIR"], !directory.isEmpty { storage.dataDir = directory }
         if let url = environment["LINKOUT_DATABASE_URL"] { storage.postgresURL = url.isEmpty ? nil : url }
         if let password = environment["LINKOUT_DATABASE_PASSWORD"], !password.isEmpty {
             storage.postgresPassword = password

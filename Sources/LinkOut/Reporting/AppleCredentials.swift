@@ -15,11 +15,15 @@ enum AppleCredentials {
         guard !apple.privateKeyFile.isEmpty else {
             return .failure(ConfigurationError(field: "apple.privateKeyFile", problem: "is empty"))
         }
-        guard let data = FileManager.default.contents(atPath: apple.privateKeyFile) else {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: apple.privateKeyFile))
+        } catch {
+            // Foundation's words name the reason: no such file, permission denied, a folder.
             return .failure(
                 ConfigurationError(
                     field: "apple.privateKeyFile",
-                    problem: "cannot be read (\(apple.privateKeyFile): \(unreadable(apple.privateKeyFile)))"
+                    problem: "cannot be read (\(apple.privateKeyFile): \(error.localizedDescription))"
                 )
             )
         }
@@ -31,20 +35,5 @@ enum AppleCredentials {
                 ConfigurationError(field: "apple.privateKeyFile", problem: "is not a P-256 PKCS#8 key (.p8)")
             )
         }
-    }
-
-    /// Why the file at `path` cannot be read, in the system's words ("No such file or directory", "Permission
-    /// denied", "Is a directory").
-    static func unreadable(_ path: String) -> String {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return String(cString: strerror(EISDIR))
-        }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd < 0 else {
-            close(fd)
-            return "unreadable"
-        }
-        return String(cString: strerror(errno))
     }
 }

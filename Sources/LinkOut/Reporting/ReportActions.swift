@@ -131,6 +131,14 @@ package struct ReportActions: Sendable {
                     ?? "the body is not one of Apple's line items: \(error)"
             )
         }
+        // What JSONDecoder lets through and another reader of the body would not read the same way (the
+        // route says it first, with its own codes; `linkout report restate FILE` hears it here).
+        if TokenDecoder.hasTrailingComma(in: Array(body.utf8)) {
+            throw Refusal(kind: .invalid, description: "the body is not JSON: a comma before a closing bracket")
+        }
+        if TokenDecoder.duplicateKeyAnywhere(in: Array(body.utf8)) != nil {
+            throw Refusal(kind: .invalid, description: "the body names a key more than once")
+        }
         if let misplaced = LineItemFieldNames.notAllowed(inItem: Array(body.utf8)).first {
             throw Refusal(kind: .invalid, description: misplaced.description)
         }

@@ -294,15 +294,21 @@ public enum LedgerBackup {
         throws(StorageError) -> Int
     {
         guard !records.isEmpty else { return 0 }
-        let version = try schemaVersion(try SQLiteConnection(path: path, readOnly: true))
+        let copy = try SQLiteConnection(path: path, readOnly: true)
+        // A stopped server's folder keeps its last segment, whose visits are in the tables already: only those
+        // past the copy's `journal_applied` are missing (every schema has the setting).
+        let applied = try SQLDatabase.journalApplied(in: copy)
+        let missing = records.filter { $0.sequence > applied }
+        guard !missing.isEmpty else { return 0 }
+        let version = try schemaVersion(copy)
         guard version == Migrations.latestVersion else {
             throw StorageError(
                 .olderSchema,
-                "the folder's journal holds \(records.count) visit(s) not in its ledger (schema \(version)); take a "
+                "the folder's journal holds \(missing.count) visit(s) not in its ledger (schema \(version)); take a "
                     + "backup of the folder with the release that ran it (linkout backup --data-dir) and restore that"
             )
         }
-        return try apply(records, to: path, clock: clock)
+        return try apply(missing, to: path, clock: clock)
     }
 
     /// Upgrades the copy to this release's schema (a plain restore: this release will run it).

@@ -8,22 +8,32 @@ public import Domain
 /// only the events not processed yet.
 extension CloseStore {
     /// The token an unprocessed event concerns: the one it waits behind, else the one of the payment it belongs
-    /// to (Paddle's adjustments name their transaction, a subscription's events the subscription), so a refund
-    /// put off on a sandbox purchase counts in sandbox's close. An event whose payment is not in yet has none.
+    /// to (a Paddle adjustment names its transaction, a first one or a renewal's, kept among the purchase's
+    /// charges; a subscription's events name the subscription), so a refund put off on a sandbox purchase counts
+    /// in sandbox's close. An event whose payment is not in yet, or that names none (Stripe's), has none.
     static let eventToken = """
         coalesce(e.held_token,
             (SELECT p.external_purchase_id FROM purchases p
              WHERE p.purchase_id = e.order_key AND p.provider = e.provider),
+            (SELECT p.external_purchase_id FROM purchase_charges c JOIN purchases p ON p.purchase_id = c.purchase_id
+             WHERE c.charge_key = e.order_key AND p.provider = e.provider),
             (SELECT p.external_purchase_id FROM purchases p
              WHERE p.subscription_id = e.order_key AND p.provider = e.provider
                AND p.external_purchase_id IS NOT NULL LIMIT 1))
         """
 
+    /// The month's unprocessed events with their token, worked out once each (the month's range first, on
+    /// `payment_events_unprocessed`), then kept in `environment`'s close. Parameters: from, until, environment.
     static func pendingPaymentEvents(_ columns: String) -> String {
         """
-        SELECT \(columns) FROM payment_events e LEFT JOIN tokens t ON t.external_purchase_id = \(eventToken)
-        WHERE e.processed_at IS NULL AND coalesce(t.environment, 'production') = ?
-          AND coalesce(e.occurred_at, e.received_at) >= ? AND coalesce(e.occurred_at, e.received_at) < ?
+        SELECT \(columns) FROM (
+            SELECT e.provider, e.event_id, coalesce(e.occurred_at, e.received_at) AS at, e.outcome,
+                \(eventToken) AS token
+            FROM payment_events e
+            WHERE e.processed_at IS NULL
+              AND coalesce(e.occurred_at, e.received_at) >= ? AND coalesce(e.occurred_at, e.received_at) < ?
+        ) e LEFT JOIN tokens t ON t.external_purchase_id = e.token
+        WHERE coalesce(t.environment, 'production') = ?
         """
     }
 
@@ -34,7 +44,7 @@ extension CloseStore {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 Self.pendingPaymentEvents("count(*)"),
-                [.text(environment.rawValue), .integer(from), .integer(until)]
+                [.integer(from), .integer(until), .text(environment.rawValue)]
             ).first?.first?.integer ?? 0
         }
     }
@@ -45,10 +55,9 @@ extension CloseStore {
     {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
-                Self.pendingPaymentEvents(
-                    "e.provider, e.event_id, coalesce(e.occurred_at, e.received_at) AS at, \(Self.eventToken), e.outcome"
-                ) + " ORDER BY at, e.provider, e.event_id LIMIT ?",
-                [.text(environment.rawValue), .integer(from), .integer(until), .integer(Int64(limit))]
+                Self.pendingPaymentEvents("e.provider, e.event_id, e.at, e.token, e.outcome")
+                    + " ORDER BY e.at, e.provider, e.event_id LIMIT ?",
+                [.integer(from), .integer(until), .text(environment.rawValue), .integer(Int64(limit))]
             ).map { row in
                 var item = CloseItem(
                     kind: .paymentEvent,

@@ -31,7 +31,9 @@ extension AdminAPI {
         guard request.body.count <= LineItemsAPI.maxBodyBytes else {
             return JSONResponse.error(.contentTooLarge, "body_too_large", "The body is too large.")
         }
-        if let refusal = JSONBody.laxnessRefusal(request.body, fields: [], notJSON: "invalid_json") { return refusal }
+        if let refusal = JSONBody.laxnessRefusal(request.body, fields: [], notJSON: "invalid_line_item") {
+            return refusal
+        }
         let body = String(decoding: request.body, as: UTF8.self)
         let lineItemId = request.pathParameters["lineItemId"] ?? ""
         return try act(request) { actions, id in
