@@ -19,6 +19,8 @@ struct PostgresOutageTests {
         let live = try LiveApplication { $0.storage.postgresURL = database.url }
         defer { live.application.shutdown() }
         #expect(try live.get(Self.landing()).status == 303)
+        let keySet = try live.get("/.well-known/jwks.json")
+        #expect(keySet.status == 200 && keySet.text.contains("\"kid\""))
 
         // The outage: every session to the database is cut and new ones are refused, as while it restarts.
         try TestDatabase.execute("ALTER DATABASE \(database.name) WITH ALLOW_CONNECTIONS false", on: server)
@@ -33,6 +35,9 @@ struct PostgresOutageTests {
         let readiness = try live.get("/readyz")
         #expect(readiness.status == 503)
         #expect(readiness.text.contains("database: unavailable"))
+        // Apps still get the key set to verify the entitlements they hold: the one last read.
+        let keptKeySet = try live.get("/.well-known/jwks.json")
+        #expect(keptKeySet.status == 200 && keptKeySet.text == keySet.text, "\(keptKeySet.status)")
 
         try TestDatabase.execute("ALTER DATABASE \(database.name) WITH ALLOW_CONNECTIONS true", on: server)
         // Back without a restart: readiness probes the database again, and the next landing is recorded.

@@ -43,6 +43,8 @@ final class EntitlementKeyring: Sendable {
     private let signingNoted = Mutex<[String: Int64]>([:])
     /// A server notes its signing with a key at most this often; a retirement allows for it.
     static let signingNoteMilliseconds: Int64 = 60_000
+    /// The key set last read from the ledger, served while the database cannot be reached.
+    private let lastPublished = Mutex<[PublicJWK]?>(nil)
 
     /// As the server: reads the key file (refused when that key was retired), or generates the first key into
     /// the ledger when none is there. As the operator's tools: reads the key file named in the configuration,
@@ -199,8 +201,18 @@ final class EntitlementKeyring: Sendable {
 
     /// `/.well-known/jwks.json`: every key not retired, read from the ledger (a key another instance rotated in
     /// is published at once).
+    /// While PostgreSQL cannot be reached, the set last read: apps verify entitlements they already hold with
+    /// it, and a key published or retired meanwhile shows once the database is back (a 503 would fail every
+    /// app that fetches the set then).
     func publishedKeys() throws -> [PublicJWK] {
-        try ledger.signingKeys.keys().map(Self.jwk)
+        do {
+            let keys = try ledger.signingKeys.keys().map(Self.jwk)
+            lastPublished.withLock { $0 = keys }
+            return keys
+        } catch let error as StorageError where error.code == .unavailable {
+            guard let keys = lastPublished.withLock({ $0 }) else { throw error }
+            return keys
+        }
     }
 
     /// A new generated key, published now and signing from `publishAheadSeconds` on. The key it replaces stays
