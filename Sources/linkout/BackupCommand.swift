@@ -61,7 +61,8 @@ enum BackupCommand {
         let kept =
             "kept from the replaced ledger: \(revocations.credentials) credential revocation(s), "
             + "\(revocations.signingKeys) key retirement(s), \(revocations.newSigningKeys) signing key(s), "
-            + "\(revocations.auditEntries) audit entr(ies) made after the backup"
+            + "\(revocations.erasedAccounts) erased account(s), \(revocations.auditEntries) audit entr(ies) made after "
+            + "the backup"
         // Erasures are in the ledger too, and those after the backup cannot be known here; nor, without a
         // replaced ledger read whole, all that was revoked or retired since.
         let redo =
@@ -69,7 +70,7 @@ enum BackupCommand {
             ? kept + "; what was erased after the backup is back: erase again (linkout erase) before starting the "
                 + "server\n"
             : (revocations.credentials + revocations.signingKeys + revocations.newSigningKeys
-                + revocations.auditEntries > 0
+                + revocations.erasedAccounts + revocations.auditEntries > 0
                 ? kept + " (the rest could not be read)\n" : "")
                 + "what was revoked, retired or erased after the backup is back: revoke again (linkout credentials "
                 + "revoke ID), retire again (linkout keys retire KID --force) and erase again (linkout erase) before "

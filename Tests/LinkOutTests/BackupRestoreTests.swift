@@ -465,6 +465,10 @@ struct BackupRestoreTests {
                 signsFrom: 5_600
             )
             #expect(try ledger.signingKeys.insert(rotated))
+            // An account erased, and the new key's signing noted: later events keep saying `[erased]`, and a
+            // retirement of k2 waits for what it signed.
+            try ledger.privacy.markErased(accountKey: "erased-account-key", at: 5_700)
+            try ledger.signingKeys.recordSigning(kid: "k2", lifetimeSeconds: 86_400, at: 5_800)
             for (at, action, subject) in [(5_000, "credential.revoke", "cred_1"), (6_000, "signing_key.retire", "k1")] {
                 try ledger.audit.append(
                     AuditEntry(at: Int64(at), actor: "cli:ops", origin: "local", action: action, subject: subject)
@@ -475,8 +479,8 @@ struct BackupRestoreTests {
         #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
         #expect(
             restore.stdoutText().contains(
-                "1 credential revocation(s), 1 key retirement(s), 1 signing key(s), 2 audit entr(ies) made after the "
-                    + "backup"
+                "1 credential revocation(s), 1 key retirement(s), 1 signing key(s), 1 erased account(s), 2 audit "
+                    + "entr(ies) made after the backup"
             ),
             "\(restore.stdoutText())"
         )
@@ -487,6 +491,9 @@ struct BackupRestoreTests {
             #expect(try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k1" }?.retiredAt == 6_000)
             let carried = try restored.signingKeys.keys(includingRetired: true).first { $0.kid == "k2" }
             #expect(carried?.privateKeyPEM == "pem2" && carried?.signsFrom == 5_600 && carried?.retiredAt == nil)
+            #expect(try restored.privacy.isErased(accountKey: "erased-account-key"))
+            let signing = try restored.signingKeys.signing(kid: "k2")
+            #expect(signing.longestLifetimeSeconds == 86_400 && signing.lastSignedAt == 5_800)
             // Oldest first: the entry the backup held, the two carried, then the restore's own.
             let actions = try restored.audit.entries().reversed().map(\.action)
             #expect(actions == ["keys.list", "credential.revoke", "signing_key.retire", "restore"], "\(actions)")
@@ -510,7 +517,8 @@ struct BackupRestoreTests {
         // The log carried: the revocation, the retirement and the first restore.
         #expect(
             said.contains(
-                "1 key retirement(s), 1 signing key(s), 3 audit entr(ies) made after the backup (the rest could not be read)"
+                "1 key retirement(s), 1 signing key(s), 1 erased account(s), 3 audit entr(ies) made after the backup "
+                    + "(the rest could not be read)"
             ),
             "\(said)"
         )

@@ -9,6 +9,8 @@ import Foundation
 /// ledger restored over) never become this one's.
 /// The audit trail after the backup is kept too (who revoked, retired, erased or signed in since): the log is the
 /// installation's account of who did what, kept as long as the ledger, and a restore is one more entry in it.
+/// So are the accounts erased since (what is made later for them keeps saying `[erased]`) and when each key last
+/// signed (a retirement waits for what it signed).
 /// Everything else of the replaced ledger is set aside whole (`replaced-<ms>/`), not merged.
 extension LedgerBackup {
     /// What was carried over.
@@ -21,6 +23,8 @@ extension LedgerBackup {
         public var newSigningKeys = 0
         /// Audit entries of the replaced ledger made after the restored one's last.
         public var auditEntries = 0
+        /// Accounts erased in the replaced ledger (`linkout erase --account-token`) the copy did not know.
+        public var erasedAccounts = 0
     }
 
     /// Revokes in the copy at `restored` each credential the ledger at `replaced` has revoked, and retires each
@@ -38,7 +42,19 @@ extension LedgerBackup {
         let allKeys =
             sameInstallation == true
             ? try? old.query("SELECT \(SigningKeyStore.columns) FROM signing_keys").map(SigningKeyStore.record) : []
-        var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil)
+        // Keyed with the installation's secret, so only of the same installation: the accounts erased (events made
+        // later must keep naming them `[erased]`) and when each key last signed and for how long (a retirement
+        // must wait for what it signed).
+        let notes =
+            sameInstallation == true
+            ? try? old.query(
+                "SELECT name, value FROM settings WHERE name LIKE ? OR name LIKE ? OR name LIKE ?",
+                [
+                    .text(PrivacyStore.erasedAccountSetting("%")), .text(SigningKeyStore.lifetimeSetting("%")),
+                    .text(SigningKeyStore.lastSignedSetting("%")),
+                ]
+            ) : []
+        var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil && notes != nil)
         // A rollback's schema may predate credentials and keys (schema 24), or the audit log: nothing of them to
         // keep then.
         let takesCredentials = try has(copy, "customer_credentials", "revoked_at")
@@ -69,6 +85,22 @@ extension LedgerBackup {
             for var key in allKeys ?? [] where takesKeys {
                 key.retiredAt = nil
                 if try SigningKeyStore.insertStartingAlone(key, into: copy) { carried.newSigningKeys += 1 }
+            }
+            for row in notes ?? [] {
+                let erasure = row[0].text?.hasPrefix(PrivacyStore.erasedAccountSetting("")) == true
+                if erasure, try copy.query("SELECT 1 FROM settings WHERE name = ?", [row[0]]).isEmpty {
+                    carried.erasedAccounts += 1
+                }
+                // Each only grows (a later signing, a longer lifetime) or is made once (an erasure): the larger
+                // of the two ledgers' values stands.
+                try copy.query(
+                    """
+                    INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value =
+                        CASE WHEN CAST(excluded.value AS INTEGER) > CAST(settings.value AS INTEGER)
+                        THEN excluded.value ELSE settings.value END
+                    """,
+                    [row[0], row[1]]
+                )
             }
             for row in keys where takesKeys {
                 carried.signingKeys += try copy.query(
