@@ -45,7 +45,7 @@ enum ReportActionCommand {
                 if page.count < 1_000 { break }
             }
             for entry in entries {
-                let left = (entry.noticeAt - now) / Milliseconds.hour
+                let left = Int64.saturating(entry.noticeAt, minus: now) / Milliseconds.hour
                 CommandLineInterface.printOutput(
                     "\(entry.externalPurchaseId)  \(left) h before Apple's notice\n  Apple: \(entry.appleMessage)\n"
                         + (entry.waiting.map { "  waiting: \($0)\n" } ?? "") + "  resolve: \(entry.resolution)\n"

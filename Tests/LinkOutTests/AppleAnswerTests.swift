@@ -267,6 +267,17 @@ import Testing
             #expect(bare.resolution.contains("no-line-item") == !holds, "\(bare.resolution)")
             #expect(bare.resolution.contains("linkout report resend t"))
         }
+        // A token from Apple's notification carries whatever dates it carries: its notice saturates, never traps
+        // (one created at Int64.max stopped the server at every dashboard load once its report was refused).
+        let extreme = AttentionEntry(
+            externalPurchaseId: "t",
+            tokenCreationDate: .max,
+            tokenExpirationDate: nil,
+            report: rejected,
+            lineItems: [],
+            appleHoldsLineItems: false
+        )
+        #expect(extreme.noticeAt == .max)
     }
 
     static func stored(_ report: ExternalPurchaseReport, attempts: Int64 = 0) throws -> StoredReport {

@@ -41,6 +41,9 @@ struct HTTPDate {
         let clock = parts[4].split(separator: ":")
         guard clock.count == 3, let hour = Int32(clock[0]), let minute = Int32(clock[1]), let second = Int32(clock[2])
         else { return nil }
+        // RFC 9110 §5.6.7: a four-digit year. Anything else is not a date (a year of -2147483648, sent by anyone
+        // in If-Modified-Since, overflowed `year - 1900` and stopped the server).
+        guard (0...9999).contains(year), (1...31).contains(day) else { return nil }
         var value = tm()
         value.tm_year = year - 1900
         value.tm_mon = Int32(month)

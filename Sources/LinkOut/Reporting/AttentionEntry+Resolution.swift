@@ -7,7 +7,8 @@ extension AttentionEntry {
     /// creation, or, for a custom-link token, soon after it expires. The time left before it is what makes a token
     /// urgent.
     package var noticeAt: Int64 {
-        tokenExpirationDate ?? (tokenCreationDate + ReportingPolicy.unreportedNoticeMilliseconds)
+        // Saturating: a token from Apple's notification is taken with the dates it carries, whatever they are.
+        tokenExpirationDate ?? Int64.saturating(tokenCreationDate, plus: ReportingPolicy.unreportedNoticeMilliseconds)
     }
 
     /// What Apple said: the rejected report's `errors` (which name any line items set aside with it), or else

@@ -168,7 +168,7 @@ extension DashboardRoute {
         context["attention_count"] = .text(String(try ledger.reports.attentionCount()))
         context["attention_rows"] = .list(
             entries.map { entry in
-                let left = entry.noticeAt.subtractingReportingOverflow(now).partialValue
+                let left = Int64.saturating(entry.noticeAt, minus: now)
                 let what =
                     entry.report.map { "report \($0.status.rawValue) rejected" }
                     ?? "\(entry.lineItems.count) line item(s) set aside"
