@@ -200,10 +200,9 @@ final class EntitlementKeyring: Sendable {
     }
 
     /// `/.well-known/jwks.json`: every key not retired, read from the ledger (a key another instance rotated in
-    /// is published at once).
-    /// While PostgreSQL cannot be reached, the set last read: apps verify entitlements they already hold with
-    /// it, and a key published or retired meanwhile shows once the database is back (a 503 would fail every
-    /// app that fetches the set then).
+    /// is published at once). While PostgreSQL cannot be reached, the set last read: apps verify entitlements
+    /// they already hold with it, and a key published or retired meanwhile shows once the database is back (a
+    /// 503 would fail every app that fetches the set then).
     func publishedKeys() throws -> [PublicJWK] {
         do {
             let keys = try ledger.signingKeys.keys().map(Self.jwk)
