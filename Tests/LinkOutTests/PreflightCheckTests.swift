@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import Lifecycle
 import Payments
@@ -59,6 +60,17 @@ struct PreflightCheckTests {
         #expect(stripe.sessionsCreated == 0, "nothing was charged")
         #expect(receiver.deliveries.map(\.type) == ["linkout.check"])
         #expect(receiver.deliveries.first?.signatureValid == true)
+        // The file names exactly the apps the server serves it for (a Team ID and universal link paths): one with
+        // a Team ID alone is not looked for; one the server does not name fails, though its ID is a prefix of
+        // another's.
+        var teamOnly = configuration
+        teamOnly.apps.append(configuration.apps[0])
+        (teamOnly.apps[1].bundleId, teamOnly.apps[1].universalLinkPaths) = ("com.example.two", [])
+        #expect(Self.results(PreflightCheck(configuration: teamOnly).online())["app-site association"]?.passed == true)
+        var unserved = teamOnly
+        (unserved.apps[1].bundleId, unserved.apps[1].universalLinkPaths) = ("com.exampl", ["/open/*"])
+        let missing = Self.results(PreflightCheck(configuration: unserved).online())["app-site association"]
+        #expect(missing?.passed == false && missing?.detail.contains("ABCDE12345.com.exampl") == true)
         // Apple's proxy is for Apple's API: the receiver and the public address are reached as the server and
         // phones reach them.
         var proxied = configuration

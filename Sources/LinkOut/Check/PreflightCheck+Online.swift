@@ -142,24 +142,35 @@ extension PreflightCheck {
         }
     }
 
-    /// The app-site association file, when an app names its Team ID: served as JSON with the app's links.
+    /// The app-site association file, when the server makes one (an app names its Team ID and its universal
+    /// link paths): served as JSON naming every such app's ID exactly (`applinks.details[].appIDs`).
     func appSiteAssociation() -> Result {
-        guard let app = configuration.apps.first(where: { $0.teamId != nil }), let team = app.teamId else {
-            return Self.pass("app-site association", "not served: no app names a teamId")
+        let expected = AppSiteAssociationRoute.served(configuration.apps).map(\.appID)
+        guard !expected.isEmpty else {
+            return Self.pass("app-site association", "not served: no app names both a teamId and universalLinkPaths")
         }
         let url = configuration.server.baseURL + "/.well-known/apple-app-site-association"
         do {
             let response = try directClient.perform(HTTPClientRequest(method: "GET", url: url))
-            let text = String(decoding: response.body, as: UTF8.self)
-            guard response.status == 200, text.contains("\(team).\(app.bundleId)") else {
+            let named = Self.associatedAppIDs(response.body)
+            let missing = expected.filter { !named.contains($0) }
+            guard response.status == 200, missing.isEmpty else {
                 return Self.fail(
                     "app-site association",
-                    "\(url) answered \(response.status) without \(team).\(app.bundleId)"
+                    "\(url) answered \(response.status) without \(missing.joined(separator: ", "))"
                 )
             }
-            return Self.pass("app-site association", "\(url) names \(team).\(app.bundleId)")
+            return Self.pass("app-site association", "\(url) names \(expected.joined(separator: ", "))")
         } catch {
             return Self.fail("app-site association", "\(url): \(error.description)")
         }
+    }
+
+    /// The app IDs an app-site association file names (`applinks.details[].appIDs`).
+    static func associatedAppIDs(_ body: [UInt8]) -> Set<String> {
+        guard let file = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
+            let details = (file["applinks"] as? [String: Any])?["details"] as? [[String: Any]]
+        else { return [] }
+        return Set(details.flatMap { $0["appIDs"] as? [String] ?? [] })
     }
 }

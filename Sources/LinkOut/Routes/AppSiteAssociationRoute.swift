@@ -7,13 +7,18 @@ import HTTPServer
 struct AppSiteAssociationRoute: Sendable {
     let body: [UInt8]?
 
-    init(apps: [AppConfiguration]) {
-        let details: [[String: Any]] = apps.compactMap { app in
+    /// The app ID (`<Team ID>.<bundle id>`) each served app goes by: an app that names its Team ID and the paths
+    /// its universal links open. `linkout check --online` looks for exactly these.
+    static func served(_ apps: [AppConfiguration]) -> [(appID: String, app: AppConfiguration)] {
+        apps.compactMap { app in
             guard let team = app.teamId, !app.universalLinkPaths.isEmpty else { return nil }
-            return [
-                "appIDs": ["\(team).\(app.bundleId)"],
-                "components": app.universalLinkPaths.map { ["/": $0] },
-            ]
+            return ("\(team).\(app.bundleId)", app)
+        }
+    }
+
+    init(apps: [AppConfiguration]) {
+        let details: [[String: Any]] = Self.served(apps).map { served in
+            ["appIDs": [served.appID], "components": served.app.universalLinkPaths.map { ["/": $0] }]
         }
         guard !details.isEmpty,
             let data = try? JSONSerialization.data(
@@ -28,7 +33,13 @@ struct AppSiteAssociationRoute: Sendable {
     }
 
     func show(_ request: HTTPRequest) -> HTTPResponse {
-        guard let body else { return JSONResponse.error(.notFound, "not_configured", "No app names a teamId.") }
+        guard let body else {
+            return JSONResponse.error(
+                .notFound,
+                "not_configured",
+                "No app names both a teamId and universalLinkPaths."
+            )
+        }
         return HTTPResponse(
             status: .ok,
             headers: ["Content-Type": "application/json", "Cache-Control": "max-age=3600"],
