@@ -4,12 +4,19 @@ import Outbound
 /// `linkout healthcheck`: exit 0 when the local server answers `/healthz` with 200. The container's
 /// HEALTHCHECK runs it, so the image needs no curl.
 enum HealthcheckCommand {
+    /// `/healthz` on the address the server listens on: the configured host, or the loopback address when it
+    /// listens on every address (`0.0.0.0`, `::`).
+    static func localURL(host: String, port: Int) -> String {
+        let target = ["", "0.0.0.0", "::"].contains(host) ? "127.0.0.1" : host
+        return "http://\(target.contains(":") ? "[\(target)]" : target):\(port)/healthz"
+    }
+
     static func run(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(arguments, allowed: ["--config", "--port", "--url"])
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], port: flags["--port"])
         )
-        let url = flags["--url"] ?? "http://127.0.0.1:\(configuration.server.port)/healthz"
+        let url = flags["--url"] ?? localURL(host: configuration.server.host, port: configuration.server.port)
         var settings = HTTPClient.Configuration()
         settings.connectTimeout = .seconds(2)
         settings.totalTimeout = .seconds(3)

@@ -301,4 +301,26 @@ struct ServeProcessTests {
         )
         #expect(unhealthy.waitForExit() == 1)
     }
+
+    /// A server listening on one address (IPv6 loopback here) is asked there, not on 127.0.0.1 where nothing
+    /// answers: the container's health check must not call a running server unhealthy.
+    @Test func healthcheckAsksTheAddressTheServerListensOn() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LinkOutProcess(
+            ["serve", "--host", "::1", "--port", "0", "--data-dir", directory.path],
+            directory: LiveApplication.repositoryRoot
+        )
+        defer {
+            server.signal(SIGTERM)
+            _ = server.waitForExit()
+        }
+        let port = try server.waitForPort()
+        let healthy = try LinkOutProcess(
+            ["healthcheck", "--port", String(port)],
+            directory: LiveApplication.repositoryRoot,
+            environment: ["LINKOUT_HOST": "::1"]
+        )
+        #expect(healthy.waitForExit() == 0, "\(healthy.stderrText())")
+    }
 }
