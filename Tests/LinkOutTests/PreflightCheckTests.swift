@@ -272,6 +272,12 @@ struct PreflightCheckTests {
         let inUse = PreflightCheck(configuration: configuration).serverAddress()
         #expect(!inUse.passed && inUse.detail.contains("Address already in use"), "\(inUse.line)")
         configuration.server.port = 0
+        if configuration.storage.postgresURL == nil {
+            // Free, but this data folder is served on another port: `serve` would refuse a second server on it.
+            let elsewhere = PreflightCheck(configuration: configuration).serverAddress()
+            #expect(!elsewhere.passed && elsewhere.detail.contains("already serves"), "\(elsewhere.line)")
+            configuration.storage.dataDir = "/nonexistent/linkout-data"
+        }
         #expect(PreflightCheck(configuration: configuration).serverAddress().passed)
         configuration.server.host = "999.1.1.1"
         #expect(!PreflightCheck(configuration: configuration).serverAddress().passed)

@@ -45,6 +45,17 @@ extension PreflightCheck {
             }
             return Self.pass("server address", "\(served) (process \(holder), on \(storage.dataDir))")
         }
+        // Free here, but this data folder already served elsewhere (another port or host): `serve` would refuse
+        // to start a second server on it.
+        if configuration.storage.postgresURL == nil,
+            let holder = Ledger.servingProcess(directory: configuration.storage.dataDir)
+        {
+            return Self.fail(
+                "server address",
+                "\(server.host):\(server.port) is free, but process \(holder) already serves "
+                    + "\(configuration.storage.dataDir) elsewhere: one data folder takes one server"
+            )
+        }
         return Self.pass("server address", "\(server.host):\(server.port) is free")
     }
 
