@@ -1,7 +1,9 @@
 import Crypto
 import Domain
 import Foundation
+import HTTPServer
 import Lifecycle
+import Logging
 import Payments
 import Storage
 import TestSupport
@@ -89,6 +91,16 @@ struct PreflightCheckTests {
         configuration.webhooks.url = "https://hooks.example.com/linkout"
         let https = Self.results(PreflightCheck(configuration: configuration).offline())
         #expect(https["public URL"]?.passed == true && https["webhooks"]?.passed == true)
+        // Apple's hosts and the provider's API over plain http only to this machine (the fakes here).
+        #expect(https["api addresses"]?.passed == true, "\(https["api addresses"]?.line ?? "")")
+        var clear = configuration
+        clear.apple.productionURL = "http://api.storekit.apple.com"
+        clear.payments[.stripe, "apiBase"] = "http://api.stripe.com"
+        let inClear = PreflightCheck(configuration: clear).apiAddresses()
+        #expect(
+            !inClear.passed && inClear.detail.contains("apple.productionURL, payments.stripe.apiBase not https"),
+            "\(inClear.line)"
+        )
         // A receiver's basic auth, key or secret path in its URL is never printed.
         configuration.webhooks.url = "https://hookuser:HOOKPASS@hooks.example.com/linkout?apikey=QUERYSECRET"
         let line = try #require(Self.results(PreflightCheck(configuration: configuration).offline())["webhooks"])
@@ -172,13 +184,54 @@ struct PreflightCheckTests {
         #expect(!PreflightCheck(configuration: configuration).paymentProvider().passed)
     }
 
+    /// A 2xx that is not the provider's answer (a proxy's page, an `apiBase` pointing at some web site) proves
+    /// nothing of the key: Stripe's balance object and Paddle's list are looked for; nor does another site's 200
+    /// at `publicURL/healthz` show linkout answers there.
+    @Test func aPageThatIsNotTheProvidersAnswerFails() throws {
+        var router = Router()
+        for path in ["/v1/balance", "/event-types", "/healthz"] {
+            router.get(path) { _ in
+                HTTPResponse(
+                    status: .ok,
+                    headers: ["Content-Type": "text/html"],
+                    body: Array("<html>hello</html>".utf8)
+                )
+            }
+        }
+        var settings = HTTPServer.Configuration()
+        (settings.host, settings.port, settings.eventLoopCount, settings.workerThreads) = ("127.0.0.1", 0, 1, 2)
+        let site = HTTPServer(configuration: settings, router: router, logger: Logger(label: "site", level: .critical))
+        let port = try site.start()
+        defer { site.shutdown(gracePeriod: .seconds(1)) }
+        var stripe = Configuration()
+        stripe.payments.provider = .stripe
+        stripe.payments[.stripe, "secretKey"] = "sk_test_any"
+        stripe.payments[.stripe, "webhookSecret"] = "whsec_any"
+        stripe.payments[.stripe, "apiBase"] = "http://127.0.0.1:\(port)"
+        let notStripe = PreflightCheck(configuration: stripe).paymentProvider()
+        #expect(!notStripe.passed && notStripe.detail.contains("without Stripe's balance"), "\(notStripe.line)")
+        var paddle = Configuration()
+        paddle.payments.provider = .paddle
+        paddle.payments[.paddle, "apiKey"] = "pdl_sdbx_apikey_01anykey_000000000000000000"
+        paddle.payments[.paddle, "webhookSecret"] = PaddleFlowTests.secret
+        paddle.payments[.paddle, "apiBase"] = "http://127.0.0.1:\(port)"
+        paddle.payments[.paddle, "checkoutURL"] = PaddleFlowTests.hostedCheckout
+        let notPaddle = PreflightCheck(configuration: paddle).paymentProvider()
+        #expect(!notPaddle.passed && notPaddle.detail.contains("without Paddle's event types"), "\(notPaddle.line)")
+        // So is a publicURL where some other site answers 200.
+        paddle.server.publicURL = "http://127.0.0.1:\(port)"
+        let notLinkout = PreflightCheck(configuration: paddle).health()
+        #expect(!notLinkout.passed && notLinkout.detail.contains("not linkout's ok"), "\(notLinkout.line)")
+    }
+
     @Test func theCommandPrintsALinePerCheckAndExits1UnlessAllPass() throws {
         let process = try LinkOutProcess(["check"], directory: LiveApplication.repositoryRoot)
         #expect(process.waitForExit() == 1)
         let output = process.stdoutText()
         #expect(output.contains("FAIL payments: payments.provider is demo"))
         #expect(output.contains("ok   catalog:"))
-        #expect(output.contains("11 checks:"))
+        #expect(output.contains("12 checks:"))
+        #expect(output.contains("ok   api addresses:"))
         #expect(output.contains("ok   server files:"))
         // A mistyped data folder fails the check, and the check makes no ledger there.
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-nowhere-\(UUID())")

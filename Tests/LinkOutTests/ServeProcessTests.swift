@@ -110,9 +110,10 @@ struct ServeProcessTests {
             "\(other.line)"
         )
 
-        // Another program answering `/healthz` there (this test's own stub) is not this folder's server either.
+        // Another program answering `/healthz` there as linkout does (this test's own stub) is not this folder's
+        // server either.
         var router = Router()
-        router.get("/healthz", execution: .eventLoop) { _ in .text("ok") }
+        router.get("/healthz", execution: .eventLoop) { _ in .text("ok\n") }
         var stubConfiguration = HTTPServer.Configuration()
         stubConfiguration.host = "127.0.0.1"
         stubConfiguration.port = 0

@@ -18,15 +18,16 @@ extension PreflightCheck {
     }
 
     /// Apple's API as reporting calls it: through `apple.proxy`, trusting `apple.caFile`.
-    private var appleClient: HTTPClient { client(proxy: configuration.apple.proxy) }
+    private var appleClient: HTTPClient { client(proxy: configuration.apple.proxy, caFile: configuration.apple.caFile) }
 
-    /// The server's own public address, as a phone reaches it: directly (Apple's proxy is for Apple's API).
-    private var directClient: HTTPClient { client(proxy: nil) }
+    /// The server's own public address, as a phone reaches it: directly, trusting the system's certificates
+    /// (Apple's proxy and `apple.caFile` are for Apple's API; a certificate only that file trusts fails on phones).
+    private var directClient: HTTPClient { client(proxy: nil, caFile: nil) }
 
-    private func client(proxy: String?) -> HTTPClient {
+    private func client(proxy: String?, caFile: String?) -> HTTPClient {
         var http = HTTPClient.Configuration()
         http.totalTimeout = .seconds(10)
-        http.caFile = configuration.apple.caFile
+        http.caFile = caFile
         http.proxy = proxy
         return HTTPClient(configuration: http)
     }
@@ -133,8 +134,12 @@ extension PreflightCheck {
         let url = configuration.server.baseURL + "/healthz"
         do {
             let response = try directClient.perform(HTTPClientRequest(method: "GET", url: url))
-            guard response.status == 200 else {
-                return Self.fail("public health", "\(url) answered \(response.status)")
+            guard Self.isLinkoutHealth(response) else {
+                return Self.fail(
+                    "public health",
+                    "\(url) answered \(response.status)\(response.status == 200 ? ", not linkout's ok" : ""): "
+                        + "check server.publicURL and what serves it"
+                )
             }
             return Self.pass("public health", "\(url) answers 200")
         } catch {

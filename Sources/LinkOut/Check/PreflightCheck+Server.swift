@@ -68,8 +68,14 @@ extension PreflightCheck {
         let client = HTTPClient(configuration: http)
         // Asked twice: one lost answer (a busy machine) does not make a running server someone else's.
         return (0..<2).contains { _ in
-            (try? client.perform(HTTPClientRequest(method: "GET", url: "http://\(authority)/healthz")))?.status == 200
+            (try? client.perform(HTTPClientRequest(method: "GET", url: "http://\(authority)/healthz")))
+                .map(Self.isLinkoutHealth) == true
         }
+    }
+
+    /// linkout's own answer to `/healthz` (`200`, `ok`): another server's 200 there is not a running linkout.
+    static func isLinkoutHealth(_ response: HTTPClientResponse) -> Bool {
+        response.status == 200 && response.body == Array("ok\n".utf8)
     }
 
     /// The pages, dashboard and API description under `server.publicDir`, the notification roots and the

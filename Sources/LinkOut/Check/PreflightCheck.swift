@@ -32,8 +32,8 @@ package struct PreflightCheck: Sendable {
     /// The checks that need nothing but this machine.
     package func offline() -> [Result] {
         [
-            appleKey(), publicURL(), apps(), catalog(), regimes(), payments(), webhooks(), serverAddress(),
-            serverFiles(), dataFolder(), ledger(),
+            appleKey(), publicURL(), apps(), catalog(), regimes(), payments(), apiAddresses(), webhooks(),
+            serverAddress(), serverFiles(), dataFolder(), ledger(),
         ]
     }
 
@@ -148,6 +148,32 @@ package struct PreflightCheck: Sendable {
     }
 
     /// The entitlement webhook receiver is https and has a secret, when one is set.
+    /// Apple's hosts and the provider's API are reached over https: a key and every sale go there. Plain http
+    /// only to this machine (a test fake).
+    func apiAddresses() -> Result {
+        let apple = configuration.apple
+        var addresses = [("apple.productionURL", apple.productionURL), ("apple.sandboxURL", apple.sandboxURL)]
+        let provider = configuration.payments.provider
+        if let base = configuration.payments[provider, "apiBase"] {
+            addresses.append(("payments.\(provider.rawValue).apiBase", base))
+        }
+        let plain = addresses.filter { !$0.1.hasPrefix("https://") && !Self.isLoopbackHTTP($0.1) }
+        guard plain.isEmpty else {
+            return Self.fail(
+                "api addresses",
+                plain.map(\.0).joined(separator: ", ") + " not https: keys and sales would cross the network in clear"
+            )
+        }
+        return Self.pass("api addresses", "https (plain http only to this machine)")
+    }
+
+    /// `http://` to a loopback address: a fake on this machine, as the tests run.
+    static func isLoopbackHTTP(_ url: String) -> Bool {
+        ["http://127.0.0.1", "http://localhost", "http://[::1]"].contains { prefix in
+            url == prefix || url.hasPrefix(prefix + ":") || url.hasPrefix(prefix + "/")
+        }
+    }
+
     func webhooks() -> Result {
         let webhooks = configuration.webhooks
         guard webhooks.isEnabled else { return Self.pass("webhooks", "no receiver (webhooks.url is empty)") }

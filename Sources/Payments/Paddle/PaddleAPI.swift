@@ -79,7 +79,16 @@ public struct PaddleAPI: Sendable {
 
     /// Lists Paddle's event types (`GET /event-types`): readable with any API key, changes nothing.
     public func readEventTypes() throws(PaddleAPIError) {
-        _ = try send("GET", "/event-types", body: nil)
+        let response = try send("GET", "/event-types", body: nil)
+        // Only Paddle's list shows Paddle read the key: any 2xx page (a proxy's, a wrong apiBase) is not.
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        guard object?["data"] is [Any] else {
+            throw PaddleAPIError(
+                .unexpectedAnswer,
+                "\(configuration.apiBase) answered \(response.status) without Paddle's event types: check apiBase",
+                status: response.status
+            )
+        }
     }
 
     private func send(_ method: String, _ path: String, body: [UInt8]?) throws(PaddleAPIError) -> HTTPClientResponse {

@@ -94,7 +94,7 @@ public struct StripePaymentProvider: PaymentProvider {
     /// Reads the account's balance (`GET /v1/balance`): any key that may read it is a key Stripe takes, and
     /// reading it changes nothing.
     public func checkCredentials() throws(PaymentError) -> String {
-        _ = try send(
+        let response = try send(
             HTTPClientRequest(
                 method: "GET",
                 url: configuration.apiBase + "/v1/balance",
@@ -105,6 +105,15 @@ public struct StripePaymentProvider: PaymentProvider {
                 ]
             )
         )
+        // Only Stripe's balance object shows Stripe read the key: any 2xx page (a proxy's, a wrong apiBase) is not.
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        guard object?["object"] as? String == "balance" else {
+            throw PaymentError(
+                .unavailable,
+                "\(configuration.apiBase) answered \(response.status) without Stripe's balance: check apiBase",
+                status: response.status
+            )
+        }
         return "read the balance (\(mode == .live ? "live" : "test") key)"
     }
 
