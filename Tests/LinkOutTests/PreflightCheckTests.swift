@@ -79,6 +79,7 @@ struct PreflightCheckTests {
         proxied.apple.proxy = "http://127.0.0.1:9"
         let throughProxy = Self.results(PreflightCheck(configuration: proxied).online())
         #expect(throughProxy["apple production"]?.passed == false)
+        #expect(throughProxy["apple production"]?.detail.contains("apple.proxy") == true)
         #expect(throughProxy["webhook receiver"]?.passed == true, "\(throughProxy["webhook receiver"]?.line ?? "")")
         #expect(throughProxy["public health"]?.passed == true, "\(throughProxy["public health"]?.line ?? "")")
         let offline = Self.results(check.offline())
@@ -134,6 +135,7 @@ struct PreflightCheckTests {
         #expect(online["apple production"]?.passed == false)
         #expect(online["apple production"]?.detail.contains("401") == true)
         #expect(online["payment provider"]?.passed == false)
+        #expect(online["payment provider"]?.detail.contains("check payments.stripe.secretKey") == true)
         #expect(online["payment provider"]?.detail.contains("sk_test_wrong") == false, "the key is never printed")
         #expect(online["webhook receiver"]?.passed == false)
         configuration.server.publicURL = "http://127.0.0.1:9"

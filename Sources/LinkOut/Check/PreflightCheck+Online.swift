@@ -68,7 +68,9 @@ extension PreflightCheck {
         case .rateLimited:
             return Self.fail(name, "Apple answered 429: try again in a minute")
         case .unknown(let why):
-            return Self.fail(name, why)
+            let setting = environment == .sandbox ? "apple.sandboxURL" : "apple.productionURL"
+            let through = configuration.apple.proxy == nil ? "" : " and apple.proxy"
+            return Self.fail(name, "\(why) (check \(setting)\(through))")
         }
     }
 
@@ -86,9 +88,20 @@ extension PreflightCheck {
             let provider = try configuration.payments.makeProvider(clock: clock)
             return Self.pass("payment provider", "\(provider.id.rawValue): \(try provider.checkCredentials())")
         } catch let error as PaymentError {
-            return Self.fail("payment provider", error.description)
+            return Self.fail("payment provider", error.description + providerHint(error.status))
         } catch {
             return Self.fail("payment provider", "\(error)")
+        }
+    }
+
+    /// What to look at for the provider's refusal: its key for 401 and 403, its address for 404.
+    private func providerHint(_ status: Int?) -> String {
+        let provider = configuration.payments.provider.rawValue
+        let key = configuration.payments.provider == .paddle ? "apiKey" : "secretKey"
+        switch status {
+        case 401, 403: return " (check payments.\(provider).\(key): the key, its mode, its permissions)"
+        case 404: return " (check payments.\(provider).apiBase)"
+        default: return ""
         }
     }
 
@@ -118,9 +131,13 @@ extension PreflightCheck {
             // Sent as the server sends its events (`WebhookSender.http`): a verdict that holds in production.
             let response = try HTTPClient(configuration: WebhookSender.http(configuration.webhooks)).perform(request)
             guard (200..<300).contains(response.status) else {
+                // A receiver refusing the signature usually answers 400 or 401.
+                let hint =
+                    [400, 401, 403].contains(response.status)
+                    ? " (does the receiver check Linkout-Signature with webhooks.secret?)" : ""
                 return Self.fail(
                     "webhook receiver",
-                    "\(ShownURL.text(configuration.webhooks.url)) answered \(response.status)"
+                    "\(ShownURL.text(configuration.webhooks.url)) answered \(response.status)\(hint)"
                 )
             }
             return Self.pass("webhook receiver", "took a signed linkout.check event (\(response.status))")
