@@ -79,8 +79,7 @@ struct StaticFilesTests {
         // Not dates, anyone's to send: ignored, never a stop (year -2147483648 overflowed the year's offset).
         for odd in [
             "Sun, 06 Nov -2147483648 08:49:37 GMT", "Sun, 06 Nov 2147483647 08:49:37 GMT",
-            "Sun, 99 Nov 1994 08:49:37 GMT",
-            "Sun, -2147483648 Nov 1994 -2147483648:-2147483648:-2147483648 GMT",
+            "Sun, 06 Nov -2147483648 -2147483648:-2147483648:-2147483648 GMT",
         ] {
             #expect(tree.get("site.css", headers: ["If-Modified-Since": odd]).status == .ok, "\(odd)")
         }

@@ -102,6 +102,19 @@ struct PreflightCheckTests {
             !inClear.passed && inClear.detail.contains("apple.productionURL, payments.stripe.apiBase not https"),
             "\(inClear.line)"
         )
+        // This machine however spelled is a fake's address; another host behind a user part is not; an empty
+        // apiBase is the provider's https default.
+        for local in ["http://127.0.0.2:9", "http://[::1]:9", "http://[::ffff:127.0.0.1]:9", "http://LOCALHOST:9"] {
+            #expect(PreflightCheck.isHTTPSOrLoopback(local), "\(local)")
+        }
+        for remote in [
+            "http://127.0.0.1:x@example.com/", "http://localhost:80@example.com", "http://127.0.0.1.example.com",
+        ] {
+            #expect(!PreflightCheck.isHTTPSOrLoopback(remote), "\(remote)")
+        }
+        clear.apple.productionURL = "HTTPS://api.storekit.apple.com"
+        clear.payments[.stripe, "apiBase"] = ""
+        #expect(PreflightCheck(configuration: clear).apiAddresses().passed)
         // A receiver's basic auth, key or secret path in its URL is never printed.
         configuration.webhooks.url = "https://hookuser:HOOKPASS@hooks.example.com/linkout?apikey=QUERYSECRET"
         let line = try #require(Self.results(PreflightCheck(configuration: configuration).offline())["webhooks"])

@@ -167,6 +167,26 @@ struct LedgerDashboardTests {
         #expect(try ledger.reports.reportSummary().firstUnreportedNotice == 100 + 300 * Milliseconds.day)
     }
 
+    /// A token from Apple's notification carries whatever creation date it carries: its notice saturates at the
+    /// largest integer (PostgreSQL refused the sum, and the dashboard, `/metrics` and `linkout report` with it).
+    @Test func aTokenCreatedAtTheLargestDateHasItsNoticeThere() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        var extreme = Self.token("extreme")
+        extreme.token.tokenCreationDate = .max
+        _ = try ledger.tokens.recordForwardedToken(extreme, checkoutId: "c-extreme", at: 1_000)
+        try ledger.reports.enqueueReport(Self.report("r-extreme", for: "extreme"), lineItemRows: [])
+        #expect(try ledger.reports.reportSummary().firstUnreportedNotice == .max)
+        var plain = Self.token("plain")
+        plain.token.tokenCreationDate = 5_000
+        _ = try ledger.tokens.recordForwardedToken(plain, checkoutId: "c-plain", at: 1_000)
+        #expect(
+            try ledger.reports.reportSummary().firstUnreportedNotice == 5_000
+                + ReportingPolicy.unreportedNoticeMilliseconds
+        )
+    }
+
     /// An acceptance recorded again (a late answer to a retried send) keeps the first time: the export's
     /// `acceptedAt` and the close's month never move later than when Apple first took the report.
     @Test func anAcceptanceRecordedTwiceKeepsTheFirstTime() throws {

@@ -43,8 +43,6 @@ final class EntitlementKeyring: Sendable {
     private let signingNoted = Mutex<[String: Int64]>([:])
     /// A server notes its signing with a key at most this often; a retirement allows for it.
     static let signingNoteMilliseconds: Int64 = 60_000
-    /// The key set last read from the ledger, served while the database cannot be reached.
-    private let lastPublished = Mutex<[PublicJWK]?>(nil)
 
     /// As the server: reads the key file (refused when that key was retired), or generates the first key into
     /// the ledger when none is there. As the operator's tools: reads the key file named in the configuration,
@@ -205,12 +203,11 @@ final class EntitlementKeyring: Sendable {
     /// 503 would fail every app that fetches the set then).
     func publishedKeys() throws -> [PublicJWK] {
         do {
-            let keys = try ledger.signingKeys.keys().map(Self.jwk)
-            lastPublished.withLock { $0 = keys }
-            return keys
+            return try ledger.signingKeys.keys().map(Self.jwk)
         } catch let error as StorageError where error.code == .unavailable {
-            guard let keys = lastPublished.withLock({ $0 }) else { throw error }
-            return keys
+            // The keys this instance signs with, read at its start and every minute since.
+            let loaded = loaded.withLock { $0 }
+            return try loaded.records.filter { !loaded.retired.contains($0.kid) }.map(Self.jwk)
         }
     }
 

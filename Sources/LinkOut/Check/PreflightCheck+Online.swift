@@ -69,8 +69,9 @@ extension PreflightCheck {
             return Self.fail(name, "Apple answered 429: try again in a minute")
         case .unknown(let why):
             let setting = environment == .sandbox ? "apple.sandboxURL" : "apple.productionURL"
-            let through = configuration.apple.proxy == nil ? "" : " and apple.proxy"
-            return Self.fail(name, "\(why) (check \(setting)\(through))")
+            let also = [("apple.proxy", configuration.apple.proxy), ("apple.caFile", configuration.apple.caFile)]
+                .compactMap { $0.1 == nil ? nil : ", " + $0.0 }.joined()
+            return Self.fail(name, "\(why) (check \(setting)\(also))")
         }
     }
 

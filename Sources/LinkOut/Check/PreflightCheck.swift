@@ -147,17 +147,17 @@ package struct PreflightCheck: Sendable {
         return Self.pass("payments", "\(provider.id.rawValue), \(provider.mode == .live ? "live" : "test") mode")
     }
 
-    /// The entitlement webhook receiver is https and has a secret, when one is set.
     /// Apple's hosts and the provider's API are reached over https: a key and every sale go there. Plain http
     /// only to this machine (a test fake).
     func apiAddresses() -> Result {
         let apple = configuration.apple
         var addresses = [("apple.productionURL", apple.productionURL), ("apple.sandboxURL", apple.sandboxURL)]
         let provider = configuration.payments.provider
-        if let base = configuration.payments[provider, "apiBase"] {
+        // Empty is unset: the provider's own https default.
+        if let base = configuration.payments[provider, "apiBase"], !base.isEmpty {
             addresses.append(("payments.\(provider.rawValue).apiBase", base))
         }
-        let plain = addresses.filter { !$0.1.hasPrefix("https://") && !Self.isLoopbackHTTP($0.1) }
+        let plain = addresses.filter { !Self.isHTTPSOrLoopback($0.1) }
         guard plain.isEmpty else {
             return Self.fail(
                 "api addresses",
@@ -167,13 +167,16 @@ package struct PreflightCheck: Sendable {
         return Self.pass("api addresses", "https (plain http only to this machine)")
     }
 
-    /// `http://` to a loopback address: a fake on this machine, as the tests run.
-    static func isLoopbackHTTP(_ url: String) -> Bool {
-        ["http://127.0.0.1", "http://localhost", "http://[::1]"].contains { prefix in
-            url == prefix || url.hasPrefix(prefix + ":") || url.hasPrefix(prefix + "/")
+    /// `https://`, or `http://` to this machine with no user part (a fake, as the tests run): parsed, so
+    /// `http://127.0.0.1:x@example.com` is the other host it is.
+    static func isHTTPSOrLoopback(_ url: String) -> Bool {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host else {
+            return false
         }
+        return scheme == "https" || (scheme == "http" && parsed.user == nil && PublicHost.isLoopback(host))
     }
 
+    /// The entitlement webhook receiver is https and has a secret, when one is set.
     func webhooks() -> Result {
         let webhooks = configuration.webhooks
         guard webhooks.isEnabled else { return Self.pass("webhooks", "no receiver (webhooks.url is empty)") }

@@ -28,6 +28,20 @@ enum PublicHost {
             || bytes[0] == 0xFF
     }
 
+    /// This machine's own host however spelled: `localhost`, 127.0.0.0/8 (`127.1`, `0x7f000001`), `::1` and
+    /// IPv4-mapped loopback.
+    static func isLoopback(_ host: String) -> Bool {
+        var name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if name.hasSuffix(".") { name.removeLast() }
+        if name == "localhost" { return true }
+        if let octets = ipv4(name) { return octets[0] == 127 }
+        var v6 = in6_addr()
+        guard name.contains(":"), inet_pton(AF_INET6, name, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF { return bytes[12] == 127 }
+        return bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+    }
+
     private static func isUnreachable(v4 octets: [UInt8]) -> Bool {
         switch (octets[0], octets[1]) {
         case (0, _), (10, _), (127, _), (169, 254), (192, 168): return true

@@ -96,7 +96,7 @@ extension LedgerBackup {
                 try copy.query(
                     """
                     INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value =
-                        CASE WHEN CAST(excluded.value AS INTEGER) > CAST(settings.value AS INTEGER)
+                        CASE WHEN CAST(excluded.value AS BIGINT) > CAST(settings.value AS BIGINT)
                         THEN excluded.value ELSE settings.value END
                     """,
                     [row[0], row[1]]

@@ -14,8 +14,12 @@ extension ReportingPolicy {
 
         /// When Apple sends `UNREPORTED` for the token if it has no report: at its expiry for a custom-link token,
         /// `unreportedNoticeMilliseconds` after its creation for any other (`AttentionEntry.noticeAt`).
+        /// Saturating, as the Swift side: a token from Apple's notification carries whatever creation date it
+        /// carries, and past the largest integer PostgreSQL refuses the sum (SQLite would turn it into a real).
         static func unreportedNoticeAt(_ alias: String) -> String {
-            "coalesce(\(alias).token_expires_at, \(alias).token_created_at + \(unreportedNoticeMilliseconds))"
+            let latest = Int64.max - unreportedNoticeMilliseconds
+            return "coalesce(\(alias).token_expires_at, CASE WHEN \(alias).token_created_at > \(latest) "
+                + "THEN \(Int64.max) ELSE \(alias).token_created_at + \(unreportedNoticeMilliseconds) END)"
         }
 
         /// A token of a type that may be reported `DUPLICATE_TOKEN`.
