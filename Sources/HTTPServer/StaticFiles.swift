@@ -39,6 +39,8 @@ public final class StaticFiles: Sendable {
     private let root: String
     private let servedExtensions: Set<String>?
     private let cache = Mutex<[String: CachedFile]>([:])
+    /// How many files are cached (tests).
+    var cachedFiles: Int { cache.withLock { $0.count } }
     private let revalidateAfter: UInt64 = 1_000_000_000
 
     /// `root` must exist; it is resolved once (symbolic links included) so containment checks compare real paths.
@@ -50,16 +52,22 @@ public final class StaticFiles: Sendable {
 
     /// Answers a GET or HEAD for `relativePath` (the raw, still percent-encoded rest of the URL path).
     public func response(for relativePath: String, request: HTTPRequest) -> HTTPResponse {
+        // Cached under the path as decoded: each spelling of one file (`%6cinkout.css`, `%63ss/…`) kept a copy of
+        // its body of its own, and anyone could grow the cache without end. A path with no escape is as decoded.
+        let key =
+            relativePath.utf8.contains(UInt8(ascii: "%"))
+            ? Self.safeSegments(relativePath)?.joined(separator: "/") : relativePath
+        guard let key else { return HTTPError(.notFound, "Not found.").response }
         let now = monotonicNanoseconds()
-        let cached = cache.withLock { $0[relativePath] }
+        let cached = cache.withLock { $0[key] }
         let file: CachedFile
         if let cached, now &- cached.checkedAt < revalidateAfter {
             file = cached
         } else if let loaded = load(relativePath, previous: cached, now: now) {
             file = loaded
-            cache.withLock { $0[relativePath] = loaded }
+            cache.withLock { $0[key] = loaded }
         } else {
-            cache.withLock { _ = $0.removeValue(forKey: relativePath) }
+            cache.withLock { _ = $0.removeValue(forKey: key) }
             return HTTPError(.notFound, "Not found.").response
         }
         if isNotModified(request, file) {

@@ -52,6 +52,20 @@ struct StaticFilesTests {
         }
     }
 
+    /// Every spelling of one file is one cache entry: anyone sending `%73ite.css`, `%53ite.css`… kept a copy of
+    /// the body per spelling, without end.
+    @Test func theCacheHoldsAFileOnceHoweverItsPathIsSpelled() throws {
+        let tree = try Tree()
+        for spelling in [
+            "site.css", "%73ite.css", "%73%69te.css", "s%69te.css", "sit%65.css", "site%2ecss", "site%2Ecss",
+        ] {
+            #expect(tree.get(spelling).body == Array("body{}".utf8), "\(spelling)")
+        }
+        #expect(tree.get("sub/page.html").status == .ok && tree.get("%73ub/page.html").status == .ok)
+        #expect(tree.files.cachedFiles == 2)
+        #expect(tree.get("sub%2fpage.html").status == .notFound)
+    }
+
     @Test func servesFilesWithTypeAndValidators() throws {
         let tree = try Tree()
         let css = tree.get("site.css")

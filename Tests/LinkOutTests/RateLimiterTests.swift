@@ -23,6 +23,30 @@ struct RateLimiterTests {
         #expect(limiter.delay(for: "a") != nil)
     }
 
+    /// A client that spent tokens long ago has a full bucket by now: forgotten when the table is pruned (it was
+    /// kept for good, and past the limit every request copied the whole table). Clients active at once beyond
+    /// the limit keep the table bounded too, the least recently seen going first.
+    @Test func theTableForgetsQuietClientsAndStaysBounded() {
+        let time = ManualClock(startingAt: 0)
+        let limiter = RateLimiter(perSecond: 2, burst: 3, clock: time.clock, maxClients: 100)
+        for index in 0..<100 {
+            #expect(limiter.delay(for: "old-\(index)") == nil)
+            #expect(limiter.delay(for: "old-\(index)") == nil)
+        }
+        #expect(limiter.trackedClients == 100)
+        time.advance(seconds: 60)
+        #expect(limiter.delay(for: "new") == nil)
+        #expect(limiter.trackedClients == 1, "the quiet clients are forgotten")
+        for index in 0..<1_000 {
+            _ = limiter.delay(for: "busy-\(index)")
+            _ = limiter.delay(for: "busy-\(index)")
+        }
+        #expect(limiter.trackedClients <= 100)
+        // The one seen last is still limited as it was.
+        let last = "busy-999"
+        #expect(limiter.delay(for: last) == nil && limiter.delay(for: last) != nil)
+    }
+
     @Test func noLimitLetsEverythingThrough() {
         let limiter = RateLimiter(perSecond: 0, burst: 0, clock: .fixed(0))
         #expect((0..<100).allSatisfy { _ in limiter.delay(for: "a") == nil })

@@ -12,17 +12,22 @@ final class RateLimiter: Sendable {
     let perSecond: Double
     let burst: Double
     private let buckets = Mutex<[String: Bucket]>([:])
-    /// Above this many tracked clients, full (idle) buckets are dropped; memory stays bounded under a flood.
-    static let maxClients = 100_000
+    /// Above this many tracked clients the table is pruned (`prune`): memory and the time a request holds the
+    /// lock stay bounded, over months of distinct addresses or under a flood of them.
+    let maxClients: Int
 
     /// Buckets refill by the clock's monotonic reading (a wall-clock step neither drains nor fills them).
     let clock: Clock
 
-    init(perSecond: Double, burst: Double, clock: Clock) {
+    init(perSecond: Double, burst: Double, clock: Clock, maxClients: Int = 100_000) {
         self.perSecond = perSecond
         self.burst = max(1, burst)
         self.clock = clock
+        self.maxClients = max(2, maxClients)
     }
+
+    /// How many clients are tracked (tests).
+    var trackedClients: Int { buckets.withLock { $0.count } }
 
     /// nil when the request may go ahead, else the seconds to wait.
     func delay(for client: String) -> Int? {
@@ -35,7 +40,7 @@ final class RateLimiter: Sendable {
             bucket.updated = now
             defer {
                 buckets[client] = bucket
-                if buckets.count > Self.maxClients { buckets = buckets.filter { $0.value.tokens < burst - 1 } }
+                if buckets.count > maxClients { prune(&buckets, now: now) }
             }
             if bucket.tokens >= 1 {
                 bucket.tokens -= 1
@@ -43,5 +48,19 @@ final class RateLimiter: Sendable {
             }
             return max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))
         }
+    }
+
+    /// Forgets the clients whose bucket is full again by now (they went quiet; one coming back starts full all
+    /// the same), judged at `now`: a bucket's stored count is as of its last request, and read as it was, a
+    /// client that once spent two tokens was kept for good. If more than half the limit remain (that many
+    /// clients active at once), the least recently seen go too, so a prune is rare, not one per request.
+    private func prune(_ buckets: inout [String: Bucket], now: UInt64) {
+        buckets = buckets.filter { _, bucket in
+            bucket.tokens + Double(now &- bucket.updated) / 1e9 * perSecond < burst
+        }
+        let keep = maxClients / 2
+        guard buckets.count > keep else { return }
+        let recent = buckets.sorted { $0.value.updated > $1.value.updated }.prefix(keep)
+        buckets = Dictionary(uniqueKeysWithValues: recent.map { ($0.key, $0.value) })
     }
 }
