@@ -139,6 +139,15 @@ struct PrivacyTests {
         }
     }
 
+    /// Apple's example token, forwarded by the app bound to `account`.
+    static func bind(_ live: LiveApplication, to account: String) throws -> RawClient.Response {
+        try live.post(
+            "/v1/tokens",
+            contentType: "application/json",
+            body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "\#(account)"}"#
+        )
+    }
+
     @Test func erasingByAccountTokenUnbindsCredentialsAndEntitlementEvents() throws {
         let receiver = try WebhookReceiver(secret: "hook-secret-0123456789")
         defer { receiver.stop() }
@@ -148,13 +157,7 @@ struct PrivacyTests {
             $0.adminToken = "admin-secret"
         }
         let account = "6f1c1a52-5d3c-4c84-9a57-8f0c42e6d1a0"
-        #expect(
-            try live.post(
-                "/v1/tokens",
-                contentType: "application/json",
-                body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "\#(account)"}"#
-            ).status == 201
-        )
+        #expect(try Self.bind(live, to: account).status == 201)
         let (code, purchaseId) = try AppEntitlementTests.purchase(live)
         let redeemed = try AppEntitlementTests.json(try AppEntitlementTests.redeem(live, #"{"code": "\#(code)"}"#))
         let credentialId = try #require(redeemed["credentialId"] as? String)
@@ -226,13 +229,7 @@ struct PrivacyTests {
     @Test func aCodeIssuedBeforeAnErasureDoesNotBringTheAccountBack() throws {
         let live = try LiveApplication()
         let account = "7a2d2b63-6e4d-4d95-8b68-9f1d53f7e2b1"
-        #expect(
-            try live.post(
-                "/v1/tokens",
-                contentType: "application/json",
-                body: #"{"token": "\#(AppleVectors.v1)", "appAccountToken": "\#(account)"}"#
-            ).status == 201
-        )
+        #expect(try Self.bind(live, to: account).status == 201)
         let (code, _) = try AppEntitlementTests.purchase(live)
         let ledger = live.ledger()
         _ = try Erasure(ledger: ledger).erase(accountToken: account)

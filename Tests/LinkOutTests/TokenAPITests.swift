@@ -178,13 +178,7 @@ struct TokenAPITests {
         ]
     )
     func duplicateKeys(path: String, body: String, named: String) throws {
-        let live = try LiveApplication { $0.apiToken = Self.backendToken }
-        let response = try live.post(
-            path,
-            contentType: "application/json",
-            body: body,
-            headers: ["Authorization": "Bearer \(Self.backendToken)"]
-        )
+        let (live, response) = try Self.postAsBackend(path, body)
         #expect(response.status == 400)
         #expect(try Self.errorCode(response) == "duplicate_key")
         #expect(response.text.contains(#"The body names \#(named.replacingOccurrences(of: "\"", with: "\\\"")) more"#))
@@ -201,6 +195,14 @@ struct TokenAPITests {
         ]
     )
     func trailingCommas(path: String, body: String, code: String) throws {
+        let (live, response) = try Self.postAsBackend(path, body)
+        #expect(response.status == 400)
+        #expect(try Self.errorCode(response) == code)
+        #expect(try live.ledger().tokens.count(.tokens) == 0)
+    }
+
+    /// A JSON body posted to `path` by the backend, on a server of its own.
+    static func postAsBackend(_ path: String, _ body: String) throws -> (LiveApplication, RawClient.Response) {
         let live = try LiveApplication { $0.apiToken = Self.backendToken }
         let response = try live.post(
             path,
@@ -208,8 +210,6 @@ struct TokenAPITests {
             body: body,
             headers: ["Authorization": "Bearer \(Self.backendToken)"]
         )
-        #expect(response.status == 400)
-        #expect(try Self.errorCode(response) == code)
-        #expect(try live.ledger().tokens.count(.tokens) == 0)
+        return (live, response)
     }
 }
