@@ -142,12 +142,7 @@ public final class Ledger: Sendable {
 
     /// The process of the server on the SQLite ledger in `directory` (the holder of its lock), if one runs.
     public static func servingProcess(directory: String) -> Int32? {
-        JournalFile.lockHolder(lockFile(directory: directory))
-    }
-
-    /// The file a server on the SQLite ledger in `directory` holds locked.
-    public static func lockFile(directory: String) -> String {
-        (directory as NSString).appendingPathComponent(VisitJournal.lockFileName)
+        JournalFile.lockHolder((directory as NSString).appendingPathComponent(VisitJournal.lockFileName))
     }
 
     /// Opens the ledger on a PostgreSQL database several instances may share, applying pending migrations.

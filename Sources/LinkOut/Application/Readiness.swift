@@ -55,7 +55,7 @@ struct Readiness: Sendable {
             lines.append("reporting: \(reporting.status.description)")
             if let until = reporting.rateLimitedUntil(now: clock.nowMilliseconds()) {
                 lines.append(
-                    "reporting: Apple rate-limited sending (429); it resumes at \(ReportingService.instant(until))"
+                    "reporting: Apple rate-limited sending (429); it resumes at \(ReportingBlock.timestamp(until))"
                 )
             }
         } else {

@@ -35,19 +35,13 @@ enum ListeningSockets {
         return processes.lazy.compactMap(Int32.init).first { $0 != preferred && holds($0, anyOf: wanted) }
     }
 
-    /// Whether process `pid`'s descriptors include one of `targets` (sockets as `socket:[inode]`, files by their
-    /// resolved path); false when they cannot be read.
-    static func holds(_ pid: Int32, anyOf targets: Set<String>) -> Bool {
-        opens(pid, anyOf: targets) == true
-    }
-
-    /// The same, nil when this user cannot read the process's descriptors (another user's process).
-    static func opens(_ pid: Int32, anyOf targets: Set<String>) -> Bool? {
+    /// Whether process `pid`'s descriptors include one of `sockets` (false when they cannot be read).
+    private static func holds(_ pid: Int32, anyOf sockets: Set<String>) -> Bool {
         let folder = "/proc/\(pid)/fd"
-        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return false }
         return descriptors.contains { descriptor in
             (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + descriptor)).map(
-                targets.contains
+                sockets.contains
             )
                 == true
         }

@@ -47,13 +47,8 @@ extension PreflightCheck {
         }
         // Free here, but this data folder already served elsewhere (another port or host): `serve` would refuse
         // to start a second server on it.
-        // The lock's holder is found by the file's inode: confirmed by the file among its descriptors (when this
-        // user can read them), so a file of the same number on another filesystem is no server of this folder.
-        let lock = URL(fileURLWithPath: Ledger.lockFile(directory: configuration.storage.dataDir))
-            .resolvingSymlinksInPath().path
         if configuration.storage.postgresURL == nil,
-            let holder = Ledger.servingProcess(directory: configuration.storage.dataDir),
-            ListeningSockets.opens(holder, anyOf: [lock]) != false
+            let holder = Ledger.servingProcess(directory: configuration.storage.dataDir)
         {
             return Self.fail(
                 "server address",

@@ -53,7 +53,8 @@ package struct ReportingBlock: Sendable, Equatable {
         self.init(reason: reason, detail: String(parts[3]), since: since, nextProbeAt: nextProbeAt)
     }
 
-    private static func timestamp(_ milliseconds: Int64) -> String {
+    /// A moment as reporting's status lines show it (ISO 8601, UTC): a block's, or Apple's 429 pause's end.
+    static func timestamp(_ milliseconds: Int64) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))

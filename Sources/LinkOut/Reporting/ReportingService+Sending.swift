@@ -128,7 +128,7 @@ extension ReportingService {
         if let rewrite = answer.rewrite, !rewrite.setAside.isEmpty {
             metadata["line_items_set_aside"] = rewrite.setAside.keys.sorted().joined(separator: ",")
         }
-        if case .pause(let until) = answer.next { metadata["paused_until"] = ReportingService.instant(until) }
+        if case .pause(let until) = answer.next { metadata["paused_until"] = ReportingBlock.timestamp(until) }
         return metadata
     }
 

@@ -66,11 +66,6 @@ package final class ReportingService: BackgroundService {
         let until = pausedUntil.load(ordering: .relaxed)
         return until > now ? until : nil
     }
-
-    /// A moment as the operator reads it (ISO 8601, UTC).
-    static func instant(_ milliseconds: Int64) -> String {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
-    }
     let identifiers = Mutex<ReportIdentifiers?>(nil)
     /// When this ledger was restored from a backup, if it was (`RestoreDoubt`).
     let restoredAt: Int64?

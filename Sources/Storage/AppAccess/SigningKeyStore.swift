@@ -114,13 +114,7 @@ public struct SigningKeyStore: Sendable {
     public func recordSigning(kid: String, lifetimeSeconds: Int64, at now: Int64) throws(StorageError) {
         try database.writer.write { connection throws(StorageError) in
             for (name, value) in [(Self.lifetimeSetting(kid), lifetimeSeconds), (Self.lastSignedSetting(kid), now)] {
-                try connection.query(
-                    """
-                    INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value
-                    WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)
-                    """,
-                    [.text(name), .text(String(value))]
-                )
+                try connection.query(SettingsStore.growingValueSQL, [.text(name), .text(String(value))])
             }
         }
     }

@@ -87,20 +87,15 @@ extension LedgerBackup {
                 if try SigningKeyStore.insertStartingAlone(key, into: copy) { carried.newSigningKeys += 1 }
             }
             for row in notes ?? [] {
-                let erasure = row[0].text?.hasPrefix(PrivacyStore.erasedAccountSetting("")) == true
-                if erasure, try copy.query("SELECT 1 FROM settings WHERE name = ?", [row[0]]).isEmpty {
-                    carried.erasedAccounts += 1
+                // An erasure is marked once (counted when the copy lacked it); a signing note only grows.
+                if row[0].text?.hasPrefix(PrivacyStore.erasedAccountSetting("")) == true {
+                    carried.erasedAccounts += try copy.change(
+                        "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                        row
+                    )
+                } else {
+                    try copy.query(SettingsStore.growingValueSQL, row)
                 }
-                // Each only grows (a later signing, a longer lifetime) or is made once (an erasure): the larger
-                // of the two ledgers' values stands.
-                try copy.query(
-                    """
-                    INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value =
-                        CASE WHEN CAST(excluded.value AS BIGINT) > CAST(settings.value AS BIGINT)
-                        THEN excluded.value ELSE settings.value END
-                    """,
-                    [row[0], row[1]]
-                )
             }
             for row in keys where takesKeys {
                 carried.signingKeys += try copy.query(

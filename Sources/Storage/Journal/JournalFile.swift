@@ -44,16 +44,29 @@ final class JournalFile: Sendable {
         var info = stat()
         guard stat(path, &info) == 0, let locks = ProcFile.read("/proc/locks") else { return nil }
         // `1: FLOCK  ADVISORY  WRITE 4321 fd:01:1234567 0 EOF`: the holder's pid, then device (major:minor) and
-        // inode; the data folder's lock file is known by its inode (the device's numbers are macros Swift does not
-        // import).
+        // inode. The device's numbers are macros Swift does not import, so a line is matched by the inode, and its
+        // process confirmed by a descriptor of the same file (device and inode), when this user can read them: a
+        // file of the same number on another filesystem is no lock of this one.
         let inode = ":" + String(info.st_ino)
         for line in locks.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if fields.count > 5 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode), let pid = Int32(fields[4]) {
+            if fields.count > 5 && fields[1] == "FLOCK" && fields[5].hasSuffix(inode), let pid = Int32(fields[4]),
+                opens(pid, device: info.st_dev, inode: info.st_ino) != false
+            {
                 return pid
             }
         }
         return nil
+    }
+
+    /// Whether process `pid` has the file open; nil when its descriptors cannot be read (another user's).
+    private static func opens(_ pid: Int32, device: dev_t, inode: ino_t) -> Bool? {
+        let folder = "/proc/\(pid)/fd"
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+        return descriptors.contains { descriptor in
+            var info = stat()
+            return stat(folder + "/" + descriptor, &info) == 0 && info.st_dev == device && info.st_ino == inode
+        }
     }
 
     /// Gives the lock back (the ledger closed; another opener may take over).

@@ -9,6 +9,13 @@ public struct SettingsStore: Sendable {
         }
     }
 
+    /// Writes a named value that only ever grows (a moment, a lifetime): the larger of the stored and the new one
+    /// stands, whichever writer comes last. Parameters: the name, the value.
+    static let growingValueSQL = """
+        INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value
+        WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)
+        """
+
     public func setSetting(named name: String, to value: String) throws(StorageError) {
         try database.writer.write { connection throws(StorageError) in
             try connection.query(
