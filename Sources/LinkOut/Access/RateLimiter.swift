@@ -7,11 +7,19 @@ final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: UInt64
+        /// The order of the client's last request among all clients': the clock's reading can tie (a coarse or
+        /// stopped clock, a burst within one tick), and the least recently seen must still be told apart.
+        var seen: UInt64
+    }
+
+    private struct Table {
+        var buckets: [String: Bucket] = [:]
+        var requests: UInt64 = 0
     }
 
     let perSecond: Double
     let burst: Double
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let table = Mutex(Table())
     /// Above this many tracked clients the table is pruned (`prune`): memory and the time a request holds the
     /// lock stay bounded, over months of distinct addresses or under a flood of them.
     let maxClients: Int
@@ -27,20 +35,22 @@ final class RateLimiter: Sendable {
     }
 
     /// How many clients are tracked (tests).
-    var trackedClients: Int { buckets.withLock { $0.count } }
+    var trackedClients: Int { table.withLock { $0.buckets.count } }
 
     /// nil when the request may go ahead, else the seconds to wait.
     func delay(for client: String) -> Int? {
         guard perSecond > 0 else { return nil }
         let now = clock.uptimeNanoseconds()
-        return buckets.withLock { buckets in
-            var bucket = buckets[client] ?? Bucket(tokens: burst, updated: now)
+        return table.withLock { table in
+            table.requests &+= 1
+            var bucket = table.buckets[client] ?? Bucket(tokens: burst, updated: now, seen: 0)
             let elapsed = Double(now &- bucket.updated) / 1e9
             bucket.tokens = min(burst, bucket.tokens + elapsed * perSecond)
             bucket.updated = now
+            bucket.seen = table.requests
             defer {
-                buckets[client] = bucket
-                if buckets.count > maxClients { prune(&buckets, now: now) }
+                table.buckets[client] = bucket
+                if table.buckets.count > maxClients { prune(&table.buckets, now: now) }
             }
             if bucket.tokens >= 1 {
                 bucket.tokens -= 1
@@ -60,7 +70,7 @@ final class RateLimiter: Sendable {
         }
         let keep = maxClients / 2
         guard buckets.count > keep else { return }
-        let recent = buckets.sorted { $0.value.updated > $1.value.updated }.prefix(keep)
+        let recent = buckets.sorted { $0.value.seen > $1.value.seen }.prefix(keep)
         buckets = Dictionary(uniqueKeysWithValues: recent.map { ($0.key, $0.value) })
     }
 }
