@@ -141,6 +141,57 @@ struct PaymentFlowTests {
         #expect(receiver.deliveries.allSatisfy { $0.signatureValid })
     }
 
+    /// A refund in another currency than its payment's is no refund of it: it once set the payment's refunded
+    /// total, and the real refund after it was taken as already recorded, so Apple kept money the person got back.
+    @Test func aRefundInAnotherCurrencyLeavesTheRealRefundToBeReportedInFull() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_completed",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 0,
+            country: "DE",
+            paymentIntent: "pi_1"
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        let foreign = StripeEvents.refunded(
+            id: "evt_usd",
+            charge: "ch_1",
+            paymentIntent: "pi_1",
+            amount: 2999,
+            refunded: 2999,
+            currency: "usd"
+        )
+        #expect(try harness.deliver(foreign).status == 200)
+        try harness.waitForEvents()
+        let payments = harness.live.application.ledger.payments
+        #expect(try payments.purchase(id: "cs_test_fake1")?.status == .paid)
+        let refused = try payments.paymentEvents(unprocessedOnly: false, limit: 5).first { $0.eventId == "evt_usd" }
+        #expect(refused?.outcome?.contains("not recorded: a refund in USD of a payment in EUR") == true)
+        let real = StripeEvents.refunded(
+            id: "evt_eur",
+            charge: "ch_1",
+            paymentIntent: "pi_1",
+            amount: 2999,
+            refunded: 2999
+        )
+        #expect(try harness.deliver(real).status == 200)
+        try harness.waitForEvents()
+        let items = try harness.reportedLineItems().map { try PaymentHarness.canonical($0) }
+        #expect(items.count == 2)
+        #expect(items.last?.contains(#""amountTaxInclusive":29990"#) == true)
+        #expect(
+            items.last?.contains(#""eventType":"REFUND","lineItemId":"ch_1:refund:2999","netAmountTaxExclusive":0"#)
+                == true
+        )
+        #expect(try payments.purchase(id: "cs_test_fake1")?.status == .refunded)
+    }
+
     @Test func aTestPaymentOnAProductionTokenIsNeverReportedAsASale() throws {
         let harness = try PaymentHarness(provider: .stripe)
         let checkout = try harness.openCheckout(sandbox: false)

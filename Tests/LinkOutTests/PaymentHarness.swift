@@ -226,12 +226,14 @@ enum StripeEvents {
         paymentIntent: String,
         amount: Int64,
         refunded: Int64,
-        created: Int64 = Clock.system.nowSeconds()
+        created: Int64 = Clock.system.nowSeconds(),
+        currency: String = "eur"
     ) -> String {
         """
         {"id":"\(id)","object":"event","api_version":"2026-09-30.endive","created":\(created),\
         "livemode":false,"type":"charge.refunded","data":{"object":{"id":"\(charge)","object":"charge",\
-        "payment_intent":"\(paymentIntent)","amount":\(amount),"amount_refunded":\(refunded),"currency":"eur",\
+        "payment_intent":"\(paymentIntent)","amount":\(amount),"amount_refunded":\(refunded),\
+        "currency":"\(currency)",\
         "refunded":\(refunded == amount),"metadata":{}}}}
         """
     }

@@ -9,6 +9,9 @@ extension PaymentChangeMapper {
     /// A refund or chargeback, whichever way its provider states the amount: a running total is reported as far
     /// as it is new; an amount of its own is added to what was refunded before, made once by its id.
     func refunded(_ refund: Refund, event: (provider: ProviderID, eventId: String), at now: Int64) throws -> Decision {
+        if let refusal = try currencyRefusal(refund) {
+            return .apply(PaymentChange(event: event, outcome: .notReportable(refusal), at: now))
+        }
         switch refund.amount {
         case .refundedSoFar(let total, let fully):
             guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)) else {
@@ -36,6 +39,27 @@ extension PaymentChangeMapper {
         case .this(let amount, tax: nil):
             return try chargeback(refund, amount: amount, event: event, at: now)
         }
+    }
+
+    /// Nil when `refund` is in the currency of the payment it names; else why it is no refund of that payment. Its
+    /// amount cannot be set against the payment's: recorded, a running total in another currency stood for the
+    /// payment's refunded total, and the real refund after it was measured against it and reported short, or not
+    /// at all. It changes nothing: not the refunded total, the purchase's status nor the developer's webhooks.
+    private func currencyRefusal(_ refund: Refund) throws -> String? {
+        guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)),
+            let purchase = try ledger.payments.purchase(id: charge.purchaseId)
+        else { return nil }
+        // The refunded line item's currency where it is recorded (a renewal's), else the purchase's.
+        let item = try ledger.reports.purchaseLineItems(containing: charge.lineItemId).first {
+            $0.lineItemId == charge.lineItemId
+        }
+        let recorded = item.flatMap { try? JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
+        let paid = recorded?.common.pricingCurrency ?? purchase.currency
+        guard refund.currency != paid else { return nil }
+        return
+            "not recorded: a refund in \(refund.currency.rawValue) of a payment in \(paid.rawValue) (\(charge.chargeKey)) "
+            + "is no refund of it; the payment's refunded total is unchanged, and a refund in its currency is "
+            + "reported in full"
     }
 
     /// A chargeback whose provider states no tax of its own (a lost Stripe dispute): a `REFUND` of the disputed
