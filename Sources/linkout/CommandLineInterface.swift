@@ -137,12 +137,16 @@ public enum CommandLineInterface {
         var description: String
     }
 
-    /// `--name value` and `--name=value` pairs; names in `switches` take no value. Anything else is a usage error.
+    /// `--name value` and `--name=value` pairs; names in `switches` take no value. Anything else is a usage error:
+    /// an option given twice (kept once, `erase --email a --email b` erased only b and said done), a switch given
+    /// a value (`--force=false` forced), and an option whose value would be the next option (`--data-dir --force`
+    /// made a folder named `--force`; `--data-dir=--force` still says it is meant).
     static func parseFlags(
         _ arguments: [String],
         allowed: Set<String>,
         switches: Set<String> = [],
-        positional: Int = 0
+        positional: Int = 0,
+        usage: String? = nil
     ) throws(UsageError) -> (flags: [String: String], positional: [String]) {
         var flags: [String: String] = [:]
         var rest: [String] = []
@@ -163,19 +167,29 @@ public enum CommandLineInterface {
                 name = String(argument[..<equals])
                 value = String(argument[argument.index(after: equals)...])
             }
+            guard switches.contains(name) || allowed.contains(name) else {
+                throw UsageError(description: "unknown option '\(name)'")
+            }
+            guard flags[name] == nil else {
+                throw UsageError(description: "option '\(name)' is given twice: give it once (one run, one value)")
+            }
             if switches.contains(name) {
-                flags[name] = value ?? "true"
+                guard value == nil else { throw UsageError(description: "option '\(name)' takes no value") }
+                flags[name] = "true"
                 continue
             }
-            guard allowed.contains(name) else { throw UsageError(description: "unknown option '\(name)'") }
             if value == nil {
-                guard index < arguments.count else { throw UsageError(description: "option '\(name)' needs a value") }
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                    throw UsageError(description: "option '\(name)' needs a value")
+                }
                 value = arguments[index]
                 index += 1
             }
             flags[name] = value
         }
-        guard rest.count == positional else { throw UsageError(description: "missing argument") }
+        guard rest.count == positional else {
+            throw UsageError(description: "missing argument" + (usage.map { ": use 'linkout \($0)'" } ?? ""))
+        }
         return (flags, rest)
     }
 

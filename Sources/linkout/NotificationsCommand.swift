@@ -72,11 +72,40 @@ enum NotificationsCommand {
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let day = ISO8601DateFormatter()
         day.formatOptions = [.withFullDate]
-        guard let date = full.date(from: text) ?? fractional.date(from: text) ?? day.date(from: text) else {
+        guard isWrittenAsRead(text),
+            let date = full.date(from: text) ?? fractional.date(from: text) ?? day.date(from: text),
+            date.timeIntervalSince1970 >= 0
+        else {
             throw CommandLineInterface.UsageError(
                 description: "\(flag): '\(text)' is not a date like 2025-06-01 or 2025-06-01T12:00:00Z"
             )
         }
         return Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// Whether the day and time as written exist: the formatter rolls what does not over (2026-02-30 is March
+    /// 2nd, 25:00 the next day's 01:00), and a typo would silently move the stretch of Apple's history fetched.
+    /// A four-digit year, so `-2026-01-01` is no date either.
+    static func isWrittenAsRead(_ text: String) -> Bool {
+        let digits = Array(text.utf8.prefix(19))
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= digits.count else { return nil }
+            let slice = digits[range]
+            guard slice.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            return slice.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), (1...12).contains(month)
+        else { return false }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let first = DateComponents(calendar: calendar, year: year, month: month, day: 1).date
+        guard let first, let days = calendar.range(of: .day, in: .month, for: first), days.contains(day) else {
+            return false
+        }
+        guard text.utf8.count > 10 else { return true }
+        guard let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19) else {
+            return false
+        }
+        return hour < 24 && minute < 60 && second < 60
     }
 }

@@ -23,11 +23,11 @@ enum ReportActionCommand {
         let (flags, positional) = try CommandLineInterface.parseFlags(
             rest,
             allowed: ["--config", "--data-dir"],
-            positional: expected.count
+            positional: expected.count,
+            usage: expected.usage
         )
-        guard positional.count == expected.count else {
-            throw CommandLineInterface.UsageError(description: "use 'linkout \(expected.usage)'")
-        }
+        // A FILE that cannot be read is a usage error, said before the ledger is opened.
+        let body = subcommand == "restate" ? try readBody(positional[2]) : ""
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
         )
@@ -62,7 +62,6 @@ enum ReportActionCommand {
             case "resend": outcome = try actions.resend(ExternalPurchaseID(positional[0]))
             case "no-line-item": outcome = try actions.reportNoLineItem(ExternalPurchaseID(positional[0]))
             case "restate":
-                let body = try readBody(positional[2])
                 outcome = try actions.restate(
                     ExternalPurchaseID(positional[0]),
                     lineItemId: LineItemID(positional[1]),
@@ -89,10 +88,30 @@ enum ReportActionCommand {
         return 0
     }
 
+    /// FILE's text (`-`: standard input). One that cannot be read is a usage error naming it and the system's
+    /// reason (Foundation's words were a dump of its error domain, and "permission" for a directory).
     private static func readBody(_ path: String) throws -> String {
-        let data =
-            path == "-"
-            ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+        if path == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw CommandLineInterface.UsageError(
+                description: "FILE \(path) cannot be read: \(String(cString: strerror(errno)))"
+            )
+        }
+        // The body of one line item: a few hundred bytes. A device or a huge file is no such body.
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_size <= Self.maxBodyBytes else {
+            throw CommandLineInterface.UsageError(
+                description:
+                    "FILE \(path) is not a line item's JSON (a regular file of at most \(Self.maxBodyBytes) bytes)"
+            )
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CommandLineInterface.UsageError(
+                description: "FILE \(path) cannot be read: \(String(cString: strerror(errno)))"
+            )
+        }
         return String(decoding: data, as: UTF8.self)
     }
+
+    static let maxBodyBytes = 65_536
 }

@@ -41,6 +41,12 @@ struct CommandLineTests {
         let badDate = try run(["notifications", "recover", "--since", "yesterday"])
         #expect(badDate.code == 2)
         #expect(badDate.err.contains("not a date"))
+        // Days and times that do not exist were rolled over (February 30th was March 2nd): a typo moved the window.
+        for impossible in ["2026-02-30", "2026-12-01T25:00:00Z", "2026-12-01T12:60:00Z", "-2026-01-01", "1969-12-31"] {
+            let refused = try run(["notifications", "recover", "--since", impossible])
+            #expect(refused.code == 2, "\(impossible)")
+            #expect(refused.err.contains("not a date"), "\(impossible)")
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Ledger(directory: directory.path).close()
@@ -183,6 +189,34 @@ struct CommandLineTests {
     @Test func unknownCommandsAndOptionsAreUsageErrors() throws {
         #expect(try run(["frobnicate"]).code == 2)
         #expect(try run(["serve", "--colour", "red"]).code == 2)
+        // An option given twice was kept once: `erase --email a --email b` erased b alone and said done.
+        let twice = try run(["erase", "--email", "a@example.com", "--email", "b@example.com"])
+        #expect(twice.code == 2)
+        #expect(twice.err.contains("option '--email' is given twice"))
+        // A switch given a value was on whatever the value: `--force=false` forced.
+        let valued = try run(["simulate", "--sandbox=false"])
+        #expect(valued.code == 2)
+        #expect(valued.err.contains("option '--sandbox' takes no value"))
+        #expect(valued.out.isEmpty)
+        // The next option is no value: `--data-dir --force` made a folder named `--force`.
+        let swallowed = try run(["restore", "--from", "backup.sqlite", "--data-dir", "--force"])
+        #expect(swallowed.code == 2)
+        #expect(swallowed.err.contains("option '--data-dir' needs a value"))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: LiveApplication.repositoryRoot.appendingPathComponent("--force").path
+            )
+        )
+        let missing = try run(["report", "restate", "SANDBOX_x", "item"])
+        #expect(missing.code == 2)
+        #expect(missing.err.contains("use 'linkout report restate EXTERNAL_PURCHASE_ID LINE_ITEM_ID FILE"))
+        // FILE is named with the system's reason, before any ledger is looked for.
+        let unreadable = try run(["report", "restate", "SANDBOX_x", "item", "/nonexistent/body.json"])
+        #expect(unreadable.code == 2)
+        #expect(unreadable.err.contains("FILE /nonexistent/body.json cannot be read: No such file or directory"))
+        let device = try run(["report", "restate", "SANDBOX_x", "item", "/dev/null"])
+        #expect(device.code == 2)
+        #expect(device.err.contains("is not a line item's JSON"))
         let help = try run(["help"])
         #expect(help.code == 0)
         #expect(help.out.contains("linkout <command>"))

@@ -128,7 +128,8 @@ package struct ReportActions: Sendable {
             throw Refusal(
                 kind: .invalid,
                 description: field.map(LineItemWholeNumbers.message)
-                    ?? "the body is not one of Apple's line items: \(error)"
+                    ?? "the body is not one of Apple's line items: "
+                    + ((error as? DecodingError).map { LineItemsAPI.problem($0).message } ?? "it is not JSON")
             )
         }
         // What JSONDecoder lets through and another reader of the body would not read the same way (the
