@@ -78,10 +78,18 @@ struct ConfigurationTests {
             failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"EUR": 9.99}}]}"#)?.field
                 == "catalog[0].price.EUR"
         )
+        // Taken here once, it failed every sale with "payment is not available right now".
+        let unchargeable = failure(
+            #"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"EUR": "999999999999.99"}}]}"#
+        )
+        #expect(unchargeable?.field == "catalog[0].price.EUR")
+        #expect(unchargeable?.problem.contains("too many digits") == true)
         #expect(failure(#"{"landing": {"paths": ["/checkout"]}}"#)?.field == "landing.paths[0]")
         #expect(failure(#"{"landing": {"defaultBundleId": "com.unknown"}}"#)?.field == "landing.defaultBundleId")
         #expect(failure(#"{"reporting": {"noLineItemAfterSeconds": -1}}"#)?.field == "reporting.noLineItemAfterSeconds")
         #expect(failure(#"{"apple": {"productionURL": "ftp://x"}}"#)?.field == "apple.productionURL")
+        #expect(failure(#"{"apple": {"proxy": 3128}}"#)?.field == "apple.proxy")
+        #expect(failure(#"{"apple": {"caFile": {}}}"#)?.field == "apple.caFile")
         // A claim must outlast the send it covers (several instances on one database).
         #expect(failure(#"{"storage": {"leaseSeconds": 10}}"#)?.field == "storage.leaseSeconds")
         #expect(failure(#"{"storage": {"leaseSeconds": 1}}"#)?.field == "storage.leaseSeconds")
@@ -243,6 +251,20 @@ struct ConfigurationTests {
     @Test func anEmptyDataFolderIsAConfigurationError() throws {
         let problem = "must name a folder (it is empty)"
         #expect(try Configuration.load(environment: ["LINKOUT_DATA_DIR": ""]).storage.dataDir == "data")
+        // Every variable alike: an empty one stopped the server, or moved it to a new SQLite ledger.
+        let empty = try Configuration.load(
+            environment: [
+                "LINKOUT_PORT": "", "LINKOUT_LOG_LEVEL": "", "LINKOUT_ACCESS_LOG": "", "LINKOUT_PAYMENTS_PROVIDER": "",
+                "LINKOUT_RATE_LIMIT_PER_SECOND": "", "LINKOUT_ADMIN_TOKEN_FILE": "", "LINKOUT_DATABASE_URL": "",
+            ]
+        )
+        #expect(empty.server.port == Configuration().server.port)
+        #expect(empty.storage.postgresURL == nil)
+        var onPostgres = try Configuration.parse(
+            Data(#"{"storage": {"leaseSeconds": 20, "postgresURL": "postgresql://db/l"}}"#.utf8)
+        )
+        try onPostgres.apply(environment: ["LINKOUT_DATABASE_URL": ""])
+        #expect(onPostgres.storage.postgresURL == "postgresql://db/l")
         #expect(throws: ConfigurationError(field: "--data-dir", problem: problem)) {
             try Configuration.load(overrides: .init(dataDir: ""), environment: [:])
         }

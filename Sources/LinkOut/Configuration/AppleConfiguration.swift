@@ -28,8 +28,10 @@ extension Configuration {
                 "notificationPath", "notificationRootCertificates",
             ])
             var apple = Apple()
-            if case .string(let caFile) = section.object["caFile"], !caFile.isEmpty { apple.caFile = caFile }
-            if case .string(let proxy) = section.object["proxy"], !proxy.isEmpty { apple.proxy = proxy }
+            // Empty is unset; any other kind of value is a mistake to name (one was ignored, and calls to Apple
+            // went out without the proxy or CA the operator wrote).
+            apple.caFile = try section.optionalString("caFile").flatMap { $0.isEmpty ? nil : $0 }
+            apple.proxy = try section.optionalString("proxy").flatMap { $0.isEmpty ? nil : $0 }
             apple.issuerId = try section.string("issuerId", default: apple.issuerId)
             apple.keyId = try section.string("keyId", default: apple.keyId)
             apple.privateKeyFile = try section.string("privateKeyFile", default: apple.privateKeyFile)

@@ -3,13 +3,16 @@ import Foundation
 extension Configuration {
     /// `LINKOUT_*` variables: they beat config.json. Secrets come only from here (or files named here), never
     /// from config.json.
-    mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+    /// A variable set to the empty string is unset, for every one of them: a compose file's `${VAR}` with
+    /// nothing behind it. (It stopped the server for some, and an empty `LINKOUT_DATABASE_URL` moved a
+    /// PostgreSQL deployment to a new, empty SQLite ledger.)
+    mutating func apply(environment all: [String: String]) throws(ConfigurationError) {
+        let environment = all.filter { !$0.value.isEmpty }
         if let host = environment["LINKOUT_HOST"] { server.host = host }
         if let port = environment["LINKOUT_PORT"] { server.port = try Self.parsePort(port, field: "LINKOUT_PORT") }
-        // Empty is unset, as for the other variables (an unset variable in a compose file).
-        if let directory = environment["LINKOUT_DATA_DIR"], !directory.isEmpty { storage.dataDir = directory }
-        if let url = environment["LINKOUT_DATABASE_URL"] { storage.postgresURL = url.isEmpty ? nil : url }
-        if let password = environment["LINKOUT_DATABASE_PASSWORD"], !password.isEmpty {
+        if let directory = environment["LINKOUT_DATA_DIR"] { storage.dataDir = directory }
+        if let url = environment["LINKOUT_DATABASE_URL"] { storage.postgresURL = url }
+        if let password = environment["LINKOUT_DATABASE_PASSWORD"] {
             storage.postgresPassword = password
         }
         if let path = environment["LINKOUT_DATABASE_PASSWORD_FILE"] {
@@ -21,8 +24,8 @@ extension Configuration {
         if let mode = environment["LINKOUT_ACCESS_LOG"] {
             accessLog = try AccessLogMode.parse(mode, field: "LINKOUT_ACCESS_LOG")
         }
-        if let token = environment["LINKOUT_ADMIN_TOKEN"], !token.isEmpty { adminToken = token }
-        if let token = environment["LINKOUT_API_TOKEN"], !token.isEmpty { apiToken = token }
+        if let token = environment["LINKOUT_ADMIN_TOKEN"] { adminToken = token }
+        if let token = environment["LINKOUT_API_TOKEN"] { apiToken = token }
         // Secrets may come from files (Docker and Kubernetes secrets) instead of the environment itself.
         if let path = environment["LINKOUT_ADMIN_TOKEN_FILE"] {
             adminToken = try Self.secret(fromFile: path, field: "LINKOUT_ADMIN_TOKEN_FILE")
@@ -39,14 +42,14 @@ extension Configuration {
             }
             server.rateLimitPerSecond = value
         }
-        if let issuer = environment["LINKOUT_APPLE_ISSUER_ID"], !issuer.isEmpty { apple.issuerId = issuer }
-        if let keyId = environment["LINKOUT_APPLE_KEY_ID"], !keyId.isEmpty { apple.keyId = keyId }
-        if let file = environment["LINKOUT_APPLE_PRIVATE_KEY_FILE"], !file.isEmpty { apple.privateKeyFile = file }
-        if let file = environment["LINKOUT_ENTITLEMENT_KEY_FILE"], !file.isEmpty {
+        if let issuer = environment["LINKOUT_APPLE_ISSUER_ID"] { apple.issuerId = issuer }
+        if let keyId = environment["LINKOUT_APPLE_KEY_ID"] { apple.keyId = keyId }
+        if let file = environment["LINKOUT_APPLE_PRIVATE_KEY_FILE"] { apple.privateKeyFile = file }
+        if let file = environment["LINKOUT_ENTITLEMENT_KEY_FILE"] {
             appEntitlements.signingKeyFile = file
         }
         try payments.apply(environment: environment)
-        if let secret = environment["LINKOUT_WEBHOOK_SECRET"], !secret.isEmpty { webhooks.secret = secret }
+        if let secret = environment["LINKOUT_WEBHOOK_SECRET"] { webhooks.secret = secret }
         if let path = environment["LINKOUT_WEBHOOK_SECRET_FILE"] {
             webhooks.secret = try Self.secret(fromFile: path, field: "LINKOUT_WEBHOOK_SECRET_FILE")
         }

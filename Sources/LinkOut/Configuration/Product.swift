@@ -77,6 +77,16 @@ package struct Product: Sendable, Equatable {
                         problem: "must be a decimal amount like \"29.99\" in a three-letter currency"
                     )
                 }
+                // What every checkout converts it with: a price it refuses was taken here and failed each sale
+                // with "payment is not available right now".
+                do throws(MinorUnitsError) {
+                    _ = try MinorUnits.parse(text, currency: currency)
+                } catch {
+                    throw ConfigurationError(
+                        field: item.name("price") + "." + currency,
+                        problem: "cannot be charged: \(error)"
+                    )
+                }
                 prices[currency] = money
             }
             guard !prices.isEmpty else {
