@@ -83,11 +83,7 @@ public final class Ledger: Sendable {
     ) throws(StorageError) {
         path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
         if upgrade == .never, !LedgerFiles.isRegularFile(path) { throw Self.noLedger(at: path) }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StorageError(.dataFolder, "cannot create data folder \(directory): \(error.localizedDescription)")
-        }
+        try LedgerFiles.createFolder(directory)
         guard role == .owner else {
             database = try SQLDatabase(path: path, durability: durability, upgrade: upgrade, clock: clock)
             visitRecorder = ReaderVisitRecorder(database: database)

@@ -235,6 +235,20 @@ struct ConfigurationTests {
         {
             try Configuration.load(environment: ["LINKOUT_API_TOKEN_FILE": "/nonexistent/secret"])
         }
+        // A file past its bound is refused, not read whole (a 3 GB rate file took 3 GB); a folder cannot be read.
+        let huge = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-huge-\(UUID())")
+        try Data(repeating: 0x61, count: ConfigurationFile.secretLimit + 1).write(to: huge)
+        defer { try? FileManager.default.removeItem(at: huge) }
+        let refused = #expect(throws: ConfigurationError.self) {
+            try Configuration.load(environment: ["LINKOUT_API_TOKEN_FILE": huge.path])
+        }
+        #expect(refused?.problem.contains("is larger than 64 KiB") == true)
+        #expect(ConfigurationFile.contents(atPath: huge.path, limit: 10) == .failure(.larger(than: 10)))
+        #expect(ConfigurationFile.contents(atPath: file.path, limit: 12) == .success(Data("from-a-file\n".utf8)))
+        #expect(
+            ConfigurationFile.contents(atPath: FileManager.default.temporaryDirectory.path, limit: 10)
+                == .failure(.unreadable)
+        )
     }
 
     @Test func aMissingFileThatWasAskedForIsAnError() {

@@ -231,6 +231,26 @@ struct LedgerTests {
         #expect(try reopened.tokens.recordVisit(Self.visit("keep", checkout: "c-keep")).visitCount == 2)
     }
 
+    /// The data folder a ledger is made in is its owner's alone, whatever the umask allows, and an empty file
+    /// already at the ledger's path (`touch`) is made private as the ledger goes into it.
+    @Test func aNewLedgersFolderAndAnEmptyFileItIsMadeInAreTheOwnersAlone() throws {
+        let parent = TemporaryFolder()
+        let folder = parent.path + "/data"
+        try Ledger(directory: folder).close()
+        var mode = stat()
+        #expect(stat(folder, &mode) == 0)
+        #expect(mode.st_mode & 0o077 == 0, "the data folder is readable by its owner only")
+        let touched = parent.path + "/touched"
+        try FileManager.default.createDirectory(atPath: touched, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: touched + "/linkout.sqlite", contents: nil))
+        #expect(chmod(touched + "/linkout.sqlite", 0o644) == 0)
+        let ledger = try Ledger(directory: touched)
+        _ = try ledger.tokens.recordVisit(Self.visit("private", checkout: "c-private"))
+        ledger.close()
+        #expect(stat(touched + "/linkout.sqlite", &mode) == 0)
+        #expect(mode.st_mode & 0o077 == 0, "the ledger made in the empty file is readable by its owner only")
+    }
+
     @Test func writesAfterCloseFailCleanly() throws {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)

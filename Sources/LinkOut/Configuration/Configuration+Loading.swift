@@ -26,12 +26,15 @@ extension Configuration {
         let explicitPath = overrides.configPath ?? environment["LINKOUT_CONFIG"]
         let path = explicitPath ?? "config.json"
         var configuration: Configuration
-        if let data = FileManager.default.contents(atPath: path) {
+        switch ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.textLimit) {
+        case .success(let data):
             configuration = try parse(data, source: path)
-        } else if explicitPath != nil {
-            throw ConfigurationError(field: path, problem: "configuration file not found or not readable")
-        } else {
+        case .failure(.unreadable) where explicitPath == nil:
             configuration = Configuration()
+        case .failure(.unreadable):
+            throw ConfigurationError(field: path, problem: "configuration file not found or not readable")
+        case .failure(let failure):
+            throw ConfigurationError(field: path, problem: ConfigurationFile.problem(failure, path: path))
         }
         try configuration.apply(environment: environment)
         try configuration.apply(overrides: overrides)

@@ -241,8 +241,11 @@ extension Configuration {
         /// The rates in the file `payments.exchangeRatesFile` names.
         static func ratesFile(_ path: String) throws(ConfigurationError) -> ExchangeRateTable {
             let field = "payments.exchangeRatesFile"
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ConfigurationError(field: field, problem: "cannot read \(path)")
+            let data: Data
+            switch ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.textLimit) {
+            case .success(let read): data = read
+            case .failure(let failure):
+                throw ConfigurationError(field: field, problem: ConfigurationFile.problem(failure, path: path))
             }
             let object: [String: JSONValue]
             do {

@@ -216,11 +216,7 @@ public enum LedgerBackup {
         clock: Lifecycle.Clock = .system
     ) throws(StorageError) -> Summary {
         _ = try verify(source)
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StorageError(.dataFolder, "cannot create \(directory): \(error.localizedDescription)")
-        }
+        try LedgerFiles.createFolder(directory)
         let target = (directory as NSString).appendingPathComponent(fileName)
         guard !LedgerFiles.areOneFile(source, target) else {
             throw StorageError(.conflict, "\(source) is the ledger of \(directory) itself")

@@ -34,13 +34,41 @@ enum LedgerFiles {
 
     /// Creates `path` empty, readable by its owner only (an empty file is an empty SQLite database): a ledger
     /// holds the installation's secret and people's data, and SQLite gives its `-wal` and `-shm` the mode of the
-    /// database file. A file already there is left as it is.
+    /// database file. A file already there is left as it is, unless it is empty: the ledger is made in it then,
+    /// and is as private as one made anew (an empty file someone made with `touch` kept its 0644, and the WAL
+    /// took it too).
     static func createPrivately(_ path: String) throws(StorageError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 || errno == EEXIST else {
             throw StorageError(.dataFolder, "cannot create \(path)", systemError: errno)
         }
-        if fd >= 0 { close(fd) }
+        if fd >= 0 {
+            close(fd)
+            return
+        }
+        var status = stat()
+        if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size == 0,
+            status.st_mode & 0o077 != 0
+        {
+            chmod(path, 0o600)
+        }
+    }
+
+    /// Creates the data folder `directory` (and its parents) when missing, the folder itself readable by its
+    /// owner only: what the process's umask allows (0777 under `umask 000`) is not what a folder of people's
+    /// data should be. A folder already there is left as it is.
+    static func createFolder(_ directory: String) throws(StorageError) {
+        var status = stat()
+        guard stat(directory, &status) != 0 else { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        } catch {
+            throw StorageError(.dataFolder, "cannot create data folder \(directory): \(error.localizedDescription)")
+        }
     }
 
     /// A new, empty, private database file at `path` in place of whatever an interrupted run left there.
