@@ -98,6 +98,9 @@ struct ConfigurationTests {
                 == "postgresql://db/l"
         )
         #expect(failure(#"{"storage": {"postgresPassword": "x"}}"#)?.field == "storage.postgresPassword")
+        // C would cut it short: this bound 127.0.0.1.
+        #expect(failure(#"{"server": {"host": "127.0.0.1\u0000evil"}}"#)?.field == "server.host")
+        #expect(failure(#"{"apps": [{"bundleId": "a", "appAppleId": 1, "name": "A\u0000"}]}"#)?.field == "apps[0].name")
         #expect(failure("{not json")?.field == "config.json")
         #expect(failure("[]")?.field == "config.json")
     }

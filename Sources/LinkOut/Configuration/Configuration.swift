@@ -71,6 +71,9 @@ package struct Configuration: Sendable {
         if let key = TokenDecoder.duplicateKeyAnywhere(in: Array(data), maxDepth: 64) {
             throw ConfigurationError(field: source, problem: "names \"\(key)\" twice in one object")
         }
+        if let path = root.pathOfNUL() {
+            throw ConfigurationError(field: path, problem: "holds a NUL character (\\u0000), which no setting takes")
+        }
         let fields = JSONFields(object, path: "")
         try fields.rejectUnknownKeys(knownSections)
         var configuration = Configuration()
