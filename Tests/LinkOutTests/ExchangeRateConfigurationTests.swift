@@ -54,6 +54,14 @@ struct ExchangeRateConfigurationTests {
         #expect(failure(#"{"payments": {"exchangeRates": \#(rates)}}"#)?.field == field)
     }
 
+    /// An empty list of dated rates was told it had both kinds.
+    @Test func anEmptyListOfDatedRatesIsToldItNeedsOne() {
+        let empty = failure(#"{"payments": {"exchangeRates": {"UZS": {"reportingCurrency": "EUR", "rates": {}}}}}"#)
+        #expect(empty?.field == "payments.exchangeRates.UZS")
+        #expect(empty?.problem.contains("at least one") == true)
+        #expect(empty?.problem.contains("not both") == false)
+    }
+
     @Test func aRatesFileIsReadAndItsMistakesNamed() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }

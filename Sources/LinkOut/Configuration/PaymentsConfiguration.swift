@@ -219,7 +219,9 @@ extension Configuration {
                 guard (rates.undated == nil) != rates.dated.isEmpty else {
                     throw ConfigurationError(
                         field: entry.path,
-                        problem: "needs either rate (one rate for every date) or rates (by date), not both"
+                        problem: rates.undated == nil
+                            ? "needs rate (one rate for every date) or rates (by date, at least one)"
+                            : "needs either rate (one rate for every date) or rates (by date), not both"
                     )
                 }
                 table.entries[currency.uppercased()] = rates
