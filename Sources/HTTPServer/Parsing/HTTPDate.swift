@@ -42,8 +42,12 @@ struct HTTPDate {
         guard clock.count == 3, let hour = Int32(clock[0]), let minute = Int32(clock[1]), let second = Int32(clock[2])
         else { return nil }
         // RFC 9110 §5.6.7: a four-digit year. Anything else is not a date (a year of -2147483648, sent by anyone
-        // in If-Modified-Since, overflowed `year - 1900` and stopped the server).
-        guard (0...9999).contains(year), (1...31).contains(day) else { return nil }
+        // in If-Modified-Since, overflowed `year - 1900` and stopped the server). Nor is a time that does not
+        // exist (`25:61:61`: `timegm` rolled it over into a date, and an invalid date must be ignored, §13.1.3),
+        // nor a day past its month's end (`31 Feb`).
+        guard (0...9999).contains(year), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
+            (0...59).contains(second)
+        else { return nil }
         var value = tm()
         value.tm_year = year - 1900
         value.tm_mon = Int32(month)
@@ -51,6 +55,9 @@ struct HTTPDate {
         value.tm_hour = hour
         value.tm_min = minute
         value.tm_sec = second
-        return timegm(&value)
+        let seconds = timegm(&value)
+        // `timegm` normalised the fields: a day it moved into the next month did not exist.
+        guard value.tm_mday == day, value.tm_mon == Int32(month) else { return nil }
+        return seconds
     }
 }
