@@ -51,6 +51,9 @@ struct LandingFlowTests {
         #expect(try #require(cookie(second)) != session, "every landing starts a fresh session")
         rows = try live.ledger().tokens.tokens()
         #expect(rows.first?.visitCount == 2)
+        // A link that already carries the bundle ID StoreKit appends again: the same value twice is one.
+        let repeated = try live.get(AppleVectors.documentedTarget + "&bundleId=com.example")
+        #expect(repeated.header("Location") == location)
     }
 
     @Test func everyAppleVectorIsRecordedWithItsEnvironment() throws {
@@ -110,6 +113,15 @@ struct LandingFlowTests {
                 "missing_field"
             ),
             ("/?externalPurchaseToken=" + String(repeating: "A", count: 5000), "longer than any link", "too_long"),
+            // Given twice with different values: the first counted, and a filter in front may have read the other.
+            (
+                "/?externalPurchaseToken=\(AppleVectors.v1)&externalPurchaseToken=\(AppleVectors.v4)&bundleId=com.example",
+                "part of it was changed", "duplicate_field"
+            ),
+            (
+                "/?externalPurchaseToken=\(AppleVectors.v1)&bundleId=com.example&bundleId=com.other",
+                "part of it was changed", "duplicate_field"
+            ),
             ("/?bundleId=com.unknown", "does not sell for", "bundle_id_not_configured"),
             (
                 "/?externalPurchaseToken="

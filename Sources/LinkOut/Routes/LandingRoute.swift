@@ -42,16 +42,24 @@ struct LandingRoute: Sendable {
     }
 
     /// The parts of a landing's query linkout reads: the first of each, UTM values cut to 200 characters.
+    /// `externalPurchaseToken` or `bundleId` given twice with different values is `conflicting`: which one counts
+    /// is not for linkout to pick (the first was taken, and a filter in front of it may read the other). The same
+    /// value twice is one (a link that carries the bundle ID StoreKit appends again).
     struct Query {
         var tokenText: String?
         var bundleId: BundleID?
         var utm: [String: String] = [:]
+        var conflicting: String?
 
         init(_ request: HTTPRequest) {
             for item in request.queryItems {
                 switch item.name {
-                case "externalPurchaseToken": tokenText = tokenText ?? item.value
-                case "bundleId": bundleId = bundleId ?? BundleID(item.value)
+                case "externalPurchaseToken":
+                    if let tokenText, tokenText != item.value { conflicting = conflicting ?? item.name }
+                    tokenText = tokenText ?? item.value
+                case "bundleId":
+                    if let bundleId, bundleId.rawValue != item.value { conflicting = conflicting ?? item.name }
+                    bundleId = bundleId ?? BundleID(item.value)
                 case let name where LandingRoute.utmParameters.contains(name):
                     if utm[name] == nil { utm[name] = String(item.value.prefix(200)) }
                 default: break
@@ -70,6 +78,18 @@ struct LandingRoute: Sendable {
         let isHead = request.method == "HEAD"
         let query = Query(request)
         let now = clock.nowMilliseconds()
+        if let name = query.conflicting {
+            return .failure(
+                Refusal(
+                    response: reject(
+                        TokenRejection(.duplicateField(name)),
+                        isHead: isHead,
+                        request: request,
+                        bundleId: nil
+                    )
+                )
+            )
+        }
         guard let tokenText = query.tokenText else { return visitWithoutToken(request, query: query, at: now) }
         let token: ExternalPurchaseToken
         switch TokenDecoder.decode(tokenText) {
