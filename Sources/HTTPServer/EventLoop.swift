@@ -111,7 +111,11 @@ final class EventLoop {
                 fd: fd,
                 id: nextID,
                 remoteAddress: remoteAddress,
-                machine: ConnectionStateMachine(settings: settings, now: monotonicNanoseconds())
+                machine: ConnectionStateMachine(
+                    settings: settings,
+                    now: monotonicNanoseconds(),
+                    remoteAddress: remoteAddress
+                )
             )
             nextID += 1
             if Int(fd) >= connections.count {

@@ -14,6 +14,7 @@ extension Router {
         switch match(method: request.method, path: request.path) {
         case .route(let route, _):
             let limit = styled(route.bodyLimit)
+            if let refusal = limit.admit?(request) { return .refuse(refusal) }
             return .read(maxBytes: min(limit.maxBytes ?? serverLimit, serverLimit), limit: limit)
         case .methodNotAllowed(let allowed):
             return .refuse(methodNotAllowed(allowed, request))

@@ -27,7 +27,10 @@ struct AbuseTests {
     /// (the JSON APIs in their own shape), so no body nobody takes is buffered. Before, each of these waited for
     /// its body (up to the server's megabyte) before the handler said no.
     @Test func routesRefuseBodiesTheyDoNotTakeBeforeTheBodyIsSent() throws {
-        let live = try LiveApplication { $0.apiToken = "backend-secret" }
+        let live = try LiveApplication {
+            $0.apiToken = "backend-secret"
+            $0.adminToken = "admin-secret"
+        }
         let cases: [(target: String, length: Int, status: Int, json: Bool)] = [
             ("POST /v1/tokens", TokenAPI.maxBodyBytes + 1, 413, true),
             ("POST /v1/redemptions", RedemptionBody.maxBodyBytes + 1, 413, true),
@@ -42,9 +45,11 @@ struct AbuseTests {
         ]
         for test in cases {
             let client = try live.client()
+            // The bearer routes check the credential as the head arrives too (`InputEdgeTests`): given here.
+            let bearer = test.target.contains("/admin/") ? "admin-secret" : "backend-secret"
             let response = try client.roundTrip(
                 "\(test.target) HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: \(test.length)\r\n\r\n"
+                    + "Authorization: Bearer \(bearer)\r\nContent-Length: \(test.length)\r\n\r\n"
             )
             #expect(response.status == test.status, "\(test.target)")
             #expect(response.header("Connection") == "close", "\(test.target)")

@@ -81,4 +81,28 @@ struct InputEdgeTests {
         )
         #expect(head.status == 413)
     }
+
+    /// A caller without the bearer token is answered when the head arrives, its body never read: the server held
+    /// a 256 KiB body per connection for each 401 (2,000 such connections took half a gigabyte). Each refusal
+    /// counts against the caller as the handler's do, so guessing the token this way is throttled too.
+    @Test func aBodyWithoutItsBearerTokenIsRefusedAsTheHeadArrives() throws {
+        let live = try LiveApplication {
+            $0.apiToken = "backend-secret"
+            $0.adminToken = "admin-secret"
+        }
+        func head(_ path: String, bearer: String) throws -> RawClient.Response {
+            try RawClient(port: live.port).roundTrip(
+                "POST \(path) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(bearer)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(256 * 1024)\r\n\r\n"
+            )
+        }
+        let api = try head("/v1/tokens/SANDBOX_x/line-items", bearer: "guess")
+        #expect(api.status == 401)
+        #expect(api.header("Connection") == "close")
+        let restate = try head("/admin/tokens/SANDBOX_x/line-items/item/restate", bearer: "guess")
+        #expect(restate.status == 401)
+        for _ in 0..<8 { #expect(try head("/v1/tokens/SANDBOX_x/line-items", bearer: "guess").status == 401) }
+        let throttled = try head("/v1/tokens/SANDBOX_x/line-items", bearer: "backend-secret")
+        #expect(throttled.status == 429, "ten refused tokens in a minute: even the right one waits")
+    }
 }

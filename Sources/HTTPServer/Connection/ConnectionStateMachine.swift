@@ -24,8 +24,13 @@ struct ConnectionStateMachine {
     /// When bytes last moved in either direction.
     private(set) var lastActivity: UInt64
 
-    init(settings: Settings, now: UInt64) {
+    /// The peer's address, on each request's head: a route's check of the head (`BodyLimit.admit`) counts
+    /// failures by it.
+    let remoteAddress: String
+
+    init(settings: Settings, now: UInt64, remoteAddress: String = "") {
         self.settings = settings
+        self.remoteAddress = remoteAddress
         lastActivity = now
     }
 
@@ -301,6 +306,7 @@ struct ConnectionStateMachine {
         var request = HTTPRequest(method: head.method, target: head.target, version: head.version)
         request.headers = head.headers
         guard head.framing != .none else { return dispatch(request) }
+        request.remoteAddress = remoteAddress
         switch settings.admission(request) {
         case .refuse(let response):
             return refuse(request, response)

@@ -6,10 +6,22 @@ public struct BodyLimit: Sendable {
     /// The route's own answer to a body above the limit (a JSON API answers in JSON); nil for a plain-text 413.
     /// It gets the request without its body, runs on the event loop and must not block.
     public var tooLarge: (@Sendable (HTTPRequest) -> HTTPResponse)?
+    /// The route's check of the head before any body is read (its credentials): an answer refuses the body
+    /// unread and closes the connection. A caller without the credential made the server hold the whole body
+    /// first, a 256 KiB body per connection for a 401. It gets the request without its body (its address set),
+    /// runs on the event loop and must not block.
+    public var admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
 
     public init(maxBytes: Int? = nil, tooLarge: (@Sendable (HTTPRequest) -> HTTPResponse)? = nil) {
         self.maxBytes = maxBytes
         self.tooLarge = tooLarge
+    }
+
+    /// The same limit, the head checked by `check` first (`admit`).
+    public func admitting(_ check: @escaping @Sendable (HTTPRequest) -> HTTPResponse?) -> BodyLimit {
+        var limit = self
+        limit.admit = check
+        return limit
     }
 
     /// Up to the server's `maxBodyBytes`.

@@ -120,7 +120,8 @@ struct RouteTable: Sendable {
         router.get("/openapi.json", execution: .eventLoop) { [openAPI] request in openAPI.show(request) }
         router.post(
             "/v1/tokens/{externalPurchaseId}/line-items",
-            bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge),
+            bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge)
+                .admitting(failedAuth.guardingHead { [lineItems] in lineItems.credentialRefusal($0) }),
             handler: rateGuard.limit(failedAuth.guarding(lineItems.post))
         )
     }
@@ -288,7 +289,8 @@ struct RouteTable: Sendable {
         // arrives like a posted one.
         router.post(
             token + "/line-items/{lineItemId}/restate",
-            bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge),
+            bodyLimit: .upTo(LineItemsAPI.maxBodyBytes, tooLarge: LineItemsAPI.tooLarge)
+                .admitting(failedAuth.guardingHead { [admin] in admin.authorize($0) }),
             handler: failedAuth.guarding(
                 audit.audited("line_item.restate", subject: lineItem, before: reportState, admin.restate)
             )

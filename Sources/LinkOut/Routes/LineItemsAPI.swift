@@ -114,14 +114,7 @@ struct LineItemsAPI: Sendable {
     /// The answer to a request this route does not read at all: the API off, a wrong bearer token, a body that
     /// is not JSON or too large.
     private func refusal(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let apiToken = configuration.apiToken else {
-            return JSONResponse.error(
-                .notFound,
-                "disabled",
-                "The line-item API is off: set LINKOUT_API_TOKEN to enable it."
-            )
-        }
-        guard BearerAuth.isAuthorized(request, token: apiToken) else { return BearerAuth.unauthorized() }
+        if let refusal = credentialRefusal(request) { return refusal }
         guard request.declares("application/json") else {
             return JSONResponse.error(
                 .unsupportedMediaType,
@@ -131,6 +124,19 @@ struct LineItemsAPI: Sendable {
         }
         guard request.body.count <= Self.maxBodyBytes else { return Self.tooLarge(request) }
         return nil
+    }
+
+    /// The API off (404) or the bearer token refused (401), else nil: checked when the head arrives too, before
+    /// the body is read.
+    func credentialRefusal(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let apiToken = configuration.apiToken else {
+            return JSONResponse.error(
+                .notFound,
+                "disabled",
+                "The line-item API is off: set LINKOUT_API_TOKEN to enable it."
+            )
+        }
+        return BearerAuth.isAuthorized(request, token: apiToken) ? nil : BearerAuth.unauthorized()
     }
 
     /// A body that cannot be stored, with the `400` that says why.
