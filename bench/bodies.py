@@ -12,8 +12,12 @@ peak while they send, and 5 s after they have all closed. Prints one Markdown ro
 Scenarios:
   healthz-1m        POST /healthz with a 1 MiB body: no route takes it
   line-items-1m     POST /v1/tokens/{id}/line-items with a 1 MiB body: over that route's limit
-  line-items-256k   the same with 256 KiB, the largest body a route takes by default
+  line-items-256k   the same with 256 KiB, the largest body a route takes by default, with the API token
+  line-items-guess  the same with a wrong API token: refused when the head arrives
   tiny-chunks       the same route, chunked: 1 MiB of one-byte chunks (six bytes of framing per byte of data)
+
+The server has an API token (LINKOUT_API_TOKEN), which the line-item scenarios send (but line-items-guess), so
+each body is taken as a caller allowed to send it would have it taken.
 
 Bounded: 127.0.0.1 only, at most --clients connections, each run ends after SECONDS plus at most 40 s, and the
 server is stopped and its folder deleted even on failure.
@@ -29,11 +33,13 @@ import subprocess
 import tempfile
 import time
 
+API_TOKEN = "bench-api-token"
 SCENARIOS = {
-    "healthz-1m": ("/healthz", 1 << 20, False),
-    "line-items-1m": ("/v1/tokens/SANDBOX_bench/line-items", 1 << 20, False),
-    "line-items-256k": ("/v1/tokens/SANDBOX_bench/line-items", 256 << 10, False),
-    "tiny-chunks": ("/v1/tokens/SANDBOX_bench/line-items", 1 << 20, True),
+    "healthz-1m": ("/healthz", 1 << 20, False, None),
+    "line-items-1m": ("/v1/tokens/SANDBOX_bench/line-items", 1 << 20, False, API_TOKEN),
+    "line-items-256k": ("/v1/tokens/SANDBOX_bench/line-items", 256 << 10, False, API_TOKEN),
+    "line-items-guess": ("/v1/tokens/SANDBOX_bench/line-items", 256 << 10, False, "a-guess"),
+    "tiny-chunks": ("/v1/tokens/SANDBOX_bench/line-items", 1 << 20, True, API_TOKEN),
 }
 PIECES = 20
 SOURCES = 8
@@ -59,7 +65,8 @@ class Server:
         self.log = open(os.path.join(self.folder, "server.log"), "w")
         self.process = subprocess.Popen(
             [binary, "serve", "--config", config, "--port", "0", "--data-dir", os.path.join(self.folder, "data")],
-            stdout=subprocess.PIPE, stderr=self.log, text=True)
+            stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env=dict(os.environ, LINKOUT_API_TOKEN=API_TOKEN))
         line = self.process.stdout.readline()
         if "listening on" not in line:
             self.stop()
@@ -120,7 +127,7 @@ class Client:
 
 
 def run(scenario, binary, repository, clients, seconds):
-    path, size, chunked = SCENARIOS[scenario]
+    path, size, chunked, bearer = SCENARIOS[scenario]
     server = Server(binary, repository)
     connections = []
     selector = selectors.DefaultSelector()
@@ -129,8 +136,9 @@ def run(scenario, binary, repository, clients, seconds):
         time.sleep(1)
         before = rss_mb(pid)
         framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {size}"
+        authorization = f"Authorization: Bearer {bearer}\r\n" if bearer else ""
         head = (f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                f"{framing}\r\n\r\n").encode()
+                f"{authorization}{framing}\r\n\r\n").encode()
         # The whole body as sent (for chunked, one-byte chunks and the last chunk, `size` bytes in all).
         body = b"1\r\nx\r\n" * ((size - 5) // 6) + b"0\r\n\r\n" if chunked else b"x" * size
         size = len(body)
