@@ -72,6 +72,22 @@ struct PrivacyTests {
         #expect(PersonalData.redact("not json") == nil)
     }
 
+    /// What an erasure left in Stripe's bodies under names the redaction did not know: a PayPal payer's address
+    /// and name, what the person typed in a custom field, and the address or account in metadata the developer
+    /// chose. The erasure said it was done, and a second run found nothing more.
+    @Test func theRedactionTakesEveryProvidersNameForContactsAndWhatNamesThePerson() throws {
+        let body =
+            #"{"id":"evt_2","data":{"object":{"amount":2999,"payment_method_details":{"paypal":{"payer_email":"Zq@Example.com","verified_email":"zq@example.com","payer_name":"Zq Person","verified_name":"Zq Person","payer_id":"PAYER1"}},"custom_fields":[{"key":"nick","text":{"value":"Zqnick"}}],"metadata":{"app_user":"ZQ@example.com","account":"7e3fb20b-4cdb-47cc-936d-99d65f608138","product_id":"pro"}}}}"#
+        let redacted = try #require(
+            PersonalData.redact(body, mentioning: ["zq@example.com", "7E3FB20B-4CDB-47CC-936D-99D65F608138"])
+        )
+        for value in ["Zq@Example.com", "zq@example.com", "ZQ@example.com", "Zq Person", "Zqnick", "7e3fb20b"] {
+            #expect(!redacted.contains(value), "\(value)")
+        }
+        #expect(redacted.contains(#""product_id":"pro""#) && redacted.contains("2999") && redacted.contains("evt_2"))
+        #expect(redacted.contains("PAYER1"), "an id is no contact detail")
+    }
+
     @Test func erasingByEmailRemovesHerDataAndChangesNothingAppleWasSent() throws {
         let harness = try PaymentHarness(provider: .stripe) { $0.adminToken = "admin-secret" }
         let checkout = try Self.adasCheckout(harness)
@@ -89,14 +105,19 @@ struct PrivacyTests {
         let again = TokenMinter.encode(
             try #require(try ledger.tokens.token(ExternalPurchaseID(checkout.externalPurchaseId))).token
         )
-        for campaign in ["utm_source=\(Self.email.uppercased())&utm_term=spring", "utm_source=newsletter"] {
+        // Also with spaces around it, and encoded twice (a link that leaves `%40` once decoded).
+        let twice = Self.email.replacingOccurrences(of: "@", with: "%2540")
+        for campaign in [
+            "utm_source=\(Self.email.uppercased())&utm_term=spring", "utm_source=newsletter",
+            "utm_content=%20\(Self.email)%20", "utm_medium=\(twice)",
+        ] {
             let landing = try harness.live.get("/?externalPurchaseToken=\(again)&bundleId=com.example&\(campaign)")
             #expect(landing.status == 303)
         }
 
         let summary = try Erasure(ledger: harness.live.ledger()).erase(email: Self.email)
         #expect(summary.bodies == 2, "the checkout and the event that names only her customer id")
-        #expect(summary.visits == 1, "the landing whose link carried her address")
+        #expect(summary.visits == 3, "the landings whose links carried her address")
         #expect(try ledger.privacy.bodies(mentioning: "jim" + Self.email).count == 1, "Jim's event is his own")
         // Gone from the tables: every stored body, searched for each piece.
         let stored = try ledger.privacy.bodies(mentioning: "cus_ADA0001").map(\.body).joined()

@@ -32,7 +32,7 @@ package struct Erasure: Sendable {
 
     package func erase(email: String) throws -> Summary {
         // Searched as given: the ledger lowers both sides alike (`PrivacyStore.bodies(mentioning:)`).
-        var summary = try eraseBodies(mentioning: [email])
+        var summary = try eraseBodies(mentioning: [email], person: email)
         summary.visits = try ledger.privacy.eraseCampaignValues(email)
         try audit("email:" + AuditFingerprint(ledger: ledger)(email.lowercased()), summary)
         return summary
@@ -48,20 +48,20 @@ package struct Erasure: Sendable {
         // bodies are rewritten does not bring the token back.
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
         try ledger.privacy.markErased(accountKey: identifiers.erasedAccountKey(account), at: clock.nowMilliseconds())
-        var summary = try eraseBodies(mentioning: keys)
+        var summary = try eraseBodies(mentioning: keys, person: account)
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
         summary.visits = try ledger.privacy.eraseCampaignValues(account)
         try audit("account:" + AuditFingerprint(ledger: ledger)(account), summary)
         return summary
     }
 
-    /// Every body that mentions one of `keys` or a customer id found in those, rewritten. A search returns at
-    /// most `searchLimit` bodies: when one was cut there, another round finds the rest, since those rewritten no
-    /// longer hold the address or account.
-    private func eraseBodies(mentioning keys: [String]) throws -> Summary {
+    /// Every body that mentions one of `keys` or a customer id found in those, rewritten (`person` erased from
+    /// any text of it). A search returns at most `searchLimit` bodies: when one was cut there, another round
+    /// finds the rest, since those rewritten no longer hold the address or account.
+    private func eraseBodies(mentioning keys: [String], person: String) throws -> Summary {
         var rewritten = 0
         for _ in 0..<Self.maxRounds {
-            let round = try eraseRound(mentioning: keys)
+            let round = try eraseRound(mentioning: keys, person: person)
             rewritten += round.rewritten
             if !round.cut || round.rewritten == 0 { break }
         }
@@ -72,7 +72,7 @@ package struct Erasure: Sendable {
     static let maxRounds = 100
 
     /// One round: how many bodies it rewrote, and whether a search was cut at `searchLimit` (so more may wait).
-    private func eraseRound(mentioning keys: [String]) throws -> (rewritten: Int, cut: Bool) {
+    private func eraseRound(mentioning keys: [String], person: String) throws -> (rewritten: Int, cut: Bool) {
         var found: [StoredBody.Kind: StoredBody] = [:]
         var cut = false
         var searched: Set<String> = []
@@ -93,7 +93,8 @@ package struct Erasure: Sendable {
         let rewritten = found.values.compactMap { stored -> StoredBody? in
             // A body already without the person's data (an erasure run again finds it by the ids it keeps) is
             // not written, nor counted, again.
-            guard let redacted = PersonalData.redact(stored.body), redacted != stored.body else { return nil }
+            guard let redacted = PersonalData.redact(stored.body, mentioning: [person]), redacted != stored.body
+            else { return nil }
             return StoredBody(kind: stored.kind, body: redacted)
         }
         try ledger.privacy.replace(rewritten, at: clock.nowMilliseconds())

@@ -167,10 +167,12 @@ public struct PrivacyStore: Sendable {
     /// landings' ingestion waits for no more than one span; returns how many visits changed.
     public func eraseCampaignValues(_ value: String) throws(StorageError) -> Int {
         let columns = Visit.utmParameterNames
-        // Lowered by the engine on both sides, as `bodies(mentioning:)` does.
-        let assignments = columns.map { "\($0) = CASE WHEN lower(\($0)) = lower(?) THEN ? ELSE \($0) END" }
+        // Lowered by the engine on both sides, as `bodies(mentioning:)` does; the stored value without the spaces
+        // around it and with a `%40` read as `@` (a link encoded twice), forms a link leaves the address in.
+        let stored = { (column: String) in "lower(replace(trim(\(column)), '%40', '@'))" }
+        let assignments = columns.map { "\($0) = CASE WHEN \(stored($0)) = lower(?) THEN ? ELSE \($0) END" }
             .joined(separator: ", ")
-        let matches = columns.map { "lower(\($0)) = lower(?)" }.joined(separator: " OR ")
+        let matches = columns.map { "\(stored($0)) = lower(?)" }.joined(separator: " OR ")
         let last = try database.readers.read { connection throws(StorageError) in
             try connection.query("SELECT max(id) FROM visits").first?.first?.integer ?? 0
         }
