@@ -26,7 +26,7 @@ COPY Public ./Public
 COPY config.json ./config.json
 # The ledger lives here; mount a volume so it outlives the container. Secrets come from the environment or
 # *_FILE variables at run time, never from the image.
-RUN mkdir -p /app/data && chown linkout:linkout /app/data
+RUN install -d -m 0700 -o linkout -g linkout /app/data
 VOLUME ["/app/data"]
 USER 10001:10001
 EXPOSE 8080

@@ -33,6 +33,10 @@ public protocol PaymentProvider: Sendable {
     /// for every catalog product at start, so a shop never runs with a product no one could buy.
     func refusal(of kind: CheckoutRequest.Product.Kind) -> String?
 
+    /// Why the provider cannot charge this price (decimal text, as `CheckoutRequest.Price` carries it), or nil.
+    /// Asked for every catalog price at start: a price it refuses failed every sale instead.
+    func refusal(ofPrice price: CheckoutRequest.Price) -> String?
+
     /// Starts (or finds again) the payment session for one checkout intent.
     func startCheckout(_ request: CheckoutRequest) throws(PaymentError) -> CheckoutRedirect
 
@@ -65,6 +69,8 @@ public protocol PaymentProvider: Sendable {
 
 extension PaymentProvider {
     public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? { nil }
+
+    public func refusal(ofPrice price: CheckoutRequest.Price) -> String? { nil }
 
     public func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent { event }
 

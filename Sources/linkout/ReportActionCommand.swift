@@ -88,30 +88,17 @@ enum ReportActionCommand {
         return 0
     }
 
-    /// FILE's text (`-`: standard input). One that cannot be read is a usage error naming it and the system's
-    /// reason (Foundation's words were a dump of its error domain, and "permission" for a directory).
+    /// FILE's text (`-`: standard input), up to what the restate route takes (`LineItemsAPI.maxBodyBytes`). One
+    /// that cannot be read is a usage error naming it (Foundation's words were a dump of its error domain, and
+    /// "permission" for a folder).
     private static func readBody(_ path: String) throws -> String {
-        if path == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
-        var status = stat()
-        guard stat(path, &status) == 0 else {
+        let file = path == "-" ? "/dev/stdin" : path
+        switch ConfigurationFile.contents(atPath: file, limit: LineItemsAPI.maxBodyBytes) {
+        case .success(let data): return String(decoding: data, as: UTF8.self)
+        case .failure(let failure):
             throw CommandLineInterface.UsageError(
-                description: "FILE \(path) cannot be read: \(String(cString: strerror(errno)))"
+                description: "FILE: " + ConfigurationFile.problem(failure, path: path)
             )
         }
-        // The body of one line item: a few hundred bytes. A device or a huge file is no such body.
-        guard status.st_mode & S_IFMT == S_IFREG, status.st_size <= Self.maxBodyBytes else {
-            throw CommandLineInterface.UsageError(
-                description:
-                    "FILE \(path) is not a line item's JSON (a regular file of at most \(Self.maxBodyBytes) bytes)"
-            )
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandLineInterface.UsageError(
-                description: "FILE \(path) cannot be read: \(String(cString: strerror(errno)))"
-            )
-        }
-        return String(decoding: data, as: UTF8.self)
     }
-
-    static let maxBodyBytes = 65_536
 }

@@ -234,8 +234,12 @@ struct ConfigurationTests {
         )
         #expect(configuration.adminToken == "from-a-file")
         #expect(configuration.apiToken == "from-env")
-        #expect(throws: ConfigurationError(field: "LINKOUT_API_TOKEN_FILE", problem: "cannot read /nonexistent/secret"))
-        {
+        #expect(
+            throws: ConfigurationError(
+                field: "LINKOUT_API_TOKEN_FILE",
+                problem: "cannot read /nonexistent/secret: there is no such file"
+            )
+        ) {
             try Configuration.load(environment: ["LINKOUT_API_TOKEN_FILE": "/nonexistent/secret"])
         }
         // A file past its bound is refused, not read whole (a 3 GB rate file took 3 GB); a folder cannot be read.
@@ -276,7 +280,7 @@ struct ConfigurationTests {
             ]
         )
         #expect(empty.server.port == Configuration().server.port)
-        #expect(empty.storage.postgresURL == nil)
+        #expect(try Configuration.load(environment: ["LINKOUT_CONFIG": ""]).server.port == Configuration().server.port)
         var onPostgres = try Configuration.parse(
             Data(#"{"storage": {"leaseSeconds": 20, "postgresURL": "postgresql://db/l"}}"#.utf8)
         )

@@ -65,6 +65,25 @@ struct ProviderConfigurationTests {
         }
     }
 
+    /// A price Stripe cannot charge (more than 8 digits) started the shop and failed every sale of it.
+    @Test func theChosenProviderChecksEveryPrice() throws {
+        let catalog = #"[{"id": "pro.big", "name": {"en": "Pro"}, "price": {"EUR": "29.99", "USD": "1234567.89"}}]"#
+        let stripe = #"{"secretKey": "sk_test_x", "webhookSecret": "whsec_x"}"#
+        for (provider, refused) in [("stripe", true), ("demo", false)] {
+            let configuration = try Configuration.parse(
+                Data(#"{"catalog": \#(catalog), "payments": {"provider": "\#(provider)", "stripe": \#(stripe)}}"#.utf8)
+            )
+            do {
+                try configuration.validateProvider()
+                #expect(!refused, "\(provider) took a price of nine digits")
+            } catch {
+                #expect(refused, "\(provider): \(error)")
+                #expect(error.field == "catalog[0].price.USD")
+                #expect(error.problem.contains("cannot be charged by Stripe"))
+            }
+        }
+    }
+
     @Test func environmentVariablesAndSecretFilesGoOverTheBlock() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-secret-\(UUID())")
         try Data("whsec_from_file\n".utf8).write(to: file)

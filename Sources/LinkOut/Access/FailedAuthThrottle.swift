@@ -58,6 +58,15 @@ final class FailedAuthThrottle: Sendable {
             }
             if failures.count > Self.maxClients {
                 failures = failures.filter { now < $0.value.windowStart + windowMilliseconds }
+                // Still full (that many clients failing within one window): the oldest windows go, down to half,
+                // so the next prune is far off. Filtering alone kept a full table full, and every failure then
+                // walked it under the lock, now on an event loop (a route's head check).
+                if failures.count > Self.maxClients / 2 {
+                    let recent = failures.sorted { $0.value.windowStart > $1.value.windowStart }.prefix(
+                        Self.maxClients / 2
+                    )
+                    failures = Dictionary(uniqueKeysWithValues: recent.map { ($0.key, $0.value) })
+                }
             }
         }
     }

@@ -60,12 +60,7 @@ extension Configuration {
 
     /// A secret from a file, without the trailing newline editors add; an empty or unreadable file is an error.
     static func secret(fromFile path: String, field: String) throws(ConfigurationError) -> String {
-        let data: Data
-        switch ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.secretLimit) {
-        case .success(let read): data = read
-        case .failure(let failure):
-            throw ConfigurationError(field: field, problem: ConfigurationFile.problem(failure, path: path))
-        }
+        let data = try ConfigurationFile.read(path, limit: ConfigurationFile.secretLimit, field: field)
         let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !secret.isEmpty else { throw ConfigurationError(field: field, problem: "\(path) is empty") }
         return secret

@@ -23,15 +23,16 @@ extension Configuration {
         overrides: Overrides = Overrides(),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) -> Configuration {
-        let explicitPath = overrides.configPath ?? environment["LINKOUT_CONFIG"]
+        // Empty is unset, for `LINKOUT_CONFIG` as for the others (`apply(environment:)`).
+        let explicitPath = overrides.configPath ?? environment["LINKOUT_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         let path = explicitPath ?? "config.json"
         var configuration: Configuration
         switch ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.textLimit) {
         case .success(let data):
             configuration = try parse(data, source: path)
-        case .failure(.unreadable) where explicitPath == nil:
+        case .failure(.missing) where explicitPath == nil, .failure(.unreadable) where explicitPath == nil:
             configuration = Configuration()
-        case .failure(.unreadable):
+        case .failure(.missing), .failure(.unreadable):
             throw ConfigurationError(field: path, problem: "configuration file not found or not readable")
         case .failure(let failure):
             throw ConfigurationError(field: path, problem: ConfigurationFile.problem(failure, path: path))

@@ -15,6 +15,12 @@ extension Configuration {
                     problem: refusal
                 )
             }
+            for (currency, price) in product.prices.sorted(by: { $0.key < $1.key }) {
+                let offered = CheckoutRequest.Price(currency: price.currency, amount: price.decimalText)
+                if let refusal = provider.refusal(ofPrice: offered) {
+                    throw ConfigurationError(field: "catalog[\(index)].price.\(currency)", problem: refusal)
+                }
+            }
         }
     }
 }

@@ -1,21 +1,25 @@
-import Foundation
+package import Foundation
 
-/// The bytes of a file the configuration names (config.json, the exchange-rate file, a secret's file), read up to
-/// a bound: a file that grows without one (a rate feed gone wrong, a device named by mistake) is refused, not read
-/// whole into memory (a 3 GB rate file took 3 GB, and the server reads that file again beside its sales).
-enum ConfigurationFile {
-    enum Failure: Error, Equatable {
+/// The bytes of a file the configuration or a command names (config.json, the exchange-rate file, a secret's
+/// file, a line item to restate), read up to a bound: a file that grows without one (a rate feed gone wrong, a
+/// device named by mistake) is refused, not read whole into memory (a 3 GB rate file took 3 GB, and the server
+/// reads that file again beside its sales). Any readable file is taken (a pipe such as `<(jq …)` too).
+package enum ConfigurationFile {
+    package enum Failure: Error, Equatable {
+        case missing
         case unreadable
         case larger(than: Int)
     }
 
     /// config.json and the exchange-rate file: years of daily rates for every currency fit many times over.
-    static let textLimit = 64 << 20
+    package static let textLimit = 64 << 20
     /// A secret's file holds one line.
-    static let secretLimit = 64 << 10
+    package static let secretLimit = 64 << 10
 
-    static func contents(atPath path: String, limit: Int) -> Result<Data, Failure> {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return .failure(.unreadable) }
+    package static func contents(atPath path: String, limit: Int) -> Result<Data, Failure> {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            return .failure(FileManager.default.fileExists(atPath: path) ? .unreadable : .missing)
+        }
         defer { try? handle.close() }
         let read: Data?
         do {
@@ -28,11 +32,24 @@ enum ConfigurationFile {
         return data.count > limit ? .failure(.larger(than: limit)) : .success(data)
     }
 
-    /// The failure in words for a configuration error about `path`.
-    static func problem(_ failure: Failure, path: String) -> String {
-        switch failure {
-        case .unreadable: "cannot read \(path)"
-        case .larger(let limit): "\(path) is larger than \(limit >> 10) KiB: not a file linkout reads"
+    /// The file's bytes, or the configuration error naming `field` and what is wrong with the file.
+    static func read(_ path: String, limit: Int, field: String) throws(ConfigurationError) -> Data {
+        switch contents(atPath: path, limit: limit) {
+        case .success(let data): return data
+        case .failure(let failure): throw ConfigurationError(field: field, problem: problem(failure, path: path))
         }
+    }
+
+    /// The failure in words, naming `path`.
+    package static func problem(_ failure: Failure, path: String) -> String {
+        switch failure {
+        case .missing: "cannot read \(path): there is no such file"
+        case .unreadable: "cannot read \(path): not a readable file"
+        case .larger(let limit): "\(path) is larger than \(size(limit)): not a file linkout reads"
+        }
+    }
+
+    private static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
     }
 }

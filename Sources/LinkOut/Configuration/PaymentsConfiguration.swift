@@ -243,12 +243,7 @@ extension Configuration {
         /// The rates in the file `payments.exchangeRatesFile` names.
         static func ratesFile(_ path: String) throws(ConfigurationError) -> ExchangeRateTable {
             let field = "payments.exchangeRatesFile"
-            let data: Data
-            switch ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.textLimit) {
-            case .success(let read): data = read
-            case .failure(let failure):
-                throw ConfigurationError(field: field, problem: ConfigurationFile.problem(failure, path: path))
-            }
+            let data = try ConfigurationFile.read(path, limit: ConfigurationFile.textLimit, field: field)
             let object: [String: JSONValue]
             do {
                 object = try JSONDecoder().decode([String: JSONValue].self, from: data)

@@ -49,12 +49,21 @@ extension PaymentChangeMapper {
         guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)),
             let purchase = try ledger.payments.purchase(id: charge.purchaseId)
         else { return nil }
-        // The refunded line item's currency where it is recorded (a renewal's), else the purchase's.
-        let item = try ledger.reports.purchaseLineItems(containing: charge.lineItemId).first {
+        // The refunded line item's currency where it is recorded (the version Apple holds, as `refund` reads
+        // it); else the purchase's, for its buy only: a renewal is charged in whatever currency its invoice is
+        // (Paddle lets a subscription's change), and one not recorded has none to go by.
+        let versions = try ledger.reports.purchaseLineItems(containing: charge.lineItemId).filter {
             $0.lineItemId == charge.lineItemId
         }
-        let recorded = item.flatMap { try? JSONDecoder().decode(LineItem.self, from: Data($0.body.utf8)) }
-        let paid = recorded?.common.pricingCurrency ?? purchase.currency
+        let paid: CurrencyCode
+        if let stored = versions.last(where: { !$0.isSetAside }) ?? versions.first {
+            guard let item = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8)) else { return nil }
+            paid = item.common.pricingCurrency
+        } else if charge.lineItemId == purchase.buyChargeLineItemId {
+            paid = purchase.currency
+        } else {
+            return nil
+        }
         guard refund.currency != paid else { return nil }
         return
             "not recorded: a refund in \(refund.currency.rawValue) of a payment in \(paid.rawValue) (\(charge.chargeKey)) "

@@ -25,11 +25,11 @@ enum PersonalData {
     /// What an erased value reads as.
     static let erased = PrivacyStore.erased
 
-    /// The body with the person's data replaced; nil when it is not a JSON object or array. `person`: what the
+    /// The body with the person's data replaced; nil when it is not a JSON object or array. `people`: what the
     /// erasure was asked for (an e-mail address, an account token): any text holding it is erased too, under
     /// whatever key (metadata the developer chose: `metadata.app_user`), case-insensitively.
-    static func redact(_ body: String, mentioning person: [String] = []) -> String? {
-        let lowered = person.map { $0.lowercased() }.filter { !$0.isEmpty }
+    static func redact(_ body: String, mentioning people: [String] = []) -> String? {
+        let lowered = people.map { $0.lowercased() }.filter { !$0.isEmpty }
         guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]),
             value is [String: Any] || value is [Any],
             let data = try? JSONSerialization.data(
@@ -40,11 +40,11 @@ enum PersonalData {
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func redact(_ value: Any, _ person: [String]) -> Any {
-        if let array = value as? [Any] { return array.map { redact($0, person) } }
+    private static func redact(_ value: Any, _ people: [String]) -> Any {
+        if let array = value as? [Any] { return array.map { redact($0, people) } }
         if let text = value as? String {
             let lowered = text.lowercased()
-            return person.contains(where: lowered.contains) ? erased : text
+            return people.contains(where: lowered.contains) ? erased : text
         }
         guard let object = value as? [String: Any] else { return value }
         var result: [String: Any] = [:]
@@ -56,7 +56,7 @@ enum PersonalData {
             } else if addressKeys.contains(key), field is String {
                 result[key] = erased
             } else {
-                result[key] = redact(field, person)
+                result[key] = redact(field, people)
             }
         }
         return result

@@ -8,13 +8,13 @@ import Synchronization
 
 /// `POST /v1/tokens/{externalPurchaseId}/line-items`: the developer's payment backend reports transactions for
 /// a token in Apple's line-item shape. They are checked against Apple's rules, stored, and reported.
-struct LineItemsAPI: Sendable {
+package struct LineItemsAPI: Sendable {
     let configuration: Configuration
     let ledger: Ledger
     let reporting: ReportingService
     let clock: Clock
 
-    static let maxBodyBytes = 256 * 1024
+    package static let maxBodyBytes = 256 * 1024
 
     /// The answer to a body over `maxBodyBytes`, also given by the server when the head declares one.
     @Sendable static func tooLarge(_ request: HTTPRequest) -> HTTPResponse {

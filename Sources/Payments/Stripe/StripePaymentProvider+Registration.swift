@@ -48,6 +48,17 @@ extension StripePaymentProvider {
         return "must be at most three years: Stripe bills a subscription at least once in three years"
     }
 
+    /// Stripe's own amounts (`StripeAmount`: at most 8 digits, ISK in whole krónur), the conversion every sale
+    /// makes.
+    public func refusal(ofPrice price: CheckoutRequest.Price) -> String? {
+        do throws(StripeAmountError) {
+            _ = try StripeAmount.minorUnits(price.amount, currency: price.currency.rawValue.lowercased())
+            return nil
+        } catch {
+            return "cannot be charged by Stripe: \(error.description)"
+        }
+    }
+
     public var id: ProviderID { .stripe }
 
     /// Live only with a live key (`sk_live_`, or a restricted `rk_live_`); any other key is test mode.

@@ -54,12 +54,17 @@ enum LedgerFiles {
         }
     }
 
-    /// Creates the data folder `directory` (and its parents) when missing, the folder itself readable by its
-    /// owner only: what the process's umask allows (0777 under `umask 000`) is not what a folder of people's
-    /// data should be. A folder already there is left as it is.
+    /// Creates the data folder `directory` when missing, readable by its owner only (and so are the parents it
+    /// creates): what the process's umask allows (0777 under `umask 000`) is not what a folder of people's data
+    /// should be. A folder already there is left as it is.
     static func createFolder(_ directory: String) throws(StorageError) {
         var status = stat()
-        guard stat(directory, &status) != 0 else { return }
+        if stat(directory, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else {
+                throw StorageError(.dataFolder, "the data folder \(directory) is a file, not a folder")
+            }
+            return
+        }
         do {
             try FileManager.default.createDirectory(
                 atPath: directory,
