@@ -164,6 +164,12 @@ struct AppleLineItemsTests {
             [.subscriptionBuy(start), .subscriptionBuy(first), .subscriptionBuy(second)],
             now: march.paidAt + 1000
         )
+        // March paid a second time (a re-bill, a dunning retry's new invoice): the same period is one period of
+        // service, never counted twice (it was: 28 + 28 + 28, and the next renewal's days ran a month ahead).
+        var again = march
+        again.invoiceId = "in_mar_again"
+        let repaid = try mapper.renewal(again, previous: second)
+        #expect(repaid.subscriptionDaysOfPaidService == second.subscriptionDaysOfPaidService)
     }
 
     @Test func aFreeFirstPeriodAddsNoPaidDays() throws {

@@ -82,6 +82,7 @@ struct ExchangeRateHeldRenewalTests {
 
         // The rates file loses the day's rate; two hours on, the first token has expired when the renewal is paid.
         try Self.rates(ExchangeRateTable.dayText(start - 10 * 86_400_000)).write(to: file)
+        let firstEnd = try harness.firstPeriodEnd(on: checkout.externalPurchaseId)
         time.advance(seconds: 7_200)
         let renewedAt = time.clock.nowSeconds()
         let renewal = StripeEvents.renewal(
@@ -89,8 +90,8 @@ struct ExchangeRateHeldRenewalTests {
             invoice: "in_2",
             subscription: "sub_1",
             total: 1250,
-            start: renewedAt,
-            end: renewedAt + 30 * 86_400,
+            start: firstEnd,
+            end: firstEnd + 30 * 86_400,
             created: renewedAt,
             currency: "kwd"
         )
@@ -151,24 +152,25 @@ struct ExchangeRateHeldRenewalTests {
 
         time.advance(seconds: 600)
         let renewedAt = time.clock.nowSeconds()
-        func renewal(_ invoice: String, at: Int64) -> String {
+        let firstEnd = try harness.firstPeriodEnd(on: checkout.externalPurchaseId)
+        func renewal(_ invoice: String, at: Int64, period: Int64) -> String {
             StripeEvents.renewal(
                 id: "evt_\(invoice)",
                 invoice: invoice,
                 subscription: "sub_1",
                 total: 1250,
-                start: at,
-                end: at + 30 * 86_400,
+                start: firstEnd + period * 30 * 86_400,
+                end: firstEnd + (period + 1) * 30 * 86_400,
                 created: at,
                 currency: "kwd"
             )
         }
         // The later renewal first, reported; then the one before it, held: the rates file lost the day's rate.
-        #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60), timestamp: renewedAt).status == 200)
+        #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60, period: 1), timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         _ = harness.reportedLineItems()
         try Self.rates(ExchangeRateTable.dayText(start - 10 * 86_400_000)).write(to: file)
-        #expect(try harness.deliver(renewal("in_2", at: renewedAt), timestamp: renewedAt).status == 200)
+        #expect(try harness.deliver(renewal("in_2", at: renewedAt, period: 0), timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         let ledger = harness.live.application.ledger
         #expect(try ledger.payments.heldPaymentEvents().count == 1)

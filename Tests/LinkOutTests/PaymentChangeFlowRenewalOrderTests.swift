@@ -158,21 +158,23 @@ struct PaymentChangeFlowRenewalOrderTests {
         // Two hours on, the first token has expired: the later renewal comes first, then the one before it.
         time.advance(seconds: 7_200)
         let renewedAt = time.clock.nowSeconds()
-        let month: Int64 = 30 * 86_400
-        func renewal(_ invoice: String, at: Int64) -> String {
+        let firstEnd = try harness.firstPeriodEnd(on: checkout.externalPurchaseId)
+        func renewal(_ invoice: String, at: Int64, period: Int64) -> String {
             StripeEvents.renewal(
                 id: "evt_\(invoice)",
                 invoice: invoice,
                 subscription: "sub_1",
                 total: 399,
-                start: at,
-                end: at + month,
+                start: firstEnd + period * 30 * 86_400,
+                end: firstEnd + (period + 1) * 30 * 86_400,
                 created: at
             )
         }
-        #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60), timestamp: renewedAt + 60).status == 200)
+        #expect(
+            try harness.deliver(renewal("in_3", at: renewedAt + 60, period: 1), timestamp: renewedAt + 60).status == 200
+        )
         try harness.waitForEvents()
-        #expect(try harness.deliver(renewal("in_2", at: renewedAt), timestamp: renewedAt + 60).status == 200)
+        #expect(try harness.deliver(renewal("in_2", at: renewedAt, period: 0), timestamp: renewedAt + 60).status == 200)
         try harness.waitForEvents()
         let ledger = harness.live.application.ledger
         let held = try ledger.reports.lineItemsAwaitingToken(limit: 10)

@@ -361,21 +361,22 @@ struct PaymentFlowTests {
         #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
         try harness.waitForEvents()
 
-        // Two hours on, the first token has expired when the renewal is paid.
+        // Two hours on, the first token has expired when the renewal is paid (for the period after the first).
+        let firstEnd = try harness.firstPeriodEnd(on: checkout.externalPurchaseId)
         time.advance(seconds: 7_200)
         let renewedAt = time.clock.nowSeconds()
-        func renewal(_ invoice: String, at: Int64) -> String {
+        func renewal(_ invoice: String, at: Int64, period: Int64) -> String {
             StripeEvents.renewal(
                 id: "evt_\(invoice)",
                 invoice: invoice,
                 subscription: "sub_1",
                 total: 399,
-                start: at,
-                end: at + 30 * 86_400,
+                start: firstEnd + period * 30 * 86_400,
+                end: firstEnd + (period + 1) * 30 * 86_400,
                 created: at
             )
         }
-        #expect(try harness.deliver(renewal("in_2", at: renewedAt), timestamp: renewedAt).status == 200)
+        #expect(try harness.deliver(renewal("in_2", at: renewedAt, period: 0), timestamp: renewedAt).status == 200)
         try harness.waitForEvents()
         var items = harness.reportedLineItems()
         #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1"])
@@ -399,7 +400,9 @@ struct PaymentFlowTests {
             harness.apple.apple.received.last?.report?.lineItems?.map(\.common.lineItemId) == ["in_2"]
         )
         // And the next renewal, a minute later, goes straight onto it.
-        #expect(try harness.deliver(renewal("in_3", at: renewedAt + 60), timestamp: renewedAt + 60).status == 200)
+        #expect(
+            try harness.deliver(renewal("in_3", at: renewedAt + 60, period: 1), timestamp: renewedAt + 60).status == 200
+        )
         try harness.waitForEvents()
         items = harness.reportedLineItems()
         #expect(items.map { $0["lineItemId"] as? String } == ["cs_test_fake1", "in_2", "in_3"])

@@ -139,6 +139,15 @@ final class PaymentHarness {
     /// token), so passes go on until none is pending and a pass sends nothing more (bounded; polling, not a
     /// race guard). A minute: alone this takes well under a second, but in the PostgreSQL pass a hundred live
     /// servers share two cores, and 20 s was once not enough.
+    /// Where the subscription started on `token` has its first period end (UNIX seconds), as recorded: a renewal's
+    /// period starts there (one that starts earlier cuts the period it follows short, as a plan change does).
+    func firstPeriodEnd(on token: String) throws -> Int64 {
+        let items = try live.application.ledger.reports.lineItems(for: ExternalPurchaseID(token))
+        let body = try #require(items.first?.body)
+        let item = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        return try #require(item["subscriptionEndDate"] as? Int64) / 1000
+    }
+
     func reportedLineItems() -> [[String: Any]] {
         let ledger = live.application.ledger
         var sent = -1

@@ -97,7 +97,11 @@ public struct AppleLineItems: Sendable {
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
         let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
-        let paidDays = Self.paidDays(after: previous, paid: previousPaid ?? (previous.amountTaxInclusive > 0))
+        let paidDays = Self.paidDays(
+            after: previous,
+            paid: previousPaid ?? (previous.amountTaxInclusive > 0),
+            until: invoice.period.start
+        )
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"
             ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
@@ -124,12 +128,14 @@ public struct AppleLineItems: Sendable {
         return item
     }
 
-    /// Apple's `subscriptionDaysOfPaidService` of the item that follows `previous` in its subscription: `previous`'s
-    /// days, and its period's when that period was paid service (`paid`). A plan change at `changedAt` used
-    /// `previous`'s period only up to the change; a renewal follows the whole period.
-    static func paidDays(after previous: SubscriptionBuyLineItem, paid: Bool, changedAt: Int64? = nil) -> Int32 {
+    /// Apple's `subscriptionDaysOfPaidService` of the item that follows `previous` in its subscription, its period
+    /// starting at `nextStart`: `previous`'s days, and its period's up to `nextStart` when that period was paid
+    /// service (`paid`). A renewal starts where the period ends and follows all of it; a plan change used it only
+    /// up to the change; a second payment of the same period (a re-bill, a dunning retry's new transaction) starts
+    /// where it did and adds none (the period was counted twice).
+    static func paidDays(after previous: SubscriptionBuyLineItem, paid: Bool, until nextStart: Int64) -> Int32 {
         var used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: previous.subscriptionEndDate)
-        if let changedAt { used.end = min(max(changedAt, used.start), used.end) }
+        used.end = min(max(nextStart, used.start), used.end)
         // Clamped rather than trapping: a stored item's days and a period's come from outside.
         return Int32(clamping: Int64(previous.subscriptionDaysOfPaidService) + Int64(paid ? used.days : 0))
     }
@@ -152,7 +158,7 @@ public struct AppleLineItems: Sendable {
         let paidDays = Self.paidDays(
             after: previous,
             paid: previousPaid ?? (previous.amountTaxInclusive > 0),
-            changedAt: invoice.period.start
+            until: invoice.period.start
         )
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"

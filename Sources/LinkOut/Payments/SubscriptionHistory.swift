@@ -70,7 +70,7 @@ struct SubscriptionHistory {
             ordered[index].subscriptionDaysOfPaidService = AppleLineItems.paidDays(
                 after: previous,
                 paid: paid,
-                changedAt: later.subscriptionEvent == "SUBSCRIPTION_CHANGE" ? later.subscriptionStartDate : nil
+                until: later.subscriptionStartDate
             )
             paid = try PaidService.isPaid(later, after: paid, price: price)
         }
