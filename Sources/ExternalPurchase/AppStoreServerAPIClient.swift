@@ -138,6 +138,10 @@ public struct AppStoreServerAPIClient: Sendable {
             case .success(let page):
                 payloads += page.signedPayloads
                 guard page.hasMore, let next = page.paginationToken, !next.isEmpty else { return .success(payloads) }
+                // The page's own token again would fetch the same page until the page limit.
+                guard next != token else {
+                    return .failure(.malformedResponse("hasMore with the paginationToken that asked for the page"))
+                }
                 token = next
             }
         }

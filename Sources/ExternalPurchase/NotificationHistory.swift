@@ -48,6 +48,9 @@ public struct NotificationHistoryResponse: Sendable, Equatable, Codable {
     public var notificationHistory: [NotificationHistoryItem]
     public var hasMore: Bool
     public var paginationToken: String?
+    /// Items of the page that are no notification (no `signedPayload` text): skipped, the rest read. One such
+    /// item threw the whole page away, its valid notifications with it, and the window failed alike on every try.
+    public var skippedItems = 0
 
     public init(notificationHistory: [NotificationHistoryItem], hasMore: Bool, paginationToken: String?) {
         self.notificationHistory = notificationHistory
@@ -62,10 +65,20 @@ public struct NotificationHistoryResponse: Sendable, Equatable, Codable {
         case notificationHistory, hasMore, paginationToken
     }
 
+    /// One item of the list, or nil when it is no notification.
+    private struct ItemIfReadable: Decodable {
+        let item: NotificationHistoryItem?
+
+        init(from decoder: any Decoder) throws {
+            item = try? NotificationHistoryItem(from: decoder)
+        }
+    }
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        notificationHistory =
-            try container.decodeIfPresent([NotificationHistoryItem].self, forKey: .notificationHistory) ?? []
+        let items = try container.decodeIfPresent([ItemIfReadable].self, forKey: .notificationHistory) ?? []
+        notificationHistory = items.compactMap(\.item)
+        skippedItems = items.count - notificationHistory.count
         hasMore = try container.decodeIfPresent(Bool.self, forKey: .hasMore) ?? false
         paginationToken = try container.decodeIfPresent(String.self, forKey: .paginationToken)
     }
@@ -80,6 +93,17 @@ public struct NotificationHistoryItem: Sendable, Equatable, Codable {
     public init(signedPayload: String, sendAttempts: [SendAttempt]? = nil) {
         self.signedPayload = signedPayload
         self.sendAttempts = sendAttempts
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case signedPayload, sendAttempts
+    }
+
+    /// The payload is what counts: attempts of another shape than Apple documents leave the item readable.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        signedPayload = try container.decode(String.self, forKey: .signedPayload)
+        sendAttempts = try? container.decodeIfPresent([SendAttempt].self, forKey: .sendAttempts)
     }
 
     public struct SendAttempt: Sendable, Equatable, Codable {

@@ -201,6 +201,40 @@ struct NotificationHistoryClientTests {
         #expect(call() == .malformedResponse("hasMore without a paginationToken"))
     }
 
+    /// An item that is no notification is skipped, the rest of its page read: it threw the whole page away, the
+    /// valid notifications with it, and the window failed alike on every try.
+    @Test func anItemThatIsNoNotificationIsSkippedAndTheRestRead() throws {
+        let body =
+            #"{"notificationHistory": [{"signedPayload": 5}, {"signedPayload": "a.b.c", "sendAttempts": [{"attemptDate": "soon"}]}, {}], "hasMore": false}"#
+        guard case .success(let page) = AppStoreServerAPIClient.page(Array(body.utf8)) else {
+            Issue.record("the page was refused")
+            return
+        }
+        #expect(page.signedPayloads == ["a.b.c"])
+        #expect(page.skippedItems == 2)
+    }
+
+    /// A page that names itself as the next was fetched again and again, to the page limit.
+    @Test func aPageThatNamesItselfAsTheNextIsMalformed() throws {
+        let server = try FakeHistoryServer(responses: [
+            try FakeHistoryServer.page([], hasMore: true, paginationToken: "same"),
+            try FakeHistoryServer.page([], hasMore: true, paginationToken: "same"),
+        ])
+        defer { server.stop() }
+        let result = client(server, key: try ES256Key.generate()).allNotificationHistory(
+            .externalPurchaseTokens(from: 1, to: 2),
+            environment: .production,
+            bundleId: "com.example",
+            now: { 1_735_000_000_123 }
+        )
+        guard case .failure(let failure) = result else {
+            Issue.record("the loop was taken as a history")
+            return
+        }
+        #expect(failure == .malformedResponse("hasMore with the paginationToken that asked for the page"))
+        #expect(server.received.count == 2)
+    }
+
     @Test func noServerIsANetworkError() throws {
         // Port 1 on loopback refuses at once.
         let client = AppStoreServerAPIClient(

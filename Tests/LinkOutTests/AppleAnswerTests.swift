@@ -55,8 +55,33 @@ import Testing
             sentAt: sentAt,
             backoff: fixedBackoff
         )
-        #expect(untold.attempt.nextAttemptAt == sentAt + 4_000)
-        #expect(untold.next == .pause(until: sentAt + 4_000))
+        #expect(untold.attempt.nextAttemptAt == sentAt + AppleAnswer.rateLimitPause)
+        #expect(untold.next == .pause(until: sentAt + AppleAnswer.rateLimitPause))
+        // A time already past (a date of 2015) is no time to wait for: sent again twice a second, it was.
+        let past = AppleAnswer.interpret(
+            .rateLimited(retryAt: sentAt - 1_000),
+            attempts: 3,
+            sentAt: sentAt,
+            backoff: fixedBackoff
+        )
+        #expect(past.next == .pause(until: sentAt + AppleAnswer.rateLimitPause))
+    }
+
+    /// A redirect is as undocumented as a 403 (a wrong URL, a proxy's login page): retried quietly for good, it
+    /// never told the operator.
+    @Test func aRedirectBlocksSendingAsAnUndocumented4xxDoes() {
+        for status in [301, 302, 307, 308] {
+            let answer = AppleAnswer.interpret(
+                .serverError(status: status, body: ""),
+                attempts: 0,
+                sentAt: sentAt,
+                backoff: fixedBackoff
+            )
+            guard case .block(.undocumentedAnswer, _) = answer.next else {
+                Issue.record("\(status) did not block")
+                continue
+            }
+        }
     }
 
     @Test func undocumented4xxBlocksSendingAndKeepsTheReport() {

@@ -78,6 +78,7 @@ final class NotificationProcessor: Sendable {
             metadata["outcome"] = applied.outcome.rawValue
             receiver.count(notification.notificationType, notification.subtype, applied.outcome.rawValue)
             logger.info("notification processed", metadata)
+            if let warning = change.warning { logger.warning(warning, metadata) }
             if !applied.corrections.isEmpty {
                 // The token was first recorded from an unsigned landing or forward that differed from Apple's
                 // data: worth a look (a made-up token for a real id). Field values only, never the token.
@@ -116,9 +117,17 @@ final class NotificationProcessor: Sendable {
                 change.outcome = .unrecognizedReported
                 change.outcomeIfKnown = .dueNow
             } else if reports.contains(where: { $0.state == .accepted }) {
-                // Apple's notice crossed our report (or announced a token reported since): nothing is owed.
+                // Apple's notice crossed our report (or announced a token reported since): nothing is owed. Signed
+                // after Apple took the report, it says Apple holds none: nothing is sent again (the report was
+                // answered 200, and Apple answers a repeat as a duplicate), but the operator hears of it.
                 change.token = fields
                 change.outcome = .alreadyReported
+                let accepted = reports.filter { $0.state == .accepted }.compactMap(\.acceptedAt).max()
+                if let accepted, payload.signedDate > accepted {
+                    change.warning =
+                        "Apple says the token is unreported, after it accepted its report: check it with Apple "
+                        + "(linkout report status; Apple's Retrieve External Purchase Report)"
+                }
             } else {
                 // Apple's values correct what a landing or forward recorded (the apply compares them).
                 change.token = fields

@@ -58,10 +58,18 @@ package struct AppleAnswer: Sendable {
         case .rejected(let body):
             return rejectedAtFirst(body: body, attempts: attempts, sentAt: sentAt)
         case .rateLimited(let retryAt):
-            return rateLimited(until: retryAt ?? sentAt + backoff(attempts), sentAt: sentAt)
+            // A `Retry-After` already past (a date of 2015) or none readable: at least `rateLimitPause`, not the
+            // report's own backoff (its attempts do not grow on a 429, and a pause of seconds sent twice a second).
+            let stated = retryAt.flatMap { $0 > sentAt ? $0 : nil }
+            return rateLimited(
+                until: stated ?? sentAt + max(backoff(attempts), Self.rateLimitPause),
+                sentAt: sentAt
+            )
         case .unauthorized, .signingFailed:
             return refused(outcome, sentAt: sentAt)
-        case .serverError(let status, _) where (400..<500).contains(status):
+        // A redirect is as undocumented as a 403: Apple's API answers where it is asked, and a standing 3xx (a
+        // wrong URL, a proxy's login page) retried quietly for good never told the operator.
+        case .serverError(let status, _) where (300..<500).contains(status):
             return refused(outcome, sentAt: sentAt)
         case .serverError(let status, let body):
             return retry(
@@ -101,6 +109,9 @@ package struct AppleAnswer: Sendable {
             message: "report rejected by Apple; it waits for corrected data"
         )
     }
+
+    /// The shortest pause after a 429 that names no time still to come.
+    static let rateLimitPause: Int64 = 60_000
 
     /// Apple's limit is on us, not on this report: all sending pauses, and the attempt does not count, so the
     /// report's own backoff does not grow.

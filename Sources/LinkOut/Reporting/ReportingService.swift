@@ -74,6 +74,9 @@ package final class ReportingService: BackgroundService {
     static let batchLimit = 200
 
     /// `metrics`: where failed reads of the ledger are counted (`linkout_reporting_storage_errors_total`).
+    /// Most bytes of an answer from Apple's reporting API taken.
+    static let maxAnswerBytes = 256 << 10
+
     package init(
         configuration: Configuration,
         ledger: Ledger,
@@ -94,6 +97,9 @@ package final class ReportingService: BackgroundService {
         http.totalTimeout = .seconds(configuration.reporting.requestTimeoutSeconds)
         http.caFile = configuration.apple.caFile
         http.proxy = configuration.apple.proxy
+        // Apple's answers to a report are small (an empty 200, a list of errors, a Retrieve of one report): the
+        // 8 MiB any client takes, held by each of the senders' slow calls at once, took 1.4 GB.
+        http.maxResponseBytes = Self.maxAnswerBytes
         httpClient = HTTPClient(configuration: http)
         restoredAt = RestoreDoubt.restoredAt(ledger, logger: logger)
         switch keys.current {

@@ -66,6 +66,8 @@ public struct NotificationChange: Sendable {
     /// A known token whose report is due now (Apple announced it as unreported): the `NO_LINE_ITEM` wait and the
     /// payment hold end for it, and a pending report of it is sent at once.
     public var dueNow: ExternalPurchaseID?
+    /// Something the operator should hear of, said at warning level once the change is applied; not stored.
+    public var warning: String?
 
     public init(
         notificationUUID: String,
