@@ -139,6 +139,26 @@ final class PaymentHarness {
     /// token), so passes go on until none is pending and a pass sends nothing more (bounded; polling, not a
     /// race guard). A minute: alone this takes well under a second, but in the PostgreSQL pass a hundred live
     /// servers share two cores, and 20 s was once not enough.
+    /// A Stripe sale of `pro.lifetime` for EUR 29.99 on a fresh sandbox checkout (`cs_test_fake1`, paid by `pi_1`),
+    /// its event acted on.
+    func paidLifetime(tax: Int64, country: String) throws -> Checkout {
+        let checkout = try openCheckout()
+        #expect(try choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_completed",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: tax,
+            country: country,
+            paymentIntent: "pi_1"
+        )
+        #expect(try deliver(completed).status == 200)
+        try waitForEvents()
+        return checkout
+    }
+
     /// Where the subscription started on `token` has its first period end (UNIX seconds), as recorded: a renewal's
     /// period starts there (one that starts earlier cuts the period it follows short, as a plan change does).
     func firstPeriodEnd(on token: String) throws -> Int64 {
