@@ -101,7 +101,7 @@ public struct AppStoreServerAPIClient: Sendable {
         }
         let text = String(decoding: response.body.prefix(64 * 1024), as: UTF8.self)
         switch response.status {
-        case 200: return Self.page(response.body)
+        case 200: return Self.page(response.body, askedWith: paginationToken)
         case 400, 404: return .failure(.rejected(status: response.status, body: text))
         case 401: return .failure(.unauthorized)
         case 429:
@@ -138,19 +138,19 @@ public struct AppStoreServerAPIClient: Sendable {
             case .success(let page):
                 payloads += page.signedPayloads
                 guard page.hasMore, let next = page.paginationToken, !next.isEmpty else { return .success(payloads) }
-                // The page's own token again would fetch the same page until the page limit.
-                guard next != token else {
-                    return .failure(.malformedResponse("hasMore with the paginationToken that asked for the page"))
-                }
                 token = next
             }
         }
         return .failure(.malformedResponse("more than \(maximumPages) pages"))
     }
 
-    /// A page of history from the body of a 200. One that says more wait but not where (`hasMore` without a
-    /// `paginationToken`) is malformed: read as the last page, the rest of the window would never be fetched.
-    package static func page(_ body: [UInt8]) -> Result<NotificationHistoryResponse, Failure> {
+    /// A page of history from the body of a 200 to a request with `askedWith` as its token. One that says more
+    /// wait but not where (`hasMore` without a `paginationToken`) is malformed: read as the last page, the rest of
+    /// the window would never be fetched. So is one naming its own token as the next (fetched again to the page
+    /// limit, and a resumed window began there again), and one whose items are all no notification (another
+    /// shape than Apple's: read as empty, the window would be done).
+    package static func page(_ body: [UInt8], askedWith: String? = nil) -> Result<NotificationHistoryResponse, Failure>
+    {
         let page: NotificationHistoryResponse
         do {
             page = try JSONDecoder().decode(NotificationHistoryResponse.self, from: Data(body))
@@ -159,6 +159,12 @@ public struct AppStoreServerAPIClient: Sendable {
         }
         guard !page.hasMore || !(page.paginationToken ?? "").isEmpty else {
             return .failure(.malformedResponse("hasMore without a paginationToken"))
+        }
+        guard !page.hasMore || askedWith == nil || page.paginationToken != askedWith else {
+            return .failure(.malformedResponse("hasMore with the paginationToken that asked for the page"))
+        }
+        guard page.skippedItems == 0 || !page.notificationHistory.isEmpty else {
+            return .failure(.malformedResponse("no item of the page is a notification"))
         }
         return .success(page)
     }

@@ -212,6 +212,13 @@ struct NotificationHistoryClientTests {
         }
         #expect(page.signedPayloads == ["a.b.c"])
         #expect(page.skippedItems == 2)
+        // Nothing but such items is another shape than Apple's: read as empty, the window would be done.
+        let junk = #"{"notificationHistory": [{"payload": "a.b.c"}], "hasMore": false}"#
+        guard case .failure(let failure) = AppStoreServerAPIClient.page(Array(junk.utf8)) else {
+            Issue.record("a page of no notification was read")
+            return
+        }
+        #expect(failure == .malformedResponse("no item of the page is a notification"))
     }
 
     /// A page that names itself as the next was fetched again and again, to the page limit.

@@ -170,6 +170,12 @@ struct AppleLineItemsTests {
         again.invoiceId = "in_mar_again"
         let repaid = try mapper.renewal(again, previous: second)
         #expect(repaid.subscriptionDaysOfPaidService == second.subscriptionDaysOfPaidService)
+        // A renewal starting before the period it follows ends by linkout's reckoning (a Stripe start's end is
+        // its completion plus the interval, late when its event was) follows the whole period all the same.
+        var early = february
+        early.invoiceId = "in_feb_early"
+        early.period = SubscriptionPeriod(start: 1_772_236_800_000 - 7_200_000, end: 1_774_656_000_000)
+        #expect(try mapper.renewal(early, previous: start).subscriptionDaysOfPaidService == 28)
     }
 
     @Test func aFreeFirstPeriodAddsNoPaidDays() throws {

@@ -134,11 +134,6 @@ final class PaymentHarness {
         }
     }
 
-    /// Runs reporting passes until nothing is due, then returns every line item Apple received, in order. The
-    /// server's own pass, woken by a payment, may hold a report of the token a moment (one open report per
-    /// token), so passes go on until none is pending and a pass sends nothing more (bounded; polling, not a
-    /// race guard). A minute: alone this takes well under a second, but in the PostgreSQL pass a hundred live
-    /// servers share two cores, and 20 s was once not enough.
     /// A Stripe sale of `pro.lifetime` for EUR 29.99 on a fresh sandbox checkout (`cs_test_fake1`, paid by `pi_1`),
     /// its event acted on.
     func paidLifetime(tax: Int64, country: String) throws -> Checkout {
@@ -160,7 +155,7 @@ final class PaymentHarness {
     }
 
     /// Where the subscription started on `token` has its first period end (UNIX seconds), as recorded: a renewal's
-    /// period starts there (one that starts earlier cuts the period it follows short, as a plan change does).
+    /// period starts there.
     func firstPeriodEnd(on token: String) throws -> Int64 {
         let items = try live.application.ledger.reports.lineItems(for: ExternalPurchaseID(token))
         let body = try #require(items.first?.body)
@@ -168,6 +163,11 @@ final class PaymentHarness {
         return try #require(item["subscriptionEndDate"] as? Int64) / 1000
     }
 
+    /// Runs reporting passes until nothing is due, then returns every line item Apple received, in order. The
+    /// server's own pass, woken by a payment, may hold a report of the token a moment (one open report per
+    /// token), so passes go on until none is pending and a pass sends nothing more (bounded; polling, not a
+    /// race guard). A minute: alone this takes well under a second, but in the PostgreSQL pass a hundred live
+    /// servers share two cores, and 20 s was once not enough.
     func reportedLineItems() -> [[String: Any]] {
         let ledger = live.application.ledger
         var sent = -1

@@ -183,7 +183,7 @@ struct ReportingTests {
         #expect(readiness.contains("Apple answered 401"))
     }
 
-    @Test func a429HonoursRetryAfterAndOtherwiseBacksOff() throws {
+    @Test func a429HonoursRetryAfterAndOtherwisePausesAMinute() throws {
         let harness = try ReportingHarness()
         try harness.record("limited")
         let retryAt = Clock.system.nowMilliseconds() + 120_000
@@ -198,7 +198,7 @@ struct ReportingTests {
         harness.service.tick(now: retryAt)
         let backedOff = try #require(try harness.reports("limited").first)
         #expect(backedOff.state == .pending)
-        #expect(backedOff.nextAttemptAt >= before + 1_000)
+        #expect(backedOff.nextAttemptAt >= before + AppleAnswer.rateLimitPause)
         harness.service.tick(now: backedOff.nextAttemptAt)
         #expect(try harness.reports("limited").first?.state == .accepted)
         #expect(harness.production.received.count == 3)

@@ -85,6 +85,7 @@ struct SubscriptionHistoryTests {
         let previous = try #require(try history.preceding(Self.january - 1_000, except: "in_early"))
         #expect(previous.item.lineItemId == start.lineItemId)
         let early = try renewal("in_early", from: Self.january - 1_000, after: previous.item)
+        #expect(early.subscriptionDaysOfPaidService == 0, "the start's period, paid again, is one period")
         #expect(try history.following(early).isEmpty)
         #expect(
             try SubscriptionHistory(chain: [], startedBy: "cs_test_a1") { _ in nil }.preceding(0, except: "x") == nil

@@ -30,7 +30,9 @@ extension Configuration {
         switch ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.textLimit) {
         case .success(let data):
             configuration = try parse(data, source: path)
-        case .failure(.missing) where explicitPath == nil, .failure(.unreadable) where explicitPath == nil:
+        // No config.json is the built-in defaults; one that is there but cannot be read (a folder, its mode) is
+        // not, or the server would start without its catalog and settings.
+        case .failure(.missing) where explicitPath == nil:
             configuration = Configuration()
         case .failure(.missing), .failure(.unreadable):
             throw ConfigurationError(field: path, problem: "configuration file not found or not readable")

@@ -114,7 +114,7 @@ enum ReportGauges {
                 value: Int((reporting.rateLimitedUntil(now: now) ?? 0) / 1000)
             )
         )
-        // 1 while Apple refuses us for this reason (401, an undocumented 4xx, a key that cannot sign): reports
+        // 1 while Apple refuses us for this reason (401, an undocumented 3xx or 4xx, a key that cannot sign): reports
         // wait and one is tried every few minutes. Alert on any 1.
         let blocked: ReportingBlock.Reason? =
             if case .blocked(let block) = reporting.status { block.reason } else { nil }

@@ -123,7 +123,8 @@ final class NotificationProcessor: Sendable {
                 change.token = fields
                 change.outcome = .alreadyReported
                 let accepted = reports.filter { $0.state == .accepted }.compactMap(\.acceptedAt).max()
-                if let accepted, payload.signedDate > accepted {
+                // Apple's clock and ours differ, and it may decide just before our 200 and sign just after.
+                if let accepted, payload.signedDate > accepted + Self.crossingMargin {
                     change.warning =
                         "Apple says the token is unreported, after it accepted its report: check it with Apple "
                         + "(linkout report status; Apple's Retrieve External Purchase Report)"
@@ -159,6 +160,9 @@ final class NotificationProcessor: Sendable {
         }
         return change
     }
+
+    /// How long after Apple took a report an `UNREPORTED` notice can still have crossed it.
+    static let crossingMargin: Int64 = 10 * 60_000
 
     /// The payload part of a stored JWS (verified when it was received).
     static func payload(of signedPayload: String) throws -> NotificationPayload {

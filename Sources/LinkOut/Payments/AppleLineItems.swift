@@ -100,7 +100,7 @@ public struct AppleLineItems: Sendable {
         let paidDays = Self.paidDays(
             after: previous,
             paid: previousPaid ?? (previous.amountTaxInclusive > 0),
-            until: invoice.period.start
+            next: (invoice.period.start, isChange: false)
         )
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"
@@ -129,13 +129,19 @@ public struct AppleLineItems: Sendable {
     }
 
     /// Apple's `subscriptionDaysOfPaidService` of the item that follows `previous` in its subscription, its period
-    /// starting at `nextStart`: `previous`'s days, and its period's up to `nextStart` when that period was paid
-    /// service (`paid`). A renewal starts where the period ends and follows all of it; a plan change used it only
-    /// up to the change; a second payment of the same period (a re-bill, a dunning retry's new transaction) starts
-    /// where it did and adds none (the period was counted twice).
-    static func paidDays(after previous: SubscriptionBuyLineItem, paid: Bool, until nextStart: Int64) -> Int32 {
+    /// starting at `next.start`: `previous`'s days, and its period's when that period was paid service (`paid`).
+    /// A plan change used the period only up to the change. A renewal follows all of it (where linkout's own
+    /// estimate of a Stripe start's period ends is no measure), unless it starts within a day of `previous`'s
+    /// start: the same period paid again (a re-bill, a dunning retry's new transaction), which counted twice.
+    static func paidDays(after previous: SubscriptionBuyLineItem, paid: Bool, next: (start: Int64, isChange: Bool))
+        -> Int32
+    {
         var used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: previous.subscriptionEndDate)
-        used.end = min(max(nextStart, used.start), used.end)
+        if next.isChange {
+            used.end = min(max(next.start, used.start), used.end)
+        } else if next.start < used.start + Milliseconds.day {
+            used.end = used.start
+        }
         // Clamped rather than trapping: a stored item's days and a period's come from outside.
         return Int32(clamping: Int64(previous.subscriptionDaysOfPaidService) + Int64(paid ? used.days : 0))
     }
@@ -158,7 +164,7 @@ public struct AppleLineItems: Sendable {
         let paidDays = Self.paidDays(
             after: previous,
             paid: previousPaid ?? (previous.amountTaxInclusive > 0),
-            until: invoice.period.start
+            next: (invoice.period.start, isChange: true)
         )
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"

@@ -56,7 +56,10 @@ extension PaymentChangeMapper {
             $0.lineItemId == charge.lineItemId
         }
         let paid: CurrencyCode
-        if let stored = versions.last(where: { !$0.isSetAside }) ?? versions.first {
+        // Every version set aside: the refund waits behind it (`refund`), and is checked when it is placed.
+        if !versions.isEmpty, !versions.contains(where: { !$0.isSetAside }) {
+            return nil
+        } else if let stored = versions.last(where: { !$0.isSetAside }) {
             guard let item = try? JSONDecoder().decode(LineItem.self, from: Data(stored.body.utf8)) else { return nil }
             paid = item.common.pricingCurrency
         } else if charge.lineItemId == purchase.buyChargeLineItemId {

@@ -70,7 +70,7 @@ struct SubscriptionHistory {
             ordered[index].subscriptionDaysOfPaidService = AppleLineItems.paidDays(
                 after: previous,
                 paid: paid,
-                until: later.subscriptionStartDate
+                next: (later.subscriptionStartDate, isChange: later.subscriptionEvent == "SUBSCRIPTION_CHANGE")
             )
             paid = try PaidService.isPaid(later, after: paid, price: price)
         }

@@ -15,7 +15,7 @@ package struct AppleAnswer: Sendable {
         /// A 400 after an earlier attempt got no answer: it may be Apple's "duplicate request" for a report it
         /// accepted while its 200 was lost. Retrieve External Purchase Report decides (`settle`).
         case confirmWithRetrieve
-        /// Apple refuses us, not the report (401, an undocumented 4xx), or the request cannot be signed: hold
+        /// Apple refuses us, not the report (401, an undocumented 3xx or 4xx), or the request cannot be signed: hold
         /// sending back and try one report every few minutes until Apple takes one again (`ReportingBlock`).
         /// Reports stay in the outbox.
         case block(ReportingBlock.Reason, detail: String)

@@ -2,7 +2,7 @@ import ExternalPurchase
 import Logging
 import Storage
 
-/// Reporting never stops for good: a 401, an undocumented 4xx or a key that cannot sign blocks sending, and one probe
+/// Reporting never stops for good: a 401, an undocumented 3xx or 4xx or a key that cannot sign blocks sending, and one probe
 /// report every `ReportingBlock.probeInterval` finds out when it is over (a fixed clock, a rotated key, Apple's fault
 /// gone). Every token's 10-day notice (Apple: "External Purchase Server API") depends on it.
 extension ReportingService {

@@ -23,7 +23,7 @@ package final class ReportingService: BackgroundService {
         case running
         /// No usable Apple credentials: reports are planned and wait in the outbox.
         case waitingForCredentials(String)
-        /// Apple refuses us (401, an undocumented 4xx) or the key cannot sign: one report is tried every
+        /// Apple refuses us (401, an undocumented 3xx or 4xx) or the key cannot sign: one report is tried every
         /// `ReportingBlock.probeInterval` until Apple takes one again; the others wait in the outbox.
         case blocked(ReportingBlock)
 
@@ -73,10 +73,10 @@ package final class ReportingService: BackgroundService {
     /// Most reports planned or sent per tick; the rest wait for the next tick.
     static let batchLimit = 200
 
-    /// `metrics`: where failed reads of the ledger are counted (`linkout_reporting_storage_errors_total`).
     /// Most bytes of an answer from Apple's reporting API taken.
     static let maxAnswerBytes = 256 << 10
 
+    /// `metrics`: where failed reads of the ledger are counted (`linkout_reporting_storage_errors_total`).
     package init(
         configuration: Configuration,
         ledger: Ledger,
