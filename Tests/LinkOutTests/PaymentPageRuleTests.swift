@@ -30,9 +30,14 @@ struct PaymentPageRuleTests {
             #"{"id":"cs_elsewhere","url":"//evil.example/x"}"#,
             #"{"id":"cs_long","url":"https://checkout.stripe.com/\#(String(repeating: "a", count: 9000))"}"#,
             #"{"id":"cs_test_fake1","url":"https://checkout.stripe.com/c/pay/cs_test_fake1"}"#,
+            // Larger than any object linkout asks a provider for: not read whole (8 MiB each, at once, added up).
+            #"{"id":"cs_big","url":"https://checkout.stripe.com/c/pay/cs_big","pad":"\#(String(repeating: "a", count: 1 << 20))"}"#,
         ]
         for answer in answers {
-            harness.stripe.enqueue(.respond(status: 200, body: answer))
+            // A read that failed is tried again: every try of the oversized one gets it.
+            for _ in 0..<(answer.utf8.count > 1 << 20 ? StripeRetryPolicy().maxRetries + 1 : 1) {
+                harness.stripe.enqueue(.respond(status: 200, body: answer))
+            }
             let page = try harness.choose(try harness.openCheckout(), product: "pro.lifetime", currency: "EUR")
             #expect(page.status == 200, "\(answer.prefix(50))")
             #expect(page.header("Location") == nil)
