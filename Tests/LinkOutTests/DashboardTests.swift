@@ -352,9 +352,13 @@ struct DashboardTests {
         let session = try Self.signIn(live)
         let found = try live.get("/admin/find?q=PROD_", headers: ["Cookie": session])
         #expect(found.status == 200)
-        // Hostile paging is bounded, not a trap (the caption adds to the offset).
-        for offset in ["9223372036854775807", "-5", "x"] {
-            #expect(try live.get("/admin/find?offset=\(offset)", headers: ["Cookie": session]).status == 200)
+        // What the page never links is refused, not read as "any" or "the start" (nor trusted: the caption adds
+        // to the offset).
+        for bad in ["offset=9223372036854775807", "offset=-5", "offset=x", "environment=prod", "after=junk"] {
+            #expect(try live.get("/admin/find?\(bad)", headers: ["Cookie": session]).status == 400)
+        }
+        for good in ["offset=0", "environment=", "environment=sandbox", "after=0%3APROD_1"] {
+            #expect(try live.get("/admin/find?\(good)", headers: ["Cookie": session]).status == 200)
         }
         #expect(found.text.contains(">PROD_1</a>") && found.text.contains(">PROD_2</a>"))
         #expect(!found.text.contains("OTHER_1"))

@@ -12,12 +12,24 @@ extension DashboardRoute {
     func find(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let session = try sessions.signedIn(request) else { return requireSignIn(request) }
         let query = (request.queryValue("q") ?? "").trimmingCharacters(in: .whitespaces)
-        let environment = request.queryValue("environment").flatMap(Environment.init(rawValue:))
+        // A value the page never links is refused, not read as "any" or "the start": a list that quietly shows
+        // something else than was asked is worse than an error.
+        let environmentText = request.queryValue("environment") ?? ""
+        let environment = Environment(rawValue: environmentText)
+        guard environmentText.isEmpty || environment != nil else {
+            return HTTPError(.badRequest, "environment is production, sandbox, or empty for any.").response
+        }
         // Bounded: the caption adds to it, and no ledger has a billion tokens to page through.
-        let offset = min(max(Int(request.queryValue("offset") ?? "") ?? 0, 0), 1_000_000_000)
+        guard let offset = Int(request.queryValue("offset") ?? "0"), (0...1_000_000_000).contains(offset) else {
+            return HTTPError(.badRequest, "offset is a whole number from 0 to 1000000000.").response
+        }
         // The next page starts after the last token shown (keyset paging: as quick at the end of a long ledger
         // as at its start); `offset` still works for links made before.
-        let after = request.queryValue("after").flatMap(TokenCursor.init)
+        let afterText = request.queryValue("after")
+        let after = afterText.flatMap(TokenCursor.init)
+        guard afterText == nil || after != nil else {
+            return HTTPError(.badRequest, "after is the cursor a page's next link carries.").response
+        }
         let backlog = ledger.awaitRecentVisits()
         // One more than a page tells whether there is a next one.
         let rows = try ledger.tokens.tokens(
