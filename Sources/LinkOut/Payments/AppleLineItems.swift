@@ -95,37 +95,7 @@ public struct AppleLineItems: Sendable {
         previousPaid: Bool? = nil,
         exchangeRate: ExchangeRate? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
-        let product = invoice.productId ?? ProductID(previous.productIdentifier)
-        guard !product.isEmpty else { throw .missingProduct }
-        let paidDays = Self.paidDays(
-            after: previous,
-            paid: previousPaid ?? (previous.amountTaxInclusive > 0),
-            next: (invoice.period.start, isChange: false)
-        )
-        let start =
-            previous.subscriptionEvent == "SUBSCRIPTION_START"
-            ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
-        var fields = try buyFields(
-            id: invoice.invoiceId,
-            at: invoice.paidAt,
-            currency: invoice.currency,
-            total: invoice.total,
-            tax: invoice.tax,
-            charged: invoice.charged,
-            chargedTax: invoice.statedChargedTax,
-            country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry.rawValue),
-            exchangeRate: exchangeRate
-        )
-        fields["productType"] = "SUBSCRIPTION"
-        fields["productIdentifier"] = product
-        fields["subscriptionEvent"] = "RENEWAL"
-        fields["subscriptionStartDate"] = invoice.period.start
-        fields["subscriptionEndDate"] = invoice.period.end
-        fields["subscriptionDaysOfPaidService"] = paidDays
-        fields["referenceLineItemId"] = start
-        var item: SubscriptionBuyLineItem = try Self.build(fields)
-        item.exchangeRate = Self.reportedRate(currency: invoice.currency, exchangeRate)
-        return item
+        try following(previous, with: invoice, event: "RENEWAL", previousPaid: previousPaid, exchangeRate: exchangeRate)
     }
 
     /// Apple's `subscriptionDaysOfPaidService` of the item that follows `previous` in its subscription, its period
@@ -159,23 +129,42 @@ public struct AppleLineItems: Sendable {
         previousPaid: Bool? = nil,
         exchangeRate: ExchangeRate? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
+        try following(
+            previous,
+            with: invoice,
+            event: "SUBSCRIPTION_CHANGE",
+            previousPaid: previousPaid,
+            exchangeRate: exchangeRate
+        )
+    }
+
+    /// The item `invoice` pays after `previous` in its subscription (`event`: `RENEWAL` or `SUBSCRIPTION_CHANGE`),
+    /// referencing the subscription's start. A change's total below zero (a downgrade's credit) is reported as 0.
+    private func following(
+        _ previous: SubscriptionBuyLineItem,
+        with invoice: InvoicePayment,
+        event: String,
+        previousPaid: Bool?,
+        exchangeRate: ExchangeRate?
+    ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
+        let isChange = event == "SUBSCRIPTION_CHANGE"
         let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
         let paidDays = Self.paidDays(
             after: previous,
             paid: previousPaid ?? (previous.amountTaxInclusive > 0),
-            next: (invoice.period.start, isChange: true)
+            next: (invoice.period.start, isChange: isChange)
         )
         let start =
             previous.subscriptionEvent == "SUBSCRIPTION_START"
             ? previous.lineItemId : previous.referenceLineItemId ?? previous.lineItemId
-        let total = max(invoice.total, 0)
+        let total = isChange ? max(invoice.total, 0) : invoice.total
         var fields = try buyFields(
             id: invoice.invoiceId,
             at: invoice.paidAt,
             currency: invoice.currency,
             total: total,
-            tax: min(max(invoice.tax, 0), total),
+            tax: isChange ? min(max(invoice.tax, 0), total) : invoice.tax,
             charged: invoice.charged,
             chargedTax: invoice.statedChargedTax,
             country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry.rawValue),
@@ -183,7 +172,7 @@ public struct AppleLineItems: Sendable {
         )
         fields["productType"] = "SUBSCRIPTION"
         fields["productIdentifier"] = product
-        fields["subscriptionEvent"] = "SUBSCRIPTION_CHANGE"
+        fields["subscriptionEvent"] = event
         fields["subscriptionStartDate"] = invoice.period.start
         fields["subscriptionEndDate"] = invoice.period.end
         fields["subscriptionDaysOfPaidService"] = paidDays
