@@ -81,7 +81,8 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
     /// `amountTaxExclusive × basisPoints / 10,000` rounded half away from zero, per line item, in integers.
     public static func classify(_ sale: Sale, regimes: [CommissionRegime]) -> CommissionClassification {
         let tap = tapTime(tokenCreationDate: sale.tokenCreationDate, landedAt: sale.landedAt)
-        let days = tap.map { max(0, sale.creationDate - $0) / Milliseconds.day }
+        // Saturating: a token's dates come from Apple's notifications as they are, never range-checked.
+        let days = tap.map { max(0, Int64.saturating(sale.creationDate, minus: $0)) / Milliseconds.day }
         if sale.isRefund {
             // Refunds reverse the buy: same regime and standing, the refunded amount at the buy's rate.
             guard let buy = sale.refundedBuy else {
@@ -102,7 +103,7 @@ public struct CommissionClassification: Sendable, Equatable, Codable {
         } else if let window = regime.windowDays {
             // Without a known tap the window cannot be shown to have passed: counted as within it (the estimate
             // errs towards what Apple could charge).
-            inWindow = tap.map { sale.creationDate - $0 <= Milliseconds.days(window) } ?? true
+            inWindow = tap.map { Int64.saturating(sale.creationDate, minus: $0) <= Milliseconds.days(window) } ?? true
         } else {
             inWindow = true
         }

@@ -178,6 +178,21 @@ struct AppleLineItemsTests {
         #expect(try mapper.renewal(early, previous: start).subscriptionDaysOfPaidService == 28)
     }
 
+    /// A period restated through the API may span any two Int64 dates: its days are clamped, never a trap.
+    @Test func paidDaysOfAPeriodAtInt64sEndsAreClamped() throws {
+        #expect(SubscriptionPeriod(start: .min, end: .max).days == .max)
+        #expect(SubscriptionPeriod(start: .max, end: .min).days == 0)
+        var previous = try mapper.subscriptionStart(
+            Self.purchase(mode: .subscription, total: 999, tax: 160),
+            period: SubscriptionPeriod(start: Self.paidAt, interval: BillingInterval(.month))
+        )
+        (previous.subscriptionStartDate, previous.subscriptionEndDate) = (.max - 1, .max)
+        #expect(AppleLineItems.paidDays(after: previous, paid: true, next: (.max, isChange: false)) == 0)
+        (previous.subscriptionStartDate, previous.subscriptionEndDate) = (-1, .max)
+        #expect(AppleLineItems.paidDays(after: previous, paid: true, next: (.min, isChange: false)) == 0)
+        #expect(AppleLineItems.paidDays(after: previous, paid: true, next: (.max, isChange: true)) == .max)
+    }
+
     @Test func aFreeFirstPeriodAddsNoPaidDays() throws {
         var trial = Self.purchase(mode: .subscription, total: 0, tax: 0)
         trial.period = SubscriptionPeriod(start: Self.paidAt, end: Self.paidAt + 14 * 86_400_000)

@@ -36,6 +36,15 @@ struct CommissionTests {
         #expect(after.basisPoints == 0 && after.commission == 0)
     }
 
+    /// A token's creation date comes from Apple's notifications as it is: the farthest dates classify, not trap.
+    @Test func aTokenDatedAtInt64sEndsClassifiesWithoutTrapping() {
+        let early = CommissionClassification.classify(Self.sale(at: Self.october1, tap: .min), regimes: Self.regimes)
+        #expect(early.regimeId == "eu-2026-10" && !early.commissionable)
+        #expect(early.daysFromTap == Int64.max / Milliseconds.day)
+        let late = CommissionClassification.classify(Self.sale(at: .min, tap: .max), regimes: Self.regimes)
+        #expect(late.daysFromTap == 0)
+    }
+
     @Test func aRegimeStartsAtMidnightUTCOfItsFirstDay() {
         let before = CommissionClassification.classify(
             Self.sale(at: Self.october1 - 1, tap: Self.october1 - 1000),

@@ -414,6 +414,13 @@ struct MoneyFlowTests {
         // bottom (217 tenths). The last of 30 slots of 64.4 px starts at 64 + 644 × 29 / 30 = 686.5.
         #expect(svg.contains(##"<rect x="686.5" y="12" width="14.9" height="173" fill="#1f5fa8"/>"##))
         #expect(svg.contains(##"<rect x="686.5" y="185" width="14.9" height="21.7" fill="#a8530f"/>"##))
+        // A day's sum may reach Int64's end (every item bounded, their number not): held there, drawn full.
+        let huge = [day(100, .production, sales: .max, refunds: 0), day(100, .production, sales: .max, refunds: .max)]
+        let full = RevenueChart(days: huge, currency: "EUR", lastDay: 100, dayCount: 30)
+        #expect(full.totalSales == .max && full.totalRefunds == .max)
+        #expect(full.svg(dark: true).contains(##"height="173" fill="#7fb2ee"/>"##))
+        #expect(RevenueChart.share(of: .max, in: .max, pixels: 1730) == 1730)
+        #expect(RevenueChart.share(of: -5, in: 100, pixels: 1730) == 0)
         #expect(MilliUnitsText.text(-1_234_567, currency: "EUR") == "−1234.57")
         #expect(MilliUnitsText.text(499, currency: "JPY") == "0" && MilliUnitsText.text(500, currency: "JPY") == "1")
     }

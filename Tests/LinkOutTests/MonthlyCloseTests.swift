@@ -313,9 +313,33 @@ struct MonthlyCloseTests {
             entries.contains { $0.reason.contains("evt_over") }
                 && entries.contains { $0.reason.contains("evt_renewal") }
         )
+        // Put off for their own sake: given up after three days, not "once that item is settled" (there is none).
+        #expect(entries.allSatisfy { $0.action.contains("given up and logged 3 days after it arrived") })
         let production = try close.report(month: november, now: clock.now, status: .running)
         #expect(production.pendingPaymentEvents == 1)
         #expect(production.outstandingList.first { $0.kind == "payment_event" }?.reason.contains("evt_early") == true)
+        // One behind a line item of its token says so, and waits as long as that item.
+        let behind = StoredPaymentEvent(
+            provider: "paddle",
+            eventId: "evt_behind",
+            type: "adjustment.updated",
+            body: "{}",
+            receivedAt: day + Milliseconds.hour,
+            occurredAt: day + Milliseconds.hour,
+            orderKey: "txn_s"
+        )
+        #expect(try payments.storePaymentEvent(behind))
+        try payments.deferBehindHold(
+            provider: "paddle",
+            eventId: "evt_behind",
+            externalPurchaseId: "SANDBOX_paddle",
+            until: .max,
+            reason: "behind a held line item"
+        )
+        let held = try close.report(month: november, environment: .sandbox, now: clock.now, status: .running)
+            .outstandingList.first { $0.reason.contains("evt_behind") }
+        #expect(held?.reason.contains("waits behind a line item of its token") == true)
+        #expect(held?.action.contains("it goes on once that item is settled") == true)
     }
 
     /// One line item per `lineItemId`, as Apple sees it (its latest version), like the money view and the

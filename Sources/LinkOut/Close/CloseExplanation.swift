@@ -57,15 +57,19 @@ struct CloseExplanation {
         case .paymentPending:
             let event = item.paymentEvent.map { "\($0.provider) event \($0.eventId)" } ?? "a payment event"
             let waiting = item.paymentEvent?.waiting.map { " (\($0))" } ?? ""
-            // One behind a line item of a token (held for a token or a rate, set aside by Apple) waits as long as
-            // that item does; one waiting for its purchase's own event is given up after three days.
-            let end =
-                item.externalPurchaseId.rawValue.isEmpty
-                ? "it is given up and logged 3 days after it arrived" : "it goes on once that item is settled"
+            // One behind a line item of its token waits as long as that item does; one waiting for anything
+            // else (its purchase's own event, the provider) is given up after three days.
+            guard item.paymentEvent?.behindLineItem == true else {
+                return (
+                    "\(event) is not made into line items yet\(waiting)",
+                    "none while what it waits for may still come (its purchase's own event, the provider's answer); "
+                        + "it is given up and logged 3 days after it arrived"
+                )
+            }
             return (
-                "\(event) is not made into line items yet\(waiting)",
-                "settle what it waits for (the set-aside item: linkout report attention; its purchase's own event); "
-                    + end
+                "\(event) waits behind a line item of its token\(waiting)",
+                "settle that item (a set-aside one: linkout report attention; a held one waits for a token or an "
+                    + "exchange rate, listed in this close); it goes on once that item is settled"
             )
         case .waitingForRate:
             return (

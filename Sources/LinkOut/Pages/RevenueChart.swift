@@ -16,7 +16,7 @@ struct RevenueChart {
     static func busiestCurrency(_ days: [MoneyDay]) -> CurrencyCode? {
         var totals: [CurrencyCode: Int64] = [:]
         for day in days where day.environment == .production {
-            totals[day.reportingCurrency, default: 0] += day.salesAmount
+            totals[day.reportingCurrency, default: 0].add(saturating: day.salesAmount)
         }
         return totals.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key
     }
@@ -30,15 +30,16 @@ struct RevenueChart {
         for day in days where day.environment == .production && day.reportingCurrency == currency {
             let index = Int(day.day - firstDay)
             guard index >= 0, index < dayCount else { continue }
-            sales[index] += day.salesAmount
-            refunds[index] += day.refundsAmount
+            // Saturating, as every money sum: a day's amounts are each bounded, their sum is not.
+            sales[index].add(saturating: day.salesAmount)
+            refunds[index].add(saturating: day.refundsAmount)
         }
         self.sales = sales
         self.refunds = refunds
     }
 
-    var totalSales: Int64 { sales.reduce(0, +) }
-    var totalRefunds: Int64 { refunds.reduce(0, +) }
+    var totalSales: Int64 { sales.reduce(0, Int64.saturating(_:plus:)) }
+    var totalRefunds: Int64 { refunds.reduce(0, Int64.saturating(_:plus:)) }
 
     /// Whole currency units at the top of the axis: 1, 2 or 5 times a power of ten, four steps.
     var axisMaximum: Int64 {
@@ -58,6 +59,15 @@ struct RevenueChart {
     static let refundsLight = "#a8530f"
     static let refundsDark = "#f0a868"
 
+    /// `pixels × amount / maximum` (the amount capped at `maximum`, nothing below zero), in 128 bits: a day's
+    /// sales may be anywhere up to Int64's end, and their product with the height would not fit in 64.
+    static func share(of amount: Int64, in maximum: Int64, pixels: Int) -> Int {
+        let part = min(max(amount, 0), maximum)
+        guard maximum > 0, part > 0 else { return 0 }
+        let product = Int64(pixels).multipliedFullWidth(by: part)
+        return Int(maximum.dividingFullWidth(product).quotient)
+    }
+
     /// The chart as a standalone SVG document.
     func svg(dark: Bool) -> String {
         let (left, right, top, bottom) = (64, 12, 12, 28)
@@ -68,7 +78,8 @@ struct RevenueChart {
         let axis = top + above
         let ink = dark ? "#e6e9ed" : "#1d2329"
         let grid = dark ? "#3a424b" : "#d5dbe1"
-        let maximum = axisMaximum * 1000
+        let (scaled, overflow) = axisMaximum.multipliedReportingOverflow(by: 1000)
+        let maximum = overflow ? Int64.max : scaled
         var out = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Self.width)" height="\(Self.height)" \
             viewBox="0 0 \(Self.width) \(Self.height)" role="img" font-family="sans-serif" font-size="12">
@@ -88,8 +99,8 @@ struct RevenueChart {
             let x = left * 10 + plotWidth * 10 * index / dayCount
             let slot = max(plotWidth * 10 / dayCount, 2)
             let bar = max(slot * 7 / 10, 1)
-            let up = Int(Int64(above * 10) * min(sales[index], maximum) / max(maximum, 1))
-            let down = Int(Int64(below * 10) * min(refunds[index], maximum) / max(maximum, 1))
+            let up = Self.share(of: sales[index], in: maximum, pixels: above * 10)
+            let down = Self.share(of: refunds[index], in: maximum, pixels: below * 10)
             if up > 0 {
                 out += Self.rect(
                     x: x,

@@ -109,7 +109,7 @@ public struct AppleLineItems: Sendable {
         var used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: previous.subscriptionEndDate)
         if next.isChange {
             used.end = min(max(next.start, used.start), used.end)
-        } else if next.start < used.start + Milliseconds.day {
+        } else if Int64.saturating(next.start, minus: used.start) < Milliseconds.day {
             used.end = used.start
         }
         // Clamped rather than trapping: a stored item's days and a period's come from outside.

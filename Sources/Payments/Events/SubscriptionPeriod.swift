@@ -26,7 +26,8 @@ public struct SubscriptionPeriod: Sendable, Equatable {
     /// Whole days of service the period gives, rounded to the nearest day (a month is 28 to 31 days; a period
     /// across a daylight-saving change is still whole days in UTC).
     public var days: Int32 {
-        let milliseconds = max(end - start, 0)
-        return Int32(clamping: (milliseconds + Milliseconds.day / 2) / Milliseconds.day)
+        // Saturating: a period restated through the API may span any two Int64 dates.
+        let milliseconds = max(Int64.saturating(end, minus: start), 0)
+        return Int32(clamping: Int64.saturating(milliseconds, plus: Milliseconds.day / 2) / Milliseconds.day)
     }
 }

@@ -28,7 +28,7 @@ extension CloseStore {
         """
         SELECT \(columns) FROM (
             SELECT e.provider, e.event_id, coalesce(e.occurred_at, e.received_at) AS at, e.outcome,
-                \(eventToken) AS token
+                \(eventToken) AS token, CASE WHEN e.held_token IS NULL THEN 0 ELSE 1 END AS behind
             FROM payment_events e
             WHERE e.processed_at IS NULL
               AND coalesce(e.occurred_at, e.received_at) >= ? AND coalesce(e.occurred_at, e.received_at) < ?
@@ -55,7 +55,7 @@ extension CloseStore {
     {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
-                Self.pendingPaymentEvents("e.provider, e.event_id, e.at, e.token, e.outcome")
+                Self.pendingPaymentEvents("e.provider, e.event_id, e.at, e.token, e.outcome, e.behind")
                     + " ORDER BY e.at, e.provider, e.event_id LIMIT ?",
                 [.integer(from), .integer(until), .text(environment.rawValue), .integer(Int64(limit))]
             ).map { row in
@@ -65,7 +65,12 @@ extension CloseStore {
                     date: row[2].integer ?? 0,
                     state: .paymentPending
                 )
-                item.paymentEvent = .init(provider: row[0].text ?? "", eventId: row[1].text ?? "", waiting: row[4].text)
+                item.paymentEvent = .init(
+                    provider: row[0].text ?? "",
+                    eventId: row[1].text ?? "",
+                    waiting: row[4].text,
+                    behindLineItem: row[5].integer == 1
+                )
                 return item
             }
         }

@@ -182,7 +182,9 @@ extension DashboardRoute {
                             ? String(message.prefix(Self.reasonCharacters)) + "…" : message
                     ),
                     "left": .text(
-                        left > 0 ? "\(DashboardTime.age(left)) left" : "past by \(DashboardTime.age(-left))"
+                        left > 0
+                            ? "\(DashboardTime.age(left)) left"
+                            : "past by \(DashboardTime.age(Int64.saturating(0, minus: left)))"
                     ),
                     "left_class": .text(left < 2 * Milliseconds.day ? "late" : "warn"),
                     "action": .text(entry.resolution),

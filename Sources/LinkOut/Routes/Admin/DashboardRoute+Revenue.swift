@@ -95,13 +95,14 @@ extension DashboardRoute {
                 sums[key] = row
                 continue
             }
-            sum.salesCount += row.salesCount
-            sum.refundsCount += row.refundsCount
-            sum.grossSales += row.grossSales
-            sum.refunds += row.refunds
-            sum.net += row.net
-            sum.tax += row.tax
-            sum.commissionEstimate += row.commissionEstimate
+            // Saturating, as the report's own sums (`RevenueReport`).
+            sum.salesCount.add(saturating: row.salesCount)
+            sum.refundsCount.add(saturating: row.refundsCount)
+            sum.grossSales.add(saturating: row.grossSales)
+            sum.refunds.add(saturating: row.refunds)
+            sum.net.add(saturating: row.net)
+            sum.tax.add(saturating: row.tax)
+            sum.commissionEstimate.add(saturating: row.commissionEstimate)
             sums[key] = sum
         }
         return sums.keys.sorted(by: >).compactMap { sums[$0] }.map { row in
