@@ -8,6 +8,16 @@ extension Ledger {
         try LedgerBackup.schemaVersion(inspecting(directory: directory))
     }
 
+    /// What the SQLite ledger in `directory` lacks of its schema version's tables, columns, indexes and
+    /// triggers (`SchemaShape`), as "table reports, trigger audit_log_no_delete"; nil when it is whole.
+    public static func missingSchema(directory: String) throws(StorageError) -> String? {
+        let connection = try inspecting(directory: directory)
+        let version = try LedgerBackup.schemaVersion(connection)
+        guard version <= Migrations.latestVersion else { return nil }
+        let missing = try SchemaShape.missing(in: connection, version: version)
+        return missing.isEmpty ? nil : SchemaShape.listed(missing)
+    }
+
     /// The PostgreSQL ledger at `target`.
     public static func existingSchemaVersion(postgres target: PostgresTarget) throws(StorageError) -> Int64 {
         try LedgerBackup.schemaVersion(inspecting(postgres: target))

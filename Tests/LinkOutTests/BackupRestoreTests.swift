@@ -263,6 +263,37 @@ struct BackupRestoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
     }
 
+    /// A backup edited by hand passes SQLite's integrity check and names its schema, but lacks what that schema
+    /// has: a table the server stops on, the triggers that keep the audit log as it was written. It is refused,
+    /// naming what it lacks, and the empty folder stays empty; `linkout check` names it in a data folder.
+    @Test func aBackupLackingPartsOfItsSchemaIsRefusedAndTheCheckSaysSo() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (dataDir, file, _) = try Self.backupOfANewLedger(in: directory)
+        #expect(try Ledger.missingSchema(directory: dataDir) == nil)
+        try SQLiteConnection(path: file).execute(
+            "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete; DROP TABLE reports; "
+                + "ALTER TABLE tokens DROP COLUMN raw_token"
+        )
+        let target = directory.appendingPathComponent("restored").path
+        let refusal = #expect(throws: StorageError.self) {
+            _ = try LedgerBackup.restore(from: file, into: target, replacing: false)
+        }
+        let message = refusal?.message ?? ""
+        #expect(message.contains("is not a whole ledger at schema \(Ledger.schemaVersion)"))
+        #expect(message.contains("trigger audit_log_no_delete") && message.contains("table reports"))
+        #expect(message.contains("1 more"))
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []) == [])
+        // The same file as a data folder's ledger: the check fails on it, naming what it lacks.
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: file, toPath: target + "/linkout.sqlite")
+        #expect(try Ledger.missingSchema(directory: target)?.hasSuffix("table reports and 1 more") == true)
+        var configuration = Configuration()
+        configuration.storage.dataDir = target
+        let ledger = PreflightCheck(configuration: configuration).ledger()
+        #expect(!ledger.passed && ledger.detail.contains("lacks") && ledger.detail.contains("restore a backup"))
+    }
+
     /// A killed server's data folder, copied and restored from its `linkout.sqlite`: the visits its journal
     /// acknowledged and its tables do not hold yet come along. A restore killed part-way into an empty folder
     /// leaves its copy and lock file, which the next try ignores: no `--force` needed.

@@ -219,6 +219,13 @@ package struct PreflightCheck: Sendable {
                     + (version < Ledger.schemaVersion ? " (it migrates at its next start)" : "")
             )
         }
+        if storage.postgresTarget == nil, let missing = try? Ledger.missingSchema(directory: storage.dataDir) {
+            return Self.fail(
+                "ledger",
+                "\(engine) lacks \(missing) of schema \(version) (changed by hand?): the server cannot run on it as "
+                    + "it is; restore a backup (README \"Backup and restore\")"
+            )
+        }
         if let retired = retiredKeyFileKey() {
             return Self.fail(
                 "ledger",

@@ -178,8 +178,13 @@ public enum LedgerBackup {
             throw StorageError(.constraint, "\(path) is not a file (a folder, a device or a pipe is no backup)")
         }
         let summary: Summary
+        let missing: [String]
         do throws(StorageError) {
-            summary = try check(try SQLiteConnection(path: path, readOnly: true), path: path)
+            let connection = try SQLiteConnection(path: path, readOnly: true)
+            summary = try check(connection, path: path)
+            missing =
+                summary.schemaVersion <= Migrations.latestVersion
+                ? try SchemaShape.missing(in: connection, version: summary.schemaVersion) : []
         } catch  where error.code == .sqlite(26) {
             throw StorageError(.constraint, "\(path) is not a SQLite database")
         } catch {
@@ -198,8 +203,16 @@ public enum LedgerBackup {
                     + "knows schema versions up to \(Migrations.latestVersion)"
             )
         }
+        guard missing.isEmpty else {
+            throw StorageError(
+                .constraint,
+                "\(path) is not a whole ledger at schema \(summary.schemaVersion): it lacks "
+                    + SchemaShape.listed(missing) + " (changed by hand, or not made by linkout); restore another backup"
+            )
+        }
         return summary
     }
+
 
     /// Puts the backup at `source` in place as the ledger of `directory`, which must be empty (or `replacing` is
     /// set) and not in use by a server. The backup is copied through SQLite, so what its `-wal` holds comes too (a

@@ -17,12 +17,15 @@ final class SQLiteConnection: SQLConnection {
     private var nextRecent = 0
     private static let recentCount = 8
 
+    /// The path of a database that lives in memory only, gone when its connection closes.
+    static let inMemory = ":memory:"
+
     init(path: String, readOnly: Bool = false) throws(StorageError) {
         _ = Self.configured
         var handle: OpaquePointer?
         // NOMUTEX: each connection is used by one thread at a time, so SQLite's own mutex is redundant.
         // A new ledger is its owner's alone (SQLite would create it world-readable); its WAL follows its mode.
-        if !readOnly { try LedgerFiles.createPrivately(path) }
+        if !readOnly && path != Self.inMemory { try LedgerFiles.createPrivately(path) }
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
