@@ -213,7 +213,6 @@ public enum LedgerBackup {
         return summary
     }
 
-
     /// Puts the backup at `source` in place as the ledger of `directory`, which must be empty (or `replacing` is
     /// set) and not in use by a server. The backup is copied through SQLite, so what its `-wal` holds comes too (a
     /// stopped server's tables can all be there), upgraded if an earlier release made it (unless `keepSchema`: a
