@@ -114,7 +114,7 @@ let package = Package(
             name: "LinkOutTests",
             dependencies: [
                 "Domain", "LinkOut", "HTTPServer", "Logging", "Lifecycle", "TestSupport", "Storage", "LedgerSeeding",
-                "ExternalPurchase", "Crypto", "Payments",
+                "ExternalPurchase", "Crypto", "Payments", "Outbound",
             ],
             swiftSettings: swiftSettings
         ),

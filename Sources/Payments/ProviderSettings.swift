@@ -1,5 +1,6 @@
 public import Domain
 import Foundation
+import Outbound
 
 /// A provider's configuration as the operator wrote it: `payments.<id>` with environment variables and secret
 /// files applied, every value as text (`true`, `300`; an object of strings as `<key>.<name>`, read with `map`). The provider reads it when it is made, and each read
@@ -66,7 +67,7 @@ public struct ProviderSettings: Sendable, Equatable {
     /// An `http://` or `https://` URL (a provider's API host; tests point it at a fake).
     public func httpURL(_ key: String, default fallback: String) throws(ProviderConfigurationError) -> String {
         let value = string(key, default: fallback)
-        guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+        guard OutboundURL.isValid(value) else {
             throw ProviderConfigurationError(field: field(key), problem: "must be an absolute http or https URL")
         }
         return value

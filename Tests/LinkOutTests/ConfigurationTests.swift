@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Outbound
 import Testing
 
 @testable import LinkOut
@@ -127,6 +128,11 @@ struct ConfigurationTests {
                 == "apps[0].teamId"
         )
         #expect(failure(#"{"webhooks": {"url": "not a url"}}"#)?.field == "webhooks.url")
+        // libcurl takes a URL as it is: a pasted space or line break failed every call to it after a clean start.
+        for url in ["http://127.0.0.1:9/hook ", #"http://127.0.0.1:9/h\r\nX-Injected: y"#, "http://127.0.0.1:9/é"] {
+            #expect(failure(#"{"webhooks": {"url": "\#(url)", "secret": "0123456789abcdef"}}"#)?.field == "webhooks.url")
+        }
+        #expect(OutboundURL.isValid("https://hooks.example.com/in?x=1") && !OutboundURL.isValid("https://h.example:0/"))
     }
 
     @Test func whatThePagesShowAboutTheSellerIsRead() throws {

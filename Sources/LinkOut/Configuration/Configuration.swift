@@ -3,6 +3,7 @@ import ExternalPurchase
 package import Foundation
 package import HTTPServer
 package import Logging
+import Outbound
 import Payments
 
 /// linkout's whole configuration, built in one place from `config.json`, then `LINKOUT_*` environment variables,
@@ -185,9 +186,7 @@ package struct Configuration: Sendable {
     }
 
     static func requireHTTPURL(_ text: String, field: String) throws(ConfigurationError) {
-        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
-            (1...65_535).contains(url.port ?? 443)
-        else {
+        guard OutboundURL.isValid(text) else {
             throw ConfigurationError(field: field, problem: "must be an absolute http or https URL")
         }
     }
