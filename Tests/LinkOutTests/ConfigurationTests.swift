@@ -130,7 +130,8 @@ struct ConfigurationTests {
         #expect(failure(#"{"webhooks": {"url": "not a url"}}"#)?.field == "webhooks.url")
         // libcurl takes a URL as it is: a pasted space or line break failed every call to it after a clean start.
         for url in ["http://127.0.0.1:9/hook ", #"http://127.0.0.1:9/h\r\nX-Injected: y"#, "http://127.0.0.1:9/é"] {
-            #expect(failure(#"{"webhooks": {"url": "\#(url)", "secret": "0123456789abcdef"}}"#)?.field == "webhooks.url")
+            let configuration = #"{"webhooks": {"url": "\#(url)", "secret": "0123456789abcdef"}}"#
+            #expect(failure(configuration)?.field == "webhooks.url")
         }
         #expect(OutboundURL.isValid("https://hooks.example.com/in?x=1") && !OutboundURL.isValid("https://h.example:0/"))
     }
