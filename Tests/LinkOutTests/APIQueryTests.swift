@@ -40,6 +40,9 @@ struct APIQueryTests {
         for query in [
             "appAccountToken=not-a-uuid&externalPurchaseId=abc", "appAccountToken=", "externalPurchaseId=",
             "externalPurchaseId=\(long)",
+            // Two keys, or one twice: answering for the first would quietly drop what the client also asked.
+            "appAccountToken=8F0C2A52-2F3C-4B7E-9A39-2D1B6F0E4C11&externalPurchaseId=abc",
+            "externalPurchaseId=abc&externalPurchaseId=def",
         ] {
             let response = try live.get("/v1/purchases?\(query)", headers: auth)
             #expect(response.status == 400, "\(query)")

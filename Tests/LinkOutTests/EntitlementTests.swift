@@ -15,10 +15,10 @@ struct EntitlementTests {
     static let secret = "hook-secret-for-tests"
 
     /// A demo purchase through the pages; returns the result page and the cookie.
-    static func demoPurchase(_ live: LiveApplication) throws -> (
-        result: RawClient.Response, resultPath: String, cookie: String
-    ) {
-        let landing = try live.get(AppleVectors.documentedTarget)
+    static func demoPurchase(_ live: LiveApplication, landingOn target: String = AppleVectors.documentedTarget) throws
+        -> (result: RawClient.Response, resultPath: String, cookie: String)
+    {
+        let landing = try live.get(target)
         let checkout = try #require(landing.header("Location"))
         let cookie = try #require(landing.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
         let page = try live.get(checkout, headers: ["Cookie": cookie])
@@ -191,6 +191,29 @@ struct EntitlementTests {
             }
         )
         #expect(receiver.deliveries.count == 3)
+    }
+
+    /// One purchase's events wait for each other, not for another purchase's: while the receiver holds the first
+    /// purchase's event, the second's is delivered (one at a time for all, a hanging event cost every other
+    /// customer its timeout, on every retry).
+    @Test func aHangingDeliveryHoldsUpOnlyItsOwnPurchase() throws {
+        let receiver = try WebhookReceiver(secret: Self.secret, holdFirst: true)
+        defer { receiver.stop() }
+        let live = try LiveApplication {
+            $0.webhooks.url = receiver.url
+            $0.webhooks.secret = Self.secret
+            $0.webhooks.timeoutSeconds = 30
+        }
+        _ = try Self.demoPurchase(live, landingOn: PostgresClusterTests.landingTarget(externalPurchaseId: "first"))
+        try waitUntil { receiver.holding }
+        _ = try Self.demoPurchase(live, landingOn: PostgresClusterTests.landingTarget(externalPurchaseId: "second"))
+        // Well within the held call's timeout (30 s): the second is not waiting for it.
+        #expect(receiver.waitForAccepted(1, seconds: 8))
+        #expect(receiver.holding)
+        receiver.release()
+        #expect(receiver.waitForAccepted(2))
+        let accepted = receiver.deliveries.filter { $0.answered == 200 }
+        #expect(Set(accepted.map(\.eventId)).count == 2)
     }
 
     @Test func purchasesAreRestoredByTheAppAccountTokenTheAppForwarded() throws {

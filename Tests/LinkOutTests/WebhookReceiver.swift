@@ -19,6 +19,9 @@ final class WebhookReceiver: Sendable {
     private final class Shared: Sendable {
         let failuresLeft = Mutex(0)
         let log = Mutex<[Delivery]>([])
+        /// Whether the first request is held (not answered) until `release`, and whether it is being held now.
+        let hold = Mutex((first: false, holding: false))
+        let released = DispatchSemaphore(value: 0)
     }
 
     let secret: String
@@ -26,9 +29,12 @@ final class WebhookReceiver: Sendable {
     private let server: HTTPServer
     private let shared = Shared()
 
-    init(secret: String, failFirst: Int = 0) throws {
+    /// `failFirst`: the first requests answered 500; `holdFirst`: the first request answered only once
+    /// `release` is called (at most 20 s later), the others meanwhile as usual.
+    init(secret: String, failFirst: Int = 0, holdFirst: Bool = false) throws {
         self.secret = secret
         shared.failuresLeft.withLock { $0 = failFirst }
+        shared.hold.withLock { $0.first = holdFirst }
         var configuration = HTTPServer.Configuration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
@@ -37,6 +43,15 @@ final class WebhookReceiver: Sendable {
         let shared = self.shared
         var router = Router()
         router.post("/hooks") { request in
+            let held = shared.hold.withLock { hold in
+                defer { hold.first = false }
+                if hold.first { hold.holding = true }
+                return hold.first
+            }
+            if held {
+                _ = shared.released.wait(timeout: .now() + 20)
+                shared.hold.withLock { $0.holding = false }
+            }
             let valid = Self.verify(request.headers["linkout-signature"], body: request.body, secret: secret)
             let fail = shared.failuresLeft.withLock { left in
                 defer { left = max(0, left - 1) }
@@ -65,6 +80,11 @@ final class WebhookReceiver: Sendable {
     }
 
     var url: String { "http://127.0.0.1:\(port)/hooks" }
+    /// The first request is being held (`holdFirst`).
+    var holding: Bool { shared.hold.withLock { $0.holding } }
+
+    /// Answers the held request.
+    func release() { shared.released.signal() }
     var deliveries: [Delivery] { shared.log.withLock { $0 } }
 
     /// Waits (bounded) until `count` deliveries were answered 2xx.
@@ -97,6 +117,7 @@ final class WebhookReceiver: Sendable {
     }
 
     func stop() {
+        release()
         server.shutdown(gracePeriod: .seconds(1))
     }
 }

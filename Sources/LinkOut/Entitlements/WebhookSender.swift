@@ -57,8 +57,12 @@ final class WebhookSender: BackgroundService {
         worker = PeriodicWorker(clock: clock)
     }
 
-    /// One pass: every due delivery once, one at a time in each purchase's order. Returns how many were
-    /// delivered.
+    /// Deliveries in flight at once: a purchase's events still go one at a time, in order (the outbox claims
+    /// none while an earlier one of its purchase is pending), but a receiver that hangs on one purchase's event
+    /// holds up that purchase only, not every customer's.
+    static let concurrency = 4
+
+    /// One pass: every due delivery once, each purchase's in its order. Returns how many were delivered.
     @discardableResult
     func deliverDue() -> Int {
         passLock.withLock { _ in
@@ -66,11 +70,11 @@ final class WebhookSender: BackgroundService {
             OutboxSender(
                 outbox: outbox,
                 settings: .init(
-                    concurrency: 1,
+                    concurrency: Self.concurrency,
                     leaseMilliseconds: leaseMilliseconds,
                     // One per look, sent at once: no claim waits here behind a slow receiver beyond its lease.
                     claimLimit: 1,
-                    // A receiver's events go in order: a slow one is waited for, not overtaken.
+                    // The senders stay `concurrency`: a receiver slow for everyone is not sent more at once.
                     lingeringPerSender: 0,
                     fixedNow: nil,
                     threadName: "linkout-webhook"

@@ -83,6 +83,15 @@ struct RedemptionAPI: Sendable {
     /// `GET /v1/purchases?appAccountToken=…` or `?externalPurchaseId=…`.
     func purchases(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = authorize(request) { return refusal }
+        // One key, once: a second value (or both keys) was read as the first and the rest quietly ignored.
+        let keys = request.queryItems.filter { $0.name == "appAccountToken" || $0.name == "externalPurchaseId" }
+        guard keys.count <= 1 else {
+            return JSONResponse.error(
+                .badRequest,
+                "invalid_query",
+                "Ask for appAccountToken or externalPurchaseId, one of them, once."
+            )
+        }
         let rows: [PurchaseRecord]
         if let account = request.queryValue("appAccountToken") {
             // A malformed one is refused even beside a good externalPurchaseId: answering for the other key would
