@@ -40,7 +40,8 @@ enum AuditCommand {
             if let subject = entry.subject { line += "  \(subject)" }
             if let before = entry.before { line += "  before: \(before)" }
             if let after = entry.after { line += "  after: \(after)" }
-            CommandLineInterface.printOutput(line + "\n")
+            // One entry, one line: what was typed or sent (a path, a reason) cannot forge another entry.
+            CommandLineInterface.printOutput(TerminalText.visible(line) + "\n")
         }
         return 0
     }

@@ -46,10 +46,11 @@ enum ReportActionCommand {
             }
             for entry in entries {
                 let left = Int64.saturating(entry.noticeAt, minus: now) / Milliseconds.hour
-                CommandLineInterface.printOutput(
-                    "\(entry.externalPurchaseId)  \(left) h before Apple's notice\n  Apple: \(entry.appleMessage)\n"
-                        + (entry.waiting.map { "  waiting: \($0)\n" } ?? "") + "  resolve: \(entry.resolution)\n"
-                )
+                // Apple's words and the provider's as one line each (`TerminalText`).
+                let lines =
+                    ["\(entry.externalPurchaseId)  \(left) h before Apple's notice", "  Apple: \(entry.appleMessage)"]
+                    + (entry.waiting.map { ["  waiting: \($0)"] } ?? []) + ["  resolve: \(entry.resolution)"]
+                CommandLineInterface.printOutput(lines.map { TerminalText.visible($0) + "\n" }.joined())
             }
             CommandLineInterface.printOutput("\(entries.count) token(s) need attention\n")
             return 0

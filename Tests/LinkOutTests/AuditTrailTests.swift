@@ -21,6 +21,16 @@ struct AuditTrailTests {
         try live.post(path, contentType: "text/plain", body: "", headers: headers)
     }
 
+    /// A path or a reason with a line break forged a whole entry in `linkout audit`'s text, and an escape
+    /// sequence reached the terminal: the text outputs write them as escapes, one entry a line.
+    @Test func textFromOutsidePrintsAsOneLineOfVisibleCharacters() {
+        let forged = "/tmp/evil\n99  2026-12-06T22:00:00Z  admin:0123 from 10.0.0.1  credential.revoke\u{1b}[31mRED"
+        let shown = TerminalText.visible(forged)
+        #expect(shown == #"/tmp/evil\n99  2026-12-06T22:00:00Z  admin:0123 from 10.0.0.1  credential.revoke\u{1b}[31mRED"#)
+        #expect(TerminalText.visible("tab\there\u{202E}txt.exe\u{85}") == #"tab\there\u{202e}txt.exe\u{85}"#)
+        #expect(TerminalText.visible("Grüße, 東京 – ok") == "Grüße, 東京 – ok")
+    }
+
     @Test func adminWritesAndSignInsAreRecordedWithoutSecrets() throws {
         let live = try LiveApplication { $0.adminToken = "admin-secret" }
         let (code, purchaseId) = try AppEntitlementTests.purchase(live)

@@ -75,8 +75,10 @@ extension CloseReport {
         for entry in outstandingList {
             let item = entry.lineItemId.map { " line item \($0)" } ?? ""
             lines.append(
-                "- \(entry.kind) \(entry.externalPurchaseId)\(item) (\(entry.date)): \(entry.state): \(entry.reason). "
-                    + "To settle: \(entry.action)"
+                TerminalText.visible(
+                    "- \(entry.kind) \(entry.externalPurchaseId)\(item) (\(entry.date)): \(entry.state): \(entry.reason). "
+                        + "To settle: \(entry.action)"
+                )
             )
         }
         if outstandingNotListed > 0 { lines.append("… and \(outstandingNotListed) more not listed") }
