@@ -26,7 +26,8 @@ struct AuditTrailTests {
     @Test func textFromOutsidePrintsAsOneLineOfVisibleCharacters() {
         let forged = "/tmp/evil\n99  2026-12-06T22:00:00Z  admin:0123 from 10.0.0.1  credential.revoke\u{1b}[31mRED"
         let shown = TerminalText.visible(forged)
-        #expect(shown == #"/tmp/evil\n99  2026-12-06T22:00:00Z  admin:0123 from 10.0.0.1  credential.revoke\u{1b}[31mRED"#)
+        #expect(!shown.contains("\n") && !shown.contains("\u{1b}"))
+        #expect(shown.hasPrefix(#"/tmp/evil\n99  "#) && shown.hasSuffix(#"credential.revoke\u{1b}[31mRED"#))
         #expect(TerminalText.visible("tab\there\u{202E}txt.exe\u{85}") == #"tab\there\u{202e}txt.exe\u{85}"#)
         #expect(TerminalText.visible("Grüße, 東京 – ok") == "Grüße, 東京 – ok")
     }
