@@ -2,6 +2,8 @@ import Crypto
 import Domain
 import Foundation
 import LinkOut
+import Lifecycle
+import Logging
 import Payments
 import TestSupport
 import Testing
@@ -160,6 +162,51 @@ struct AuditTrailTests {
 
     /// A value an earlier release recorded in other words (no exchange rates as the digest of nothing) is not
     /// a change: the upgrade adds no entry for it.
+    /// A switch of the provider's secret key (another account, live for test) or of its API host is a change of
+    /// what the provider receives: noticed at start, by keyed fingerprints, never the key. A ledger that recorded
+    /// the provider by its id alone (an earlier release) takes the new wording without an entry.
+    @Test func aChangeOfThePaymentProvidersKeyOrHostIsNoticedWithoutTheKey() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        let ledger = try Ledger(directory: dataDir.path)
+        defer { ledger.close() }
+        let fingerprint = AuditFingerprint(secret: "installation")
+        let trail = AuditTrail(
+            ledger: ledger,
+            clock: .system,
+            logger: Logger(label: "test", level: .critical),
+            trustedProxies: [],
+            adminToken: nil,
+            fingerprint: fingerprint
+        )
+        var configuration = Configuration()
+        configuration.payments.provider = .stripe
+        configuration.payments[.stripe, "secretKey"] = "sk_test_OLDSECRET"
+        configuration.payments[.stripe, "webhookSecret"] = "whsec_0123456789"
+        try ledger.settings.setSetting(named: "audit.payment_provider", to: "stripe")
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        #expect(try ledger.audit.entries().filter { $0.action == "config.payment_provider" }.isEmpty)
+        configuration.payments[.stripe, "secretKey"] = "sk_live_NEWSECRET"
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        configuration.payments[.stripe, "apiBase"] = "https://stripe.example.com"
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        let changes = try ledger.audit.entries().filter { $0.action == "config.payment_provider" }
+        #expect(changes.count == 2)
+        for change in changes {
+            for secret in ["OLDSECRET", "NEWSECRET", "whsec_", "stripe.example.com"] {
+                #expect(!(change.before ?? "").contains(secret) && !(change.after ?? "").contains(secret))
+            }
+        }
+        let secrets = { (text: String?) in text?.firstMatch(of: /secrets ([0-9a-f]+)/)?.1 }
+        let settings = { (text: String?) in text?.firstMatch(of: /settings ([0-9a-f]+)/)?.1 }
+        let ordered = changes.sorted { $0.id < $1.id }
+        // The key's change: secrets differ, settings do not; the host's: the other way round.
+        #expect(secrets(ordered[0].before) != secrets(ordered[0].after))
+        #expect(settings(ordered[0].before) == settings(ordered[0].after))
+        #expect(settings(ordered[1].before) != settings(ordered[1].after))
+        #expect(secrets(ordered[1].before) == secrets(ordered[1].after))
+    }
+
     @Test func anEarlierWordingOfTheSameSettingIsNoChange() throws {
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dataDir) }

@@ -9,7 +9,8 @@ import Storage
 
 /// What the server notices at start and records in the audit log when it changed since the last start: the
 /// commission regimes, the exchange rates, the App Store Connect key (by id and public key fingerprint), where the
-/// backend's webhooks go (and a fingerprint of their secret), the payment provider, and what signs entitlements.
+/// backend's webhooks go (and a fingerprint of their secret), the payment provider (and fingerprints of its
+/// settings and secrets), and what signs entitlements.
 /// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
 /// the value before and after.
 enum ConfigurationAudit {
@@ -26,14 +27,16 @@ enum ConfigurationAudit {
             ("audit.exchange_rates", "config.exchange_rates", exchangeRates(configuration)),
             ("audit.apple_key", "config.apple_key", appleKey(configuration)),
             ("audit.webhooks", "config.webhooks", webhooks(configuration, fingerprint: fingerprint)),
-            ("audit.payment_provider", "config.payment_provider", configuration.payments.provider.rawValue),
+            ("audit.payment_provider", "config.payment_provider", paymentProvider(configuration, fingerprint)),
             ("audit.entitlement_signing", "config.entitlement_signing", entitlementSigning(configuration)),
         ]
         for (setting, action, value) in observed {
             do {
                 let before = try ledger.settings.setting(named: setting)
                 guard before != value else { continue }
-                if let before, earlierWordings[before] == value {
+                // The provider was recorded by its id alone before its settings were fingerprinted.
+                let reworded = setting == "audit.payment_provider" && before.map { value.hasPrefix($0 + " (") } == true
+                if let before, earlierWordings[before] == value || reworded {
                     try ledger.settings.setSetting(named: setting, to: value)
                     continue
                 }
@@ -82,6 +85,22 @@ enum ConfigurationAudit {
         guard let fingerprint else { return ShownURL.text(webhooks.url) + " (fingerprints unavailable)" }
         return ShownURL.text(webhooks.url) + " (URL " + fingerprint("webhook-url\u{0}" + webhooks.url) + "), secret "
             + fingerprint("webhook-secret\u{0}" + webhooks.secret)
+    }
+
+    /// The payment provider, with fingerprints of its settings and of its secrets (keyed as the webhooks' are): a
+    /// switch of account, of a test key for a live one, of its API host or its prices changes what the provider
+    /// receives, and is a change here.
+    static func paymentProvider(_ configuration: Configuration, _ fingerprint: AuditFingerprint?) -> String {
+        let id = configuration.payments.provider
+        guard let settings = configuration.payments.providers[id], !settings.values.isEmpty else { return id.rawValue }
+        guard let fingerprint else { return id.rawValue + " (fingerprints unavailable)" }
+        let secret = Set(settings.declared.filter(\.isSecret).map(\.key))
+        let text = { (secrets: Bool) in
+            settings.values.filter { secret.contains($0.key) == secrets }.sorted { $0.key < $1.key }
+                .map { $0.key + "=" + $0.value }.joined(separator: "\u{0}")
+        }
+        return id.rawValue + " (settings " + fingerprint("provider-settings\u{0}" + text(false)) + ", secrets "
+            + fingerprint("provider-secrets\u{0}" + text(true)) + ")"
     }
 
     /// A digest of the configured rates and of the rates file's bytes; "none" when neither is configured.
