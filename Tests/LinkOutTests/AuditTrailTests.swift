@@ -1,8 +1,8 @@
 import Crypto
 import Domain
 import Foundation
-import LinkOut
 import Lifecycle
+import LinkOut
 import Logging
 import Payments
 import TestSupport
