@@ -8,7 +8,7 @@ import Storage
 enum BackupCommand {
     static func backup(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(arguments, allowed: ["--to", "--data-dir", "--config"])
-        guard let destination = flags["--to"] else {
+        guard let destination = flags["--to"], !destination.isEmpty else {
             throw CommandLineInterface.UsageError(description: "use 'linkout backup --to PATH'")
         }
         let configuration = try sqliteConfiguration(flags, command: "backup")
@@ -27,7 +27,7 @@ enum BackupCommand {
             allowed: ["--from", "--data-dir", "--config"],
             switches: ["--force", "--keep-schema"]
         )
-        guard let source = flags["--from"], flags["--data-dir"] != nil else {
+        guard let source = flags["--from"], !source.isEmpty, flags["--data-dir"] != nil else {
             throw CommandLineInterface.UsageError(
                 description: "use 'linkout restore --from PATH --data-dir DIR [--force] [--keep-schema]'"
             )

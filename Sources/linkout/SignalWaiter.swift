@@ -6,7 +6,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// Waits for SIGTERM or SIGINT. The default actions are replaced by dispatch sources, so the process can drain
+/// Waits for SIGTERM, SIGINT or SIGHUP (a closed terminal, a supervisor's reload: linkout reads its configuration
+/// only at start, so a hangup stops it as SIGTERM does, drained, rather than by the default action's sudden
+/// death). The default actions are replaced by dispatch sources, so the process can drain
 /// connections and exit 0 instead of dying mid-response (also when it is PID 1 in a container). Installed before
 /// the server announces its port: a signal sent the moment a supervisor or a test reads that line arrives at a
 /// listening source. Installed after the announcement (as before), a signal could fall between the default action
@@ -17,10 +19,10 @@ final class SignalWaiter {
     /// The sources live as long as the waiter; cancelled when it is done.
     private var sources: [any DispatchSourceSignal] = []
 
-    /// Starts listening for SIGTERM and SIGINT at once.
+    /// Starts listening for SIGTERM, SIGINT and SIGHUP at once.
     init() {
         let queue = DispatchQueue(label: "linkout.signals")
-        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT"), (SIGHUP, "SIGHUP")] {
             // Dispatch's signal sources want the default action (termination) set aside first.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)

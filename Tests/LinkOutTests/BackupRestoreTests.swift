@@ -247,6 +247,14 @@ struct BackupRestoreTests {
         let tooNew = try LinkOutProcess(["restore", "--from", newer, "--data-dir", directory.path + "/n"])
         #expect(tooNew.waitForExit() == 2)
         #expect(tooNew.stderrText().contains("version \(Ledger.schemaVersion + 1)"))
+        // An empty path is a usage error (exit 2), as an empty --data-dir is, not a failed copy.
+        let emptyPaths = [
+            ["backup", "--to", "", "--data-dir", dataDir],
+            ["restore", "--from", "", "--data-dir", directory.path + "/e"],
+        ]
+        for arguments in emptyPaths {
+            #expect(try LinkOutProcess(arguments).waitForExit() == 2, "\(arguments)")
+        }
     }
 
     /// A restore into an empty folder that fails midway (here the disk fills while the copy is written) leaves

@@ -303,6 +303,21 @@ struct ServeProcessTests {
         #expect(unhealthy.waitForExit() == 1)
     }
 
+    /// A hangup (a closed terminal, a supervisor's reload) stops the server as SIGTERM does: drained, logged,
+    /// exit 0; it killed the process before, with no word of it.
+    @Test func sighupStopsTheServerAsSigtermDoes() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
+            directory: LiveApplication.repositoryRoot
+        )
+        _ = try server.waitForPort()
+        server.signal(SIGHUP)
+        #expect(server.waitForExit() == 0)
+        #expect(server.stderrText().contains("SIGHUP") || server.stdoutText().contains("SIGHUP"))
+    }
+
     /// A server listening on one address (IPv6 loopback here) is asked there, not on 127.0.0.1 where nothing
     /// answers: the container's health check must not call a running server unhealthy.
     @Test func healthcheckAsksTheAddressTheServerListensOn() throws {
