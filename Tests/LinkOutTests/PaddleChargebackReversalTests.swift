@@ -106,6 +106,23 @@ struct PaddleChargebackReversalTests {
         }
         let reported = harness.payments.reportedLineItems()
         #expect(reported.count == 3)
+        // A reversal in another currency than the payment's is none of its chargebacks: nothing is withdrawn
+        // (it once withdrew the chargeback of the same amount in euros).
+        let foreign = PaddleFixtures.adjustment(
+            type: "adjustment.created",
+            eventId: "evt_06usd",
+            occurredAt: PaddleFlowTests.time(now - 2),
+            adjustmentId: "adj_06usd",
+            action: "chargeback_reverse",
+            status: "approved",
+            transactionId: transaction,
+            currency: "USD",
+            total: 1000,
+            tax: 160
+        )
+        #expect(try harness.deliver(foreign).status == 200)
+        try harness.payments.waitForEvents()
+        #expect(harness.payments.reportedLineItems().count == 3)
         let reversal = adjustment("evt_06rev", "adj_06rev", "chargeback_reverse", 1000, 160, at: now - 1)
         #expect(try harness.deliver(reversal).status == 200)
         try harness.payments.waitForEvents()

@@ -9,7 +9,7 @@ extension PaymentChangeMapper {
     /// A refund or chargeback, whichever way its provider states the amount: a running total is reported as far
     /// as it is new; an amount of its own is added to what was refunded before, made once by its id.
     func refunded(_ refund: Refund, event: (provider: ProviderID, eventId: String), at now: Int64) throws -> Decision {
-        if let refusal = try currencyRefusal(refund) {
+        if let refusal = try currencyRefusal(of: "a refund", refund.currency, paymentId: refund.paymentId) {
             return .apply(PaymentChange(event: event, outcome: .notReportable(refusal), at: now))
         }
         switch refund.amount {
@@ -41,12 +41,13 @@ extension PaymentChangeMapper {
         }
     }
 
-    /// Nil when `refund` is in the currency of the payment it names; else why it is no refund of that payment. Its
-    /// amount cannot be set against the payment's: recorded, a running total in another currency stood for the
-    /// payment's refunded total, and the real refund after it was measured against it and reported short, or not
-    /// at all. It changes nothing: not the refunded total, the purchase's status nor the developer's webhooks.
-    private func currencyRefusal(_ refund: Refund) throws -> String? {
-        guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)),
+    /// Nil when a refund (or a chargeback's reversal, `what`) in `currency` is in the currency of the payment it
+    /// names; else why it is none of that payment. Its amount cannot be set against the payment's: recorded, a
+    /// running total in another currency stood for the payment's refunded total, and the real refund after it was
+    /// measured against it and reported short, or not at all; a reversal withdrew a chargeback it could not be.
+    /// It changes nothing: not the refunded total, the purchase's status nor the developer's webhooks.
+    func currencyRefusal(of what: String, _ currency: CurrencyCode, paymentId: String) throws -> String? {
+        guard let charge = try ledger.payments.charge(key: .payment(paymentId)),
             let purchase = try ledger.payments.purchase(id: charge.purchaseId)
         else { return nil }
         // The refunded line item's currency where it is recorded (the version Apple holds, as `refund` reads
@@ -67,11 +68,10 @@ extension PaymentChangeMapper {
         } else {
             return nil
         }
-        guard refund.currency != paid else { return nil }
+        guard currency != paid else { return nil }
         return
-            "not recorded: a refund in \(refund.currency.rawValue) of a payment in \(paid.rawValue) (\(charge.chargeKey)) "
-            + "is no refund of it; the payment's refunded total is unchanged, and a refund in its currency is "
-            + "reported in full"
+            "not recorded: \(what) in \(currency.rawValue) of a payment in \(paid.rawValue) (\(charge.chargeKey)) "
+            + "is none of it; the payment's refunded total is unchanged, and one in its currency is reported in full"
     }
 
     /// A chargeback whose provider states no tax of its own (a lost Stripe dispute): a `REFUND` of the disputed

@@ -128,6 +128,14 @@ extension PaymentChangeMapper {
         guard let charge = try ledger.payments.charge(key: .payment(reversal.paymentId)) else {
             return .wait("the charged-back payment has no purchase yet")
         }
+        // A chargeback in another currency was never recorded (`refunded`): no reversal in one undoes another.
+        if let refusal = try currencyRefusal(
+            of: "a chargeback's reversal",
+            reversal.currency,
+            paymentId: reversal.paymentId
+        ) {
+            return .apply(PaymentChange(event: event, outcome: .notReportable(refusal), at: now))
+        }
         let marker = Self.reversalKey(reversal.reversalId)
         guard try ledger.payments.charge(key: marker) == nil else {
             return .apply(

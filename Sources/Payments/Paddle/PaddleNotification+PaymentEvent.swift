@@ -165,6 +165,7 @@ extension PaddleNotification {
                     reversalId: adjustment.id,
                     paymentId: adjustment.transactionId,
                     amount: adjustment.total,
+                    currency: CurrencyCode(adjustment.currency),
                     reversedAt: occurredAt
                 )
             )
