@@ -167,6 +167,21 @@ struct PaddleFlowTests {
 
     /// Paddle refusing the address read for good (a key without the permission) must not hold the sale until it is
     /// given up unreported: it goes on with the configured tax country.
+    /// A billing country Apple has no code for (Kosovo's `XK`) is reported under `payments.defaultTaxCountry`, as
+    /// documented, and the operator hears of it (it was silent).
+    @Test func aBillingCountryAppleHasNoCodeForIsReportedUnderTheDefaultAndLogged() throws {
+        let harness = try Harness()
+        harness.paddle.setCountry("XK")
+        let now = Clock.system.nowSeconds()
+        let (_, completed) = try PaddleChargebackReversalTests.sale(harness, event: "evt_xk", at: now - 1)
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.payments.waitForEvents()
+        #expect(harness.payments.reportedLineItems().first?["taxCountry"] as? String == "DEU")
+        #expect(
+            harness.live.logLines.all.contains { $0.contains("billing country unknown to Apple") && $0.contains("XK") }
+        )
+    }
+
     @Test func aRefusedAddressReadStillRecordsTheSale() throws {
         let harness = try Harness()
         let checkout = try harness.payments.openCheckout()

@@ -42,6 +42,7 @@ extension PaymentEventProcessor {
         } catch {
             return .wait("\(provider.id.rawValue) could not complete the event: \(error.description)")
         }
+        warnOfUnknownCountry(in: decoded.payload, event: event)
         // A provider that works out no tax charged the catalog's price as it is, tax included: the tax is split
         // out by the billing country's rate (`payments.taxRates`).
         if !provider.chargesTax {
@@ -57,6 +58,27 @@ extension PaymentEventProcessor {
             tookMoney: decoded.isLive && provider.takesRealMoney,
             event: key,
             at: now
+        )
+    }
+
+    /// A billing country Apple has no code for (Kosovo's `XK`, a provider's junk) is reported as
+    /// `payments.defaultTaxCountry`, as documented; the operator hears of it, since the sale's tax country is then
+    /// linkout's stand-in, not the customer's.
+    private func warnOfUnknownCountry(in event: PaymentEvent, event stored: StoredPaymentEvent) {
+        let country: String?
+        switch event {
+        case .purchaseCompleted(let completion): country = completion.customerCountry
+        case .renewalPaid(let paid), .subscriptionChanged(let paid), .firstInvoicePaid(let paid):
+            country = paid.customerCountry
+        default: country = nil
+        }
+        guard let country, CountryCodes.alpha3(forAlpha2: country) == nil else { return }
+        logger.warning(
+            "billing country unknown to Apple: the sale is reported under payments.defaultTaxCountry",
+            [
+                "provider": stored.provider.rawValue, "event": stored.eventId,
+                "country": String(country.prefix(8)),
+            ]
         )
     }
 
