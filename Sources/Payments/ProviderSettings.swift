@@ -32,8 +32,19 @@ public struct ProviderSettings: Sendable, Equatable {
     /// A value the provider cannot start without: missing or empty names the field and where else it can come
     /// from ("is required with provider stripe (or LINKOUT_STRIPE_SECRET_KEY, or secretKeyFile)").
     public func required(_ key: String) throws(ProviderConfigurationError) -> String {
-        if let value = values[key], !value.isEmpty { return value }
         let setting = declared.first { $0.key == key }
+        if let value = values[key], !value.isEmpty {
+            // A key pasted with a space or a line break in it started the server and failed every call (the
+            // offline check passed it): a provider's keys and secrets are visible ASCII.
+            guard setting?.isSecret != true || value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw ProviderConfigurationError(
+                    field: field(key),
+                    problem: "must be the provider's key as it gives it, without spaces, line breaks or other "
+                        + "invisible characters"
+                )
+            }
+            return value
+        }
         let elsewhere = [setting?.environment, setting?.fileKey].compactMap { $0 }
         let hint = elsewhere.isEmpty ? "" : " (or " + elsewhere.joined(separator: ", or ") + ")"
         throw ProviderConfigurationError(

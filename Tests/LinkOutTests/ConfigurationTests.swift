@@ -193,6 +193,15 @@ struct ConfigurationTests {
                 ["LINKOUT_STRIPE_SECRET_KEY": "sk_test_x", "LINKOUT_STRIPE_WEBHOOK_SECRET": "whsec_x"]
             ) == nil
         )
+        // A key pasted with a space or a line break in it: refused at start, not on every call to the provider.
+        for key in ["sk_live_SECRET VALUE", "sk_live_SECRET\n123"] {
+            #expect(
+                load(
+                    #"{"payments": {"provider": "stripe"}}"#,
+                    ["LINKOUT_STRIPE_SECRET_KEY": key, "LINKOUT_STRIPE_WEBHOOK_SECRET": "whsec_x"]
+                )?.field == "payments.stripe.secretKey"
+            )
+        }
         #expect(load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#)?.field == "webhooks.secret")
         #expect(
             load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#, ["LINKOUT_WEBHOOK_SECRET": "s"]) == nil
