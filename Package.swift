@@ -58,7 +58,9 @@ let package = Package(
         // The command line: argument parsing and printing; the work happens in LinkOut.
         .executableTarget(
             name: "linkout",
-            dependencies: ["Domain", "LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle"],
+            dependencies: [
+                "CSystem", "Domain", "LinkOut", "ExternalPurchase", "Storage", "Outbound", "Logging", "Lifecycle",
+            ],
             swiftSettings: swiftSettings
         ),
         // Fills a ledger in bulk for the benchmarks (`linkout-bench seed`, the growth and money benchmarks in the

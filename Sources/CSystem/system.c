@@ -1,7 +1,12 @@
 #include "CSystem.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stddef.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -54,4 +59,33 @@ size_t csystem_heap_free_bytes(void) {
 
 void csystem_trim_heap(void) {
     malloc_trim(0);
+}
+
+/// The pipe's write end, set once before any handler is installed.
+static int csystem_signal_write_end = -1;
+
+/// Async-signal-safe: one write(2), errno kept. The write end does not block: a flood of signals drops bytes
+/// once the pipe is full, and the first is what counts.
+static void csystem_signal_handler(int number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)number;
+    ssize_t written = write(csystem_signal_write_end, &byte, 1);
+    (void)written;
+    errno = saved;
+}
+
+int csystem_signal_pipe(const int *signals, int count) {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) return -1;
+    if (fcntl(ends[1], F_SETFL, O_NONBLOCK) != 0) return -1;
+    csystem_signal_write_end = ends[1];
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = csystem_signal_handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (int i = 0; i < count; i++) {
+        if (sigaction(signals[i], &action, NULL) != 0) return -1;
+    }
+    return ends[0];
 }

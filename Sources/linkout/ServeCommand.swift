@@ -23,7 +23,7 @@ enum ServeCommand {
         } catch {
             application.logger.warning("the ledger's writer keeps its priority", ["error": "\(error)"])
         }
-        let termination = SignalWaiter()
+        let termination = try SignalWaiter()
         let port = try application.start()
         // Scripts and tests read the bound port from this line (with --port 0 it is the only way to learn it).
         let host =

@@ -1,6 +1,4 @@
-import Dispatch
-import LinkOut
-import Synchronization
+import CSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -8,43 +6,42 @@ import Glibc
 
 /// Waits for SIGTERM, SIGINT or SIGHUP (a closed terminal, a supervisor's reload: linkout reads its configuration
 /// only at start, so a hangup stops it as SIGTERM does, drained, rather than by the default action's sudden
-/// death). The default actions are replaced by dispatch sources, so the process can drain
-/// connections and exit 0 instead of dying mid-response (also when it is PID 1 in a container). Installed before
-/// the server announces its port: a signal sent the moment a supervisor or a test reads that line arrives at a
-/// listening source. Installed after the announcement (as before), a signal could fall between the default action
-/// being set aside and the source starting, and be lost: the process then never stopped (seen once in CI).
+/// death). The default actions are replaced so the process can drain connections and exit 0 instead of dying
+/// mid-response (also when it is PID 1 in a container).
+///
+/// Installed before the server announces its port, and in place when `init` returns: a handler writes each
+/// signal to a pipe this waiter reads (`csystem_signal_pipe`). Dispatch signal sources, used before, register on
+/// a thread of their own some time after they are made, and a signal sent the moment a supervisor or a test read
+/// the port met the ignored disposition set before them and was lost: the process then never stopped (seen in a
+/// loaded test run).
 final class SignalWaiter {
-    private let arrived = DispatchSemaphore(value: 0)
-    private let received = SignalBox()
-    /// The sources live as long as the waiter; cancelled when it is done.
-    private var sources: [any DispatchSourceSignal] = []
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
 
-    /// Starts listening for SIGTERM, SIGINT and SIGHUP at once.
-    init() {
-        let queue = DispatchQueue(label: "linkout.signals")
-        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT"), (SIGHUP, "SIGHUP")] {
-            // Dispatch's signal sources want the default action (termination) set aside first.
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [received, arrived] in
-                received.set(name)
-                arrived.signal()
-            }
-            source.resume()
-            sources.append(source)
+    private static let names = [SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP"]
+    private let readEnd: Int32
+
+    init() throws {
+        let numbers = Array(Self.names.keys)
+        let readEnd = numbers.withUnsafeBufferPointer { numbers in
+            numbers.baseAddress.map { csystem_signal_pipe($0, Int32(numbers.count)) } ?? -1
         }
+        guard readEnd >= 0 else {
+            throw Failure(description: "cannot set up signal handling: \(String(cString: strerror(errno)))")
+        }
+        self.readEnd = readEnd
     }
 
     /// Blocks until a signal arrived (or had arrived) and returns its name.
     func wait() -> String {
-        arrived.wait()
-        for source in sources { source.cancel() }
-        return received.get()
+        var number: UInt8 = 0
+        while true {
+            let count = read(readEnd, &number, 1)
+            if count == 1 { return Self.names[Int32(number)] ?? "signal \(number)" }
+            // Interrupted (a handler ran on this thread): read again. The pipe's write end never closes.
+            if count < 0 && errno == EINTR { continue }
+            return "signal pipe closed"
+        }
     }
-}
-
-private final class SignalBox: Sendable {
-    private let name = Mutex("")
-    func set(_ value: String) { name.withLock { if $0.isEmpty { $0 = value } } }
-    func get() -> String { name.withLock { $0 } }
 }

@@ -38,4 +38,10 @@ size_t csystem_heap_free_bytes(void);
 /// malloc_trim(0): hands every free page of every arena back to the kernel.
 void csystem_trim_heap(void);
 
+/// Installs, for each of the `count` signals, a handler that writes the signal's number (one byte) to a pipe, and
+/// returns the pipe's read end (blocking; -1 with errno set on failure). The handler is in place when this
+/// returns: a signal sent a moment later is never lost (a dispatch source registers later, on its own thread,
+/// and a signal in between met the ignored disposition set before it).
+int csystem_signal_pipe(const int *_Nonnull signals, int count);
+
 #endif
