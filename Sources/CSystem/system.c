@@ -89,3 +89,9 @@ int csystem_signal_pipe(const int *signals, int count) {
     }
     return ends[0];
 }
+
+int csystem_signal_ignored(int number) {
+    struct sigaction current;
+    if (sigaction(number, NULL, &current) != 0) return 0;
+    return current.sa_handler == SIG_IGN ? 1 : 0;
+}

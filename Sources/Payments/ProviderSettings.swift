@@ -36,7 +36,7 @@ public struct ProviderSettings: Sendable, Equatable {
         if let value = values[key], !value.isEmpty {
             // A key pasted with a space or a line break in it started the server and failed every call (the
             // offline check passed it): a provider's keys and secrets are visible ASCII.
-            guard setting?.isSecret != true || value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            guard setting?.isSecret != true || VisibleASCII.holds(value) else {
                 throw ProviderConfigurationError(
                     field: field(key),
                     problem: "must be the provider's key as it gives it, without spaces, line breaks or other "
@@ -79,7 +79,10 @@ public struct ProviderSettings: Sendable, Equatable {
     public func httpURL(_ key: String, default fallback: String) throws(ProviderConfigurationError) -> String {
         let value = string(key, default: fallback)
         guard OutboundURL.isValid(value) else {
-            throw ProviderConfigurationError(field: field(key), problem: "must be an absolute http or https URL")
+            throw ProviderConfigurationError(
+                field: field(key),
+                problem: "must be an absolute http or https URL, written in visible ASCII"
+            )
         }
         return value
     }

@@ -6,7 +6,7 @@ import Glibc
 
 /// Waits for SIGTERM, SIGINT or SIGHUP (a closed terminal, a supervisor's reload: linkout reads its configuration
 /// only at start, so a hangup stops it as SIGTERM does, drained, rather than by the default action's sudden
-/// death). The default actions are replaced so the process can drain connections and exit 0 instead of dying
+/// death; unless the process was started with it ignored, as `nohup` does). The default actions are replaced so the process can drain connections and exit 0 instead of dying
 /// mid-response (also when it is PID 1 in a container).
 ///
 /// Installed before the server announces its port, and in place when `init` returns: a handler writes each
@@ -23,7 +23,8 @@ final class SignalWaiter {
     private let readEnd: Int32
 
     init() throws {
-        let numbers = Array(Self.names.keys)
+        // Started with SIGHUP ignored (`nohup linkout serve &`): the hangup is left ignored, as nohup asked.
+        let numbers = Self.names.keys.filter { $0 != SIGHUP || csystem_signal_ignored(SIGHUP) == 0 }
         let readEnd = numbers.withUnsafeBufferPointer { numbers in
             numbers.baseAddress.map { csystem_signal_pipe($0, Int32(numbers.count)) } ?? -1
         }

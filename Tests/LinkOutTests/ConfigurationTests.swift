@@ -133,7 +133,13 @@ struct ConfigurationTests {
             let configuration = #"{"webhooks": {"url": "\#(url)", "secret": "0123456789abcdef"}}"#
             #expect(failure(configuration)?.field == "webhooks.url")
         }
-        #expect(OutboundURL.isValid("https://hooks.example.com/in?x=1") && !OutboundURL.isValid("https://h.example:0/"))
+        for url in [
+            "https://hooks.example.com/in?x=1", "http://[::1]:8080/hooks", "https://h.example.com/a%20b",
+            "https://user:pass@h.example.com/",
+        ] {
+            #expect(OutboundURL.isValid(url), "\(url)")
+        }
+        #expect(!OutboundURL.isValid("https://h.example:0/") && !OutboundURL.isValid("https://h.example.com/ü"))
     }
 
     @Test func whatThePagesShowAboutTheSellerIsRead() throws {
@@ -155,6 +161,11 @@ struct ConfigurationTests {
         )
         #expect(failure(#"{"apps": [\#(app), "legal": {"terms": "javascript:x"}}]}"#)?.field == "apps[0].legal.terms")
         #expect(failure(#"{"apps": [\#(app), "legal": {"impressum": "/x"}}]}"#)?.field == "apps[0].legal.impressum")
+        // A page's link may hold what a browser takes; only URLs the server calls are held to visible ASCII.
+        #expect(
+            try parse(#"{"apps": [\#(app), "legal": {"terms": "https://example.de/über-uns"}}]}"#).apps[0].legal
+                .terms == "https://example.de/über-uns"
+        )
         #expect(
             try parse(#"{"apps": [\#(app), "legal": {"imprint": "/imprint.html"}}]}"#).apps[0].legal.imprint
                 == "/imprint.html"

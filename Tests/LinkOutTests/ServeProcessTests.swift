@@ -304,8 +304,8 @@ struct ServeProcessTests {
     }
 
     /// A hangup (a closed terminal, a supervisor's reload) stops the server as SIGTERM does: drained, logged,
-    /// exit 0; it killed the process before, with no word of it.
-    @Test func sighupStopsTheServerAsSigtermDoes() throws {
+    /// exit 0; it killed the process before, with no word of it. Under nohup it stays ignored.
+    @Test func sighupStopsTheServerAsSigtermDoesUnlessStartedUnderNohup() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try LinkOutProcess(
@@ -316,6 +316,18 @@ struct ServeProcessTests {
         server.signal(SIGHUP)
         #expect(server.waitForExit() == 0)
         #expect(server.stderrText().contains("SIGHUP") || server.stdoutText().contains("SIGHUP"))
+        // Started under nohup, the hangup stays ignored, as nohup asked: the SIGTERM after it is what stops it.
+        let detached = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
+            directory: LiveApplication.repositoryRoot,
+            launcher: "/usr/bin/nohup"
+        )
+        _ = try detached.waitForPort()
+        detached.signal(SIGHUP)
+        detached.signal(SIGTERM)
+        #expect(detached.waitForExit() == 0)
+        let log = detached.stderrText() + detached.stdoutText()
+        #expect(log.contains(#""signal":"SIGTERM""#) && !log.contains("SIGHUP"), "\(log)")
     }
 
     /// A server listening on one address (IPv6 loopback here) is asked there, not on 127.0.0.1 where nothing

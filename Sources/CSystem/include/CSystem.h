@@ -44,4 +44,7 @@ void csystem_trim_heap(void);
 /// and a signal in between met the ignored disposition set before it).
 int csystem_signal_pipe(const int *_Nonnull signals, int count);
 
+/// 1 when the process was started with `number` ignored (SIGHUP under nohup), else 0.
+int csystem_signal_ignored(int number);
+
 #endif

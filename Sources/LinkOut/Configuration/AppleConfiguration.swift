@@ -37,8 +37,8 @@ extension Configuration {
             apple.privateKeyFile = try section.string("privateKeyFile", default: apple.privateKeyFile)
             apple.productionURL = try section.string("productionURL", default: apple.productionURL)
             apple.sandboxURL = try section.string("sandboxURL", default: apple.sandboxURL)
-            try Configuration.requireHTTPURL(apple.productionURL, field: "apple.productionURL")
-            try Configuration.requireHTTPURL(apple.sandboxURL, field: "apple.sandboxURL")
+            try Configuration.requireHTTPURL(apple.productionURL, field: "apple.productionURL", called: true)
+            try Configuration.requireHTTPURL(apple.sandboxURL, field: "apple.sandboxURL", called: true)
             apple.notificationPath = try section.string("notificationPath", default: apple.notificationPath)
             guard apple.notificationPath.hasPrefix("/"), !apple.notificationPath.contains("{") else {
                 throw ConfigurationError(field: "apple.notificationPath", problem: "must be a path starting with /")

@@ -185,9 +185,17 @@ package struct Configuration: Sendable {
         return match(0, 0)
     }
 
-    static func requireHTTPURL(_ text: String, field: String) throws(ConfigurationError) {
-        guard OutboundURL.isValid(text) else {
+    /// An absolute http or https URL; one the server calls (`called`) also in visible ASCII (`OutboundURL`).
+    static func requireHTTPURL(_ text: String, field: String, called: Bool = false) throws(ConfigurationError) {
+        guard OutboundURL.isAbsoluteHTTP(text) else {
             throw ConfigurationError(field: field, problem: "must be an absolute http or https URL")
+        }
+        guard !called || VisibleASCII.holds(text) else {
+            throw ConfigurationError(
+                field: field,
+                problem: "holds a space, a line break or a character outside ASCII: the server calls this URL as it "
+                    + "is written (percent-encode the path; write a domain as xn--…)"
+            )
         }
     }
 }

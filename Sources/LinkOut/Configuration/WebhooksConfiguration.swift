@@ -18,7 +18,9 @@ extension Configuration {
             try section.rejectUnknownKeys(["url", "secret", "secretFile", "timeoutSeconds", "retryForSeconds"])
             var webhooks = Webhooks()
             webhooks.url = try section.string("url", default: webhooks.url)
-            if !webhooks.url.isEmpty { try Configuration.requireHTTPURL(webhooks.url, field: "webhooks.url") }
+            if !webhooks.url.isEmpty {
+                try Configuration.requireHTTPURL(webhooks.url, field: "webhooks.url", called: true)
+            }
             webhooks.secret = try section.string("secret", default: webhooks.secret)
             if let file = try section.optionalString("secretFile"), !file.isEmpty {
                 webhooks.secret = try Configuration.secret(fromFile: file, field: "webhooks.secretFile")
