@@ -32,6 +32,9 @@ struct AuditTrailTests {
         #expect(shown.hasPrefix(#"/tmp/evil\n99  "#) && shown.hasSuffix(#"credential.revoke\u{1b}[31mRED"#))
         #expect(TerminalText.visible("tab\there\u{202E}txt.exe\u{85}") == #"tab\there\u{202e}txt.exe\u{85}"#)
         #expect(TerminalText.visible("Grüße, 東京 – ok") == "Grüße, 東京 – ok")
+        // Once anything is escaped, a backslash is too: "\n" typed is not read as a line break escaped.
+        #expect(TerminalText.visible("C:\\n\n") == #"C:\\n\n"#)
+        #expect(TerminalText.visible("\u{200F}x") == #"\u{200f}x"#)
     }
 
     @Test func adminWritesAndSignInsAreRecordedWithoutSecrets() throws {
@@ -160,8 +163,6 @@ struct AuditTrailTests {
         #expect(!(key.after ?? "").contains("PRIVATE"))
     }
 
-    /// A value an earlier release recorded in other words (no exchange rates as the digest of nothing) is not
-    /// a change: the upgrade adds no entry for it.
     /// A switch of the provider's secret key (another account, live for test) or of its API host is a change of
     /// what the provider receives: noticed at start, by keyed fingerprints, never the key. A ledger that recorded
     /// the provider by its id alone (an earlier release) takes the new wording without an entry.
@@ -207,6 +208,8 @@ struct AuditTrailTests {
         #expect(secrets(ordered[1].before) == secrets(ordered[1].after))
     }
 
+    /// A value an earlier release recorded in other words (no exchange rates as the digest of nothing) is not
+    /// a change: the upgrade adds no entry for it.
     @Test func anEarlierWordingOfTheSameSettingIsNoChange() throws {
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dataDir) }

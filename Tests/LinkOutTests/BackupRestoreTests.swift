@@ -271,6 +271,18 @@ struct BackupRestoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
     }
 
+    /// A data folder holding a copy of `file` whose audit log's delete trigger does nothing.
+    static func rewrittenTrigger(of file: String) throws -> String {
+        let folder = (file as NSString).deletingLastPathComponent + "/quiet-\(UUID())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: file, toPath: folder + "/linkout.sqlite")
+        try SQLiteConnection(path: folder + "/linkout.sqlite").execute(
+            "DROP TRIGGER audit_log_no_delete; "
+                + "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT 1; END"
+        )
+        return folder
+    }
+
     /// A backup edited by hand passes SQLite's integrity check and names its schema, but lacks what that schema
     /// has: a table the server stops on, the triggers that keep the audit log as it was written. It is refused,
     /// naming what it lacks, and the empty folder stays empty; `linkout check` names it in a data folder.
@@ -279,6 +291,9 @@ struct BackupRestoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (dataDir, file, _) = try Self.backupOfANewLedger(in: directory)
         #expect(try Ledger.missingSchema(directory: dataDir) == nil)
+        // A trigger rewritten to do nothing is as good as none.
+        let quiet = try Self.rewrittenTrigger(of: file)
+        #expect(try Ledger.missingSchema(directory: quiet) == "trigger audit_log_no_delete as written")
         try SQLiteConnection(path: file).execute(
             "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete; DROP TABLE reports; "
                 + "ALTER TABLE tokens DROP COLUMN raw_token"

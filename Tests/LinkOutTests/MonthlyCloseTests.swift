@@ -318,7 +318,7 @@ struct MonthlyCloseTests {
         let production = try close.report(month: november, now: clock.now, status: .running)
         #expect(production.pendingPaymentEvents == 1)
         #expect(production.outstandingList.first { $0.kind == "payment_event" }?.reason.contains("evt_early") == true)
-        // One behind a line item of its token says so, and waits as long as that item.
+        // One behind its token says so, and waits as long as what it waits for.
         let behind = StoredPaymentEvent(
             provider: "paddle",
             eventId: "evt_behind",
@@ -338,8 +338,8 @@ struct MonthlyCloseTests {
         )
         let held = try close.report(month: november, environment: .sandbox, now: clock.now, status: .running)
             .outstandingList.first { $0.reason.contains("evt_behind") }
-        #expect(held?.reason.contains("waits behind a line item of its token") == true)
-        #expect(held?.action.contains("it goes on once that item is settled") == true)
+        #expect(held?.reason.contains("waits behind its token") == true)
+        #expect(held?.action.contains("it goes on once that is settled, and is never given up") == true)
     }
 
     /// One line item per `lineItemId`, as Apple sees it (its latest version), like the money view and the

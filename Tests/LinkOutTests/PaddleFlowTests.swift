@@ -165,8 +165,6 @@ struct PaddleFlowTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
-    /// Paddle refusing the address read for good (a key without the permission) must not hold the sale until it is
-    /// given up unreported: it goes on with the configured tax country.
     /// A billing country Apple has no code for (Kosovo's `XK`) is reported under `payments.defaultTaxCountry`, as
     /// documented, and the operator hears of it (it was silent).
     @Test func aBillingCountryAppleHasNoCodeForIsReportedUnderTheDefaultAndLogged() throws {
@@ -182,6 +180,8 @@ struct PaddleFlowTests {
         )
     }
 
+    /// Paddle refusing the address read for good (a key without the permission) must not hold the sale until it is
+    /// given up unreported: it goes on with the configured tax country.
     @Test func aRefusedAddressReadStillRecordsTheSale() throws {
         let harness = try Harness()
         let checkout = try harness.payments.openCheckout()

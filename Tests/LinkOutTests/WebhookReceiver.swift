@@ -29,8 +29,8 @@ final class WebhookReceiver: Sendable {
     private let server: HTTPServer
     private let shared = Shared()
 
-    /// `failFirst`: the first requests answered 500; `holdFirst`: the first request answered only once
-    /// `release` is called (at most 20 s later), the others meanwhile as usual.
+    /// `failFirst`: the first requests answered 500; `holdFirst`: the first request answered only once `release`
+    /// is called, the others meanwhile as usual.
     init(secret: String, failFirst: Int = 0, holdFirst: Bool = false) throws {
         self.secret = secret
         shared.failuresLeft.withLock { $0 = failFirst }
@@ -49,7 +49,8 @@ final class WebhookReceiver: Sendable {
                 return hold.first
             }
             if held {
-                _ = shared.released.wait(timeout: .now() + 20)
+                // Until `release` (which `stop` calls too).
+                shared.released.wait()
                 shared.hold.withLock { $0.holding = false }
             }
             let valid = Self.verify(request.headers["linkout-signature"], body: request.body, secret: secret)

@@ -222,8 +222,8 @@ package struct PreflightCheck: Sendable {
         if storage.postgresTarget == nil, let missing = try? Ledger.missingSchema(directory: storage.dataDir) {
             return Self.fail(
                 "ledger",
-                "\(engine) lacks \(missing) of schema \(version) (changed by hand?): the server cannot run on it as "
-                    + "it is; restore a backup (README \"Backup and restore\")"
+                "\(engine) lacks \(missing) of schema \(version) (changed by hand?): the server may stop on it, or run "
+                    + "without what it lacks; restore a backup (README \"Backup and restore\")"
             )
         }
         if let retired = retiredKeyFileKey() {

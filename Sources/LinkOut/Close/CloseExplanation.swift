@@ -57,9 +57,10 @@ struct CloseExplanation {
         case .paymentPending:
             let event = item.paymentEvent.map { "\($0.provider) event \($0.eventId)" } ?? "a payment event"
             let waiting = item.paymentEvent?.waiting.map { " (\($0))" } ?? ""
-            // One behind a line item of its token waits as long as that item does; one waiting for anything
-            // else (its purchase's own event, the provider) is given up after three days.
-            guard item.paymentEvent?.behindLineItem == true else {
+            // One behind its token (a line item held or set aside, a chargeback Apple has not accepted yet)
+            // waits as long as that does; one waiting for anything else (its purchase's own event, the provider)
+            // is given up after three days.
+            guard item.paymentEvent?.behindToken == true else {
                 return (
                     "\(event) is not made into line items yet\(waiting)",
                     "none while what it waits for may still come (its purchase's own event, the provider's answer); "
@@ -67,9 +68,11 @@ struct CloseExplanation {
                 )
             }
             return (
-                "\(event) waits behind a line item of its token\(waiting)",
-                "settle that item (a set-aside one: linkout report attention; a held one waits for a token or an "
-                    + "exchange rate, listed in this close); it goes on once that item is settled"
+                "\(event) waits behind its token (a held or set-aside line item, or Apple's acceptance of a report it "
+                    + "builds on)\(waiting)",
+                "settle what it waits for (a set-aside item: linkout report attention; a held one waits for a token "
+                    + "or an exchange rate, listed in this close; Apple's acceptance comes with reporting); it goes on "
+                    + "once that is settled, and is never given up"
             )
         case .waitingForRate:
             return (

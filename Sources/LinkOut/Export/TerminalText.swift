@@ -9,6 +9,8 @@ package enum TerminalText {
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
+            // Escaped too, once anything is: a backslash written as it is would read as the start of an escape.
+            case "\\": out += "\\\\"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
@@ -19,10 +21,12 @@ package enum TerminalText {
         return out
     }
 
-    /// C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional overrides and isolates.
+    /// C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional marks, overrides and
+    /// isolates (they reorder what the operator reads).
     private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
+            true
         default: false
         }
     }

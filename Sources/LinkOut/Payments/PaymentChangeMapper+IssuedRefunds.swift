@@ -128,6 +128,12 @@ extension PaymentChangeMapper {
         guard let charge = try ledger.payments.charge(key: .payment(reversal.paymentId)) else {
             return .wait("the charged-back payment has no purchase yet")
         }
+        let marker = Self.reversalKey(reversal.reversalId)
+        guard try ledger.payments.charge(key: marker) == nil else {
+            return .apply(
+                PaymentChange(event: event, outcome: "reversal \(reversal.reversalId) already recorded", at: now)
+            )
+        }
         // A chargeback in another currency was never recorded (`refunded`): no reversal in one undoes another.
         if let refusal = try currencyRefusal(
             of: "a chargeback's reversal",
@@ -135,12 +141,6 @@ extension PaymentChangeMapper {
             paymentId: reversal.paymentId
         ) {
             return .apply(PaymentChange(event: event, outcome: .notReportable(refusal), at: now))
-        }
-        let marker = Self.reversalKey(reversal.reversalId)
-        guard try ledger.payments.charge(key: marker) == nil else {
-            return .apply(
-                PaymentChange(event: event, outcome: "reversal \(reversal.reversalId) already recorded", at: now)
-            )
         }
         let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
         let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))

@@ -42,7 +42,6 @@ extension PaymentEventProcessor {
         } catch {
             return .wait("\(provider.id.rawValue) could not complete the event: \(error.description)")
         }
-        warnOfUnknownCountry(in: decoded.payload, event: event)
         // A provider that works out no tax charged the catalog's price as it is, tax included: the tax is split
         // out by the billing country's rate (`payments.taxRates`).
         if !provider.chargesTax {
@@ -53,12 +52,11 @@ extension PaymentEventProcessor {
         }
         // Money changed hands only when the event says live and the provider runs live: a test key's events
         // never count as sales.
-        return try mapper.change(
-            for: decoded.payload,
-            tookMoney: decoded.isLive && provider.takesRealMoney,
-            event: key,
-            at: now
-        )
+        let tookMoney = decoded.isLive && provider.takesRealMoney
+        let decision = try mapper.change(for: decoded.payload, tookMoney: tookMoney, event: key, at: now)
+        // Once, when the event is applied (one that waits is decided again and again).
+        if case .apply = decision { warnOfUnknownCountry(in: decoded.payload, event: event) }
+        return decision
     }
 
     /// A billing country Apple has no code for (Kosovo's `XK`, a provider's junk) is reported as

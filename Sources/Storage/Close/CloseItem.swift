@@ -60,10 +60,10 @@ public struct CloseItem: Sendable, Equatable {
         public var provider: String
         public var eventId: String
         public var waiting: String?
-        /// It waits behind a line item of its token (held for a token or a rate, or set aside by Apple), as long
-        /// as that item does; otherwise it waits for something else (its purchase's own event, the provider) and
-        /// is given up three days after it arrived.
-        public var behindLineItem = false
+        /// It waits behind its token (a line item held for a token or a rate, or set aside by Apple; a chargeback
+        /// Apple has not accepted yet), as long as that does; otherwise it waits for something else (its
+        /// purchase's own event, the provider) and is given up three days after it arrived.
+        public var behindToken = false
     }
 
     public init(

@@ -69,7 +69,7 @@ extension CloseStore {
                     provider: row[0].text ?? "",
                     eventId: row[1].text ?? "",
                     waiting: row[4].text,
-                    behindLineItem: row[5].integer == 1
+                    behindToken: row[5].integer == 1
                 )
                 return item
             }

@@ -4,8 +4,9 @@
 /// server stops on it at its first query, or runs with an audit log anyone with the file can rewrite: a restore
 /// refuses it before it takes a ledger's place, and `linkout check` says what it lacks.
 enum SchemaShape {
-    /// Objects made or dropped outside the migrations' transactions (`Migrations.afterMigrating`): a start cut
-    /// short leaves a ledger with or without them, and both run.
+    /// Objects made or dropped outside the migrations' transactions (`Migrations.afterMigrating`: a statement
+    /// added there names its object here too): a start cut short leaves a ledger with or without them, and both
+    /// run.
     static let either: Set<String> = ["visits_token", "visits_token_later", "tokens_by_id", "checkouts_by_id"]
 
     /// What the ledger on `connection`, at schema `version`, lacks, as "table reports", "column tokens.bundle_id",
@@ -23,6 +24,8 @@ enum SchemaShape {
                 missing.append("\(object.type) \(name)")
                 continue
             }
+            // A trigger that is there but does nothing (the audit log's, rewritten) protects nothing.
+            if object.type == "trigger", found.body != object.body { missing.append("trigger \(name) as written") }
             missing += object.columns.subtracting(found.columns).sorted().map { "column \(name).\($0)" }
         }
         return missing
@@ -33,14 +36,14 @@ enum SchemaShape {
         missing.prefix(3).joined(separator: ", ") + (missing.count > 3 ? " and \(missing.count - 3) more" : "")
     }
 
-    /// Every table, index and trigger by name, with its table and a table's columns.
+    /// Every table, index and trigger by name, with its table, a table's columns and a trigger's statement.
     private static func objects(_ connection: SQLiteConnection) throws(StorageError)
-        -> [String: (type: String, table: String, columns: Set<String>)]
+        -> [String: (type: String, table: String, columns: Set<String>, body: String)]
     {
-        var objects: [String: (type: String, table: String, columns: Set<String>)] = [:]
+        var objects: [String: (type: String, table: String, columns: Set<String>, body: String)] = [:]
         let rows = try connection.query(
             """
-            SELECT type, name, tbl_name FROM sqlite_master
+            SELECT type, name, tbl_name, sql FROM sqlite_master
             WHERE type IN ('table', 'index', 'trigger') AND name NOT LIKE 'sqlite_%'
             """
         )
@@ -54,7 +57,11 @@ enum SchemaShape {
                     }
                 )
             }
-            objects[name] = (type, table, columns)
+            // A trigger's statement, its spacing aside: what it does.
+            let body =
+                type == "trigger"
+                ? (row[3].text ?? "").split(whereSeparator: \.isWhitespace).joined(separator: " ") : ""
+            objects[name] = (type, table, columns, body)
         }
         return objects
     }
