@@ -20,6 +20,14 @@ enum ConfigurationAudit {
         "configured " + digest(""): "none"
     ]
 
+    /// Whether `before`, recorded by an earlier release for `setting`, is `value` in other words.
+    static func isEarlierWording(_ before: String, of value: String, for setting: String) -> Bool {
+        if earlierWordings[before] == value { return true }
+        // The provider was recorded by its id alone before its settings were fingerprinted: "stripe" then is
+        // "stripe (settings …, secrets …)" now.
+        return setting == "audit.payment_provider" && value.hasPrefix(before + " (")
+    }
+
     static func notice(_ configuration: Configuration, ledger: Ledger, trail: AuditTrail) {
         let fingerprint = try? AuditFingerprint(ledger: ledger)
         let observed: [(setting: String, action: String, value: String)] = [
@@ -34,9 +42,7 @@ enum ConfigurationAudit {
             do {
                 let before = try ledger.settings.setting(named: setting)
                 guard before != value else { continue }
-                // The provider was recorded by its id alone before its settings were fingerprinted.
-                let reworded = setting == "audit.payment_provider" && before.map { value.hasPrefix($0 + " (") } == true
-                if let before, earlierWordings[before] == value || reworded {
+                if let before, isEarlierWording(before, of: value, for: setting) {
                     try ledger.settings.setSetting(named: setting, to: value)
                     continue
                 }

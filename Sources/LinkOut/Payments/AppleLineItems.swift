@@ -95,7 +95,7 @@ public struct AppleLineItems: Sendable {
         previousPaid: Bool? = nil,
         exchangeRate: ExchangeRate? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
-        try following(previous, with: invoice, event: "RENEWAL", previousPaid: previousPaid, exchangeRate: exchangeRate)
+        try following(previous, with: invoice, event: .renewal, previousPaid: previousPaid, exchangeRate: exchangeRate)
     }
 
     /// Apple's `subscriptionDaysOfPaidService` of the item that follows `previous` in its subscription, its period
@@ -132,22 +132,28 @@ public struct AppleLineItems: Sendable {
         try following(
             previous,
             with: invoice,
-            event: "SUBSCRIPTION_CHANGE",
+            event: .change,
             previousPaid: previousPaid,
             exchangeRate: exchangeRate
         )
     }
 
-    /// The item `invoice` pays after `previous` in its subscription (`event`: `RENEWAL` or `SUBSCRIPTION_CHANGE`),
-    /// referencing the subscription's start. A change's total below zero (a downgrade's credit) is reported as 0.
+    /// What follows an item in its subscription: Apple's `subscriptionEvent`.
+    private enum Following: String {
+        case renewal = "RENEWAL"
+        case change = "SUBSCRIPTION_CHANGE"
+    }
+
+    /// The item `invoice` pays after `previous` in its subscription, referencing the subscription's start. A
+    /// change's total below zero (a downgrade's credit) is reported as 0.
     private func following(
         _ previous: SubscriptionBuyLineItem,
         with invoice: InvoicePayment,
-        event: String,
+        event: Following,
         previousPaid: Bool?,
         exchangeRate: ExchangeRate?
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
-        let isChange = event == "SUBSCRIPTION_CHANGE"
+        let isChange = event == .change
         let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
         let paidDays = Self.paidDays(
@@ -172,7 +178,7 @@ public struct AppleLineItems: Sendable {
         )
         fields["productType"] = "SUBSCRIPTION"
         fields["productIdentifier"] = product
-        fields["subscriptionEvent"] = event
+        fields["subscriptionEvent"] = event.rawValue
         fields["subscriptionStartDate"] = invoice.period.start
         fields["subscriptionEndDate"] = invoice.period.end
         fields["subscriptionDaysOfPaidService"] = paidDays

@@ -23,12 +23,17 @@ struct Paging: Sendable, Equatable {
                 JSONResponse.error(.badRequest, "invalid_limit", "limit is a whole number from 1 to \(maxLimit).")
             )
         }
-        guard let offset = number(request.queryValue("offset"), default: 0, in: 0...maxOffset) else {
+        guard let offset = offset(request.queryValue("offset")) else {
             return .refused(
                 JSONResponse.error(.badRequest, "invalid_offset", "offset is a whole number from 0 to \(maxOffset).")
             )
         }
         return .paging(Paging(limit: limit, offset: offset))
+    }
+
+    /// A request's `offset` (0 without one), or nil when it is not a whole number from 0 to `maxOffset`.
+    static func offset(_ text: String?) -> Int? {
+        number(text, default: 0, in: 0...maxOffset)
     }
 
     /// The offset of the page after one that returned `count` rows, when there may be one.

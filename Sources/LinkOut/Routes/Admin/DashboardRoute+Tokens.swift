@@ -19,9 +19,9 @@ extension DashboardRoute {
         guard environmentText.isEmpty || environment != nil else {
             return HTTPError(.badRequest, "environment is production, sandbox, or empty for any.").response
         }
-        // Bounded: the caption adds to it, and no ledger has a billion tokens to page through.
-        guard let offset = Int(request.queryValue("offset") ?? "0"), (0...1_000_000_000).contains(offset) else {
-            return HTTPError(.badRequest, "offset is a whole number from 0 to 1000000000.").response
+        // The API's rule (`Paging`): bounded, as the caption adds to it.
+        guard let offset = Paging.offset(request.queryValue("offset")) else {
+            return HTTPError(.badRequest, "offset is a whole number from 0 to \(Paging.maxOffset).").response
         }
         // The next page starts after the last token shown (keyset paging: as quick at the end of a long ledger
         // as at its start); `offset` still works for links made before.
