@@ -65,6 +65,24 @@ struct PaddleChargebackReversalTests {
         }
     }
 
+    /// A signed refund whose amounts linkout cannot read is answered 200 (Paddle would send the same bytes again)
+    /// and made into no line item: the operator hears of it from the log and from a counter the alert rules watch
+    /// (it was one log line and nothing else).
+    @Test func aRefundLinkoutCannotReadIsCountedForAPerson() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_12done", at: now - 9)
+        try Self.deliverInTurn(harness, [completed])
+        let metric = #"linkout_payment_events_needing_a_person_total{reason="not_reportable"}"#
+        let scrape = { String(decoding: try harness.live.get("/metrics").body, as: UTF8.self) }
+        #expect(try scrape().contains(metric + " 0"))
+        let unreadable = Self.adjustment(of: transaction, "adj_12bad", "refund", 1000, 160, at: now - 1)
+            .replacingOccurrences(of: #""total":"1000""#, with: #""total":"10.5""#)
+        try Self.deliverInTurn(harness, [unreadable])
+        #expect(harness.payments.reportedLineItems().count == 1)
+        #expect(try scrape().contains(metric + " 1"))
+    }
+
     @Test func aReversedChargebackRetractsItsRefundAtApple() throws {
         let harness = try PaddleFlowTests.Harness()
         let checkout = try harness.payments.openCheckout()

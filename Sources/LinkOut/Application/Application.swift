@@ -215,6 +215,9 @@ package final class Application: Sendable {
             metrics.increment("linkout_webhooks_total", [("outcome", outcome)], by: 0)
         }
         metrics.increment("linkout_reporting_storage_errors_total", by: 0)
+        for reason in PaymentEventProcessor.needingAPersonReasons {
+            metrics.increment("linkout_payment_events_needing_a_person_total", [("reason", reason)], by: 0)
+        }
     }
 
     /// Visits and new tokens are counted when they reach the tables, not when journaled.

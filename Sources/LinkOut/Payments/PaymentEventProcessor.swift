@@ -20,6 +20,8 @@ final class PaymentEventProcessor: BackgroundService {
     /// How the catalog's prices carry tax, for a provider that works none out (`payments.taxRates`).
     let taxRates: TaxRates
     let logger: Logger
+    /// Counts the events that need a person (`linkout_payment_events_needing_a_person_total`).
+    let metrics: Metrics?
     let clock: Clock
     /// A pass this often when not woken sooner (`reporting.pollIntervalSeconds`).
     let intervalMilliseconds: Int64
@@ -27,6 +29,15 @@ final class PaymentEventProcessor: BackgroundService {
     let heldPageSize: Int
     private let passLock = Mutex(())
     private let worker: PeriodicWorker
+
+    /// Why an event needs a person, as `linkout_payment_events_needing_a_person_total` counts it: money the
+    /// provider reported that linkout made no Apple line item of (an event it cannot read, a sale it cannot
+    /// report) or gave up waiting for what it needed. The log says which event; the alert rules watch the count.
+    static let needingAPersonReasons = ["not_reportable", "given_up"]
+
+    private func countNeedingAPerson(_ reason: String) {
+        metrics?.increment("linkout_payment_events_needing_a_person_total", [("reason", reason)])
+    }
 
     /// Events still waiting for what they depend on after this long are given up on (and logged): Stripe
     /// stops redelivering after three days too.
@@ -41,6 +52,7 @@ final class PaymentEventProcessor: BackgroundService {
         providers: [any PaymentProvider],
         taxRates: TaxRates = .none,
         logger: Logger,
+        metrics: Metrics? = nil,
         clock: Clock,
         intervalMilliseconds: Int64,
         heldPageSize: Int = 500,
@@ -51,6 +63,7 @@ final class PaymentEventProcessor: BackgroundService {
         self.providers = providers
         self.taxRates = taxRates
         self.logger = logger
+        self.metrics = metrics
         self.clock = clock
         self.intervalMilliseconds = intervalMilliseconds
         worker = PeriodicWorker(clock: clock)
@@ -93,6 +106,7 @@ final class PaymentEventProcessor: BackgroundService {
                 try ledger.payments.apply(change)
                 // A paid sale that cannot become an Apple line item, or waits for a rate, needs a person: say so
                 // loudly.
+                if change.outcome.needsAPerson { countNeedingAPerson("not_reportable") }
                 if change.outcome.needsAPerson || change.hold != nil {
                     logger.error(
                         "payment event processed",
@@ -153,6 +167,7 @@ final class PaymentEventProcessor: BackgroundService {
                         )
                     )
                     logger.error("payment event given up", metadata.merging(["reason": reason]) { a, _ in a })
+                    countNeedingAPerson("given_up")
                     return true
                 }
                 // Put off, longer the older it is, so waiting events never hold up the queue behind them.

@@ -62,6 +62,7 @@ struct PaymentServices: Sendable {
             providers: [provider],
             taxRates: payments.taxRates ?? .none,
             logger: logger,
+            metrics: metrics,
             clock: clock,
             intervalMilliseconds: configuration.reporting.pollIntervalSeconds * 1000
         ) {
