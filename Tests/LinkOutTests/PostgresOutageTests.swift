@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import TestSupport
 import Testing
 
@@ -46,6 +49,39 @@ struct PostgresOutageTests {
         #expect(again.status == 303)
         let checkout = try #require(again.header("Location"))
         #expect(try live.get(checkout).status == 200)
+    }
+
+    /// The database's server stalls (its backends frozen, as on a paused host or an I/O stall): it answers
+    /// nothing, and its own statement_timeout never fires. A landing is answered within the session's answer
+    /// limit (statement_timeout and 2 s) instead of for as long as the stall lasts, and the instance goes on once
+    /// the server answers again.
+    @Test func aStalledServerHoldsNoLandingPastTheAnswerLimit() throws {
+        let database = try #require(
+            try TestDatabase.freshDatabase(),
+            "LINKOUT_TEST_POSTGRES_URL must name the test server"
+        )
+        let server = try #require(TestDatabase.postgresURL)
+        defer { try? TestDatabase.execute("DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)", on: server) }
+        let live = try LiveApplication {
+            $0.storage.postgresURL = database.url
+            $0.storage.statementTimeoutMilliseconds = 500
+        }
+        defer { live.application.shutdown() }
+        #expect(try live.get(Self.landing()).status == 303)
+        // Every session of this instance's database stops answering; the server itself (other tests' databases,
+        // new sessions) goes on.
+        let frozen = try TestDatabase.values(
+            "SELECT pid FROM pg_stat_activity WHERE datname = '\(database.name)'",
+            on: server
+        ).compactMap { pid_t($0) }
+        #expect(!frozen.isEmpty)
+        for pid in frozen { #expect(kill(pid, SIGSTOP) == 0, "pid \(pid)") }
+        defer { for pid in frozen { kill(pid, SIGCONT) } }
+        // RawClient gives up after 5 s: a landing held for the stall fails here. Answered either way: 503 (the
+        // session given up), or 303 on a new session.
+        let held = try live.get(Self.landing())
+        #expect([303, 503].contains(held.status), "\(held.status)")
+        #expect(eventually(within: 30) { (try? live.get(Self.landing()).status) == 303 })
     }
 
     static func landing() -> String {

@@ -31,6 +31,11 @@ public enum TestDatabase {
 
     /// Runs one statement on the server (as the tests' superuser), failing with the server's words.
     public static func execute(_ sql: String, on url: String) throws {
+        _ = try values(sql, on: url)
+    }
+
+    /// Runs one statement on the server and returns its first column, row by row.
+    public static func values(_ sql: String, on url: String) throws -> [String] {
         guard let connection = PQconnectdb(url) else { throw Failure(message: "out of memory") }
         defer { PQfinish(connection) }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -42,6 +47,8 @@ public enum TestDatabase {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             throw Failure(message: "\(sql): " + String(cString: PQerrorMessage(connection)))
         }
+        guard status == PGRES_TUPLES_OK else { return [] }
+        return (0..<PQntuples(result)).map { String(cString: PQgetvalue(result, $0, 0)) }
     }
 
     public struct Failure: Error, CustomStringConvertible {

@@ -12,6 +12,10 @@ final class PostgresConnection: SQLConnection {
     /// Statement names by SQL and parameter types (a statement's parameter types are fixed when it is prepared).
     private var statements: [String: String] = [:]
     private var inTransaction = false
+    /// The longest wait for the server's answer: its `statement_timeout` and a margin; nil while that is off (a
+    /// migration may run or wait for another instance's as long as it takes). See `answer()`.
+    private var answerLimit: Duration?
+    static let answerMargin: Duration = .seconds(2)
     /// No reconnect before this time, unless another session has connected since (`connects` has moved on):
     /// the last attempt failed.
     private var quietUntil: (instant: ContinuousClock.Instant, connects: Int)?
@@ -38,9 +42,60 @@ final class PostgresConnection: SQLConnection {
     }
 
     private func executeOnce(_ sql: String) throws(StorageError) {
-        let result = PQexec(handle, SQLDialect.postgres.statement(sql))
+        let result = try exec(SQLDialect.postgres.statement(sql))
         defer { PQclear(result) }
         try check(result)
+    }
+
+    /// `statement_timeout` for this session (0: none), and the wait for answers with it (`answerLimit`).
+    func setStatementTimeout(milliseconds: Int) throws(StorageError) {
+        try execute("SET statement_timeout = \(milliseconds)")
+        answerLimit = Self.answerLimit(statementTimeoutMilliseconds: milliseconds)
+    }
+
+    static func answerLimit(statementTimeoutMilliseconds milliseconds: Int) -> Duration? {
+        milliseconds > 0 ? .milliseconds(milliseconds) + answerMargin : nil
+    }
+
+    /// PQexec, with the wait for its answer bounded (`answer()`): the last result, as PQexec returns.
+    private func exec(_ sql: String) throws(StorageError) -> OpaquePointer? {
+        guard PQsendQuery(handle, sql) == 1 else { return nil }
+        return try lastResult()
+    }
+
+    /// Reads every result of what was sent, keeping the last (an error stops the statements after it).
+    private func lastResult() throws(StorageError) -> OpaquePointer? {
+        var last: OpaquePointer?
+        do throws(StorageError) {
+            while let result = try answer() {
+                PQclear(last)
+                last = result
+            }
+        } catch {
+            PQclear(last)
+            throw error
+        }
+        return last
+    }
+
+    /// The next result of what was sent, once it has arrived, waiting at most `answerLimit`. A server that answers
+    /// nothing in that time (stalled: a frozen host, an I/O stall; its own statement_timeout never fires then)
+    /// loses the session, and the caller gets `.unavailable` at once instead of holding a landing for as long as
+    /// it stalls; the next call connects afresh (bounded by `connect_timeout`).
+    private func answer() throws(StorageError) -> OpaquePointer? {
+        guard let handle else { return nil }
+        if let answerLimit {
+            let (seconds, attoseconds) = answerLimit.components
+            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+            if clibpq_await_answer(handle, milliseconds) == 0 {
+                disconnect()
+                throw StorageError(
+                    .unavailable,
+                    "the database at \(target.redactedURL) did not answer within \(milliseconds / 1000) s"
+                )
+            }
+        }
+        return PQgetResult(handle)
     }
 
     @discardableResult
@@ -101,7 +156,7 @@ final class PostgresConnection: SQLConnection {
         var rows: [[[SQLValue]]] = []
         var failure: StorageError?
         for _ in statements {
-            let result = PQgetResult(handle)
+            let result = try answer()
             defer { PQclear(result) }
             let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
             if status == PGRES_PIPELINE_ABORTED || failure != nil {
@@ -116,11 +171,11 @@ final class PostgresConnection: SQLConnection {
             }
             guard result != nil else { throw failure ?? lostSession("the session ended mid-pipeline") }
             // Each statement's results end with a null result.
-            while let extra = PQgetResult(handle) { PQclear(extra) }
+            while let extra = try answer() { PQclear(extra) }
         }
         // The sync point: the implicit transaction has committed (or rolled back) when it arrives. An error
         // before it (the commit itself failing) fails the whole pipeline.
-        while let result = PQgetResult(handle) {
+        while let result = try answer() {
             defer { PQclear(result) }
             let status = PQresultStatus(result)
             if status == PGRES_PIPELINE_SYNC { break }
@@ -165,9 +220,10 @@ final class PostgresConnection: SQLConnection {
         -> T
     {
         let name = try prepared(sql, parameters)
-        let result = Self.withParameters(parameters) { values in
-            PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+        let sent = Self.withParameters(parameters) { values in
+            PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
         }
+        let result = sent == 1 ? try lastResult() : nil
         defer { PQclear(result) }
         try check(result)
         return read(result)
@@ -188,7 +244,7 @@ final class PostgresConnection: SQLConnection {
     func commit() throws(StorageError) {
         defer { inTransaction = false }
         try reconnectingOnce { () throws(StorageError) in
-            let result = PQexec(handle, "COMMIT")
+            let result = try exec("COMMIT")
             defer { PQclear(result) }
             try check(result)
             // In a transaction a failed statement aborted, COMMIT succeeds with the tag ROLLBACK: not a commit.
@@ -246,6 +302,7 @@ final class PostgresConnection: SQLConnection {
         // Set after connecting rather than as libpq `options`, which would replace options given in the URL.
         // Every session commits only once the WAL is flushed, whatever the role's or database's default: a
         // visit is acknowledged after its commit, and must survive the server's crash.
+        answerLimit = Self.answerLimit(statementTimeoutMilliseconds: target.statementTimeoutMilliseconds)
         try executeOnce(
             "SET statement_timeout = \(target.statementTimeoutMilliseconds); SET synchronous_commit = on"
         )
@@ -280,7 +337,7 @@ final class PostgresConnection: SQLConnection {
         // the server to infer from where they are used (a text column, a comparison).
         let types: [Oid] = parameters.map { if case .integer = $0 { 20 } else { 0 } }
         let text = Self.numbered(SQLDialect.postgres.statement(sql))
-        let result = PQprepare(handle, name, text, Int32(types.count), types)
+        let result = PQsendPrepare(handle, name, text, Int32(types.count), types) == 1 ? try lastResult() : nil
         defer { PQclear(result) }
         try check(result)
         statements[key] = name

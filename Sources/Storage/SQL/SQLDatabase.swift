@@ -74,9 +74,9 @@ final class SQLDatabase: Sendable {
             throw Ledger.noLedger(at: target.redactedURL)
         }
         // Waiting for another instance's migrations, or running a long one, is not a stuck request.
-        try connection.execute("SET statement_timeout = 0")
+        try connection.setStatementTimeout(milliseconds: 0)
         try Migrations.apply(to: connection, dialect: .postgres, now: clock.nowMilliseconds(), upgrade: upgrade)
-        try connection.execute("SET statement_timeout = \(target.statementTimeoutMilliseconds)")
+        try connection.setStatementTimeout(milliseconds: target.statementTimeoutMilliseconds)
         self.init(
             dialect: .postgres,
             writer: connection,
