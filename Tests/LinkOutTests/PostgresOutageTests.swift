@@ -1,11 +1,12 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import TestSupport
 import Testing
 
 @testable import LinkOut
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The database goes away under a running instance and comes back: landings get a quick 503 meanwhile (never a
 /// hang), `/readyz` says why, and both recover without a restart. Runs in the PostgreSQL pass of `make test` (it
