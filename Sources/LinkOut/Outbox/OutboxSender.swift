@@ -56,6 +56,8 @@ final class OutboxSender<Box: Outbox>: Sendable {
         var typicalMilliseconds: Double?
         /// When a look at the outbox last found nothing due: idle senders look again at most every 100 ms.
         var foundNothingAt: UInt64?
+        /// A look failed (the database away): said once a pass, not once by each of its senders.
+        var readFailed = false
     }
 
     private enum Next {
@@ -261,7 +263,10 @@ final class OutboxSender<Box: Outbox>: Sendable {
                 leaseUntil: now + settings.leaseMilliseconds
             )
         } catch {
-            logger.error("due items could not be read from the outbox", ["error": "\(error)"])
+            if !work.readFailed {
+                logger.error("due items could not be read from the outbox", ["error": "\(error)"])
+            }
+            work.readFailed = true
             return .done
         }
         work.buffer = due.filter { !work.taken.contains(Box.key(of: $0)) }.reversed()
