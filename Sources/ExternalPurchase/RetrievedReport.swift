@@ -4,7 +4,9 @@ public import Outbound
 
 /// What Retrieve External Purchase Report said of one `requestIdentifier`, read by one rule wherever linkout
 /// asks: Apple holds a report under an identifier only if it accepted one ("a report that you successfully
-/// submitted"); its `NotFoundError` comes as a `400` (a `404` is read the same way); `401` is the key refused.
+/// submitted"); its `NotFoundError` comes as a `400`, or a `404` carrying Apple's error body; `401` is the key
+/// refused. A bare `404` is no answer of Apple's (a proxy's, a misrouted URL's): read as Apple's verdict, it sent a
+/// report Apple may hold to needs attention.
 public enum RetrievedReport: Sendable, Equatable {
     /// Apple holds the report: it was accepted.
     case held
@@ -24,8 +26,10 @@ public enum RetrievedReport: Sendable, Equatable {
         switch retrieved {
         case .success(let answer) where answer.status == 200:
             holds(answer.body, requestIdentifier) ? .held : .unknown("Retrieve answered 200 without the report")
-        case .success(let answer) where answer.status == 400 || answer.status == 404:
+        case .success(let answer) where answer.status == 400 || (answer.status == 404 && isApplesError(answer.body)):
             .notFound
+        case .success(let answer) where answer.status == 404:
+            .unknown("Retrieve answered 404, and the answer is not Apple's (no error body)")
         case .success(let answer) where answer.status == 401 || answer.status == 403:
             .refused(status: answer.status)
         case .success(let answer) where answer.status == 429:
@@ -35,6 +39,14 @@ public enum RetrievedReport: Sendable, Equatable {
         case .failure(let error):
             .unknown("Retrieve failed: \(error)")
         }
+    }
+
+    /// A JSON object carrying Apple's error fields (`errorCode`, `errorMessage`, or `errors`).
+    public static func isApplesError(_ body: String) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {
+            return false
+        }
+        return ["errorCode", "errorMessage", "errors"].contains { object[$0] != nil }
     }
 
     /// Whether a `200` is Apple's `RetrieveReportSuccessResponse` for this identifier (`{"report": {…,

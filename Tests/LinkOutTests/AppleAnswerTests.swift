@@ -181,6 +181,16 @@ import Testing
         )
         #expect(silent.attempt.state == .pending)
         #expect(silent.attempt.nextAttemptAt == sentAt + 2_000)
+        // A 404 without Apple's error body is no answer of Apple's: nothing is concluded, the report stays pending.
+        let misrouted = AppleAnswer.settle(
+            retried,
+            retrieved: .success((404, "Not Found")),
+            requestIdentifier: RequestIdentifier(id),
+            attempts: 1,
+            sentAt: sentAt,
+            backoff: fixedBackoff
+        )
+        #expect(misrouted.attempt.state == .pending)
     }
 
     @Test func serverAndNetworkErrorsRetryAfterBackoff() {

@@ -56,7 +56,7 @@ extension PreflightCheck {
         case .notFound:
             // Any server answers 404 to a path it lacks: only Apple's error body (`errorCode`, `errorMessage`, or
             // `errors`; Apple: Retrieve External Purchase Report, `NotFoundError`) shows Apple read the JWT.
-            guard case .success(let answer) = retrieved, Self.isApplesError(answer.body) else {
+            guard case .success(let answer) = retrieved, RetrievedReport.isApplesError(answer.body) else {
                 let setting = environment == .sandbox ? "apple.sandboxURL" : "apple.productionURL"
                 return Self.fail(name, "the answer is not Apple's (no error body): check \(setting)")
             }
@@ -73,14 +73,6 @@ extension PreflightCheck {
                 .compactMap { $0.1 == nil ? nil : ", " + $0.0 }.joined()
             return Self.fail(name, "\(why) (check \(setting)\(also))")
         }
-    }
-
-    /// A JSON object carrying Apple's error fields.
-    static func isApplesError(_ body: String) -> Bool {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {
-            return false
-        }
-        return ["errorCode", "errorMessage", "errors"].contains { object[$0] != nil }
     }
 
     /// The provider reads one harmless object with its key.
