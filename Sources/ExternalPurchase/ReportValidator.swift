@@ -122,7 +122,7 @@ public struct ReportValidator: Sendable {
         if id.isEmpty { problems.append(.init("OmittedFieldError", field: "lineItemId", "lineItemId is empty")) }
         if id.rawValue.utf8.count > 128 {
             problems.append(
-                .init("MaximumLengthExceededError", field: "lineItemId", lineItem: id, "at most 128 characters")
+                .init("MaximumLengthExceededError", field: "lineItemId", lineItem: id, "at most 128 bytes of UTF-8")
             )
         }
         return problems
@@ -295,8 +295,26 @@ public struct ReportValidator: Sendable {
                 .init("OmittedFieldError", field: "productIdentifier", lineItem: id, "productIdentifier is empty")
             )
         } else if productIdentifier.utf8.count > 256 {
+            // Apple says 256 without a unit: counted in UTF-8 bytes, the strictest reading.
             problems.append(
-                .init("MaximumLengthExceededError", field: "productIdentifier", lineItem: id, "at most 256 characters")
+                .init(
+                    "MaximumLengthExceededError",
+                    field: "productIdentifier",
+                    lineItem: id,
+                    "at most 256 bytes of UTF-8"
+                )
+            )
+        }
+        // A control character (a NUL ends a C string) went to Apple whole and was cut short in every view of the
+        // ledger, which then no longer matched what Apple holds.
+        if productIdentifier.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            problems.append(
+                .init(
+                    "InvalidCharacterError",
+                    field: "productIdentifier",
+                    lineItem: id,
+                    "productIdentifier holds a control character"
+                )
             )
         }
         if quantity < 1 {

@@ -119,6 +119,14 @@ struct ReportModelTests {
                 "MaximumLengthExceededError"
             ]
         )
+        // A control character went to Apple whole and was cut short in every view of the ledger.
+        #expect(try problems { $0.productIdentifier = "pro\u{0}x" } == ["InvalidCharacterError"])
+        // Apple gives no unit for its lengths: counted in UTF-8 bytes (the strictest reading).
+        #expect(
+            try problems { $0.productIdentifier = String(repeating: "é", count: 129) } == [
+                "MaximumLengthExceededError"
+            ]
+        )
         #expect(try problems({ _ in }, status: .noLineItem) == ["LineItemsNotAllowedForStatusError"])
         let empty = ExternalPurchaseReport(
             requestIdentifier: RequestIdentifier(UUID().uuidString),

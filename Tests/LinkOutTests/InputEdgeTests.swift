@@ -65,6 +65,16 @@ struct InputEdgeTests {
         #expect(try live.get("/healthz").status == 200)
     }
 
+    /// Apple's `subscriptionDaysOfPaidService` is a 32-bit integer: one past it is named, not "not valid JSON".
+    @Test func aNumberPastItsFieldsIntegerTypeIsNamed() {
+        #expect(
+            LineItemWholeNumbers.firstOffending(in: ["subscriptionDaysOfPaidService": 2_147_483_648])
+                == "subscriptionDaysOfPaidService"
+        )
+        #expect(LineItemWholeNumbers.firstOffending(in: ["subscriptionDaysOfPaidService": 2_147_483_647]) == nil)
+        #expect(LineItemWholeNumbers.firstOffending(in: ["amountTaxInclusive": 2_147_483_648]) == nil)
+    }
+
     @Test func paddlesRouteRefusesABodyOverStripesLimitAsTheHeadArrives() throws {
         let paddle = try FakePaddleServer()
         defer { paddle.stop() }
