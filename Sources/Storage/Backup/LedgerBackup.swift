@@ -388,16 +388,7 @@ public enum LedgerBackup {
         let hasLedger = FileManager.default.fileExists(atPath: target)
         guard hasLedger || !segments.isEmpty || !journaled.isEmpty else { return [] }
         let aside = (directory as NSString).appendingPathComponent("replaced-\(now)")
-        do {
-            // Owner only, as the ledger: it holds the installation's secret and people's data.
-            try FileManager.default.createDirectory(
-                atPath: aside,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
-        } catch {
-            throw StorageError(.dataFolder, "cannot create \(aside): \(error.localizedDescription)")
-        }
+        try LedgerFiles.createPrivately(folder: aside, named: aside)
         let kept = { (name: String) in (aside as NSString).appendingPathComponent(name) }
         if hasLedger {
             let folded =

@@ -65,14 +65,20 @@ enum LedgerFiles {
             }
             return
         }
+        try createPrivately(folder: directory, named: "data folder \(directory)")
+    }
+
+    /// Makes `path` (and the folders above it) readable by the owner only, as the ledger it holds or sets aside:
+    /// the installation's secret and people's data. `named` says what it is in the error.
+    static func createPrivately(folder path: String, named: String) throws(StorageError) {
         do {
             try FileManager.default.createDirectory(
-                atPath: directory,
+                atPath: path,
                 withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o700]
             )
         } catch {
-            throw StorageError(.dataFolder, "cannot create data folder \(directory): \(error.localizedDescription)")
+            throw StorageError(.dataFolder, "cannot create \(named): \(error.localizedDescription)")
         }
     }
 
