@@ -6,8 +6,9 @@ import Glibc
 
 /// Waits for SIGTERM, SIGINT or SIGHUP (a closed terminal, a supervisor's reload: linkout reads its configuration
 /// only at start, so a hangup stops it as SIGTERM does, drained, rather than by the default action's sudden
-/// death; unless the process was started with it ignored, as `nohup` does). The default actions are replaced so the process can drain connections and exit 0 instead of dying
-/// mid-response (also when it is PID 1 in a container).
+/// death; unless the process was started with it ignored, as `nohup` does). The default actions are replaced so
+/// the process can drain connections and exit 0 instead of dying mid-response (also when it is PID 1 in a
+/// container).
 ///
 /// Installed before the server announces its port, and in place when `init` returns: a handler writes each
 /// signal to a pipe this waiter reads (`csystem_signal_pipe`). Dispatch signal sources, used before, register on

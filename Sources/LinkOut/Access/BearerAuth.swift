@@ -18,6 +18,15 @@ enum BearerAuth {
         return HMACSHA256.constantTimeEqual(mac.authenticate(bearer), mac.authenticate(token))
     }
 
+    /// The answer to a call of the developer backend's API (`api`: what it is called in the answer) that may not
+    /// go on: the API off without `LINKOUT_API_TOKEN` (404), or the bearer token refused (401); nil when it may.
+    static func apiRefusal(_ request: HTTPRequest, apiToken: String?, api: String) -> HTTPResponse? {
+        guard let apiToken else {
+            return JSONResponse.error(.notFound, "disabled", "The \(api) is off: set LINKOUT_API_TOKEN to enable it.")
+        }
+        return isAuthorized(request, token: apiToken) ? nil : unauthorized()
+    }
+
     static func unauthorized() -> HTTPResponse {
         var response = JSONResponse.error(.unauthorized, "unauthorized", "Send Authorization: Bearer <token>.")
         response.headers.add(name: "WWW-Authenticate", value: "Bearer")

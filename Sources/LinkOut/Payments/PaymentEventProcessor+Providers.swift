@@ -14,8 +14,10 @@ extension PaymentEventProcessor {
     /// What a stored event changes: its provider decodes it and may complete it from its API (here, in the
     /// background, never in the webhook request), then the mapper, which sees only `PaymentEvent`, decides.
     /// An event its provider cannot read is kept as unreadable; one its provider cannot complete now waits.
-    func decision(for event: StoredPaymentEvent, mapper: PaymentChangeMapper, at now: Int64) throws
-        -> PaymentChangeMapper.Decision
+    /// `announcing`: log what the operator should hear of an event applied (false for a look that only asks
+    /// whether it would be, and decides again to apply it).
+    func decision(for event: StoredPaymentEvent, mapper: PaymentChangeMapper, at now: Int64, announcing: Bool = true)
+        throws -> PaymentChangeMapper.Decision
     {
         let key = (provider: event.provider, eventId: event.eventId)
         guard let provider = provider(event.provider) else {
@@ -55,7 +57,7 @@ extension PaymentEventProcessor {
         let tookMoney = decoded.isLive && provider.takesRealMoney
         let decision = try mapper.change(for: decoded.payload, tookMoney: tookMoney, event: key, at: now)
         // Once, when the event is applied (one that waits is decided again and again).
-        if case .apply = decision { warnOfUnknownCountry(in: decoded.payload, event: event) }
+        if announcing, case .apply = decision { warnOfUnknownCountry(in: decoded.payload, event: event) }
         return decision
     }
 

@@ -154,7 +154,12 @@ final class PaymentEventProcessor: BackgroundService {
                 // chargeback was applied), and that wake-up found nothing put off yet to wake: one more look now,
                 // not an hour later.
                 guard !lookingAgain,
-                    case .apply = try decision(for: event, mapper: mapper, at: clock.nowMilliseconds())
+                    case .apply = try decision(
+                        for: event,
+                        mapper: mapper,
+                        at: clock.nowMilliseconds(),
+                        announcing: false
+                    )
                 else { return false }
                 return process(event, lookingAgain: true)
             case .wait(let reason):

@@ -129,14 +129,7 @@ package struct LineItemsAPI: Sendable {
     /// The API off (404) or the bearer token refused (401), else nil: checked when the head arrives too, before
     /// the body is read.
     func credentialRefusal(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let apiToken = configuration.apiToken else {
-            return JSONResponse.error(
-                .notFound,
-                "disabled",
-                "The line-item API is off: set LINKOUT_API_TOKEN to enable it."
-            )
-        }
-        return BearerAuth.isAuthorized(request, token: apiToken) ? nil : BearerAuth.unauthorized()
+        BearerAuth.apiRefusal(request, apiToken: configuration.apiToken, api: "line-item API")
     }
 
     /// A body that cannot be stored, with the `400` that says why.

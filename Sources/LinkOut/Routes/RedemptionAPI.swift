@@ -143,13 +143,6 @@ struct RedemptionAPI: Sendable {
     }
 
     private func authorize(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let apiToken = configuration.apiToken else {
-            return JSONResponse.error(
-                .notFound,
-                "disabled",
-                "The purchase API is off: set LINKOUT_API_TOKEN to enable it."
-            )
-        }
-        return BearerAuth.isAuthorized(request, token: apiToken) ? nil : BearerAuth.unauthorized()
+        BearerAuth.apiRefusal(request, apiToken: configuration.apiToken, api: "purchase API")
     }
 }

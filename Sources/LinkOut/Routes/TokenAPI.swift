@@ -49,14 +49,9 @@ struct TokenAPI: Sendable {
 
     /// `POST /v1/backend/tokens`, from the developer's backend.
     func forwardFromBackend(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let apiToken = configuration.apiToken else {
-            return JSONResponse.error(
-                .notFound,
-                "disabled",
-                "The backend API is off: set LINKOUT_API_TOKEN to enable it."
-            )
+        if let refusal = BearerAuth.apiRefusal(request, apiToken: configuration.apiToken, api: "backend API") {
+            return refusal
         }
-        guard BearerAuth.isAuthorized(request, token: apiToken) else { return BearerAuth.unauthorized() }
         return try record(request, bindingSource: .backend)
     }
 

@@ -12,10 +12,10 @@ final class PostgresConnection: SQLConnection {
     /// Statement names by SQL and parameter types (a statement's parameter types are fixed when it is prepared).
     private var statements: [String: String] = [:]
     private var inTransaction = false
-    /// The longest wait for the server's answer: its `statement_timeout` and a margin; nil while that is off (a
-    /// migration may run or wait for another instance's as long as it takes). See `answer()`.
-    private var answerLimit: Duration?
-    static let answerMargin: Duration = .seconds(2)
+    /// The longest wait for the server's answer, in milliseconds: its `statement_timeout` and a margin; nil while
+    /// that is off (a migration may run or wait for another instance's as long as it takes). See `answer()`.
+    private var answerLimit: Int32?
+    static let answerMarginMilliseconds = 2_000
     /// No reconnect before this time, unless another session has connected since (`connects` has moved on):
     /// the last attempt failed.
     private var quietUntil: (instant: ContinuousClock.Instant, connects: Int)?
@@ -53,8 +53,8 @@ final class PostgresConnection: SQLConnection {
         answerLimit = Self.answerLimit(statementTimeoutMilliseconds: milliseconds)
     }
 
-    static func answerLimit(statementTimeoutMilliseconds milliseconds: Int) -> Duration? {
-        milliseconds > 0 ? .milliseconds(milliseconds) + answerMargin : nil
+    static func answerLimit(statementTimeoutMilliseconds milliseconds: Int) -> Int32? {
+        milliseconds > 0 ? Int32(clamping: milliseconds + answerMarginMilliseconds) : nil
     }
 
     /// PQexec, with the wait for its answer bounded (`answer()`): the last result, as PQexec returns.
@@ -84,16 +84,12 @@ final class PostgresConnection: SQLConnection {
     /// it stalls; the next call connects afresh (bounded by `connect_timeout`).
     private func answer() throws(StorageError) -> OpaquePointer? {
         guard let handle else { return nil }
-        if let answerLimit {
-            let (seconds, attoseconds) = answerLimit.components
-            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-            if clibpq_await_answer(handle, milliseconds) == 0 {
-                disconnect()
-                throw StorageError(
-                    .unavailable,
-                    "the database at \(target.redactedURL) did not answer within \(milliseconds / 1000) s"
-                )
-            }
+        if let answerLimit, clibpq_await_answer(handle, answerLimit) == 0 {
+            disconnect()
+            throw StorageError(
+                .unavailable,
+                "the database at \(target.redactedURL) did not answer within \(answerLimit / 1000) s"
+            )
         }
         return PQgetResult(handle)
     }
