@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 /// One epoll set served by one thread: accepts from its listening socket, moves bytes between sockets and each
@@ -33,12 +34,16 @@ final class EventLoop {
     /// About how many requests one turn of the loop serves, all busy connections together.
     static let requestsPerLoopTurn = 1024
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    private let shortage: DescriptorShortage
+    /// Set while the listener is left out of the epoll set for want of descriptors, until the next sweep.
+    private var listenerPaused = false
 
     init(index: Int, epoll: Epoll, mailbox: LoopMailbox, listener: Int32, context: ServerContext) {
         self.epoll = epoll
         self.mailbox = mailbox
         self.listener = listener
         self.context = context
+        shortage = DescriptorShortage(context: context)
         let configuration = context.configuration
         settings = ConnectionStateMachine.Settings(configuration: configuration, router: context.router)
         requestIDPrefix = context.requestIDPrefix + String(index) + "-"
@@ -95,7 +100,14 @@ final class EventLoop {
     private func acceptConnections() {
         guard !draining else { return }
         for _ in 0..<128 {
-            guard let fd = Socket.accept(listener) else { return }
+            let fd: Int32
+            switch Socket.accept(listener) {
+            case .connection(let accepted): fd = accepted
+            case .noneWaiting: return
+            case .outOfResources(let error):
+                cannotAccept(error)
+                return
+            }
             let open = context.openConnections.add(1, ordering: .relaxed).newValue
             let remoteAddress = Socket.peerAddress(fd)
             // Shed the excess (over the global cap, or over this address's share) without touching the
@@ -124,6 +136,27 @@ final class EventLoop {
             connections[Int(fd)] = connection
             connectionCount += 1
             updateInterest(connection)
+        }
+    }
+
+    /// Out of descriptors (or memory) with connections waiting: they are answered 503 from the reserve while it
+    /// lasts; without one, the listener is not watched until the next sweep, so the loop does not spin on it.
+    private func cannotAccept(_ error: Int32) {
+        var shed = 0
+        while shed < 128, shortage.shed(from: listener, answering: ResponseSerializer.overloadResponse) { shed += 1 }
+        context.shedConnections.add(shed, ordering: .relaxed)
+        if shed == 0 {
+            epoll.modify(listener, watching: [])
+            listenerPaused = true
+        }
+        if let answered = shortage.warningDue(now: monotonicNanoseconds()) {
+            context.logger.warning(
+                "cannot accept connections: out of file descriptors or memory; new ones are answered 503",
+                [
+                    "error": "\(SocketError(operation: "accept", errno: error))", "answered_503": String(answered),
+                    "open_connections": String(context.openConnections.load(ordering: .relaxed)),
+                ]
+            )
         }
     }
 
@@ -305,6 +338,10 @@ final class EventLoop {
     }
 
     private func sweep(now: UInt64) {
+        if listenerPaused && !draining {
+            epoll.modify(listener, watching: .readable)
+            listenerPaused = false
+        }
         let date = date.bytes()
         for case let connection? in connections where connection.machine.timerFired(now: now, date: date) {
             drive(connection)

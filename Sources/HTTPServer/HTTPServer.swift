@@ -51,6 +51,15 @@ public final class HTTPServer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         csystem_keep_freed_heap()
         let configuration = context.configuration
+        // Every connection holds a descriptor; a soft limit left at a shell's 1024 would run out long before
+        // `maxConnections` (then `DescriptorShortage` answers newcomers 503).
+        let descriptors = csystem_raise_descriptor_limit()
+        if descriptors >= 0, descriptors < configuration.maxConnections + Self.descriptorsBesideConnections {
+            context.logger.warning(
+                "the open file limit is below server.maxConnections: connections past it are answered 503",
+                ["open_file_limit": String(descriptors), "max_connections": String(configuration.maxConnections)]
+            )
+        }
         let count = max(1, configuration.eventLoopCount)
         // One listening socket per loop on the same port (the first picks it when the port is 0).
         var listeners: [Int32] = []
@@ -100,6 +109,10 @@ public final class HTTPServer: Sendable {
         }
         return port
     }
+
+    /// Descriptors the process holds besides its connections: the ledger's files, listeners, epoll sets, pipes,
+    /// outbound calls.
+    static let descriptorsBesideConnections = 64
 
     /// The bound port, once started.
     public var port: Int { state.withLock { $0.port } }

@@ -107,14 +107,25 @@ enum Socket {
         return PeerAddress.unmapped(text)
     }
 
-    /// A new non-blocking connection, or nil when none is waiting (or the accept failed transiently).
-    static func accept(_ listener: Int32) -> Int32? {
+    enum Accepted {
+        case connection(Int32)
+        /// None waiting, or one that failed on its own (reset before it was taken): try again when readable.
+        case noneWaiting
+        /// The process or the system has no descriptor (or memory) for it: the connection is still waiting.
+        case outOfResources(errno: Int32)
+    }
+
+    /// A new non-blocking connection, or why none was taken.
+    static func accept(_ listener: Int32) -> Accepted {
         let fd = csystem_accept_nonblocking(listener)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else {
+            let error = errno
+            return [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error) ? .outOfResources(errno: error) : .noneWaiting
+        }
         var one: Int32 = 1
         // Responses are written whole; Nagle would only delay the last segment.
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        return fd
+        return .connection(fd)
     }
 
     enum ReadResult {

@@ -303,6 +303,56 @@ struct ServeProcessTests {
         #expect(unhealthy.waitForExit() == 1)
     }
 
+    /// Out of file descriptors with clients still connecting, the server answers each newcomer 503 from a
+    /// descriptor it keeps in reserve (`DescriptorShortage`), says so once in its log, and serves again when
+    /// connections close. It used to leave newcomers unanswered in the backlog while both event loops spun on the
+    /// listener at full CPU.
+    @Test func outOfFileDescriptorsANewcomerGets503AndServingResumes() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
+            directory: LiveApplication.repositoryRoot
+        )
+        let port = try server.waitForPort()
+        func descriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count) ?? 0
+        }
+        // Room for 16 connections beyond what the running server holds.
+        let cap = descriptors() + 16
+        // util-linux's prlimit: glibc's prlimit(2) wrapper is a GNU extension Swift's Glibc module does not show.
+        let prlimit = try ChildProcess("/usr/bin/prlimit", ["--pid", String(server.pid), "--nofile=\(cap):\(cap)"])
+        #expect(prlimit.waitForExit() == 0)
+
+        var held: [RawClient] = []
+        for _ in 0..<32 { held.append(try RawClient(port: port)) }
+        #expect(eventually(within: 30) { descriptors() >= cap })
+        let newcomer = try RawClient(port: port, timeout: 10)
+        newcomer.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try newcomer.readResponse().status == 503)
+
+        // A loop spinning on its listener burns about a second of CPU a second; a waiting one next to nothing.
+        func cpuTicks() -> Int {
+            let stat = (try? String(contentsOfFile: "/proc/\(server.pid)/stat", encoding: .utf8)) ?? ""
+            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+            return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+        }
+        let before = cpuTicks()
+        Thread.sleep(forTimeInterval: 1)  // the window the CPU is measured over, not a wait for an event
+        #expect(cpuTicks() - before < 30)
+
+        held.removeAll()
+        #expect(
+            eventually(within: 30) {
+                (try? RawClient(port: port).roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status) == 200
+            }
+        )
+        server.signal(SIGTERM)
+        #expect(server.waitForExit() == 0)
+        let warnings = server.stderrText().components(separatedBy: "cannot accept connections").count - 1
+        #expect(warnings == 1)
+    }
+
     /// A hangup (a closed terminal, a supervisor's reload) stops the server as SIGTERM does: drained, logged,
     /// exit 0; it killed the process before, with no word of it. Under nohup it stays ignored.
     @Test func sighupStopsTheServerAsSigtermDoesUnlessStartedUnderNohup() throws {

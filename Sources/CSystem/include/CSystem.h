@@ -8,6 +8,10 @@
 /// Returns the new descriptor or -1 with errno set.
 int csystem_accept_nonblocking(int fd);
 
+/// Raises the soft limit on open descriptors (RLIMIT_NOFILE) to the hard limit, as far as the kernel allows,
+/// and returns the soft limit now in force (LONG_MAX for none, -1 when it cannot be read).
+long csystem_raise_descriptor_limit(void);
+
 /// epoll_create1(EPOLL_CLOEXEC).
 int csystem_epoll_create(void);
 
