@@ -476,6 +476,47 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// A second chargeback of more than the first left (Paddle: the first was reversed before it, delivered after
+    /// it) waits for that reversal, then goes to Apple whole. It was capped to what the first left, and the first's
+    /// reversal never raised it: Apple was told the seller kept 20.00 where it kept 14.99.
+    @Test func aChargebackOfMoreThanAStandingOneLeftWaitsForItsReversal() throws {
+        let time = ManualClock()
+        let harness = try PaddleFlowTests.Harness(clock: time.clock)
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_11done", at: now - 9)
+        func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
+            Self.adjustment(of: transaction, id, action, total, tax, at: at)
+        }
+        try Self.deliverInTurn(harness, [completed, adjustment("adj_11cbA", "chargeback", 2000, 319, at: now - 8)])
+        let ledger = harness.live.application.ledger
+        func outcome(_ id: String) -> String? {
+            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
+        }
+        #expect(try harness.deliver(adjustment("adj_11cbC", "chargeback", 1500, 239, at: now - 6)).status == 200)
+        #expect(eventually(within: 30) { outcome("evt_adj_11cbC")?.hasPrefix("waiting:") == true })
+        #expect(
+            try harness.deliver(adjustment("adj_11revA", "chargeback_reverse", 2000, 319, at: now - 7)).status == 200
+        )
+        #expect(eventually(within: 30) { outcome("evt_adj_11revA")?.contains("retracted") == true })
+        // A waiting event is put off (30 s at first); past that, the next event's pass takes it again.
+        time.advance(seconds: 60)
+        #expect(try harness.deliver(adjustment("adj_11other", "credit", 100, 16, at: now)).status == 200)
+        #expect(
+            eventually(within: 30) { outcome("evt_adj_11cbC")?.contains("queued for Apple") == true },
+            "\(outcome("evt_adj_11cbC") ?? "none")"
+        )
+        let chargeback = try #require(
+            harness.payments.reportedLineItems().last {
+                $0["lineItemId"] as? String == "\(transaction):dispute:adj_11cbC"
+            }
+        )
+        #expect(chargeback["amountTaxInclusive"] as? Int == 15000)
+        #expect(chargeback["taxAmount"] as? Int == 2390)
+        #expect(chargeback["netAmountTaxExclusive"] as? Int == 25200 - 12610)
+        #expect(try ledger.payments.purchase(id: transaction)?.status == .partiallyRefunded)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     /// A refund of more than is left with no chargeback that took money (Paddle never sends one; a malformed or
     /// hand-made delivery might): no reversal can come, so it waits as any event does and is given up after three
     /// days, rather than waiting for good and holding the month's close open.

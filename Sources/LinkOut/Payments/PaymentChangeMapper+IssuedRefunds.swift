@@ -48,25 +48,33 @@ extension PaymentChangeMapper {
         guard try ledger.payments.charge(key: marker) == nil else {
             return .apply(PaymentChange(event: event, outcome: "refund \(refundId) already recorded", at: now))
         }
-        // A refund of more than is left is one of money a chargeback took: Paddle refunds no more than was paid,
-        // so its reversal (money back to the seller) comes first, in whatever order Paddle delivers them. Applied
-        // now, the refund was capped to nothing and dropped for good.
+        // A refund or chargeback of more than is left is one of money a chargeback took: Paddle takes back no more
+        // than was paid, so that chargeback's reversal (money back to the seller) comes first, in whatever order
+        // Paddle delivers them. Applied now, the refund was capped to nothing and dropped for good, and a
+        // chargeback capped to what the other left stayed short at Apple once the other was reversed.
         let left = max(0, charge.amountTotal - charge.amountRefunded)
-        if issued.kind != .chargeback && amount > left {
-            // With no chargeback that took money, no reversal can come: it waits as any event does, and is given
-            // up after three days rather than holding the month's close open for good.
-            guard try chargebackMayHaveTaken(from: charge, chargeId: issued.chargeId) else {
+        if amount > left {
+            let purchase = try ledger.payments.purchase(id: charge.purchaseId)
+            let standing = try chargebackMayHaveTaken(from: charge, chargeId: issued.chargeId)
+            // Before the purchase is reported that is assumed for a refund; a chargeback then takes what was left,
+            // as one of the whole payment after a partial refund does (below).
+            let reported = purchase?.buyLineItemId != nil
+            if issued.kind == .chargeback ? standing && reported : standing {
+                let what = issued.kind == .chargeback ? "chargeback" : "refund"
+                // A reversal can come weeks after its chargeback; the reversal wakes this one.
+                return Self.waitNeverGivenUp(
+                    behind: purchase?.externalPurchaseId,
+                    "the \(what) of \(amount) is more than the \(left) left of the payment: waiting for a "
+                        + "chargeback's reversal"
+                )
+            }
+            // With no chargeback that took money, no reversal can come: a refund waits as any event does, and is
+            // given up after three days rather than holding the month's close open for good.
+            if issued.kind != .chargeback {
                 return .wait(
                     "the refund of \(amount) is more than the \(left) left of the payment, and no chargeback took any"
                 )
             }
-            let reason =
-                "the refund of \(amount) is more than the \(left) left of the payment: waiting for a chargeback's reversal"
-            // A reversal can come weeks after its chargeback; the reversal wakes this refund.
-            return Self.waitNeverGivenUp(
-                behind: try ledger.payments.purchase(id: charge.purchaseId)?.externalPurchaseId,
-                reason
-            )
         }
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid: a
         // chargeback of the whole payment after a partial refund counts what was left.
