@@ -209,11 +209,12 @@ public final class Ledger: Sendable {
 
     /// Before a read an operator expects to show the visits just made (the token list, the overview): waits up
     /// to 2 s for them when the backlog is short (moments), and answers at once while a burst is being folded in,
-    /// when waiting would only make the page late and still miss the newest. Returns what still waits, for the
-    /// page to say so.
+    /// when waiting would only make the page late and still miss the newest, and while the disk refuses writes
+    /// (full or read-only), when they cannot arrive. Returns what still waits, for the page to say so.
     @discardableResult
     public func awaitRecentVisits() -> IngestionBacklog {
-        guard ingestionBacklog.visits <= Self.shortBacklog else { return ingestionBacklog }
+        let refused = writeFailure.map { [.diskFull, .readOnly].contains($0.code) } ?? false
+        guard ingestionBacklog.visits <= Self.shortBacklog, !refused else { return ingestionBacklog }
         _ = visitRecorder.flush(timeout: .seconds(2))
         return ingestionBacklog
     }

@@ -33,10 +33,14 @@ struct DiskFullLandingTests {
         let live = try LiveApplication {
             $0.storage.dataDir = disk.path + "/data"
             $0.server.rateLimitPerSecond = 0  // thousands of landings from one address, on purpose
+            $0.adminToken = DashboardTests.adminToken
         }
         try withExtendedLifetime(live) {
             #expect(try live.get(Self.freshTarget()).status == 303)
             #expect(try live.get("/readyz").status == 200)
+            // Signed in before the disk fills (a sign-in is a write the full disk refuses).
+            let session = try DashboardTests.signIn(live)
+            #expect(try !live.get("/admin", headers: ["Cookie": session]).text.contains("not being recorded"))
 
             let filler = try disk.fill()
             // The last free bytes may still take a few visits; the disk refuses one soon after.
@@ -66,6 +70,14 @@ struct DiskFullLandingTests {
             let started = ContinuousClock.now
             #expect(try live.get(Self.freshTarget()).status == 503)
             #expect(ContinuousClock.now - started < .seconds(1))
+            // The log says so once, not once a landing (thousands a second could fill the log's disk too).
+            for _ in 0..<20 { #expect(try live.get(Self.freshTarget()).status == 503) }
+            let refusedLines = live.logLines.all.filter { $0.contains("not recorded") }
+            #expect(refusedLines.count == 1, "\(refusedLines)")
+            // The dashboard says so at the top, as `/readyz` does.
+            let dashboard = try live.get("/admin", headers: ["Cookie": session])
+            #expect(dashboard.status == 200)
+            #expect(dashboard.text.contains("Landings are not being recorded: the data folder&#39;s disk is full"))
 
             // A write of the API the disk cannot take is a 503 to come back to, in the API's JSON, never a 500.
             let api = try live.post(
@@ -83,6 +95,9 @@ struct DiskFullLandingTests {
             try FileManager.default.removeItem(atPath: filler)
             #expect(eventually(within: 30) { (try? live.get("/readyz").status) == 200 })
             #expect(try live.get(Self.freshTarget()).status == 303)
+            // And once that it is over, with how many were refused.
+            let recovered = live.logLines.all.filter { $0.contains("visits recorded again") }
+            #expect(recovered.count == 1 && recovered.first?.contains(#""refused":""#) == true, "\(recovered)")
         }
     }
 }

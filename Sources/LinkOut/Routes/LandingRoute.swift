@@ -20,6 +20,8 @@ struct LandingRoute: Sendable {
     let metrics: Metrics
     let logger: Logger
     let clock: Clock
+    /// Visits the ledger refused (a full disk): logged when that starts, once a minute, and when it ends.
+    let refusals = FailureStreak()
 
     static let utmParameters = Set(Visit.utmParameterNames)
 
@@ -156,12 +158,28 @@ struct LandingRoute: Sendable {
         ledger.recordVisit(visit) { error in
             guard let error else {
                 responder.respond(acknowledgement)
+                if let ended = refusals.succeeded(now: clock.uptimeNanoseconds()) {
+                    logger.warning(
+                        "visits recorded again",
+                        ["refused": String(ended.failures), "refused_for_seconds": String(ended.seconds)]
+                    )
+                }
                 return
             }
             // A full disk refuses the append at once (no wait for a sync), so this answer is quick; it does not
             // clear within a second, so clients are asked to come back later than after a passing hiccup.
             let diskFull = error.code == .diskFull
-            logger.error("visit not recorded", ["error": "\(error)", "disk_full": diskFull ? "true" : "false"])
+            if let line = refusals.failed(now: clock.uptimeNanoseconds()) {
+                logger.error(
+                    line.kind == .started
+                        ? "visit not recorded: landings are answered 503 until the ledger writes again"
+                        : "visits still not recorded",
+                    [
+                        "error": "\(error)", "disk_full": diskFull ? "true" : "false",
+                        "refused": String(line.failures), "refused_for_seconds": String(line.seconds),
+                    ]
+                )
+            }
             var response = pages.message(
                 status: .serviceUnavailable,
                 title: "unavailable_title",

@@ -23,6 +23,14 @@ extension DashboardRoute {
             "reporting_blocked": .flag(Self.isBlocked(reporting.status)),
             "days": .text(String(Self.days)),
         ]
+        // A full disk refuses every landing: the page says so at the top, as `/readyz` does.
+        ledger.recheckWriteFailure()
+        if let failure = ledger.writeFailure {
+            context["ledger_refusing"] = .flag(true)
+            context["ledger_failure"] = .text(
+                failure.code == .diskFull ? "the data folder's disk is full (\(failure))" : "\(failure)"
+            )
+        }
         addChart(to: &context)
         let funnel = try ledger.dashboard.funnel(since: window.first * Milliseconds.day)
         context["funnel"] = .list(Self.funnelSteps(funnel))
