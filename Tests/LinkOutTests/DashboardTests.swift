@@ -224,6 +224,24 @@ struct DashboardTests {
         #expect(try restarted.get("/admin/chart.svg", headers: ["Cookie": session]).status == 200)
     }
 
+    /// Replacing the admin token (it leaked) ends the sessions signed in with the old one: they held for up to
+    /// eight hours after the rotation, and only SQL could end them.
+    @Test func replacingTheAdminTokenEndsTheSessionsSignedInWithTheOldOne() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-admin-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        var session = ""
+        do {
+            let first = try LiveApplication(dataDir: dataDir) { $0.adminToken = Self.adminToken }
+            session = try Self.signIn(first)
+            #expect(try first.get("/admin", headers: ["Cookie": session]).text.contains("/admin/logout"))
+        }
+        let rotated = try LiveApplication(dataDir: dataDir) { $0.adminToken = "rotated-" + Self.adminToken }
+        let page = try rotated.get("/admin", headers: ["Cookie": session])
+        #expect(page.status == 200)
+        #expect(!page.text.contains("/admin/logout"))
+        #expect(try rotated.get("/admin/chart.svg", headers: ["Cookie": session]).status == 401)
+    }
+
     @Test func aSessionExpiresAfterItsLifetime() throws {
         let clock = ManualClock()
         let live = try LiveApplication(clock: clock.clock) { $0.adminToken = Self.adminToken }

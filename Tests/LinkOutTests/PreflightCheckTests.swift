@@ -127,6 +127,21 @@ struct PreflightCheckTests {
         )
     }
 
+    /// The admin and API tokens may not be the same (the backend's token would open `/admin`); a short one is told
+    /// how to make a long one.
+    @Test func theAdminAndAPITokensDifferAndAShortOneIsTold() throws {
+        var configuration = Configuration()
+        #expect(PreflightCheck(configuration: configuration).accessTokens().passed)
+        configuration.adminToken = String(repeating: "a", count: 32)
+        configuration.apiToken = configuration.adminToken
+        let same = PreflightCheck(configuration: configuration).accessTokens()
+        #expect(!same.passed && same.detail.contains("are the same"), "\(same.line)")
+        configuration.apiToken = "short"
+        let short = PreflightCheck(configuration: configuration).accessTokens()
+        #expect(short.passed && short.detail.contains("LINKOUT_API_TOKEN shorter than 16"), "\(short.line)")
+        #expect(!short.detail.contains("LINKOUT_ADMIN_TOKEN shorter"))
+    }
+
     @Test func aRefusedKeyAWrongProviderKeyAndADeadReceiverFail() throws {
         let apple = try LiveReportingTests.Setup()
         apple.apple.checkSignatures()
@@ -245,7 +260,8 @@ struct PreflightCheckTests {
         let output = process.stdoutText()
         #expect(output.contains("FAIL payments: payments.provider is demo"))
         #expect(output.contains("ok   catalog:"))
-        #expect(output.contains("12 checks:"))
+        #expect(output.contains("13 checks:"))
+        #expect(output.contains("ok   access tokens:"))
         #expect(output.contains("ok   api addresses:"))
         #expect(output.contains("ok   server files:"))
         // A mistyped data folder fails the check, and the check makes no ledger there.

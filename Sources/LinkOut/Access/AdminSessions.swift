@@ -32,13 +32,20 @@ final class AdminSessions: Sendable {
     private let identifiers: Identifiers
     private let ledger: Ledger
     private let clock: Clock
+    /// The admin token sessions are signed in with (none: the dashboard is off); each stored key covers it.
+    private let adminToken: String
     let isSecure: Bool
 
-    init(identifiers: Identifiers, ledger: Ledger, clock: Clock, isSecure: Bool) {
+    init(identifiers: Identifiers, ledger: Ledger, clock: Clock, adminToken: String?, isSecure: Bool) {
         self.identifiers = identifiers
         self.ledger = ledger
         self.clock = clock
+        self.adminToken = adminToken ?? ""
         self.isSecure = isSecure
+    }
+
+    private func storedKey(_ id: String) -> String {
+        identifiers.storedSessionKey(id, signedInWith: adminToken)
     }
 
     var cookieName: String { isSecure ? Self.secureCookieName : Self.cookieName }
@@ -65,7 +72,7 @@ final class AdminSessions: Sendable {
     /// The signed-in session the request carries, or nil.
     func signedIn(_ request: HTTPRequest) throws(StorageError) -> String? {
         guard let id = cookieId(named: cookieName, in: request),
-            let expiry = try ledger.adminSessions.adminSessionExpiry(key: identifiers.storedSessionKey(id)),
+            let expiry = try ledger.adminSessions.adminSessionExpiry(key: storedKey(id)),
             clock.nowMilliseconds() < expiry
         else { return nil }
         return id
@@ -76,7 +83,7 @@ final class AdminSessions: Sendable {
         let id = identifiers.session()
         let now = clock.nowMilliseconds()
         try ledger.adminSessions.startAdminSession(
-            key: identifiers.storedSessionKey(id),
+            key: storedKey(id),
             expiresAt: now + Self.lifetimeSeconds * 1000,
             now: now,
             keep: Self.maxSessions
@@ -85,7 +92,7 @@ final class AdminSessions: Sendable {
     }
 
     func end(_ id: String) throws(StorageError) {
-        try ledger.adminSessions.endAdminSession(key: identifiers.storedSessionKey(id))
+        try ledger.adminSessions.endAdminSession(key: storedKey(id))
     }
 
     /// A fresh unstored id for the login form.

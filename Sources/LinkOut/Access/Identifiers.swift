@@ -32,9 +32,11 @@ final class Identifiers: Sendable {
         return HMACSHA256.constantTimeEqual(Array(text.utf8.dropFirst(26)), Array(sessionTag(random).utf8))
     }
 
-    /// What the ledger keeps of a session id: a keyed hash, so a copy of the table holds no usable cookie.
-    func storedSessionKey(_ id: String) -> String {
-        Self.base32(mac(joining: ["stored-session", id]), characters: 32)
+    /// What the ledger keeps of a session id: a keyed hash, so a copy of the table holds no usable cookie. It
+    /// covers the credential the session was signed in with (the admin token), so a session ends when that token
+    /// is replaced: rotating a leaked token also signs out whoever used it.
+    func storedSessionKey(_ id: String, signedInWith credential: String) -> String {
+        Self.base32(mac(joining: ["stored-session", credential, id]), characters: 32)
     }
 
     private func sessionTag(_ random: String) -> String {

@@ -174,6 +174,7 @@ struct RouteDependencies: Sendable {
                 identifiers: identifiers,
                 ledger: ledger,
                 clock: clock,
+                adminToken: configuration.adminToken,
                 isSecure: configuration.server.isSecure
             ),
             throttle: failedAuth,

@@ -33,7 +33,7 @@ package struct PreflightCheck: Sendable {
     package func offline() -> [Result] {
         [
             appleKey(), publicURL(), apps(), catalog(), regimes(), payments(), apiAddresses(), webhooks(),
-            serverAddress(), serverFiles(), dataFolder(), ledger(),
+            accessTokens(), serverAddress(), serverFiles(), dataFolder(), ledger(),
         ]
     }
 
@@ -183,10 +183,34 @@ package struct PreflightCheck: Sendable {
         guard webhooks.url.hasPrefix("https://") else {
             return Self.fail("webhooks", "webhooks.url is not https: the events carry purchases")
         }
-        guard webhooks.secret.utf8.count >= 16 else {
-            return Self.fail("webhooks", "webhooks.secret is shorter than 16 characters")
+        guard webhooks.secret.utf8.count >= Self.shortestSecret else {
+            return Self.fail("webhooks", "webhooks.secret is shorter than \(Self.shortestSecret) characters")
         }
         return Self.pass("webhooks", ShownURL.text(webhooks.url))
+    }
+
+    /// The fewest characters a secret of ours may have (a webhook's signing secret; an access token is told).
+    static let shortestSecret = 16
+
+    /// The admin and API tokens: never the same (the backend's credential would open `/admin` too), and long
+    /// enough not to be guessed (the failed-attempt throttle counts per client address, not in all).
+    func accessTokens() -> Result {
+        let tokens = [("LINKOUT_ADMIN_TOKEN", configuration.adminToken), ("LINKOUT_API_TOKEN", configuration.apiToken)]
+            .compactMap { name, token in token.map { (name, $0) } }
+        if tokens.count == 2 && tokens[0].1 == tokens[1].1 {
+            return Self.fail(
+                "access tokens",
+                "LINKOUT_ADMIN_TOKEN and LINKOUT_API_TOKEN are the same: your backend's token would open /admin"
+            )
+        }
+        guard !tokens.isEmpty else { return Self.pass("access tokens", "none set: /admin and the backend APIs are off") }
+        let short = tokens.filter { $0.1.utf8.count < Self.shortestSecret }.map(\.0)
+        let advice =
+            short.isEmpty
+            ? ""
+            : "; " + short.joined(separator: " and ") + " shorter than \(Self.shortestSecret) characters: use "
+                + "`openssl rand -hex 32`"
+        return Self.pass("access tokens", tokens.map(\.0).joined(separator: " and ") + " set" + advice)
     }
 
     /// The ledger is there, at the schema this release runs: read without opening it, so the check neither
