@@ -37,6 +37,28 @@ struct AuditTrailTests {
         #expect(TerminalText.visible("\u{200F}x") == #"\u{200f}x"#)
     }
 
+    /// The commands linkout suggests quote an id a shell would read (a line item id from the backend API may hold
+    /// `;` or `$(…)`, pasted bare the operator's shell ran it); a plain id stays as it is.
+    @Test func aSuggestedCommandQuotesAnIdAShellWouldRead() throws {
+        #expect(LineItemID("txn_01:refund:adj_9").shellWord == "txn_01:refund:adj_9")
+        #expect(LineItemID("x;$(id>pwned);<b>").shellWord == "'x;$(id>pwned);<b>'")
+        #expect(LineItemID("it's").shellWord == #"'it'\''s'"#)
+        #expect(LineItemID("").shellWord == "''")
+        let note = LineItemScreen.note([], externalPurchaseId: "SANDBOX_1", lineItemId: "a b;rm -rf ~")
+        #expect(note.contains("linkout report retract SANDBOX_1 'a b;rm -rf ~'"), "\(note)")
+        // What a shell makes of the quoted word is the id again.
+        let output = Pipe()
+        let shell = try ChildProcess(
+            "/bin/sh",
+            ["-c", "printf %s " + LineItemID("it's $(x); `y`").shellWord],
+            output: output.fileHandleForWriting.fileDescriptor
+        )
+        try output.fileHandleForWriting.close()
+        let echoed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(shell.waitForExit() == 0)
+        #expect(echoed == "it's $(x); `y`")
+    }
+
     @Test func adminWritesAndSignInsAreRecordedWithoutSecrets() throws {
         let live = try LiveApplication { $0.adminToken = "admin-secret" }
         let (code, purchaseId) = try AppEntitlementTests.purchase(live)

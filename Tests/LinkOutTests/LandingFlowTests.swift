@@ -204,6 +204,22 @@ struct LandingFlowTests {
         #expect(query.bundleId == BundleID("com.example"))
     }
 
+    /// A campaign value keeps no hidden character (a bidi override showed `moc.evil` to the operator as
+    /// `live.com`; a control reached the dashboard's HTML) and at most 200 Unicode scalars: cut by characters, an
+    /// `a` with a thousand combining marks counted as one.
+    @Test func aCampaignValueKeepsNoHiddenCharacterAndAtMost200Scalars() {
+        let request = HTTPRequest(
+            method: "GET",
+            target: "/?utm_source=%E2%80%AElive.com%01%0A&utm_term=a" + String(repeating: "%CC%81", count: 900)
+                + "&utm_campaign=" + String(repeating: "%C3%A9", count: 300),
+            version: .http1_1
+        )
+        let query = LandingRoute.Query(request)
+        #expect(query.utm["utm_source"] == "live.com")
+        #expect(query.utm["utm_term"]?.unicodeScalars.count == 200)
+        #expect(query.utm["utm_campaign"] == String(repeating: "é", count: 200))
+    }
+
     @Test func tokenlessVisitsFollowTheConfiguration() throws {
         let open = try LiveApplication()
         let visit = try open.get("/?utm_source=newsletter")

@@ -203,7 +203,9 @@ package struct PreflightCheck: Sendable {
                 "LINKOUT_ADMIN_TOKEN and LINKOUT_API_TOKEN are the same: your backend's token would open /admin"
             )
         }
-        guard !tokens.isEmpty else { return Self.pass("access tokens", "none set: /admin and the backend APIs are off") }
+        guard !tokens.isEmpty else {
+            return Self.pass("access tokens", "none set: /admin and the backend APIs are off")
+        }
         let short = tokens.filter { $0.1.utf8.count < Self.shortestSecret }.map(\.0)
         let advice =
             short.isEmpty

@@ -1,3 +1,5 @@
+import Domain
+
 /// Text from outside (Apple's messages, a path an operator typed, an event id a provider sent) as the text
 /// outputs of the commands print it: one line of visible characters. A line break in it forged a whole line of
 /// `linkout audit` (an entry that was never made), and an escape sequence reached the operator's terminal; every
@@ -5,7 +7,7 @@
 /// and CSV outputs quote their values and keep them as they are.
 package enum TerminalText {
     package static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isHidden) else { return text }
+        guard text.unicodeScalars.contains(where: HiddenCharacters.contains) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -14,20 +16,10 @@ package enum TerminalText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where isHidden(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            case _ where HiddenCharacters.contains(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out
-    }
-
-    /// C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional marks, overrides and
-    /// isolates (they reorder what the operator reads).
-    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
-            true
-        default: false
-        }
     }
 }

@@ -32,13 +32,13 @@ extension AttentionEntry {
     /// The action that resolves it, as the command that does it (the admin API has the same under
     /// `POST /admin/tokens/{id}/…`).
     package var resolution: String {
-        let id = externalPurchaseId
+        let id = externalPurchaseId.shellWord
         // NO_LINE_ITEM is no answer once Apple holds line items of the token (`LineItemStatusRegressionError`).
         let noLineItem = appleHoldsLineItems ? nil : "linkout report no-line-item \(id)"
         if let item = lineItems.first {
             let more = lineItems.count > 1 ? " (and \(lineItems.count - 1) more)" : ""
-            return "linkout report restate \(id) \(item.lineItemId) FILE, or linkout report retract \(id) "
-                + "\(item.lineItemId)\(more)"
+            return "linkout report restate \(id) \(item.lineItemId.shellWord) FILE, or linkout report retract \(id) "
+                + "\(item.lineItemId.shellWord)\(more)"
                 + (report != nil ? noLineItem.map { "; or \($0)" } ?? "" : "")
         }
         if report?.status == .lineItem {

@@ -81,7 +81,7 @@ struct LineItemScreen: Sendable {
         -> String
     {
         let rules = problems.map(\.description).joined(separator: "; ")
-        let drop = "linkout report retract \(externalPurchaseId) \(lineItemId)"
+        let drop = "linkout report retract \(externalPurchaseId.shellWord) \(lineItemId.shellWord)"
         let action: String
         if problems.contains(where: { $0.name == "RefundNotAllowedCreationDateError" }) {
             action =
@@ -93,7 +93,7 @@ struct LineItemScreen: Sendable {
                 + "token (a refund) cannot go on another: drop it (\(drop)) and keep it in your own books"
         } else {
             action =
-                "correct it (linkout report restate \(externalPurchaseId) \(lineItemId) FILE) or drop it "
+                "correct it (linkout report restate \(externalPurchaseId.shellWord) \(lineItemId.shellWord) FILE) or drop it "
                 + "(\(drop))"
         }
         return notePrefix + ": \(rules). Action: \(action)"

@@ -214,9 +214,9 @@ package struct ReportActions: Sendable {
                     throw Refusal(
                         kind: .conflict,
                         description: "line item \(lineItemId) is in a report Apple refused as a whole: restate the "
-                            + "item (linkout report restate \(externalPurchaseId) \(lineItemId) FILE), send the report "
-                            + "again once its cause is fixed (linkout report resend \(externalPurchaseId)), or report "
-                            + "the token NO_LINE_ITEM (linkout report no-line-item \(externalPurchaseId))"
+                            + "item (linkout report restate \(externalPurchaseId.shellWord) \(lineItemId.shellWord) FILE), send the "
+                            + "report again once its cause is fixed (linkout report resend \(externalPurchaseId.shellWord)), or "
+                            + "report the token NO_LINE_ITEM (linkout report no-line-item \(externalPurchaseId.shellWord))"
                     )
                 }
                 throw Refusal(

@@ -43,7 +43,7 @@ struct LandingRoute: Sendable {
         record(visit, request: request, acknowledgement: acknowledgement, responder)
     }
 
-    /// The parts of a landing's query linkout reads: the first of each, UTM values cut to 200 characters.
+    /// The parts of a landing's query linkout reads: the first of each, UTM values as `campaignValue` keeps them.
     /// `externalPurchaseToken` or `bundleId` given twice with different values is `conflicting`: which one counts
     /// is not for linkout to pick (the first was taken, and a filter in front of it may read the other). The same
     /// value twice is one (a link that carries the bundle ID StoreKit appends again).
@@ -63,11 +63,28 @@ struct LandingRoute: Sendable {
                     if let bundleId, bundleId.rawValue != item.value { conflicting = conflicting ?? item.name }
                     bundleId = bundleId ?? BundleID(item.value)
                 case let name where LandingRoute.utmParameters.contains(name):
-                    if utm[name] == nil { utm[name] = String(item.value.prefix(200)) }
+                    if utm[name] == nil { utm[name] = LandingRoute.campaignValue(item.value) }
                 default: break
                 }
             }
         }
+    }
+
+    /// Longest campaign (`utm_*`) value kept, in Unicode scalars.
+    static let campaignValueScalars = 200
+
+    /// A `utm_*` value as the ledger keeps it: without hidden characters (a bidi override in a campaign name
+    /// reordered the operator's view of it), cut to `campaignValueScalars`. Cut by characters, one `a` with a
+    /// thousand combining marks counted as one and ran to the request line's limit.
+    static func campaignValue(_ raw: some StringProtocol) -> String {
+        var kept = String.UnicodeScalarView()
+        var count = 0
+        for scalar in raw.unicodeScalars where !HiddenCharacters.contains(scalar) {
+            guard count < campaignValueScalars else { break }
+            kept.append(scalar)
+            count += 1
+        }
+        return String(kept)
     }
 
     /// A page to answer instead of recording a visit.
