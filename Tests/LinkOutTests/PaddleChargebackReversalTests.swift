@@ -517,6 +517,36 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// A chargeback the operator withdrew (`linkout report retract`) and Paddle then reversed is withdrawn once:
+    /// the reversal gives the money back in the ledger and sends Apple nothing more (it sent the same retraction
+    /// again).
+    @Test func aReversalOfAChargebackTheOperatorRetractedSendsNothingMore() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_12done", at: now - 9)
+        func adjustment(_ id: String, _ action: String, at: Int64) -> String {
+            Self.adjustment(of: transaction, id, action, 2999, 479, at: at)
+        }
+        try Self.deliverInTurn(harness, [completed, adjustment("adj_12cb", "chargeback", at: now - 8)])
+        let ledger = harness.live.application.ledger
+        let token = try #require(try ledger.payments.purchase(id: transaction)?.externalPurchaseId)
+        let chargeback = LineItemID("\(transaction):dispute:adj_12cb")
+        _ = try ReportActions(ledger: ledger, clock: .system).retract(token, lineItemId: chargeback)
+        let sent = harness.payments.reportedLineItems().filter { $0["lineItemId"] as? String == chargeback.rawValue }
+        #expect(sent.count == 2 && sent.last?["erroneouslySubmitted"] as? Bool == true)
+
+        try Self.deliverInTurn(harness, [adjustment("adj_12rev", "chargeback_reverse", at: now - 7)])
+        let outcome = try ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
+            .first { $0.eventId == "evt_adj_12rev" }?.outcome
+        #expect(outcome?.description == "chargeback reversed; line item \(chargeback) was retracted already")
+        #expect(
+            harness.payments.reportedLineItems().filter { $0["lineItemId"] as? String == chargeback.rawValue }.count
+                == 2
+        )
+        #expect(try ledger.payments.purchase(id: transaction)?.status == .paid)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     /// A refund of more than is left with no chargeback that took money (Paddle never sends one; a malformed or
     /// hand-made delivery might): no reversal can come, so it waits as any event does and is given up after three
     /// days, rather than waiting for good and holding the month's close open.

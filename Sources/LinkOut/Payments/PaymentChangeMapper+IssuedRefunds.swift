@@ -1,4 +1,5 @@
 import Domain
+import ExternalPurchase
 import Lifecycle
 import Payments
 import Storage
@@ -223,6 +224,12 @@ extension PaymentChangeMapper {
             return .apply(change)
         }
         change.charges = marked(item.lineItemId)
+        // Withdrawn already (an operator's `linkout report retract`): Apple holds it withdrawn, and a second
+        // retraction would only say so again.
+        if LineItemScreen.standing([item]).first?.common.erroneouslySubmitted == true {
+            change.outcome = "chargeback reversed; line item \(item.lineItemId) was retracted already"
+            return .apply(change)
+        }
         let retraction: String?
         do {
             retraction = try ReportActions(ledger: ledger, clock: Clock(milliseconds: { now })).retraction(
