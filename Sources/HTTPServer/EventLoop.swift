@@ -34,7 +34,6 @@ final class EventLoop {
     /// About how many requests one turn of the loop serves, all busy connections together.
     static let requestsPerLoopTurn = 1024
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    private let shortage: DescriptorShortage
     /// Set while the listener is left out of the epoll set for want of descriptors, until the next sweep.
     private var listenerPaused = false
 
@@ -43,7 +42,6 @@ final class EventLoop {
         self.mailbox = mailbox
         self.listener = listener
         self.context = context
-        shortage = DescriptorShortage(context: context)
         let configuration = context.configuration
         settings = ConnectionStateMachine.Settings(configuration: configuration, router: context.router)
         requestIDPrefix = context.requestIDPrefix + String(index) + "-"
@@ -101,7 +99,7 @@ final class EventLoop {
         guard !draining else { return }
         for _ in 0..<128 {
             let fd: Int32
-            switch Socket.accept(listener) {
+            switch context.descriptorShortage.accept(listener, now: monotonicNanoseconds()) {
             case .connection(let accepted): fd = accepted
             case .noneWaiting: return
             case .outOfResources(let error):
@@ -143,13 +141,17 @@ final class EventLoop {
     /// lasts; without one, the listener is not watched until the next sweep, so the loop does not spin on it.
     private func cannotAccept(_ error: Int32) {
         var shed = 0
-        while shed < 128, shortage.shed(from: listener, answering: ResponseSerializer.overloadResponse) { shed += 1 }
+        let shortage = context.descriptorShortage
+        let now = monotonicNanoseconds()
+        while shed < 128, shortage.shed(from: listener, answering: ResponseSerializer.overloadResponse, now: now) {
+            shed += 1
+        }
         context.shedConnections.add(shed, ordering: .relaxed)
         if shed == 0 {
             epoll.modify(listener, watching: [])
             listenerPaused = true
         }
-        if let answered = shortage.warningDue(now: monotonicNanoseconds()) {
+        if let answered = shortage.warningDue(now: now) {
             context.logger.warning(
                 "cannot accept connections: out of file descriptors or memory; new ones are answered 503",
                 [
@@ -303,6 +305,7 @@ final class EventLoop {
         context.releaseClient(connection.remoteAddress)
         // Closing the descriptor also removes it from the epoll set.
         Socket.close(connection.fd)
+        context.descriptorShortage.refill()
     }
 
     // MARK: messages and timers
@@ -339,6 +342,8 @@ final class EventLoop {
 
     private func sweep(now: UInt64) {
         if listenerPaused && !draining {
+            // A descriptor another thread closed since may take the reserve back first.
+            context.descriptorShortage.refill()
             epoll.modify(listener, watching: .readable)
             listenerPaused = false
         }

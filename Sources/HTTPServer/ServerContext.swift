@@ -18,8 +18,8 @@ final class ServerContext: Sendable {
     let heapTrimmer = HeapTrimmer()
     let openConnections = Atomic<Int>(0)
     let shedConnections = Atomic<Int>(0)
-    /// When a loop last logged that the process ran out of descriptors (`DescriptorShortage`); 0 for never.
-    let lastDescriptorWarning = Atomic<UInt64>(0)
+    /// The descriptor the loops keep in reserve for answering newcomers 503 when the process has none left.
+    let descriptorShortage = DescriptorShortage()
     /// Open connections by peer address, for `maxConnectionsPerClient`. Shared by the loops, because the kernel
     /// spreads one client's connections over all of them.
     private let connectionsByClient = Mutex<[String: Int]>([:])

@@ -330,6 +330,18 @@ struct ServeProcessTests {
         let newcomer = try RawClient(port: port, timeout: 10)
         newcomer.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try newcomer.readResponse().status == 503)
+        // Bursts of newcomers at once reach both event loops together: each still gets its 503 (with a reserve
+        // per loop, one loop's freed reserve went to the other's accept, and its share waited unanswered).
+        for _ in 0..<3 {
+            let burst = (0..<60).compactMap { _ in try? RawClient(port: port, timeout: 10) }
+            for client in burst { client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n") }
+            #expect(burst.filter { (try? $0.readResponse().status) == 503 }.count == burst.count)
+        }
+        for _ in 0..<6 {
+            let probe = try RawClient(port: port, timeout: 10)
+            probe.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try probe.readResponse().status == 503)
+        }
 
         // A loop spinning on its listener burns about a second of CPU a second; a waiting one next to nothing.
         func cpuTicks() -> Int {
