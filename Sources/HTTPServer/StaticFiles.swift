@@ -63,12 +63,21 @@ public final class StaticFiles: Sendable {
         let file: CachedFile
         if let cached, now &- cached.checkedAt < revalidateAfter {
             file = cached
-        } else if let loaded = load(relativePath, previous: cached, now: now) {
-            file = loaded
-            cache.withLock { $0[key] = loaded }
         } else {
-            cache.withLock { _ = $0.removeValue(forKey: key) }
-            return HTTPError(.notFound, "Not found.").response
+            switch load(relativePath, previous: cached, now: now) {
+            case .file(let loaded):
+                file = loaded
+                cache.withLock { $0[key] = loaded }
+            case .missing:
+                cache.withLock { _ = $0.removeValue(forKey: key) }
+                return HTTPError(.notFound, "Not found.").response
+            case .unreadable:
+                // There, but not readable now (the process out of descriptors): a 404 would be cached by browsers
+                // and proxies for a file that exists.
+                var response = HTTPError(.serviceUnavailable, "Try again shortly.").response
+                response.headers.add(name: "Retry-After", value: "1")
+                return response
+            }
         }
         if isNotModified(request, file) {
             return HTTPResponse(status: .notModified, headers: file.validatorHeaders)
@@ -88,28 +97,35 @@ public final class StaticFiles: Sendable {
         return false
     }
 
-    private func load(_ relativePath: String, previous: CachedFile?, now: UInt64) -> CachedFile? {
-        guard let segments = Self.safeSegments(relativePath) else { return nil }
+    private enum Loaded {
+        case file(CachedFile)
+        case missing
+        /// The file is there and a regular file of a served type, but reading it failed.
+        case unreadable
+    }
+
+    private func load(_ relativePath: String, previous: CachedFile?, now: UInt64) -> Loaded {
+        guard let segments = Self.safeSegments(relativePath) else { return .missing }
         let candidate = root + "/" + segments.joined(separator: "/")
         // The real path must still lie inside the root: this is what stops symbolic links pointing outside.
-        guard let real = Self.realPath(candidate), real.hasPrefix(root + "/") else { return nil }
+        guard let real = Self.realPath(candidate), real.hasPrefix(root + "/") else { return .missing }
         // Both the name asked for and the file it resolves to must be of a served type (a link named `x.css` to a
         // template is still a template).
         if let servedExtensions,
             !servedExtensions.contains(Self.fileExtension(candidate))
                 || !servedExtensions.contains(Self.fileExtension(real))
         {
-            return nil
+            return .missing
         }
         var info = stat()
         guard stat(real, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= Self.maxFileBytes
-        else { return nil }
+        else { return .missing }
         let identity = [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
         if var previous, previous.identity == identity {
             previous.checkedAt = now
-            return previous
+            return .file(previous)
         }
-        guard let data = FileManager.default.contents(atPath: real) else { return nil }
+        guard let data = FileManager.default.contents(atPath: real) else { return .unreadable }
         let etag = "\"" + identity.map { String($0, radix: 16) }.joined(separator: "-") + "\""
         var file = CachedFile(
             body: Array(data),
@@ -123,7 +139,7 @@ public final class StaticFiles: Sendable {
         file.okHeaders = file.validatorHeaders
         file.okHeaders.add(name: "Content-Type", value: file.contentType)
         file.okHeaders.add(name: "X-Content-Type-Options", value: "nosniff")
-        return file
+        return .file(file)
     }
 
     /// Decoded path segments, or nil when any is empty, `.`/`..`, hidden, or carries an encoded separator.

@@ -94,6 +94,8 @@ struct RequestParserTests {
         for text in [
             "GET /healthz HTTP/1.1\nHost: x\n\n", "GET / HTTP/1.1\r\nHost: x\nY: z", "\u{16}\u{03}\u{01}\u{02}",
             " GET / HTTP/1.1", "GE\rT", "\r\n\u{01}",
+            // A bare LF first after the request line (it waited for the head timeout).
+            "GET / HTTP/1.1\r\n\n",
         ] {
             #expect(status(text) == 400, "\(text.debugDescription)")
         }

@@ -353,10 +353,24 @@ struct ServeProcessTests {
         Thread.sleep(forTimeInterval: 1)  // the window the CPU is measured over, not a wait for an event
         #expect(cpuTicks() - before < 30)
 
+        // A landing on a connection already open cannot open the journal's file: refused, and `/readyz` says so
+        // until descriptors are free again, then turns ready by itself, with no landing sent to clear it (it
+        // stayed unready, and a balancer sends an unready server none).
+        held[0].send("GET \(DiskFullLandingTests.freshTarget()) HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try held[0].readResponse().status == 503)
+        #expect(try held[1].roundTrip("GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n").status == 503)
+        // A static file there but not readable now is no 404 (browsers and proxies would keep that).
+        #expect(try held[2].roundTrip("GET /static/css/linkout.css HTTP/1.1\r\nHost: t\r\n\r\n").status == 503)
+
         held.removeAll()
         #expect(
             eventually(within: 30) {
                 (try? RawClient(port: port).roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status) == 200
+            }
+        )
+        #expect(
+            eventually(within: 30) {
+                (try? RawClient(port: port).roundTrip("GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n").status) == 200
             }
         )
         server.signal(SIGTERM)

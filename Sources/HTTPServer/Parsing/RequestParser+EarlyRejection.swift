@@ -14,7 +14,8 @@ extension RequestParser {
 
     /// `pending`: the header fields' bytes so far, after the request line's CRLF.
     static func fieldsCannotComplete(_ pending: ArraySlice<UInt8>) -> Bool {
-        var previous = carriageReturn
+        // What precedes `pending` is the request line's LF: an LF first ends an empty line with no CR of its own.
+        var previous = lineFeed
         for byte in pending {
             if byte == lineFeed && previous != carriageReturn { return true }
             previous = byte

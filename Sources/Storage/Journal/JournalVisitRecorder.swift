@@ -121,16 +121,22 @@ final class JournalVisitRecorder: VisitRecorder {
     /// Landings are acknowledged by the journal, not the writer: a probe's commit says nothing of them.
     func writerCommitted() {}
 
-    /// A full disk refused the last append: cleared once the journal's folder has room for a batch again (an
-    /// allocation there succeeds), so `/readyz` turns ready without waiting for a landing. If an append still
-    /// fails, it sets the failure again.
+    /// A full disk, or a process out of file descriptors, refused the last append: cleared once the journal's
+    /// folder takes a new file with room for a batch again (an allocation there succeeds), so `/readyz` turns
+    /// ready without waiting for a landing (an unready server is sent none). If an append still fails, it sets the
+    /// failure again.
     func recheckFailure() {
-        guard shared.health.withLock({ $0.journal?.code == .diskFull }),
+        guard shared.health.withLock({ $0.journal.map(Self.passes) ?? false }),
             JournalFile.hasRoom(in: directory, bytes: Self.roomForABatch)
         else { return }
         shared.health.withLock { health in
-            if health.journal?.code == .diskFull { health.journal = nil }
+            if health.journal.map(Self.passes) == true { health.journal = nil }
         }
+    }
+
+    /// Failures of an append that end by themselves once space or descriptors are free again.
+    private static func passes(_ failure: StorageError) -> Bool {
+        failure.code == .diskFull || [EMFILE, ENFILE].contains(failure.systemError ?? 0)
     }
 
     /// Room that counts as enough for appends again: a batch of a hundred visits or more.
