@@ -14,6 +14,37 @@ import Testing
 /// line item Apple would refuse at once, as a 400 with Apple's error name, and nothing of it is queued.
 @Suite("Line item rules, live")
 struct LineItemRulesLiveTests {
+    /// A refund posted for a buy that is set aside (Apple would refuse it, or did) is refused saying so and what
+    /// to do, not as a buy "not known for this token".
+    @Test func aRefundOfASetAsideBuyIsRefusedNamingIt() throws {
+        let refund = try JSONDecoder().decode(
+            LineItem.self,
+            from: Data(
+                #"""
+                {"lineItemId":"r1","creationDate":1,"eventType":"REFUND","referenceLineItemId":"b1",\#
+                "amountTaxInclusive":100,"amountTaxExclusive":100,"taxAmount":0,"netAmountTaxExclusive":0,\#
+                "reportingCurrency":"EUR","pricingCurrency":"EUR","taxCountry":"DEU"}
+                """#.utf8
+            )
+        )
+        var sorted = LineItemsAPI.Sorted()
+        sorted.fresh = [(refund, "")]
+        let unknown = ReportProblem("NotFoundError", field: "referenceLineItemId", lineItem: "r1", "not known")
+        let buy = StoredLineItem(
+            rowId: 1,
+            externalPurchaseId: "t",
+            lineItemId: "b1",
+            body: "{}",
+            receivedAt: 0,
+            correction: "set aside before sending"
+        )
+        let named = LineItemsAPI.namingSetAside([unknown], of: sorted, [buy])
+        #expect(named.first?.message.contains("b1 is set aside as needing correction: restate it first") == true)
+        var settled = buy
+        settled.correctedAt = 2
+        #expect(LineItemsAPI.namingSetAside([unknown], of: sorted, [settled]) == [unknown])
+    }
+
     @Test func itemsAppleWouldRefuseGet400WithApplesErrorName() throws {
         let setup = try LiveReportingTests.Setup()
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }

@@ -76,6 +76,29 @@ package struct LineItemsAPI: Sendable {
         )
     }
 
+    /// A refund of a buy that is set aside (Apple would refuse it, or did) is not "unknown": it is refused with what
+    /// to do, since the buy's restatement, not a new post, makes the refund's reference good.
+    static func namingSetAside(_ problems: [ReportProblem], of sorted: Sorted, _ stored: [StoredLineItem])
+        -> [ReportProblem]
+    {
+        let setAside = Set(stored.filter(\.needsCorrection).map(\.lineItemId))
+        guard !setAside.isEmpty else { return problems }
+        return problems.map { problem in
+            guard problem.name == "NotFoundError", problem.fieldName == "referenceLineItemId",
+                case .refund(let refund) = sorted.fresh.first(where: { $0.item.common.lineItemId == problem.lineItemId }
+                )?
+                .item,
+                setAside.contains(refund.referenceLineItemId)
+            else { return problem }
+            var named = problem
+            named.message =
+                "the refunded line item \(refund.referenceLineItemId) is set aside as needing correction: restate it "
+                + "first (linkout report restate, or POST /admin/tokens/{id}/line-items/{lineItemId}/restate), then "
+                + "send this refund"
+            return named
+        }
+    }
+
     /// How often a post is checked again when line items stored meanwhile changed what it was checked against.
     static let attempts = 5
     /// Held while a post is checked and stored.
@@ -94,7 +117,7 @@ package struct LineItemsAPI: Sendable {
         // A refund and its buy in one post, in either order: the buys are taken first, as Apple must read them
         // (a report carries its items in the order they were stored).
         sorted.fresh = sorted.fresh.filter { !$0.item.isRefund } + sorted.fresh.filter { $0.item.isRefund }
-        sorted.problems += validator.problems(in: sorted.fresh.map(\.item))
+        sorted.problems += Self.namingSetAside(validator.problems(in: sorted.fresh.map(\.item)), of: sorted, stored)
         guard sorted.problems.isEmpty else { return JSONResponse.json(.badRequest, Problems(errors: sorted.problems)) }
         if !sorted.fresh.isEmpty {
             try ledger.reports.storeLineItems(
