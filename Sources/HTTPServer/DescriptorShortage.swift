@@ -32,7 +32,7 @@ final class DescriptorShortage: Sendable {
     }
 
     deinit {
-        reserve.withLock { if $0 >= 0 { Glibc.close($0) } }
+        reserve.withLock { if $0 >= 0 { Socket.close($0) } }
     }
 
     /// A loop's accept: under the reserve's lock for a second after a shortage, so no accept takes the descriptor
@@ -43,23 +43,36 @@ final class DescriptorShortage: Sendable {
         return reserve.withLock { _ in Socket.accept(listener) }
     }
 
-    /// Takes one waiting connection with the reserve's descriptor, answers it `response` and closes it. False when
-    /// there is no reserve to give up or nothing was taken: the caller stops watching the listener for a while.
-    func shed(from listener: Int32, answering response: [UInt8], now: UInt64) -> Bool {
+    enum Shed {
+        /// A waiting connection was answered 503 and closed.
+        case answered
+        /// None was waiting (Linux fails `accept` with `EMFILE` before it looks at the backlog).
+        case noneWaiting
+        /// No reserve to give up, or the accept failed even with it: the caller stops watching the listener for a
+        /// while.
+        case noReserve
+    }
+
+    /// Takes one waiting connection with the reserve's descriptor, answers it `response` and closes it.
+    func shed(from listener: Int32, answering response: [UInt8], now: UInt64) -> Shed {
         lastShortage.store(now, ordering: .relaxed)
-        return reserve.withLock { (descriptor: inout Int32) -> Bool in
+        return reserve.withLock { (descriptor: inout Int32) -> Shed in
             if descriptor < 0 { descriptor = Self.openReserve() }
-            guard descriptor >= 0 else { return false }
-            Glibc.close(descriptor)
+            guard descriptor >= 0 else { return .noReserve }
+            Socket.close(descriptor)
             defer {
                 descriptor = Self.openReserve()
                 missing.store(descriptor < 0, ordering: .relaxed)
             }
-            guard case .connection(let fd) = Socket.accept(listener) else { return false }
-            response.withUnsafeBytes { _ = Socket.write(fd, $0) }
-            Socket.close(fd)
-            shedSinceWarning.add(1, ordering: .relaxed)
-            return true
+            switch Socket.accept(listener) {
+            case .connection(let fd):
+                response.withUnsafeBytes { _ = Socket.write(fd, $0) }
+                Socket.close(fd)
+                shedSinceWarning.add(1, ordering: .relaxed)
+                return .answered
+            case .noneWaiting: return .noneWaiting
+            case .outOfResources: return .noReserve
+            }
         }
     }
 

@@ -137,21 +137,25 @@ final class EventLoop {
         }
     }
 
-    /// Out of descriptors (or memory) with connections waiting: they are answered 503 from the reserve while it
-    /// lasts; without one, the listener is not watched until the next sweep, so the loop does not spin on it.
+    /// Out of descriptors (or memory), perhaps with connections waiting: they are answered 503 from the reserve
+    /// while it lasts; without one, the listener is not watched until the next sweep, so the loop does not spin on
+    /// it.
     private func cannotAccept(_ error: Int32) {
         var shed = 0
         let shortage = context.descriptorShortage
         let now = monotonicNanoseconds()
-        while shed < 128, shortage.shed(from: listener, answering: ResponseSerializer.overloadResponse, now: now) {
-            shed += 1
+        answering: while shed < 128 {
+            switch shortage.shed(from: listener, answering: ResponseSerializer.overloadResponse, now: now) {
+            case .answered: shed += 1
+            case .noneWaiting: break answering
+            case .noReserve:
+                epoll.modify(listener, watching: [])
+                listenerPaused = true
+                break answering
+            }
         }
         context.shedConnections.add(shed, ordering: .relaxed)
-        if shed == 0 {
-            epoll.modify(listener, watching: [])
-            listenerPaused = true
-        }
-        if let answered = shortage.warningDue(now: now) {
+        if shed > 0 || listenerPaused, let answered = shortage.warningDue(now: now) {
             context.logger.warning(
                 "cannot accept connections: out of file descriptors or memory; new ones are answered 503",
                 [

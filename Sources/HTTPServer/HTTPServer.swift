@@ -54,7 +54,7 @@ public final class HTTPServer: Sendable {
         // Every connection holds a descriptor; a soft limit left at a shell's 1024 would run out long before
         // `maxConnections` (then `DescriptorShortage` answers newcomers 503).
         let descriptors = csystem_raise_descriptor_limit()
-        if descriptors >= 0, descriptors < configuration.maxConnections + Self.descriptorsBesideConnections {
+        if descriptors >= 0, descriptors - Self.descriptorsBesideConnections < configuration.maxConnections {
             context.logger.warning(
                 "the open file limit is below server.maxConnections: connections past it are answered 503",
                 ["open_file_limit": String(descriptors), "max_connections": String(configuration.maxConnections)]

@@ -171,6 +171,10 @@ public final class Ledger: Sendable {
     /// space ran out. Clears by itself once a write succeeds again; readiness checks (`/readyz`) report it.
     public var writeFailure: StorageError? { visitRecorder.failure }
 
+    /// Why landings are refused right now (their visits cannot be made durable), or nil; `writeFailure` also
+    /// names tables that refuse visits the journal holds.
+    public var landingFailure: StorageError? { visitRecorder.landingFailure }
+
     /// Looks again at a write failure that only the next landing would clear (the journal's full disk), so a
     /// server taken out of rotation while unready (and sent no landings) turns ready once space is back.
     public func recheckWriteFailure() {

@@ -44,6 +44,7 @@ struct AuditTrailTests {
         #expect(LineItemID("x;$(id>pwned);<b>").shellWord == "'x;$(id>pwned);<b>'")
         #expect(LineItemID("it's").shellWord == #"'it'\''s'"#)
         #expect(LineItemID("").shellWord == "''")
+        #expect(LineItemID("=ls").shellWord == "'=ls'")
         let note = LineItemScreen.note([], externalPurchaseId: "SANDBOX_1", lineItemId: "a b;rm -rf ~")
         #expect(note.contains("linkout report retract SANDBOX_1 'a b;rm -rf ~'"), "\(note)")
         // What a shell makes of the quoted word is the id again.

@@ -13,7 +13,8 @@ extension Identifier {
                 default: "-_.:/@%+=,".utf8.contains(byte)
                 }
             }
-        guard !plain else { return rawValue }
+        // A word that starts with `=` is a command's path to zsh (`=ls`).
+        guard !plain || rawValue.hasPrefix("=") else { return rawValue }
         // Nothing is special inside single quotes but the quote itself, written as quote, escaped quote, quote.
         return "'" + rawValue.split(separator: "'", omittingEmptySubsequences: false).joined(separator: #"'\''"#) + "'"
     }

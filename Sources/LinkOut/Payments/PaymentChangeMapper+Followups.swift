@@ -159,7 +159,7 @@ extension PaymentChangeMapper {
             cause: "\(charge.chargeKey):\(refund.amountRefunded)",
             at: now
         )
-        guard let token = purchase.externalPurchaseId, purchase.buyLineItemId != nil else {
+        guard let token = purchase.externalPurchaseId, purchase.isReported else {
             change.outcome = "refund recorded; nothing to report to Apple"
             return .apply(change)
         }

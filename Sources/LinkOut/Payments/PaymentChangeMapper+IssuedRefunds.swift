@@ -56,11 +56,11 @@ extension PaymentChangeMapper {
         let left = max(0, charge.amountTotal - charge.amountRefunded)
         if amount > left {
             let purchase = try ledger.payments.purchase(id: charge.purchaseId)
-            let standing = try chargebackMayHaveTaken(from: charge, chargeId: issued.chargeId)
+            let standing = try chargebackMayHaveTaken(from: charge, chargeId: issued.chargeId, of: purchase)
             // Before the purchase is reported that is assumed for a refund; a chargeback then takes what was left,
-            // as one of the whole payment after a partial refund does (below).
-            let reported = purchase?.buyLineItemId != nil
-            if issued.kind == .chargeback ? standing && reported : standing {
+            // as one of the whole payment after a partial refund does (below), and stays so after a reversal: which
+            // chargeback took money is told by line items, which an unreported purchase has none of.
+            if issued.kind == .chargeback ? standing && purchase?.isReported == true : standing {
                 let what = issued.kind == .chargeback ? "chargeback" : "refund"
                 // A reversal can come weeks after its chargeback; the reversal wakes this one.
                 return Self.waitNeverGivenUp(
@@ -157,7 +157,7 @@ extension PaymentChangeMapper {
         var item: StoredLineItem?
         var chargedBack: (charge: PurchaseCharge, lineItemId: LineItemID, versions: [StoredLineItem])?
         let purchase = try ledger.payments.purchase(id: charge.purchaseId)
-        let reported = purchase?.buyLineItemId != nil
+        let reported = purchase?.isReported == true
         for candidate in charges where candidate.amountTotal == reversal.amount {
             guard case .refund(let refundId) = candidate.chargeKey else { continue }
             let lineItemId = LineItemID.chargeback(of: reversal.paymentId, dispute: refundId)
@@ -224,9 +224,16 @@ extension PaymentChangeMapper {
             return .apply(change)
         }
         change.charges = marked(item.lineItemId)
-        // Withdrawn already (an operator's `linkout report retract`): Apple holds it withdrawn, and a second
-        // retraction would only say so again.
+        // Withdrawn already (an operator's `linkout report retract`): once Apple has accepted that, a second
+        // retraction would only say so again; until then, the reversal waits for it as for the chargeback's own.
         if LineItemScreen.standing([item]).first?.common.erroneouslySubmitted == true {
+            let accepted = try item.reportRequestIdentifier.flatMap { try ledger.reports.report($0) }?.state
+            guard accepted == .accepted else {
+                return Self.waitNeverGivenUp(
+                    behind: purchase?.externalPurchaseId,
+                    "the retraction of the charged-back payment's REFUND is not accepted by Apple yet"
+                )
+            }
             change.outcome = "chargeback reversed; line item \(item.lineItemId) was retracted already"
             return .apply(change)
         }
@@ -259,8 +266,10 @@ extension PaymentChangeMapper {
     /// Whether a chargeback not reversed took money of `charge`: what a refund of more than is left waits for.
     /// Told by the chargeback's line item, which a chargeback of a reported purchase has when it took money;
     /// before the purchase is reported, assumed.
-    private func chargebackMayHaveTaken(from charge: PurchaseCharge, chargeId: String) throws -> Bool {
-        guard try ledger.payments.purchase(id: charge.purchaseId)?.buyLineItemId != nil else { return true }
+    private func chargebackMayHaveTaken(from charge: PurchaseCharge, chargeId: String, of purchase: PurchaseRecord?)
+        throws -> Bool
+    {
+        guard purchase?.isReported == true else { return true }
         let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
         let reversed = Set(charges.filter(\.isReversal).map(\.lineItemId))
         for candidate in charges {

@@ -81,7 +81,8 @@ struct LineItemScreen: Sendable {
         -> String
     {
         let rules = problems.map(\.description).joined(separator: "; ")
-        let drop = "linkout report retract \(externalPurchaseId.shellWord) \(lineItemId.shellWord)"
+        let words = "\(externalPurchaseId.shellWord) \(lineItemId.shellWord)"
+        let drop = "linkout report retract \(words)"
         let action: String
         if problems.contains(where: { $0.name == "RefundNotAllowedCreationDateError" }) {
             action =
@@ -93,8 +94,7 @@ struct LineItemScreen: Sendable {
                 + "token (a refund) cannot go on another: drop it (\(drop)) and keep it in your own books"
         } else {
             action =
-                "correct it (linkout report restate \(externalPurchaseId.shellWord) \(lineItemId.shellWord) FILE) or drop it "
-                + "(\(drop))"
+                "correct it (linkout report restate \(words) FILE) or drop it (\(drop))"
         }
         return notePrefix + ": \(rules). Action: \(action)"
     }

@@ -211,12 +211,13 @@ package struct ReportActions: Sendable {
                 // the report goes again only as the operator says.
                 let sentIn = versions.last?.reportRequestIdentifier
                 if let sentIn, try ledger.reports.report(sentIn)?.state == .rejected {
+                    let token = externalPurchaseId.shellWord
                     throw Refusal(
                         kind: .conflict,
                         description: "line item \(lineItemId) is in a report Apple refused as a whole: restate the "
-                            + "item (linkout report restate \(externalPurchaseId.shellWord) \(lineItemId.shellWord) FILE), send the "
-                            + "report again once its cause is fixed (linkout report resend \(externalPurchaseId.shellWord)), or "
-                            + "report the token NO_LINE_ITEM (linkout report no-line-item \(externalPurchaseId.shellWord))"
+                            + "item (linkout report restate \(token) \(lineItemId.shellWord) FILE), send the report "
+                            + "again once its cause is fixed (linkout report resend \(token)), or report the token "
+                            + "NO_LINE_ITEM (linkout report no-line-item \(token))"
                     )
                 }
                 throw Refusal(

@@ -118,6 +118,11 @@ final class JournalVisitRecorder: VisitRecorder {
         shared.health.withLock { $0.journal ?? $0.ingest }
     }
 
+    /// The journal's last append failed; the tables refusing journaled visits refuses no landing.
+    var landingFailure: StorageError? {
+        shared.health.withLock { $0.journal }
+    }
+
     /// Landings are acknowledged by the journal, not the writer: a probe's commit says nothing of them.
     func writerCommitted() {}
 

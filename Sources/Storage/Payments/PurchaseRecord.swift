@@ -24,6 +24,8 @@ public struct PurchaseRecord: Sendable, Equatable, Codable {
     /// production token, one that cannot be reported) the purchase's own id. Its refunds find the charge and end
     /// the purchase either way; a renewal's charge carries its invoice.
     public var buyChargeLineItemId: LineItemID { buyLineItemId ?? LineItemID(purchaseId) }
+    /// Whether Apple is told of it: its buy was made into a line item.
+    public var isReported: Bool { buyLineItemId != nil }
     /// End of the paid period (subscriptions), UNIX ms.
     public var periodEnd: Int64?
     /// Days of paid service reported so far (Apple's `subscriptionDaysOfPaidService`).

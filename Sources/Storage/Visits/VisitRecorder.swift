@@ -31,6 +31,10 @@ protocol VisitRecorder: Sendable {
     /// Why visits are not being recorded right now, or nil when the last ones went through.
     var failure: StorageError? { get }
 
+    /// Why landings are refused right now (their visits cannot be made durable), or nil. It differs from
+    /// `failure` only where landings are durable before the tables take them (the journal).
+    var landingFailure: StorageError? { get }
+
     /// The ledger's writer just committed a write (the readiness probe): a recorder whose visits are committed
     /// the same way takes it as proof that they commit again.
     func writerCommitted()
@@ -44,4 +48,8 @@ protocol VisitRecorder: Sendable {
 
     /// Records what is queued, then stops; later visits fail with `.closed`.
     func close()
+}
+
+extension VisitRecorder {
+    var landingFailure: StorageError? { failure }
 }

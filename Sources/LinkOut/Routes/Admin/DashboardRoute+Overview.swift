@@ -23,10 +23,11 @@ extension DashboardRoute {
             "reporting_blocked": .flag(Self.isBlocked(reporting.status)),
             "days": .text(String(Self.days)),
         ]
-        // A full disk refuses every landing: the page says so at the top, as `/readyz` does.
+        // A full disk refuses every landing, or the tables the visits the journal holds: the page says so at the
+        // top, as `/readyz` does.
         ledger.recheckWriteFailure()
-        if let failure = ledger.writeFailure {
-            context["ledger_refusing"] = .flag(true)
+        if let failure = ledger.landingFailure ?? ledger.writeFailure {
+            context[ledger.landingFailure != nil ? "landings_refused" : "tables_refusing"] = .flag(true)
             context["ledger_failure"] = .text(
                 failure.code == .diskFull ? "the data folder's disk is full (\(failure))" : "\(failure)"
             )
