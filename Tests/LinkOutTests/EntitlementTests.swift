@@ -106,6 +106,10 @@ struct EntitlementTests {
         let second = try Self.redeem(live, code)
         #expect(second.status == 409)
         #expect(second.text.contains("already_redeemed"))
+        // A backend whose first answer was lost learns the purchase from the second.
+        let again = try #require(try JSONSerialization.jsonObject(with: Data(second.body)) as? [String: Any])
+        #expect((again["purchase"] as? [String: Any])?["purchaseId"] as? String == purchase["purchaseId"] as? String)
+        #expect((again["purchase"] as? [String: Any])?["productId"] as? String == "pro.lifetime")
         #expect(try Self.redeem(live, code.uppercased()).status == 409)
         #expect(try Self.redeem(live, String(repeating: "a", count: 32)).status == 404)
         #expect(try Self.redeem(live, "short").status == 400)

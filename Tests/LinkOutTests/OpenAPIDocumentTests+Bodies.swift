@@ -272,7 +272,10 @@ extension OpenAPIDocumentTests {
                 ("Redeemed", RedemptionAPI.Redeemed(purchase: redemptionPurchase, redeemedAt: 1)),
                 (
                     "RedemptionRefusal",
-                    RedemptionAPI.Refusal(error: .init(code: "already_redeemed", message: "m", at: 1))
+                    RedemptionAPI.Refusal(
+                        error: .init(code: "already_redeemed", message: "m", at: 1),
+                        purchase: redemptionPurchase
+                    )
                 ),
                 ("PurchaseList", RedemptionAPI.PurchaseList(purchases: [redemptionPurchase])),
                 (

@@ -129,7 +129,7 @@ struct AppAccessAPI: Sendable {
                     credentialId: credentialId
                 )
             )
-        case .alreadyRedeemed(let at):
+        case .alreadyRedeemed(let at, _):
             throttles.codes.recordFailure(for: codeHash)
             return RedemptionAPI.refusal(.conflict, "already_redeemed", "This code was redeemed before.", at: at)
         case .expired(let at):

@@ -48,6 +48,9 @@ struct RedemptionAPI: Sendable {
             var at: Int64
         }
         var error: Detail
+        /// With `already_redeemed` on the backend's route: the purchase the code was redeemed for, so a backend
+        /// whose first answer was lost (a timeout, a dropped connection) still learns it.
+        var purchase: PurchaseView? = nil
     }
 
     func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -66,8 +69,12 @@ struct RedemptionAPI: Sendable {
                 return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
             }
             return JSONResponse.json(.ok, Redeemed(purchase: try view(purchase), redeemedAt: record.redeemedAt ?? 0))
-        case .alreadyRedeemed(let at):
-            return Self.refusal(.conflict, "already_redeemed", "This code was redeemed before.", at: at)
+        case .alreadyRedeemed(let at, let purchaseId):
+            var refusal = Refusal(
+                error: .init(code: "already_redeemed", message: "This code was redeemed before.", at: at)
+            )
+            refusal.purchase = try ledger.payments.purchase(id: purchaseId).map(view)
+            return JSONResponse.json(.conflict, refusal)
         case .expired(let at):
             return Self.refusal(.gone, "expired", "This code has expired; restore the purchase instead.", at: at)
         case .notFound:

@@ -43,7 +43,7 @@ public struct EntitlementStore: Sendable {
         -> RedemptionOutcome
     {
         guard let record = try record(codeHash: codeHash, in: connection) else { return .notFound }
-        if let redeemedAt = record.redeemedAt { return .alreadyRedeemed(at: redeemedAt) }
+        if let redeemedAt = record.redeemedAt { return .alreadyRedeemed(at: redeemedAt, purchaseId: record.purchaseId) }
         if now > record.expiresAt { return .expired(at: record.expiresAt) }
         // The update is the claim: of two instances redeeming at once, the second finds it done (a read
         // before it cannot tell, under PostgreSQL's read committed).
@@ -56,7 +56,7 @@ public struct EntitlementStore: Sendable {
                 "SELECT redeemed_at FROM redemptions WHERE code_hash = ?",
                 [.text(codeHash)]
             )
-            return .alreadyRedeemed(at: again.first?.first?.integer ?? now)
+            return .alreadyRedeemed(at: again.first?.first?.integer ?? now, purchaseId: record.purchaseId)
         }
         var redeemed = record
         redeemed.redeemedAt = now

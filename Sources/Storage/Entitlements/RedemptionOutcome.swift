@@ -2,7 +2,8 @@
 public enum RedemptionOutcome: Sendable, Equatable {
     /// Redeemed now: the code is used up.
     case redeemed(RedemptionRecord)
-    case alreadyRedeemed(at: Int64)
+    /// Used up before, at `at`, for the purchase `purchaseId`.
+    case alreadyRedeemed(at: Int64, purchaseId: String)
     case expired(at: Int64)
     case notFound
 }
