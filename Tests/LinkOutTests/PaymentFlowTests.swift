@@ -233,6 +233,17 @@ struct PaymentFlowTests {
         #expect(harness.stripe.received.count == 1)
     }
 
+    /// Paddle's transaction has no expiry linkout can set: with less than half an hour left on the token the person
+    /// is asked for a fresh link, as with Stripe (a sale paid after the expiry could never be reported on it).
+    @Test func paddlesPageIsRefusedWithLessThanHalfAnHourLeft() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let tooSoon = try harness.payments.openCheckout(expiresIn: 600)
+        let refused = try harness.payments.choose(tooSoon, product: "pro.lifetime", currency: "EUR")
+        #expect(refused.status == 400 && refused.text.contains("too old"))
+        let hour = try harness.payments.openCheckout(expiresIn: 3600)
+        #expect(try harness.payments.choose(hour, product: "pro.lifetime", currency: "EUR").status == 303)
+    }
+
     /// The shortest session is the provider's own, not Stripe's: the demo's page stays open as long as the token
     /// does, so ten minutes left are enough to pay.
     @Test func theShortestSessionIsTheProviders() throws {

@@ -18,7 +18,11 @@ extension PaddlePaymentProvider {
             ProviderSetting("priceIds", isMap: true),
             ProviderSetting("webhookToleranceSeconds"),
             ProviderSetting("caFile"),
-        ]
+        ],
+        // A Paddle transaction has no expiry linkout can set (none documented), so its page stays payable past the
+        // token's: with less than half an hour left (Stripe's shortest session) the person is asked for a fresh
+        // link, since a sale after the expiry could never be reported on this token.
+        shortestSession: 30 * Milliseconds.minute
     ) { settings, context throws(ProviderConfigurationError) in
         let key = try settings.required("apiKey")
         var configuration = PaddleConfiguration(
