@@ -69,4 +69,53 @@ struct PaymentChangeFlowDuplicateTokenTests {
             }
         )
     }
+
+    /// A token with a payment under way is not reported `DUPLICATE_TOKEN` while the payment may still complete: it
+    /// was, and then its sale went to Apple on it too (a token Apple was told carries no transactions). Once paid,
+    /// it is the token the customer's transactions go on, and the other is the duplicate.
+    @Test func aTokenBeingPaidOnIsNotReportedADuplicate() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let now = Clock.system.nowMilliseconds()
+        let tokens = (0..<2).map { _ in
+            PaymentHarness.servicesToken(createdAt: now - 10_000, expiresAt: now + 3_600_000)
+        }
+        for token in tokens {
+            #expect(try harness.forward(token, account: PaymentHarness.account).status == 201)
+        }
+        // The second one seen would be the duplicate; the person pays on it.
+        let checkout = try harness.openCheckout(token: tokens[1])
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let apple = harness.apple.apple
+        for _ in 0..<3 { harness.live.application.reporting.tick() }
+        #expect(!apple.received.contains { $0.report?.status == .duplicateToken }, "\(apple.received.count)")
+
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_paid_on_second",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            paymentIntent: "pi_second",
+            subscription: "sub_2",
+            created: Clock.system.nowSeconds()
+        )
+        #expect(try harness.deliver(completed).status == 200)
+        try harness.waitForEvents()
+        #expect(
+            eventually(within: 30) {
+                harness.live.application.reporting.tick()
+                return apple.received.contains { $0.report?.status == .duplicateToken }
+            }
+        )
+        let reports = apple.received.compactMap(\.report)
+        #expect(
+            reports.filter { $0.externalPurchaseId == tokens[1].externalPurchaseId }.map(\.status) == [.lineItem]
+        )
+        #expect(
+            reports.filter { $0.externalPurchaseId == tokens[0].externalPurchaseId }.map(\.status) == [.duplicateToken]
+        )
+    }
 }

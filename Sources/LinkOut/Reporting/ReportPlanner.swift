@@ -62,6 +62,14 @@ struct ReportPlanner: Sendable {
             if !fresh.isEmpty {
                 status = .lineItem
             } else if try isDuplicate(token) {
+                // A payment under way on it may still make it the token its customer's transactions go on: it is
+                // not told to Apple as a duplicate (and then sent its sale) before that payment ends.
+                let paying = try ledger.payments.hasPaymentUnderWay(
+                    on: token.token.externalPurchaseId,
+                    openSince: paymentsOpenSince,
+                    pendingSince: now - Self.pendingPaymentHoldMilliseconds
+                )
+                if paying { continue }
                 status = .duplicateToken
             } else {
                 status = .noLineItem
