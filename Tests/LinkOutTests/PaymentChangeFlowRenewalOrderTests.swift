@@ -126,6 +126,61 @@ struct PaymentChangeFlowRenewalOrderTests {
     /// that arrive out of order: the held one after the late one is rewritten in place with its days (Apple never
     /// saw it), and both go out right once a token can carry them (before, it kept the days that left the late
     /// one's period out, for good).
+    /// A renewal whose period ends before it starts (a malformed event) is not recorded: counted, it took days of
+    /// paid service from the renewals after it, which were restated at Apple, while its own item was set aside.
+    @Test func aRenewalWhosePeriodEndsBeforeItStartsChangesNothing() throws {
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 100 * 86_400_000)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: nil,
+            nowMilliseconds: time.clock.nowMilliseconds() - 60_000
+        )
+        try PaymentChangeFlowRefundHoldTests.subscribe(harness, on: token, time: time)
+        let started = try #require(harness.reportedLineItems().first)
+        let periodEnd = try #require(started["subscriptionEndDate"] as? Int64) / 1000
+        let month: Int64 = 30 * 86_400
+        time.advance(seconds: periodEnd + 60 - time.clock.nowSeconds())
+        let renewal = StripeEvents.renewal(
+            id: "evt_in_2",
+            invoice: "in_2",
+            subscription: "sub_1",
+            total: 399,
+            start: periodEnd,
+            end: periodEnd + month,
+            created: periodEnd,
+            paymentIntent: "pi_in_2"
+        )
+        #expect(try harness.deliver(renewal, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+        let before = harness.reportedLineItems()
+        #expect(before.map { $0["lineItemId"] as? String } == ["cs_test_fake1", "in_2"])
+
+        // Reversed: it starts a month before the renewal's start and "ends" at the subscription's start.
+        let reversed = StripeEvents.renewal(
+            id: "evt_in_bad",
+            invoice: "in_bad",
+            subscription: "sub_1",
+            total: 399,
+            start: periodEnd - month / 2,
+            end: periodEnd - month,
+            created: time.clock.nowSeconds(),
+            paymentIntent: "pi_in_bad"
+        )
+        #expect(try harness.deliver(reversed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+        let outcome = try harness.live.application.ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10)
+            .first { $0.eventId == "evt_in_bad" }?.outcome
+        #expect(
+            outcome?.description.contains("its period ends before it starts") == true,
+            "\(outcome?.description ?? "")"
+        )
+        #expect(harness.reportedLineItems().count == before.count)
+        #expect(try harness.live.application.ledger.reports.lineItems(for: token.externalPurchaseId).count == 2)
+    }
+
     @Test func aHeldRenewalAfterALateOneIsRewrittenWithItsDays() throws {
         let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)

@@ -18,6 +18,13 @@ extension PaymentChangeMapper {
         guard let subscription = named.subscriptionId,
             var purchase = try ledger.payments.purchase(subscriptionId: subscription)
         else { return .wait("the \(what)'s subscription has no purchase yet") }
+        // A period that ends before it starts (a malformed event) is no part of the subscription: counted, it took
+        // days of paid service from every item after it, restated so at Apple, while its own item was set aside.
+        guard named.periodRunsToCurrentEnd || named.period.end >= named.period.start else {
+            let refusal =
+                "\(what) not recorded: its period ends before it starts (\(named.period.start) to \(named.period.end))"
+            return .apply(PaymentChange(event: event, outcome: .notReportable(refusal), at: now))
+        }
         var invoice = named
         if invoice.periodRunsToCurrentEnd {
             // A change billed without a period of its own runs to the end of the period being paid.
