@@ -14,6 +14,28 @@ import Testing
 /// sale goes on the customer's token that carries them, never on the duplicate.
 @Suite("Payment flow: a sale on a token reported DUPLICATE_TOKEN")
 struct PaymentChangeFlowDuplicateTokenTests {
+    /// Stripe's completion of the monthly subscription bought on `checkout` (3.99, in Germany), made now.
+    static func monthlyPaid(
+        _ checkout: PaymentHarness.Checkout,
+        event: String,
+        paymentIntent: String,
+        subscription: String
+    ) -> String {
+        StripeEvents.sessionCompleted(
+            id: event,
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 399,
+            tax: 0,
+            country: "DE",
+            paymentIntent: paymentIntent,
+            subscription: subscription,
+            created: Clock.system.nowSeconds()
+        )
+    }
+
     @Test func theSaleGoesOnTheCustomersOtherToken() throws {
         let harness = try PaymentHarness(provider: .stripe)
         let now = Clock.system.nowMilliseconds()
@@ -37,19 +59,7 @@ struct PaymentChangeFlowDuplicateTokenTests {
 
         let checkout = try harness.openCheckout(token: paidOn)
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
-        let completed = StripeEvents.sessionCompleted(
-            id: "evt_late",
-            session: "cs_test_fake1",
-            checkout: checkout,
-            product: "pro.monthly",
-            mode: "subscription",
-            total: 399,
-            tax: 0,
-            country: "DE",
-            paymentIntent: "pi_late",
-            subscription: "sub_1",
-            created: Clock.system.nowSeconds()
-        )
+        let completed = Self.monthlyPaid(checkout, event: "evt_late", paymentIntent: "pi_late", subscription: "sub_1")
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
 
@@ -82,25 +92,26 @@ struct PaymentChangeFlowDuplicateTokenTests {
         for token in tokens {
             #expect(try harness.forward(token, account: PaymentHarness.account).status == 201)
         }
-        // The second one seen would be the duplicate; the person pays on it.
-        let checkout = try harness.openCheckout(token: tokens[1])
+        // The one seen later would be the duplicate (two forwards in one millisecond: the greater id); the person
+        // pays on it.
+        let ledger = harness.live.application.ledger
+        let seen = try tokens.map { token throws -> (Int64, ExternalPurchaseID, ExternalPurchaseToken) in
+            let stored = try #require(try ledger.tokens.token(token.externalPurchaseId))
+            return (stored.firstSeenAt, token.externalPurchaseId, token)
+        }
+        let ordered = seen.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+        let (first, later) = (ordered[0], ordered[1])
+        let checkout = try harness.openCheckout(token: later)
         #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
         let apple = harness.apple.apple
         for _ in 0..<3 { harness.live.application.reporting.tick() }
         #expect(!apple.received.contains { $0.report?.status == .duplicateToken }, "\(apple.received.count)")
 
-        let completed = StripeEvents.sessionCompleted(
-            id: "evt_paid_on_second",
-            session: "cs_test_fake1",
-            checkout: checkout,
-            product: "pro.monthly",
-            mode: "subscription",
-            total: 399,
-            tax: 0,
-            country: "DE",
+        let completed = Self.monthlyPaid(
+            checkout,
+            event: "evt_paid_on_second",
             paymentIntent: "pi_second",
-            subscription: "sub_2",
-            created: Clock.system.nowSeconds()
+            subscription: "sub_2"
         )
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
@@ -111,11 +122,7 @@ struct PaymentChangeFlowDuplicateTokenTests {
             }
         )
         let reports = apple.received.compactMap(\.report)
-        #expect(
-            reports.filter { $0.externalPurchaseId == tokens[1].externalPurchaseId }.map(\.status) == [.lineItem]
-        )
-        #expect(
-            reports.filter { $0.externalPurchaseId == tokens[0].externalPurchaseId }.map(\.status) == [.duplicateToken]
-        )
+        #expect(reports.filter { $0.externalPurchaseId == later.externalPurchaseId }.map(\.status) == [.lineItem])
+        #expect(reports.filter { $0.externalPurchaseId == first.externalPurchaseId }.map(\.status) == [.duplicateToken])
     }
 }

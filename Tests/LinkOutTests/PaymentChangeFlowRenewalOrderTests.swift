@@ -23,10 +23,8 @@ struct PaymentChangeFlowRenewalOrderTests {
         case theNextWasRefunded
     }
 
-    /// Before, the late renewal followed the latest delivered one and counted that one's period as paid days before
-    /// its own (62 instead of 31), and the next kept days that left the late one's period out.
-    @Test(arguments: Before.allCases)
-    func aRenewalDeliveredAfterTheNextFollowsThePeriodBeforeIt(before: Before) throws {
+    /// A Stripe subscription started a hundred days ago on a sandbox token, its start reported.
+    static func subscribed() throws -> (ManualClock, PaymentHarness, ExternalPurchaseToken) {
         let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 100 * 86_400_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
         let token = TokenMinter.mint(
@@ -37,6 +35,14 @@ struct PaymentChangeFlowRenewalOrderTests {
             nowMilliseconds: time.clock.nowMilliseconds() - 60_000
         )
         try PaymentChangeFlowRefundHoldTests.subscribe(harness, on: token, time: time)
+        return (time, harness, token)
+    }
+
+    /// Before, the late renewal followed the latest delivered one and counted that one's period as paid days before
+    /// its own (62 instead of 31), and the next kept days that left the late one's period out.
+    @Test(arguments: Before.allCases)
+    func aRenewalDeliveredAfterTheNextFollowsThePeriodBeforeIt(before: Before) throws {
+        let (time, harness, token) = try Self.subscribed()
         let started = try #require(harness.reportedLineItems().first)
         let startDays = SubscriptionPeriod(
             start: try #require(started["subscriptionStartDate"] as? Int64),
@@ -122,23 +128,10 @@ struct PaymentChangeFlowRenewalOrderTests {
         }
     }
 
-    /// Renewals held for a token (the purchase's custom-link token expired, no other of the customer's known yet)
-    /// that arrive out of order: the held one after the late one is rewritten in place with its days (Apple never
-    /// saw it), and both go out right once a token can carry them (before, it kept the days that left the late
-    /// one's period out, for good).
     /// A renewal whose period ends before it starts (a malformed event) is not recorded: counted, it took days of
     /// paid service from the renewals after it, which were restated at Apple, while its own item was set aside.
     @Test func aRenewalWhosePeriodEndsBeforeItStartsChangesNothing() throws {
-        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 100 * 86_400_000)
-        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
-        let token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: true,
-            tokenType: nil,
-            nowMilliseconds: time.clock.nowMilliseconds() - 60_000
-        )
-        try PaymentChangeFlowRefundHoldTests.subscribe(harness, on: token, time: time)
+        let (time, harness, token) = try Self.subscribed()
         let started = try #require(harness.reportedLineItems().first)
         let periodEnd = try #require(started["subscriptionEndDate"] as? Int64) / 1000
         let month: Int64 = 30 * 86_400
@@ -181,6 +174,10 @@ struct PaymentChangeFlowRenewalOrderTests {
         #expect(try harness.live.application.ledger.reports.lineItems(for: token.externalPurchaseId).count == 2)
     }
 
+    /// Renewals held for a token (the purchase's custom-link token expired, no other of the customer's known yet)
+    /// that arrive out of order: the held one after the late one is rewritten in place with its days (Apple never
+    /// saw it), and both go out right once a token can carry them (before, it kept the days that left the late
+    /// one's period out, for good).
     @Test func aHeldRenewalAfterALateOneIsRewrittenWithItsDays() throws {
         let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 10_800_000)
         let harness = try PaymentHarness(provider: .stripe, clock: time.clock)

@@ -165,4 +165,53 @@ struct DuplicateWindowTests {
         #expect(try ledger.reports.placeLineItemAwaitingToken(held.rowId, on: "bought-on"))
         #expect(try ledger.reports.isDuplicateToken("forwarded"))
     }
+
+    /// A token with a payment under way is no duplicate of a sibling merely seen first (paid, it carries the
+    /// customer's transactions), but stays one of a sibling that has line items; and once the token expires, or
+    /// the session is older than the payment window, it is judged as before.
+    @Test func aPaymentUnderWayKeepsATokenFromBeingTheDuplicateOfOneSeenFirst() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let created = Self.created
+        let expires = created + Milliseconds.hour
+        for (id, seen) in [("seen-first", created), ("paid-on", created + 1000)] {
+            let fields = TokenFields(Self.customLink(id, created: created, expires: expires).token, source: .url)
+            _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: CheckoutID("c-" + id), at: seen)
+        }
+        let opened = created + 2000
+        _ = try ledger.payments.recordPaymentSession(
+            PaymentSessionRecord(
+                sessionId: "cs_1",
+                provider: "stripe",
+                intentId: "intent-1",
+                checkoutId: "c-paid-on",
+                externalPurchaseId: "paid-on",
+                productId: "pro.monthly",
+                currency: "EUR",
+                amount: "3.99",
+                language: "en",
+                url: "https://checkout.example/cs_1",
+                state: .open,
+                createdAt: opened,
+                updatedAt: opened
+            )
+        )
+        let paying = PaymentsUnderWay(now: opened + 1000, openSince: opened - 1000, pendingSince: opened - 1000)
+        #expect(try ledger.reports.isDuplicateToken("paid-on"))
+        #expect(try !ledger.reports.isDuplicateToken("paid-on", paying: paying))
+        // Past the payment window, or past the token's expiry, it is the duplicate again.
+        #expect(
+            try ledger.reports.isDuplicateToken(
+                "paid-on",
+                paying: .init(now: opened, openSince: opened, pendingSince: opened)
+            )
+        )
+        #expect(
+            try ledger.reports.isDuplicateToken("paid-on", paying: .init(now: expires, openSince: 0, pendingSince: 0))
+        )
+        // A sibling with line items is the one transactions go on, payment or not.
+        try ledger.reports.storeLineItems([("buy", #"{"lineItemId":"buy"}"#)], for: "seen-first", at: opened)
+        #expect(try ledger.reports.isDuplicateToken("paid-on", paying: paying))
+    }
 }

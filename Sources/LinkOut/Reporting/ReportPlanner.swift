@@ -42,6 +42,11 @@ struct ReportPlanner: Sendable {
         // A payment started within the provider's session lifetime may still complete, and its purchase would be
         // the report. The hold ends with the session's lifetime, far inside Apple's 10-day deadline.
         let paymentsOpenSince = now - paymentHold
+        let underWay = PaymentsUnderWay(
+            now: now,
+            openSince: paymentsOpenSince,
+            pendingSince: now - Self.pendingPaymentHoldMilliseconds
+        )
         let window = try ledger.reports.duplicateWindow(after: duplicateCursor.current, size: duplicateWindowSize)
         let tokens = try ledger.reports.tokensNeedingReports(
             now: now,
@@ -50,6 +55,7 @@ struct ReportPlanner: Sendable {
             paymentsPendingSince: now - Self.pendingPaymentHoldMilliseconds,
             holdsEndForTokensCreatedBefore: now - Self.holdsEndAfterMilliseconds,
             duplicateWindow: window,
+            paymentsUnderWay: underWay,
             limit: batchLimit
         )
         // A batch cut at its limit may have left some of the window's duplicates for later: the same window is
@@ -61,15 +67,7 @@ struct ReportPlanner: Sendable {
             let status: ReportStatus
             if !fresh.isEmpty {
                 status = .lineItem
-            } else if try isDuplicate(token) {
-                // A payment under way on it may still make it the token its customer's transactions go on: it is
-                // not told to Apple as a duplicate (and then sent its sale) before that payment ends.
-                let paying = try ledger.payments.hasPaymentUnderWay(
-                    on: token.token.externalPurchaseId,
-                    openSince: paymentsOpenSince,
-                    pendingSince: now - Self.pendingPaymentHoldMilliseconds
-                )
-                if paying { continue }
+            } else if try isDuplicate(token, paying: underWay) {
                 status = .duplicateToken
             } else {
                 status = .noLineItem
@@ -208,8 +206,8 @@ struct ReportPlanner: Sendable {
     /// tokens (same app, type, creation and expiration dates) and tokens of one `appAccountToken`; the token with line
     /// items, else the first seen, stays the one transactions are reported on. Only `ACQUISITION`/`SERVICES` tokens are
     /// ever duplicates (Apple: `DuplicateTokenStatusNotAllowedError`).
-    func isDuplicate(_ token: StoredToken) throws -> Bool {
-        try ledger.reports.isDuplicateToken(token.token.externalPurchaseId)
+    func isDuplicate(_ token: StoredToken, paying: PaymentsUnderWay) throws -> Bool {
+        try ledger.reports.isDuplicateToken(token.token.externalPurchaseId, paying: paying)
     }
 
     /// The content's identifier, unless this ledger already used it for a report of the same content (sent

@@ -102,24 +102,6 @@ public struct PaymentStore: Sendable {
         }
     }
 
-    /// Whether a payment on the token may still complete: a session opened since `openSince` and still open, or
-    /// one whose payment is pending (a bank debit) and moved since `pendingSince`.
-    public func hasPaymentUnderWay(
-        on externalPurchaseId: ExternalPurchaseID,
-        openSince: Int64,
-        pendingSince: Int64
-    ) throws(StorageError) -> Bool {
-        try database.readers.read { connection throws(StorageError) in
-            !(try connection.query(
-                """
-                SELECT 1 FROM payment_sessions WHERE external_purchase_id = ?
-                    AND ((state = 'open' AND created_at > ?) OR (state = 'pending' AND updated_at > ?)) LIMIT 1
-                """,
-                [.id(externalPurchaseId), .integer(openSince), .integer(pendingSince)]
-            ).isEmpty)
-        }
-    }
-
     public func paymentSessions(checkoutId: CheckoutID) throws(StorageError) -> [PaymentSessionRecord] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(

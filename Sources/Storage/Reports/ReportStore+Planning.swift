@@ -19,6 +19,9 @@ extension ReportStore {
     /// are few, through `line_items_held`): the next pass may place the item on it, which makes it the one that
     /// carries transactions (judged before that, by a pass already planning when the app forwarded it, it was
     /// reported `DUPLICATE_TOKEN` and the held item could never go on it).
+    /// A token with a payment under way (`PaymentsUnderWay`) is no duplicate of a sibling that was merely seen
+    /// first: paid, it carries its customer's transactions (judged before, it was told to Apple as a duplicate and
+    /// then sent its sale). Its parameters: `PaymentsUnderWay.parameters`, twice.
     static let isDuplicateToken = """
         (\(ReportingPolicy.SQL.mayBeDuplicate("t"))
             AND NOT EXISTS (SELECT 1 FROM line_items tl WHERE tl.external_purchase_id = t.external_purchase_id)
@@ -52,10 +55,19 @@ extension ReportStore {
             AND NOT EXISTS (SELECT 1 FROM reports d WHERE d.external_purchase_id = s.external_purchase_id
                 AND d.status = 'DUPLICATE_TOKEN')
             AND (EXISTS (SELECT 1 FROM line_items sl WHERE sl.external_purchase_id = s.external_purchase_id)
-                OR s.first_seen_at < t.first_seen_at
-                OR (s.first_seen_at = t.first_seen_at AND s.external_purchase_id < t.external_purchase_id)))
+                OR ((s.first_seen_at < t.first_seen_at
+                    OR (s.first_seen_at = t.first_seen_at AND s.external_purchase_id < t.external_purchase_id))
+                    AND NOT \(paymentUnderWay))))
         """
     }
+
+    /// SQL true while a payment on `t` may still complete (`PaymentsUnderWay`: now, open since, pending since),
+    /// on a token Apple has not announced and that has not expired (a notice or the expiry ends the wait).
+    static let paymentUnderWay = """
+        (t.report_due_at IS NULL AND t.token_expires_at > ? AND EXISTS (SELECT 1 FROM payment_sessions ps
+            WHERE ps.external_purchase_id = t.external_purchase_id
+            AND ((ps.state = 'open' AND ps.created_at > ?) OR (ps.state = 'pending' AND ps.updated_at > ?))))
+        """
 
     /// Tokens that need a new report: line items not yet in any report, or no report at all and no line items:
     /// a token without an expiry created before `quietSince` and with no payment that may still complete, a
@@ -68,6 +80,7 @@ extension ReportStore {
         paymentsPendingSince: Int64,
         holdsEndForTokensCreatedBefore: Int64,
         duplicateWindow: DuplicateWindow,
+        paymentsUnderWay: PaymentsUnderWay = .none,
         limit: Int
     ) throws(StorageError) -> [StoredToken] {
         try database.readers.read { connection throws(StorageError) in
@@ -76,8 +89,8 @@ extension ReportStore {
                 [.integer(quietSince), .integer(now)] + duplicateWindow.parameters + [
                     .integer(quietSince), .integer(holdsEndForTokensCreatedBefore),
                     .integer(paymentsOpenSince), .integer(paymentsPendingSince), .integer(now),
-                    .integer(paymentsOpenSince), .integer(Int64(limit)),
-                ]
+                    .integer(paymentsOpenSince),
+                ] + paymentsUnderWay.parameters + paymentsUnderWay.parameters + [.integer(Int64(limit))]
             ).decoded(TokenStore.storedToken)
         }
     }
@@ -199,11 +212,13 @@ extension ReportStore {
     /// Whether the token is an extra custom-link token of its customer (a refreshed copy, or another token of
     /// the same `appAccountToken` active at the same time) that is reported `DUPLICATE_TOKEN` (Apple: "Testing
     /// transactions that use custom link tokens", "Reporting unrecognized tokens and tokens without transactions").
-    public func isDuplicateToken(_ externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> Bool {
+    public func isDuplicateToken(_ externalPurchaseId: ExternalPurchaseID, paying: PaymentsUnderWay = .none)
+        throws(StorageError) -> Bool
+    {
         try database.readers.read { connection throws(StorageError) in
             !(try connection.query(
                 "SELECT 1 FROM tokens t WHERE t.external_purchase_id = ? AND \(Self.isDuplicateToken)",
-                [.id(externalPurchaseId)]
+                [.id(externalPurchaseId)] + paying.parameters + paying.parameters
             ).isEmpty)
         }
     }
