@@ -66,6 +66,8 @@ struct RejectionTests {
             body: ReportingHarness.buyJSON(lineItemId: bad)
         )
         #expect(outcome.action == "restate")
+        // The outcome (and so the audit trail) says what Apple will now be told differently.
+        #expect(outcome.detail.contains("; changed: ") || outcome.detail.hasSuffix("; no field changed"))
         try harness.tickUntilSettled()
         let after = harness.production.received
         #expect(after.count == 3)
@@ -670,5 +672,16 @@ struct RejectionTests {
         #expect(AdminAPI.state(of: try item(nil, nil), reports: reports) == "accepted")
         #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", nil), reports: reports) == "needs_correction")
         #expect(AdminAPI.state(of: try item("IncorrectNetAmountError", 5), reports: reports) == "corrected")
+    }
+
+    /// A restatement's outcome names each field it changes, old and new; the restatement flag and the net, which
+    /// follow from the rest, are not listed.
+    @Test func aRestatementSaysWhatItChanges() {
+        let before = #"{"lineItemId":"b","amountTaxInclusive":1000,"taxCountry":"DEU","netAmountTaxExclusive":840}"#
+        let after =
+            #"{"lineItemId":"b","amountTaxInclusive":1000,"taxCountry":"AUT","netAmountTaxExclusive":900,"restatement":true}"#
+        #expect(LineItemChanges.describe(from: before, to: after) == "; changed: taxCountry DEU → AUT")
+        #expect(LineItemChanges.describe(from: before, to: before) == "; no field changed")
+        #expect(LineItemChanges.describe(from: nil, to: after) == "")
     }
 }

@@ -227,7 +227,11 @@ package struct PreflightCheck: Sendable {
                 version = try Ledger.existingSchemaVersion(directory: storage.dataDir)
             }
         } catch  where error.code == .notFound {
-            return Self.fail("ledger", "\(error.message) (the server makes it on its first start)")
+            return Self.fail(
+                "ledger",
+                "\(error.message) (the server makes it on its first start; if this deployment has one already, "
+                    + "check the path: a server started there would begin an empty ledger)"
+            )
         } catch  where error.code == .unavailable {
             return Self.fail("ledger", "cannot reach the database: \(error.message)")
         } catch {

@@ -170,17 +170,21 @@ package struct ReportActions: Sendable {
             marked += " (net set to \(item.common.netAmountTaxExclusive), from the amounts and the refunds that stand)"
         }
         try check(item, of: token)
+        let replacement = try AppleRejection.encodeLineItem(item)
+        let previous = try ledger.reports.lineItemVersions(lineItemId).last {
+            $0.externalPurchaseId == externalPurchaseId
+        }
         let resolved = try ledger.reports.correctLineItem(
             lineItemId,
             of: externalPurchaseId,
-            replacement: try AppleRejection.encodeLineItem(item),
+            replacement: replacement,
             now: clock.nowMilliseconds()
         )
         return Outcome(
             externalPurchaseId: externalPurchaseId,
             action: "restate",
             detail: "line item \(lineItemId) stored for the next report\(marked); \(resolved) set-aside version(s) "
-                + "resolved"
+                + "resolved" + LineItemChanges.describe(from: previous?.body, to: replacement)
                 + retakeSetAsideRefunds(on: token, of: PurchaseNet.buyId(of: item), besides: lineItemId)
                 + (try releaseWaiting(behind: externalPurchaseId))
         )
