@@ -56,6 +56,11 @@ struct PaddleChargebackReversalTests {
         return (transaction, completed)
     }
 
+    /// The outcome recorded for the payment event `id`, if it was processed.
+    static func outcome(in ledger: Ledger, _ id: String) -> String? {
+        (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 50))?.first { $0.eventId == id }?.outcome
+    }
+
     /// Delivers each body, and lets it be processed and reported before the next.
     static func deliverInTurn(_ harness: PaddleFlowTests.Harness, _ bodies: [String]) throws {
         for body in bodies {
@@ -211,13 +216,10 @@ struct PaddleChargebackReversalTests {
         let reversal = adjustment("evt_07rev", "adj_07rev", "chargeback_reverse", at: now - 1)
         #expect(try harness.deliver(reversal).status == 200)
         let ledger = harness.live.application.ledger
-        func outcome(_ id: String) -> String? {
-            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 10))?.first { $0.eventId == id }?.outcome
-        }
-        #expect(eventually(within: 30) { outcome("evt_07rev")?.hasPrefix("waiting:") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_07rev")?.hasPrefix("waiting:") == true })
         #expect(try harness.deliver(adjustment("evt_07cb", "adj_07cb", "chargeback", at: now - 5)).status == 200)
         // The chargeback's REFUND goes to Apple; a later pass of the events then finds it to withdraw.
-        #expect(eventually(within: 30) { outcome("evt_07cb")?.contains("queued for Apple") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_07cb")?.contains("queued for Apple") == true })
         _ = harness.payments.reportedLineItems()
         // A waiting event is put off (30 s at first); past that, the next event's pass takes it again.
         time.advance(seconds: 60)
@@ -225,9 +227,10 @@ struct PaddleChargebackReversalTests {
         #expect(try harness.deliver(other).status == 200)
         #expect(
             eventually(within: 30) {
-                outcome("evt_07rev") == "chargeback reversed; line item \(transaction):dispute:adj_07cb retracted"
+                Self.outcome(in: ledger, "evt_07rev")
+                    == "chargeback reversed; line item \(transaction):dispute:adj_07cb retracted"
             },
-            "\(outcome("evt_07rev") ?? "none")"
+            "\(Self.outcome(in: ledger, "evt_07rev") ?? "none")"
         )
         let retraction = try #require(harness.payments.reportedLineItems().last)
         #expect(retraction["lineItemId"] as? String == "\(transaction):dispute:adj_07cb")
@@ -247,9 +250,6 @@ struct PaddleChargebackReversalTests {
         }
         try Self.deliverInTurn(harness, [completed])
         let ledger = harness.live.application.ledger
-        func outcome(_ id: String) -> String? {
-            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
-        }
         // Apple answers 503 for the chargeback's report until told otherwise.
         let chargeback = "\(transaction):dispute:adj_11cb"
         let appleDown = Mutex(true)
@@ -258,16 +258,21 @@ struct PaddleChargebackReversalTests {
             return carries && appleDown.withLock { $0 } ? .respond(status: 503) : nil
         }
         #expect(try harness.deliver(adjustment("adj_11cb", "chargeback", at: now - 5)).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_11cb")?.contains("queued for Apple") == true })
+        #expect(
+            eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_11cb")?.contains("queued for Apple") == true }
+        )
         #expect(try harness.deliver(adjustment("adj_11rev", "chargeback_reverse", at: now - 1)).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_11rev")?.hasPrefix("waiting:") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_11rev")?.hasPrefix("waiting:") == true })
 
         // Four days on, the reversal is tried again and still waits.
         time.advance(seconds: 4 * 86_400)
         let later = Clock.system.nowSeconds() + 4 * 86_400
         #expect(try harness.deliver(adjustment("adj_11other", "credit", at: now), timestamp: later).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_11other") != nil })
-        #expect(outcome("evt_adj_11rev")?.hasPrefix("waiting:") == true, "\(outcome("evt_adj_11rev") ?? "none")")
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_11other") != nil })
+        #expect(
+            Self.outcome(in: ledger, "evt_adj_11rev")?.hasPrefix("waiting:") == true,
+            "\(Self.outcome(in: ledger, "evt_adj_11rev") ?? "none")"
+        )
 
         // Apple takes the chargeback's REFUND; its acceptance makes the reversal due, and it withdraws it.
         appleDown.withLock { $0 = false }
@@ -275,9 +280,9 @@ struct PaddleChargebackReversalTests {
         #expect(try harness.deliver(adjustment("adj_11more", "credit", at: now), timestamp: later).status == 200)
         #expect(
             eventually(within: 30) {
-                outcome("evt_adj_11rev") == "chargeback reversed; line item \(chargeback) retracted"
+                Self.outcome(in: ledger, "evt_adj_11rev") == "chargeback reversed; line item \(chargeback) retracted"
             },
-            "\(outcome("evt_adj_11rev") ?? "none")"
+            "\(Self.outcome(in: ledger, "evt_adj_11rev") ?? "none")"
         )
         let retraction = try #require(harness.payments.reportedLineItems().last)
         #expect(retraction["lineItemId"] as? String == chargeback)
@@ -449,21 +454,18 @@ struct PaddleChargebackReversalTests {
             ]
         )
         let ledger = harness.live.application.ledger
-        func outcome(_ id: String) -> String? {
-            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
-        }
         #expect(try harness.deliver(adjustment("adj_09ref2", "refund", 1000, 160, at: now - 5)).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_09ref2")?.hasPrefix("waiting:") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_09ref2")?.hasPrefix("waiting:") == true })
         #expect(
             try harness.deliver(adjustment("adj_09rev", "chargeback_reverse", 2499, 399, at: now - 6)).status == 200
         )
-        #expect(eventually(within: 30) { outcome("evt_adj_09rev")?.contains("retracted") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_09rev")?.contains("retracted") == true })
         // A waiting event is put off (30 s at first); past that, the next event's pass takes it again.
         time.advance(seconds: 60)
         #expect(try harness.deliver(adjustment("adj_09other", "credit", 100, 16, at: now)).status == 200)
         #expect(
-            eventually(within: 30) { outcome("evt_adj_09ref2")?.contains("queued for Apple") == true },
-            "\(outcome("evt_adj_09ref2") ?? "none")"
+            eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_09ref2")?.contains("queued for Apple") == true },
+            "\(Self.outcome(in: ledger, "evt_adj_09ref2") ?? "none")"
         )
         let refund = try #require(
             harness.payments.reportedLineItems().first {
@@ -489,19 +491,16 @@ struct PaddleChargebackReversalTests {
         }
         try Self.deliverInTurn(harness, [completed, adjustment("adj_11cbA", "chargeback", 2000, 319, at: now - 8)])
         let ledger = harness.live.application.ledger
-        func outcome(_ id: String) -> String? {
-            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
-        }
         #expect(try harness.deliver(adjustment("adj_11cbC", "chargeback", 1500, 239, at: now - 6)).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_11cbC")?.hasPrefix("waiting:") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_11cbC")?.hasPrefix("waiting:") == true })
         #expect(
             try harness.deliver(adjustment("adj_11revA", "chargeback_reverse", 2000, 319, at: now - 7)).status == 200
         )
-        #expect(eventually(within: 30) { outcome("evt_adj_11revA")?.contains("retracted") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_11revA")?.contains("retracted") == true })
         // The reversal makes the chargeback waiting behind the token due at once.
         #expect(
-            eventually(within: 30) { outcome("evt_adj_11cbC")?.contains("queued for Apple") == true },
-            "\(outcome("evt_adj_11cbC") ?? "none")"
+            eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_11cbC")?.contains("queued for Apple") == true },
+            "\(Self.outcome(in: ledger, "evt_adj_11cbC") ?? "none")"
         )
         let chargeback = try #require(
             harness.payments.reportedLineItems().last {
@@ -558,20 +557,19 @@ struct PaddleChargebackReversalTests {
             [completed, Self.adjustment(of: transaction, "adj_10ref1", "refund", 2000, 320, at: now - 8)]
         )
         let ledger = harness.live.application.ledger
-        func outcome(_ id: String) -> String? {
-            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
-        }
         let over = Self.adjustment(of: transaction, "adj_10ref2", "refund", 2000, 320, at: now - 7)
         #expect(try harness.deliver(over).status == 200)
         #expect(
-            eventually(within: 30) { outcome("evt_adj_10ref2")?.contains("no chargeback took any") == true },
-            "\(outcome("evt_adj_10ref2") ?? "none")"
+            eventually(within: 30) {
+                Self.outcome(in: ledger, "evt_adj_10ref2")?.contains("no chargeback took any") == true
+            },
+            "\(Self.outcome(in: ledger, "evt_adj_10ref2") ?? "none")"
         )
         time.advance(seconds: 3 * 86_400 + 3_600)
         // The event processor's pass, woken by the clock, gives it up.
         #expect(
-            eventually(within: 30) { outcome("evt_adj_10ref2")?.hasPrefix("gave up:") == true },
-            "\(outcome("evt_adj_10ref2") ?? "none")"
+            eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_10ref2")?.hasPrefix("gave up:") == true },
+            "\(Self.outcome(in: ledger, "evt_adj_10ref2") ?? "none")"
         )
         // The first refund stands at Apple as it was; nothing of the second was sent.
         let refunds = harness.payments.reportedLineItems().compactMap { $0["lineItemId"] as? String }
@@ -621,18 +619,15 @@ struct PaddleChargebackReversalTests {
             ]
         )
         let ledger = harness.live.application.ledger
-        func outcome(_ id: String) -> String? {
-            (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?.first { $0.eventId == id }?.outcome
-        }
         #expect(try harness.deliver(adjustment("adj_10ref", "refund", 150, 24, at: -6)).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_10ref")?.hasPrefix("waiting:") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_10ref")?.hasPrefix("waiting:") == true })
         #expect(try harness.deliver(adjustment("adj_10rev", "chargeback_reverse", 200, 32, at: -5)).status == 200)
-        #expect(eventually(within: 30) { outcome("evt_adj_10rev")?.contains("retracted") == true })
+        #expect(eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_10rev")?.contains("retracted") == true })
         // The reversal made the refund due at once: the next pass takes it, with no waiting out its put-off.
         #expect(try harness.deliver(adjustment("adj_10other", "credit", 100, 16, at: 0)).status == 200)
         #expect(
-            eventually(within: 30) { outcome("evt_adj_10ref")?.contains("queued for Apple") == true },
-            "\(outcome("evt_adj_10ref") ?? "none")"
+            eventually(within: 30) { Self.outcome(in: ledger, "evt_adj_10ref")?.contains("queued for Apple") == true },
+            "\(Self.outcome(in: ledger, "evt_adj_10ref") ?? "none")"
         )
         let refund = try #require(
             harness.payments.reportedLineItems().first { $0["lineItemId"] as? String == "txn_10renew:refund:adj_10ref" }

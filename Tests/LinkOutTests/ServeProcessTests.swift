@@ -24,6 +24,15 @@ struct ServeProcessTests {
         return directory
     }
 
+    /// `linkout serve` on this machine's loopback, a port of the kernel's, `directory` as the data folder.
+    static func serve(in directory: URL) throws -> (LinkOutProcess, Int) {
+        let server = try LinkOutProcess(
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
+            directory: LiveApplication.repositoryRoot
+        )
+        return (server, try server.waitForPort())
+    }
+
     @Test func aBadConfigurationExits2NamingTheField() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -284,11 +293,7 @@ struct ServeProcessTests {
     @Test func healthcheckExits0OnlyWhenTheServerAnswers() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try LinkOutProcess(
-            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
-            directory: LiveApplication.repositoryRoot
-        )
-        let port = try server.waitForPort()
+        let (server, port) = try Self.serve(in: directory)
         let healthy = try LinkOutProcess(
             ["healthcheck", "--port", String(port)],
             directory: LiveApplication.repositoryRoot
@@ -310,11 +315,7 @@ struct ServeProcessTests {
     @Test func outOfFileDescriptorsANewcomerGets503AndServingResumes() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try LinkOutProcess(
-            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
-            directory: LiveApplication.repositoryRoot
-        )
-        let port = try server.waitForPort()
+        let (server, port) = try Self.serve(in: directory)
         func descriptors() -> Int {
             (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count) ?? 0
         }
