@@ -217,9 +217,8 @@ public final class Ledger: Sendable {
     /// (full or read-only), when they cannot arrive. Returns what still waits, for the page to say so.
     @discardableResult
     public func awaitRecentVisits() -> IngestionBacklog {
-        let refused = writeFailure.map { [.diskFull, .readOnly].contains($0.code) } ?? false
-        guard ingestionBacklog.visits <= Self.shortBacklog, !refused else { return ingestionBacklog }
-        _ = visitRecorder.flush(timeout: .seconds(2))
+        guard ingestionBacklog.visits <= Self.shortBacklog else { return ingestionBacklog }
+        _ = visitRecorder.flushUnlessRefused(timeout: .seconds(2))
         return ingestionBacklog
     }
 

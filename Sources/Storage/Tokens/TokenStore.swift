@@ -139,7 +139,7 @@ public struct TokenStore: Sendable {
     /// moment ago is never reported unknown.
     public func token(_ externalPurchaseId: ExternalPurchaseID) throws(StorageError) -> StoredToken? {
         if let token = try storedToken(externalPurchaseId) { return token }
-        guard visitRecorder.flush(timeout: .seconds(2)) else { return nil }
+        guard visitRecorder.flushUnlessRefused(timeout: .seconds(2)) else { return nil }
         return try storedToken(externalPurchaseId)
     }
 

@@ -52,4 +52,11 @@ protocol VisitRecorder: Sendable {
 
 extension VisitRecorder {
     var landingFailure: StorageError? { failure }
+
+    /// `flush`, except while the disk refuses writes (full or read-only): the visits waiting then cannot reach the
+    /// tables, and a read waiting for them only answered 2 s late. False when not flushed.
+    func flushUnlessRefused(timeout: Duration) -> Bool {
+        if let failure, [.diskFull, .readOnly].contains(failure.code) { return false }
+        return flush(timeout: timeout)
+    }
 }

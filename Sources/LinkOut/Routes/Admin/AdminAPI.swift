@@ -102,7 +102,7 @@ struct AdminAPI: Sendable {
         case .failure(let refusal): return refusal.response
         }
         return try exports.run {
-            _ = ledger.flush(timeout: .seconds(2))
+            ledger.awaitRecentVisits()
             var body = Array(LedgerCSV.headerLine.utf8)
             let next = try LedgerCSV.export(ledger, after: after, limit: Self.csvRowLimit) { body += $0.utf8 }
             var response = HTTPResponse(
