@@ -28,13 +28,13 @@ final class FailureStreak: Sendable {
     /// Counts a failure at `now` (monotonic nanoseconds); the line to log, if one is due.
     func failed(now: UInt64) -> Line? {
         state.withLock { state in
-            state.total += 1
-            state.sinceLine += 1
             if !failing.load(ordering: .relaxed) {
                 failing.store(true, ordering: .relaxed)
-                (state.startedAt, state.lastLineAt, state.sinceLine, state.total) = (now, now, 0, 1)
+                state = State(startedAt: now, lastLineAt: now, sinceLine: 0, total: 1)
                 return Line(kind: .started, failures: 1, seconds: 0)
             }
+            state.total += 1
+            state.sinceLine += 1
             guard now &- state.lastLineAt >= Self.interval else { return nil }
             defer { (state.lastLineAt, state.sinceLine) = (now, 0) }
             return Line(kind: .continuing, failures: state.sinceLine, seconds: Self.seconds(now &- state.startedAt))
