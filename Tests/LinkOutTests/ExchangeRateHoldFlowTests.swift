@@ -26,6 +26,8 @@ struct ExchangeRateHoldFlowTests {
         Data(#"{"KWD": {"reportingCurrency": "USD", "rates": {"\#(day)": "\#(rate)"}}}"#.utf8)
     }
 
+    func ledger(_ harness: PaymentHarness) -> Ledger { harness.live.application.ledger }
+
     @Test func aSaleWaitsForTheRateOfItsDateThenIsReportedWithItsRefund() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-rates-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -78,6 +80,17 @@ struct ExchangeRateHoldFlowTests {
         #expect(dashboard.text.contains("Line items waiting for an exchange rate"))
         #expect(dashboard.text.contains("no KWD rate within 48 hours"))
         #expect(try harness.live.get("/metrics").text.contains("linkout_line_items_waiting_for_rate 1"))
+        // The sale keeps the month of its own date open, whatever the month or state of its token (a renewal's was
+        // accepted months before): it was processed, and only the token's state said it waited.
+        let close = MonthlyClose(ledger: ledger(harness), configuration: harness.live.application.configuration)
+        let month = try close.report(
+            month: CloseMonth(containing: now),
+            environment: .sandbox,
+            now: now,
+            status: .running
+        )
+        #expect(month.pendingPaymentEvents == 1)
+        #expect(month.outstandingList.contains { $0.kind == "payment_event" && $0.state == "waiting_for_rate" })
         // A refund of the held buy waits behind it.
         #expect(try harness.deliver(Self.refunded(amount: 5120, refunded: 1000)).status == 200)
         let ledger = harness.live.application.ledger

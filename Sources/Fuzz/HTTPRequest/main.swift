@@ -1,5 +1,6 @@
 // libFuzzer target `http-request`: the request parser on whatever a client sends, as one buffer of pipelined
-// requests, then what routes read from each request (path segments, query items, keep-alive).
+// requests, then what routes read from each request (path segments, query items, keep-alive), and the head
+// judged a byte at a time.
 import HTTPServer
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -29,6 +30,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = request.queryItems
         _ = request.keepAlive
         _ = request.headers["host"]
+    }
+    // Fed a byte at a time and judged with what the earlier bytes found (`HeadScan`), the head is judged after
+    // every byte as its whole buffer is (the first 600 bytes: each step parses the buffer whole to compare).
+    var scan = HeadScan()
+    for end in bytes.indices.prefix(600) {
+        let whole = parser.parseHead(bytes[...end])
+        let scanned = parser.parseHead(bytes[...end], scan: &scan)
+        precondition(scanned == whole, "\(end + 1) bytes judged \(scanned) a byte at a time, \(whole) whole")
+        if whole != .incomplete { break }
     }
     return 0
 }

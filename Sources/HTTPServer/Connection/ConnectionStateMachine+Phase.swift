@@ -6,8 +6,8 @@ extension ConnectionStateMachine {
         /// Between requests, nothing of the next one parsed yet. `hasReceivedBytes` is false on a new connection
         /// until its first byte: one opened only to hold a slot is given back sooner than an idle keep-alive one.
         case idle(hasReceivedBytes: Bool)
-        /// Part of a request head has arrived (at `since`).
-        case readingHead(since: UInt64)
+        /// Part of a request head has arrived (at `since`); `scan` is what looking at it so far found.
+        case readingHead(since: UInt64, scan: HeadScan)
         /// The head is parsed and its route takes the body, which is read into the payload as it arrives.
         case readingBody(IncomingBody)
         /// A request was dispatched; nothing more is parsed until its response is given (keeps order).

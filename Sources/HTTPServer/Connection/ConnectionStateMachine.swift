@@ -150,7 +150,7 @@ struct ConnectionStateMachine {
         case .closingAfterWrite:
             // Only a request leads here, so the client has sent bytes.
             return closeIfIdleTooLong(now: now, hasReceivedBytes: true)
-        case .readingHead(let since):
+        case .readingHead(let since, _):
             return timeOut(now &- since > settings.requestHeadTimeout, date: date)
         case .readingBody(let body):
             return timeOut(now &- body.since > settings.requestBodyTimeout, date: date)
@@ -253,9 +253,11 @@ struct ConnectionStateMachine {
             switch phase {
             case .idle:
                 guard !input.isEmpty else { return nil }
-                phase = .readingHead(since: now)
-            case .readingHead:
-                switch settings.parser.parseHead(input.unread) {
+                phase = .readingHead(since: now, scan: HeadScan())
+            case .readingHead(let since, var scan):
+                let result = settings.parser.parseHead(input.unread, scan: &scan)
+                phase = .readingHead(since: since, scan: scan)
+                switch result {
                 case .incomplete:
                     // Stopping: the rest of the head is not waited for (`drain`).
                     if draining { reject(.serviceUnavailable, date: date) } else { return nil }

@@ -76,11 +76,7 @@ public struct RequestParser: Sendable {
 
     /// Parses the request line and header fields.
     package func parseHead(_ bytes: ArraySlice<UInt8>) -> HeadResult {
-        var start = bytes.startIndex
-        // RFC 9112 §2.2: ignore empty lines before the request line (some clients add CRLF after a body).
-        while bytes.endIndex - start >= 2, bytes[start] == cr, bytes[start + 1] == lf, start - bytes.startIndex < 8 {
-            start += 2
-        }
+        let start = Self.requestLineStart(bytes)
         guard let lineEnd = Self.findCRLF(bytes, from: start) else {
             // Judged as the whole line will be: a last CR may be its end's first half.
             let partialCR = bytes.last == cr ? 1 : 0
@@ -259,6 +255,16 @@ public struct RequestParser: Sendable {
         guard let length else { return .failure(Rejection(status: .badRequest)) }
         if length > maxBodyBytes { return .failure(Rejection(status: .contentTooLarge)) }
         return .success(length == 0 ? .none : .length(length))
+    }
+
+    /// Where the request line starts: RFC 9112 §2.2 ignores empty lines before it (some clients add CRLF after
+    /// a body), up to four of them here.
+    static func requestLineStart(_ bytes: ArraySlice<UInt8>) -> Int {
+        var start = bytes.startIndex
+        while bytes.endIndex - start >= 2, bytes[start] == cr, bytes[start + 1] == lf, start - bytes.startIndex < 8 {
+            start += 2
+        }
+        return start
     }
 
     static func findCRLF(_ bytes: ArraySlice<UInt8>, from start: Int) -> Int? {

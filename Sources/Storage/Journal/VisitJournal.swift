@@ -50,6 +50,12 @@ final class VisitJournal: Sendable {
         var activeIsOpen = false
     }
 
+    /// Under load, at most one sync per interval: the landings that arrive meanwhile join its batch. A sync costs
+    /// about the same for 3 visits as for 30, and at full speed they came every ~150 µs with 3 or 4 visits each
+    /// (a tenth of a landing's CPU, in system time). The first landing after a quiet spell is written at once;
+    /// under load a landing waits at most this much more, far below its p99.
+    static let syncInterval = Duration.milliseconds(1)
+
     static let defaultSegmentBytes = 8 << 20
     static let lockFileName = "visits.journal"
     private static let segmentPrefix = "visits.journal."
@@ -132,8 +138,9 @@ final class VisitJournal: Sendable {
 
     /// Queues a visit; `completion` runs once it is on disk (or with the error that kept it off).
     func append(_ visit: Visit, completion: @escaping Completion) {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.stopping else { return false }
+        // Nil when refused, else whether the visit starts the next batch.
+        let startsBatch = state.withLock { state -> Bool? in
+            guard !state.stopping else { return nil }
             let sequence = state.nextSequence
             state.nextSequence += 1
             state.pending.append(
@@ -144,13 +151,14 @@ final class VisitJournal: Sendable {
                     completion: completion
                 )
             )
-            return true
+            return state.pending.count == 1
         }
-        guard accepted else {
+        guard let startsBatch else {
             completion(StorageError(.closed, "the ledger is closed"))
             return
         }
-        available.signal()
+        // Only the first visit of a batch wakes the thread: it takes every visit queued by then.
+        if startsBatch { available.signal() }
     }
 
     /// The sequence of the last visit appended (written or about to be).
@@ -195,16 +203,28 @@ final class VisitJournal: Sendable {
     }
 
     private func run() {
+        var lastSync = ContinuousClock.now - Self.syncInterval
         while true {
             available.wait()
+            if durable { Self.sleep(until: lastSync + Self.syncInterval) }
             let (batch, stopping) = state.withLock { state in
                 defer { state.pending.removeAll(keepingCapacity: true) }
                 return (state.pending, state.stopping)
             }
-            if !batch.isEmpty { write(batch) }
+            if !batch.isEmpty {
+                lastSync = .now
+                write(batch)
+            }
             dropApplied()
             if stopping && state.withLock({ $0.pending.isEmpty }) { return }
         }
+    }
+
+    private static func sleep(until instant: ContinuousClock.Instant) {
+        let left = instant - .now
+        guard left > .zero else { return }
+        let (seconds, attoseconds) = left.components
+        Thread.sleep(forTimeInterval: TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
     }
 
     private func write(_ batch: [Pending]) {
