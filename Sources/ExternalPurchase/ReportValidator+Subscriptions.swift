@@ -3,6 +3,12 @@ import Domain
 /// Apple's rules for subscription line items: the events Apple knows, their dates and paid days, and what a
 /// renewal or plan change refers to.
 extension ReportValidator {
+    /// linkout's own check, not Apple's (Apple documents no error for it): a period date far from the item's
+    /// `creationDate` is one in seconds or otherwise misread, and Apple would record a period in 1970. Three years
+    /// either side, like Apple's reporting window, leaves room for any billing period.
+    static let periodOutOfRange = "SubscriptionPeriodOutOfRangeError"
+    static let periodReach = 3 * year
+
     func subscriptionProblems(_ item: SubscriptionBuyLineItem) -> [ReportProblem] {
         let id = item.lineItemId
         var problems: [ReportProblem] = []
@@ -18,6 +24,20 @@ extension ReportValidator {
                     field: "subscriptionStartDate",
                     lineItem: id,
                     "the period must start before it ends"
+                )
+            )
+        }
+        if let far = [item.subscriptionStartDate, item.subscriptionEndDate].first(where: {
+            // Any Int64 may be posted: overflowing is as far as it gets.
+            let (distance, overflow) = $0.subtractingReportingOverflow(item.creationDate)
+            return overflow || distance.magnitude > Self.periodReach.magnitude
+        }) {
+            problems.append(
+                .init(
+                    Self.periodOutOfRange,
+                    field: far == item.subscriptionStartDate ? "subscriptionStartDate" : "subscriptionEndDate",
+                    lineItem: id,
+                    "the period is in milliseconds, within three years of creationDate (a date in seconds reads as 1970)"
                 )
             )
         }

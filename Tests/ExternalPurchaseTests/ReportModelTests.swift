@@ -88,6 +88,35 @@ struct ReportModelTests {
         #expect(names.contains("IncorrectAmountTaxInclusiveError"))
     }
 
+    /// A period sent in seconds (a backend's mistake) would reach Apple as one in January 1970; a date at Int64's
+    /// limits is a problem, not an overflow.
+    @Test func aSubscriptionPeriodFarFromItsItemIsRefused() throws {
+        guard case .subscriptionBuy(let start) = try #require(try report(Self.subscriptionStart).lineItems?.first)
+        else {
+            Issue.record("not a subscription item")
+            return
+        }
+        func problems(_ change: (inout SubscriptionBuyLineItem) -> Void) -> [String] {
+            var item = start
+            change(&item)
+            return ReportValidator(token: nil, now: Self.now).subscriptionProblems(item).map(\.name)
+        }
+        #expect(problems { _ in } == [])
+        #expect(
+            problems {
+                $0.subscriptionStartDate /= 1000; $0.subscriptionEndDate /= 1000
+            } == ["SubscriptionPeriodOutOfRangeError"]
+        )
+        #expect(problems { $0.subscriptionEndDate = .max } == ["SubscriptionPeriodOutOfRangeError"])
+        #expect(
+            problems {
+                $0.creationDate = .max; $0.subscriptionStartDate = .min
+            } == ["SubscriptionPeriodOutOfRangeError"]
+        )
+        // A two-year period is well within reach.
+        #expect(problems { $0.subscriptionEndDate = $0.creationDate + 2 * 365 * 86_400_000 } == [])
+    }
+
     @Test func eachBrokenRuleIsNamedLikeApplesError() throws {
         #expect(try problems { $0.amountTaxInclusive = 9999 } == ["IncorrectAmountTaxInclusiveError"])
         #expect(

@@ -178,6 +178,19 @@ struct AppleLineItemsTests {
         #expect(try mapper.renewal(early, previous: start).subscriptionDaysOfPaidService == 28)
     }
 
+    /// A daily plan's first renewal starts a few seconds short of a day after linkout's estimate of the start
+    /// (Stripe anchors the period before the checkout's event): it follows the day, which is paid service; a
+    /// re-bill of the same day, seconds after it, adds nothing.
+    @Test func aDailyPlansFirstRenewalFollowsItsDay() throws {
+        let start = try mapper.subscriptionStart(
+            Self.purchase(mode: .subscription, total: 99, tax: 0),
+            period: SubscriptionPeriod(start: Self.paidAt, interval: BillingInterval(.day))
+        )
+        let renewal = (start: Self.paidAt + 86_400_000 - 5_000, isChange: false)
+        #expect(AppleLineItems.paidDays(after: start, paid: true, next: renewal) == 1)
+        #expect(AppleLineItems.paidDays(after: start, paid: true, next: (Self.paidAt + 5_000, isChange: false)) == 0)
+    }
+
     /// A period restated through the API may span any two Int64 dates: its days are clamped, never a trap.
     @Test func paidDaysOfAPeriodAtInt64sEndsAreClamped() throws {
         #expect(SubscriptionPeriod(start: .min, end: .max).days == .max)

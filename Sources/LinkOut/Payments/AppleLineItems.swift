@@ -102,14 +102,18 @@ public struct AppleLineItems: Sendable {
     /// starting at `next.start`: `previous`'s days, and its period's when that period was paid service (`paid`).
     /// A plan change used the period only up to the change. A renewal follows all of it (where linkout's own
     /// estimate of a Stripe start's period ends is no measure), unless it starts within a day of `previous`'s
-    /// start: the same period paid again (a re-bill, a dunning retry's new transaction), which counted twice.
+    /// start (within half of `previous`'s period, when that is shorter than two days): the same period paid again
+    /// (a re-bill, a dunning retry's new transaction), which counted twice. A daily plan's first renewal starts a
+    /// few seconds short of a day after linkout's estimate of the start (Stripe anchors the period before the
+    /// checkout's event is created): a renewal all the same.
     static func paidDays(after previous: SubscriptionBuyLineItem, paid: Bool, next: (start: Int64, isChange: Bool))
         -> Int32
     {
         var used = SubscriptionPeriod(start: previous.subscriptionStartDate, end: previous.subscriptionEndDate)
+        let sameAsPrevious = min(Milliseconds.day, Int64.saturating(used.end, minus: used.start) / 2)
         if next.isChange {
             used.end = min(max(next.start, used.start), used.end)
-        } else if Int64.saturating(next.start, minus: used.start) < Milliseconds.day {
+        } else if Int64.saturating(next.start, minus: used.start) < sameAsPrevious {
             used.end = used.start
         }
         // Clamped rather than trapping: a stored item's days and a period's come from outside.
