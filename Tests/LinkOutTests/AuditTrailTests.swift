@@ -157,16 +157,24 @@ struct AuditTrailTests {
             configuration.apple.keyId = "NEWKEY0001"
             configuration.webhooks.url = "https://hookuser:HOOKPASS@hooks.example.com/in?apikey=QUERYSECRET"
             configuration.webhooks.secret = "webhook-secret-0123456789"
+            configuration.adminToken = "rotated-admin-token-0123"
         }
         let entries = try live.ledger().audit.entries()
         let noticed = entries.filter { $0.actor == "linkout" }
         #expect(
             noticed.map(\.action).sorted() == [
-                "config.apple_key", "config.apple_key", "config.commission_regimes", "config.commission_regimes",
-                "config.entitlement_signing", "config.exchange_rates", "config.exchange_rates",
-                "config.payment_provider", "config.webhooks", "config.webhooks",
+                "config.access_tokens", "config.access_tokens", "config.apple_key", "config.apple_key",
+                "config.commission_regimes", "config.commission_regimes", "config.entitlement_signing",
+                "config.exchange_rates", "config.exchange_rates", "config.payment_provider", "config.webhooks",
+                "config.webhooks",
             ]
         )
+        // A replaced admin token is on record by the fingerprint its actions carry (`admin:…`), never the token.
+        let tokens = try #require(noticed.first { $0.action == "config.access_tokens" && $0.before != nil })
+        let rotated = try AuditFingerprint(ledger: live.ledger())("rotated-admin-token-0123")
+        #expect(tokens.after?.hasPrefix("admin \(rotated), API ") == true, "\(tokens)")
+        #expect(tokens.before?.hasPrefix("admin ") == true && tokens.before?.contains(rotated) == false)
+        #expect(!(tokens.after ?? "").contains("rotated-admin"))
         // Where the backend's events go is recorded without the credentials in the URL or the secret.
         let hooks = try #require(noticed.first { $0.action == "config.webhooks" && $0.before == "none" })
         let after = hooks.after ?? ""

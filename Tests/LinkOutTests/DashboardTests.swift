@@ -185,6 +185,10 @@ struct DashboardTests {
         )
         #expect(logout.status == 303)
         #expect(Self.setCookie(logout, "linkout_admin")?.contains("Max-Age=0") == true)
+        // On record, as the sign-in is, by the admin token's fingerprint.
+        let signOut = try #require(try live.ledger().audit.entries(limit: 10).first)
+        #expect(signOut.action == "dashboard.sign_out" && signOut.after == "signed out")
+        #expect(signOut.actor == "admin:" + (try AuditFingerprint(ledger: live.ledger()))(Self.adminToken))
         // The old cookie, replayed, is signed out.
         let after = try live.get("/admin", headers: ["Cookie": session])
         #expect(after.text.contains("action=\"/admin/login\""))

@@ -10,7 +10,7 @@ import Storage
 /// What the server notices at start and records in the audit log when it changed since the last start: the
 /// commission regimes, the exchange rates, the App Store Connect key (by id and public key fingerprint), where the
 /// backend's webhooks go (and a fingerprint of their secret), the payment provider (and fingerprints of its
-/// settings and secrets), and what signs entitlements.
+/// settings and secrets), what signs entitlements, and the admin and API tokens (by fingerprint).
 /// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
 /// the value before and after.
 enum ConfigurationAudit {
@@ -37,6 +37,7 @@ enum ConfigurationAudit {
             ("audit.webhooks", "config.webhooks", webhooks(configuration, fingerprint: fingerprint)),
             ("audit.payment_provider", "config.payment_provider", paymentProvider(configuration, fingerprint)),
             ("audit.entitlement_signing", "config.entitlement_signing", entitlementSigning(configuration)),
+            ("audit.access_tokens", "config.access_tokens", accessTokens(configuration, fingerprint)),
         ]
         for (setting, action, value) in observed {
             do {
@@ -91,6 +92,15 @@ enum ConfigurationAudit {
         guard let fingerprint else { return ShownURL.text(webhooks.url) + " (fingerprints unavailable)" }
         return ShownURL.text(webhooks.url) + " (URL " + fingerprint("webhook-url\u{0}" + webhooks.url) + "), secret "
             + fingerprint("webhook-secret\u{0}" + webhooks.secret)
+    }
+
+    /// The admin and API tokens by fingerprint (the admin one is the one its actions are recorded under,
+    /// `admin:<fingerprint>`): replacing a token, say after a leak, is on record, and which token did what before
+    /// and after.
+    static func accessTokens(_ configuration: Configuration, _ fingerprint: AuditFingerprint?) -> String {
+        guard let fingerprint else { return "fingerprints unavailable" }
+        return "admin " + (configuration.adminToken.map(fingerprint.callAsFunction) ?? "none") + ", API "
+            + (configuration.apiToken.map(fingerprint.callAsFunction) ?? "none")
     }
 
     /// The payment provider, with fingerprints of its settings and of its secrets (keyed as the webhooks' are): a

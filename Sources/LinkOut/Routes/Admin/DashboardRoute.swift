@@ -82,6 +82,7 @@ struct DashboardRoute: Sendable {
             sessions.isValidCSRF(csrf, id: session, scope: .signedIn)
         else { return loginForm(request, status: .forbidden, error: "The form had expired. Nothing was changed.") }
         try sessions.end(session)
+        audit.record(request, action: "dashboard.sign_out", subject: nil, before: "signed in", after: "signed out")
         var headers = HTTPHeaders()
         headers.add(name: "Set-Cookie", value: sessions.sessionCookie("", seconds: 0))
         return pages.seeOther("/admin", extraHeaders: headers)
