@@ -4,10 +4,11 @@ import Domain
 /// renewal or plan change refers to.
 extension ReportValidator {
     /// linkout's own check, not Apple's (Apple documents no error for it): a period date far from the item's
-    /// `creationDate` is one in seconds or otherwise misread, and Apple would record a period in 1970. Three years
-    /// either side, like Apple's reporting window, leaves room for any billing period.
+    /// `creationDate` is one in seconds or otherwise misread, and Apple would record a period in 1970. Five years
+    /// either side leaves room for the longest billing period a provider offers (Stripe's three years, 1,096 days
+    /// with a 29 February) however late its item is dated.
     static let periodOutOfRange = "SubscriptionPeriodOutOfRangeError"
-    static let periodReach = 3 * year
+    static let periodReach = Milliseconds.days(5 * 366)
 
     func subscriptionProblems(_ item: SubscriptionBuyLineItem) -> [ReportProblem] {
         let id = item.lineItemId
@@ -37,7 +38,7 @@ extension ReportValidator {
                     Self.periodOutOfRange,
                     field: far == item.subscriptionStartDate ? "subscriptionStartDate" : "subscriptionEndDate",
                     lineItem: id,
-                    "the period is in milliseconds, within three years of creationDate (a date in seconds reads as 1970)"
+                    "the period is in milliseconds, within five years of creationDate (a date in seconds reads as 1970)"
                 )
             )
         }

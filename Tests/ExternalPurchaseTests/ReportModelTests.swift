@@ -113,8 +113,13 @@ struct ReportModelTests {
                 $0.creationDate = .max; $0.subscriptionStartDate = .min
             } == ["SubscriptionPeriodOutOfRangeError"]
         )
-        // A two-year period is well within reach.
-        #expect(problems { $0.subscriptionEndDate = $0.creationDate + 2 * 365 * 86_400_000 } == [])
+        // A three-year plan (Stripe's longest) with a 29 February in it, dated at its start.
+        #expect(
+            problems {
+                $0.subscriptionStartDate = $0.creationDate
+                $0.subscriptionEndDate = $0.creationDate + 1_096 * 86_400_000
+            } == []
+        )
     }
 
     @Test func eachBrokenRuleIsNamedLikeApplesError() throws {

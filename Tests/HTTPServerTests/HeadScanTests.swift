@@ -33,6 +33,10 @@ struct HeadScanTests {
         String(repeating: "G", count: 80),
         "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\n\r\n",
         "\u{16}\u{03}\u{01}\u{02}\u{00}",
+        "GET / HTTP/1.1\r\nHost: x\r\n" + String(repeating: "\r", count: 12),
+        "GET / HTTP/1.1\r\nHost: x\r\n" + String(repeating: "a\r", count: 6),
+        "GET / HTTP/1.1\r\n" + String(repeating: "a:b\r\n", count: 12) + "\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\n\r",
     ]
 
     @Test(arguments: heads, [1, 2, 3, 7])

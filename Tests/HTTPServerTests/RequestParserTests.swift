@@ -96,6 +96,9 @@ struct RequestParserTests {
             " GET / HTTP/1.1", "GE\rT", "\r\n\u{01}",
             // A bare LF first after the request line (it waited for the head timeout).
             "GET / HTTP/1.1\r\n\n",
+            // A bare CR among the fields (refused once the head was complete; a flood of them, sent a byte at a
+            // time, was parsed whole for every byte).
+            "GET / HTTP/1.1\r\nHost: x\rY", "GET / HTTP/1.1\r\n\r\r",
         ] {
             #expect(status(text) == 400, "\(text.debugDescription)")
         }

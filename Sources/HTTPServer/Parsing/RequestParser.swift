@@ -76,19 +76,41 @@ public struct RequestParser: Sendable {
 
     /// Parses the request line and header fields.
     package func parseHead(_ bytes: ArraySlice<UInt8>) -> HeadResult {
+        parseHead(bytes, resuming: nil)
+    }
+
+    /// Where an earlier parse of the same head, shorter, found its request line's CRLF (`lineEnd`) and judged the
+    /// first `judged` bytes incomplete: only the bytes after those are searched for the head's end and judged.
+    /// Offsets count from the head's first byte.
+    struct Resumption {
+        var lineEnd: Int
+        var judged: Int
+    }
+
+    func parseHead(_ bytes: ArraySlice<UInt8>, resuming resumption: Resumption?) -> HeadResult {
         let start = Self.requestLineStart(bytes)
-        guard let lineEnd = Self.findCRLF(bytes, from: start) else {
-            // Judged as the whole line will be: a last CR may be its end's first half.
-            let partialCR = bytes.last == cr ? 1 : 0
-            if bytes.endIndex - start - partialCR > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
-            return Self.requestLineCannotComplete(bytes[start...]) ? .invalid(.badRequest) : .incomplete
+        let lineEnd: Int
+        if let resumption {
+            lineEnd = bytes.startIndex + resumption.lineEnd
+        } else {
+            guard let found = Self.findCRLF(bytes, from: start) else {
+                // Judged as the whole line will be: a last CR may be its end's first half.
+                let partialCR = bytes.last == cr ? 1 : 0
+                if bytes.endIndex - start - partialCR > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
+                return Self.requestLineCannotComplete(bytes[start...]) ? .invalid(.badRequest) : .incomplete
+            }
+            lineEnd = found
         }
         if lineEnd - start > limits.maxRequestLineBytes { return .invalid(.uriTooLong) }
-        guard let headEnd = Self.findHeadEnd(bytes, from: lineEnd) else {
+        // A CRLF CRLF ending in the new bytes starts at most three bytes before them.
+        let judged = bytes.startIndex + (resumption?.judged ?? 0)
+        guard let headEnd = Self.findHeadEnd(bytes, from: max(lineEnd, judged - 3)) else {
             // Up to three bytes of the head's closing CRLF CRLF may be here already, which the whole head's
             // measure (to where that CRLF CRLF starts) leaves out.
             if bytes.endIndex - lineEnd > limits.maxHeaderBytes + 4 + 3 { return .invalid(.headerFieldsTooLarge) }
-            return Self.fieldsCannotComplete(bytes[(lineEnd + 2)...]) ? .invalid(.badRequest) : .incomplete
+            let fields = max(lineEnd + 2, judged)
+            return Self.fieldsCannotComplete(bytes[fields...], after: bytes[fields - 1])
+                ? .invalid(.badRequest) : .incomplete
         }
         if headEnd - lineEnd > limits.maxHeaderBytes + 4 { return .invalid(.headerFieldsTooLarge) }
 
