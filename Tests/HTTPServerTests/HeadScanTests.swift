@@ -37,6 +37,8 @@ struct HeadScanTests {
         "GET / HTTP/1.1\r\nHost: x\r\n" + String(repeating: "a\r", count: 6),
         "GET / HTTP/1.1\r\n" + String(repeating: "a:b\r\n", count: 12) + "\r\n",
         "GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\n\r",
+        "GETa/healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET / HTTP/3.0\r\nHost: x\r\n\r\n",
     ]
 
     @Test(arguments: heads, [1, 2, 3, 7])

@@ -99,6 +99,9 @@ struct RequestParserTests {
             // A bare CR among the fields (refused once the head was complete; a flood of them, sent a byte at a
             // time, was parsed whole for every byte).
             "GET / HTTP/1.1\r\nHost: x\rY", "GET / HTTP/1.1\r\n\r\r",
+            // A bad request line whose CRLF came with it, before the head's end (it waited for the head's end
+            // or the timeout, where the same bytes sent one at a time were refused at once).
+            "GET /a\nb HTTP/1.1\r\nH", "GETa/healthz HTTP/1.1\r\nHost: x\r\n", "GET /healthz HTTP/1.1\r\r\n",
         ] {
             #expect(status(text) == 400, "\(text.debugDescription)")
         }

@@ -108,6 +108,11 @@ public struct RequestParser: Sendable {
             // Up to three bytes of the head's closing CRLF CRLF may be here already, which the whole head's
             // measure (to where that CRLF CRLF starts) leaves out.
             if bytes.endIndex - lineEnd > limits.maxHeaderBytes + 4 + 3 { return .invalid(.headerFieldsTooLarge) }
+            // The request line is judged as soon as it is in, so a bad one is refused at once however its bytes
+            // arrived (a look that resumes comes after the one that judged it).
+            if resumption == nil, case .failure(let error) = Self.parseRequestLine(bytes[start..<lineEnd]) {
+                return .invalid(error.status)
+            }
             let fields = max(lineEnd + 2, judged)
             return Self.fieldsCannotComplete(bytes[fields...], after: bytes[fields - 1])
                 ? .invalid(.badRequest) : .incomplete
