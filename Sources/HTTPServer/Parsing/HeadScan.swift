@@ -53,7 +53,7 @@ extension RequestParser {
         guard scan.inMethod || scan.pastMethod else { return false }
         if scan.inMethod && !newBytes.prefix(while: { $0 != space }).allSatisfy(isTokenByte) { return false }
         // Past a limit the full parse refuses the head (once; the empty lines it may skip first only make it later).
-        if let lineEnd = scan.lineEnd { return bytes.count - lineEnd <= limits.maxHeaderBytes + 4 + 3 }
+        if let lineEnd = scan.lineEnd { return bytes.count - lineEnd <= maxBytesAfterLineWhileIncomplete }
         return bytes.count <= limits.maxRequestLineBytes
     }
 }

@@ -105,9 +105,7 @@ public struct RequestParser: Sendable {
         // A CRLF CRLF ending in the new bytes starts at most three bytes before them.
         let judged = bytes.startIndex + (resumption?.judged ?? 0)
         guard let headEnd = Self.findHeadEnd(bytes, from: max(lineEnd, judged - 3)) else {
-            // Up to three bytes of the head's closing CRLF CRLF may be here already, which the whole head's
-            // measure (to where that CRLF CRLF starts) leaves out.
-            if bytes.endIndex - lineEnd > limits.maxHeaderBytes + 4 + 3 { return .invalid(.headerFieldsTooLarge) }
+            if bytes.endIndex - lineEnd > maxBytesAfterLineWhileIncomplete { return .invalid(.headerFieldsTooLarge) }
             // The request line is judged as soon as it is in, so a bad one is refused at once however its bytes
             // arrived (a look that resumes comes after the one that judged it).
             if resumption == nil, case .failure(let error) = Self.parseRequestLine(bytes[start..<lineEnd]) {
@@ -283,6 +281,11 @@ public struct RequestParser: Sendable {
         if length > maxBodyBytes { return .failure(Rejection(status: .contentTooLarge)) }
         return .success(length == 0 ? .none : .length(length))
     }
+
+    /// The most bytes after the request line's CR an incomplete head may hold: the fields' limit measured as a whole
+    /// head's is (from that CR to where the closing CRLF CRLF starts, so 4 more), and up to three bytes of that
+    /// CRLF CRLF, which the measure leaves out.
+    var maxBytesAfterLineWhileIncomplete: Int { limits.maxHeaderBytes + 4 + 3 }
 
     /// Where the request line starts: RFC 9112 §2.2 ignores empty lines before it (some clients add CRLF after
     /// a body), up to four of them here.
