@@ -44,11 +44,15 @@ extension Ledger {
     /// The SQLite ledger in `directory`, opened read-only and never created.
     private static func inspecting(directory: String) throws(StorageError) -> SQLiteConnection {
         let path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw StorageError(.notFound, "no ledger at \(path)")
+        do {
+            try LedgerFiles.requireLedgerFile(path)
+        } catch  where error.code == .noLedger {
+            // Opening a pipe would wait for ever; a folder or a device is no database.
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw StorageError(.notFound, "no ledger at \(path)")
+            }
+            throw StorageError(.constraint, "\(path) is not a file")
         }
-        // Opening a pipe would wait for ever; a folder or a device is no database.
-        guard LedgerFiles.isRegularFile(path) else { throw StorageError(.constraint, "\(path) is not a file") }
         let connection = try SQLiteConnection(path: path, readOnly: true)
         // An empty file (or one a first start left before migrating) holds none: the server makes it.
         guard try Migrations.hasLedger(connection, dialect: .sqlite) else {

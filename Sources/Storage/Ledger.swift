@@ -42,6 +42,10 @@ public final class Ledger: Sendable {
     /// refused at open (`StorageError.Code.newerSchema`).
     public static var schemaVersion: Int64 { Migrations.latestVersion }
 
+    /// The free space a SQLite data folder's disk should keep: the journal makes its next segment ahead only with
+    /// this much beside it, and a full disk refuses landings (503) until space is freed.
+    public static var freeSpaceWanted: Int { JournalSpare.headroomBytes }
+
     /// The SQLite database file, or the PostgreSQL URL without its password.
     let path: String
     /// This process's name in outbox leases: unique per opening, so a restarted instance never mistakes a lease
@@ -82,7 +86,7 @@ public final class Ledger: Sendable {
         journalMemoryLimit: Int? = nil
     ) throws(StorageError) {
         path = (directory as NSString).appendingPathComponent(LedgerBackup.fileName)
-        if upgrade == .never, !LedgerFiles.isRegularFile(path) { throw Self.noLedger(at: path) }
+        if upgrade == .never { try LedgerFiles.requireLedgerFile(path) }
         try LedgerFiles.createFolder(directory)
         guard role == .owner else {
             database = try SQLDatabase(path: path, durability: durability, upgrade: upgrade, clock: clock)

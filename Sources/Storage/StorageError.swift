@@ -54,13 +54,28 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     public let sqliteCode: Int32?
     /// `errno`, when a system call failed.
     public let systemError: Int32?
+    /// What ends the failure, where the caller's usual advice would point elsewhere: a full disk is the data
+    /// folder's, except under a backup's file.
+    public let remedy: String?
 
-    init(_ code: Code, _ message: String, sqliteCode: Int32? = nil, systemError: Int32? = nil) {
+    init(_ code: Code, _ message: String, sqliteCode: Int32? = nil, systemError: Int32? = nil, remedy: String? = nil) {
         self.code = code
         self.message = message
         self.sqliteCode = sqliteCode
         self.systemError = systemError
+        self.remedy = remedy
     }
+
+    /// The message with the system's reason when a system call failed and the message does not say it
+    /// ("Permission denied", "Read-only file system").
+    public var messageWithReason: String {
+        guard let systemError else { return message }
+        let reason = String(cString: strerror(systemError))
+        return message.contains(reason) ? message : "\(message): \(reason)"
+    }
+
+    /// Whether the failure is this user's lack of permission (a folder or file of the user the server runs as).
+    public var isPermissionDenied: Bool { systemError == EACCES || systemError == EPERM }
 
     public var description: String {
         var text = "StorageError(\(code)"
@@ -69,8 +84,9 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         return text + "): " + message
     }
 
-    /// A SQLite result code as an error; the extended code is kept, the primary one picks the kind.
-    static func sqlite(_ rc: Int32, _ message: String) -> StorageError {
+    /// A SQLite result code as an error; the extended code is kept, the primary one picks the kind. `systemError`
+    /// is the system call's own reason where SQLite's words are only "unable to open database file".
+    static func sqlite(_ rc: Int32, _ message: String, systemError: Int32? = nil) -> StorageError {
         let code: Code =
             switch rc & 0xff {
             case SQLITE_FULL: .diskFull
@@ -78,7 +94,7 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
             case SQLITE_CONSTRAINT: .constraint
             default: .sqlite(rc & 0xff)
             }
-        return StorageError(code, message, sqliteCode: rc)
+        return StorageError(code, message, sqliteCode: rc, systemError: systemError)
     }
 
     /// A PostgreSQL error by its SQLSTATE (class 23: integrity, 25006: read-only transaction, 53100: disk full,

@@ -125,17 +125,20 @@ public enum CommandLineInterface {
         }
     }
 
-    /// The error's message with the system's reason when a system call failed and the message does not say it
-    /// ("Read-only file system", "No such file or directory").
+    /// The error's message with the system's reason (`messageWithReason`), and what ends the failure where that
+    /// is the operator's to do.
     static func explained(_ error: StorageError) -> String {
         // A server that cannot start on a full disk under a restart policy starts again and again: say what ends it.
         let hint =
-            error.code == .diskFull
-            ? " (free space on the data folder's disk and run it again; visits already acknowledged stay in the "
-                + "journal and are filed then)" : ""
-        guard let number = error.systemError else { return error.message + hint }
-        let reason = String(cString: strerror(number))
-        return (error.message.contains(reason) ? error.message : "\(error.message): \(reason)") + hint
+            if let remedy = error.remedy {
+                " (\(remedy))"
+            } else if error.code == .diskFull {
+                " (free space on the data folder's disk and run it again; visits already acknowledged stay in the "
+                    + "journal and are filed then)"
+            } else {
+                ""
+            }
+        return error.messageWithReason + hint
     }
 
     struct UsageError: Error, CustomStringConvertible {

@@ -271,6 +271,25 @@ struct BackupRestoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
     }
 
+    /// A backup onto a full disk fails naming that disk, not the data folder's (which the CLI's advice for a full
+    /// disk names otherwise), and leaves nothing half-written there.
+    @Test func aBackupOntoAFullDiskNamesThatDisk() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (dataDir, _, bytes) = try Self.backupOfANewLedger(in: directory)
+        let disk = try SmallFilesystem(bytes: 64 << 10)
+        defer { disk.unmount() }
+        #expect(bytes > 64 << 10)
+        let target = disk.path + "/ledger.backup"
+        #expect {
+            _ = try LedgerBackup.backup(directory: dataDir, to: target)
+        } throws: { error in
+            let error = error as? StorageError
+            return error?.code == .diskFull && error?.remedy?.contains("free space on the disk of \(disk.path)") == true
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == [])
+    }
+
     /// A data folder holding a copy of `file` whose audit log's delete trigger does nothing.
     static func rewrittenTrigger(of file: String) throws -> String {
         let folder = (file as NSString).deletingLastPathComponent + "/quiet-\(UUID())"

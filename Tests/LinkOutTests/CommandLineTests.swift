@@ -131,6 +131,25 @@ struct CommandLineTests {
         #expect(try SQLiteConnection(path: file).query("SELECT name FROM sqlite_master WHERE name = 'tokens'").isEmpty)
     }
 
+    /// A ledger there but out of reach (a folder of another user's, here a link that loops) is named as the
+    /// reason it cannot be read, exit 1: "no ledger" sent an operator looking for a typo while the data was there.
+    @Test func aLedgerOutOfReachIsNotCalledMissing() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("linkout.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: file)
+        for command in [["export"], ["erase", "--email", "bob@example.com"], ["backup", "--to", folder.path + "/b"]] {
+            let result = try run(command + ["--data-dir", folder.path])
+            #expect(result.code == 1, "\(command): \(result.code) \(result.err)")
+            #expect(result.err.contains("cannot reach the ledger \(file)"), "\(command): \(result.err)")
+            #expect(result.err.contains("Too many levels of symbolic links"), "\(command): \(result.err)")
+            #expect(!result.err.contains("no ledger"), "\(command): \(result.err)")
+        }
+        let check = try run(["check", "--data-dir", folder.path])
+        #expect(check.out.contains("FAIL ledger: cannot reach the ledger \(file)"), "\(check.out)")
+    }
+
     @Test func simulateMintsAURLTheServerAcceptsAndExportListsIt() throws {
         let minted = try run(["simulate", "--url", "http://127.0.0.1:1", "--sandbox", "--type", "SERVICES"])
         #expect(minted.code == 0)

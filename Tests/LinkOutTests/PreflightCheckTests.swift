@@ -254,6 +254,26 @@ struct PreflightCheckTests {
         #expect(!notLinkout.passed && notLinkout.detail.contains("not linkout's ok"), "\(notLinkout.line)")
     }
 
+    /// A data folder on a disk nearly full passes as writable but fails on its free space: every landing would be
+    /// answered 503. Measured on a real full disk, and the verdict's edges by number.
+    @Test func aDataFolderOnAFullDiskFails() throws {
+        let disk = try SmallFilesystem(bytes: 1 << 20)
+        defer { disk.unmount() }
+        var configuration = Configuration()
+        configuration.storage.postgresURL = nil
+        configuration.storage.dataDir = disk.path + "/data"
+        let line = Self.results(PreflightCheck(configuration: configuration).offline())["data folder"]
+        #expect(line?.passed == false)
+        #expect(
+            line?.detail.contains("\(disk.path) is on a disk with 1 MB free (64 MB wanted)") == true,
+            "\(line?.line ?? "")"
+        )
+        #expect(PreflightCheck.spaceShortage(folder: "/d", free: Ledger.freeSpaceWanted - 1)?.passed == false)
+        #expect(PreflightCheck.spaceShortage(folder: "/d", free: Ledger.freeSpaceWanted) == nil)
+        #expect(PreflightCheck.spaceShortage(folder: "/d", free: nil) == nil)
+        #expect((PreflightCheck.freeBytes(on: FileManager.default.temporaryDirectory.path) ?? 0) > 0)
+    }
+
     @Test func theCommandPrintsALinePerCheckAndExits1UnlessAllPass() throws {
         let process = try LinkOutProcess(["check"], directory: LiveApplication.repositoryRoot)
         #expect(process.waitForExit() == 1)

@@ -120,9 +120,31 @@ extension PreflightCheck {
                 )
             }
         }
+        if let shortage = Self.spaceShortage(folder: folder, free: Self.freeBytes(on: folder)) { return shortage }
         guard folder == storage.dataDir || folder == "." && storage.dataDir.isEmpty else {
             return Self.pass("data folder", "\(storage.dataDir) does not exist yet; the server makes it in \(folder)")
         }
         return Self.pass("data folder", "\(storage.dataDir) is writable")
+    }
+
+    /// The failed check of a data folder on a disk with less than `Ledger.freeSpaceWanted` free: writable, and
+    /// full, so every landing would be answered 503 from the first one.
+    static func spaceShortage(folder: String, free: Int?) -> Result? {
+        guard let free, free < Ledger.freeSpaceWanted else { return nil }
+        return Self.fail(
+            "data folder",
+            "\(folder) is on a disk with \(free >> 20) MB free (\(Ledger.freeSpaceWanted >> 20) MB wanted): landings are "
+                + "refused when it is full"
+        )
+    }
+
+    /// The bytes this user may still write on the disk holding `path`; nil when the system does not say.
+    static func freeBytes(on path: String) -> Int? {
+        var status = statvfs()
+        guard statvfs(path, &status) == 0 else { return nil }
+        let (bytes, overflow) = Int(clamping: status.f_bavail).multipliedReportingOverflow(
+            by: Int(clamping: status.f_frsize)
+        )
+        return overflow ? Int.max : bytes
     }
 }

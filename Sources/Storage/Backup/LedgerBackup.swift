@@ -31,7 +31,7 @@ public enum LedgerBackup {
         throws(StorageError) -> Summary
     {
         let source = (directory as NSString).appendingPathComponent(fileName)
-        guard LedgerFiles.isRegularFile(source) else { throw Ledger.noLedger(at: source) }
+        try LedgerFiles.requireLedgerFile(source)
         guard !LedgerFiles.isTaken(destination) else {
             throw StorageError(.conflict, "\(destination) exists; a backup never overwrites a file (or a link)")
         }
@@ -64,11 +64,15 @@ public enum LedgerBackup {
                 }
             } catch {
                 // SQLite's words ("database or disk is full") would read as if the ledger's own disk were.
+                let folder = (destination as NSString).deletingLastPathComponent
                 throw StorageError(
                     error.code,
                     "cannot write the backup to \(partial.path): \(error.message)",
                     sqliteCode: error.sqliteCode,
-                    systemError: error.systemError
+                    systemError: error.systemError,
+                    remedy: error.code == .diskFull
+                        ? "free space on the disk of \(folder.isEmpty ? "." : folder) (or back up to another) and run "
+                            + "it again" : nil
                 )
             }
             let added = try apply(journaled, to: partial.path, clock: clock)

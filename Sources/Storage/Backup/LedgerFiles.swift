@@ -26,6 +26,26 @@ enum LedgerFiles {
         return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 
+    /// Refuses a ledger file a command cannot use: `noLedger` only when nothing is there (or it is no file), so a
+    /// ledger in a folder this user cannot enter (a data folder is 0700, its owner's) is named as the permission
+    /// it lacks, not as missing: an operator told "no ledger" goes looking for a typo while the data is all there.
+    static func requireLedgerFile(_ path: String) throws(StorageError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let number = errno
+            guard number == ENOENT || number == ENOTDIR else {
+                throw StorageError(
+                    .dataFolder,
+                    "cannot reach the ledger \(path): \(String(cString: strerror(number))) (run the command as the "
+                        + "user the server runs as)",
+                    systemError: number
+                )
+            }
+            throw Ledger.noLedger(at: path)
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw Ledger.noLedger(at: path) }
+    }
+
     /// Whether anything is at `path`, a symlink to nothing included: a new file must not replace it.
     static func isTaken(_ path: String) -> Bool {
         var status = stat()

@@ -30,8 +30,11 @@ final class SQLiteConnection: SQLConnection {
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            // Why the file could not be opened ("Permission denied", "Read-only file system"): SQLite's message
+            // says only that it could not.
+            let system = handle.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(handle)
-            throw StorageError.sqlite(rc, "open \(path): \(message)")
+            throw StorageError.sqlite(rc, "open \(path): \(message)", systemError: system == 0 ? nil : system)
         }
         self.handle = handle
         // Wait for another process's lock (e.g. `linkout export` while serving) instead of failing at once.
@@ -56,7 +59,13 @@ final class SQLiteConnection: SQLConnection {
     /// The failure `rc` as an error, with the extended code when the handle holds the one for `rc`.
     private func error(_ rc: Int32) -> StorageError {
         let extended = sqlite3_extended_errcode(handle)
-        return StorageError.sqlite((extended & 0xff) == rc ? extended : rc, String(cString: sqlite3_errmsg(handle)))
+        // A file SQLite opens late (the WAL's `-shm` on a read-only disk) fails here, not at the open.
+        let system = rc == SQLITE_CANTOPEN || rc == SQLITE_IOERR ? sqlite3_system_errno(handle) : 0
+        return StorageError.sqlite(
+            (extended & 0xff) == rc ? extended : rc,
+            String(cString: sqlite3_errmsg(handle)),
+            systemError: system == 0 ? nil : system
+        )
     }
 
     /// Runs SQL without parameters (schema, pragmas, BEGIN/COMMIT); may hold several statements.
