@@ -225,6 +225,7 @@ struct BackupRestoreTests {
             ])
             #expect(refused.waitForExit() == 1)
             #expect(refused.stderrText().contains("is not a linkout ledger or backup"), "\(refused.stderrText())")
+            #expect(!refused.stderrText().contains("\(foreign): \(foreign)"), "named once: \(refused.stderrText())")
         }
         var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         for offset in stride(from: 4096 * 3, to: min(bytes.count, 4096 * 12), by: 97) { bytes[offset] ^= 0x5A }

@@ -192,10 +192,10 @@ public enum LedgerBackup {
         } catch  where error.code == .sqlite(26) {
             throw StorageError(.constraint, "\(path) is not a SQLite database")
         } catch {
-            // SQLite's own words ("database disk image is malformed") name no file.
+            // SQLite's own words ("database disk image is malformed") name no file; linkout's do.
             throw StorageError(
                 error.code,
-                "\(path): \(error.message)",
+                error.message.hasPrefix(path) ? error.message : "\(path): \(error.message)",
                 sqliteCode: error.sqliteCode,
                 systemError: error.systemError
             )
