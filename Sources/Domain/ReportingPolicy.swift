@@ -28,6 +28,14 @@ public enum ReportingPolicy {
     /// creation, before Apple's `UNREPORTED` notice at 10 days.
     public static let lastHoldingPaymentMilliseconds: Int64 = Milliseconds.days(8)
 
+    /// Whether a payment on a token is a sale Apple is told of: a live one, or any on a sandbox token. A test
+    /// payment (Stripe's test mode, the demo provider) on a production token is not: reporting it would declare a
+    /// sale that never happened. A token with such a sale is never reported `NO_LINE_ITEM` ("no transaction"),
+    /// even while linkout could not make the sale into a line item.
+    public static func isSaleForApple(live: Bool, environment: Environment) -> Bool {
+        live || environment == .sandbox
+    }
+
     /// Whether the token may be reported `DUPLICATE_TOKEN`.
     public static func mayBeDuplicate(_ token: ExternalPurchaseToken) -> Bool {
         token.tokenType.map(customLinkTypes.contains) ?? false

@@ -18,6 +18,7 @@ public enum TokenDecoder {
             if let problem = checkFields(token) { return .failure(problem) }
             return .success(token)
         }
+        guard isUTF8JSONText(json) else { return .failure(TokenRejection(.notJSON)) }
         let token: ExternalPurchaseToken
         do {
             token = try JSONDecoder().decode(ExternalPurchaseToken.self, from: Data(json))

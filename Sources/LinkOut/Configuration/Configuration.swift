@@ -56,8 +56,9 @@ package struct Configuration: Sendable {
     ]
 
     /// Parses the JSON text of a configuration file.
-    package static func parse(_ data: Data, source: String = "config.json") throws(ConfigurationError) -> Configuration
+    package static func parse(_ file: Data, source: String = "config.json") throws(ConfigurationError) -> Configuration
     {
+        let data = try ConfigurationFile.jsonText(file, field: source)
         let root: JSONValue
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)

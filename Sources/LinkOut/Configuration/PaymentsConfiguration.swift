@@ -243,7 +243,10 @@ extension Configuration {
         /// The rates in the file `payments.exchangeRatesFile` names.
         static func ratesFile(_ path: String) throws(ConfigurationError) -> ExchangeRateTable {
             let field = "payments.exchangeRatesFile"
-            let data = try ConfigurationFile.read(path, limit: ConfigurationFile.textLimit, field: field)
+            let data = try ConfigurationFile.jsonText(
+                try ConfigurationFile.read(path, limit: ConfigurationFile.textLimit, field: field),
+                field: field
+            )
             let object: [String: JSONValue]
             do {
                 object = try JSONDecoder().decode([String: JSONValue].self, from: data)

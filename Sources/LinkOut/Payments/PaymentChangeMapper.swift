@@ -161,8 +161,7 @@ struct PaymentChangeMapper: Sendable {
 
     /// A paid checkout: the purchase, its first charge, the session complete, and the buy as an Apple line item
     /// when the visit carried a token (a tokenless visit has nothing to report to Apple).
-    /// `tookMoney`: a live payment. A test payment (Stripe test mode, the demo provider) is reported to Apple only
-    /// for a sandbox token: reporting it on a production token would declare a sale that never happened.
+    /// `tookMoney`: a live payment; which payments Apple is told of is `ReportingPolicy.isSaleForApple`.
     func purchase(
         _ completion: PurchaseCompletion,
         provider: ProviderID,
@@ -200,7 +199,10 @@ struct PaymentChangeMapper: Sendable {
             sessionState: (completion.sessionId, .complete),
             at: now
         )
-        let reported = completion.externalPurchaseId.map { tookMoney || $0.environment == .sandbox } ?? false
+        let reported =
+            completion.externalPurchaseId.map {
+                ReportingPolicy.isSaleForApple(live: tookMoney, environment: $0.environment)
+            } ?? false
         try addBuy(completion, product: product, reported: reported, to: &record, &change)
         change.purchase = record
         change.redemption = entitlements.redemption(for: record, at: now)

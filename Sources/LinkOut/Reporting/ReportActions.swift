@@ -134,6 +134,9 @@ package struct ReportActions: Sendable {
         }
         // What JSONDecoder lets through and another reader of the body would not read the same way (the
         // route says it first, with its own codes; `linkout report restate FILE` hears it here).
+        if !TokenDecoder.isUTF8JSONText(Array(body.utf8)) {
+            throw Refusal(kind: .invalid, description: "the body is not JSON text in UTF-8 (a byte order mark, a NUL)")
+        }
         if TokenDecoder.hasTrailingComma(in: Array(body.utf8)) {
             throw Refusal(kind: .invalid, description: "the body is not JSON: a comma before a closing bracket")
         }

@@ -187,6 +187,7 @@ extension ReportStore {
                     AND \(Self.standsForSomething("l")))
                 AND NOT EXISTS (SELECT 1 FROM payment_events e WHERE e.held_token = t.external_purchase_id
                     AND e.held_reason IS NOT NULL)
+                AND NOT \(ReportingPolicy.SQL.hasSaleWithoutLineItem("t"))
                 AND (t.report_due_at IS NOT NULL
                     OR (\(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at <= ?
                         AND (t.token_created_at < ? OR NOT EXISTS (

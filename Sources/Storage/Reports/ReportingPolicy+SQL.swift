@@ -22,6 +22,18 @@ extension ReportingPolicy {
                 + "THEN \(Int64.max) ELSE \(alias).token_created_at + \(unreportedNoticeMilliseconds) END)"
         }
 
+        /// A token with a sale Apple is told of (`isSaleForApple`) that is no line item: linkout could not make
+        /// one of it (a payment link made by hand without a product, say; `AppleLineItemError`), and a person
+        /// posts it (`POST /v1/tokens/{id}/line-items`) or reports the token otherwise. Until then the token is not
+        /// `NO_LINE_ITEM`: Apple would hear that nobody paid.
+        static func hasSaleWithoutLineItem(_ alias: String) -> String {
+            """
+            EXISTS (SELECT 1 FROM purchases p WHERE p.external_purchase_id = \(alias).external_purchase_id
+                AND p.buy_line_item_id IS NULL
+                AND (p.live <> 0 OR \(alias).environment = '\(Environment.sandbox.rawValue)'))
+            """
+        }
+
         /// A token of a type that may be reported `DUPLICATE_TOKEN`.
         static func mayBeDuplicate(_ alias: String) -> String {
             "\(alias).token_type IN (\(customLinkTypes.map { "'\($0)'" }.joined(separator: ", ")))"
