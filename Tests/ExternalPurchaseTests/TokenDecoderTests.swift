@@ -166,6 +166,21 @@ struct TokenDecoderTests {
         #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.duplicateField("bundleId"))))
     }
 
+    /// Foundation's reader takes UTF-16, UTF-32 and a UTF-8 byte order mark, where the check for a field named
+    /// twice reads UTF-8: a token in UTF-16 carried a second `externalPurchaseId` past it.
+    @Test func aTokenNotInUTF8IsNotJSON() {
+        let twice = #"{"bundleId":"com.example","externalPurchaseId":"x","# + Self.fields + "}"
+        let utf16: [UInt8] =
+            [0xFF, 0xFE] + twice.utf16.flatMap { unit -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let bigEnd: [UInt8] = twice.utf16.flatMap { unit -> [UInt8] in [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        for json in [utf16, bigEnd, TokenDecoder.utf8ByteOrderMark + Array(twice.utf8)] {
+            #expect(TokenDecoder.decode(Base64URL.encode(json)) == .failure(TokenRejection(.notJSON)))
+        }
+        #expect(TokenDecoder.isUTF8JSONText(Array(#"{"a":"é"}"#.utf8)))
+        #expect(!TokenDecoder.isUTF8JSONText(Array(#"{"a":1}"#.utf8) + [0]))
+        #expect(!TokenDecoder.isUTF8JSONText([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x7D]))
+    }
+
     @Test(
         "a comma before a closing bracket is not JSON, though Foundation's reader takes it",
         arguments: [

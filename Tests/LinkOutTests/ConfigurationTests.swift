@@ -40,6 +40,21 @@ struct ConfigurationTests {
         let twice = failure(#"{"server": {"port": 1}, "server": {"port": 2}}"#)
         #expect(twice?.field == "config.json" && twice?.problem.contains(#""server" twice"#) == true)
         #expect(failure(#"{"server": {"port": 1, "port": 2}}"#)?.problem.contains(#""port" twice"#) == true)
+        // The same in a file an editor saved with a UTF-8 byte order mark: read past the mark, as the parser does.
+        #expect(
+            failure("\u{FEFF}" + #"{"server": {"port": 1, "port": 2}}"#)?.problem.contains(#""port" twice"#) == true
+        )
+        #expect(try parse("\u{FEFF}" + #"{"server": {"port": 1}}"#).server.port == 1)
+        // UTF-16 (told by its NUL bytes), which the parser reads and the check for keys named twice did not.
+        let utf16 = Data(#"{"server": {"port": 1, "port": 2}}"#.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        #expect(
+            throws: ConfigurationError(
+                field: "config.json",
+                problem: "is not UTF-8 text (UTF-16 or UTF-32?): save it as UTF-8"
+            )
+        ) {
+            _ = try Configuration.parse(utf16)
+        }
         // Apple's notifications never take over a route of linkout's own.
         #expect(failure(#"{"apple": {"notificationPath": "/v1/tokens"}}"#)?.field == "apple.notificationPath")
         #expect(failure(#"{"apple": {"notificationPath": "/admin"}}"#)?.field == "apple.notificationPath")

@@ -201,6 +201,29 @@ struct TokenAPITests {
         #expect(try live.ledger().tokens.count(.tokens) == 0)
     }
 
+    /// UTF-16 (its NUL bytes) or a UTF-8 byte order mark: Foundation's reader takes both, and a key named twice
+    /// went past the check that reads UTF-8. Refused as not JSON (RFC 8259 §8.1), whatever the body holds.
+    @Test(
+        "a body not in UTF-8 is not JSON, on every JSON route",
+        arguments: [
+            ("/v1/tokens", Self.utf16LE(#"{"token": "!!", "token": "\#(AppleVectors.v3)"}"#), "invalid_body"),
+            ("/v1/tokens", Self.utf16BE(#"{"token": "\#(AppleVectors.v3)",}"#), "invalid_body"),
+            ("/v1/tokens", "\u{FEFF}" + #"{"token": "!!", "token": "\#(AppleVectors.v3)"}"#, "invalid_body"),
+            ("/v1/backend/tokens", Self.utf16LE(#"{"token": "\#(AppleVectors.v3)"}"#), "invalid_body"),
+            ("/v1/redemptions", Self.utf16LE(#"{"code": "a", "code": "b"}"#), "invalid_body"),
+        ]
+    )
+    func bodiesNotInUTF8(path: String, body: String, code: String) throws {
+        let (live, response) = try Self.postAsBackend(path, body)
+        #expect(response.status == 400)
+        #expect(try Self.errorCode(response) == code, "\(response.text)")
+        #expect(try live.ledger().tokens.count(.tokens) == 0)
+    }
+
+    /// ASCII `text` as UTF-16 code units, little or big end first: each character beside a NUL byte.
+    static func utf16LE(_ text: String) -> String { String(text.flatMap { [$0, "\u{0}"] }) }
+    static func utf16BE(_ text: String) -> String { String(text.flatMap { ["\u{0}", $0] }) }
+
     /// A JSON body posted to `path` by the backend, on a server of its own.
     static func postAsBackend(_ path: String, _ body: String) throws -> (LiveApplication, RawClient.Response) {
         let live = try LiveApplication { $0.apiToken = Self.backendToken }
