@@ -120,13 +120,16 @@ struct PaddlePaymentProviderTests {
         #expect(fake.transactions.count == 2)
     }
 
-    @Test func aRefusedKeyIsRejectedAndNeverEchoed() throws {
+    /// The fake echoes the `Authorization` header it refused: masked, a key of Paddle's older form (50
+    /// characters, no `pdl_` to be known by) as well as a current one.
+    @Test(arguments: ["pdl_sdbx_apikey_01wrong_secretpart", "a1b2c3d4e5f6a7b8c9d0secretpart11223344556677889900"])
+    func aRefusedKeyIsRejectedAndNeverEchoed(key: String) throws {
         let fake = try FakePaddleServer()
         defer { fake.stop() }
         let paddle = PaddlePaymentProvider(
             api: PaddleAPI(
                 configuration: PaddleConfiguration(
-                    apiKey: "pdl_sdbx_apikey_01wrong_secretpart",
+                    apiKey: key,
                     apiBase: fake.apiBase,
                     checkoutURL: "https://sandbox-pay.paddle.io/hsc_01fake"
                 )
@@ -139,7 +142,8 @@ struct PaddlePaymentProviderTests {
         } catch {
             #expect(error.kind == .rejected)
             #expect(error.status == 403)
-            #expect(!error.description.contains("secretpart"))
+            #expect(!error.description.contains("secretpart"), "\(error.description)")
+            #expect(error.description.contains("with Bearer [redacted]"), "\(error.description)")
         }
     }
 

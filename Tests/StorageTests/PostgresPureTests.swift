@@ -45,6 +45,29 @@ struct PostgresPureTests {
         #expect(plain.redactedURL == "postgresql://linkout@db/linkout")
     }
 
+    /// A generated password holds `/` (base64): read as the path's start, it was left in the clear. libpq's own
+    /// message quotes the part of a password it cannot read, or the whole URI: masked too. No server needed: the
+    /// URI is refused before any connection.
+    @Test func passwordsWithSlashesAndLibpqsOwnWordsAreMasked() {
+        let slash = PostgresTarget(url: "postgresql://linkout:Zm9v/YmFyLEAK1@db:5432/linkout", password: nil)
+        #expect(slash.redactedURL == "postgresql://linkout:***@db:5432/linkout")
+        let targets = [
+            PostgresTarget(url: "postgresql://linkout:pw%zzLEAK2@127.0.0.1:1/linkout", password: nil),
+            PostgresTarget(url: "postgresql://linkout:pwLEAK3@[::1/linkout", password: nil),
+            PostgresTarget(url: "host=127.0.0.1 port=1 password='pw LEAK4' dbname=x connect_timeout=1", password: nil),
+        ]
+        for target in targets {
+            #expect {
+                _ = try PostgresConnection(target: target)
+            } throws: { error in
+                let message = (error as? StorageError)?.message ?? ""
+                return !message.contains("LEAK") && message.contains("cannot connect to")
+            }
+        }
+        let keywords = PostgresTarget(url: "host=db password=s3cret", password: "an0ther")
+        #expect(keywords.redacting("FATAL: password s3cret or an0ther refused") == "FATAL: password *** or *** refused")
+    }
+
     @Test func postgresErrorsKeepTheirKind() {
         #expect(StorageError.postgres("23505", "duplicate").code == .constraint)
         #expect(StorageError.postgres("25006", "read only").code == .readOnly)

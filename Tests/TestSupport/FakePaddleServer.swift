@@ -132,7 +132,9 @@ package final class FakePaddleServer: Sendable {
     private static func authorized(_ request: HTTPRequest, shared: Shared, apiKey: String) -> (Int, String)? {
         shared.requests.withLock { $0.append("\(request.method) \(request.target)") }
         guard request.headers["authorization"] == "Bearer \(apiKey)" else {
-            return (403, error("forbidden", "You aren't permitted to perform this request."))
+            // Echoing the header, as a proxy's or a careless server's error page may: linkout must mask it.
+            let sent = request.headers["authorization"] ?? ""
+            return (403, error("forbidden", "You aren't permitted to perform this request with \(sent)."))
         }
         guard request.headers["paddle-version"] == "1" else {
             return (400, error("invalid_field", "Paddle-Version 1 expected by this fake"))

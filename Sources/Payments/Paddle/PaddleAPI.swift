@@ -106,8 +106,11 @@ public struct PaddleAPI: Sendable {
         } catch {
             // No answer: a POST may or may not have been carried out.
             throw PaddleAPIError(.noAnswer, "Paddle could not be reached: \(error.description)")
+                .masking(configuration.apiKey)
         }
-        guard (200..<300).contains(response.status) else { throw Self.error(from: response) }
+        guard (200..<300).contains(response.status) else {
+            throw Self.error(from: response).masking(configuration.apiKey)
+        }
         return response
     }
 
@@ -174,6 +177,16 @@ public struct PaddleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
         self.message = PaddleAPIError.redacting(message)
         self.status = status
         self.code = code.map(PaddleAPIError.redacting)
+    }
+
+    /// The error with `secret` (the configured API key) masked wherever the answer echoed it: a key of Paddle's
+    /// older form has no `pdl_` to be known by, and a proxy or Paddle itself may quote the `Authorization` header.
+    func masking(_ secret: String) -> PaddleAPIError {
+        guard !secret.isEmpty else { return self }
+        var masked = self
+        masked.message = message.replacingOccurrences(of: secret, with: "[redacted]")
+        masked.code = code?.replacingOccurrences(of: secret, with: "[redacted]")
+        return masked
     }
 
     /// Whether the request may have taken effect although no good answer came back.

@@ -290,7 +290,10 @@ final class PostgresConnection: SQLConnection {
             let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             if let connection { PQfinish(connection) }
             quietUntil = (ContinuousClock.now + Self.reconnectPause, connectsToTarget)
-            throw StorageError(.unavailable, "cannot connect to \(target.redactedURL): \(Self.trimmed(message))")
+            throw StorageError(
+                .unavailable,
+                "cannot connect to \(target.redactedURL): \(target.redacting(Self.trimmed(message)))"
+            )
         }
         clibpq_silence_notices(connection)
         handle = connection

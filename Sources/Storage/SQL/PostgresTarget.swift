@@ -24,18 +24,50 @@ public struct PostgresTarget: Sendable {
     /// `key=value` string, quoted or not) are masked.
     public var redactedURL: String {
         var text = url
-        if let scheme = text.range(of: "://") {
-            let rest = text[scheme.upperBound...]
-            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-            let authority = rest[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                text.replaceSubrange(authority.index(after: colon)..<at, with: "***")
-            }
-        }
+        if let range = uriPasswordRange { text.replaceSubrange(range, with: "***") }
         return text.replacingOccurrences(
-            of: #"password\s*=\s*('(\\.|[^'\\])*'|[^&\s]*)"#,
+            of: Self.passwordSetting,
             with: "password=***",
             options: [.regularExpression, .caseInsensitive]
         )
+    }
+
+    /// `message` (libpq's own words may quote the URI, or the part of the password it could not read) with the URL
+    /// shown as `redactedURL` and every password in it masked.
+    public func redacting(_ message: String) -> String {
+        var text = message.replacingOccurrences(of: url, with: redactedURL)
+        // Shorter ones would mask letters of the message itself; nothing that short is a secret worth the name.
+        for secret in secrets where secret.count >= 3 { text = text.replacingOccurrences(of: secret, with: "***") }
+        return text
+    }
+
+    /// A `password=` setting, quoted or not (in a query or a `key=value` string).
+    private static let passwordSetting = #"password\s*=\s*('(\\.|[^'\\])*'|[^&\s]*)"#
+
+    /// Where a URI's password is: between the first `:` of the user information and its last `@`. The user
+    /// information is taken to end at the last `@` before the query, not at the first `/`: a generated password
+    /// holds `/` (base64), and a `/` read as the path's start left it in the clear. A `@` in the database name
+    /// would mask more than the password, never less.
+    private var uriPasswordRange: Range<String.Index>? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...]
+        let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
+        guard let at = beforeQuery.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return nil }
+        return url.index(after: colon)..<at
+    }
+
+    /// Every password the URL and the setting hold, as written and percent-decoded.
+    private var secrets: [String] {
+        var found = [password].compactMap { $0 }
+        if let range = uriPasswordRange { found.append(String(url[range])) }
+        let settings = url.matches(of: /(?i)password\s*=\s*('(?:\\.|[^'\\])*'|[^&\s]*)/).map { String($0.1) }
+        for setting in settings {
+            found.append(setting)
+            if setting.hasPrefix("'"), setting.hasSuffix("'"), setting.count >= 2 {
+                found.append(String(setting.dropFirst().dropLast()))
+            }
+        }
+        found += found.compactMap { $0.removingPercentEncoding }
+        return found.sorted { $0.count > $1.count }
     }
 }
