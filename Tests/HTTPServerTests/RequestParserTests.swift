@@ -71,6 +71,17 @@ struct RequestParserTests {
         #expect(consumed == text.utf8.count - 3)
     }
 
+    @Test(
+        "takes a Host of every shape a host and port have",
+        arguments: [
+            "example.com", "example.com:8080", "EXAMPLE.com:", "127.0.0.1:65535", "[::1]", "[::1]:8080",
+            "[2001:db8::192.0.2.1]", "[v1.fe80::a+en1]", "a%41b", "xn--bcher-kva.example", "h_1~x",
+        ]
+    )
+    func takesHosts(host: String) throws {
+        #expect(try request("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").0.headers["host"] == host)
+    }
+
     @Test func acceptsIdenticalDuplicateContentLengths() throws {
         let (request, _) = try request(
             "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\nContent-Length: 3\r\n\r\nabc"
@@ -245,6 +256,18 @@ struct RequestParserTests {
             ("GET / HTTP/1.0\r\nHost: a@b\r\n\r\n", 400),
             ("GET / HTTP/1.0\r\nHost: a\r\nHost: x y\r\n\r\n", 400),
             ("GET http://a\"b/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            // a Host of the right characters in no host's shape
+            ("GET / HTTP/1.1\r\nHost: a.example,b.example\r\n\r\n", 400),  // two joined by a proxy
+            ("GET / HTTP/1.1\r\nHost: example.com:80:80\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: example.com:99999\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: example.com:8o\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: []\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [::1]evil.com\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [example.com]\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: a%00b\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: a%zzb\r\n\r\n", 400),
+            ("GET http://a:1:2/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             // a field that is not a list, twice: read one way here and another by a proxy
             ("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n", 400),
             ("POST / HTTP/1.1\r\nHost: h\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n\r\n", 400),

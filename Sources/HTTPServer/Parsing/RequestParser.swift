@@ -331,22 +331,6 @@ private let httpSlash = Array("HTTP/".utf8)
 
 private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-/// A URI's host and optional port (RFC 3986 §3.2.2): a name's unreserved, percent-encoded and sub-delimiter
-/// characters, an IP literal's brackets and colons; empty is allowed (a target with no authority).
-func isHost(_ value: String) -> Bool {
-    value.utf8.allSatisfy { byte in
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), 0x30...0x39: true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"),
-            UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
-            UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
-            UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
-            true
-        default: false
-        }
-    }
-}
-
 /// tchar from RFC 9110 §5.6.2.
 func isTokenByte(_ byte: UInt8) -> Bool {
     switch byte {
