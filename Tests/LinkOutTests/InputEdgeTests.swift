@@ -3,6 +3,7 @@ import ExternalPurchase
 import Foundation
 import Lifecycle
 import Payments
+import Storage
 import TestSupport
 import Testing
 
@@ -13,6 +14,57 @@ import Testing
 /// Paddle's route takes no more than Stripe's before a signature is checked.
 @Suite("Input edges")
 struct InputEdgeTests {
+    /// Line item ids are their bytes, as the ledger's SQL and Apple read them: "café" precomposed and "café"
+    /// with a combining accent are two ids. A refund naming its buy in the other form is refused (it named no buy
+    /// Apple holds), and the buy posted again in the other form is a second buy, not "unchanged".
+    @Test func lineItemIdsThatLookAlikeAreTwoIds() throws {
+        let setup = try LiveReportingTests.Setup()
+        let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
+        let now = Clock.system.nowMilliseconds()
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: now
+        )
+        #expect(
+            try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example").status == 303
+        )
+        let composed = "caf\u{E9}-1"
+        let decomposed = "cafe\u{301}-1"
+        #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
+        #expect(LineItemID(composed) != LineItemID(decomposed))
+        #expect(Set([LineItemID(composed), LineItemID(decomposed), LineItemID(composed)]).count == 2)
+        #expect(LineItemID(decomposed) < LineItemID(composed))
+        func post(_ item: String) throws -> RawClient.Response {
+            try live.post(
+                "/v1/tokens/\(token.externalPurchaseId)/line-items",
+                contentType: "application/json",
+                body: #"{"lineItems": [\#(item)]}"#,
+                headers: ["Authorization": "Bearer backend-secret"]
+            )
+        }
+        func buy(_ id: String) -> String {
+            #"{"lineItemId":"\#(id)","creationDate":\#(now - 60_000),"eventType":"BUY","productType":"ONE_TIME_BUY","#
+                + #""productIdentifier":"pro","amountTaxInclusive":2999,"amountTaxExclusive":2999,"taxAmount":0,"#
+                + #""netAmountTaxExclusive":2999,"reportingCurrency":"EUR","pricingCurrency":"EUR","#
+                + #""taxCountry":"DEU","quantity":1}"#
+        }
+        #expect(try post(buy(composed)).status == 202)
+        let refund =
+            #"{"lineItemId":"r-1","creationDate":\#(now - 30_000),"eventType":"REFUND","#
+            + #""referenceLineItemId":"\#(decomposed)","amountTaxInclusive":1000,"amountTaxExclusive":1000,"#
+            + #""taxAmount":0,"netAmountTaxExclusive":1999,"reportingCurrency":"EUR","pricingCurrency":"EUR","#
+            + #""taxCountry":"DEU"}"#
+        let refused = try post(refund)
+        #expect(refused.status == 400, "\(refused.text)")
+        let again = try post(buy(decomposed))
+        #expect(again.status == 202 && again.text.contains(#""accepted":1"#), "\(again.text)")
+        let stored = try live.application.ledger.reports.lineItems(for: token.externalPurchaseId).map(\.lineItemId)
+        #expect(Set(stored) == [LineItemID(composed), LineItemID(decomposed)], "\(stored)")
+    }
+
     @Test func anAbsurdAmountOrARepeatedFieldIsRefusedAndTheMoneyViewsStayUp() throws {
         let setup = try LiveReportingTests.Setup()
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }

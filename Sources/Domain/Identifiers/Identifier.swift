@@ -17,7 +17,22 @@ extension Identifier {
 
     public var description: String { rawValue }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    // An id is its bytes. Swift's String equality is canonical equivalence (a precomposed "é" equals "e" and a
+    // combining accent), but the ledger's SQL and Apple compare bytes: a refund naming its buy's id in the other
+    // form passed here as the same id, was stored under another, and Apple would refuse it. Equality, hashing and
+    // order are the UTF-8 bytes', as SQLite's BINARY collation and Apple's are.
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        var text = rawValue
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(rawValue.utf8.count)
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
 
     /// The empty id stands for "none given" in the few records whose column is NOT NULL but may hold no value.
     public var isEmpty: Bool { rawValue.isEmpty }
