@@ -136,6 +136,16 @@ struct LiveReportingTests {
         )
         #expect(controlCharacter.status == 400)
         #expect(controlCharacter.text.contains("invalid_line_item_id"))
+        // Nor one that shows otherwise than it is: a bidirectional override, a line separator.
+        for hidden in [#"\u202E"#, #"\u2028"#, #"\u0085"#] {
+            let shown = try live.post(
+                path,
+                contentType: "application/json",
+                body: body.replacingOccurrences(of: "aaaaaaaa-aaaa", with: "aaaaaaaa\(hidden)zz"),
+                headers: ["Authorization": "Bearer backend-secret"]
+            )
+            #expect(shown.status == 400 && shown.text.contains("invalid_line_item_id"), "\(hidden): \(shown.text)")
+        }
         // A '/' could never be named in the admin API's paths (retract, restate).
         let slash = try live.post(
             path,

@@ -185,10 +185,12 @@ package struct LineItemsAPI: Sendable {
             return .failure(Refusal(response: JSONResponse.json(.badRequest, Problems(errors: [problem]))))
         }
         // An id is a key in the ledger: a control character (`\u0000` ends a C string, and PostgreSQL refuses it
-        // in text) would make two ids look alike or fail the write. It is also a segment of the admin API's paths
-        // (`/admin/tokens/{id}/line-items/{lineItemId}/retract`), where a `/` could never be named.
+        // in text) would make two ids look alike or fail the write, and a bidirectional override or a line
+        // separator shows it otherwise than it is on the dashboard and in the operator's terminal. It is also a
+        // segment of the admin API's paths (`/admin/tokens/{id}/line-items/{lineItemId}/retract`), where a `/`
+        // could never be named.
         let hasUnnameableCharacter = items.contains { item in
-            item.common.lineItemId.rawValue.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0 == "/" }
+            item.common.lineItemId.rawValue.unicodeScalars.contains { HiddenCharacters.contains($0) || $0 == "/" }
         }
         if hasUnnameableCharacter {
             return .failure(
@@ -196,7 +198,8 @@ package struct LineItemsAPI: Sendable {
                     response: JSONResponse.error(
                         .badRequest,
                         "invalid_line_item_id",
-                        "A lineItemId holds a control character or a '/'; send printable characters other than '/'."
+                        "A lineItemId holds a control, bidirectional or line-separator character, or a '/'; send "
+                            + "visible characters other than '/'."
                     )
                 )
             )
