@@ -116,6 +116,10 @@ struct AuditTrailTests {
         )
         #expect((second["entries"] as? [[String: Any]])?.first?["action"] as? String == "demo.refund")
         #expect(try live.get("/admin/audit?before=x", headers: Self.admin).status == 400)
+        // Any id up to Int64's largest (a 19-digit one lists from the newest), nothing past it.
+        #expect(try live.get("/admin/audit?before=\(Int64.max)", headers: Self.admin).status == 200)
+        let past = try live.get("/admin/audit?before=9223372036854775808", headers: Self.admin)
+        #expect(past.status == 400 && past.text.contains("from 1 to \(Int64.max)"), "\(past.text)")
         // A revoke says what it found: the second of two finds the credential revoked already.
         let replacement = try #require(
             (try AppEntitlementTests.json(reissued)["credential"] as? [String: Any])?["id"] as? String

@@ -18,13 +18,13 @@ extension AdminAPI {
         }
         var before: Int64?
         if let text = request.queryValue("before") {
-            guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(text),
+            guard text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(text),
                 value > 0
             else {
                 return JSONResponse.error(
                     .badRequest,
                     "invalid_before",
-                    "before is an entry id, a whole number above 0."
+                    "before is an entry id, a whole number from 1 to \(Int64.max)."
                 )
             }
             before = value
