@@ -50,7 +50,7 @@ struct ConfigurationTests {
         #expect(
             throws: ConfigurationError(
                 field: "config.json",
-                problem: "is not UTF-8 text (UTF-16 or UTF-32?): save it as UTF-8"
+                problem: "is not UTF-8 text (UTF-16, UTF-32, Latin-1?): save it as UTF-8"
             )
         ) {
             _ = try Configuration.parse(utf16)
@@ -328,6 +328,15 @@ struct ConfigurationTests {
         )
         try onPostgres.apply(environment: ["LINKOUT_DATABASE_URL": ""])
         #expect(onPostgres.storage.postgresURL == "postgresql://db/l")
+        // A URI libpq would refuse quoting its password (a `/` in it) is refused here, naming only the field.
+        let slash = #"postgresql://linkout:Xk3fQ/P9+qZz@db/l"#
+        let uriProblem = "the password in the URI holds '/', '?' or '#': percent-encode them (%2F, %3F, %23)"
+        #expect(throws: ConfigurationError(field: "LINKOUT_DATABASE_URL", problem: uriProblem)) {
+            try onPostgres.apply(environment: ["LINKOUT_DATABASE_URL": slash])
+        }
+        #expect(throws: ConfigurationError(field: "storage.postgresURL", problem: uriProblem)) {
+            try Configuration.parse(Data(#"{"storage": {"postgresURL": "\#(slash)"}}"#.utf8))
+        }
         #expect(throws: ConfigurationError(field: "--data-dir", problem: problem)) {
             try Configuration.load(overrides: .init(dataDir: ""), environment: [:])
         }

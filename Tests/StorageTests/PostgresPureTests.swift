@@ -64,6 +64,21 @@ struct PostgresPureTests {
                 return !message.contains("LEAK") && message.contains("cannot connect to")
             }
         }
+        // libpq reads a password's part before a `/` as a port, and quotes it: masked, and such a URI is refused
+        // at the configuration (`uriProblem`), unless the `/` follows a port.
+        let halves = PostgresTarget(url: "postgresql://linkout:Xk3fQLEAK/P9+qZz@127.0.0.1:1/linkout", password: nil)
+        #expect {
+            _ = try PostgresConnection(target: halves)
+        } throws: { error in
+            let message = (error as? StorageError)?.message ?? ""
+            return !message.contains("LEAK") && !message.contains("P9+qZz")
+        }
+        #expect(PostgresTarget.uriProblem(halves.url)?.contains("percent-encode") == true)
+        #expect(PostgresTarget.uriProblem("postgresql://linkout:a?b@db/linkout") != nil)
+        #expect(PostgresTarget.uriProblem("postgresql://linkout:Zm9v%2FYmFy@db:5432/linkout") == nil)
+        #expect(PostgresTarget.uriProblem("postgresql://db:5432/linkout?user=a@b") == nil)
+        #expect(PostgresTarget.uriProblem("postgresql://linkout@db/linkout") == nil)
+        #expect(PostgresTarget.uriProblem("host=db password=a/b") == nil)
         let keywords = PostgresTarget(url: "host=db password=s3cret", password: "an0ther")
         #expect(keywords.redacting("FATAL: password s3cret or an0ther refused") == "FATAL: password *** or *** refused")
     }

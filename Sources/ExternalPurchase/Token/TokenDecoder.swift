@@ -18,17 +18,17 @@ public enum TokenDecoder {
             if let problem = checkFields(token) { return .failure(problem) }
             return .success(token)
         }
-        guard isUTF8JSONText(json) else { return .failure(TokenRejection(.notJSON)) }
+        guard let text = utf8JSONText(json).map(Array.init) else { return .failure(TokenRejection(.notJSON)) }
         let token: ExternalPurchaseToken
         do {
-            token = try JSONDecoder().decode(ExternalPurchaseToken.self, from: Data(json))
+            token = try JSONDecoder().decode(ExternalPurchaseToken.self, from: Data(text))
         } catch let error as DecodingError {
             return .failure(rejection(for: error))
         } catch {
             return .failure(TokenRejection(.notJSON))
         }
-        if hasTrailingComma(in: json) { return .failure(TokenRejection(.notJSON)) }
-        if let key = duplicateTopLevelKey(in: json) {
+        if hasTrailingComma(in: text) { return .failure(TokenRejection(.notJSON)) }
+        if let key = duplicateTopLevelKey(in: text) {
             let known =
                 ["appAppleId", "bundleId", "tokenCreationDate", "externalPurchaseId", "tokenType"]
                 + ["tokenExpirationDate"]

@@ -11,7 +11,9 @@ extension Configuration {
         if let host = environment["LINKOUT_HOST"] { server.host = host }
         if let port = environment["LINKOUT_PORT"] { server.port = try Self.parsePort(port, field: "LINKOUT_PORT") }
         if let directory = environment["LINKOUT_DATA_DIR"] { storage.dataDir = directory }
-        if let url = environment["LINKOUT_DATABASE_URL"] { storage.postgresURL = url }
+        if let url = environment["LINKOUT_DATABASE_URL"] {
+            storage.postgresURL = try Storage.postgresURL(url, field: "LINKOUT_DATABASE_URL")
+        }
         if let password = environment["LINKOUT_DATABASE_PASSWORD"] {
             storage.postgresPassword = password
         }

@@ -41,14 +41,15 @@ package enum ConfigurationFile {
         }
     }
 
-    /// The JSON text of a file the operator writes, as the checks after parsing read it: a leading UTF-8 byte
-    /// order mark (some editors write one) dropped, and UTF-16 or UTF-32 text (NUL bytes in its ASCII) refused
-    /// (RFC 8259 §8.1): the check for a key named twice reads the bytes as UTF-8, and a UTF-16 file carried a
-    /// repeated setting past it. Bytes that are not UTF-8 in a value are left to the parser, as before.
+    /// The JSON text of a file the operator writes, as the checks after parsing read it
+    /// (`TokenDecoder.utf8JSONText`: a leading byte order mark, which some editors write, read past): the check
+    /// for a key named twice reads UTF-8, and a UTF-16 file carried a repeated setting past it.
     static func jsonText(_ data: Data, field: String) throws(ConfigurationError) -> Data {
-        let text = data.starts(with: TokenDecoder.utf8ByteOrderMark) ? data.dropFirst(3) : data
-        guard !text.contains(0) else {
-            throw ConfigurationError(field: field, problem: "is not UTF-8 text (UTF-16 or UTF-32?): save it as UTF-8")
+        guard let text = TokenDecoder.utf8JSONText(Array(data)) else {
+            throw ConfigurationError(
+                field: field,
+                problem: "is not UTF-8 text (UTF-16, UTF-32, Latin-1?): save it as UTF-8"
+            )
         }
         return Data(text)
     }

@@ -43,6 +43,13 @@ extension Configuration {
             )
         }
 
+        /// `url`, unless libpq would refuse it quoting its password (`PostgresTarget.uriProblem`): refused here, where
+        /// the message names the field and not the password.
+        static func postgresURL(_ url: String, field: String) throws(ConfigurationError) -> String {
+            if let problem = PostgresTarget.uriProblem(url) { throw ConfigurationError(field: field, problem: problem) }
+            return url
+        }
+
         static func read(_ section: JSONFields) throws(ConfigurationError) -> Storage {
             try section.rejectUnknownKeys([
                 "dataDir", "durability", "postgresURL", "statementTimeoutMilliseconds", "leaseSeconds",
@@ -54,7 +61,7 @@ extension Configuration {
             )
             storage.durability = try section.string("durability", default: storage.durability)
             let url = try section.string("postgresURL", default: "")
-            storage.postgresURL = url.isEmpty ? nil : url
+            storage.postgresURL = url.isEmpty ? nil : try Self.postgresURL(url, field: "storage.postgresURL")
             storage.leaseSeconds = try section.integer("leaseSeconds", default: storage.leaseSeconds, range: 2...3600)
             storage.statementTimeoutMilliseconds = Int(
                 try section.integer(

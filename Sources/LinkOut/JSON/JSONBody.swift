@@ -4,24 +4,24 @@ import HTTPServer
 /// Checks the JSON APIs make of a request body beyond what JSONDecoder checks.
 enum JSONBody {
     /// A 400 for a body JSONDecoder takes but that is not plain JSON, else nil. Text not in UTF-8
-    /// (`TokenDecoder.isUTF8JSONText`): the checks below read UTF-8. A comma before a closing bracket
+    /// (`TokenDecoder.utf8JSONText`; a leading byte order mark is read past): the checks below read UTF-8. A comma before a closing bracket
     /// (`{"code": "…",}`) is not JSON; Foundation's reader takes it, others refuse it: answered with `notJSON`,
     /// the route's code for a body that is not JSON. A key that occurs twice in any object: JSONDecoder silently
     /// keeps one of the two values, and which one differs between readers (a proxy, a log, this server), so
     /// `{"token": a, "token": b}` could mean one thing to whoever checked it and another here. `fields` are the
     /// body's own keys: only those are named in the message, so it never repeats arbitrary text from the request.
     static func laxnessRefusal(_ body: [UInt8], fields: Set<String>, notJSON: String) -> HTTPResponse? {
-        guard TokenDecoder.isUTF8JSONText(body) else {
+        guard let text = TokenDecoder.utf8JSONText(body).map(Array.init) else {
             return JSONResponse.error(
                 .badRequest,
                 notJSON,
-                "The body is not JSON text in UTF-8 (RFC 8259 §8.1: no byte order mark, no UTF-16 or UTF-32)."
+                "The body is not JSON text in UTF-8 (RFC 8259 §8.1: no UTF-16 or UTF-32, no NUL byte)."
             )
         }
-        if TokenDecoder.hasTrailingComma(in: body) {
+        if TokenDecoder.hasTrailingComma(in: text) {
             return JSONResponse.error(.badRequest, notJSON, "The body is not JSON: a comma before a closing bracket.")
         }
-        guard let key = TokenDecoder.duplicateKeyAnywhere(in: body) else { return nil }
+        guard let key = TokenDecoder.duplicateKeyAnywhere(in: text) else { return nil }
         let what = fields.contains(key) ? "\"\(key)\"" : "a key"
         return JSONResponse.error(.badRequest, "duplicate_key", "The body names \(what) more than once.")
     }

@@ -134,13 +134,13 @@ package struct ReportActions: Sendable {
         }
         // What JSONDecoder lets through and another reader of the body would not read the same way (the
         // route says it first, with its own codes; `linkout report restate FILE` hears it here).
-        if !TokenDecoder.isUTF8JSONText(Array(body.utf8)) {
-            throw Refusal(kind: .invalid, description: "the body is not JSON text in UTF-8 (a byte order mark, a NUL)")
+        guard let text = TokenDecoder.utf8JSONText(Array(body.utf8)).map(Array.init) else {
+            throw Refusal(kind: .invalid, description: "the body is not JSON text in UTF-8 (it holds a NUL)")
         }
-        if TokenDecoder.hasTrailingComma(in: Array(body.utf8)) {
+        if TokenDecoder.hasTrailingComma(in: text) {
             throw Refusal(kind: .invalid, description: "the body is not JSON: a comma before a closing bracket")
         }
-        if TokenDecoder.duplicateKeyAnywhere(in: Array(body.utf8)) != nil {
+        if TokenDecoder.duplicateKeyAnywhere(in: text) != nil {
             throw Refusal(kind: .invalid, description: "the body names a key more than once")
         }
         if let misplaced = LineItemFieldNames.notAllowed(inItem: Array(body.utf8)).first {

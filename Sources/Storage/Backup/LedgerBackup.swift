@@ -56,34 +56,40 @@ public enum LedgerBackup {
         let journaled = readJournal(directory)
         let partial = try PartialBackupFile(for: destination)
         do throws(StorageError) {
+            // Every step until the copy is published writes to the backup's disk, not the ledger's.
             do throws(StorageError) {
                 try whileBusy { () throws(StorageError) in
                     // VACUUM INTO writes only into an empty file: an attempt SQLite found busy starts again from none.
                     try partial.empty()
                     try SQLiteConnection(path: source).query("VACUUM INTO ?", [.text(partial.path)])
                 }
+                let added = try apply(journaled, to: partial.path, clock: clock)
+                var summary = try seal(partial.path)
+                summary.journaledVisits = added
+                try partial.publish(as: destination)
+                return summary
             } catch {
-                // SQLite's words ("database or disk is full") would read as if the ledger's own disk were.
-                let folder = (destination as NSString).deletingLastPathComponent
-                throw StorageError(
-                    error.code,
-                    "cannot write the backup to \(partial.path): \(error.message)",
-                    sqliteCode: error.sqliteCode,
-                    systemError: error.systemError,
-                    remedy: error.code == .diskFull
-                        ? "free space on the disk of \(folder.isEmpty ? "." : folder) (or back up to another) and run "
-                            + "it again" : nil
-                )
+                throw Self.writingBackup(error, partial: partial.path, destination: destination)
             }
-            let added = try apply(journaled, to: partial.path, clock: clock)
-            var summary = try seal(partial.path)
-            summary.journaledVisits = added
-            try partial.publish(as: destination)
-            return summary
         } catch {
             partial.discard()
             throw error
         }
+    }
+
+    /// A failure writing the backup, said as one: SQLite's words ("database or disk is full") would read as if the
+    /// ledger's own disk were, and a full disk is the backup's to free.
+    private static func writingBackup(_ error: StorageError, partial: String, destination: String) -> StorageError {
+        let folder = (destination as NSString).deletingLastPathComponent
+        return StorageError(
+            error.code,
+            error.message.contains(partial) ? error.message : "cannot write the backup to \(partial): \(error.message)",
+            sqliteCode: error.sqliteCode,
+            systemError: error.systemError,
+            remedy: error.code == .diskFull
+                ? "free space on the disk of \(folder.isEmpty ? "." : folder) (or back up to another) and run it again"
+                : error.remedy
+        )
     }
 
     /// Runs `body` again while SQLite answers busy (a fresh connection can meet the running server's writer
@@ -192,10 +198,10 @@ public enum LedgerBackup {
         } catch  where error.code == .sqlite(26) {
             throw StorageError(.constraint, "\(path) is not a SQLite database")
         } catch {
-            // SQLite's own words ("database disk image is malformed") name no file; linkout's do.
+            // SQLite's own words ("database disk image is malformed") name no file; linkout's and an open's do.
             throw StorageError(
                 error.code,
-                error.message.hasPrefix(path) ? error.message : "\(path): \(error.message)",
+                error.message.contains(path) ? error.message : "\(path): \(error.message)",
                 sqliteCode: error.sqliteCode,
                 systemError: error.systemError
             )

@@ -34,10 +34,11 @@ enum LedgerFiles {
         guard stat(path, &status) == 0 else {
             let number = errno
             guard number == ENOENT || number == ENOTDIR else {
+                let denied = number == EACCES || number == EPERM
                 throw StorageError(
                     .dataFolder,
-                    "cannot reach the ledger \(path): \(String(cString: strerror(number))) (run the command as the "
-                        + "user the server runs as)",
+                    "cannot reach the ledger \(path): \(String(cString: strerror(number)))"
+                        + (denied ? " (run the command as the user the server runs as)" : ""),
                     systemError: number
                 )
             }

@@ -41,6 +41,22 @@ public struct PostgresTarget: Sendable {
         return text
     }
 
+    /// Why libpq cannot read `url` as written, when the reason is one it would quote a password in: a URI whose
+    /// user information holds an unencoded `/`, `?` or `#` (a generated password often does). libpq ends the
+    /// authority there and reads the password's first part as a port, and says so, password and all. Nil for
+    /// anything else, which libpq judges itself.
+    /// A `host:5432/db?user=a@b` (a port, then a query with a `@`) is no password.
+    public static func uriProblem(_ url: String) -> String? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...]
+        guard let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return nil }
+        let password = rest[rest.index(after: colon)..<at]
+        guard let stop = password.firstIndex(where: { "/?#".contains($0) }) else { return nil }
+        let beforeStop = password[..<stop]
+        if !beforeStop.isEmpty, beforeStop.allSatisfy({ ("0"..."9").contains($0) }) { return nil }
+        return "the password in the URI holds '/', '?' or '#': percent-encode them (%2F, %3F, %23)"
+    }
+
     /// A `password=` setting, quoted or not (in a query or a `key=value` string).
     private static let passwordSetting = #"password\s*=\s*('(\\.|[^'\\])*'|[^&\s]*)"#
 
@@ -59,7 +75,11 @@ public struct PostgresTarget: Sendable {
     /// Every password the URL and the setting hold, as written and percent-decoded.
     private var secrets: [String] {
         var found = [password].compactMap { $0 }
-        if let range = uriPasswordRange { found.append(String(url[range])) }
+        if let range = uriPasswordRange {
+            found.append(String(url[range]))
+            // libpq quotes what it read before a `/`, `?` or `#` in it as another part of the URI.
+            found += url[range].split(whereSeparator: { "/?#".contains($0) }).map(String.init)
+        }
         let settings = url.matches(of: /(?i)password\s*=\s*('(?:\\.|[^'\\])*'|[^&\s]*)/).map { String($0.1) }
         for setting in settings {
             found.append(setting)
