@@ -42,9 +42,16 @@ public final class Ledger: Sendable {
     /// refused at open (`StorageError.Code.newerSchema`).
     public static var schemaVersion: Int64 { Migrations.latestVersion }
 
-    /// The free space a SQLite data folder's disk should keep: the journal makes its next segment ahead only with
-    /// this much beside it, and a full disk refuses landings (503) until space is freed.
-    public static var freeSpaceWanted: Int { JournalSpare.headroomBytes }
+    /// Free space on a SQLite data folder's disk below which it is as good as full: less than one journal segment,
+    /// which a burst of landings fills in minutes, and a full disk answers landings 503 until space is freed.
+    public static var nearlyFullBytes: Int { VisitJournal.defaultSegmentBytes }
+
+    /// Free space below which the journal makes no segment ahead (`JournalSpare`): its segments grow by appends,
+    /// each sync also writing the file's new size. Landings are recorded as before.
+    public static var spareHeadroomBytes: Int { JournalSpare.headroomBytes }
+
+    /// The bytes this user may still write on the disk holding `directory` (0 when the system does not say).
+    public static func freeBytes(in directory: String) -> Int { JournalFile.freeBytes(in: directory) }
 
     /// The SQLite database file, or the PostgreSQL URL without its password.
     let path: String

@@ -120,31 +120,26 @@ extension PreflightCheck {
                 )
             }
         }
-        if let shortage = Self.spaceShortage(folder: folder, free: Self.freeBytes(on: folder)) { return shortage }
-        guard folder == storage.dataDir || folder == "." && storage.dataDir.isEmpty else {
-            return Self.pass("data folder", "\(storage.dataDir) does not exist yet; the server makes it in \(folder)")
+        let free = Ledger.freeBytes(in: folder)
+        if free < Ledger.nearlyFullBytes {
+            return Self.fail(
+                "data folder",
+                "\(folder) is writable, on a disk with \(Self.megabytes(free)) free: "
+                    + "landings are answered 503 once it is full (free space there)"
+            )
         }
-        return Self.pass("data folder", "\(storage.dataDir) is writable")
+        let note =
+            free < Ledger.spareHeadroomBytes
+            ? " (\(Self.megabytes(free)) free: below \(Self.megabytes(Ledger.spareHeadroomBytes)) the journal makes no "
+                + "segment ahead, and each sync also writes the file's size)" : ""
+        guard folder == storage.dataDir || folder == "." && storage.dataDir.isEmpty else {
+            return Self.pass(
+                "data folder",
+                "\(storage.dataDir) does not exist yet; the server makes it in \(folder)" + note
+            )
+        }
+        return Self.pass("data folder", "\(storage.dataDir) is writable" + note)
     }
 
-    /// The failed check of a data folder on a disk with less than `Ledger.freeSpaceWanted` free: writable, and
-    /// full, so every landing would be answered 503 from the first one.
-    static func spaceShortage(folder: String, free: Int?) -> Result? {
-        guard let free, free < Ledger.freeSpaceWanted else { return nil }
-        return Self.fail(
-            "data folder",
-            "\(folder) is on a disk with \(free >> 20) MB free (\(Ledger.freeSpaceWanted >> 20) MB wanted): landings are "
-                + "refused when it is full"
-        )
-    }
-
-    /// The bytes this user may still write on the disk holding `path`; nil when the system does not say.
-    static func freeBytes(on path: String) -> Int? {
-        var status = statvfs()
-        guard statvfs(path, &status) == 0 else { return nil }
-        let (bytes, overflow) = Int(clamping: status.f_bavail).multipliedReportingOverflow(
-            by: Int(clamping: status.f_frsize)
-        )
-        return overflow ? Int.max : bytes
-    }
+    private static func megabytes(_ bytes: Int) -> String { "\(bytes >> 20) MB" }
 }
