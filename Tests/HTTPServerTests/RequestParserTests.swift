@@ -76,6 +76,7 @@ struct RequestParserTests {
         arguments: [
             "example.com", "example.com:8080", "EXAMPLE.com:", "127.0.0.1:65535", "[::1]", "[::1]:8080",
             "[2001:db8::192.0.2.1]", "[v1.fe80::a+en1]", "a%41b", "xn--bcher-kva.example", "h_1~x",
+            "[fe80::1%25eth0]:8080", "localhost.", "[::ffff:127.0.0.1]",
         ]
     )
     func takesHosts(host: String) throws {
@@ -265,6 +266,10 @@ struct RequestParserTests {
             ("GET / HTTP/1.1\r\nHost: []\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: [::1]evil.com\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: [example.com]\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [v1.a,b]\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [vzz]\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [fe80::1%25]\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [fe80::1%eth0]\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: a%00b\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: a%zzb\r\n\r\n", 400),
             ("GET http://a:1:2/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),

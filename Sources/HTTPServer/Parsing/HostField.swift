@@ -1,7 +1,8 @@
 /// Whether `value` is a URI's host and optional port (RFC 3986 §3.2.2, §3.2.3), as a `Host` field or an absolute
 /// target's authority must be (RFC 9112 §3.2: otherwise 400). Empty is allowed (a target with no authority).
-/// - An IP literal is one bracketed IPv6 address (hex digits, `:` and `.`) or `v…` future form, with nothing
-///   between its `]` and the port's `:`.
+/// - An IP literal is one bracketed IPv6 address (hex digits, `:` and `.`), with a zone after `%25` (RFC 6874),
+///   or a future form (`v`, hex digits, `.`, then a name's characters or `:`), with nothing between its `]` and
+///   the port's `:`.
 /// - A name is unreserved characters, sub-delimiters and percent-encoded bytes (two hex digits, never a control
 ///   character), without `,`: RFC 3986 allows one in a name, but no host has one, and `a.example,b.example` is two
 ///   `Host` fields a proxy joined, read as one host by one reader and as the other by the next.
@@ -32,11 +33,30 @@ private func isPort(_ digits: ArraySlice<UInt8>) -> Bool {
 /// An IPv6 address's characters (its form is left to the resolver), or `v` and a future form's.
 private func isIPLiteral(_ inner: ArraySlice<UInt8>) -> Bool {
     if inner.first == UInt8(ascii: "v") || inner.first == UInt8(ascii: "V") {
-        return inner.count > 1
-            && inner.dropFirst().allSatisfy { isUnreservedOrSubDelimiter($0) || $0 == UInt8(ascii: ":") }
+        // IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ), without the name's `,`.
+        let version = inner.dropFirst().prefix { FormDecoding.hexValue($0) != nil }
+        let rest = inner.dropFirst(1 + version.count)
+        return !version.isEmpty && rest.first == UInt8(ascii: ".") && rest.count > 1
+            && rest.dropFirst().allSatisfy { isNameByte($0) || $0 == UInt8(ascii: ":") }
     }
-    return inner.contains(UInt8(ascii: ":"))
-        && inner.allSatisfy { FormDecoding.hexValue($0) != nil || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }
+    var address = inner
+    if let zone = zoneStart(inner) {
+        // RFC 6874: a zone of unreserved characters or percent-encoded bytes, never empty.
+        let name = inner[(zone + 3)...]
+        guard !name.isEmpty, isRegisteredName(name) else { return false }
+        address = inner[..<zone]
+    }
+    return address.contains(UInt8(ascii: ":"))
+        && address.allSatisfy {
+            FormDecoding.hexValue($0) != nil || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".")
+        }
+}
+
+/// Where `%25`, the escaped `%` before an IPv6 zone, starts, if anywhere.
+private func zoneStart(_ inner: ArraySlice<UInt8>) -> Int? {
+    inner.indices.first { index in
+        inner[index] == UInt8(ascii: "%") && inner[(index + 1)...].starts(with: [UInt8(ascii: "2"), UInt8(ascii: "5")])
+    }
 }
 
 private func isRegisteredName(_ name: ArraySlice<UInt8>) -> Bool {
@@ -50,19 +70,19 @@ private func isRegisteredName(_ name: ArraySlice<UInt8>) -> Bool {
             index += 3
             continue
         }
-        guard isUnreservedOrSubDelimiter(byte), byte != UInt8(ascii: ",") else { return false }
+        guard isNameByte(byte) else { return false }
         index += 1
     }
     return true
 }
 
-/// RFC 3986's unreserved characters and sub-delimiters.
-private func isUnreservedOrSubDelimiter(_ byte: UInt8) -> Bool {
+/// RFC 3986's unreserved characters and sub-delimiters, but `,` (see `isHost`).
+private func isNameByte(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), 0x30...0x39: true
     case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"),
         UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
-        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "="):
         true
     default: false
     }
