@@ -45,5 +45,16 @@ struct SaleWithoutLineItemTests {
             "only the token without a sale"
         )
         #expect(try ledger.reports.reports(for: ExternalPurchaseID(paid.externalPurchaseId)).isEmpty)
+        // The close keeps the month open on it, and says what settles it.
+        let now = Clock.system.nowMilliseconds()
+        let close = try MonthlyClose(ledger: ledger, configuration: harness.live.application.configuration).report(
+            month: CloseMonth(containing: now),
+            environment: .sandbox,
+            now: now,
+            status: .running
+        )
+        let entry = close.outstandingList.first { $0.externalPurchaseId.rawValue == paid.externalPurchaseId }
+        #expect(entry?.state == "sale_without_line_item", "\(close.outstandingList)")
+        #expect(entry?.action.contains("POST /v1/tokens/{id}/line-items") == true)
     }
 }

@@ -79,6 +79,12 @@ struct CloseExplanation {
                 "a sale waits for an exchange rate within 48 hours of its date",
                 "add the rate to payments.exchangeRates or payments.exchangeRatesFile"
             )
+        case .saleWithoutLineItem:
+            return (
+                "a sale on it could not be made into a line item (its payment event's outcome says why: not reportable)",
+                "post the sale as a line item (POST /v1/tokens/{id}/line-items); the token is never reported "
+                    + "NO_LINE_ITEM meanwhile"
+            )
         case .unreported:
             return (
                 "due, on no report yet",

@@ -28,6 +28,9 @@ public struct CloseItem: Sendable, Equatable {
         case held
         /// A sale whose line item waits for an exchange rate.
         case waitingForRate = "waiting_for_rate"
+        /// A token with a sale linkout could not make into a line item (`ReportingPolicy.isSaleForApple`): never
+        /// reported `NO_LINE_ITEM`, it waits for a person to post the sale.
+        case saleWithoutLineItem = "sale_without_line_item"
         /// Due, but on no report yet: the next reporting pass plans it.
         case unreported
         /// A payment event (a sale, renewal, refund) not made into line items yet: it waits for what it depends
