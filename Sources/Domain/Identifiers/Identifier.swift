@@ -19,8 +19,9 @@ extension Identifier {
 
     // An id is its bytes. Swift's String equality is canonical equivalence (a precomposed "é" equals "e" and a
     // combining accent), but the ledger's SQL and Apple compare bytes: a refund naming its buy's id in the other
-    // form passed here as the same id, was stored under another, and Apple would refuse it. Equality, hashing and
-    // order are the UTF-8 bytes', as SQLite's BINARY collation and Apple's are.
+    // form passed here as the same id, was stored under another, and Apple would refuse it. Equality and hashing
+    // are the UTF-8 bytes', as the ledger's keys and Apple's are; order too (SQLite's BINARY collation's, which
+    // PostgreSQL's text ordering need not be: nothing orders ids in SQL and in Swift alike).
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8) }
 

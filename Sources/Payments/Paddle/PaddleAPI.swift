@@ -152,7 +152,7 @@ public struct PaddleAPI: Sendable {
 }
 
 /// Why a Paddle call failed. `message` never contains the API key: Paddle's messages pass through
-/// `PaymentError.redactingSecrets`.
+/// `PaymentError.redactingSecrets`, and every error of a call is masked with the configured key (`masking`).
 public struct PaddleAPIError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// No HTTP answer (connection, timeout): a POST may have been carried out.
