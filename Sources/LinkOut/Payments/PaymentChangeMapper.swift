@@ -132,7 +132,7 @@ struct PaymentChangeMapper: Sendable {
             )
         case .subscriptionEnded(let end):
             guard var purchase = try ledger.payments.purchase(subscriptionId: end.subscriptionId) else {
-                return .wait("subscription \(end.subscriptionId) has no purchase yet")
+                return .wait("subscription \(end.subscriptionId) \(PaymentStore.noPurchaseYet)")
             }
             purchase.status = .ended
             purchase.updatedAt = now
@@ -318,7 +318,7 @@ struct PaymentChangeMapper: Sendable {
     {
         guard let subscription = invoice.subscriptionId,
             let purchase = try ledger.payments.purchase(subscriptionId: subscription)
-        else { return .wait("the first invoice's subscription has no purchase yet") }
+        else { return .wait("the first invoice's subscription \(PaymentStore.noPurchaseYet)") }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
         change.charges = Self.charges(
             of: invoice,

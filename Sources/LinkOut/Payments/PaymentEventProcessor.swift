@@ -76,21 +76,35 @@ final class PaymentEventProcessor: BackgroundService {
     func processPending() -> Int {
         passLock.withLock { _ in
             var processed = releaseHeldEvents()
-            do {
-                for event in try ledger.payments.paymentEvents(
-                    unprocessedOnly: true,
-                    dueAt: clock.nowMilliseconds(),
-                    limit: 500
-                )
-                where process(event) {
-                    processed += 1
-                }
-            } catch {
-                logger.error("payment events could not be read", ["error": "\(error)"])
+            // An event acted on can make others due at once (a purchase wakes the refund delivered before it): the
+            // reading goes on while it acts on something, a bounded number of times.
+            for _ in 0..<Self.readingsPerPass {
+                let acted = actOnDueEvents()
+                processed += acted
+                if acted == 0 { break }
             }
             if processed > 0 { onChange() }
             return processed
         }
+    }
+
+    /// How many times a pass reads the due events again after acting on some.
+    static let readingsPerPass = 8
+
+    /// Acts on the events due now, at most 500; returns how many were processed.
+    private func actOnDueEvents() -> Int {
+        var acted = 0
+        do {
+            let due = try ledger.payments.paymentEvents(
+                unprocessedOnly: true,
+                dueAt: clock.nowMilliseconds(),
+                limit: 500
+            )
+            for event in due where process(event) { acted += 1 }
+        } catch {
+            logger.error("payment events could not be read", ["error": "\(error)"])
+        }
+        return acted
     }
 
     /// Acts on `event`; true once it is processed. `lookingAgain`: this is the one more look after putting it off

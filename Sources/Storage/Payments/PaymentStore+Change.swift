@@ -15,6 +15,7 @@ extension PaymentStore {
                 try TokenDays.addPaymentIfFirst(externalPurchaseId: token, dialect: dialect, into: connection)
             }
             try upsert(purchase, into: connection)
+            try wakeEventsWaitingForAPurchase(provider: purchase.provider, at: change.at, in: connection)
         }
         try recordMoney(change, in: connection)
         try recordSessionAndRedemption(change, in: connection)
