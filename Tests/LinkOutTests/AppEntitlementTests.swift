@@ -324,6 +324,37 @@ struct AppEntitlementTests {
         #expect(try live.get("/admin/audit", headers: admin).status == 200)
     }
 
+    /// On the redemption route too, where an app presents its credential to add a purchase: a revoked one spends
+    /// none of the client's budget (the rate limit is off here, so only the budget can answer 429).
+    @Test func aRevokedCredentialPresentedToRedeemSpendsNothing() throws {
+        let live = try LiveApplication {
+            $0.adminToken = "admin-secret"
+            $0.server.rateLimitPerSecond = 0
+        }
+        let (code, _) = try Self.purchase(live)
+        let redeemed = try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))
+        let credential = try #require(redeemed["credential"] as? String)
+        let id = try #require(redeemed["credentialId"] as? String)
+        let revoke = try live.post(
+            "/admin/credentials/\(id)/revoke",
+            contentType: "text/plain",
+            body: "",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        #expect(revoke.status == 200)
+        for _ in 0..<15 {
+            let answer = try Self.redeem(
+                live,
+                #"{"code": "\#(code)"}"#,
+                headers: ["Authorization": "Bearer \(credential)"]
+            )
+            #expect(answer.status == 401 && answer.text.contains("credential_revoked"), "\(answer.status)")
+        }
+        let unknown = Identifiers.credentialSecret()
+        for _ in 0..<10 { #expect(try Self.entitlements(live, unknown).status == 401) }
+        #expect(try Self.entitlements(live, unknown).status == 429)
+    }
+
     @Test func aRotatedKeySignsAndTheOldOneStaysPublishedUntilWhatItSignedExpired() throws {
         let time = ManualClock()
         let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }

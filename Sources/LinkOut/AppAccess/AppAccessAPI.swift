@@ -54,12 +54,24 @@ struct AppAccessAPI: Sendable {
     func redeem(_ request: HTTPRequest) throws -> HTTPResponse {
         let client = throttles.client(of: request)
         if let refusal = throttles.clientRefusal(client) { return refusal }
-        let answer = try redeem(request, client: client)
+        // A revoked credential is one this server issued, not a guess, and spends nothing (as on the entitlements
+        // route): an app that keeps presenting it after a reissue must not lock its phone out of redeeming.
+        var existing: CustomerCredential?
+        if request.headers["authorization"] != nil {
+            guard let held = try presentedCredential(request) else {
+                throttles.clients.recordFailure(for: client)
+                return BearerAuth.unauthorized()
+            }
+            guard held.revokedAt == nil else { return Self.revoked() }
+            existing = held
+        }
+        let answer = try redeem(request, adding: existing)
         if answer.status.code >= 400, answer.status != .tooManyRequests { throttles.clients.recordFailure(for: client) }
         return answer
     }
 
-    private func redeem(_ request: HTTPRequest, client: String) throws -> HTTPResponse {
+    /// `existing`: the credential presented, which the purchase is added to.
+    private func redeem(_ request: HTTPRequest, adding existing: CustomerCredential?) throws -> HTTPResponse {
         let body: RedemptionBody
         switch RedemptionBody.read(request) {
         case .body(let read): body = read
@@ -67,12 +79,6 @@ struct AppAccessAPI: Sendable {
         }
         let codeHash = identifiers.redemptionCodeHash(body.code)
         if let refusal = throttles.codeRefusal(codeHash) { return refusal }
-        var existing: CustomerCredential?
-        if request.headers["authorization"] != nil {
-            guard let held = try presentedCredential(request) else { return BearerAuth.unauthorized() }
-            guard held.revokedAt == nil else { return Self.revoked() }
-            existing = held
-        }
         guard let redemption = try ledger.entitlements.redemption(codeHash: codeHash),
             let purchase = try ledger.payments.purchase(id: redemption.purchaseId)
         else {
