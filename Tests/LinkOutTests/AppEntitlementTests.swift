@@ -355,6 +355,93 @@ struct AppEntitlementTests {
         #expect(try Self.entitlements(live, unknown).status == 429)
     }
 
+    /// A key rotated in ahead and retired by another process (`linkout keys retire`) before its start never signs:
+    /// the server reads the keys again when one begins, not only once a minute (it signed for up to a minute with
+    /// a key the JWKS no longer had).
+    @Test func aKeyRetiredBeforeItsStartNeverSigns() throws {
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
+        let (code, _) = try Self.purchase(live)
+        let credential = try #require(
+            try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["credential"] as? String
+        )
+        let rotated = try live.post(
+            "/admin/signing-keys/rotate?publishAheadSeconds=15",
+            contentType: "text/plain",
+            body: "",
+            headers: ["Authorization": "Bearer admin-secret"]
+        )
+        let planned = try #require(try Self.json(rotated)["kid"] as? String)
+        // Another process retires it (the command line writes the ledger; this server's keys were read before).
+        #expect(try live.application.ledger.signingKeys.retire(kid: planned, at: time.clock.nowMilliseconds()))
+        time.advance(seconds: 16)
+        let signed = try #require(
+            (try Self.json(try Self.entitlements(live, credential))["entitlements"] as? [[String: Any]])?.first?[
+                "entitlement"
+            ] as? String
+        )
+        #expect(try Self.object(signed.split(separator: ".")[0])["kid"] as? String != planned)
+        _ = try Self.verify(signed, live)
+    }
+
+    /// A key file named once and then no longer (its key began signing last, this server holds no private half of
+    /// it): the generated key signs, a rotation replaces the file's key, and the file's key can be retired.
+    /// With no key to sign at all, the app is told to come back (503), not answered 500.
+    @Test func aKeyFileLeftBehindNeitherBlocksRotationNorFailsTheApp() throws {
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
+        let admin = ["Authorization": "Bearer admin-secret"]
+        let (code, _) = try Self.purchase(live)
+        let credential = try #require(
+            try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["credential"] as? String
+        )
+        let fileKey = try EntitlementKey.publicJWK(of: try ES256Key.generate())
+        time.advance(seconds: 1)
+        let now = time.clock.nowMilliseconds()
+        #expect(
+            try live.application.ledger.signingKeys.insert(
+                SigningKeyRecord(
+                    kid: fileKey.kid,
+                    publicJWK: try EntitlementKey.jsonText(fileKey),
+                    privateKeyPEM: nil,
+                    createdAt: now,
+                    signsFrom: now
+                )
+            )
+        )
+        time.advance(seconds: 61)
+        let generated = try #require(
+            (try Self.json(try Self.entitlements(live, credential))["entitlements"] as? [[String: Any]])?.first?[
+                "entitlement"
+            ] as? String
+        )
+        let generatedKid = try #require(try Self.object(generated.split(separator: ".")[0])["kid"] as? String)
+        #expect(generatedKid != fileKey.kid)
+        // The file's key is retired once forced (it may still sign where that file is named), and a rotation is
+        // taken.
+        let retireFile = try live.post(
+            "/admin/signing-keys/\(fileKey.kid)/retire?force=true",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(retireFile.status == 200, "\(retireFile.text)")
+        #expect(
+            try live.post("/admin/signing-keys/rotate", contentType: "text/plain", body: "", headers: admin).status
+                == 201
+        )
+        // Force-retiring the generated key that signs is refused; with nothing else to sign, were it gone, the app
+        // gets a 503 (checked by retiring it behind the server's back, as another process could).
+        #expect(try live.application.ledger.signingKeys.keys().count == 2)
+        let all = try live.application.ledger.signingKeys.keys()
+        for key in all {
+            _ = try live.application.ledger.signingKeys.retire(kid: key.kid, at: time.clock.nowMilliseconds())
+        }
+        time.advance(seconds: 61)
+        let none = try Self.entitlements(live, credential)
+        #expect(none.status == 503 && none.text.contains("signing_unavailable"), "\(none.status) \(none.text)")
+    }
+
     @Test func aRotatedKeySignsAndTheOldOneStaysPublishedUntilWhatItSignedExpired() throws {
         let time = ManualClock()
         let live = try LiveApplication(clock: time.clock) { $0.adminToken = "admin-secret" }
@@ -660,13 +747,24 @@ struct AppEntitlementTests {
                 try Self.json(try live.get("/.well-known/jwks.json"))["keys"] as? [[String: Any]]
             ).compactMap { $0["kid"] as? String }
             #expect(kids.count == 2 && kids.contains(firstKid))
-            // The operator's tools, with a configuration that names no key file, add no key and rotate none: the
-            // server signs with its file.
+            // The operator's tools, with a configuration that names no key file, add no key by opening the ledger.
+            // A rotation there is taken (a key file left behind must not block one for good), and the server goes
+            // on signing with its file: a key file signs wherever it is named.
             var tools = live.application.configuration
             tools.appEntitlements.signingKeyFile = ""
             let administration = try AppAccessAdministration(configuration: tools, ledger: live.ledger())
             #expect(try administration.keys().count == 2)
-            #expect(throws: AppAccessRefusal.self) { _ = try administration.rotate(publishAheadSeconds: 0) }
+            let generated = try administration.rotate(publishAheadSeconds: 0)
+            let (another, _) = try Self.purchase(
+                live,
+                landing: TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds()).path
+            )
+            let stillFile = try #require(
+                try Self.json(try Self.redeem(live, #"{"code": "\#(another)"}"#))["entitlement"] as? String
+            )
+            let fileKid = try Self.object(signed.split(separator: ".")[0])["kid"] as? String
+            #expect(try Self.object(stillFile.split(separator: ".")[0])["kid"] as? String == fileKid)
+            #expect(fileKid != generated.kid)
             try administration.retire(kid: firstKid, force: true)
         }
         // A key file whose key was retired signs nothing any more: refused at start.

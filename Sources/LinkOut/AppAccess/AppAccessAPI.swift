@@ -219,7 +219,22 @@ struct AppAccessAPI: Sendable {
         let accountErased = credential.appAccountToken == PrivacyStore.erased
         for purchaseId in credential.purchaseIds {
             guard let purchase = try ledger.payments.purchase(id: purchaseId) else { continue }
-            switch try issuer.entitlement(for: purchase, at: now, namingAccount: !accountErased) {
+            let decided: EntitlementIssuer.Outcome
+            do {
+                decided = try issuer.entitlement(for: purchase, at: now, namingAccount: !accountErased)
+            } catch let refusal as AppAccessRefusal {
+                // No key may sign (the one in force was retired, or is a key file this configuration does not
+                // name): the operator's to fix; the app keeps what it holds and asks again later.
+                logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(refusal)"])
+                var response = JSONResponse.error(
+                    .serviceUnavailable,
+                    "signing_unavailable",
+                    "Entitlements cannot be signed right now; keep what you hold and ask again later."
+                )
+                response.headers.add(name: "Retry-After", value: "60")
+                return response
+            }
+            switch decided {
             case .entitled(let jws, let claims):
                 answer.entitlements.append(
                     .init(

@@ -130,10 +130,13 @@ final class EntitlementKeyring: Sendable {
         )
     }
 
-    /// The published keys as last read, re-read once `refreshMilliseconds` old.
+    /// The published keys as last read, re-read once `refreshMilliseconds` old, and whenever a key read as
+    /// signing later has begun to since: it may have been retired meanwhile (by the operator's tools, or another
+    /// instance), and a retired key never signs.
     private func current(at now: Int64) throws -> Loaded {
         try loaded.withLock { loaded throws -> Loaded in
-            if now - loaded.at >= Self.refreshMilliseconds || now < loaded.at {
+            let keyBegan = loaded.records.contains { $0.signsFrom > loaded.at && $0.signsFrom <= now }
+            if now - loaded.at >= Self.refreshMilliseconds || now < loaded.at || keyBegan {
                 loaded = try Self.load(ledger, at: now)
             }
             return loaded
@@ -164,15 +167,8 @@ final class EntitlementKeyring: Sendable {
             try noteSigning(with: kid, at: now)
             return fileKey
         }
-        // The key that began signing last is another instance's key file (a rolling change to a key file): this
-        // instance, on generated keys until it is restarted, signs with the newest generated key it holds, which
-        // stays published (its retirement waits for this instance's notes).
-        let held =
-            current.signers[kid] != nil
-            ? kid
-            : current.records.last { $0.signsFrom <= now && current.signers[$0.kid] != nil }?.kid
-        guard let held, let record = current.records.first(where: { $0.kid == held }),
-            let signer = current.signers[held]
+        guard let held = Self.heldSigningKid(current, signing: kid, at: now),
+            let record = current.records.first(where: { $0.kid == held }), let signer = current.signers[held]
         else {
             throw AppAccessRefusal(
                 "the key that signs now (\(kid)) comes from a key file this configuration does not name"
@@ -180,6 +176,15 @@ final class EntitlementKeyring: Sendable {
         }
         try noteSigning(with: held, at: now)
         return EntitlementKey(jwk: try Self.jwk(record), signer: signer)
+    }
+
+    /// The key this process signs with on generated keys: `signing` (the key that began signing last) when it holds
+    /// its private half; else, when that key is another configuration's key file (a rolling change to a key file,
+    /// or a key file left behind), the newest generated key it holds that has begun signing, which stays published
+    /// (its retirement waits for this instance's notes). Nil when it holds none.
+    private static func heldSigningKid(_ current: Loaded, signing: String, at now: Int64) -> String? {
+        current.signers[signing] != nil
+            ? signing : current.records.last { $0.signsFrom <= now && current.signers[$0.kid] != nil }?.kid
     }
 
     /// Before an entitlement is signed with `kid`: that this server signs with it now, and how long what it signs
@@ -212,16 +217,14 @@ final class EntitlementKeyring: Sendable {
     }
 
     /// A new generated key, published now and signing from `publishAheadSeconds` on. The key it replaces stays
-    /// published until retired. Refused while a key file signs: that key is rotated by replacing the file.
+    /// published until retired. Refused while this configuration names a key file: that key is rotated by replacing
+    /// the file. A key file another configuration left signing (one named once, then no longer) is replaced like
+    /// any key: it began signing last, and the new key begins after it.
     func rotate(publishAheadSeconds: Int64 = defaultPublishAheadSeconds) throws -> SigningKeyRecord {
         let now = clock.nowMilliseconds()
-        let current = try current(at: now)
-        // No key yet (a ledger no server has opened): the rotation makes the first.
-        let signing = current.records.isEmpty ? nil : try signingKid(current, at: now)
-        guard fileKey == nil, signing.map({ current.signers[$0] != nil }) ?? true else {
+        if let fileKey {
             throw AppAccessRefusal(
-                "a key file signs (\(signing ?? fileKey?.kid ?? "")): point appEntitlements.signingKeyFile at a new key "
-                    + "and restart"
+                "a key file signs (\(fileKey.kid)): point appEntitlements.signingKeyFile at a new key and restart"
             )
         }
         // Strictly after every key that signs by then, so "the key that began signing last" is never a tie. A key
@@ -251,7 +254,12 @@ final class EntitlementKeyring: Sendable {
         guard let record = records.first(where: { $0.kid == kid }) else {
             throw AppAccessRefusal("no published key has the id \(kid)")
         }
-        guard try kid != signingKid(current(at: now), at: now) else {
+        // The key this process signs with (a key file's left by another configuration, which it holds no private
+        // half of, is not: it may be retired like any other, forced while it may still sign elsewhere).
+        let current = try current(at: now)
+        let signingNow = try signingKid(current, at: now)
+        let signsHere = fileKey?.kid ?? Self.heldSigningKid(current, signing: signingNow, at: now)
+        guard kid != signsHere else {
             throw AppAccessRefusal("\(kid) is the key that signs now")
         }
         let successorStart = records.filter { $0.signsFrom > record.signsFrom && $0.signsFrom <= now }
