@@ -57,6 +57,20 @@ struct AppEntitlementTests {
         return (code, purchaseId)
     }
 
+    /// A key as another configuration's key file puts it in the ledger (no private half here), signing from `now`.
+    static func publishKeyFileKey(in ledger: Ledger, at now: Int64) throws -> PublicJWK {
+        let key = try EntitlementKey.publicJWK(of: ES256Key.generate())
+        let record = SigningKeyRecord(
+            kid: key.kid,
+            publicJWK: try EntitlementKey.jsonText(key),
+            privateKeyPEM: nil,
+            createdAt: now,
+            signsFrom: now
+        )
+        try #require(try ledger.signingKeys.insert(record))
+        return key
+    }
+
     static func json(_ response: RawClient.Response) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
     }
@@ -395,20 +409,8 @@ struct AppEntitlementTests {
         let credential = try #require(
             try Self.json(try Self.redeem(live, #"{"code": "\#(code)"}"#))["credential"] as? String
         )
-        let fileKey = try EntitlementKey.publicJWK(of: try ES256Key.generate())
         time.advance(seconds: 1)
-        let now = time.clock.nowMilliseconds()
-        #expect(
-            try live.application.ledger.signingKeys.insert(
-                SigningKeyRecord(
-                    kid: fileKey.kid,
-                    publicJWK: try EntitlementKey.jsonText(fileKey),
-                    privateKeyPEM: nil,
-                    createdAt: now,
-                    signsFrom: now
-                )
-            )
-        )
+        let fileKey = try Self.publishKeyFileKey(in: live.application.ledger, at: time.clock.nowMilliseconds())
         time.advance(seconds: 61)
         let generated = try #require(
             (try Self.json(try Self.entitlements(live, credential))["entitlements"] as? [[String: Any]])?.first?[
@@ -629,19 +631,7 @@ struct AppEntitlementTests {
         let credential = try #require(redeemed["credential"] as? String)
         let first = try #require(redeemed["entitlement"] as? String)
         let generated = try #require(try Self.object(first.split(separator: ".")[0])["kid"] as? String)
-        let fileKey = try EntitlementKey.publicJWK(of: ES256Key.generate())
-        let now = time.clock.nowMilliseconds()
-        #expect(
-            try live.ledger().signingKeys.insert(
-                SigningKeyRecord(
-                    kid: fileKey.kid,
-                    publicJWK: try EntitlementKey.jsonText(fileKey),
-                    privateKeyPEM: nil,
-                    createdAt: now,
-                    signsFrom: now
-                )
-            )
-        )
+        _ = try Self.publishKeyFileKey(in: live.ledger(), at: time.clock.nowMilliseconds())
         time.advance(seconds: 61)
         let answer = try Self.entitlements(live, credential)
         #expect(answer.status == 200, "\(answer.status) \(answer.text)")

@@ -21,16 +21,7 @@ struct InputEdgeTests {
         let setup = try LiveReportingTests.Setup()
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
         let now = Clock.system.nowMilliseconds()
-        let token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: false,
-            tokenType: nil,
-            nowMilliseconds: now
-        )
-        #expect(
-            try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example").status == 303
-        )
+        let token = try live.landProductionToken(at: now)
         let composed = "caf\u{E9}-1"
         let decomposed = "cafe\u{301}-1"
         #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
@@ -69,16 +60,7 @@ struct InputEdgeTests {
         let setup = try LiveReportingTests.Setup()
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
         let now = Clock.system.nowMilliseconds()
-        let token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: false,
-            tokenType: nil,
-            nowMilliseconds: now
-        )
-        #expect(
-            try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example").status == 303
-        )
+        let token = try live.landProductionToken(at: now)
         func post(_ body: String) throws -> RawClient.Response {
             try live.post(
                 "/v1/tokens/\(token.externalPurchaseId)/line-items",

@@ -49,16 +49,7 @@ struct LineItemRulesLiveTests {
         let setup = try LiveReportingTests.Setup()
         let live = try LiveApplication { setup.configure(&$0, grace: 86_400) }
         let now = Clock.system.nowMilliseconds()
-        let token = TokenMinter.mint(
-            bundleId: "com.example",
-            appAppleId: 1_234_567_890,
-            sandbox: false,
-            tokenType: nil,
-            nowMilliseconds: now
-        )
-        #expect(
-            try live.get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example").status == 303
-        )
+        let token = try live.landProductionToken(at: now)
         let path = "/v1/tokens/\(token.externalPurchaseId)/line-items"
         func post(_ items: String) throws -> RawClient.Response {
             try live.post(

@@ -1,10 +1,12 @@
 import Domain
+import ExternalPurchase
 import Foundation
 import Lifecycle
 import Logging
 import Storage
 import Synchronization
 import TestSupport
+import Testing
 
 @testable import LinkOut
 
@@ -115,6 +117,20 @@ final class LiveApplication {
             "POST \(target) HTTP/1.1\r\nHost: t\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n"
                 + "\(extra)Connection: close\r\n\r\n\(body)"
         )
+    }
+
+    /// A production token of the example app, created at `now`, landed on this server (303).
+    func landProductionToken(at now: Int64) throws -> ExternalPurchaseToken {
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: false,
+            tokenType: nil,
+            nowMilliseconds: now
+        )
+        let landing = try get("/?externalPurchaseToken=\(TokenMinter.encode(token))&bundleId=com.example")
+        try #require(landing.status == 303)
+        return token
     }
 
     deinit {

@@ -226,13 +226,12 @@ struct AppAccessAPI: Sendable {
                 // No key may sign (the one in force was retired, or is a key file this configuration does not
                 // name): the operator's to fix; the app keeps what it holds and asks again later.
                 logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(refusal)"])
-                var response = JSONResponse.error(
+                return JSONResponse.error(
                     .serviceUnavailable,
                     "signing_unavailable",
-                    "Entitlements cannot be signed right now; keep what you hold and ask again later."
+                    "Entitlements cannot be signed right now; keep what you hold and ask again later.",
+                    retryAfter: 60
                 )
-                response.headers.add(name: "Retry-After", value: "60")
-                return response
             }
             switch decided {
             case .entitled(let jws, let claims):

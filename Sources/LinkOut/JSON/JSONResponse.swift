@@ -29,7 +29,15 @@ enum JSONResponse {
 
     /// A `429` error that says when to come back (`Retry-After`, in seconds).
     static func tooManyRequests(_ code: String, _ message: String, retryAfter seconds: Int) -> HTTPResponse {
-        var response = error(.tooManyRequests, code, message)
+        error(.tooManyRequests, code, message, retryAfter: seconds)
+    }
+
+    /// An error that says when to come back (`Retry-After`, in seconds): a `429`, or a `503` for what the server
+    /// cannot do for now.
+    static func error(_ status: HTTPStatus, _ code: String, _ message: String, retryAfter seconds: Int)
+        -> HTTPResponse
+    {
+        var response = error(status, code, message)
         response.headers.add(name: "Retry-After", value: String(seconds))
         return response
     }

@@ -20,12 +20,11 @@ final class AppleCopyGate: Sendable {
 
     /// Apple's copy not asked for now: other lookups are under way, or the server is stopping.
     static func busy() -> HTTPResponse {
-        var response = JSONResponse.error(
+        JSONResponse.error(
             .serviceUnavailable,
             "busy",
-            "Other lookups of Apple's copy are under way, or the server is stopping; try again in a few seconds."
+            "Other lookups of Apple's copy are under way, or the server is stopping; try again in a few seconds.",
+            retryAfter: 5
         )
-        response.headers.add(name: "Retry-After", value: "5")
-        return response
     }
 }
