@@ -46,12 +46,13 @@ public final class Ledger: Sendable {
     /// which a burst of landings fills in minutes, and a full disk answers landings 503 until space is freed.
     public static var nearlyFullBytes: Int { VisitJournal.defaultSegmentBytes }
 
-    /// Free space below which the journal makes no segment ahead (`JournalSpare`): its segments grow by appends,
-    /// each sync also writing the file's new size. Landings are recorded as before.
-    public static var spareHeadroomBytes: Int { JournalSpare.headroomBytes }
+    /// Free space below which the journal makes no segment ahead (`JournalSpare`: a segment, and the headroom it
+    /// leaves beside it): its segments grow by appends, each sync also writing the file's new size. Landings are
+    /// recorded as before.
+    public static var spareHeadroomBytes: Int { VisitJournal.defaultSegmentBytes + JournalSpare.headroomBytes }
 
-    /// The bytes this user may still write on the disk holding `directory` (0 when the system does not say).
-    public static func freeBytes(in directory: String) -> Int { JournalFile.freeBytes(in: directory) }
+    /// The bytes this user may still write on the disk holding `directory` (nil when the system does not say).
+    public static func freeBytes(in directory: String) -> Int? { JournalFile.freeBytes(in: directory) }
 
     /// The SQLite database file, or the PostgreSQL URL without its password.
     let path: String

@@ -270,6 +270,7 @@ struct RequestParserTests {
             ("GET / HTTP/1.1\r\nHost: [vzz]\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: [fe80::1%25]\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: [fe80::1%eth0]\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: [fe80::1%25eth0+x]\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: a%00b\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: a%zzb\r\n\r\n", 400),
             ("GET http://a:1:2/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),

@@ -259,7 +259,7 @@ struct PreflightCheckTests {
     @Test func aDataFolderOnAFullDiskFails() throws {
         for (size, passes, detail) in [
             (1 << 20, false, "is writable, on a disk with 1 MB free: landings are answered 503"),
-            (40 << 20, true, "is writable (40 MB free: below 64 MB the journal makes no segment ahead"),
+            (40 << 20, true, "is writable (40 MB free: below 72 MB the journal makes no segment ahead"),
         ] {
             let disk = try SmallFilesystem(bytes: size)
             defer { disk.unmount() }

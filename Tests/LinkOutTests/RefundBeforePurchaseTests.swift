@@ -48,4 +48,53 @@ struct RefundBeforePurchaseTests {
         try harness.waitForEvents(seconds: 10)
         #expect(try ledger.payments.purchase(id: "cs_test_fake1")?.status == .refunded)
     }
+
+    /// The same for a renewal's payment: a refund of it that came first waits for the charge the renewal records
+    /// (a subscription's purchase names no payment), and is acted on as soon as that is in.
+    @Test func aRefundThatCameBeforeItsRenewalIsActedOnOnceTheRenewalIsIn() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        let checkout = try harness.openCheckout()
+        #expect(try harness.choose(checkout, product: "pro.monthly", currency: "EUR").status == 303)
+        let started = StripeEvents.sessionCompleted(
+            id: "evt_started",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.monthly",
+            mode: "subscription",
+            total: 999,
+            tax: 0,
+            country: "DE",
+            subscription: "sub_1"
+        )
+        #expect(try harness.deliver(started).status == 200)
+        try harness.waitForEvents()
+        let refund = StripeEvents.refunded(
+            id: "evt_refund_renewal",
+            charge: "ch_renewal",
+            paymentIntent: "pi_renewal",
+            amount: 999,
+            refunded: 999
+        )
+        #expect(try harness.deliver(refund).status == 200)
+        let ledger = harness.live.application.ledger
+        #expect(
+            eventually(within: 30) {
+                (try? ledger.payments.paymentEvents(unprocessedOnly: true, limit: 10).first?.outcome)??
+                    .contains(PaymentStore.noPurchaseYet("pi_renewal")) == true
+            }
+        )
+        let periodEnd = try harness.firstPeriodEnd(on: checkout.externalPurchaseId)
+        let renewal = StripeEvents.renewal(
+            id: "evt_renewed",
+            invoice: "in_2",
+            subscription: "sub_1",
+            total: 999,
+            start: periodEnd,
+            end: periodEnd + 30 * 86_400,
+            paymentIntent: "pi_renewal"
+        )
+        #expect(try harness.deliver(renewal).status == 200)
+        try harness.waitForEvents(seconds: 10)
+        #expect(try ledger.payments.paymentEvents(unprocessedOnly: true, limit: 10).isEmpty)
+    }
 }

@@ -74,7 +74,8 @@ struct PostgresPureTests {
             return !message.contains("LEAK") && !message.contains("P9+qZz")
         }
         #expect(PostgresTarget.uriProblem(halves.url)?.contains("percent-encode") == true)
-        #expect(PostgresTarget.uriProblem("postgresql://linkout:a?b@db/linkout") != nil)
+        #expect(PostgresTarget.uriProblem("postgresql://linkout:a?b@db/linkout") == nil)  // libpq reads it
+        #expect(PostgresTarget.uriProblem("postgresql://db:5432/linkout@x") == nil)
         #expect(PostgresTarget.uriProblem("postgresql://linkout:Zm9v%2FYmFy@db:5432/linkout") == nil)
         #expect(PostgresTarget.uriProblem("postgresql://db:5432/linkout?user=a@b") == nil)
         #expect(PostgresTarget.uriProblem("postgresql://linkout@db/linkout") == nil)

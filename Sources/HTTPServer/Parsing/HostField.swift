@@ -43,7 +43,7 @@ private func isIPLiteral(_ inner: ArraySlice<UInt8>) -> Bool {
     if let zone = zoneStart(inner) {
         // RFC 6874: a zone of unreserved characters or percent-encoded bytes, never empty.
         let name = inner[(zone + 3)...]
-        guard !name.isEmpty, isRegisteredName(name) else { return false }
+        guard !name.isEmpty, isRegisteredName(name), !name.contains(where: isSubDelimiter) else { return false }
         address = inner[..<zone]
     }
     return address.contains(UInt8(ascii: ":"))
@@ -76,14 +76,15 @@ private func isRegisteredName(_ name: ArraySlice<UInt8>) -> Bool {
     return true
 }
 
+/// RFC 3986's sub-delimiters.
+private func isSubDelimiter(_ byte: UInt8) -> Bool { "!$&'()*+,;=".utf8.contains(byte) }
+
 /// RFC 3986's unreserved characters and sub-delimiters, but `,` (see `isHost`).
 private func isNameByte(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), 0x30...0x39: true
-    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"),
-        UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
-        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "="):
-        true
-    default: false
+    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+    case UInt8(ascii: ","): false
+    default: isSubDelimiter(byte)
     }
 }

@@ -254,13 +254,16 @@ final class EntitlementKeyring: Sendable {
         guard let record = records.first(where: { $0.kid == kid }) else {
             throw AppAccessRefusal("no published key has the id \(kid)")
         }
-        // The key this process signs with (a key file's left by another configuration, which it holds no private
-        // half of, is not: it may be retired like any other, forced while it may still sign elsewhere).
+        // Never the key this process signs with. The key that began signing last is refused too, unless forced:
+        // when it is a key file's another configuration names, a server there signs with it whatever this one
+        // knows of its notes; forced, a leaked key file's key left behind can go.
         let current = try current(at: now)
         let signingNow = try signingKid(current, at: now)
         let signsHere = fileKey?.kid ?? Self.heldSigningKid(current, signing: signingNow, at: now)
-        guard kid != signsHere else {
-            throw AppAccessRefusal("\(kid) is the key that signs now")
+        guard kid != signsHere, kid != signingNow || force else {
+            throw AppAccessRefusal(
+                "\(kid) is the key that signs now" + (kid == signsHere ? "" : " where its file is named")
+            )
         }
         let successorStart = records.filter { $0.signsFrom > record.signsFrom && $0.signsFrom <= now }
             .map(\.signsFrom).min()

@@ -120,7 +120,8 @@ extension PreflightCheck {
                 )
             }
         }
-        let free = Ledger.freeBytes(in: folder)
+        // Unknown (the system does not say): judged by what it can tell, writability.
+        let free = Ledger.freeBytes(in: folder) ?? Int.max
         if free < Ledger.nearlyFullBytes {
             return Self.fail(
                 "data folder",

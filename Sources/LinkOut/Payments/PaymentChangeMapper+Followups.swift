@@ -15,7 +15,7 @@ extension PaymentChangeMapper {
         switch refund.amount {
         case .refundedSoFar(let total, let fully):
             guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)) else {
-                return .wait("the refunded payment \(PaymentStore.noPurchaseYet)")
+                return .wait("the refunded payment \(PaymentStore.noPurchaseYet(refund.paymentId))")
             }
             // Stripe's running total counts refunds only, the payment's refunded total lost disputes too (in
             // whatever order they came): the refunds' total is set beside what disputes took, so a refund
@@ -84,7 +84,7 @@ extension PaymentChangeMapper {
         at now: Int64
     ) throws -> Decision {
         guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)) else {
-            return .wait("the disputed payment \(PaymentStore.noPurchaseYet)")
+            return .wait("the disputed payment \(PaymentStore.noPurchaseYet(refund.paymentId))")
         }
         // Made once per dispute: the same dispute delivered again (under another event id) adds nothing.
         let disputeId = refund.id ?? event.eventId
@@ -135,7 +135,7 @@ extension PaymentChangeMapper {
     {
         guard let charge = try ledger.payments.charge(key: .payment(refund.paymentId)),
             var purchase = try ledger.payments.purchase(id: charge.purchaseId)
-        else { return .wait("the refunded payment \(PaymentStore.noPurchaseYet)") }
+        else { return .wait("the refunded payment \(PaymentStore.noPurchaseYet(refund.paymentId))") }
         // Refunded amounts are cumulative: a late delivery of an earlier refund changes nothing.
         guard refund.amountRefunded > charge.amountRefunded else {
             return .apply(PaymentChange(event: event, outcome: "refund already recorded", at: now))

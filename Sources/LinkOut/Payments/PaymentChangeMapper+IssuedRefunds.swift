@@ -42,7 +42,7 @@ extension PaymentChangeMapper {
         at now: Int64
     ) throws -> Decision {
         guard let charge = try ledger.payments.charge(key: .payment(issued.paymentId)) else {
-            return .wait("the refunded payment \(PaymentStore.noPurchaseYet)")
+            return .wait("the refunded payment \(PaymentStore.noPurchaseYet(issued.paymentId))")
         }
         let refundId = issued.id ?? event.eventId
         let marker = Self.issuedRefundKey(refundId)
@@ -135,7 +135,7 @@ extension PaymentChangeMapper {
         throws -> Decision
     {
         guard let charge = try ledger.payments.charge(key: .payment(reversal.paymentId)) else {
-            return .wait("the charged-back payment \(PaymentStore.noPurchaseYet)")
+            return .wait("the charged-back payment \(PaymentStore.noPurchaseYet(reversal.paymentId))")
         }
         let marker = Self.reversalKey(reversal.reversalId)
         guard try ledger.payments.charge(key: marker) == nil else {

@@ -17,7 +17,11 @@ extension PaymentChangeMapper {
         let what = planChange ? "plan change" : "renewal"
         guard let subscription = named.subscriptionId,
             var purchase = try ledger.payments.purchase(subscriptionId: subscription)
-        else { return .wait("the \(what)'s subscription \(PaymentStore.noPurchaseYet)") }
+        else {
+            return .wait(
+                "the \(what)'s subscription \(PaymentStore.noPurchaseYet(named.subscriptionId ?? "(none named)"))"
+            )
+        }
         // A period that ends before it starts (a malformed event) is no part of the subscription: counted, it took
         // days of paid service from every item after it, restated so at Apple, while its own item was set aside.
         guard named.periodRunsToCurrentEnd || named.period.end >= named.period.start else {

@@ -132,7 +132,7 @@ struct PaymentChangeMapper: Sendable {
             )
         case .subscriptionEnded(let end):
             guard var purchase = try ledger.payments.purchase(subscriptionId: end.subscriptionId) else {
-                return .wait("subscription \(end.subscriptionId) \(PaymentStore.noPurchaseYet)")
+                return .wait("subscription \(PaymentStore.noPurchaseYet(end.subscriptionId))")
             }
             purchase.status = .ended
             purchase.updatedAt = now
@@ -318,7 +318,11 @@ struct PaymentChangeMapper: Sendable {
     {
         guard let subscription = invoice.subscriptionId,
             let purchase = try ledger.payments.purchase(subscriptionId: subscription)
-        else { return .wait("the first invoice's subscription \(PaymentStore.noPurchaseYet)") }
+        else {
+            return .wait(
+                "the first invoice's subscription \(PaymentStore.noPurchaseYet(invoice.subscriptionId ?? "(none named)"))"
+            )
+        }
         var change = PaymentChange(event: event, outcome: "first invoice linked to the start", at: now)
         change.charges = Self.charges(
             of: invoice,

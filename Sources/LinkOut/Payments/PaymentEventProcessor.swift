@@ -76,14 +76,16 @@ final class PaymentEventProcessor: BackgroundService {
     func processPending() -> Int {
         passLock.withLock { _ in
             var processed = releaseHeldEvents()
+            if processed > 0 { onChange() }
             // An event acted on can make others due at once (a purchase wakes the refund delivered before it): the
-            // reading goes on while it acts on something, a bounded number of times.
-            for _ in 0..<Self.readingsPerPass {
+            // reading goes on while it acts on something, a bounded number of times, and not while stopping.
+            // Reporting and the webhooks hear of each reading's changes as it ends.
+            for _ in 0..<Self.readingsPerPass where !worker.isStopping {
                 let acted = actOnDueEvents()
                 processed += acted
                 if acted == 0 { break }
+                onChange()
             }
-            if processed > 0 { onChange() }
             return processed
         }
     }
@@ -198,7 +200,17 @@ final class PaymentEventProcessor: BackgroundService {
                     reason: reason
                 )
                 logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })
-                return false
+                // The purchase it waits for may have come (on another instance) while this was decided, and its
+                // wake-up found nothing put off yet to wake: one more look now, as behind a hold.
+                guard !lookingAgain, reason.hasSuffix(PaymentStore.noPurchaseYet),
+                    case .apply = try decision(
+                        for: event,
+                        mapper: mapper,
+                        at: clock.nowMilliseconds(),
+                        announcing: false
+                    )
+                else { return false }
+                return process(event, lookingAgain: true)
             }
         } catch let error as StorageError where error.code == .conflict {
             // Another instance changed what this event was worked out from (a refund of the same charge): nothing

@@ -35,7 +35,8 @@ public struct CloseStore: Sendable {
                 AND u.report_request_identifier IS NULL AND u.held_since IS NULL AND u.correction IS NULL)
                 THEN 'unreported'
             WHEN \(ReportingPolicy.SQL.hasSaleWithoutLineItem("t")) AND NOT EXISTS (SELECT 1 FROM line_items s
-                WHERE s.external_purchase_id = t.external_purchase_id) THEN 'sale_without_line_item'
+                WHERE s.external_purchase_id = t.external_purchase_id AND \(ReportStore.standsForSomething("s")))
+                THEN 'sale_without_line_item'
             WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
                 AND \(ReportingPolicy.SQL.hasNotExpired("t")) THEN 'not_due'
             WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at > ?

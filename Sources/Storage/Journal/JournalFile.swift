@@ -142,10 +142,10 @@ final class JournalFile: Sendable {
         unlink(path)
     }
 
-    /// The bytes free for an unprivileged writer on the filesystem of `directory` (0 when it cannot be read).
-    static func freeBytes(in directory: String) -> Int {
+    /// The bytes free for an unprivileged writer on the filesystem of `directory` (nil when it cannot be read).
+    static func freeBytes(in directory: String) -> Int? {
         var figures = statvfs()
-        guard statvfs(directory, &figures) == 0 else { return 0 }
+        guard statvfs(directory, &figures) == 0 else { return nil }
         let (free, overflow) = Int(clamping: figures.f_bavail).multipliedReportingOverflow(
             by: Int(clamping: figures.f_frsize)
         )

@@ -93,7 +93,8 @@ final class JournalSpare: Sendable {
             // A failure (a full disk) is tried again at the next segment, not in a loop.
             guard !ready else { continue }
             let outcome: Try
-            if JournalFile.freeBytes(in: (path as NSString).deletingLastPathComponent) < bytes + Self.headroomBytes {
+            let free = JournalFile.freeBytes(in: (path as NSString).deletingLastPathComponent) ?? 0
+            if free < bytes + Self.headroomBytes {
                 outcome = .noRoom
             } else {
                 outcome = JournalFile.writeZeros(path, bytes: bytes) ? .made : .failed

@@ -15,8 +15,8 @@ extension PaymentStore {
                 try TokenDays.addPaymentIfFirst(externalPurchaseId: token, dialect: dialect, into: connection)
             }
             try upsert(purchase, into: connection)
-            try wakeEventsWaitingForAPurchase(provider: purchase.provider, at: change.at, in: connection)
         }
+        try wakeEventsWaitingFor(change, in: connection)
         try recordMoney(change, in: connection)
         try recordSessionAndRedemption(change, in: connection)
         try queue(change.webhooks, in: connection, dialect: dialect)
@@ -25,6 +25,19 @@ extension PaymentStore {
         if let token = change.wakesEventsBehind {
             try wakeEvents(behind: token, at: change.at, in: connection)
         }
+    }
+
+    /// Wakes the events put off until this change's purchase, subscription or payments were known: a refund that
+    /// came before its checkout's completion, a dispute before a renewal's payment was named.
+    private static func wakeEventsWaitingFor(_ change: PaymentChange, in connection: any SQLConnection)
+        throws(StorageError)
+    {
+        guard let provider = change.purchase?.provider ?? change.event?.provider else { return }
+        var keys = Set([change.purchase?.purchaseId, change.purchase?.subscriptionId].compactMap { $0 })
+        for charge in change.charges {
+            if case .payment(let id) = charge.chargeKey { keys.insert(id) }
+        }
+        try wakeEventsWaitingFor(keys, provider: provider, at: change.at, in: connection)
     }
 
     /// Claims the event for this change: acted on already (a redelivery raced the first one, or another

@@ -102,25 +102,51 @@ extension PaymentStore {
     }
 
     /// What the reason of an event put off for its purchase ends with (a refund or a dispute delivered before the
-    /// checkout's completion, a renewal before its subscription's start): the mapper words its reasons with it,
-    /// and a purchase coming in wakes the events whose reason it is (`wakeEventsWaitingForAPurchase`).
+    /// checkout's completion, a renewal before its subscription's start).
     public static let noPurchaseYet = "has no purchase yet"
 
-    /// Makes the provider's events put off for a purchase (`noPurchaseYet`) due at `at`: one just came in. Stripe's
-    /// events name no entity to wait on, and a put-off event is looked at again only after up to a tenth of its
-    /// age: a full refund delivered before its completion left the refunded purchase entitled for half an hour.
-    static func wakeEventsWaitingForAPurchase(provider: ProviderID, at: Int64, in connection: any SQLConnection)
+    /// The end of the reason of an event put off until a purchase or a charge names `key` (the payment's id, the
+    /// subscription's): the mapper words its reasons with it, and a change that records that key wakes the events
+    /// whose reason it is (`wakeEventsWaitingFor`).
+    public static func noPurchaseYet(_ key: String) -> String { "\(key) \(noPurchaseYet)" }
+
+    /// Makes the provider's events put off until a purchase or a charge names one of `keys` (`noPurchaseYet(_:)`)
+    /// due at `at`: the change recording them is being written. Stripe's events name no entity to wait on, and a
+    /// put-off event is looked at again only after up to a tenth of its age: a full refund delivered before its
+    /// completion left the refunded purchase entitled for half an hour.
+    static func wakeEventsWaitingFor(
+        _ keys: Set<String>,
+        provider: ProviderID,
+        at: Int64,
+        in connection: any SQLConnection
+    )
         throws(StorageError)
     {
-        try connection.query(
-            """
-            UPDATE payment_events SET next_attempt_at = ?
-            WHERE processed_at IS NULL AND provider = ? AND held_token IS NULL AND next_attempt_at > ?
-              AND outcome LIKE ?
-            """,
-            [.integer(at), .text(provider.rawValue), .integer(at), .text("waiting:%" + noPurchaseYet)]
-        )
+        for key in keys where !key.isEmpty {
+            try connection.query(
+                """
+                UPDATE payment_events SET next_attempt_at = ?
+                WHERE processed_at IS NULL AND provider = ? AND held_token IS NULL AND next_attempt_at > ?
+                  AND outcome LIKE ? ESCAPE '\\'
+                """,
+                [
+                    .integer(at), .text(provider.rawValue), .integer(at),
+                    .text("waiting:% " + likeLiteral(noPurchaseYet(key))),
+                ]
+            )
+        }
     }
+
+    /// `text` matched as itself by `LIKE … ESCAPE '\'` (ids hold `_`, a wildcard there).
+    private static func likeLiteral(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+
 
     /// Makes the events waiting behind a line item of `externalPurchaseId` due at `at`, in the caller's
     /// transaction: what they wait for came (a restatement, a placed renewal, a chargeback they follow, Apple's

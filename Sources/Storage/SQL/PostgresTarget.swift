@@ -41,20 +41,21 @@ public struct PostgresTarget: Sendable {
         return text
     }
 
-    /// Why libpq cannot read `url` as written, when the reason is one it would quote a password in: a URI whose
-    /// user information holds an unencoded `/`, `?` or `#` (a generated password often does). libpq ends the
-    /// authority there and reads the password's first part as a port, and says so, password and all. Nil for
-    /// anything else, which libpq judges itself.
-    /// A `host:5432/db?user=a@b` (a port, then a query with a `@`) is no password.
+    /// Why libpq cannot read `url` as written, when the reason is one it would quote a password in: a password
+    /// holding an unencoded `/` (a generated one often does). libpq takes user information only from a `@` before
+    /// the first `/`; finding none, it reads the password's first part as a port, and says so, password and all.
+    /// Nil for anything else, which libpq judges itself. A `@` in the query (`?user=a@b`) is no user information,
+    /// nor is one after a port (`host:5432/db@x`).
     public static func uriProblem(_ url: String) -> String? {
         guard let scheme = url.range(of: "://") else { return nil }
         let rest = url[scheme.upperBound...]
-        guard let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return nil }
-        let password = rest[rest.index(after: colon)..<at]
-        guard let stop = password.firstIndex(where: { "/?#".contains($0) }) else { return nil }
-        let beforeStop = password[..<stop]
-        if !beforeStop.isEmpty, beforeStop.allSatisfy({ ("0"..."9").contains($0) }) { return nil }
-        return "the password in the URI holds '/', '?' or '#': percent-encode them (%2F, %3F, %23)"
+        let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
+        guard let slash = beforeQuery.firstIndex(of: "/"), let at = beforeQuery.lastIndex(of: "@"), slash < at,
+            let colon = beforeQuery[..<slash].firstIndex(of: ":")
+        else { return nil }
+        let beforeSlash = beforeQuery[beforeQuery.index(after: colon)..<slash]
+        if !beforeSlash.isEmpty, beforeSlash.allSatisfy({ ("0"..."9").contains($0) }) { return nil }
+        return "the password in the URI holds '/': percent-encode it (%2F)"
     }
 
     /// A `password=` setting, quoted or not (in a query or a `key=value` string).
