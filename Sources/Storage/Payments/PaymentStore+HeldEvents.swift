@@ -147,7 +147,6 @@ extension PaymentStore {
         return escaped
     }
 
-
     /// Makes the events waiting behind a line item of `externalPurchaseId` due at `at`, in the caller's
     /// transaction: what they wait for came (a restatement, a placed renewal, a chargeback they follow, Apple's
     /// acceptance of the token's report). Returns how many.
