@@ -90,6 +90,13 @@ final class PaymentEventProcessor: BackgroundService {
         }
     }
 
+    /// One more look at an event just put off; true when it is processed now.
+    private func processIfDueNow(_ event: StoredPaymentEvent) throws -> Bool {
+        guard case .apply = try decision(for: event, mapper: mapper, at: clock.nowMilliseconds(), announcing: false)
+        else { return false }
+        return process(event, lookingAgain: true)
+    }
+
     /// How many times a pass reads the due events again after acting on some.
     static let readingsPerPass = 8
 
@@ -169,15 +176,8 @@ final class PaymentEventProcessor: BackgroundService {
                 // What it waits for may have come while this decision was made (Apple accepted the report, a
                 // chargeback was applied), and that wake-up found nothing put off yet to wake: one more look now,
                 // not an hour later.
-                guard !lookingAgain,
-                    case .apply = try decision(
-                        for: event,
-                        mapper: mapper,
-                        at: clock.nowMilliseconds(),
-                        announcing: false
-                    )
-                else { return false }
-                return process(event, lookingAgain: true)
+                guard !lookingAgain else { return false }
+                return try processIfDueNow(event)
             case .wait(let reason):
                 if clock.nowMilliseconds() - event.receivedAt > Self.giveUpAfterMilliseconds {
                     try ledger.payments.apply(
@@ -202,15 +202,8 @@ final class PaymentEventProcessor: BackgroundService {
                 logger.notice("payment event waits", metadata.merging(["reason": reason]) { a, _ in a })
                 // The purchase it waits for may have come (on another instance) while this was decided, and its
                 // wake-up found nothing put off yet to wake: one more look now, as behind a hold.
-                guard !lookingAgain, reason.hasSuffix(PaymentStore.noPurchaseYet),
-                    case .apply = try decision(
-                        for: event,
-                        mapper: mapper,
-                        at: clock.nowMilliseconds(),
-                        announcing: false
-                    )
-                else { return false }
-                return process(event, lookingAgain: true)
+                guard !lookingAgain, reason.hasSuffix(PaymentStore.noPurchaseYet) else { return false }
+                return try processIfDueNow(event)
             }
         } catch let error as StorageError where error.code == .conflict {
             // Another instance changed what this event was worked out from (a refund of the same charge): nothing
