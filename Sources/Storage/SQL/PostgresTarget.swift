@@ -25,11 +25,7 @@ public struct PostgresTarget: Sendable {
     public var redactedURL: String {
         var text = url
         if let range = uriPasswordRange { text.replaceSubrange(range, with: "***") }
-        return text.replacingOccurrences(
-            of: Self.passwordSetting,
-            with: "password=***",
-            options: [.regularExpression, .caseInsensitive]
-        )
+        return text.replacing(Self.passwordSetting) { _ in "password=***" }
     }
 
     /// `message` (libpq's own words may quote the URI, or the part of the password it could not read) with the URL
@@ -47,19 +43,18 @@ public struct PostgresTarget: Sendable {
     /// Nil for anything else, which libpq judges itself. A `@` in the query (`?user=a@b`) is no user information,
     /// nor is one after a port (`host:5432/db@x`).
     public static func uriProblem(_ url: String) -> String? {
-        guard let scheme = url.range(of: "://") else { return nil }
-        let rest = url[scheme.upperBound...]
-        let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
-        guard let slash = beforeQuery.firstIndex(of: "/"), let at = beforeQuery.lastIndex(of: "@"), slash < at,
-            let colon = beforeQuery[..<slash].firstIndex(of: ":")
+        guard let range = PostgresTarget(url: url, password: nil).uriPasswordRange,
+            let slash = url[range].firstIndex(of: "/")
         else { return nil }
-        let beforeSlash = beforeQuery[beforeQuery.index(after: colon)..<slash]
+        let beforeSlash = url[range.lowerBound..<slash]
         if !beforeSlash.isEmpty, beforeSlash.allSatisfy({ ("0"..."9").contains($0) }) { return nil }
         return "the password in the URI holds '/': percent-encode it (%2F)"
     }
 
-    /// A `password=` setting, quoted or not (in a query or a `key=value` string).
-    private static let passwordSetting = #"password\s*=\s*('(\\.|[^'\\])*'|[^&\s]*)"#
+    /// A `password=` setting, quoted or not (in a query or a `key=value` string), any case; its value captured.
+    private static var passwordSetting: Regex<(Substring, Substring)> {
+        /(?i)password\s*=\s*('(?:\\.|[^'\\])*'|[^&\s]*)/
+    }
 
     /// Where a URI's password is: between the first `:` of the user information and its last `@`. The user
     /// information is taken to end at the last `@` before the query, not at the first `/`: a generated password
@@ -81,7 +76,7 @@ public struct PostgresTarget: Sendable {
             // libpq quotes what it read before a `/`, `?` or `#` in it as another part of the URI.
             found += url[range].split(whereSeparator: { "/?#".contains($0) }).map(String.init)
         }
-        let settings = url.matches(of: /(?i)password\s*=\s*('(?:\\.|[^'\\])*'|[^&\s]*)/).map { String($0.1) }
+        let settings = url.matches(of: Self.passwordSetting).map { String($0.1) }
         for setting in settings {
             found.append(setting)
             if setting.hasPrefix("'"), setting.hasSuffix("'"), setting.count >= 2 {
