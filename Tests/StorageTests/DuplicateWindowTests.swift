@@ -166,6 +166,48 @@ struct DuplicateWindowTests {
         #expect(try ledger.reports.isDuplicateToken("forwarded"))
     }
 
+    /// An item held because it falls between two of the customer's tokens can go on neither (Apple refuses an item
+    /// dated outside its token's active range), so it does not keep the customer's later tokens from being judged:
+    /// a third token, overlapping the second and seen after it, is its duplicate. An item dated in a token's range
+    /// still holds that token's judgement.
+    @Test func anItemHeldOutsideATokensRangeDoesNotHoldItsJudgement() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try LedgerTests.open(folder)
+        defer { ledger.close() }
+        let account = "0b7c4a52-8f5e-4f43-9d41-3f0d3c7a6a11"
+        let created = Self.created
+        let year = created + Milliseconds.days(365)
+        func forward(_ id: String, from start: Int64, until end: Int64) throws {
+            let fields = TokenFields(
+                Self.customLink(id, created: start, expires: end).token,
+                source: .app,
+                appAccountToken: account
+            )
+            _ = try ledger.tokens.recordForwardedToken(fields, checkoutId: CheckoutID("c-\(id)"), at: start)
+        }
+        try forward("bought-on", from: created, until: created + Milliseconds.hour)
+        try ledger.reports.storeLineItems([("buy", #"{"lineItemId":"buy"}"#)], for: "bought-on", at: created)
+        try forward("second", from: created + 2 * Milliseconds.hour, until: year)
+        try forward("third", from: created + 3 * Milliseconds.hour, until: year)
+        // A renewal dated between the first token's expiry and the second's creation: no token can carry it.
+        let between = created + 90 * Milliseconds.minute
+        var change = PaymentChange(event: nil, outcome: "renewal recorded", at: between)
+        change.lineItemsAwaitingToken = [("bought-on", "in_2", #"{"lineItemId":"in_2","creationDate":\#(between)}"#)]
+        try ledger.payments.apply(change)
+        // Not dated yet, it may fall anywhere: the judgement waits.
+        #expect(try !ledger.reports.isDuplicateToken("third"))
+        #expect(try ledger.monthlyClose.dateLineItems(limit: 10) == 2)  // the buy and the renewal
+        #expect(try ledger.reports.isDuplicateToken("third"))
+        #expect(try !ledger.reports.isDuplicateToken("second"))
+        // A later renewal dated in the third token's range holds its judgement again.
+        var later = PaymentChange(event: nil, outcome: "renewal recorded", at: created + 4 * Milliseconds.hour)
+        let inRange = created + 4 * Milliseconds.hour
+        later.lineItemsAwaitingToken = [("bought-on", "in_3", #"{"lineItemId":"in_3","creationDate":\#(inRange)}"#)]
+        try ledger.payments.apply(later)
+        #expect(try ledger.monthlyClose.dateLineItems(limit: 10) == 1)
+        #expect(try !ledger.reports.isDuplicateToken("third"))
+    }
+
     /// A token with a payment under way is no duplicate of a sibling merely seen first (paid, it carries the
     /// customer's transactions), but stays one of a sibling that has line items; and once the token expires, or
     /// the session is older than the payment window, it is judged as before.

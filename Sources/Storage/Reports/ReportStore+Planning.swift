@@ -14,11 +14,14 @@ extension ReportStore {
     /// - or tokens of the same `appAccountToken` whose active ranges overlap.
     /// Of a group, the token transactions are reported on is the first with line items, else the first seen;
     /// every other one is the duplicate. A sibling already reported `DUPLICATE_TOKEN` never counts as that one.
-    /// While a line item of the token's customer is held for a token (`LineItemPlacement`), the token is not yet
-    /// judged (checked last, and only for a token with an account, the only kind an item is placed on; held items
-    /// are few, through `line_items_held`): the next pass may place the item on it, which makes it the one that
-    /// carries transactions (judged before that, by a pass already planning when the app forwarded it, it was
-    /// reported `DUPLICATE_TOKEN` and the held item could never go on it).
+    /// While a line item of the token's customer is held for a token (`LineItemPlacement`) and dated in the token's
+    /// active range (or not dated yet), the token is not yet judged (checked last, and only for a token with an
+    /// account, the only kind an item is placed on; held items are few, through `line_items_held`): the next pass
+    /// may place the item on it, which makes it the one that carries transactions (judged before that, by a pass
+    /// already planning when the app forwarded it, it was reported `DUPLICATE_TOKEN` and the held item could never
+    /// go on it). An item dated outside the token's range can never go on it (Apple refuses it there:
+    /// `LineItemCreationDateOutOfRangeError`), so it does not hold the judgement: one held for good (it falls
+    /// between two of the customer's tokens) kept every later token of the customer from being judged.
     /// A token with a payment under way (`PaymentsUnderWay`) is no duplicate of a sibling that was merely seen
     /// first: paid, it carries its customer's transactions (judged before, it was told to Apple as a duplicate and
     /// then sent its sale). Its parameters: `PaymentsUnderWay.parameters`, twice.
@@ -37,7 +40,8 @@ extension ReportStore {
                 """)))
             AND (t.app_account_token IS NULL OR NOT EXISTS (SELECT 1 FROM line_items held JOIN tokens owner
                 ON owner.external_purchase_id = held.external_purchase_id
-                WHERE held.held_since IS NOT NULL AND owner.app_account_token = t.app_account_token)))
+                WHERE held.held_since IS NOT NULL AND owner.app_account_token = t.app_account_token
+                  AND (held.creation_date IS NULL OR \(ReportingPolicy.SQL.isActive("t", at: "held.creation_date"))))))
         """
 
     /// SQL true when a token `s` of the same app, environment and type as `t`, matching `condition`, is the one

@@ -42,12 +42,15 @@ extension ReportingPolicy {
         /// A token with an expiry whose active range is over. Parameter: now.
         static func hasExpired(_ alias: String) -> String { "\(alias).token_expires_at < ?" }
 
-        /// A token with an expiry still in its active range's end. Parameter: now.
-        static func hasNotExpired(_ alias: String) -> String { "\(alias).token_expires_at >= ?" }
+        /// A token with an expiry still in its active range's end. Parameter: now (or the SQL `moment` names).
+        static func hasNotExpired(_ alias: String, at moment: String = "?") -> String {
+            "\(alias).token_expires_at >= \(moment)"
+        }
 
-        /// A token with an expiry whose active range holds a moment. Parameters: the moment, twice.
-        static func isActive(_ alias: String) -> String {
-            "(\(isReportedAtExpiry(alias)) AND \(alias).token_created_at <= ? AND \(hasNotExpired(alias)))"
+        /// A token with an expiry whose active range holds a moment. Parameters: the moment, twice; or none when
+        /// `moment` is SQL naming it (a column of another row).
+        static func isActive(_ alias: String, at moment: String = "?") -> String {
+            "(\(isReportedAtExpiry(alias)) AND \(alias).token_created_at <= \(moment) AND \(hasNotExpired(alias, at: moment)))"
         }
     }
 }
