@@ -210,7 +210,9 @@ extension PaymentChangeMapper {
                 change.lineItems = [(stored.externalPurchaseId, item.lineItemId, try Self.encode(.refund(item)))]
                 change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
             } else {
-                change.outcome = "refund already reported"
+                // Recorded above as a larger refunded total, but nothing new in Apple's units: the growth rounds
+                // to less than a milli-unit of the reporting currency, or the buy is refunded in full already.
+                change.outcome = "refund recorded; nothing new for Apple (under a milli-unit, or the buy refunded)"
             }
         } catch let error as AppleLineItemError {
             change.outcome = .notReportable("refund recorded; not reportable: \(error)")
