@@ -312,6 +312,30 @@ struct ConnectionStateMachineTests {
         #expect(harness.sentText.components(separatedBy: "HTTP/1.1 200 OK").count == 61)
     }
 
+    /// The write timeout counts from the last byte the socket took, not from the last byte the client sent: a
+    /// client that never reads and trickles a byte now and then does not keep its unread answers, and its slot.
+    @Test func aClientThatTricklesInputButNeverReadsIsClosedAtTheWriteTimeout() {
+        let harness = Harness(adjust: { $0.outputHighWater = 300 })
+        harness.room = 0
+        harness.receive(
+            String(repeating: "GET /abc HTTP/1.1\r\nHost: t\r\n\r\n", count: 20) + "GET /d HTTP/1.1\r\nX-A: "
+        )
+        harness.run()
+        #expect(harness.machine.wantsWrite)
+        var closedAfter: Int?
+        for second in stride(from: 5, through: 60, by: 5) {
+            harness.now += 5_000_000_000
+            harness.receive("a")
+            harness.run()
+            if harness.fireTimers() {
+                closedAfter = second
+                break
+            }
+        }
+        #expect(closedAfter == 35)  // the first check past 30 s without the socket taking a byte
+        #expect(harness.run() == ["close"])
+    }
+
     @Test func aDeepPipelineYieldsAfterItsTurnsBudgetAndContinuesNextTurn() {
         let harness = Harness(adjust: { $0.requestsPerTurn = 2 })
         harness.receive(String(repeating: "GET /p HTTP/1.1\r\nHost: t\r\n\r\n", count: 5))

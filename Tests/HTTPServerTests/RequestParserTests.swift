@@ -274,6 +274,13 @@ struct RequestParserTests {
             ("GET / HTTP/1.1\r\nHost: a%00b\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: a%zzb\r\n\r\n", 400),
             ("GET http://a:1:2/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            // a fragment, which a proxy reads as the end of the path
+            ("GET http://x#metrics HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET http://x#?externalPurchaseToken=e30&bundleId=a HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET /#admin/tokens HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET /a?b#c HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            // an expectation besides 100-continue, in a second field
+            ("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nExpect: foo\r\nContent-Length: 1\r\n\r\n", 417),
             // a field that is not a list, twice: read one way here and another by a proxy
             ("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n", 400),
             ("POST / HTTP/1.1\r\nHost: h\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n\r\n", 400),

@@ -23,6 +23,10 @@ struct ConnectionStateMachine {
     private var turnBudget = Int.max
     /// When bytes last moved in either direction.
     private(set) var lastActivity: UInt64
+    /// Since when the output has waited without the socket taking a byte of it (nil: none waits, or the last write
+    /// took some). The write timeout reads this, not `lastActivity`: a client that sends a byte now and then while
+    /// it never reads kept its unread answers, and its slot, for as long as it trickled.
+    private var outputStalledSince: UInt64?
 
     /// The peer's address, on each request's head: a route's check of the head (`BodyLimit.admit`) counts
     /// failures by it.
@@ -91,6 +95,9 @@ struct ConnectionStateMachine {
         if outputStart == output.count {
             output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
             outputStart = 0
+            outputStalledSince = nil
+        } else if count > 0 || outputStalledSince == nil {
+            outputStalledSince = now
         }
     }
 
@@ -172,7 +179,7 @@ struct ConnectionStateMachine {
         if draining && isQuiescent {
             expired = true
         } else if hasPendingOutput {
-            expired = now &- lastActivity > settings.writeTimeout
+            expired = now &- (outputStalledSince ?? lastActivity) > settings.writeTimeout
         } else if !hasReceivedBytes {
             // A connection opened only to hold a slot is given back sooner than an idle keep-alive one.
             expired = now &- lastActivity > min(settings.firstByteTimeout, settings.idleTimeout)

@@ -137,8 +137,12 @@ public struct RequestParser: Sendable {
         case .failure(let error): return .invalid(error.status)
         case .success(let framing):
             var expectsContinue = false
-            if let expect = headers["expect"] {
-                guard expect.lowercased() == "100-continue" else { return .invalid(.expectationFailed) }
+            // Every Expect field is read (RFC 9110 §10.1.1: an expectation not understood is 417), not the first.
+            let expectations = headers.values(for: "expect")
+            if !expectations.isEmpty {
+                guard expectations.allSatisfy({ $0.lowercased() == "100-continue" }) else {
+                    return .invalid(.expectationFailed)
+                }
                 expectsContinue = requestLine.version == .http1_1
             }
             if requestLine.version == .http1_1 {
@@ -187,7 +191,11 @@ public struct RequestParser: Sendable {
         let target = line[(firstSpace + 1)..<secondSpace]
         let version = line[(secondSpace + 1)...]
         guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .failure(Rejection(status: .badRequest)) }
-        guard target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .failure(Rejection(status: .badRequest)) }
+        // No fragment (RFC 9112 §3.2: no form of request-target has one): a proxy in front reads `http://x#metrics`
+        // or `/#admin` as the path `/` with a fragment, and would have let through what linkout routed elsewhere.
+        guard target.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "#") }) else {
+            return .failure(Rejection(status: .badRequest))
+        }
         // Origin-form (RFC 9112 §3.2.1), or absolute-form (§3.2.2), which is routed by its path; `*` for OPTIONS
         // is not served.
         let originForm: ArraySlice<UInt8>
