@@ -28,6 +28,13 @@ public enum ReportingPolicy {
     /// creation, before Apple's `UNREPORTED` notice at 10 days.
     public static let lastHoldingPaymentMilliseconds: Int64 = Milliseconds.days(8)
 
+    /// How far ahead of this server's clock a line item may be dated and wait for its time instead of being set
+    /// aside for a person. Apple refuses an item dated in the future (`FutureDateError`), but an item a provider
+    /// dated by its own clock is only "in the future" while this server's clock is behind (not yet synchronised
+    /// after a boot, a virtual machine resumed) or the provider's ahead: time alone settles it. Further ahead
+    /// than a day, the date itself is wrong, and a person decides.
+    public static let futureDateWait: Int64 = Milliseconds.day
+
     /// Whether a payment on a token is a sale Apple is told of: a live one, or any on a sandbox token. A test
     /// payment (Stripe's test mode, the demo provider) on a production token is not: reporting it would declare a
     /// sale that never happened. A token with such a sale is never reported `NO_LINE_ITEM` ("no transaction"),

@@ -91,4 +91,45 @@ struct PaymentChangeFlowSetAsideTests {
         _ = harness.reportedLineItems()
         #expect(harness.apple.apple.received.count == sent)
     }
+
+    /// A sale dated by the provider's clock ahead of this server's (a clock not yet synchronised after a boot) is
+    /// no item Apple would refuse for good: it waits for its date, is not set aside for a person, and goes to Apple
+    /// once the server's clock has reached it. Before, it was set aside (`FutureDateError`) and stayed so.
+    @Test func aSaleDatedAheadOfTheServersClockWaitsForItsDate() throws {
+        // The server's clock three hours behind the provider's (and the fake Apple's, which is the system's).
+        let time = ManualClock(startingAt: Clock.system.nowMilliseconds() - 3 * 3_600_000)
+        let harness = try PaymentHarness(provider: .stripe, clock: time.clock)
+        let token = TokenMinter.mint(
+            bundleId: "com.example",
+            appAppleId: 1_234_567_890,
+            sandbox: true,
+            tokenType: nil,
+            nowMilliseconds: time.clock.nowMilliseconds() - 60_000
+        )
+        let checkout = try harness.openCheckout(token: token)
+        #expect(try harness.choose(checkout, product: "pro.lifetime", currency: "EUR").status == 303)
+        let completed = StripeEvents.sessionCompleted(
+            id: "evt_ahead",
+            session: "cs_test_fake1",
+            checkout: checkout,
+            product: "pro.lifetime",
+            total: 2999,
+            tax: 0,
+            country: "DE",
+            paymentIntent: "pi_ahead",
+            created: Clock.system.nowSeconds()
+        )
+        #expect(try harness.deliver(completed, timestamp: time.clock.nowSeconds()).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.application.ledger
+        #expect(harness.reportedLineItems().isEmpty)
+        let items = try ledger.reports.lineItems(for: token.externalPurchaseId)
+        #expect(items.map(\.lineItemId) == ["cs_test_fake1"])
+        #expect(items.allSatisfy { !$0.needsCorrection && $0.reportRequestIdentifier == nil })
+        #expect(try ledger.reports.attentionCount() == 0)
+        // The clock catches up: the next pass sends it.
+        time.advance(seconds: 3 * 3_600 + 60)
+        #expect(harness.reportedLineItems().compactMap { $0["lineItemId"] as? String } == ["cs_test_fake1"])
+        #expect(try ledger.reports.attentionCount() == 0)
+    }
 }

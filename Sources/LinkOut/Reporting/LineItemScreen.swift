@@ -22,7 +22,7 @@ struct LineItemScreen: Sendable {
         screened.restatements = []
         for (item, isRestatement) in change.lineItems.map({ ($0, false) }) + change.restatements.map({ ($0, true) }) {
             let problems = try problems(item.body, on: item.externalPurchaseId, now: now)
-            if problems.isEmpty {
+            if problems.isEmpty || Self.waitsForItsDate(problems, body: item.body, now: now) {
                 if isRestatement { screened.restatements.append(item) } else { screened.lineItems.append(item) }
             } else {
                 screened.outcome += "; line item \(item.lineItemId) set aside: Apple would refuse it"
@@ -74,6 +74,20 @@ struct LineItemScreen: Sendable {
         return stored.filter { !$0.isSetAside }.compactMap {
             try? decoder.decode(LineItem.self, from: Data($0.body.utf8))
         }
+    }
+
+    /// Whether the only thing Apple would find wrong with the item is a date ahead of this server's clock, by no
+    /// more than `ReportingPolicy.futureDateWait`: it is kept as any item and goes to Apple once its date has
+    /// come (the planner's report carrying it waits until then), never set aside for a person.
+    static func waitsForItsDate(_ problems: [ReportProblem], creationDate: Int64, now: Int64) -> Bool {
+        !problems.isEmpty && problems.allSatisfy { $0.name == "FutureDateError" }
+            && creationDate <= now + ReportingPolicy.futureDateWait
+    }
+
+    /// The same for a stored item's JSON.
+    static func waitsForItsDate(_ problems: [ReportProblem], body: String, now: Int64) -> Bool {
+        guard let item = try? JSONDecoder().decode(LineItem.self, from: Data(body.utf8)) else { return false }
+        return waitsForItsDate(problems, creationDate: item.common.creationDate, now: now)
     }
 
     /// The note kept with an item set aside: each rule broken, then the action that settles it.

@@ -54,6 +54,17 @@ extension ReportingService {
 
     /// Puts a planned report in the outbox; false when it breaks Apple's rules and is left out (logged).
     func enqueue(_ planned: PlannedReport, now: Int64) throws -> Bool {
+        let dates = (planned.report.lineItems ?? []).map(\.common.creationDate)
+        if let latest = dates.max(), LineItemScreen.waitsForItsDate(planned.problems, creationDate: latest, now: now) {
+            logger.info(
+                "report waits: a line item is dated ahead of this server's clock",
+                [
+                    "external_purchase_id": planned.report.externalPurchaseId.rawValue,
+                    "waits_ms": "\(latest - now)",
+                ]
+            )
+            return false
+        }
         guard planned.problems.isEmpty else {
             logger.error(
                 "report not queued: it breaks Apple's rules",
@@ -100,7 +111,17 @@ extension ReportingService {
     /// planned again without them: one bad item never blocks its token. A refund wrong only in its net is netted
     /// again instead (`renetUnsentRefunds`). True when anything changed.
     func setAsideRefused(_ planned: PlannedReport) throws -> Bool {
+        // An item whose date has not come yet by this clock waits for it (`LineItemScreen.waitsForItsDate`): its
+        // report is not queued until then (`enqueue`), and nothing is set aside.
+        let now = clock.nowMilliseconds()
+        let dates = Dictionary(
+            (planned.report.lineItems ?? []).map { ($0.common.lineItemId, $0.common.creationDate) },
+            uniquingKeysWith: { first, _ in first }
+        )
         let named = Dictionary(grouping: planned.problems.filter { $0.lineItemId != nil }) { $0.lineItemId ?? "" }
+            .filter { id, problems in
+                !LineItemScreen.waitsForItsDate(problems, creationDate: dates[id] ?? Int64.max, now: now)
+            }
         guard !named.isEmpty else { return false }
         let token = planned.report.externalPurchaseId
         let items = try ledger.reports.lineItems(for: token)
