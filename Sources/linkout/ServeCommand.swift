@@ -17,6 +17,7 @@ enum ServeCommand {
                 dataDir: flags["--data-dir"]
             )
         )
+        try configuration.server.checkListeningAddress()
         let application = try Application(configuration: configuration)
         do {
             try application.ledger.yieldWriterToLandings()

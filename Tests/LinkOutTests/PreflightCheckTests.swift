@@ -371,7 +371,7 @@ struct PreflightCheckTests {
         defer { other.stop() }
         configuration.server.port = other.port
         let inUse = PreflightCheck(configuration: configuration).serverAddress()
-        #expect(!inUse.passed && inUse.detail.contains("Address already in use"), "\(inUse.line)")
+        #expect(!inUse.passed && inUse.detail.contains("is in use by another process"), "\(inUse.line)")
         configuration.server.port = 0
         if configuration.storage.postgresURL == nil {
             // Free, but this data folder is served on another port: `serve` would refuse a second server on it.

@@ -63,6 +63,9 @@ struct ServeProcessTests {
         ])
         #expect(notHere.waitForExit() == 2)
         #expect(notHere.stderrText().contains("server.host"), "\(notHere.stderrText())")
+        for folder in ["d", "e"] {
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(folder).path))
+        }
     }
 
     /// A second server told to use a port another one serves (a stop that failed before an upgrade) refuses to
@@ -83,7 +86,9 @@ struct ServeProcessTests {
         )
         defer { second.signal(SIGTERM) }
         #expect(second.waitForExit() != 0)
-        #expect(second.stderrText().contains("Address already in use"), "\(second.stderrText())")
+        #expect(second.stderrText().contains("is in use by another process"), "\(second.stderrText())")
+        // Refused before its data folder was touched: a mistyped folder is not left with a new ledger.
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("b").path))
         let client = try RawClient(port: port)
         #expect(try client.roundTrip("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").status == 200)
     }

@@ -251,12 +251,7 @@ package final class Application: Sendable {
         do {
             port = try server.start()
         } catch {
-            guard error.isAddressNotHere else { throw error }
-            // A host that names no address here is the configuration's mistake: exit 2, naming the field.
-            throw ConfigurationError(
-                field: "server.host",
-                problem: "\"\(configuration.server.host)\" is not an address this machine can listen on"
-            )
+            throw configuration.server.listeningError(error)
         }
         logger.info("server started", ["server.host": configuration.server.host, "server.port": "\(port)"])
         if reporting.status != .running {

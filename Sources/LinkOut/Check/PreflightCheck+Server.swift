@@ -22,7 +22,7 @@ extension PreflightCheck {
             // while this folder's serves another port).
             let storage = configuration.storage
             guard error.errno == EADDRINUSE, answersHealth(host: server.host, port: server.port) else {
-                return Self.fail("server address", "\(server.host):\(server.port): \(error)")
+                return Self.fail("server address", "\(server.listeningError(error))")
             }
             let served = "\(server.host):\(server.port) is served by a running server"
             guard storage.postgresURL == nil else { return Self.pass("server address", served) }
