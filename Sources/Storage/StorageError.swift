@@ -90,6 +90,8 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         let code: Code =
             switch rc & 0xff {
             case SQLITE_FULL: .diskFull
+            // A write the system refused for want of space: SQLite says only "disk I/O error".
+            case SQLITE_IOERR where systemError == ENOSPC || systemError == EDQUOT: .diskFull
             case SQLITE_READONLY: .readOnly
             case SQLITE_CONSTRAINT: .constraint
             default: .sqlite(rc & 0xff)

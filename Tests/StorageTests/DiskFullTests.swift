@@ -73,6 +73,16 @@ struct DiskFullTests {
     /// A backup on a read-only mount (put there to be looked at) cannot be opened, even by a command that only
     /// reads: the ledger runs in WAL mode, and turning a backup's file to it writes. The error names the file and
     /// what to do, not SQLite's "attempt to write a readonly database".
+    /// SQLite calls a write the system refused for want of space a "disk I/O error"; the error's system reason
+    /// makes it a full disk, so the commands say to free space (a start on a full disk said only the I/O error).
+    @Test func anIOErrorForWantOfSpaceIsAFullDisk() {
+        // 778: SQLITE_IOERR_WRITE (SQLITE_IOERR, 10, extended).
+        let full = StorageError.sqlite(778, "disk I/O error", systemError: ENOSPC)
+        #expect(full.code == .diskFull)
+        #expect(full.messageWithReason == "disk I/O error: No space left on device")
+        #expect(StorageError.sqlite(778, "disk I/O error", systemError: EIO).code == .sqlite(10))
+    }
+
     @Test func aLedgerOnAReadOnlyMountSaysSoAndWhatToDo() throws {
         let original = LedgerTests.TemporaryFolder()
         try Ledger(directory: original.path + "/data").close()
