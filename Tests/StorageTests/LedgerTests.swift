@@ -276,6 +276,9 @@ struct LedgerTests {
                 Issue.record("a second owner opened the folder")
             } catch {
                 #expect(error.code == .inUse)
+                // Which process, and what to do (not the lock call's errno words).
+                #expect(error.message.contains("(process \(getpid())) is using the data folder"), "\(error)")
+                #expect(error.remedy?.contains("stop that process first") == true)
             }
         }
         _ = try ledger.tokens.recordForwardedToken(Self.token("r"), checkoutId: "c-r", at: 1)

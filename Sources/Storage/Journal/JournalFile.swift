@@ -33,7 +33,15 @@ final class JournalFile: Sendable {
     /// Takes the file's exclusive advisory lock for this process's lifetime, or fails if another holds it.
     func lockExclusively() throws(StorageError) {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            throw StorageError(.inUse, "another linkout process is using \(path)", systemError: errno)
+            // Named by its process where the kernel says which (EWOULDBLOCK's own words, "Resource temporarily
+            // unavailable", told the operator nothing), with what to do.
+            let holder = Self.lockHolder(path).map { " (process \($0))" } ?? ""
+            let folder = (path as NSString).deletingLastPathComponent
+            throw StorageError(
+                .inUse,
+                "another linkout process\(holder) is using the data folder \(folder)",
+                remedy: "stop that process first; one server or command that writes uses a data folder at a time"
+            )
         }
     }
 
