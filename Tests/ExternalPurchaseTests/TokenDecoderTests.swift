@@ -199,6 +199,45 @@ struct TokenDecoderTests {
         #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.notJSON)))
     }
 
+    /// What Foundation's reader takes in a member it skips and RFC 8259 does not: a raw control character in a
+    /// string, an escape it does not know, a number of no JSON shape; and nesting past `JSONGrammar.maxDepth`.
+    @Test(
+        "text outside JSON's grammar is refused, wherever it is",
+        arguments: [
+            #"{"bundleId":"com.example","# + fields + ",\"x\":\"a\tb\"}",
+            #"{"bundleId":"com.example","# + fields + #","x":"\x41"}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":"\u+041"}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":"\u12"}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":01}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":1.}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":.5}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":+1}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":tru}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":[1 2]}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":{"a" 1}}"#,
+            #"{"bundleId":"com.example","# + fields + #","x":{1:2}}"#,
+            #"{"bundleId":"com.example","# + fields + "} x",
+            #"{"bundleId":"com.example","# + fields + #","x":"# + String(repeating: "[", count: 600)
+                + String(repeating: "]", count: 600) + "}",
+            #"{"bundleId":"com.example","# + fields + #","x":"# + String(repeating: "[", count: 40) + "1,"
+                + String(repeating: "]", count: 40) + "}",
+        ]
+    )
+    func textOutsideTheGrammarIsRefused(json: String) {
+        #expect(TokenDecoder.decode(Self.encode(json)) == .failure(TokenRejection(.notJSON)))
+    }
+
+    @Test func everyShapeOfJSONIsAccepted() {
+        let valid = [
+            "0", "-0", "1.5e10", "-2E-3", "1e+2", #""""#, #""\"\\\/\b\f\n\r\t\u00e9\uD83D\uDE00""#, "true",
+            "false", "null", "[]", "{}", " [ 1 , { \"a\" : [ ] } ] ", #"{"é":"ü"}"#,
+            String(repeating: "[", count: JSONGrammar.maxDepth) + String(repeating: "]", count: JSONGrammar.maxDepth),
+        ]
+        for text in valid { #expect(JSONGrammar.accepts(Array(text.utf8)), "\(text)") }
+        let invalid = ["", " ", "[", "]", "{", #"{"a"}"#, #"{"a":}"#, "[,]", "[1,,2]", "-", "1e", "nul", #""\""#]
+        for text in invalid { #expect(!JSONGrammar.accepts(Array(text.utf8)), "\(text)") }
+    }
+
     @Test func commasInStringsAndEmptyContainersAreNoTrailingCommas() throws {
         let json = #"{"bundleId":"com.example","note":",}","list":[],"x":{},"y":[{"a":[1,{}]}],"# + Self.fields + "}"
         #expect(try TokenDecoder.decode(Self.encode(json)).get().bundleId == "com.example")

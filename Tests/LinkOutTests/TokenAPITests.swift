@@ -187,11 +187,18 @@ struct TokenAPITests {
     }
 
     @Test(
-        "a body with a comma before a closing bracket is not JSON, on every JSON route",
+        "a body outside JSON's grammar (a comma before a closing bracket, a raw tab, an unknown escape) is not JSON",
         arguments: [
             ("/v1/tokens", #"{"token": "\#(AppleVectors.v3)",}"#, "invalid_body"),
             ("/v1/redemptions", #"{"code": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",}"#, "invalid_body"),
             ("/v1/tokens", #"{"token": "\#(AppleVectors.v3)", "x": [1,]}"#, "invalid_body"),
+            ("/v1/tokens", "{\"token\": \"\(AppleVectors.v3)\", \"x\": \"a\tb\"}", "invalid_body"),
+            ("/v1/tokens", #"{"token": "\#(AppleVectors.v3)", "x": "\x41"}"#, "invalid_body"),
+            (
+                "/v1/tokens",
+                #"{"token": "\#(AppleVectors.v3)", "x": "# + String(repeating: "[", count: 40) + "1,"
+                    + String(repeating: "]", count: 40) + "}", "invalid_body"
+            ),
         ]
     )
     func trailingCommas(path: String, body: String, code: String) throws {

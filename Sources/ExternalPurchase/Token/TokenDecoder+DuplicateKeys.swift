@@ -2,8 +2,8 @@ extension TokenDecoder {
     /// The first top-level key that occurs twice in `json`, compared after unescaping (`"bundle\u0049d"` is
     /// `bundleId`), or nil. JSONDecoder keeps one of the two values silently, and which one differs between
     /// readers, so a token with a repeated field could mean one thing here and another to the next reader.
-    /// Only the top level is scanned: every field a token carries lives there. Malformed JSON returns nil; the
-    /// JSON parser reports it. The JSON APIs scan their request bodies with it too, for the same reason.
+    /// Only the top level is scanned: every field a token carries lives there. Malformed JSON returns nil;
+    /// `JSONGrammar` refuses it. The JSON APIs scan their request bodies with it too, for the same reason.
     public static func duplicateTopLevelKey(in json: [UInt8]) -> String? {
         var scanner = KeyScanner(bytes: json)
         var seen = Set<String>()
@@ -28,55 +28,10 @@ extension TokenDecoder {
 extension TokenDecoder {
     /// The first key that occurs twice in any object of `json`, at any depth (a line item inside a list names a
     /// field twice), or nil. Objects nested deeper than `maxDepth` are not looked into: no body linkout takes
-    /// nests that deep, and the JSON parser refuses what is malformed.
+    /// nests that deep, and `JSONGrammar` refuses what is malformed.
     public static func duplicateKeyAnywhere(in json: [UInt8], maxDepth: Int = 32) -> String? {
         var scanner = KeyScanner(bytes: json)
         return scanner.duplicateKey(depth: maxDepth)
-    }
-}
-
-extension TokenDecoder {
-    /// Whether an object or array in `json` ends in a comma: `{"a": 1,}`. Not JSON (RFC 8259 §4, §5), but
-    /// Foundation's reader takes it, so a body another reader refuses would count here. Containers nested deeper
-    /// than `maxDepth` are not looked into, as in `duplicateKeyAnywhere`: no body linkout takes nests that deep.
-    public static func hasTrailingComma(in json: [UInt8], maxDepth: Int = 32) -> Bool {
-        var scanner = KeyScanner(bytes: json)
-        return scanner.trailingComma(depth: maxDepth)
-    }
-}
-
-extension KeyScanner {
-    /// Walks one value; whether an object or array in it ends in a comma.
-    fileprivate mutating func trailingComma(depth: Int) -> Bool {
-        skipWhitespace()
-        guard depth > 0, index < bytes.count else {
-            _ = skipValue()
-            return false
-        }
-        let isObject = take(UInt8(ascii: "{"))
-        guard isObject || take(UInt8(ascii: "[")) else {
-            _ = skipValue()
-            return false
-        }
-        let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
-        skipWhitespace()
-        if take(close) { return false }
-        while true {
-            if isObject {
-                skipWhitespace()
-                guard string() != nil else { return false }
-                skipWhitespace()
-                guard take(UInt8(ascii: ":")) else { return false }
-            }
-            if trailingComma(depth: depth - 1) { return true }
-            skipWhitespace()
-            guard take(UInt8(ascii: ",")) else {
-                _ = take(close)
-                return false
-            }
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == close { return true }
-        }
     }
 }
 

@@ -18,7 +18,9 @@ public enum TokenDecoder {
             if let problem = checkFields(token) { return .failure(problem) }
             return .success(token)
         }
-        guard let text = utf8JSONText(json).map(Array.init) else { return .failure(TokenRejection(.notJSON)) }
+        guard let text = utf8JSONText(json).map(Array.init), JSONGrammar.accepts(text) else {
+            return .failure(TokenRejection(.notJSON))
+        }
         let token: ExternalPurchaseToken
         do {
             token = try JSONDecoder().decode(ExternalPurchaseToken.self, from: Data(text))
@@ -27,7 +29,6 @@ public enum TokenDecoder {
         } catch {
             return .failure(TokenRejection(.notJSON))
         }
-        if hasTrailingComma(in: text) { return .failure(TokenRejection(.notJSON)) }
         if let key = duplicateTopLevelKey(in: text) {
             let known =
                 ["appAppleId", "bundleId", "tokenCreationDate", "externalPurchaseId", "tokenType"]

@@ -137,8 +137,12 @@ package struct ReportActions: Sendable {
         guard let text = TokenDecoder.utf8JSONText(Array(body.utf8)).map(Array.init) else {
             throw Refusal(kind: .invalid, description: "the body is not JSON text in UTF-8 (it holds a NUL)")
         }
-        if TokenDecoder.hasTrailingComma(in: text) {
-            throw Refusal(kind: .invalid, description: "the body is not JSON: a comma before a closing bracket")
+        guard JSONGrammar.accepts(text) else {
+            throw Refusal(
+                kind: .invalid,
+                description: "the body is not JSON (RFC 8259): a comma before a closing bracket, a control "
+                    + "character or an unknown escape in a string"
+            )
         }
         if TokenDecoder.duplicateKeyAnywhere(in: text) != nil {
             throw Refusal(kind: .invalid, description: "the body names a key more than once")
