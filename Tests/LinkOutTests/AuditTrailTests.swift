@@ -167,10 +167,11 @@ struct AuditTrailTests {
         let noticed = entries.filter { $0.actor == "linkout" }
         #expect(
             noticed.map(\.action).sorted() == [
-                "config.access_tokens", "config.access_tokens", "config.apple_key", "config.apple_key",
-                "config.commission_regimes", "config.commission_regimes", "config.entitlement_signing",
-                "config.exchange_rates", "config.exchange_rates", "config.payment_provider", "config.webhooks",
-                "config.webhooks",
+                "config.access_tokens", "config.access_tokens", "config.apple_endpoints", "config.apple_key",
+                "config.apple_key", "config.apps", "config.catalog", "config.commission_regimes",
+                "config.commission_regimes", "config.entitlement_signing", "config.exchange_rates",
+                "config.exchange_rates", "config.payment_provider", "config.public_url", "config.reporting",
+                "config.retention", "config.tax", "config.webhooks", "config.webhooks",
             ]
         )
         // A replaced admin token is on record by the fingerprint its actions carry (`admin:…`), never the token.
@@ -241,6 +242,51 @@ struct AuditTrailTests {
         #expect(settings(ordered[0].before) == settings(ordered[0].after))
         #expect(settings(ordered[1].before) != settings(ordered[1].after))
         #expect(secrets(ordered[1].before) == secrets(ordered[1].after))
+    }
+
+    /// What else changes what Apple or a person receives is on record too: where reports go, the public URL, the
+    /// `NO_LINE_ITEM` wait, the tax settings, the apps, a product's price, the retention. An unchanged
+    /// configuration adds nothing, whatever order its dictionaries print in.
+    @Test func changesOfWhatAppleOrAPersonReceivesAreNoticed() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        let ledger = try Ledger(directory: dataDir.path)
+        defer { ledger.close() }
+        let trail = AuditTrail(
+            ledger: ledger,
+            clock: .system,
+            logger: Logger(label: "test", level: .critical),
+            trustedProxies: [],
+            adminToken: nil,
+            fingerprint: AuditFingerprint(secret: "installation")
+        )
+        var configuration = Configuration()
+        configuration.payments.taxRates = TaxRates(basisPoints: ["DEU": 1900, "FRA": 2000, "ITA": 2200])
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        let first = try ledger.audit.entries().count
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        #expect(try ledger.audit.entries().count == first)
+        configuration.apple.productionURL = "https://elsewhere.example.com"
+        configuration.server.publicURL = "https://pay.example.com"
+        configuration.reporting.noLineItemAfterSeconds = 0
+        configuration.payments.defaultTaxCountry = "FRA"
+        configuration.apps = []
+        configuration.catalog[0].prices["EUR"] = Money(currency: "EUR", decimal: "1.00")
+        configuration.retention.personalDataDays = 30
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        let changes = try ledger.audit.entries().filter { $0.before != nil }
+        #expect(
+            changes.map(\.action).sorted() == [
+                "config.apple_endpoints", "config.apps", "config.catalog", "config.public_url", "config.reporting",
+                "config.retention", "config.tax",
+            ]
+        )
+        let after = Dictionary(uniqueKeysWithValues: changes.map { ($0.action, $0.after ?? "") })
+        #expect(after["config.apple_endpoints"]?.hasPrefix("production https://elsewhere.example.com") == true)
+        #expect(after["config.reporting"] == "NO_LINE_ITEM after 0 s")
+        #expect(after["config.tax"]?.hasPrefix("default country FRA, rates ") == true)
+        #expect(after["config.retention"] == "personal data kept 30 days")
+        #expect(after["config.apps"] == "")
     }
 
     /// A value an earlier release recorded in other words (no exchange rates as the digest of nothing) is not

@@ -10,7 +10,9 @@ import Storage
 /// What the server notices at start and records in the audit log when it changed since the last start: the
 /// commission regimes, the exchange rates, the App Store Connect key (by id and public key fingerprint), where the
 /// backend's webhooks go (and a fingerprint of their secret), the payment provider (and fingerprints of its
-/// settings and secrets), what signs entitlements, and the admin and API tokens (by fingerprint).
+/// settings and secrets), what signs entitlements, the admin and API tokens (by fingerprint), and what else
+/// changes what Apple or a person receives: where reports go, the public URL (the entitlements' issuer, the links
+/// in every page), the `NO_LINE_ITEM` wait, the tax settings, the apps, the catalog and the retention.
 /// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
 /// the value before and after.
 enum ConfigurationAudit {
@@ -38,6 +40,13 @@ enum ConfigurationAudit {
             ("audit.payment_provider", "config.payment_provider", paymentProvider(configuration, fingerprint)),
             ("audit.entitlement_signing", "config.entitlement_signing", entitlementSigning(configuration)),
             ("audit.access_tokens", "config.access_tokens", accessTokens(configuration, fingerprint)),
+            ("audit.apple_endpoints", "config.apple_endpoints", appleEndpoints(configuration)),
+            ("audit.public_url", "config.public_url", configuration.server.publicURL),
+            ("audit.reporting", "config.reporting", reporting(configuration)),
+            ("audit.tax", "config.tax", tax(configuration)),
+            ("audit.apps", "config.apps", apps(configuration)),
+            ("audit.catalog", "config.catalog", catalog(configuration)),
+            ("audit.retention", "config.retention", retention(configuration)),
         ]
         for (setting, action, value) in observed {
             do {
@@ -117,6 +126,51 @@ enum ConfigurationAudit {
         }
         return id.rawValue + " (settings " + fingerprint("provider-settings\u{0}" + text(false)) + ", secrets "
             + fingerprint("provider-secrets\u{0}" + text(true)) + ")"
+    }
+
+    /// Where reports are sent, by environment: another host receives every report and its signed JWT.
+    static func appleEndpoints(_ configuration: Configuration) -> String {
+        "production " + configuration.apple.productionURL + ", sandbox " + configuration.apple.sandboxURL
+    }
+
+    /// How long a token without a purchase waits before it is reported `NO_LINE_ITEM`.
+    static func reporting(_ configuration: Configuration) -> String {
+        "NO_LINE_ITEM after \(configuration.reporting.noLineItemAfterSeconds) s"
+    }
+
+    /// The tax country of a sale that names none, and how prices carry tax: both change every line item's tax.
+    static func tax(_ configuration: Configuration) -> String {
+        let rates =
+            configuration.payments.taxRates.map { rates in
+                rates.basisPoints.isEmpty
+                    ? "none"
+                    : "rates " + digest(rates.basisPoints.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                        .joined(separator: ","))
+            } ?? "unset"
+        return "default country \(configuration.payments.defaultTaxCountry), \(rates)"
+    }
+
+    /// The apps served, by bundle id and App Store id: a token of an app taken out is refused at the landing.
+    static func apps(_ configuration: Configuration) -> String {
+        configuration.apps.map { "\($0.bundleId.rawValue) (\($0.appAppleId))" }.sorted().joined(separator: ", ")
+    }
+
+    /// The products by id, with a digest of their kinds, prices and intervals: a price is what the person pays
+    /// and what Apple is told.
+    static func catalog(_ configuration: Configuration) -> String {
+        let products = configuration.catalog.sorted { $0.id < $1.id }
+        guard !products.isEmpty else { return "none" }
+        let terms = products.map { product in
+            product.id + ":" + product.kind.rawValue + ":"
+                + product.prices.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.decimalText)" }
+                .joined(separator: ",") + ":" + (product.interval.map { "\($0.count) \($0.unit.rawValue)" } ?? "")
+        }
+        return products.map(\.id).joined(separator: ", ") + " (terms " + digest(terms.joined(separator: ";")) + ")"
+    }
+
+    /// How long personal data is kept before the retention pass erases it.
+    static func retention(_ configuration: Configuration) -> String {
+        configuration.retention.personalDataDays.map { "personal data kept \($0) days" } ?? "personal data kept"
     }
 
     /// A digest of the configured rates and of the rates file's bytes; "none" when neither is configured.
