@@ -144,8 +144,11 @@ enum ConfigurationAudit {
             configuration.payments.taxRates.map { rates in
                 rates.basisPoints.isEmpty
                     ? "none"
-                    : "rates " + digest(rates.basisPoints.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-                        .joined(separator: ","))
+                    : "rates "
+                        + digest(
+                            rates.basisPoints.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                                .joined(separator: ",")
+                        )
             } ?? "unset"
         return "default country \(configuration.payments.defaultTaxCountry), \(rates)"
     }
