@@ -142,6 +142,17 @@ struct ConfigurationTests {
             failure(#"{"apps": [{"bundleId": "com.example", "appAppleId": 1, "name": "E", "teamId": "abc"}]}"#)?.field
                 == "apps[0].teamId"
         )
+        // The app's way back is `<urlScheme>://purchase?code=…`: a space or a "://" made a link that opens nothing.
+        for scheme in ["bad scheme", "example://", "1app", "", "ex_ample"] {
+            let app =
+                #"{"apps": [{"bundleId": "com.example", "appAppleId": 1, "name": "E", "urlScheme": "\#(scheme)"}]}"#
+            #expect(failure(app)?.field == "apps[0].urlScheme", "\(scheme)")
+        }
+        for scheme in ["example", "my-app.v2+x", "A1"] {
+            let app =
+                #"{"apps": [{"bundleId": "com.example", "appAppleId": 1, "name": "E", "urlScheme": "\#(scheme)"}]}"#
+            #expect(failure(app) == nil, "\(scheme)")
+        }
         #expect(failure(#"{"webhooks": {"url": "not a url"}}"#)?.field == "webhooks.url")
         // libcurl takes a URL as it is: a pasted space or line break failed every call to it after a clean start.
         for url in ["http://127.0.0.1:9/hook ", #"http://127.0.0.1:9/h\r\nX-Injected: y"#, "http://127.0.0.1:9/é"] {

@@ -60,6 +60,15 @@ package struct AppConfiguration: Sendable, Equatable {
                 returnURL: try item.object["returnURL"] == nil ? nil : item.requiredString("returnURL"),
                 urlScheme: try item.object["urlScheme"] == nil ? nil : item.requiredString("urlScheme")
             )
+            // The app's link back is `<urlScheme>://purchase?code=…`: a scheme of RFC 3986 §3.1's shape (a letter,
+            // then letters, digits, `+`, `-`, `.`), written without `://`.
+            if let scheme = app.urlScheme, !Self.isURLScheme(scheme) {
+                throw ConfigurationError(
+                    field: item.name("urlScheme"),
+                    problem: "must be a URL scheme such as \"example\" (a letter, then letters, digits, + - or .; "
+                        + "no \"://\")"
+                )
+            }
             app.teamId = try item.optionalString("teamId")
             if let team = app.teamId,
                 team.utf8.count != 10
@@ -93,5 +102,15 @@ package struct AppConfiguration: Sendable, Equatable {
             apps.append(app)
         }
         return apps
+    }
+
+    /// RFC 3986 §3.1: `scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+    static func isURLScheme(_ text: String) -> Bool {
+        let isLetter = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) }
+        guard let first = text.utf8.first, isLetter(first) else { return false }
+        return text.utf8.allSatisfy { byte in
+            isLetter(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".")
+        }
     }
 }
