@@ -135,6 +135,8 @@ public enum CommandLineInterface {
             } else if error.code == .diskFull {
                 " (free space on the data folder's disk and run it again; visits already acknowledged stay in the "
                     + "journal and are filed then)"
+            } else if error.isPermissionDenied {
+                " (run linkout as the user that owns the data folder, or give that user the folder)"
             } else {
                 ""
             }

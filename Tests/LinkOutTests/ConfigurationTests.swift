@@ -309,6 +309,18 @@ struct ConfigurationTests {
             ConfigurationFile.contents(atPath: FileManager.default.temporaryDirectory.path, limit: 10)
                 == .failure(.unreadable)
         )
+        // The key files say so in the same words (Foundation's were "NSCocoaErrorDomain error 256" for a folder).
+        var apple = Configuration.Apple()
+        apple.issuerId = "57246542-96fe-1a63-e053-0824d011072a"
+        apple.keyId = "2X9R4HXF34"
+        apple.privateKeyFile = FileManager.default.temporaryDirectory.path
+        guard case .failure(let folder) = AppleCredentials.load(apple) else {
+            Issue.record("a folder was read as a key")
+            return
+        }
+        #expect(folder.field == "apple.privateKeyFile")
+        #expect(folder.problem.hasSuffix(": not a readable file"), "\(folder.problem)")
+        #expect(throws: ConfigurationError.self) { try EntitlementKeyring.readKeyFile("/nonexistent/key.pem") }
     }
 
     @Test func aMissingFileThatWasAskedForIsAnError() {

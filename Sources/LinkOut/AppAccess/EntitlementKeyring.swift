@@ -86,12 +86,14 @@ final class EntitlementKeyring: Sendable {
     }
 
     static func readKeyFile(_ path: String) throws -> ES256Key {
-        let pem: String
-        do {
-            pem = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError(field: "appEntitlements.signingKeyFile", problem: "cannot be read (\(path))")
-        }
+        let pem = String(
+            decoding: try ConfigurationFile.read(
+                path,
+                limit: ConfigurationFile.secretLimit,
+                field: "appEntitlements.signingKeyFile"
+            ),
+            as: UTF8.self
+        )
         do {
             return try ES256Key(pem: pem)
         } catch {

@@ -116,7 +116,8 @@ extension PreflightCheck {
             guard access(path, R_OK | W_OK) == 0 else {
                 return Self.fail(
                     "data folder",
-                    "\(path) cannot be written by this user (\(String(cString: strerror(errno))))"
+                    "\(path) (storage.dataDir) cannot be written by this user (\(String(cString: strerror(errno)))): "
+                        + "run linkout as the user that owns it, or give that user the folder"
                 )
             }
         }

@@ -17,15 +17,15 @@ enum AppleCredentials {
         }
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: apple.privateKeyFile))
-        } catch {
-            // Foundation's words name the reason: no such file, permission denied, a folder.
-            return .failure(
-                ConfigurationError(
-                    field: "apple.privateKeyFile",
-                    problem: "cannot be read (\(apple.privateKeyFile): \(error.localizedDescription))"
-                )
+            // Named as every file the configuration names (no such file, not readable, a folder), not in
+            // Foundation's words ("NSCocoaErrorDomain error 256").
+            data = try ConfigurationFile.read(
+                apple.privateKeyFile,
+                limit: ConfigurationFile.secretLimit,
+                field: "apple.privateKeyFile"
             )
+        } catch {
+            return .failure(error)
         }
         do {
             let key = try ES256Key(pem: String(decoding: data, as: UTF8.self))
