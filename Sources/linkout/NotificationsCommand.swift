@@ -44,7 +44,12 @@ enum NotificationsCommand {
             try explicitUntil ?? notifications.unfinishedWindow(startingAt: since)
             ?? Int64((Date().timeIntervalSince1970 * 1000).rounded())
         guard since < until else {
-            throw CommandLineInterface.UsageError(description: "--since must be before --until")
+            // No --until given: it is now (or where an unfinished run stopped), and --since lies after it.
+            throw CommandLineInterface.UsageError(
+                description: explicitUntil == nil
+                    ? "--since must be in the past (without --until, the window ends now)"
+                    : "--since must be before --until"
+            )
         }
         let summary = notifications.recover(since: since, until: until)
         CommandLineInterface.printOutput(summary.description + "\n")

@@ -1,5 +1,6 @@
 import Domain
 import ExternalPurchase
+import Foundation
 import Lifecycle
 import LinkOut
 
@@ -33,6 +34,14 @@ enum SimulateCommand {
             nowMilliseconds: Clock.system.nowMilliseconds()
         )
         let base = flags["--url"] ?? configuration.server.publicURL
+        // What is printed is opened in a browser or by curl: a base that is no http(s) URL makes a link to nowhere.
+        guard let scheme = URLComponents(string: base)?.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            URLComponents(string: base)?.host?.isEmpty == false
+        else {
+            throw CommandLineInterface.UsageError(
+                description: "--url must be an http or https URL, such as http://localhost:8080/"
+            )
+        }
         CommandLineInterface.printOutput(TokenMinter.redirectURL(base: base, token: token) + "\n")
         return 0
     }

@@ -155,6 +155,17 @@ struct BackupRestoreTests {
         #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
         _ = try LedgerBackup.verify(file)
 
+        // Into a folder that is not there: said as such, and nothing is left behind.
+        let nowhere = directory.appendingPathComponent("missing/x.backup").path
+        let missing = #expect(throws: StorageError.self) {
+            _ = try LedgerBackup.backup(directory: dataDir, to: nowhere)
+        }
+        #expect(
+            missing?.message.contains("there is no folder \(directory.path)/missing") == true,
+            "\(String(describing: missing))"
+        )
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("missing").path))
+
         let other = directory.appendingPathComponent("other.backup").path
         let partial = try PartialBackupFile(for: other)
         try Data("published meanwhile".utf8).write(to: URL(fileURLWithPath: other))

@@ -174,6 +174,10 @@ struct CommandLineTests {
         #expect(purchases.code == 0)
         #expect(purchases.out.hasPrefix("purchaseId,provider,externalPurchaseId"))
         #expect(try run(["simulate", "--type", "OTHER"]).code == 2)
+        // What it prints is opened: a base that is no http(s) URL is refused, not turned into a link to nowhere.
+        for url in ["notaurl", "ftp://example.com", "http://"] {
+            #expect(try run(["simulate", "--url", url]).code == 2, "\(url)")
+        }
         for id in ["99999999999999999999999", "-1", "abc"] {
             #expect(try run(["simulate", "--app-apple-id", id]).code == 2, "\(id)")
         }

@@ -53,6 +53,15 @@ public enum LedgerBackup {
         }
         // The journal is read before the snapshot is taken: a visit acknowledged before this moment is either in
         // these records, or was ingested (and its segment deleted) before the snapshot, which then holds it.
+        // A folder that is not there is said as such ("cannot create x.partial" named a file nobody asked for).
+        let folder = (destination as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        guard
+            folder.isEmpty
+                || (FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue)
+        else {
+            throw StorageError(.dataFolder, "there is no folder \(folder) to write the backup in: create it first")
+        }
         let journaled = readJournal(directory)
         let partial = try PartialBackupFile(for: destination)
         do throws(StorageError) {
