@@ -13,6 +13,10 @@ enum HealthcheckCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(arguments, allowed: ["--config", "--port", "--url"])
+        // A URL names its port: with both, one would be ignored without a word.
+        if flags["--url"] != nil && flags["--port"] != nil {
+            throw CommandLineInterface.UsageError(description: "give --url or --port, not both")
+        }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], port: flags["--port"])
         )
@@ -28,7 +32,8 @@ enum HealthcheckCommand {
             }
             return 0
         } catch {
-            CommandLineInterface.printError("unhealthy: \(error)\n")
+            // The client's own words ("connection refused"), not its type's description.
+            CommandLineInterface.printError("unhealthy: \(url): \(error.message)\n")
             return 1
         }
     }

@@ -311,6 +311,13 @@ struct ServeProcessTests {
             directory: LiveApplication.repositoryRoot
         )
         #expect(unhealthy.waitForExit() == 1)
+        #expect(unhealthy.stderrText().hasPrefix("unhealthy: http://"), "\(unhealthy.stderrText())")
+        #expect(!unhealthy.stderrText().contains("HTTPClientError"))
+        let both = try LinkOutProcess(
+            ["healthcheck", "--port", String(port), "--url", "http://127.0.0.1:\(port)/healthz"],
+            directory: LiveApplication.repositoryRoot
+        )
+        #expect(both.waitForExit() == 2)
     }
 
     /// Out of file descriptors with clients still connecting, the server answers each newcomer 503 from a
