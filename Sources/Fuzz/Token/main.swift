@@ -1,6 +1,7 @@
 // libFuzzer target `token`: the externalPurchaseToken query value (Base64URL JSON from the App Store, or from
 // anyone) through the decoder and the validator every landing visit runs. The input is tried as it is and also
-// Base64URL-encoded first, so the fuzzer can mutate the JSON inside a token directly.
+// Base64URL-encoded first, so the fuzzer can mutate the JSON inside a token directly; the raw bytes also go
+// through `JSONGrammar`.
 import Domain
 import ExternalPurchase
 
@@ -19,5 +20,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     _ = Base64URL.decode(bytes)
+    // The grammar check every JSON text from outside passes (JSON bodies too), on the raw bytes.
+    _ = JSONGrammar.accepts(bytes)
     return 0
 }
