@@ -89,26 +89,34 @@ final class FailedAuthThrottle: Sendable {
 
 extension FailedAuthThrottle {
     /// The same guard on a route's head (`BodyLimit.admit`), before its body is read: a blocked client gets its
-    /// 429, and a refused credential (`credential`'s 401) its 401, counted as a failure as the handler's are.
+    /// 429, and a refused credential (`credential`'s 401) its 401, counted as a failure as the handler's are (when a token was
+    /// presented: `refusedAToken`).
     func guardingHead(_ credential: @escaping @Sendable (HTTPRequest) -> HTTPResponse?)
         -> @Sendable (HTTPRequest) -> HTTPResponse?
     {
         { request in
             if let refusal = self.refusal(request) { return refusal }
             guard let refusal = credential(request) else { return nil }
-            if refusal.status == .unauthorized { self.recordFailure(for: self.client(of: request)) }
+            if Self.refusedAToken(refusal, request) { self.recordFailure(for: self.client(of: request)) }
             return refusal
         }
     }
 
+    /// Whether `response` refused a token `request` presented: only that counts as a failure. A request that
+    /// presents none guesses nothing, and a browser sends one unasked for any `<img>` a web page points at an
+    /// admin URL: counted, any page the operator opened locked the operator and the backend out for a minute.
+    static func refusedAToken(_ response: HTTPResponse, _ request: HTTPRequest) -> Bool {
+        response.status == .unauthorized && BearerAuth.presented(in: request) != nil
+    }
+
     /// Wraps a bearer-protected handler: a blocked client gets 429 before the handler runs, and every 401 the
-    /// handler answers counts as a failure. Concurrent guesses already past the check still count, so a client
+    /// handler answers to a presented token counts as a failure. Concurrent guesses already past the check still count, so a client
     /// overshoots the limit by at most the worker threads it can keep busy.
     func guarding(_ handler: @escaping Router.Handler) -> Router.Handler {
         { request in
             if let refusal = self.refusal(request) { return refusal }
             let response = try handler(request)
-            if response.status == .unauthorized { self.recordFailure(for: self.client(of: request)) }
+            if Self.refusedAToken(response, request) { self.recordFailure(for: self.client(of: request)) }
             return response
         }
     }

@@ -210,7 +210,8 @@ struct AppAccessAPI: Sendable {
         let client = throttles.client(of: request)
         if let refusal = throttles.clientRefusal(client) { return refusal }
         guard let credential = try presentedCredential(request) else {
-            throttles.clients.recordFailure(for: client)
+            // Only a credential presented and refused is a guess (`FailedAuthThrottle.refusedAToken`).
+            if BearerAuth.presented(in: request) != nil { throttles.clients.recordFailure(for: client) }
             return BearerAuth.unauthorized()
         }
         guard credential.revokedAt == nil else { return Self.revoked() }
