@@ -201,7 +201,7 @@ final class EventLoop {
                 dispatch(request, on: connection, startedAt: now)
             case .refuse(var request, let response):
                 request.remoteAddress = connection.remoteAddress
-                request.id = requestID(offered: request.headers["x-request-id"])
+                request.id = requestID(offered: request.headers["x-request-id"], by: connection.remoteAddress)
                 respond(response, on: connection, request: request, startedAt: now)
             case .rejected(let status):
                 context.observer?(HTTPRequest(method: "-", target: "-"), status, 0)
@@ -255,7 +255,7 @@ final class EventLoop {
     private func dispatch(_ request: HTTPRequest, on connection: Connection, startedAt: UInt64) {
         var request = request
         request.remoteAddress = connection.remoteAddress
-        request.id = requestID(offered: request.headers["x-request-id"])
+        request.id = requestID(offered: request.headers["x-request-id"], by: connection.remoteAddress)
         let response = context.dispatch(&request) { request in
             // The responder carries the request back for the access log only: without its body, which is freed
             // when the handler is done instead of when the loop gets to the answer.
@@ -279,8 +279,12 @@ final class EventLoop {
 
     /// The caller's `X-Request-Id` when it is a short, plain token (a proxy's id keeps logs joinable), else ours:
     /// a per-process random prefix, the loop and a counter.
-    private func requestID(offered: String?) -> String {
-        if let offered, !offered.isEmpty, offered.utf8.count <= 64, offered.utf8.allSatisfy({ isTokenByte($0) }) {
+    /// The id a request is logged and answered under: a plain one a trusted proxy sent (`requestIDPeers`), else
+    /// the loop's next.
+    private func requestID(offered: String?, by peer: String) -> String {
+        if let offered, !offered.isEmpty, offered.utf8.count <= 64, offered.utf8.allSatisfy({ isTokenByte($0) }),
+            context.configuration.requestIDPeers.contains(peer)
+        {
             return offered
         }
         nextRequest += 1

@@ -35,6 +35,10 @@ extension HTTPServer {
         public var requestBodyTimeout: Duration = .seconds(30)
         /// How long a response may wait for the client to read it before the connection is dropped. Default 30 s.
         public var writeTimeout: Duration = .seconds(30)
+        /// The peers (addresses as `PeerAddress` writes them: the trusted proxies) whose `X-Request-Id` a request
+        /// keeps. Any other client's is replaced: it could copy another request's id, or a token's, into the
+        /// access log and the support reference a person quotes.
+        public var requestIDPeers: Set<String> = []
 
         public init() {}
     }

@@ -18,9 +18,14 @@ struct OperationsTests {
         let response = try live.get("/healthz")
         let id = try #require(response.header("X-Request-Id"))
         #expect(!id.isEmpty)
-        let offered = try live.get("/healthz", headers: ["X-Request-Id": "edge-1234"])
+        // A client that is no trusted proxy does not name its request: it could copy another's id, or a token's,
+        // into the log and the support reference.
+        let untrusted = try live.get("/healthz", headers: ["X-Request-Id": "edge-1234"])
+        #expect(untrusted.header("X-Request-Id") != "edge-1234")
+        let behindProxy = try LiveApplication { $0.server.trustedProxies = ["127.0.0.1"] }
+        let offered = try behindProxy.get("/healthz", headers: ["X-Request-Id": "edge-1234"])
         #expect(offered.header("X-Request-Id") == "edge-1234")
-        let forged = try live.get("/healthz", headers: ["X-Request-Id": "bad id with spaces"])
+        let forged = try behindProxy.get("/healthz", headers: ["X-Request-Id": "bad id with spaces"])
         #expect(forged.header("X-Request-Id") != "bad id with spaces")
         _ = try live.get(AppleVectors.documentedTarget)
         let lines = live.logLines.all.filter { $0.contains("\"message\":\"request\"") }

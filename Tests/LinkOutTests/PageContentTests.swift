@@ -163,7 +163,10 @@ struct PageContentTests {
     }
 
     @Test func errorPagesLeadBackToTheAppWithAReference() throws {
-        let live = try LiveApplication { $0.landing.allowWithoutToken = false }
+        let live = try LiveApplication {
+            $0.landing.allowWithoutToken = false
+            $0.server.trustedProxies = ["127.0.0.1"]  // whose X-Request-Id is kept
+        }
         let openButton = #"<a class="button" href="https://example.com/open">Open Example</a>"#
         // An unknown checkout.
         let missing = try live.get("/checkout/aaaaaaaaaaaaaaaaaaaaaaaaaa", headers: ["X-Request-Id": "support-1234"])

@@ -47,6 +47,7 @@ package struct Configuration: Sendable {
         configuration.limits.maxBodyBytes = server.maxBodyBytes
         configuration.idleTimeout = .seconds(server.idleTimeoutSeconds)
         configuration.requestHeadTimeout = .seconds(server.requestHeadTimeoutSeconds)
+        configuration.requestIDPeers = Set(server.trustedProxies.compactMap(PeerAddress.canonical))
         return configuration
     }
 
