@@ -245,6 +245,13 @@ struct LandingFlowTests {
         let form = "csrf=\(csrf)&currency=EUR&product=pro.lifetime"
         let form415 = try live.post(location, contentType: "text/plain", body: form, headers: ["Cookie": session])
         #expect(form415.status == 415)
+        let utf16 = try live.post(
+            location,
+            contentType: "application/x-www-form-urlencoded; charset=utf-16",
+            body: form,
+            headers: ["Cookie": session]
+        )
+        #expect(utf16.status == 415)
         let noCookie = try live.post(location, contentType: "application/x-www-form-urlencoded", body: form)
         #expect(noCookie.status == 403)
         let otherSession = try live.post(

@@ -129,6 +129,14 @@ struct TokenAPITests {
             headers: ["Authorization": "Bearer \(Self.backendToken)"]
         )
         #expect(withCharset.status != 415)
+        // Every body is read as UTF-8: one declared in another charset is not the type it names.
+        let otherCharset = try live.post(
+            "/v1/backend/tokens",
+            contentType: "application/json; charset=\"UTF-16\"",
+            body: Self.body(nil),
+            headers: ["Authorization": "Bearer \(Self.backendToken)"]
+        )
+        #expect(otherCharset.status == 415)
 
         let unauthorized = try Self.fromBackend(live, Self.other, bearer: "guess")
         #expect(unauthorized.status == 401)
