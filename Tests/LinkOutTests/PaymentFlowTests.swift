@@ -135,6 +135,13 @@ struct PaymentFlowTests {
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
         let purchase = try #require(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1"))
         #expect(purchase.status == .refunded)
+        // The same session completed again under another event id (Stripe's `async_payment_succeeded`, a replay):
+        // nothing changes. It used to set the refunded purchase back to paid, and sign its entitlement anew.
+        let again = completed.replacingOccurrences(of: "evt_completed", with: "evt_completed_again")
+        #expect(try harness.deliver(again).status == 200)
+        try harness.waitForEvents()
+        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .refunded)
+        #expect(harness.reportedLineItems().count == 3)
         // The backend hears of each step once, in the order they happened.
         #expect(receiver.waitForAccepted(3))
         #expect(receiver.deliveries.map(\.type) == ["purchase.completed", "purchase.refunded", "purchase.refunded"])

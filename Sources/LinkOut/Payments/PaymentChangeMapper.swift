@@ -51,6 +51,12 @@ struct PaymentChangeMapper: Sendable {
     ) throws -> Decision {
         switch payload {
         case .purchaseCompleted(var completion):
+            // A completion of a purchase already recorded (the same session delivered again under another event
+            // id, Stripe's `async_payment_succeeded` after a paid completion) changes nothing: recorded again, it
+            // set a purchase refunded or ended since back to paid, and signed its entitlement anew.
+            if try ledger.payments.purchase(id: completion.sessionId) != nil {
+                return .apply(PaymentChange(event: key, outcome: "purchase already recorded", at: now))
+            }
             // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
             let session = try ledger.payments.paymentSession(id: completion.sessionId)
             let checkout = try completion.checkoutId.flatMap { try ledger.tokens.checkout(id: $0) }
