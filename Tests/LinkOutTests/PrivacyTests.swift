@@ -241,7 +241,18 @@ struct PrivacyTests {
             #"{"code": "\#(otherCode)"}"#,
             headers: ["Authorization": "Bearer \(credential)"]
         )
-        #expect(join.status == 409 && join.text.contains("account_mismatch"), "\(join.status) \(join.text)")
+        #expect(join.status == 409 && join.text.contains("credential_erased"), "\(join.status) \(join.text)")
+        // Nor does it take a purchase that names no account (before, nothing refused that one, and it joined the
+        // erased person's credential); the code is redeemed without it, for a credential of its own.
+        let (_, bare) = TokenMinter.exampleLanding(at: Clock.system.nowMilliseconds())
+        let (bareCode, _) = try AppEntitlementTests.purchase(live, landing: bare)
+        let joinBare = try AppEntitlementTests.redeem(
+            live,
+            #"{"code": "\#(bareCode)"}"#,
+            headers: ["Authorization": "Bearer \(credential)"]
+        )
+        #expect(joinBare.status == 409 && joinBare.text.contains("credential_erased"), "\(joinBare.text)")
+        #expect(try AppEntitlementTests.redeem(live, #"{"code": "\#(bareCode)"}"#).status == 200)
     }
 
     /// A code issued before its account was erased and redeemed after: the credential it makes is marked

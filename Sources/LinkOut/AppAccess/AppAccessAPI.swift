@@ -181,6 +181,16 @@ struct AppAccessAPI: Sendable {
         if existing.bundleId != bundleId {
             return JSONResponse.error(.conflict, "app_mismatch", "The credential belongs to another app.")
         }
+        // An erased person's credential takes no further purchase (README, Privacy): the code is redeemed without
+        // it, for a credential of its own. Without an account on the purchase or in the body, nothing else refused
+        // it, and the new purchase joined the erased person's credential.
+        if existing.appAccountToken == PrivacyStore.erased {
+            return JSONResponse.error(
+                .conflict,
+                "credential_erased",
+                "This credential's account was erased: redeem the code without it, for a credential of its own."
+            )
+        }
         if let held = existing.appAccountToken, let other = account ?? body.appAccountToken, held != other {
             return JSONResponse.error(
                 .conflict,
