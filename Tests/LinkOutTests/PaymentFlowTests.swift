@@ -277,7 +277,9 @@ struct PaymentFlowTests {
             total: 399,
             tax: 0,
             country: "DE",
-            subscription: "sub_1"
+            subscription: "sub_1",
+            // A minute before the renewal's payment, which is the later one.
+            created: Clock.system.nowSeconds() - 60
         )
         #expect(try harness.deliver(completed).status == 200)
         try harness.waitForEvents()
@@ -330,8 +332,37 @@ struct PaymentFlowTests {
         #expect((second["subscriptionDaysOfPaidService"] as? Int ?? 0) >= 28)
         #expect(second["subscriptionStartDate"] as? Int64 == periodEnd)
         #expect(harness.apple.apple.received.allSatisfy { $0.problems.isEmpty })
-        // A refund of one renewal leaves the subscription itself as it was.
-        #expect(try harness.live.application.ledger.payments.purchase(id: "cs_test_fake1")?.status == .paid)
+        // A renewal's whole payment taken back, while it paid the latest period, takes that period back: the
+        // subscription runs to where the first period ended, no longer through the refunded month.
+        let ledger = harness.live.application.ledger
+        let afterRefund = try #require(try ledger.payments.purchase(id: "cs_test_fake1"))
+        #expect(afterRefund.status == .paid)
+        #expect(afterRefund.periodEnd == periodEnd)
+        // The first payment taken back in full, now that it paid the latest period standing: the subscription ends.
+        let refundStart = StripeEvents.refunded(
+            id: "evt_refund_start",
+            charge: "ch_1",
+            paymentIntent: "cs_test_fake1",
+            amount: 399,
+            refunded: 399
+        )
+        #expect(try harness.deliver(refundStart).status == 200)
+        try harness.waitForEvents()
+        #expect(try ledger.payments.purchase(id: "cs_test_fake1")?.status == .refunded)
+        // A period paid after it grants again: the person pays for it (it used to stay refunded for good).
+        let next = StripeEvents.renewal(
+            id: "evt_renewal_3",
+            invoice: "in_3",
+            subscription: "sub_1",
+            total: 399,
+            start: periodEnd / 1000 + 30 * 86_400,
+            end: periodEnd / 1000 + 60 * 86_400
+        )
+        #expect(try harness.deliver(next).status == 200)
+        try harness.waitForEvents()
+        let renewed = try #require(try ledger.payments.purchase(id: "cs_test_fake1"))
+        #expect(renewed.status == .paid)
+        #expect(renewed.periodEnd == periodEnd + 60 * 86_400_000)
     }
 
     /// A renewal paid after the purchase's custom-link token expired lies outside that token's active range

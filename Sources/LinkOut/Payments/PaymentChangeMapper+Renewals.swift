@@ -156,6 +156,13 @@ extension PaymentChangeMapper {
         at now: Int64
     ) throws -> PaymentChange {
         var change = PaymentChange(event: event, outcome: "\(what) recorded", at: now)
+        // A period paid after the latest one was taken back (a refund that ended the subscription) entitles again:
+        // the person pays for it. A renewal delivered late, of an earlier period, does not.
+        if !planChange, purchase.status == .refunded || purchase.status == .partiallyRefunded,
+            invoice.period.end > purchase.periodEnd ?? 0
+        {
+            purchase.status = .paid
+        }
         // Until its items are known (`SubscriptionHistory.periodEnd`, which decides when they are): a renewal never
         // shortens the period (one delivered late is an earlier one), a plan change's period replaces the one it
         // changes (a downgrade ends a yearly period early).

@@ -53,8 +53,10 @@ struct PaymentChangeMapper: Sendable {
         case .purchaseCompleted(var completion):
             // A completion of a purchase already recorded (the same session delivered again under another event
             // id, Stripe's `async_payment_succeeded` after a paid completion) changes nothing: recorded again, it
-            // set a purchase refunded or ended since back to paid, and signed its entitlement anew.
-            if try ledger.payments.purchase(id: completion.sessionId) != nil {
+            // set a purchase refunded or ended since back to paid, and signed its entitlement anew. A sale held for
+            // its exchange rate is mapped again on purpose when the rate comes (`releasing`): its line item is made
+            // then.
+            if !releasing, try ledger.payments.purchase(id: completion.sessionId) != nil {
                 return .apply(PaymentChange(event: key, outcome: "purchase already recorded", at: now))
             }
             // Only checkouts linkout started are its purchases (a Stripe account may serve other products too).
