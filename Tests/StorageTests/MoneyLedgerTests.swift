@@ -230,6 +230,49 @@ struct MoneyLedgerTests {
         #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount == 23800)
     }
 
+    /// A report Apple refused naming its item, sent again as it was (Apple's notice of an unreported token) and
+    /// accepted this time: Apple holds the item, so it is accepted and counted, and no longer needs a person
+    /// (before, it stayed set aside, and retracting it dropped it here without a word to Apple).
+    @Test func anItemSetAsideThatAReportAppleAcceptsStillCarriesIsAccepted() throws {
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Self.open(folder)
+        defer { ledger.close() }
+        let buy = Self.buy("b1", inclusive: 23800, tax: 3800)
+        try ledger.reports.storeLineItems([("b1", buy)], for: "t1", at: Self.at)
+        let row = try #require(try ledger.reports.lineItems(for: "t1").last?.rowId)
+        try ledger.reports.enqueueReport(
+            StoredReport(
+                requestIdentifier: "req-1",
+                externalPurchaseId: "t1",
+                environment: .production,
+                bundleId: "com.example",
+                status: .lineItem,
+                body: #"{"requestIdentifier":"req-1","externalPurchaseId":"t1","status":"LINE_ITEM","lineItems":["#
+                    + buy + "]}",
+                nextAttemptAt: 0,
+                createdAt: Self.at
+            ),
+            lineItemRows: [row]
+        )
+        try ledger.reports.recordRejection(
+            "req-1",
+            ReportAttempt(state: .rejected, httpStatus: 400, response: "{}", nextAttemptAt: 0, at: Self.at),
+            rewrite: ReportRewrite(setAside: ["b1": "SomeError"])
+        )
+        #expect(try ledger.reports.attentionCount() == 1)
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount ?? 0 == 0)
+        _ = try ledger.reports.reviveRejectedReport(for: "t1", now: Self.at + 1)
+        try ledger.reports.recordAttempt(
+            "req-1",
+            ReportAttempt(state: .accepted, httpStatus: 200, response: nil, nextAttemptAt: 0, at: Self.at + 2)
+        )
+        #expect(try ledger.reports.lineItems(for: "t1").first?.correction == nil)
+        let money = try #require(try ledger.money.lineItem("b1", bundleId: "com.example", environment: .production))
+        #expect(money.acceptedAt == Self.at + 2 && money.reportRequestIdentifier == "req-1")
+        #expect(try ledger.reports.attentionCount() == 0)
+        #expect(try ledger.money.totals(fromDay: Self.day, untilDay: Self.day + 1).first?.salesAmount == 23800)
+    }
+
     /// Apple's notification corrects a token's `tokenCreationDate`: its line items are classified again from the
     /// corrected tap (here the buy falls outside the 7-day window).
     @Test func aTokenAppleCorrectsIsClassifiedAgain() throws {

@@ -1,4 +1,5 @@
 public import Domain
+import Foundation
 
 /// The outbox's writes: line items stored, reports queued, revised, attempted and accepted, each in one
 /// transaction with what it depends on.
@@ -127,7 +128,9 @@ extension ReportStore {
     /// Records the outcome of a send by this instance. Dropped if another instance has leased the report since
     /// (this one's lease ended mid-send): the other's attempt is the one that counts.
     public func recordAttempt(_ requestIdentifier: RequestIdentifier, _ attempt: ReportAttempt) throws(StorageError) {
-        try database.writer.write { [instance] connection throws(StorageError) in
+        try database.writer.write {
+            [instance, dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
             let updated = try connection.query(
                 """
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
@@ -147,7 +150,12 @@ extension ReportStore {
             if attempt.state == .accepted, let token: ExternalPurchaseID = updated.first?.first?.id() {
                 try TokenDays.addAcceptedReport(for: token, at: attempt.at, into: connection)
             }
-            if attempt.state == .accepted { try Self.markAccepted(requestIdentifier, at: attempt.at, connection) }
+            if attempt.state == .accepted,
+                try Self.markAccepted(requestIdentifier, at: attempt.at, connection)
+            {
+                // Versions that were set aside count as money again: Apple holds them.
+                try MoneyRows.refreshReport(requestIdentifier, in: connection, dialect: dialect, regimes: regimes)
+            }
             // Apple's acceptance reaches the money rows in the same transaction.
             try MoneyRows.reportChanged(requestIdentifier, in: connection)
         }
@@ -157,15 +165,44 @@ extension ReportStore {
     /// from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
     /// the report is accepted now: an attempt of another instance's lease was dropped above. An event waiting
     /// for Apple to hold one of them (a chargeback's reversal) is tried again at once.
+    /// Versions set aside when Apple refused this report that its accepted body still carries (Apple's notice of
+    /// an unreported token sends a rejected report again as it was) are Apple's now: accepted as the others, no
+    /// longer waiting for a person. Before, they stayed "needs correction", and retracting one dropped it here
+    /// without a word to Apple, which held it. Returns whether there were any (their money rows need refreshing).
+    @discardableResult
     static func markAccepted(_ requestIdentifier: RequestIdentifier, at: Int64, _ connection: any SQLConnection)
-        throws(StorageError)
+        throws(StorageError) -> Bool
     {
         guard
-            let token = try connection.query(
-                "SELECT external_purchase_id FROM reports WHERE request_identifier = ? AND state = 'accepted'",
+            let report = try connection.query(
+                "SELECT external_purchase_id, body FROM reports WHERE request_identifier = ? AND state = 'accepted'",
                 [.id(requestIdentifier)]
-            ).first?.first?.text
-        else { return }
+            ).first,
+            let token = report[0].text
+        else { return false }
+        let carried = lineItemIds(inReportBody: report[1].text ?? "")
+        let rows = try connection.query(
+            """
+            SELECT id, line_item_id, CASE WHEN correction IS NOT NULL AND corrected_at IS NULL THEN 1 ELSE 0 END
+            FROM line_items
+            WHERE external_purchase_id = ? AND report_request_identifier = ? ORDER BY id
+            """,
+            [.text(token), .id(requestIdentifier)]
+        )
+        // The latest version of each carried line item this report claims; one set aside is the body's only when
+        // no later version replaced it in the report (a revision after the refusal).
+        var latest: [String: (id: Int64, setAside: Bool)] = [:]
+        for row in rows {
+            guard let id = row[0].integer, let lineItemId = row[1].text else { continue }
+            latest[lineItemId] = (id, row[2].integer == 1)
+        }
+        let heldNow = latest.filter { carried.contains($0.key) && $0.value.setAside }.map(\.value.id)
+        for id in heldNow {
+            try connection.query(
+                "UPDATE line_items SET correction = NULL, accepted_at = ? WHERE id = ?",
+                [.integer(at), .integer(id)]
+            )
+        }
         try connection.query(
             "UPDATE tokens SET accepted_at = ? WHERE external_purchase_id = ? AND accepted_at IS NULL",
             [.integer(at), .text(token)]
@@ -179,6 +216,15 @@ extension ReportStore {
             [.integer(at), .text(token), .id(requestIdentifier)]
         )
         try PaymentStore.wakeEvents(behind: ExternalPurchaseID(rawValue: token), at: at, in: connection)
+        return !heldNow.isEmpty
+    }
+
+    /// The `lineItemId`s of a report's JSON body (none for a body without line items or not JSON).
+    static func lineItemIds(inReportBody body: String) -> Set<String> {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+            let items = object["lineItems"] as? [[String: Any]]
+        else { return [] }
+        return Set(items.compactMap { $0["lineItemId"] as? String })
     }
 
     static func insert(_ report: StoredReport, into connection: any SQLConnection) throws(StorageError) {
