@@ -202,20 +202,24 @@ struct AuditTrailTests {
     /// A switch of the provider's secret key (another account, live for test) or of its API host is a change of
     /// what the provider receives: noticed at start, by keyed fingerprints, never the key. A ledger that recorded
     /// the provider by its id alone (an earlier release) takes the new wording without an entry.
-    @Test func aChangeOfThePaymentProvidersKeyOrHostIsNoticedWithoutTheKey() throws {
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: dataDir) }
-        let ledger = try Ledger(directory: dataDir.path)
-        defer { ledger.close() }
-        let fingerprint = AuditFingerprint(secret: "installation")
-        let trail = AuditTrail(
+    /// The trail the server keeps, on `ledger`, for `ConfigurationAudit.notice` called directly.
+    static func trail(_ ledger: Ledger) -> AuditTrail {
+        AuditTrail(
             ledger: ledger,
             clock: .system,
             logger: Logger(label: "test", level: .critical),
             trustedProxies: [],
             adminToken: nil,
-            fingerprint: fingerprint
+            fingerprint: AuditFingerprint(secret: "installation")
         )
+    }
+
+    @Test func aChangeOfThePaymentProvidersKeyOrHostIsNoticedWithoutTheKey() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        let ledger = try Ledger(directory: dataDir.path)
+        defer { ledger.close() }
+        let trail = Self.trail(ledger)
         var configuration = Configuration()
         configuration.payments.provider = .stripe
         configuration.payments[.stripe, "secretKey"] = "sk_test_OLDSECRET"
@@ -252,14 +256,7 @@ struct AuditTrailTests {
         defer { try? FileManager.default.removeItem(at: dataDir) }
         let ledger = try Ledger(directory: dataDir.path)
         defer { ledger.close() }
-        let trail = AuditTrail(
-            ledger: ledger,
-            clock: .system,
-            logger: Logger(label: "test", level: .critical),
-            trustedProxies: [],
-            adminToken: nil,
-            fingerprint: AuditFingerprint(secret: "installation")
-        )
+        let trail = Self.trail(ledger)
         var configuration = Configuration()
         configuration.payments.taxRates = TaxRates(basisPoints: ["DEU": 1900, "FRA": 2000, "ITA": 2200])
         ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
