@@ -277,10 +277,9 @@ final class EventLoop {
         context.observer?(request, response.status, monotonicNanoseconds() &- startedAt)
     }
 
-    /// The caller's `X-Request-Id` when it is a short, plain token (a proxy's id keeps logs joinable), else ours:
-    /// a per-process random prefix, the loop and a counter.
-    /// The id a request is logged and answered under: a plain one a trusted proxy sent (`requestIDPeers`), else
-    /// the loop's next.
+    /// The id a request is logged and answered under: the `X-Request-Id` a trusted proxy sent (`requestIDPeers`)
+    /// when it is a short, plain token (a proxy's id keeps logs joinable), else ours: a per-process random prefix,
+    /// the loop and a counter.
     private func requestID(offered: String?, by peer: String) -> String {
         if let offered, !offered.isEmpty, offered.utf8.count <= 64, offered.utf8.allSatisfy({ isTokenByte($0) }),
             context.configuration.requestIDPeers.contains(peer)

@@ -238,6 +238,13 @@ struct TokenDecoderTests {
         for text in invalid { #expect(!JSONGrammar.accepts(Array(text.utf8)), "\(text)") }
     }
 
+    /// A key named twice is found as deep as the grammar takes: the check used to stop at 32 levels.
+    @Test func aRepeatedKeyIsFoundAtAnyDepthTheGrammarTakes() {
+        let deep = String(repeating: "[", count: 100) + #"{"a":1,"a":2}"# + String(repeating: "]", count: 100)
+        #expect(JSONGrammar.accepts(Array(deep.utf8)))
+        #expect(TokenDecoder.duplicateKeyAnywhere(in: Array(deep.utf8)) == "a")
+    }
+
     @Test func commasInStringsAndEmptyContainersAreNoTrailingCommas() throws {
         let json = #"{"bundleId":"com.example","note":",}","list":[],"x":{},"y":[{"a":[1,{}]}],"# + Self.fields + "}"
         #expect(try TokenDecoder.decode(Self.encode(json)).get().bundleId == "com.example")

@@ -250,7 +250,7 @@ struct AuditTrailTests {
 
     /// What else changes what Apple or a person receives is on record too: where reports go, the public URL, the
     /// `NO_LINE_ITEM` wait, the tax settings, the apps, a product's price, the retention. An unchanged
-    /// configuration adds nothing, whatever order its dictionaries print in.
+    /// configuration adds nothing; a URL is recorded without what it may carry beyond its host.
     @Test func changesOfWhatAppleOrAPersonReceivesAreNoticed() throws {
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dataDir) }
@@ -280,6 +280,10 @@ struct AuditTrailTests {
         )
         let after = Dictionary(uniqueKeysWithValues: changes.map { ($0.action, $0.after ?? "") })
         #expect(after["config.apple_endpoints"]?.hasPrefix("production https://elsewhere.example.com") == true)
+        configuration.apple.sandboxURL = "https://relay.example.com/apple?key=RELAYSECRET"
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        let relay = try #require(try ledger.audit.entries().first { $0.after?.contains("relay.example.com") == true })
+        #expect(!(relay.after ?? "").contains("RELAYSECRET"), "\(relay)")
         #expect(after["config.reporting"] == "NO_LINE_ITEM after 0 s")
         #expect(after["config.tax"]?.hasPrefix("default country FRA, rates ") == true)
         #expect(after["config.retention"] == "personal data kept 30 days")

@@ -27,9 +27,9 @@ extension TokenDecoder {
 
 extension TokenDecoder {
     /// The first key that occurs twice in any object of `json`, at any depth (a line item inside a list names a
-    /// field twice), or nil. Objects nested deeper than `maxDepth` are not looked into: no body linkout takes
-    /// nests that deep, and `JSONGrammar` refuses what is malformed.
-    public static func duplicateKeyAnywhere(in json: [UInt8], maxDepth: Int = 32) -> String? {
+    /// field twice), or nil. Objects as deep as `JSONGrammar` takes are looked into (it refuses deeper ones and what
+    /// is malformed).
+    public static func duplicateKeyAnywhere(in json: [UInt8], maxDepth: Int = JSONGrammar.maxDepth) -> String? {
         var scanner = KeyScanner(bytes: json)
         return scanner.duplicateKey(depth: maxDepth)
     }

@@ -87,6 +87,16 @@ struct AppAccessAPI: Sendable {
         let token = try purchase.externalPurchaseId.flatMap { try ledger.tokens.token($0) }
         let bundleId = EntitlementIssuer.audience(of: purchase, token: token)
         let account = token?.appAccountToken
+        // An erased person's credential takes no further purchase (README, Privacy): the code is redeemed without
+        // it, for a credential of its own. Without an account on the purchase or in the body, nothing refused it,
+        // and the new purchase joined the erased person's credential. No guess at the code: its tries are kept.
+        if existing?.appAccountToken == PrivacyStore.erased {
+            return JSONResponse.error(
+                .conflict,
+                "credential_erased",
+                "This credential's account was erased: redeem the code without it, for a credential of its own."
+            )
+        }
         if let refusal = mismatch(body: body, account: account, bundleId: BundleID(bundleId), existing: existing) {
             throttles.codes.recordFailure(for: codeHash)
             return refusal
@@ -180,16 +190,6 @@ struct AppAccessAPI: Sendable {
         guard let existing else { return nil }
         if existing.bundleId != bundleId {
             return JSONResponse.error(.conflict, "app_mismatch", "The credential belongs to another app.")
-        }
-        // An erased person's credential takes no further purchase (README, Privacy): the code is redeemed without
-        // it, for a credential of its own. Without an account on the purchase or in the body, nothing else refused
-        // it, and the new purchase joined the erased person's credential.
-        if existing.appAccountToken == PrivacyStore.erased {
-            return JSONResponse.error(
-                .conflict,
-                "credential_erased",
-                "This credential's account was erased: redeem the code without it, for a credential of its own."
-            )
         }
         if let held = existing.appAccountToken, let other = account ?? body.appAccountToken, held != other {
             return JSONResponse.error(

@@ -40,7 +40,7 @@ enum ConfigurationAudit {
             ("audit.payment_provider", "config.payment_provider", paymentProvider(configuration, fingerprint)),
             ("audit.entitlement_signing", "config.entitlement_signing", entitlementSigning(configuration)),
             ("audit.access_tokens", "config.access_tokens", accessTokens(configuration, fingerprint)),
-            ("audit.apple_endpoints", "config.apple_endpoints", appleEndpoints(configuration)),
+            ("audit.apple_endpoints", "config.apple_endpoints", appleEndpoints(configuration, fingerprint)),
             ("audit.public_url", "config.public_url", configuration.server.publicURL),
             ("audit.reporting", "config.reporting", reporting(configuration)),
             ("audit.tax", "config.tax", tax(configuration)),
@@ -128,9 +128,15 @@ enum ConfigurationAudit {
             + fingerprint("provider-secrets\u{0}" + text(true)) + ")"
     }
 
-    /// Where reports are sent, by environment: another host receives every report and its signed JWT.
-    static func appleEndpoints(_ configuration: Configuration) -> String {
-        "production " + configuration.apple.productionURL + ", sandbox " + configuration.apple.sandboxURL
+    /// Where reports are sent, by environment: another host receives every report and its signed JWT. Shown as
+    /// the webhooks' URL is (scheme and host, a keyed fingerprint of the whole URL): a relay's URL may carry a key.
+    static func appleEndpoints(_ configuration: Configuration, _ fingerprint: AuditFingerprint?) -> String {
+        let shown = { (url: String) in
+            ShownURL.text(url) + " (URL " + (fingerprint.map { $0("apple-url\u{0}" + url) } ?? "unfingerprinted")
+                + ")"
+        }
+        return "production " + shown(configuration.apple.productionURL) + ", sandbox "
+            + shown(configuration.apple.sandboxURL)
     }
 
     /// How long a token without a purchase waits before it is reported `NO_LINE_ITEM`.

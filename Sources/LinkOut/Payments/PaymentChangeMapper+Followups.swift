@@ -147,19 +147,13 @@ extension PaymentChangeMapper {
             at: now
         )
         change.refundedBefore = charge.amountRefunded
-        // A one-time purchase is what its payment was. A subscription entitles to its paid periods: the buy's
-        // whole payment taken back while it paid the latest period ends it (a renewal after grants again,
-        // `recorded`); a renewal's whole payment taken back while it paid the latest period takes that period
-        // back (the subscription runs to where the period before it ended); a refund of an earlier period's
-        // payment leaves it as it was. Before, a refunded renewal kept its month, and a refunded first payment
-        // ended a subscription paid every month since.
-        let isBuy = charge.lineItemId == purchase.buyChargeLineItemId || purchase.kind == .oneTime
-        if try isBuy && (purchase.kind == .oneTime || paysLatestPeriod(charge)) {
-            purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
-        } else if try !isBuy && refund.fullyRefunded && paysLatestPeriod(charge),
-            let start = try periodStart(paidBy: charge)
+        // A one-time purchase is what its payment was. A subscription's buy taken back ends it only while no
+        // later payment stands (a renewal paid after it grants again, `recorded`): before, a refunded first payment
+        // ended a subscription paid every month since. A refund of one renewal leaves the subscription as it was.
+        if try purchase.kind == .oneTime
+            || (charge.lineItemId == purchase.buyChargeLineItemId && paysLatestPeriod(charge))
         {
-            purchase.periodEnd = min(purchase.periodEnd ?? start, start)
+            purchase.status = refund.fullyRefunded ? .refunded : .partiallyRefunded
         }
         purchase.updatedAt = now
         change.purchase = purchase
@@ -231,7 +225,7 @@ extension PaymentChangeMapper {
     }
 
     /// Whether `charge` paid its subscription's latest period: no payment of the purchase made after it stands
-    /// (refund and reversal markers aside, and a payment refunded in full). A payment is stored under each name a
+    /// (refund and reversal markers aside, a payment of nothing, and a payment refunded in full). A payment is stored under each name a
     /// refund may use (a renewal's invoice and its payment), all with its line item.
     private func paysLatestPeriod(_ charge: PurchaseCharge) throws -> Bool {
         let payments = try ledger.payments.charges(purchaseId: charge.purchaseId).filter {
@@ -240,23 +234,15 @@ extension PaymentChangeMapper {
             case .refund, .reversal: false
             }
         }
-        return !Dictionary(grouping: payments, by: \.lineItemId).contains { lineItemId, names in
-            lineItemId != charge.lineItemId && names.contains { $0.createdAt > charge.createdAt }
-                && !names.contains { $0.amountTotal > 0 && $0.amountRefunded >= $0.amountTotal }
+        // A payment of nothing (a downgrade invoiced at 0) pays for no period.
+        func standsLater(_ names: [PurchaseCharge]) -> Bool {
+            let later = names.contains { $0.createdAt > charge.createdAt && $0.amountTotal > 0 }
+            let takenBack = names.contains { $0.amountTotal > 0 && $0.amountRefunded >= $0.amountTotal }
+            return later && !takenBack
         }
-    }
-
-    /// Where the period a renewal's payment paid for began, from its line item (nil when none was made: a
-    /// purchase not reported to Apple keeps no periods).
-    private func periodStart(paidBy charge: PurchaseCharge) throws -> Int64? {
-        let decoder = JSONDecoder()
-        return try ledger.reports.purchaseLineItems(containing: charge.lineItemId).lazy
-            .filter { $0.lineItemId == charge.lineItemId }
-            .compactMap { stored -> Int64? in
-                guard case .subscriptionBuy(let item) = try? decoder.decode(LineItem.self, from: Data(stored.body.utf8))
-                else { return nil }
-                return item.subscriptionStartDate
-            }.first
+        return !Dictionary(grouping: payments, by: \.lineItemId).contains { lineItemId, names in
+            lineItemId != charge.lineItemId && standsLater(names)
+        }
     }
 
     /// The buy's net once `refund` joins what the token holds (`PurchaseNet`): never below 0.

@@ -56,7 +56,8 @@ extension ReportingService {
     func enqueue(_ planned: PlannedReport, now: Int64) throws -> Bool {
         let dates = (planned.report.lineItems ?? []).map(\.common.creationDate)
         if let latest = dates.max(), LineItemScreen.waitsForItsDate(planned.problems, creationDate: latest, now: now) {
-            logger.info(
+            // Every pass until then: not a line per pass at info level.
+            logger.debug(
                 "report waits: a line item is dated ahead of this server's clock",
                 [
                     "external_purchase_id": planned.report.externalPurchaseId.rawValue,
@@ -110,10 +111,9 @@ extension ReportingService {
     /// Sets aside the unsent line items the planned report's problems name (`LineItemScreen`), so the token is
     /// planned again without them: one bad item never blocks its token. A refund wrong only in its net is netted
     /// again instead (`renetUnsentRefunds`). True when anything changed.
-    func setAsideRefused(_ planned: PlannedReport) throws -> Bool {
-        // An item whose date has not come yet by this clock waits for it (`LineItemScreen.waitsForItsDate`): its
-        // report is not queued until then (`enqueue`), and nothing is set aside.
-        let now = clock.nowMilliseconds()
+    func setAsideRefused(_ planned: PlannedReport, now: Int64) throws -> Bool {
+        // An item whose date has not come yet by the pass's clock waits for it (`LineItemScreen.waitsForItsDate`):
+        // its report is not queued until then (`enqueue`), and nothing is set aside.
         let dates = Dictionary(
             (planned.report.lineItems ?? []).map { ($0.common.lineItemId, $0.common.creationDate) },
             uniquingKeysWith: { first, _ in first }

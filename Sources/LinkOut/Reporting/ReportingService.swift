@@ -232,7 +232,7 @@ package final class ReportingService: BackgroundService {
                 for report in planned {
                     do {
                         // Items Apple would refuse leave the report; the token is planned again without them.
-                        if try setAsideRefused(report) {
+                        if try setAsideRefused(report, now: now) {
                             setAside = true
                         } else if try enqueue(report, now: now) {
                             queued += 1

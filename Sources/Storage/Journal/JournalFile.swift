@@ -35,7 +35,8 @@ final class JournalFile: Sendable {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             // Named by its process where the kernel says which (EWOULDBLOCK's own words, "Resource temporarily
             // unavailable", told the operator nothing), with what to do.
-            let holder = Self.lockHolder(path).map { " (process \($0))" } ?? ""
+            // Pid 0: a holder in another pid namespace (a container on the same volume), which has no pid here.
+            let holder = Self.lockHolder(path).flatMap { $0 > 0 ? " (process \($0))" : nil } ?? ""
             let folder = (path as NSString).deletingLastPathComponent
             throw StorageError(
                 .inUse,

@@ -161,8 +161,7 @@ extension ReportStore {
         }
     }
 
-    /// Apple accepted the report: its token and the line items it carried (not those set aside) are accepted
-    /// from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
+    /// Apple accepted the report: its token and the line items it carried are accepted from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
     /// the report is accepted now: an attempt of another instance's lease was dropped above. An event waiting
     /// for Apple to hold one of them (a chargeback's reversal) is tried again at once.
     /// Versions set aside when Apple refused this report that its accepted body still carries (Apple's notice of
