@@ -89,8 +89,8 @@ final class FailedAuthThrottle: Sendable {
 
 extension FailedAuthThrottle {
     /// The same guard on a route's head (`BodyLimit.admit`), before its body is read: a blocked client gets its
-    /// 429, and a refused credential (`credential`'s 401) its 401, counted as a failure as the handler's are (when a token was
-    /// presented: `refusedAToken`).
+    /// 429, and a refused credential (`credential`'s 401) its 401, counted as a failure as the handler's are (when
+    /// a token was presented: `refusedAToken`).
     func guardingHead(_ credential: @escaping @Sendable (HTTPRequest) -> HTTPResponse?)
         -> @Sendable (HTTPRequest) -> HTTPResponse?
     {
@@ -110,8 +110,8 @@ extension FailedAuthThrottle {
     }
 
     /// Wraps a bearer-protected handler: a blocked client gets 429 before the handler runs, and every 401 the
-    /// handler answers to a presented token counts as a failure. Concurrent guesses already past the check still count, so a client
-    /// overshoots the limit by at most the worker threads it can keep busy.
+    /// handler answers to a presented token counts as a failure. Concurrent guesses already past the check still
+    /// count, so a client overshoots the limit by at most the worker threads it can keep busy.
     func guarding(_ handler: @escaping Router.Handler) -> Router.Handler {
         { request in
             if let refusal = self.refusal(request) { return refusal }

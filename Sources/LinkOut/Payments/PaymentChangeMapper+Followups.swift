@@ -225,8 +225,8 @@ extension PaymentChangeMapper {
     }
 
     /// Whether `charge` paid its subscription's latest period: no payment of the purchase made after it stands
-    /// (refund and reversal markers aside, a payment of nothing, and a payment refunded in full). A payment is stored under each name a
-    /// refund may use (a renewal's invoice and its payment), all with its line item.
+    /// (refund and reversal markers aside, a payment of nothing, and a payment refunded in full). A payment is
+    /// stored under each name a refund may use (a renewal's invoice and its payment), all with its line item.
     private func paysLatestPeriod(_ charge: PurchaseCharge) throws -> Bool {
         let payments = try ledger.payments.charges(purchaseId: charge.purchaseId).filter {
             switch $0.chargeKey {

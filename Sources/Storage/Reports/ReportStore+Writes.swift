@@ -161,9 +161,10 @@ extension ReportStore {
         }
     }
 
-    /// Apple accepted the report: its token and the line items it carried are accepted from now, as the monthly close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when
-    /// the report is accepted now: an attempt of another instance's lease was dropped above. An event waiting
-    /// for Apple to hold one of them (a chargeback's reversal) is tried again at once.
+    /// Apple accepted the report: its token and the line items it carried are accepted from now, as the monthly
+    /// close counts them (`tokens.accepted_at`, `line_items.accepted_at`). Only when the report is accepted now:
+    /// an attempt of another instance's lease was dropped above. An event waiting for Apple to hold one of them (a
+    /// chargeback's reversal) is tried again at once.
     /// Versions set aside when Apple refused this report that its accepted body still carries (Apple's notice of
     /// an unreported token sends a rejected report again as it was) are Apple's now: accepted as the others, no
     /// longer waiting for a person. Before, they stayed "needs correction", and retracting one dropped it here

@@ -50,7 +50,8 @@ extension ReportingPolicy {
         /// A token with an expiry whose active range holds a moment. Parameters: the moment, twice; or none when
         /// `moment` is SQL naming it (a column of another row).
         static func isActive(_ alias: String, at moment: String = "?") -> String {
-            "(\(isReportedAtExpiry(alias)) AND \(alias).token_created_at <= \(moment) AND \(hasNotExpired(alias, at: moment)))"
+            "(\(isReportedAtExpiry(alias)) AND \(alias).token_created_at <= \(moment) AND "
+                + "\(hasNotExpired(alias, at: moment)))"
         }
     }
 }
