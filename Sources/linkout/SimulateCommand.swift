@@ -35,8 +35,9 @@ enum SimulateCommand {
         )
         let base = flags["--url"] ?? configuration.server.publicURL
         // What is printed is opened in a browser or by curl: a base that is no http(s) URL makes a link to nowhere.
-        guard let scheme = URLComponents(string: base)?.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            URLComponents(string: base)?.host?.isEmpty == false
+        let parsed = URLComponents(string: base)
+        guard let scheme = parsed?.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            parsed?.host?.isEmpty == false
         else {
             throw CommandLineInterface.UsageError(
                 description: "--url must be an http or https URL, such as http://localhost:8080/"

@@ -7,6 +7,10 @@ public enum JSONGrammar {
     /// Containers nested deeper than this are refused: no text linkout takes nests past a few levels.
     public static let maxDepth = 512
 
+    /// What a text it refuses may hold that Foundation's reader took, for the refusal's message.
+    public static let laxnesses =
+        "a comma before a closing bracket, a control character or an unknown escape in a string"
+
     /// Whether `text` is exactly one JSON value, with optional whitespace around it.
     public static func accepts(_ text: some Collection<UInt8>) -> Bool {
         var reader = Reader(bytes: Array(text))

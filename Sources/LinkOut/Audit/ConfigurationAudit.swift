@@ -99,8 +99,14 @@ enum ConfigurationAudit {
         let webhooks = configuration.webhooks
         guard webhooks.isEnabled else { return "none" }
         guard let fingerprint else { return ShownURL.text(webhooks.url) + " (fingerprints unavailable)" }
-        return ShownURL.text(webhooks.url) + " (URL " + fingerprint("webhook-url\u{0}" + webhooks.url) + "), secret "
+        return shown(webhooks.url, as: "webhook-url", fingerprint) + ", secret "
             + fingerprint("webhook-secret\u{0}" + webhooks.secret)
+    }
+
+    /// A URL as the log keeps it: its scheme and host (`ShownURL`), and a keyed fingerprint of the whole URL under
+    /// `kind`, so a change anywhere in it shows without what it may carry beyond its host.
+    static func shown(_ url: String, as kind: String, _ fingerprint: AuditFingerprint) -> String {
+        ShownURL.text(url) + " (URL " + fingerprint(kind + "\u{0}" + url) + ")"
     }
 
     /// The admin and API tokens by fingerprint (the admin one is the one its actions are recorded under,
@@ -131,12 +137,11 @@ enum ConfigurationAudit {
     /// Where reports are sent, by environment: another host receives every report and its signed JWT. Shown as
     /// the webhooks' URL is (scheme and host, a keyed fingerprint of the whole URL): a relay's URL may carry a key.
     static func appleEndpoints(_ configuration: Configuration, _ fingerprint: AuditFingerprint?) -> String {
-        let shown = { (url: String) in
-            ShownURL.text(url) + " (URL " + (fingerprint.map { $0("apple-url\u{0}" + url) } ?? "unfingerprinted")
-                + ")"
+        let text = { (url: String) in
+            fingerprint.map { shown(url, as: "apple-url", $0) } ?? ShownURL.text(url) + " (URL unfingerprinted)"
         }
-        return "production " + shown(configuration.apple.productionURL) + ", sandbox "
-            + shown(configuration.apple.sandboxURL)
+        return "production " + text(configuration.apple.productionURL) + ", sandbox "
+            + text(configuration.apple.sandboxURL)
     }
 
     /// How long a token without a purchase waits before it is reported `NO_LINE_ITEM`.

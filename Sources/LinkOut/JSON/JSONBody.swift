@@ -23,8 +23,8 @@ enum JSONBody {
             return JSONResponse.error(
                 .badRequest,
                 notJSON,
-                "The body is not JSON (RFC 8259): a comma before a closing bracket, a control character or an "
-                    + "unknown escape in a string, or nesting past \(JSONGrammar.maxDepth) levels."
+                "The body is not JSON (RFC 8259): \(JSONGrammar.laxnesses), or nesting past \(JSONGrammar.maxDepth) "
+                    + "levels."
             )
         }
         guard let key = TokenDecoder.duplicateKeyAnywhere(in: text) else { return nil }

@@ -138,11 +138,7 @@ package struct ReportActions: Sendable {
             throw Refusal(kind: .invalid, description: "the body is not JSON text in UTF-8 (it holds a NUL)")
         }
         guard JSONGrammar.accepts(text) else {
-            throw Refusal(
-                kind: .invalid,
-                description: "the body is not JSON (RFC 8259): a comma before a closing bracket, a control "
-                    + "character or an unknown escape in a string"
-            )
+            throw Refusal(kind: .invalid, description: "the body is not JSON (RFC 8259): \(JSONGrammar.laxnesses)")
         }
         if TokenDecoder.duplicateKeyAnywhere(in: text) != nil {
             throw Refusal(kind: .invalid, description: "the body names a key more than once")
