@@ -321,7 +321,7 @@ struct ServeProcessTests {
     }
 
     /// Out of file descriptors with clients still connecting, the server answers each newcomer 503 from a
-    /// descriptor it keeps in reserve (`DescriptorShortage`), says so once in its log, and serves again when
+    /// descriptor it keeps in reserve (`DescriptorShortage`), says so once a minute in its log, and serves again when
     /// connections close. It used to leave newcomers unanswered in the backlog while both event loops spun on the
     /// listener at full CPU.
     @Test func outOfFileDescriptorsANewcomerGets503AndServingResumes() throws {
@@ -337,6 +337,9 @@ struct ServeProcessTests {
         let prlimit = try ChildProcess("/usr/bin/prlimit", ["--pid", String(server.pid), "--nofile=\(cap):\(cap)"])
         #expect(prlimit.waitForExit() == 0)
 
+        // The warning is said at most once a minute, whatever is refused meanwhile: on a loaded machine (the
+        // PostgreSQL tier) this test can run past a minute, and a second warning is then due.
+        let shortageBegan = Date()
         var held: [RawClient] = []
         for _ in 0..<32 { held.append(try RawClient(port: port)) }
         #expect(eventually(within: 30) { descriptors() >= cap })
@@ -387,7 +390,8 @@ struct ServeProcessTests {
         server.signal(SIGTERM)
         #expect(server.waitForExit() == 0)
         let warnings = server.stderrText().components(separatedBy: "cannot accept connections").count - 1
-        #expect(warnings == 1)
+        let minutes = Int(Date().timeIntervalSince(shortageBegan) / 60)
+        #expect((1...(1 + minutes)).contains(warnings), "\(warnings) warnings in \(minutes) full minute(s)")
     }
 
     /// A hangup (a closed terminal, a supervisor's reload) stops the server as SIGTERM does: drained, logged,
