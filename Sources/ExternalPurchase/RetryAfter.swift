@@ -4,13 +4,13 @@ import Foundation
 /// sends a UNIX time in milliseconds; RFC 9110 §10.2.3 allows delay-seconds or an HTTP date. All three are
 /// understood; anything else (a negative delay, another date format) is no answer, and the caller backs off.
 /// Whatever it says, the wait is at most `longestWaitMilliseconds`.
-enum RetryAfter {
+package enum RetryAfter {
     /// Numbers above this are UNIX ms (Apple's form); below it, delay-seconds.
     static let smallestUnixMilliseconds: Int64 = 100_000_000_000
     /// The longest pause a `Retry-After` can bring about. Apple's rate limits are counted per hour; a later
     /// time (a mistake, another form of date, a proxy's) would stop every report for as long as it says, with
     /// Apple's 10-day notice running.
-    static let longestWaitMilliseconds: Int64 = 3_600_000
+    package static let longestWaitMilliseconds: Int64 = 3_600_000
 
     static func unixMilliseconds(_ header: String?, now: Int64) -> Int64? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }

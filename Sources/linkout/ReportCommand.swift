@@ -40,6 +40,7 @@ enum ReportCommand {
         if subcommand == "status" {
             let summary = try ledger.reports.reportSummary()
             var lines = ["reporting: \(reportingLine(reporting.status, configuration.storage))"]
+            if let pause = reporting.pauseLine(now: now) { lines.append(pause) }
             for state in ReportState.allCases {
                 lines.append("\(state.rawValue): \(summary.counts[state] ?? 0)")
             }

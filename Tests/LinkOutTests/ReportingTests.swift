@@ -204,6 +204,31 @@ struct ReportingTests {
         #expect(harness.production.received.count == 3)
     }
 
+    /// Apple's pause outlives a restart: a server started again within it (a deploy, a crash loop) waits it out
+    /// instead of sending at once what Apple asked us to hold.
+    @Test func a429PauseSurvivesARestart() throws {
+        let harness = try ReportingHarness()
+        try harness.record("limited")
+        let retryAt = Clock.system.nowMilliseconds() + 120_000
+        harness.production.enqueue(.respond(status: 429, headers: ["Retry-After": String(retryAt)]))
+        harness.service.tick()
+        #expect(harness.production.received.count == 1)
+
+        let restarted = ReportingService(
+            configuration: harness.configuration,
+            ledger: harness.ledger,
+            logger: Logger(label: "test", level: .warning, sink: .init { _ in })
+        )
+        #expect(restarted.rateLimitedUntil(now: Clock.system.nowMilliseconds()) == retryAt)
+        #expect(restarted.pauseLine(now: retryAt - 1)?.contains(ReportingBlock.timestamp(retryAt)) == true)
+        #expect(restarted.pauseLine(now: retryAt) == nil)
+        restarted.tick(now: retryAt - 1)
+        #expect(harness.production.received.count == 1)
+        restarted.tick(now: retryAt)
+        #expect(harness.production.received.count == 2)
+        #expect(try harness.reports("limited").first?.state == .accepted)
+    }
+
     /// The statuses the fake Apple received, by token.
     static func statuses(_ server: FakeAppleServer) -> [String: ReportStatus] {
         var statuses: [String: ReportStatus] = [:]

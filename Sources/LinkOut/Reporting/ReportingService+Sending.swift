@@ -155,6 +155,11 @@ extension ReportingService {
         if case .pause(let until) = answer.next {
             // Apple's latest word on when to come back is the one that counts.
             pausedUntil.store(until, ordering: .relaxed)
+            do {
+                try ReportingPause.store(until, in: ledger)
+            } catch {
+                Self.storageFailed("Apple's pause not recorded in the ledger", error, logger, metrics)
+            }
         }
         // Apple read the report (200, or 400 about its content): it took the JWT, so whatever blocked us is over.
         // An answer to a request sent before the block began proves nothing about it.

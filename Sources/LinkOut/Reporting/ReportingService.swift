@@ -66,6 +66,14 @@ package final class ReportingService: BackgroundService {
         let until = pausedUntil.load(ordering: .relaxed)
         return until > now ? until : nil
     }
+
+    /// Apple's pause as `linkout report status` shows it, while it lasts.
+    package func pauseLine(now: Int64) -> String? {
+        rateLimitedUntil(now: now).map {
+            "paused: Apple answered 429; no report is sent before \(ReportingBlock.timestamp($0))"
+        }
+    }
+
     let identifiers = Mutex<ReportIdentifiers?>(nil)
     /// When this ledger was restored from a backup, if it was (`RestoreDoubt`).
     let restoredAt: Int64?
@@ -104,15 +112,24 @@ package final class ReportingService: BackgroundService {
         restoredAt = RestoreDoubt.restoredAt(ledger, logger: logger)
         switch keys.current {
         case .success:
-            // A block survives a restart (and shows in `linkout report status`) until Apple takes a report. If
-            // it cannot be read, sending starts, and the next refusal blocks again.
+            // A block survives a restart (and shows in `linkout report status`) until Apple takes a report, and
+            // Apple's pause until its end (`ReportingPause`). If they cannot be read, sending starts, and the next
+            // refusal blocks or pauses again.
             var stored: String?
+            var paused: Int64?
             do {
                 stored = try ledger.settings.setting(named: ReportingBlock.setting)
+                paused = try ReportingPause.stored(in: ledger, now: now)
             } catch {
-                Self.storageFailed("reporting block could not be read; sending starts", error, logger, metrics)
+                Self.storageFailed(
+                    "reporting block could not be read, nor Apple's pause; sending starts",
+                    error,
+                    logger,
+                    metrics
+                )
             }
             state = Mutex(stored.flatMap(ReportingBlock.init(stored:)).map(Status.blocked) ?? .running)
+            if let paused { pausedUntil.store(paused, ordering: .relaxed) }
         case .failure(let problem):
             state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
         }
