@@ -121,7 +121,19 @@ extension ReportValidator {
                     "the referenced line item is a \(start.subscriptionEvent), not the SUBSCRIPTION_START"
                 )
             )
-        case .subscriptionBuy: break
+        case .subscriptionBuy(let start):
+            // As a refund is never dated before its buy (`matchProblems`): an item of the subscription dated before
+            // its start is what Apple's error names (UNCONFIRMED). A restatement keeps the date Apple took before.
+            if item.creationDate < start.creationDate && item.restatement != true {
+                problems.append(
+                    .init(
+                        "ReferencedCreationDateIncompatibleError",
+                        field: "creationDate",
+                        lineItem: id,
+                        "a subscription item cannot be dated before the SUBSCRIPTION_START it references"
+                    )
+                )
+            }
         }
         return problems
     }

@@ -337,10 +337,12 @@ struct ReportCorrectionRuleTests {
         _ event: String,
         id: String = "dddddddd-dddd-dddd-dddd-dddddddddddd",
         reference: String? = "cccccccc-cccc-cccc-cccc-cccccccccccc",
-        amount: Int64 = 10000
+        amount: Int64 = 10000,
+        at date: Int64? = nil
     ) -> LineItem {
         guard case .subscriptionBuy(var item) = item(ReportModelTests.renewal) else { fatalError("example changed") }
         item.lineItemId = LineItemID(id)
+        if let date { item.creationDate = date }
         item.subscriptionEvent = event
         item.referenceLineItemId = reference.map(LineItemID.init)
         item.amountTaxInclusive = amount
@@ -403,6 +405,18 @@ struct ReportCorrectionRuleTests {
             name: "a renewal referencing the start",
             earlier: [start],
             sent: [subscription("RENEWAL")],
+            expected: []
+        ),
+        Case(
+            name: "a renewal dated before the start it references",
+            earlier: [start],
+            sent: [subscription("RENEWAL", at: start.common.creationDate - 1)],
+            expected: ["ReferencedCreationDateIncompatibleError"]
+        ),
+        Case(
+            name: "a renewal dated with the start it references",
+            earlier: [start],
+            sent: [subscription("RENEWAL", at: start.common.creationDate)],
             expected: []
         ),
         Case(

@@ -152,6 +152,13 @@ struct AppleLineItemsTests {
         #expect(first.subscriptionDaysOfPaidService == 28)
         #expect(first.taxCountry == "DEU")
         #expect(first.amountTaxExclusive == 8390)
+        // An invoice stamped before the start it follows (clocks apart, or an event made by hand) is dated with
+        // the start: Apple refuses a renewal dated before the item it references.
+        var stampedEarly = february
+        stampedEarly.paidAt = start.creationDate - 1_800_000
+        let clamped = try mapper.renewal(stampedEarly, previous: start)
+        #expect(clamped.creationDate == start.creationDate)
+        expectValid([.subscriptionBuy(start), .subscriptionBuy(clamped)], now: start.creationDate + 1000)
 
         var march = february
         march.invoiceId = "in_mar"

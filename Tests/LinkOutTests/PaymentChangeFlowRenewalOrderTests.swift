@@ -237,6 +237,8 @@ struct PaymentChangeFlowRenewalOrderTests {
         let second = PaymentHarness.servicesToken(createdAt: start + 3_600_000, expiresAt: start + 365 * 86_400_000)
         #expect(try harness.forward(second, account: account).status == 201)
         #expect(eventually(within: 30) { (try? ledger.reports.lineItemsAwaitingToken(limit: 10).isEmpty) == true })
+        // `in_3` is dated a minute ahead of the server's clock: its report waits for that date.
+        time.advance(seconds: 60)
         let latest = Dictionary(harness.reportedLineItems().map { ($0["lineItemId"] as? String ?? "", $0) }) { $1 }
         #expect(latest["in_2"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays))
         #expect(latest["in_3"]?["subscriptionDaysOfPaidService"] as? Int == Int(startDays) + 30)

@@ -204,6 +204,28 @@ struct ReportingTests {
         #expect(harness.production.received.count == 3)
     }
 
+    /// An item dated a few minutes ahead of the clock, within the validator's grace (a provider's clock a little
+    /// ahead), is not sent before its date: Apple refuses a date in its future (`FutureDateError`).
+    @Test func anItemDatedMinutesAheadWaitsForItsDate() throws {
+        let harness = try ReportingHarness()
+        let now = Clock.system.nowMilliseconds()
+        _ = try harness.record("ahead", created: now - 3_600_000)
+        let date = now + 2 * 60_000
+        try harness.ledger.reports.storeLineItems(
+            [("li-ahead", MonthlyCloseTests.buy("li-ahead", at: date))],
+            for: "ahead",
+            at: now
+        )
+        harness.service.tick(now: now)
+        harness.service.tick(now: date - 1)
+        #expect(harness.production.received.isEmpty)
+        #expect(try harness.ledger.reports.attentionCount() == 0)
+        harness.service.tick(now: date)
+        #expect(
+            harness.production.received.compactMap(\.report).first?.lineItems?.map(\.common.lineItemId) == ["li-ahead"]
+        )
+    }
+
     /// Apple's pause outlives a restart: a server started again within it (a deploy, a crash loop) waits it out
     /// instead of sending at once what Apple asked us to hold.
     @Test func a429PauseSurvivesARestart() throws {

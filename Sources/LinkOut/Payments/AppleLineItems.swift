@@ -171,7 +171,10 @@ public struct AppleLineItems: Sendable {
         let total = isChange ? max(invoice.total, 0) : invoice.total
         var fields = try buyFields(
             id: invoice.invoiceId,
-            at: invoice.paidAt,
+            // Never before the start it refers to (Apple: `ReferencedCreationDateIncompatibleError`), as a refund
+            // is never dated before its buy. Only the start bounds it: renewals may arrive out of order.
+            at: previous.subscriptionEvent == "SUBSCRIPTION_START"
+                ? max(invoice.paidAt, previous.creationDate) : invoice.paidAt,
             currency: invoice.currency,
             total: total,
             tax: isChange ? min(max(invoice.tax, 0), total) : invoice.tax,

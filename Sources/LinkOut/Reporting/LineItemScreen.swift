@@ -76,12 +76,13 @@ struct LineItemScreen: Sendable {
         }
     }
 
-    /// Whether the only thing Apple would find wrong with the item is a date ahead of this server's clock, by no
-    /// more than `ReportingPolicy.futureDateWait`: it is kept as any item and goes to Apple once its date has
-    /// come (the planner's report carrying it waits until then), never set aside for a person.
+    /// Whether the item is dated ahead of this server's clock, by no more than `ReportingPolicy.futureDateWait`,
+    /// and nothing else is wrong with it (`FutureDateError` at most): it is kept as any item and goes to Apple
+    /// once its date has come (the planner's report carrying it waits until then), never set aside for a person.
+    /// An item the validator's few minutes of grace let through waits too: Apple refuses any date in its future.
     static func waitsForItsDate(_ problems: [ReportProblem], creationDate: Int64, now: Int64) -> Bool {
-        !problems.isEmpty && problems.allSatisfy { $0.name == "FutureDateError" }
-            && creationDate <= now + ReportingPolicy.futureDateWait
+        creationDate > now && creationDate <= now + ReportingPolicy.futureDateWait
+            && problems.allSatisfy { $0.name == "FutureDateError" }
     }
 
     /// The same for a stored item's JSON.
