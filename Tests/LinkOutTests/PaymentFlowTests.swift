@@ -434,6 +434,7 @@ struct PaymentFlowTests {
             harness.apple.apple.received.last?.report?.lineItems?.map(\.common.lineItemId) == ["in_2"]
         )
         // And the next renewal, a minute later, goes straight onto it.
+        time.advance(seconds: 60)
         #expect(
             try harness.deliver(renewal("in_3", at: renewedAt + 60, period: 1), timestamp: renewedAt + 60).status == 200
         )

@@ -147,6 +147,7 @@ extension PaymentChangeMapper {
             at: now
         )
         change.refundedBefore = charge.amountRefunded
+        change.purchaseAsRead = purchase
         // A one-time purchase is what its payment was. A subscription's buy taken back ends it only while no
         // later payment stands (a renewal paid after it grants again, `recorded`): before, a refunded first payment
         // ended a subscription paid every month since. A refund of one renewal leaves the subscription as it was.

@@ -194,6 +194,7 @@ extension PaymentChangeMapper {
         // A refund of the money the chargeback took waited for this (`issuedRefund`).
         change.wakesEventsBehind = purchase?.externalPurchaseId
         if var purchase, purchase.status == .refunded || purchase.status == .partiallyRefunded {
+            change.purchaseAsRead = purchase
             let left = max(0, charge.amountRefunded - givenBack)
             purchase.status = left == 0 ? .paid : left >= charge.amountTotal ? .refunded : .partiallyRefunded
             purchase.updatedAt = now

@@ -37,7 +37,9 @@ extension PaymentChangeMapper {
                 end: max(try currentPeriodEnd(of: purchase, at: invoice.paidAt), invoice.paidAt)
             )
         }
+        let asRead = purchase
         var change = try recorded(invoice, on: &purchase, what: what, planChange: planChange, event: event, at: now)
+        change.purchaseAsRead = asRead
         guard let token = purchase.externalPurchaseId, let buy = purchase.buyLineItemId else {
             // Kept all the same: a refund of this payment finds it (and leaves the subscription as it is).
             change.charges = Self.charges(

@@ -142,22 +142,23 @@ struct PaymentChangeMapper: Sendable {
             guard var purchase = try ledger.payments.purchase(subscriptionId: end.subscriptionId) else {
                 return .wait("subscription \(PaymentStore.noPurchaseYet(end.subscriptionId))")
             }
+            let asRead = purchase
             purchase.status = .ended
             purchase.updatedAt = now
-            return .apply(
-                PaymentChange(
-                    event: key,
-                    outcome: "subscription ended",
+            var change = PaymentChange(
+                event: key,
+                outcome: "subscription ended",
+                purchase: purchase,
+                webhooks: try entitlements.event(
+                    .subscriptionEnded,
                     purchase: purchase,
-                    webhooks: try entitlements.event(
-                        .subscriptionEnded,
-                        purchase: purchase,
-                        cause: end.subscriptionId,
-                        at: now
-                    ),
+                    cause: end.subscriptionId,
                     at: now
-                )
+                ),
+                at: now
             )
+            change.purchaseAsRead = asRead
+            return .apply(change)
         case .ignored(let type):
             return .apply(PaymentChange(event: key, outcome: "ignored (\(type))", at: now))
         case .notReported(let type, let reason):

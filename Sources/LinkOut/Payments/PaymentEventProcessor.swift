@@ -281,8 +281,10 @@ final class PaymentEventProcessor: BackgroundService {
         -> PaymentChange
     {
         var purchase = change.purchase
+        var asRead: PurchaseRecord?
         if let id = purchase?.purchaseId, let stored = try ledger.payments.purchase(id: id) {
             purchase?.status = stored.status
+            asRead = stored
         }
         var release = PaymentChange(
             event: nil,
@@ -293,6 +295,7 @@ final class PaymentEventProcessor: BackgroundService {
             release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
             at: now
         )
+        release.purchaseAsRead = asRead
         release.lineItemsAwaitingToken = change.lineItemsAwaitingToken
         // A renewal held for its rate while a later one went to Apple counts its days into that one now: the
         // mapper restates it (none was made while held), and leaving these out left Apple a count too low.

@@ -7,6 +7,12 @@ public struct PaymentChange: Sendable {
     public var event: (provider: ProviderID, eventId: String)?
     public var outcome: PaymentOutcome
     public var purchase: PurchaseRecord?
+    /// The stored purchase `purchase` was worked out from: it is written only while the row is still as read
+    /// (its status, period end and last change). Instances on one PostgreSQL database act on a purchase's events
+    /// side by side, and a refund of a subscription's first payment worked out while another instance recorded
+    /// its renewal set the renewed subscription back to refunded, with the old period end; the change that finds
+    /// the row changed is rolled back and worked out again (`StorageError.Code.conflict`). Nil for a new purchase.
+    public var purchaseAsRead: PurchaseRecord?
     /// Charges (a payment and the names it goes by: a PaymentIntent, an invoice) a later refund may refer to.
     public var charges: [PurchaseCharge]
     /// A charge's new cumulative refunded amount.

@@ -14,7 +14,7 @@ extension PaymentStore {
             if let token = purchase.externalPurchaseId {
                 try TokenDays.addPaymentIfFirst(externalPurchaseId: token, dialect: dialect, into: connection)
             }
-            try upsert(purchase, into: connection)
+            try upsert(purchase, asRead: change.purchaseAsRead, into: connection)
         }
         try wakeEventsWaitingFor(change, in: connection)
         try recordMoney(change, in: connection)
@@ -286,8 +286,21 @@ extension PaymentStore {
         }
     }
 
-    private static func upsert(_ purchase: PurchaseRecord, into connection: any SQLConnection) throws(StorageError) {
-        try connection.query(
+    /// Inserts the purchase, or updates it while it is still as `read` (`PaymentChange.purchaseAsRead`).
+    private static func upsert(
+        _ purchase: PurchaseRecord,
+        asRead read: PurchaseRecord?,
+        into connection: any SQLConnection
+    )
+        throws(StorageError)
+    {
+        let unchanged =
+            read == nil
+            ? ""
+            : """
+            WHERE purchases.status = ? AND COALESCE(purchases.period_end, -1) = ? AND purchases.updated_at = ?
+            """
+        let written = try connection.query(
             """
             INSERT INTO purchases (\(purchaseColumns))
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -295,6 +308,7 @@ extension PaymentStore {
                 buy_line_item_id = COALESCE(excluded.buy_line_item_id, purchases.buy_line_item_id),
                 period_end = COALESCE(excluded.period_end, purchases.period_end),
                 paid_days = MAX(purchases.paid_days, excluded.paid_days), updated_at = excluded.updated_at
+            \(unchanged) RETURNING 1
             """,
             [
                 .text(purchase.purchaseId), .text(purchase.provider.rawValue), .optional(purchase.checkoutId),
@@ -305,6 +319,13 @@ extension PaymentStore {
                 .integer(purchase.paidDays), .integer(purchase.createdAt), .integer(purchase.updatedAt),
                 .integer(purchase.live ? 1 : 0),
             ]
+                + (read.map { [.text($0.status.rawValue), .integer($0.periodEnd ?? -1), .integer($0.updatedAt)] } ?? [])
         )
+        if written.isEmpty {
+            throw StorageError(
+                .conflict,
+                "purchase \(purchase.purchaseId) changed while this event was worked out; it is worked out again"
+            )
+        }
     }
 }
