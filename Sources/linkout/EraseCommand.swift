@@ -36,10 +36,15 @@ enum EraseCommand {
             ledger.privacy.foldWAL()
             ? ""
             : "; the WAL is still read by the server and keeps old frames until it is reused (run erase again later)"
+        let unknown =
+            summary.unknownAccount
+            ? "; no token or credential names this account token (mistyped?): it is marked erased all the same, so "
+                + "a purchase made under it from now on is named [erased]"
+            : ""
         CommandLineInterface.printOutput(
             "erased: \(summary.bodies) stored bodies rewritten without the person's data, \(summary.credentials) "
                 + "credentials unbound, \(summary.visits) visits' campaign values erased; reports to Apple and amounts "
-                + "unchanged\(walNote); backups made before keep the data until they are rotated out, and the "
+                + "unchanged\(unknown)\(walNote); backups made before keep the data until they are rotated out, and the "
                 + "visit journal's current segment keeps landings as they arrived until it is full and deleted\n"
         )
         return 0

@@ -199,6 +199,9 @@ struct PrivacyTests {
         #expect(try entitlementClaims()["appAccountToken"] as? String == account)
 
         let summary = try Erasure(ledger: ledger).erase(accountToken: account.uppercased())
+        #expect(!summary.unknownAccount)
+        // An account no token or credential names (a mistyped one) is said to be so.
+        #expect(try Erasure(ledger: ledger).erase(accountToken: "99999999-9999-4999-8999-999999999999").unknownAccount)
         #expect(summary.credentials == 1)
         #expect(summary.bodies >= 1)
         #expect(try ledger.privacy.bodies(mentioning: account).isEmpty)
@@ -295,6 +298,61 @@ struct PrivacyTests {
         let summary = try Erasure(ledger: ledger).erase(email: address)
         #expect(summary.visits == 1 && summary.bodies == 1, "\(summary)")
         #expect(try ledger.privacy.bodies(mentioning: address).isEmpty)
+    }
+
+    /// Another customer's event that names her (a gift, a referral in metadata) loses only that mention: its own
+    /// customer's address and name stay, and their other events, found by their customer id, are not touched.
+    /// Before, her erasure followed the other customer's id and erased their data everywhere.
+    @Test func erasingHerTouchesOnlyHerMentionInAnotherCustomersEvents() throws {
+        let live = try LiveApplication()
+        let ledger = live.ledger()
+        let address = "zora@example.org"
+        let events = [
+            (
+                "evt_zora",
+                #"{"id":"evt_zora","data":{"object":{"customer":"cus_ZORA0001","customer_details":{"email":"Zora@example.org","name":"Zora Quill"}}}}"#
+            ),
+            (
+                "evt_dana",
+                #"{"id":"evt_dana","data":{"object":{"customer":"cus_DANA0001","customer_details":{"email":"dana@example.com","name":"Dana Doe"},"metadata":{"gift_from":"zora@example.org"}}}}"#
+            ),
+            (
+                "evt_dana_2",
+                #"{"id":"evt_dana_2","data":{"object":{"id":"cus_DANA0001","email":"dana@example.com","name":"Dana Doe"}}}"#
+            ),
+        ]
+        for (id, body) in events {
+            #expect(
+                try ledger.payments.storePaymentEvent(
+                    StoredPaymentEvent(
+                        provider: "stripe",
+                        eventId: id,
+                        type: "customer.updated",
+                        body: body,
+                        receivedAt: 1
+                    )
+                )
+            )
+        }
+        let summary = try Erasure(ledger: ledger).erase(email: address)
+        #expect(summary.bodies == 2, "\(summary)")
+        #expect(try ledger.privacy.bodies(mentioning: address).isEmpty)
+        #expect(try ledger.privacy.bodies(mentioning: "Zora Quill").isEmpty)
+        let dana = try ledger.privacy.bodies(mentioning: "dana@example.com").map(\.body)
+        #expect(dana.count == 2)
+        #expect(dana.allSatisfy { $0.contains("Dana Doe") })
+    }
+
+    /// The retention pass erases everyone's data without knowing whose: an address or the body's account token
+    /// under keys the developer chose (metadata) goes too, not only the keys that name a person's data.
+    @Test func theRetentionRedactionTakesAddressesAndTheAccountUnderAnyKey() throws {
+        let account = "a1b2c3d4-1111-4222-8333-444455556666"
+        let body =
+            #"{"id":"evt_3","data":{"object":{"amount":2999,"metadata":{"referred_by":"Zora.Quill@example.org","app_user":"\#(account)","product_id":"pro","checkout":"0c1d2e3f"},"appAccountToken":"\#(account)"}}}"#
+        let redacted = try #require(PersonalData.redact(body))
+        #expect(!redacted.contains("Zora.Quill") && !redacted.contains(account), "\(redacted)")
+        #expect(redacted.contains(#""product_id":"pro""#) && redacted.contains(#""checkout":"0c1d2e3f""#))
+        #expect(redacted.contains("2999") && redacted.contains("evt_3"))
     }
 
     /// More of a person's bodies than one search returns, and more of their ids than the linked-id limit: every

@@ -14,6 +14,8 @@ package struct Erasure: Sendable {
         package var credentials: Int
         /// Visits whose link carried the address or account as a campaign value (`utm_*`).
         package var visits: Int = 0
+        /// An account token no token or credential named (mistyped?): marked erased all the same.
+        package var unknownAccount = false
     }
 
     let ledger: Ledger
@@ -46,11 +48,13 @@ package struct Erasure: Sendable {
         // The token keeps its account (Apple's reporting places renewals by it): events made from now on for its
         // purchases name the account as erased instead. Marked first, so an event the server makes while the
         // bodies are rewritten does not bring the token back.
+        let known = try ledger.privacy.isKnown(appAccountToken: account)
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
         try ledger.privacy.markErased(accountKey: identifiers.erasedAccountKey(account), at: clock.nowMilliseconds())
         var summary = try eraseBodies(mentioning: keys, person: account)
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
         summary.visits = try ledger.privacy.eraseCampaignValues(account)
+        summary.unknownAccount = !known
         try audit("account:" + AuditFingerprint(ledger: ledger)(account), summary)
         return summary
     }
@@ -72,8 +76,12 @@ package struct Erasure: Sendable {
     static let maxRounds = 100
 
     /// One round: how many bodies it rewrote, and whether a search was cut at `searchLimit` (so more may wait).
+    /// A body is the person's when it holds their address or account as a person's data (the customer's e-mail,
+    /// the token's account), or names one of their purchases or of the provider's ids found in such a body: it
+    /// loses every person's data in it, and its ids are followed. A body that only mentions them (another
+    /// customer's metadata giving their address) loses only that mention: its own customer's data and ids stay.
     private func eraseRound(mentioning keys: [String], person: String) throws -> (rewritten: Int, cut: Bool) {
-        var found: [StoredBody.Kind: StoredBody] = [:]
+        var found: [StoredBody.Kind: (body: StoredBody, isTheirs: Bool)] = [:]
         var cut = false
         var searched: Set<String> = []
         // In the order found: the address or account asked for first, then its purchases, then linked ids.
@@ -85,16 +93,20 @@ package struct Erasure: Sendable {
             guard searched.insert(key).inserted, searched.count <= keys.count + linkedIdLimit else { continue }
             let bodies = try ledger.privacy.bodies(mentioning: key, limit: searchLimit)
             cut = cut || bodies.count >= searchLimit
-            for stored in bodies where found[stored.kind] == nil {
-                found[stored.kind] = stored
-                pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) }
+            for stored in bodies where found[stored.kind]?.isTheirs != true {
+                let isTheirs = key != person || PersonalData.isAbout(stored.body, person: person)
+                found[stored.kind] = (stored, isTheirs)
+                if isTheirs { pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) } }
             }
         }
-        let rewritten = found.values.compactMap { stored -> StoredBody? in
+        let rewritten = found.values.compactMap { stored, isTheirs -> StoredBody? in
+            let redacted =
+                isTheirs
+                ? PersonalData.redact(stored.body, mentioning: [person])
+                : PersonalData.redactMentions(stored.body, of: [person])
             // A body already without the person's data (an erasure run again finds it by the ids it keeps) is
             // not written, nor counted, again.
-            guard let redacted = PersonalData.redact(stored.body, mentioning: [person]), redacted != stored.body
-            else { return nil }
+            guard let redacted, redacted != stored.body else { return nil }
             return StoredBody(kind: stored.kind, body: redacted)
         }
         try ledger.privacy.replace(rewritten, at: clock.nowMilliseconds())

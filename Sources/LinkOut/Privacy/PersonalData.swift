@@ -8,12 +8,14 @@ import Storage
 enum PersonalData {
     /// Keys whose values are a person's wherever they appear: Stripe's and Paddle's names for contact details,
     /// tax ids, addresses' lines, IP addresses, and the app's account token.
-    static let personalKeys: Set<String> = [
+    static let personalKeys: Set<String> = Set([
         "email", "customer_email", "customer_email_address", "receipt_email", "name", "customer_name",
         "individual_name", "business_name", "description", "phone", "customer_phone", "tax_id", "tax_ids",
         "customer_tax_ids", "tax_identifier", "ip_address", "customer_purchase_ip", "line1", "line2", "first_line",
-        "second_line", "city", "postal_code", "state", "region", "appAccountToken", "app_account_token",
-    ]
+        "second_line", "city", "postal_code", "state", "region",
+    ]).union(accountKeys)
+    /// Keys of the app's account token.
+    static let accountKeys: Set<String> = ["appAccountToken", "app_account_token"]
     /// Ends of keys whose values are a person's under any provider's prefix (`payer_email`, `verified_email`,
     /// `payer_name`, `verified_name` of Stripe's PayPal, iDEAL and other payment method details), lowered.
     static let personalKeyEnds = ["email", "_name", "phone"]
@@ -27,25 +29,100 @@ enum PersonalData {
 
     /// The body with the person's data replaced; nil when it is not a JSON object or array. `people`: what the
     /// erasure was asked for (an e-mail address, an account token): any text holding it is erased too, under
-    /// whatever key (metadata the developer chose: `metadata.app_user`), case-insensitively.
+    /// whatever key (metadata the developer chose: `metadata.app_user`), case-insensitively. Without them (the
+    /// retention pass, which erases everyone's), any text shaped like an e-mail address is, and any text holding
+    /// the account token the body names (`appAccountToken`, `app_account_token`).
     static func redact(_ body: String, mentioning people: [String] = []) -> String? {
-        let lowered = people.map { $0.lowercased() }.filter { !$0.isEmpty }
+        transform(body) { value in
+            let lowered = people.map { $0.lowercased() }.filter { !$0.isEmpty }
+            return redact(value, lowered.isEmpty ? .everyone(accounts: accounts(in: value)) : .people(lowered))
+        }
+    }
+
+    /// The body with only the texts holding `people` erased: a body about someone else that names the person
+    /// (another customer's metadata giving their address) keeps its own customer's data.
+    static func redactMentions(_ body: String, of people: [String]) -> String? {
+        transform(body) { value in erasingMentions(value, of: people.map { $0.lowercased() }.filter { !$0.isEmpty }) }
+    }
+
+    /// Whether the body is about the person: their address or account is the value of a key that names a
+    /// person's data (the customer's e-mail, the token's account), not only text somewhere in it.
+    static func isAbout(_ body: String, person: String) -> Bool {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
+        else { return false }
+        return personalTexts(in: value).contains(person.lowercased())
+    }
+
+    /// Whose data `redact` erases beyond the keys that name a person's: the people asked for, or (retention)
+    /// everyone's, with the accounts the body names.
+    private enum Subject {
+        case people([String])
+        case everyone(accounts: Set<String>)
+
+        func holds(_ text: String) -> Bool {
+            let lowered = text.lowercased()
+            switch self {
+            case .people(let people): return people.contains(where: lowered.contains)
+            case .everyone(let accounts):
+                return lowered.contains(PersonalData.emailShape()) || accounts.contains(where: lowered.contains)
+            }
+        }
+    }
+
+    /// Text shaped like an e-mail address: no id, amount or date of a provider's is.
+    private static func emailShape() -> Regex<Substring> { /[^\s@"]+@[^\s@"]+\.[a-z]{2,}/ }
+
+    private static func transform(_ body: String, _ change: (Any) -> Any) -> String? {
         guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]),
             value is [String: Any] || value is [Any],
             let data = try? JSONSerialization.data(
-                withJSONObject: redact(value, lowered),
+                withJSONObject: change(value),
                 options: [.sortedKeys, .withoutEscapingSlashes]
             )
         else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func redact(_ value: Any, _ people: [String]) -> Any {
-        if let array = value as? [Any] { return array.map { redact($0, people) } }
-        if let text = value as? String {
-            let lowered = text.lowercased()
-            return people.contains(where: lowered.contains) ? erased : text
+    private static func erasingMentions(_ value: Any, of people: [String]) -> Any {
+        if let array = value as? [Any] { return array.map { erasingMentions($0, of: people) } }
+        if let text = value as? String { return Subject.people(people).holds(text) ? erased : text }
+        guard let object = value as? [String: Any] else { return value }
+        return object.mapValues { erasingMentions($0, of: people) }
+    }
+
+    /// The lowered texts held under keys that name a person's data, at any depth.
+    private static func personalTexts(in value: Any) -> Set<String> {
+        if let array = value as? [Any] { return array.reduce(into: []) { $0.formUnion(personalTexts(in: $1)) } }
+        guard let object = value as? [String: Any] else { return [] }
+        var texts: Set<String> = []
+        for (key, field) in object {
+            if isPersonal(key), let text = field as? String {
+                texts.insert(text.lowercased())
+            } else {
+                texts.formUnion(personalTexts(in: field))
+            }
         }
+        return texts
+    }
+
+    /// The account tokens a body names under their own keys (lowered), so the same value elsewhere in it goes too.
+    private static func accounts(in value: Any) -> Set<String> {
+        if let array = value as? [Any] { return array.reduce(into: []) { $0.formUnion(accounts(in: $1)) } }
+        guard let object = value as? [String: Any] else { return [] }
+        var found: Set<String> = []
+        for (key, field) in object {
+            if accountKeys.contains(key), let text = field as? String, text.count >= 8, text != erased {
+                found.insert(text.lowercased())
+            } else {
+                found.formUnion(accounts(in: field))
+            }
+        }
+        return found
+    }
+
+    private static func redact(_ value: Any, _ subject: Subject) -> Any {
+        if let array = value as? [Any] { return array.map { redact($0, subject) } }
+        if let text = value as? String { return subject.holds(text) ? erased : text }
         guard let object = value as? [String: Any] else { return value }
         var result: [String: Any] = [:]
         for (key, field) in object {
@@ -56,7 +133,7 @@ enum PersonalData {
             } else if addressKeys.contains(key), field is String {
                 result[key] = erased
             } else {
-                result[key] = redact(field, people)
+                result[key] = redact(field, subject)
             }
         }
         return result

@@ -149,6 +149,21 @@ public struct PrivacyStore: Sendable {
         }
     }
 
+    /// Whether a token or a customer credential of the ledger names the account (an erasure asked for one that
+    /// none does is likely mistyped).
+    public func isKnown(appAccountToken: String) throws(StorageError) -> Bool {
+        try database.readers.read { connection throws(StorageError) in
+            !(try connection.query(
+                """
+                SELECT 1 FROM tokens WHERE app_account_token = ?
+                UNION ALL SELECT 1 FROM customer_credentials WHERE app_account_token = ? LIMIT 1
+                """,
+                [.text(appAccountToken), .text(appAccountToken)]
+            )
+            .isEmpty)
+        }
+    }
+
     /// Whether `markErased` recorded the account.
     public func isErased(accountKey: String) throws(StorageError) -> Bool {
         try database.readers.read { connection throws(StorageError) in
