@@ -739,4 +739,38 @@ struct BackupRestoreTests {
         #expect(puts == ["reported-after-the-backup", "new-after-the-restore"])
         #expect(harness.production.retrieveCount == 2)
     }
+    /// A report tried before the backup (Apple answered 500) and accepted after it: restored, it is pending with
+    /// one attempt, and its next send asks Apple first as well. Before, only reports never tried were checked,
+    /// and this one went to Apple a second time.
+    @Test func aReportTriedBeforeTheBackupIsCheckedWithAppleAfterTheRestore() throws {
+        let harness = try ReportingHarness()
+        _ = try harness.ledger.settings.secret(named: "identifiers")
+        try harness.record("tried-before-the-backup")
+        harness.production.enqueue(.respond(status: 500))
+        harness.service.tick()
+        let tried = try #require(try harness.reports("tried-before-the-backup").first)
+        #expect(tried.attempts == 1 && tried.state == .pending)
+        harness.ledger.flush()
+        let file = harness.directory.appendingPathComponent("ledger.backup").path
+        _ = try LedgerBackup.backup(directory: harness.configuration.storage.dataDir, to: file)
+        harness.service.tick(now: tried.nextAttemptAt)
+        #expect(try harness.reports("tried-before-the-backup").first?.state == .accepted)
+        #expect(harness.production.received.count == 2)
+
+        let restoredDir = harness.directory.appendingPathComponent("restored").path
+        _ = try LedgerBackup.restore(from: file, into: restoredDir, replacing: false)
+        var configuration = harness.configuration
+        configuration.storage.dataDir = restoredDir
+        let ledger = try configuration.storage.openLedger()
+        defer { ledger.close() }
+        let service = ReportingService(
+            configuration: configuration,
+            ledger: ledger,
+            logger: Logger(label: "test", level: .critical)
+        )
+        service.tick(now: max(tried.nextAttemptAt, Clock.system.nowMilliseconds()))
+        #expect(try ledger.reports.reports(for: "tried-before-the-backup").first?.state == .accepted)
+        #expect(harness.production.received.count == 2, "no second send of what Apple holds")
+        #expect(harness.production.retrieveCount == 1)
+    }
 }

@@ -31,10 +31,16 @@ enum RestoreDoubt {
         }
     }
 
+    /// Whether the report was not sent since the restore: never sent, sent only before it (the backup knows
+    /// nothing of the sends made after it was taken), or since then only checked with Apple, without an answer.
     static func applies(to report: StoredReport, restoredAt: Int64?, now: Int64) -> Bool {
-        guard let restoredAt, report.attempts == 0 else { return false }
-        return now < restoredAt + window
+        guard let restoredAt, now < restoredAt + window else { return false }
+        return report.attempts == 0 || (report.lastAttemptAt ?? 0) < restoredAt
+            || report.lastResponse?.hasPrefix(unsettledNote) == true
     }
+
+    /// How an attempt that asked for Apple's copy and got no answer begins (`unsettled`).
+    static let unsettledNote = "not sent: the ledger was restored and Apple's copy could not be read"
 
     /// What Retrieve says of a report before its first send: accepted, or nil when it may go out now; an
     /// attempt that keeps it pending when Apple could not tell.
@@ -73,7 +79,7 @@ enum RestoreDoubt {
             attempt: ReportAttempt(
                 state: .pending,
                 httpStatus: nil,
-                response: "not sent: the ledger was restored and Apple's copy could not be read (\(why))",
+                response: "\(unsettledNote) (\(why))",
                 nextAttemptAt: now + retryMilliseconds,
                 at: now,
                 // Still never sent: the next try checks Apple's copy first again.
