@@ -102,6 +102,23 @@ struct PreflightCheckTests {
             !inClear.passed && inClear.detail.contains("apple.productionURL, payments.stripe.apiBase not https"),
             "\(inClear.line)"
         )
+        // Apple's hosts swapped, or one host for both: production tokens would go to the sandbox.
+        var swapped = configuration
+        swapped.apple.productionURL = "https://API.storekit-sandbox.apple.com/"
+        let toSandbox = PreflightCheck(configuration: swapped).apiAddresses()
+        #expect(!toSandbox.passed && toSandbox.detail.contains("apple.productionURL names Apple's sandbox host"))
+        swapped.apple.productionURL = "https://api.storekit.apple.com"
+        swapped.apple.sandboxURL = "https://api.storekit.apple.com"
+        #expect(
+            PreflightCheck(configuration: swapped).apiAddresses().detail.contains("sandboxURL names Apple's production")
+        )
+        #expect(PreflightCheck.swappedAppleHost(production: "https://a.example", sandbox: "https://a.example") != nil)
+        #expect(
+            PreflightCheck.swappedAppleHost(
+                production: "https://api.storekit.apple.com",
+                sandbox: "https://api.storekit-sandbox.apple.com"
+            ) == nil
+        )
         // This machine however spelled is a fake's address; another host behind a user part is not; an empty
         // apiBase is the provider's https default.
         for local in ["http://127.0.0.2:9", "http://[::1]:9", "http://[::ffff:127.0.0.1]:9", "http://LOCALHOST:9"] {

@@ -164,7 +164,31 @@ package struct PreflightCheck: Sendable {
                 plain.map(\.0).joined(separator: ", ") + " not https: keys and sales would cross the network in clear"
             )
         }
+        if let swapped = Self.swappedAppleHost(production: apple.productionURL, sandbox: apple.sandboxURL) {
+            return Self.fail("api addresses", swapped)
+        }
         return Self.pass("api addresses", "https (plain http only to this machine)")
+    }
+
+    /// Apple's production host named for sandbox reports, or the other way round, or one host for both: Apple
+    /// keeps the two apart (a production token sent to the sandbox is not reported), and both answer a check's
+    /// Retrieve the same way, so only the names tell.
+    static func swappedAppleHost(production: String, sandbox: String) -> String? {
+        func host(_ url: String) -> String? { URL(string: url)?.host?.lowercased() }
+        let apple = (
+            production: host(AppStoreServerAPIClient.defaultProductionURL),
+            sandbox: host(AppStoreServerAPIClient.defaultSandboxURL)
+        )
+        if host(production) == apple.sandbox {
+            return "apple.productionURL names Apple's sandbox host: production tokens would be reported to the sandbox"
+        }
+        if host(sandbox) == apple.production {
+            return "apple.sandboxURL names Apple's production host: sandbox tokens would be reported to production"
+        }
+        if let shared = host(production), shared == host(sandbox), !PublicHost.isLoopback(shared) {
+            return "apple.productionURL and apple.sandboxURL name one host: Apple keeps production and sandbox apart"
+        }
+        return nil
     }
 
     /// `https://`, or `http://` to this machine with no user part (a fake, as the tests run): parsed, so
