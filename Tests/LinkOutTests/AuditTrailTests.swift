@@ -169,9 +169,10 @@ struct AuditTrailTests {
             noticed.map(\.action).sorted() == [
                 "config.access_tokens", "config.access_tokens", "config.apple_endpoints", "config.apple_key",
                 "config.apple_key", "config.apps", "config.catalog", "config.commission_regimes",
-                "config.commission_regimes", "config.entitlement_signing", "config.exchange_rates",
-                "config.exchange_rates", "config.payment_provider", "config.public_url", "config.reporting",
-                "config.retention", "config.tax", "config.webhooks", "config.webhooks",
+                "config.commission_regimes", "config.durability", "config.entitlement_signing",
+                "config.exchange_rates", "config.exchange_rates", "config.payment_provider", "config.public_url",
+                "config.reporting", "config.retention", "config.tax", "config.trusted_proxies", "config.webhooks",
+                "config.webhooks",
             ]
         )
         // A replaced admin token is on record by the fingerprint its actions carry (`admin:…`), never the token.
@@ -270,12 +271,14 @@ struct AuditTrailTests {
         configuration.apps = []
         configuration.catalog[0].prices["EUR"] = Money(currency: "EUR", decimal: "1.00")
         configuration.retention.personalDataDays = 30
+        configuration.server.trustedProxies = ["10.1.2.3"]
+        configuration.storage.durability = "normal"
         ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
         let changes = try ledger.audit.entries().filter { $0.before != nil }
         #expect(
             changes.map(\.action).sorted() == [
-                "config.apple_endpoints", "config.apps", "config.catalog", "config.public_url", "config.reporting",
-                "config.retention", "config.tax",
+                "config.apple_endpoints", "config.apps", "config.catalog", "config.durability", "config.public_url",
+                "config.reporting", "config.retention", "config.tax", "config.trusted_proxies",
             ]
         )
         let after = Dictionary(uniqueKeysWithValues: changes.map { ($0.action, $0.after ?? "") })
@@ -284,6 +287,12 @@ struct AuditTrailTests {
         ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
         let relay = try #require(try ledger.audit.entries().first { $0.after?.contains("relay.example.com") == true })
         #expect(!(relay.after ?? "").contains("RELAYSECRET"), "\(relay)")
+        // A proxy of one's own on the way to Apple (with a CA file to read what passes) is a change too.
+        configuration.apple.proxy = "http://127.0.0.1:21499"
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: trail)
+        #expect(try ledger.audit.entries().contains { $0.after?.contains(", proxy http://127.0.0.1:21499") == true })
+        #expect(after["config.trusted_proxies"] == "10.1.2.3")
+        #expect(after["config.durability"] == "storage.durability normal")
         #expect(after["config.reporting"] == "NO_LINE_ITEM after 0 s")
         #expect(after["config.tax"]?.hasPrefix("default country FRA, rates ") == true)
         #expect(after["config.retention"] == "personal data kept 30 days")

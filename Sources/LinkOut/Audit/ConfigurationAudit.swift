@@ -12,7 +12,8 @@ import Storage
 /// backend's webhooks go (and a fingerprint of their secret), the payment provider (and fingerprints of its
 /// settings and secrets), what signs entitlements, the admin and API tokens (by fingerprint), and what else
 /// changes what Apple or a person receives: where reports go, the public URL (the entitlements' issuer, the links
-/// in every page), the `NO_LINE_ITEM` wait, the tax settings, the apps, the catalog and the retention.
+/// in every page), the `NO_LINE_ITEM` wait, the tax settings, the apps, the catalog, the retention, the proxies
+/// trusted to name a client (the audit's own origins) and the ledger's durability.
 /// Each is kept in the ledger's settings as last seen, so a change made between two starts is one entry with
 /// the value before and after.
 enum ConfigurationAudit {
@@ -47,6 +48,8 @@ enum ConfigurationAudit {
             ("audit.apps", "config.apps", apps(configuration)),
             ("audit.catalog", "config.catalog", catalog(configuration)),
             ("audit.retention", "config.retention", retention(configuration)),
+            ("audit.trusted_proxies", "config.trusted_proxies", trustedProxies(configuration)),
+            ("audit.durability", "config.durability", "storage.durability " + configuration.storage.durability),
         ]
         for (setting, action, value) in observed {
             do {
@@ -140,8 +143,23 @@ enum ConfigurationAudit {
         let text = { (url: String) in
             fingerprint.map { shown(url, as: "apple-url", $0) } ?? ShownURL.text(url) + " (URL unfingerprinted)"
         }
-        return "production " + text(configuration.apple.productionURL) + ", sandbox "
-            + text(configuration.apple.sandboxURL)
+        let apple = configuration.apple
+        // A proxy and a CA file of one's own can read every report and its JWT on the way: shown when set (and
+        // the CA file by a digest of its bytes), so an installation without them records what it did before.
+        let proxy = apple.proxy.map { ", proxy " + text($0) } ?? ""
+        let authorities =
+            apple.caFile.map { file in
+                ", CA file \(file) "
+                    + digest(String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self))
+            } ?? ""
+        return "production " + text(apple.productionURL) + ", sandbox " + text(apple.sandboxURL) + proxy + authorities
+    }
+
+    /// The proxies whose `X-Forwarded-For` names the client: the address the audit log records as an action's
+    /// origin, and the one the rate limits count.
+    static func trustedProxies(_ configuration: Configuration) -> String {
+        let proxies = configuration.server.trustedProxies.sorted()
+        return proxies.isEmpty ? "none" : proxies.joined(separator: ", ")
     }
 
     /// How long a token without a purchase waits before it is reported `NO_LINE_ITEM`.
