@@ -593,6 +593,49 @@ struct RejectionTests {
         #expect(try harness.reports("quiet").isEmpty)
     }
 
+    /// A rejected report of a token a person paid on: `NO_LINE_ITEM` (which a refusal's message offered) would
+    /// tell Apple nobody paid and take the sale out of the month's money; it is refused with what to do instead.
+    @Test func noLineItemIsRefusedForATokenAPersonPaidOn() throws {
+        let harness = try ReportingHarness()
+        try harness.record("paid")
+        let item = UUID().uuidString.lowercased()
+        try harness.addBuy("paid", lineItemId: item)
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.outOfRange(item)]))
+        try harness.tickUntilSettled()
+        var purchase = PurchaseRecord(
+            purchaseId: "cs_paid",
+            provider: "stripe",
+            checkoutId: nil,
+            externalPurchaseId: "paid",
+            bundleId: "com.example",
+            productId: "pro.lifetime",
+            kind: .oneTime,
+            status: .paid,
+            currency: "EUR",
+            amountTotal: 2999,
+            amountTax: 0,
+            taxCountry: "DEU",
+            subscriptionId: nil,
+            buyLineItemId: LineItemID(item),
+            periodEnd: nil,
+            paidDays: 0,
+            createdAt: 1,
+            updatedAt: 1
+        )
+        try harness.ledger.payments.apply(PaymentChange(event: nil, outcome: "paid", purchase: purchase, at: 1))
+        #expect {
+            try ReportActions(ledger: harness.ledger).reportNoLineItem("paid")
+        } throws: { error in
+            (error as? ReportActions.Refusal)?.description.contains("would tell Apple nobody paid") == true
+        }
+        #expect(try harness.reports("paid").map(\.status) == [.lineItem])
+        // Refunded in full, nothing stands: the token may be reported so.
+        purchase.status = .refunded
+        try harness.ledger.payments.apply(PaymentChange(event: nil, outcome: "refunded", purchase: purchase, at: 2))
+        _ = try ReportActions(ledger: harness.ledger).reportNoLineItem("paid")
+        #expect(try harness.reports("paid").map(\.status) == [.noLineItem])
+    }
+
     /// Apple refused every line item of the token's only report, and the operator drops each: nothing is left to
     /// carry, so the rejected report goes again as `NO_LINE_ITEM` under the same identifier, the token is reported
     /// and leaves needs attention.

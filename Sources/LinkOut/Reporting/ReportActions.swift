@@ -62,6 +62,20 @@ package struct ReportActions: Sendable {
                     + "retract the line items instead"
             )
         }
+        // A sale stands on the token (paid, or refunded in part): NO_LINE_ITEM would tell Apple nobody paid, and
+        // the sale would leave the month's money. Its line item is corrected instead, or the report sent again.
+        let sales = try ledger.payments.purchases(externalPurchaseId: externalPurchaseId).filter {
+            ($0.live || token.token.environment == .sandbox) && [.paid, .partiallyRefunded].contains($0.status)
+        }
+        if let sale = sales.first {
+            let id = externalPurchaseId.shellWord
+            throw Refusal(
+                kind: .conflict,
+                description: "purchase \(sale.purchaseId) was paid on this token: NO_LINE_ITEM would tell Apple nobody "
+                    + "paid; correct its line item (linkout report restate \(id) LINE_ITEM_ID FILE) or send the "
+                    + "report again once its cause is fixed (linkout report resend \(id))"
+            )
+        }
         let now = clock.nowMilliseconds()
         if let rejected = reports.first(where: { $0.state == .rejected }) {
             try replaceWithNoLineItem(
