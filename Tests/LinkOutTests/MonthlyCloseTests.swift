@@ -490,6 +490,14 @@ struct MonthlyCloseTests {
         #expect(sandbox.totals?.currencies.map(\.sales) == [12000])
     }
 
+    /// A month without sales under a commission regime: the estimate says it is nothing (it was left blank).
+    @Test func anEmptyMonthsCommissionEstimateSaysNothing() throws {
+        let harness = try ReportingHarness { $0.commission.regimes = CommissionRegime.builtIn.filter { $0.id == "jp" } }
+        let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        let text = try close.report(month: Self.november, now: Self.november.end, status: .running).rendered(as: .text)
+        #expect(text.contains("Apple's commission (estimate): nothing, from "), "\(text)")
+    }
+
     /// `linkout_tokens_near_notice`: tokens 8 to 10 days old without an accepted report, Apple's notice coming
     /// at 10 days; custom-link tokens (reported when they expire) and older or reported ones are left out.
     @Test func tokensNearAppleNoticeAreCountedByThePass() throws {

@@ -61,9 +61,12 @@ extension CloseReport {
                         + "\(Self.amount(currency.netTaxExclusive))"
                 )
             }
+            // A month without sales has nothing to estimate from: said so, not left blank.
             let estimate = totals.commissionEstimate.map { estimate in
-                estimate.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.amount($0.value))" }
-                    .joined(separator: ", ")
+                estimate.isEmpty
+                    ? "nothing"
+                    : estimate.sorted { $0.key < $1.key }.map { "\($0.key) \(Self.amount($0.value))" }
+                        .joined(separator: ", ")
             }
             if totals.currencies.isEmpty { lines.append("totals: no sales or refunds dated in the month") }
             lines.append(
