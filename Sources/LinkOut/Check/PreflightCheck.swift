@@ -256,9 +256,9 @@ package struct PreflightCheck: Sendable {
                 "\(error.message) (the server makes it on its first start; if this deployment has one already, "
                     + "check the path: a server started there would begin an empty ledger)"
             )
-        } catch  where error.code == .dataFolder || error.isPermissionDenied {
-            // There, but out of this user's reach (a folder or file of another user's): said as such, not as
-            // missing or damaged.
+        } catch  where error.code == .dataFolder || error.isPermissionDenied || error.systemError == EROFS {
+            // There, but out of this user's reach (a folder or file of another user's, a read-only disk): said
+            // as such, not as missing or damaged.
             return Self.fail("ledger", error.messageWithReason)
         } catch  where error.code == .unavailable {
             return Self.fail("ledger", "cannot reach the database: \(error.message)")

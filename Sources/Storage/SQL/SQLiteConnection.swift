@@ -32,7 +32,7 @@ final class SQLiteConnection: SQLConnection {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             // Why the file could not be opened ("Permission denied", "Read-only file system"): SQLite's message
             // says only that it could not.
-            let system = handle.map { sqlite3_system_errno($0) } ?? 0
+            let system = ReadOnlyFileSystem.reason(handle.map { sqlite3_system_errno($0) } ?? 0, openingBeside: path)
             sqlite3_close_v2(handle)
             throw StorageError.sqlite(rc, "open \(path): \(message)", systemError: system == 0 ? nil : system)
         }
@@ -60,7 +60,10 @@ final class SQLiteConnection: SQLConnection {
     private func error(_ rc: Int32) -> StorageError {
         let extended = sqlite3_extended_errcode(handle)
         // A file SQLite opens late (the WAL's `-shm` on a read-only disk) fails here, not at the open.
-        let system = rc == SQLITE_CANTOPEN || rc == SQLITE_IOERR ? sqlite3_system_errno(handle) : 0
+        var system = rc == SQLITE_CANTOPEN || rc == SQLITE_IOERR ? sqlite3_system_errno(handle) : 0
+        if let file = sqlite3_db_filename(handle, "main") {
+            system = ReadOnlyFileSystem.reason(system, openingBeside: String(cString: file))
+        }
         return StorageError.sqlite(
             (extended & 0xff) == rc ? extended : rc,
             String(cString: sqlite3_errmsg(handle)),
