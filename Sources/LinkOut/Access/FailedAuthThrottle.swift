@@ -17,6 +17,11 @@ final class FailedAuthThrottle: Sendable {
     let trustedProxies: Set<String>
     private let clock: Clock
     private let failures = Mutex<[String: Failures]>([:])
+    /// When a refused sign-in of each client last went in the audit log (`recordsInAudit`).
+    private let audited = Mutex<[String: Int64]>([:])
+    /// One refused sign-in of a client an hour goes in the audit log; the throttle counts them all. Each went in
+    /// before: a guesser's ten a minute, for ever, grew a log nothing may shorten without bound.
+    static let auditIntervalMilliseconds: Int64 = 3_600_000
     /// Above this many tracked clients, expired windows are dropped, so a spray of addresses cannot grow memory
     /// without bound.
     static let maxClients = 100_000
@@ -56,18 +61,31 @@ final class FailedAuthThrottle: Sendable {
             } else {
                 failures[client] = Failures(windowStart: now, count: 1)
             }
-            if failures.count > Self.maxClients {
-                failures = failures.filter { now < $0.value.windowStart + windowMilliseconds }
-                // Still full (that many clients failing within one window): the oldest windows go, down to half,
-                // so the next prune is far off. Filtering alone kept a full table full, and every failure then
-                // walked it under the lock, now on an event loop (a route's head check).
-                if failures.count > Self.maxClients / 2 {
-                    let recent = failures.sorted { $0.value.windowStart > $1.value.windowStart }.prefix(
-                        Self.maxClients / 2
-                    )
-                    failures = Dictionary(uniqueKeysWithValues: recent.map { ($0.key, $0.value) })
-                }
-            }
+            Self.prune(&failures, since: now - windowMilliseconds, by: \.windowStart)
+        }
+    }
+
+    /// Whether a refused sign-in of `client` now goes in the audit log: the first in `auditIntervalMilliseconds`.
+    func recordsInAudit(_ client: String) -> Bool {
+        let now = clock.nowMilliseconds()
+        return audited.withLock { audited in
+            if let last = audited[client], now < last + Self.auditIntervalMilliseconds { return false }
+            audited[client] = now
+            Self.prune(&audited, since: now - Self.auditIntervalMilliseconds, by: \.self)
+            return true
+        }
+    }
+
+    /// Past `maxClients` tracked, the entries that began before `since` go, so a spray of addresses cannot grow
+    /// memory without bound. Still full (that many clients within one window), the oldest go, down to half, so
+    /// the next prune is far off: filtering alone kept a full table full, and every failure then walked it under
+    /// the lock, on an event loop (a route's head check).
+    private static func prune<Entry>(_ entries: inout [String: Entry], since: Int64, by began: KeyPath<Entry, Int64>) {
+        guard entries.count > maxClients else { return }
+        entries = entries.filter { $0.value[keyPath: began] > since }
+        if entries.count > maxClients / 2 {
+            let recent = entries.sorted { $0.value[keyPath: began] > $1.value[keyPath: began] }.prefix(maxClients / 2)
+            entries = Dictionary(uniqueKeysWithValues: recent.map { ($0.key, $0.value) })
         }
     }
 

@@ -54,13 +54,15 @@ struct DashboardRoute: Sendable {
         }
         guard AdminSessions.isAdminToken(fields["token"] ?? "", adminToken) else {
             throttle.recordFailure(for: client)
-            audit.record(
-                request,
-                actor: "refused:" + audit.fingerprint(fields["token"] ?? ""),
-                action: "dashboard.sign_in_failed",
-                subject: nil,
-                after: "refused"
-            )
+            if throttle.recordsInAudit(client) {
+                audit.record(
+                    request,
+                    actor: "refused:" + audit.fingerprint(fields["token"] ?? ""),
+                    action: "dashboard.sign_in_failed",
+                    subject: nil,
+                    after: "refused (the client's first this hour; the throttle counts the rest)"
+                )
+            }
             return loginForm(request, status: .unauthorized, error: "That is not the admin token.")
         }
         audit.record(request, action: "dashboard.sign_in", subject: nil, after: "signed in")
