@@ -53,5 +53,15 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "HTTPClientError(\(kind), curl \(code)): \(message)" }
+    /// As logs and `linkout check` show it to an operator: what failed, libcurl's code to look up, its message.
+    public var description: String {
+        let what =
+            switch kind {
+            case .timedOut: "timed out"
+            case .connectionFailed: "connection failed"
+            case .tls: "TLS failed"
+            case .other: "request failed"
+            }
+        return "\(what) (curl \(code)): \(message)"
+    }
 }

@@ -27,11 +27,12 @@ public struct PaymentError: Error, Sendable, Equatable, CustomStringConvertible 
         self.providerCode = providerCode.map(Self.redactingSecrets)
     }
 
+    /// As logs and `linkout check` show it to an operator: unavailable or refused, the provider's status and code.
     public var description: String {
-        var text = "PaymentError(\(kind.rawValue)"
-        if let status { text += ", HTTP \(status)" }
-        if let providerCode { text += ", \(providerCode)" }
-        return text + "): \(message)"
+        var text = kind == .unavailable ? "provider unavailable" : "provider refused"
+        let details = [status.map { "HTTP \($0)" }, providerCode].compactMap { $0 }
+        if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
+        return text + ": \(message)"
     }
 
     /// Prefixes of Stripe secrets: secret and restricted keys, and webhook signing secrets. Publishable keys

@@ -133,8 +133,8 @@ public enum CommandLineInterface {
             if let remedy = error.remedy {
                 " (\(remedy))"
             } else if error.code == .diskFull {
-                " (free space on the data folder's disk and run it again; visits already acknowledged stay in the "
-                    + "journal and are filed then)"
+                " (free space on the data folder's disk and run it again; a server's acknowledged visits stay in its "
+                    + "journal and are filed at its next start)"
             } else if error.isPermissionDenied {
                 " (run linkout as the user that owns the data folder, or give that user the folder)"
             } else {

@@ -33,6 +33,13 @@ public enum LedgerBackup {
         let source = (directory as NSString).appendingPathComponent(fileName)
         try LedgerFiles.requireLedgerFile(source)
         guard !LedgerFiles.isTaken(destination) else {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: destination, isDirectory: &isFolder), isFolder.boolValue {
+                throw StorageError(
+                    .conflict,
+                    "\(destination) is a folder: name the backup's file in it (\(destination)/linkout-backup.sqlite)"
+                )
+            }
             throw StorageError(.conflict, "\(destination) exists; a backup never overwrites a file (or a link)")
         }
         // The copy is opened to take the journal in; at another schema this release would migrate it, and a

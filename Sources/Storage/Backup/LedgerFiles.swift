@@ -34,11 +34,10 @@ enum LedgerFiles {
         guard stat(path, &status) == 0 else {
             let number = errno
             guard number == ENOENT || number == ENOTDIR else {
-                let denied = number == EACCES || number == EPERM
+                // What to do about a denial is the caller's to say (the command line names the folder's owner).
                 throw StorageError(
                     .dataFolder,
-                    "cannot reach the ledger \(path): \(String(cString: strerror(number)))"
-                        + (denied ? " (run the command as the user the server runs as)" : ""),
+                    "cannot reach the ledger \(path): \(String(cString: strerror(number)))",
                     systemError: number
                 )
             }
