@@ -157,7 +157,9 @@ struct ReportingBlockTests {
         )
         #expect(service.status == .running)
         #expect(log.lines.withLock { $0 }.contains { $0.contains("reporting block could not be read") })
-        #expect(metrics.render().contains("linkout_reporting_storage_errors_total 1"))
+        // Apple's pause, read beside it, could not be read either: each is said and counted.
+        #expect(log.lines.withLock { $0 }.contains { $0.contains("Apple's pause could not be read") })
+        #expect(metrics.render().contains("linkout_reporting_storage_errors_total 2"))
     }
 
     static func blockedGauge(_ harness: ReportingHarness, _ reason: String) -> Int? {

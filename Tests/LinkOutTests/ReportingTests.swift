@@ -244,6 +244,16 @@ struct ReportingTests {
         #expect(restarted.rateLimitedUntil(now: Clock.system.nowMilliseconds()) == retryAt)
         #expect(restarted.pauseLine(now: retryAt - 1)?.contains(ReportingBlock.timestamp(retryAt)) == true)
         #expect(restarted.pauseLine(now: retryAt) == nil)
+        // One started without usable credentials (a key loaded later, `linkout report status` without it) knows
+        // the pause too.
+        var keyless = harness.configuration
+        keyless.apple.privateKeyFile = harness.directory.appendingPathComponent("missing.p8").path
+        let waiting = ReportingService(
+            configuration: keyless,
+            ledger: harness.ledger,
+            logger: Logger(label: "test", level: .critical)
+        )
+        #expect(waiting.rateLimitedUntil(now: Clock.system.nowMilliseconds()) == retryAt)
         restarted.tick(now: retryAt - 1)
         #expect(harness.production.received.count == 1)
         restarted.tick(now: retryAt)

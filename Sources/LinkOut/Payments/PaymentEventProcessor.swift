@@ -252,9 +252,20 @@ final class PaymentEventProcessor: BackgroundService {
                 blocked.insert(held.externalPurchaseId.rawValue)
                 continue
             }
-            try ledger.payments.apply(
-                try LineItemScreen(ledger: ledger).screened(try releaseChange(change, from: held, at: now), now: now)
-            )
+            do {
+                try ledger.payments.apply(
+                    try LineItemScreen(ledger: ledger).screened(
+                        try releaseChange(change, from: held, at: now),
+                        now: now
+                    )
+                )
+            } catch let error as StorageError where error.code == .conflict {
+                // Another instance changed the purchase meanwhile: this event is released at the next pass, worked
+                // out from the row as it is then; the token's later events wait behind it, the other tokens' go on.
+                logger.notice("held payment event worked out again", ["reason": error.message])
+                blocked.insert(held.externalPurchaseId.rawValue)
+                continue
+            }
             released += 1
             let metadata = [
                 "payment.provider": held.event.provider.rawValue, "payment.event_id": held.event.eventId,
@@ -295,7 +306,9 @@ final class PaymentEventProcessor: BackgroundService {
             release: (held.event.provider, held.event.eventId, held.externalPurchaseId),
             at: now
         )
-        release.purchaseAsRead = asRead
+        // Written only while the row is as the mapper read it: what it worked out (the period's end, the days) came
+        // from that read, and a change since then makes it work the event out again.
+        release.purchaseAsRead = change.purchaseAsRead ?? asRead
         release.lineItemsAwaitingToken = change.lineItemsAwaitingToken
         // A renewal held for its rate while a later one went to Apple counts its days into that one now: the
         // mapper restates it (none was made while held), and leaving these out left Apple a count too low.

@@ -112,26 +112,26 @@ package final class ReportingService: BackgroundService {
         restoredAt = RestoreDoubt.restoredAt(ledger, logger: logger)
         switch keys.current {
         case .success:
-            // A block survives a restart (and shows in `linkout report status`) until Apple takes a report, and
-            // Apple's pause until its end (`ReportingPause`). If they cannot be read, sending starts, and the next
-            // refusal blocks or pauses again.
+            // A block survives a restart (and shows in `linkout report status`) until Apple takes a report. If it
+            // cannot be read, sending starts, and the next refusal blocks again.
             var stored: String?
-            var paused: Int64?
             do {
                 stored = try ledger.settings.setting(named: ReportingBlock.setting)
-                paused = try ReportingPause.stored(in: ledger, now: now)
             } catch {
-                Self.storageFailed(
-                    "reporting block could not be read, nor Apple's pause; sending starts",
-                    error,
-                    logger,
-                    metrics
-                )
+                Self.storageFailed("reporting block could not be read; sending starts", error, logger, metrics)
             }
             state = Mutex(stored.flatMap(ReportingBlock.init(stored:)).map(Status.blocked) ?? .running)
-            if let paused { pausedUntil.store(paused, ordering: .relaxed) }
         case .failure(let problem):
             state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
+        }
+        // Apple's pause outlives a restart (`ReportingPause`), whatever the credentials are now: one loaded later
+        // sends nothing before it ends either. If it cannot be read, sending starts, and the next 429 pauses again.
+        do {
+            if let paused = try ReportingPause.stored(in: ledger, now: now) {
+                pausedUntil.store(paused, ordering: .relaxed)
+            }
+        } catch {
+            Self.storageFailed("Apple's pause could not be read; sending starts", error, logger, metrics)
         }
     }
 
