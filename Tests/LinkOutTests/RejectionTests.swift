@@ -629,11 +629,13 @@ struct RejectionTests {
             (error as? ReportActions.Refusal)?.description.contains("would tell Apple nobody paid") == true
         }
         #expect(try harness.reports("paid").map(\.status) == [.lineItem])
-        // Refunded in full, nothing stands: the token may be reported so.
+        // Refunded in full, it was a sale all the same (Apple hears of it as a buy and its refund).
         purchase.status = .refunded
         try harness.ledger.payments.apply(PaymentChange(event: nil, outcome: "refunded", purchase: purchase, at: 2))
-        _ = try ReportActions(ledger: harness.ledger).reportNoLineItem("paid")
-        #expect(try harness.reports("paid").map(\.status) == [.noLineItem])
+        #expect(throws: ReportActions.Refusal.self) {
+            try ReportActions(ledger: harness.ledger).reportNoLineItem("paid")
+        }
+        #expect(try harness.reports("paid").map(\.status) == [.lineItem])
     }
 
     /// Apple refused every line item of the token's only report, and the operator drops each: nothing is left to

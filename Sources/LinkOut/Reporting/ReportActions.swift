@@ -62,18 +62,19 @@ package struct ReportActions: Sendable {
                     + "retract the line items instead"
             )
         }
-        // A sale stands on the token (paid, or refunded in part): NO_LINE_ITEM would tell Apple nobody paid, and
-        // the sale would leave the month's money. Its line item is corrected instead, or the report sent again.
+        // A person paid on the token (whatever happened since: a refund, a subscription's end, is reported as a
+        // line item too): NO_LINE_ITEM would tell Apple nobody paid, and take the sale out of the month's money.
         let sales = try ledger.payments.purchases(externalPurchaseId: externalPurchaseId).filter {
-            ($0.live || token.token.environment == .sandbox) && [.paid, .partiallyRefunded].contains($0.status)
+            ReportingPolicy.isSaleForApple(live: $0.live, environment: token.token.environment)
         }
         if let sale = sales.first {
             let id = externalPurchaseId.shellWord
             throw Refusal(
                 kind: .conflict,
                 description: "purchase \(sale.purchaseId) was paid on this token: NO_LINE_ITEM would tell Apple nobody "
-                    + "paid; correct its line item (linkout report restate \(id) LINE_ITEM_ID FILE) or send the "
-                    + "report again once its cause is fixed (linkout report resend \(id))"
+                    + "paid; correct its line item (linkout report restate \(id) LINE_ITEM_ID FILE), send the report "
+                    + "again once its cause is fixed (linkout report resend \(id)), or drop an item made in error "
+                    + "(linkout report retract \(id) LINE_ITEM_ID)"
             )
         }
         let now = clock.nowMilliseconds()
