@@ -314,7 +314,16 @@ struct PrivacyTests {
             ),
             (
                 "evt_dana",
-                #"{"id":"evt_dana","data":{"object":{"customer":"cus_DANA0001","customer_details":{"email":"dana@example.com","name":"Dana Doe"},"metadata":{"gift_from":"zora@example.org"}}}}"#
+                #"{"id":"evt_dana","data":{"object":{"customer":"cus_DANA0001","customer_details":{"email":"dana@example.com","name":"Dana Doe"},"metadata":{"gift_from":"zora@example.org","gift_from_name":"Zora Quill"}}}}"#
+            ),
+            // Hers, though her address is in no key that names a person's data: her ids are followed.
+            (
+                "evt_zora_note",
+                #"{"id":"evt_zora_note","data":{"object":{"payment_intent":"pi_ZORA0001","description":"for Zora (zora@example.org)"}}}"#
+            ),
+            (
+                "evt_zora_refund",
+                #"{"id":"evt_zora_refund","data":{"object":{"payment_intent":"pi_ZORA0001","billing_details":{"name":"Zora Quill","phone":"+1 555 0100"}}}}"#
             ),
             (
                 "evt_dana_2",
@@ -335,7 +344,8 @@ struct PrivacyTests {
             )
         }
         let summary = try Erasure(ledger: ledger).erase(email: address)
-        #expect(summary.bodies == 2, "\(summary)")
+        #expect(summary.bodies == 4, "\(summary)")
+        #expect(try ledger.privacy.bodies(mentioning: "555 0100").isEmpty)
         #expect(try ledger.privacy.bodies(mentioning: address).isEmpty)
         #expect(try ledger.privacy.bodies(mentioning: "Zora Quill").isEmpty)
         let dana = try ledger.privacy.bodies(mentioning: "dana@example.com").map(\.body)

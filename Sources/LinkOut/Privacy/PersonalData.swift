@@ -39,18 +39,22 @@ enum PersonalData {
         }
     }
 
-    /// The body with only the texts holding `people` erased: a body about someone else that names the person
-    /// (another customer's metadata giving their address) keeps its own customer's data.
+    /// The body with only the texts holding `people` erased, and beside each (in the same object) what names a
+    /// person (`gift_from_name` next to `gift_from`): a body about someone else that names the person (another
+    /// customer's metadata giving their address) keeps its own customer's data.
     static func redactMentions(_ body: String, of people: [String]) -> String? {
         transform(body) { value in erasingMentions(value, of: people.map { $0.lowercased() }.filter { !$0.isEmpty }) }
     }
 
-    /// Whether the body is about the person: their address or account is the value of a key that names a
-    /// person's data (the customer's e-mail, the token's account), not only text somewhere in it.
-    static func isAbout(_ body: String, person: String) -> Bool {
+    /// Whether the body is someone else's that names the person: it holds e-mail addresses as a person's data
+    /// (the customer's, the receipt's), and none of them is theirs. A body that holds the person's, or none at
+    /// all (their address in a description, under a key of the developer's), is taken as theirs.
+    static func isSomeoneElses(_ body: String, naming person: String) -> Bool {
         guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
         else { return false }
-        return personalTexts(in: value).contains(person.lowercased())
+        let lowered = person.lowercased()
+        let addresses = personalTexts(in: value).filter { $0.contains("@") }
+        return !addresses.isEmpty && !addresses.contains { $0.contains(lowered) }
     }
 
     /// Whose data `redact` erases beyond the keys that name a person's: the people asked for, or (retention)
@@ -84,10 +88,16 @@ enum PersonalData {
     }
 
     private static func erasingMentions(_ value: Any, of people: [String]) -> Any {
+        let subject = Subject.people(people)
         if let array = value as? [Any] { return array.map { erasingMentions($0, of: people) } }
-        if let text = value as? String { return Subject.people(people).holds(text) ? erased : text }
+        if let text = value as? String { return subject.holds(text) ? erased : text }
         guard let object = value as? [String: Any] else { return value }
-        return object.mapValues { erasingMentions($0, of: people) }
+        let named = object.values.contains { ($0 as? String).map(subject.holds) ?? false }
+        var result: [String: Any] = [:]
+        for (key, field) in object {
+            result[key] = named && isPersonal(key) && field is String ? erased : erasingMentions(field, of: people)
+        }
+        return result
     }
 
     /// The lowered texts held under keys that name a person's data, at any depth.
