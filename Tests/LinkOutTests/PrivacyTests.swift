@@ -316,10 +316,11 @@ struct PrivacyTests {
                 "evt_dana",
                 #"{"id":"evt_dana","data":{"object":{"customer":"cus_DANA0001","customer_details":{"email":"dana@example.com","name":"Dana Doe"},"metadata":{"gift_from":"zora@example.org","gift_from_name":"Zora Quill"}}}}"#
             ),
-            // Hers, though her address is in no key that names a person's data: her ids are followed.
+            // Hers, though her address is under a key of the developer's, not one that names a person's data: its ids are
+            // followed.
             (
                 "evt_zora_note",
-                #"{"id":"evt_zora_note","data":{"object":{"payment_intent":"pi_ZORA0001","description":"for Zora (zora@example.org)"}}}"#
+                #"{"id":"evt_zora_note","data":{"object":{"payment_intent":"pi_ZORA0001","metadata":{"contact":"zora@example.org"}}}}"#
             ),
             (
                 "evt_zora_refund",
