@@ -110,7 +110,7 @@ struct OpenAPIDocumentTests {
                 == Set(
                     [
                         EntitlementEvents.Kind.purchaseCompleted, .subscriptionRenewed, .purchaseRefunded,
-                        .subscriptionEnded,
+                        .purchaseReinstated, .subscriptionEnded,
                     ].map(\.rawValue)
                 )
         )

@@ -676,4 +676,34 @@ struct PaddleChargebackReversalTests {
         )
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
+    /// The developer's backend hears of a chargeback's reversal (`purchase.reinstated`), as it heard of the
+    /// chargeback: it kept the person's entitlement taken while linkout's API said the purchase stood. A second
+    /// chargeback after the reversal is an event of its own (the same cause made the same event, never sent).
+    @Test func theBackendHearsOfAReversalAndOfAChargebackAfterIt() throws {
+        let backend = try WebhookReceiver(secret: PaddleFlowTests.backendSecret)
+        defer { backend.stop() }
+        let harness = try PaddleFlowTests.Harness(backend: backend)
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_20done", at: now - 9)
+        try Self.deliverInTurn(
+            harness,
+            [
+                completed,
+                Self.adjustment(of: transaction, "adj_20cb1", "chargeback", 2999, 479, at: now - 8),
+                Self.adjustment(of: transaction, "adj_20rev", "chargeback_reverse", 2999, 479, at: now - 7),
+                Self.adjustment(of: transaction, "adj_20cb2", "chargeback", 2999, 479, at: now - 6),
+            ]
+        )
+        let events = try harness.live.application.ledger.entitlements.webhooks(limit: 20).sorted {
+            $0.sequence < $1.sequence
+        }
+        #expect(
+            events.map(\.type) == [
+                "purchase.completed", "purchase.refunded", "purchase.reinstated", "purchase.refunded",
+            ]
+        )
+        #expect(Set(events.map(\.eventId)).count == 4)
+        #expect(events[2].body.contains(#""status":"paid""#), "\(events[2].body)")
+        #expect(events[3].body.contains(#""status":"refunded""#), "\(events[3].body)")
+    }
 }

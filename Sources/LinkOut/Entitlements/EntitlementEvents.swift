@@ -16,6 +16,8 @@ struct EntitlementEvents: Sendable {
         case purchaseCompleted = "purchase.completed"
         case subscriptionRenewed = "subscription.renewed"
         case purchaseRefunded = "purchase.refunded"
+        /// A chargeback was reversed: the money is the seller's again (the backend heard `purchase.refunded`).
+        case purchaseReinstated = "purchase.reinstated"
         case subscriptionEnded = "subscription.ended"
     }
 

@@ -161,7 +161,9 @@ extension PaymentChangeMapper {
         change.webhooks = try entitlements.event(
             .purchaseRefunded,
             purchase: purchase,
-            cause: "\(charge.chargeKey):\(refund.amountRefunded)",
+            // A chargeback's own id in it: a second chargeback after a reversal takes the same total again, and
+            // the same cause made the same event, which the backend never heard of.
+            cause: "\(charge.chargeKey):\(refund.amountRefunded)" + (refund.disputeId.map { ":dispute:\($0)" } ?? ""),
             at: now
         )
         guard let token = purchase.externalPurchaseId, purchase.isReported else {

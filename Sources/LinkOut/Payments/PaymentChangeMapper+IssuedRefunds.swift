@@ -193,12 +193,22 @@ extension PaymentChangeMapper {
         change.refundReversal = (charge.chargeKey, givenBack)
         // A refund of the money the chargeback took waited for this (`issuedRefund`).
         change.wakesEventsBehind = purchase?.externalPurchaseId
-        if var purchase, purchase.status == .refunded || purchase.status == .partiallyRefunded {
-            change.purchaseAsRead = purchase
-            let left = max(0, charge.amountRefunded - givenBack)
-            purchase.status = left == 0 ? .paid : left >= charge.amountTotal ? .refunded : .partiallyRefunded
-            purchase.updatedAt = now
-            change.purchase = purchase
+        if var purchase {
+            if purchase.status == .refunded || purchase.status == .partiallyRefunded {
+                change.purchaseAsRead = purchase
+                let left = max(0, charge.amountRefunded - givenBack)
+                purchase.status = left == 0 ? .paid : left >= charge.amountTotal ? .refunded : .partiallyRefunded
+                purchase.updatedAt = now
+                change.purchase = purchase
+            }
+            // The backend heard of the chargeback (`purchase.refunded`): it hears of its reversal too, or it keeps
+            // the person's entitlement taken while linkout's API and the app's entitlements say it stands.
+            change.webhooks = try entitlements.event(
+                .purchaseReinstated,
+                purchase: purchase,
+                cause: "\(charge.chargeKey):\(marker)",
+                at: now
+            )
         }
         func marked(_ lineItemId: LineItemID) -> [PurchaseCharge] {
             [
