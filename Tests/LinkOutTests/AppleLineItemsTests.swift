@@ -159,6 +159,9 @@ struct AppleLineItemsTests {
         let clamped = try mapper.renewal(stampedEarly, previous: start)
         #expect(clamped.creationDate == start.creationDate)
         expectValid([.subscriptionBuy(start), .subscriptionBuy(clamped)], now: start.creationDate + 1000)
+        // Following a renewal, the start is named to it.
+        let afterRenewal = try mapper.renewal(stampedEarly, previous: first, startedAt: start.creationDate)
+        #expect(afterRenewal.creationDate == start.creationDate)
 
         var march = february
         march.invoiceId = "in_mar"

@@ -89,13 +89,23 @@ public struct AppleLineItems: Sendable {
     /// count paid days only, so a free first period adds nothing (Apple: "subscriptionDaysOfPaidService"), but a period
     /// paid from the customer's credit balance (a downgrade's, charged 0) does. The amounts are what the person was
     /// charged (`InvoicePayment.charged`), tax in proportion.
+    /// `startedAt`: the `creationDate` of the start it references, when known (else `previous`'s, if it is the
+    /// start): it is never dated before it.
     public func renewal(
         _ invoice: InvoicePayment,
         previous: SubscriptionBuyLineItem,
         previousPaid: Bool? = nil,
-        exchangeRate: ExchangeRate? = nil
+        exchangeRate: ExchangeRate? = nil,
+        startedAt: Int64? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
-        try following(previous, with: invoice, event: .renewal, previousPaid: previousPaid, exchangeRate: exchangeRate)
+        try following(
+            previous,
+            with: invoice,
+            event: .renewal,
+            previousPaid: previousPaid,
+            exchangeRate: exchangeRate,
+            startedAt: startedAt
+        )
     }
 
     /// Apple's `subscriptionDaysOfPaidService` of the item that follows `previous` in its subscription, its period
@@ -131,14 +141,16 @@ public struct AppleLineItems: Sendable {
         _ invoice: InvoicePayment,
         previous: SubscriptionBuyLineItem,
         previousPaid: Bool? = nil,
-        exchangeRate: ExchangeRate? = nil
+        exchangeRate: ExchangeRate? = nil,
+        startedAt: Int64? = nil
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
         try following(
             previous,
             with: invoice,
             event: .change,
             previousPaid: previousPaid,
-            exchangeRate: exchangeRate
+            exchangeRate: exchangeRate,
+            startedAt: startedAt
         )
     }
 
@@ -155,9 +167,12 @@ public struct AppleLineItems: Sendable {
         with invoice: InvoicePayment,
         event: Following,
         previousPaid: Bool?,
-        exchangeRate: ExchangeRate?
+        exchangeRate: ExchangeRate?,
+        startedAt: Int64?
     ) throws(AppleLineItemError) -> SubscriptionBuyLineItem {
         let isChange = event == .change
+        let notBefore =
+            startedAt ?? (previous.subscriptionEvent == "SUBSCRIPTION_START" ? previous.creationDate : nil)
         let product = invoice.productId ?? ProductID(previous.productIdentifier)
         guard !product.isEmpty else { throw .missingProduct }
         let paidDays = Self.paidDays(
@@ -173,8 +188,7 @@ public struct AppleLineItems: Sendable {
             id: invoice.invoiceId,
             // Never before the start it refers to (Apple: `ReferencedCreationDateIncompatibleError`), as a refund
             // is never dated before its buy. Only the start bounds it: renewals may arrive out of order.
-            at: previous.subscriptionEvent == "SUBSCRIPTION_START"
-                ? max(invoice.paidAt, previous.creationDate) : invoice.paidAt,
+            at: notBefore.map { max(invoice.paidAt, $0) } ?? invoice.paidAt,
             currency: invoice.currency,
             total: total,
             tax: isChange ? min(max(invoice.tax, 0), total) : invoice.tax,

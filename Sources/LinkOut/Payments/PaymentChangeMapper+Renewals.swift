@@ -86,7 +86,15 @@ extension PaymentChangeMapper {
             return .wait("the subscription's start is not recorded yet")
         }
         do {
-            let item = try next(invoice, after: previous, paid: previousPaid, at: exchangeRate, planChange: planChange)
+            let startedAt = history.items.first { $0.lineItemId == buy }?.creationDate
+            let item = try next(
+                invoice,
+                after: previous,
+                paid: previousPaid,
+                at: exchangeRate,
+                planChange: planChange,
+                startedAt: startedAt
+            )
             // Items delivered before this one that come after it count its days now: each whose days change is
             // restated (Apple: "Reporting corrections").
             let following = try history.following(item)
@@ -135,16 +143,24 @@ extension PaymentChangeMapper {
         after previous: SubscriptionBuyLineItem,
         paid previousPaid: Bool?,
         at exchangeRate: ExchangeRate?,
-        planChange: Bool
+        planChange: Bool,
+        startedAt: Int64?
     ) throws -> SubscriptionBuyLineItem {
         planChange
             ? try lineItems.subscriptionChange(
                 invoice,
                 previous: previous,
                 previousPaid: previousPaid,
-                exchangeRate: exchangeRate
+                exchangeRate: exchangeRate,
+                startedAt: startedAt
             )
-            : try lineItems.renewal(invoice, previous: previous, previousPaid: previousPaid, exchangeRate: exchangeRate)
+            : try lineItems.renewal(
+                invoice,
+                previous: previous,
+                previousPaid: previousPaid,
+                exchangeRate: exchangeRate,
+                startedAt: startedAt
+            )
     }
 
     /// The renewal on the purchase (its period runs on), and for a renewal the backend's webhook: a plan change
