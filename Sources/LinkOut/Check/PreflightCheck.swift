@@ -170,23 +170,31 @@ package struct PreflightCheck: Sendable {
         return Self.pass("api addresses", "https (plain http only to this machine)")
     }
 
-    /// Apple's production host named for sandbox reports, or the other way round, or one host for both: Apple
-    /// keeps the two apart (a production token sent to the sandbox is not reported), and both answer a check's
-    /// Retrieve the same way, so only the names tell.
+    /// Apple's production host named for sandbox reports, or the other way round (the recommended hosts and the
+    /// older `itunes` ones Apple still serves), or one URL for both: Apple keeps the two apart (a production token
+    /// sent to the sandbox is not reported), and both answer a check's Retrieve the same way, so only the names
+    /// tell. A gateway of one's own may route both from one host by path or port, and one fake on this machine
+    /// may stand for both.
     static func swappedAppleHost(production: String, sandbox: String) -> String? {
         func host(_ url: String) -> String? { URL(string: url)?.host?.lowercased() }
-        let apple = (
-            production: host(AppStoreServerAPIClient.defaultProductionURL),
-            sandbox: host(AppStoreServerAPIClient.defaultSandboxURL)
-        )
-        if host(production) == apple.sandbox {
+        let productionHosts = ["api.storekit.apple.com", "api.storekit.itunes.apple.com"]
+        let sandboxHosts = ["api.storekit-sandbox.apple.com", "api.storekit-sandbox.itunes.apple.com"]
+        if let named = host(production), sandboxHosts.contains(named) {
             return "apple.productionURL names Apple's sandbox host: production tokens would be reported to the sandbox"
         }
-        if host(sandbox) == apple.production {
+        if let named = host(sandbox), productionHosts.contains(named) {
             return "apple.sandboxURL names Apple's production host: sandbox tokens would be reported to production"
         }
-        if let shared = host(production), shared == host(sandbox), !PublicHost.isLoopback(shared) {
-            return "apple.productionURL and apple.sandboxURL name one host: Apple keeps production and sandbox apart"
+        func normalized(_ url: String) -> String? {
+            guard let parsed = URL(string: url), let host = parsed.host?.lowercased() else { return nil }
+            let path = parsed.path.hasSuffix("/") ? String(parsed.path.dropLast()) : parsed.path
+            return "\(parsed.scheme?.lowercased() ?? "")://\(host):\(parsed.port ?? 0)\(path)"
+        }
+        // One fake on this machine may stand for both (tests, a local trial).
+        if let shared = normalized(production), shared == normalized(sandbox),
+            !(host(production).map(PublicHost.isLoopback) ?? false)
+        {
+            return "apple.productionURL and apple.sandboxURL are one URL: Apple keeps production and sandbox apart"
         }
         return nil
     }
