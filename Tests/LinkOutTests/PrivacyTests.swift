@@ -364,6 +364,14 @@ struct PrivacyTests {
         #expect(!redacted.contains("Zora.Quill") && !redacted.contains(account), "\(redacted)")
         #expect(redacted.contains(#""product_id":"pro""#) && redacted.contains(#""checkout":"0c1d2e3f""#))
         #expect(redacted.contains("2999") && redacted.contains("evt_3"))
+        // A URL with an `@` is no address.
+        for url in [
+            "https://cdn.example.com/npm/pkg@1.2.3/app.js", "https://medium.com/@brand/post.html", "https://u:t@h.com",
+        ] {
+            #expect(!PersonalData.holdsAnAddress(url), "\(url)")
+        }
+        #expect(PersonalData.holdsAnAddress("Gift from <Zora.Quill@example.org>, thanks"))
+        #expect(!PersonalData.holdsAnAddress("@brand") && !PersonalData.holdsAnAddress("a@b.c1"))
     }
 
     /// More of a person's bodies than one search returns, and more of their ids than the linked-id limit: every

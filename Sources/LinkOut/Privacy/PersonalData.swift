@@ -68,13 +68,24 @@ enum PersonalData {
             switch self {
             case .people(let people): return people.contains(where: lowered.contains)
             case .everyone(let accounts):
-                return lowered.contains(PersonalData.emailShape()) || accounts.contains(where: lowered.contains)
+                return PersonalData.holdsAnAddress(lowered) || accounts.contains(where: lowered.contains)
             }
         }
     }
 
-    /// Text shaped like an e-mail address: no id, amount or date of a provider's is.
-    private static func emailShape() -> Regex<Substring> { /[^\s@"]+@[^\s@"]+\.[a-z]{2,}/ }
+    /// Whether some word of the text is shaped like an e-mail address (`local@domain.tld`): no id, amount or date
+    /// of a provider's is, nor a URL (`https://cdn.example/pkg@1.2.3/app.js`, `https://medium.com/@brand`, a
+    /// user part), which a slash or a colon gives away.
+    static func holdsAnAddress(_ text: String) -> Bool {
+        text.split(whereSeparator: { $0.isWhitespace || "<>()[],;\"'".contains($0) }).contains { word in
+            let parts = word.split(separator: "@", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !word.contains("/"), !word.contains(":"),
+                let dot = parts[1].lastIndex(of: "."), parts[1].startIndex < dot
+            else { return false }
+            let tld = parts[1][parts[1].index(after: dot)...]
+            return tld.count >= 2 && tld.allSatisfy(\.isLetter)
+        }
+    }
 
     private static func transform(_ body: String, _ change: (Any) -> Any) -> String? {
         guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]),
