@@ -150,7 +150,7 @@ enum ConfigurationAudit {
         let authorities =
             apple.caFile.map { file in
                 ", CA file \(file) "
-                    + digest(String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self))
+                    + (FileManager.default.contents(atPath: file).map { digest(bytes: Array($0)) } ?? "(unreadable)")
             } ?? ""
         return "production " + text(apple.productionURL) + ", sandbox " + text(apple.sandboxURL) + proxy + authorities
     }
@@ -234,6 +234,11 @@ enum ConfigurationAudit {
 
     /// A short digest of settings text (not secret: regimes and rates are the operator's own configuration).
     static func digest(_ text: String) -> String {
-        ((try? SHA256.digest(Array(text.utf8))).map { Hex.encode($0.prefix(6)) }) ?? "unknown"
+        digest(bytes: Array(text.utf8))
+    }
+
+    /// The same of a file's bytes as they are (a DER certificate is no text).
+    static func digest(bytes: [UInt8]) -> String {
+        ((try? SHA256.digest(bytes)).map { Hex.encode($0.prefix(6)) }) ?? "unknown"
     }
 }

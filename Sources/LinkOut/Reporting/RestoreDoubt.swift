@@ -6,9 +6,10 @@ import Storage
 
 /// After `linkout restore`, the ledger has forgotten what happened since the backup was made: a report it
 /// holds as pending, or plans again under the same identifier (`ReportIdentifiers`), may already be at Apple.
-/// For `window` after the restore, the first send of every report is preceded by Retrieve External Purchase
-/// Report: Apple's copy settles it as accepted without a second send; Apple's `NotFoundError` lets it go out;
-/// no answer keeps it pending, never sent blind.
+/// For `window` after the restore, a send of a report Apple may hold (`applies`: the first since the restore,
+/// or one after a try that got no answer) is preceded by Retrieve External Purchase Report: Apple's copy
+/// settles it as accepted without a second send; Apple's `NotFoundError` lets it go out; no answer keeps it
+/// pending, never sent blind.
 enum RestoreDoubt {
     /// The ledger setting `linkout restore` writes: when the backup was restored (UNIX ms).
     static let setting = LedgerBackup.restoredSetting
@@ -31,16 +32,13 @@ enum RestoreDoubt {
         }
     }
 
-    /// Whether the report was not sent since the restore: never sent, sent only before it (the backup knows
-    /// nothing of the sends made after it was taken), or since then only checked with Apple, without an answer.
+    /// Whether Apple may hold the report without this ledger knowing: it was never sent, or sent only before the
+    /// restore (the backup knows nothing of the sends made after it was taken), or its last try since got no
+    /// answer (Apple's copy could not be read, or a send's answer was lost: it may have arrived all the same).
     static func applies(to report: StoredReport, restoredAt: Int64?, now: Int64) -> Bool {
         guard let restoredAt, now < restoredAt + window else { return false }
-        return report.attempts == 0 || (report.lastAttemptAt ?? 0) < restoredAt
-            || report.lastResponse?.hasPrefix(unsettledNote) == true
+        return report.attempts == 0 || (report.lastAttemptAt ?? 0) < restoredAt || report.lastHTTPStatus == nil
     }
-
-    /// How an attempt that asked for Apple's copy and got no answer begins (`unsettled`).
-    static let unsettledNote = "not sent: the ledger was restored and Apple's copy could not be read"
 
     /// What Retrieve says of a report before its first send: accepted, or nil when it may go out now; an
     /// attempt that keeps it pending when Apple could not tell.
@@ -79,7 +77,7 @@ enum RestoreDoubt {
             attempt: ReportAttempt(
                 state: .pending,
                 httpStatus: nil,
-                response: "\(unsettledNote) (\(why))",
+                response: "not sent: the ledger was restored and Apple's copy could not be read (\(why))",
                 nextAttemptAt: now + retryMilliseconds,
                 at: now,
                 // Still never sent: the next try checks Apple's copy first again.
