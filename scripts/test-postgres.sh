@@ -14,5 +14,5 @@ echo "test-postgres: PostgreSQL on 127.0.0.1:$port"
 # and the full-disk landing test fills the visit journal's filesystem (PostgreSQL has no journal).
 LINKOUT_TEST_POSTGRES_URL="postgresql://postgres@127.0.0.1:$port/postgres" \
   swift test --skip-build "$@" \
-  --filter 'StorageTests.(Ledger|LedgerDashboard|SharedLedger|UnknownStoredValue|MoneyLedger|MigrationUpgrade)Tests|LinkOutTests' \
+  --filter 'StorageTests.(Ledger|LedgerDashboard|SharedLedger|UnknownStoredValue|MoneyLedger|MigrationUpgrade|PurchaseGuard|RefundTotalGuard)Tests|LinkOutTests' \
   --skip 'CommandLineTests|DiskFullLandingTests|BackupRestoreTests'

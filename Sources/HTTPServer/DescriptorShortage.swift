@@ -89,7 +89,9 @@ final class DescriptorShortage: Sendable {
     /// 503 since then.
     func warningDue(now: UInt64) -> Int? {
         let last = lastWarning.load(ordering: .relaxed)
-        guard last == 0 || now &- last >= Self.warningInterval,
+        // Another loop's `now` may be later than this one's, taken before it: a wrapped difference read as ages
+        // ago, and a second warning followed the first at once.
+        guard last == 0 || (now > last && now - last >= Self.warningInterval),
             lastWarning.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
         else { return nil }
         return shedSinceWarning.exchange(0, ordering: .relaxed)

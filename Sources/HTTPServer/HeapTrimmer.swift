@@ -39,7 +39,8 @@ final class HeapTrimmer: Sendable {
     func trimIfDue(now: UInt64) -> Bool {
         let due = nextCheck.load(ordering: .relaxed)
         let busy = lastBusy.load(ordering: .relaxed)
-        guard now >= due, busy == 0 || now &- busy >= interval,
+        // Another loop's busy moment may be later than this `now` (taken before it): busy, not long ago.
+        guard now >= due, busy == 0 || (now > busy && now - busy >= interval),
             nextCheck.compareExchange(expected: due, desired: now + interval, ordering: .relaxed).exchanged
         else { return false }
         guard csystem_heap_free_bytes() >= threshold else { return false }

@@ -337,8 +337,9 @@ struct ServeProcessTests {
         let prlimit = try ChildProcess("/usr/bin/prlimit", ["--pid", String(server.pid), "--nofile=\(cap):\(cap)"])
         #expect(prlimit.waitForExit() == 0)
 
-        // The warning is said at most once a minute, whatever is refused meanwhile: on a loaded machine (the
-        // PostgreSQL tier) this test can run past a minute, and a second warning is then due.
+        // The warning is said at most once a minute, whatever is refused meanwhile (both loops refusing at once
+        // said it twice: one's moment, taken before the other's warning, read as a minute after it): on a loaded
+        // machine (the PostgreSQL tier) this test can run past a minute, and a second warning is then due.
         let shortageBegan = Date()
         var held: [RawClient] = []
         for _ in 0..<32 { held.append(try RawClient(port: port)) }
