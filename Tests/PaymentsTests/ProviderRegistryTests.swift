@@ -132,6 +132,17 @@ struct ProviderRegistryTests {
         #expect(throws: WebhookRefusal.notAnEvent("the body is not a Stripe event")) {
             try stripe.verifyWebhook(body: notAnEvent, header: { _ in signed }, now: now)
         }
+        // An id holding a NUL (or another hidden character) is no id: the ledger keys events by it, and two ids
+        // that differ after a NUL were one event there.
+        let nul = Array(#"{"id":"evt_z\u0000two","type":"charge.refunded","created":1,"data":{}}"#.utf8)
+        let nulHeader = TimestampedHMAC.stripe(secret: "whsec_x").header(body: nul, timestamp: now / 1000)
+        #expect(throws: WebhookRefusal.notAnEvent("the body is not a Stripe event")) {
+            try stripe.verifyWebhook(body: nul, header: { _ in nulHeader }, now: now)
+        }
+        #expect(
+            WebhookEnvelope.isKey("txn_01h15x024") && !WebhookEnvelope.isKey("evt\u{202E}")
+                && !WebhookEnvelope.isKey("")
+        )
         #expect(stripe.webhook?.maxBodyBytes == 256 * 1024)
         // A stored event decodes to PaymentEvent, live as Stripe says; nothing to add from the API.
         let decoded = try stripe.decodeEvent(Array(#"{"id":"e","type":"ping","created":1,"livemode":true}"#.utf8))

@@ -27,8 +27,8 @@ extension PaddlePaymentProvider {
             throw .signature(error.description)
         }
         guard let envelope = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            let id = envelope["event_id"] as? String, !id.isEmpty, id.utf8.count <= 255,
-            let type = envelope["event_type"] as? String, type.utf8.count <= 255
+            let id = envelope["event_id"] as? String, WebhookEnvelope.isKey(id),
+            let type = envelope["event_type"] as? String, WebhookEnvelope.isKey(type)
         else { throw .notAnEvent("the body is not a Paddle notification") }
         return WebhookEnvelope(
             eventId: id,
@@ -49,7 +49,7 @@ extension PaddlePaymentProvider {
         } else {
             key = nil
         }
-        guard let key, !key.isEmpty, key.utf8.count <= 255 else { return nil }
+        guard let key, WebhookEnvelope.isKey(key) else { return nil }
         return key
     }
 

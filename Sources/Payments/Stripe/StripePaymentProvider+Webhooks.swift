@@ -28,8 +28,8 @@ extension StripePaymentProvider {
             throw .signature(error.description)
         }
         guard let envelope = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            let id = envelope["id"] as? String, !id.isEmpty, id.utf8.count <= 255,
-            let type = envelope["type"] as? String, type.utf8.count <= 255
+            let id = envelope["id"] as? String, WebhookEnvelope.isKey(id),
+            let type = envelope["type"] as? String, WebhookEnvelope.isKey(type)
         else { throw .notAnEvent("the body is not a Stripe event") }
         // When it happened (`created`, UNIX seconds): the monthly close dates an event still waiting by it, not by
         // when it arrived (a refund of October delivered or retried in November is October's). One dated before
