@@ -37,6 +37,17 @@ struct PaddlePaymentProviderTests {
         )
     }
 
+    /// A catalog price in a currency Paddle does not sell in is refused at start (it made a transaction Paddle
+    /// could never take, and a retry page for good).
+    @Test func aPriceInACurrencyPaddleDoesNotSellInIsRefused() throws {
+        let fake = try FakePaddleServer()
+        defer { fake.stop() }
+        let paddle = provider(fake)
+        #expect(paddle.refusal(ofPrice: .init(currency: "KWD", amount: "5.120"))?.contains("sells in") == true)
+        #expect(paddle.refusal(ofPrice: .init(currency: "eur", amount: "29.99")) == nil)
+        #expect(paddle.refusal(ofPrice: .init(currency: "JPY", amount: "500")) == nil)
+    }
+
     @Test func aNonCatalogPriceWithLinkoutsIdsGoesToTheHostedCheckout() throws {
         let fake = try FakePaddleServer()
         defer { fake.stop() }

@@ -64,6 +64,13 @@ extension PaddlePaymentProvider {
         return prices
     }
 
+    /// A price in a currency Paddle does not sell in (`PaddleCurrencies`): asked at start, so a shop never offers
+    /// it.
+    public func refusal(ofPrice price: CheckoutRequest.Price) -> String? {
+        PaddleCurrencies.sells(price.currency)
+            ? nil : "cannot be charged by Paddle: it sells in \(PaddleCurrencies.sold.sorted().joined(separator: ", "))"
+    }
+
     public var id: ProviderID { .paddle }
 
     /// Live with a live key; a sandbox key (`_sdbx`) is test mode, its payments only reported for sandbox tokens.
