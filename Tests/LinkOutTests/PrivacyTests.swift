@@ -316,15 +316,15 @@ struct PrivacyTests {
                 "evt_dana",
                 #"{"id":"evt_dana","data":{"object":{"customer":"cus_DANA0001","customer_details":{"email":"dana@example.com","name":"Dana Doe"},"metadata":{"gift_from":"zora@example.org","gift_from_name":"Zora Quill"}}}}"#
             ),
-            // Hers, though her address is under a key of the developer's, not one that names a person's data: its ids are
-            // followed.
+            // A transaction of Bob's (Paddle's carry no address) that names her, beside his own buyer's name: only
+            // the mention goes, and his customer id is not followed to his other events.
             (
-                "evt_zora_note",
-                #"{"id":"evt_zora_note","data":{"object":{"payment_intent":"pi_ZORA0001","metadata":{"contact":"zora@example.org"}}}}"#
+                "evt_bob_txn",
+                #"{"id":"evt_bob_txn","data":{"object":{"customer_id":"ctm_bob000001","custom_data":{"gift_to":"zora@example.org","buyer_name":"Bob Buyer"}}}}"#
             ),
             (
-                "evt_zora_refund",
-                #"{"id":"evt_zora_refund","data":{"object":{"payment_intent":"pi_ZORA0001","billing_details":{"name":"Zora Quill","phone":"+1 555 0100"}}}}"#
+                "evt_bob",
+                #"{"id":"evt_bob","data":{"object":{"id":"ctm_bob000001","email":"bob@example.net","name":"Bob Buyer"}}}"#
             ),
             (
                 "evt_dana_2",
@@ -345,13 +345,15 @@ struct PrivacyTests {
             )
         }
         let summary = try Erasure(ledger: ledger).erase(email: address)
-        #expect(summary.bodies == 4, "\(summary)")
-        #expect(try ledger.privacy.bodies(mentioning: "555 0100").isEmpty)
+        #expect(summary.bodies == 3, "\(summary)")
         #expect(try ledger.privacy.bodies(mentioning: address).isEmpty)
         #expect(try ledger.privacy.bodies(mentioning: "Zora Quill").isEmpty)
         let dana = try ledger.privacy.bodies(mentioning: "dana@example.com").map(\.body)
         #expect(dana.count == 2)
         #expect(dana.allSatisfy { $0.contains("Dana Doe") })
+        let bob = try ledger.privacy.bodies(mentioning: "ctm_bob000001").map(\.body)
+        #expect(bob.count == 2 && bob.allSatisfy { $0.contains("Bob Buyer") }, "\(bob)")
+        #expect(bob.contains { $0.contains("bob@example.net") })
     }
 
     /// The retention pass erases everyone's data without knowing whose: an address or the body's account token

@@ -76,11 +76,11 @@ package struct Erasure: Sendable {
     static let maxRounds = 100
 
     /// One round: how many bodies it rewrote, and whether a search was cut at `searchLimit` (so more may wait).
-    /// A body is the person's unless it is clearly someone else's (`PersonalData.isSomeoneElses`: another
-    /// customer's addresses and not theirs), and always when found by one of their purchases or of the provider's
-    /// ids found in a body of theirs: it loses every person's data in it, and its ids are followed. A body that
-    /// only mentions them (another customer's metadata giving their address) loses only that mention and what
-    /// names a person beside it: its own customer's data and ids stay.
+    /// A body is the person's when it holds their address or account as a person's data (`PersonalData.isAbout`),
+    /// or was found by one of their purchases or of the provider's ids found in such a body: it loses every
+    /// person's data in it, and its ids are followed. A body that only mentions them (another customer's metadata
+    /// giving their address) loses only that mention and what names a person beside it under the same stem: its
+    /// own customer's data and ids stay.
     private func eraseRound(mentioning keys: [String], person: String) throws -> (rewritten: Int, cut: Bool) {
         var found: [StoredBody.Kind: (body: StoredBody, isTheirs: Bool)] = [:]
         var cut = false
@@ -95,7 +95,7 @@ package struct Erasure: Sendable {
             let bodies = try ledger.privacy.bodies(mentioning: key, limit: searchLimit)
             cut = cut || bodies.count >= searchLimit
             for stored in bodies where found[stored.kind]?.isTheirs != true {
-                let isTheirs = key != person || !PersonalData.isSomeoneElses(stored.body, naming: person)
+                let isTheirs = key != person || PersonalData.isAbout(stored.body, person: person)
                 found[stored.kind] = (stored, isTheirs)
                 if isTheirs { pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) } }
             }

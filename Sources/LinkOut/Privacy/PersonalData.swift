@@ -39,22 +39,22 @@ enum PersonalData {
         }
     }
 
-    /// The body with only the texts holding `people` erased, and beside each (in the same object) what names a
-    /// person (`gift_from_name` next to `gift_from`): a body about someone else that names the person (another
-    /// customer's metadata giving their address) keeps its own customer's data.
+    /// The body with only the texts holding `people` erased, and beside each what names a person under a key of
+    /// the same stem (`gift_from_name` next to `gift_from`, `referrer_name` next to `referrer_email`): a body about
+    /// someone else that names the person (another customer's metadata giving their address) keeps its own
+    /// customer's data (`buyer_email`, `buyer_name` beside `gift_to`).
     static func redactMentions(_ body: String, of people: [String]) -> String? {
         transform(body) { value in erasingMentions(value, of: people.map { $0.lowercased() }.filter { !$0.isEmpty }) }
     }
 
-    /// Whether the body is someone else's that names the person: it holds e-mail addresses as a person's data
-    /// (the customer's, the receipt's), and none of them is theirs. A body that holds the person's, or none at
-    /// all (their address in a description, under a key of the developer's), is taken as theirs.
-    static func isSomeoneElses(_ body: String, naming person: String) -> Bool {
+    /// Whether the body is about the person: their address or account is the whole value of a key that names a
+    /// person's data (the customer's e-mail, the token's account), not only text somewhere in it. Only then are
+    /// its ids followed: a body that merely names them (another customer's metadata, a Paddle transaction that
+    /// carries no address at all) would lead the erasure into that other customer's events.
+    static func isAbout(_ body: String, person: String) -> Bool {
         guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
         else { return false }
-        let lowered = person.lowercased()
-        let addresses = personalTexts(in: value).filter { $0.contains("@") }
-        return !addresses.isEmpty && !addresses.contains { $0.contains(lowered) }
+        return personalTexts(in: value).contains(person.lowercased())
     }
 
     /// Whose data `redact` erases beyond the keys that name a person's: the people asked for, or (retention)
@@ -103,12 +103,27 @@ enum PersonalData {
         if let array = value as? [Any] { return array.map { erasingMentions($0, of: people) } }
         if let text = value as? String { return subject.holds(text) ? erased : text }
         guard let object = value as? [String: Any] else { return value }
-        let named = object.values.contains { ($0 as? String).map(subject.holds) ?? false }
+        // A key that is all stem (`email`) names nothing beside it.
+        let stems = object.compactMap { key, field in
+            (field as? String).map(subject.holds) == true ? stem(of: key) : nil
+        }.filter { !$0.isEmpty }
         var result: [String: Any] = [:]
         for (key, field) in object {
-            result[key] = named && isPersonal(key) && field is String ? erased : erasingMentions(field, of: people)
+            let beside = field is String && isPersonal(key) && stems.contains { key.lowercased().hasPrefix($0) }
+            result[key] = beside ? erased : erasingMentions(field, of: people)
         }
         return result
+    }
+
+    /// A key without what says it holds an address (`referrer_email` → `referrer_`), lowered: the keys of the same
+    /// person beside it start so.
+    private static func stem(of key: String) -> String {
+        var lowered = key.lowercased()
+        for end in ["email_address", "email", "address"] where lowered.hasSuffix(end) {
+            lowered.removeLast(end.count)
+            break
+        }
+        return lowered
     }
 
     /// The lowered texts held under keys that name a person's data, at any depth.
