@@ -13,6 +13,9 @@ final class SQLDatabase: Sendable {
     private let openedMaxPages: Int64?
     /// The commission regimes the money rows are classified under (`MoneyStore.useRegimes`).
     let commissionRegimes = CommissionRegimesHolder()
+    /// The size a SQLite ledger's WAL is cut back to once it starts over (32 MiB: eight times what SQLite's
+    /// checkpoints every thousand pages leave it at under a steady load).
+    static let walSizeLimit = 32 << 20
 
     /// Opens (creating if needed, unless `upgrade` is `.never`: a command makes no ledger) the SQLite database at
     /// `path` and applies pending migrations.
@@ -36,9 +39,12 @@ final class SQLDatabase: Sendable {
             }
             // `secure_delete = FAST`: a row's old bytes are zeroed in the page it leaves whenever that costs no extra
             // write, so a person's data rewritten away (`linkout erase`, the retention pass) is not left in free space.
+            // `journal_size_limit`: once a checkpoint has let the WAL start over, it is cut back to this size. A
+            // long read during heavy writes makes it grow past SQLite's thousand pages, and it never shrank (83 MB
+            // after half an hour of mixed traffic, for good).
             try connection.execute(
                 "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768; "
-                    + "PRAGMA secure_delete = FAST"
+                    + "PRAGMA secure_delete = FAST; PRAGMA journal_size_limit = \(Self.walSizeLimit)"
             )
             try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds(), upgrade: upgrade)
             maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823
