@@ -7,7 +7,7 @@ import Glibc
 /// A small structured logger in the shape of swift-log: a label, seven levels and metadata.
 ///
 /// Each event is one JSON object on one line of standard error, written with a single `write(2)` so lines from
-/// different threads never interleave. Messages are constant; data goes into metadata. Callers must never put a
+/// different threads never interleave, and dropped (and counted) when the reader has no room (`LineWriter`). Messages are constant; data goes into metadata. Callers must never put a
 /// raw token, JWT, key or payment secret into a message or metadata value.
 public struct Logger: Sendable {
     /// Severity, lowest first, as in swift-log.
@@ -42,19 +42,8 @@ public struct Logger: Sendable {
 
         public init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
 
-        public static let standardError = Sink { line in
-            var bytes = Array(line.utf8)
-            bytes.append(0x0A)
-            bytes.withUnsafeBytes { raw in
-                guard let base = raw.baseAddress else { return }
-                var offset = 0
-                while offset < raw.count {
-                    let written = Glibc.write(STDERR_FILENO, base + offset, raw.count - offset)
-                    if written <= 0 { return }
-                    offset += written
-                }
-            }
-        }
+        /// Standard error, as far as its reader keeps up (`LineWriter`).
+        public static let standardError = Sink { LineWriter.standardError.write($0) }
     }
 
     public let label: String
