@@ -706,4 +706,28 @@ struct PaddleChargebackReversalTests {
         #expect(events[2].body.contains(#""status":"paid""#), "\(events[2].body)")
         #expect(events[3].body.contains(#""status":"refunded""#), "\(events[3].body)")
     }
+
+    /// A chargeback of a payment refunded in full took nothing: its reversal gives nothing back, and the backend
+    /// hears of no reinstatement (it would have re-granted a refunded purchase). A refund after a reversal brings
+    /// the refunded total back to a figure it had, and is an event of its own all the same.
+    @Test func aReversalThatGivesNothingBackReinstatesNothing() throws {
+        let backend = try WebhookReceiver(secret: PaddleFlowTests.backendSecret)
+        defer { backend.stop() }
+        let harness = try PaddleFlowTests.Harness(backend: backend)
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_21done", at: now - 9)
+        try Self.deliverInTurn(
+            harness,
+            [
+                completed,
+                Self.adjustment(of: transaction, "adj_21ref", "refund", 2999, 479, at: now - 8),
+                Self.adjustment(of: transaction, "adj_21cb", "chargeback", 2999, 479, at: now - 7),
+                Self.adjustment(of: transaction, "adj_21rev", "chargeback_reverse", 2999, 479, at: now - 6),
+            ]
+        )
+        let events = try harness.live.application.ledger.entitlements.webhooks(limit: 20).sorted {
+            $0.sequence < $1.sequence
+        }
+        #expect(events.map(\.type) == ["purchase.completed", "purchase.refunded"])
+    }
 }

@@ -191,9 +191,9 @@ public struct AppleLineItems: Sendable {
             at: notBefore.map { max(invoice.paidAt, $0) } ?? invoice.paidAt,
             currency: invoice.currency,
             total: total,
-            // A downgrade's credit (a total below zero) reports 0 and no tax; any other change's amounts are
-            // checked as a buy's (tax above the total is refused, not reported as the whole amount).
-            tax: isChange && invoice.total < 0 ? 0 : invoice.tax,
+            // A proration's tax is signed and may exceed its total (a plan with another tax treatment): within 0
+            // and the total, as a change reports what was charged.
+            tax: isChange ? min(max(invoice.tax, 0), total) : invoice.tax,
             charged: invoice.charged,
             chargedTax: invoice.statedChargedTax,
             country: invoice.customerCountry ?? CountryCodes.alpha2(forAlpha3: previous.taxCountry.rawValue),

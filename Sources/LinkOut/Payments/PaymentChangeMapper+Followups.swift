@@ -161,9 +161,10 @@ extension PaymentChangeMapper {
         change.webhooks = try entitlements.event(
             .purchaseRefunded,
             purchase: purchase,
-            // A chargeback's own id in it: a second chargeback after a reversal takes the same total again, and
-            // the same cause made the same event, which the backend never heard of.
-            cause: "\(charge.chargeKey):\(refund.amountRefunded)" + (refund.disputeId.map { ":dispute:\($0)" } ?? ""),
+            // The refund's or chargeback's own id in it: after a chargeback's reversal the refunded total comes
+            // back to a figure it had, and the same cause made the same event, which the backend never heard of.
+            cause: "\(charge.chargeKey):\(refund.amountRefunded)"
+                + (refund.disputeId.map { ":dispute:\($0)" } ?? refund.refundId.map { ":refund:\($0)" } ?? ""),
             at: now
         )
         guard let token = purchase.externalPurchaseId, purchase.isReported else {

@@ -193,7 +193,9 @@ extension PaymentChangeMapper {
         change.refundReversal = (charge.chargeKey, givenBack)
         // A refund of the money the chargeback took waited for this (`issuedRefund`).
         change.wakesEventsBehind = purchase?.externalPurchaseId
-        if var purchase {
+        // Only a reversal that gave money back: a chargeback that took nothing (the payment refunded in full
+        // before it) made no `purchase.refunded`, and its reversal reinstates nothing.
+        if var purchase, givenBack > 0 {
             if purchase.status == .refunded || purchase.status == .partiallyRefunded {
                 change.purchaseAsRead = purchase
                 let left = max(0, charge.amountRefunded - givenBack)
