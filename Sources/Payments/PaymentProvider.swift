@@ -37,6 +37,9 @@ public protocol PaymentProvider: Sendable {
     /// Asked for every catalog price at start: a price it refuses failed every sale instead.
     func refusal(ofPrice price: CheckoutRequest.Price) -> String?
 
+    /// The currencies of `currencies` the provider does not sell in, as far as linkout knows (`linkout check`).
+    func unsoldCurrencies(_ currencies: Set<CurrencyCode>) -> [CurrencyCode]
+
     /// Starts (or finds again) the payment session for one checkout intent.
     func startCheckout(_ request: CheckoutRequest) throws(PaymentError) -> CheckoutRedirect
 
@@ -71,6 +74,8 @@ extension PaymentProvider {
     public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? { nil }
 
     public func refusal(ofPrice price: CheckoutRequest.Price) -> String? { nil }
+
+    public func unsoldCurrencies(_ currencies: Set<CurrencyCode>) -> [CurrencyCode] { [] }
 
     public func resolve(_ event: ProviderEvent) throws(PaymentError) -> ProviderEvent { event }
 

@@ -37,15 +37,14 @@ struct PaddlePaymentProviderTests {
         )
     }
 
-    /// A catalog price in a currency Paddle does not sell in is refused at start (it made a transaction Paddle
-    /// could never take, and a retry page for good).
-    @Test func aPriceInACurrencyPaddleDoesNotSellInIsRefused() throws {
+    /// A catalog currency Paddle does not sell in is named for `linkout check` (it made a transaction Paddle
+    /// could never take, and a retry page for good); the start is not refused for it.
+    @Test func theCurrenciesPaddleDoesNotSellInAreNamed() throws {
         let fake = try FakePaddleServer()
         defer { fake.stop() }
         let paddle = provider(fake)
-        #expect(paddle.refusal(ofPrice: .init(currency: "KWD", amount: "5.120"))?.contains("sells in") == true)
-        #expect(paddle.refusal(ofPrice: .init(currency: "eur", amount: "29.99")) == nil)
-        #expect(paddle.refusal(ofPrice: .init(currency: "JPY", amount: "500")) == nil)
+        #expect(paddle.unsoldCurrencies(["KWD", "eur", "JPY", "BHD"]) == ["BHD", "KWD"])
+        #expect(paddle.refusal(ofPrice: .init(currency: "KWD", amount: "5.120")) == nil)
     }
 
     @Test func aNonCatalogPriceWithLinkoutsIdsGoesToTheHostedCheckout() throws {

@@ -144,6 +144,15 @@ package struct PreflightCheck: Sendable {
         guard provider.mode != .simulated else {
             return Self.fail("payments", "payments.provider is demo: nothing is charged")
         }
+        let offered = Set(configuration.catalog.flatMap { $0.prices.keys.map { CurrencyCode($0) } })
+        let unsold = provider.unsoldCurrencies(offered)
+        guard unsold.isEmpty else {
+            return Self.fail(
+                "payments",
+                "\(provider.id.rawValue) does not sell in \(unsold.map(\.rawValue).joined(separator: ", ")): a price "
+                    + "in it could never be paid; take it out of the catalog"
+            )
+        }
         return Self.pass("payments", "\(provider.id.rawValue), \(provider.mode == .live ? "live" : "test") mode")
     }
 

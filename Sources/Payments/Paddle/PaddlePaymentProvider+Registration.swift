@@ -64,11 +64,10 @@ extension PaddlePaymentProvider {
         return prices
     }
 
-    /// A price in a currency Paddle does not sell in (`PaddleCurrencies`): asked at start, so a shop never offers
-    /// it.
-    public func refusal(ofPrice price: CheckoutRequest.Price) -> String? {
-        PaddleCurrencies.sells(price.currency)
-            ? nil : "cannot be charged by Paddle: it sells in \(PaddleCurrencies.sold.sorted().joined(separator: ", "))"
+    /// Paddle's list (`PaddleCurrencies`), for `linkout check`: a start is not refused for it, since Paddle adds
+    /// currencies and the list here may lag behind.
+    public func unsoldCurrencies(_ currencies: Set<CurrencyCode>) -> [CurrencyCode] {
+        currencies.filter { !PaddleCurrencies.sells($0) }.sorted { $0.rawValue < $1.rawValue }
     }
 
     public var id: ProviderID { .paddle }
