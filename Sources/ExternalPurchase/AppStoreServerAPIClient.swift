@@ -44,6 +44,12 @@ public struct AppStoreServerAPIClient: Sendable {
 
     public static let defaultProductionURL = "https://api.storekit.apple.com"
     public static let defaultSandboxURL = "https://api.storekit-sandbox.apple.com"
+    /// Apple's hosts of each environment: the recommended ones, and the older `itunes` ones Apple still serves
+    /// (App Store Server API changelog, 2026-05-05).
+    public static let productionHosts: Set<String> = ["api.storekit.apple.com", "api.storekit.itunes.apple.com"]
+    public static let sandboxHosts: Set<String> = [
+        "api.storekit-sandbox.apple.com", "api.storekit-sandbox.itunes.apple.com",
+    ]
 
     public var credentials: AppStoreJWT.Credentials
     public var productionURL: String

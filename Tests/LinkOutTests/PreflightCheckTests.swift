@@ -112,7 +112,9 @@ struct PreflightCheckTests {
         #expect(
             PreflightCheck(configuration: swapped).apiAddresses().detail.contains("sandboxURL names Apple's production")
         )
-        #expect(PreflightCheck.swappedAppleHost(production: "https://a.example", sandbox: "https://a.example/") != nil)
+        #expect(
+            PreflightCheck.swappedAppleHost(production: "https://a.example", sandbox: "https://a.example:443/") != nil
+        )
         // A gateway of one's own routing both by path is no mistake; the older `itunes` hosts swapped are.
         #expect(
             PreflightCheck.swappedAppleHost(production: "https://gw.example/prod", sandbox: "https://gw.example/sb")

@@ -2,7 +2,8 @@ import Domain
 import Storage
 
 /// Whether a purchase entitles the person now: the one rule the app's redemption and its later checks share,
-/// driven by the same events as the webhooks (`purchase.refunded`, `subscription.renewed`, `subscription.ended`).
+/// driven by the same events as the webhooks (`purchase.refunded`, `purchase.reinstated`, `subscription.renewed`,
+/// `subscription.ended`).
 struct EntitlementPolicy: Sendable {
     enum State: Equatable {
         /// Entitled; a subscription until its paid period (and the grace) ends.

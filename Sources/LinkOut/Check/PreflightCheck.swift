@@ -186,18 +186,17 @@ package struct PreflightCheck: Sendable {
     /// may stand for both.
     static func swappedAppleHost(production: String, sandbox: String) -> String? {
         func host(_ url: String) -> String? { URL(string: url)?.host?.lowercased() }
-        let productionHosts = ["api.storekit.apple.com", "api.storekit.itunes.apple.com"]
-        let sandboxHosts = ["api.storekit-sandbox.apple.com", "api.storekit-sandbox.itunes.apple.com"]
-        if let named = host(production), sandboxHosts.contains(named) {
+        if let named = host(production), AppStoreServerAPIClient.sandboxHosts.contains(named) {
             return "apple.productionURL names Apple's sandbox host: production tokens would be reported to the sandbox"
         }
-        if let named = host(sandbox), productionHosts.contains(named) {
+        if let named = host(sandbox), AppStoreServerAPIClient.productionHosts.contains(named) {
             return "apple.sandboxURL names Apple's production host: sandbox tokens would be reported to production"
         }
         func normalized(_ url: String) -> String? {
             guard let parsed = URL(string: url), let host = parsed.host?.lowercased() else { return nil }
             let path = parsed.path.hasSuffix("/") ? String(parsed.path.dropLast()) : parsed.path
-            return "\(parsed.scheme?.lowercased() ?? "")://\(host):\(parsed.port ?? 0)\(path)"
+            let scheme = parsed.scheme?.lowercased() ?? ""
+            return "\(scheme)://\(host):\(parsed.port ?? (scheme == "http" ? 80 : 443))\(path)"
         }
         // One fake on this machine may stand for both (tests, a local trial).
         if let shared = normalized(production), shared == normalized(sandbox),

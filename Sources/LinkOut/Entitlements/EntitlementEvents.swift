@@ -4,7 +4,8 @@ import Lifecycle
 import Storage
 
 /// The entitlement side of a purchase: its redemption code (stored as a hash) and the events for the developer's
-/// backend (`purchase.completed`, `subscription.renewed`, `purchase.refunded`, `subscription.ended`). Event ids
+/// backend (`purchase.completed`, `subscription.renewed`, `purchase.refunded`, `purchase.reinstated`,
+/// `subscription.ended`). Event ids
 /// are derived from what caused them, so acting on a payment event twice makes the same event, stored once.
 struct EntitlementEvents: Sendable {
     let identifiers: Identifiers

@@ -5,6 +5,8 @@ import Foundation
 /// and is missing, so the reason it gives is "No such file or directory" for a ledger that is there.
 enum ReadOnlyFileSystem {
     static func holds(_ path: String) -> Bool {
+        // A database of no file (in memory, a temporary one) is on no folder of ours.
+        guard !path.isEmpty, path != SQLiteConnection.inMemory else { return false }
         var figures = statvfs()
         let folder = (path as NSString).deletingLastPathComponent
         guard statvfs(folder.isEmpty ? "." : folder, &figures) == 0 else { return false }
