@@ -739,6 +739,7 @@ struct BackupRestoreTests {
         #expect(puts == ["reported-after-the-backup", "new-after-the-restore"])
         #expect(harness.production.retrieveCount == 2)
     }
+
     /// A report tried before the backup (Apple answered 500) and accepted after it: restored, it is pending with
     /// one attempt, and its next send asks Apple first as well. Before, only reports never tried were checked,
     /// and this one went to Apple a second time.
@@ -772,5 +773,36 @@ struct BackupRestoreTests {
         #expect(try ledger.reports.reports(for: "tried-before-the-backup").first?.state == .accepted)
         #expect(harness.production.received.count == 2, "no second send of what Apple holds")
         #expect(harness.production.retrieveCount == 1)
+    }
+
+    /// After a restore, a send whose answer was lost (a timeout: Apple may hold the report all the same) asks
+    /// Apple for its copy before the next send too, and finds it: Apple gets the report once.
+    @Test func aSendWhoseAnswerWasLostAfterARestoreIsCheckedWithAppleFirst() throws {
+        let harness = try ReportingHarness()
+        _ = try harness.ledger.settings.secret(named: "identifiers")
+        harness.ledger.flush()
+        let file = harness.directory.appendingPathComponent("ledger.backup").path
+        _ = try LedgerBackup.backup(directory: harness.configuration.storage.dataDir, to: file)
+        let restoredDir = harness.directory.appendingPathComponent("restored").path
+        _ = try LedgerBackup.restore(from: file, into: restoredDir, replacing: false)
+        var configuration = harness.configuration
+        configuration.storage.dataDir = restoredDir
+        let ledger = try configuration.storage.openLedger()
+        defer { ledger.close() }
+        try harness.record("answer-lost", into: ledger)
+        let service = ReportingService(
+            configuration: configuration,
+            ledger: ledger,
+            logger: Logger(label: "test", level: .critical)
+        )
+        // Apple takes the report and its answer never comes (longer than the request timeout).
+        harness.production.enqueue(.hang(milliseconds: 3_000))
+        service.tick()
+        let lost = try #require(try ledger.reports.reports(for: "answer-lost").first)
+        #expect(lost.state == .pending && lost.lastHTTPStatus == nil)
+        service.tick(now: max(lost.nextAttemptAt, Clock.system.nowMilliseconds()))
+        #expect(try ledger.reports.reports(for: "answer-lost").first?.state == .accepted)
+        #expect(harness.production.received.count == 1, "no second send of what Apple holds")
+        #expect(harness.production.retrieveCount == 2)
     }
 }

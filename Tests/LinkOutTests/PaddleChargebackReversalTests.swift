@@ -676,6 +676,7 @@ struct PaddleChargebackReversalTests {
         )
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
+
     /// The developer's backend hears of a chargeback's reversal (`purchase.reinstated`), as it heard of the
     /// chargeback: it kept the person's entitlement taken while linkout's API said the purchase stood. A second
     /// chargeback after the reversal is an event of its own (the same cause made the same event, never sent).
@@ -708,8 +709,7 @@ struct PaddleChargebackReversalTests {
     }
 
     /// A chargeback of a payment refunded in full took nothing: its reversal gives nothing back, and the backend
-    /// hears of no reinstatement (it would have re-granted a refunded purchase). A refund after a reversal brings
-    /// the refunded total back to a figure it had, and is an event of its own all the same.
+    /// hears of no reinstatement (it would have re-granted a refunded purchase).
     @Test func aReversalThatGivesNothingBackReinstatesNothing() throws {
         let backend = try WebhookReceiver(secret: PaddleFlowTests.backendSecret)
         defer { backend.stop() }
