@@ -711,25 +711,15 @@ struct BackupRestoreTests {
         _ = try harness.ledger.settings.secret(named: "identifiers")
         try harness.record("reported-after-the-backup")
         harness.ledger.flush()
-        let file = harness.directory.appendingPathComponent("ledger.backup").path
-        _ = try LedgerBackup.backup(directory: harness.configuration.storage.dataDir, to: file)
+        let file = try harness.backUp()
         try harness.tickUntilSettled()
         #expect(try harness.reports("reported-after-the-backup").first?.state == .accepted)
         #expect(harness.production.received.count == 1)
         let sent = try #require(harness.production.received.first?.report?.requestIdentifier)
 
-        let restoredDir = harness.directory.appendingPathComponent("restored").path
-        _ = try LedgerBackup.restore(from: file, into: restoredDir, replacing: false)
-        var configuration = harness.configuration
-        configuration.storage.dataDir = restoredDir
-        let ledger = try configuration.storage.openLedger()
+        let (ledger, service) = try harness.restored(from: file)
         defer { ledger.close() }
         try harness.record("new-after-the-restore", into: ledger)
-        let service = ReportingService(
-            configuration: configuration,
-            ledger: ledger,
-            logger: Logger(label: "test", level: .critical)
-        )
         for _ in 0..<3 { service.tick() }
         let again = try #require(try ledger.reports.reports(for: "reported-after-the-backup").first)
         #expect(again.requestIdentifier == sent)
@@ -752,23 +742,13 @@ struct BackupRestoreTests {
         let tried = try #require(try harness.reports("tried-before-the-backup").first)
         #expect(tried.attempts == 1 && tried.state == .pending)
         harness.ledger.flush()
-        let file = harness.directory.appendingPathComponent("ledger.backup").path
-        _ = try LedgerBackup.backup(directory: harness.configuration.storage.dataDir, to: file)
+        let file = try harness.backUp()
         harness.service.tick(now: tried.nextAttemptAt)
         #expect(try harness.reports("tried-before-the-backup").first?.state == .accepted)
         #expect(harness.production.received.count == 2)
 
-        let restoredDir = harness.directory.appendingPathComponent("restored").path
-        _ = try LedgerBackup.restore(from: file, into: restoredDir, replacing: false)
-        var configuration = harness.configuration
-        configuration.storage.dataDir = restoredDir
-        let ledger = try configuration.storage.openLedger()
+        let (ledger, service) = try harness.restored(from: file)
         defer { ledger.close() }
-        let service = ReportingService(
-            configuration: configuration,
-            ledger: ledger,
-            logger: Logger(label: "test", level: .critical)
-        )
         service.tick(now: max(tried.nextAttemptAt, Clock.system.nowMilliseconds()))
         #expect(try ledger.reports.reports(for: "tried-before-the-backup").first?.state == .accepted)
         #expect(harness.production.received.count == 2, "no second send of what Apple holds")
@@ -781,20 +761,10 @@ struct BackupRestoreTests {
         let harness = try ReportingHarness()
         _ = try harness.ledger.settings.secret(named: "identifiers")
         harness.ledger.flush()
-        let file = harness.directory.appendingPathComponent("ledger.backup").path
-        _ = try LedgerBackup.backup(directory: harness.configuration.storage.dataDir, to: file)
-        let restoredDir = harness.directory.appendingPathComponent("restored").path
-        _ = try LedgerBackup.restore(from: file, into: restoredDir, replacing: false)
-        var configuration = harness.configuration
-        configuration.storage.dataDir = restoredDir
-        let ledger = try configuration.storage.openLedger()
+        let file = try harness.backUp()
+        let (ledger, service) = try harness.restored(from: file)
         defer { ledger.close() }
         try harness.record("answer-lost", into: ledger)
-        let service = ReportingService(
-            configuration: configuration,
-            ledger: ledger,
-            logger: Logger(label: "test", level: .critical)
-        )
         // Apple takes the report and its answer never comes (longer than the request timeout).
         harness.production.enqueue(.hang(milliseconds: 3_000))
         service.tick()
@@ -804,5 +774,30 @@ struct BackupRestoreTests {
         #expect(try ledger.reports.reports(for: "answer-lost").first?.state == .accepted)
         #expect(harness.production.received.count == 1, "no second send of what Apple holds")
         #expect(harness.production.retrieveCount == 2)
+    }
+}
+
+extension ReportingHarness {
+    /// The ledger backed up now; the backup's path.
+    func backUp() throws -> String {
+        let file = directory.appendingPathComponent("ledger.backup").path
+        _ = try LedgerBackup.backup(directory: configuration.storage.dataDir, to: file)
+        return file
+    }
+
+    /// `file` restored into a new folder: its ledger (the caller closes it) and a reporting service on it,
+    /// sending to the same fake Apple.
+    func restored(from file: String) throws -> (ledger: Ledger, service: ReportingService) {
+        let folder = directory.appendingPathComponent("restored").path
+        _ = try LedgerBackup.restore(from: file, into: folder, replacing: false)
+        var restored = configuration
+        restored.storage.dataDir = folder
+        let ledger = try restored.storage.openLedger()
+        let service = ReportingService(
+            configuration: restored,
+            ledger: ledger,
+            logger: Logger(label: "test", level: .critical)
+        )
+        return (ledger, service)
     }
 }

@@ -677,27 +677,28 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
-    /// The developer's backend hears of a chargeback's reversal (`purchase.reinstated`), as it heard of the
-    /// chargeback: it kept the person's entitlement taken while linkout's API said the purchase stood. A second
-    /// chargeback after the reversal is an event of its own (the same cause made the same event, never sent).
-    @Test func theBackendHearsOfAReversalAndOfAChargebackAfterIt() throws {
+    /// A sale of 29.99 and the adjustments of its transaction (action and id), delivered in turn with a backend
+    /// listening: the entitlement events made for it, in their order.
+    static func entitlementEvents(after adjustments: [(action: String, id: String)]) throws -> [WebhookDelivery] {
         let backend = try WebhookReceiver(secret: PaddleFlowTests.backendSecret)
         defer { backend.stop() }
         let harness = try PaddleFlowTests.Harness(backend: backend)
         let now = Clock.system.nowSeconds()
-        let (transaction, completed) = try Self.sale(harness, event: "evt_20done", at: now - 9)
-        try Self.deliverInTurn(
-            harness,
-            [
-                completed,
-                Self.adjustment(of: transaction, "adj_20cb1", "chargeback", 2999, 479, at: now - 8),
-                Self.adjustment(of: transaction, "adj_20rev", "chargeback_reverse", 2999, 479, at: now - 7),
-                Self.adjustment(of: transaction, "adj_20cb2", "chargeback", 2999, 479, at: now - 6),
-            ]
-        )
-        let events = try harness.live.application.ledger.entitlements.webhooks(limit: 20).sorted {
-            $0.sequence < $1.sequence
+        let (transaction, completed) = try Self.sale(harness, event: "evt_done", at: now - 9)
+        let bodies = adjustments.enumerated().map { index, adjustment in
+            Self.adjustment(of: transaction, adjustment.id, adjustment.action, 2999, 479, at: now - 8 + Int64(index))
         }
+        try Self.deliverInTurn(harness, [completed] + bodies)
+        return try harness.live.application.ledger.entitlements.webhooks(limit: 20).sorted { $0.sequence < $1.sequence }
+    }
+
+    /// The developer's backend hears of a chargeback's reversal (`purchase.reinstated`), as it heard of the
+    /// chargeback: it kept the person's entitlement taken while linkout's API said the purchase stood. A second
+    /// chargeback after the reversal is an event of its own (the same cause made the same event, never sent).
+    @Test func theBackendHearsOfAReversalAndOfAChargebackAfterIt() throws {
+        let events = try Self.entitlementEvents(
+            after: [("chargeback", "adj_20cb1"), ("chargeback_reverse", "adj_20rev"), ("chargeback", "adj_20cb2")]
+        )
         #expect(
             events.map(\.type) == [
                 "purchase.completed", "purchase.refunded", "purchase.reinstated", "purchase.refunded",
@@ -711,23 +712,9 @@ struct PaddleChargebackReversalTests {
     /// A chargeback of a payment refunded in full took nothing: its reversal gives nothing back, and the backend
     /// hears of no reinstatement (it would have re-granted a refunded purchase).
     @Test func aReversalThatGivesNothingBackReinstatesNothing() throws {
-        let backend = try WebhookReceiver(secret: PaddleFlowTests.backendSecret)
-        defer { backend.stop() }
-        let harness = try PaddleFlowTests.Harness(backend: backend)
-        let now = Clock.system.nowSeconds()
-        let (transaction, completed) = try Self.sale(harness, event: "evt_21done", at: now - 9)
-        try Self.deliverInTurn(
-            harness,
-            [
-                completed,
-                Self.adjustment(of: transaction, "adj_21ref", "refund", 2999, 479, at: now - 8),
-                Self.adjustment(of: transaction, "adj_21cb", "chargeback", 2999, 479, at: now - 7),
-                Self.adjustment(of: transaction, "adj_21rev", "chargeback_reverse", 2999, 479, at: now - 6),
-            ]
+        let events = try Self.entitlementEvents(
+            after: [("refund", "adj_21ref"), ("chargeback", "adj_21cb"), ("chargeback_reverse", "adj_21rev")]
         )
-        let events = try harness.live.application.ledger.entitlements.webhooks(limit: 20).sorted {
-            $0.sequence < $1.sequence
-        }
         #expect(events.map(\.type) == ["purchase.completed", "purchase.refunded"])
     }
 }
