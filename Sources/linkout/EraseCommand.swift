@@ -36,6 +36,11 @@ enum EraseCommand {
             ledger.privacy.foldWAL()
             ? ""
             : "; the WAL is still read by the server and keeps old frames until it is reused (run erase again later)"
+        // An address leads to the person's payments, not to the account the app knows them by: said, so the
+        // operator erases that too (`--account-token`), which unbinds their credentials.
+        let accountNote =
+            email == nil
+            ? "" : "; the account token the app knows the person by, if any, stays until erased too (--account-token)"
         let unknown =
             summary.unknownAccount
             ? "; no token or credential names this account token (mistyped?): it is marked erased all the same, so "
@@ -44,7 +49,7 @@ enum EraseCommand {
         CommandLineInterface.printOutput(
             "erased: \(summary.bodies) stored bodies rewritten without the person's data, \(summary.credentials) "
                 + "credentials unbound, \(summary.visits) visits' campaign values erased; reports to Apple and amounts "
-                + "unchanged\(unknown)\(walNote); backups made before keep the data until they are rotated out, and the "
+                + "unchanged\(accountNote)\(unknown)\(walNote); backups made before keep the data until they are rotated out, and the "
                 + "visit journal's current segment keeps landings as they arrived until it is full and deleted\n"
         )
         return 0

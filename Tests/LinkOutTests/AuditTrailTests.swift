@@ -349,6 +349,8 @@ extension AuditTrailTests {
         let erase = try LinkOutProcess(["erase", "--email", "nobody@example.com", "--data-dir", directory.path])
         #expect(erase.waitForExit() == 0, "\(erase.stderrText())")
         #expect(erase.stdoutText().hasPrefix("erased: 0 stored bodies"))
+        // An address leads to the person's payments, not to the account the app knows them by: said so.
+        #expect(erase.stdoutText().contains("stays until erased too (--account-token)"), "\(erase.stdoutText())")
         #expect(try LinkOutProcess(["erase", "--email", "x", "--data-dir", directory.path]).waitForExit() == 2)
         // A pasted address with spaces around it is the same person.
         let pasted = try LinkOutProcess(["erase", "--email", " Nobody@Example.com \n", "--data-dir", directory.path])
