@@ -7,8 +7,9 @@ import Glibc
 /// A small structured logger in the shape of swift-log: a label, seven levels and metadata.
 ///
 /// Each event is one JSON object on one line of standard error, written with a single `write(2)` so lines from
-/// different threads never interleave, and dropped (and counted) when the reader has no room (`LineWriter`). Messages are constant; data goes into metadata. Callers must never put a
-/// raw token, JWT, key or payment secret into a message or metadata value.
+/// different threads never interleave, and dropped (and counted) when the reader has no room (`LineWriter`).
+/// Messages are constant; data goes into metadata. Callers must never put a raw token, JWT, key or payment secret
+/// into a message or metadata value.
 public struct Logger: Sendable {
     /// Severity, lowest first, as in swift-log.
     public enum Level: Int, Sendable, Comparable, CaseIterable {

@@ -35,7 +35,9 @@ enum PersonalData {
     static func redact(_ body: String, mentioning people: [String] = []) -> String? {
         transform(body) { value in
             let lowered = people.map { $0.lowercased() }.filter { !$0.isEmpty }
-            return redact(value, lowered.isEmpty ? .everyone(accounts: accounts(in: value)) : .people(lowered))
+            // The account tokens the body names under their own keys, so the same value elsewhere in it goes too.
+            let accounts = texts(in: value, under: accountKeys.contains).filter { $0.count >= 8 && $0 != erased }
+            return redact(value, lowered.isEmpty ? .everyone(accounts: accounts) : .people(lowered))
         }
     }
 
@@ -54,7 +56,7 @@ enum PersonalData {
     static func isAbout(_ body: String, person: String) -> Bool {
         guard let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
         else { return false }
-        return personalTexts(in: value).contains(person.lowercased())
+        return texts(in: value, under: isPersonal).contains(person.lowercased())
     }
 
     /// Whose data `redact` erases beyond the keys that name a person's: the people asked for, or (retention)
@@ -126,31 +128,16 @@ enum PersonalData {
         return lowered
     }
 
-    /// The lowered texts held under keys that name a person's data, at any depth.
-    private static func personalTexts(in value: Any) -> Set<String> {
-        if let array = value as? [Any] { return array.reduce(into: []) { $0.formUnion(personalTexts(in: $1)) } }
-        guard let object = value as? [String: Any] else { return [] }
-        var texts: Set<String> = []
-        for (key, field) in object {
-            if isPersonal(key), let text = field as? String {
-                texts.insert(text.lowercased())
-            } else {
-                texts.formUnion(personalTexts(in: field))
-            }
-        }
-        return texts
-    }
-
-    /// The account tokens a body names under their own keys (lowered), so the same value elsewhere in it goes too.
-    private static func accounts(in value: Any) -> Set<String> {
-        if let array = value as? [Any] { return array.reduce(into: []) { $0.formUnion(accounts(in: $1)) } }
+    /// The lowered texts held under the keys `named` picks (a person's data, an account token), at any depth.
+    private static func texts(in value: Any, under named: (String) -> Bool) -> Set<String> {
+        if let array = value as? [Any] { return array.reduce(into: []) { $0.formUnion(texts(in: $1, under: named)) } }
         guard let object = value as? [String: Any] else { return [] }
         var found: Set<String> = []
         for (key, field) in object {
-            if accountKeys.contains(key), let text = field as? String, text.count >= 8, text != erased {
+            if named(key), let text = field as? String {
                 found.insert(text.lowercased())
             } else {
-                found.formUnion(accounts(in: field))
+                found.formUnion(texts(in: field, under: named))
             }
         }
         return found
