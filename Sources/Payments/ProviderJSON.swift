@@ -49,10 +49,12 @@ struct ProviderJSON {
     /// overflowing on a hostile or broken value.
     func optionalInteger(_ key: String) throws(ProviderJSONError) -> Int64? {
         guard let value = present(key) else { return nil }
-        guard let number = value as? NSNumber, let integer = Int64(number.stringValue) else {
-            throw .wrongType(name(key))
+        guard let number = value as? NSNumber else { throw .wrongType(name(key)) }
+        guard let integer = Int64(number.stringValue) else {
+            // Past Int64 (its text then has an exponent), or a fraction.
+            throw abs(number.doubleValue) > Double(Self.largestInteger) ? .outOfRange(name(key)) : .wrongType(name(key))
         }
-        guard (-Self.largestInteger...Self.largestInteger).contains(integer) else { throw .wrongType(name(key)) }
+        guard (-Self.largestInteger...Self.largestInteger).contains(integer) else { throw .outOfRange(name(key)) }
         return integer
     }
 
@@ -70,6 +72,22 @@ struct ProviderJSON {
         guard let value = try optionalInteger(key) else { return nil }
         guard value >= 0 else { throw .negative(name(key)) }
         return value
+    }
+
+    /// A currency code as the provider writes it (Stripe in lower case): three ASCII letters. Anything else
+    /// (empty, a NUL after `eur`) was held as a sale waiting for the exchange rate of a currency that has none,
+    /// for good.
+    func currency(_ key: String) throws(ProviderJSONError) -> String {
+        guard let value = try optionalCurrency(key) else { throw .missingField(name(key)) }
+        return value
+    }
+
+    func optionalCurrency(_ key: String) throws(ProviderJSONError) -> String? {
+        guard let text = try optionalString(key) else { return nil }
+        guard text.utf8.count == 3, text.utf8.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }) else {
+            throw .notACurrency(name(key))
+        }
+        return text
     }
 
     func optionalBool(_ key: String) throws(ProviderJSONError) -> Bool? {

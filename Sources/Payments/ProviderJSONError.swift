@@ -6,6 +6,10 @@ public enum ProviderJSONError: Error, Sendable, Equatable, CustomStringConvertib
     case unsupported(String)
     /// An amount below zero where the provider only sends zero or more.
     case negative(String)
+    /// A whole number past what linkout reads (`ProviderJSON.largestInteger` either way).
+    case outOfRange(String)
+    /// A currency that is not three letters (ISO 4217's shape).
+    case notACurrency(String)
 
     public var description: String {
         switch self {
@@ -14,6 +18,8 @@ public enum ProviderJSONError: Error, Sendable, Equatable, CustomStringConvertib
         case .wrongType(let path): "the event's \(path) has the wrong type"
         case .unsupported(let what): "unsupported: \(what)"
         case .negative(let path): "the event's \(path) is negative"
+        case .outOfRange(let path): "the event's \(path) is out of range (more than 10^12 either way)"
+        case .notACurrency(let path): "the event's \(path) is not a currency code (three letters)"
         }
     }
 }

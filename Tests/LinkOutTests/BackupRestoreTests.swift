@@ -190,6 +190,11 @@ struct BackupRestoreTests {
             defer { running.close() }
             let underServer = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
             #expect(underServer.waitForExit() == 1)
+            // Unforced, the server is what is said first: `--force` would be refused too.
+            let unforced = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir])
+            #expect(unforced.waitForExit() == 1)
+            let said = unforced.stderrText()
+            #expect(said.contains("is using the data folder") && !said.contains("--force"), "\(said)")
         }
         // Never the folder's own ledger onto itself (it would be gone before it was copied).
         let onto = try LinkOutProcess([

@@ -411,7 +411,13 @@ struct PreflightCheckTests {
         }
         #expect(PreflightCheck(configuration: configuration).serverAddress().passed)
         configuration.server.host = "999.1.1.1"
-        #expect(!PreflightCheck(configuration: configuration).serverAddress().passed)
+        let notHere = PreflightCheck(configuration: configuration).serverAddress()
+        #expect(!notHere.passed && notHere.detail.contains("\"999.1.1.1\""), "\(notHere.line)")
+        // A value put in the wrong field (a secret pasted as the host) is not shown back.
+        configuration.server.host = "sk_live_pasted_here"
+        let pasted = PreflightCheck(configuration: configuration).serverAddress()
+        #expect(!pasted.passed && !pasted.line.contains("sk_live_pasted_here"), "\(pasted.line)")
+        configuration.server.host = "999.1.1.1"
 
         #expect(PreflightCheck(configuration: configuration).serverFiles().passed)
         configuration.appEntitlements.signingKeyFile = "/nonexistent/linkout-signing.pem"

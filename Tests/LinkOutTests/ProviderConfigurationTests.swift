@@ -29,6 +29,9 @@ struct ProviderConfigurationTests {
             (#"{"payments": {"stripe": {"secretKy": "sk_test_x"}}}"#, "payments.stripe"),
             (#"{"payments": {"paypal": {}}}"#, "payments"),
             (#"{"payments": {"stripe": {"apiBase": ["x"]}}}"#, "payments.stripe.apiBase"),
+            // A key is text: `true` or a number is no key (it was taken as one, in test mode).
+            (#"{"payments": {"stripe": {"secretKey": true}}}"#, "payments.stripe.secretKey"),
+            (#"{"payments": {"stripe": {"webhookSecret": 12345678901234567}}}"#, "payments.stripe.webhookSecret"),
         ] {
             do {
                 _ = try Configuration.parse(Data(json.utf8))

@@ -1,4 +1,5 @@
 import Domain
+import Foundation
 import TestSupport
 import Testing
 
@@ -141,6 +142,12 @@ struct PaddleNotificationTests {
             customData: custom
         )
         #expect(throws: ProviderJSONError.negative("data.details.totals.subtotal")) { try decode(body) }
+        // Past what linkout reads: out of range, not "the wrong type" of a string of digits.
+        let huge = body.replacingOccurrences(of: #""subtotal":"-1""#, with: #""subtotal":"9223372036854775807""#)
+        #expect(throws: ProviderJSONError.outOfRange("data.details.totals.subtotal")) { try decode(huge) }
+        // A currency is three letters.
+        let blank = body.replacingOccurrences(of: #""currency_code":"USD""#, with: #""currency_code":"""#)
+        #expect(throws: ProviderJSONError.notACurrency("data.details.totals.currency_code")) { try decode(blank) }
     }
 
     @Test func refundsCountOnlyOnceApprovedAndChargebacksAtOnce() throws {

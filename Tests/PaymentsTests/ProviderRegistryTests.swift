@@ -66,7 +66,7 @@ struct ProviderRegistryTests {
         #expect(Self.failure(stripe, Self.stripeSettings(complete)) == nil)
         for (key, value) in [
             ("apiBase", "ftp://x"), ("automaticTax", "yes"), ("webhookToleranceSeconds", "5"),
-            ("secretKey", "pk_test_x"), ("secretKey", "pk_live_x"),
+            ("secretKey", "pk_test_x"), ("secretKey", "pk_live_x"), ("secretKey", "garbage"), ("secretKey", "sk_x"),
         ] {
             let wrong = complete.merging([key: value]) { _, new in new }
             #expect(Self.failure(stripe, Self.stripeSettings(wrong))?.field == "payments.stripe.\(key)")

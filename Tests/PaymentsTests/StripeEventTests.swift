@@ -168,6 +168,28 @@ struct StripeEventTests {
                 )
             )
         }
+        // A whole number past what linkout reads says so (it said "the wrong type" of a JSON integer).
+        for huge in ["99999999999999", "9223372036854775807", "-9223372036854775808", "100000000000000000000"] {
+            #expect(throws: ProviderJSONError.outOfRange("data.object.amount_total")) {
+                try decode(
+                    StripeEventFixtures.sessionCompleted().replacingOccurrences(
+                        of: #""amount_total":2999"#,
+                        with: #""amount_total":\#(huge)"#
+                    )
+                )
+            }
+        }
+        // A currency is three letters: an empty one, or one with a NUL, was held for a rate that never comes.
+        for currency in ["", "eu", "eur\\u0000", "e1r", "euro"] {
+            #expect(throws: ProviderJSONError.notACurrency("data.object.currency"), "\(currency)") {
+                try decode(
+                    StripeEventFixtures.sessionCompleted().replacingOccurrences(
+                        of: #""currency":"eur""#,
+                        with: #""currency":"\#(currency)""#
+                    )
+                )
+            }
+        }
         // Validly signed but negative: never a paid purchase, a negative renewal or a refund that adds money.
         #expect(throws: ProviderJSONError.negative("data.object.amount_total")) {
             try decode(

@@ -150,7 +150,9 @@ enum ConfigurationAudit {
         let authorities =
             apple.caFile.map { file in
                 ", CA file \(file) "
-                    + (FileManager.default.contents(atPath: file).map { digest(bytes: Array($0)) } ?? "(unreadable)")
+                    + ((try? ConfigurationFile.contents(atPath: file, limit: ConfigurationFile.textLimit).get()).map {
+                        digest(bytes: Array($0))
+                    } ?? "(unreadable)")
             } ?? ""
         return "production " + text(apple.productionURL) + ", sandbox " + text(apple.sandboxURL) + proxy + authorities
     }
@@ -209,7 +211,10 @@ enum ConfigurationAudit {
     static func exchangeRates(_ configuration: Configuration) -> String {
         let file = configuration.payments.exchangeRatesFile
         if file == nil && configuration.payments.exchangeRates.entries.isEmpty { return "none" }
-        let bytes = file.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) } ?? []
+        let bytes =
+            file.flatMap { try? ConfigurationFile.contents(atPath: $0, limit: ConfigurationFile.textLimit).get() }.map {
+                Array($0)
+            } ?? []
         return "configured " + digest(text(configuration.payments.exchangeRates))
             + (file.map { ", file \($0) " + digest(String(decoding: bytes, as: UTF8.self)) } ?? "")
     }

@@ -1,6 +1,10 @@
 import ExternalPurchase
 package import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The bytes of a file the configuration or a command names (config.json, the exchange-rate file, a secret's
 /// file, a line item to restate), read up to a bound: a file that grows without one (a rate feed gone wrong, a
 /// device named by mistake) is refused, not read whole into memory (a 3 GB rate file took 3 GB, and the server
@@ -10,6 +14,8 @@ package enum ConfigurationFile {
         case missing
         case unreadable
         case larger(than: Int)
+        /// A named pipe nothing writes to.
+        case pipeWithoutWriter
     }
 
     /// config.json and the exchange-rate file: years of daily rates for every currency fit many times over.
@@ -18,10 +24,20 @@ package enum ConfigurationFile {
     package static let secretLimit = 64 << 10
 
     package static func contents(atPath path: String, limit: Int) -> Result<Data, Failure> {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        // Opened without waiting: a named pipe's open waits for a writer, and one nothing wrote to (a secret's
+        // mount gone wrong) held `serve` and `check` before their first line, for good. Then read waiting, as
+        // a pipe whose writer is slow (`<(jq …)`) needs; one without a writer reads as its end at once.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
             return .failure(FileManager.default.fileExists(atPath: path) ? .unreadable : .missing)
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         defer { try? handle.close() }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, fcntl(descriptor, F_SETFL, O_RDONLY) == 0 else {
+            return .failure(.unreadable)
+        }
+        let isPipe = (status.st_mode & S_IFMT) == S_IFIFO
         let read: Data?
         do {
             read = try handle.read(upToCount: limit + 1)
@@ -29,7 +45,7 @@ package enum ConfigurationFile {
             return .failure(.unreadable)  // a folder, say
         }
         // An empty file reads as nil.
-        guard let data = read else { return .success(Data()) }
+        guard let data = read else { return isPipe ? .failure(.pipeWithoutWriter) : .success(Data()) }
         return data.count > limit ? .failure(.larger(than: limit)) : .success(data)
     }
 
@@ -60,6 +76,7 @@ package enum ConfigurationFile {
         case .missing: "cannot read \(path): there is no such file"
         case .unreadable: "cannot read \(path): not a readable file"
         case .larger(let limit): "\(path) is larger than \(size(limit)): not a file linkout reads"
+        case .pipeWithoutWriter: "cannot read \(path): a named pipe nothing writes to"
         }
     }
 

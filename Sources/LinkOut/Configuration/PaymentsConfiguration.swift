@@ -92,6 +92,9 @@ extension Configuration {
                 switch block.object[setting.key] {
                 case nil, .null: break
                 case .string(let text): settings[setting.key] = text
+                // A key is text: `true` or a number in its place is a mistake, never a key.
+                case .bool where setting.isSecret, .integer where setting.isSecret:
+                    throw ConfigurationError(field: block.name(setting.key), problem: "must be a string (a key)")
                 case .bool(let flag): settings[setting.key] = flag ? "true" : "false"
                 case .integer(let number): settings[setting.key] = String(number)
                 case .object where setting.isMap:

@@ -22,13 +22,25 @@ extension Configuration.Server {
         if error.isAddressNotHere {
             return ConfigurationError(
                 field: "server.host",
-                problem: "\"\(host)\" is not an address this machine can listen on"
+                problem: Self.looksLikeAHost(host)
+                    ? "\"\(host)\" is not an address this machine can listen on"
+                    : "is not an address this machine can listen on, nor a host name"
             )
         }
         if error.errno == EADDRINUSE {
             return PortInUse(host: host, port: port)
         }
         return error
+    }
+
+    /// Whether `text` has a host name's or an address's characters, so it may be shown back: a value put in the
+    /// wrong field (a secret pasted as the host) is not echoed to the terminal and the logs.
+    static func looksLikeAHost(_ text: String) -> Bool {
+        text.utf8.count <= 253
+            && text.utf8.allSatisfy { byte in
+                ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || (byte >= 0x30 && byte <= 0x3A)
+                    || [0x2D, 0x2E, 0x25, 0x5B, 0x5D].contains(byte)
+            }
     }
 
     /// Another process serves the port (another linkout, or anything else).

@@ -127,9 +127,7 @@ package final class AppStoreNotifications: BackgroundService {
         let field = "apple.notificationRootCertificates"
         var pems: [String] = []
         for path in apple.notificationRootCertificates {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ConfigurationError(field: field, problem: "cannot read \(path)")
-            }
+            let data = try ConfigurationFile.read(path, limit: ConfigurationFile.textLimit, field: field)
             pems.append(String(decoding: data, as: UTF8.self))
         }
         do {

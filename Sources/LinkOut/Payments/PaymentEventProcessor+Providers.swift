@@ -15,10 +15,15 @@ extension PaymentEventProcessor {
     /// background, never in the webhook request), then the mapper, which sees only `PaymentEvent`, decides.
     /// An event its provider cannot read is kept as unreadable; one its provider cannot complete now waits.
     /// `announcing`: log what the operator should hear of an event applied (false for a look that only asks
-    /// whether it would be, and decides again to apply it).
-    func decision(for event: StoredPaymentEvent, mapper: PaymentChangeMapper, at now: Int64, announcing: Bool = true)
-        throws -> PaymentChangeMapper.Decision
-    {
+    /// whether it would be, and decides again to apply it). `resolving: false` decides from the event alone, never
+    /// asking the provider's API: a look at whether a held sale's rate has come.
+    func decision(
+        for event: StoredPaymentEvent,
+        mapper: PaymentChangeMapper,
+        at now: Int64,
+        announcing: Bool = true,
+        resolving: Bool = true
+    ) throws -> PaymentChangeMapper.Decision {
         let key = (provider: event.provider, eventId: event.eventId)
         guard let provider = provider(event.provider) else {
             return .wait("the server does not run with payment provider \(event.provider)")
@@ -32,7 +37,7 @@ extension PaymentEventProcessor {
             return .apply(PaymentChange(event: key, outcome: .notReportable("unreadable: \(error)"), at: now))
         }
         do {
-            decoded = try provider.resolve(decoded)
+            if resolving { decoded = try provider.resolve(decoded) }
         } catch  where error.kind == .rejected {
             // The provider refused for good (a key without the permission, a removed record): waiting would only
             // end in giving the payment up after three days, unreported. It goes on without the details (the

@@ -36,6 +36,7 @@ package struct Erasure: Sendable {
         // Searched as given: the ledger lowers both sides alike (`PrivacyStore.bodies(mentioning:)`).
         var summary = try eraseBodies(mentioning: [email], person: email)
         summary.visits = try ledger.privacy.eraseCampaignValues(email)
+        try ledger.privacy.zeroFreePages()
         try audit("email:" + AuditFingerprint(ledger: ledger)(email.lowercased()), summary)
         return summary
     }
@@ -55,6 +56,7 @@ package struct Erasure: Sendable {
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
         summary.visits = try ledger.privacy.eraseCampaignValues(account)
         summary.unknownAccount = !known
+        try ledger.privacy.zeroFreePages()
         try audit("account:" + AuditFingerprint(ledger: ledger)(account), summary)
         return summary
     }

@@ -52,6 +52,8 @@ final class RetentionPass: BackgroundService {
                     onlyOnce: true
                 )
             }
+            // The bodies' earlier copies in pages freed before (`PrivacyStore.zeroFreePages`).
+            if rewritten > 0 { try ledger.privacy.zeroFreePages() }
         } catch {
             logger.error("retention pass failed", ["error": "\(error)"])
         }

@@ -45,8 +45,8 @@ public struct PaddleAdjustment: Sendable, Equatable {
         // Bounded by ±10^12 (`paddleSignedAmount`), so `abs` cannot overflow.
         let total = try totals.paddleSignedAmount("total")
         let tax = try totals.paddleSignedAmount("tax")
-        var currency = try totals.optionalString("currency_code")
-        if currency == nil { currency = try object.string("currency_code") }
+        var currency = try totals.optionalCurrency("currency_code")
+        if currency == nil { currency = try object.currency("currency_code") }
         self.init(
             id: try object.string("id"),
             action: try object.string("action"),

@@ -70,8 +70,8 @@ public struct PaddleTransaction: Sendable, Equatable {
         let read = { (key: String) throws(ProviderJSONError) -> Int64 in
             try signed ? totals.paddleSignedAmount(key) : totals.paddleAmount(key)
         }
-        var currency = try totals.optionalString("currency_code")
-        if currency == nil { currency = try object.string("currency_code") }
+        var currency = try totals.optionalCurrency("currency_code")
+        if currency == nil { currency = try object.currency("currency_code") }
         var period: SubscriptionPeriod?
         if let span = try object.optionalChild("billing_period") {
             period = SubscriptionPeriod(start: try span.paddleTime("starts_at"), end: try span.paddleTime("ends_at"))

@@ -11,9 +11,12 @@ extension ProviderJSON {
     func optionalPaddleSignedAmount(_ key: String) throws(ProviderJSONError) -> Int64? {
         guard let text = try optionalString(key) else { return nil }
         let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        guard !digits.isEmpty, digits.utf8.count <= 13, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            let value = Int64(text), (-Self.largestInteger...Self.largestInteger).contains(value)
-        else { throw .wrongType(fieldName(key)) }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            throw .wrongType(fieldName(key))
+        }
+        guard digits.utf8.count <= 13, let value = Int64(text),
+            (-Self.largestInteger...Self.largestInteger).contains(value)
+        else { throw .outOfRange(fieldName(key)) }
         return value
     }
 

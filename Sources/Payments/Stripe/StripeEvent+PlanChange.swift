@@ -31,7 +31,7 @@ extension StripeEvent {
             externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
             bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),
             productId: try metadata?.optionalString("product_id").map(ProductID.init),
-            currency: try CurrencyCode(subscription.string("currency")),
+            currency: try CurrencyCode(subscription.currency("currency")),
             totalExcludingTax: 0,
             tax: 0,
             total: 0,

@@ -131,7 +131,7 @@ public struct StripeEvent: Sendable, Equatable {
             bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),
             productId: try metadata?.optionalString("product_id").map(ProductID.init),
             mode: mode,
-            currency: try CurrencyCode(session.string("currency")),
+            currency: try CurrencyCode(session.currency("currency")),
             amountSubtotal: try session.amount("amount_subtotal"),
             amountTax: try session.optionalChild("total_details")?.optionalAmount("amount_tax") ?? 0,
             amountTotal: try session.amount("amount_total"),
@@ -182,7 +182,7 @@ public struct StripeEvent: Sendable, Equatable {
             externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
             bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),
             productId: try metadata?.optionalString("product_id").map(ProductID.init),
-            currency: try CurrencyCode(invoice.string("currency")),
+            currency: try CurrencyCode(invoice.currency("currency")),
             totalExcludingTax: excluding ?? total - tax,
             tax: tax,
             total: total,
@@ -249,7 +249,7 @@ public struct StripeEvent: Sendable, Equatable {
             ),
             paymentId: try charge.optionalID("payment_intent") ?? chargeId,
             chargeId: chargeId,
-            currency: try CurrencyCode(charge.string("currency")),
+            currency: try CurrencyCode(charge.currency("currency")),
             refundedAt: at,
             externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
             productId: try metadata?.optionalString("product_id").map(ProductID.init)
@@ -274,7 +274,7 @@ public struct StripeEvent: Sendable, Equatable {
                 amount: .this(try dispute.amount("amount"), tax: nil),
                 paymentId: try dispute.optionalID("payment_intent") ?? charge,
                 chargeId: charge,
-                currency: try CurrencyCode(dispute.string("currency")),
+                currency: try CurrencyCode(dispute.currency("currency")),
                 refundedAt: at
             )
         )

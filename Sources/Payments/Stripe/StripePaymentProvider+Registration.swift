@@ -30,6 +30,15 @@ extension StripePaymentProvider {
                 problem: "is a publishable key (pk_…); use the secret key (sk_…) or a restricted key (rk_…)"
             )
         }
+        // Anything else was taken as a test key ("stripe, test mode" in `linkout check`) and failed at the first
+        // checkout.
+        guard Self.secretKeyPrefixes.contains(where: configuration.secretKey.hasPrefix) else {
+            throw ProviderConfigurationError(
+                field: settings.field("secretKey"),
+                problem: "is not a Stripe secret key: it starts with "
+                    + Self.secretKeyPrefixes.joined(separator: ", ")
+            )
+        }
         configuration.webhookSecret = try settings.required("webhookSecret")
         configuration.apiBase = try settings.httpURL("apiBase", default: configuration.apiBase)
         configuration.automaticTax = try settings.bool("automaticTax", default: false)
@@ -60,6 +69,9 @@ extension StripePaymentProvider {
     }
 
     public var id: ProviderID { .stripe }
+
+    /// The secret and restricted keys, test and live (Stripe's API keys documentation).
+    static let secretKeyPrefixes = ["sk_test_", "sk_live_", "rk_test_", "rk_live_"]
 
     /// Live only with a live key (`sk_live_`, or a restricted `rk_live_`); any other key is test mode.
     public var mode: PaymentMode {

@@ -264,15 +264,18 @@ public enum LedgerBackup {
         let present = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
             !isLeftOfCutShortRestore($0, in: directory)
         }
+        // A server on the folder holds this lock: a ledger is never replaced under it.
+        let lockPath = (directory as NSString).appendingPathComponent(VisitJournal.lockFileName)
         guard present.isEmpty || replacing else {
+            // A server using the folder is said first: `--force` would be refused for it too. Read from the
+            // kernel's list of locks, not by taking the lock (a server starting just then would be refused).
+            if JournalFile.lockHolder(lockPath) != nil { throw JournalFile.inUse(lockPath) }
             throw StorageError(
                 .conflict,
                 "\(directory) is not empty (\(present.sorted().prefix(3).joined(separator: ", "))); restore into an "
                     + "empty folder, or pass --force to replace the ledger there"
             )
         }
-        // A server on the folder holds this lock: a ledger is never replaced under it.
-        let lockPath = (directory as NSString).appendingPathComponent(VisitJournal.lockFileName)
         let lockFile = try JournalFile(path: lockPath)
         try lockFile.lockExclusively()
         defer { lockFile.unlock() }

@@ -32,18 +32,20 @@ final class JournalFile: Sendable {
 
     /// Takes the file's exclusive advisory lock for this process's lifetime, or fails if another holds it.
     func lockExclusively() throws(StorageError) {
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            // Named by its process where the kernel says which (EWOULDBLOCK's own words, "Resource temporarily
-            // unavailable", told the operator nothing), with what to do.
-            // Pid 0: a holder in another pid namespace (a container on the same volume), which has no pid here.
-            let holder = Self.lockHolder(path).flatMap { $0 > 0 ? " (process \($0))" : nil } ?? ""
-            let folder = (path as NSString).deletingLastPathComponent
-            throw StorageError(
-                .inUse,
-                "another linkout process\(holder) is using the data folder \(folder)",
-                remedy: "stop that process first; one server or command that writes uses a data folder at a time"
-            )
-        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw Self.inUse(path) }
+    }
+
+    /// The lock file at `path` is held: named by its process where the kernel says which (EWOULDBLOCK's own
+    /// words, "Resource temporarily unavailable", told the operator nothing), with what to do.
+    static func inUse(_ path: String) -> StorageError {
+        // Pid 0: a holder in another pid namespace (a container on the same volume), which has no pid here.
+        let holder = lockHolder(path).flatMap { $0 > 0 ? " (process \($0))" : nil } ?? ""
+        let folder = (path as NSString).deletingLastPathComponent
+        return StorageError(
+            .inUse,
+            "another linkout process\(holder) is using the data folder \(folder)",
+            remedy: "stop that process first; one server or command that writes uses a data folder at a time"
+        )
     }
 
     /// The process that holds the exclusive lock of the file at `path` (a server on its data folder), read from

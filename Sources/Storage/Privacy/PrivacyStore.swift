@@ -123,6 +123,38 @@ public struct PrivacyStore: Sendable {
         return false
     }
 
+    /// Writes zeros over every free page of the ledger's file (SQLite). A row rewritten in the ordinary course
+    /// (an event's body when it was processed) left its old copy in the pages it gave up: the writer runs with
+    /// `secure_delete = FAST`, which zeroes what a page it writes anyway held, not a page it frees. An erasure
+    /// rewrote the row, and a copy of the file still read the person's address from the free list. The free pages
+    /// are taken by a scratch table of zeros and given back with `secure_delete = ON`, which zeroes each page it
+    /// frees; all in one transaction, so the table is never seen. Returns how many pages were free.
+    @discardableResult
+    public func zeroFreePages() throws(StorageError) -> Int64 {
+        guard database.dialect == .sqlite else { return 0 }
+        return try database.writer.write { connection throws(StorageError) in
+            let free = try connection.query("PRAGMA freelist_count").first?.first?.integer ?? 0
+            guard free > 0 else { return 0 }
+            let pageSize = try connection.query("PRAGMA page_size").first?.first?.integer ?? 4096
+            try Self.zeroFreedBytes(on: connection, .sqlite)
+            defer { Self.freeBytesAsBefore(on: connection, .sqlite) }
+            // Rows of a mebibyte: SQLite makes each zero blob in memory before writing it.
+            let rows = (free * pageSize + Self.zerosPerRow - 1) / Self.zerosPerRow
+            try connection.execute("CREATE TABLE free_page_zeros (zeros BLOB NOT NULL)")
+            try connection.query(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                INSERT INTO free_page_zeros (zeros) SELECT zeroblob(?) FROM n
+                """,
+                [.integer(rows), .integer(Self.zerosPerRow)]
+            )
+            try connection.execute("DROP TABLE free_page_zeros")
+            return free
+        }
+    }
+
+    static let zerosPerRow: Int64 = 1 << 20
+
     /// What an erased value is replaced with, in stored bodies and on credentials.
     public static let erased = "[erased]"
 
