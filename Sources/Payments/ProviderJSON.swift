@@ -19,7 +19,8 @@ struct ProviderJSON {
         return ProviderJSON(object, path: "")
     }
 
-    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    /// The dotted path of `key` in this object, as errors name it.
+    func fieldName(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     private func present(_ key: String) -> Any? {
         guard let value = object[key], !(value is NSNull) else { return nil }
@@ -27,18 +28,18 @@ struct ProviderJSON {
     }
 
     func string(_ key: String) throws(ProviderJSONError) -> String {
-        guard let value = try optionalString(key) else { throw .missingField(name(key)) }
+        guard let value = try optionalString(key) else { throw .missingField(fieldName(key)) }
         return value
     }
 
     func optionalString(_ key: String) throws(ProviderJSONError) -> String? {
         guard let value = present(key) else { return nil }
-        guard let text = value as? String else { throw .wrongType(name(key)) }
+        guard let text = value as? String else { throw .wrongType(fieldName(key)) }
         return text
     }
 
     func integer(_ key: String) throws(ProviderJSONError) -> Int64 {
-        guard let value = try optionalInteger(key) else { throw .missingField(name(key)) }
+        guard let value = try optionalInteger(key) else { throw .missingField(fieldName(key)) }
         return value
     }
 
@@ -49,12 +50,13 @@ struct ProviderJSON {
     /// overflowing on a hostile or broken value.
     func optionalInteger(_ key: String) throws(ProviderJSONError) -> Int64? {
         guard let value = present(key) else { return nil }
-        guard let number = value as? NSNumber else { throw .wrongType(name(key)) }
+        guard let number = value as? NSNumber else { throw .wrongType(fieldName(key)) }
         guard let integer = Int64(number.stringValue) else {
             // Past Int64 (its text then has an exponent), or a fraction.
-            throw abs(number.doubleValue) > Double(Self.largestInteger) ? .outOfRange(name(key)) : .wrongType(name(key))
+            throw abs(number.doubleValue) > Double(Self.largestInteger)
+                ? .outOfRange(fieldName(key)) : .wrongType(fieldName(key))
         }
-        guard (-Self.largestInteger...Self.largestInteger).contains(integer) else { throw .outOfRange(name(key)) }
+        guard (-Self.largestInteger...Self.largestInteger).contains(integer) else { throw .outOfRange(fieldName(key)) }
         return integer
     }
 
@@ -64,13 +66,13 @@ struct ProviderJSON {
     /// negative one is broken or forged with a leaked secret, and must not become a "paid" purchase or a negative
     /// sale reported to Apple.
     func amount(_ key: String) throws(ProviderJSONError) -> Int64 {
-        guard let value = try optionalAmount(key) else { throw .missingField(name(key)) }
+        guard let value = try optionalAmount(key) else { throw .missingField(fieldName(key)) }
         return value
     }
 
     func optionalAmount(_ key: String) throws(ProviderJSONError) -> Int64? {
         guard let value = try optionalInteger(key) else { return nil }
-        guard value >= 0 else { throw .negative(name(key)) }
+        guard value >= 0 else { throw .negative(fieldName(key)) }
         return value
     }
 
@@ -78,52 +80,75 @@ struct ProviderJSON {
     /// (empty, a NUL after `eur`) was held as a sale waiting for the exchange rate of a currency that has none,
     /// for good.
     func currency(_ key: String) throws(ProviderJSONError) -> String {
-        guard let value = try optionalCurrency(key) else { throw .missingField(name(key)) }
+        guard let value = try optionalCurrency(key) else { throw .missingField(fieldName(key)) }
         return value
     }
 
     func optionalCurrency(_ key: String) throws(ProviderJSONError) -> String? {
         guard let text = try optionalString(key) else { return nil }
         guard text.utf8.count == 3, text.utf8.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }) else {
-            throw .notACurrency(name(key))
+            throw .notACurrency(fieldName(key))
         }
         return text
     }
 
     func optionalBool(_ key: String) throws(ProviderJSONError) -> Bool? {
         guard let value = present(key) else { return nil }
-        guard let flag = value as? Bool else { throw .wrongType(name(key)) }
+        guard let flag = value as? Bool else { throw .wrongType(fieldName(key)) }
         return flag
     }
 
     func child(_ key: String) throws(ProviderJSONError) -> ProviderJSON {
-        guard let value = try optionalChild(key) else { throw .missingField(name(key)) }
+        guard let value = try optionalChild(key) else { throw .missingField(fieldName(key)) }
         return value
     }
 
     func optionalChild(_ key: String) throws(ProviderJSONError) -> ProviderJSON? {
         guard let value = present(key) else { return nil }
-        guard let object = value as? [String: Any] else { throw .wrongType(name(key)) }
-        return ProviderJSON(object, path: name(key))
+        guard let object = value as? [String: Any] else { throw .wrongType(fieldName(key)) }
+        return ProviderJSON(object, path: fieldName(key))
     }
 
     /// The objects of an array field (`total_taxes`, `lines.data`); absent is empty.
     func children(_ key: String) throws(ProviderJSONError) -> [ProviderJSON] {
         guard let value = present(key) else { return [] }
-        guard let array = value as? [Any] else { throw .wrongType(name(key)) }
+        guard let array = value as? [Any] else { throw .wrongType(fieldName(key)) }
         var result: [ProviderJSON] = []
         for (index, element) in array.enumerated() {
-            guard let object = element as? [String: Any] else { throw .wrongType("\(name(key))[\(index)]") }
-            result.append(ProviderJSON(object, path: "\(name(key))[\(index)]"))
+            guard let object = element as? [String: Any] else { throw .wrongType("\(fieldName(key))[\(index)]") }
+            result.append(ProviderJSON(object, path: "\(fieldName(key))[\(index)]"))
         }
         return result
     }
 
-    /// An id field sent as a string (Stripe's), or as the object itself when expanded.
+    /// An id the provider made (`pi_…`, `txn_…`).
+    func id(_ key: String) throws(ProviderJSONError) -> String {
+        guard let value = try optionalID(key) else { throw .missingField(fieldName(key)) }
+        return value
+    }
+
+    /// An id field sent as a string (Stripe's), or as the object itself when expanded: letters, digits, `_` and
+    /// `-`, 1 to 255 of them, as the providers make them. A line item's id for Apple is built from it, the
+    /// operator reads it back, and Paddle's is part of an API address: an empty one, one with a bidi override,
+    /// a `/`, or thousands of characters is no provider's.
     func optionalID(_ key: String) throws(ProviderJSONError) -> String? {
         guard let value = present(key) else { return nil }
-        if let text = value as? String { return text }
-        if let object = value as? [String: Any], let id = object["id"] as? String { return id }
-        throw .wrongType(name(key))
+        let text: String
+        if let string = value as? String {
+            text = string
+        } else if let object = value as? [String: Any], let id = object["id"] as? String {
+            text = id
+        } else {
+            throw .wrongType(fieldName(key))
+        }
+        guard (1...255).contains(text.utf8.count), text.utf8.allSatisfy(Self.isIdByte) else {
+            throw .notAnId(fieldName(key))
+        }
+        return text
+    }
+
+    private static func isIdByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == 0x5F
+            || byte == 0x2D
     }
 }

@@ -10,6 +10,10 @@ public enum ProviderJSONError: Error, Sendable, Equatable, CustomStringConvertib
     case outOfRange(String)
     /// A currency that is not three letters (ISO 4217's shape).
     case notACurrency(String)
+    /// An amount past the one it is part of (more refunded than the charge took).
+    case moreThan(String, String)
+    /// An id that is not the shape of the provider's ids.
+    case notAnId(String)
 
     public var description: String {
         switch self {
@@ -20,6 +24,8 @@ public enum ProviderJSONError: Error, Sendable, Equatable, CustomStringConvertib
         case .negative(let path): "the event's \(path) is negative"
         case .outOfRange(let path): "the event's \(path) is out of range (more than 10^12 either way)"
         case .notACurrency(let path): "the event's \(path) is not a currency code (three letters)"
+        case .moreThan(let path, let whole): "the event's \(path) is more than its \(whole)"
+        case .notAnId(let path): "the event's \(path) is not an id (1 to 255 letters, digits, _ or -)"
         }
     }
 }

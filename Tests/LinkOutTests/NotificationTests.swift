@@ -340,6 +340,14 @@ struct NotificationTests {
                 ), 400, "app_apple_id_mismatch"
             ),
             (
+                "an id of no shape Apple issues",
+                NotificationSigner.body(
+                    try signer.sign(
+                        NotificationSigner.tokenPayload(subtype: "UNREPORTED", externalPurchaseId: "../x\n\u{202E}")
+                    )
+                ), 400, "invalid_external_purchase_id"
+            ),
+            (
                 "alg none",
                 NotificationSigner.body(
                     Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + parts[1] + "."

@@ -502,6 +502,28 @@ struct RejectionTests {
         #expect(Set(pages.flatMap { $0.map(\.externalPurchaseId) }) == ["stuck-1", "stuck-2", "stuck-3"])
     }
 
+    /// A 400 naming no error, with an empty body or `{}`, says so: it read "Apple: " with nothing after it.
+    @Test func aRejectionNamingNoErrorSaysSo() throws {
+        let harness = try ReportingHarness()
+        try harness.record("blank")
+        try harness.record("bare")
+        harness.production.respond { received in
+            switch received.report?.externalPurchaseId {
+            case "blank": .respond(status: 400, body: "")
+            case "bare": .respond(status: 400, body: "{}")
+            default: nil
+            }
+        }
+        try harness.tickUntilSettled()
+        let messages = Dictionary(
+            uniqueKeysWithValues: try harness.ledger.reports.needingAttention(limit: 10).map {
+                ($0.externalPurchaseId, $0.appleMessage)
+            }
+        )
+        #expect(messages["blank"] == "HTTP 400 naming no error, with an empty body", "\(messages)")
+        #expect(messages["bare"] == "HTTP 400 naming no error, with the body {}", "\(messages)")
+    }
+
     /// Any other rejection: one critical line, listed as needing attention with Apple's message, never resent
     /// by itself, and the operator's resend sends it again. Another token's report is not held up by it.
     @Test func anyOtherRejectionNeedsAttentionLoudlyOnce() throws {

@@ -153,7 +153,7 @@ struct StripeEventTests {
         #expect(try decode(other).payload == .ignored(type: "customer.created"))
     }
 
-    @Test func malformedEventsNameTheField() {
+    @Test func malformedEventsNameTheField() throws {
         #expect(throws: ProviderJSONError.notJSON) { try decode("not json") }
         #expect(throws: ProviderJSONError.notJSON) { try decode("[1,2]") }
         #expect(throws: ProviderJSONError.missingField("id")) { try decode(#"{"type":"x","created":1}"#) }
@@ -186,6 +186,22 @@ struct StripeEventTests {
                     StripeEventFixtures.sessionCompleted().replacingOccurrences(
                         of: #""currency":"eur""#,
                         with: #""currency":"\#(currency)""#
+                    )
+                )
+            }
+        }
+        // More refunded than the charge took is no event Stripe sends: it told Apple the whole charge went back.
+        #expect(throws: ProviderJSONError.moreThan("data.object.amount_refunded", "amount")) {
+            try decode(StripeEventFixtures.chargeRefunded(amountRefunded: 3000, refunded: true))
+        }
+        _ = try decode(StripeEventFixtures.chargeRefunded(amountRefunded: 2999, refunded: true))  // all of it: read
+        // An id is the provider's shape: not empty, no bidi override, no `/`, not thousands of characters.
+        for id in ["", "\\u202ecs_x", "cs/../x", "cs x", String(repeating: "c", count: 256)] {
+            #expect(throws: ProviderJSONError.notAnId("data.object.id"), "\(id)") {
+                try decode(
+                    StripeEventFixtures.sessionCompleted().replacingOccurrences(
+                        of: #""id":"cs_test_a1""#,
+                        with: #""id":"\#(id)""#
                     )
                 )
             }

@@ -102,6 +102,14 @@ struct NotificationReceiver: Sendable {
         guard let token = payload.externalPurchaseToken else {
             return .refused(reason: "missing_token", detail: "EXTERNAL_PURCHASE_TOKEN without externalPurchaseToken")
         }
+        // The shape a landing's token is held to: a signed id of 20,000 characters, or with a line break and a
+        // bidi override, was stored, reported and written to the log as it came.
+        guard TokenDecoder.isExternalPurchaseId(token.externalPurchaseId.rawValue) else {
+            return .refused(
+                reason: "invalid_external_purchase_id",
+                detail: "externalPurchaseId is not of the shape Apple issues (letters, digits, - and _, at most 128)"
+            )
+        }
         // As Apple's own verifier does it (App Store Server Library, `SignedDataVerifier`): the bundle ID always, the
         // App Apple ID in production (sandbox builds may carry none of their own); the environment from the `SANDBOX`
         // prefix.

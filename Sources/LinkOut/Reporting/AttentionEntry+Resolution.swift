@@ -1,5 +1,6 @@
 import Domain
 import ExternalPurchase
+import Foundation
 import Storage
 
 extension AttentionEntry {
@@ -15,8 +16,13 @@ extension AttentionEntry {
     /// the message kept with each line item set aside.
     package var appleMessage: String {
         if let report, let body = report.lastResponse {
-            return SendReportErrorResponse.parse(body).map { $0.errors.map(\.summary).joined(separator: "; ") }
-                ?? body
+            let errors = SendReportErrorResponse.parse(body)?.errors.map(\.summary) ?? []
+            if !errors.isEmpty { return errors.joined(separator: "; ") }
+            // An empty body, or `{}`, read as "Apple: " with nothing after it.
+            let status = report.lastHTTPStatus.map { "HTTP \($0)" } ?? "an answer"
+            let shown = body.trimmingCharacters(in: .whitespacesAndNewlines)
+            return "\(status) naming no error, "
+                + (shown.isEmpty ? "with an empty body" : "with the body \(shown.prefix(300))")
         }
         return lineItems.map { "line item \($0.lineItemId): \($0.correction ?? "")" }.joined(separator: "; ")
     }

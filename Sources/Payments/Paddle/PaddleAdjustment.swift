@@ -48,11 +48,11 @@ public struct PaddleAdjustment: Sendable, Equatable {
         var currency = try totals.optionalCurrency("currency_code")
         if currency == nil { currency = try object.currency("currency_code") }
         self.init(
-            id: try object.string("id"),
+            id: try object.id("id"),
             action: try object.string("action"),
             status: try object.string("status"),
-            transactionId: try object.string("transaction_id"),
-            subscriptionId: try object.optionalString("subscription_id"),
+            transactionId: try object.id("transaction_id"),
+            subscriptionId: try object.optionalID("subscription_id"),
             currency: currency ?? "",
             total: abs(total),
             tax: abs(tax)

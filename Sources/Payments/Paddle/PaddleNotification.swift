@@ -50,7 +50,7 @@ public struct PaddleNotification: Sendable, Equatable {
             let subscription = try data()
             entity = .subscriptionCanceled(
                 PaddleSubscriptionEnd(
-                    subscriptionId: try subscription.string("id"),
+                    subscriptionId: try subscription.id("id"),
                     canceledAt: try subscription.optionalPaddleTime("canceled_at"),
                     customData: try PaddleCustomData(subscription.optionalChild("custom_data"))
                 )

@@ -77,12 +77,12 @@ public struct PaddleTransaction: Sendable, Equatable {
             period = SubscriptionPeriod(start: try span.paddleTime("starts_at"), end: try span.paddleTime("ends_at"))
         }
         self.init(
-            id: try object.string("id"),
+            id: try object.id("id"),
             status: try object.string("status"),
             origin: origin,
-            subscriptionId: try object.optionalString("subscription_id"),
-            customerId: try object.optionalString("customer_id"),
-            addressId: try object.optionalString("address_id"),
+            subscriptionId: try object.optionalID("subscription_id"),
+            customerId: try object.optionalID("customer_id"),
+            addressId: try object.optionalID("address_id"),
             currency: currency ?? "",
             customData: try PaddleCustomData(object.optionalChild("custom_data")),
             billingPeriod: period,

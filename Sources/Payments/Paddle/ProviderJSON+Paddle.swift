@@ -38,6 +38,4 @@ extension ProviderJSON {
         guard let milliseconds = PaddleTimestamp.milliseconds(text) else { throw .wrongType(fieldName(key)) }
         return milliseconds
     }
-
-    func fieldName(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 }

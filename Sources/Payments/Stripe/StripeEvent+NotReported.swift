@@ -21,7 +21,7 @@ extension StripeEvent {
     /// refund update.
     static func failedRefund(_ refund: ProviderJSON) throws(ProviderJSONError) -> String? {
         guard try refund.optionalString("status") == "failed" else { return nil }
-        let id = try refund.string("id")
+        let id = try refund.id("id")
         let charge = try refund.optionalID("charge") ?? "its charge"
         // Its line item is keyed on the charge's refunded total at the time (`AppleLineItems.refund`), which the
         // refund does not carry, and a later refund of the charge back up to that total would reuse the same id:

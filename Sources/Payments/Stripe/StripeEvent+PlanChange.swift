@@ -25,8 +25,8 @@ extension StripeEvent {
         let metadata = try subscription.optionalChild("metadata")
         return InvoicePayment(
             // The event is the change's only record: its id keys the line item, once however often delivered.
-            invoiceId: try event.string("id"),
-            subscriptionId: try subscription.string("id"),
+            invoiceId: try event.id("id"),
+            subscriptionId: try subscription.id("id"),
             billingReason: "subscription_update",
             externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
             bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),

@@ -90,7 +90,7 @@ public struct StripeEvent: Sendable, Equatable {
             let subscription = try object()
             payload = .subscriptionEnded(
                 PaymentEvent.SubscriptionEnd(
-                    subscriptionId: try subscription.string("id"),
+                    subscriptionId: try subscription.id("id"),
                     endedAt: try subscription.optionalInteger("ended_at").map { $0 * 1000 },
                     externalPurchaseId: try subscription.optionalChild("metadata")?.optionalString(
                         "external_purchase_id"
@@ -112,7 +112,7 @@ public struct StripeEvent: Sendable, Equatable {
 
     private static func reference(_ session: ProviderJSON) throws(ProviderJSONError) -> PaymentEvent.SessionReference {
         PaymentEvent.SessionReference(
-            sessionId: try session.string("id"),
+            sessionId: try session.id("id"),
             checkoutId: try session.optionalString("client_reference_id").map(CheckoutID.init)
         )
     }
@@ -125,7 +125,7 @@ public struct StripeEvent: Sendable, Equatable {
         }
         let address = try session.optionalChild("customer_details")?.optionalChild("address")
         return PurchaseCompletion(
-            sessionId: try session.string("id"),
+            sessionId: try session.id("id"),
             checkoutId: try session.optionalString("client_reference_id").map(CheckoutID.init),
             externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
             bundleId: try metadata?.optionalString("bundle_id").map(BundleID.init),
@@ -176,7 +176,7 @@ public struct StripeEvent: Sendable, Equatable {
             try proration
             ? invoice.optionalInteger("total_excluding_tax") : invoice.optionalAmount("total_excluding_tax")
         return InvoicePayment(
-            invoiceId: try invoice.string("id"),
+            invoiceId: try invoice.id("id"),
             subscriptionId: subscription,
             billingReason: try invoice.string("billing_reason"),
             externalPurchaseId: try metadata?.optionalString("external_purchase_id").map(ExternalPurchaseID.init),
@@ -236,17 +236,20 @@ public struct StripeEvent: Sendable, Equatable {
         return false
     }
 
-    /// `charge.refunded`: the charge's `amount_refunded` is cumulative over all its refunds.
+    /// `charge.refunded`: the charge's `amount_refunded` is cumulative over all its refunds. More refunded than
+    /// the charge's `amount` is no event Stripe sends: taken as the whole charge, it told Apple everything was
+    /// given back, and the charge's real refunds after it went nowhere.
     private static func refund(_ charge: ProviderJSON, at: Int64) throws(ProviderJSONError) -> Refund {
         let metadata = try charge.optionalChild("metadata")
-        let chargeId = try charge.string("id")
+        let chargeId = try charge.id("id")
+        let refunded = try charge.amount("amount_refunded")
+        if let amount = try charge.optionalAmount("amount"), refunded > amount {
+            throw .moreThan(charge.fieldName("amount_refunded"), "amount")
+        }
         return Refund(
             id: nil,
             kind: .refund,
-            amount: .refundedSoFar(
-                try charge.amount("amount_refunded"),
-                fully: try charge.optionalBool("refunded") ?? false
-            ),
+            amount: .refundedSoFar(refunded, fully: try charge.optionalBool("refunded") ?? false),
             paymentId: try charge.optionalID("payment_intent") ?? chargeId,
             chargeId: chargeId,
             currency: try CurrencyCode(charge.currency("currency")),
@@ -269,7 +272,7 @@ public struct StripeEvent: Sendable, Equatable {
         guard status == "lost" else { return .ignored(type: "\(type) (\(status)): the money stayed with the seller") }
         return .refunded(
             Refund(
-                id: try dispute.string("id"),
+                id: try dispute.id("id"),
                 kind: .chargeback,
                 amount: .this(try dispute.amount("amount"), tax: nil),
                 paymentId: try dispute.optionalID("payment_intent") ?? charge,
