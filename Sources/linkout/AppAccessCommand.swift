@@ -15,9 +15,10 @@ enum AppAccessCommand {
                 description: "use 'linkout credentials list --purchase ID', 'revoke ID' or 'reissue ID'"
             )
         }
+        // Each subcommand takes its own options only: one it ignores is refused (the operator meant something).
         let (flags, positional) = try CommandLineInterface.parseFlags(
             Array(arguments.dropFirst()),
-            allowed: ["--config", "--data-dir", "--purchase"],
+            allowed: Set(["--config", "--data-dir"] + (subcommand == "list" ? ["--purchase"] : [])),
             positional: count
         )
         return try withAdministration(flags) { administration, ledger in
@@ -73,10 +74,11 @@ enum AppAccessCommand {
                     "use 'linkout keys list', 'keys rotate [--publish-ahead SECONDS]' or 'keys retire KID [--force]'"
             )
         }
+        // `keys rotate --force` rotated a key: each subcommand takes its own options only.
         let (flags, positional) = try CommandLineInterface.parseFlags(
             Array(arguments.dropFirst()),
-            allowed: ["--config", "--data-dir", "--publish-ahead"],
-            switches: ["--force"],
+            allowed: Set(["--config", "--data-dir"] + (subcommand == "rotate" ? ["--publish-ahead"] : [])),
+            switches: subcommand == "retire" ? ["--force"] : [],
             positional: count
         )
         return try withAdministration(flags) { administration, ledger in

@@ -71,6 +71,13 @@ public enum CommandLineInterface {
 
     /// Runs a subcommand and returns the process exit code (0 ok, 1 failure, 2 bad usage or configuration).
     public static func run(_ arguments: [String]) -> Int32 {
+        let code = dispatch(arguments)
+        guard let failure = StandardStreams.outputFailure else { return code }
+        printError("linkout: the output could not be written (\(failure)); what the command did is done\n")
+        return code == 0 ? 1 : code
+    }
+
+    private static func dispatch(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
             printError(usage)
             return 2
@@ -205,10 +212,10 @@ public enum CommandLineInterface {
 
     /// Unbuffered, so a script reading a pipe sees the text at once.
     static func printOutput(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        StandardStreams.writeOutput(text)
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStreams.writeError(text)
     }
 }

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import LinkOut
 import Storage
@@ -19,8 +20,18 @@ enum EraseCommand {
                 description: "use 'linkout erase --email ADDRESS' or '--account-token UUID'"
             )
         }
-        if let email, email.utf8.count < 3 || !email.contains("@") {
-            throw CommandLineInterface.UsageError(description: "--email must be an e-mail address")
+        // An address holds no space, control or hidden character and is at most 254 bytes (RFC 5321): a typo
+        // with one read as an erasure done (nothing found, an audit entry made), and a long one as SQLite's
+        // "LIKE or GLOB pattern too complex".
+        if let email,
+            email.utf8.count < 3 || email.utf8.count > 254 || !email.contains("@")
+                || email.unicodeScalars.contains(where: {
+                    $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F || HiddenCharacters.contains($0)
+                })
+        {
+            throw CommandLineInterface.UsageError(
+                description: "--email must be an e-mail address (no space or control character, at most 254 bytes)"
+            )
         }
         if let account, UUID(uuidString: account) == nil {
             throw CommandLineInterface.UsageError(description: "--account-token must be a UUID")

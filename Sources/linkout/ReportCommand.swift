@@ -19,7 +19,7 @@ enum ReportCommand {
         let (flags, _) = try CommandLineInterface.parseFlags(
             rest,
             allowed: ["--config", "--data-dir"],
-            switches: ["--dry-run"]
+            switches: subcommand == "status" ? [] : ["--dry-run"]
         )
         if subcommand == "dry-run" && flags["--dry-run"] == nil {
             throw CommandLineInterface.UsageError(

@@ -43,6 +43,14 @@ enum SimulateCommand {
                 description: "--url must be an http or https URL, such as http://localhost:8080/"
             )
         }
+        // Apple's destination URLs "contain no query parameters", so StoreKit appends with `?`: a base with a
+        // query (or a fragment) made a link whose token the landing never saw.
+        guard !base.contains("?"), !base.contains("#") else {
+            throw CommandLineInterface.UsageError(
+                description: "--url must have no query or fragment: StoreKit appends its own query to a destination "
+                    + "URL, which Apple allows none in"
+            )
+        }
         CommandLineInterface.printOutput(TokenMinter.redirectURL(base: base, token: token) + "\n")
         return 0
     }

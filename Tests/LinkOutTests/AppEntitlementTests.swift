@@ -442,6 +442,26 @@ struct AppEntitlementTests {
         time.advance(seconds: 61)
         let none = try Self.entitlements(live, credential)
         #expect(none.status == 503 && none.text.contains("signing_unavailable"), "\(none.status) \(none.text)")
+        // A redemption then is refused the same way and leaves its code unused: answered 200 without the
+        // entitlement, it read as "entitled to nothing", and the code was gone.
+        let (unusedCode, _) = try Self.purchase(
+            live,
+            landing: TokenMinter.exampleLanding(at: time.clock.nowMilliseconds()).path
+        )
+        let unsigned = try Self.redeem(live, #"{"code": "\#(unusedCode)"}"#)
+        #expect(unsigned.status == 503 && unsigned.text.contains("signing_unavailable"), "\(unsigned.text)")
+        #expect(unsigned.header("Retry-After") == "60")
+        let rotated = try live.post(
+            "/admin/signing-keys/rotate?publishAheadSeconds=0",
+            contentType: "text/plain",
+            body: "",
+            headers: admin
+        )
+        #expect(rotated.status == 201, "\(rotated.text)")
+        time.advance(seconds: 61)
+        let redeemed = try Self.redeem(live, #"{"code": "\#(unusedCode)"}"#)
+        #expect(redeemed.status == 200, "\(redeemed.text)")
+        #expect(try Self.json(redeemed)["entitlement"] as? String != nil)
     }
 
     @Test func aRotatedKeySignsAndTheOldOneStaysPublishedUntilWhatItSignedExpired() throws {

@@ -351,7 +351,14 @@ extension AuditTrailTests {
         #expect(erase.stdoutText().hasPrefix("erased: 0 stored bodies"))
         // An address leads to the person's payments, not to the account the app knows them by: said so.
         #expect(erase.stdoutText().contains("stays until erased too (--account-token)"), "\(erase.stdoutText())")
-        #expect(try LinkOutProcess(["erase", "--email", "x", "--data-dir", directory.path]).waitForExit() == 2)
+        // Nor what no address holds (a space, a line break, an escape, a bidi override), nor one past 254 bytes:
+        // refused, with no audit entry for an erasure that could find nothing.
+        let long = String(repeating: "a", count: 100_000) + "@example.com"
+        for typo in [
+            "x", "bob@ex ample.com", "bob@example.com\nfoo", "bob\u{1B}[31m@example.com", "a@b.c\u{202E}", long,
+        ] {
+            #expect(try LinkOutProcess(["erase", "--email", typo, "--data-dir", directory.path]).waitForExit() == 2)
+        }
         // A pasted address with spaces around it is the same person.
         let pasted = try LinkOutProcess(["erase", "--email", " Nobody@Example.com \n", "--data-dir", directory.path])
         #expect(pasted.waitForExit() == 0, "\(pasted.stderrText())")

@@ -96,6 +96,25 @@ struct CommandLineTests {
         #expect(whole.out.contains("k-1") && whole.out.contains("k-2"))
     }
 
+    /// Each subcommand takes its own options only: `keys rotate --force` rotated a key, and the others ignored
+    /// what they were given.
+    @Test func aSubcommandRefusesOptionsOfAnother() throws {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())").path
+        let commands: [[String]] = [
+            ["keys", "rotate", "--force"], ["keys", "list", "--publish-ahead", "5"],
+            ["keys", "retire", "k-1", "--publish-ahead", "5"], ["credentials", "revoke", "cred_x", "--purchase", "x"],
+            ["credentials", "reissue", "cred_x", "--purchase", "x"], ["report", "status", "--dry-run"],
+        ]
+        for command in commands {
+            let result = try run(command + ["--data-dir", missing])
+            #expect(
+                result.code == 2 && result.err.contains("unknown option"),
+                "\(command): \(result.code) \(result.err)"
+            )
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
     /// A command pointed at a folder with no ledger (a mistyped --data-dir) must not make one there and report
     /// success: an erasure or a key rotation would land in a new, empty ledger while the real one is untouched.
     @Test func aCommandRefusesAFolderWithoutALedgerAndCreatesNothing() throws {
@@ -175,7 +194,10 @@ struct CommandLineTests {
         #expect(purchases.out.hasPrefix("purchaseId,provider,externalPurchaseId"))
         #expect(try run(["simulate", "--type", "OTHER"]).code == 2)
         // What it prints is opened: a base that is no http(s) URL is refused, not turned into a link to nowhere.
-        for url in ["notaurl", "ftp://example.com", "http://"] {
+        // Nor one with a query or a fragment: StoreKit appends its own query, and the landing saw no token.
+        for url in [
+            "notaurl", "ftp://example.com", "http://", "http://127.0.0.1:1/?utm_source=x", "http://127.0.0.1:1/#f",
+        ] {
             #expect(try run(["simulate", "--url", url]).code == 2, "\(url)")
         }
         for id in ["99999999999999999999999", "-1", "abc"] {

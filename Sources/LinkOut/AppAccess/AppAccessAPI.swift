@@ -108,7 +108,15 @@ struct AppAccessAPI: Sendable {
         // A code issued before its account was erased makes a credential as erased as the account's others.
         let shown = try ErasedAccount.shown(body.appAccountToken ?? account, ledger: ledger, identifiers: identifiers)
         let accountErased = shown == PrivacyStore.erased
-        let signed = signedEntitlement(purchase, at: now, namingAccount: !accountErased)
+        let signed: String?
+        do {
+            signed = try signedEntitlement(purchase, at: now, namingAccount: !accountErased)
+        } catch let refusal as AppAccessRefusal {
+            // No key may sign: an answer without the entitlement reads as "entitled to nothing" (OpenAPI), and
+            // the code would be gone. The code stays unused; the app asks again.
+            logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(refusal)"])
+            return Self.signingUnavailable()
+        }
         let secret = existing == nil ? Identifiers.credentialSecret() : nil
         let credentialId = existing?.id ?? "cred_" + Identifiers.random()
         let grant: CredentialGrant =
@@ -158,22 +166,22 @@ struct AppAccessAPI: Sendable {
         }
     }
 
-    /// The purchase's signed entitlement, or nil when it entitles to nothing now or cannot be signed (logged: the
-    /// app gets it from `GET /v1/app/entitlements` once the key is back).
-    private func signedEntitlement(_ purchase: PurchaseRecord, at now: Int64, namingAccount: Bool) -> String? {
-        do {
-            guard
-                case .entitled(let jws, _) = try issuer.entitlement(
-                    for: purchase,
-                    at: now,
-                    namingAccount: namingAccount
-                )
-            else { return nil }
-            return jws
-        } catch {
-            logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(error)"])
-            return nil
-        }
+    /// The purchase's signed entitlement, or nil when it entitles to nothing now; throws when no key may sign.
+    private func signedEntitlement(_ purchase: PurchaseRecord, at now: Int64, namingAccount: Bool) throws -> String? {
+        guard case .entitled(let jws, _) = try issuer.entitlement(for: purchase, at: now, namingAccount: namingAccount)
+        else { return nil }
+        return jws
+    }
+
+    /// No key may sign (the one in force was retired, or is a key file this configuration does not name): the
+    /// operator's to fix; the app keeps what it holds and asks again later.
+    static func signingUnavailable() -> HTTPResponse {
+        JSONResponse.error(
+            .serviceUnavailable,
+            "signing_unavailable",
+            "Entitlements cannot be signed right now; keep what you hold and ask again later.",
+            retryAfter: 60
+        )
     }
 
     /// A redemption that would tie the purchase to another account or app than the one it was made for.
@@ -234,15 +242,8 @@ struct AppAccessAPI: Sendable {
             do {
                 decided = try issuer.entitlement(for: purchase, at: now, namingAccount: !accountErased)
             } catch let refusal as AppAccessRefusal {
-                // No key may sign (the one in force was retired, or is a key file this configuration does not
-                // name): the operator's to fix; the app keeps what it holds and asks again later.
                 logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(refusal)"])
-                return JSONResponse.error(
-                    .serviceUnavailable,
-                    "signing_unavailable",
-                    "Entitlements cannot be signed right now; keep what you hold and ask again later.",
-                    retryAfter: 60
-                )
+                return Self.signingUnavailable()
             }
             switch decided {
             case .entitled(let jws, let claims):
