@@ -110,7 +110,12 @@ enum AppAccessCommand {
                     before: before,
                     after: flags["--force"] == nil ? "retired" : "retired (forced)"
                 )
-                CommandLineInterface.printOutput("retired: \(positional[0])\n")
+                // A server reads the keys again once a minute (`EntitlementKeyring.refreshMilliseconds`): a key
+                // retired in force signed there meanwhile, while the JWKS no longer listed it.
+                let meanwhile =
+                    flags["--force"] == nil
+                    ? "" : "; a running server may sign with it for up to a minute more: restart it to stop at once"
+                CommandLineInterface.printOutput("retired: \(positional[0])\(meanwhile)\n")
             default:
                 for key in try administration.keys() {
                     let state = key.retiredAt.map { "retired \(date($0))" } ?? "published"

@@ -185,7 +185,11 @@ public enum CommandLineInterface {
                 value = String(argument[argument.index(after: equals)...])
             }
             guard switches.contains(name) || allowed.contains(name) else {
-                throw UsageError(description: "unknown option '\(name)'")
+                // Shown as typed would forge lines on the terminal when it holds a line break or an escape.
+                throw UsageError(
+                    description: "unknown option '\(TerminalText.visible(name))'"
+                        + (name == "--help" ? ": 'linkout help' lists every command and its options" : "")
+                )
             }
             guard flags[name] == nil else {
                 throw UsageError(description: "option '\(name)' is given twice: give it once (one run, one value)")
