@@ -96,6 +96,8 @@ enum ReportActionCommand {
         let file = path == "-" ? "/dev/stdin" : path
         switch ConfigurationFile.contents(atPath: file, limit: LineItemsAPI.maxBodyBytes) {
         case .success(let data): return String(decoding: data, as: UTF8.self)
+        case .failure(.missing) where path == "-":
+            throw CommandLineInterface.UsageError(description: "FILE: cannot read -: standard input is closed")
         case .failure(let failure):
             throw CommandLineInterface.UsageError(
                 description: "FILE: " + ConfigurationFile.problem(failure, path: path)

@@ -25,6 +25,14 @@ struct ConfigurationFilePipeTests {
         )
     }
 
+    /// Links that lead back to themselves read as "there is no such file".
+    @Test func aSymbolicLinkLoopIsSaid() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-loop-\(UUID())").path
+        #expect(symlink(path, path) == 0)
+        defer { unlink(path) }
+        #expect(ConfigurationFile.contents(atPath: path, limit: 10) == .failure(.symbolicLinkLoop))
+    }
+
     @Test func aPipeWithAWriterIsRead() throws {
         let pipe = Pipe()
         pipe.fileHandleForWriting.write(Data("from-a-pipe\n".utf8))

@@ -16,6 +16,8 @@ package enum ConfigurationFile {
         case larger(than: Int)
         /// A named pipe nothing writes to.
         case pipeWithoutWriter
+        /// Symbolic links that lead back to themselves (it read as "there is no such file").
+        case symbolicLinkLoop
     }
 
     /// config.json and the exchange-rate file: years of daily rates for every currency fit many times over.
@@ -29,6 +31,7 @@ package enum ConfigurationFile {
         // a pipe whose writer is slow (`<(jq …)`) needs; one without a writer reads as its end at once.
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
+            if errno == ELOOP { return .failure(.symbolicLinkLoop) }
             return .failure(FileManager.default.fileExists(atPath: path) ? .unreadable : .missing)
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
@@ -77,6 +80,7 @@ package enum ConfigurationFile {
         case .unreadable: "cannot read \(path): not a readable file"
         case .larger(let limit): "\(path) is larger than \(size(limit)): not a file linkout reads"
         case .pipeWithoutWriter: "cannot read \(path): a named pipe nothing writes to"
+        case .symbolicLinkLoop: "cannot read \(path): its symbolic links lead back to themselves"
         }
     }
 
