@@ -132,6 +132,15 @@ struct ProviderJSON {
     /// operator reads it back, and Paddle's is part of an API address: an empty one, one with a bidi override,
     /// a `/`, or thousands of characters is no provider's.
     func optionalID(_ key: String) throws(ProviderJSONError) -> String? {
+        guard let text = try optionalReference(key) else { return nil }
+        guard text.utf8.allSatisfy(Self.isIdByte) else { throw .notAnId(fieldName(key)) }
+        return text
+    }
+
+    /// A reference only compared, never part of a line item's id or an address (a Stripe price or plan: a legacy
+    /// plan's id is the developer's own, such as `pro.monthly`): any text of 1 to 255 bytes, as a string or the
+    /// object itself when expanded.
+    func optionalReference(_ key: String) throws(ProviderJSONError) -> String? {
         guard let value = present(key) else { return nil }
         let text: String
         if let string = value as? String {
@@ -141,9 +150,7 @@ struct ProviderJSON {
         } else {
             throw .wrongType(fieldName(key))
         }
-        guard (1...255).contains(text.utf8.count), text.utf8.allSatisfy(Self.isIdByte) else {
-            throw .notAnId(fieldName(key))
-        }
+        guard (1...255).contains(text.utf8.count) else { throw .notAnId(fieldName(key)) }
         return text
     }
 

@@ -73,7 +73,11 @@ public enum CommandLineInterface {
     public static func run(_ arguments: [String]) -> Int32 {
         let code = dispatch(arguments)
         guard let failure = StandardStreams.outputFailure else { return code }
-        printError("linkout: the output could not be written (\(failure)); what the command did is done\n")
+        // What it said is lost, not what it did: a reissued credential's secret, shown once, is reissued again.
+        printError(
+            "linkout: the output could not be written (\(failure))"
+                + (code == 0 ? "; what the command did is done, and what it printed is lost\n" : "\n")
+        )
         return code == 0 ? 1 : code
     }
 

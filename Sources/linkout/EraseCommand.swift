@@ -43,6 +43,11 @@ enum EraseCommand {
         defer { ledger.close() }
         let erasure = Erasure(ledger: ledger)
         let summary = try email.map { try erasure.erase(email: $0) } ?? erasure.erase(accountToken: account ?? "")
+        let freePagesNote =
+            summary.freePagesLeft.map {
+                "; the ledger's free pages could not be zeroed (\($0)): older copies may be left there, run erase "
+                    + "again once that is fixed"
+            } ?? ""
         let walNote =
             ledger.privacy.foldWAL()
             ? ""
@@ -60,7 +65,7 @@ enum EraseCommand {
         CommandLineInterface.printOutput(
             "erased: \(summary.bodies) stored bodies rewritten without the person's data, \(summary.credentials) "
                 + "credentials unbound, \(summary.visits) visits' campaign values erased; reports to Apple and amounts "
-                + "unchanged\(accountNote)\(unknown)\(walNote); backups made before keep the data until they are rotated out, and the "
+                + "unchanged\(accountNote)\(unknown)\(freePagesNote)\(walNote); backups made before keep the data until they are rotated out, and the "
                 + "visit journal's current segment keeps landings as they arrived until it is full and deleted\n"
         )
         return 0

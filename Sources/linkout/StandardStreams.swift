@@ -25,16 +25,24 @@ enum StandardStreams {
     /// Why the output was not all written, if it was not.
     static var outputFailure: String? { lostOutput.withLock { $0 } }
 
-    /// Writes every byte of `text` to `descriptor`: nil, or why not.
+    /// Writes every byte of `text` to `descriptor`: nil, or why not. A descriptor left non-blocking by whatever
+    /// started the command is waited on until it takes more.
     private static func write(_ text: String, to descriptor: Int32) -> String? {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            guard written >= 0 else {
-                if errno == EINTR { continue }
-                return String(cString: strerror(errno))
+            if written > 0 {
+                bytes = bytes.dropFirst(written)
+                continue
             }
-            bytes = bytes.dropFirst(written)
+            guard written < 0 else { return "nothing was written" }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN:
+                var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, -1)
+            default: return String(cString: strerror(errno))
+            }
         }
         return nil
     }

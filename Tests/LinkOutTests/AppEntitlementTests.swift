@@ -451,6 +451,13 @@ struct AppEntitlementTests {
         let unsigned = try Self.redeem(live, #"{"code": "\#(unusedCode)"}"#)
         #expect(unsigned.status == 503 && unsigned.text.contains("signing_unavailable"), "\(unsigned.text)")
         #expect(unsigned.header("Retry-After") == "60")
+        // Asked again and again through the outage from one address: never taken for guessing.
+        for _ in 0..<11 {
+            #expect(try Self.redeem(live, #"{"code": "\#(unusedCode)"}"#).status == 503)
+        }
+        // A code used before is still told so, with its purchase, outage or not.
+        let used = try Self.redeem(live, #"{"code": "\#(code)"}"#)
+        #expect(used.status == 409 && used.text.contains("already_redeemed"), "\(used.status) \(used.text)")
         let rotated = try live.post(
             "/admin/signing-keys/rotate?publishAheadSeconds=0",
             contentType: "text/plain",

@@ -25,7 +25,9 @@ struct CommandOutputFailureTests {
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(child.waitForExit() == 1)
         #expect(
-            said == "linkout: the output could not be written (No space left on device); what the command did is done\n"
+            said
+                == "linkout: the output could not be written (No space left on device); what the command did is "
+                + "done, and what it printed is lost\n"
         )
     }
 }

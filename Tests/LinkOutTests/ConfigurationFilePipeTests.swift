@@ -20,7 +20,7 @@ struct ConfigurationFilePipeTests {
             try Configuration.load(environment: ["LINKOUT_ADMIN_TOKEN_FILE": path])
         }
         #expect(
-            refused?.problem == "cannot read \(path): a named pipe nothing writes to",
+            refused?.problem == "cannot read \(path): an empty pipe, nothing writes to it",
             "\(String(describing: refused))"
         )
     }
@@ -33,11 +33,22 @@ struct ConfigurationFilePipeTests {
         #expect(ConfigurationFile.contents(atPath: path, limit: 10) == .failure(.symbolicLinkLoop))
     }
 
-    @Test func aPipeWithAWriterIsRead() throws {
+    /// Its writer still at work when the read begins (`<(jq …)`): the read waits for it, then takes it all.
+    @Test func aPipeWithAWriterIsReadOnceItIsDone() throws {
         let pipe = Pipe()
-        pipe.fileHandleForWriting.write(Data("from-a-pipe\n".utf8))
-        try pipe.fileHandleForWriting.close()
+        let writer = pipe.fileHandleForWriting
         let path = "/proc/self/fd/\(pipe.fileHandleForReading.fileDescriptor)"
+        let started = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            started.wait()
+            // The reader is waiting on the pipe by now, or soon: either way it must not see an early end.
+            usleep(100_000)
+            writer.write(Data("from-a-".utf8))
+            usleep(50_000)
+            writer.write(Data("pipe\n".utf8))
+            try? writer.close()
+        }
+        started.signal()
         #expect(ConfigurationFile.contents(atPath: path, limit: 64) == .success(Data("from-a-pipe\n".utf8)))
     }
 }

@@ -7,9 +7,10 @@ import Testing
 @testable import LinkOut
 @testable import Storage
 
-/// An erasure leaves nothing of the person in the ledger's file, its free pages included: an event's body as
-/// long as Stripe's (some kilobytes) sits mostly in overflow pages, and the event's processing rewrote the row and
-/// freed those pages with her data in them, where a copy of the file still read it after the erasure.
+/// Nothing of an erased person is left in the ledger's file, its free pages included. An event's body as long as
+/// Stripe's (some kilobytes) sits mostly in overflow pages, and the event's processing rewrites the row: with
+/// `secure_delete = FAST` (releases before 0.35.0) the pages it gave up kept her data, and a copy of the file read
+/// it after the erasure.
 @Suite("Privacy: free pages")
 struct PrivacyFreePagesTests {
     static let email = "grace.hopper@example.com"
@@ -17,8 +18,7 @@ struct PrivacyFreePagesTests {
     /// How many times `text` is in the ledger's file, once its WAL is folded in.
     static func copies(of text: String, in live: LiveApplication) throws -> Int {
         #expect(live.ledger().privacy.foldWAL())
-        let path = live.application.configuration.storage.dataDir + "/linkout.sqlite"
-        let bytes = try #require(FileManager.default.contents(atPath: path))
+        let bytes = try #require(FileManager.default.contents(atPath: path(live)))
         var count = 0
         var from = bytes.startIndex
         while let found = bytes.range(of: Data(text.utf8), in: from..<bytes.endIndex) {
@@ -28,26 +28,62 @@ struct PrivacyFreePagesTests {
         return count
     }
 
-    @Test func anErasureZeroesTheCopiesFreedPagesKeep() throws {
-        let harness = try PaymentHarness(provider: .stripe)
+    static func path(_ live: LiveApplication) -> String {
+        live.application.configuration.storage.dataDir + "/linkout.sqlite"
+    }
+
+    /// The ledger file's size in pages and its free pages.
+    static func pages(_ live: LiveApplication) throws -> (total: Int64, free: Int64) {
+        let connection = try SQLiteConnection(path: path(live), readOnly: true)
+        let total = try connection.query("PRAGMA page_count").first?.first?.integer ?? 0
+        let free = try connection.query("PRAGMA freelist_count").first?.first?.integer ?? 0
+        return (total, free)
+    }
+
+    /// Sets the writer's `secure_delete`.
+    static func secureDelete(_ mode: String, _ live: LiveApplication) throws {
+        try live.ledger().database.writer.withConnection { connection throws(StorageError) in
+            try connection.execute("PRAGMA secure_delete = \(mode)")
+        }
+    }
+
+    /// Grace's event, delivered and processed.
+    static func gracesEvent(_ harness: PaymentHarness) throws {
         let padding = String(repeating: "Compiler pioneer. ", count: 400)
         let event = """
             {"id":"evt_grace","object":"event","type":"customer.updated","created":\(Clock.system.nowSeconds()),\
             "livemode":false,"data":{"object":{"id":"cus_GRACE01","object":"customer","description":"\(padding)",\
-            "email":"\(Self.email)","name":"Grace Hopper"}}}
+            "email":"\(email)","name":"Grace Hopper"}}}
             """
         #expect(try harness.deliver(event).status == 200)
         try harness.waitForEvents()
-        // The stored body, and the copy its processing freed.
-        #expect(try Self.copies(of: Self.email, in: harness.live) >= 2)
+    }
+
+    @Test func theLedgerZeroesThePagesItFrees() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        try Self.gracesEvent(harness)
+        #expect(try Self.copies(of: Self.email, in: harness.live) == 1, "the stored body only")
+    }
+
+    @Test func anErasureZeroesWhatAnOlderReleaseLeftInFreePages() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        // As a release before 0.35.0 ran its writer.
+        try Self.secureDelete("FAST", harness.live)
+        try Self.gracesEvent(harness)
+        try Self.secureDelete("ON", harness.live)
+        #expect(try Self.copies(of: Self.email, in: harness.live) >= 2, "the stored body and the freed copy")
+        let before = try Self.pages(harness.live)
 
         let summary = try Erasure(ledger: harness.live.ledger()).erase(email: Self.email)
-        #expect(summary.bodies == 1)
+        #expect(summary.bodies == 1 && summary.freePagesLeft == nil)
         #expect(try Self.copies(of: Self.email, in: harness.live) == 0)
         #expect(try Self.copies(of: "Grace Hopper", in: harness.live) == 0)
-        // The free pages are given back: no scratch table is left, and the ledger takes landings as before.
-        let path = harness.live.application.configuration.storage.dataDir + "/linkout.sqlite"
-        let scratch = try SQLiteConnection(path: path, readOnly: true).query(
+        // The file is not made longer, now or on a second run, and no scratch table is left.
+        let after = try Self.pages(harness.live)
+        #expect(after.total <= before.total + 1, "\(before) → \(after)")
+        try harness.live.ledger().privacy.zeroFreePages()
+        #expect(try Self.pages(harness.live).total == after.total)
+        let scratch = try SQLiteConnection(path: Self.path(harness.live), readOnly: true).query(
             "SELECT name FROM sqlite_master WHERE name = 'free_page_zeros'"
         )
         #expect(scratch.isEmpty)

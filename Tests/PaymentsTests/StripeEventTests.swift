@@ -206,6 +206,11 @@ struct StripeEventTests {
                 )
             }
         }
+        // A price or plan is only compared: a legacy plan's id is the developer's own (`pro.monthly`).
+        let plan = ProviderJSON(["plan": "pro.monthly", "price": ["id": "price_1"]], path: "data.object")
+        #expect(try plan.optionalReference("plan") == "pro.monthly")
+        #expect(try plan.optionalReference("price") == "price_1")
+        #expect(throws: ProviderJSONError.notAnId("data.object.plan")) { try plan.optionalID("plan") }
         // Validly signed but negative: never a paid purchase, a negative renewal or a refund that adds money.
         #expect(throws: ProviderJSONError.negative("data.object.amount_total")) {
             try decode(

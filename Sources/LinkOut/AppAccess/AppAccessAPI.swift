@@ -66,7 +66,11 @@ struct AppAccessAPI: Sendable {
             existing = held
         }
         let answer = try redeem(request, adding: existing)
-        if answer.status.code >= 400, answer.status != .tooManyRequests { throttles.clients.recordFailure(for: client) }
+        // A refusal of what the client sent counts as a guess; the server's own trouble (`503
+        // signing_unavailable`) does not, or apps retrying through a key outage behind one address were locked out.
+        if (400..<500).contains(answer.status.code), answer.status != .tooManyRequests {
+            throttles.clients.recordFailure(for: client)
+        }
         return answer
     }
 
@@ -113,9 +117,11 @@ struct AppAccessAPI: Sendable {
             signed = try signedEntitlement(purchase, at: now, namingAccount: !accountErased)
         } catch let refusal as AppAccessRefusal {
             // No key may sign: an answer without the entitlement reads as "entitled to nothing" (OpenAPI), and
-            // the code would be gone. The code stays unused; the app asks again.
+            // the code would be gone. A code still usable stays unused, and the app asks again; a used or expired
+            // one goes on to its 409 or 410 (a backend whose first answer was lost finds its purchase there).
             logger.error("entitlement not signed", ["purchase_id": purchase.purchaseId, "error": "\(refusal)"])
-            return Self.signingUnavailable()
+            if redemption.redeemedAt == nil && now <= redemption.expiresAt { return Self.signingUnavailable() }
+            signed = nil
         }
         let secret = existing == nil ? Identifiers.credentialSecret() : nil
         let credentialId = existing?.id ?? "cred_" + Identifiers.random()

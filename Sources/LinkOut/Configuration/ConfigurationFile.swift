@@ -14,7 +14,7 @@ package enum ConfigurationFile {
         case missing
         case unreadable
         case larger(than: Int)
-        /// A named pipe nothing writes to.
+        /// A pipe with nothing in it and nothing writing to it (a named pipe no process opened for writing).
         case pipeWithoutWriter
         /// Symbolic links that lead back to themselves (it read as "there is no such file").
         case symbolicLinkLoop
@@ -79,7 +79,7 @@ package enum ConfigurationFile {
         case .missing: "cannot read \(path): there is no such file"
         case .unreadable: "cannot read \(path): not a readable file"
         case .larger(let limit): "\(path) is larger than \(size(limit)): not a file linkout reads"
-        case .pipeWithoutWriter: "cannot read \(path): a named pipe nothing writes to"
+        case .pipeWithoutWriter: "cannot read \(path): an empty pipe, nothing writes to it"
         case .symbolicLinkLoop: "cannot read \(path): its symbolic links lead back to themselves"
         }
     }

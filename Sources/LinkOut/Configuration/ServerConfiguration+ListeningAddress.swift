@@ -36,7 +36,8 @@ extension Configuration.Server {
     /// Whether `text` has a host name's or an address's characters, so it may be shown back: a value put in the
     /// wrong field (a secret pasted as the host) is not echoed to the terminal and the logs.
     static func looksLikeAHost(_ text: String) -> Bool {
-        text.utf8.count <= 253
+        // A name's labels are at most 63 characters (RFC 1035): a long token of letters and digits is no host.
+        text.utf8.count <= 253 && !text.split(separator: ".").contains { $0.utf8.count > 63 }
             && text.utf8.allSatisfy { byte in
                 ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || (byte >= 0x30 && byte <= 0x3A)
                     || [0x2D, 0x2E, 0x25, 0x5B, 0x5D].contains(byte)

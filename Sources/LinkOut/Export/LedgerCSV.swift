@@ -54,11 +54,24 @@ package enum LedgerCSV {
         return lines.joined()
     }
 
-    /// Quotes when needed, and defuses leading `=+-@` so a spreadsheet never runs a field as a formula.
+    /// Quotes when needed, and defuses a leading `=+-@`, tab or carriage return (OWASP's list) so a spreadsheet
+    /// never runs a field as a formula. A control character other than a line break or a tab, or a Unicode one
+    /// that reorders text, is written as an escape (`\u{1b}`): `linkout export --format csv` to a terminal ran
+    /// the escape sequences a provider's product id carried.
     static func quote(_ field: String) -> String {
         var value = field
-        if let first = value.first, "=+-@".contains(first), Int64(value) == nil { value = "'" + value }
+        if value.unicodeScalars.contains(where: isEscaped) {
+            value = String(
+                value.unicodeScalars.map { isEscaped($0) ? "\\u{" + String($0.value, radix: 16) + "}" : String($0) }
+                    .joined()
+            )
+        }
+        if let first = value.first, "=+-@\t\r".contains(first), Int64(value) == nil { value = "'" + value }
         guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    private static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
+        HiddenCharacters.contains(scalar) && scalar != "\n" && scalar != "\r" && scalar != "\t"
     }
 }

@@ -4,7 +4,7 @@ import Domain
 /// outputs of the commands print it: one line of visible characters. A line break in it forged a whole line of
 /// `linkout audit` (an entry that was never made), and an escape sequence reached the operator's terminal; every
 /// control character, and the Unicode ones that reorder or break lines, is written as an escape instead. The JSON
-/// and CSV outputs quote their values and keep them as they are.
+/// output quotes its values and keeps them as they are; the CSV keeps line breaks and tabs (`LedgerCSV.quote`).
 package enum TerminalText {
     package static func visible(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: HiddenCharacters.contains) else { return text }

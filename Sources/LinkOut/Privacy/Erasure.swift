@@ -16,6 +16,9 @@ package struct Erasure: Sendable {
         package var visits: Int = 0
         /// An account token no token or credential named (mistyped?): marked erased all the same.
         package var unknownAccount = false
+        /// Why the ledger's free pages could not be zeroed (`PrivacyStore.zeroFreePages`), when they could not:
+        /// the rows are rewritten and the erasure recorded all the same.
+        package var freePagesLeft: String?
     }
 
     let ledger: Ledger
@@ -36,8 +39,8 @@ package struct Erasure: Sendable {
         // Searched as given: the ledger lowers both sides alike (`PrivacyStore.bodies(mentioning:)`).
         var summary = try eraseBodies(mentioning: [email], person: email)
         summary.visits = try ledger.privacy.eraseCampaignValues(email)
-        try ledger.privacy.zeroFreePages()
         try audit("email:" + AuditFingerprint(ledger: ledger)(email.lowercased()), summary)
+        summary.freePagesLeft = zeroFreePages()
         return summary
     }
 
@@ -56,8 +59,8 @@ package struct Erasure: Sendable {
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
         summary.visits = try ledger.privacy.eraseCampaignValues(account)
         summary.unknownAccount = !known
-        try ledger.privacy.zeroFreePages()
         try audit("account:" + AuditFingerprint(ledger: ledger)(account), summary)
+        summary.freePagesLeft = zeroFreePages()
         return summary
     }
 
@@ -114,6 +117,17 @@ package struct Erasure: Sendable {
         }
         try ledger.privacy.replace(rewritten, at: clock.nowMilliseconds())
         return (rewritten.count, cut)
+    }
+
+    /// Zeroes the ledger's free pages, after the erasure is recorded: a failure (a full disk) leaves the rows
+    /// rewritten and the entry written, and is said. Nil when done.
+    private func zeroFreePages() -> String? {
+        do {
+            try ledger.privacy.zeroFreePages()
+            return nil
+        } catch {
+            return "\(error)"
+        }
     }
 
     private func audit(_ subject: String, _ summary: Summary) throws {

@@ -34,6 +34,18 @@ final class RetentionPass: BackgroundService {
 
     func stop() { worker.stop() }
 
+    /// The ledger zeroes the pages it frees (`secure_delete = ON`); those a release before 0.35.0 freed may
+    /// still hold a body's earlier copy (`PrivacyStore.zeroFreePages`). Zeroed the first time a pass rewrites
+    /// something, and never again: each later page is zeroed as it is freed.
+    private func zeroFreePagesOnce() throws {
+        guard try ledger.settings.setting(named: Self.freePagesZeroed) == nil else { return }
+        let zeroed = try ledger.privacy.zeroFreePages()
+        try ledger.settings.setSetting(named: Self.freePagesZeroed, to: String(clock.nowMilliseconds()))
+        logger.info("free pages zeroed once", ["pages": String(zeroed)])
+    }
+
+    static let freePagesZeroed = "free_pages_zeroed_at"
+
     /// One pass; returns how many bodies it rewrote.
     @discardableResult
     func pass() -> Int {
@@ -52,8 +64,7 @@ final class RetentionPass: BackgroundService {
                     onlyOnce: true
                 )
             }
-            // The bodies' earlier copies in pages freed before (`PrivacyStore.zeroFreePages`).
-            if rewritten > 0 { try ledger.privacy.zeroFreePages() }
+            if rewritten > 0 { try zeroFreePagesOnce() }
         } catch {
             logger.error("retention pass failed", ["error": "\(error)"])
         }

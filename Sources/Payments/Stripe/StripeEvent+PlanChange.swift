@@ -47,11 +47,11 @@ extension StripeEvent {
     private static func prices(_ subscription: ProviderJSON) throws(ProviderJSONError) -> Set<String> {
         var ids: Set<String> = []
         for item in try subscription.optionalChild("items")?.children("data") ?? [] {
-            var price = try item.optionalID("price")
-            if price == nil { price = try item.optionalID("plan") }
+            var price = try item.optionalReference("price")
+            if price == nil { price = try item.optionalReference("plan") }
             if let price { ids.insert(price) }
         }
-        if let plan = try subscription.optionalID("plan") { ids.insert(plan) }
+        if let plan = try subscription.optionalReference("plan") { ids.insert(plan) }
         return ids
     }
 }

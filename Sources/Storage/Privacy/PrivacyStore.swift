@@ -73,9 +73,7 @@ public struct PrivacyStore: Sendable {
     /// were written.
     @discardableResult
     public func replace(_ bodies: [StoredBody], at now: Int64, onlyOnce: Bool = false) throws(StorageError) -> Int {
-        try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
-            try Self.zeroFreedBytes(on: connection, dialect)
-            defer { Self.freeBytesAsBefore(on: connection, dialect) }
+        try database.writer.write { connection throws(StorageError) in
             let once = onlyOnce ? " AND personal_data_erased_at IS NULL" : ""
             var written = 0
             for stored in bodies {
@@ -123,37 +121,71 @@ public struct PrivacyStore: Sendable {
         return false
     }
 
-    /// Writes zeros over every free page of the ledger's file (SQLite). A row rewritten in the ordinary course
-    /// (an event's body when it was processed) left its old copy in the pages it gave up: the writer runs with
-    /// `secure_delete = FAST`, which zeroes what a page it writes anyway held, not a page it frees. An erasure
-    /// rewrote the row, and a copy of the file still read the person's address from the free list. The free pages
-    /// are taken by a scratch table of zeros and given back with `secure_delete = ON`, which zeroes each page it
-    /// frees; all in one transaction, so the table is never seen. Returns how many pages were free.
+    /// Writes zeros over every free page of the ledger's file (SQLite). The ledger zeroes what it frees
+    /// (`secure_delete = ON`, `SQLDatabase`), but a ledger written by a release before 0.35.0 ran with `FAST`,
+    /// which left the pages a rewritten row gave up as they were: an event's processing rewrote its row, and a
+    /// copy of the file still read the person's address from the free list after an erasure. The free pages are
+    /// taken by a scratch table of zeros a chunk at a time (each its own short transaction: the server's writes
+    /// wait for one chunk, never for the whole), never past the free list (the file does not grow), then given
+    /// back. A scratch table left by a run cut short is taken up again by the next. Returns the pages zeroed.
     @discardableResult
     public func zeroFreePages() throws(StorageError) -> Int64 {
         guard database.dialect == .sqlite else { return 0 }
-        return try database.writer.write { connection throws(StorageError) in
-            let free = try connection.query("PRAGMA freelist_count").first?.first?.integer ?? 0
-            guard free > 0 else { return 0 }
-            let pageSize = try connection.query("PRAGMA page_size").first?.first?.integer ?? 4096
-            try Self.zeroFreedBytes(on: connection, .sqlite)
-            defer { Self.freeBytesAsBefore(on: connection, .sqlite) }
-            // Rows of a mebibyte: SQLite makes each zero blob in memory before writing it.
-            let rows = (free * pageSize + Self.zerosPerRow - 1) / Self.zerosPerRow
-            try connection.execute("CREATE TABLE free_page_zeros (zeros BLOB NOT NULL)")
-            try connection.query(
-                """
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-                INSERT INTO free_page_zeros (zeros) SELECT zeroblob(?) FROM n
-                """,
-                [.integer(rows), .integer(Self.zerosPerRow)]
-            )
-            try connection.execute("DROP TABLE free_page_zeros")
-            return free
+        try database.writer.write { connection throws(StorageError) in
+            try connection.execute("CREATE TABLE IF NOT EXISTS \(Self.scratchTable) (zeros BLOB NOT NULL)")
+        }
+        var zeroed: Int64 = 0
+        // Bounded: others' writes free pages meanwhile, and a chunk is at most `zeroPagesPerChunk`.
+        let start = try freePageCount()
+        for _ in 0..<(start / Self.zeroPagesPerChunk + 100) {
+            let taken = try database.writer.write { connection throws(StorageError) -> Int64 in
+                let free = try connection.query("PRAGMA freelist_count").first?.first?.integer ?? 0
+                guard free > 0 else { return 0 }
+                // What an overflow page holds: the page but its 4-byte link.
+                let overflow = (try connection.query("PRAGMA page_size").first?.first?.integer ?? 4096) - 4
+                // A row of `pages` overflow pages, its first bytes on a leaf page (SQLite's smallest local part,
+                // `minLocal`, when the rest fills whole overflow pages): two pages are left for the leaf and an
+                // interior page it may need, so the file is not made longer. The last free pages go to rows of
+                // half a page.
+                let pages = min(Self.zeroPagesPerChunk, max(free - 2, 0))
+                let minLocal = (overflow - 8) * 32 / 255 - 23
+                let bytes = pages > 0 ? minLocal + pages * overflow - 8 : overflow / 2
+                try connection.query(
+                    "INSERT INTO \(Self.scratchTable) (zeros) VALUES (zeroblob(?))",
+                    [.integer(bytes)]
+                )
+                return max(pages, 1)
+            }
+            guard taken > 0 else { break }
+            zeroed += taken
+        }
+        // Given back a few rows a transaction, with `FAST`: the pages hold zeros already, so only the free list is
+        // written (with `ON`, each page would be written again).
+        while try database.writer.write({ connection throws(StorageError) -> Bool in
+            try connection.execute("PRAGMA secure_delete = FAST")
+            defer { _ = try? connection.execute("PRAGMA secure_delete = ON") }
+            return try connection.change(
+                "DELETE FROM \(Self.scratchTable) WHERE rowid IN (SELECT rowid FROM \(Self.scratchTable) LIMIT 4)",
+                []
+            ) > 0
+        }) {}
+        try database.writer.write { connection throws(StorageError) in
+            try connection.execute("DROP TABLE \(Self.scratchTable)")
+        }
+        return zeroed
+    }
+
+    /// The ledger's free pages (0 on PostgreSQL).
+    public func freePageCount() throws(StorageError) -> Int64 {
+        guard database.dialect == .sqlite else { return 0 }
+        return try database.readers.read { connection throws(StorageError) in
+            try connection.query("PRAGMA freelist_count").first?.first?.integer ?? 0
         }
     }
 
-    static let zerosPerRow: Int64 = 1 << 20
+    static let scratchTable = "free_page_zeros"
+    /// About a mebibyte of zeros a transaction.
+    static let zeroPagesPerChunk: Int64 = 256
 
     /// What an erased value is replaced with, in stored bodies and on credentials.
     public static let erased = "[erased]"
@@ -227,9 +259,7 @@ public struct PrivacyStore: Sendable {
         var start: Int64 = 0
         while start <= last {
             let (from, end) = (start, start + Self.campaignSpan)
-            changed += try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
-                try Self.zeroFreedBytes(on: connection, dialect)
-                defer { Self.freeBytesAsBefore(on: connection, dialect) }
+            changed += try database.writer.write { connection throws(StorageError) in
                 return try connection.query(
                     "UPDATE visits SET \(assignments) WHERE id >= ? AND id < ? AND (\(matches)) RETURNING 1",
                     columns.flatMap { _ in [SQLValue.text(value), .text(Self.erased)] }
@@ -239,17 +269,6 @@ public struct PrivacyStore: Sendable {
             start = end
         }
         return changed
-    }
-
-    /// A rewrite of a person's data zeroes the old bytes in the pages they leave (SQLite's `secure_delete`), not
-    /// left as free space a copy of the file would still hold; `freeBytesAsBefore` puts the writer's connection
-    /// back to FAST (what it opened with) for whatever it runs next.
-    static func zeroFreedBytes(on connection: any SQLConnection, _ dialect: SQLDialect) throws(StorageError) {
-        if dialect == .sqlite { try connection.query("PRAGMA secure_delete = ON") }
-    }
-
-    static func freeBytesAsBefore(on connection: any SQLConnection, _ dialect: SQLDialect) {
-        if dialect == .sqlite { _ = try? connection.query("PRAGMA secure_delete = FAST") }
     }
 
     /// Visits per transaction of `eraseCampaignValues`.

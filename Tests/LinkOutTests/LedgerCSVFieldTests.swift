@@ -1,0 +1,24 @@
+import Testing
+
+@testable import LinkOut
+
+/// A CSV field from outside (a provider's product id, a reason naming its subscription) is written so neither a
+/// spreadsheet nor a terminal runs it.
+@Suite("CSV fields")
+struct LedgerCSVFieldTests {
+    @Test func formulasAreDefusedAndEscapeSequencesWrittenAsEscapes() {
+        #expect(LedgerCSV.quote("=HYPERLINK(\"x\")") == "\"'=HYPERLINK(\"\"x\"\")\"")
+        #expect(LedgerCSV.quote("@SUM(1)") == "'@SUM(1)")
+        // A leading tab or carriage return too (OWASP's list): they slipped past.
+        #expect(LedgerCSV.quote("\t=1+1") == "'\t=1+1")
+        #expect(LedgerCSV.quote("\r=1+1") == "\"'\r=1+1\"")
+        // A number stays a number.
+        #expect(LedgerCSV.quote("-2999") == "-2999")
+        // An escape sequence retitled the window and recoloured the text of `linkout export --format csv`.
+        #expect(LedgerCSV.quote("\u{1b}]0;PWNED\u{7}\u{1b}[31mRED") == #"\u{1b}]0;PWNED\u{7}\u{1b}[31mRED"#)
+        #expect(LedgerCSV.quote("pro\u{202E}txt") == #"pro\u{202e}txt"#)
+        // Line breaks and commas are quoted as RFC 4180 says, and kept.
+        #expect(LedgerCSV.quote("a,b\nc") == "\"a,b\nc\"")
+        #expect(LedgerCSV.quote("pro.lifetime") == "pro.lifetime")
+    }
+}
