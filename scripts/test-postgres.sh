@@ -11,8 +11,9 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 scripts/postgres-throwaway.sh start "$dir" "$port"
 echo "test-postgres: PostgreSQL on 127.0.0.1:$port"
 # Suites that are SQLite's by nature stay out: the command-line tests read the data folder from another process,
-# and the full-disk landing test fills the visit journal's filesystem (PostgreSQL has no journal).
+# the full-disk landing test fills the visit journal's filesystem (PostgreSQL has no journal), and the free-page
+# tests read the SQLite file's pages.
 LINKOUT_TEST_POSTGRES_URL="postgresql://postgres@127.0.0.1:$port/postgres" \
   swift test --skip-build "$@" \
   --filter 'StorageTests.(Ledger|LedgerDashboard|SharedLedger|UnknownStoredValue|MoneyLedger|MigrationUpgrade|PurchaseGuard|RefundTotalGuard)Tests|LinkOutTests' \
-  --skip 'CommandLineTests|DiskFullLandingTests|BackupRestoreTests'
+  --skip 'CommandLineTests|DiskFullLandingTests|BackupRestoreTests|PrivacyFreePagesTests'

@@ -223,7 +223,13 @@ public enum CommandLineInterface {
         StandardStreams.writeOutput(text)
     }
 
+    /// Each line's control characters written as escapes: a message names what the operator typed (a path, an
+    /// id), and an escape sequence in it reached the terminal.
     static func printError(_ text: String) {
-        StandardStreams.writeError(text)
+        StandardStreams.writeError(
+            text.split(separator: "\n", omittingEmptySubsequences: false).map {
+                TerminalText.visible(String($0))
+            }.joined(separator: "\n")
+        )
     }
 }

@@ -14,6 +14,10 @@ enum SimulateCommand {
         )
         let configuration = try Configuration.load(overrides: .init(configPath: flags["--config"]))
         let bundleId = flags["--bundle-id"].map(BundleID.init) ?? configuration.landing.defaultBundleId
+        // As a landing's token is held to it (`TokenDecoder`): a link with any other would only be refused.
+        guard TokenDecoder.isBundleId(bundleId.rawValue) else {
+            throw CommandLineInterface.UsageError(description: "--bundle-id must be visible ASCII, 1 to 255 bytes")
+        }
         let configuredApp = configuration.apps.first { $0.bundleId == bundleId }
         // A value given is used or refused, never replaced by the configured one.
         if let given = flags["--app-apple-id"], (Int64(given) ?? 0) <= 0 {

@@ -108,14 +108,17 @@ public enum TokenDecoder {
             }
     }
 
+    /// A bundle ID as a token may carry it: visible ASCII, 1 to 255 bytes.
+    public static func isBundleId(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 255 && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+
     /// Shape checks the JSON types alone do not give.
     private static func checkFields(_ token: ExternalPurchaseToken) -> TokenRejection? {
         guard isExternalPurchaseId(token.externalPurchaseId.rawValue) else {
             return TokenRejection(.invalidExternalPurchaseId)
         }
-        guard !token.bundleId.isEmpty, token.bundleId.rawValue.utf8.count <= 255,
-            token.bundleId.rawValue.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-        else { return TokenRejection(.invalidField("bundleId")) }
+        guard isBundleId(token.bundleId.rawValue) else { return TokenRejection(.invalidField("bundleId")) }
         guard token.appAppleId > 0 else { return TokenRejection(.invalidField("appAppleId")) }
         guard token.tokenCreationDate > 0 else { return TokenRejection(.invalidField("tokenCreationDate")) }
         if let expiry = token.tokenExpirationDate, expiry < token.tokenCreationDate {
