@@ -113,7 +113,7 @@ public enum CommandLineInterface {
                 printOutput(usage)
                 return 0
             default:
-                printError("linkout: unknown command '\(command)'\n\n" + usage)
+                printError("linkout: unknown command '\(TerminalText.visible(command))'\n\n" + usage)
                 return 2
             }
         } catch let error as UsageError {

@@ -19,6 +19,10 @@ struct LedgerCSVFieldTests {
         #expect(LedgerCSV.quote("pro\u{202E}txt") == #"pro\u{202e}txt"#)
         // Line breaks and commas are quoted as RFC 4180 says, and kept.
         #expect(LedgerCSV.quote("a,b\nc") == "\"a,b\nc\"")
+        // A carriage return and line feed are one Swift character, and went out unquoted, a formula after them.
+        #expect(LedgerCSV.quote("x\r\n=cmd") == "\"x\r\n=cmd\"")
+        #expect(LedgerCSV.quote("\r\n=1+1") == "\"'\r\n=1+1\"")
+        #expect(LedgerCSV.quote("a\\u{1b}\u{1b}") == #"a\\u{1b}\u{1b}"#)
         #expect(LedgerCSV.quote("pro.lifetime") == "pro.lifetime")
     }
 }

@@ -257,6 +257,12 @@ package final class Application: Sendable {
         if reporting.status != .running {
             logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])
         }
+        // What a command's zeroing of free pages left when it was killed (`PrivacyStore.zeroFreePages`).
+        do {
+            try ledger.privacy.giveBackScratchPages()
+        } catch {
+            logger.warning("free pages a cut-short erasure took could not be given back", ["error": "\(error)"])
+        }
         for service in services { service.start() }
         return port
     }

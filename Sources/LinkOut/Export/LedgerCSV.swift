@@ -60,14 +60,17 @@ package enum LedgerCSV {
     /// the escape sequences a provider's product id carried.
     static func quote(_ field: String) -> String {
         var value = field
+        // Once anything is escaped, a backslash is too, so an escape read back is never taken for one written.
         if value.unicodeScalars.contains(where: isEscaped) {
-            value = String(
-                value.unicodeScalars.map { isEscaped($0) ? "\\u{" + String($0.value, radix: 16) + "}" : String($0) }
-                    .joined()
-            )
+            value = value.unicodeScalars.map {
+                isEscaped($0) ? "\\u{" + String($0.value, radix: 16) + "}" : $0 == "\\" ? "\\\\" : String($0)
+            }.joined()
         }
-        if let first = value.first, "=+-@\t\r".contains(first), Int64(value) == nil { value = "'" + value }
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        // By scalars: Swift reads `\r\n` as one character, equal to neither, and such a field went out unquoted.
+        if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first), Int64(value) == nil {
+            value = "'" + value
+        }
+        guard value.unicodeScalars.contains(where: { ",\"\n\r".unicodeScalars.contains($0) }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 

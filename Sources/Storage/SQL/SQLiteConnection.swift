@@ -39,6 +39,9 @@ final class SQLiteConnection: SQLConnection {
         self.handle = handle
         // Wait for another process's lock (e.g. `linkout export` while serving) instead of failing at once.
         sqlite3_busy_timeout(handle, 5000)
+        // Whatever writes zeroes what it frees, as the ledger's writer does (`SQLDatabase`): a restore's own
+        // connection deletes the sign-ins the backup held.
+        if !readOnly { sqlite3_exec(handle, "PRAGMA secure_delete = ON", nil, nil, nil) }
     }
 
     /// Library-wide settings, made once before the first connection opens. A statement that may need undoing on
