@@ -7,6 +7,9 @@ import Storage
 /// `Erasure`), recorded in the audit trail. Safe next to a running server: each step is a transaction of its own
 /// (the landings' campaign values a span of visits at a time), so the server's writes wait for no more than one.
 enum EraseCommand {
+    /// Free space an erasure asks of a SQLite ledger's disk: eight times what `linkout check` asks of a server's.
+    static let leastFreeDisk = 8 * Ledger.nearlyFullBytes
+
     static func run(_ arguments: [String]) throws -> Int32 {
         let (flags, _) = try CommandLineInterface.parseFlags(
             arguments,
@@ -41,8 +44,27 @@ enum EraseCommand {
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }
+        // An erasure rewrites through the WAL beside a running server: on a disk it fills, the server's landings
+        // are refused until space is freed (503 for as long as nobody looks).
+        if configuration.storage.postgresURL == nil,
+            let free = Ledger.freeBytes(in: configuration.storage.dataDir), free < Self.leastFreeDisk
+        {
+            CommandLineInterface.printError(
+                "linkout erase: the data folder's disk has \(free >> 20) MB free; an erasure writes through the WAL "
+                    + "and needs \(Self.leastFreeDisk >> 20) MB, or a running server's landings would be refused: "
+                    + "free space on it, then run erase again\n"
+            )
+            return 1
+        }
         let erasure = Erasure(ledger: ledger)
-        let summary = try email.map { try erasure.erase(email: $0) } ?? erasure.erase(accountToken: account ?? "")
+        let summary: Erasure.Summary
+        do {
+            summary = try email.map { try erasure.erase(email: $0) } ?? erasure.erase(accountToken: account ?? "")
+        } catch {
+            // What the failed transaction wrote to the WAL is given back to the disk.
+            _ = ledger.privacy.foldWAL()
+            throw error
+        }
         let freePagesNote =
             summary.freePagesLeft.map {
                 "; the ledger's free pages could not be zeroed (\($0)): older copies may be left there, run erase "

@@ -65,6 +65,27 @@ struct PrivacyFreePagesTests {
         #expect(try Self.copies(of: Self.email, in: harness.live) == 1, "the stored body only")
     }
 
+    /// The retention pass zeroes the free pages an older release left once, even when it has nothing to rewrite
+    /// (a server killed while it zeroed rewrote nothing more at its next passes, and never zeroed), and not again.
+    @Test func theRetentionPassZeroesFreePagesOnce() throws {
+        let harness = try PaymentHarness(provider: .stripe) { $0.retention.personalDataDays = 30 }
+        try Self.secureDelete("FAST", harness.live)
+        try Self.gracesEvent(harness)
+        try Self.secureDelete("ON", harness.live)
+        #expect(try Self.copies(of: Self.email, in: harness.live) >= 2)
+        // As a ledger upgraded from 0.34 is: not zeroed yet (this one's first pass at start found nothing free).
+        try harness.live.ledger().database.writer.write { connection throws(StorageError) in
+            try connection.query("DELETE FROM settings WHERE name = ?", [.text(RetentionPass.freePagesZeroed)])
+        }
+        let retention = try #require(harness.live.application.retention)
+        #expect(retention.pass() == 0, "nothing is 30 days old")
+        #expect(try Self.copies(of: Self.email, in: harness.live) == 1, "the stored body only")
+        let ledger = harness.live.ledger()
+        let zeroedAt = try #require(try ledger.settings.setting(named: RetentionPass.freePagesZeroed))
+        #expect(retention.pass() == 0)
+        #expect(try ledger.settings.setting(named: RetentionPass.freePagesZeroed) == zeroedAt, "once")
+    }
+
     /// A killed command's run left the scratch table holding the free pages: given back, as zeros, with the table.
     @Test func aScratchTableLeftByAKilledRunIsGivenBack() throws {
         let harness = try PaymentHarness(provider: .stripe)

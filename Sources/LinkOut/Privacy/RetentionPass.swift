@@ -35,8 +35,9 @@ final class RetentionPass: BackgroundService {
     func stop() { worker.stop() }
 
     /// The ledger zeroes the pages it frees (`secure_delete = ON`); those a release before 0.35.0 freed may
-    /// still hold a body's earlier copy (`PrivacyStore.zeroFreePages`). Zeroed the first time a pass rewrites
-    /// something, and never again: each later page is zeroed as it is freed.
+    /// still hold a body's earlier copy (`PrivacyStore.zeroFreePages`). Zeroed by a pass until that is done once,
+    /// and never again: each later page is zeroed as it is freed. A server killed while it zeroes does it again
+    /// at its next pass (a run cut short is given back at start).
     private func zeroFreePagesOnce() throws {
         guard try ledger.settings.setting(named: Self.freePagesZeroed) == nil else { return }
         let zeroed = try ledger.privacy.zeroFreePages()
@@ -64,10 +65,10 @@ final class RetentionPass: BackgroundService {
                     onlyOnce: true
                 )
             }
-            if rewritten > 0 { try zeroFreePagesOnce() }
         } catch {
             logger.error("retention pass failed", ["error": "\(error)"])
         }
+        // Recorded before the zeroing, which may take a while: a server killed meanwhile lost the entry.
         if rewritten > 0 {
             trail.append(
                 AuditEntry(
@@ -78,6 +79,11 @@ final class RetentionPass: BackgroundService {
                     after: "\(rewritten) stored bodies older than \(days) days rewritten"
                 )
             )
+        }
+        do {
+            try zeroFreePagesOnce()
+        } catch {
+            logger.error("free pages could not be zeroed", ["error": "\(error)"])
         }
         return rewritten
     }
