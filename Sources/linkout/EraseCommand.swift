@@ -87,8 +87,9 @@ enum EraseCommand {
         CommandLineInterface.printOutput(
             "erased: \(summary.bodies) stored bodies rewritten without the person's data, \(summary.credentials) "
                 + "credentials unbound, \(summary.visits) visits' campaign values erased; reports to Apple and amounts "
-                + "unchanged\(accountNote)\(unknown)\(freePagesNote)\(walNote); backups made before keep the data until they are rotated out, and the "
-                + "visit journal's current segment keeps landings as they arrived until it is full and deleted\n"
+                + "unchanged\(accountNote)\(unknown)\(freePagesNote)\(walNote); backups made before keep the data "
+                + "until they are rotated out, and the visit journal's current segment keeps landings as they arrived "
+                + "until it is full and deleted\n"
         )
         return 0
     }
