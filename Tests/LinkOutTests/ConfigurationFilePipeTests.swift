@@ -20,7 +20,7 @@ struct ConfigurationFilePipeTests {
             try Configuration.load(environment: ["LINKOUT_ADMIN_TOKEN_FILE": path])
         }
         #expect(
-            refused?.problem == "cannot read \(path): an empty pipe, nothing writes to it",
+            refused?.problem == "cannot read \(path): an empty pipe with no writer when it was read",
             "\(String(describing: refused))"
         )
     }

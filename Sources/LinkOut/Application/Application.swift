@@ -257,11 +257,17 @@ package final class Application: Sendable {
         if reporting.status != .running {
             logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])
         }
-        // What a command's zeroing of free pages left when it was killed (`PrivacyStore.zeroFreePages`).
+        // A zeroing of free pages a killed `linkout erase` left half done (`PrivacyStore.zeroFreePages`): the
+        // erasure is recorded, and the pages it had not reached may still hold what it rewrote.
         do {
-            try ledger.privacy.giveBackScratchPages()
+            if try ledger.privacy.finishCutShortZeroing() {
+                logger.warning("free pages a cut-short erasure was zeroing are zeroed now")
+            }
         } catch {
-            logger.warning("free pages a cut-short erasure took could not be given back", ["error": "\(error)"])
+            logger.error(
+                "free pages a cut-short erasure was zeroing could not be zeroed: run linkout erase again",
+                ["error": "\(error)"]
+            )
         }
         for service in services { service.start() }
         return port

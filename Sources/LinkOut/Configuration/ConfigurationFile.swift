@@ -79,7 +79,7 @@ package enum ConfigurationFile {
         case .missing: "cannot read \(path): there is no such file"
         case .unreadable: "cannot read \(path): not a readable file"
         case .larger(let limit): "\(path) is larger than \(size(limit)): not a file linkout reads"
-        case .pipeWithoutWriter: "cannot read \(path): an empty pipe, nothing writes to it"
+        case .pipeWithoutWriter: "cannot read \(path): an empty pipe with no writer when it was read"
         case .symbolicLinkLoop: "cannot read \(path): its symbolic links lead back to themselves"
         }
     }

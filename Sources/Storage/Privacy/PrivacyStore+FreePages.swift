@@ -56,8 +56,8 @@ extension PrivacyStore {
 
     /// Gives the scratch table's pages back and drops it: a few rows a transaction, with `FAST` (the pages hold
     /// zeros already, so only the free list is written; with `ON` each page would be written again). Nothing when
-    /// there is none. The server calls it at start too, for a table a run cut short (a killed command) left.
-    public func giveBackScratchPages() throws(StorageError) {
+    /// there is none.
+    private func giveBackScratchPages() throws(StorageError) {
         guard database.dialect == .sqlite else { return }
         let name = Self.scratchTable
         while try database.writer.write({ connection throws(StorageError) -> Bool in
@@ -74,6 +74,21 @@ extension PrivacyStore {
         try database.writer.write { connection throws(StorageError) in
             try connection.execute("DROP TABLE IF EXISTS \(name)")
         }
+    }
+
+    /// Finishes a zeroing a killed run left (its scratch table still there): the free pages it had not reached yet
+    /// may hold what an erasure, already recorded, rewrote. True when there was one. The server does it at start.
+    public func finishCutShortZeroing() throws(StorageError) -> Bool {
+        guard database.dialect == .sqlite else { return false }
+        let left = try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                [.text(Self.scratchTable)]
+            )
+        }
+        guard !left.isEmpty else { return false }
+        try zeroFreePages()
+        return true
     }
 
     /// The ledger's free pages (0 on PostgreSQL).
