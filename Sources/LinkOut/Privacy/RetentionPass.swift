@@ -37,7 +37,7 @@ final class RetentionPass: BackgroundService {
     /// The ledger zeroes the pages it frees (`secure_delete = ON`); those a release before 0.35.0 freed may
     /// still hold a body's earlier copy (`PrivacyStore.zeroFreePages`). Zeroed by a pass until that is done once,
     /// and never again: each later page is zeroed as it is freed. A server killed while it zeroes does it again
-    /// at its next pass (a run cut short is given back at start).
+    /// at its next pass (and a zeroing cut short is finished at start).
     private func zeroFreePagesOnce() throws {
         guard try ledger.settings.setting(named: Self.freePagesZeroed) == nil else { return }
         let zeroed = try ledger.privacy.zeroFreePages()
