@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// Typed reads from one JSON object of a provider's payload (Stripe's events, Paddle's notifications and API
@@ -86,7 +87,7 @@ struct ProviderJSON {
 
     func optionalCurrency(_ key: String) throws(ProviderJSONError) -> String? {
         guard let text = try optionalString(key) else { return nil }
-        guard text.utf8.count == 3, text.utf8.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }) else {
+        guard text.utf8.count == 3, text.utf8.allSatisfy(ASCIIBytes.isLetter) else {
             throw .notACurrency(fieldName(key))
         }
         return text
@@ -133,7 +134,7 @@ struct ProviderJSON {
     /// a `/`, or thousands of characters is no provider's.
     func optionalID(_ key: String) throws(ProviderJSONError) -> String? {
         guard let text = try optionalReference(key) else { return nil }
-        guard text.utf8.allSatisfy(Self.isIdByte) else { throw .notAnId(fieldName(key)) }
+        guard text.utf8.allSatisfy(ASCIIBytes.isIdentifier) else { throw .notAnId(fieldName(key)) }
         return text
     }
 
@@ -152,10 +153,5 @@ struct ProviderJSON {
         }
         guard (1...255).contains(text.utf8.count) else { throw .notAnId(fieldName(key)) }
         return text
-    }
-
-    private static func isIdByte(_ byte: UInt8) -> Bool {
-        (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == 0x5F
-            || byte == 0x2D
     }
 }

@@ -97,15 +97,7 @@ public enum TokenDecoder {
     /// letters, digits, `-` and `_`, 1 to 128 of them. The id names rows, files of exports and paths of the
     /// APIs (`/v1/tokens/{id}/…`), so slashes, dots, quotes and angle brackets never get in.
     public static func isExternalPurchaseId(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 128
-            && id.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    true
-                default: false
-                }
-            }
+        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy(ASCIIBytes.isIdentifier)
     }
 
     /// A bundle ID as a token may carry it: visible ASCII, 1 to 255 bytes.

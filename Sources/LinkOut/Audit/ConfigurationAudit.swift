@@ -150,9 +150,7 @@ enum ConfigurationAudit {
         let authorities =
             apple.caFile.map { file in
                 ", CA file \(file) "
-                    + ((try? ConfigurationFile.contents(atPath: file, limit: ConfigurationFile.textLimit).get()).map {
-                        digest(bytes: Array($0))
-                    } ?? "(unreadable)")
+                    + (fileBytes(file).map { digest(bytes: $0) } ?? "(unreadable)")
             } ?? ""
         return "production " + text(apple.productionURL) + ", sandbox " + text(apple.sandboxURL) + proxy + authorities
     }
@@ -211,10 +209,7 @@ enum ConfigurationAudit {
     static func exchangeRates(_ configuration: Configuration) -> String {
         let file = configuration.payments.exchangeRatesFile
         if file == nil && configuration.payments.exchangeRates.entries.isEmpty { return "none" }
-        let bytes =
-            file.flatMap { try? ConfigurationFile.contents(atPath: $0, limit: ConfigurationFile.textLimit).get() }.map {
-                Array($0)
-            } ?? []
+        let bytes = file.flatMap(fileBytes) ?? []
         return "configured " + digest(text(configuration.payments.exchangeRates))
             + (file.map { ", file \($0) " + digest(String(decoding: bytes, as: UTF8.self)) } ?? "")
     }
@@ -240,6 +235,12 @@ enum ConfigurationAudit {
     /// A short digest of settings text (not secret: regimes and rates are the operator's own configuration).
     static func digest(_ text: String) -> String {
         digest(bytes: Array(text.utf8))
+    }
+
+    /// A file the configuration names, read as the configuration's files are (a named pipe with no writer, or a
+    /// device, never holds up the start); nil when it cannot be read.
+    static func fileBytes(_ path: String) -> [UInt8]? {
+        (try? ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.textLimit).get()).map { Array($0) }
     }
 
     /// The same of a file's bytes as they are (a DER certificate is no text).

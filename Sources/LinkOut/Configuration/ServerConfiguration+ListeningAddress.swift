@@ -1,3 +1,4 @@
+import Domain
 import HTTPServer
 
 #if canImport(Glibc)
@@ -39,8 +40,7 @@ extension Configuration.Server {
         // A name's labels are at most 63 characters (RFC 1035): a long token of letters and digits is no host.
         text.utf8.count <= 253 && !text.split(separator: ".").contains { $0.utf8.count > 63 }
             && text.utf8.allSatisfy { byte in
-                ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || (byte >= 0x30 && byte <= 0x3A)
-                    || [0x2D, 0x2E, 0x25, 0x5B, 0x5D].contains(byte)
+                ASCIIBytes.isLetter(byte) || ASCIIBytes.isDigit(byte) || ":-.%[]".utf8.contains(byte)
             }
     }
 

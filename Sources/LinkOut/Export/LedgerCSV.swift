@@ -59,22 +59,12 @@ package enum LedgerCSV {
     /// that reorders text, is written as an escape (`\u{1b}`): `linkout export --format csv` to a terminal ran
     /// the escape sequences a provider's product id carried.
     static func quote(_ field: String) -> String {
-        var value = field
-        // Once anything is escaped, a backslash is too, so an escape read back is never taken for one written.
-        if value.unicodeScalars.contains(where: isEscaped) {
-            value = value.unicodeScalars.map {
-                isEscaped($0) ? "\\u{" + String($0.value, radix: 16) + "}" : $0 == "\\" ? "\\\\" : String($0)
-            }.joined()
-        }
+        var value = TerminalText.visible(field, keeping: ["\n", "\r", "\t"])
         // By scalars: Swift reads `\r\n` as one character, equal to neither, and such a field went out unquoted.
         if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first), Int64(value) == nil {
             value = "'" + value
         }
         guard value.unicodeScalars.contains(where: { ",\"\n\r".unicodeScalars.contains($0) }) else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    private static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
-        HiddenCharacters.contains(scalar) && scalar != "\n" && scalar != "\r" && scalar != "\t"
     }
 }

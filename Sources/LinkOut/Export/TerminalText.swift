@@ -6,11 +6,14 @@ import Domain
 /// control character, and the Unicode ones that reorder or break lines, is written as an escape instead. The JSON
 /// output quotes its values and keeps them as they are; the CSV keeps line breaks and tabs (`LedgerCSV.quote`).
 package enum TerminalText {
-    package static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: HiddenCharacters.contains) else { return text }
+    /// `text` with every hidden character but those `kept` written as an escape.
+    package static func visible(_ text: String, keeping kept: Set<Unicode.Scalar> = []) -> String {
+        let escaped = { (scalar: Unicode.Scalar) in HiddenCharacters.contains(scalar) && !kept.contains(scalar) }
+        guard text.unicodeScalars.contains(where: escaped) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
+            case _ where kept.contains(scalar): out.unicodeScalars.append(scalar)
             // Escaped too, once anything is: a backslash written as it is would read as the start of an escape.
             case "\\": out += "\\\\"
             case "\n": out += "\\n"

@@ -37,16 +37,13 @@ final class SQLDatabase: Sendable {
             guard mode.first?.first?.text == "wal" else {
                 throw StorageError(.sqlite(0), "journal_mode is \(mode), expected wal")
             }
-            // `secure_delete = ON`: a row's old bytes are zeroed in the page it leaves, and a page it frees (a long
-            // body's overflow pages, rewritten when its event is processed) is zeroed too, so a person's data
-            // rewritten away (`linkout erase`, the retention pass) is not left in free space. `FAST` left freed
-            // pages as they were: a copy of the file read an erased address from the free list.
+            // `secure_delete = ON` is every writing connection's (`SQLiteConnection`).
             // `journal_size_limit`: once a checkpoint has let the WAL start over, it is cut back to this size. A
             // long read during heavy writes makes it grow past SQLite's thousand pages, and it never shrank (83 MB
             // after half an hour of mixed traffic, for good).
             try connection.execute(
                 "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -32768; "
-                    + "PRAGMA secure_delete = ON; PRAGMA journal_size_limit = \(Self.walSizeLimit)"
+                    + "PRAGMA journal_size_limit = \(Self.walSizeLimit)"
             )
             try Migrations.apply(to: connection, dialect: .sqlite, now: clock.nowMilliseconds(), upgrade: upgrade)
             maxPages = try connection.query("PRAGMA max_page_count").first?.first?.integer ?? 1_073_741_823

@@ -39,8 +39,11 @@ final class SQLiteConnection: SQLConnection {
         self.handle = handle
         // Wait for another process's lock (e.g. `linkout export` while serving) instead of failing at once.
         sqlite3_busy_timeout(handle, 5000)
-        // Whatever writes zeroes what it frees, as the ledger's writer does (`SQLDatabase`): a restore's own
-        // connection deletes the sign-ins the backup held.
+        // `secure_delete = ON`, on whatever writes: a row's old bytes are zeroed in the page it leaves, and a page
+        // it frees (a long body's overflow pages, rewritten when its event is processed) is zeroed too, so a
+        // person's data rewritten away (`linkout erase`, the retention pass, a restore's deleted sign-ins) is not
+        // left in free space. `FAST` left freed pages as they were: a copy of the file read an erased address
+        // from the free list.
         if !readOnly { sqlite3_exec(handle, "PRAGMA secure_delete = ON", nil, nil, nil) }
     }
 
