@@ -100,6 +100,28 @@ struct ConfigurationTests {
         )
         #expect(unchargeable?.field == "catalog[0].price.EUR")
         #expect(unchargeable?.problem.contains("too many digits") == true)
+        // Each bad price says what is wrong with it, in its currency's own decimals.
+        let yen = failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"JPY": "480.5"}}]}"#)
+        #expect(
+            yen?.problem == #"cannot be charged: "480.5" has more than the 0 decimals of JPY"#,
+            "\(String(describing: yen))"
+        )
+        let padded = failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"JPY": "480.00"}}]}"#)
+        #expect(padded?.problem == #"must be digits with at most the 0 decimals of JPY, such as "2999""#)
+        let lower = failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"eur": "1.00"}}]}"#)
+        #expect(lower?.field == "catalog[0].price.eur" && lower?.problem.contains("in capitals") == true)
+        // Past the most one line item reports to Apple (a billion units of the reporting currency), in its own
+        // currency or through a rate: such a sale was paid and then set aside, never reported.
+        let billion = failure(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"VND": "1000000001"}}]}"#)
+        #expect(billion?.field == "catalog[0].price.VND" && billion?.problem.contains("a billion VND") == true)
+        #expect(
+            try parse(#"{"catalog": [{"id": "p", "name": {"en": "P"}, "price": {"VND": "1000000000"}}]}"#)
+                .catalog.count == 1
+        )
+        let converted = failure(
+            #"{"payments": {"exchangeRates": {"KWD": {"reportingCurrency": "EUR", "rates": {"2026-11-30": "2.5", "2026-12-01": "3.3"}}}}, "catalog": [{"id": "p", "name": {"en": "P"}, "price": {"KWD": "310000000.000"}}]}"#
+        )
+        #expect(converted?.field == "catalog[0].price.KWD" && converted?.problem.contains("a billion EUR") == true)
         #expect(failure(#"{"landing": {"paths": ["/checkout"]}}"#)?.field == "landing.paths[0]")
         #expect(failure(#"{"landing": {"defaultBundleId": "com.unknown"}}"#)?.field == "landing.defaultBundleId")
         #expect(failure(#"{"reporting": {"noLineItemAfterSeconds": -1}}"#)?.field == "reporting.noLineItemAfterSeconds")

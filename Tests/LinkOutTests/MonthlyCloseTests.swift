@@ -189,6 +189,7 @@ struct MonthlyCloseTests {
             report.outstandingList.map { ($0.lineItemId?.rawValue ?? $0.externalPurchaseId.rawValue, $0) }
         ) { a, _ in a }
         #expect(byId["li-refused"]?.state == "needs_correction")
+        #expect(byId["li-refused"]?.reason.hasPrefix("set aside by Apple's rejection") == true)
         #expect(byId["li-refused"]?.action.contains("linkout report restate refused li-refused") == true)
         #expect(byId["refused"]?.state == "rejected")
         #expect(byId["refused"]?.reason.contains("IncorrectNetAmountError") == true)
@@ -216,6 +217,28 @@ struct MonthlyCloseTests {
                 "month,kind,externalPurchaseId,lineItemId,date,state,reason,action\r\n"
             )
         )
+    }
+
+    /// A line item linkout's own check set aside before sending (Apple would refuse it) is not said to be
+    /// Apple's rejection: no report ever carried it.
+    @Test func anItemSetAsideBeforeSendingIsNotCalledApplesRejection() throws {
+        let november = Self.november
+        let clock = ManualClock(startingAt: november.end + Milliseconds.days(1))
+        let harness = try ReportingHarness(clock: clock.clock)
+        try harness.record("kept-back", created: november.start + Milliseconds.days(3))
+        try harness.ledger.reports.storeLineItems(
+            [("li-kept", Self.buy("li-kept", at: november.start + Milliseconds.days(4)))],
+            for: "kept-back",
+            at: clock.now
+        )
+        let stored = try #require(try harness.ledger.reports.lineItems(for: "kept-back").first)
+        #expect(try harness.ledger.reports.setAsideUnsent([(stored.rowId, "MaximumValueExceededError")]) == 1)
+        try LineItemDating(ledger: harness.ledger).dateAll()
+        let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        let report = try close.report(month: november, now: clock.now, status: .running)
+        let kept = try #require(report.outstandingList.first { $0.lineItemId?.rawValue == "li-kept" })
+        #expect(kept.state == "needs_correction")
+        #expect(kept.reason.hasPrefix("set aside for correction before it was sent"), "\(kept.reason)")
     }
 
     /// Money a provider reported in the month that is not in line items yet (a refund waiting behind its

@@ -118,7 +118,16 @@ struct CloseExplanation {
             waitingPaymentEvents: facts.waitingPaymentEvents,
             appleHoldsLineItems: facts.appleHoldsLineItems
         )
-        let what = item.state == .rejected ? "rejected by Apple" : "set aside by Apple's rejection for correction"
+        // An item linkout's own check of Apple's rules set aside never reached Apple: saying Apple refused it
+        // would send the operator looking for a report that was never made.
+        let what: String
+        if item.state == .rejected {
+            what = "rejected by Apple"
+        } else if !setAside.isEmpty, setAside.allSatisfy({ $0.reportRequestIdentifier == nil }) {
+            what = "set aside for correction before it was sent: Apple would refuse it"
+        } else {
+            what = "set aside by Apple's rejection for correction"
+        }
         let message = entry.appleMessage
         let reason = message.isEmpty ? what : "\(what): \(message)"
         return (entry.waiting.map { "\(reason); \($0)" } ?? reason, entry.resolution)

@@ -71,20 +71,24 @@ package struct Product: Sendable, Equatable {
             }
             var prices: [String: Money] = [:]
             for (currency, text) in try item.stringMap("price") {
-                guard let money = Money(currency: CurrencyCode(currency), decimal: text) else {
-                    throw ConfigurationError(
-                        field: item.name("price") + "." + currency,
-                        problem: "must be a decimal amount like \"29.99\" in a three-letter currency"
-                    )
+                let field = item.name("price") + "." + currency
+                guard currency.utf8.count == 3, currency.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+                    throw ConfigurationError(field: field, problem: "must be an ISO 4217 code in capitals, such as EUR")
                 }
                 // What every checkout converts it with: a price it refuses was taken here and failed each sale
-                // with "payment is not available right now".
+                // with "payment is not available right now". Its error names what is wrong (the currency's
+                // decimals, the digits), where the catalog's own reading below only knows that something is.
                 do throws(MinorUnitsError) {
                     _ = try MinorUnits.parse(text, currency: currency)
                 } catch {
+                    throw ConfigurationError(field: field, problem: "cannot be charged: \(error)")
+                }
+                guard let money = Money(currency: CurrencyCode(currency), decimal: text) else {
+                    let decimals = MinorUnits.exponent(of: currency)
                     throw ConfigurationError(
-                        field: item.name("price") + "." + currency,
-                        problem: "cannot be charged: \(error)"
+                        field: field,
+                        problem: "must be digits with at most the \(decimals) decimals of \(currency), such as \""
+                            + MinorUnits.decimalText(2999, currency: currency) + "\""
                     )
                 }
                 prices[currency] = money
