@@ -220,7 +220,7 @@ private struct CompactJWS {
     }
 }
 
-/// The protected header fields that matter here; others are ignored.
+/// The protected header fields that matter here; others are ignored, unless `crit` says they may not be.
 private struct JWSHeader {
     var alg: String?
     var x5c: [String]?
@@ -229,6 +229,11 @@ private struct JWSHeader {
     init(_ bytes: [UInt8]) throws(SignedPayloadError) {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
             throw SignedPayloadError(.malformedJWS, "the header is not a JSON object")
+        }
+        // `crit` lists extensions the receiver must understand or refuse the JWS (RFC 7515 §4.1.11); this
+        // verifier understands none, and Apple sends none.
+        guard object["crit"] == nil else {
+            throw SignedPayloadError(.malformedJWS, "the header lists crit extensions, which are not understood")
         }
         alg = object["alg"] as? String
         // x5c is judged after alg, so a payload with a foreign algorithm is named for that first.

@@ -37,7 +37,12 @@ enum SimulateCommand {
             tokenType: flags["--type"],
             nowMilliseconds: Clock.system.nowMilliseconds()
         )
-        let base = flags["--url"] ?? configuration.server.publicURL
+        // Without --url, the configured landing: the public URL with the first of `landing.paths` (the bare URL
+        // led to `/`, a 404 when the landing is elsewhere).
+        let landing =
+            String(configuration.server.publicURL.reversed().drop { $0 == "/" }.reversed())
+            + configuration.landing.paths[0]
+        let base = flags["--url"] ?? landing
         // What is printed is opened in a browser or by curl: a base that is no http(s) URL makes a link to nowhere.
         let parsed = URLComponents(string: base)
         guard let scheme = parsed?.scheme?.lowercased(), ["http", "https"].contains(scheme),

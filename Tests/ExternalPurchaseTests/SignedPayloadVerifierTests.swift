@@ -162,6 +162,17 @@ struct SignedPayloadVerifierTests {
         #expect(reason(verifier, try pki.sign(payload: payload, header: ["x5c": pki.x5c])) == .unsupportedAlgorithm)
     }
 
+    /// An extension the header marks critical must be understood or the JWS refused (RFC 7515 §4.1.11): this
+    /// verifier understands none, so a validly signed JWS that lists one is refused.
+    @Test func aCriticalExtensionIsRefused() throws {
+        let pki = try TestPKI()
+        let payload = TestPKI.unreportedPayload(signedDate: Self.signedDate)
+        let verifier = try pki.verifier()
+        let header: [String: Any] = ["alg": "ES256", "x5c": pki.x5c, "crit": ["zzz"], "zzz": 1]
+        #expect(reason(verifier, try pki.sign(payload: payload, header: header)) == .malformedJWS)
+        #expect(reason(verifier, try pki.sign(payload: payload)) == nil)
+    }
+
     @Test func exactlyThreeCertificatesAreAccepted() throws {
         let pki = try TestPKI()
         let payload = TestPKI.unreportedPayload(signedDate: Self.signedDate)

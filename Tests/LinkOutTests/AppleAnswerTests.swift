@@ -246,6 +246,29 @@ import Testing
             Issue.record("expected NO_LINE_ITEM")
             return
         }
+        // Apple's message text is not published: the same refusal in other words, without the error's name.
+        let worded = WebhookSignatureTests.body([
+            .init(
+                errorCode: 4_000_400,
+                errorMessage: "DUPLICATE_TOKEN status is not allowed for this token type.",
+                fieldName: "status"
+            )
+        ])
+        guard case .reportNoLineItem = AppleRejection.classify(body: worded, report: duplicate) else {
+            Issue.record("a DUPLICATE_TOKEN refusal without the error's name must still turn into NO_LINE_ITEM")
+            return
+        }
+        let regressed = WebhookSignatureTests.body([
+            .init(
+                errorCode: 4_000_029,
+                errorMessage: "status regression: DUPLICATE_TOKEN is not allowed after LINE_ITEM",
+                fieldName: "status"
+            )
+        ])
+        guard case .needsAttention = AppleRejection.classify(body: regressed, report: duplicate) else {
+            Issue.record("a status regression naming DUPLICATE_TOKEN must still reach a person")
+            return
+        }
     }
 }
 

@@ -203,6 +203,14 @@ struct CommandLineTests {
         for id in ["99999999999999999999999", "-1", "abc"] {
             #expect(try run(["simulate", "--app-apple-id", id]).code == 2, "\(id)")
         }
+        // Without --url, the configured landing: the public URL with the first landing path (the bare public URL
+        // led to `/`, a 404 when the landing is elsewhere).
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-simulate-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: config) }
+        try Data(#"{"server": {"publicURL": "https://pay.example.com/"}, "landing": {"paths": ["/buy", "/go"]}}"#.utf8)
+            .write(to: config)
+        let configured = try run(["simulate", "--config", config.path])
+        #expect(configured.out.hasPrefix("https://pay.example.com/buy?externalPurchaseToken="), "\(configured.out)")
     }
 
     @Test func reportDryRunAndStatusShowTheOutboxWithoutSending() throws {

@@ -128,6 +128,20 @@ struct ConfigurationTests {
         #expect(failure(#"{"apple": {"productionURL": "ftp://x"}}"#)?.field == "apple.productionURL")
         #expect(failure(#"{"apple": {"proxy": 3128}}"#)?.field == "apple.proxy")
         #expect(failure(#"{"apple": {"caFile": {}}}"#)?.field == "apple.caFile")
+        // A file of trusted certificates that is not there failed every call, much later, as a TLS error.
+        let missingCA = failure(#"{"apple": {"caFile": "/nonexistent/ca.pem"}}"#)
+        #expect(missingCA?.field == "apple.caFile" && missingCA?.problem.contains("cannot be found") == true)
+        #expect(failure(#"{"apple": {"caFile": "/tmp"}}"#)?.problem.contains("not a regular file") == true)
+        // libpq takes a postgresql:// URI or key=value settings; anything else failed as a connection error.
+        #expect(failure(#"{"storage": {"postgresURL": "mysql://x"}}"#)?.field == "storage.postgresURL")
+        #expect(failure(#"{"storage": {"postgresURL": "db.example.com"}}"#)?.field == "storage.postgresURL")
+        #expect(
+            try parse(#"{"storage": {"leaseSeconds": 20, "postgresURL": "host=/run/pg dbname=l"}}"#).storage
+                .postgresURL == "host=/run/pg dbname=l"
+        )
+        // One path for two routes: the landing and the notifications would share it.
+        #expect(failure(#"{"apple": {"notificationPath": "/"}}"#)?.field == "apple.notificationPath")
+        #expect(failure(#"{"landing": {"paths": ["/buy", "/buy"]}}"#)?.field == "landing.paths[1]")
         // A claim must outlast the send it covers (several instances on one database).
         #expect(failure(#"{"storage": {"leaseSeconds": 10}}"#)?.field == "storage.leaseSeconds")
         #expect(failure(#"{"storage": {"leaseSeconds": 1}}"#)?.field == "storage.leaseSeconds")
@@ -261,6 +275,13 @@ struct ConfigurationTests {
                 )?.field == "payments.stripe.secretKey"
             )
         }
+        // A provider's file of trusted certificates is checked as Apple's is.
+        #expect(
+            load(
+                #"{"payments": {"provider": "stripe", "stripe": {"caFile": "/nonexistent/ca.pem"}}}"#,
+                ["LINKOUT_STRIPE_SECRET_KEY": "sk_test_1", "LINKOUT_STRIPE_WEBHOOK_SECRET": "whsec_x"]
+            )?.field == "payments.stripe.caFile"
+        )
         #expect(load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#)?.field == "webhooks.secret")
         #expect(
             load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#, ["LINKOUT_WEBHOOK_SECRET": "s"]) == nil
@@ -309,6 +330,17 @@ struct ConfigurationTests {
         )
         #expect(configuration.adminToken == "from-a-file")
         #expect(configuration.apiToken == "from-env")
+        // Both forms of one secret: one was silently ignored (the file won), so neither is taken.
+        for name in ["LINKOUT_ADMIN_TOKEN", "LINKOUT_WEBHOOK_SECRET", "LINKOUT_STRIPE_SECRET_KEY"] {
+            #expect(
+                throws: ConfigurationError(
+                    field: name + "_FILE",
+                    problem: "is set as well as \(name): set one of them"
+                )
+            ) {
+                try Configuration.load(environment: [name: "from-env", name + "_FILE": file.path])
+            }
+        }
         #expect(
             throws: ConfigurationError(
                 field: "LINKOUT_API_TOKEN_FILE",

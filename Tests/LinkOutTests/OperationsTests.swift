@@ -182,6 +182,11 @@ struct OperationsTests {
         ] {
             #expect(text.contains(series), "missing \(series)")
         }
+        // Every `_total` is typed a counter, also those read at the scrape (promtool and `rate()` want it).
+        for name in ["linkout_connections_shed_total", "linkout_ledger_transactions_total"] {
+            #expect(text.contains("# TYPE \(name) counter\n"), "\(name)")
+        }
+        #expect(text.contains("# TYPE linkout_connections_open gauge\n"))
     }
 
     /// A whole flow with every secret configured; nothing secret may reach the log.

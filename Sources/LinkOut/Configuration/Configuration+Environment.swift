@@ -14,11 +14,8 @@ extension Configuration {
         if let url = environment["LINKOUT_DATABASE_URL"] {
             storage.postgresURL = try Storage.postgresURL(url, field: "LINKOUT_DATABASE_URL")
         }
-        if let password = environment["LINKOUT_DATABASE_PASSWORD"] {
+        if let password = try Self.secret("LINKOUT_DATABASE_PASSWORD", in: environment) {
             storage.postgresPassword = password
-        }
-        if let path = environment["LINKOUT_DATABASE_PASSWORD_FILE"] {
-            storage.postgresPassword = try Self.secret(fromFile: path, field: "LINKOUT_DATABASE_PASSWORD_FILE")
         }
         if let level = environment["LINKOUT_LOG_LEVEL"] {
             logLevel = try Self.parseLevel(level, field: "LINKOUT_LOG_LEVEL")
@@ -26,15 +23,8 @@ extension Configuration {
         if let mode = environment["LINKOUT_ACCESS_LOG"] {
             accessLog = try AccessLogMode.parse(mode, field: "LINKOUT_ACCESS_LOG")
         }
-        if let token = environment["LINKOUT_ADMIN_TOKEN"] { adminToken = token }
-        if let token = environment["LINKOUT_API_TOKEN"] { apiToken = token }
-        // Secrets may come from files (Docker and Kubernetes secrets) instead of the environment itself.
-        if let path = environment["LINKOUT_ADMIN_TOKEN_FILE"] {
-            adminToken = try Self.secret(fromFile: path, field: "LINKOUT_ADMIN_TOKEN_FILE")
-        }
-        if let path = environment["LINKOUT_API_TOKEN_FILE"] {
-            apiToken = try Self.secret(fromFile: path, field: "LINKOUT_API_TOKEN_FILE")
-        }
+        if let token = try Self.secret("LINKOUT_ADMIN_TOKEN", in: environment) { adminToken = token }
+        if let token = try Self.secret("LINKOUT_API_TOKEN", in: environment) { apiToken = token }
         if let rate = environment["LINKOUT_RATE_LIMIT_PER_SECOND"] {
             guard let value = Int(rate), value >= 0 else {
                 throw ConfigurationError(
@@ -51,13 +41,25 @@ extension Configuration {
             appEntitlements.signingKeyFile = file
         }
         try payments.apply(environment: environment)
-        if let secret = environment["LINKOUT_WEBHOOK_SECRET"] { webhooks.secret = secret }
-        if let path = environment["LINKOUT_WEBHOOK_SECRET_FILE"] {
-            webhooks.secret = try Self.secret(fromFile: path, field: "LINKOUT_WEBHOOK_SECRET_FILE")
-        }
+        if let secret = try Self.secret("LINKOUT_WEBHOOK_SECRET", in: environment) { webhooks.secret = secret }
         if let provider = environment["LINKOUT_PAYMENTS_PROVIDER"] {
             payments.provider = try Payments.provider(provider, field: "LINKOUT_PAYMENTS_PROVIDER")
         }
+    }
+
+    /// A secret from the variable `name`, or from the file its `_FILE` form names (Docker and Kubernetes
+    /// secrets); nil when neither is set. Both set is an error: one of them was silently ignored, and a
+    /// deployment that rotated the secret in one place went on with the other.
+    static func secret(_ name: String, in environment: [String: String]) throws(ConfigurationError) -> String? {
+        let file = environment[name + "_FILE"]
+        if let value = environment[name] {
+            guard file == nil else {
+                throw ConfigurationError(field: name + "_FILE", problem: "is set as well as \(name): set one of them")
+            }
+            return value
+        }
+        guard let file else { return nil }
+        return try secret(fromFile: file, field: name + "_FILE")
     }
 
     /// A secret from a file, without the trailing newline editors add; an empty or unreadable file is an error.

@@ -134,6 +134,11 @@ package struct Configuration: Sendable {
                 )
             }
         }
+        // One path, two routes: the landing's GET and the notifications' POST would share `/`, and a notification
+        // sent there was answered as a landing.
+        if landing.paths.contains(apple.notificationPath) {
+            throw ConfigurationError(field: "apple.notificationPath", problem: "is one of landing.paths")
+        }
         // A universal link path that covered linkout's own pages would make iOS open the app instead of them.
         let ownPaths = landing.paths + LandingConfiguration.reservedPrefixes.map { $0 + "/x" }
         for (index, app) in apps.enumerated() {

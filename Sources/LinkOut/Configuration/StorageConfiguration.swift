@@ -1,3 +1,4 @@
+import Foundation
 package import Storage
 
 extension Configuration {
@@ -46,6 +47,23 @@ extension Configuration {
         /// `url`, unless libpq would refuse it quoting its password (`PostgresTarget.uriProblem`): refused here, where
         /// the message names the field and not the password.
         static func postgresURL(_ url: String, field: String) throws(ConfigurationError) -> String {
+            // libpq takes a `postgresql://` (or `postgres://`) URI or `key=value` settings; anything else failed
+            // later as a connection error (exit 1) naming no field. Only the scheme is quoted: the rest may hold a
+            // password.
+            if let separator = url.range(of: "://") {
+                let scheme = url[..<separator.lowerBound].lowercased()
+                guard scheme == "postgresql" || scheme == "postgres" else {
+                    throw ConfigurationError(
+                        field: field,
+                        problem: "must be a postgresql:// URL (or libpq's key=value settings), not \(scheme)://"
+                    )
+                }
+            } else if !url.contains("=") {
+                throw ConfigurationError(
+                    field: field,
+                    problem: "must be a postgresql:// URL or libpq's key=value settings (host=… dbname=…)"
+                )
+            }
             if let problem = PostgresTarget.uriProblem(url) { throw ConfigurationError(field: field, problem: problem) }
             return url
         }

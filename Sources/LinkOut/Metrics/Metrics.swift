@@ -93,7 +93,9 @@ package final class Metrics: Sendable {
         for gauge in gauges {
             if gauge.name != lastGauge {
                 lines.append("# HELP \(gauge.name) \(gauge.help)")
-                lines.append("# TYPE \(gauge.name) gauge")
+                // A value read at the scrape may still be a count that only grows (connections shed, ledger
+                // commits): Prometheus' `_total` names a counter, and `rate()` and promtool want it typed so.
+                lines.append("# TYPE \(gauge.name) \(gauge.name.hasSuffix("_total") ? "counter" : "gauge")")
                 lastGauge = gauge.name
             }
             lines.append("\(Self.series(gauge.name, gauge.labels)) \(gauge.value)")

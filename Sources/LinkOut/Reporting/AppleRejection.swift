@@ -38,9 +38,7 @@ package enum AppleRejection: Sendable, Equatable {
         }
         // Only Apple's own error says DUPLICATE_TOKEN is not allowed for the token: another error on `status`
         // (`LineItemStatusRegressionError`) is not fixed by NO_LINE_ITEM, and goes to a person.
-        if sent.status == .duplicateToken
-            && response.errors.contains(where: { mentions($0, "DuplicateTokenStatus") })
-        {
+        if sent.status == .duplicateToken && response.errors.contains(where: refusesDuplicateTokenStatus) {
             var replacement = sent
             replacement.status = .noLineItem
             replacement.lineItems = nil
@@ -96,6 +94,15 @@ package enum AppleRejection: Sendable, Equatable {
             error.fieldName == "requestIdentifier" || mentions(error, "duplicate request")
                 || mentions(error, "DuplicateRequest")
         }
+    }
+
+    /// Apple's `DuplicateTokenStatusNotAllowedError`. Its message text is not published: an error on `status` that
+    /// names the error, or names `DUPLICATE_TOKEN` as not allowed, is taken for it (a message in other words
+    /// reached a person where NO_LINE_ITEM was due). A status regression is never it, whatever it names.
+    private static func refusesDuplicateTokenStatus(_ error: SendReportErrorResponse.Failure) -> Bool {
+        if mentions(error, "DuplicateTokenStatus") { return true }
+        guard error.fieldName == nil || error.fieldName == "status", !mentions(error, "regress") else { return false }
+        return mentions(error, "DUPLICATE_TOKEN") && mentions(error, "not allowed")
     }
 
     private static func mentions(_ error: SendReportErrorResponse.Failure, _ text: String) -> Bool {

@@ -47,7 +47,7 @@ extension StripePaymentProvider {
             default: configuration.webhookToleranceSeconds,
             range: 10...86_400
         )
-        configuration.caFile = settings.optional("caFile")
+        configuration.caFile = try settings.trustedCAFile("caFile")
         return StripePaymentProvider(configuration: configuration)
     }
 
