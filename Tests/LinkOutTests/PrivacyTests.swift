@@ -418,6 +418,12 @@ struct PrivacyTests {
         #expect(try ledger.privacy.bodies(mentioning: Self.email).isEmpty)
         let entry = try #require(try ledger.audit.entries().first { $0.action == "privacy.retention" })
         #expect(entry.after == "3 stored bodies older than 30 days rewritten")
+        // Written before the first change: a pass killed halfway has still said what it was doing.
+        let started = try #require(try ledger.audit.entries().first { $0.action == "privacy.retention_started" })
+        #expect(
+            started.id < entry.id
+                && started.after == "stored bodies older than 30 days to be rewritten, up to 20000 in this pass"
+        )
         #expect(retention.pass() == 0, "done once")
     }
 }

@@ -5,7 +5,7 @@ import Storage
 
 /// `retention.personalDataDays`: once an hour, stored provider and entitlement events older than that lose a
 /// person's data (`PersonalData`), in batches; what was acted on is never changed before it was acted on. Each
-/// pass that erased something is one audit entry.
+/// pass that erases something records so before its first change and what it changed once done.
 final class RetentionPass: BackgroundService {
     let ledger: Ledger
     let days: Int64
@@ -54,9 +54,23 @@ final class RetentionPass: BackgroundService {
         let cutoff = now - Milliseconds.days(days)
         var rewritten = 0
         do {
-            for _ in 0..<Self.batchesPerPass {
+            for batch in 0..<Self.batchesPerPass {
                 let bodies = try ledger.privacy.bodies(receivedBefore: cutoff, limit: Self.batch)
                 guard !bodies.isEmpty else { break }
+                // Recorded before the first rewrite, as every batch commits on its own: a server killed in the
+                // middle of a pass had rewritten people's data with no entry saying so.
+                if batch == 0 {
+                    trail.append(
+                        AuditEntry(
+                            at: now,
+                            actor: "linkout",
+                            origin: "retention",
+                            action: "privacy.retention_started",
+                            after: "stored bodies older than \(days) days to be rewritten, up to "
+                                + "\(Self.batch * Self.batchesPerPass) in this pass"
+                        )
+                    )
+                }
                 // A body that is not JSON is marked done as it is: there is nothing of a person to find in it.
                 // Only bodies still undone are written: another instance on the same database may be at it too.
                 rewritten += try ledger.privacy.replace(
