@@ -43,6 +43,8 @@ struct APIQueryTests {
             // Two keys, or one twice: answering for the first would quietly drop what the client also asked.
             "appAccountToken=8F0C2A52-2F3C-4B7E-9A39-2D1B6F0E4C11&externalPurchaseId=abc",
             "externalPurchaseId=abc&externalPurchaseId=def",
+            // Not of the shape of Apple's ids: a NUL or a line break found nothing and answered 200.
+            "externalPurchaseId=%00", "externalPurchaseId=a%0Ab", "externalPurchaseId=a.b",
         ] {
             let response = try live.get("/v1/purchases?\(query)", headers: auth)
             #expect(response.status == 400, "\(query)")

@@ -1,4 +1,5 @@
 import Domain
+import ExternalPurchase
 import Foundation
 import HTTPServer
 import Lifecycle
@@ -108,8 +109,14 @@ struct RedemptionAPI: Sendable {
             }
             rows = try ledger.payments.purchases(appAccountToken: account.lowercased())
         } else if let id = request.queryValue("externalPurchaseId") {
-            guard !id.isEmpty, id.utf8.count <= 128 else {
-                return JSONResponse.error(.badRequest, "invalid_query", "externalPurchaseId is 1 to 128 bytes.")
+            // Held to the shape of Apple's ids, as everywhere an id comes in: a NUL or a line break found nothing
+            // and answered 200.
+            guard TokenDecoder.isExternalPurchaseId(id) else {
+                return JSONResponse.error(
+                    .badRequest,
+                    "invalid_query",
+                    "externalPurchaseId is 1 to 128 letters, digits, - or _."
+                )
             }
             rows = try ledger.payments.purchases(externalPurchaseId: ExternalPurchaseID(id))
         } else {
