@@ -60,7 +60,8 @@ public enum CommandLineInterface {
           version, --version
               print the release and the ledger schema version it migrates to
           healthcheck [--port N] [--url URL]
-              exit 0 when the local server answers /healthz (for container health checks)
+              exit 0 when the local server answers /healthz (for container health checks); --url is the
+              whole address asked, such as http://127.0.0.1:8080/healthz
           help
               show this text
 
