@@ -145,6 +145,13 @@ struct RejectionTests {
         try harness.tickUntilSettled()
         #expect(harness.production.received.last?.report?.status == .noLineItem)
         #expect(try harness.ledger.reports.attentionCount() == 0)
+        // Retracted again: said to be dropped already, not "still on its way".
+        #expect {
+            try ReportActions(ledger: harness.ledger).retract("gone", lineItemId: LineItemID(other))
+        } throws: { error in
+            (error as? ReportActions.Refusal)?.description
+                == "line item \(other) was dropped already: Apple holds none of it"
+        }
 
         // A refund Apple refused for itself waits for the operator whatever else of its buy is restated.
         try harness.record("own")
@@ -613,6 +620,32 @@ struct RejectionTests {
             (error as? ReportActions.Refusal)?.kind == .conflict
         }
         #expect(try harness.reports("quiet").isEmpty)
+    }
+
+    /// A restated item waits for the token's next report: `NO_LINE_ITEM` right after it was answered 200, and Apple
+    /// heard that nobody paid, then the item.
+    @Test func noLineItemIsRefusedWhileARestatedItemWaits() throws {
+        let harness = try ReportingHarness()
+        try harness.record("restated")
+        let item = UUID().uuidString.lowercased()
+        try harness.addBuy("restated", lineItemId: item)
+        harness.production.enqueue(FakeAppleServer.rejection([AppleError.outOfRange(item)]))
+        try harness.tickUntilSettled()
+        #expect(try harness.reports("restated").map(\.state) == [.rejected])
+        let actions = ReportActions(ledger: harness.ledger)
+        _ = try actions.restate(
+            "restated",
+            lineItemId: LineItemID(item),
+            body: ReportingHarness.buyJSON(lineItemId: item)
+        )
+        #expect {
+            try actions.reportNoLineItem("restated")
+        } throws: { error in
+            let refusal = error as? ReportActions.Refusal
+            return refusal?.kind == .conflict && refusal?.description.contains("waits to be reported") == true
+        }
+        try harness.tickUntilSettled()
+        #expect(harness.production.received.compactMap { $0.report?.status }.allSatisfy { $0 == .lineItem })
     }
 
     /// A rejected report of a token a person paid on: `NO_LINE_ITEM` (which a refusal's message offered) would

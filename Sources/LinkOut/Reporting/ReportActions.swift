@@ -77,6 +77,19 @@ package struct ReportActions: Sendable {
                     + "(linkout report retract \(id) LINE_ITEM_ID)"
             )
         }
+        // A line item waits for the token's next report (restated a moment ago, or posted by the backend):
+        // NO_LINE_ITEM sent first told Apple nobody paid, and the item followed it.
+        let items = try ledger.reports.lineItems(for: externalPurchaseId)
+        if let waiting = items.first(where: {
+            $0.reportRequestIdentifier == nil && $0.correction == nil && $0.awaitingTokenSince == nil
+        }) {
+            throw Refusal(
+                kind: .conflict,
+                description: "line item \(waiting.lineItemId) waits to be reported on this token: NO_LINE_ITEM would "
+                    + "tell Apple nobody paid; drop it first if it was made in error (linkout report retract "
+                    + "\(externalPurchaseId.shellWord) \(waiting.lineItemId.shellWord))"
+            )
+        }
         let now = clock.nowMilliseconds()
         if let rejected = reports.first(where: { $0.state == .rejected }) {
             try replaceWithNoLineItem(
@@ -96,7 +109,7 @@ package struct ReportActions: Sendable {
         // Only an answer to a token that needs attention (every item set aside before it was sent): any other
         // token is reported as its line items say, NO_LINE_ITEM itself once nothing happened on it in time, and
         // a NO_LINE_ITEM sent ahead of that could precede the LINE_ITEM of a payment still in progress.
-        guard try ledger.reports.lineItems(for: externalPurchaseId).contains(where: \.needsCorrection) else {
+        guard items.contains(where: \.needsCorrection) else {
             throw Refusal(
                 kind: .conflict,
                 description: "the token needs no attention: reporting reports it as its line items say "
@@ -240,6 +253,14 @@ package struct ReportActions: Sendable {
                             + "item (linkout report restate \(token) \(lineItemId.shellWord) FILE), send the report "
                             + "again once its cause is fixed (linkout report resend \(token)), or report the token "
                             + "NO_LINE_ITEM (linkout report no-line-item \(token))"
+                    )
+                }
+                // Every version set aside and settled: a retraction a moment ago dropped it (said "still on its
+                // way", though nothing of it was going anywhere).
+                if !versions.isEmpty, versions.allSatisfy({ $0.correctedAt != nil }) {
+                    throw Refusal(
+                        kind: .conflict,
+                        description: "line item \(lineItemId) was dropped already: Apple holds none of it"
                     )
                 }
                 throw Refusal(
