@@ -19,8 +19,9 @@ final class WebhookReceiver: Sendable {
     private final class Shared: Sendable {
         let failuresLeft = Mutex(0)
         let log = Mutex<[Delivery]>([])
-        /// Whether the first request is held (not answered) until `release`, and whether it is being held now.
-        let hold = Mutex((first: false, holding: false))
+        /// How many of the first requests are still to be held (not answered) until `release`, and how many are
+        /// being held now.
+        let hold = Mutex((first: 0, holding: 0))
         let released = DispatchSemaphore(value: 0)
     }
 
@@ -29,9 +30,9 @@ final class WebhookReceiver: Sendable {
     private let server: HTTPServer
     private let shared = Shared()
 
-    /// `failFirst`: the first requests answered 500; `holdFirst`: the first request answered only once `release`
+    /// `failFirst`: the first requests answered 500; `holdFirst`: the first requests answered only once `release`
     /// is called, the others meanwhile as usual.
-    init(secret: String, failFirst: Int = 0, holdFirst: Bool = false) throws {
+    init(secret: String, failFirst: Int = 0, holdFirst: Int = 0) throws {
         self.secret = secret
         shared.failuresLeft.withLock { $0 = failFirst }
         shared.hold.withLock { $0.first = holdFirst }
@@ -39,19 +40,21 @@ final class WebhookReceiver: Sendable {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.eventLoopCount = 1
-        configuration.workerThreads = 2
+        // Held requests keep their threads: room for them and for the requests answered meanwhile.
+        configuration.workerThreads = holdFirst + 2
         let shared = self.shared
         var router = Router()
         router.post("/hooks") { request in
             let held = shared.hold.withLock { hold in
-                defer { hold.first = false }
-                if hold.first { hold.holding = true }
-                return hold.first
+                guard hold.first > 0 else { return false }
+                hold.first -= 1
+                hold.holding += 1
+                return true
             }
             if held {
                 // Until `release` (which `stop` calls too).
                 shared.released.wait()
-                shared.hold.withLock { $0.holding = false }
+                shared.hold.withLock { $0.holding -= 1 }
             }
             let valid = Self.verify(request.headers["linkout-signature"], body: request.body, secret: secret)
             let fail = shared.failuresLeft.withLock { left in
@@ -81,11 +84,13 @@ final class WebhookReceiver: Sendable {
     }
 
     var url: String { "http://127.0.0.1:\(port)/hooks" }
-    /// The first request is being held (`holdFirst`).
-    var holding: Bool { shared.hold.withLock { $0.holding } }
+    /// How many requests are being held (`holdFirst`).
+    var holding: Int { shared.hold.withLock { $0.holding } }
 
-    /// Answers the held request.
-    func release() { shared.released.signal() }
+    /// Answers the held requests.
+    func release() {
+        for _ in 0..<max(1, holding) { shared.released.signal() }
+    }
     var deliveries: [Delivery] { shared.log.withLock { $0 } }
 
     /// Waits (bounded) until `count` deliveries were answered 2xx.

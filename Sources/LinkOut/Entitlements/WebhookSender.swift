@@ -62,6 +62,9 @@ final class WebhookSender: BackgroundService {
     /// holds up that purchase only, not every customer's.
     static let concurrency = 4
 
+    /// Extra calls a hanging one lets in per sender (`OutboxSender.Settings.lingeringPerSender`).
+    static let lingeringPerSender = 2
+
     /// One pass: every due delivery once, each purchase's in its order. Returns how many were delivered.
     @discardableResult
     func deliverDue() -> Int {
@@ -74,8 +77,11 @@ final class WebhookSender: BackgroundService {
                     leaseMilliseconds: leaseMilliseconds,
                     // One per look, sent at once: no claim waits here behind a slow receiver beyond its lease.
                     claimLimit: 1,
-                    // The senders stay `concurrency`: a receiver slow for everyone is not sent more at once.
-                    lingeringPerSender: 0,
+                    // A call that hangs past the typical answer gives its place to another sender, up to
+                    // `lingeringPerSender` calls each: four purchases whose receiver hung held up every other
+                    // customer's events until their timeout. A receiver slow for everyone gets at most three times
+                    // `concurrency` calls at once.
+                    lingeringPerSender: Self.lingeringPerSender,
                     fixedNow: nil,
                     threadName: "linkout-webhook"
                 ),
