@@ -197,6 +197,39 @@ struct EntitlementTests {
         #expect(receiver.deliveries.count == 3)
     }
 
+    /// An event given up after its tries says no retry is coming: its next attempt was shown ahead, as if one were.
+    @Test func aGivenUpEventShowsNoRetryAhead() throws {
+        let receiver = try WebhookReceiver(secret: Self.secret, failFirst: 100)
+        defer { receiver.stop() }
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) {
+            $0.webhooks.url = receiver.url
+            $0.webhooks.secret = Self.secret
+            $0.webhooks.retryForSeconds = 60
+            $0.adminToken = "admin-secret"
+        }
+        _ = try Self.demoPurchase(live)
+        let admin = ["Authorization": "Bearer admin-secret"]
+        for tries in 1...Int(WebhookSender.leastTries) {
+            try waitUntil { receiver.deliveries.count >= tries }
+            // Recorded just after the receiver answered: its backoff counts from the clock then.
+            try waitUntil {
+                let listed = try? live.get(
+                    "/admin/webhooks?state=\(tries < WebhookSender.leastTries ? "pending" : "failed")",
+                    headers: admin
+                )
+                return listed?.text.contains(#""attempts":\#(tries)"#) == true
+            }
+            time.advance(seconds: 3600)
+        }
+        let failed = try live.get("/admin/webhooks?state=failed", headers: admin)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(failed.body)) as? [String: Any])
+        let delivery = try #require((object["webhooks"] as? [[String: Any]])?.first)
+        let next = try #require(delivery["nextAttemptAt"] as? Int64)
+        let last = try #require(delivery["lastAttemptAt"] as? Int64)
+        #expect(next <= last, "\(delivery)")
+    }
+
     /// One purchase's events wait for each other, not for another purchase's: while the receiver holds the first
     /// purchases' events, the next one's is delivered (one at a time for all, a hanging event cost every other
     /// customer its timeout, on every retry). Held as many as the deliveries in flight at once: a call that hangs

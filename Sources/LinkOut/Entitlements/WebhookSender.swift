@@ -153,7 +153,9 @@ final class WebhookSender: BackgroundService {
                 state: givingUp ? .failed : .pending,
                 httpStatus: status,
                 error: problem,
-                nextAttemptAt: WebhookOutbox.retryAt(at, attempts: delivery.attempts),
+                // Given up, nothing more is tried: its last attempt's time, as a delivered event's, and never
+                // a retry time ahead that `/admin/webhooks` showed as if one were coming.
+                nextAttemptAt: givingUp ? at : WebhookOutbox.retryAt(at, attempts: delivery.attempts),
                 at: at
             ),
             for: delivery
