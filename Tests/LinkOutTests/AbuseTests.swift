@@ -76,6 +76,8 @@ struct AbuseTests {
             ("POST /admin/tokens/SANDBOX_1/resend", 413, "body_too_large"),
             ("GET /webhooks/stripe", 405, "method_not_allowed"),
             ("POST /webhooks/paypal", 404, "not_found"),
+            // Apple's notification path, which the configuration names, answers its refusals in JSON too.
+            ("GET /notifications/appstore", 405, "method_not_allowed"),
             ("PUT /checkout/abc", 405, nil),
             ("GET /no-such-page", 404, nil),
         ]

@@ -33,7 +33,7 @@ struct RouteTable: Sendable {
     /// buffering any of it (`GET` routes take none). The handlers check the same limits.
     func router() -> Router {
         var router = Router()
-        router.refusalStyle = JSONRefusals.style
+        router.refusalStyle = JSONRefusals.style(alsoAt: [notificationPath])
         addPages(to: &router)
         addAPIs(to: &router)
         addAdmin(to: &router)

@@ -8,12 +8,19 @@ enum JSONRefusals {
     /// for a script more often than for a person, who follows links).
     static let prefixes = ["/v1/", "/admin/", "/webhooks/", "/.well-known/jwks.json", "/openapi.json"]
 
-    @Sendable static func style(_ request: HTTPRequest, _ refusal: HTTPError) -> HTTPResponse? {
-        let path = request.path
-        guard prefixes.contains(where: { path.hasPrefix($0) }) || path == "/v1" else {
-            return nil
+    /// The style for a router whose JSON routes also include `paths` exactly (Apple's notification path, which
+    /// the configuration names: it answered its own refusals in JSON and the server's, a 405, in plain text).
+    static func style(alsoAt paths: [String]) -> Router.RefusalStyle {
+        { request, refusal in
+            let path = request.path
+            guard
+                prefixes.contains(where: { path.hasPrefix($0) }) || path == "/v1"
+                    || paths.contains(where: { $0 == path })
+            else {
+                return nil
+            }
+            return JSONResponse.error(refusal.status, code(refusal.status), refusal.publicMessage)
         }
-        return JSONResponse.error(refusal.status, code(refusal.status), refusal.publicMessage)
     }
 
     /// A route of the JSON APIs that answers as if it were not there (the admin API without an admin token, a
