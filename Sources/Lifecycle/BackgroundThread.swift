@@ -1,32 +1,78 @@
 import Dispatch
-import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A named thread that runs one loop and can be waited for. The server's long-lived workers (event loops, the
 /// journal, the ingester, reporting) block in system calls, so they run on threads of their own, never in Swift
 /// concurrency's cooperative pool (two blocked tasks would stall the whole process on a 2-core machine).
+///
+/// Made with `pthread_create` itself, whose failure is seen: Foundation's `Thread` starts nothing when the system
+/// refuses a thread (`EAGAIN`, under an address-space or thread limit), and a `join` then waited for good (a server
+/// that said it listened but had no event loop, and never ended on SIGTERM).
 public final class BackgroundThread: Sendable {
     private let finished = DispatchSemaphore(value: 0)
+    /// False when the system refused the thread: its body never runs, and `join` returns at once.
+    public let started: Bool
 
-    /// Starts `body` on a new thread named `name` at once.
-    public init(name: String, _ body: @escaping @Sendable () -> Void) {
-        // The body is handed over and released before `join` returns: Foundation's `Thread` keeps its block
-        // until the thread object goes, some time after the thread ends, and whatever the body holds (a
-        // database connection and its locks) would outlive `join` by a race.
-        let handover = Mutex<(@Sendable () -> Void)?>(body)
-        let thread = Thread { [finished] in
+    /// Threads the system refused since the process began: the server refuses to start with any, and says so.
+    public static var refusedCount: Int { refused.load(ordering: .relaxed) }
+    private static let refused = Atomic<Int>(0)
+
+    /// What a new thread runs: its name, then the body, which is handed over and released before `join` returns
+    /// (whatever the body holds, a database connection and its locks, must not outlive `join`).
+    private final class Start: Sendable {
+        let name: String
+        let body: Mutex<(@Sendable () -> Void)?>
+        let finished: DispatchSemaphore
+
+        init(name: String, body: @escaping @Sendable () -> Void, finished: DispatchSemaphore) {
+            self.name = name
+            self.body = Mutex(body)
+            self.finished = finished
+        }
+
+        func run() {
             ThreadName.setForCurrentThread(name)
             do {
-                let body = handover.withLock { $0.take() }
+                let body = self.body.withLock { $0.take() }
                 body?()
             }
             finished.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
-    /// Blocks until the body has returned. Call at most once.
+    /// Starts `body` on a new thread named `name` at once. When the system refuses the thread, says so on
+    /// standard error, counts it in `refused`, and runs nothing.
+    public init(name: String, _ body: @escaping @Sendable () -> Void) {
+        let start = Unmanaged.passRetained(Start(name: name, body: body, finished: finished))
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread,
+            nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<Start>.fromOpaque(context).takeRetainedValue().run()
+                return nil
+            },
+            start.toOpaque()
+        )
+        started = result == 0
+        // Waited for through `finished`, never joined: its resources go back when it ends.
+        guard !started else {
+            pthread_detach(thread)
+            return
+        }
+        start.release()
+        Self.refused.add(1, ordering: .relaxed)
+        let message = "linkout: the system refused a thread for \(name): \(String(cString: strerror(result)))\n"
+        _ = message.utf8CString.withUnsafeBufferPointer { write(STDERR_FILENO, $0.baseAddress, $0.count - 1) }
+        finished.signal()
+    }
+
+    /// Blocks until the body has returned (at once for a thread that never started). Call at most once.
     public func join() {
         finished.wait()
     }
