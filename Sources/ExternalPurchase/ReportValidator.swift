@@ -337,6 +337,6 @@ public struct ReportValidator: Sendable {
     }
 
     static func isUppercaseCode(_ text: String) -> Bool {
-        text.utf8.count == 3 && text.utf8.allSatisfy { $0 >= 0x41 && $0 <= 0x5A }
+        CurrencyCode(text).isWellFormed
     }
 }

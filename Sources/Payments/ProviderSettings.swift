@@ -96,15 +96,6 @@ public struct ProviderSettings: Sendable, Equatable {
         return map
     }
 
-    /// An optional file of trusted certificates for the provider's API (`TrustedCAFile`); nil when absent.
-    public func trustedCAFile(_ key: String) throws(ProviderConfigurationError) -> String? {
-        guard let path = optional(key) else { return nil }
-        if let problem = TrustedCAFile.problem(path) {
-            throw ProviderConfigurationError(field: field(key), problem: problem)
-        }
-        return path
-    }
-
     /// An optional value; nil when absent or empty.
     public func optional(_ key: String) -> String? {
         guard let value = values[key], !value.isEmpty else { return nil }

@@ -39,9 +39,7 @@ enum SimulateCommand {
         )
         // Without --url, the configured landing: the public URL with the first of `landing.paths` (the bare URL
         // led to `/`, a 404 when the landing is elsewhere).
-        let landing =
-            String(configuration.server.publicURL.reversed().drop { $0 == "/" }.reversed())
-            + configuration.landing.paths[0]
+        let landing = configuration.server.baseURL + (configuration.landing.paths.first ?? "/")
         let base = flags["--url"] ?? landing
         // What is printed is opened in a browser or by curl: a base that is no http(s) URL makes a link to nowhere.
         let parsed = URLComponents(string: base)

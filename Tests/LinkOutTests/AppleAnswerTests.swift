@@ -251,6 +251,7 @@ import Testing
         for (message, turns) in [
             ("DUPLICATE_TOKEN status is not allowed for this token type.", true),
             ("status regression: DUPLICATE_TOKEN is not allowed after LINE_ITEM", false),
+            ("DUPLICATE_TOKEN is not allowed after LINE_ITEM", false),
         ] {
             let body = WebhookSignatureTests.body([
                 .init(errorCode: 4_000_400, errorMessage: message, fieldName: "status")

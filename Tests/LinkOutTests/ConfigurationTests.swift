@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Outbound
+import Payments
 import Testing
 
 @testable import LinkOut
@@ -119,7 +120,9 @@ struct ConfigurationTests {
                 .catalog.count == 1
         )
         let converted = failure(
-            #"{"payments": {"exchangeRates": {"KWD": {"reportingCurrency": "EUR", "rates": {"2026-11-30": "2.5", "2026-12-01": "3.3"}}}}, "catalog": [{"id": "p", "name": {"en": "P"}, "price": {"KWD": "310000000.000"}}]}"#
+            #"{"payments": {"exchangeRates": {"KWD": {"reportingCurrency": "EUR", "#
+                + #""rates": {"2026-11-30": "2.5", "2026-12-01": "3.3"}}}}, "#
+                + #""catalog": [{"id": "p", "name": {"en": "P"}, "price": {"KWD": "310000000.000"}}]}"#
         )
         #expect(converted?.field == "catalog[0].price.KWD" && converted?.problem.contains("a billion EUR") == true)
         #expect(failure(#"{"landing": {"paths": ["/checkout"]}}"#)?.field == "landing.paths[0]")
@@ -128,20 +131,17 @@ struct ConfigurationTests {
         #expect(failure(#"{"apple": {"productionURL": "ftp://x"}}"#)?.field == "apple.productionURL")
         #expect(failure(#"{"apple": {"proxy": 3128}}"#)?.field == "apple.proxy")
         #expect(failure(#"{"apple": {"caFile": {}}}"#)?.field == "apple.caFile")
-        // A file of trusted certificates that is not there failed every call, much later, as a TLS error.
-        let missingCA = failure(#"{"apple": {"caFile": "/nonexistent/ca.pem"}}"#)
-        #expect(missingCA?.field == "apple.caFile" && missingCA?.problem.contains("cannot be found") == true)
-        #expect(failure(#"{"apple": {"caFile": "/tmp"}}"#)?.problem.contains("not a regular file") == true)
         // libpq takes a postgresql:// URI or key=value settings; anything else failed as a connection error.
         #expect(failure(#"{"storage": {"postgresURL": "mysql://x"}}"#)?.field == "storage.postgresURL")
-        #expect(failure(#"{"storage": {"postgresURL": "db.example.com"}}"#)?.field == "storage.postgresURL")
+        #expect(failure(#"{"storage": {"postgresURL": "POSTGRESQL://db/l"}}"#)?.field == "storage.postgresURL")
+        // A bare name is a database name to libpq (its host from PGHOST), as it was.
+        #expect(
+            try parse(#"{"storage": {"leaseSeconds": 20, "postgresURL": "linkout"}}"#).storage.postgresURL == "linkout"
+        )
         #expect(
             try parse(#"{"storage": {"leaseSeconds": 20, "postgresURL": "host=/run/pg dbname=l"}}"#).storage
                 .postgresURL == "host=/run/pg dbname=l"
         )
-        // One path for two routes: the landing and the notifications would share it.
-        #expect(failure(#"{"apple": {"notificationPath": "/"}}"#)?.field == "apple.notificationPath")
-        #expect(failure(#"{"landing": {"paths": ["/buy", "/buy"]}}"#)?.field == "landing.paths[1]")
         // A claim must outlast the send it covers (several instances on one database).
         #expect(failure(#"{"storage": {"leaseSeconds": 10}}"#)?.field == "storage.leaseSeconds")
         #expect(failure(#"{"storage": {"leaseSeconds": 1}}"#)?.field == "storage.leaseSeconds")
@@ -275,17 +275,30 @@ struct ConfigurationTests {
                 )?.field == "payments.stripe.secretKey"
             )
         }
-        // A provider's file of trusted certificates is checked as Apple's is.
-        #expect(
-            load(
-                #"{"payments": {"provider": "stripe", "stripe": {"caFile": "/nonexistent/ca.pem"}}}"#,
-                ["LINKOUT_STRIPE_SECRET_KEY": "sk_test_1", "LINKOUT_STRIPE_WEBHOOK_SECRET": "whsec_x"]
-            )?.field == "payments.stripe.caFile"
-        )
         #expect(load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#)?.field == "webhooks.secret")
         #expect(
             load(#"{"webhooks": {"url": "https://api.example.com/hooks"}}"#, ["LINKOUT_WEBHOOK_SECRET": "s"]) == nil
         )
+    }
+
+    /// A file of trusted certificates that is not there failed every call, much later, as a TLS error: `serve`
+    /// and `check` refuse it, while a command that calls no one (a restore on another host) reads the
+    /// configuration as it is.
+    @Test func aTrustedCertificateFileMustBeThereToServe() throws {
+        let missing = try parse(#"{"apple": {"caFile": "/nonexistent/ca.pem"}}"#)
+        let refused = #expect(throws: ConfigurationError.self) { try missing.checkTrustedCAFiles() }
+        #expect(refused?.field == "apple.caFile" && refused?.problem.contains("cannot be found") == true)
+        let folder = try parse(#"{"apple": {"caFile": "/tmp"}}"#)
+        let notAFile = #expect(throws: ConfigurationError.self) { try folder.checkTrustedCAFiles() }
+        #expect(notAFile?.problem.contains("not a regular file") == true)
+        var stripe = try parse(#"{"payments": {"stripe": {"caFile": "/nonexistent/ca.pem"}}}"#)
+        stripe.payments.provider = .stripe
+        let provider = #expect(throws: ConfigurationError.self) { try stripe.checkTrustedCAFiles() }
+        #expect(provider?.field == "payments.stripe.caFile")
+        #expect(throws: ConfigurationError.self) { try Application(configuration: missing) }
+        let check = PreflightCheck(configuration: missing).apiAddresses()
+        #expect(!check.passed && check.detail.contains("apple.caFile"), "\(check)")
+        #expect(try parse("{}").trustedCAFiles.isEmpty)
     }
 
     @Test func perClientConnectionCapAndFirstByteTimeoutReachTheHTTPCore() throws {

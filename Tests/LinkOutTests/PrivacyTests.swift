@@ -422,7 +422,7 @@ struct PrivacyTests {
         let started = try #require(try ledger.audit.entries().first { $0.action == "privacy.retention_started" })
         #expect(
             started.id < entry.id
-                && started.after == "stored bodies older than 30 days to be rewritten, up to 20000 in this pass"
+                && started.after == "stored bodies older than 30 days to be rewritten"
         )
         #expect(retention.pass() == 0, "done once")
     }

@@ -32,6 +32,7 @@ package final class Application: Sendable {
         self.configuration = configuration
         let logger = logger ?? Logger(label: "linkout", level: configuration.logLevel)
         self.logger = logger
+        try configuration.checkTrustedCAFiles()
         // Line items written from now on are classified under the configured regimes; rows made under other
         // regimes are classified again first (one transaction).
         let ledger = try configuration.openLedger()

@@ -176,6 +176,11 @@ package struct PreflightCheck: Sendable {
         if let swapped = Self.swappedAppleHost(production: apple.productionURL, sandbox: apple.sandboxURL) {
             return Self.fail("api addresses", swapped)
         }
+        do throws(ConfigurationError) {
+            try configuration.checkTrustedCAFiles()
+        } catch {
+            return Self.fail("api addresses", "\(error.field) \(error.problem)")
+        }
         return Self.pass("api addresses", "https (plain http only to this machine)")
     }
 

@@ -1,5 +1,3 @@
-import Outbound
-
 extension Configuration {
     /// `apple` section: App Store Connect key and API hosts (used by reporting).
     package struct Apple: Sendable {
@@ -33,9 +31,6 @@ extension Configuration {
             // Empty is unset; any other kind of value is a mistake to name (one was ignored, and calls to Apple
             // went out without the proxy or CA the operator wrote).
             apple.caFile = try section.optionalString("caFile").flatMap { $0.isEmpty ? nil : $0 }
-            if let problem = apple.caFile.flatMap(TrustedCAFile.problem) {
-                throw ConfigurationError(field: "apple.caFile", problem: problem)
-            }
             apple.proxy = try section.optionalString("proxy").flatMap { $0.isEmpty ? nil : $0 }
             apple.issuerId = try section.string("issuerId", default: apple.issuerId)
             apple.keyId = try section.string("keyId", default: apple.keyId)

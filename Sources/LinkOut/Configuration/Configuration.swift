@@ -134,11 +134,6 @@ package struct Configuration: Sendable {
                 )
             }
         }
-        // One path, two routes: the landing's GET and the notifications' POST would share `/`, and a notification
-        // sent there was answered as a landing.
-        if landing.paths.contains(apple.notificationPath) {
-            throw ConfigurationError(field: "apple.notificationPath", problem: "is one of landing.paths")
-        }
         // A universal link path that covered linkout's own pages would make iOS open the app instead of them.
         let ownPaths = landing.paths + LandingConfiguration.reservedPrefixes.map { $0 + "/x" }
         for (index, app) in apps.enumerated() {
@@ -168,38 +163,6 @@ package struct Configuration: Sendable {
         try Self.checkReportable(catalog, rates: rates)
         if landing.allowWithoutToken && !apps.contains(where: { $0.bundleId == landing.defaultBundleId }) {
             throw ConfigurationError(field: "landing.defaultBundleId", problem: "is not one of the configured apps")
-        }
-    }
-
-    /// A price whose line item would pass linkout's ceiling (`ReportValidator.maximumMilliUnits`), in its own
-    /// currency or converted with any rate the operator gave, is refused here: sold, it would be paid and then set
-    /// aside, never reported. A dated rate added later is checked at each sale as before.
-    static func checkReportable(_ catalog: [Product], rates: ExchangeRateTable) throws(ConfigurationError) {
-        for (index, product) in catalog.enumerated() {
-            for (currency, price) in product.prices.sorted(by: { $0.key < $1.key }) {
-                let milliUnits = MinorUnits.milliUnits(price.minorUnits, currency: currency)
-                var reported = [(currency, milliUnits)]
-                if let entry = rates.entries[currency],
-                    !ReportValidator.reportingCurrencies.contains(CurrencyCode(currency))
-                {
-                    reported = ([entry.undated].compactMap { $0 } + entry.dated.values).compactMap { text in
-                        ExchangeRate(reportingCurrency: entry.reportingCurrency, rate: text).fraction.map {
-                            (
-                                entry.reportingCurrency,
-                                AppleLineItems.mulDivRounded(milliUnits, $0.numerator, $0.denominator)
-                            )
-                        }
-                    }
-                }
-                for (reportingCurrency, amount) in reported where amount > ReportValidator.maximumMilliUnits {
-                    throw ConfigurationError(
-                        field: "catalog[\(index)].price.\(currency)",
-                        problem:
-                            "comes to more than a billion \(reportingCurrency), the most linkout reports to Apple in "
-                            + "one line item: such a sale would be paid and never reported"
-                    )
-                }
-            }
         }
     }
 

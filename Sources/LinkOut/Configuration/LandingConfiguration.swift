@@ -38,9 +38,6 @@ package struct LandingConfiguration: Sendable, Equatable {
             if isReserved(path) {
                 throw ConfigurationError(field: field, problem: "is used by linkout itself")
             }
-            if landing.paths[..<index].contains(path) {
-                throw ConfigurationError(field: field, problem: "is listed twice")
-            }
         }
         landing.allowWithoutToken = try section.bool("allowWithoutToken", default: landing.allowWithoutToken)
         landing.defaultBundleId = BundleID(

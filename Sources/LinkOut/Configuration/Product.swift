@@ -72,7 +72,7 @@ package struct Product: Sendable, Equatable {
             var prices: [String: Money] = [:]
             for (currency, text) in try item.stringMap("price") {
                 let field = item.name("price") + "." + currency
-                guard currency.utf8.count == 3, currency.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+                guard CurrencyCode(currency).isWellFormed else {
                     throw ConfigurationError(field: field, problem: "must be an ISO 4217 code in capitals, such as EUR")
                 }
                 // What every checkout converts it with: a price it refuses was taken here and failed each sale

@@ -1,4 +1,3 @@
-import Foundation
 package import Storage
 
 extension Configuration {
@@ -47,21 +46,16 @@ extension Configuration {
         /// `url`, unless libpq would refuse it quoting its password (`PostgresTarget.uriProblem`): refused here, where
         /// the message names the field and not the password.
         static func postgresURL(_ url: String, field: String) throws(ConfigurationError) -> String {
-            // libpq takes a `postgresql://` (or `postgres://`) URI or `key=value` settings; anything else failed
-            // later as a connection error (exit 1) naming no field. Only the scheme is quoted: the rest may hold a
-            // password.
-            if let separator = url.range(of: "://") {
-                let scheme = url[..<separator.lowerBound].lowercased()
-                guard scheme == "postgresql" || scheme == "postgres" else {
-                    throw ConfigurationError(
-                        field: field,
-                        problem: "must be a postgresql:// URL (or libpq's key=value settings), not \(scheme)://"
-                    )
-                }
-            } else if !url.contains("=") {
+            // libpq reads a value that starts `postgresql://` or `postgres://` (exactly) as a URI, one with `=` as
+            // `key=value` settings, and anything else as a database name. A URI of another scheme (`mysql://`)
+            // failed later as a connection error (exit 1) naming no field. Only the scheme is quoted: the rest
+            // may hold a password.
+            if !url.hasPrefix("postgresql://"), !url.hasPrefix("postgres://"), !url.contains("="),
+                let scheme = url.firstMatch(of: /^[A-Za-z][A-Za-z0-9+.\-]*:\/\//)
+            {
                 throw ConfigurationError(
                     field: field,
-                    problem: "must be a postgresql:// URL or libpq's key=value settings (host=… dbname=…)"
+                    problem: "must be a postgresql:// URL (or libpq's key=value settings), not \(scheme.0)…"
                 )
             }
             if let problem = PostgresTarget.uriProblem(url) { throw ConfigurationError(field: field, problem: problem) }

@@ -17,7 +17,7 @@ package struct Money: Sendable, Equatable {
 
     /// Parses `"29.99"`, `"30"` or `"30.5"`; nil for signs, exponents, too many decimals or absurd sizes.
     package init?(currency: CurrencyCode, decimal text: String) {
-        guard currency.rawValue.utf8.count == 3, currency.rawValue.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+        guard currency.isWellFormed else {
             return nil
         }
         self.currency = currency

@@ -13,7 +13,7 @@ import Synchronization
 /// once, not once per sender. The others join when that answer is in, or after `probeWaitMilliseconds`. A call
 /// still unanswered well past the pass's typical answer time gives its place up: a new sender takes over, and the
 /// slow one ends once its call returns (answered or timed out), so calls that hang until the request timeout cost
-/// threads, not throughput, up to `Settings.lingeringPerSender` × `concurrency` calls in flight at most.
+/// threads, not throughput, up to (`Settings.lingeringPerSender` + 1) × `concurrency` calls in flight at most.
 ///
 /// Every span of the pass (the probe's wait, a slow call, the pause between looks at the outbox) is read from the
 /// clock, so a test's `ManualClock` decides them.

@@ -58,16 +58,16 @@ final class RetentionPass: BackgroundService {
                 let bodies = try ledger.privacy.bodies(receivedBefore: cutoff, limit: Self.batch)
                 guard !bodies.isEmpty else { break }
                 // Recorded before the first rewrite, as every batch commits on its own: a server killed in the
-                // middle of a pass had rewritten people's data with no entry saying so.
+                // middle of a pass had rewritten people's data with no entry saying so. An entry that cannot be
+                // written ends the pass before it changes anything.
                 if batch == 0 {
-                    trail.append(
+                    try ledger.audit.append(
                         AuditEntry(
                             at: now,
                             actor: "linkout",
                             origin: "retention",
                             action: "privacy.retention_started",
-                            after: "stored bodies older than \(days) days to be rewritten, up to "
-                                + "\(Self.batch * Self.batchesPerPass) in this pass"
+                            after: "stored bodies older than \(days) days to be rewritten"
                         )
                     )
                 }

@@ -86,8 +86,9 @@ package struct ReportActions: Sendable {
             throw Refusal(
                 kind: .conflict,
                 description: "line item \(waiting.lineItemId) waits to be reported on this token: NO_LINE_ITEM would "
-                    + "tell Apple nobody paid; drop it first if it was made in error (linkout report retract "
-                    + "\(externalPurchaseId.shellWord) \(waiting.lineItemId.shellWord))"
+                    + "tell Apple nobody paid; it goes with the token's next report, and once Apple holds it, an item "
+                    + "made in error is retracted (linkout report retract \(externalPurchaseId.shellWord) "
+                    + "\(waiting.lineItemId.shellWord))"
             )
         }
         let now = clock.nowMilliseconds()
@@ -257,7 +258,7 @@ package struct ReportActions: Sendable {
                 }
                 // Every version set aside and settled: a retraction a moment ago dropped it (said "still on its
                 // way", though nothing of it was going anywhere).
-                if !versions.isEmpty, versions.allSatisfy({ $0.correctedAt != nil }) {
+                if versions.allSatisfy({ $0.correctedAt != nil }) {
                     throw Refusal(
                         kind: .conflict,
                         description: "line item \(lineItemId) was dropped already: Apple holds none of it"

@@ -19,7 +19,7 @@ public enum MinorUnits {
     /// JPY is `500`); any other extra precision throws.
     public static func parse(_ text: String, currency: String) throws(MinorUnitsError) -> Int64 {
         let code = currency.uppercased()
-        guard code.utf8.count == 3, code.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+        guard CurrencyCode(code).isWellFormed else {
             throw .notACurrency(currency)
         }
         let exponent = exponent(of: code)

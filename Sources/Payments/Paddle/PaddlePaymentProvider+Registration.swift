@@ -37,7 +37,7 @@ extension PaddlePaymentProvider {
                 problem: "must be an https:// URL in printable ASCII, at most \(PaymentPageRule.longest) characters"
             )
         }
-        configuration.caFile = try settings.trustedCAFile("caFile")
+        configuration.caFile = settings.optional("caFile")
         let secret = try settings.required("webhookSecret")
         let tolerance = try settings.integer(
             "webhookToleranceSeconds",

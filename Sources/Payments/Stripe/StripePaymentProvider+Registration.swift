@@ -47,7 +47,7 @@ extension StripePaymentProvider {
             default: configuration.webhookToleranceSeconds,
             range: 10...86_400
         )
-        configuration.caFile = try settings.trustedCAFile("caFile")
+        configuration.caFile = settings.optional("caFile")
         return StripePaymentProvider(configuration: configuration)
     }
 
