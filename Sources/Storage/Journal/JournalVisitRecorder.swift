@@ -126,7 +126,8 @@ final class JournalVisitRecorder: VisitRecorder {
     /// Landings are acknowledged by the journal, not the writer: a probe's commit says nothing of them.
     func writerCommitted() {}
 
-    /// A full disk, or a process out of file descriptors, refused the last append: cleared once the journal's
+    /// A full disk, a process out of file descriptors, or a folder that took no new file (its mode, a read-only
+    /// mount) refused the last append: cleared once the journal's
     /// folder takes a new file with room for a batch again (an allocation there succeeds), so `/readyz` turns
     /// ready without waiting for a landing (an unready server is sent none). If an append still fails, it sets the
     /// failure again.
@@ -139,9 +140,10 @@ final class JournalVisitRecorder: VisitRecorder {
         }
     }
 
-    /// Failures of an append that end by themselves once space or descriptors are free again.
+    /// Failures of an append that end by themselves once space or descriptors are free again, or the folder
+    /// takes files again (`/readyz` stayed unready after its mode was put back, until a landing came).
     private static func passes(_ failure: StorageError) -> Bool {
-        failure.code == .diskFull || [EMFILE, ENFILE].contains(failure.systemError ?? 0)
+        failure.code == .diskFull || [EMFILE, ENFILE, EACCES, EPERM, EROFS].contains(failure.systemError ?? 0)
     }
 
     /// Room that counts as enough for appends again: a batch of a hundred visits or more.

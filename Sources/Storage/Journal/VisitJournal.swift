@@ -272,7 +272,16 @@ final class VisitJournal: Sendable {
         }
         do throws(StorageError) {
             let path = Self.segmentPath(in: directory, first: first)
-            let file = try JournalFile(path: path, recordsEndAt: spare?.take(as: path) == true ? 0 : nil)
+            let tookSpare = spare?.take(as: path) == true
+            let file: JournalFile
+            do throws(StorageError) {
+                file = try JournalFile(path: path, recordsEndAt: tookSpare ? 0 : nil)
+            } catch {
+                // The spare renamed but not opened (no descriptor left): 8 MiB of zeros under a segment's name
+                // stayed until a restart, one more at each try.
+                if tookSpare { unlink(path) }
+                throw error
+            }
             if durable {
                 do throws(StorageError) {
                     try JournalFile.syncDirectory(directory)
