@@ -17,9 +17,15 @@ public final class BackgroundThread: Sendable {
     /// False when the system refused the thread: its body never runs, and `join` returns at once.
     public let started: Bool
 
-    /// Threads the system refused since the process began: the server refuses to start with any, and says so.
-    public static var refusedCount: Int { refused.load(ordering: .relaxed) }
-    private static let refused = Atomic<Int>(0)
+    /// Until `carryOnAfterRefusals` is called, a refused thread ends the process (exit 1): a process short of a
+    /// thread it starts with cannot work, and what waited for that thread (a `join`, a queue's answer) waited for
+    /// good. A server that is serving calls it: a later refusal (an outbox pass's sender) costs that thread only.
+    private static let refusalEndsProcess = Atomic<Bool>(true)
+
+    /// From now on a refused thread is said on standard error and its body skipped; the process goes on.
+    public static func carryOnAfterRefusals() {
+        refusalEndsProcess.store(false, ordering: .relaxed)
+    }
 
     /// What a new thread runs: its name, then the body, which is handed over and released before `join` returns
     /// (whatever the body holds, a database connection and its locks, must not outlive `join`).
@@ -45,7 +51,7 @@ public final class BackgroundThread: Sendable {
     }
 
     /// Starts `body` on a new thread named `name` at once. When the system refuses the thread, says so on
-    /// standard error, counts it in `refused`, and runs nothing.
+    /// standard error and runs nothing, or ends the process (`carryOnAfterRefusals`).
     public init(name: String, _ body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, body: body, finished: finished))
         var thread = pthread_t()
@@ -66,9 +72,14 @@ public final class BackgroundThread: Sendable {
             return
         }
         start.release()
-        Self.refused.add(1, ordering: .relaxed)
-        let message = "linkout: the system refused a thread for \(name): \(String(cString: strerror(result)))\n"
+        let ends = Self.refusalEndsProcess.load(ordering: .relaxed)
+        let message =
+            "linkout: the system refused a thread for \(name) (error \(result): a limit on address space or "
+            + "threads)" + (ends ? "; stopping (exit 1)\n" : "\n")
         _ = message.utf8CString.withUnsafeBufferPointer { write(STDERR_FILENO, $0.baseAddress, $0.count - 1) }
+        // At once, without exit handlers: other threads may hold locks those would wait for. Nothing is lost:
+        // an acknowledged visit is in the journal already, and SQLite's WAL is replayed at the next open.
+        if ends { _exit(1) }
         finished.signal()
     }
 

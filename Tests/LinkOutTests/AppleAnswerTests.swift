@@ -250,6 +250,7 @@ import Testing
         // into NO_LINE_ITEM; a status regression that names DUPLICATE_TOKEN still reaches a person.
         for (message, turns) in [
             ("DUPLICATE_TOKEN status is not allowed for this token type.", true),
+            ("The status isn't allowed for a token of this type.", true),
             ("status regression: DUPLICATE_TOKEN is not allowed after LINE_ITEM", false),
             ("DUPLICATE_TOKEN is not allowed after LINE_ITEM", false),
         ] {

@@ -424,7 +424,7 @@ struct ServeProcessTests {
 
     /// Under a limit on address space the system refuses some of the server's threads: it said it listened,
     /// served nothing (no event loop), and never ended on SIGTERM (it joined a thread that never ran). It now
-    /// names each refused thread and exits 1 instead of serving.
+    /// names the refused thread and exits 1 instead of serving.
     @Test func aServerShortOfThreadsSaysSoAndExits() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -438,7 +438,7 @@ struct ServeProcessTests {
         #expect(server.waitForExit(within: 30) == 1)
         let errors = server.stderrText()
         #expect(errors.contains("linkout: the system refused a thread for linkout-"), "\(errors)")
-        #expect(errors.contains("not serving"), "\(errors)")
+        #expect(errors.contains("stopping (exit 1)"), "\(errors)")
         #expect(!server.stdoutText().contains("listening"))
     }
 

@@ -96,16 +96,13 @@ package enum AppleRejection: Sendable, Equatable {
         }
     }
 
-    /// Apple's `DuplicateTokenStatusNotAllowedError`. Its message text is not published: an error on `status` that
-    /// names the error, or names `DUPLICATE_TOKEN` as not allowed, is taken for it (a message in other words
-    /// reached a person where NO_LINE_ITEM was due). A status regression is never it, whatever it names: one that
-    /// says so, or that names the `LINE_ITEM` Apple holds (NO_LINE_ITEM would regress as well).
+    /// Apple's `DuplicateTokenStatusNotAllowedError`. Its message text is not published: on a `DUPLICATE_TOKEN`
+    /// report, an error that names it, or any error on `status` (a message in other words reached a person where
+    /// NO_LINE_ITEM was due), is taken for it. A status regression is never it, whatever it names: one that says
+    /// so, or that names the `LINE_ITEM` Apple holds (NO_LINE_ITEM would regress as well).
     private static func refusesDuplicateTokenStatus(_ error: SendReportErrorResponse.Failure) -> Bool {
         if mentions(error, "DuplicateTokenStatus") { return true }
-        guard error.fieldName == nil || error.fieldName == "status", !mentions(error, "regress"),
-            !mentions(error, "LINE_ITEM")
-        else { return false }
-        return mentions(error, "DUPLICATE_TOKEN") && mentions(error, "not allowed")
+        return error.fieldName == "status" && !mentions(error, "regress") && !mentions(error, "LINE_ITEM")
     }
 
     private static func mentions(_ error: SendReportErrorResponse.Failure, _ text: String) -> Bool {
