@@ -174,13 +174,15 @@ struct LandingRoute: Sendable {
         let visitedApp = app(visit.bundleId)
         ledger.recordVisit(visit) { error in
             guard let error else {
-                responder.respond(acknowledgement)
+                // Said before the answer goes: whoever got the answer finds the line written (a test read the log
+                // the moment its landing was answered, and now and then found it missing).
                 if let ended = refusals.succeeded(now: clock.uptimeNanoseconds()) {
                     logger.warning(
                         "visits recorded again",
                         ["refused": String(ended.failures), "refused_for_seconds": String(ended.seconds)]
                     )
                 }
+                responder.respond(acknowledgement)
                 return
             }
             // A full disk refuses the append at once (no wait for a sync), so this answer is quick; it does not
