@@ -428,12 +428,13 @@ struct ServeProcessTests {
     @Test func aServerShortOfThreadsSaysSoAndExits() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        // 8 MiB stacks in 200 MiB: room for the runtime, not for the server's some forty threads.
+        // Threads get stacks of RLIMIT_STACK's size: 1 GiB stacks in 3 GiB leave the heap room to spare but no
+        // room for a third thread. (A small limit with 8 MiB stacks let the runtime's own allocations fail first.)
         let server = try LinkOutProcess(
             ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
             directory: LiveApplication.repositoryRoot,
             launcher: "/usr/bin/prlimit",
-            launcherArguments: ["--as=\(200 << 20)", "--stack=\(8 << 20)"]
+            launcherArguments: ["--as=\(3 << 30)", "--stack=\(1 << 30)"]
         )
         #expect(server.waitForExit(within: 30) == 1)
         let errors = server.stderrText()
