@@ -1,4 +1,3 @@
-import Lifecycle
 import LinkOut
 import Logging
 import Storage
@@ -27,9 +26,6 @@ enum ServeCommand {
         }
         let termination = try SignalWaiter()
         let port = try application.start()
-        // Started with every thread (a refused one ended the process): from here a refused thread is an outbox
-        // pass's sender, which costs that pass a sender, not the server.
-        BackgroundThread.carryOnAfterRefusals()
         // Scripts and tests read the bound port from this line (with --port 0 it is the only way to learn it).
         let host =
             configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host

@@ -422,27 +422,6 @@ struct ServeProcessTests {
         #expect(log.contains(#""signal":"SIGTERM""#) && !log.contains("SIGHUP"), "\(log)")
     }
 
-    /// Under a limit on address space the system refuses some of the server's threads: it said it listened,
-    /// served nothing (no event loop), and never ended on SIGTERM (it joined a thread that never ran). It now
-    /// names the refused thread and exits 1 instead of serving.
-    @Test func aServerShortOfThreadsSaysSoAndExits() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // Threads get stacks of RLIMIT_STACK's size: 1 GiB stacks in 3 GiB leave the heap room to spare but no
-        // room for a third thread. (A small limit with 8 MiB stacks let the runtime's own allocations fail first.)
-        let server = try LinkOutProcess(
-            ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", directory.path],
-            directory: LiveApplication.repositoryRoot,
-            launcher: "/usr/bin/prlimit",
-            launcherArguments: ["--as=\(3 << 30)", "--stack=\(1 << 30)"]
-        )
-        #expect(server.waitForExit(within: 30) == 1)
-        let errors = server.stderrText()
-        #expect(errors.contains("linkout: the system refused a thread for linkout-"), "\(errors)")
-        #expect(errors.contains("stopping (exit 1)"), "\(errors)")
-        #expect(!server.stdoutText().contains("listening"))
-    }
-
     /// A server listening on one address (IPv6 loopback here) is asked there, not on 127.0.0.1 where nothing
     /// answers: the container's health check must not call a running server unhealthy.
     @Test func healthcheckAsksTheAddressTheServerListensOn() throws {
