@@ -39,19 +39,14 @@ final class LinkOutProcess {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
-    /// `launcher`: a program that runs linkout (`/usr/bin/nohup`, `/usr/bin/prlimit`), given its own
-    /// `launcherArguments`, then linkout's path and `arguments`.
-    init(
-        _ arguments: [String],
-        directory: URL? = nil,
-        environment: [String: String] = [:],
-        launcher: String? = nil,
-        launcherArguments: [String] = []
-    ) throws {
+    /// `launcher`: a program that runs linkout (`/usr/bin/nohup`), given linkout's path and `arguments`.
+    init(_ arguments: [String], directory: URL? = nil, environment: [String: String] = [:], launcher: String? = nil)
+        throws
+    {
         self.arguments = arguments
         process = try ChildProcess(
             launcher ?? Self.executable.path,
-            launcher == nil ? arguments : launcherArguments + [Self.executable.path] + arguments,
+            launcher == nil ? arguments : [Self.executable.path] + arguments,
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
             directory: directory?.path,
             output: output.fileHandleForWriting.fileDescriptor,
