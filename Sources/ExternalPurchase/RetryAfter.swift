@@ -1,9 +1,9 @@
 import Foundation
 
-/// `Retry-After` on a 429 from Apple, as the UNIX ms when the next request may go. Apple's App Store Server API
-/// sends a UNIX time in milliseconds; RFC 9110 §10.2.3 allows delay-seconds or an HTTP date. All three are
-/// understood; anything else (a negative delay, another date format) is no answer, and the caller backs off.
-/// Whatever it says, the wait is at most `longestWaitMilliseconds`.
+/// `Retry-After` on a 429 from Apple (or a 429 or 503 from the developer's webhook receiver), as the UNIX ms when
+/// the next request may go. Apple's App Store Server API sends a UNIX time in milliseconds; RFC 9110 §10.2.3 allows
+/// delay-seconds or an HTTP date. All three are understood; anything else (a negative delay, another date format)
+/// is no answer, and the caller backs off. Whatever it says, the wait is at most `longestWaitMilliseconds`.
 package enum RetryAfter {
     /// Numbers above this are UNIX ms (Apple's form); below it, delay-seconds.
     static let smallestUnixMilliseconds: Int64 = 100_000_000_000
@@ -12,7 +12,7 @@ package enum RetryAfter {
     /// Apple's 10-day notice running.
     package static let longestWaitMilliseconds: Int64 = 3_600_000
 
-    static func unixMilliseconds(_ header: String?, now: Int64) -> Int64? {
+    package static func unixMilliseconds(_ header: String?, now: Int64) -> Int64? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
         let asked: Int64?
         if let number = Int64(header) {

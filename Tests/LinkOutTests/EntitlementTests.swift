@@ -230,6 +230,49 @@ struct EntitlementTests {
         #expect(next <= last, "\(delivery)")
     }
 
+    /// A receiver shedding load with a 429 and `Retry-After` is tried again when it asked, not after the backoff's
+    /// 5 s (a 503's is read the same way; what it asks is held to an hour).
+    @Test func aReceiversRetryAfterIsHonoured() throws {
+        let receiver = try WebhookReceiver(secret: Self.secret, failFirst: 1, failStatus: 429, retryAfter: "120")
+        defer { receiver.stop() }
+        let time = ManualClock()
+        let live = try LiveApplication(clock: time.clock) {
+            $0.webhooks.url = receiver.url
+            $0.webhooks.secret = Self.secret
+            $0.adminToken = "admin-secret"
+        }
+        _ = try Self.demoPurchase(live)
+        let admin = ["Authorization": "Bearer admin-secret"]
+        try waitUntil { receiver.deliveries.count >= 1 }
+        var delivery: [String: Any] = [:]
+        try waitUntil {
+            guard let listed = try? live.get("/admin/webhooks?state=pending", headers: admin),
+                let object = try? JSONSerialization.jsonObject(with: Data(listed.body)) as? [String: Any],
+                let first = (object["webhooks"] as? [[String: Any]])?.first, first["attempts"] as? Int64 == 1
+            else { return false }
+            delivery = first
+            return true
+        }
+        let next = try #require(delivery["nextAttemptAt"] as? Int64)
+        let last = try #require(delivery["lastAttemptAt"] as? Int64)
+        #expect(next - last == 120_000, "\(delivery)")
+        // Not tried again before then, and delivered once it is time.
+        time.advance(seconds: 60)
+        #expect(!receiver.waitForAccepted(1, seconds: 1.5))
+        time.advance(seconds: 61)
+        #expect(receiver.waitForAccepted(1))
+        #expect(receiver.deliveries.count == 2)
+    }
+
+    @Test func whatAReceiverAsksIsHeldToAnHour() {
+        let now: Int64 = 1_780_000_000_000
+        #expect(WebhookSender.retryAt(now, attempts: 0, retryAfter: nil) == now + 5_000)
+        #expect(WebhookSender.retryAt(now, attempts: 0, retryAfter: "2") == now + 5_000)
+        #expect(WebhookSender.retryAt(now, attempts: 0, retryAfter: "86400") == now + 3_600_000)
+        #expect(WebhookSender.retryAt(now, attempts: 0, retryAfter: "soon") == now + 5_000)
+        #expect(WebhookSender.retryAt(now, attempts: 0, retryAfter: "Thu, 28 May 2026 20:36:40 GMT") == now + 600_000)
+    }
+
     /// One purchase's events wait for each other, not for another purchase's: while the receiver holds the first
     /// purchases' events, the next one's is delivered (one at a time for all, a hanging event cost every other
     /// customer its timeout, on every retry). Held as many as the deliveries in flight at once: a call that hangs

@@ -35,7 +35,8 @@ struct PageContentTests {
         // What each product includes, and its price with the period where it has one.
         #expect(page.contains("All Pro features for good: unlimited projects, export and sync."))
         #expect(page.contains(#"<span class="price">€3.99/month</span>"#))
-        #expect(page.contains(#"<p class="tax">Prices include VAT.</p>"#))
+        // The demo's sales carry no tax (Apple is told tax 0), so the page says nothing of VAT.
+        #expect(!page.contains(#"<p class="tax">"#) && !page.contains("VAT"))
         // The amount on the button, one per product, and the one without an amount for browsers without :has().
         #expect(
             page.contains(
@@ -89,7 +90,8 @@ struct PageContentTests {
         #expect(page.contains(">Zahlungspflichtig abonnieren – 3,99\u{A0}€/Monat</button>"))
         #expect(page.contains(#"<button type="submit" class="pay-any">Zahlungspflichtig bestellen</button>"#))
         #expect(page.contains("Verkauf durch Example Apps GmbH"))
-        #expect(page.contains("Preise inklusive Mehrwertsteuer."))
+        // The demo's sales carry no tax: no word of VAT (Stripe's page with tax rates says it, below).
+        #expect(!page.contains("Mehrwertsteuer"))
         #expect(page.contains("Abbrechen und zurück zu Example"))
         #expect(page.contains(">Impressum</a>"))
     }
@@ -119,10 +121,23 @@ struct PageContentTests {
     }
 
     @Test func stripesTestModeSaysNothingIsCharged() throws {
-        let harness = try PaymentHarness(provider: .stripe)
+        let harness = try PaymentHarness(provider: .stripe) { $0.payments.taxRates = .standard }
         let page = try Self.checkout(harness.live)
         #expect(page.contains("in test mode: use a test card; nothing is charged."))
-        #expect(page.contains("Prices include VAT."))
+        #expect(page.contains(#"<p class="tax">Prices include VAT.</p>"#))
+        let german = try Self.checkout(harness.live, language: "de-DE")
+        #expect(german.contains(#"<p class="tax">Preise inklusive Mehrwertsteuer.</p>"#))
+    }
+
+    /// Without tax rates in force (`"none"`, or unset in test mode) a Stripe sale reports tax 0: the page does not
+    /// say VAT is included.
+    @Test func pricesWithoutTaxSayNothingOfVAT() throws {
+        for rates: TaxRates? in [TaxRates.none, nil] {
+            let harness = try PaymentHarness(provider: .stripe) { $0.payments.taxRates = rates }
+            let page = try Self.checkout(harness.live)
+            #expect(page.contains("in test mode: use a test card; nothing is charged."))
+            #expect(!page.contains(#"<p class="tax">"#) && !page.contains("VAT"), "\(String(describing: rates))")
+        }
     }
 
     @Test func theStylesheetShowsEveryAmountButtonTheServerRenders() throws {

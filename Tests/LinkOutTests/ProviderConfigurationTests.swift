@@ -23,7 +23,7 @@ struct ProviderConfigurationTests {
         let provider = try configuration.payments.makeProvider(clock: .system)
         #expect(provider.id == .stripe)
         #expect(provider.mode == .live)
-        #expect(provider.pageTexts.addsTax)
+        #expect(provider.pageTexts.taxNote == .added)
         // A key the provider does not declare, or a block of a provider there is not, is refused with its field.
         for (json, field) in [
             (#"{"payments": {"stripe": {"secretKy": "sk_test_x"}}}"#, "payments.stripe"),

@@ -30,9 +30,15 @@ final class WebhookReceiver: Sendable {
     private let server: HTTPServer
     private let shared = Shared()
 
-    /// `failFirst`: the first requests answered 500; `holdFirst`: the first requests answered only once `release`
-    /// is called, the others meanwhile as usual.
-    init(secret: String, failFirst: Int = 0, holdFirst: Int = 0) throws {
+    /// `failFirst`: the first requests answered `failStatus` (with `Retry-After: retryAfter` when given);
+    /// `holdFirst`: the first requests answered only once `release` is called, the others meanwhile as usual.
+    init(
+        secret: String,
+        failFirst: Int = 0,
+        failStatus: Int = 500,
+        retryAfter: String? = nil,
+        holdFirst: Int = 0
+    ) throws {
         self.secret = secret
         shared.failuresLeft.withLock { $0 = failFirst }
         shared.hold.withLock { $0.first = holdFirst }
@@ -61,7 +67,7 @@ final class WebhookReceiver: Sendable {
                 defer { left = max(0, left - 1) }
                 return left > 0
             }
-            let status = fail ? 500 : (valid ? 200 : 400)
+            let status = fail ? failStatus : (valid ? 200 : 400)
             shared.log.withLock {
                 $0.append(
                     Delivery(
@@ -73,7 +79,9 @@ final class WebhookReceiver: Sendable {
                     )
                 )
             }
-            return HTTPResponse(status: HTTPStatus(code: status, reasonPhrase: "Test"), body: [])
+            var headers = HTTPHeaders()
+            if fail, let retryAfter { headers.add(name: "Retry-After", value: retryAfter) }
+            return HTTPResponse(status: HTTPStatus(code: status, reasonPhrase: "Test"), headers: headers, body: [])
         }
         server = HTTPServer(
             configuration: configuration,

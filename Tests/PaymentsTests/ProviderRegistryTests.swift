@@ -88,7 +88,8 @@ struct ProviderRegistryTests {
         #expect(try provider("sk_live_1").pageTexts.completedTitle == "result_paid_title")
         #expect(try provider("sk_test_1").pageTexts.checkoutNote == "checkout_provider_stripe_test")
         #expect(try provider("sk_test_1").pageTexts.completedMessage == "result_test_message")
-        #expect(try provider("sk_test_1", tax: true).pageTexts.addsTax)
+        #expect(try provider("sk_test_1", tax: true).pageTexts.taxNote == .added)
+        #expect(try provider("sk_test_1").pageTexts.taxNote == .included)
     }
 
     @Test func stripeVerifiesThenReadsOnlyTheEnvelope() throws {

@@ -27,6 +27,8 @@ extension Configuration {
         /// country out), or `"none"` (prices carry no tax). Unset: none in test mode; a live provider that works
         /// out no tax refuses to start without it (the whole price would go to Apple as tax-exclusive).
         package var taxRates: TaxRates?
+        /// The rates a sale's tax is split out by when the provider works none out: unset is none.
+        package var taxRatesInForce: TaxRates { taxRates ?? .none }
         /// `payments.<id>` of every registered provider (keys as the provider declares them), with environment
         /// variables and secret files applied. Only the chosen provider's is checked for what it needs.
         package var providers: [ProviderID: ProviderSettings] = Dictionary(

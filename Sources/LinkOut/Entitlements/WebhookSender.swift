@@ -1,6 +1,7 @@
 import Crypto
 import Dispatch
 import Domain
+import ExternalPurchase
 import Lifecycle
 import Logging
 import Outbound
@@ -119,10 +120,12 @@ final class WebhookSender: BackgroundService {
         )
         var status: Int64?
         var problem: String?
+        var retryAfter: String?
         do {
             let response = try client.perform(request)
             status = Int64(response.status)
             if !(200..<300).contains(response.status) { problem = "the receiver answered \(response.status)" }
+            if Self.statusesWithRetryAfter.contains(response.status) { retryAfter = response.header("retry-after") }
         } catch {
             problem = error.description
         }
@@ -155,7 +158,7 @@ final class WebhookSender: BackgroundService {
                 error: problem,
                 // Given up, nothing more is tried: its last attempt's time, as a delivered event's, and never
                 // a retry time ahead that `/admin/webhooks` showed as if one were coming.
-                nextAttemptAt: givingUp ? at : WebhookOutbox.retryAt(at, attempts: delivery.attempts),
+                nextAttemptAt: givingUp ? at : Self.retryAt(at, attempts: delivery.attempts, retryAfter: retryAfter),
                 at: at
             ),
             for: delivery
@@ -173,6 +176,20 @@ final class WebhookSender: BackgroundService {
             )
         }
         return false
+    }
+
+    /// The answers whose `Retry-After` says when the receiver is ready again (RFC 9110 §10.2.3: a 503's, and a
+    /// 429's per RFC 6585 §4).
+    static let statusesWithRetryAfter: Set<Int> = [429, 503]
+
+    /// The next try after a failed one: the backoff's, or later when the receiver asked for more time. A receiver
+    /// that sheds load with a 429 or 503 was tried again after 5 s, 10 s, ... whatever it asked; what it asks is
+    /// held to an hour (`RetryAfter.longestWaitMilliseconds`, the backoff's own ceiling), so a mistaken date
+    /// cannot park a purchase's events for days.
+    static func retryAt(_ at: Int64, attempts: Int64, retryAfter: String?) -> Int64 {
+        let backoff = WebhookOutbox.retryAt(at, attempts: attempts)
+        guard let asked = RetryAfter.unixMilliseconds(retryAfter, now: at) else { return backoff }
+        return max(backoff, asked)
     }
 
     /// Tries every event gets before it can be given up.

@@ -60,7 +60,7 @@ struct PaymentServices: Sendable {
             ledger: ledger,
             mapper: mapper,
             providers: [provider],
-            taxRates: payments.taxRates ?? .none,
+            taxRates: payments.taxRatesInForce,
             logger: logger,
             metrics: metrics,
             clock: clock,

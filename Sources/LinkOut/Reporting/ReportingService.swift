@@ -196,8 +196,14 @@ package final class ReportingService: BackgroundService {
     }
 
     /// A read of the ledger failed: said in the log and counted, never taken for "nothing there".
-    static func storageFailed(_ message: String, _ error: any Error, _ logger: Logger, _ metrics: Metrics) {
-        logger.error(message, ["error": "\(error)"])
+    static func storageFailed(
+        _ message: String,
+        _ error: any Error,
+        _ logger: Logger,
+        _ metrics: Metrics,
+        _ metadata: [String: String] = [:]
+    ) {
+        logger.error(message, metadata.merging(["error": "\(error)"]) { kept, _ in kept })
         metrics.increment("linkout_reporting_storage_errors_total")
     }
 
@@ -236,7 +242,7 @@ package final class ReportingService: BackgroundService {
             senders?.start()
             // A bounded number of planning batches per pass: tokens that cannot be queued (they break Apple's
             // rules) come back in every plan and must not keep the pass going.
-            for _ in 0..<Self.planningBatchesPerPass where !worker.isStopping {
+            planning: for _ in 0..<Self.planningBatchesPerPass where !worker.isStopping {
                 var queued = 0
                 var setAside = false
                 var planned: [PlannedReport] = []
@@ -246,7 +252,7 @@ package final class ReportingService: BackgroundService {
                     Self.storageFailed("reporting pass failed", error, logger, metrics)
                     break
                 }
-                for report in planned {
+                for (index, report) in planned.enumerated() {
                     do {
                         // Items Apple would refuse leave the report; the token is planned again without them.
                         if try setAsideRefused(report, now: now) {
@@ -254,6 +260,19 @@ package final class ReportingService: BackgroundService {
                         } else if try enqueue(report, now: now) {
                             queued += 1
                         }
+                    } catch let error as StorageError where error.retryAfterSeconds != nil {
+                        // The ledger takes no writes (a full disk, the database server gone): every report of
+                        // the batch would fail alike. One line for them all, and the pass ends; the next pass
+                        // tries again. It was a line per token on every pass, thousands a minute.
+                        senders?.moreAdded()
+                        Self.storageFailed(
+                            "reports not queued: the ledger takes no writes; the next pass tries again",
+                            error,
+                            logger,
+                            metrics,
+                            ["reports_not_queued": String(planned.count - index)]
+                        )
+                        break planning
                     } catch {
                         logger.error(
                             "report not queued",

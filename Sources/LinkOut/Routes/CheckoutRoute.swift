@@ -76,12 +76,7 @@ struct CheckoutRoute: Sendable {
         }
         context["products"] = .list(products)
         context["buttons"] = .list(offered.count <= Self.maxAmountButtons ? buttons : [])
-        context["tax_note"] = .text(
-            pages.localization.text(
-                payments.provider.pageTexts.addsTax ? "checkout_tax_added" : "checkout_tax_included",
-                language: language
-            )
-        )
+        context["tax_note"] = .text(taxNoteKey.map { pages.localization.text($0, language: language) } ?? "")
         context["provider_note"] = .text(
             pages.localization.text(
                 payments.provider.pageTexts.checkoutNote,
@@ -98,6 +93,19 @@ struct CheckoutRoute: Sendable {
     }
 
     /// Where a subscription is cancelled. Not in the iPhone's Settings: those list only what the App Store bills.
+    /// The localization key of what the page says of tax beside the prices, or nil to say nothing. A provider
+    /// that works out no tax sells the catalog's price with the tax `payments.taxRates` splits out of it: with
+    /// none in force the sale carries no tax, and Apple is told tax 0.
+    private var taxNoteKey: String? {
+        switch payments.provider.pageTexts.taxNote {
+        case .added: "checkout_tax_added"
+        case .included:
+            payments.provider.chargesTax || configuration.payments.taxRatesInForce.splitsOutTax
+                ? "checkout_tax_included" : nil
+        case .none: nil
+        }
+    }
+
     private func cancellation(_ app: AppConfiguration, language: String) -> String {
         guard let email = app.legal.supportEmail else {
             return pages.localization.text("checkout_cancel_where", language: language)

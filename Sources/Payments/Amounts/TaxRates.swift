@@ -16,6 +16,9 @@ public struct TaxRates: Sendable, Equatable {
     /// Prices carry no tax: nothing is split out (tax 0, as the provider reported).
     public static let none = TaxRates(basisPoints: [:])
 
+    /// Whether any sale has tax split out of its price.
+    public var splitsOutTax: Bool { !basisPoints.isEmpty }
+
     /// The standard VAT rates of the EU member states (European Commission, "VAT rates applied in the Member
     /// States", with the changes up to 2025-12: Finland 25.5 % from 2024-09-01, Slovakia 23 % from 2025-01-01,
     /// Estonia 24 % from 2025-07-01, Romania 21 % from 2025-08-01) and Japan's consumption tax (10 %, National

@@ -15,7 +15,9 @@ extension DemoPaymentProvider {
 
     public var mode: PaymentMode { .simulated }
 
-    public var pageTexts: ProviderPageTexts { ProviderPageTexts(checkoutNote: "checkout_provider_demo", mode: mode) }
+    public var pageTexts: ProviderPageTexts {
+        ProviderPageTexts(checkoutNote: "checkout_provider_demo", taxNote: .none, mode: mode)
+    }
 
     /// The demo states the tax its page is given (none by default); it takes no money, so nothing is split.
     public var chargesTax: Bool { true }

@@ -83,7 +83,7 @@ extension StripePaymentProvider {
     public var pageTexts: ProviderPageTexts {
         ProviderPageTexts(
             checkoutNote: mode == .live ? "checkout_provider_stripe" : "checkout_provider_stripe_test",
-            addsTax: configuration.automaticTax,
+            taxNote: configuration.automaticTax ? .added : .included,
             mode: mode
         )
     }
