@@ -71,6 +71,7 @@ struct StripePaymentProviderTests {
                 "payment_intent_data[metadata][product_id]": "pro.lifetime",
                 "payment_intent_data[metadata][checkout_id]": "chk_abc",
                 "automatic_tax[enabled]": "true",
+                "adaptive_pricing[enabled]": "false",
             ]
             #expect(received.fields == expected)
         }
@@ -91,6 +92,7 @@ struct StripePaymentProviderTests {
             #expect(fields["subscription_data[metadata][product_id]"] == "pro.lifetime")
             #expect(!fields.keys.contains { $0.hasPrefix("payment_intent_data") })
             #expect(fields["automatic_tax[enabled]"] == nil)
+            #expect(fields["adaptive_pricing[enabled]"] == "false")
             #expect(fields["locale"] == "pt-BR")
             #expect(fake.sessionsCreated == 1)
         }

@@ -234,6 +234,11 @@ public struct StripePaymentProvider: PaymentProvider {
         if request.automaticTax {
             form.add("automatic_tax", .object([.init("enabled", .boolean(true))]))
         }
+        // Off whatever the Dashboard says (Stripe changelog 2024-11-20.acacia: the parameter overrides it). With
+        // Adaptive Pricing Stripe charges the person in a currency of its choosing and keeps the session's
+        // `amount_total` and `currency` in ours, so Apple would be told an amount the person did not pay. The
+        // person picks a currency on linkout's own page, and the session charges exactly that.
+        form.add("adaptive_pricing", .object([.init("enabled", .boolean(false))]))
         // Between 30 minutes and 24 hours after creation (Stripe API reference: Create a Checkout Session).
         if let expiresAt = request.expiresAt { form.add("expires_at", .integer(expiresAt)) }
         return form
