@@ -112,6 +112,37 @@ struct PrivacyFreePagesTests {
         #expect(scratch.isEmpty)
     }
 
+    /// How many times `text` is in the ledger's file and its WAL as they are on disk, nothing folded first.
+    static func copiesOnDisk(of text: String, in live: LiveApplication) -> Int {
+        [path(live), path(live) + "-wal"].reduce(0) { count, file in
+            guard let bytes = FileManager.default.contents(atPath: file) else { return count }
+            var count = count
+            var from = bytes.startIndex
+            while let found = bytes.range(of: Data(text.utf8), in: from..<bytes.endIndex) {
+                count += 1
+                from = found.upperBound
+            }
+            return count
+        }
+    }
+
+    /// The retention pass folds the WAL once it has rewritten something: the rewritten pages were only in the WAL,
+    /// and the file kept the bodies as they had been (a quiet ledger reaches no checkpoint for weeks).
+    @Test func theRetentionPassLeavesNoCopyInTheFile() throws {
+        let harness = try PaymentHarness(provider: .stripe) { $0.retention.personalDataDays = 1 }
+        try Self.gracesEvent(harness)
+        let ledger = harness.live.ledger()
+        try ledger.database.writer.write { connection throws(StorageError) in
+            try connection.execute("UPDATE payment_events SET received_at = received_at - 5 * 86400000")
+        }
+        #expect(ledger.privacy.foldWAL())
+        #expect(Self.copiesOnDisk(of: Self.email, in: harness.live) == 1, "the stored body, in the file")
+        let retention = try #require(harness.live.application.retention)
+        #expect(retention.pass() == 1)
+        #expect(Self.copiesOnDisk(of: Self.email, in: harness.live) == 0)
+        #expect(Self.copiesOnDisk(of: "Grace Hopper", in: harness.live) == 0)
+    }
+
     @Test func anErasureZeroesWhatAnOlderReleaseLeftInFreePages() throws {
         let harness = try PaymentHarness(provider: .stripe)
         // As a release before 0.35.0 ran its writer.

@@ -93,6 +93,14 @@ final class RetentionPass: BackgroundService {
                     after: "\(rewritten) stored bodies older than \(days) days rewritten"
                 )
             )
+            // The rewritten pages are in the WAL, and the file keeps the bodies as they were until a checkpoint
+            // copies them over, which a quiet ledger may not reach for weeks: folded now, as `linkout erase` does.
+            if !ledger.privacy.foldWAL() {
+                logger.warning(
+                    "the WAL could not be folded into the ledger after the retention pass; the next pass tries again",
+                    [:]
+                )
+            }
         }
         do {
             try zeroFreePagesOnce()
