@@ -202,6 +202,26 @@ struct AuditTrailTests {
         #expect(!(key.after ?? "").contains("PRIVATE"))
     }
 
+    /// A server refused at start never ran on its configuration, so it records no change of it (a start refused
+    /// for a retired signing key recorded its settings, and the next good start changed them back: the log said
+    /// the retired key had signed while no server ran).
+    @Test func aRefusedStartRecordsNoChange() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-audit-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDir) }
+        let first = { (configuration: inout Configuration) in configuration.adminToken = "first-admin-token-0123" }
+        do { _ = try LiveApplication(dataDir: dataDir, configure: first) }
+        let holder = try LiveApplication()  // holds the port the refused start asks for
+        #expect(throws: (any Error).self) {
+            _ = try LiveApplication(dataDir: dataDir) { configuration in
+                configuration.adminToken = "second-admin-token-0123"
+                configuration.server.port = holder.port
+            }
+        }
+        let live = try LiveApplication(dataDir: dataDir, configure: first)
+        let changes = try live.ledger().audit.entries().filter { $0.action == "config.access_tokens" }
+        #expect(changes.count == 1, "\(changes)")
+    }
+
     /// A switch of the provider's secret key (another account, live for test) or of its API host is a change of
     /// what the provider receives: noticed at start, by keyed fingerprints, never the key. A ledger that recorded
     /// the provider by its id alone (an earlier release) takes the new wording without an entry.

@@ -26,6 +26,8 @@ package final class Application: Sendable {
     private let server: HTTPServer
     /// The routes the server answers (method and pattern), as registered.
     let routeRegistrations: [Router.Registration]
+    /// Where a change of configuration since the last start is recorded, once this one is serving.
+    private let audit: AuditTrail
 
     /// Opens the ledger and loads templates; a problem with either is reported before anything listens.
     package init(configuration: Configuration, logger: Logger? = nil, clock: Clock = .system) throws {
@@ -55,7 +57,7 @@ package final class Application: Sendable {
             adminToken: configuration.adminToken,
             fingerprint: AuditFingerprint(secret: installationSecret)
         )
-        ConfigurationAudit.notice(configuration, ledger: ledger, trail: audit)
+        self.audit = audit
         retention = configuration.retention.personalDataDays.map { days in
             RetentionPass(ledger: ledger, days: days, trail: audit, logger: logger, clock: clock)
         }
@@ -255,6 +257,9 @@ package final class Application: Sendable {
             throw configuration.server.listeningError(error)
         }
         logger.info("server started", ["server.host": configuration.server.host, "server.port": "\(port)"])
+        // Only a server that got this far runs on this configuration: one refused at start (a retired signing
+        // key, a busy port) recorded its settings as changes, and the next good start changed them back.
+        ConfigurationAudit.notice(configuration, ledger: ledger, trail: audit)
         if reporting.status != .running {
             logger.warning("reports wait in the outbox", ["reporting": reporting.status.description])
         }
