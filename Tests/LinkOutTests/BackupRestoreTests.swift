@@ -353,6 +353,24 @@ struct BackupRestoreTests {
         #expect(!ledger.passed && ledger.detail.contains("lacks") && ledger.detail.contains("restore a backup"))
     }
 
+    /// A ledger `restore` would refuse (a trigger rewritten by hand) is not backed up: it was written with exit 0,
+    /// and found unusable at the restore. Nothing is left at the destination.
+    @Test func aBackupThatWouldNotRestoreIsRefused() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (_, file, _) = try Self.backupOfANewLedger(in: directory)
+        let quiet = try Self.rewrittenTrigger(of: file)
+        let target = directory.appendingPathComponent("of-quiet.sqlite").path
+        let refusal = #expect(throws: StorageError.self) {
+            _ = try LedgerBackup.backup(directory: quiet, to: target)
+        }
+        #expect(refusal?.code == .constraint)
+        #expect(refusal?.message.contains("trigger audit_log_no_delete as written") == true, "\(String(describing: refusal))")
+        #expect(refusal?.message.contains("would not restore") == true)
+        #expect(!FileManager.default.fileExists(atPath: target))
+        #expect(!FileManager.default.fileExists(atPath: target + ".partial"))
+    }
+
     /// A killed server's data folder, copied and restored from its `linkout.sqlite`: the visits its journal
     /// acknowledged and its tables do not hold yet come along. A restore killed part-way into an empty folder
     /// leaves its copy and lock file, which the next try ignores: no `--force` needed.
