@@ -365,7 +365,10 @@ struct BackupRestoreTests {
             _ = try LedgerBackup.backup(directory: quiet, to: target)
         }
         #expect(refusal?.code == .constraint)
-        #expect(refusal?.message.contains("trigger audit_log_no_delete as written") == true, "\(String(describing: refusal))")
+        #expect(
+            refusal?.message.contains("trigger audit_log_no_delete as written") == true,
+            "\(String(describing: refusal))"
+        )
         #expect(refusal?.message.contains("would not restore") == true)
         #expect(!FileManager.default.fileExists(atPath: target))
         #expect(!FileManager.default.fileExists(atPath: target + ".partial"))
