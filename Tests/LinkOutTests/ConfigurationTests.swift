@@ -1,3 +1,4 @@
+import ExternalPurchase
 import Foundation
 import HTTPServer
 import Outbound
@@ -299,6 +300,22 @@ struct ConfigurationTests {
         let check = PreflightCheck(configuration: missing).apiAddresses()
         #expect(!check.passed && check.detail.contains("apple.caFile"), "\(check)")
         #expect(try parse("{}").trustedCAFiles.isEmpty)
+        // A readable file of something else is refused as well; one of PEM certificates is taken.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-ca-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let junk = directory.appendingPathComponent("junk.pem").path
+        try Data("not a pem\n".utf8).write(to: URL(fileURLWithPath: junk))
+        let noCertificate = #expect(throws: ConfigurationError.self) {
+            try parse(#"{"apple": {"caFile": "\#(junk)"}}"#).checkTrustedCAFiles()
+        }
+        #expect(
+            noCertificate?.problem.contains("holds no PEM certificate") == true,
+            "\(String(describing: noCertificate))"
+        )
+        let roots = directory.appendingPathComponent("roots.pem").path
+        try Data(AppleRootCertificates.defaultPEMs.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: roots))
+        try parse(#"{"apple": {"caFile": "\#(roots)"}}"#).checkTrustedCAFiles()
     }
 
     @Test func perClientConnectionCapAndFirstByteTimeoutReachTheHTTPCore() throws {
