@@ -44,6 +44,20 @@ struct LedgerTests {
         )
     }
 
+    /// A data folder that cannot be made says where and why in the system's words (it said "NSCocoaErrorDomain
+    /// error 512" for a folder under a file).
+    @Test func aDataFolderUnderAFileIsRefusedSayingWhy() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-file-\(UUID())").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let refusal = #expect(throws: StorageError.self) { _ = try Ledger(directory: file + "/data/ledger") }
+        let text = refusal.map { "\($0)" } ?? ""
+        #expect(text.contains("\(file)/data") && text.contains("Not a directory"), "\(text)")
+        #expect(!text.contains("NSCocoaErrorDomain"))
+        let onFile = #expect(throws: StorageError.self) { _ = try Ledger(directory: file) }
+        #expect(onFile.map { "\($0)" }?.contains("is a file, not a folder") == true)
+    }
+
     @Test func repeatVisitsUpdateOneRow() throws {
         let folder = TemporaryFolder()
         let ledger = try Self.open(folder)

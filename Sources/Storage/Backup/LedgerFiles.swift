@@ -90,15 +90,24 @@ enum LedgerFiles {
 
     /// Makes `path` (and the folders above it) readable by the owner only, as the ledger it holds or sets aside:
     /// the installation's secret and people's data. `named` says what it is in the error.
+    /// Made a level at a time with `mkdir`, so a failure names the level and the system's reason ("Not a
+    /// directory" for a folder under a file), where Foundation said "NSCocoaErrorDomain error 512".
     static func createPrivately(folder path: String, named: String) throws(StorageError) {
-        do {
-            try FileManager.default.createDirectory(
-                atPath: path,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
-        } catch {
-            throw StorageError(.dataFolder, "cannot create \(named): \(error.localizedDescription)")
+        var made = path.hasPrefix("/") ? "" : "."
+        for level in path.split(separator: "/") {
+            made += "/" + level
+            guard mkdir(made, 0o700) == 0 || errno == EEXIST else {
+                let error = errno
+                throw StorageError(
+                    .dataFolder,
+                    "cannot create \(named): \(made): \(String(cString: strerror(error)))",
+                    systemError: error
+                )
+            }
+        }
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw StorageError(.dataFolder, "cannot create \(named): \(path) is a file, not a folder")
         }
     }
 
