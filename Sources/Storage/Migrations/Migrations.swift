@@ -93,6 +93,7 @@ enum Migrations {
                 if try step.isNeeded(connection, migrated) { try step.run(connection, dialect, done) }
             }
         }
+        if dialect == .postgres, done.contains(25) { try connection.execute(postgresAuditLogRefusesTruncate) }
     }
 
     /// Runs what `afterMigrating` lists and a ledger still needs, each statement in a transaction of its own.
