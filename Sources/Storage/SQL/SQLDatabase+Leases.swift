@@ -18,13 +18,17 @@ extension SQLDatabase {
                 UPDATE \(table) SET lease_owner = ?, lease_until = ?
                 WHERE \(key) IN (
                     SELECT c.\(key) FROM \(table) c
-                    WHERE c.state = 'pending' AND c.next_attempt_at <= ?
-                      AND (c.lease_until IS NULL OR c.lease_until <= ?)
+                    WHERE c.state = 'pending' AND (c.next_attempt_at <= ? OR c.next_attempt_at > ?)
+                      AND (c.lease_until IS NULL OR c.lease_until <= ? OR c.lease_until > ?)
                       \(inOrder)
                     ORDER BY c.next_attempt_at LIMIT ?\(dialect.skipLocked))
                 RETURNING \(columns)
                 """,
-                [.text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .integer(Int64(limit))]
+                [
+                    .text(lease.owner), .integer(lease.until), .integer(now),
+                    .integer(now + Lease.furthestAheadMilliseconds), .integer(now),
+                    .integer(lease.until + Lease.furthestAheadMilliseconds), .integer(Int64(limit)),
+                ]
             )
         }
     }
