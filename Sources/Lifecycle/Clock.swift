@@ -19,6 +19,16 @@ public struct Clock: Sendable {
         )
     }
 
+    /// A clock whose wall-clock time and monotonic spans are read apart (a test of a wall clock stepped back
+    /// while spans go on); its waits last their span in real time.
+    public init(milliseconds: @escaping @Sendable () -> Int64, uptimeNanoseconds: @escaping @Sendable () -> UInt64) {
+        self.init(
+            milliseconds: milliseconds,
+            uptimeNanoseconds: uptimeNanoseconds,
+            wait: { deadline, wakeUp in Self.waitInRealTime(for: deadline - milliseconds(), on: wakeUp) }
+        )
+    }
+
     init(
         milliseconds: @escaping @Sendable () -> Int64,
         uptimeNanoseconds: @escaping @Sendable () -> UInt64,

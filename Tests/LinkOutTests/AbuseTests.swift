@@ -178,6 +178,28 @@ struct AbuseTests {
         }
     }
 
+    /// The window is a span on the monotonic clock: a wall clock stepped back an hour kept a blocked client (the
+    /// right token too) out for the hour.
+    @Test func theFailedAuthWindowIgnoresAWallClockSteppedBack() {
+        let wall = Mutex<Int64>(1_780_000_000_000)
+        let uptime = Mutex<UInt64>(5_000_000_000)
+        let throttle = FailedAuthThrottle(
+            maxFailures: 3,
+            window: .seconds(60),
+            trustedProxies: [],
+            clock: Clock(
+                milliseconds: { wall.withLock { $0 } },
+                uptimeNanoseconds: { uptime.withLock { $0 } }
+            )
+        )
+        for _ in 0..<3 { throttle.recordFailure(for: "a") }
+        #expect(throttle.retryAfter(for: "a") == 60)
+        wall.withLock { $0 -= 3_600_000 }
+        #expect(throttle.retryAfter(for: "a") == 60)
+        uptime.withLock { $0 += 60_000_000_000 }
+        #expect(throttle.retryAfter(for: "a") == nil)
+    }
+
     /// A session id the server never minted is replaced, not adopted: the page's CSRF token is bound to the new
     /// session, so a form posted under the made-up id is refused.
     @Test func sessionIdsTheServerNeverIssuedAreReplaced() throws {

@@ -36,9 +36,13 @@ final class FailedAuthThrottle: Sendable {
         self.clock = clock
     }
 
+    /// Windows are spans, measured on the monotonic clock: on the wall clock, a clock stepped back an hour held a
+    /// blocked client (the right token included) for the hour.
+    private var elapsedMilliseconds: Int64 { Int64(clock.uptimeNanoseconds() / 1_000_000) }
+
     /// Seconds until `client` may try again, or nil when it is not blocked.
     func retryAfter(for client: String) -> Int? {
-        let now = clock.nowMilliseconds()
+        let now = elapsedMilliseconds
         return failures.withLock { failures -> Int? in
             guard let entry = failures[client] else { return nil }
             let end = entry.windowStart + windowMilliseconds
@@ -53,7 +57,7 @@ final class FailedAuthThrottle: Sendable {
 
     /// Counts one refused bearer token for `client`.
     func recordFailure(for client: String) {
-        let now = clock.nowMilliseconds()
+        let now = elapsedMilliseconds
         failures.withLock { failures in
             if var entry = failures[client], now < entry.windowStart + windowMilliseconds {
                 entry.count += 1
@@ -67,7 +71,7 @@ final class FailedAuthThrottle: Sendable {
 
     /// Whether a refused sign-in of `client` now goes in the audit log: the first in `auditIntervalMilliseconds`.
     func recordsInAudit(_ client: String) -> Bool {
-        let now = clock.nowMilliseconds()
+        let now = elapsedMilliseconds
         return audited.withLock { audited in
             if let last = audited[client], now < last + Self.auditIntervalMilliseconds { return false }
             audited[client] = now
