@@ -39,15 +39,16 @@ enum NotificationsCommand {
             ledger: ledger,
             logger: Logger(label: "linkout", level: configuration.logLevel)
         )
-        // Without --until, a run from the same --since that stopped part-way is finished first.
-        let until =
-            try explicitUntil ?? notifications.unfinishedWindow(startingAt: since)
-            ?? Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        // Without --until, a run from the same --since that stopped part-way is finished first. An --until ahead
+        // of now ends now: Apple's history holds nothing later, and its dates must lie in the past 180 days (a
+        // window ending next year was sent to Apple as it was).
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        let until = try explicitUntil.map { min($0, now) } ?? notifications.unfinishedWindow(startingAt: since) ?? now
         guard since < until else {
-            // No --until given: it is now (or where an unfinished run stopped), and --since lies after it.
+            // --since lies after the window's end: now, where an unfinished run stopped, or --until.
             throw CommandLineInterface.UsageError(
-                description: explicitUntil == nil
-                    ? "--since must be in the past (without --until, the window ends now)"
+                description: since >= now
+                    ? "--since must be in the past (the window ends now at the latest)"
                     : "--since must be before --until"
             )
         }

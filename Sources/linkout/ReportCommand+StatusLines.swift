@@ -19,7 +19,8 @@ extension ReportCommand {
     /// when linkout saw it, so a token forwarded late arrives already close to it, or past it.
     static func oldestUnreportedLine(_ firstSeen: Int64?, notice: Int64?, _ now: Int64) -> String {
         guard let firstSeen else { return "oldest unreported token: none" }
-        var line = "oldest unreported token: first seen \(Int64.saturating(now, minus: firstSeen) / 1000) s ago"
+        // At 0 at least: a clock stepped back since the token was seen read "first seen -86046 s ago".
+        var line = "oldest unreported token: first seen \(max(0, Int64.saturating(now, minus: firstSeen)) / 1000) s ago"
         if let notice {
             let left = Int64.saturating(notice, minus: now) / 1000
             line +=

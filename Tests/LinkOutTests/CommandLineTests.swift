@@ -56,6 +56,15 @@ struct CommandLineTests {
         ])
         #expect(uncredentialed.code == 1)
         #expect(uncredentialed.out.contains("no Apple credentials"))
+        // A window ahead of now is refused; one that ends ahead of now ends now (Apple's dates lie in the past).
+        let ahead = try run([
+            "notifications", "recover", "--since", "2999-01-01", "--until", "2999-02-01", "--data-dir", directory.path,
+        ])
+        #expect(ahead.code == 2 && ahead.err.contains("--since must be in the past"), "\(ahead.err)")
+        let endingAhead = try run([
+            "notifications", "recover", "--since", "2026-01-01", "--until", "2999-02-01", "--data-dir", directory.path,
+        ])
+        #expect(endingAhead.code == 1 && !endingAhead.out.contains("2999"), "\(endingAhead.out)")
     }
 
     /// A server killed with a backlog leaves visits in its journal for its next start; a command reading the tables
