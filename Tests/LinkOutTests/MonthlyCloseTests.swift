@@ -95,6 +95,14 @@ struct MonthlyCloseTests {
             $0.name == "linkout_close_outstanding" && $0.labels.first?.1 == "2026-11"
         }
         #expect(gauge?.value == 3)
+        // Past the deadline before the next pass: `/readyz` says late at once, not "closing … (in 0 h)".
+        let pastDeadline = november.deadline(day: 15) + 60_000
+        #expect(
+            monitor.readinessLines(now: pastDeadline).contains {
+                $0.hasPrefix("close 2026-11: late, 3 outstanding") && $0.contains("(0 h ago)")
+            },
+            "\(monitor.readinessLines(now: pastDeadline))"
+        )
 
         clock.advance(by: november.deadline(day: 15) - clock.now)
         monitor.pass()

@@ -150,9 +150,19 @@ package final class CloseMonitor: BackgroundService {
     package func readinessLines(now: Int64) -> [String] {
         guard let snapshot else { return [] }
         return snapshot.months.filter { Self.isWarning($0, now: now) }.map { watch in
-            let hours = (watch.deadline - now) / Milliseconds.hour
-            let when = hours >= 0 ? "in \(hours) h" : "\(-hours) h ago"
-            return "close \(watch.month): \(watch.state.rawValue), \(watch.outstanding) outstanding, deadline "
+            // The state at `now`, from the last pass's count: a deadline passed since that pass (up to 5 minutes
+            // ago) read "closing … (in 0 h)" while `linkout close` said late.
+            let state = CloseReport.state(
+                month: watch.month,
+                deadline: watch.deadline,
+                outstanding: watch.outstanding,
+                now: now
+            )
+            let when =
+                now < watch.deadline
+                ? "in \((watch.deadline - now) / Milliseconds.hour) h"
+                : "\((now - watch.deadline) / Milliseconds.hour) h ago"
+            return "close \(watch.month): \(state.rawValue), \(watch.outstanding) outstanding, deadline "
                 + "\(CloseReport.timestamp(watch.deadline)) (\(when)); linkout close --month \(watch.month)"
         }
     }
