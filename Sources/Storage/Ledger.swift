@@ -59,6 +59,8 @@ public final class Ledger: Sendable {
     /// This process's name in outbox leases: unique per opening, so a restarted instance never mistakes a lease
     /// its previous life held for its own.
     public let instance = Ledger.newInstanceName()
+    /// Whether this process's wall clock stepped back since the outboxes last looked (`bringForwardAfterClockStep`).
+    let clockSteps = WallClockSteps()
     let database: SQLDatabase
     /// How landings' visits become durable on this engine, in this role.
     let visitRecorder: any VisitRecorder

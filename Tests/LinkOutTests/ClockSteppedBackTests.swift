@@ -9,8 +9,8 @@ import Testing
 @testable import LinkOut
 
 /// A clock stepped back after a retry was planned: the retry's time lies a day ahead of the corrected clock. Any
-/// wait is an hour at most (`Lease.furthestAheadMilliseconds` allows two), so such a report is due now, where it
-/// waited out the step (a day, with Apple's 10-day notice running); a lease set ahead ends the same way.
+/// wait is an hour at most, so the next pass brings such a report forward (`Ledger.bringForwardAfterClockStep`),
+/// where it waited out the step (a day, with Apple's 10-day notice running).
 @Suite struct ClockSteppedBackTests {
     @Test func aRetryPlannedByAClockThatRanAheadIsDueOnceItIsCorrected() throws {
         let ahead = ManualClock(startingAt: Clock.system.nowMilliseconds() + 86_400_000)

@@ -70,6 +70,7 @@ final class WebhookSender: BackgroundService {
     @discardableResult
     func deliverDue() -> Int {
         passLock.withLock { _ in
+            ledger.bringOutboxesForward(clock: clock, logger: logger)
             let delivered = Atomic<Int>(0)
             OutboxSender(
                 outbox: outbox,

@@ -234,6 +234,7 @@ package final class ReportingService: BackgroundService {
     package func tick(now: Int64? = nil) {
         let now = now ?? clock.nowMilliseconds()
         tickLock.withLock { _ in
+            ledger.bringOutboxesForward(clock: clock, logger: logger)
             placeLineItemsAwaitingToken()
             refreshCredentials(now: now)
             let client = self.client

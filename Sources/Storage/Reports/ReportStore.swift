@@ -208,11 +208,10 @@ public struct ReportStore: Sendable {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT \(Self.reportColumns) FROM reports
-                WHERE state = 'pending' AND (next_attempt_at <= ? OR next_attempt_at > ?)
+                SELECT \(Self.reportColumns) FROM reports WHERE state = 'pending' AND next_attempt_at <= ?
                 ORDER BY next_attempt_at LIMIT ?
                 """,
-                [.integer(now), .integer(now &+ Lease.furthestAheadMilliseconds), .integer(Int64(limit))]
+                [.integer(now), .integer(Int64(limit))]
             ).decoded(Self.storedReport)
         }
     }

@@ -18,18 +18,35 @@ extension SQLDatabase {
                 UPDATE \(table) SET lease_owner = ?, lease_until = ?
                 WHERE \(key) IN (
                     SELECT c.\(key) FROM \(table) c
-                    WHERE c.state = 'pending' AND (c.next_attempt_at <= ? OR c.next_attempt_at > ?)
-                      AND (c.lease_until IS NULL OR c.lease_until <= ? OR c.lease_until > ?)
+                    WHERE c.state = 'pending' AND c.next_attempt_at <= ?
+                      AND (c.lease_until IS NULL OR c.lease_until <= ?)
                       \(inOrder)
                     ORDER BY c.next_attempt_at LIMIT ?\(dialect.skipLocked))
                 RETURNING \(columns)
                 """,
-                [
-                    .text(lease.owner), .integer(lease.until), .integer(now),
-                    .integer(now + Lease.furthestAheadMilliseconds), .integer(now),
-                    .integer(lease.until + Lease.furthestAheadMilliseconds), .integer(Int64(limit)),
-                ]
+                [.text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .integer(Int64(limit))]
             )
+        }
+    }
+
+    /// After this process's wall clock stepped back (`Ledger.bringForwardAfterClockStep`): pending rows whose next
+    /// attempt lies further ahead than any wait are due now, and this instance's own leases that far ahead end.
+    /// Another instance's lease is left alone: its clock, not this one's, set it. Returns how many rows changed.
+    func bringForward(now: Int64, owner: String) throws(StorageError) -> Int {
+        let farAhead = now + Lease.furthestAheadMilliseconds
+        return try writer.write { connection throws(StorageError) in
+            var changed = 0
+            for table in Self.leasedTables {
+                changed += try connection.change(
+                    "UPDATE \(table) SET next_attempt_at = ? WHERE state = 'pending' AND next_attempt_at > ?",
+                    [.integer(now), .integer(farAhead)]
+                )
+                changed += try connection.change(
+                    "UPDATE \(table) SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND lease_until > ?",
+                    [.text(owner), .integer(farAhead)]
+                )
+            }
+            return changed
         }
     }
 
