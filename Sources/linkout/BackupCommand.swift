@@ -18,6 +18,15 @@ enum BackupCommand {
             "backup written: \(destination): schema \(summary.schemaVersion), \(summary.tokens) tokens (\(summary.journaledVisits) "
                 + "visits from the journal), \(summary.bytes) bytes in \(seconds(since: started)) s\n"
         )
+        // Restore refuses such a file: found out then, it was too late to take another. Kept, since it is a
+        // copy of the data all the same.
+        if let lacks = summary.lacks {
+            CommandLineInterface.printError(
+                "linkout backup: the ledger lacks \(lacks) (changed by hand), so `linkout restore` refuses this "
+                    + "backup; keep it as a copy of the data, and see `linkout check`\n"
+            )
+            return 1
+        }
         return 0
     }
 

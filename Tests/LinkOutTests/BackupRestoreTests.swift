@@ -353,25 +353,25 @@ struct BackupRestoreTests {
         #expect(!ledger.passed && ledger.detail.contains("lacks") && ledger.detail.contains("restore a backup"))
     }
 
-    /// A ledger `restore` would refuse (a trigger rewritten by hand) is not backed up: it was written with exit 0,
-    /// and found unusable at the restore. Nothing is left at the destination.
-    @Test func aBackupThatWouldNotRestoreIsRefused() throws {
+    /// A ledger `restore` would refuse (a trigger rewritten by hand) is backed up all the same, the copy of its
+    /// data, with what it lacks named: the backup said nothing, and the restore refused the file too late to take
+    /// another.
+    @Test func aBackupThatWouldNotRestoreSaysWhatItLacks() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (_, file, _) = try Self.backupOfANewLedger(in: directory)
+        let (dataDir, file, _) = try Self.backupOfANewLedger(in: directory)
+        #expect(try LedgerBackup.backup(directory: dataDir, to: file + ".whole").lacks == nil)
         let quiet = try Self.rewrittenTrigger(of: file)
         let target = directory.appendingPathComponent("of-quiet.sqlite").path
-        let refusal = #expect(throws: StorageError.self) {
-            _ = try LedgerBackup.backup(directory: quiet, to: target)
-        }
-        #expect(refusal?.code == .constraint)
-        #expect(
-            refusal?.message.contains("trigger audit_log_no_delete as written") == true,
-            "\(String(describing: refusal))"
-        )
-        #expect(refusal?.message.contains("would not restore") == true)
-        #expect(!FileManager.default.fileExists(atPath: target))
-        #expect(!FileManager.default.fileExists(atPath: target + ".partial"))
+        let summary = try LedgerBackup.backup(directory: quiet, to: target)
+        #expect(summary.lacks == "trigger audit_log_no_delete as written")
+        #expect(FileManager.default.fileExists(atPath: target))
+        #expect(throws: StorageError.self) { _ = try LedgerBackup.verify(target) }
+        // The command says so and fails, the file kept.
+        let command = try LinkOutProcess(["backup", "--to", target + ".2", "--data-dir", quiet])
+        #expect(command.waitForExit() == 1)
+        #expect(command.stderrText().contains("refuses this backup"), "\(command.stderrText())")
+        #expect(FileManager.default.fileExists(atPath: target + ".2"))
     }
 
     /// A killed server's data folder, copied and restored from its `linkout.sqlite`: the visits its journal

@@ -2,6 +2,7 @@ import Domain
 import Lifecycle
 import Logging
 import Storage
+import Synchronization
 
 /// `retention.personalDataDays`: once an hour, stored provider and entitlement events older than that lose a
 /// person's data (`PersonalData`), in batches; what was acted on is never changed before it was acted on. Each
@@ -13,6 +14,8 @@ final class RetentionPass: BackgroundService {
     let logger: Logger
     let clock: Clock
     private let worker: PeriodicWorker
+    /// Rewritten bodies whose old copies the ledger's file may still hold: the WAL is yet to be folded in.
+    private let foldPending = Mutex(false)
 
     static let intervalMilliseconds = Milliseconds.hour
     static let batch = 500
@@ -93,13 +96,16 @@ final class RetentionPass: BackgroundService {
                     after: "\(rewritten) stored bodies older than \(days) days rewritten"
                 )
             )
-            // The rewritten pages are in the WAL, and the file keeps the bodies as they were until a checkpoint
-            // copies them over, which a quiet ledger may not reach for weeks: folded now, as `linkout erase` does.
-            if !ledger.privacy.foldWAL() {
-                logger.warning(
-                    "the WAL could not be folded into the ledger after the retention pass; the next pass tries again",
-                    [:]
-                )
+            foldPending.withLock { $0 = true }
+        }
+        // The rewritten pages are in the WAL, and the file keeps the bodies as they were until a checkpoint copies
+        // them over, which a quiet ledger may not reach for weeks: folded, as `linkout erase` does; one a reader
+        // held is folded by the next pass.
+        if foldPending.withLock({ $0 }) {
+            let folded = ledger.privacy.foldWAL()
+            foldPending.withLock { $0 = !folded }
+            if !folded {
+                logger.warning("the WAL could not be folded into the ledger after rewriting; the next pass tries again")
             }
         }
         do {

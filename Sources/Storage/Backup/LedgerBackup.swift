@@ -20,6 +20,9 @@ public enum LedgerBackup {
         public var bytes: Int64
         /// A restore's: the revocations and retirements kept from the ledger it replaced.
         public var revocations = Revocations()
+        /// A backup's: what the ledger lacks of its schema (changed by hand), so `restore` refuses the file; it
+        /// is written all the same, the one copy of the data there is, and the command says so and fails.
+        public var lacks: String?
     }
 
     static let fileName = "linkout.sqlite"
@@ -86,7 +89,7 @@ public enum LedgerBackup {
             } catch {
                 throw Self.writingBackup(error, partial: partial.path, destination: destination)
             }
-            try requireWhole(copy: partial.path, of: directory, version: summary.schemaVersion)
+            summary.lacks = try lacks(copy: partial.path, version: summary.schemaVersion)
             do throws(StorageError) {
                 try partial.publish(as: destination)
             } catch {
@@ -99,18 +102,11 @@ public enum LedgerBackup {
         }
     }
 
-    /// A backup `restore` would refuse is no backup: the ledger lacks a table, an index or a trigger as this
-    /// release writes them (changed by hand). Said before a file is published, where it was written with exit 0
-    /// and found out at the restore, when it is too late to take another.
-    private static func requireWhole(copy: String, of directory: String, version: Int64) throws(StorageError) {
+    /// What the copy lacks of its schema's tables, indexes and triggers (a ledger changed by hand), as `restore`
+    /// names it when it refuses the file; nil when whole.
+    private static func lacks(copy: String, version: Int64) throws(StorageError) -> String? {
         let missing = try SchemaShape.missing(in: SQLiteConnection(path: copy, readOnly: true), version: version)
-        guard missing.isEmpty else {
-            throw StorageError(
-                .constraint,
-                "the ledger in \(directory) is not whole at schema \(version): it lacks " + SchemaShape.listed(missing)
-                    + " (changed by hand); a backup of it would not restore. `linkout check` names the same"
-            )
-        }
+        return missing.isEmpty ? nil : SchemaShape.listed(missing)
     }
 
     /// A failure writing the backup, said as one: SQLite's words ("database or disk is full") would read as if the
