@@ -1,4 +1,3 @@
-import Crypto
 import Domain
 import Outbound
 
@@ -21,13 +20,6 @@ extension Configuration {
         for file in trustedCAFiles {
             if let problem = TrustedCAFile.problem(file.path) {
                 throw ConfigurationError(field: file.field, problem: problem)
-            }
-            // A readable file of something else (a key, a typo'd copy) is trusted as nothing: every call failed
-            // later as a TLS error, as with no file.
-            let data = try ConfigurationFile.read(file.path, limit: ConfigurationFile.textLimit, field: file.field)
-            let certificates = try? X509Certificate.all(pem: String(decoding: data, as: UTF8.self))
-            guard let certificates, !certificates.isEmpty else {
-                throw ConfigurationError(field: file.field, problem: "\(file.path) holds no PEM certificate")
             }
         }
     }

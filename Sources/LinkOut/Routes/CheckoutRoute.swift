@@ -92,7 +92,6 @@ struct CheckoutRoute: Sendable {
         return pages.html(pages.checkout.render(context), extraHeaders: extraHeaders)
     }
 
-    /// Where a subscription is cancelled. Not in the iPhone's Settings: those list only what the App Store bills.
     /// The localization key of what the page says of tax beside the prices, or nil to say nothing. A provider
     /// that works out no tax sells the catalog's price with the tax `payments.taxRates` splits out of it: with
     /// none in force the sale carries no tax, and Apple is told tax 0.
@@ -106,6 +105,7 @@ struct CheckoutRoute: Sendable {
         }
     }
 
+    /// Where a subscription is cancelled. Not in the iPhone's Settings: those list only what the App Store bills.
     private func cancellation(_ app: AppConfiguration, language: String) -> String {
         guard let email = app.legal.supportEmail else {
             return pages.localization.text("checkout_cancel_where", language: language)
