@@ -358,6 +358,17 @@ struct AuditTrailTests {
                     try connection.execute("TRUNCATE audit_log")
                 }
             }
+            // A ledger of an earlier release, without the trigger, gets it at its next start.
+            try ledger.database.writer.write { connection throws(StorageError) in
+                try connection.execute("DROP TRIGGER audit_log_no_truncate ON audit_log")
+            }
+            let restarted = try live.application.configuration.storage.openLedger()
+            defer { restarted.close() }
+            #expect(throws: StorageError.self) {
+                try restarted.database.writer.write { connection throws(StorageError) in
+                    try connection.execute("TRUNCATE audit_log")
+                }
+            }
         }
         #expect(try ledger.audit.entries().contains { $0.action == "signing_key.rotate" })
     }

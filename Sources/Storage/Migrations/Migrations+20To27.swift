@@ -137,20 +137,6 @@ extension Migrations {
                 """
         ),
     ]
-    /// PostgreSQL's row triggers do not fire on `TRUNCATE` (PostgreSQL: "CREATE TRIGGER"), which emptied the
-    /// append-only log whole: a statement trigger refuses it with version 25's function. Made at any start that
-    /// finds it missing rather than by a migration, so the schema's version stays and a rollback keeps working
-    /// (a release before it runs a ledger with one more trigger as it is). SQLite has no `TRUNCATE`.
-    static let postgresAuditLogRefusesTruncate = """
-        DO $$ BEGIN
-            IF NOT EXISTS (SELECT 1 FROM pg_trigger
-                    WHERE tgname = 'audit_log_no_truncate' AND tgrelid = 'audit_log'::regclass) THEN
-                CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
-                    FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
-            END IF;
-        END $$
-        """
-
     /// Version 25's triggers: the database itself refuses to change or remove an audit row, whatever client asks.
     /// Each engine writes triggers in its own language.
     static func appendOnlyAuditLog(_ dialect: SQLDialect) -> String {

@@ -28,6 +28,20 @@ enum Migrations {
             LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT GREATEST(a, b)';
         """
 
+    /// PostgreSQL's row triggers do not fire on `TRUNCATE` (PostgreSQL: "CREATE TRIGGER"), which emptied the
+    /// append-only log whole: a statement trigger refuses it with version 25's function. Made at any start that
+    /// finds it missing rather than by a migration, so the schema's version stays and a rollback keeps working
+    /// (a release before it runs a ledger with one more trigger as it is). SQLite has no `TRUNCATE`.
+    static let postgresAuditLogRefusesTruncate = """
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                    WHERE tgname = 'audit_log_no_truncate' AND tgrelid = 'audit_log'::regclass) THEN
+                CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
+                    FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+            END IF;
+        END $$
+        """
+
     /// A lock number of linkout's own: instances starting together take turns, so each migration runs once.
     static let advisoryLock: Int64 = 0x6C69_6E6B_6F75_74
 
