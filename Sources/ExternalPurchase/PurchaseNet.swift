@@ -29,6 +29,19 @@ public enum PurchaseNet {
         return Int64.saturating(buy.common.amountTaxExclusive, minus: refunded)
     }
 
+    /// What the standing refunds of the buy `buyId` among `items` add up to: tax included, and tax. A refund's tax
+    /// is worked out against these (what Apple holds), not against the provider's own figures for the same
+    /// refunds, which a refund that completed the buy, then a chargeback reversed, left apart.
+    public static func refunds(ofBuy buyId: LineItemID, in items: [LineItem]) -> (inclusive: Int64, tax: Int64) {
+        standing(items).reduce((inclusive: Int64(0), tax: Int64(0))) { sum, item in
+            guard case .refund(let refund) = item, refund.referenceLineItemId == buyId else { return sum }
+            return (
+                Int64.saturating(sum.inclusive, plus: refund.amountTaxInclusive),
+                Int64.saturating(sum.tax, plus: refund.taxAmount)
+            )
+        }
+    }
+
     /// The buy a line item's net is about: itself, or the buy a refund refers to.
     public static func buyId(of item: LineItem) -> LineItemID {
         if case .refund(let refund) = item { return refund.referenceLineItemId }

@@ -514,6 +514,37 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// Refunds after a chargeback's reversal give back the buy's tax, no more: the refund that completed the buy
+    /// under the chargeback took the rest of its tax (1.60, where Paddle stated 1.00), and once
+    /// the reversal brought the chargeback's money back, the next refund counted from Paddle's figures gave back
+    /// 3.79 more: 5.39 of tax refunded on a buy with 4.79, its net 0.60 where nothing was left.
+    @Test func refundsAfterAReversalGiveBackTheBuysTaxNoMore() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_13done", at: now - 9)
+        func adjustment(_ id: String, _ action: String, _ total: Int64, _ tax: Int64, at: Int64) -> String {
+            Self.adjustment(of: transaction, id, action, total, tax, at: at)
+        }
+        try Self.deliverInTurn(
+            harness,
+            [
+                completed, adjustment("adj_13cb", "chargeback", 2000, 319, at: now - 8),
+                adjustment("adj_13rf1", "refund", 999, 100, at: now - 7),
+                adjustment("adj_13rev", "chargeback_reverse", 2000, 319, at: now - 6),
+                adjustment("adj_13rf2", "refund", 2000, 319, at: now - 5),
+            ]
+        )
+        let items = harness.payments.reportedLineItems()
+        func latest(_ id: String) -> [String: Any]? { items.last { $0["lineItemId"] as? String == id } }
+        let first = try #require(latest("\(transaction):refund:adj_13rf1"))
+        let second = try #require(latest("\(transaction):refund:adj_13rf2"))
+        #expect(first["taxAmount"] as? Int == 1600)
+        #expect(second["amountTaxInclusive"] as? Int == 20000)
+        #expect(second["taxAmount"] as? Int == 4790 - 1600, "\(second)")
+        #expect(second["netAmountTaxExclusive"] as? Int == 0, "\(second)")
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     /// A chargeback the operator withdrew (`linkout report retract`) and Paddle then reversed is withdrawn once:
     /// the reversal gives the money back in the ledger and sends Apple nothing more (it sent the same retraction
     /// again).

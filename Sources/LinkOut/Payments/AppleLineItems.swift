@@ -218,9 +218,14 @@ public struct AppleLineItems: Sendable {
     /// states one (`ChargeRefund.statedTax`, Paddle's adjustment `totals.tax`), never more than the buy's tax or the
     /// refund; else it is split in proportion to the buy's, rounded on the cumulative amounts so that the refunds of a
     /// buy always add up to exactly its amounts. Either way inclusive = exclusive + tax on each.
-    func refund(_ refund: ChargeRefund, of buy: LineItem, alreadyRefunded: Int64)
-        throws(AppleLineItemError) -> RefundLineItem?
-    {
+    /// `held`: what the buy's standing refunds at Apple add up to (`PurchaseNet.refunds`), when known; a stated
+    /// tax is then held to what is left of the buy's tax and tax-exclusive amount after them.
+    func refund(
+        _ refund: ChargeRefund,
+        of buy: LineItem,
+        alreadyRefunded: Int64,
+        held: (inclusive: Int64, tax: Int64)? = nil
+    ) throws(AppleLineItemError) -> RefundLineItem? {
         guard buy.isBuy else { throw .notABuy(buy.common.lineItemId.rawValue) }
         let original = buy.common
         guard refund.currency == original.pricingCurrency else {
@@ -256,18 +261,21 @@ public struct AppleLineItems: Sendable {
         let after = reported(refund.amountRefunded)
         guard after > before else { return nil }
         let inclusive = after - before
-        var taxBefore = taxShare(before)
-        var taxAfter = taxShare(after)
+        var tax = taxShare(after) - taxShare(before)
+        var exclusiveRefundedSoFar = after - taxShare(after)
         if let stated = refund.statedTax {
-            taxBefore = min(reported(max(stated.before, 0)), original.taxAmount, before)
-            taxAfter = max(min(reported(max(stated.after, 0)), original.taxAmount, after), taxBefore)
-            taxAfter = min(taxAfter, taxBefore + inclusive)
-            // Stated taxes rounded their own way must not leave more tax-exclusive refunded than the buy had:
-            // the tax takes up at least what is over (a full refund's is exactly the buy's).
-            taxAfter = min(max(taxAfter, after - original.amountTaxExclusive), taxBefore + inclusive)
+            // What stands before this refund: Apple's, else the provider's own figures for the refunds so far.
+            let standing =
+                held ?? (inclusive: before, tax: min(reported(max(stated.before, 0)), original.taxAmount, before))
+            let taxLeft = max(0, original.taxAmount - standing.tax)
+            let exclusiveLeft = max(0, original.amountTaxExclusive - (standing.inclusive - standing.tax))
+            // This refund's own stated tax, never more than the buy's tax left or the refund; and the tax takes up
+            // at least what would refund more tax-exclusive than the buy has left (stated taxes rounded their own
+            // way; a refund that completes the buy takes exactly the rest of its tax).
+            let own = max(0, reported(max(stated.after, 0)) - reported(max(stated.before, 0)))
+            tax = min(max(min(own, taxLeft), inclusive - exclusiveLeft), taxLeft, inclusive)
+            exclusiveRefundedSoFar = standing.inclusive - standing.tax + inclusive - tax
         }
-        let tax = taxAfter - taxBefore
-        let exclusiveRefundedSoFar = after - taxAfter
         let fields: [String: Any] = [
             "lineItemId": refund.disputeId.map { "\(refund.chargeId):dispute:\($0)" }
                 ?? "\(refund.chargeId):refund:\(refund.refundId ?? String(refund.amountRefunded))",

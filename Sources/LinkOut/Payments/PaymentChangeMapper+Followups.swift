@@ -208,7 +208,14 @@ extension PaymentChangeMapper {
             return .wait("the refunded buy's line item is not recorded yet")
         }
         do {
-            if var item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded) {
+            // The tax Apple holds of the buy's refunds, not the provider's figures for them: a refund that
+            // completed the buy took the rest of its tax, and after a chargeback's reversal the next one counted
+            // from Paddle's figure gave back more tax than the buy had.
+            let held = PurchaseNet.refunds(
+                ofBuy: buy.common.lineItemId,
+                in: try LineItemScreen(ledger: ledger).standing(on: stored.externalPurchaseId)
+            )
+            if var item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded, held: held) {
                 // The net is the buy's after what Apple holds: a refund retracted since (a reversed chargeback,
                 // an operator's retraction) no longer counts, though the provider's cumulative amount has it.
                 item.netAmountTaxExclusive = try netAfter(
