@@ -335,6 +335,72 @@ struct PaddleFlowTests {
         )
     }
 
+    /// A change billed without a period, delivered before the renewal of the period it was made in: it waits for
+    /// that renewal, then runs to its end. It was made a change of no days (start = end) and set aside, its money
+    /// never reported.
+    @Test func aChangeWithoutAPeriodWaitsForTheRenewalItWasMadeIn() throws {
+        let harness = try Harness()
+        let checkout = try harness.payments.openCheckout()
+        let transaction = try harness.buy("pro.monthly", checkout)
+        let now = Clock.system.nowSeconds()
+        let day: Int64 = 86_400
+        let custom = harness.custom(checkout, product: "pro.monthly")
+        func paid(_ id: String, _ origin: String, at: Int64, total: Int64, _ period: (Int64, Int64)?) -> String {
+            PaddleFixtures.transaction(
+                eventId: "evt_\(id)",
+                occurredAt: Self.time(now + at),
+                transactionId: id,
+                origin: origin,
+                subscriptionId: "sub_01late",
+                currency: "EUR",
+                totals: .init(subtotal: total - total * 16 / 100, tax: total * 16 / 100, total: total),
+                customData: custom,
+                billingPeriod: period.map { (Self.time(now + $0.0), Self.time(now + $0.1)) }
+            )
+        }
+        harness.paddle.addTransaction("txn_01renewal", customData: custom)
+        harness.paddle.addTransaction("txn_01change", customData: custom)
+        #expect(
+            try harness.deliver(paid(transaction, "web", at: -40 * day, total: 399, (-40 * day, -10 * day))).status
+                == 200
+        )
+        try harness.payments.waitForEvents()
+        // The change, made five days ago, comes before the renewal of the period it was made in.
+        #expect(
+            try harness.deliver(paid("txn_01change", "subscription_update", at: -5 * day, total: 500, nil)).status
+                == 200
+        )
+        let ledger = harness.live.application.ledger
+        let outcomes = { () -> [String] in
+            let events = (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20)) ?? []
+            return events.map { "\($0.eventId): \($0.outcome?.description ?? "-")" }
+        }
+        #expect(
+            eventually(within: 30) {
+                (try? ledger.payments.paymentEvents(unprocessedOnly: false, limit: 20))?
+                    .first { $0.eventId == "evt_txn_01change" }?.outcome?.description.hasPrefix("waiting:") == true
+            },
+            "\(outcomes())"
+        )
+        #expect(
+            try harness.deliver(
+                paid("txn_01renewal", "subscription_recurring", at: -10 * day, total: 399, (-10 * day, 20 * day))
+            ).status == 200
+        )
+        try harness.payments.waitForEvents()
+        let change = try #require(
+            eventually(within: 30) {
+                harness.payments.reportedLineItems().contains { $0["lineItemId"] as? String == "txn_01change" }
+            }
+                ? harness.payments.reportedLineItems().last { $0["lineItemId"] as? String == "txn_01change" } : nil,
+            "\(outcomes())"
+        )
+        #expect(change["subscriptionStartDate"] as? Int64 == (now - 5 * day) * 1000)
+        #expect(change["subscriptionEndDate"] as? Int64 == (now + 20 * day) * 1000, "\(change)")
+        #expect(change["amountTaxInclusive"] as? Int == 5000)
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     @Test func aPartialRefundApprovedLaterAndAChargebackSumToTheBuy() throws {
         let harness = try Harness()
         let checkout = try harness.payments.openCheckout()

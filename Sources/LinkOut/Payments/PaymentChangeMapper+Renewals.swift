@@ -31,11 +31,18 @@ extension PaymentChangeMapper {
         }
         var invoice = named
         if invoice.periodRunsToCurrentEnd {
-            // A change billed without a period of its own runs to the end of the period being paid.
-            invoice.period = SubscriptionPeriod(
-                start: invoice.paidAt,
-                end: max(try currentPeriodEnd(of: purchase, at: invoice.paidAt), invoice.paidAt)
-            )
+            // A change billed without a period of its own runs to the end of the period being paid. When every
+            // period recorded ended by then, the renewal of the period it was made in has not come yet (the
+            // provider delivers in no set order): it waits for it, where it was made a change of no days and set
+            // aside (`StartDateAfterEndDateError`), its money never reported.
+            let end = try currentPeriodEnd(of: purchase, at: invoice.paidAt)
+            guard end > invoice.paidAt else {
+                return .wait(
+                    "the \(what) was made in a period not recorded yet, waiting for its renewal: subscription "
+                        + PaymentStore.noPeriodYet(purchase.subscriptionId ?? "(none)")
+                )
+            }
+            invoice.period = SubscriptionPeriod(start: invoice.paidAt, end: end)
         }
         let asRead = purchase
         var change = try recorded(invoice, on: &purchase, what: what, planChange: planChange, event: event, at: now)

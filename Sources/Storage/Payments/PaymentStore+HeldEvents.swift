@@ -110,7 +110,16 @@ extension PaymentStore {
     /// whose reason it is (`wakeEventsWaitingFor`).
     public static func noPurchaseYet(_ key: String) -> String { "\(key) \(noPurchaseYet)" }
 
-    /// Makes the provider's events put off until a purchase or a charge names one of `keys` (`noPurchaseYet(_:)`)
+    /// What the reason of an event put off for a period of its subscription ends with (a plan change billed without
+    /// a period, delivered before the renewal of the period it was made in).
+    public static let noPeriodYet = "has no period for it yet"
+
+    /// The end of the reason of an event put off until subscription `key` records a period that covers it: the
+    /// next change recording the subscription wakes it (`wakeEventsWaitingFor`).
+    public static func noPeriodYet(_ key: String) -> String { "\(key) \(noPeriodYet)" }
+
+    /// Makes the provider's events put off until a purchase or a charge names one of `keys` (`noPurchaseYet(_:)`,
+    /// `noPeriodYet(_:)`)
     /// due at `at`: the change recording them is being written. Stripe's events name no entity to wait on, and a
     /// put-off event is looked at again only after up to a tenth of its age: a full refund delivered before its
     /// completion left the refunded purchase entitled for half an hour.
@@ -127,11 +136,12 @@ extension PaymentStore {
                 """
                 UPDATE payment_events SET next_attempt_at = ?
                 WHERE processed_at IS NULL AND provider = ? AND held_token IS NULL AND next_attempt_at > ?
-                  AND outcome LIKE ? ESCAPE '\\'
+                  AND (outcome LIKE ? ESCAPE '\\' OR outcome LIKE ? ESCAPE '\\')
                 """,
                 [
                     .integer(at), .text(provider.rawValue), .integer(at),
                     .text("waiting:% " + likeLiteral(noPurchaseYet(key))),
+                    .text("waiting:% " + likeLiteral(noPeriodYet(key))),
                 ]
             )
         }
