@@ -23,7 +23,7 @@ import Testing
                 """
                 INSERT INTO reports (request_identifier, external_purchase_id, environment, bundle_id, status, body,
                     state, next_attempt_at, created_at, lease_owner, lease_until)
-                VALUES (?, ?, 'Production', 'com.example', 'NO_LINE_ITEM', '{}', 'pending', ?, 0, ?, ?)
+                VALUES (?, ?, 'production', 'com.example', 'NO_LINE_ITEM', '{}', 'pending', ?, 0, ?, ?)
                 """,
                 [.text(id), .text("token-" + id), .integer(nextAttemptAt), .optional(owner), .optional(leaseUntil)]
             )

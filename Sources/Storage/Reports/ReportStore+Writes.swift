@@ -126,7 +126,9 @@ extension ReportStore {
     }
 
     /// Records the outcome of a send by this instance. Dropped if another instance has leased the report since
-    /// (this one's lease ended mid-send): the other's attempt is the one that counts.
+    /// (this one's lease ended mid-send), or settled it already (its lease then ended too): the other's attempt
+    /// is the one that counts. An instance paused mid-send turned a report another had settled as accepted back
+    /// to pending, and it was sent again.
     public func recordAttempt(_ requestIdentifier: RequestIdentifier, _ attempt: ReportAttempt) throws(StorageError) {
         try database.writer.write {
             [instance, dialect = database.dialect, regimes = database.commissionRegimes.current]
@@ -136,7 +138,7 @@ extension ReportStore {
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
                     accepted_at = CASE WHEN ? = 'accepted' THEN coalesce(accepted_at, ?) ELSE accepted_at END
-                WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?)
+                WHERE request_identifier = ? AND state = 'pending' AND (lease_owner IS NULL OR lease_owner = ?)
                 RETURNING external_purchase_id
                 """,
                 [

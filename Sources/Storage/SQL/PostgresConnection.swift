@@ -300,13 +300,21 @@ final class PostgresConnection: SQLConnection {
         quietUntil = nil
         // Set after connecting rather than as libpq `options`, which would replace options given in the URL.
         // Every session commits only once the WAL is flushed, whatever the role's or database's default: a
-        // visit is acknowledged after its commit, and must survive the server's crash.
+        // visit is acknowledged after its commit, and must survive the server's crash. A session idle inside a
+        // transaction is one whose process stalled (frozen, its host gone): the server ends it, so the row
+        // locks it holds (the day's `token_days` row every landing updates) do not stop every other instance's
+        // landings for as long as it stays so.
         answerLimit = Self.answerLimit(statementTimeoutMilliseconds: target.statementTimeoutMilliseconds)
         try executeOnce(
-            "SET statement_timeout = \(target.statementTimeoutMilliseconds); SET synchronous_commit = on"
+            "SET statement_timeout = \(target.statementTimeoutMilliseconds); SET synchronous_commit = on; "
+                + "SET idle_in_transaction_session_timeout = \(Self.idleInTransactionMilliseconds)"
         )
         Self.connects.withLock { $0[target.url, default: 0] += 1 }
     }
+
+    /// How long the server lets a session sit idle inside a transaction before it ends it. linkout's
+    /// transactions send their statements one after another; only a stalled process leaves one open this long.
+    static let idleInTransactionMilliseconds = 30_000
 
     /// Reconnects a session the server dropped, unless a transaction was open on it (its work is gone; the
     /// caller must fail it) or the last attempt failed less than a second ago and no session has connected since.
