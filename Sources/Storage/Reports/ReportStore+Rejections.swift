@@ -18,7 +18,7 @@ extension ReportStore {
                 UPDATE reports SET state = ?, attempts = attempts + ?, last_attempt_at = ?, last_http_status = ?,
                     last_response = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
                     body = coalesce(?, body), status = coalesce(?, status)
-                WHERE request_identifier = ? AND state = 'pending' AND (lease_owner IS NULL OR lease_owner = ?) RETURNING 1
+                WHERE request_identifier = ? AND (lease_owner IS NULL OR lease_owner = ?) RETURNING 1
                 """,
                 [
                     .text(attempt.state.rawValue), .integer(attempt.countsAsAttempt ? 1 : 0), .integer(attempt.at),
