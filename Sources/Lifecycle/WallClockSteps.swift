@@ -8,7 +8,7 @@ public final class WallClockSteps: Sendable {
     private let offset = Mutex<Int64?>(nil)
 
     /// A step back smaller than this is the clock being slewed or read at slightly different moments.
-    public static let toleranceMilliseconds: Int64 = 60_000
+    private static let toleranceMilliseconds: Int64 = 60_000
 
     public init() {}
 

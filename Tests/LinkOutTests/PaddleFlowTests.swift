@@ -290,6 +290,30 @@ struct PaddleFlowTests {
         #expect(backend.deliveries.filter { $0.type == "subscription.ended" }.count == 1)
     }
 
+    /// A completed EUR payment `id` of subscription `subscription` at `at` (UNIX s), for `period` (UNIX s) when
+    /// Paddle bills one.
+    static func subscriptionPayment(
+        _ id: String,
+        _ origin: String,
+        of subscription: String,
+        at: Int64,
+        period: (Int64, Int64)?,
+        totals: PaddleFixtures.Totals = .init(subtotal: 335, tax: 64, total: 399),
+        customData: [String: String]
+    ) -> String {
+        PaddleFixtures.transaction(
+            eventId: "evt_\(id)",
+            occurredAt: time(at),
+            transactionId: id,
+            origin: origin,
+            subscriptionId: subscription,
+            currency: "EUR",
+            totals: totals,
+            customData: customData,
+            billingPeriod: period.map { (time($0.0), time($0.1)) }
+        )
+    }
+
     /// Monthly, then yearly, then monthly again ten days later: a change Paddle bills without a period runs to the
     /// end of the monthly period the downgrade began, not to the yearly end (the latest end ever seen), and the
     /// subscription's period ends with the downgrade's.
@@ -301,16 +325,13 @@ struct PaddleFlowTests {
         let day: Int64 = 86_400
         let custom = harness.custom(checkout, product: "pro.monthly")
         func paid(_ id: String, _ origin: String, at: Int64, _ period: (Int64, Int64)?) -> String {
-            PaddleFixtures.transaction(
-                eventId: "evt_\(id)",
-                occurredAt: Self.time(now + at),
-                transactionId: id,
-                origin: origin,
-                subscriptionId: "sub_01down",
-                currency: "EUR",
-                totals: .init(subtotal: 335, tax: 64, total: 399),
-                customData: custom,
-                billingPeriod: period.map { (Self.time(now + $0.0), Self.time(now + $0.1)) }
+            Self.subscriptionPayment(
+                id,
+                origin,
+                of: "sub_01down",
+                at: now + at,
+                period: period.map { (now + $0.0, now + $0.1) },
+                customData: custom
             )
         }
         let deliveries = [
@@ -346,16 +367,14 @@ struct PaddleFlowTests {
         let day: Int64 = 86_400
         let custom = harness.custom(checkout, product: "pro.monthly")
         func paid(_ id: String, _ origin: String, at: Int64, total: Int64, _ period: (Int64, Int64)?) -> String {
-            PaddleFixtures.transaction(
-                eventId: "evt_\(id)",
-                occurredAt: Self.time(now + at),
-                transactionId: id,
-                origin: origin,
-                subscriptionId: "sub_01late",
-                currency: "EUR",
+            Self.subscriptionPayment(
+                id,
+                origin,
+                of: "sub_01late",
+                at: now + at,
+                period: period.map { (now + $0.0, now + $0.1) },
                 totals: .init(subtotal: total - total * 16 / 100, tax: total * 16 / 100, total: total),
-                customData: custom,
-                billingPeriod: period.map { (Self.time(now + $0.0), Self.time(now + $0.1)) }
+                customData: custom
             )
         }
         harness.paddle.addTransaction("txn_01renewal", customData: custom)

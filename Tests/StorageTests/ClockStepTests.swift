@@ -41,9 +41,8 @@ import Testing
     }
 
     @Test func aStepBackBringsRetriesAndOwnLeasesForward() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-steps-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let ledger = try Ledger(directory: directory.path)
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
         defer { ledger.close() }
         let now = Clock.system.nowMilliseconds()
         let day: Int64 = 86_400_000

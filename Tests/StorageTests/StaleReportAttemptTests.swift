@@ -10,9 +10,8 @@ import Testing
 /// sent to Apple again.
 @Suite struct StaleReportAttemptTests {
     @Test func anAttemptOnASettledReportIsDropped() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-stale-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let ledger = try Ledger(directory: directory.path)
+        let folder = LedgerTests.TemporaryFolder()
+        let ledger = try Ledger(directory: folder.path)
         defer { ledger.close() }
         let now = Clock.system.nowMilliseconds()
         try ClockStepTests.insertReport(

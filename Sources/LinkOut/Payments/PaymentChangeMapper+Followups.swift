@@ -211,17 +211,12 @@ extension PaymentChangeMapper {
             // The tax Apple holds of the buy's refunds, not the provider's figures for them: a refund that
             // completed the buy took the rest of its tax, and after a chargeback's reversal the next one counted
             // from Paddle's figure gave back more tax than the buy had.
-            let held = PurchaseNet.refunds(
-                ofBuy: buy.common.lineItemId,
-                in: try LineItemScreen(ledger: ledger).standing(on: stored.externalPurchaseId)
-            )
+            let holds = try LineItemScreen(ledger: ledger).standing(on: stored.externalPurchaseId)
+            let held = PurchaseNet.refunds(ofBuy: buy.common.lineItemId, in: holds)
             if var item = try lineItems.refund(refund, of: buy, alreadyRefunded: charge.amountRefunded, held: held) {
                 // The net is the buy's after what Apple holds: a refund retracted since (a reversed chargeback,
                 // an operator's retraction) no longer counts, though the provider's cumulative amount has it.
-                item.netAmountTaxExclusive = try netAfter(
-                    item,
-                    on: stored.externalPurchaseId
-                )
+                item.netAmountTaxExclusive = Self.netAfter(item, in: holds)
                 change.lineItems = [(stored.externalPurchaseId, item.lineItemId, try Self.encode(.refund(item)))]
                 change.outcome = "refund recorded; line item \(item.lineItemId) queued for Apple"
             } else {
@@ -257,8 +252,7 @@ extension PaymentChangeMapper {
     }
 
     /// The buy's net once `refund` joins what the token holds (`PurchaseNet`): never below 0.
-    private func netAfter(_ refund: RefundLineItem, on token: ExternalPurchaseID) throws -> Int64 {
-        let holds = try LineItemScreen(ledger: ledger).standing(on: token)
-        return max(0, PurchaseNet.ofBuy(refund.referenceLineItemId, in: holds + [.refund(refund)]))
+    private static func netAfter(_ refund: RefundLineItem, in holds: [LineItem]) -> Int64 {
+        max(0, PurchaseNet.ofBuy(refund.referenceLineItemId, in: holds + [.refund(refund)]))
     }
 }
