@@ -77,6 +77,14 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Whether the failure is this user's lack of permission (a folder or file of the user the server runs as).
     public var isPermissionDenied: Bool { systemError == EACCES || systemError == EPERM }
 
+    /// Whether PostgreSQL rolled the transaction back to let another go on: a deadlock (40P01) or a serialization
+    /// failure (40001). Nothing of it was committed, so running it again is safe, and usually succeeds: the other
+    /// writer has gone on.
+    public var isLostToAnotherWriter: Bool {
+        if case .postgres(let state) = code { return state == "40P01" || state == "40001" }
+        return false
+    }
+
     public var description: String {
         var text = "StorageError(\(code)"
         if let sqliteCode { text += ", sqlite \(sqliteCode)" }

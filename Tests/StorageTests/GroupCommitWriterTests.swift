@@ -81,4 +81,36 @@ struct GroupCommitWriterTests {
         let reader = try SQLiteConnection(path: path)
         #expect(try reader.query("SELECT n FROM counter").first?.first?.integer == 2)
     }
+
+    /// A job PostgreSQL rolls back for another writer's sake (a deadlock, 40P01) runs again alone until it gets
+    /// through, a bounded number of times; any other failure is the job's answer after one run alone. Its rolled
+    /// back runs leave nothing behind.
+    @Test(arguments: [(1, true), (5, true), (6, false)])
+    func aJobLostToAnotherWriterRunsAgain(losses: Int, succeeds: Bool) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-writer-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER NOT NULL)")
+        let writer = GroupCommitWriter(connection: connection)
+        let runs = Mutex(0)
+        let outcome = Result { () throws(StorageError) in
+            try writer.write { connection throws(StorageError) in
+                try connection.query("INSERT INTO t (n) VALUES (1)")
+                let run = runs.withLock { runs in
+                    runs += 1
+                    return runs
+                }
+                if run <= losses { throw StorageError(.postgres("40P01"), "deadlock detected") }
+            }
+        }
+        let other = Result { () throws(StorageError) in
+            try writer.write { _ throws(StorageError) in throw StorageError(.postgres("23505"), "duplicate key") }
+        }
+        writer.stop()
+        #expect(((try? outcome.get()) != nil) == succeeds)
+        #expect(runs.withLock { $0 } == min(losses + 1, GroupCommitWriter.runsAloneLostToAnotherWriter + 1))
+        #expect((try? other.get()) == nil)
+        let reader = try SQLiteConnection(path: path)
+        #expect(try reader.query("SELECT count(*) FROM t").first?.first?.integer == (succeeds ? 1 : 0))
+    }
 }

@@ -9,12 +9,26 @@ final class GroupCommitWriter: Sendable {
     typealias Finisher = @Sendable (_ commitError: StorageError?) -> Void
 
     /// A queued job. `run` executes it inside the current transaction and returns how to report the outcome
-    /// once that transaction has ended; it may run twice (see `commit`), so jobs only read and write the database.
+    /// once that transaction has ended; it may run more than once (see `commit`), so jobs only read and write the
+    /// database.
     private struct Pending: Sendable {
         /// Completes the job with an error without running it (the transaction could not begin).
         let abort: @Sendable (StorageError) -> Void
-        let run: @Sendable (any SQLConnection) -> (failed: Bool, finish: Finisher)
+        let run: @Sendable (any SQLConnection) -> Outcome
     }
+
+    /// How a job's run ended: its error, if it threw, and how to report it once the transaction has ended.
+    private struct Outcome {
+        var error: StorageError?
+        var finish: Finisher
+        var failed: Bool { error != nil }
+    }
+
+    /// Runs of a job alone that PostgreSQL may roll back to let another writer go on (a deadlock with another
+    /// instance's landing batch, say) before its error is the job's answer. Each such run committed nothing, and
+    /// the other writer has gone on by the next; an answer from Apple was "not recorded" when the one run alone
+    /// met a second deadlock.
+    static let runsAloneLostToAnotherWriter = 5
 
     /// Most jobs in one transaction; bounds the latency a large backlog adds to the first job in it.
     static let maxBatch = 512
@@ -48,7 +62,8 @@ final class GroupCommitWriter: Sendable {
                 result = .failure(error)
             }
             let finish: Finisher = { commitError in completion(commitError.map { .failure($0) } ?? result) }
-            return (failed: (try? result.get()) == nil, finish: finish)
+            if case .failure(let error) = result { return Outcome(error: error, finish: finish) }
+            return Outcome(error: nil, finish: finish)
         }
         guard queue.withLock({ $0 })?.submit(pending) == true else {
             completion(.failure(StorageError(.closed, "the ledger is closed")))
@@ -87,20 +102,34 @@ final class GroupCommitWriter: Sendable {
     private func commit(_ batch: [Pending]) {
         connection.withLock { connection in
             if !runTogether(batch, connection) {
-                for pending in batch { _ = runTogether([pending], connection, isolated: true) }
+                for pending in batch { runAlone(pending, connection) }
             }
         }
     }
 
-    /// One transaction for `batch`; false when a job failed and the batch was rolled back unreported.
-    private func runTogether(_ batch: [Pending], _ connection: any SQLConnection, isolated: Bool = false) -> Bool {
+    /// One job in a transaction of its own, run again while PostgreSQL rolls it back for another writer's sake.
+    private func runAlone(_ pending: Pending, _ connection: any SQLConnection) {
+        for _ in 1..<Self.runsAloneLostToAnotherWriter {
+            if runTogether([pending], connection, isolated: true, unlessLostToAnotherWriter: true) { return }
+        }
+        _ = runTogether([pending], connection, isolated: true)
+    }
+
+    /// One transaction for `batch`; false when a job failed and the batch was rolled back unreported (a batch of
+    /// several, or a job alone that PostgreSQL rolled back for another writer when `unlessLostToAnotherWriter`).
+    private func runTogether(
+        _ batch: [Pending],
+        _ connection: any SQLConnection,
+        isolated: Bool = false,
+        unlessLostToAnotherWriter: Bool = false
+    ) -> Bool {
         do throws(StorageError) {
             try connection.begin()
         } catch {
             for pending in batch { pending.abort(error) }
             return true
         }
-        var outcomes: [(failed: Bool, finish: Finisher)] = []
+        var outcomes: [Outcome] = []
         for pending in batch {
             let outcome = pending.run(connection)
             outcomes.append(outcome)
@@ -108,7 +137,9 @@ final class GroupCommitWriter: Sendable {
             // after it would each commit on their own, outside any transaction, and again when the batch is rerun.
             if outcome.failed && !connection.isInTransaction { break }
         }
-        if !isolated && outcomes.contains(where: \.failed) {
+        if (!isolated && outcomes.contains(where: \.failed))
+            || (unlessLostToAnotherWriter && outcomes.contains(where: { $0.error?.isLostToAnotherWriter == true }))
+        {
             try? connection.rollback()
             return false
         }

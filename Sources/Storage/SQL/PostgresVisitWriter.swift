@@ -23,7 +23,7 @@ final class PostgresVisitWriter: Sendable {
     /// the app forwarded for one was reported without it, and it stayed held), where one connection passed every
     /// run: a second waits until that is understood. A batch locks its tokens in id order, then its `token_days`
     /// rows in key order, as every instance does, so instances do not deadlock one another (a deadlock with
-    /// another kind of writer is retried once: `isLostToAnotherWriter`); leaving the day's row out of the batch
+    /// another kind of writer is retried once: `StorageError.isLostToAnotherWriter`); leaving the day's row out of the batch
     /// changed nothing measurable, so that row does not serialise writers.
     private let connection: Mutex<PostgresConnection>
     private let commits = Atomic<Int>(0)
@@ -76,7 +76,7 @@ final class PostgresVisitWriter: Sendable {
                 let results: [[[SQLValue]]]
                 do throws(StorageError) {
                     results = try Self.send(statements, on: connection)
-                } catch let error where Self.isLostToAnotherWriter(error) {
+                } catch let error where error.isLostToAnotherWriter {
                     // PostgreSQL chose this batch to break a deadlock with another writer (a job of the ledger's
                     // writer, another instance): it rolled the batch back and said so, so sending it again is safe.
                     results = try Self.send(statements, on: connection)
@@ -138,13 +138,6 @@ final class PostgresVisitWriter: Sendable {
         statements.count == 1
             ? [try connection.queryOnce(statements[0].0, statements[0].1)]
             : try connection.pipelined(statements)
-    }
-
-    /// A failure PostgreSQL reports when it rolls a transaction back to let another go on: a deadlock (40P01) or
-    /// a serialization failure (40001). Nothing of the batch was committed.
-    static func isLostToAnotherWriter(_ error: StorageError) -> Bool {
-        if case .postgres(let state) = error.code { return state == "40P01" || state == "40001" }
-        return false
     }
 
     /// A failure caused by a value in the batch (data exception, integrity rule), which one visit alone may have.
