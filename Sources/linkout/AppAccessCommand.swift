@@ -134,7 +134,8 @@ enum AppAccessCommand {
         _ body: (AppAccessAdministration, Ledger) throws -> Int32
     ) throws -> Int32 {
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder.
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)

@@ -23,7 +23,8 @@ enum AuditCommand {
             throw CommandLineInterface.UsageError(description: "--format must be text or json")
         }
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }

@@ -33,7 +33,8 @@ enum CloseCommand {
             return usageExit
         }
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }

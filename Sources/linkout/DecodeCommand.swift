@@ -8,7 +8,10 @@ import LinkOut
 enum DecodeCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let (flags, positional) = try CommandLineInterface.parseFlags(arguments, allowed: ["--config"], positional: 1)
-        let configuration = try Configuration.load(overrides: .init(configPath: flags["--config"]))
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"]),
+            provider: .ledgerOnly
+        )
         switch TokenDecoder.decode(positional[0]) {
         case .failure(let rejection):
             CommandLineInterface.printError("invalid token (\(rejection.code)): \(rejection.message)\n")

@@ -40,7 +40,8 @@ enum EraseCommand {
             throw CommandLineInterface.UsageError(description: "--account-token must be a UUID")
         }
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }

@@ -19,7 +19,8 @@ enum ExportCommand {
             throw CommandLineInterface.UsageError(description: "--table must be tokens, purchases, line-items or audit")
         }
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }

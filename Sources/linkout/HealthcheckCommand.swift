@@ -18,7 +18,8 @@ enum HealthcheckCommand {
             throw CommandLineInterface.UsageError(description: "give --url or --port, not both")
         }
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], port: flags["--port"])
+            overrides: .init(configPath: flags["--config"], port: flags["--port"]),
+            provider: .ledgerOnly
         )
         let url = flags["--url"] ?? localURL(host: configuration.server.host, port: configuration.server.port)
         var settings = HTTPClient.Configuration()

@@ -28,7 +28,8 @@ enum NotificationsCommand {
             throw CommandLineInterface.UsageError(description: "--since must be before --until")
         }
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
         // serialises the writes.

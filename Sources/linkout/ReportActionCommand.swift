@@ -29,7 +29,8 @@ enum ReportActionCommand {
         // A FILE that cannot be read is a usage error, said before the ledger is opened.
         let body = subcommand == "restate" ? try readBody(positional[2]) : ""
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
         // serialises the writes.

@@ -27,7 +27,8 @@ enum ReportCommand {
             )
         }
         let configuration = try Configuration.load(
-            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"])
+            overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
+            provider: .ledgerOnly
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }

@@ -12,7 +12,10 @@ enum SimulateCommand {
             allowed: ["--url", "--bundle-id", "--app-apple-id", "--type", "--config"],
             switches: ["--sandbox"]
         )
-        let configuration = try Configuration.load(overrides: .init(configPath: flags["--config"]))
+        let configuration = try Configuration.load(
+            overrides: .init(configPath: flags["--config"]),
+            provider: .ledgerOnly
+        )
         let bundleId = flags["--bundle-id"].map(BundleID.init) ?? configuration.landing.defaultBundleId
         // As a landing's token is held to it (`TokenDecoder`): a link with any other would only be refused.
         guard TokenDecoder.isBundleId(bundleId.rawValue) else {

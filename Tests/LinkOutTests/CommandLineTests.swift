@@ -180,6 +180,34 @@ struct CommandLineTests {
         #expect(check.out.contains("FAIL ledger: cannot reach the ledger \(file)"), "\(check.out)")
     }
 
+    /// The operator's commands that never take a payment run without the provider's secrets (a backup from cron,
+    /// an export from a shell): they were refused with "payments.stripe.secretKey: is required". `serve` and
+    /// `check` still refuse such a configuration, before a launch.
+    @Test func commandsThatTakeNoPaymentNeedNoProviderSecret() throws {
+        let live = try LiveApplication()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let config = folder.appendingPathComponent("config.json").path
+        try Data(#"{ "payments": { "provider": "stripe" } }"#.utf8).write(to: URL(fileURLWithPath: config))
+        let ledger = ["--config", config, "--data-dir", live.dataDir.path]
+        let commands: [[String]] = [
+            ["export"], ["export", "--table", "audit"], ["report", "status"], ["audit"],
+            ["close", "--month", "2026-01"],
+            ["backup", "--to", folder.path + "/backup"],
+        ]
+        for command in commands {
+            let result = try run(command + ledger)
+            #expect(result.code == 0, "\(command): \(result.code) \(result.err)")
+            #expect(!result.err.contains("secretKey"), "\(command): \(result.err)")
+        }
+        for command in [["check"], ["serve", "--port", "0"]] {
+            let result = try run(command + ledger)
+            #expect(result.code == 2, "\(command): \(result.code) \(result.err)")
+            #expect(result.err.contains("payments.stripe.secretKey"), "\(command): \(result.err)")
+        }
+    }
+
     @Test func simulateMintsAURLTheServerAcceptsAndExportListsIt() throws {
         let minted = try run(["simulate", "--url", "http://127.0.0.1:1", "--sandbox", "--type", "SERVICES"])
         #expect(minted.code == 0)

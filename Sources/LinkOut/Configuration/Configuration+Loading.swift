@@ -17,11 +17,21 @@ extension Configuration {
         }
     }
 
+    /// Whether the process loading the configuration takes payments (`serve`, and `check` before a launch), so
+    /// the payment provider's settings must be whole: its secret key, its webhook secret, a catalog it can sell.
+    /// The operator's other commands read or change the ledger only: a backup from cron, an export or an erasure
+    /// run from a shell without the provider's secrets were refused ("payments.stripe.secretKey: is required").
+    package enum ProviderUse: Sendable {
+        case takesPayments
+        case ledgerOnly
+    }
+
     /// Loads `config.json` (or `--config`/`LINKOUT_CONFIG`), applies the environment, then the flags.
     /// A missing default `config.json` means built-in defaults; a missing file that was asked for is an error.
     package static func load(
         overrides: Overrides = Overrides(),
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        provider use: ProviderUse = .takesPayments
     ) throws(ConfigurationError) -> Configuration {
         // Empty is unset, for `LINKOUT_CONFIG` as for the others (`apply(environment:)`).
         let explicitPath = overrides.configPath ?? environment["LINKOUT_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
@@ -41,7 +51,7 @@ extension Configuration {
         }
         try configuration.apply(environment: environment)
         try configuration.apply(overrides: overrides)
-        try configuration.validateProvider()
+        if use == .takesPayments { try configuration.validateProvider() }
         try configuration.webhooks.validate()
         return configuration
     }
