@@ -205,6 +205,14 @@ struct ReportingReviewTests {
         }
         harness.service.tick()
         #expect(harness.production.received.compactMap { $0.report?.externalPurchaseId } == ["old"])
+        // The monthly close says why the young token waits, as the planner does: it was `unreported` ("the next
+        // reporting pass plans it") while `linkout report --dry-run` planned nothing for it.
+        let close = MonthlyClose(ledger: harness.ledger, configuration: harness.configuration)
+        let report = try close.report(month: CloseMonth(containing: now - 2 * 3_600_000), now: now, status: .running)
+        let young = try #require(report.outstandingList.first { $0.externalPurchaseId == "young" })
+        #expect(young.state == "payment_open", "\(young)")
+        #expect(young.action.contains("NO_LINE_ITEM is sent once the hold ends"), "\(young)")
+        #expect(report.tokens.byState["unreported"] == nil, "\(report.tokens.byState)")
     }
 
     /// A wait of 10 days or more would report after Apple's `UNREPORTED` notice.

@@ -147,7 +147,7 @@ struct AppAccessAPI: Sendable {
                 )
             }
         switch try ledger.credentials.redeem(codeHash: codeHash, at: now, grant: grant) {
-        case .redeemed(let record):
+        case .success(.redeemed(let record)):
             logger.info("redeemed by the app", ["purchase_id": purchase.purchaseId, "credential_id": credentialId])
             return JSONResponse.json(
                 .ok,
@@ -159,16 +159,22 @@ struct AppAccessAPI: Sendable {
                     credentialId: credentialId
                 )
             )
-        case .alreadyRedeemed(let at, _):
+        case .success(.alreadyRedeemed(let at, _)):
             throttles.codes.recordFailure(for: codeHash)
             return RedemptionAPI.refusal(.conflict, "already_redeemed", "This code was redeemed before.", at: at)
-        case .expired(let at):
+        case .success(.expired(let at)):
             throttles.codes.recordFailure(for: codeHash)
             return RedemptionAPI.refusal(.gone, "expired", "This code has expired; ask for help in the app.", at: at)
-        case .notFound:
+        case .success(.notFound):
             return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
-        case nil:
-            return BearerAuth.unauthorized()
+        // Revoked or reissued since it was read: the operator's doing, not a guess, so it spends nothing.
+        case .failure(.revoked):
+            return Self.revoked()
+        // Bound to another account since it was read, by a redemption racing this one: as if it had been
+        // bound before (`mismatch`).
+        case .failure(.anotherAccount):
+            throttles.codes.recordFailure(for: codeHash)
+            return Self.credentialOfAnotherAccount()
         }
     }
 
@@ -206,13 +212,14 @@ struct AppAccessAPI: Sendable {
             return JSONResponse.error(.conflict, "app_mismatch", "The credential belongs to another app.")
         }
         if let held = existing.appAccountToken, let other = account ?? body.appAccountToken, held != other {
-            return JSONResponse.error(
-                .conflict,
-                "account_mismatch",
-                "The credential belongs to another appAccountToken."
-            )
+            return Self.credentialOfAnotherAccount()
         }
         return nil
+    }
+
+    /// A credential holds the purchases of one account: a purchase of another is refused.
+    static func credentialOfAnotherAccount() -> HTTPResponse {
+        JSONResponse.error(.conflict, "account_mismatch", "The credential belongs to another appAccountToken.")
     }
 
     /// The answer to a credential the operator revoked, on every route that takes one.

@@ -91,6 +91,14 @@ struct CloseExplanation {
                 "none: the next reporting pass plans it (linkout report --dry-run shows it; if it stays, check "
                     + "that the server runs)"
             )
+        case .paymentOpen:
+            return (
+                "a payment started on it may still complete (an open checkout, or a payment the provider says is "
+                    + "pending): its purchase would be the report",
+                "none: the purchase is reported when it completes; if none does, NO_LINE_ITEM is sent once the hold "
+                    + "ends (the checkout's lifetime, 7 days for a pending payment, never later than 9 days after the "
+                    + "token's creation)"
+            )
         case .blocked:
             return (
                 "reporting cannot send: \(status.description)",

@@ -1,4 +1,5 @@
 package import Domain
+import Payments
 package import Storage
 
 /// Builds the close of a month from the ledger: counts by state, totals, and the outstanding tokens and line
@@ -19,8 +20,18 @@ package struct MonthlyClose: Sendable {
 
     package func deadline(of month: CloseMonth) -> Int64 { month.deadline(day: configuration.close.deadlineDay) }
 
+    /// Now, as the reporting planner sees it: a token whose `NO_LINE_ITEM` waits for a payment under way is
+    /// `payment_open`, not `unreported` (which a pass would plan at once).
     func moment(_ now: Int64) -> CloseStore.Moment {
-        .init(now: now, quietSince: now - configuration.reporting.noLineItemAfterSeconds * 1000)
+        .init(
+            now: now,
+            quietSince: now - configuration.reporting.noLineItemAfterSeconds * 1000,
+            paymentsUnderWay: ReportPlanner.paymentsUnderWay(
+                now: now,
+                sessionLifetime: configuration.payments.registration.sessionLifetime
+            ),
+            holdsEndForTokensCreatedBefore: now - ReportPlanner.holdsEndAfterMilliseconds
+        )
     }
 
     /// The month's counts: its tokens, its line items, and its payment events not made into line items yet.

@@ -35,24 +35,24 @@ struct ReportPlanner: Sendable {
     /// No hold keeps a token unreported past 9 days after its creation: Apple's `UNREPORTED` notice comes at 10.
     static let holdsEndAfterMilliseconds: Int64 = Milliseconds.days(9)
 
+    /// The payments that may still complete at `now`, and whose purchase would then be their token's report: one
+    /// started within the provider's session lifetime, or pending within `pendingPaymentHoldMilliseconds`. The
+    /// hold ends far inside Apple's 10-day deadline (`holdsEndAfterMilliseconds`).
+    static func paymentsUnderWay(now: Int64, sessionLifetime: Int64) -> PaymentsUnderWay {
+        PaymentsUnderWay(now: now, openSince: now - sessionLifetime, pendingSince: now - pendingPaymentHoldMilliseconds)
+    }
+
     /// What is due now, without writing anything (`linkout report --dry-run` prints this).
     func plan(now: Int64) throws -> [PlannedReport] {
         var planned: [PlannedReport] = []
         let quietSince = now - noLineItemAfterSeconds * 1000
-        // A payment started within the provider's session lifetime may still complete, and its purchase would be
-        // the report. The hold ends with the session's lifetime, far inside Apple's 10-day deadline.
-        let paymentsOpenSince = now - paymentHold
-        let underWay = PaymentsUnderWay(
-            now: now,
-            openSince: paymentsOpenSince,
-            pendingSince: now - Self.pendingPaymentHoldMilliseconds
-        )
+        let underWay = Self.paymentsUnderWay(now: now, sessionLifetime: paymentHold)
         let window = try ledger.reports.duplicateWindow(after: duplicateCursor.current, size: duplicateWindowSize)
         let tokens = try ledger.reports.tokensNeedingReports(
             now: now,
             quietSince: quietSince,
-            paymentsOpenSince: paymentsOpenSince,
-            paymentsPendingSince: now - Self.pendingPaymentHoldMilliseconds,
+            paymentsOpenSince: underWay.openSince,
+            paymentsPendingSince: underWay.pendingSince,
             holdsEndForTokensCreatedBefore: now - Self.holdsEndAfterMilliseconds,
             duplicateWindow: window,
             paymentsUnderWay: underWay,

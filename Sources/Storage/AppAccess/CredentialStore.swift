@@ -65,11 +65,22 @@ public struct CredentialStore: Sendable {
         }
     }
 
+    /// Why a credential to extend takes no purchase; the code stays unused.
+    public enum ExtensionRefusal: Error, Sendable, Equatable {
+        /// Revoked (or reissued) since the request read it: the caller answers 401 `credential_revoked`.
+        case revoked
+        /// Bound meanwhile to another account than the purchase's (a redemption of that account's purchase
+        /// racing this one): the caller answers 409 `account_mismatch`.
+        case anotherAccount
+    }
+
     /// Uses up the code and grants what the redemption gives, in one transaction: either both are written or
-    /// neither. Nil, with the code unused, when the credential to extend was revoked meanwhile (the caller
-    /// answers 401).
+    /// neither. A refusal, with the code unused, when the credential to extend can no longer take the purchase.
+    /// The caller checked the credential before, but two redemptions with one credential at once each saw it
+    /// without an account, and it ended up holding purchases of two accounts: the account is checked again here,
+    /// by the update that binds it.
     public func redeem(codeHash: String, at now: Int64, grant: CredentialGrant) throws(StorageError)
-        -> RedemptionOutcome?
+        -> Result<RedemptionOutcome, ExtensionRefusal>
     {
         try database.writer.write { connection throws(StorageError) in
             if case .extend(let id, let account) = grant {
@@ -78,14 +89,22 @@ public struct CredentialStore: Sendable {
                 let live = try connection.query(
                     """
                     UPDATE customer_credentials SET app_account_token = COALESCE(app_account_token, ?)
-                    WHERE id = ? AND revoked_at IS NULL RETURNING 1
+                    WHERE id = ? AND revoked_at IS NULL
+                      AND (app_account_token IS NULL OR ? IS NULL OR app_account_token = ?)
+                    RETURNING 1
                     """,
-                    [.optional(account), .text(id)]
+                    [.optional(account), .text(id), .optional(account), .optional(account)]
                 )
-                guard !live.isEmpty else { return nil }
+                if live.isEmpty {
+                    let revoked = try connection.query(
+                        "SELECT 1 FROM customer_credentials WHERE id = ? AND revoked_at IS NULL",
+                        [.text(id)]
+                    ).isEmpty
+                    return .failure(revoked ? .revoked : .anotherAccount)
+                }
             }
             let outcome = try EntitlementStore.claim(codeHash: codeHash, at: now, in: connection)
-            guard case .redeemed(let record) = outcome else { return outcome }
+            guard case .redeemed(let record) = outcome else { return .success(outcome) }
             let credentialId: String
             switch grant {
             case .issue(let credential, let secretHash):
@@ -95,7 +114,7 @@ public struct CredentialStore: Sendable {
                 credentialId = id
             }
             try Self.add(purchaseId: record.purchaseId, to: credentialId, at: now, in: connection)
-            return outcome
+            return .success(outcome)
         }
     }
 

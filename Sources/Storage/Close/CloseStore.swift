@@ -9,20 +9,40 @@ import Foundation
 public struct CloseStore: Sendable {
     let database: SQLDatabase
 
-    /// What the close needs to tell a waiting token from a due one: now, and the `NO_LINE_ITEM` wait.
+    /// What the close needs to tell a waiting token from a due one: now, the `NO_LINE_ITEM` wait, and the
+    /// payments that hold it back as the reporting planner sees them.
     public struct Moment: Sendable {
         public var now: Int64
         /// Tokens created after this are still within `reporting.noLineItemAfterSeconds`.
         public var quietSince: Int64
+        /// The payments that may still complete (`ReportStore.paymentHoldsNoLineItem`).
+        public var paymentsUnderWay: PaymentsUnderWay
+        /// Tokens created before this are reported whatever payment is under way (Apple's notice is near).
+        public var holdsEndForTokensCreatedBefore: Int64
 
-        public init(now: Int64, quietSince: Int64) {
+        public init(
+            now: Int64,
+            quietSince: Int64,
+            paymentsUnderWay: PaymentsUnderWay = .none,
+            holdsEndForTokensCreatedBefore: Int64 = .max
+        ) {
             self.now = now
             self.quietSince = quietSince
+            self.paymentsUnderWay = paymentsUnderWay
+            self.holdsEndForTokensCreatedBefore = holdsEndForTokensCreatedBefore
+        }
+
+        /// The values of `tokenState`'s placeholders, in their order.
+        var stateParameters: [SQLValue] {
+            [
+                .integer(now), .integer(quietSince), .integer(holdsEndForTokensCreatedBefore),
+                .integer(paymentsUnderWay.openSince), .integer(paymentsUnderWay.pendingSince),
+            ]
         }
     }
 
     /// SQL naming the state of a token of `t` without an accepted report, its open report (if any) in `r`.
-    /// Parameters: now (a custom-link token active until then is not due), then the start of the quiet wait.
+    /// Parameters: `Moment.stateParameters`.
     static let tokenState = """
         CASE WHEN r.state = 'rejected' THEN 'rejected'
             WHEN r.state = 'pending' AND r.attempts > 0 THEN 'retrying'
@@ -41,6 +61,8 @@ public struct CloseStore: Sendable {
                 AND \(ReportingPolicy.SQL.hasNotExpired("t")) THEN 'not_due'
             WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at > ?
                 THEN 'waiting'
+            WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at >= ?
+                AND \(ReportStore.paymentHoldsNoLineItem) THEN 'payment_open'
             ELSE 'unreported' END
         """
 
@@ -72,7 +94,7 @@ public struct CloseStore: Sendable {
             )
             let rows = try connection.query(
                 "SELECT \(Self.tokenState) AS state, count(*) \(Self.outstandingTokens) GROUP BY 1",
-                [.integer(moment.now), .integer(moment.quietSince)] + range
+                moment.stateParameters + range
             )
             for row in rows {
                 counts.outstanding[try row[0].closedSet("close.state") as CloseItem.State] = row[1].integer ?? 0
@@ -93,9 +115,8 @@ public struct CloseStore: Sendable {
                 \(Self.outstandingTokens)
                 ORDER BY t.token_created_at, t.external_purchase_id LIMIT ?
                 """,
-                [
-                    .integer(moment.now), .integer(moment.quietSince), .text(environment.rawValue), .integer(from),
-                    .integer(until), .integer(Int64(limit)),
+                moment.stateParameters + [
+                    .text(environment.rawValue), .integer(from), .integer(until), .integer(Int64(limit)),
                 ]
             ).decoded { row throws(StorageError) in
                 var item = CloseItem(

@@ -194,17 +194,23 @@ extension ReportStore {
                 AND NOT \(ReportingPolicy.SQL.hasSaleWithoutLineItem("t"))
                 AND (t.report_due_at IS NOT NULL
                     OR (\(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at <= ?
-                        AND (t.token_created_at < ? OR NOT EXISTS (
-                            SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
-                            AND s.created_at < t.token_created_at + \(ReportingPolicy.lastHoldingPaymentMilliseconds)
-                            AND ((s.state = 'open' AND s.created_at > ?)
-                                OR (s.state = 'pending' AND s.updated_at > ?)))))
+                        AND (t.token_created_at < ? OR NOT \(paymentHoldsNoLineItem)))
                     OR (\(ReportingPolicy.SQL.isReportedAtExpiry("t")) AND \(ReportingPolicy.SQL.hasExpired("t"))
                         AND NOT EXISTS (
                             SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
                             AND s.state = 'open' AND s.created_at > ? AND s.created_at <= t.token_expires_at))
                     OR \(isDuplicateToken))))
         ORDER BY t.token_created_at LIMIT ?
+        """
+
+    /// SQL true while a payment holds back the `NO_LINE_ITEM` report of `t`, a token past its quiet wait: one
+    /// started within `ReportingPolicy.lastHoldingPaymentMilliseconds` of the token's creation that is open since
+    /// the first placeholder (the provider's session lifetime ago) or pending since the second (a delayed payment
+    /// method's hold). Its purchase would be the report. The planner waits for it, and the close says so.
+    static let paymentHoldsNoLineItem = """
+        EXISTS (SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+            AND s.created_at < t.token_created_at + \(ReportingPolicy.lastHoldingPaymentMilliseconds)
+            AND ((s.state = 'open' AND s.created_at > ?) OR (s.state = 'pending' AND s.updated_at > ?)))
         """
 
     /// SQL true for a line item version in `alias` that counts for its token: anything but a version set aside
