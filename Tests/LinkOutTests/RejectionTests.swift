@@ -584,6 +584,45 @@ struct RejectionTests {
         #expect(try harness.reports("oldest").map(\.state) == [.accepted])
     }
 
+    /// A restatement corrects a line item the token has. Another token's item (restated onto this one) and an
+    /// item the token never had both went to Apple and were accepted: one payment counted on two tokens, and a
+    /// sale nobody made. Both are refused, and nothing more reaches Apple.
+    @Test func aRestatementOfALineItemTheTokenNeverHadIsRefused() throws {
+        let harness = try ReportingHarness()
+        let own = UUID().uuidString.lowercased()
+        let others = UUID().uuidString.lowercased()
+        try harness.record("own")
+        try harness.addBuy("own", lineItemId: own)
+        try harness.record("other")
+        try harness.addBuy("other", lineItemId: others)
+        try harness.tickUntilSettled()
+        let sent = harness.production.received.count
+        let actions = ReportActions(ledger: harness.ledger)
+        for id in [others, "brand-new-item"] {
+            #expect {
+                try actions.restate("own", lineItemId: LineItemID(id), body: ReportingHarness.buyJSON(lineItemId: id))
+            } throws: { error in
+                (error as? ReportActions.Refusal)?.kind == .conflict
+                    && "\(error)".contains("the token has no line item \(id)")
+            }
+        }
+        // Its own item is restated as before.
+        let stored = try #require(try harness.ledger.reports.lineItems(for: "own").first?.body)
+        let lower = stored.replacingOccurrences(
+            of: #""amountTaxInclusive":12000"#,
+            with: #""amountTaxInclusive":10800"#
+        )
+        .replacingOccurrences(of: #""amountTaxExclusive":10000"#, with: #""amountTaxExclusive":9000"#)
+        .replacingOccurrences(of: #""taxAmount":2000"#, with: #""taxAmount":1800"#)
+        #expect(lower != stored)
+        _ = try actions.restate("own", lineItemId: LineItemID(own), body: lower)
+        try harness.tickUntilSettled()
+        let restated = harness.production.received.dropFirst(sent).compactMap(\.report)
+        #expect(restated.map(\.externalPurchaseId) == ["own"])
+        #expect(restated.flatMap { ($0.lineItems ?? []).map(\.common.lineItemId.rawValue) } == [own])
+        #expect(try harness.ledger.reports.lineItems(for: "own").map(\.lineItemId.rawValue).allSatisfy { $0 == own })
+    }
+
     /// The operator's `NO_LINE_ITEM` for a rejected report replaces its content under the same identifier; it is
     /// refused once Apple holds line items for the token (a status regression).
     @Test func theOperatorReportsNoLineItemUnderTheSameIdentifier() throws {

@@ -178,6 +178,17 @@ package struct ReportActions: Sendable {
         guard item.common.lineItemId == lineItemId else {
             throw Refusal(kind: .invalid, description: "the body's lineItemId is not \(lineItemId)")
         }
+        // A restatement corrects a line item the token has. Another token's (of this app or another) went to
+        // Apple as this token's too, and a new one as a sale nobody made: new items are posted
+        // (`POST /v1/tokens/{id}/line-items`), where Apple's rules for a new item are checked.
+        guard try ledger.reports.lineItems(for: externalPurchaseId).contains(where: { $0.lineItemId == lineItemId })
+        else {
+            throw Refusal(
+                kind: .conflict,
+                description: "the token has no line item \(lineItemId): a restatement corrects one of its own; post a "
+                    + "new one with POST /v1/tokens/{externalPurchaseId}/line-items"
+            )
+        }
         // Apple holds a version (in a report it accepted): the new one changes it, which Apple takes only as a
         // restatement ("Reporting corrections"; without the flag it is a DuplicateValueError). Holding none, the
         // new one is the first Apple sees, never a restatement.
