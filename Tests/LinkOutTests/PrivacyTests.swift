@@ -160,6 +160,40 @@ struct PrivacyTests {
         }
     }
 
+    /// An erasure by address run again finds what came since by the ids the first one followed: a dispute names
+    /// only her payment, and the address was in no body any more, so a second run found nothing and her name and
+    /// address stayed in the dispute.
+    @Test func erasingByEmailAgainFindsLaterEventsByTheIdsFollowedBefore() throws {
+        let harness = try PaymentHarness(provider: .stripe)
+        _ = try Self.adasCheckout(harness)
+        // Her charge names her customer id, not her address.
+        let charge = """
+            {"id":"evt_ada_charge","object":"event","type":"charge.succeeded","created":\(Clock.system.nowSeconds()),\
+            "livemode":false,"data":{"object":{"id":"ch_ADA000001","object":"charge","customer":"cus_ADA0001",\
+            "billing_details":{"name":"Ada Lovelace"}}}}
+            """
+        #expect(try harness.deliver(charge).status == 200)
+        try harness.waitForEvents()
+        let ledger = harness.live.ledger()
+        #expect(try Erasure(ledger: ledger).erase(email: Self.email).bodies == 3)
+        // Then a dispute of that charge, which names only the charge.
+        let dispute = """
+            {"id":"evt_ada_dispute","object":"event","type":"charge.dispute.created",\
+            "created":\(Clock.system.nowSeconds()),"livemode":false,"data":{"object":{"id":"dp_ADA0001",\
+            "object":"dispute","charge":"ch_ADA000001","evidence":{"customer_name":"Ada Lovelace",\
+            "billing_address":"Analytical Street 1, 10115 Berlin"}}}}
+            """
+        #expect(try harness.deliver(dispute).status == 200)
+        try harness.waitForEvents()
+        #expect(Self.personal(try ledger.privacy.bodies(mentioning: "dp_ADA0001").map(\.body).joined()) != [])
+        let again = try Erasure(ledger: ledger).erase(email: Self.email)
+        #expect(again.bodies == 1, "the dispute, found by her charge's id")
+        let stored = try ledger.privacy.bodies(mentioning: "ch_ADA000001").map(\.body).joined()
+        #expect(stored.contains("dp_ADA0001"))
+        #expect(Self.personal(stored).isEmpty, "\(Self.personal(stored))")
+        #expect(try Erasure(ledger: ledger).erase(email: Self.email).bodies == 0, "nothing left to rewrite")
+    }
+
     /// Apple's example token, forwarded by the app bound to `account`.
     static func bind(_ live: LiveApplication, to account: String) throws -> RawClient.Response {
         try live.post(

@@ -36,10 +36,16 @@ package struct Erasure: Sendable {
     }
 
     package func erase(email: String) throws -> Summary {
-        // Searched as given: the ledger lowers both sides alike (`PrivacyStore.bodies(mentioning:)`).
-        var summary = try eraseBodies(mentioning: [email], person: email)
+        // Searched as given: the ledger lowers both sides alike (`PrivacyStore.bodies(mentioning:)`). An erasure
+        // of the address run before left no body holding it: the ids it followed lead to what came since (a
+        // dispute, a charge, a Paddle transaction carry only the provider's ids).
+        let subject = try AuditFingerprint(ledger: ledger)(email.lowercased())
+        let followedBefore = try ledger.privacy.linkedIds(ofErased: subject)
+        var followed: [String] = []
+        var summary = try eraseBodies(mentioning: [email] + followedBefore, person: email, followed: &followed)
+        try ledger.privacy.rememberLinkedIds(followed, ofErased: subject)
         summary.visits = try ledger.privacy.eraseCampaignValues(email)
-        try audit("email:" + AuditFingerprint(ledger: ledger)(email.lowercased()), summary)
+        try audit("email:" + subject, summary)
         summary.freePagesLeft = zeroFreePages()
         return summary
     }
@@ -55,7 +61,8 @@ package struct Erasure: Sendable {
         let known = try ledger.privacy.isKnown(appAccountToken: account)
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
         try ledger.privacy.markErased(accountKey: identifiers.erasedAccountKey(account), at: clock.nowMilliseconds())
-        var summary = try eraseBodies(mentioning: keys, person: account)
+        var followed: [String] = []
+        var summary = try eraseBodies(mentioning: keys, person: account, followed: &followed)
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
         summary.visits = try ledger.privacy.eraseCampaignValues(account)
         summary.unknownAccount = !known
@@ -65,12 +72,13 @@ package struct Erasure: Sendable {
     }
 
     /// Every body that mentions one of `keys` or a customer id found in those, rewritten (`person` erased from
-    /// any text of it). A search returns at most `searchLimit` bodies: when one was cut there, another round
-    /// finds the rest, since those rewritten no longer hold the address or account.
-    private func eraseBodies(mentioning keys: [String], person: String) throws -> Summary {
+    /// any text of it); `followed` gets the ids found and searched beyond `keys`. A search returns at most
+    /// `searchLimit` bodies: when one was cut there, another round finds the rest, since those rewritten no longer
+    /// hold the address or account.
+    private func eraseBodies(mentioning keys: [String], person: String, followed: inout [String]) throws -> Summary {
         var rewritten = 0
         for _ in 0..<Self.maxRounds {
-            let round = try eraseRound(mentioning: keys, person: person)
+            let round = try eraseRound(mentioning: keys, person: person, followed: &followed)
             rewritten += round.rewritten
             if !round.cut || round.rewritten == 0 { break }
         }
@@ -86,7 +94,9 @@ package struct Erasure: Sendable {
     /// person's data in it, and its ids are followed. A body that only mentions them (another customer's metadata
     /// giving their address) loses only that mention and what names a person beside it under the same stem: its
     /// own customer's data and ids stay.
-    private func eraseRound(mentioning keys: [String], person: String) throws -> (rewritten: Int, cut: Bool) {
+    private func eraseRound(mentioning keys: [String], person: String, followed: inout [String]) throws
+        -> (rewritten: Int, cut: Bool)
+    {
         var found: [StoredBody.Kind: (body: StoredBody, isTheirs: Bool)] = [:]
         var cut = false
         var searched: Set<String> = []
@@ -105,6 +115,7 @@ package struct Erasure: Sendable {
                 if isTheirs { pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) } }
             }
         }
+        for id in searched where !keys.contains(id) && !followed.contains(id) { followed.append(id) }
         let rewritten = found.values.compactMap { stored, isTheirs -> StoredBody? in
             let redacted =
                 isTheirs

@@ -43,15 +43,15 @@ extension LedgerBackup {
             sameInstallation == true
             ? try? old.query("SELECT \(SigningKeyStore.columns) FROM signing_keys").map(SigningKeyStore.record) : []
         // Keyed with the installation's secret, so only of the same installation: the accounts erased (events made
-        // later must keep naming them `[erased]`) and when each key last signed and for how long (a retirement
+        // later must keep naming them `[erased]`), the ids erasures by e-mail followed, and when each key last signed and for how long (a retirement
         // must wait for what it signed).
         let notes =
             sameInstallation == true
             ? try? old.query(
-                "SELECT name, value FROM settings WHERE name LIKE ? OR name LIKE ? OR name LIKE ?",
+                "SELECT name, value FROM settings WHERE name LIKE ? OR name LIKE ? OR name LIKE ? OR name LIKE ?",
                 [
                     .text(PrivacyStore.erasedAccountSetting("%")), .text(SigningKeyStore.lifetimeSetting("%")),
-                    .text(SigningKeyStore.lastSignedSetting("%")),
+                    .text(SigningKeyStore.lastSignedSetting("%")), .text(PrivacyStore.erasedLinksSetting("%")),
                 ]
             ) : []
         var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil && notes != nil)
@@ -91,6 +91,13 @@ extension LedgerBackup {
                 if row[0].text?.hasPrefix(PrivacyStore.erasedAccountSetting("")) == true {
                     carried.erasedAccounts += try copy.change(
                         "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                        row
+                    )
+                } else if row[0].text?.hasPrefix(PrivacyStore.erasedLinksSetting("")) == true {
+                    // The replaced ledger's list is the later one: it holds what the copy's held, and more.
+                    try copy.query(
+                        "INSERT INTO settings (name, value) VALUES (?, ?) "
+                            + "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
                         row
                     )
                 } else {

@@ -175,6 +175,37 @@ public struct PrivacyStore: Sendable {
 
     static func erasedAccountSetting(_ accountKey: String) -> String { "erased_account." + accountKey }
 
+    /// The provider's ids an erasure by e-mail address followed (the customer, their payments and charges), kept
+    /// under a keyed hash of the address (`subjectKey`): a later event that carries only those ids (a dispute, a
+    /// charge, a Paddle transaction) holds nothing of the address, and an erasure run again finds it by them. The
+    /// ids are kept in the bodies anyway; this keeps which of them were the person's.
+    public func linkedIds(ofErased subjectKey: String) throws(StorageError) -> [String] {
+        try database.readers.read { connection throws(StorageError) in
+            let stored = try connection.query(
+                "SELECT value FROM settings WHERE name = ?",
+                [.text(Self.erasedLinksSetting(subjectKey))]
+            ).first?.first?.text
+            return stored?.split(separator: " ").map(String.init) ?? []
+        }
+    }
+
+    /// Keeps `ids` (with those kept before) as the ids an erasure of `subjectKey` followed.
+    public func rememberLinkedIds(_ ids: [String], ofErased subjectKey: String) throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            let name = Self.erasedLinksSetting(subjectKey)
+            let stored = try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
+                .first?.first?.text
+            var kept = stored?.split(separator: " ").map(String.init) ?? []
+            for id in ids where !id.isEmpty && !id.contains(" ") && !kept.contains(id) { kept.append(id) }
+            try connection.query(
+                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.text(name), .text(kept.joined(separator: " "))]
+            )
+        }
+    }
+
+    static func erasedLinksSetting(_ subjectKey: String) -> String { "erased_links." + subjectKey }
+
     /// Replaces `value` (an e-mail address, an account token) where a landing's link carried it as a whole
     /// campaign value (`visits.utm_*`, compared case-insensitively), a span of visits per transaction so the
     /// landings' ingestion waits for no more than one span; returns how many visits changed.
