@@ -315,6 +315,12 @@ import Testing
             )
             #expect(entry.resolution.contains("linkout report restate t li1"))
             #expect(entry.resolution.contains("no-line-item") == !holds, "\(entry.resolution)")
+            // A retraction where Apple holds the item withdraws the sale: said, so a refused restatement is not
+            // dropped that way by mistake.
+            #expect(
+                entry.resolution.contains("a retraction withdraws that too, its net then 0") == holds,
+                "\(entry.resolution)"
+            )
             var bare = entry
             (bare.report, bare.lineItems) = (nil, [])
             #expect(bare.resolution.contains("no-line-item") == !holds, "\(bare.resolution)")

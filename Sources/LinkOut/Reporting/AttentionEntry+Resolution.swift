@@ -35,6 +35,13 @@ extension AttentionEntry {
             + "restatement reports them after it, a retraction leaves a refund of it unreported"
     }
 
+    /// A retraction of an item Apple holds an earlier version of withdraws that version too: an operator who
+    /// meant to drop a refused restatement took a paid sale out of Apple's totals. Said wherever Apple holds line
+    /// items of the token.
+    static let retractionWithdrawsWhatAppleHolds =
+        " (where Apple holds an earlier version of the item, a retraction withdraws that too, its net then 0: to "
+        + "drop only a refused restatement, restate the item as Apple holds it)"
+
     /// The action that resolves it, as the command that does it (the admin API has the same under
     /// `POST /admin/tokens/{id}/…`).
     package var resolution: String {
@@ -45,6 +52,7 @@ extension AttentionEntry {
             let more = lineItems.count > 1 ? " (and \(lineItems.count - 1) more)" : ""
             return "linkout report restate \(id) \(item.lineItemId.shellWord) FILE, or linkout report retract \(id) "
                 + "\(item.lineItemId.shellWord)\(more)"
+                + (appleHoldsLineItems ? Self.retractionWithdrawsWhatAppleHolds : "")
                 + (report != nil ? noLineItem.map { "; or \($0)" } ?? "" : "")
         }
         if report?.status == .lineItem {
