@@ -606,8 +606,13 @@ struct RejectionTests {
                     && "\(error)".contains("the token has no line item \(id)")
             }
         }
-        // Its own item is restated as before.
+        // Its own item as it stands changes nothing, and nothing goes to Apple: it went as another restatement.
         let stored = try #require(try harness.ledger.reports.lineItems(for: "own").first?.body)
+        let unchanged = try actions.restate("own", lineItemId: LineItemID(own), body: stored)
+        #expect(unchanged.detail.contains("unchanged"), "\(unchanged.detail)")
+        try harness.tickUntilSettled()
+        #expect(harness.production.received.count == sent)
+        // Changed, it is restated as before.
         let lower = stored.replacingOccurrences(
             of: #""amountTaxInclusive":12000"#,
             with: #""amountTaxInclusive":10800"#

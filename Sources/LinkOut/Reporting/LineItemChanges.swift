@@ -15,6 +15,15 @@ enum LineItemChanges {
             + changed.map { "\($0) \(before[$0] ?? "none") → \(after[$0] ?? "none")" }.joined(separator: ", ")
     }
 
+    /// Whether `next` says to Apple what `previous` says: every field the same, the net included, whatever the
+    /// `restatement` flag (which follows from whether Apple holds a version).
+    static func changesNothing(from previous: String, to next: String) -> Bool {
+        guard var before = fields(previous), var after = fields(next) else { return false }
+        before["restatement"] = nil
+        after["restatement"] = nil
+        return before == after
+    }
+
     /// The body's top-level fields as text (numbers as written), or nil when it is not a JSON object.
     private static func fields(_ body: String) -> [String: String]? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else {

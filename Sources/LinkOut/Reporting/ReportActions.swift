@@ -217,6 +217,15 @@ package struct ReportActions: Sendable {
         let previous = try ledger.reports.lineItemVersions(lineItemId).last {
             $0.externalPurchaseId == externalPurchaseId
         }
+        // The same as the version that stands (Apple holds it, or it waits to be sent): a new version would go to
+        // Apple as another restatement under a new requestIdentifier, saying nothing new.
+        if let previous, !previous.isSetAside, LineItemChanges.changesNothing(from: previous.body, to: replacement) {
+            return Outcome(
+                externalPurchaseId: externalPurchaseId,
+                action: "restate",
+                detail: "line item \(lineItemId) unchanged: it is the version that stands; nothing stored, nothing sent"
+            )
+        }
         let resolved = try ledger.reports.correctLineItem(
             lineItemId,
             of: externalPurchaseId,
