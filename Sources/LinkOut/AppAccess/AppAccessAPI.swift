@@ -65,7 +65,14 @@ struct AppAccessAPI: Sendable {
             guard held.revokedAt == nil else { return Self.revoked() }
             existing = held
         }
-        let answer = try redeem(request, adding: existing)
+        let answer: HTTPResponse
+        do {
+            answer = try redeem(request, adding: existing)
+        } catch is RevokedMeanwhile {
+            // Revoked or reissued by the operator while the redemption ran: as when it is presented revoked, no
+            // guess.
+            return Self.revoked()
+        }
         // A refusal of what the client sent counts as a guess; the server's own trouble (`503
         // signing_unavailable`) does not, or apps retrying through a key outage behind one address were locked out.
         if (400..<500).contains(answer.status.code), answer.status != .tooManyRequests {
@@ -167,9 +174,8 @@ struct AppAccessAPI: Sendable {
             return RedemptionAPI.refusal(.gone, "expired", "This code has expired; ask for help in the app.", at: at)
         case .success(.notFound):
             return JSONResponse.error(.notFound, "unknown_code", "No purchase has this code.")
-        // Revoked or reissued since it was read: the operator's doing, not a guess, so it spends nothing.
         case .failure(.revoked):
-            return Self.revoked()
+            throw RevokedMeanwhile()
         // Bound to another account since it was read, by a redemption racing this one: as if it had been
         // bound before (`mismatch`).
         case .failure(.anotherAccount):
@@ -177,6 +183,9 @@ struct AppAccessAPI: Sendable {
             return Self.credentialOfAnotherAccount()
         }
     }
+
+    /// The credential presented was revoked after it was read and before the redemption's write.
+    private struct RevokedMeanwhile: Error {}
 
     /// The purchase's signed entitlement, or nil when it entitles to nothing now; throws when no key may sign.
     private func signedEntitlement(_ purchase: PurchaseRecord, at now: Int64, namingAccount: Bool) throws -> String? {
