@@ -206,6 +206,17 @@ struct AppEntitlementTests {
         #expect((after["ended"] as? [[String: Any]])?.first?["reason"] as? String == "refunded")
     }
 
+    /// A code is ASCII letters and digits, any case: a character that Unicode's lowering turns into a code letter
+    /// (KELVIN SIGN into `k`) made a code that matched.
+    @Test func aCodeIsReadInASCIIOnly() throws {
+        let live = try LiveApplication()
+        let plain = String(repeating: "k", count: 32)
+        #expect(try Self.redeem(live, #"{"code": "\#(plain.uppercased())"}"#).text.contains("unknown_code"))
+        let kelvin = String(repeating: "k", count: 31) + "\u{212A}"
+        let refused = try Self.redeem(live, #"{"code": "\#(kelvin)"}"#)
+        #expect(refused.status == 400 && refused.text.contains("invalid_code"), "\(refused.text)")
+    }
+
     @Test func aCodeForAnotherAccountIsRefusedAndStaysUnused() throws {
         let live = try LiveApplication()
         let account = "6f1c1a52-5d3c-4c84-9a57-8f0c42e6d1a0"

@@ -49,7 +49,9 @@ struct RedemptionBody {
         ) {
             return .refused(refusal)
         }
-        let code = fields.code.lowercased()
+        // Lowered in ASCII only: Unicode's lowering turns other characters into code letters (KELVIN SIGN into
+        // `k`), and a code is letters and digits the person copies, nothing else.
+        let code = fields.code.allSatisfy(\.isASCII) ? fields.code.lowercased() : fields.code
         guard Identifiers.isRedemptionCode(code) else {
             return .refused(JSONResponse.error(.badRequest, "invalid_code", "This is not a redemption code."))
         }
