@@ -180,16 +180,22 @@ struct CommandLineTests {
         #expect(check.out.contains("FAIL ledger: cannot reach the ledger \(file)"), "\(check.out)")
     }
 
-    /// The operator's commands that never take a payment run without the provider's secrets (a backup from cron,
-    /// an export from a shell): they were refused with "payments.stripe.secretKey: is required". `serve` and
-    /// `check` still refuse such a configuration, before a launch.
+    /// The operator's commands that never take a payment run without the provider's and the webhooks' secrets,
+    /// or their files (a backup from cron, an export from a shell): they were refused with
+    /// "payments.stripe.secretKey: is required". `serve` and `check` still refuse such a configuration.
     @Test func commandsThatTakeNoPaymentNeedNoProviderSecret() throws {
         let live = try LiveApplication()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let config = folder.appendingPathComponent("config.json").path
-        try Data(#"{ "payments": { "provider": "stripe" } }"#.utf8).write(to: URL(fileURLWithPath: config))
+        // The secret files named are not there (not mounted where cron runs), and webhooks have no secret.
+        try Data(
+            #"""
+            { "payments": { "provider": "stripe", "stripe": { "webhookSecretFile": "/nonexistent/whsec" } },
+              "webhooks": { "url": "https://backend.example.com/linkout" } }
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: config))
         let ledger = ["--config", config, "--data-dir", live.dataDir.path]
         let commands: [[String]] = [
             ["export"], ["export", "--table", "audit"], ["report", "status"], ["audit"],
@@ -204,7 +210,7 @@ struct CommandLineTests {
         for command in [["check"], ["serve", "--port", "0"]] {
             let result = try run(command + ledger)
             #expect(result.code == 2, "\(command): \(result.code) \(result.err)")
-            #expect(result.err.contains("payments.stripe.secretKey"), "\(command): \(result.err)")
+            #expect(result.err.contains("payments.stripe.webhookSecretFile"), "\(command): \(result.err)")
         }
     }
 

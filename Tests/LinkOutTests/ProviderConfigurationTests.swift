@@ -121,15 +121,18 @@ struct ProviderConfigurationTests {
             ],
             path: "payments.shop"
         )
-        let settings = try Configuration.Payments.settings(of: registration, from: block)
+        var unread: [ConfigurationError] = []
+        let settings = try Configuration.Payments.settings(of: registration, from: block, unreadSecretFiles: &unread)
         #expect(settings.map("prices") == ["pro.lifetime": "pri_1", "pro.monthly": "pri_2"])
         #expect(settings.optional("apiKey") == "key")
         let wrong = JSONFields(["prices": .object(["pro.lifetime": .integer(1)])], path: "payments.shop")
-        #expect(throws: ConfigurationError.self) { try Configuration.Payments.settings(of: registration, from: wrong) }
+        #expect(throws: ConfigurationError.self) {
+            try Configuration.Payments.settings(of: registration, from: wrong, unreadSecretFiles: &unread)
+        }
         // An object where the provider expects one value is refused, never taken and left unread.
         let notAMap = JSONFields(["apiKey": .object(["a": .string("b")])], path: "payments.shop")
         #expect(throws: ConfigurationError.self) {
-            try Configuration.Payments.settings(of: registration, from: notAMap)
+            try Configuration.Payments.settings(of: registration, from: notAMap, unreadSecretFiles: &unread)
         }
     }
 }

@@ -40,8 +40,10 @@ extension Configuration {
         if let file = environment["LINKOUT_ENTITLEMENT_KEY_FILE"] {
             appEntitlements.signingKeyFile = file
         }
-        try payments.apply(environment: environment)
-        if let secret = try Self.secret("LINKOUT_WEBHOOK_SECRET", in: environment) { webhooks.secret = secret }
+        try payments.apply(environment: environment, unreadSecretFiles: &unreadSecretFiles)
+        if let secret = try Self.secret("LINKOUT_WEBHOOK_SECRET", in: environment, unreadFiles: &unreadSecretFiles) {
+            webhooks.secret = secret
+        }
         if let provider = environment["LINKOUT_PAYMENTS_PROVIDER"] {
             payments.provider = try Payments.provider(provider, field: "LINKOUT_PAYMENTS_PROVIDER")
         }
@@ -51,6 +53,16 @@ extension Configuration {
     /// secrets); nil when neither is set. Both set is an error: one of them was silently ignored, and a
     /// deployment that rotated the secret in one place went on with the other.
     static func secret(_ name: String, in environment: [String: String]) throws(ConfigurationError) -> String? {
+        var unread: [ConfigurationError] = []
+        let secret = try secret(name, in: environment, unreadFiles: &unread)
+        if let problem = unread.first { throw problem }
+        return secret
+    }
+
+    /// The same, a file that cannot be read added to `unreadFiles` (and nil) rather than thrown.
+    static func secret(_ name: String, in environment: [String: String], unreadFiles: inout [ConfigurationError])
+        throws(ConfigurationError) -> String?
+    {
         let file = environment[name + "_FILE"]
         if let value = environment[name] {
             guard file == nil else {
@@ -59,7 +71,12 @@ extension Configuration {
             return value
         }
         guard let file else { return nil }
-        return try secret(fromFile: file, field: name + "_FILE")
+        do {
+            return try secret(fromFile: file, field: name + "_FILE")
+        } catch {
+            unreadFiles.append(error)
+            return nil
+        }
     }
 
     /// A secret from a file, without the trailing newline editors add; an empty or unreadable file is an error.

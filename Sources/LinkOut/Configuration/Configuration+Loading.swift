@@ -39,7 +39,7 @@ extension Configuration {
         var configuration: Configuration
         switch ConfigurationFile.contents(atPath: path, limit: ConfigurationFile.textLimit) {
         case .success(let data):
-            configuration = try parse(data, source: path)
+            configuration = try parse(data, source: path, deferringSecretFiles: true)
         // No config.json is the built-in defaults; one that is there but cannot be read (a folder, its mode) is
         // not, or the server would start without its catalog and settings.
         case .failure(.missing) where explicitPath == nil:
@@ -51,8 +51,12 @@ extension Configuration {
         }
         try configuration.apply(environment: environment)
         try configuration.apply(overrides: overrides)
-        if use == .takesPayments { try configuration.validateProvider() }
-        try configuration.webhooks.validate()
+        // What only taking payments and sending webhooks needs: their secrets, a provider that can be made.
+        if use == .takesPayments {
+            if let unread = configuration.unreadSecretFiles.first { throw unread }
+            try configuration.validateProvider()
+            try configuration.webhooks.validate()
+        }
         return configuration
     }
 

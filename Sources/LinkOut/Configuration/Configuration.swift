@@ -19,6 +19,10 @@ package struct Configuration: Sendable {
     package var reporting = Reporting()
     package var payments = Payments()
     package var webhooks = Webhooks()
+    /// The payment provider's and the webhooks' secret files that could not be read (missing, unreadable,
+    /// empty): an error for what takes payments and sends webhooks (`Configuration.ProviderUse`), nothing to a
+    /// command that only reads or changes the ledger, such as a backup from cron where they are not mounted.
+    var unreadSecretFiles: [ConfigurationError] = []
     package var redemption = Redemption()
     package var appEntitlements = AppEntitlements()
     package var retention = Retention()
@@ -56,9 +60,13 @@ package struct Configuration: Sendable {
         "redemption", "commission", "close", "appEntitlements", "retention",
     ]
 
-    /// Parses the JSON text of a configuration file.
-    package static func parse(_ file: Data, source: String = "config.json") throws(ConfigurationError) -> Configuration
-    {
+    /// Parses the JSON text of a configuration file. An unreadable secret file of the payment provider or the
+    /// webhooks is an error, unless `deferringSecretFiles` (it is then in `unreadSecretFiles`).
+    package static func parse(
+        _ file: Data,
+        source: String = "config.json",
+        deferringSecretFiles: Bool = false
+    ) throws(ConfigurationError) -> Configuration {
         let data = try ConfigurationFile.jsonText(file, field: source)
         let root: JSONValue
         do {
@@ -87,8 +95,14 @@ package struct Configuration: Sendable {
         if fields.object["catalog"] != nil { configuration.catalog = try Product.readList(try fields.list("catalog")) }
         configuration.apple = try Apple.read(try fields.section("apple"))
         configuration.reporting = try Reporting.read(try fields.section("reporting"))
-        configuration.payments = try Payments.read(try fields.section("payments"))
-        configuration.webhooks = try Webhooks.read(try fields.section("webhooks"))
+        configuration.payments = try Payments.read(
+            try fields.section("payments"),
+            unreadSecretFiles: &configuration.unreadSecretFiles
+        )
+        configuration.webhooks = try Webhooks.read(
+            try fields.section("webhooks"),
+            unreadSecretFiles: &configuration.unreadSecretFiles
+        )
         configuration.redemption = try Redemption.read(try fields.section("redemption"))
         configuration.appEntitlements = try AppEntitlements.read(try fields.section("appEntitlements"))
         configuration.retention = try Retention.read(try fields.section("retention"))
@@ -103,6 +117,7 @@ package struct Configuration: Sendable {
             configuration.accessLog = try AccessLogMode.parse(mode, field: "logging.accessLog")
         }
         try configuration.validateReferences()
+        if !deferringSecretFiles, let unread = configuration.unreadSecretFiles.first { throw unread }
         return configuration
     }
 

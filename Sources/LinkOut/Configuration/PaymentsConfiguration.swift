@@ -43,7 +43,9 @@ extension Configuration {
             set { providers[provider]?[key] = newValue }
         }
 
-        static func read(_ section: JSONFields) throws(ConfigurationError) -> Payments {
+        static func read(_ section: JSONFields, unreadSecretFiles: inout [ConfigurationError])
+            throws(ConfigurationError) -> Payments
+        {
             try section.rejectUnknownKeys(
                 Set(["provider", "defaultTaxCountry", "exchangeRates", "exchangeRatesFile", "taxRates"])
                     .union(ProviderRegistry.all.map(\.id.rawValue))
@@ -68,7 +70,8 @@ extension Configuration {
             for registration in ProviderRegistry.all {
                 payments.providers[registration.id] = try settings(
                     of: registration,
-                    from: try section.section(registration.id.rawValue)
+                    from: try section.section(registration.id.rawValue),
+                    unreadSecretFiles: &unreadSecretFiles
                 )
             }
             return payments
@@ -83,9 +86,11 @@ extension Configuration {
         }
 
         /// A provider's block as text values: its declared keys only, a secret also from `<key>File`.
-        static func settings(of registration: ProviderRegistration, from block: JSONFields)
-            throws(ConfigurationError) -> ProviderSettings
-        {
+        static func settings(
+            of registration: ProviderRegistration,
+            from block: JSONFields,
+            unreadSecretFiles: inout [ConfigurationError]
+        ) throws(ConfigurationError) -> ProviderSettings {
             try block.rejectUnknownKeys(
                 Set(registration.settings.flatMap { [$0.key] + ($0.fileKey.map { [$0] } ?? []) })
             )
@@ -110,7 +115,11 @@ extension Configuration {
                     )
                 }
                 if let fileKey = setting.fileKey, let file = try block.optionalString(fileKey), !file.isEmpty {
-                    settings[setting.key] = try Configuration.secret(fromFile: file, field: block.name(fileKey))
+                    do {
+                        settings[setting.key] = try Configuration.secret(fromFile: file, field: block.name(fileKey))
+                    } catch {
+                        unreadSecretFiles.append(error)
+                    }
                 }
             }
             return settings

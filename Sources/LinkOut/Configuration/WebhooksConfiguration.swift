@@ -14,7 +14,9 @@ extension Configuration {
 
         package var isEnabled: Bool { !url.isEmpty }
 
-        static func read(_ section: JSONFields) throws(ConfigurationError) -> Webhooks {
+        static func read(_ section: JSONFields, unreadSecretFiles: inout [ConfigurationError])
+            throws(ConfigurationError) -> Webhooks
+        {
             try section.rejectUnknownKeys(["url", "secret", "secretFile", "timeoutSeconds", "retryForSeconds"])
             var webhooks = Webhooks()
             webhooks.url = try section.string("url", default: webhooks.url)
@@ -23,7 +25,11 @@ extension Configuration {
             }
             webhooks.secret = try section.string("secret", default: webhooks.secret)
             if let file = try section.optionalString("secretFile"), !file.isEmpty {
-                webhooks.secret = try Configuration.secret(fromFile: file, field: "webhooks.secretFile")
+                do {
+                    webhooks.secret = try Configuration.secret(fromFile: file, field: "webhooks.secretFile")
+                } catch {
+                    unreadSecretFiles.append(error)
+                }
             }
             webhooks.timeoutSeconds = try section.integer(
                 "timeoutSeconds",

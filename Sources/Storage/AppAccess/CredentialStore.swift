@@ -90,7 +90,7 @@ public struct CredentialStore: Sendable {
                     """
                     UPDATE customer_credentials SET app_account_token = COALESCE(app_account_token, ?)
                     WHERE id = ? AND revoked_at IS NULL
-                      AND (app_account_token IS NULL OR ? IS NULL OR app_account_token = ?)
+                      AND (app_account_token IS NULL OR CAST(? AS TEXT) IS NULL OR app_account_token = ?)
                     RETURNING 1
                     """,
                     [.optional(account), .text(id), .optional(account), .optional(account)]
