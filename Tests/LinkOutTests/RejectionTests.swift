@@ -3,6 +3,7 @@ import ExternalPurchase
 import Foundation
 import Lifecycle
 import Storage
+import Synchronization
 import Testing
 
 @testable import LinkOut
@@ -620,7 +621,15 @@ struct RejectionTests {
         .replacingOccurrences(of: #""amountTaxExclusive":10000"#, with: #""amountTaxExclusive":9000"#)
         .replacingOccurrences(of: #""taxAmount":2000"#, with: #""taxAmount":1800"#)
         #expect(lower != stored)
-        _ = try actions.restate("own", lineItemId: LineItemID(own), body: lower)
+        // The same restatement four times at once (a double click, the CLI beside the dashboard): stored once.
+        let details = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let detail = (try? actions.restate("own", lineItemId: LineItemID(own), body: lower))?.detail ?? "failed"
+            details.withLock { $0.append(detail) }
+        }
+        let answers = details.withLock { $0 }
+        #expect(answers.filter { $0.contains("stored for the next report") }.count == 1, "\(answers)")
+        #expect(answers.filter { $0.contains("unchanged") }.count == 3, "\(answers)")
         try harness.tickUntilSettled()
         let restated = harness.production.received.dropFirst(sent).compactMap(\.report)
         #expect(restated.map(\.externalPurchaseId) == ["own"])

@@ -218,20 +218,25 @@ package struct ReportActions: Sendable {
             $0.externalPurchaseId == externalPurchaseId
         }
         // The same as the version that stands (Apple holds it, or it waits to be sent): a new version would go to
-        // Apple as another restatement under a new requestIdentifier, saying nothing new.
-        if let previous, !previous.isSetAside, LineItemChanges.changesNothing(from: previous.body, to: replacement) {
-            return Outcome(
-                externalPurchaseId: externalPurchaseId,
-                action: "restate",
-                detail: "line item \(lineItemId) unchanged: it is the version that stands; nothing stored, nothing sent"
-            )
-        }
-        let resolved = try ledger.reports.correctLineItem(
-            lineItemId,
-            of: externalPurchaseId,
-            replacement: replacement,
-            now: clock.nowMilliseconds()
+        // Apple as another restatement under a new requestIdentifier, saying nothing new. Its fields compared here
+        // (a provider's body is written otherwise), its bytes again where it is written (the same restatement sent
+        // twice at once).
+        let unchanged = Outcome(
+            externalPurchaseId: externalPurchaseId,
+            action: "restate",
+            detail: "line item \(lineItemId) unchanged: it is the version that stands; nothing stored, nothing sent"
         )
+        if let previous, !previous.isSetAside, LineItemChanges.changesNothing(from: previous.body, to: replacement) {
+            return unchanged
+        }
+        guard
+            let resolved = try ledger.reports.restateLineItem(
+                lineItemId,
+                of: externalPurchaseId,
+                replacement: replacement,
+                now: clock.nowMilliseconds()
+            )
+        else { return unchanged }
         return Outcome(
             externalPurchaseId: externalPurchaseId,
             action: "restate",

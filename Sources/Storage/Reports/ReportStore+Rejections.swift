@@ -197,29 +197,71 @@ extension ReportStore {
         try database.writer.write {
             [dialect = database.dialect, regimes = database.commissionRegimes.current]
             connection throws(StorageError) in
-            let resolved = try connection.query(
-                """
-                UPDATE line_items SET corrected_at = ?
-                WHERE external_purchase_id = ? AND line_item_id = ? AND correction IS NOT NULL
-                  AND corrected_at IS NULL RETURNING 1
-                """,
-                [.integer(now), .id(externalPurchaseId), .id(lineItemId)]
-            ).count
-            if let replacement {
+            try Self.correct(lineItemId, of: externalPurchaseId, replacement, now, connection, dialect, regimes)
+        }
+    }
+
+    /// `correctLineItem` for a restatement: nil, with nothing written, when the version that stands (not set
+    /// aside) is `replacement` already. Decided in the transaction that writes, and across instances one at a
+    /// time: two identical restatements at once each found the other not yet written, and both went to Apple.
+    public func restateLineItem(
+        _ lineItemId: LineItemID,
+        of externalPurchaseId: ExternalPurchaseID,
+        replacement: String,
+        now: Int64
+    ) throws(StorageError) -> Int? {
+        try database.writer.write {
+            [dialect = database.dialect, regimes = database.commissionRegimes.current]
+            connection throws(StorageError) in
+            if let serialize = dialect.serializeOnKey {
                 try connection.query(
-                    "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
-                    [.id(externalPurchaseId), .id(lineItemId), .text(replacement), .integer(now)]
+                    serialize,
+                    [.text("restate\u{0}" + externalPurchaseId.rawValue + "\u{0}" + lineItemId.rawValue)]
                 )
             }
-            try MoneyRows.refresh(
-                lineItemId: lineItemId,
-                externalPurchaseId: externalPurchaseId,
-                in: connection,
-                dialect: dialect,
-                regimes: regimes
-            )
-            return resolved
+            let standing = try connection.query(
+                """
+                SELECT body, correction FROM line_items WHERE external_purchase_id = ? AND line_item_id = ?
+                ORDER BY id DESC LIMIT 1
+                """,
+                [.id(externalPurchaseId), .id(lineItemId)]
+            ).first
+            if let standing, standing[1].text == nil, standing[0].text == replacement { return nil }
+            return try Self.correct(lineItemId, of: externalPurchaseId, replacement, now, connection, dialect, regimes)
         }
+    }
+
+    private static func correct(
+        _ lineItemId: LineItemID,
+        of externalPurchaseId: ExternalPurchaseID,
+        _ replacement: String?,
+        _ now: Int64,
+        _ connection: any SQLConnection,
+        _ dialect: SQLDialect,
+        _ regimes: [CommissionRegime]
+    ) throws(StorageError) -> Int {
+        let resolved = try connection.query(
+            """
+            UPDATE line_items SET corrected_at = ?
+            WHERE external_purchase_id = ? AND line_item_id = ? AND correction IS NOT NULL
+              AND corrected_at IS NULL RETURNING 1
+            """,
+            [.integer(now), .id(externalPurchaseId), .id(lineItemId)]
+        ).count
+        if let replacement {
+            try connection.query(
+                "INSERT INTO line_items (external_purchase_id, line_item_id, body, received_at) VALUES (?, ?, ?, ?)",
+                [.id(externalPurchaseId), .id(lineItemId), .text(replacement), .integer(now)]
+            )
+        }
+        try MoneyRows.refresh(
+            lineItemId: lineItemId,
+            externalPurchaseId: externalPurchaseId,
+            in: connection,
+            dialect: dialect,
+            regimes: regimes
+        )
+        return resolved
     }
 
     /// What stands behind a token that needs a person, as SQL over its `tokens` row `t`: the payment events put
