@@ -87,6 +87,38 @@ struct ProviderConfigurationTests {
         }
     }
 
+    /// A price under Stripe's minimum charge (EUR 0.49, GBP 0.29, JPY 49) passed the check and failed every
+    /// checkout of it at Stripe; a price of 0 is no sale with any provider.
+    @Test func aPriceUnderStripesMinimumOrOfNothingIsRefused() throws {
+        let stripe = #"{"secretKey": "sk_test_x", "webhookSecret": "whsec_x"}"#
+        func problem(_ price: String, provider: String = "stripe") -> String? {
+            let catalog = #"[{"id": "pro.tiny", "name": {"en": "Pro"}, "price": {\#(price)}}]"#
+            do {
+                let configuration = try Configuration.parse(
+                    Data(
+                        #"{"catalog": \#(catalog), "payments": {"provider": "\#(provider)", "stripe": \#(stripe)}}"#
+                            .utf8
+                    )
+                )
+                try configuration.validateProvider()
+                return nil
+            } catch {
+                return "\(error.field): \(error.problem)"
+            }
+        }
+        #expect(problem(#""EUR": "0.49""#)?.contains("under its minimum charge of 0.50 EUR") == true)
+        #expect(problem(#""GBP": "0.29""#)?.contains("0.30 GBP") == true)
+        #expect(problem(#""JPY": "49""#)?.contains("50 JPY") == true)
+        #expect(problem(#""EUR": "0.50", "GBP": "0.30", "JPY": "50""#) == nil)
+        #expect(problem(#""EUR": "0.49""#, provider: "demo") == nil)
+        for provider in ["stripe", "demo"] {
+            #expect(
+                problem(#""USD": "0.00""#, provider: provider)
+                    == "catalog[0].price.USD: must be more than 0: nothing can be charged"
+            )
+        }
+    }
+
     @Test func environmentVariablesAndSecretFilesGoOverTheBlock() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-secret-\(UUID())")
         try Data("whsec_from_file\n".utf8).write(to: file)

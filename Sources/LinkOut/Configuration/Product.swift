@@ -78,10 +78,15 @@ package struct Product: Sendable, Equatable {
                 // What every checkout converts it with: a price it refuses was taken here and failed each sale
                 // with "payment is not available right now". Its error names what is wrong (the currency's
                 // decimals, the digits), where the catalog's own reading below only knows that something is.
+                let minor: Int64
                 do throws(MinorUnitsError) {
-                    _ = try MinorUnits.parse(text, currency: currency)
+                    minor = try MinorUnits.parse(text, currency: currency)
                 } catch {
                     throw ConfigurationError(field: field, problem: "cannot be charged: \(error)")
+                }
+                // A price of nothing is no sale: no provider charges it, and Apple would be told of a purchase of 0.
+                guard minor > 0 else {
+                    throw ConfigurationError(field: field, problem: "must be more than 0: nothing can be charged")
                 }
                 guard let money = Money(currency: CurrencyCode(currency), decimal: text) else {
                     let decimals = MinorUnits.exponent(of: currency)

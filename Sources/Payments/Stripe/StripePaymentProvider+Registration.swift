@@ -60,13 +60,25 @@ extension StripePaymentProvider {
     /// Stripe's own amounts (`StripeAmount`: at most 8 digits, ISK in whole krónur), the conversion every sale
     /// makes.
     public func refusal(ofPrice price: CheckoutRequest.Price) -> String? {
+        let minor: Int64
         do throws(StripeAmountError) {
-            _ = try StripeAmount.minorUnits(price.amount, currency: price.currency.rawValue.lowercased())
-            return nil
+            minor = try StripeAmount.minorUnits(price.amount, currency: price.currency.rawValue.lowercased())
         } catch {
             return "cannot be charged by Stripe: \(error.description)"
         }
+        let code = price.currency.rawValue.uppercased()
+        if let minimum = Self.minimumCharge[code], minor < minimum {
+            return "cannot be charged by Stripe: under its minimum charge of "
+                + MinorUnits.decimalText(minimum, currency: code) + " \(code)"
+        }
+        return nil
     }
+
+    /// Stripe's minimum charge in minor units, for the currencies its currency documentation names it in (USD
+    /// 0.50, EUR 0.50, GBP 0.30, JPY 50): every checkout of a lower price fails at Stripe. A charge must also come
+    /// to about 0.50 USD in the account's settlement currency, which linkout does not know, so a price just above
+    /// these may still be refused for an account that settles in another currency.
+    static let minimumCharge: [String: Int64] = ["USD": 50, "EUR": 50, "GBP": 30, "JPY": 50]
 
     public var id: ProviderID { .stripe }
 
