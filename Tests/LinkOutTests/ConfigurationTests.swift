@@ -65,8 +65,13 @@ struct ConfigurationTests {
         for url in [
             "https://u:p@pay.example.com", "https://pay.example.com/?a=1", "https://pay.example.com/#x",
             "https://pay.example.com:99999/", "https://pay.example.com:0/",
+            // A path: the provider's return URLs carried it and the server's routes do not.
+            "https://pay.example.com/shop", "https://pay.example.com/shop/",
         ] {
             #expect(failure(#"{"server": {"publicURL": "\#(url)"}}"#)?.field == "server.publicURL", "\(url)")
+        }
+        for url in ["https://pay.example.com", "https://pay.example.com/", "http://127.0.0.1:8080"] {
+            #expect(failure(#"{"server": {"publicURL": "\#(url)"}}"#) == nil, "\(url)")
         }
         #expect(failure(#"{"server": {"trustedProxies": [1]}}"#)?.field == "server.trustedProxies[0]")
         for proxy in ["proxy.local", "10.0.0.0/8", "10.0.0.1:80", ""] {
@@ -360,6 +365,17 @@ struct ConfigurationTests {
         )
         #expect(configuration.adminToken == "from-a-file")
         #expect(configuration.apiToken == "from-env")
+        // A token no request can carry (two lines in its file, a CRLF environment file's `\r`) was taken, and
+        // every call with it got 401.
+        let twoLines = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-secret-\(UUID())")
+        try Data("ADMINSECRET_aaaaaaaaaaaaaa\r\nold_token_bbbbbbb\n".utf8).write(to: twoLines)
+        defer { try? FileManager.default.removeItem(at: twoLines) }
+        for environment in [
+            ["LINKOUT_ADMIN_TOKEN_FILE": twoLines.path], ["LINKOUT_API_TOKEN": "abcdefghijklmnopqrst\r"],
+        ] {
+            let refused = #expect(throws: ConfigurationError.self) { try Configuration.load(environment: environment) }
+            #expect(refused?.problem.contains("control character") == true, "\(environment)")
+        }
         // Both forms of one secret: one was silently ignored (the file won), so neither is taken.
         for name in ["LINKOUT_ADMIN_TOKEN", "LINKOUT_WEBHOOK_SECRET", "LINKOUT_STRIPE_SECRET_KEY"] {
             #expect(

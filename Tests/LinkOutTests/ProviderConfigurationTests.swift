@@ -119,6 +119,47 @@ struct ProviderConfigurationTests {
         }
     }
 
+    /// A secret written inline and named by its file both: the file won silently, and a key rotated inline was
+    /// never used. Refused, as both forms of an environment variable are.
+    @Test func aSecretInlineAndInAFileIsRefused() throws {
+        let cases = [
+            (
+                #"{"payments": {"stripe": {"secretKey": "sk_test_inline", "secretKeyFile": "/run/secrets/sk"}}}"#,
+                "payments.stripe.secretKeyFile"
+            ),
+            (
+                #"{"webhooks": {"url": "https://b.example.com/h", "secret": "s", "secretFile": "/run/secrets/w"}}"#,
+                "webhooks.secretFile"
+            ),
+        ]
+        for (json, field) in cases {
+            let refused = #expect(throws: ConfigurationError.self) { try Configuration.parse(Data(json.utf8)) }
+            #expect(refused?.field == field, "\(json)")
+            #expect(refused?.problem.contains("set one of them") == true, "\(json)")
+        }
+    }
+
+    /// The secret key (or a typo) as Stripe's webhook secret passed the check, and every event was refused as
+    /// badly signed: an endpoint's signing secret is `whsec_…`.
+    @Test func aStripeWebhookSecretIsAnEndpointsSigningSecret() throws {
+        for (secret, taken) in [("sk_test_x", false), ("x", false), ("whsec_abc", true)] {
+            let configuration = try Configuration.parse(
+                Data(
+                    #"{"payments": {"provider": "stripe", "stripe": {"secretKey": "sk_test_x", "webhookSecret": "\#(secret)"}}}"#
+                        .utf8
+                )
+            )
+            do {
+                try configuration.validateProvider()
+                #expect(taken, "\(secret)")
+            } catch {
+                #expect(!taken, "\(secret): \(error)")
+                #expect(error.field == "payments.stripe.webhookSecret")
+                #expect(error.problem.contains("whsec_"))
+            }
+        }
+    }
+
     @Test func environmentVariablesAndSecretFilesGoOverTheBlock() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkout-secret-\(UUID())")
         try Data("whsec_from_file\n".utf8).write(to: file)

@@ -23,8 +23,12 @@ extension Configuration {
         if let mode = environment["LINKOUT_ACCESS_LOG"] {
             accessLog = try AccessLogMode.parse(mode, field: "LINKOUT_ACCESS_LOG")
         }
-        if let token = try Self.secret("LINKOUT_ADMIN_TOKEN", in: environment) { adminToken = token }
-        if let token = try Self.secret("LINKOUT_API_TOKEN", in: environment) { apiToken = token }
+        if let token = try Self.secret("LINKOUT_ADMIN_TOKEN", in: environment) {
+            adminToken = try Self.bearerToken(token, field: "LINKOUT_ADMIN_TOKEN")
+        }
+        if let token = try Self.secret("LINKOUT_API_TOKEN", in: environment) {
+            apiToken = try Self.bearerToken(token, field: "LINKOUT_API_TOKEN")
+        }
         if let rate = environment["LINKOUT_RATE_LIMIT_PER_SECOND"] {
             guard let value = Int(rate), value >= 0 else {
                 throw ConfigurationError(
@@ -77,6 +81,20 @@ extension Configuration {
             unreadFiles.append(error)
             return nil
         }
+    }
+
+    /// A token callers send in `Authorization: Bearer …`, which is one line of a request's head: one holding a
+    /// line break or another control character (a file of two lines, a CRLF environment file's `\r`) was taken,
+    /// and no request could ever carry it, so every call got 401.
+    static func bearerToken(_ token: String, field: String) throws(ConfigurationError) -> String {
+        guard !token.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ConfigurationError(
+                field: field,
+                problem: "holds a line break or another control character, which no request can send: write the "
+                    + "token on one line"
+            )
+        }
+        return token
     }
 
     /// A secret from a file, without the trailing newline editors add; an empty or unreadable file is an error.

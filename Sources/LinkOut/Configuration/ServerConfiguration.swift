@@ -79,6 +79,15 @@ extension Configuration {
                     problem: "must not carry a user, a password, a query or a fragment"
                 )
             }
+            // linkout serves its routes at the root, and its pages link to them from there (`/checkout/…`): a path
+            // went into the provider's return URLs only, and a person who had paid came back to a 404.
+            if let path = URLComponents(string: server.publicURL)?.path, !path.isEmpty, path != "/" {
+                throw ConfigurationError(
+                    field: "server.publicURL",
+                    problem: "must be the origin alone (such as https://pay.example.com), without the path \(path): "
+                        + "linkout serves its routes at the root"
+                )
+            }
             // Each is compared with a connection's peer address, so it is written as the server writes those
             // (`PeerAddress`); anything but an address would never match, and a proxy meant to be trusted would
             // silently not be.

@@ -25,6 +25,12 @@ extension Configuration {
             }
             webhooks.secret = try section.string("secret", default: webhooks.secret)
             if let file = try section.optionalString("secretFile"), !file.isEmpty {
+                guard webhooks.secret.isEmpty else {
+                    throw ConfigurationError(
+                        field: "webhooks.secretFile",
+                        problem: "is set as well as webhooks.secret: set one of them"
+                    )
+                }
                 do {
                     webhooks.secret = try Configuration.secret(fromFile: file, field: "webhooks.secretFile")
                 } catch {

@@ -40,6 +40,15 @@ extension StripePaymentProvider {
             )
         }
         configuration.webhookSecret = try settings.required("webhookSecret")
+        // An endpoint's signing secret is `whsec_…` (Stripe's webhook documentation; the Stripe CLI's too): the
+        // secret key or a typo in its place was taken, and every event was then refused as badly signed.
+        guard configuration.webhookSecret.hasPrefix(Self.webhookSecretPrefix) else {
+            throw ProviderConfigurationError(
+                field: settings.field("webhookSecret"),
+                problem: "is not a Stripe webhook signing secret: it starts with \(Self.webhookSecretPrefix) (the "
+                    + "endpoint's \"Signing secret\" in the dashboard)"
+            )
+        }
         configuration.apiBase = try settings.httpURL("apiBase", default: configuration.apiBase)
         configuration.automaticTax = try settings.bool("automaticTax", default: false)
         configuration.webhookToleranceSeconds = try settings.integer(
@@ -81,6 +90,9 @@ extension StripePaymentProvider {
     static let minimumCharge: [String: Int64] = ["USD": 50, "EUR": 50, "GBP": 30, "JPY": 50]
 
     public var id: ProviderID { .stripe }
+
+    /// How an endpoint's signing secret starts (Stripe's webhook documentation).
+    static let webhookSecretPrefix = "whsec_"
 
     /// The secret and restricted keys, test and live (Stripe's API keys documentation).
     static let secretKeyPrefixes = ["sk_test_", "sk_live_", "rk_test_", "rk_live_"]
