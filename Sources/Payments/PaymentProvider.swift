@@ -37,6 +37,10 @@ public protocol PaymentProvider: Sendable {
     /// Asked for every catalog price at start: a price it refuses failed every sale instead.
     func refusal(ofPrice price: CheckoutRequest.Price) -> String?
 
+    /// The provider's own settings that name a product the catalog does not have, as (setting, problem): a typo
+    /// in such a name quietly sold the product another way. Asked once at start with the catalog's product ids.
+    func refusal(ofCatalog productIds: Set<String>) -> (setting: String, problem: String)?
+
     /// The currencies of `currencies` the provider does not sell in, as far as linkout knows (`linkout check`).
     func unsoldCurrencies(_ currencies: Set<CurrencyCode>) -> [CurrencyCode]
 
@@ -74,6 +78,8 @@ extension PaymentProvider {
     public func refusal(of kind: CheckoutRequest.Product.Kind) -> String? { nil }
 
     public func refusal(ofPrice price: CheckoutRequest.Price) -> String? { nil }
+
+    public func refusal(ofCatalog productIds: Set<String>) -> (setting: String, problem: String)? { nil }
 
     public func unsoldCurrencies(_ currencies: Set<CurrencyCode>) -> [CurrencyCode] { [] }
 

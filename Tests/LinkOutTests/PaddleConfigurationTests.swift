@@ -31,6 +31,15 @@ struct PaddleConfigurationTests {
         #expect(provider.configuration.priceIds == ["pro.monthly": "pri_01monthly"])
         #expect(provider.pageTexts.checkoutNote == "checkout_provider_paddle_test")
         #expect(!"\(provider.configuration)".contains("secretpart"))
+        // A price id for a product the catalog does not have (a typo) sold that product at linkout's price.
+        configuration.catalog.append(
+            Product(id: "pro.monthly", kind: .oneTime, names: ["en": "Pro"], prices: [:], interval: nil)
+        )
+        try configuration.validateProvider()
+        configuration.payments.providers[.paddle]?["priceIds.pro.lifetme"] = "pri_01typo"
+        let refused = #expect(throws: ConfigurationError.self) { try configuration.validateProvider() }
+        #expect(refused?.field == "payments.paddle.priceIds")
+        #expect(refused?.problem == "names pro.lifetme, which is no product of the catalog")
     }
 
     /// The server stops at start (exit 2) naming the first key it lacks.

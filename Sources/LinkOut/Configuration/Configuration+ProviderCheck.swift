@@ -1,3 +1,4 @@
+import Domain
 import Lifecycle
 import Payments
 
@@ -8,6 +9,9 @@ extension Configuration {
     func validateProvider() throws(ConfigurationError) {
         // Made only to check it, never run: the system clock is as good as any.
         let provider = try payments.makeProvider(clock: .system)
+        if let (setting, problem) = provider.refusal(ofCatalog: Set(catalog.map(\.id))) {
+            throw ConfigurationError(field: "payments.\(payments.provider.rawValue).\(setting)", problem: problem)
+        }
         for (index, product) in catalog.enumerated() {
             if let refusal = provider.refusal(of: product.interval.map { .subscription($0) } ?? .oneTime) {
                 throw ConfigurationError(

@@ -51,6 +51,15 @@ extension PaddlePaymentProvider {
         )
     }
 
+    /// A `priceIds` entry for a product the catalog does not have: a typo (`pro.lifetme`) left the product sold at
+    /// linkout's own price, not the seller's Paddle price.
+    public func refusal(ofCatalog productIds: Set<String>) -> (setting: String, problem: String)? {
+        guard let unknown = configuration.priceIds.keys.sorted().first(where: { !productIds.contains($0) }) else {
+            return nil
+        }
+        return ("priceIds", "names \(unknown), which is no product of the catalog")
+    }
+
     /// `priceIds`: the seller's Paddle catalog prices by linkout product id, an object in the block
     /// (`"priceIds": {"pro.monthly": "pri_01h…"}`). A product not named is sold at linkout's own price.
     static func priceIds(_ settings: ProviderSettings) throws(ProviderConfigurationError) -> [String: String] {
