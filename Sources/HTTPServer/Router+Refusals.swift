@@ -23,7 +23,7 @@ extension Router {
         guard limit.tooLarge == nil, let refusalStyle else { return limit }
         var styled = limit
         styled.tooLarge = { request in
-            let refusal = HTTPError(.contentTooLarge, limit.tooLargeMessage)
+            let refusal = HTTPError(.contentTooLarge, limit.refusalMessage)
             return refusalStyle(request, refusal) ?? refusal.response
         }
         return styled

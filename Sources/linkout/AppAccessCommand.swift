@@ -135,7 +135,7 @@ enum AppAccessCommand {
     ) throws -> Int32 {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder.
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)

@@ -109,7 +109,7 @@ enum BackupCommand {
     private static func sqliteConfiguration(_ flags: [String: String], command: String) throws -> Configuration {
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         guard configuration.storage.postgresURL == nil else {
             throw CommandLineInterface.UsageError(

@@ -34,7 +34,7 @@ enum CloseCommand {
         }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }

@@ -10,7 +10,7 @@ enum DecodeCommand {
         let (flags, positional) = try CommandLineInterface.parseFlags(arguments, allowed: ["--config"], positional: 1)
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         switch TokenDecoder.decode(positional[0]) {
         case .failure(let rejection):

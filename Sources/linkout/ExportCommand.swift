@@ -20,7 +20,7 @@ enum ExportCommand {
         }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         let ledger = try CommandLineInterface.openLedgerBesideServer(configuration)
         defer { ledger.close() }

@@ -19,7 +19,7 @@ enum HealthcheckCommand {
         }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], port: flags["--port"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         let url = flags["--url"] ?? localURL(host: configuration.server.host, port: configuration.server.port)
         var settings = HTTPClient.Configuration()

@@ -29,7 +29,7 @@ enum NotificationsCommand {
         }
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"], dataDir: flags["--data-dir"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         // The reader role leaves the visit journal to a server that may be running on the same folder; SQLite
         // serialises the writes.

@@ -14,7 +14,7 @@ enum SimulateCommand {
         )
         let configuration = try Configuration.load(
             overrides: .init(configPath: flags["--config"]),
-            provider: .ledgerOnly
+            provider: .noPayments
         )
         let bundleId = flags["--bundle-id"].map(BundleID.init) ?? configuration.landing.defaultBundleId
         // As a landing's token is held to it (`TokenDecoder`): a link with any other would only be refused.

@@ -213,6 +213,39 @@ struct ReportingReviewTests {
         #expect(young.state == "payment_open", "\(young)")
         #expect(young.action.contains("NO_LINE_ITEM is sent once the hold ends"), "\(young)")
         #expect(report.tokens.byState["unreported"] == nil, "\(report.tokens.byState)")
+        // A custom-link token past its expiry with a checkout opened before it: held the same way.
+        try harness.record("custom", type: "SERVICES", created: now - 3 * 3_600_000, expires: now - 60_000)
+        _ = try harness.ledger.payments.recordPaymentSession(
+            PaymentSessionRecord(
+                sessionId: "s-custom",
+                provider: ProviderID("demo"),
+                intentId: "i-custom",
+                checkoutId: "c-custom",
+                externalPurchaseId: "custom",
+                productId: "pro.lifetime",
+                currency: "EUR",
+                amount: "29.99",
+                language: "en",
+                url: "http://127.0.0.1/pay",
+                state: .open,
+                createdAt: now - 120_000,
+                updatedAt: now - 120_000
+            )
+        )
+        #expect(
+            try harness.ledger.reports.tokensNeedingReports(
+                now: now,
+                quietSince: now - 3_600_000,
+                paymentsOpenSince: now - Milliseconds.day,
+                paymentsPendingSince: now - Milliseconds.days(7),
+                holdsEndForTokensCreatedBefore: now - Milliseconds.days(9),
+                duplicateWindow: .init(after: nil, through: nil, isFull: false),
+                limit: 10
+            ).allSatisfy { $0.token.externalPurchaseId != "custom" }
+        )
+        let expired = try close.report(month: CloseMonth(containing: now - 3 * 3_600_000), now: now, status: .running)
+        let custom = try #require(expired.outstandingList.first { $0.externalPurchaseId == "custom" })
+        #expect(custom.state == "payment_open", "\(custom)")
     }
 
     /// A wait of 10 days or more would report after Apple's `UNREPORTED` notice.

@@ -23,7 +23,7 @@ import Testing
 
     @Test func aCredentialBoundMeanwhileRefusesAnotherAccountsPurchase() throws {
         let folder = LedgerTests.TemporaryFolder()
-        let ledger = try Ledger(directory: folder.path)
+        let ledger = try LedgerTests.open(folder)
         defer { ledger.close() }
         let now = Clock.system.nowMilliseconds()
         try Self.code("code-x", purchase: "purchase-x", at: now, into: ledger)

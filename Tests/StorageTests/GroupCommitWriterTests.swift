@@ -103,13 +103,19 @@ struct GroupCommitWriterTests {
                 if run <= losses { throw StorageError(.postgres("40P01"), "deadlock detected") }
             }
         }
+        let otherRuns = Mutex(0)
         let other = Result { () throws(StorageError) in
-            try writer.write { _ throws(StorageError) in throw StorageError(.postgres("23505"), "duplicate key") }
+            try writer.write { _ throws(StorageError) in
+                otherRuns.withLock { $0 += 1 }
+                throw StorageError(.postgres("23505"), "duplicate key")
+            }
         }
         writer.stop()
         #expect(((try? outcome.get()) != nil) == succeeds)
         #expect(runs.withLock { $0 } == min(losses + 1, GroupCommitWriter.runsAloneLostToAnotherWriter + 1))
         #expect((try? other.get()) == nil)
+        // Any other failure: its batch's run, then one alone.
+        #expect(otherRuns.withLock { $0 } == 2)
         let reader = try SQLiteConnection(path: path)
         #expect(try reader.query("SELECT count(*) FROM t").first?.first?.integer == (succeeds ? 1 : 0))
     }

@@ -39,11 +39,11 @@ public struct BodyLimit: Sendable {
     /// The answer to a body above the limit. A route that takes none says so: "too large" for a body of `{}`
     /// sent to an action that reads nothing sent its caller looking for a size.
     func refusal(_ request: HTTPRequest) -> HTTPResponse {
-        tooLarge?(request) ?? HTTPError(.contentTooLarge, tooLargeMessage).response
+        tooLarge?(request) ?? HTTPError(.contentTooLarge, refusalMessage).response
     }
 
     /// What a body above the limit is told.
-    var tooLargeMessage: String { maxBytes == 0 ? Self.noBodyMessage : Self.tooLargeMessage }
+    var refusalMessage: String { maxBytes == 0 ? Self.noBodyMessage : Self.tooLargeMessage }
 
     static let tooLargeMessage = "The request body is too large."
     static let noBodyMessage = "This request takes no body: send it without one."

@@ -23,7 +23,7 @@ extension Configuration {
     /// run from a shell without the provider's secrets were refused ("payments.stripe.secretKey: is required").
     package enum ProviderUse: Sendable {
         case takesPayments
-        case ledgerOnly
+        case noPayments
     }
 
     /// Loads `config.json` (or `--config`/`LINKOUT_CONFIG`), applies the environment, then the flags.

@@ -41,9 +41,7 @@ package struct Erasure: Sendable {
         // dispute, a charge, a Paddle transaction carry only the provider's ids).
         let subject = try AuditFingerprint(ledger: ledger)(email.lowercased())
         let followedBefore = try ledger.privacy.linkedIds(ofErased: subject)
-        var followed: [String] = []
-        var summary = try eraseBodies(mentioning: [email] + followedBefore, person: email, followed: &followed)
-        try ledger.privacy.rememberLinkedIds(followed, ofErased: subject)
+        var summary = try eraseBodies(mentioning: [email] + followedBefore, person: email, keepingFollowedAs: subject)
         summary.visits = try ledger.privacy.eraseCampaignValues(email)
         try audit("email:" + subject, summary)
         summary.freePagesLeft = zeroFreePages()
@@ -61,8 +59,7 @@ package struct Erasure: Sendable {
         let known = try ledger.privacy.isKnown(appAccountToken: account)
         let identifiers = Identifiers(secret: try ledger.settings.secret(named: "identifiers"))
         try ledger.privacy.markErased(accountKey: identifiers.erasedAccountKey(account), at: clock.nowMilliseconds())
-        var followed: [String] = []
-        var summary = try eraseBodies(mentioning: keys, person: account, followed: &followed)
+        var summary = try eraseBodies(mentioning: keys, person: account)
         summary.credentials = try ledger.privacy.unbindCredentials(appAccountToken: account)
         summary.visits = try ledger.privacy.eraseCampaignValues(account)
         summary.unknownAccount = !known
@@ -72,13 +69,16 @@ package struct Erasure: Sendable {
     }
 
     /// Every body that mentions one of `keys` or a customer id found in those, rewritten (`person` erased from
-    /// any text of it); `followed` gets the ids found and searched beyond `keys`. A search returns at most
+    /// any text of it); with `subject`, the ids followed beyond `keys` are kept under it before the bodies that led
+    /// to them lose what found them (an erasure stopped between the two left no way back). A search returns at most
     /// `searchLimit` bodies: when one was cut there, another round finds the rest, since those rewritten no longer
     /// hold the address or account.
-    private func eraseBodies(mentioning keys: [String], person: String, followed: inout [String]) throws -> Summary {
+    private func eraseBodies(mentioning keys: [String], person: String, keepingFollowedAs subject: String? = nil)
+        throws -> Summary
+    {
         var rewritten = 0
         for _ in 0..<Self.maxRounds {
-            let round = try eraseRound(mentioning: keys, person: person, followed: &followed)
+            let round = try eraseRound(mentioning: keys, person: person, keepingFollowedAs: subject)
             rewritten += round.rewritten
             if !round.cut || round.rewritten == 0 { break }
         }
@@ -94,7 +94,7 @@ package struct Erasure: Sendable {
     /// person's data in it, and its ids are followed. A body that only mentions them (another customer's metadata
     /// giving their address) loses only that mention and what names a person beside it under the same stem: its
     /// own customer's data and ids stay.
-    private func eraseRound(mentioning keys: [String], person: String, followed: inout [String]) throws
+    private func eraseRound(mentioning keys: [String], person: String, keepingFollowedAs subject: String?) throws
         -> (rewritten: Int, cut: Bool)
     {
         var found: [StoredBody.Kind: (body: StoredBody, isTheirs: Bool)] = [:]
@@ -115,7 +115,7 @@ package struct Erasure: Sendable {
                 if isTheirs { pending += PersonalData.linkedIds(in: stored.body).filter { !searched.contains($0) } }
             }
         }
-        for id in searched where !keys.contains(id) && !followed.contains(id) { followed.append(id) }
+        if let subject { try ledger.privacy.rememberLinkedIds(searched.subtracting(keys).sorted(), ofErased: subject) }
         let rewritten = found.values.compactMap { stored, isTheirs -> StoredBody? in
             let redacted =
                 isTheirs

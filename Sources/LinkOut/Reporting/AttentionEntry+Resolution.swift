@@ -40,7 +40,8 @@ extension AttentionEntry {
     /// items of the token.
     static let retractionWithdrawsWhatAppleHolds =
         " (where Apple holds an earlier version of the item, a retraction withdraws that too, its net then 0: to "
-        + "drop only a refused restatement, restate the item as Apple holds it)"
+        + "drop only a refused restatement, restate the item with the values Apple holds, which goes to Apple as a "
+        + "restatement of the same values)"
 
     /// The action that resolves it, as the command that does it (the admin API has the same under
     /// `POST /admin/tokens/{id}/…`).

@@ -83,10 +83,10 @@ extension StripePaymentProvider {
         return nil
     }
 
-    /// Stripe's minimum charge in minor units, for the currencies its currency documentation names it in (USD
-    /// 0.50, EUR 0.50, GBP 0.30, JPY 50): every checkout of a lower price fails at Stripe. A charge must also come
-    /// to about 0.50 USD in the account's settlement currency, which linkout does not know, so a price just above
-    /// these may still be refused for an account that settles in another currency.
+    /// Stripe's minimum charge in minor units for USD, EUR, GBP and JPY (its currency documentation lists one per
+    /// currency; these four are the ones checked here): every checkout of a lower price fails at Stripe. A charge
+    /// must also come to about 0.50 USD in the account's settlement currency, which linkout does not know, so a
+    /// price just above these may still be refused for an account that settles in another currency.
     static let minimumCharge: [String: Int64] = ["USD": 50, "EUR": 50, "GBP": 30, "JPY": 50]
 
     public var id: ProviderID { .stripe }

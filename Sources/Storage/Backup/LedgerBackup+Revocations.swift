@@ -93,12 +93,15 @@ extension LedgerBackup {
                         "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
                         row
                     )
-                } else if row[0].text?.hasPrefix(PrivacyStore.erasedLinksSetting("")) == true {
-                    // The replaced ledger's list is the later one: it holds what the copy's held, and more.
+                } else if let name = row[0].text, name.hasPrefix(PrivacyStore.erasedLinksSetting("")) {
+                    // Both lists' ids: each ledger's erasures followed some.
+                    let kept = try copy.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
                     try copy.query(
-                        "INSERT INTO settings (name, value) VALUES (?, ?) "
-                            + "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                        row
+                        SettingsStore.replaceSQL,
+                        [
+                            .text(name),
+                            .text(PrivacyStore.mergedIds(kept.first?.first?.text, PrivacyStore.ids(row[1].text))),
+                        ]
                     )
                 } else {
                     try copy.query(SettingsStore.growingValueSQL, row)

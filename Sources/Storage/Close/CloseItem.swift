@@ -33,9 +33,10 @@ public struct CloseItem: Sendable, Equatable {
         case saleWithoutLineItem = "sale_without_line_item"
         /// Due, but on no report yet: the next reporting pass plans it.
         case unreported
-        /// Past its quiet wait without a line item, but a payment started on it may still complete (a checkout
-        /// open within the provider's session lifetime, a payment the provider says is pending): its purchase
-        /// would be the report, so `NO_LINE_ITEM` waits for it (`ReportStore.paymentHoldsNoLineItem`).
+        /// Past its quiet wait (or, a custom-link token, its expiry) without a line item, but a payment started
+        /// on it may still complete (a checkout open within the provider's session lifetime, a payment the
+        /// provider says is pending): its purchase would be the report, so `NO_LINE_ITEM` waits for it
+        /// (`ReportStore.paymentHoldsNoLineItem`, `paymentHoldsExpiredToken`).
         case paymentOpen = "payment_open"
         /// A payment event (a sale, renewal, refund) not made into line items yet: it waits for what it depends
         /// on (its purchase, a line item of its token held or set aside before it), or is being processed.

@@ -37,6 +37,7 @@ public struct CloseStore: Sendable {
             [
                 .integer(now), .integer(quietSince), .integer(holdsEndForTokensCreatedBefore),
                 .integer(paymentsUnderWay.openSince), .integer(paymentsUnderWay.pendingSince),
+                .integer(paymentsUnderWay.openSince),
             ]
         }
     }
@@ -63,6 +64,8 @@ public struct CloseStore: Sendable {
                 THEN 'waiting'
             WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at >= ?
                 AND \(ReportStore.paymentHoldsNoLineItem) THEN 'payment_open'
+            WHEN t.report_due_at IS NULL AND \(ReportingPolicy.SQL.isReportedAtExpiry("t"))
+                AND \(ReportStore.paymentHoldsExpiredToken) THEN 'payment_open'
             ELSE 'unreported' END
         """
 

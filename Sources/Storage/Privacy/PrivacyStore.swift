@@ -181,27 +181,36 @@ public struct PrivacyStore: Sendable {
     /// ids are kept in the bodies anyway; this keeps which of them were the person's.
     public func linkedIds(ofErased subjectKey: String) throws(StorageError) -> [String] {
         try database.readers.read { connection throws(StorageError) in
-            let stored = try connection.query(
-                "SELECT value FROM settings WHERE name = ?",
-                [.text(Self.erasedLinksSetting(subjectKey))]
-            ).first?.first?.text
-            return stored?.split(separator: " ").map(String.init) ?? []
+            Self.ids(
+                try connection.query(
+                    "SELECT value FROM settings WHERE name = ?",
+                    [.text(Self.erasedLinksSetting(subjectKey))]
+                ).first?.first?.text
+            )
         }
     }
 
-    /// Keeps `ids` (with those kept before) as the ids an erasure of `subjectKey` followed.
+    /// Adds `ids` to those kept for `subjectKey`; two erasures of one address at once take turns.
     public func rememberLinkedIds(_ ids: [String], ofErased subjectKey: String) throws(StorageError) {
-        try database.writer.write { connection throws(StorageError) in
+        try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
             let name = Self.erasedLinksSetting(subjectKey)
+            if let serialize = dialect.serializeOnKey { try connection.query(serialize, [.text(name)]) }
             let stored = try connection.query("SELECT value FROM settings WHERE name = ?", [.text(name)])
-                .first?.first?.text
-            var kept = stored?.split(separator: " ").map(String.init) ?? []
-            for id in ids where !id.isEmpty && !id.contains(" ") && !kept.contains(id) { kept.append(id) }
             try connection.query(
-                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                [.text(name), .text(kept.joined(separator: " "))]
+                SettingsStore.replaceSQL,
+                [.text(name), .text(Self.mergedIds(stored.first?.first?.text, ids))]
             )
         }
+    }
+
+    /// The ids of a kept list (space-separated).
+    static func ids(_ stored: String?) -> [String] { stored?.split(separator: " ").map(String.init) ?? [] }
+
+    /// A kept list with `ids` added, each once, in the order first kept.
+    static func mergedIds(_ stored: String?, _ ids: [String]) -> String {
+        var kept = Self.ids(stored)
+        for id in ids where !id.isEmpty && !id.contains(" ") && !kept.contains(id) { kept.append(id) }
+        return kept.joined(separator: " ")
     }
 
     static func erasedLinksSetting(_ subjectKey: String) -> String { "erased_links." + subjectKey }

@@ -196,9 +196,7 @@ extension ReportStore {
                     OR (\(ReportingPolicy.SQL.waitsQuietTime("t")) AND t.token_created_at <= ?
                         AND (t.token_created_at < ? OR NOT \(paymentHoldsNoLineItem)))
                     OR (\(ReportingPolicy.SQL.isReportedAtExpiry("t")) AND \(ReportingPolicy.SQL.hasExpired("t"))
-                        AND NOT EXISTS (
-                            SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
-                            AND s.state = 'open' AND s.created_at > ? AND s.created_at <= t.token_expires_at))
+                        AND NOT \(paymentHoldsExpiredToken))
                     OR \(isDuplicateToken))))
         ORDER BY t.token_created_at LIMIT ?
         """
@@ -211,6 +209,14 @@ extension ReportStore {
         EXISTS (SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
             AND s.created_at < t.token_created_at + \(ReportingPolicy.lastHoldingPaymentMilliseconds)
             AND ((s.state = 'open' AND s.created_at > ?) OR (s.state = 'pending' AND s.updated_at > ?)))
+        """
+
+    /// SQL true while a checkout opened on `t`, a custom-link token, before it expired may still be paid: open
+    /// since the placeholder (the provider's session lifetime ago). Its purchase would be the report, so the
+    /// `NO_LINE_ITEM` due at the expiry waits for it.
+    static let paymentHoldsExpiredToken = """
+        EXISTS (SELECT 1 FROM payment_sessions s WHERE s.external_purchase_id = t.external_purchase_id
+            AND s.state = 'open' AND s.created_at > ? AND s.created_at <= t.token_expires_at)
         """
 
     /// SQL true for a line item version in `alias` that counts for its token: anything but a version set aside

@@ -16,12 +16,13 @@ public struct SettingsStore: Sendable {
         WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)
         """
 
+    /// A setting written whatever it held. Parameters: name, value.
+    static let replaceSQL =
+        "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value"
+
     public func setSetting(named name: String, to value: String) throws(StorageError) {
         try database.writer.write { connection throws(StorageError) in
-            try connection.query(
-                "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                [.text(name), .text(value)]
-            )
+            try connection.query(Self.replaceSQL, [.text(name), .text(value)])
         }
     }
 
