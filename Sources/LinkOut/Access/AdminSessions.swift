@@ -58,24 +58,37 @@ final class AdminSessions: Sendable {
 
     /// The id in the request's cookie `name`, if this installation minted it.
     private func cookieId(named cookieName: String, in request: HTTPRequest) -> String? {
+        cookieIds(named: cookieName, in: request).first
+    }
+
+    /// Every id in the request's cookies `name` that this installation minted, in the order sent.
+    private func cookieIds(named cookieName: String, in request: HTTPRequest) -> [String] {
+        var ids: [String] = []
         for header in request.headers.values(for: "cookie") {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == cookieName else { continue }
                 let value = parts[1].trimmingCharacters(in: .whitespaces)
-                if identifiers.isIssuedSession(value) { return value }
+                if identifiers.isIssuedSession(value) { ids.append(value) }
+            }
+        }
+        return ids
+    }
+
+    /// Most session cookies of one name a request is read for: a browser sends one per path that set it.
+    static let sessionCookiesRead = 4
+
+    /// The signed-in session the request carries, or nil. Each cookie of the name is tried (a few at most): one
+    /// planted for a longer path (`/admin/`) comes before the operator's and made every page show the login form.
+    func signedIn(_ request: HTTPRequest) throws(StorageError) -> String? {
+        for id in cookieIds(named: cookieName, in: request).prefix(Self.sessionCookiesRead) {
+            if let expiry = try ledger.adminSessions.adminSessionExpiry(key: storedKey(id)),
+                clock.nowMilliseconds() < expiry
+            {
+                return id
             }
         }
         return nil
-    }
-
-    /// The signed-in session the request carries, or nil.
-    func signedIn(_ request: HTTPRequest) throws(StorageError) -> String? {
-        guard let id = cookieId(named: cookieName, in: request),
-            let expiry = try ledger.adminSessions.adminSessionExpiry(key: storedKey(id)),
-            clock.nowMilliseconds() < expiry
-        else { return nil }
-        return id
     }
 
     /// Starts a session and returns its id.

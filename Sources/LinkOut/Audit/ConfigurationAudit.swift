@@ -70,6 +70,9 @@ enum ConfigurationAudit {
                     )
                 )
                 try ledger.settings.setSetting(named: setting, to: value)
+                if action == "config.access_tokens", let before, adminPart(before) != adminPart(value) {
+                    try ledger.adminSessions.endAllAdminSessions()
+                }
             } catch {
                 trail.logger.error("configuration change not audited", ["action": action, "error": "\(error)"])
             }
@@ -115,6 +118,13 @@ enum ConfigurationAudit {
     /// The admin and API tokens by fingerprint (the admin one is the one its actions are recorded under,
     /// `admin:<fingerprint>`): replacing a token, say after a leak, is on record, and which token did what before
     /// and after.
+    /// The admin token's part of `accessTokens`. A replaced admin token ends every dashboard session: a session
+    /// row only stopped matching while another token was in force, and put back (a rollback of the secret, an old
+    /// container) the old token brought its sessions back, a cookie stolen before the rotation with them.
+    static func adminPart(_ accessTokens: String) -> Substring {
+        accessTokens.prefix { $0 != "," }
+    }
+
     static func accessTokens(_ configuration: Configuration, _ fingerprint: AuditFingerprint?) -> String {
         guard let fingerprint else { return "fingerprints unavailable" }
         return "admin " + (configuration.adminToken.map(fingerprint.callAsFunction) ?? "none") + ", API "

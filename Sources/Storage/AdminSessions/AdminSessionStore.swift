@@ -34,4 +34,11 @@ public struct AdminSessionStore: Sendable {
             try connection.query("DELETE FROM admin_sessions WHERE session_key = ?", [.text(key)])
         }
     }
+
+    /// Ends every session (the admin token was replaced).
+    public func endAllAdminSessions() throws(StorageError) {
+        try database.writer.write { connection throws(StorageError) in
+            try connection.query("DELETE FROM admin_sessions")
+        }
+    }
 }
