@@ -372,6 +372,7 @@ struct ConfigurationTests {
         defer { try? FileManager.default.removeItem(at: twoLines) }
         for environment in [
             ["LINKOUT_ADMIN_TOKEN_FILE": twoLines.path], ["LINKOUT_API_TOKEN": "abcdefghijklmnopqrst\r"],
+            ["LINKOUT_API_TOKEN": "abcdefghij\u{2028}klmnopqrst"],
         ] {
             let refused = #expect(throws: ConfigurationError.self) { try Configuration.load(environment: environment) }
             #expect(refused?.problem.contains("control character") == true, "\(environment)")

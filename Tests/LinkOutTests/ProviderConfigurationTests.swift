@@ -142,7 +142,7 @@ struct ProviderConfigurationTests {
     /// The secret key (or a typo) as Stripe's webhook secret passed the check, and every event was refused as
     /// badly signed: an endpoint's signing secret is `whsec_…`.
     @Test func aStripeWebhookSecretIsAnEndpointsSigningSecret() throws {
-        for (secret, taken) in [("sk_test_x", false), ("x", false), ("whsec_abc", true)] {
+        for (secret, taken) in [("sk_test_x", false), ("x", false), ("whsec_", false), ("whsec_abc", true)] {
             let configuration = try Configuration.parse(
                 Data(
                     #"{"payments": {"provider": "stripe", "stripe": {"secretKey": "sk_test_x", "webhookSecret": "\#(secret)"}}}"#

@@ -87,7 +87,8 @@ extension Configuration {
     /// line break or another control character (a file of two lines, a CRLF environment file's `\r`) was taken,
     /// and no request could ever carry it, so every call got 401.
     static func bearerToken(_ token: String, field: String) throws(ConfigurationError) -> String {
-        guard !token.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        let breaks: Set<Unicode.GeneralCategory> = [.control, .lineSeparator, .paragraphSeparator]
+        guard !token.unicodeScalars.contains(where: { breaks.contains($0.properties.generalCategory) }) else {
             throw ConfigurationError(
                 field: field,
                 problem: "holds a line break or another control character, which no request can send: write the "

@@ -42,7 +42,9 @@ extension StripePaymentProvider {
         configuration.webhookSecret = try settings.required("webhookSecret")
         // An endpoint's signing secret is `whsec_…` (Stripe's webhook documentation; the Stripe CLI's too): the
         // secret key or a typo in its place was taken, and every event was then refused as badly signed.
-        guard configuration.webhookSecret.hasPrefix(Self.webhookSecretPrefix) else {
+        guard configuration.webhookSecret.hasPrefix(Self.webhookSecretPrefix),
+            configuration.webhookSecret.count > Self.webhookSecretPrefix.count
+        else {
             throw ProviderConfigurationError(
                 field: settings.field("webhookSecret"),
                 problem: "is not a Stripe webhook signing secret: it starts with \(Self.webhookSecretPrefix) (the "
