@@ -177,6 +177,27 @@ struct ReportingReviewTests {
         #expect(reported == ["late"])
     }
 
+    /// A demo checkout on `token`, opened at `at` and not paid.
+    static func openCheckout(on token: String, at: Int64, in ledger: Ledger) throws {
+        _ = try ledger.payments.recordPaymentSession(
+            PaymentSessionRecord(
+                sessionId: "s-\(token)",
+                provider: ProviderID("demo"),
+                intentId: "i-\(token)",
+                checkoutId: "c-\(token)",
+                externalPurchaseId: ExternalPurchaseID(token),
+                productId: "pro.lifetime",
+                currency: "EUR",
+                amount: "29.99",
+                language: "en",
+                url: "http://127.0.0.1/pay",
+                state: .open,
+                createdAt: at,
+                updatedAt: at
+            )
+        )
+    }
+
     /// An open payment holds a young token's NO_LINE_ITEM report (the purchase may follow), but never past 9
     /// days after the token's creation: Apple's `UNREPORTED` comes at 10.
     @Test func aPaymentHoldNeverOutlastsApplesDeadline() throws {
@@ -184,25 +205,7 @@ struct ReportingReviewTests {
         let now = Clock.system.nowMilliseconds()
         try harness.record("young", created: now - 2 * 3_600_000)
         try harness.record("old", created: now - 9 * 86_400_000 - 3_600_000)
-        for id in ["young", "old"] {
-            _ = try harness.ledger.payments.recordPaymentSession(
-                PaymentSessionRecord(
-                    sessionId: "s-\(id)",
-                    provider: ProviderID("demo"),
-                    intentId: "i-\(id)",
-                    checkoutId: "c-\(id)",
-                    externalPurchaseId: ExternalPurchaseID(id),
-                    productId: "pro.lifetime",
-                    currency: "EUR",
-                    amount: "29.99",
-                    language: "en",
-                    url: "http://127.0.0.1/pay",
-                    state: .open,
-                    createdAt: now - 60_000,
-                    updatedAt: now - 60_000
-                )
-            )
-        }
+        for id in ["young", "old"] { try Self.openCheckout(on: id, at: now - 60_000, in: harness.ledger) }
         harness.service.tick()
         #expect(harness.production.received.compactMap { $0.report?.externalPurchaseId } == ["old"])
         // The monthly close says why the young token waits, as the planner does: it was `unreported` ("the next
@@ -215,23 +218,7 @@ struct ReportingReviewTests {
         #expect(report.tokens.byState["unreported"] == nil, "\(report.tokens.byState)")
         // A custom-link token past its expiry with a checkout opened before it: held the same way.
         try harness.record("custom", type: "SERVICES", created: now - 3 * 3_600_000, expires: now - 60_000)
-        _ = try harness.ledger.payments.recordPaymentSession(
-            PaymentSessionRecord(
-                sessionId: "s-custom",
-                provider: ProviderID("demo"),
-                intentId: "i-custom",
-                checkoutId: "c-custom",
-                externalPurchaseId: "custom",
-                productId: "pro.lifetime",
-                currency: "EUR",
-                amount: "29.99",
-                language: "en",
-                url: "http://127.0.0.1/pay",
-                state: .open,
-                createdAt: now - 120_000,
-                updatedAt: now - 120_000
-            )
-        )
+        try Self.openCheckout(on: "custom", at: now - 120_000, in: harness.ledger)
         #expect(
             try harness.ledger.reports.tokensNeedingReports(
                 now: now,

@@ -69,14 +69,17 @@ extension Configuration {
     {
         let file = environment[name + "_FILE"]
         if let value = environment[name] {
-            guard file == nil else {
-                throw ConfigurationError(field: name + "_FILE", problem: "is set as well as \(name): set one of them")
-            }
+            guard file == nil else { throw ConfigurationError.bothSet(name + "_FILE", besides: name) }
             return value
         }
         guard let file else { return nil }
+        return secret(fromFile: file, field: name + "_FILE", unreadFiles: &unreadFiles)
+    }
+
+    /// `secret(fromFile:field:)`, a file that cannot be read added to `unreadFiles` (and nil) rather than thrown.
+    static func secret(fromFile path: String, field: String, unreadFiles: inout [ConfigurationError]) -> String? {
         do {
-            return try secret(fromFile: file, field: name + "_FILE")
+            return try secret(fromFile: path, field: field)
         } catch {
             unreadFiles.append(error)
             return nil

@@ -10,4 +10,11 @@ package struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equ
     }
 
     package var description: String { "invalid configuration: \(field): \(problem)" }
+
+    /// A secret given both as itself and by the file that holds it (`LINKOUT_X` and `LINKOUT_X_FILE`, `secret` and
+    /// `secretFile`): one of them was silently ignored, and a deployment that rotated the secret in one place went
+    /// on with the other.
+    static func bothSet(_ fileField: String, besides field: String) -> ConfigurationError {
+        ConfigurationError(field: fileField, problem: "is set as well as \(field): set one of them")
+    }
 }

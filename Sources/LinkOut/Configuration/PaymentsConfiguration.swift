@@ -115,17 +115,15 @@ extension Configuration {
                     )
                 }
                 if let fileKey = setting.fileKey, let file = try block.optionalString(fileKey), !file.isEmpty {
-                    // Both: one was silently ignored (the file won), as for `LINKOUT_X` and `LINKOUT_X_FILE`.
                     if settings[setting.key]?.isEmpty == false {
-                        throw ConfigurationError(
-                            field: block.name(fileKey),
-                            problem: "is set as well as \(block.name(setting.key)): set one of them"
-                        )
+                        throw ConfigurationError.bothSet(block.name(fileKey), besides: block.name(setting.key))
                     }
-                    do {
-                        settings[setting.key] = try Configuration.secret(fromFile: file, field: block.name(fileKey))
-                    } catch {
-                        unreadSecretFiles.append(error)
+                    if let secret = Configuration.secret(
+                        fromFile: file,
+                        field: block.name(fileKey),
+                        unreadFiles: &unreadSecretFiles
+                    ) {
+                        settings[setting.key] = secret
                     }
                 }
             }

@@ -26,16 +26,11 @@ extension Configuration {
             webhooks.secret = try section.string("secret", default: webhooks.secret)
             if let file = try section.optionalString("secretFile"), !file.isEmpty {
                 guard webhooks.secret.isEmpty else {
-                    throw ConfigurationError(
-                        field: "webhooks.secretFile",
-                        problem: "is set as well as webhooks.secret: set one of them"
-                    )
+                    throw ConfigurationError.bothSet("webhooks.secretFile", besides: "webhooks.secret")
                 }
-                do {
-                    webhooks.secret = try Configuration.secret(fromFile: file, field: "webhooks.secretFile")
-                } catch {
-                    unreadSecretFiles.append(error)
-                }
+                webhooks.secret =
+                    Configuration.secret(fromFile: file, field: "webhooks.secretFile", unreadFiles: &unreadSecretFiles)
+                    ?? ""
             }
             webhooks.timeoutSeconds = try section.integer(
                 "timeoutSeconds",

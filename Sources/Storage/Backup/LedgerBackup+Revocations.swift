@@ -43,8 +43,8 @@ extension LedgerBackup {
             sameInstallation == true
             ? try? old.query("SELECT \(SigningKeyStore.columns) FROM signing_keys").map(SigningKeyStore.record) : []
         // Keyed with the installation's secret, so only of the same installation: the accounts erased (events made
-        // later must keep naming them `[erased]`), the ids erasures by e-mail followed, and when each key last signed and for how long (a retirement
-        // must wait for what it signed).
+        // later must keep naming them `[erased]`), the ids erasures by e-mail followed, and when each key last
+        // signed and for how long (a retirement must wait for what it signed).
         let notes =
             sameInstallation == true
             ? try? old.query(

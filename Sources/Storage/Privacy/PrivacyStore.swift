@@ -192,6 +192,7 @@ public struct PrivacyStore: Sendable {
 
     /// Adds `ids` to those kept for `subjectKey`; two erasures of one address at once take turns.
     public func rememberLinkedIds(_ ids: [String], ofErased subjectKey: String) throws(StorageError) {
+        guard !ids.isEmpty else { return }
         try database.writer.write { [dialect = database.dialect] connection throws(StorageError) in
             let name = Self.erasedLinksSetting(subjectKey)
             if let serialize = dialect.serializeOnKey { try connection.query(serialize, [.text(name)]) }

@@ -23,8 +23,8 @@ final class PostgresVisitWriter: Sendable {
     /// the app forwarded for one was reported without it, and it stayed held), where one connection passed every
     /// run: a second waits until that is understood. A batch locks its tokens in id order, then its `token_days`
     /// rows in key order, as every instance does, so instances do not deadlock one another (a deadlock with
-    /// another kind of writer is retried once: `StorageError.isLostToAnotherWriter`); leaving the day's row out of the batch
-    /// changed nothing measurable, so that row does not serialise writers.
+    /// another kind of writer is retried once: `StorageError.isLostToAnotherWriter`); leaving the day's row out of
+    /// the batch changed nothing measurable, so that row does not serialise writers.
     private let connection: Mutex<PostgresConnection>
     private let commits = Atomic<Int>(0)
     /// Set once in `init`, after `connection` (the queue's thread needs `self`).
