@@ -18,6 +18,12 @@ extension Ledger {
         return missing.isEmpty ? nil : SchemaShape.listed(missing)
     }
 
+    /// What SQLite's quick check finds wrong in the ledger file in `directory` (`LedgerDamage.quickCheck`), nil
+    /// when it is whole. Reads the whole file: seconds for a ledger of gigabytes.
+    public static func damage(directory: String) throws(StorageError) -> String? {
+        LedgerDamage.quickCheck(try inspecting(directory: directory))
+    }
+
     /// The PostgreSQL ledger at `target`.
     public static func existingSchemaVersion(postgres target: PostgresTarget) throws(StorageError) -> Int64 {
         try LedgerBackup.schemaVersion(inspecting(postgres: target))

@@ -185,6 +185,9 @@ public final class Ledger: Sendable {
     /// space ran out. Clears by itself once a write succeeds again; readiness checks (`/readyz`) report it.
     public var writeFailure: StorageError? { visitRecorder.failure }
 
+    /// SQLite's words when the ledger's file was first found damaged in this process (`LedgerDamage`), or nil.
+    public var damage: String? { database.file.flatMap(LedgerDamage.noted(path:)) }
+
     /// Why landings are refused right now (their visits cannot be made durable), or nil; `writeFailure` also
     /// names tables that refuse visits the journal holds.
     public var landingFailure: StorageError? { visitRecorder.landingFailure }

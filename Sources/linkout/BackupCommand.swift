@@ -72,6 +72,9 @@ enum BackupCommand {
             + "\(revocations.signingKeys) key retirement(s), \(revocations.newSigningKeys) signing key(s), "
             + "\(revocations.erasedAccounts) erased account(s), \(revocations.auditEntries) audit entr(ies) made after "
             + "the backup"
+            + (revocations.anotherInstallation
+                ? " (the replaced ledger was another installation's: its keys, erasures and audit trail stay with "
+                    + "it, set aside)" : "")
         // Erasures are in the ledger too, and those after the backup cannot be known here; nor, without a
         // replaced ledger read whole, all that was revoked or retired since.
         let redo =

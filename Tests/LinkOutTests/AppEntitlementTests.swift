@@ -276,6 +276,9 @@ struct AppEntitlementTests {
         let id = try #require(redeemed["credentialId"] as? String)
         let listed = try Self.json(try live.get("/admin/credentials?purchaseId=\(purchaseId)", headers: admin))
         #expect((listed["credentials"] as? [[String: Any]])?.first?["id"] as? String == id)
+        // An id no purchase has the length of is said as such, not as a missing query.
+        let long = try live.get("/admin/credentials?purchaseId=\(String(repeating: "x", count: 256))", headers: admin)
+        #expect(long.status == 400 && long.text.contains("invalid_query"), "\(long.text)")
         let reissued = try live.post(
             "/admin/credentials/\(id)/reissue",
             contentType: "text/plain",

@@ -505,8 +505,8 @@ struct BackupRestoreTests {
 
     /// A key made after the backup is kept only from the same installation: a restore over another
     /// installation's ledger (a staging copy) never takes its keys, nor a key that would start signing at the
-    /// same moment as one the backup has.
-    @Test func aRestoreTakesNoSigningKeyOfAnotherInstallation() throws {
+    /// same moment as one the backup has, nor its audit trail (entries about purchases this one never had).
+    @Test func aRestoreTakesNoSigningKeyOrAuditEntryOfAnotherInstallation() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let dataDir = directory.appendingPathComponent("data").path
@@ -533,13 +533,18 @@ struct BackupRestoreTests {
                 )
                 #expect(try ledger.signingKeys.insert(other))
             }
+            try ledger.audit.append(
+                AuditEntry(at: 60, actor: "cli:ops", origin: "local", action: "demo.refund", subject: "demo_other")
+            )
         }
         let restore = try LinkOutProcess(["restore", "--from", file, "--data-dir", dataDir, "--force"])
         #expect(restore.waitForExit() == 0, "\(restore.stderrText())")
         #expect(restore.stdoutText().contains("0 signing key(s)"), "\(restore.stdoutText())")
+        #expect(restore.stdoutText().contains("0 audit entr(ies) made after the backup (the replaced ledger was"))
         let restored = try Ledger(directory: dataDir)
         defer { restored.close() }
         #expect(try restored.signingKeys.keys(includingRetired: true).map(\.kid) == ["k1"])
+        #expect(try restored.audit.entries().map(\.action) == ["restore"])
     }
 
     /// A leak answered after the backup stays answered: restoring the backup over the ledger keeps the

@@ -41,6 +41,14 @@ struct Readiness: Sendable {
                 lines.append(line)
             }
         }
+        // Damage does not take the server out of rotation: visits are still journaled and answered, and reads of
+        // what is whole still work. It is said until the file is replaced.
+        if let damage = ledger.damage {
+            lines.append(
+                "database: DAMAGED: SQLite found the ledger's file malformed (\(damage)): back up what can be "
+                    + "read and restore the last good backup (README \"Backup and restore\")"
+            )
+        }
         lines.append("configuration: valid")
         // A backlog is not a reason to leave rotation: its landings are on disk and answered; it says how far
         // the tables are behind them.

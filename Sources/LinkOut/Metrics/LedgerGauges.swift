@@ -21,6 +21,11 @@ enum LedgerGauges {
                 value: failure?.code == .diskFull ? 1 : 0
             ),
             Metrics.Gauge(
+                name: "linkout_ledger_damaged",
+                help: "1 once SQLite found the ledger's file damaged (malformed); restore a backup.",
+                value: ledger.damage == nil ? 0 : 1
+            ),
+            Metrics.Gauge(
                 name: "linkout_journal_backlog_visits",
                 help: "Visits acknowledged from the journal and not yet in the tables (SQLite; 0 on PostgreSQL).",
                 value: backlog.visits

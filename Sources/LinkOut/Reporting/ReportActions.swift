@@ -149,6 +149,15 @@ package struct ReportActions: Sendable {
         -> Outcome
     {
         let token = try token(externalPurchaseId)
+        // Text that is not JSON, or that JSONDecoder lets through and another reader of the body would not read
+        // the same way, is said as such first (the route says it with its own codes; `linkout report restate
+        // FILE` hears it here), not as a line item of the wrong shape.
+        guard let text = TokenDecoder.utf8JSONText(Array(body.utf8)).map(Array.init) else {
+            throw Refusal(kind: .invalid, description: "the body is not JSON text in UTF-8 (it holds a NUL)")
+        }
+        guard JSONGrammar.accepts(text) else {
+            throw Refusal(kind: .invalid, description: "the body is not JSON (RFC 8259): \(JSONGrammar.laxnesses)")
+        }
         var item: LineItem
         do {
             item = try JSONDecoder().decode(LineItem.self, from: Data(body.utf8))
@@ -158,16 +167,9 @@ package struct ReportActions: Sendable {
                 kind: .invalid,
                 description: field.map(LineItemWholeNumbers.message)
                     ?? "the body is not one of Apple's line items: "
-                    + ((error as? DecodingError).map { LineItemsAPI.problem($0).message } ?? "it is not JSON")
+                    + ((error as? DecodingError).map { LineItemsAPI.problem($0, shape: "one line item") }?.message
+                        ?? "it is not JSON")
             )
-        }
-        // What JSONDecoder lets through and another reader of the body would not read the same way (the
-        // route says it first, with its own codes; `linkout report restate FILE` hears it here).
-        guard let text = TokenDecoder.utf8JSONText(Array(body.utf8)).map(Array.init) else {
-            throw Refusal(kind: .invalid, description: "the body is not JSON text in UTF-8 (it holds a NUL)")
-        }
-        guard JSONGrammar.accepts(text) else {
-            throw Refusal(kind: .invalid, description: "the body is not JSON (RFC 8259): \(JSONGrammar.laxnesses)")
         }
         if TokenDecoder.duplicateKeyAnywhere(in: text) != nil {
             throw Refusal(kind: .invalid, description: "the body names a key more than once")

@@ -267,8 +267,9 @@ package struct LineItemsAPI: Sendable {
         }
     }
 
-    /// A decoding failure named like Apple's errors, with the field it concerns.
-    static func problem(_ error: DecodingError) -> ReportProblem {
+    /// A decoding failure named like Apple's errors, with the field it concerns; `shape` is what the body should
+    /// be (this route's list, or the one line item a restatement takes).
+    static func problem(_ error: DecodingError, shape: String = "{\"lineItems\": [...]}") -> ReportProblem {
         switch error {
         case .keyNotFound(let key, _):
             return ReportProblem(
@@ -288,10 +289,10 @@ package struct LineItemsAPI: Sendable {
             return ReportProblem(
                 "InvalidBodyError",
                 field: field,
-                "the body must be JSON: {\"lineItems\": [...]}, each value in its field's range (\(context.debugDescription))"
+                "the body must be JSON: \(shape), each value in its field's range (\(context.debugDescription))"
             )
         @unknown default:
-            return ReportProblem("InvalidBodyError", "the body must be JSON: {\"lineItems\": [...]}")
+            return ReportProblem("InvalidBodyError", "the body must be JSON: \(shape)")
         }
     }
 }

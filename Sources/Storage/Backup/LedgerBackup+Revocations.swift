@@ -7,8 +7,9 @@ import Foundation
 /// signed must still verify, and a key the restored ledger never had would vanish from the JWKS with no word.
 /// Only from the same installation (the same `identifiers` secret): another installation's keys (a staging
 /// ledger restored over) never become this one's.
-/// The audit trail after the backup is kept too (who revoked, retired, erased or signed in since): the log is the
-/// installation's account of who did what, kept as long as the ledger, and a restore is one more entry in it.
+/// The audit trail after the backup is kept too (who revoked, retired, erased or signed in since), of the same
+/// installation only: the log is the installation's account of who did what, kept as long as the ledger, and a
+/// restore is one more entry in it; another installation's entries would tell of purchases and people it never had.
 /// So are the accounts erased since (what is made later for them keeps saying `[erased]`) and when each key last
 /// signed (a retirement waits for what it signed).
 /// Everything else of the replaced ledger is set aside whole (`replaced-<ms>/`), not merged.
@@ -25,6 +26,9 @@ extension LedgerBackup {
         public var auditEntries = 0
         /// Accounts erased in the replaced ledger (`linkout erase --account-token`) the copy did not know.
         public var erasedAccounts = 0
+        /// Whether the replaced ledger was of another installation (another `identifiers` secret): only its
+        /// revocations and retirements are carried; the rest stays with it, set aside.
+        public var anotherInstallation = false
     }
 
     /// Revokes in the copy at `restored` each credential the ledger at `replaced` has revoked, and retires each
@@ -55,11 +59,13 @@ extension LedgerBackup {
                 ]
             ) : []
         var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil && notes != nil)
+        carried.anotherInstallation = sameInstallation == false
         // A rollback's schema may predate credentials and keys (schema 24), or the audit log: nothing of them to
         // keep then.
         let takesCredentials = try has(copy, "customer_credentials", "revoked_at")
         let takesKeys = try has(copy, "signing_keys", "retired_at")
-        let read = try has(copy, "audit_log", "action") ? try laterAudit(of: old, than: copy) : []
+        let takesAudit = try has(copy, "audit_log", "action")
+        let read = sameInstallation == true && takesAudit ? try laterAudit(of: old, than: copy) : []
         // A log that cannot be read is not carried, and the restore says what to redo by hand.
         carried.complete = carried.complete && read != nil
         let audit = read ?? []

@@ -87,6 +87,7 @@ public enum LedgerBackup {
                 summary = try seal(partial.path)
                 summary.journaledVisits = added
             } catch {
+                if let damaged = Self.damaged(source, failure: error) { throw damaged }
                 throw Self.writingBackup(error, partial: partial.path, destination: destination)
             }
             summary.lacks = try lacks(copy: partial.path, version: summary.schemaVersion)
@@ -107,6 +108,20 @@ public enum LedgerBackup {
     private static func lacks(copy: String, version: Int64) throws(StorageError) -> String? {
         let missing = try SchemaShape.missing(in: SQLiteConnection(path: copy, readOnly: true), version: version)
         return missing.isEmpty ? nil : SchemaShape.listed(missing)
+    }
+
+    /// The ledger at `source` found damaged, when `failure` may have come of that: SQLite's `VACUUM INTO` says
+    /// "database or disk is full" when it meets a damaged page, which sent the operator to free space.
+    private static func damaged(_ source: String, failure: StorageError) -> StorageError? {
+        guard failure.code == .diskFull || failure.sqliteCode.map(LedgerDamage.isDamage) == true,
+            let connection = try? SQLiteConnection(path: source, readOnly: true),
+            let findings = LedgerDamage.quickCheck(connection)
+        else { return nil }
+        return StorageError(
+            .constraint,
+            "the ledger \(source) is damaged (SQLite's quick check: \(findings)), so no whole backup can be made of it",
+            remedy: "restore the last good backup (linkout restore; README \"Backup and restore\")"
+        )
     }
 
     /// A failure writing the backup, said as one: SQLite's words ("database or disk is full") would read as if the

@@ -7,6 +7,8 @@ import Lifecycle
 /// they differ).
 final class SQLDatabase: Sendable {
     let dialect: SQLDialect
+    /// The SQLite file as SQLite names it (what `LedgerDamage` notes damage under); nil on PostgreSQL.
+    let file: String?
     let writer: GroupCommitWriter
     let readers: ReaderPool
     /// SQLite's page limit as opened, restored by `limitPages(nil)` (nil on PostgreSQL).
@@ -57,8 +59,10 @@ final class SQLDatabase: Sendable {
                 sqliteCode: error.sqliteCode
             )
         }
+        let file = connection.fileName
         self.init(
             dialect: .sqlite,
+            file: file,
             writer: connection,
             readers: ReaderPool { () throws(StorageError) in try SQLiteConnection(path: path, readOnly: true) },
             maxPages: maxPages
@@ -84,6 +88,7 @@ final class SQLDatabase: Sendable {
         try connection.setStatementTimeout(milliseconds: target.statementTimeoutMilliseconds)
         self.init(
             dialect: .postgres,
+            file: nil,
             writer: connection,
             readers: ReaderPool(limit: target.readers) { () throws(StorageError) in
                 try PostgresConnection(target: target)
@@ -94,11 +99,13 @@ final class SQLDatabase: Sendable {
 
     private init(
         dialect: SQLDialect,
+        file: String?,
         writer: sending any SQLConnection,
         readers: ReaderPool,
         maxPages: Int64?
     ) {
         self.dialect = dialect
+        self.file = file
         self.writer = GroupCommitWriter(connection: writer)
         self.readers = readers
         openedMaxPages = maxPages

@@ -17,6 +17,12 @@ final class SQLiteConnection: SQLConnection {
     private var nextRecent = 0
     private static let recentCount = 8
 
+    /// The database file's whole path as SQLite names it (links resolved), nil for one in memory.
+    var fileName: String? {
+        guard let file = sqlite3_db_filename(handle, "main"), file.pointee != 0 else { return nil }
+        return String(cString: file)
+    }
+
     /// The path of a database that lives in memory only, gone when its connection closes.
     static let inMemory = ":memory:"
 
@@ -67,14 +73,12 @@ final class SQLiteConnection: SQLConnection {
         let extended = sqlite3_extended_errcode(handle)
         // A file SQLite opens late (the WAL's `-shm` on a read-only disk) fails here, not at the open.
         var system = rc == SQLITE_CANTOPEN || rc == SQLITE_IOERR ? sqlite3_system_errno(handle) : 0
+        let message = String(cString: sqlite3_errmsg(handle))
         if let file = sqlite3_db_filename(handle, "main") {
             system = ReadOnlyFileSystem.reason(system, openingBeside: String(cString: file))
+            if LedgerDamage.isDamage(rc) { LedgerDamage.note(path: String(cString: file), message: message) }
         }
-        return StorageError.sqlite(
-            (extended & 0xff) == rc ? extended : rc,
-            String(cString: sqlite3_errmsg(handle)),
-            systemError: system == 0 ? nil : system
-        )
+        return StorageError.sqlite((extended & 0xff) == rc ? extended : rc, message, systemError: system == 0 ? nil : system)
     }
 
     /// Runs SQL without parameters (schema, pragmas, BEGIN/COMMIT); may hold several statements.
