@@ -78,7 +78,11 @@ final class SQLiteConnection: SQLConnection {
             system = ReadOnlyFileSystem.reason(system, openingBeside: String(cString: file))
             if LedgerDamage.isDamage(rc) { LedgerDamage.note(path: String(cString: file), message: message) }
         }
-        return StorageError.sqlite((extended & 0xff) == rc ? extended : rc, message, systemError: system == 0 ? nil : system)
+        return StorageError.sqlite(
+            (extended & 0xff) == rc ? extended : rc,
+            message,
+            systemError: system == 0 ? nil : system
+        )
     }
 
     /// Runs SQL without parameters (schema, pragmas, BEGIN/COMMIT); may hold several statements.
