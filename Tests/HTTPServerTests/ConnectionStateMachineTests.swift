@@ -192,6 +192,23 @@ struct ConnectionStateMachineTests {
         #expect(harness.sent.count == answered)
     }
 
+    /// A client that closes its sending side part-way through a head or a body can still read why nothing came
+    /// of it.
+    @Test func endOfStreamPartWayThroughARequestIsAnswered400() {
+        for partial in [
+            "GET /a HTTP/1.1\r\nHost: t\r\n", "POST /a HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n{\"to",
+            "POST /a HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd",
+        ] {
+            let harness = Harness()
+            harness.receive(partial)
+            harness.run()
+            harness.machine.receivedEndOfStream()
+            #expect(harness.run() == ["rejected 400", "write", "close"], "\(partial)")
+            #expect(harness.sentText.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(partial)")
+            #expect(harness.sentText.contains(ConnectionStateMachine.cutShort), "\(partial)")
+        }
+    }
+
     @Test func endOfStreamAfterTheAnswersCloses() {
         let harness = Harness()
         harness.receive("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")

@@ -215,6 +215,13 @@ struct ConnectionStateMachine {
                 return .yield
             }
             if peerClosed && !waitingForHandler && !hasPendingOutput {
+                if hasPartialRequest {
+                    // The client closed its sending side part-way through a request (it may still read): it is
+                    // told the request was cut short, as a client that waited is told it took too long.
+                    input.removeAll()
+                    reject(.badRequest, message: Self.cutShort, date: date)
+                    return nextAction(now: now, date: date)
+                }
                 // The client sent EOF and everything it asked for is answered.
                 return close()
             }
@@ -246,6 +253,17 @@ struct ConnectionStateMachine {
             preconditionFailure("the phase is only .modifying within parse")
         }
     }
+
+    /// Whether part of a request has arrived and not all of it: its head, or its body.
+    private var hasPartialRequest: Bool {
+        switch phase {
+        case .readingHead, .readingBody: true
+        default: false
+        }
+    }
+
+    /// What a request the client stopped sending part-way is answered with (400).
+    static let cutShort = "The request ended before it was whole."
 
     private mutating func close() -> Action {
         phase = .closed
@@ -352,8 +370,9 @@ struct ConnectionStateMachine {
 
     /// Queues the answer to a refused request and closes after it: after a framing error the byte stream cannot be
     /// trusted, so nothing after it is read.
-    private mutating func reject(_ parsed: HTTPStatus, date: [UInt8]) {
-        let (status, message) = Self.rejection(parsed)
+    private mutating func reject(_ parsed: HTTPStatus, message: String? = nil, date: [UInt8]) {
+        let (status, standard) = Self.rejection(parsed)
+        let message = message ?? standard
         ResponseSerializer.append(
             HTTPError(status, message).response,
             to: &output,
