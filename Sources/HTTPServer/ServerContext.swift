@@ -20,9 +20,9 @@ final class ServerContext: Sendable {
     let shedConnections = Atomic<Int>(0)
     /// The descriptor the loops keep in reserve for answering newcomers 503 when the process has none left.
     let descriptorShortage = DescriptorShortage()
-    /// Open connections by peer address, for `maxConnectionsPerClient`. Shared by the loops, because the kernel
-    /// spreads one client's connections over all of them.
-    private let connectionsByClient = Mutex<[String: Int]>([:])
+    /// Open connections by client, for `maxConnectionsPerClient`. Shared by the loops, because the kernel spreads
+    /// one client's connections over all of them.
+    private let connectionsByClient: ClientConnectionCounts
     /// Random per process, so request ids from two runs never collide in a log store.
     let requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 36) + "-"
 
@@ -37,6 +37,7 @@ final class ServerContext: Sendable {
         self.logger = logger
         self.observer = observer
         self.parser = RequestParser(limits: configuration.limits)
+        connectionsByClient = ClientConnectionCounts(cap: configuration.maxConnectionsPerClient)
         self.workers = WorkerPool(threads: configuration.workerThreads)
         self.outbound = WorkerPool(threads: configuration.workerThreads, name: "linkout-outbound")
         self.outboundAdmission = OutboundAdmission(threads: configuration.workerThreads)
@@ -48,24 +49,14 @@ final class ServerContext: Sendable {
         stopping.store(true, ordering: .releasing)
     }
 
-    /// Counts a new connection from `address`; false (and nothing counted) when that address is at its cap.
+    /// Counts a new connection from `address`; false (and nothing counted) when its client is at the cap.
     func admitClient(_ address: String) -> Bool {
-        let cap = configuration.maxConnectionsPerClient
-        return connectionsByClient.withLock { counts in
-            let open = counts[address, default: 0]
-            guard open < cap else { return false }
-            counts[address] = open + 1
-            return true
-        }
+        connectionsByClient.admit(address)
     }
 
     /// A connection admitted by `admitClient` has closed.
     func releaseClient(_ address: String) {
-        connectionsByClient.withLock { counts in
-            guard let open = counts[address] else { return }
-            // Forget addresses with nothing open, so the table holds only current clients.
-            counts[address] = open > 1 ? open - 1 : nil
-        }
+        connectionsByClient.release(address)
     }
 
     /// Runs a handler; an `HTTPResponseError` (such as `HTTPError`) becomes the response it makes for the request,

@@ -39,17 +39,7 @@ enum ClientAddress {
     /// The key limits count a client by: an IPv4 address as it is, an IPv6 address by its /64 (one subscriber
     /// line or host gets a whole /64 and could rotate through it; an IPv4-mapped address counts as IPv4).
     static func limitKey(_ address: String) -> String {
-        guard address.contains(":") else { return address }
-        var bytes = in6_addr()
-        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
-        let octets = withUnsafeBytes(of: &bytes) { Array($0) }
-        if octets[0..<10].allSatisfy({ $0 == 0 }) && octets[10] == 0xff && octets[11] == 0xff {
-            return octets[12..<16].map { String($0) }.joined(separator: ".")
-        }
-        let groups = stride(from: 0, to: 8, by: 2).map {
-            String(UInt16(octets[$0]) << 8 | UInt16(octets[$0 + 1]), radix: 16)
-        }
-        return groups.joined(separator: ":") + "::/64"
+        PeerAddress.clientKey(address)
     }
 
     /// The client a request counts against in rate limits and throttles.
