@@ -40,7 +40,7 @@ struct ReportingBlockTests {
 
         harness.service.tick()
         #expect(harness.production.received.count == 1)
-        guard case .blocked(let block) = harness.service.status, block.reason == .unauthorized else {
+        guard let block = harness.service.status.blocks.first, block.reason == .unauthorized else {
             Issue.record("expected a block, got \(harness.service.status)")
             return
         }
@@ -94,6 +94,53 @@ struct ReportingBlockTests {
     }
 
     /// The running server says so where an operator looks: the dashboard's alert, `/metrics`, `/readyz`.
+    /// Apple's refusal holds back only the app and environment it came for (the JWT names the app, each
+    /// environment has its host): another app's reports, and the same app's in the other environment, go on; the
+    /// refused ones wait, one of each probed every five minutes, and a restart keeps each block.
+    @Test func aRefusalOfOneAppHoldsBackOnlyThatAppInThatEnvironment() throws {
+        let harness = try ReportingHarness()
+        // Apple refuses com.other's JWTs (an app outside the key's team), and the sandbox host answers 404.
+        let refusesOther: @Sendable (FakeAppleServer.Received) -> FakeAppleServer.Behavior? = {
+            $0.claims["bid"] == .string("com.other") ? .respond(status: 401) : nil
+        }
+        harness.production.respond(with: refusesOther)
+        harness.sandbox.respond { _ in .respond(status: 404) }
+        for id in ["o1", "o2", "o3"] { try harness.record(id, bundleId: "com.other") }
+        try harness.record("SANDBOX_s1")
+        try harness.record("SANDBOX_s2")
+        for id in ["a1", "a2", "a3"] { try harness.record(id) }
+        harness.service.tick()
+        // The refused ones cost the calls the pass had in flight when the first refusal came, no more.
+        let other = { harness.production.received.filter { $0.claims["bid"] == .string("com.other") }.count }
+        let (otherCalls, sandboxCalls) = (other(), harness.sandbox.received.count)
+        #expect((1...3).contains(otherCalls) && (1...2).contains(sandboxCalls))
+        for id in ["a1", "a2", "a3"] { #expect(try harness.reports(id).first?.state == .accepted, "\(id)") }
+        let otherScope = ReportingScope(environment: .production, bundleId: "com.other")
+        let sandboxScope = ReportingScope(environment: .sandbox, bundleId: "com.example")
+        #expect(harness.service.status.blocks.map(\.scope) == [sandboxScope, otherScope])
+        #expect(harness.service.status.description.contains("(unauthorized) for com.other (production)"))
+        // The app Apple takes goes on at the next pass; the refused ones are not tried again before their probe.
+        try harness.record("a4")
+        harness.service.tick()
+        #expect(try harness.reports("a4").first?.state == .accepted)
+        #expect(other() == otherCalls && harness.sandbox.received.count == sandboxCalls)
+        // A restarted service keeps both blocks.
+        let restarted = ReportingService(
+            configuration: harness.configuration,
+            ledger: harness.ledger,
+            logger: Logger(label: "test", level: .critical)
+        )
+        #expect(restarted.status.blocks.map(\.scope) == [sandboxScope, otherScope])
+        // Five minutes on, each block probes with one of its reports: Apple takes com.other's now, so all of it goes;
+        // the sandbox host still answers 404, and its block stays.
+        harness.production.respond { _ in nil }
+        harness.service.tick(now: Clock.system.nowMilliseconds() + ReportingBlock.probeInterval + 1_000)
+        for id in ["o1", "o2", "o3"] { #expect(try harness.reports(id).first?.state == .accepted, "\(id)") }
+        #expect(harness.sandbox.received.count == sandboxCalls + 1)
+        #expect(harness.service.status.blocks.map(\.scope) == [sandboxScope])
+        #expect(try harness.reports("SANDBOX_s2").first?.state == .pending)
+    }
+
     @Test func theDashboardMetricsAndReadinessShowTheBlock() throws {
         let setup = try LiveReportingTests.Setup()
         setup.apple.checkSignatures()
@@ -138,6 +185,30 @@ struct ReportingBlockTests {
         #expect(harness.service.status == .running)
         #expect(try harness.reports("kept").first?.state == .accepted)
         #expect(harness.production.received.first?.signatureValid == true)
+    }
+
+    /// Another key written over the file while the key in use works (a rotation done as if the key ID stayed):
+    /// every App Store Connect key has its own key ID, so Apple would refuse the new one under the old ID. The key
+    /// in use stays, and the log says to set `apple.keyId` and restart.
+    @Test func anotherKeyUnderTheSameKeyIDKeepsTheKeyInUse() throws {
+        let clock = ManualClock()
+        let log = LogLines()
+        let harness = try ReportingHarness(
+            clock: clock.clock,
+            logger: Logger(label: "test", level: .info, sink: log.sink)
+        )
+        harness.production.checkSignatures()
+        try Data(try ES256Key.generate().privateKeyPEM().utf8).write(
+            to: URL(fileURLWithPath: harness.configuration.apple.privateKeyFile),
+            options: .atomic
+        )
+        clock.advance(seconds: 61)
+        try harness.record("kept")
+        harness.service.tick()
+        #expect(harness.service.status == .running)
+        #expect(try harness.reports("kept").first?.state == .accepted)
+        #expect(harness.production.received.allSatisfy { $0.signatureValid })
+        #expect(log.lines.withLock { $0 }.contains { $0.contains("set apple.keyId to it and restart") })
     }
 
     /// A block that cannot be read at start (the database is gone) is said and counted, not taken for "not

@@ -75,13 +75,14 @@ final class ReportingHarness {
         account: String? = nil,
         created: Int64 = Clock.system.nowMilliseconds() - 60_000,
         expires: Int64? = nil,
+        bundleId: BundleID = "com.example",
         into other: Ledger? = nil
     ) throws -> String {
         let ledger = other ?? self.ledger
         let fields = TokenFields(
             ExternalPurchaseToken(
                 appAppleId: 1_234_567_890,
-                bundleId: "com.example",
+                bundleId: bundleId,
                 tokenCreationDate: created,
                 externalPurchaseId: ExternalPurchaseID(id),
                 tokenType: type,
@@ -101,7 +102,7 @@ final class ReportingHarness {
                 Visit(
                     token: fields,
                     checkoutId: "c-\(id)",
-                    bundleId: "com.example",
+                    bundleId: bundleId,
                     landingPath: "/",
                     utm: [:],
                     at: Clock.system.nowMilliseconds()

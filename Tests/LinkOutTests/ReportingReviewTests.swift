@@ -96,7 +96,7 @@ struct ReportingReviewTests {
             logger: Logger(label: "test", level: .critical)
         )
         service.tick()
-        guard case .blocked(let block) = service.status, block.reason == .signingFailed else {
+        guard let block = service.status.blocks.first, block.reason == .signingFailed else {
             Issue.record("expected a block, got \(service.status)")
             return
         }
@@ -122,7 +122,7 @@ struct ReportingReviewTests {
         harness.production.enqueue(.respond(status: status, body: "nope"))
         try harness.tickUntilSettled()
         #expect(harness.production.received.count == 1)
-        guard case .blocked(let block) = harness.service.status, block.reason == .undocumentedAnswer else {
+        guard let block = harness.service.status.blocks.first, block.reason == .undocumentedAnswer else {
             Issue.record("expected a block, got \(harness.service.status)")
             return
         }

@@ -164,7 +164,7 @@ struct ReportingTests {
         harness.production.enqueue(.respond(status: 401), .respond(status: 401))
         harness.service.tick()
         #expect(harness.production.received.count == 1)
-        guard case .blocked(let block) = harness.service.status, block.reason == .unauthorized else {
+        guard let block = harness.service.status.blocks.first, block.reason == .unauthorized else {
             Issue.record("expected the service to block, got \(harness.service.status)")
             return
         }

@@ -80,7 +80,7 @@ package struct MonthlyClose: Sendable {
     ) throws -> CloseReport {
         let close = ledger.monthlyClose
         var tally = try counts(month: month, environment: environment, now: now)
-        let blocked = status != .running
+        let blocked = status.holdsBack(environment)
         if blocked {
             tally.tokens = Self.blocked(tally.tokens)
             tally.lineItems = Self.blocked(tally.lineItems)

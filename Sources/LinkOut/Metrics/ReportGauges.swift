@@ -103,7 +103,7 @@ enum ReportGauges {
             Metrics.Gauge(
                 name: "linkout_reporting_running",
                 help: "1 while reports are being sent to Apple.",
-                value: reporting.status == .running ? 1 : 0
+                value: reporting.status.sendsAtAll ? 1 : 0
             )
         ]
         // Apple's 429 pauses all sending until a moment it names (capped at an hour): when, so a pause is seen.
@@ -116,14 +116,13 @@ enum ReportGauges {
         )
         // 1 while Apple refuses us for this reason (401, an undocumented 3xx or 4xx, a key that cannot sign): reports
         // wait and one is tried every few minutes. Alert on any 1.
-        let blocked: ReportingBlock.Reason? =
-            if case .blocked(let block) = reporting.status { block.reason } else { nil }
+        let blocked = Set(reporting.status.blocks.map(\.reason))
         for reason in ReportingBlock.Reason.allCases {
             gauges.append(
                 Metrics.Gauge(
                     name: "linkout_reporting_blocked",
                     help: "1 while Apple refuses our reports for this reason; one is tried every 5 minutes.",
-                    value: blocked == reason ? 1 : 0,
+                    value: blocked.contains(reason) ? 1 : 0,
                     labels: [("reason", reason.rawValue)]
                 )
             )

@@ -25,9 +25,15 @@ protocol Outbox: Sendable {
     /// Gives back claims that will not be sent now (sending paused, or the pass is over), so the next pass, or
     /// another instance, takes them without waiting for their lease to end.
     func release(_ keys: [String]) throws(StorageError)
+
+    /// Whether a claimed item is now held back (reporting blocked for its app since it was claimed): it is not
+    /// sent, and its claim is given back at the end of the pass.
+    func holdsBack(_ item: Item) -> Bool
 }
 
 extension Outbox {
+    func holdsBack(_ item: Item) -> Bool { false }
+
     /// When an item tried at `at` after `attempts` earlier tries is due again.
     static func retryAt(_ at: Int64, attempts: Int64) -> Int64 {
         at + backoff.milliseconds(attempts: attempts)

@@ -238,9 +238,16 @@ final class OutboxSender<Box: Outbox>: Sendable {
             if work.buffer.isEmpty {
                 if let look = look(&work) { return look }
             }
-            guard let item = work.buffer.popLast() else { return .wait }
-            work.taken.insert(Box.key(of: item))
-            return .item(item)
+            while let item = work.buffer.popLast() {
+                // Held back since it was claimed (Apple began refusing its app): given back at the end.
+                if outbox.holdsBack(item) {
+                    work.declined.append(Box.key(of: item))
+                    continue
+                }
+                work.taken.insert(Box.key(of: item))
+                return .item(item)
+            }
+            return .wait
         }
     }
 

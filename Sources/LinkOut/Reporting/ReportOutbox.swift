@@ -1,5 +1,6 @@
 import Domain
 import Storage
+import Synchronization
 
 /// Reports to Apple as an outbox over the report store, one open report per token (`enqueueReport`).
 struct ReportOutbox: Outbox {
@@ -10,14 +11,38 @@ struct ReportOutbox: Outbox {
         var rewrite: ReportRewrite?
     }
 
+    /// The apps whose reports wait while Apple refuses us for them (`ReportingBlock`), kept by the reporting
+    /// service as blocks start and end.
+    final class HeldBack: Sendable {
+        private let scopes = Mutex<[ReportingScope]>([])
+
+        func set(_ scopes: [ReportingScope]) { self.scopes.withLock { $0 = scopes } }
+
+        var current: [ReportingScope] { scopes.withLock { $0 } }
+    }
+
     let store: ReportStore
+    let heldBack: HeldBack
 
     static let backoff = Backoff.jittered
 
     static func key(of report: StoredReport) -> String { report.requestIdentifier.rawValue }
 
+    /// Due reports of every app not held back.
     func claimDue(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [StoredReport] {
-        try store.claimDueReports(now: now, limit: limit, leaseUntil: leaseUntil)
+        try store.claimDueReports(now: now, limit: limit, leaseUntil: leaseUntil, scopes: .excluding(heldBack.current))
+    }
+
+    /// Due reports of the apps `scopes` says (a probe of a blocked app).
+    func claimDue(now: Int64, limit: Int, leaseUntil: Int64, scopes: ScopeFilter) throws(StorageError)
+        -> [StoredReport]
+    {
+        try store.claimDueReports(now: now, limit: limit, leaseUntil: leaseUntil, scopes: scopes)
+    }
+
+    /// A report of an app Apple began refusing after it was claimed.
+    func holdsBack(_ report: StoredReport) -> Bool {
+        heldBack.current.contains(report.scope)
     }
 
     func record(_ attempt: Attempt, for report: StoredReport) throws(StorageError) {

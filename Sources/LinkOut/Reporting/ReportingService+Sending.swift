@@ -10,9 +10,10 @@ import Synchronization
 /// Sending: one report to Apple at a time per token, its answer settled and recorded, and what that answer
 /// means for every other report (a 401 or 429 pauses them all).
 extension ReportingService {
-    /// Whether a sender may take another report in a pass at `now`: running, not stopping, not paused by a 429.
+    /// Whether a sender may take another report in a pass at `now`: not stopping, no block of every app, not
+    /// paused by a 429 (the outbox's claims leave out the apps blocked on their own).
     func maySend(now: Int64) -> Bool {
-        !worker.isStopping && status == .running && now >= pausedUntil.load(ordering: .relaxed)
+        !worker.isStopping && status.sendsAtAll && now >= pausedUntil.load(ordering: .relaxed)
     }
 
     /// Sends one report, settles and records Apple's answer, and acts on what it means for everyone else.
@@ -105,8 +106,8 @@ extension ReportingService {
             logger.error("report answer not recorded", metadata)
             return false
         }
-        blockAndLog(answer, metadata: metadata)
-        applyToOthers(answer, outcome: outcome, began: began)
+        blockAndLog(answer, for: report, metadata: metadata)
+        applyToOthers(answer, for: report, outcome: outcome, began: began)
         return answer.attempt.state != .pending
     }
 
@@ -133,13 +134,15 @@ extension ReportingService {
     }
 
     /// Starts the block the answer calls for, then logs the answer: one critical line when the block starts, not
-    /// one per probe.
-    private func blockAndLog(_ answer: AppleAnswer, metadata: [String: String]) {
+    /// one per probe. Apple's refusal blocks the report's app in its environment (the JWT names the app, each
+    /// environment has its host); a key that cannot sign blocks every app.
+    private func blockAndLog(_ answer: AppleAnswer, for report: StoredReport, metadata: [String: String]) {
         var metadata = metadata
         var (level, message) = (answer.logLevel, answer.message)
         if case .block(let reason, let detail) = answer.next {
             metadata["blocked"] = detail
-            if !block(reason, detail: detail, at: answer.attempt.at) {
+            let scope = reason == .signingFailed ? nil : report.scope
+            if !block(reason, scope: scope, detail: detail, at: answer.attempt.at) {
                 (level, message) = (.info, "reporting still blocked: the probe report was refused too")
             }
         }
@@ -151,7 +154,12 @@ extension ReportingService {
     }
 
     /// What an answer means for the other reports: a pause until Apple says, or the end of a block.
-    private func applyToOthers(_ answer: AppleAnswer, outcome: ExternalPurchaseAPIClient.Outcome?, began: Int64) {
+    private func applyToOthers(
+        _ answer: AppleAnswer,
+        for report: StoredReport,
+        outcome: ExternalPurchaseAPIClient.Outcome?,
+        began: Int64
+    ) {
         if case .pause(let until) = answer.next {
             // Apple's latest word on when to come back is the one that counts.
             pausedUntil.store(until, ordering: .relaxed)
@@ -164,7 +172,7 @@ extension ReportingService {
         // Apple read the report (200, or 400 about its content): it took the JWT, so whatever blocked us is over.
         // An answer to a request sent before the block began proves nothing about it.
         switch outcome {
-        case .accepted, .rejected: unblock(at: answer.attempt.at, ifSentAfter: began)
+        case .accepted, .rejected: unblock(at: answer.attempt.at, ifSentAfter: began, scope: report.scope)
         default: break
         }
     }

@@ -1,6 +1,6 @@
 import Crypto
 import Dispatch
-import Domain
+package import Domain
 import ExternalPurchase
 import Foundation
 package import Lifecycle
@@ -23,22 +23,50 @@ package final class ReportingService: BackgroundService {
         case running
         /// No usable Apple credentials: reports are planned and wait in the outbox.
         case waitingForCredentials(String)
-        /// Apple refuses us (401, an undocumented 3xx or 4xx) or the key cannot sign: one report is tried every
-        /// `ReportingBlock.probeInterval` until Apple takes one again; the others wait in the outbox.
-        case blocked(ReportingBlock)
+        /// Apple refuses us (401, an undocumented 3xx or 4xx) for some apps, or the key cannot sign (every app):
+        /// one report of each is tried every `ReportingBlock.probeInterval` until Apple takes one again; theirs
+        /// wait in the outbox, and the other apps' go on. Never empty; every app's block first, then by app.
+        case blocked([ReportingBlock])
 
         package var description: String {
             switch self {
             case .running: "running"
             case .waitingForCredentials(let reason): "waiting for Apple credentials: \(reason)"
-            case .blocked(let block): block.description
+            case .blocked(let blocks): blocks.map(\.description).joined(separator: "; ")
+            }
+        }
+
+        /// The blocks in force (none unless `.blocked`).
+        package var blocks: [ReportingBlock] {
+            if case .blocked(let blocks) = self { blocks } else { [] }
+        }
+
+        /// Whether any report may be sent: credentials are there and no block holds back every app.
+        var sendsAtAll: Bool {
+            switch self {
+            case .running: true
+            case .waitingForCredentials: false
+            case .blocked(let blocks): blocks.allSatisfy { $0.scope != nil }
+            }
+        }
+
+        /// The apps held back while the others send.
+        var blockedScopes: [ReportingScope] { blocks.compactMap(\.scope) }
+
+        /// Whether reports of `environment` may be held back now: no credentials, or a block of every app or of
+        /// one of that environment's apps (the monthly close counts its due work as blocked then).
+        package func holdsBack(_ environment: Environment) -> Bool {
+            switch self {
+            case .running: false
+            case .waitingForCredentials: true
+            case .blocked(let blocks): blocks.contains { $0.scope == nil || $0.scope?.environment == environment }
             }
         }
     }
 
     let configuration: Configuration
     let ledger: Ledger
-    /// The ledger's reports as an outbox: claimed, sent, recorded, given back.
+    /// The ledger's reports as an outbox: claimed, sent, recorded, given back; never those of a blocked app.
     let outbox: ReportOutbox
     /// The key, re-read when its file changes (checked at most once a minute, in ticks).
     let keys: RotatingCredentials
@@ -95,7 +123,7 @@ package final class ReportingService: BackgroundService {
         self.configuration = configuration
         self.metrics = metrics
         self.ledger = ledger
-        outbox = ReportOutbox(store: ledger.reports)
+        outbox = ReportOutbox(store: ledger.reports, heldBack: ReportOutbox.HeldBack())
         self.logger = logger
         self.clock = clock
         worker = PeriodicWorker(clock: clock)
@@ -114,13 +142,18 @@ package final class ReportingService: BackgroundService {
         case .success:
             // A block survives a restart (and shows in `linkout report status`) until Apple takes a report. If it
             // cannot be read, sending starts, and the next refusal blocks again.
-            var stored: String?
+            var blocks: [ReportingBlock] = []
             do {
-                stored = try ledger.settings.setting(named: ReportingBlock.setting)
+                blocks = try ledger.settings.settings(prefixed: ReportingBlock.setting).compactMap { setting in
+                    ReportingBlock.scope(ofSetting: setting.name).flatMap {
+                        ReportingBlock(stored: setting.value, scope: $0)
+                    }
+                }
             } catch {
                 Self.storageFailed("reporting block could not be read; sending starts", error, logger, metrics)
             }
-            state = Mutex(stored.flatMap(ReportingBlock.init(stored:)).map(Status.blocked) ?? .running)
+            state = Mutex(blocks.isEmpty ? .running : .blocked(Self.ordered(blocks)))
+            outbox.heldBack.set(blocks.compactMap(\.scope))
         case .failure(let problem):
             state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
         }
@@ -148,9 +181,25 @@ package final class ReportingService: BackgroundService {
 
     package var status: Status { state.withLock { $0 } }
 
-    /// Changes the state under its lock (the block's transitions, a reloaded key).
+    /// Changes the state under its lock (the block's transitions, a reloaded key); the outbox's claims follow
+    /// which apps are held back.
     func updateState<Value>(_ change: (inout Status) -> Value) -> Value {
-        state.withLock { change(&$0) }
+        state.withLock { state in
+            let value = change(&state)
+            outbox.heldBack.set(state.blockedScopes)
+            return value
+        }
+    }
+
+    /// Blocks as the status lists them: every app's first, then by app and environment.
+    static func ordered(_ blocks: [ReportingBlock]) -> [ReportingBlock] {
+        blocks.sorted { lhs, rhs in
+            switch (lhs.scope, rhs.scope) {
+            case (nil, _): rhs.scope != nil
+            case (_, nil): false
+            case (let left?, let right?): left < right
+            }
+        }
     }
 
     // MARK: running
@@ -161,9 +210,15 @@ package final class ReportingService: BackgroundService {
         heartbeat.store(clock.nowMilliseconds(), ordering: .relaxed)
         // A block carried over from before the restart is probed at once: the configuration may be fixed.
         state.withLock { state in
-            if case .blocked(var block) = state {
-                block.nextProbeAt = clock.nowMilliseconds()
-                state = .blocked(block)
+            if case .blocked(let blocks) = state {
+                let now = clock.nowMilliseconds()
+                state = .blocked(
+                    blocks.map { block in
+                        var block = block
+                        block.nextProbeAt = now
+                        return block
+                    }
+                )
             }
         }
         worker.startScheduling(
@@ -177,13 +232,17 @@ package final class ReportingService: BackgroundService {
     }
 
     /// When the next pass has something to send, if before the next poll: a retry's backoff (a timed-out call),
-    /// or the next probe while blocked. At least a second away: a report due but not sent (sending blocked or
+    /// or the next probe of a blocked app. At least a second away: a report due but not sent (sending blocked or
     /// paused) must not spin the loop.
     private func nextPassAt() -> Int64? {
         let soonest = clock.nowMilliseconds() + 1_000
-        if case .blocked(let block) = status { return max(soonest, block.nextProbeAt) }
+        let status = self.status
+        let probe = status.blocks.map(\.nextProbeAt).min().map { max(soonest, $0) }
+        guard status.sendsAtAll else { return probe }
         do {
-            return try ledger.reports.dueReports(now: .max, limit: 1).first.map { max(soonest, $0.nextAttemptAt) }
+            let due = try ledger.reports.dueReports(now: .max, limit: 1, scopes: .excluding(status.blockedScopes))
+                .first.map { max(soonest, $0.nextAttemptAt) }
+            return [probe, due].compactMap { $0 }.min()
         } catch {
             Self.storageFailed(
                 "due reports could not be read; the next pass is at the poll interval",

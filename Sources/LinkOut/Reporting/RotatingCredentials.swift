@@ -1,3 +1,4 @@
+import Crypto
 import ExternalPurchase
 import Foundation
 import Synchronization
@@ -27,6 +28,9 @@ final class RotatingCredentials: Sendable {
         case reloaded
         /// The file changed but holds no usable key (yet: it may be half written); the old key stays in use.
         case unusable(String)
+        /// The file now holds another key than the one in use, under the same `apple.keyId`: every App Store
+        /// Connect key has its own key ID, so Apple would refuse it; the key in use stays.
+        case anotherKeyUnderTheSameID
     }
 
     static let checkInterval: Int64 = 60_000
@@ -45,8 +49,10 @@ final class RotatingCredentials: Sendable {
     var current: Result<AppStoreJWT.Credentials, ConfigurationError> { state.withLock { $0.loaded } }
 
     /// Looks at the file if `checkInterval` has passed since the last look (or `force`), and loads it again
-    /// when it changed. A key that loaded once is kept until a new one loads.
-    func refresh(now: Int64, force: Bool = false) -> Change {
+    /// when it changed. A key that loaded once is kept until a new one loads, and a different key is taken under
+    /// the same key ID only when `replacingRefusedKey` (Apple refuses the JWTs of the key in use: the file held
+    /// the wrong key of that ID).
+    func refresh(now: Int64, force: Bool = false, replacingRefusedKey: Bool = false) -> Change {
         let path = apple.privateKeyFile
         let due = state.withLock { state -> FileVersion?? in
             guard force || now - state.checkedAt >= Self.checkInterval else { return .none }
@@ -60,7 +66,12 @@ final class RotatingCredentials: Sendable {
         return state.withLock { state in
             state.version = version
             switch loaded {
-            case .success:
+            case .success(let new):
+                if case .success(let inUse) = state.loaded, !replacingRefusedKey,
+                    (try? inUse.key.publicKeyPEM()) != (try? new.key.publicKeyPEM())
+                {
+                    return .anotherKeyUnderTheSameID
+                }
                 state.loaded = loaded
                 return .reloaded
             case .failure(let problem):

@@ -4,14 +4,21 @@ extension ReportStore {
     /// Claims the due reports for this instance until `leaseUntil`: pending, due, and not leased (or the lease
     /// ended). Claimed reports come back, oldest due first; until their attempt is recorded no claim returns
     /// them again, this instance's included.
-    public func claimDueReports(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [StoredReport] {
-        try database.claim(
+    /// `scopes`: only the reports of these apps in these environments (`.only`), or all but theirs (`.excluding`):
+    /// while Apple refuses one app's reports, the others go on, and a probe tries one of that app's.
+    public func claimDueReports(now: Int64, limit: Int, leaseUntil: Int64, scopes: ScopeFilter = .all)
+        throws(StorageError) -> [StoredReport]
+    {
+        let (sql, parameters) = scopes.predicate(table: "c")
+        return try database.claim(
             from: "reports",
             key: "request_identifier",
             columns: Self.reportColumns,
             now: now,
             limit: limit,
-            lease: Lease(owner: instance, until: leaseUntil)
+            lease: Lease(owner: instance, until: leaseUntil),
+            inOrder: sql,
+            inOrderParameters: parameters
         )
         .decoded(Self.storedReport).sorted { $0.nextAttemptAt < $1.nextAttemptAt }
     }

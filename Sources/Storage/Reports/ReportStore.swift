@@ -204,14 +204,15 @@ public struct ReportStore: Sendable {
     }
 
     /// Pending reports whose time has come, oldest first.
-    public func dueReports(now: Int64, limit: Int) throws(StorageError) -> [StoredReport] {
-        try database.readers.read { connection throws(StorageError) in
+    public func dueReports(now: Int64, limit: Int, scopes: ScopeFilter = .all) throws(StorageError) -> [StoredReport] {
+        let (sql, parameters) = scopes.predicate(table: "reports")
+        return try database.readers.read { connection throws(StorageError) in
             try connection.query(
                 """
-                SELECT \(Self.reportColumns) FROM reports WHERE state = 'pending' AND next_attempt_at <= ?
+                SELECT \(Self.reportColumns) FROM reports WHERE state = 'pending' AND next_attempt_at <= ? \(sql)
                 ORDER BY next_attempt_at LIMIT ?
                 """,
-                [.integer(now), .integer(Int64(limit))]
+                [.integer(now)] + parameters + [.integer(Int64(limit))]
             ).decoded(Self.storedReport)
         }
     }

@@ -51,3 +51,8 @@ extension [StoredReport] {
         contains { $0.status == .duplicateToken && $0.state != .rejected }
     }
 }
+
+extension StoredReport {
+    /// The app and environment the report goes for, which Apple may refuse apart from the others.
+    public var scope: ReportingScope { ReportingScope(environment: environment, bundleId: bundleId) }
+}

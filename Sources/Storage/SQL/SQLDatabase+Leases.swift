@@ -10,7 +10,8 @@ extension SQLDatabase {
         now: Int64,
         limit: Int,
         lease: Lease,
-        inOrder: String = ""
+        inOrder: String = "",
+        inOrderParameters: [SQLValue] = []
     ) throws(StorageError) -> [[SQLValue]] {
         try writer.write { [dialect] connection throws(StorageError) in
             try connection.query(
@@ -24,7 +25,8 @@ extension SQLDatabase {
                     ORDER BY c.next_attempt_at LIMIT ?\(dialect.skipLocked))
                 RETURNING \(columns)
                 """,
-                [.text(lease.owner), .integer(lease.until), .integer(now), .integer(now), .integer(Int64(limit))]
+                [.text(lease.owner), .integer(lease.until), .integer(now), .integer(now)] + inOrderParameters
+                    + [.integer(Int64(limit))]
             )
         }
     }

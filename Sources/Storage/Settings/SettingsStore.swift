@@ -9,6 +9,16 @@ public struct SettingsStore: Sendable {
         }
     }
 
+    /// Every setting whose name starts with `prefix`, by name.
+    public func settings(prefixed prefix: String) throws(StorageError) -> [(name: String, value: String)] {
+        try database.readers.read { connection throws(StorageError) in
+            try connection.query(
+                "SELECT name, value FROM settings WHERE substr(name, 1, ?) = ? ORDER BY name",
+                [.integer(Int64(prefix.utf8.count)), .text(prefix)]
+            ).compactMap { row in row[0].text.flatMap { name in row[1].text.map { (name, $0) } } }
+        }
+    }
+
     /// Writes a named value that only ever grows (a moment, a lifetime): the larger of the stored and the new one
     /// stands, whichever writer comes last. Parameters: the name, the value.
     static let growingValueSQL = """
