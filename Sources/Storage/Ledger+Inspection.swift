@@ -21,7 +21,7 @@ extension Ledger {
     /// What SQLite's quick check finds wrong in the ledger file in `directory` (`LedgerDamage.quickCheck`), nil
     /// when it is whole. Reads the whole file: seconds for a ledger of gigabytes.
     public static func damage(directory: String) throws(StorageError) -> String? {
-        LedgerDamage.quickCheck(try inspecting(directory: directory))
+        try LedgerDamage.quickCheck(inspecting(directory: directory))
     }
 
     /// The PostgreSQL ledger at `target`.

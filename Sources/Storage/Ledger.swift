@@ -186,7 +186,7 @@ public final class Ledger: Sendable {
     public var writeFailure: StorageError? { visitRecorder.failure }
 
     /// SQLite's words when the ledger's file was first found damaged in this process (`LedgerDamage`), or nil.
-    public var damage: String? { database.file.flatMap(LedgerDamage.noted(path:)) }
+    public var damage: String? { database.damage.noted }
 
     /// Why landings are refused right now (their visits cannot be made durable), or nil; `writeFailure` also
     /// names tables that refuse visits the journal holds.

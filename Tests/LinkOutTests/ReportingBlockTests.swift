@@ -93,7 +93,6 @@ struct ReportingBlockTests {
         #expect(after.status == .running)
     }
 
-    /// The running server says so where an operator looks: the dashboard's alert, `/metrics`, `/readyz`.
     /// Apple's refusal holds back only the app and environment it came for (the JWT names the app, each
     /// environment has its host): another app's reports, and the same app's in the other environment, go on; the
     /// refused ones wait, one of each probed every five minutes, and a restart keeps each block.
@@ -141,6 +140,7 @@ struct ReportingBlockTests {
         #expect(try harness.reports("SANDBOX_s2").first?.state == .pending)
     }
 
+    /// The running server says so where an operator looks: the dashboard's alert, `/metrics`, `/readyz`.
     @Test func theDashboardMetricsAndReadinessShowTheBlock() throws {
         let setup = try LiveReportingTests.Setup()
         setup.apple.checkSignatures()
@@ -197,7 +197,6 @@ struct ReportingBlockTests {
             clock: clock.clock,
             logger: Logger(label: "test", level: .info, sink: log.sink)
         )
-        harness.production.checkSignatures()
         try Data(try ES256Key.generate().privateKeyPEM().utf8).write(
             to: URL(fileURLWithPath: harness.configuration.apple.privateKeyFile),
             options: .atomic
@@ -209,6 +208,19 @@ struct ReportingBlockTests {
         #expect(try harness.reports("kept").first?.state == .accepted)
         #expect(harness.production.received.allSatisfy { $0.signatureValid })
         #expect(log.lines.withLock { $0 }.contains { $0.contains("set apple.keyId to it and restart") })
+
+        // Then Apple refuses the key in use (revoked in App Store Connect) and takes the one in the file: once a
+        // refusal stands, the file's key is looked at again and taken, without the file changing.
+        harness.production.respond { $0.signatureValid ? .respond(status: 401) : nil }
+        try harness.record("after")
+        clock.advance(seconds: 1)
+        harness.service.tick()
+        #expect(harness.service.status.blocks.first?.reason == .unauthorized)
+        clock.advance(seconds: 61)
+        harness.service.tick()
+        #expect(harness.service.status == .running)
+        #expect(try harness.reports("after").first?.state == .accepted)
+        #expect(harness.production.received.last?.signatureValid == false)
     }
 
     /// A block that cannot be read at start (the database is gone) is said and counted, not taken for "not

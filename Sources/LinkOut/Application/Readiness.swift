@@ -60,7 +60,11 @@ struct Readiness: Sendable {
             )
         }
         if reporting.isAlive(now: clock.nowMilliseconds()) {
-            lines.append("reporting: \(reporting.status.description)")
+            // One line per blocked app.
+            let blocks = reporting.status.blocks
+            lines +=
+                blocks.isEmpty
+                ? ["reporting: \(reporting.status.description)"] : blocks.map { "reporting: \($0.description)" }
             if let until = reporting.rateLimitedUntil(now: clock.nowMilliseconds()) {
                 lines.append(
                     "reporting: Apple rate-limited sending (429); it resumes at \(ReportingBlock.timestamp(until))"

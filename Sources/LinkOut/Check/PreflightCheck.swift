@@ -305,12 +305,18 @@ package struct PreflightCheck: Sendable {
                     + "without what it lacks; restore a backup (README \"Backup and restore\")"
             )
         }
-        if storage.postgresTarget == nil, let findings = try? Ledger.damage(directory: storage.dataDir) {
-            return Self.fail(
-                "ledger",
-                "\(engine) is damaged (SQLite's quick check: \(findings)): a server would start on it and fail to "
-                    + "read what is damaged; restore the last good backup (README \"Backup and restore\")"
-            )
+        if storage.postgresTarget == nil {
+            do {
+                if let findings = try Ledger.damage(directory: storage.dataDir) {
+                    return Self.fail(
+                        "ledger",
+                        "\(engine) is damaged (SQLite's quick check: \(findings)): a server would start on it and fail "
+                            + "to read what is damaged; restore the last good backup (README \"Backup and restore\")"
+                    )
+                }
+            } catch {
+                return Self.fail("ledger", "\(engine) could not be checked whole: \(error.message)")
+            }
         }
         if let retired = retiredKeyFileKey() {
             return Self.fail(

@@ -12,16 +12,16 @@ enum JSONBody {
     /// `{"token": a, "token": b}` could mean one thing to whoever checked it and another here. `fields` are the
     /// body's own keys: only those are named in the message, so it never repeats arbitrary text from the request.
     static func laxnessRefusal(_ body: [UInt8], fields: Set<String>, notJSON: String) -> HTTPResponse? {
+        laxness(body, fields: fields, notJSON: notJSON).map { JSONResponse.error(.badRequest, $0.code, $0.message) }
+    }
+
+    /// The same, as the refusal's code (`notJSON` or `duplicate_key`) and message, for a route that also counts it.
+    static func laxness(_ body: [UInt8], fields: Set<String>, notJSON: String) -> (code: String, message: String)? {
         guard let text = TokenDecoder.utf8JSONText(body).map(Array.init) else {
-            return JSONResponse.error(
-                .badRequest,
-                notJSON,
-                "The body is not JSON text in UTF-8 (RFC 8259 §8.1: no UTF-16 or UTF-32, no NUL byte)."
-            )
+            return (notJSON, "The body is not JSON text in UTF-8 (RFC 8259 §8.1: no UTF-16 or UTF-32, no NUL byte).")
         }
         guard JSONGrammar.accepts(text) else {
-            return JSONResponse.error(
-                .badRequest,
+            return (
                 notJSON,
                 "The body is not JSON (RFC 8259): \(JSONGrammar.laxnesses), or nesting past \(JSONGrammar.maxDepth) "
                     + "levels."
@@ -29,6 +29,6 @@ enum JSONBody {
         }
         guard let key = TokenDecoder.duplicateKeyAnywhere(in: text) else { return nil }
         let what = fields.contains(key) ? "\"\(key)\"" : "a key"
-        return JSONResponse.error(.badRequest, "duplicate_key", "The body names \(what) more than once.")
+        return ("duplicate_key", "The body names \(what) more than once.")
     }
 }

@@ -2,6 +2,7 @@ import Domain
 import ExternalPurchase
 import Logging
 import Storage
+import Synchronization
 
 /// Reporting never stops for good: a 401 or an undocumented 3xx or 4xx blocks sending for the app and environment it
 /// came for, a key that cannot sign for every app, and one probe report every `ReportingBlock.probeInterval` finds out
@@ -11,7 +12,12 @@ extension ReportingService {
     /// Picks up a replaced `apple.privateKeyFile` (looked at no more than once a minute). A new key ends a wait
     /// for credentials and brings every block's next probe forward to now.
     func refreshCredentials(now: Int64) {
-        let refused = status.blocks.contains { $0.reason == .unauthorized }
+        // Apple refuses the key in use: it cannot sign, or Apple refused JWTs and has taken no report since (one app
+        // Apple does not take, while it takes the others', says nothing against the key).
+        let lastTaken = lastReportTakenAt.load(ordering: .relaxed)
+        let refused = status.blocks.contains {
+            $0.reason == .signingFailed || ($0.reason == .unauthorized && $0.since >= lastTaken)
+        }
         switch keys.refresh(now: now, replacingRefusedKey: refused) {
         case .none:
             break
@@ -50,6 +56,8 @@ extension ReportingService {
     /// app, of any app not blocked on its own). The others wait: if Apple still refuses us, it does so once, not
     /// once per report.
     func probeIfBlocked(now: Int64, client: ExternalPurchaseAPIClient) {
+        // Apple's 429 pauses the probes too: they are reports.
+        guard now >= pausedUntil.load(ordering: .relaxed) else { return }
         let status = self.status
         for block in status.blocks where now >= block.nextProbeAt {
             let scopes: ScopeFilter = block.scope.map { .only([$0]) } ?? .excluding(status.blockedScopes)

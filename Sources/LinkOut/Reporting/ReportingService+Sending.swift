@@ -171,6 +171,7 @@ extension ReportingService {
         }
         // Apple read the report (200, or 400 about its content): it took the JWT, so whatever blocked us is over.
         // An answer to a request sent before the block began proves nothing about it.
+        if case .accepted = outcome { lastReportTakenAt.store(answer.attempt.at, ordering: .relaxed) }
         switch outcome {
         case .accepted, .rejected: unblock(at: answer.attempt.at, ifSentAfter: began, scope: report.scope)
         default: break

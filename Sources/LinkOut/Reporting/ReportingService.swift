@@ -32,7 +32,7 @@ package final class ReportingService: BackgroundService {
             switch self {
             case .running: "running"
             case .waitingForCredentials(let reason): "waiting for Apple credentials: \(reason)"
-            case .blocked(let blocks): blocks.map(\.description).joined(separator: "; ")
+            case .blocked(let blocks): blocks.map(\.description).joined(separator: " | ")
             }
         }
 
@@ -88,6 +88,9 @@ package final class ReportingService: BackgroundService {
     let duplicateCursor = DuplicateScanCursor()
     /// No report is sent before this moment (UNIX ms): Apple answered 429.
     let pausedUntil = Atomic<Int64>(0)
+    /// When Apple last took a report (UNIX ms; 0: not since start): a refusal after it says the key in use is
+    /// refused (`refreshCredentials`).
+    let lastReportTakenAt = Atomic<Int64>(0)
 
     /// While Apple's 429 holds sending back, until when (UNIX ms), for `/readyz` and `/metrics`.
     func rateLimitedUntil(now: Int64) -> Int64? {

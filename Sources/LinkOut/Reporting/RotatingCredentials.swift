@@ -18,6 +18,9 @@ final class RotatingCredentials: Sendable {
     private struct State {
         var loaded: Result<AppStoreJWT.Credentials, ConfigurationError>
         var version: FileVersion?
+        /// The version of the file whose other key under the same key ID was not taken: looked at again once
+        /// Apple refuses the key in use.
+        var declined: FileVersion?
         var checkedAt: Int64
     }
 
@@ -54,14 +57,16 @@ final class RotatingCredentials: Sendable {
     /// the wrong key of that ID).
     func refresh(now: Int64, force: Bool = false, replacingRefusedKey: Bool = false) -> Change {
         let path = apple.privateKeyFile
-        let due = state.withLock { state -> FileVersion?? in
-            guard force || now - state.checkedAt >= Self.checkInterval else { return .none }
+        let due = state.withLock { state -> (previous: FileVersion?, declined: FileVersion?)? in
+            guard force || now - state.checkedAt >= Self.checkInterval else { return nil }
             state.checkedAt = now
-            return .some(state.version)
+            return (state.version, state.declined)
         }
-        guard case .some(let previous) = due else { return .none }
+        guard let due else { return .none }
         let version = Self.version(of: path)
-        guard version != previous, version != nil else { return .none }
+        guard version != nil, version != due.previous || (replacingRefusedKey && version == due.declined) else {
+            return .none
+        }
         let loaded = AppleCredentials.load(apple)
         return state.withLock { state in
             state.version = version
@@ -70,9 +75,11 @@ final class RotatingCredentials: Sendable {
                 if case .success(let inUse) = state.loaded, !replacingRefusedKey,
                     (try? inUse.key.publicKeyPEM()) != (try? new.key.publicKeyPEM())
                 {
+                    state.declined = version
                     return .anotherKeyUnderTheSameID
                 }
                 state.loaded = loaded
+                state.declined = nil
                 return .reloaded
             case .failure(let problem):
                 if case .failure = state.loaded { state.loaded = loaded }

@@ -27,9 +27,9 @@ struct AppStoreNotificationRoute: Sendable {
         guard request.body.count <= Self.maxBodyBytes else { return tooLarge(request) }
         // Read as strictly as every other JSON body: two `signedPayload`s, or text outside JSON's grammar, could be
         // read one way here and another by a proxy or a log before the JWS is checked.
-        if let refusal = JSONBody.laxnessRefusal(request.body, fields: ["signedPayload"], notJSON: "malformed_body") {
-            notifications.receiver.refused("malformed_body", "not plain JSON", source: .delivery)
-            return refusal
+        if let laxness = JSONBody.laxness(request.body, fields: ["signedPayload"], notJSON: "malformed_body") {
+            notifications.receiver.refused(laxness.code, "not plain JSON", source: .delivery)
+            return JSONResponse.error(.badRequest, laxness.code, laxness.message)
         }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
             notifications.receiver.refused("malformed_body", "not {\"signedPayload\": string}", source: .delivery)

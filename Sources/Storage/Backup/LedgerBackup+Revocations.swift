@@ -60,6 +60,8 @@ extension LedgerBackup {
             ) : []
         var carried = Revocations(complete: revoked != nil && retired != nil && allKeys != nil && notes != nil)
         carried.anotherInstallation = sameInstallation == false
+        // Whose ledger it was is unknown (its secret unreadable): its keys, notes and audit trail are not carried.
+        if sameInstallation == nil { carried.complete = false }
         // A rollback's schema may predate credentials and keys (schema 24), or the audit log: nothing of them to
         // keep then.
         let takesCredentials = try has(copy, "customer_credentials", "revoked_at")

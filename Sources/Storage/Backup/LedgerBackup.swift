@@ -115,7 +115,7 @@ public enum LedgerBackup {
     private static func damaged(_ source: String, failure: StorageError) -> StorageError? {
         guard failure.code == .diskFull || failure.sqliteCode.map(LedgerDamage.isDamage) == true,
             let connection = try? SQLiteConnection(path: source, readOnly: true),
-            let findings = LedgerDamage.quickCheck(connection)
+            let findings = try? LedgerDamage.quickCheck(connection)
         else { return nil }
         return StorageError(
             .constraint,

@@ -7,8 +7,8 @@ import Lifecycle
 /// they differ).
 final class SQLDatabase: Sendable {
     let dialect: SQLDialect
-    /// The SQLite file as SQLite names it (what `LedgerDamage` notes damage under); nil on PostgreSQL.
-    let file: String?
+    /// What the SQLite file's connections found damaged (never anything on PostgreSQL).
+    let damage: LedgerDamage
     let writer: GroupCommitWriter
     let readers: ReaderPool
     /// SQLite's page limit as opened, restored by `limitPages(nil)` (nil on PostgreSQL).
@@ -29,8 +29,9 @@ final class SQLDatabase: Sendable {
     ) throws(StorageError) {
         let connection: SQLiteConnection
         let maxPages: Int64
+        let damage = LedgerDamage()
         do throws(StorageError) {
-            connection = try SQLiteConnection(path: path)
+            connection = try SQLiteConnection(path: path, damage: damage)
             // Before anything writes to the file (turning on WAL writes its header).
             if upgrade == .never, try !Migrations.hasLedger(connection, dialect: .sqlite) {
                 throw Ledger.noLedger(at: path)
@@ -59,12 +60,13 @@ final class SQLDatabase: Sendable {
                 sqliteCode: error.sqliteCode
             )
         }
-        let file = connection.fileName
         self.init(
             dialect: .sqlite,
-            file: file,
+            damage: damage,
             writer: connection,
-            readers: ReaderPool { () throws(StorageError) in try SQLiteConnection(path: path, readOnly: true) },
+            readers: ReaderPool { () throws(StorageError) in
+                try SQLiteConnection(path: path, readOnly: true, damage: damage)
+            },
             maxPages: maxPages
         )
     }
@@ -88,7 +90,7 @@ final class SQLDatabase: Sendable {
         try connection.setStatementTimeout(milliseconds: target.statementTimeoutMilliseconds)
         self.init(
             dialect: .postgres,
-            file: nil,
+            damage: LedgerDamage(),
             writer: connection,
             readers: ReaderPool(limit: target.readers) { () throws(StorageError) in
                 try PostgresConnection(target: target)
@@ -99,13 +101,13 @@ final class SQLDatabase: Sendable {
 
     private init(
         dialect: SQLDialect,
-        file: String?,
+        damage: LedgerDamage,
         writer: sending any SQLConnection,
         readers: ReaderPool,
         maxPages: Int64?
     ) {
         self.dialect = dialect
-        self.file = file
+        self.damage = damage
         self.writer = GroupCommitWriter(connection: writer)
         self.readers = readers
         openedMaxPages = maxPages

@@ -8,6 +8,7 @@ import Glibc
 /// thread at a time (the writer thread, or a reader borrowed from the pool).
 final class SQLiteConnection: SQLConnection {
     private let handle: OpaquePointer
+    private let damage: LedgerDamage?
     private var statements: [String: OpaquePointer] = [:]
     /// The last statements looked up that `recent` did not hold (first in, first out), looked at before
     /// `statements`: the ingester runs the same few thousands of times a second, and hashing a statement's whole
@@ -17,16 +18,12 @@ final class SQLiteConnection: SQLConnection {
     private var nextRecent = 0
     private static let recentCount = 8
 
-    /// The database file's whole path as SQLite names it (links resolved), nil for one in memory.
-    var fileName: String? {
-        guard let file = sqlite3_db_filename(handle, "main"), file.pointee != 0 else { return nil }
-        return String(cString: file)
-    }
-
     /// The path of a database that lives in memory only, gone when its connection closes.
     static let inMemory = ":memory:"
 
-    init(path: String, readOnly: Bool = false) throws(StorageError) {
+    /// `damage`: where this connection notes that SQLite found the file damaged (the ledger's database).
+    init(path: String, readOnly: Bool = false, damage: LedgerDamage? = nil) throws(StorageError) {
+        self.damage = damage
         _ = Self.configured
         var handle: OpaquePointer?
         // NOMUTEX: each connection is used by one thread at a time, so SQLite's own mutex is redundant.
@@ -74,9 +71,9 @@ final class SQLiteConnection: SQLConnection {
         // A file SQLite opens late (the WAL's `-shm` on a read-only disk) fails here, not at the open.
         var system = rc == SQLITE_CANTOPEN || rc == SQLITE_IOERR ? sqlite3_system_errno(handle) : 0
         let message = String(cString: sqlite3_errmsg(handle))
+        if LedgerDamage.isDamage(rc) { damage?.note(message) }
         if let file = sqlite3_db_filename(handle, "main") {
             system = ReadOnlyFileSystem.reason(system, openingBeside: String(cString: file))
-            if LedgerDamage.isDamage(rc) { LedgerDamage.note(path: String(cString: file), message: message) }
         }
         return StorageError.sqlite(
             (extended & 0xff) == rc ? extended : rc,

@@ -13,7 +13,8 @@ public struct SettingsStore: Sendable {
     public func settings(prefixed prefix: String) throws(StorageError) -> [(name: String, value: String)] {
         try database.readers.read { connection throws(StorageError) in
             try connection.query(
-                "SELECT name, value FROM settings WHERE substr(name, 1, ?) = ? ORDER BY name",
+                // The length typed: PostgreSQL's substr takes an integer, and parameters go as bigint.
+                "SELECT name, value FROM settings WHERE substr(name, 1, CAST(? AS INTEGER)) = ? ORDER BY name",
                 [.integer(Int64(prefix.utf8.count)), .text(prefix)]
             ).compactMap { row in row[0].text.flatMap { name in row[1].text.map { (name, $0) } } }
         }
