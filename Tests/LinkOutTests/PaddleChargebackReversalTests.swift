@@ -545,6 +545,38 @@ struct PaddleChargebackReversalTests {
         #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
     }
 
+    /// A chargeback of the whole payment after a refund the operator retracted takes what Paddle left (19.99 of
+    /// 29.99) and that share of the tax Paddle states (3.19 of 4.79), not all of it: Apple was left holding 10.00
+    /// with no tax.
+    @Test func aCappedChargebackTakesItsShareOfTheStatedTax() throws {
+        let harness = try PaddleFlowTests.Harness()
+        let now = Clock.system.nowSeconds()
+        let (transaction, completed) = try Self.sale(harness, event: "evt_14done", at: now - 9)
+        try Self.deliverInTurn(
+            harness,
+            [completed, Self.adjustment(of: transaction, "adj_14rf", "refund", 1000, 160, at: now - 8)]
+        )
+        let ledger = harness.live.application.ledger
+        let token = try #require(try ledger.payments.purchase(id: transaction)?.externalPurchaseId)
+        _ = try ReportActions(ledger: ledger, clock: .system).retract(
+            token,
+            lineItemId: LineItemID("\(transaction):refund:adj_14rf")
+        )
+        try Self.deliverInTurn(
+            harness,
+            [Self.adjustment(of: transaction, "adj_14cb", "chargeback", 2999, 479, at: now - 7)]
+        )
+        let chargeback = try #require(
+            harness.payments.reportedLineItems().last {
+                $0["lineItemId"] as? String == "\(transaction):dispute:adj_14cb"
+            }
+        )
+        #expect(chargeback["amountTaxInclusive"] as? Int == 19990)
+        #expect(chargeback["taxAmount"] as? Int == 3190, "\(chargeback)")
+        #expect(chargeback["netAmountTaxExclusive"] as? Int == 25200 - (19990 - 3190), "\(chargeback)")
+        #expect(harness.payments.apple.apple.received.allSatisfy { $0.problems.isEmpty })
+    }
+
     /// A chargeback the operator withdrew (`linkout report retract`) and Paddle then reversed is withdrawn once:
     /// the reversal gives the money back in the ledger and sends Apple nothing more (it sent the same retraction
     /// again).

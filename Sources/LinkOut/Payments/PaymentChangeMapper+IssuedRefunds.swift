@@ -80,6 +80,10 @@ extension PaymentChangeMapper {
         // Amounts are at most 10^12 (`ProviderJSON`): the sum cannot overflow. Never more than was paid: a
         // chargeback of the whole payment after a partial refund counts what was left.
         let refunded = min(charge.amountRefunded + amount, charge.amountTotal)
+        // Capped so, it took back that share of the tax Paddle states for the whole amount (the buy's tax left at
+        // Apple, after an operator's retraction, would otherwise all go with two thirds of the money).
+        let taken = refunded - charge.amountRefunded
+        let takenTax = taken < amount && amount > 0 ? AppleLineItems.mulDivRounded(tax, taken, amount) : tax
         // The provider states each refund's tax: the tax refunded before is the sum of the earlier ones', less a
         // chargeback's that was reversed (its money, and so its tax, came back).
         let charges = try ledger.payments.charges(purchaseId: charge.purchaseId)
@@ -99,7 +103,7 @@ extension PaymentChangeMapper {
             // refund's on its id too, since a reversal can bring the cumulative amount back to one used before.
             disputeId: issued.kind == .chargeback ? refundId : nil,
             refundId: issued.kind == .chargeback ? nil : refundId,
-            statedTax: ChargeRefund.StatedTax(before: taxBefore, after: taxBefore + tax)
+            statedTax: ChargeRefund.StatedTax(before: taxBefore, after: taxBefore + takenTax)
         )
         let decision = try refund(cumulative, event: event, at: now)
         guard case .apply(var change) = decision else { return decision }
@@ -114,8 +118,8 @@ extension PaymentChangeMapper {
                 refundId,
                 of: charge,
                 amount: amount,
-                tax: tax,
-                counted: refunded - charge.amountRefunded,
+                tax: takenTax,
+                counted: taken,
                 at: issued.refundedAt
             )
         )
