@@ -3,7 +3,7 @@ import Storage
 /// What this build is: the release (raised with every release, and whenever the schema changes) and the schema
 /// version it migrates ledgers to. `linkout version`, `linkout --version` and `linkout_build_info` print them.
 package enum Release {
-    package static let version = "0.38.0"
+    package static let version = "0.39.0"
     package static var schemaVersion: Int64 { Ledger.schemaVersion }
 
     /// `linkout 0.29.0 (schema 29)`.
