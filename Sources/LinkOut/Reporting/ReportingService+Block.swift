@@ -12,11 +12,12 @@ extension ReportingService {
     /// Picks up a replaced `apple.privateKeyFile` (looked at no more than once a minute). A new key ends a wait
     /// for credentials and brings every block's next probe forward to now.
     func refreshCredentials(now: Int64) {
-        // Apple refuses the key in use: it cannot sign, or Apple refused JWTs and has taken no report since (one app
-        // Apple does not take, while it takes the others', says nothing against the key).
-        let lastTaken = lastReportTakenAt.load(ordering: .relaxed)
+        // The key in use is the wrong one: it cannot sign, or Apple refused its JWTs and has never taken one since it
+        // loaded. A key Apple took once is that key ID's key: another in its place would carry the same ID, which
+        // Apple refuses (one app refused while the others are taken, or a key revoked since, say nothing for it).
+        let neverTaken = !keyTakenSinceLoaded.load(ordering: .relaxed)
         let refused = status.blocks.contains {
-            $0.reason == .signingFailed || ($0.reason == .unauthorized && $0.since >= lastTaken)
+            $0.reason == .signingFailed || ($0.reason == .unauthorized && neverTaken)
         }
         switch keys.refresh(now: now, replacingRefusedKey: refused) {
         case .none:
@@ -29,6 +30,7 @@ extension ReportingService {
                 ["apple.keyId": keys.apple.keyId]
             )
         case .reloaded:
+            keyTakenSinceLoaded.store(false, ordering: .relaxed)
             logger.warning("App Store Connect key loaded again from apple.privateKeyFile", [:])
             updateState { state in
                 switch state {

@@ -142,8 +142,12 @@ extension ReportingService {
         if case .block(let reason, let detail) = answer.next {
             metadata["blocked"] = detail
             let scope = reason == .signingFailed ? nil : report.scope
+            if let scope {
+                metadata["bundle_id"] = scope.bundleId.rawValue
+                metadata["environment"] = scope.environment.rawValue
+            }
             if !block(reason, scope: scope, detail: detail, at: answer.attempt.at) {
-                (level, message) = (.info, "reporting still blocked: the probe report was refused too")
+                (level, message) = (.info, "reporting still blocked: Apple refused this report too")
             }
         }
         switch level {
@@ -171,7 +175,7 @@ extension ReportingService {
         }
         // Apple read the report (200, or 400 about its content): it took the JWT, so whatever blocked us is over.
         // An answer to a request sent before the block began proves nothing about it.
-        if case .accepted = outcome { lastReportTakenAt.store(answer.attempt.at, ordering: .relaxed) }
+        if case .accepted = outcome { keyTakenSinceLoaded.store(true, ordering: .relaxed) }
         switch outcome {
         case .accepted, .rejected: unblock(at: answer.attempt.at, ifSentAfter: began, scope: report.scope)
         default: break

@@ -88,9 +88,8 @@ package final class ReportingService: BackgroundService {
     let duplicateCursor = DuplicateScanCursor()
     /// No report is sent before this moment (UNIX ms): Apple answered 429.
     let pausedUntil = Atomic<Int64>(0)
-    /// When Apple last took a report (UNIX ms; 0: not since start): a refusal after it says the key in use is
-    /// refused (`refreshCredentials`).
-    let lastReportTakenAt = Atomic<Int64>(0)
+    /// Whether Apple took a report signed with the key in use since it loaded (`refreshCredentials`).
+    let keyTakenSinceLoaded = Atomic<Bool>(false)
 
     /// While Apple's 429 holds sending back, until when (UNIX ms), for `/readyz` and `/metrics`.
     func rateLimitedUntil(now: Int64) -> Int64? {
