@@ -11,18 +11,25 @@ struct ReportOutbox: Outbox {
         var rewrite: ReportRewrite?
     }
 
-    /// The apps whose reports wait while Apple refuses us for them (`ReportingBlock`), kept by the reporting
-    /// service as blocks start and end.
-    final class HeldBack: Sendable {
-        private let scopes = Mutex<[ReportingScope]>([])
+    /// Reporting's status, one for the service that changes it and the outbox, which leaves out the reports of
+    /// the apps it holds back (`ReportingBlock`).
+    final class SharedStatus: Sendable {
+        private let status: Mutex<ReportingService.Status>
 
-        func set(_ scopes: [ReportingScope]) { self.scopes.withLock { $0 = scopes } }
+        init(_ status: ReportingService.Status) {
+            self.status = Mutex(status)
+        }
 
-        var current: [ReportingScope] { scopes.withLock { $0 } }
+        func withLock<Value>(_ body: (inout ReportingService.Status) -> Value) -> Value {
+            status.withLock { body(&$0) }
+        }
+
+        /// The apps whose reports wait while Apple refuses us for them.
+        var heldBack: [ReportingScope] { withLock { $0.blockedScopes } }
     }
 
     let store: ReportStore
-    let heldBack: HeldBack
+    let status: SharedStatus
 
     static let backoff = Backoff.jittered
 
@@ -30,7 +37,7 @@ struct ReportOutbox: Outbox {
 
     /// Due reports of every app not held back.
     func claimDue(now: Int64, limit: Int, leaseUntil: Int64) throws(StorageError) -> [StoredReport] {
-        try store.claimDueReports(now: now, limit: limit, leaseUntil: leaseUntil, scopes: .excluding(heldBack.current))
+        try store.claimDueReports(now: now, limit: limit, leaseUntil: leaseUntil, scopes: .excluding(status.heldBack))
     }
 
     /// Due reports of the apps `scopes` says (a probe of a blocked app).
@@ -42,7 +49,7 @@ struct ReportOutbox: Outbox {
 
     /// A report of an app Apple began refusing after it was claimed.
     func holdsBack(_ report: StoredReport) -> Bool {
-        heldBack.current.contains(report.scope)
+        status.heldBack.contains(report.scope)
     }
 
     func record(_ attempt: Attempt, for report: StoredReport) throws(StorageError) {

@@ -74,7 +74,8 @@ package final class ReportingService: BackgroundService {
     let logger: Logger
     let clock: Clock
     let metrics: Metrics
-    private let state: Mutex<Status>
+    /// The status, shared with the outbox (its claims leave out the apps held back).
+    private var state: ReportOutbox.SharedStatus { outbox.status }
     /// The background loop: a pass every `pollIntervalSeconds`, sooner when a retry comes due or when woken.
     let worker: PeriodicWorker
     private let started = Atomic<Bool>(false)
@@ -125,7 +126,7 @@ package final class ReportingService: BackgroundService {
         self.configuration = configuration
         self.metrics = metrics
         self.ledger = ledger
-        outbox = ReportOutbox(store: ledger.reports, heldBack: ReportOutbox.HeldBack())
+        outbox = ReportOutbox(store: ledger.reports, status: ReportOutbox.SharedStatus(.running))
         self.logger = logger
         self.clock = clock
         worker = PeriodicWorker(clock: clock)
@@ -154,10 +155,9 @@ package final class ReportingService: BackgroundService {
             } catch {
                 Self.storageFailed("reporting block could not be read; sending starts", error, logger, metrics)
             }
-            state = Mutex(blocks.isEmpty ? .running : .blocked(Self.ordered(blocks)))
-            outbox.heldBack.set(blocks.compactMap(\.scope))
+            if !blocks.isEmpty { outbox.status.withLock { $0 = .blocked(Self.ordered(blocks)) } }
         case .failure(let problem):
-            state = Mutex(.waitingForCredentials("\(problem.field) \(problem.problem)"))
+            outbox.status.withLock { $0 = .waitingForCredentials("\(problem.field) \(problem.problem)") }
         }
         // Apple's pause outlives a restart (`ReportingPause`), whatever the credentials are now: one loaded later
         // sends nothing before it ends either. If it cannot be read, sending starts, and the next 429 pauses again.
@@ -183,14 +183,9 @@ package final class ReportingService: BackgroundService {
 
     package var status: Status { state.withLock { $0 } }
 
-    /// Changes the state under its lock (the block's transitions, a reloaded key); the outbox's claims follow
-    /// which apps are held back.
+    /// Changes the state under its lock (the block's transitions, a reloaded key).
     func updateState<Value>(_ change: (inout Status) -> Value) -> Value {
-        state.withLock { state in
-            let value = change(&state)
-            outbox.heldBack.set(state.blockedScopes)
-            return value
-        }
+        state.withLock(change)
     }
 
     /// Blocks as the status lists them: every app's first, then by app and environment.
